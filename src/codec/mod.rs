@@ -1,0 +1,237 @@
+//! Decoding bytes into a [`Document`] and encoding a [`Value`] into any [`Format`].
+//!
+//! Every decoder here tracks byte spans: the result is the value *and* a [`SpanTree`] saying
+//! which bytes hold each node. Every encoder produces the same for the bytes it writes, plus the
+//! [`FidelityNote`]s for what the target format could not say.
+//!
+//! Decoders never recurse on input nesting (they keep an explicit stack and stop at
+//! [`DecodeOptions::max_depth`]), never size an allocation by an untrusted length before the bytes
+//! are there, and on failure return a [`DecodeError`] with the byte offset, the path and the
+//! partial document decoded so far. Encoders recurse over the value, whose depth the decoders
+//! bounded.
+
+pub mod cbor;
+pub mod json;
+pub mod msgpack;
+mod note;
+
+use std::fmt;
+
+pub use note::{FidelityNote, NoteKind, Notes};
+
+use crate::model::{Path, SpanTree, Value};
+
+/// A wire format wirelens decodes and encodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Format {
+    /// JSON text (RFC 8259).
+    Json,
+    /// MessagePack.
+    MessagePack,
+    /// CBOR (RFC 8949).
+    Cbor,
+}
+
+impl Format {
+    /// Every format, in the order the side-by-side view shows them.
+    pub const ALL: [Format; 3] = [Format::Json, Format::MessagePack, Format::Cbor];
+
+    /// The name used on the command line and in reports: `json`, `msgpack`, `cbor`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::MessagePack => "msgpack",
+            Format::Cbor => "cbor",
+        }
+    }
+
+    /// The name people write: `JSON`, `MessagePack`, `CBOR`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Format::Json => "JSON",
+            Format::MessagePack => "MessagePack",
+            Format::Cbor => "CBOR",
+        }
+    }
+
+    /// The usual file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::MessagePack => "msgpack",
+            Format::Cbor => "cbor",
+        }
+    }
+
+    /// The format a file extension suggests (`json`, `msgpack`/`mpk`/`mp`, `cbor`).
+    pub fn from_extension(ext: &str) -> Option<Format> {
+        match ext.to_ascii_lowercase().as_str() {
+            "json" | "geojson" => Some(Format::Json),
+            "msgpack" | "mpk" | "mp" | "msgp" => Some(Format::MessagePack),
+            "cbor" => Some(Format::Cbor),
+            _ => None,
+        }
+    }
+
+    /// Parses a name as [`Format::name`] writes it (also `messagepack`, `mp`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name.to_ascii_lowercase().as_str() {
+            "json" => Some(Format::Json),
+            "msgpack" | "messagepack" | "mp" => Some(Format::MessagePack),
+            "cbor" => Some(Format::Cbor),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A decoded buffer: the value and the spans of its nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The format it was decoded from.
+    pub format: Format,
+    /// What the bytes say.
+    pub value: Value,
+    /// Which bytes say it.
+    pub spans: SpanTree,
+}
+
+/// Settings for decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Deepest nesting of arrays and maps accepted (the root container is depth 1).
+    pub max_depth: usize,
+}
+
+impl DecodeOptions {
+    /// The default nesting limit.
+    pub const DEFAULT_MAX_DEPTH: usize = 512;
+}
+
+impl Default for DecodeOptions {
+    fn default() -> DecodeOptions {
+        DecodeOptions {
+            max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// The class of a decoding failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The bytes are not well-formed in this format.
+    Syntax,
+    /// The input ended in the middle of a value.
+    Eof,
+    /// Well-formed but not valid: invalid UTF-8 in text, a reserved value, a bad timestamp.
+    Invalid,
+    /// A limit was reached (nesting depth).
+    Limit,
+    /// A complete value was followed by more bytes.
+    TrailingData,
+}
+
+/// Decoding failed: what, where (byte offset and path) and the partial document decoded so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// The format being decoded.
+    pub format: Format,
+    /// The class of failure.
+    pub kind: ErrorKind,
+    /// Offset of the offending byte in the input.
+    pub offset: usize,
+    /// Path of the node being decoded when it failed.
+    pub path: Path,
+    /// What was wrong, in a plain sentence.
+    pub message: String,
+    /// Everything decoded up to the failure, with open containers closed at `offset`.
+    pub partial: Option<Box<Document>>,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "error at byte {} ({}): {}: {}",
+            self.offset,
+            self.path,
+            self.format.title(),
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// How encoders choose the width of floats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FloatPolicy {
+    /// The narrowest width the format has that holds the value exactly (CBOR's preferred
+    /// serialization; in MessagePack float32 when exact, else float64).
+    #[default]
+    Shortest,
+    /// The width the value had; where the format lacks it (float16 in MessagePack), the next wider
+    /// one, with a note.
+    Keep,
+}
+
+/// Settings for encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EncodeOptions {
+    /// Deterministic output: map entries sorted (CBOR: core deterministic encoding, keys by
+    /// bytewise order of their encodings; MessagePack likewise; JSON: by UTF-16 code units as in
+    /// RFC 8785), floats shortest.
+    pub canonical: bool,
+    /// How float widths are chosen.
+    pub floats: FloatPolicy,
+    /// Indented output (JSON only: two spaces, one entry per line).
+    pub pretty: bool,
+}
+
+/// Encoded bytes with their spans and what the format could not say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    /// The format written.
+    pub format: Format,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// Which bytes hold each node, with the same paths as the source value.
+    pub spans: SpanTree,
+    /// What could not be said exactly.
+    pub notes: Vec<FidelityNote>,
+}
+
+/// Encoding failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot encode {path} as {format}: {message}")]
+pub struct EncodeError {
+    /// The target format.
+    pub format: Format,
+    /// The node that could not be written.
+    pub path: Path,
+    /// Why.
+    pub message: String,
+}
+
+/// Decodes `bytes` as `format`, with spans.
+pub fn decode(bytes: &[u8], format: Format, options: &DecodeOptions) -> Result<Document, DecodeError> {
+    match format {
+        Format::Json => json::decode(bytes, options),
+        Format::MessagePack => msgpack::decode(bytes, options),
+        Format::Cbor => cbor::decode(bytes, options),
+    }
+}
+
+/// Encodes `value` as `format`, with spans and fidelity notes.
+pub fn encode(value: &Value, format: Format, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    match format {
+        Format::Json => json::encode(value, options),
+        Format::MessagePack => msgpack::encode(value, options),
+        Format::Cbor => cbor::encode(value, options),
+    }
+}

@@ -1,0 +1,5 @@
+//! wirelens
+#![warn(missing_docs)]
+
+pub mod codec;
+pub mod model;

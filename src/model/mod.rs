@@ -1,0 +1,10 @@
+//! The format-neutral model: [`Value`] (what the data says), [`SpanTree`] (which bytes say it)
+//! and [`Path`] (how to name one part of it in every format).
+
+mod path;
+mod span;
+mod value;
+
+pub use path::{Path, PathParseError, PathSegment};
+pub use span::{ByteRole, Children, Node, NodeId, Run, Segment, Span, SpanTree, SpanTreeBuilder};
+pub use value::{format_float, Float, FloatWidth, Kind, Timestamp, Value, INT_MAX, INT_MIN};

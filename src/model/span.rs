@@ -1,0 +1,671 @@
+//! [`Span`] and [`SpanTree`]: which bytes of one buffer belong to which node.
+//!
+//! A span is a half-open byte range `start..end` into one buffer: the starting offset is
+//! inclusive, the ending offset exclusive. Every decoded node has one, and so does every node of
+//! every re-encoded buffer; that is what links a tree row to its bytes in all formats.
+//!
+//! Nodes are stored in pre-order (a parent before its children, children in byte order), which
+//! keeps lookups simple: the descendants of node `n` are exactly the ids `n+1 .. n.subtree_end`,
+//! and the node under a byte offset is found by binary search over node start offsets followed by
+//! a walk up to the innermost node that holds the offset ([`SpanTree::node_at`]), in
+//! O(log n + depth).
+//!
+//! Each node splits its bytes into parts that a hex view colours differently ([`ByteRole`]):
+//! the key (a map key, or a protobuf tag) that names it, its header (type markers, lengths, tags,
+//! an opening quote or bracket), its value bytes, and structure (separators, closing quotes and
+//! brackets, whitespace, break codes).
+
+use std::collections::HashMap;
+
+use super::path::{Path, PathSegment};
+use super::value::{Kind, Value};
+
+/// Half-open byte range `start..end` into one buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Span {
+    /// First byte (inclusive).
+    pub start: usize,
+    /// One past the last byte (exclusive).
+    pub end: usize,
+}
+
+impl Span {
+    /// The span `start..end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        debug_assert!(start <= end, "span {start}..{end} is reversed");
+        Span { start, end }
+    }
+
+    /// An empty span at `at`.
+    pub fn empty(at: usize) -> Span {
+        Span { start: at, end: at }
+    }
+
+    /// Number of bytes.
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether the span holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.start >= self.end
+    }
+
+    /// Whether `offset` lies inside.
+    pub fn contains(&self, offset: usize) -> bool {
+        self.start <= offset && offset < self.end
+    }
+
+    /// Whether `other` lies entirely inside (an empty span inside or at the edges counts).
+    pub fn encloses(&self, other: &Span) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+
+    /// As a `Range<usize>`, for slicing.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+/// Index of a node in a [`SpanTree`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// The root node of a non-empty tree.
+    pub const ROOT: NodeId = NodeId(0);
+
+    /// As an index into [`SpanTree::nodes`].
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// How a node's parent addresses it (the last segment of its [`Path`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// The document root.
+    Root,
+    /// Item of an array at this position.
+    Index(u32),
+    /// Value of a map entry whose key is text; the text is `SpanTree::key_text(id)`.
+    Key(u32),
+    /// Value of a map entry whose key is not text; the key's summary is `SpanTree::key_text(id)`.
+    OtherKey(u32),
+}
+
+/// What a byte is within the node that owns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ByteRole {
+    /// Names the node: a map key, a protobuf tag.
+    Key,
+    /// Says what follows: a type marker, a length, a CBOR tag, an opening quote or bracket.
+    Header,
+    /// The value itself: digits, text, bytes, float bits.
+    Value,
+    /// Holds things together: separators, closing brackets and quotes, whitespace, break codes.
+    Structure,
+}
+
+impl ByteRole {
+    /// A lower-case word for the role.
+    pub fn name(self) -> &'static str {
+        match self {
+            ByteRole::Key => "key",
+            ByteRole::Header => "header",
+            ByteRole::Value => "value",
+            ByteRole::Structure => "structure",
+        }
+    }
+}
+
+/// One node: a value, with the bytes that hold it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// What the node holds.
+    pub kind: Kind,
+    /// How the parent addresses it.
+    pub segment: Segment,
+    /// The parent, `None` for the root.
+    pub parent: Option<NodeId>,
+    /// The bytes of the map key (or protobuf tag) that names this node, if any. They come before
+    /// `span`.
+    pub key: Option<Span>,
+    /// All bytes of the value: header, payload and anything that closes it.
+    pub span: Span,
+    /// End of the header, which starts at `span.start` (type markers, tags, lengths, opening
+    /// quote or bracket).
+    pub header_end: usize,
+    /// The payload: for a scalar its value bytes, for a container the bytes holding its items.
+    pub payload: Span,
+    /// One past the id of the last descendant.
+    pub subtree_end: u32,
+}
+
+impl Node {
+    /// The header bytes.
+    pub fn header(&self) -> Span {
+        Span::new(self.span.start, self.header_end)
+    }
+
+    /// All bytes attributed to the node, key included.
+    pub fn extent(&self) -> Span {
+        Span::new(self.key.map_or(self.span.start, |k| k.start), self.span.end)
+    }
+}
+
+/// A maximal run of bytes that belong to one node in one role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// The bytes.
+    pub span: Span,
+    /// The node they belong to; `None` for bytes outside the root (leading/trailing whitespace).
+    pub node: Option<NodeId>,
+    /// Their role in that node.
+    pub role: ByteRole,
+}
+
+/// The spans of every node of one decoded or encoded buffer. See the module docs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpanTree {
+    nodes: Vec<Node>,
+    keys: Vec<String>,
+}
+
+impl SpanTree {
+    /// All nodes in pre-order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree has no node (nothing was decoded).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// One node.
+    ///
+    /// # Panics
+    /// If `id` is not from this tree.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// The root, if anything was decoded.
+    pub fn root(&self) -> Option<NodeId> {
+        (!self.nodes.is_empty()).then_some(NodeId::ROOT)
+    }
+
+    /// The key text (or non-text key summary) a [`Segment::Key`] or [`Segment::OtherKey`] refers to.
+    pub fn key_text(&self, key: u32) -> &str {
+        self.keys.get(key as usize).map_or("", String::as_str)
+    }
+
+    /// Direct children of `id`, in order.
+    pub fn children(&self, id: NodeId) -> Children<'_> {
+        let node = self.node(id);
+        Children {
+            tree: self,
+            next: id.0 + 1,
+            end: node.subtree_end,
+        }
+    }
+
+    /// The path segment by which `id`'s parent addresses it.
+    pub fn path_segment(&self, id: NodeId) -> Option<PathSegment> {
+        match self.node(id).segment {
+            Segment::Root => None,
+            Segment::Index(i) => Some(PathSegment::Index(i as usize)),
+            Segment::Key(k) => Some(PathSegment::Key(self.key_text(k).to_string())),
+            Segment::OtherKey(k) => Some(PathSegment::OtherKey(self.key_text(k).to_string())),
+        }
+    }
+
+    /// The full path of `id`.
+    pub fn path(&self, id: NodeId) -> Path {
+        let mut segments = Vec::new();
+        let mut cur = Some(id);
+        while let Some(c) = cur {
+            segments.extend(self.path_segment(c));
+            cur = self.node(c).parent;
+        }
+        segments.reverse();
+        Path::from_segments(segments)
+    }
+
+    /// Every node at `path` (several when a map repeats a key; `[*]` matches every index).
+    pub fn find(&self, path: &Path) -> Vec<NodeId> {
+        let Some(root) = self.root() else {
+            return Vec::new();
+        };
+        let mut current = vec![root];
+        for seg in path.segments() {
+            let mut next = Vec::new();
+            for &id in &current {
+                for child in self.children(id) {
+                    let matches = match (seg, self.node(child).segment) {
+                        (PathSegment::Index(i), Segment::Index(j)) => *i == j as usize,
+                        (PathSegment::AnyIndex, Segment::Index(_)) => true,
+                        (PathSegment::Key(k), Segment::Key(j)) => self.key_text(j) == k,
+                        (PathSegment::OtherKey(k), Segment::OtherKey(j)) => self.key_text(j) == k,
+                        _ => false,
+                    };
+                    if matches {
+                        next.push(child);
+                    }
+                }
+            }
+            current = next;
+            if current.is_empty() {
+                break;
+            }
+        }
+        current
+    }
+
+    /// The innermost node holding byte `offset`, and the byte's role in it. `None` when no node
+    /// holds it (whitespace around the root, or bytes past the end).
+    pub fn node_at(&self, offset: usize) -> Option<(NodeId, ByteRole)> {
+        let after = self
+            .nodes
+            .partition_point(|n| n.extent().start <= offset);
+        let mut cur = after.checked_sub(1).map(|i| NodeId(i as u32));
+        while let Some(id) = cur {
+            let n = self.node(id);
+            // The gap between a key and its value (a JSON colon) belongs to the map.
+            if n.span.contains(offset) || n.key.is_some_and(|k| k.contains(offset)) {
+                return Some((id, self.role_in(n, offset)));
+            }
+            cur = n.parent;
+        }
+        None
+    }
+
+    fn role_in(&self, n: &Node, offset: usize) -> ByteRole {
+        if n.key.is_some_and(|k| k.contains(offset)) {
+            ByteRole::Key
+        } else if n.header().contains(offset) {
+            ByteRole::Header
+        } else if !n.kind.is_container() && n.payload.contains(offset) {
+            ByteRole::Value
+        } else {
+            ByteRole::Structure
+        }
+    }
+
+    /// Splits `0..len` into maximal runs of one node and role, in order, covering every byte.
+    /// Bytes past the root's end (trailing data) come out as structure owned by no node.
+    pub fn runs(&self, len: usize) -> Vec<Run> {
+        let mut out: Vec<Run> = Vec::new();
+        let mut emit = |start: usize, end: usize, node: Option<NodeId>, role: ByteRole| {
+            let end = end.min(len);
+            if start >= end {
+                return;
+            }
+            if let Some(last) = out.last_mut() {
+                if last.node == node && last.role == role && last.span.end == start {
+                    last.span.end = end;
+                    return;
+                }
+            }
+            out.push(Run {
+                span: Span::new(start, end),
+                node,
+                role,
+            });
+        };
+        let mut cursor = 0usize;
+        // Containers whose payload we are inside, innermost last.
+        let mut open: Vec<NodeId> = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let id = NodeId(i as u32);
+            while let Some(&top) = open.last() {
+                if Some(top) == n.parent {
+                    break;
+                }
+                let t = self.node(top);
+                emit(cursor, t.span.end, Some(top), ByteRole::Structure);
+                cursor = cursor.max(t.span.end);
+                open.pop();
+            }
+            let ext = n.extent();
+            emit(cursor, ext.start, n.parent, ByteRole::Structure);
+            cursor = cursor.max(ext.start);
+            if let Some(k) = n.key {
+                emit(k.start, k.end, Some(id), ByteRole::Key);
+                // Between key and value (a JSON colon) belongs to the map.
+                emit(k.end, n.span.start, n.parent, ByteRole::Structure);
+            }
+            emit(n.span.start, n.header_end, Some(id), ByteRole::Header);
+            cursor = cursor.max(n.header_end);
+            if n.kind.is_container() {
+                open.push(id);
+            } else {
+                emit(cursor, n.payload.start, Some(id), ByteRole::Structure);
+                emit(n.payload.start.max(cursor), n.payload.end, Some(id), ByteRole::Value);
+                emit(n.payload.end.max(cursor), n.span.end, Some(id), ByteRole::Structure);
+                cursor = cursor.max(n.span.end);
+            }
+        }
+        while let Some(top) = open.pop() {
+            let t = self.node(top);
+            emit(cursor, t.span.end, Some(top), ByteRole::Structure);
+            cursor = cursor.max(t.span.end);
+        }
+        emit(cursor, len, None, ByteRole::Structure);
+        out
+    }
+
+    /// Checks the tree's invariants: spans inside `len`, header and payload inside the span,
+    /// children inside their parent and in byte order, pre-order ids. Returns the first broken one.
+    pub fn validate(&self, len: usize) -> Result<(), String> {
+        for (i, n) in self.nodes.iter().enumerate() {
+            let here = || format!("node {i} ({})", self.path(NodeId(i as u32)));
+            if n.span.start > n.span.end || n.span.end > len {
+                return Err(format!("{}: span {} outside 0..{len}", here(), n.span));
+            }
+            if !(n.span.start <= n.header_end && n.header_end <= n.span.end) {
+                return Err(format!("{}: header end {} outside span {}", here(), n.header_end, n.span));
+            }
+            if !n.span.encloses(&n.payload) || n.payload.start < n.header_end {
+                return Err(format!("{}: payload {} outside span {}", here(), n.payload, n.span));
+            }
+            if let Some(k) = n.key {
+                if k.end > n.span.start {
+                    return Err(format!("{}: key {k} overlaps value {}", here(), n.span));
+                }
+            }
+            if (n.subtree_end as usize) <= i || n.subtree_end as usize > self.nodes.len() {
+                return Err(format!("{}: bad subtree end {}", here(), n.subtree_end));
+            }
+            match n.parent {
+                None if i != 0 => return Err(format!("{}: no parent", here())),
+                Some(p) => {
+                    let pn = self.node(p);
+                    if p.index() >= i || pn.subtree_end as usize <= i {
+                        return Err(format!("{}: not in its parent's subtree", here()));
+                    }
+                    if !pn.payload.encloses(&n.extent()) {
+                        return Err(format!(
+                            "{}: extent {} outside parent payload {}",
+                            here(),
+                            n.extent(),
+                            pn.payload
+                        ));
+                    }
+                }
+                None => {}
+            }
+            if i > 0 && self.nodes[i - 1].extent().start > n.extent().start {
+                return Err(format!("{}: starts before the node before it", here()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Iterator over the children of a node.
+#[derive(Debug, Clone)]
+pub struct Children<'a> {
+    tree: &'a SpanTree,
+    next: u32,
+    end: u32,
+}
+
+impl Iterator for Children<'_> {
+    type Item = NodeId;
+
+    fn next(&mut self) -> Option<NodeId> {
+        if self.next >= self.end {
+            return None;
+        }
+        let id = NodeId(self.next);
+        self.next = self.tree.node(id).subtree_end;
+        Some(id)
+    }
+}
+
+/// Builds a [`SpanTree`] in pre-order as a decoder or encoder walks its bytes.
+///
+/// Containers are opened with [`SpanTreeBuilder::open`] and closed with
+/// [`SpanTreeBuilder::close`]; scalars are added whole with [`SpanTreeBuilder::leaf`]. The parent
+/// of each new node is the innermost open container. [`SpanTreeBuilder::finish_partial`] closes
+/// whatever is still open at an error offset, so a failed decode still yields the tree so far.
+#[derive(Debug, Default)]
+pub struct SpanTreeBuilder {
+    tree: SpanTree,
+    open: Vec<NodeId>,
+    interned: HashMap<String, u32>,
+}
+
+impl SpanTreeBuilder {
+    /// An empty builder.
+    pub fn new() -> SpanTreeBuilder {
+        SpanTreeBuilder::default()
+    }
+
+    /// An empty builder with room for `nodes` nodes.
+    pub fn with_capacity(nodes: usize) -> SpanTreeBuilder {
+        let mut b = SpanTreeBuilder::default();
+        b.tree.nodes.reserve(nodes);
+        b
+    }
+
+    /// The segment for a text map key.
+    pub fn key(&mut self, text: &str) -> Segment {
+        Segment::Key(self.intern(text))
+    }
+
+    /// The segment for a map key that is not text, by its one-line summary.
+    pub fn other_key(&mut self, summary: &str) -> Segment {
+        Segment::OtherKey(self.intern(summary))
+    }
+
+    /// The segment for a map entry with key `key`: [`Segment::Key`] for text, else
+    /// [`Segment::OtherKey`] named by the key's summary. Decoders and encoders of every format use
+    /// this, so one entry gets one path everywhere.
+    pub fn segment_for_key(&mut self, key: &Value) -> Segment {
+        match key {
+            Value::Text(s) => self.key(s),
+            other => {
+                let summary = other.summary(48);
+                self.other_key(&summary)
+            }
+        }
+    }
+
+    fn intern(&mut self, text: &str) -> u32 {
+        if let Some(&id) = self.interned.get(text) {
+            return id;
+        }
+        let id = self.tree.keys.len() as u32;
+        self.tree.keys.push(text.to_string());
+        self.interned.insert(text.to_string(), id);
+        id
+    }
+
+    /// Number of containers currently open.
+    pub fn depth(&self) -> usize {
+        self.open.len()
+    }
+
+    /// The innermost open container.
+    pub fn current(&self) -> Option<NodeId> {
+        self.open.last().copied()
+    }
+
+    /// Number of nodes so far.
+    pub fn len(&self) -> usize {
+        self.tree.nodes.len()
+    }
+
+    /// Whether no node was added yet.
+    pub fn is_empty(&self) -> bool {
+        self.tree.nodes.is_empty()
+    }
+
+    /// Path of a node added so far.
+    pub fn path(&self, id: NodeId) -> Path {
+        self.tree.path(id)
+    }
+
+    /// Path of the place the next node would go (the innermost open container's path).
+    pub fn current_path(&self) -> Path {
+        self.current().map_or_else(Path::root, |id| self.tree.path(id))
+    }
+
+    fn push(&mut self, kind: Kind, segment: Segment, key: Option<Span>, span: Span, header_end: usize, payload: Span) -> NodeId {
+        let id = NodeId(self.tree.nodes.len() as u32);
+        self.tree.nodes.push(Node {
+            kind,
+            segment,
+            parent: self.current(),
+            key,
+            span,
+            header_end,
+            payload,
+            subtree_end: id.0 + 1,
+        });
+        id
+    }
+
+    /// Adds a scalar: `span` is all its bytes, `header_end` where its header stops, `payload` its
+    /// value bytes.
+    pub fn leaf(&mut self, kind: Kind, segment: Segment, key: Option<Span>, span: Span, header_end: usize, payload: Span) -> NodeId {
+        self.push(kind, segment, key, span, header_end, payload)
+    }
+
+    /// Opens a container whose header is `start..header_end`; its items follow.
+    pub fn open(&mut self, kind: Kind, segment: Segment, key: Option<Span>, start: usize, header_end: usize) -> NodeId {
+        let id = self.push(
+            kind,
+            segment,
+            key,
+            Span::new(start, header_end),
+            header_end,
+            Span::empty(header_end),
+        );
+        self.open.push(id);
+        id
+    }
+
+    /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
+    pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
+        let id = self.open.pop()?;
+        let subtree_end = self.tree.nodes.len() as u32;
+        let n = &mut self.tree.nodes[id.index()];
+        n.payload.end = payload_end.max(n.payload.start);
+        n.span.end = end.max(n.payload.end);
+        n.subtree_end = subtree_end;
+        Some(id)
+    }
+
+    /// Widens a node's header (a CBOR tag or similar seen late); used by encoders that learn the
+    /// header length after writing it.
+    pub fn set_header_end(&mut self, id: NodeId, header_end: usize) {
+        let n = &mut self.tree.nodes[id.index()];
+        n.header_end = header_end;
+        n.payload.start = n.payload.start.max(header_end);
+        n.payload.end = n.payload.end.max(n.payload.start);
+        n.span.end = n.span.end.max(n.payload.end);
+    }
+
+    /// The finished tree. Every container must have been closed.
+    pub fn finish(mut self) -> SpanTree {
+        debug_assert!(self.open.is_empty(), "containers left open");
+        while !self.open.is_empty() {
+            let end = self.tree.nodes.last().map_or(0, |n| n.span.end);
+            self.close(end, end);
+        }
+        self.tree
+    }
+
+    /// The tree so far, with every open container closed at `at` (where decoding stopped).
+    pub fn finish_partial(mut self, at: usize) -> SpanTree {
+        while !self.open.is_empty() {
+            self.close(at, at);
+        }
+        self.tree
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `{"a":[1,2]}` as JSON, built by hand.
+    fn sample() -> SpanTree {
+        let mut b = SpanTreeBuilder::new();
+        b.open(Kind::Map, Segment::Root, None, 0, 1);
+        let a = b.key("a");
+        b.open(Kind::Array, a, Some(Span::new(1, 4)), 5, 6);
+        b.leaf(Kind::Int, Segment::Index(0), None, Span::new(6, 7), 6, Span::new(6, 7));
+        b.leaf(Kind::Int, Segment::Index(1), None, Span::new(8, 9), 8, Span::new(8, 9));
+        b.close(9, 10);
+        b.close(10, 11);
+        b.finish()
+    }
+
+    #[test]
+    fn lookup_by_offset_finds_innermost_node_and_role() {
+        let t = sample();
+        t.validate(11).expect("valid tree");
+        let role = |o| t.node_at(o).map(|(id, r)| (t.path(id).to_string(), r));
+        assert_eq!(role(0), Some(("$".into(), ByteRole::Header)));
+        assert_eq!(role(2), Some(("$.a".into(), ByteRole::Key)));
+        assert_eq!(role(4), Some(("$".into(), ByteRole::Structure)));
+        assert_eq!(role(5), Some(("$.a".into(), ByteRole::Header)));
+        assert_eq!(role(6), Some(("$.a[0]".into(), ByteRole::Value)));
+        assert_eq!(role(7), Some(("$.a".into(), ByteRole::Structure)));
+        assert_eq!(role(8), Some(("$.a[1]".into(), ByteRole::Value)));
+        assert_eq!(role(10), Some(("$".into(), ByteRole::Structure)));
+        assert_eq!(role(11), None);
+    }
+
+    #[test]
+    fn runs_cover_every_byte_in_order() {
+        let t = sample();
+        let runs = t.runs(12);
+        let mut at = 0;
+        for r in &runs {
+            assert_eq!(r.span.start, at);
+            at = r.span.end;
+            for o in r.span.range() {
+                assert_eq!(t.node_at(o).map(|x| x.1).unwrap_or(ByteRole::Structure), r.role, "byte {o}");
+            }
+        }
+        assert_eq!(at, 12);
+        assert_eq!(runs.last().map(|r| r.node), Some(None));
+    }
+
+    #[test]
+    fn find_by_path() {
+        let t = sample();
+        let hits = t.find(&Path::parse("$.a[1]").expect("path"));
+        assert_eq!(hits.len(), 1);
+        assert_eq!(t.node(hits[0]).span, Span::new(8, 9));
+        assert_eq!(t.find(&Path::parse("$.a[*]").expect("path")).len(), 2);
+        assert!(t.find(&Path::parse("$.b").expect("path")).is_empty());
+    }
+
+    #[test]
+    fn partial_tree_closes_open_containers() {
+        let mut b = SpanTreeBuilder::new();
+        b.open(Kind::Array, Segment::Root, None, 0, 1);
+        b.leaf(Kind::Int, Segment::Index(0), None, Span::new(1, 2), 1, Span::new(1, 2));
+        let t = b.finish_partial(3);
+        t.validate(3).expect("valid");
+        assert_eq!(t.node(NodeId::ROOT).span, Span::new(0, 3));
+    }
+}
