@@ -1,1 +1,5 @@
-fn main() {}
+//! The `wirelens` binary: the CLI, or the GUI when run without a command.
+
+fn main() -> std::process::ExitCode {
+    wirelens::cli::main()
+}

@@ -388,6 +388,23 @@ impl Value {
         max
     }
 
+    /// The values that get a node in a [`crate::model::SpanTree`], in the tree's pre-order: every
+    /// value except map keys, with tagged values counted once (the tag is part of the node). So
+    /// `value.preorder()[i]` is what node `i` of a decoded or encoded tree holds.
+    pub fn preorder(&self) -> Vec<&Value> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            out.push(v);
+            match v.untagged() {
+                Value::Array(items) => stack.extend(items.iter().rev()),
+                Value::Map(entries) => stack.extend(entries.iter().rev().map(|(_, val)| val)),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// A one-line summary for tree views: `42`, `"alice"`, `24.5 (f32)`, `map(6)`, `bytes(16)`…
     /// Long text is cut to about `max_chars` characters.
     pub fn summary(&self, max_chars: usize) -> String {
@@ -413,7 +430,11 @@ impl Value {
             Value::Decimal(d) => cut(d),
             Value::Text(s) => format!("{:?}", cut(s)),
             Value::Bytes(b) => {
-                let hex: String = b.iter().take(max_chars / 2).map(|x| format!("{x:02x}")).collect();
+                let hex: String = b
+                    .iter()
+                    .take(max_chars / 2)
+                    .map(|x| format!("{x:02x}"))
+                    .collect();
                 let more = if b.len() > max_chars / 2 { "…" } else { "" };
                 format!("bytes({}) {hex}{more}", b.len())
             }
@@ -551,6 +572,16 @@ mod tests {
         );
         assert_eq!(Timestamp::parse_rfc3339("yesterday"), None);
         assert_eq!(Timestamp::parse_rfc3339("2023-13-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn preorder_skips_keys_and_folds_tags() {
+        let v = Value::object([
+            ("a", Value::Tag(1, Box::new(Value::Int(5)))),
+            ("b", Value::Array(vec![Value::Null, Value::Bool(true)])),
+        ]);
+        let order: Vec<String> = v.preorder().iter().map(|v| v.summary(10)).collect();
+        assert_eq!(order, ["map(2)", "tag 1: 5", "array(2)", "null", "true"]);
     }
 
     #[test]

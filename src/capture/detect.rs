@@ -1,0 +1,151 @@
+//! Ranks the possible readings of a payload: which format it is, how sure we are, and why.
+//!
+//! Every format is tried with its real decoder; a reading that consumes all bytes beats one that
+//! stops early, and plausibility decides between full readings (binary formats rarely decode fully
+//! by accident, but short inputs can: `0x01` is valid in both MessagePack and CBOR). Each reading
+//! keeps its decoded document or error, so nothing is decoded twice, and carries the reasons a
+//! user sees ("consumed all 812 bytes as CBOR map(6)").
+
+use crate::codec::{self, DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::model::Value;
+
+/// One way of reading the bytes.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    /// The format tried.
+    pub format: Format,
+    /// 0–100: how plausible this reading is, relative to the others.
+    pub confidence: u8,
+    /// Why, in plain sentences.
+    pub reasons: Vec<String>,
+    /// The decoded document, or the error with its partial document.
+    pub outcome: Result<Document, DecodeError>,
+}
+
+impl Reading {
+    /// Whether the whole input decoded.
+    pub fn is_complete(&self) -> bool {
+        self.outcome.is_ok()
+    }
+}
+
+/// Tries every format on `bytes` and returns the readings, most plausible first.
+///
+/// `hint` is a format suggested by the file name or the user's habits; it breaks ties.
+///
+/// ```
+/// use wirelens::capture::detect;
+/// use wirelens::codec::{DecodeOptions, Format};
+///
+/// let readings = detect(br#"{"id": 7}"#, None, &DecodeOptions::default());
+/// assert_eq!(readings[0].format, Format::Json);
+/// assert!(readings[0].is_complete());
+/// ```
+pub fn detect(bytes: &[u8], hint: Option<Format>, options: &DecodeOptions) -> Vec<Reading> {
+    let mut readings: Vec<Reading> = Format::ALL
+        .iter()
+        .map(|&format| read_as(bytes, format, hint, options))
+        .collect();
+    readings.sort_by(|a, b| b.confidence.cmp(&a.confidence));
+    readings
+}
+
+fn read_as(bytes: &[u8], format: Format, hint: Option<Format>, options: &DecodeOptions) -> Reading {
+    let outcome = codec::decode(bytes, format, options);
+    let mut reasons = Vec::new();
+    let mut score: i32 = match &outcome {
+        Ok(doc) => {
+            let what = describe(&doc.value);
+            reasons.push(match format {
+                Format::Json => format!("valid JSON: {what}, all {} bytes", bytes.len()),
+                _ => format!(
+                    "consumed all {} bytes as {} {what}",
+                    bytes.len(),
+                    format.title()
+                ),
+            });
+            let mut s = match format {
+                // Text that parses as JSON is JSON: binary formats almost never look like text.
+                Format::Json => 90,
+                _ => 60,
+            };
+            s += plausibility(&doc.value, format, &mut reasons);
+            if bytes.len() < 4 && format != Format::Json {
+                s -= 20;
+                reasons.push("too short to be sure".into());
+            }
+            s
+        }
+        Err(e) => {
+            let consumed = e.offset.min(bytes.len());
+            let frac = if bytes.is_empty() {
+                0
+            } else {
+                (consumed * 30 / bytes.len()) as i32
+            };
+            if e.kind == ErrorKind::TrailingData {
+                reasons.push(format!(
+                    "a complete {} value in bytes 0..{}, then {} more bytes",
+                    format.title(),
+                    e.offset,
+                    bytes.len().saturating_sub(e.offset)
+                ));
+                10 + frac
+            } else {
+                reasons.push(format!("stopped at byte {}: {}", e.offset, e.message));
+                frac
+            }
+        }
+    };
+    if hint == Some(format) {
+        score += 5;
+        reasons.push("the file name suggests it".into());
+    }
+    Reading {
+        format,
+        confidence: score.clamp(0, 100) as u8,
+        reasons,
+        outcome,
+    }
+}
+
+/// Adjusts a full reading's score by how much the value looks like real data of that format.
+fn plausibility(value: &Value, format: Format, reasons: &mut Vec<String>) -> i32 {
+    let mut s = 0;
+    let top = value.untagged();
+    if matches!(top, Value::Map(_) | Value::Array(_)) {
+        s += 10;
+    }
+    if let Some(entries) = top.as_map() {
+        if !entries.is_empty() && entries.iter().all(|(k, _)| matches!(k, Value::Text(_))) {
+            s += 10;
+            reasons.push("map keys are all text".into());
+        }
+    }
+    if format != Format::Json {
+        let mut odd = 0usize;
+        let mut total = 0usize;
+        for v in value.preorder() {
+            total += 1;
+            if matches!(v, Value::Simple(_) | Value::Undefined | Value::Ext(..))
+                || matches!(v, Value::Tag(t, _) if *t > 55_799)
+            {
+                odd += 1;
+            }
+        }
+        if odd > 0 {
+            let penalty = (odd * 30 / total.max(1)) as i32 + 5;
+            s -= penalty;
+            reasons.push(format!("{odd} of {total} values are rarely used types"));
+        }
+    }
+    s
+}
+
+fn describe(v: &Value) -> String {
+    match v.untagged() {
+        Value::Map(m) => format!("map of {}", m.len()),
+        Value::Array(a) => format!("array of {}", a.len()),
+        other => other.kind().to_string(),
+    }
+}

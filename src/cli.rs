@@ -1,0 +1,316 @@
+//! The command line: `inspect`, `convert`, and no subcommand to open the GUI.
+//!
+//! Raw flags are parsed by clap into [`Cli`], then each command resolves them and calls the
+//! library; nothing here decodes or encodes by itself. Output goes to any `io::Write`, so the
+//! integration tests see exactly what a user sees.
+//!
+//! Exit status: 0 ok, 1 the input could not be read or decoded (stderr says why, with the byte
+//! offset and path), 2 usage. A closed pipe (`wirelens inspect big.json | head`) exits 0.
+
+use std::fs;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::capture::{detect, Reading};
+use crate::codec::{
+    self, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
+};
+use crate::report::inspect;
+
+/// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
+#[derive(Debug, Parser)]
+#[command(
+    name = "wirelens",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// What to do; without a command, the GUI opens.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Files to open in the GUI.
+    pub files: Vec<PathBuf>,
+}
+
+/// A CLI command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show how the input was read, its tree of fields with byte ranges, and an annotated hex dump.
+    Inspect(InspectArgs),
+    /// Re-encode the input in another format.
+    Convert(ConvertArgs),
+}
+
+/// Options every command that reads a payload shares.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// The payload file, or `-` for standard input.
+    pub input: PathBuf,
+    /// Read the input as this format instead of detecting it: json, msgpack, cbor.
+    #[arg(long, value_parser = parse_format)]
+    pub from: Option<Format>,
+    /// Deepest nesting of arrays and maps accepted.
+    #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
+    pub max_depth: usize,
+}
+
+/// `wirelens inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    /// Leave out the tree.
+    #[arg(long)]
+    pub no_tree: bool,
+    /// Leave out the annotated hex dump.
+    #[arg(long)]
+    pub no_hex: bool,
+}
+
+/// `wirelens convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    /// The format to write: json, msgpack, cbor.
+    #[arg(long, value_parser = parse_format)]
+    pub to: Format,
+    /// Write here (atomically) instead of standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Indent JSON output.
+    #[arg(long)]
+    pub pretty: bool,
+    /// Deterministic output: sorted map keys, shortest floats (CBOR core deterministic encoding).
+    #[arg(long)]
+    pub canonical: bool,
+    /// Keep each float's width (float32 stays float32) instead of the shortest exact width.
+    #[arg(long)]
+    pub keep_float_width: bool,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::from_name(s)
+        .ok_or_else(|| format!("unknown format `{s}` (expected json, msgpack or cbor)"))
+}
+
+/// A failure with its exit status.
+#[derive(Debug)]
+pub enum Failure {
+    /// The input could not be read or decoded (exit 1).
+    Input(String),
+    /// The command line asked for something impossible (exit 2).
+    Usage(String),
+    /// Writing output failed (exit 1).
+    Io(io::Error),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Failure {
+        Failure::Io(e)
+    }
+}
+
+/// Parses the command line and runs it. Returns the process exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let result = match cli.command {
+        Some(Command::Inspect(args)) => inspect_cmd(&args, &mut out),
+        Some(Command::Convert(args)) => convert_cmd(&args, &mut out),
+        None => open_gui(cli.files),
+    };
+    let result = result.and_then(|()| out.flush().map_err(Failure::Io));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Io(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Input(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(feature = "gui")]
+fn open_gui(files: Vec<PathBuf>) -> Result<(), Failure> {
+    crate::gui::run(files).map_err(|e| Failure::Input(format!("error: {e:#}")))
+}
+
+#[cfg(not(feature = "gui"))]
+fn open_gui(_files: Vec<PathBuf>) -> Result<(), Failure> {
+    Err(Failure::Usage(
+        "this wirelens was built without the GUI; use a command (see --help)".into(),
+    ))
+}
+
+/// The input's bytes and a name for messages.
+struct Input {
+    name: String,
+    bytes: Vec<u8>,
+    hint: Option<Format>,
+}
+
+fn read_input(path: &Path) -> Result<Input, Failure> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::Input(format!("error: cannot read standard input: {e}")))?;
+        return Ok(Input {
+            name: "<stdin>".into(),
+            bytes,
+            hint: None,
+        });
+    }
+    let bytes = fs::read(path)
+        .map_err(|e| Failure::Input(format!("error: cannot read {}: {e}", path.display())))?;
+    let hint = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .and_then(Format::from_extension);
+    Ok(Input {
+        name: path.display().to_string(),
+        bytes,
+        hint,
+    })
+}
+
+/// Decodes per `--from`, or takes the best reading. Returns the readings considered and either
+/// the document or the error of the best attempt.
+fn read_payload(input: &Input, args: &InputArgs) -> (Vec<Reading>, Result<Document, DecodeError>) {
+    let options = DecodeOptions {
+        max_depth: args.max_depth,
+    };
+    match args.from {
+        Some(format) => {
+            let outcome = codec::decode(&input.bytes, format, &options);
+            let reason = match &outcome {
+                Ok(_) => "chosen with --from".to_string(),
+                Err(e) => format!(
+                    "chosen with --from; stopped at byte {}: {}",
+                    e.offset, e.message
+                ),
+            };
+            let reading = Reading {
+                format,
+                confidence: 100,
+                reasons: vec![reason],
+                outcome: Err(moved_out(args)),
+            };
+            (vec![reading], outcome)
+        }
+        None => {
+            let mut readings = detect(&input.bytes, input.hint, &options);
+            // `detect` tries every format, so there is always a best reading; its document moves
+            // out (the reading keeps its reasons), so a large payload is never copied.
+            let outcome = std::mem::replace(&mut readings[0].outcome, Err(moved_out(args)));
+            (readings, outcome)
+        }
+    }
+}
+
+/// What is left in a reading whose document was taken.
+fn moved_out(args: &InputArgs) -> DecodeError {
+    DecodeError {
+        format: args.from.unwrap_or(Format::Json),
+        kind: codec::ErrorKind::Syntax,
+        offset: 0,
+        path: crate::model::Path::root(),
+        message: "taken".into(),
+        partial: None,
+    }
+}
+
+fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let input = read_input(&args.input.input)?;
+    let (readings, outcome) = read_payload(&input, &args.input);
+    writeln!(out, "input: {} ({} bytes)", input.name, input.bytes.len())?;
+    inspect::write_readings(out, &readings)?;
+    let (doc, error) = match outcome {
+        Ok(doc) => (Some(doc), None),
+        Err(mut e) => (e.partial.take().map(|d| *d), Some(e)),
+    };
+    if let Some(doc) = &doc {
+        if error.is_some() {
+            writeln!(out, "\npartial decode (up to the error):")?;
+        }
+        if !args.no_tree {
+            writeln!(out, "\ntree:")?;
+            inspect::write_tree(out, doc)?;
+        }
+        if !args.no_hex {
+            writeln!(out, "\nannotated hex:")?;
+            inspect::write_annotated_hex(out, &input.bytes, doc)?;
+        }
+    }
+    match error {
+        Some(e) => Err(Failure::Input(e.to_string())),
+        None => Ok(()),
+    }
+}
+
+fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let input = read_input(&args.input.input)?;
+    let (_, outcome) = read_payload(&input, &args.input);
+    let doc = outcome.map_err(|e| Failure::Input(e.to_string()))?;
+    let options = EncodeOptions {
+        canonical: args.canonical,
+        floats: if args.keep_float_width {
+            FloatPolicy::Keep
+        } else {
+            FloatPolicy::Shortest
+        },
+        pretty: args.pretty,
+    };
+    let mut encoded = codec::encode(&doc.value, args.to, &options)
+        .map_err(|e| Failure::Input(format!("error: {e}")))?;
+    for note in &encoded.notes {
+        eprintln!("note: {note}");
+    }
+    match &args.output {
+        Some(path) => write_atomically(path, &encoded.bytes)
+            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?,
+        None => {
+            if args.to != Format::Json && io::stdout().is_terminal() {
+                return Err(Failure::Usage(format!(
+                    "not writing binary {} to a terminal; use -o FILE or redirect the output",
+                    args.to.title()
+                )));
+            }
+            if args.to == Format::Json {
+                encoded.bytes.push(b'\n');
+            }
+            out.write_all(&encoded.bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder, so a failure never leaves
+/// a half-written file behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

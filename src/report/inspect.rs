@@ -1,0 +1,157 @@
+//! The `inspect` report: how the bytes were read, the tree of fields with their byte ranges, and
+//! an annotated hex dump in which every line names the field its bytes belong to (in the manner of
+//! protoscope and cbor.me).
+//!
+//! Lines of the annotated dump start where a node starts (its key, if it has one), where a
+//! container's items start, and where a container closes; separators and whitespace stay on the
+//! line before them. A line holds at most 16 bytes; longer runs continue on unlabelled lines.
+
+use std::io::{self, Write};
+
+use crate::capture::Reading;
+use crate::codec::Document;
+use crate::model::{ByteRole, NodeId, Segment, SpanTree, Value};
+
+/// Bytes per line of the annotated hex dump.
+pub const BYTES_PER_LINE: usize = 16;
+
+/// Writes the readings: the chosen one first, the others indented below.
+pub fn write_readings(w: &mut dyn Write, readings: &[Reading]) -> io::Result<()> {
+    for (i, r) in readings.iter().enumerate() {
+        let lead = if i == 0 { "format: " } else { "  other: " };
+        writeln!(
+            w,
+            "{lead}{} ({}%): {}",
+            r.format.name(),
+            r.confidence,
+            r.reasons.join("; ")
+        )?;
+    }
+    Ok(())
+}
+
+/// The value of every node of `doc`, by node id, when the value and the tree agree.
+fn node_values(doc: &Document) -> Option<Vec<&Value>> {
+    let values = doc.value.preorder();
+    (values.len() == doc.spans.len()).then_some(values)
+}
+
+fn segment_label(tree: &SpanTree, id: NodeId) -> String {
+    match tree.node(id).segment {
+        Segment::Root => "$".into(),
+        _ => tree
+            .path_segment(id)
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// Writes the tree: one line per node with its byte range, indented by depth.
+pub fn write_tree(w: &mut dyn Write, doc: &Document) -> io::Result<()> {
+    let tree = &doc.spans;
+    let values = node_values(doc);
+    let mut depth = vec![0usize; tree.len()];
+    let width = tree
+        .root()
+        .map_or(1, |r| format!("{}", tree.node(r).span).len());
+    for (i, n) in tree.nodes().iter().enumerate() {
+        let id = NodeId(i as u32);
+        if let Some(p) = n.parent {
+            depth[i] = depth[p.index()] + 1;
+        }
+        let summary = values
+            .as_ref()
+            .map_or_else(|| n.kind.to_string(), |v| v[i].summary(60));
+        writeln!(
+            w,
+            "{:>width$}  {:indent$}{}  {}",
+            n.span.to_string(),
+            "",
+            segment_label(tree, id),
+            summary,
+            indent = depth[i] * 2,
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes the annotated hex dump of `bytes` (the buffer `doc` was decoded from or encoded to).
+pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> io::Result<()> {
+    let tree = &doc.spans;
+    let values = node_values(doc);
+    let mut bounds: Vec<usize> = vec![0, bytes.len()];
+    for n in tree.nodes() {
+        bounds.push(n.extent().start);
+        if n.kind.is_container() {
+            bounds.push(n.header_end);
+            bounds.push(n.payload.end);
+        }
+    }
+    bounds.retain(|&b| b <= bytes.len());
+    bounds.sort_unstable();
+    bounds.dedup();
+
+    // Each line: (start, end, label). Lines of separators and whitespace only join the line before.
+    let mut lines: Vec<(usize, usize, String)> = Vec::new();
+    for pair in bounds.windows(2) {
+        let (start, end) = (pair[0], pair[1]);
+        let owner = tree.node_at(start);
+        let only_structure = (start..end).all(|o| {
+            tree.node_at(o)
+                .is_none_or(|(_, role)| role == ByteRole::Structure)
+        });
+        let closes = owner.is_some_and(|(id, _)| {
+            let n = tree.node(id);
+            n.kind.is_container() && start == n.payload.end
+        });
+        if only_structure && !closes {
+            if let Some(last) = lines.last_mut() {
+                last.1 = end;
+                continue;
+            }
+        }
+        let label = match owner {
+            None => String::new(),
+            Some((id, _)) if closes => format!("{}  end", tree.path(id)),
+            Some((id, _)) => {
+                let summary = values.as_ref().map_or_else(
+                    || tree.node(id).kind.to_string(),
+                    |v| v[id.index()].summary(40),
+                );
+                format!("{}  {summary}", tree.path(id))
+            }
+        };
+        lines.push((start, end, label));
+    }
+
+    for (start, end, label) in lines {
+        let mut at = start;
+        let mut first = true;
+        while at < end {
+            let stop = (at + BYTES_PER_LINE).min(end);
+            let chunk = &bytes[at..stop];
+            let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+            let ascii: String = chunk
+                .iter()
+                .map(|&b| {
+                    if (0x20..0x7f).contains(&b) {
+                        b as char
+                    } else {
+                        '.'
+                    }
+                })
+                .collect();
+            let note = if first { label.as_str() } else { "" };
+            let line = format!(
+                "{at:08x}  {:<hexw$}  {ascii:<asciiw$}  {note}",
+                hex.join(" "),
+                hexw = BYTES_PER_LINE * 3 - 1,
+                asciiw = BYTES_PER_LINE,
+            );
+            writeln!(w, "{}", line.trim_end())?;
+            first = false;
+            at = stop;
+        }
+    }
+    Ok(())
+}
