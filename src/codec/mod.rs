@@ -219,7 +219,11 @@ pub struct EncodeError {
 }
 
 /// Decodes `bytes` as `format`, with spans.
-pub fn decode(bytes: &[u8], format: Format, options: &DecodeOptions) -> Result<Document, DecodeError> {
+pub fn decode(
+    bytes: &[u8],
+    format: Format,
+    options: &DecodeOptions,
+) -> Result<Document, DecodeError> {
     match format {
         Format::Json => json::decode(bytes, options),
         Format::MessagePack => msgpack::decode(bytes, options),
@@ -228,7 +232,11 @@ pub fn decode(bytes: &[u8], format: Format, options: &DecodeOptions) -> Result<D
 }
 
 /// Encodes `value` as `format`, with spans and fidelity notes.
-pub fn encode(value: &Value, format: Format, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+pub fn encode(
+    value: &Value,
+    format: Format,
+    options: &EncodeOptions,
+) -> Result<Encoded, EncodeError> {
     match format {
         Format::Json => json::encode(value, options),
         Format::MessagePack => msgpack::encode(value, options),

@@ -130,7 +130,9 @@ mod tests {
         let mut notes = Notes::new();
         for i in 0..3 {
             let p = Path::parse(&format!("$.data[{i}].avatar")).expect("path");
-            notes.add(NoteKind::BytesAsBase64, p, || "bytes written as base64".into());
+            notes.add(NoteKind::BytesAsBase64, p, || {
+                "bytes written as base64".into()
+            });
         }
         notes.add(NoteKind::IntegerPrecision, Path::root(), || "big".into());
         let v = notes.into_vec();
