@@ -87,11 +87,9 @@ impl Path {
     /// Whether `other` is this path or lies under it.
     pub fn contains(&self, other: &Path) -> bool {
         other.segments.len() >= self.segments.len()
-            && self
-                .segments
-                .iter()
-                .zip(&other.segments)
-                .all(|(a, b)| a == b || matches!((a, b), (PathSegment::AnyIndex, PathSegment::Index(_))))
+            && self.segments.iter().zip(&other.segments).all(|(a, b)| {
+                a == b || matches!((a, b), (PathSegment::AnyIndex, PathSegment::Index(_)))
+            })
     }
 
     /// Parses the text form (see the module docs).
@@ -122,7 +120,8 @@ impl Path {
                 }
                 b'[' => {
                     if b.get(i + 1) == Some(&b'"') {
-                        let (s, end) = parse_quoted(text, i + 1).ok_or_else(|| err(i, "unterminated key"))?;
+                        let (s, end) =
+                            parse_quoted(text, i + 1).ok_or_else(|| err(i, "unterminated key"))?;
                         if b.get(end) != Some(&b']') {
                             return Err(err(end, "expected `]`"));
                         }
@@ -137,9 +136,9 @@ impl Path {
                         if inner == "*" {
                             segments.push(PathSegment::AnyIndex);
                         } else {
-                            let n = inner
-                                .parse()
-                                .map_err(|_| err(i + 1, "expected an index, `*` or a quoted key"))?;
+                            let n = inner.parse().map_err(|_| {
+                                err(i + 1, "expected an index, `*` or a quoted key")
+                            })?;
                             segments.push(PathSegment::Index(n));
                         }
                         i = close + 1;
@@ -200,7 +199,9 @@ fn parse_quoted(text: &str, at: usize) -> Option<(String, usize)> {
                 't' => out.push('\t'),
                 'r' => out.push('\r'),
                 'u' => {
-                    let hex: String = (0..4).filter_map(|_| chars.next().map(|(_, c)| c)).collect();
+                    let hex: String = (0..4)
+                        .filter_map(|_| chars.next().map(|(_, c)| c))
+                        .collect();
                     out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
                 }
                 other => out.push(other),
@@ -272,7 +273,10 @@ mod tests {
             PathSegment::Key("类别".into()),
         ]);
         let text = p.to_string();
-        assert_eq!(text, "$.data[3].user_id[\"two words \\\"q\\\"\"]{1}[\"类别\"]");
+        assert_eq!(
+            text,
+            "$.data[3].user_id[\"two words \\\"q\\\"\"]{1}[\"类别\"]"
+        );
         assert_eq!(Path::parse(&text), Ok(p));
     }
 

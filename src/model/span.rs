@@ -277,9 +277,7 @@ impl SpanTree {
     /// The innermost node holding byte `offset`, and the byte's role in it. `None` when no node
     /// holds it (whitespace around the root, or bytes past the end).
     pub fn node_at(&self, offset: usize) -> Option<(NodeId, ByteRole)> {
-        let after = self
-            .nodes
-            .partition_point(|n| n.extent().start <= offset);
+        let after = self.nodes.partition_point(|n| n.extent().start <= offset);
         let mut cur = after.checked_sub(1).map(|i| NodeId(i as u32));
         while let Some(id) = cur {
             let n = self.node(id);
@@ -353,8 +351,18 @@ impl SpanTree {
                 open.push(id);
             } else {
                 emit(cursor, n.payload.start, Some(id), ByteRole::Structure);
-                emit(n.payload.start.max(cursor), n.payload.end, Some(id), ByteRole::Value);
-                emit(n.payload.end.max(cursor), n.span.end, Some(id), ByteRole::Structure);
+                emit(
+                    n.payload.start.max(cursor),
+                    n.payload.end,
+                    Some(id),
+                    ByteRole::Value,
+                );
+                emit(
+                    n.payload.end.max(cursor),
+                    n.span.end,
+                    Some(id),
+                    ByteRole::Structure,
+                );
                 cursor = cursor.max(n.span.end);
             }
         }
@@ -376,10 +384,20 @@ impl SpanTree {
                 return Err(format!("{}: span {} outside 0..{len}", here(), n.span));
             }
             if !(n.span.start <= n.header_end && n.header_end <= n.span.end) {
-                return Err(format!("{}: header end {} outside span {}", here(), n.header_end, n.span));
+                return Err(format!(
+                    "{}: header end {} outside span {}",
+                    here(),
+                    n.header_end,
+                    n.span
+                ));
             }
             if !n.span.encloses(&n.payload) || n.payload.start < n.header_end {
-                return Err(format!("{}: payload {} outside span {}", here(), n.payload, n.span));
+                return Err(format!(
+                    "{}: payload {} outside span {}",
+                    here(),
+                    n.payload,
+                    n.span
+                ));
             }
             if let Some(k) = n.key {
                 if k.end > n.span.start {
@@ -522,10 +540,19 @@ impl SpanTreeBuilder {
 
     /// Path of the place the next node would go (the innermost open container's path).
     pub fn current_path(&self) -> Path {
-        self.current().map_or_else(Path::root, |id| self.tree.path(id))
+        self.current()
+            .map_or_else(Path::root, |id| self.tree.path(id))
     }
 
-    fn push(&mut self, kind: Kind, segment: Segment, key: Option<Span>, span: Span, header_end: usize, payload: Span) -> NodeId {
+    fn push(
+        &mut self,
+        kind: Kind,
+        segment: Segment,
+        key: Option<Span>,
+        span: Span,
+        header_end: usize,
+        payload: Span,
+    ) -> NodeId {
         let id = NodeId(self.tree.nodes.len() as u32);
         self.tree.nodes.push(Node {
             kind,
@@ -542,12 +569,27 @@ impl SpanTreeBuilder {
 
     /// Adds a scalar: `span` is all its bytes, `header_end` where its header stops, `payload` its
     /// value bytes.
-    pub fn leaf(&mut self, kind: Kind, segment: Segment, key: Option<Span>, span: Span, header_end: usize, payload: Span) -> NodeId {
+    pub fn leaf(
+        &mut self,
+        kind: Kind,
+        segment: Segment,
+        key: Option<Span>,
+        span: Span,
+        header_end: usize,
+        payload: Span,
+    ) -> NodeId {
         self.push(kind, segment, key, span, header_end, payload)
     }
 
     /// Opens a container whose header is `start..header_end`; its items follow.
-    pub fn open(&mut self, kind: Kind, segment: Segment, key: Option<Span>, start: usize, header_end: usize) -> NodeId {
+    pub fn open(
+        &mut self,
+        kind: Kind,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+        header_end: usize,
+    ) -> NodeId {
         let id = self.push(
             kind,
             segment,
@@ -610,8 +652,22 @@ mod tests {
         b.open(Kind::Map, Segment::Root, None, 0, 1);
         let a = b.key("a");
         b.open(Kind::Array, a, Some(Span::new(1, 4)), 5, 6);
-        b.leaf(Kind::Int, Segment::Index(0), None, Span::new(6, 7), 6, Span::new(6, 7));
-        b.leaf(Kind::Int, Segment::Index(1), None, Span::new(8, 9), 8, Span::new(8, 9));
+        b.leaf(
+            Kind::Int,
+            Segment::Index(0),
+            None,
+            Span::new(6, 7),
+            6,
+            Span::new(6, 7),
+        );
+        b.leaf(
+            Kind::Int,
+            Segment::Index(1),
+            None,
+            Span::new(8, 9),
+            8,
+            Span::new(8, 9),
+        );
         b.close(9, 10);
         b.close(10, 11);
         b.finish()
@@ -642,7 +698,11 @@ mod tests {
             assert_eq!(r.span.start, at);
             at = r.span.end;
             for o in r.span.range() {
-                assert_eq!(t.node_at(o).map(|x| x.1).unwrap_or(ByteRole::Structure), r.role, "byte {o}");
+                assert_eq!(
+                    t.node_at(o).map(|x| x.1).unwrap_or(ByteRole::Structure),
+                    r.role,
+                    "byte {o}"
+                );
             }
         }
         assert_eq!(at, 12);
@@ -663,7 +723,14 @@ mod tests {
     fn partial_tree_closes_open_containers() {
         let mut b = SpanTreeBuilder::new();
         b.open(Kind::Array, Segment::Root, None, 0, 1);
-        b.leaf(Kind::Int, Segment::Index(0), None, Span::new(1, 2), 1, Span::new(1, 2));
+        b.leaf(
+            Kind::Int,
+            Segment::Index(0),
+            None,
+            Span::new(1, 2),
+            1,
+            Span::new(1, 2),
+        );
         let t = b.finish_partial(3);
         t.validate(3).expect("valid");
         assert_eq!(t.node(NodeId::ROOT).span, Span::new(0, 3));

@@ -413,7 +413,11 @@ impl Value {
             Value::Decimal(d) => cut(d),
             Value::Text(s) => format!("{:?}", cut(s)),
             Value::Bytes(b) => {
-                let hex: String = b.iter().take(max_chars / 2).map(|x| format!("{x:02x}")).collect();
+                let hex: String = b
+                    .iter()
+                    .take(max_chars / 2)
+                    .map(|x| format!("{x:02x}"))
+                    .collect();
                 let more = if b.len() > max_chars / 2 { "…" } else { "" };
                 format!("bytes({}) {hex}{more}", b.len())
             }
