@@ -452,11 +452,16 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
                 Err(e) => {
                     let bad = header_end + e.valid_up_to();
                     let byte = bytes.get(bad).copied().unwrap_or(0);
+                    let what = if e.error_len().is_some() {
+                        "starts no valid character"
+                    } else {
+                        "starts a character the string ends inside"
+                    };
                     Err(Fail::new(
                         ErrorKind::Invalid,
                         bad,
                         format!(
-                            "string is not valid UTF-8: byte 0x{byte:02x} at offset {bad} does not continue a character"
+                            "string is not valid UTF-8: byte 0x{byte:02x} at offset {bad} {what}"
                         ),
                     ))
                 }

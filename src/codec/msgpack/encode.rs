@@ -191,7 +191,6 @@ impl Encoder {
             _ if u32::try_from(len).is_ok() => self.head(0xdf, 4, len as u64),
             _ => return Err(self.too_long(&slot, "a map", len)),
         }
-        self.duplicates(entries, &slot);
         let node = self.open(Kind::Map, &slot, start);
         let order: Vec<usize> = if self.canonical {
             let mut keyed = Vec::with_capacity(len);
@@ -210,6 +209,7 @@ impl Encoder {
         } else {
             (0..len).collect()
         };
+        let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(len);
         for i in order {
             let Some((k, v)) = entries.get(i) else {
                 continue;
@@ -218,6 +218,18 @@ impl Encoder {
             let entry_path = self.path(&slot).child(key_path_segment(k));
             self.value(k, Slot::Key { path: entry_path })?;
             let key_span = Span::new(key_start, self.out.len());
+            // Equal keys encode to equal bytes, and keys that differ in the value but not in the
+            // bytes (nil from null and undefined) repeat for every reader too.
+            if let Some(key_bytes) = self.out.get(key_start..) {
+                if !seen.insert(key_bytes.to_vec()) {
+                    self.note(NoteKind::DuplicateKey, &slot, || {
+                        format!(
+                            "key {} appears more than once in this map; every entry is written, most readers keep only one",
+                            k.summary(40)
+                        )
+                    });
+                }
+            }
             let child = if node {
                 let segment = self.builder.segment_for_key(k);
                 Slot::Node {
@@ -263,32 +275,6 @@ impl Encoder {
         } else {
             Slot::Key {
                 path: self.path(parent).child(path),
-            }
-        }
-    }
-
-    /// Notes each key that repeats an earlier key of the same map.
-    fn duplicates(&mut self, entries: &[(Value, Value)], slot: &Slot) {
-        let mut text: HashSet<&str> = HashSet::new();
-        let mut other: Vec<&Value> = Vec::new();
-        for (k, _) in entries {
-            let repeated = match k {
-                Value::Text(s) => !text.insert(s.as_str()),
-                k => {
-                    let seen = other.contains(&k);
-                    if !seen {
-                        other.push(k);
-                    }
-                    seen
-                }
-            };
-            if repeated {
-                self.note(NoteKind::DuplicateKey, slot, || {
-                    format!(
-                        "key {} appears more than once in this map; both entries are written, most readers keep one",
-                        k.summary(40)
-                    )
-                });
             }
         }
     }

@@ -55,7 +55,10 @@ fn decodes_every_scalar_marker() {
         ("c6 00 00 00 01 07", Value::Bytes(vec![7])),
         ("d4 05 01", Value::Ext(5, vec![1])),
         ("d5 05 01 02", Value::Ext(5, vec![1, 2])),
-        ("d8 05 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f", Value::Ext(5, (0..16).collect())),
+        (
+            "d8 05 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f",
+            Value::Ext(5, (0..16).collect()),
+        ),
         ("c7 03 fe 01 02 03", Value::Ext(-2, vec![1, 2, 3])),
         ("c8 00 01 05 09", Value::Ext(5, vec![9])),
         ("c9 00 00 00 01 05 09", Value::Ext(5, vec![9])),
@@ -67,7 +70,10 @@ fn decodes_every_scalar_marker() {
             }),
         ),
         // ts64 with nanoseconds 2^30 - 1 > 999,999,999: kept as ext, data intact.
-        ("d7 ff ff ff ff fc 00 00 00 00", Value::Ext(-1, hex("ff ff ff fc 00 00 00 00"))),
+        (
+            "d7 ff ff ff ff fc 00 00 00 00",
+            Value::Ext(-1, hex("ff ff ff fc 00 00 00 00")),
+        ),
         // An ext -1 of another length stays an ext.
         ("d4 ff 01", Value::Ext(-1, vec![1])),
     ];
@@ -88,15 +94,27 @@ fn spans_follow_the_conventions() {
     let a = t.node(NodeId(1));
     assert_eq!(t.path(NodeId(1)).to_string(), "$.a");
     assert_eq!(a.key, Some(Span::new(1, 3)));
-    assert_eq!((a.span, a.header_end, a.payload), (Span::new(3, 8), 4, Span::new(4, 8)));
+    assert_eq!(
+        (a.span, a.header_end, a.payload),
+        (Span::new(3, 8), 4, Span::new(4, 8))
+    );
     let one = t.node(NodeId(2));
-    assert_eq!((one.span, one.header_end, one.payload), (Span::new(4, 5), 4, Span::new(4, 5)));
+    assert_eq!(
+        (one.span, one.header_end, one.payload),
+        (Span::new(4, 5), 4, Span::new(4, 5))
+    );
     let big = t.node(NodeId(3));
-    assert_eq!((big.span, big.header_end, big.payload), (Span::new(5, 8), 6, Span::new(6, 8)));
+    assert_eq!(
+        (big.span, big.header_end, big.payload),
+        (Span::new(5, 8), 6, Span::new(6, 8))
+    );
     let xy = t.node(NodeId(4));
     assert_eq!(t.path(NodeId(4)).to_string(), "${2}");
     assert_eq!(xy.key, Some(Span::new(8, 9)));
-    assert_eq!((xy.span, xy.header_end, xy.payload), (Span::new(9, 12), 10, Span::new(10, 12)));
+    assert_eq!(
+        (xy.span, xy.header_end, xy.payload),
+        (Span::new(9, 12), 10, Span::new(10, 12))
+    );
     assert_eq!(t.node_at(8).map(|x| x.1), Some(ByteRole::Key));
     // The encoder writes the same bytes and the same tree.
     let e = enc(&d.value);
@@ -128,7 +146,10 @@ fn encodes_smallest_forms() {
         (Value::Int(-33), "d0 df"),
         (Value::Int(-129), "d1 ff 7f"),
         (Value::Int(-32769), "d2 ff ff 7f ff"),
-        (Value::Int(i128::from(i32::MIN) - 1), "d3 ff ff ff ff 7f ff ff ff"),
+        (
+            Value::Int(i128::from(i32::MIN) - 1),
+            "d3 ff ff ff ff 7f ff ff ff",
+        ),
         (Value::Int(u64::MAX.into()), "cf ff ff ff ff ff ff ff ff"),
         (Value::f64(1.5), "ca 3f c0 00 00"),
         (Value::f64(1.1), "cb 3f f1 99 99 99 99 99 9a"),
@@ -149,14 +170,23 @@ fn encodes_smallest_forms() {
             "c7 0c ff 00 00 00 00 ff ff ff ff ff ff ff ff",
         ),
         (Value::Tag(1, Box::new(Value::Int(1))), "d6 ff 00 00 00 01"),
-        (Value::Tag(1, Box::new(Value::f64(1.5))), "d7 ff 77 35 94 00 00 00 00 01"),
-        (Value::Tag(0, Box::new(Value::text("1970-01-01T00:00:01Z"))), "d6 ff 00 00 00 01"),
+        (
+            Value::Tag(1, Box::new(Value::f64(1.5))),
+            "d7 ff 77 35 94 00 00 00 00 01",
+        ),
+        (
+            Value::Tag(0, Box::new(Value::text("1970-01-01T00:00:01Z"))),
+            "d6 ff 00 00 00 01",
+        ),
         (Value::Undefined, "c0"),
     ];
     for (v, h) in cases {
         assert_eq!(enc(&v).bytes, hex(h), "{v:?}");
     }
-    assert_eq!(enc(&Value::Bytes(vec![0; 256])).bytes[..3], hex("c5 01 00")[..]);
+    assert_eq!(
+        enc(&Value::Bytes(vec![0; 256])).bytes[..3],
+        hex("c5 01 00")[..]
+    );
     let long = Value::text("x".repeat(300));
     assert_eq!(enc(&long).bytes[..3], hex("da 01 2c")[..]);
     let arr = Value::Array(vec![Value::Null; 16]);
@@ -176,13 +206,18 @@ fn keep_policy_keeps_widths() {
     assert_eq!(e.bytes, hex("ca 3f c0 00 00"));
     assert_eq!(e.notes.len(), 1);
     assert_eq!(e.notes[0].kind, NoteKind::FloatWidth);
-    assert!(e.notes[0].message.contains("float16 1.5 written as float32"));
+    assert!(e.notes[0]
+        .message
+        .contains("float16 1.5 written as float32"));
     // Canonical forces shortest floats.
     let canon = EncodeOptions {
         canonical: true,
         ..keep()
     };
-    assert_eq!(encode(&Value::f64(1.5), &canon).expect("encodes").bytes, hex("ca 3f c0 00 00"));
+    assert_eq!(
+        encode(&Value::f64(1.5), &canon).expect("encodes").bytes,
+        hex("ca 3f c0 00 00")
+    );
 }
 
 #[test]
@@ -215,7 +250,10 @@ fn notes_for_what_msgpack_cannot_say() {
         (Value::text("s"), Value::Simple(99)),
         (Value::text("t"), Value::Tag(42, Box::new(Value::text("x")))),
         (Value::text("d"), Value::Decimal("1e400".into())),
-        (Value::text("d2"), Value::Decimal("0.1000000000000000000001".into())),
+        (
+            Value::text("d2"),
+            Value::Decimal("0.1000000000000000000001".into()),
+        ),
         (Value::text("u"), Value::Null),
     ]);
     let e = enc(&v);
@@ -233,20 +271,31 @@ fn notes_for_what_msgpack_cannot_say() {
     find(NoteKind::SimpleAsNull, "$.u");
     find(NoteKind::SimpleAsNull, "$.s");
     assert!(find(NoteKind::TagDropped, "$.t").message.contains("tag 42"));
-    assert!(find(NoteKind::DecimalRounded, "$.d").message.contains("beyond float64's range; written as Infinity"));
+    assert!(find(NoteKind::DecimalRounded, "$.d")
+        .message
+        .contains("beyond float64's range; written as Infinity"));
     find(NoteKind::DecimalRounded, "$.d2");
     assert!(find(NoteKind::DuplicateKey, "$").message.contains("\"u\""));
     let d = dec(&e.bytes);
-    assert_eq!(d.value.get("big"), Some(&Value::text("123456789012345678901234567890")));
+    assert_eq!(
+        d.value.get("big"),
+        Some(&Value::text("123456789012345678901234567890"))
+    );
     assert_eq!(d.value.get("t"), Some(&Value::text("x")));
-    assert_eq!(d.value.get("d"), Some(&Value::Float(Float::f32(f32::INFINITY))));
+    assert_eq!(
+        d.value.get("d"),
+        Some(&Value::Float(Float::f32(f32::INFINITY)))
+    );
     assert_eq!(d.value.as_map().map(<[_]>::len), Some(8));
     assert_eq!(d.spans, e.spans);
 }
 
 #[test]
 fn non_text_duplicate_keys_are_noted() {
-    let v = Value::Map(vec![(Value::Int(1), Value::Null), (Value::Int(1), Value::Null)]);
+    let v = Value::Map(vec![
+        (Value::Int(1), Value::Null),
+        (Value::Int(1), Value::Null),
+    ]);
     let e = enc(&v);
     assert_eq!(e.notes.len(), 1);
     assert_eq!(e.notes[0].kind, NoteKind::DuplicateKey);
@@ -264,22 +313,37 @@ fn err(bytes: &[u8]) -> crate::codec::DecodeError {
 #[test]
 fn errors_point_at_the_offending_item() {
     let e = err(&hex("c1"));
-    assert_eq!((e.kind, e.offset, e.message.as_str()), (ErrorKind::Syntax, 0, "0xc1 is never used"));
+    assert_eq!(
+        (e.kind, e.offset, e.message.as_str()),
+        (ErrorKind::Syntax, 0, "0xc1 is never used")
+    );
     assert!(e.partial.is_none());
 
     let e = err(&hex("92 01 d9"));
     assert_eq!((e.kind, e.offset), (ErrorKind::Eof, 2));
     assert_eq!(e.path.to_string(), "$[1]");
-    assert_eq!(e.message, "the length of the string runs past the end of the input (0 bytes left)");
-    assert_eq!(e.partial.as_ref().map(|p| &p.value), Some(&Value::Array(vec![Value::Int(1)])));
+    assert_eq!(
+        e.message,
+        "the length of the string runs past the end of the input (0 bytes left)"
+    );
+    assert_eq!(
+        e.partial.as_ref().map(|p| &p.value),
+        Some(&Value::Array(vec![Value::Int(1)]))
+    );
 
     let e = err(&hex("db ff ff ff ff 61 62"));
-    assert_eq!(e.message, "string length 4294967295 runs past the end of the input (2 bytes left)");
+    assert_eq!(
+        e.message,
+        "string length 4294967295 runs past the end of the input (2 bytes left)"
+    );
 
     let e = err(&hex("dd ff ff ff ff"));
     assert_eq!((e.kind, e.offset), (ErrorKind::Eof, 5));
     assert_eq!(e.path.to_string(), "$[0]");
-    assert_eq!(e.message, "the input ends where item 0 of an array of 4294967295 items should start");
+    assert_eq!(
+        e.message,
+        "the input ends where item 0 of an array of 4294967295 items should start"
+    );
 
     // {"ok": 1, <invalid utf-8 key>: 2}
     let e = err(&hex("82 a2 6f 6b 01 a2 61 ff 02"));
@@ -311,10 +375,7 @@ fn partial_keeps_open_containers_and_drops_half_entries() {
     let p = e.partial.expect("partial");
     assert_eq!(
         p.value,
-        Value::object([(
-            "a",
-            Value::Array(vec![Value::Int(1), Value::Map(vec![])])
-        )])
+        Value::object([("a", Value::Array(vec![Value::Int(1), Value::Map(vec![])]))])
     );
     assert_eq!(p.spans.len(), 4);
 }
