@@ -1,1 +1,3 @@
+//! The `wirelens` command-line entry point (a stub until the CLI lands).
+
 fn main() {}
