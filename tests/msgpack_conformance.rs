@@ -75,7 +75,7 @@ fn suite_value(kind: &str, j: &serde_json::Value) -> Value {
             j.as_array()
                 .expect("array")
                 .iter()
-                .map(|x| json_value(x))
+                .map(json_value)
                 .collect(),
         ),
         "map" => Value::Map(
