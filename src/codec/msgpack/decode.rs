@@ -4,6 +4,9 @@ use super::{key_path_segment, parse_timestamp, TIMESTAMP_EXT};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::{Float, Kind, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
+/// Most item slots reserved up front for one container; more grow as items arrive.
+const RESERVE_CAP: usize = 256;
+
 /// A failure before it gets its path and partial document.
 struct Fail {
     kind: ErrorKind,
@@ -174,8 +177,10 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
                     let kind = if map { Kind::Map } else { Kind::Array };
                     builder.open(kind, segment, key, pos, header_end);
                 }
-                // Every item takes at least one byte: never reserve more than the bytes left.
-                let room = bytes.len().saturating_sub(header_end);
+                // Every item takes at least one byte: never reserve more than the bytes left, and
+                // at most a small fixed number of slots, so that hundreds of nested containers
+                // claiming billions of items cannot each reserve room for the whole input.
+                let room = bytes.len().saturating_sub(header_end).min(RESERVE_CAP);
                 let mut frame = Frame {
                     map,
                     len,

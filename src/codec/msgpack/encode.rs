@@ -346,7 +346,13 @@ impl Encoder {
             }
             Value::Timestamp(ts) => {
                 let data = timestamp_data(*ts);
-                self.ext(TIMESTAMP_EXT, &data, Kind::Timestamp, slot)?
+                // Nanoseconds past 999,999,999 make bytes every reader takes for a plain ext.
+                let kind = if parse_timestamp(&data).is_some() {
+                    Kind::Timestamp
+                } else {
+                    Kind::Ext
+                };
+                self.ext(TIMESTAMP_EXT, &data, kind, slot)?
             }
             // `value` writes these itself and never passes them here.
             Value::Array(_) | Value::Map(_) | Value::Tag(..) => {
