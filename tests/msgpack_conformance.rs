@@ -510,6 +510,21 @@ proptest! {
     }
 
     #[test]
+    fn round_trips_with_shortest_up_to_float_width(v in arb_value()) {
+        // The encoder names non-text keys by the *source* key (so every format gives one path),
+        // and a float64 key narrowed to float32 reads back with another summary: compare the
+        // byte layout of the trees, not their key texts.
+        let e = encode(&v, &EncodeOptions::default()).expect("encodes");
+        e.spans.validate(e.bytes.len()).expect("valid spans");
+        let d = decode(&e.bytes, &DecodeOptions::default()).expect("decodes");
+        prop_assert_eq!(widen(&d.value), widen(&v));
+        let layout = |t: &wirelens::model::SpanTree| -> Vec<_> {
+            t.nodes().iter().map(|n| (n.key, n.span, n.header_end, n.payload, n.parent)).collect()
+        };
+        prop_assert_eq!(layout(&d.spans), layout(&e.spans));
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
         match decode(&bytes, &DecodeOptions::default()) {
             Ok(d) => {
@@ -522,5 +537,15 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// The value with every float widened to float64 (Shortest may narrow exact ones to float32).
+fn widen(v: &Value) -> Value {
+    match v {
+        Value::Float(f) => Value::f64(f.value),
+        Value::Array(a) => Value::Array(a.iter().map(widen).collect()),
+        Value::Map(m) => Value::Map(m.iter().map(|(k, x)| (widen(k), widen(x))).collect()),
+        other => other.clone(),
     }
 }

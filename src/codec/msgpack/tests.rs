@@ -410,3 +410,27 @@ fn timestamps_decode_in_all_three_forms() {
     assert_eq!(dec(&bad).value, Value::Ext(-1, bad[3..].to_vec()));
     assert_eq!(enc(&Value::Ext(-1, bad[3..].to_vec())).bytes, bad);
 }
+
+#[test]
+fn out_of_range_nanos_are_written_and_read_back_as_ext() {
+    let v = Value::Timestamp(Timestamp {
+        seconds: 5,
+        nanos: 1_500_000_000,
+    });
+    let e = enc(&v);
+    assert_eq!(e.spans.node(NodeId::ROOT).kind, Kind::Ext);
+    let d = dec(&e.bytes);
+    assert!(matches!(d.value, Value::Ext(-1, ref data) if data.len() == 12));
+    assert_eq!(d.spans, e.spans);
+}
+
+#[test]
+fn nested_huge_claims_fail_fast() {
+    let mut bytes = Vec::new();
+    for _ in 0..400 {
+        bytes.extend_from_slice(&[0xdd, 0xff, 0xff, 0xff, 0xff]);
+    }
+    let e = err(&bytes);
+    assert_eq!((e.kind, e.offset), (ErrorKind::Eof, bytes.len()));
+    assert_eq!(e.path.segments().len(), 400);
+}
