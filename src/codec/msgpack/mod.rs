@@ -29,8 +29,11 @@
 //! range become decimal text, CBOR undefined and simple values become nil, CBOR tags 0 and 1
 //! (date-times) become the timestamp extension, other tags are dropped (their content is kept),
 //! decimals become the nearest float64 (or float32 under [`FloatPolicy::Shortest`] when that is
-//! exact) — each with a note. With `canonical`, map entries are sorted by the bytes of their
-//! encoded keys and floats are shortest.
+//! exact) — each with a note. A map key whose encoded bytes repeat an earlier key's is written
+//! and noted as a duplicate (this catches equal keys of any type, and also keys that only became
+//! equal on the wire, such as null and undefined). Non-text keys are named by the *source* key's
+//! summary, so paths match the source value in every format. With `canonical`, map entries are
+//! sorted by the bytes of their encoded keys (stably) and floats are shortest.
 //!
 //! Span conventions (shared by every codec): a scalar whose value is its one marker byte (fixint,
 //! nil, true, false) has an empty header and that byte as payload; other scalars have the marker
