@@ -1,0 +1,545 @@
+//! The MessagePack decoder: an explicit stack, spans for every node. See the parent module docs.
+
+use super::{key_path_segment, parse_timestamp, TIMESTAMP_EXT};
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::model::{Float, Kind, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value};
+
+/// Most item slots reserved up front for one container; more grow as items arrive.
+const RESERVE_CAP: usize = 256;
+
+/// A failure before it gets its path and partial document.
+struct Fail {
+    kind: ErrorKind,
+    offset: usize,
+    message: String,
+}
+
+impl Fail {
+    fn new(kind: ErrorKind, offset: usize, message: String) -> Fail {
+        Fail {
+            kind,
+            offset,
+            message,
+        }
+    }
+}
+
+/// What one item's head says.
+enum Head {
+    /// A whole scalar: its value, node kind, header end and payload (which ends the item).
+    Leaf {
+        value: Value,
+        kind: Kind,
+        header_end: usize,
+        payload: Span,
+    },
+    /// A container of `len` items (arrays) or entries (maps), whose header ends at `header_end`.
+    Open {
+        map: bool,
+        len: usize,
+        header_end: usize,
+    },
+}
+
+/// An array or map being read.
+struct Frame {
+    map: bool,
+    /// Items (arrays) or entries (maps) the header announced.
+    len: usize,
+    items: Vec<Value>,
+    entries: Vec<(Value, Value)>,
+    /// A map key read, waiting for its value, with its bytes.
+    key: Option<(Value, Span)>,
+    /// Whether the container has a node in the tree (it is not inside a map key).
+    node: bool,
+    /// Offset of its marker.
+    start: usize,
+}
+
+impl Frame {
+    fn done(&self) -> usize {
+        if self.map {
+            self.entries.len()
+        } else {
+            self.items.len()
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        self.key.is_none() && self.done() >= self.len
+    }
+
+    fn into_value(self) -> Value {
+        if self.map {
+            Value::Map(self.entries)
+        } else {
+            Value::Array(self.items)
+        }
+    }
+
+    /// What is read next in this container, in words (for end-of-input messages).
+    fn next_item_words(&self) -> String {
+        if self.map {
+            let part = if self.key.is_some() { "value" } else { "key" };
+            format!(
+                "the {part} of entry {} of a map of {} entries",
+                self.entries.len(),
+                self.len
+            )
+        } else {
+            format!(
+                "item {} of an array of {} items",
+                self.items.len(),
+                self.len
+            )
+        }
+    }
+}
+
+/// Where the next item goes.
+struct Slot {
+    /// `Some((segment, key span))` when the item gets a node.
+    node: Option<(Segment, Option<Span>)>,
+    /// The item's own path segment, `None` for the root and for map keys.
+    path: Option<PathSegment>,
+}
+
+/// Decodes one MessagePack value that fills all of `bytes`, with the spans of every node.
+///
+/// # Errors
+/// A [`DecodeError`] for malformed, truncated or invalid input, nesting deeper than
+/// `options.max_depth`, or bytes after the value; see the module docs for offsets and paths.
+pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    let mut builder = SpanTreeBuilder::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut pos = 0usize;
+    let root = loop {
+        let slot = next_slot(&stack, &mut builder);
+        let item_start = pos;
+        let fail = |f: Fail, stack: Vec<Frame>, builder: SpanTreeBuilder| {
+            let mut path = builder.current_path();
+            if let Some(seg) = &slot.path {
+                path.push(seg.clone());
+            }
+            let at = f.offset;
+            error(f, path, partial(stack, builder, at))
+        };
+        if pos >= bytes.len() {
+            let message = match stack.last() {
+                None => "the input is empty".to_string(),
+                Some(top) => format!(
+                    "the input ends where {} should start",
+                    top.next_item_words()
+                ),
+            };
+            return Err(fail(
+                Fail::new(ErrorKind::Eof, pos, message),
+                stack,
+                builder,
+            ));
+        }
+        let (head, end) = match read_head(bytes, pos) {
+            Ok(h) => h,
+            Err(f) => return Err(fail(f, stack, builder)),
+        };
+        let mut finished: Option<(Value, usize)> = None;
+        match head {
+            Head::Leaf {
+                value,
+                kind,
+                header_end,
+                payload,
+            } => {
+                if let Some((segment, key)) = slot.node {
+                    builder.leaf(kind, segment, key, Span::new(pos, end), header_end, payload);
+                }
+                pos = end;
+                finished = Some((value, item_start));
+            }
+            Head::Open {
+                map,
+                len,
+                header_end,
+            } => {
+                if stack.len() >= options.max_depth {
+                    let f = Fail::new(
+                        ErrorKind::Limit,
+                        pos,
+                        format!(
+                            "nesting goes deeper than the limit of {} containers",
+                            options.max_depth
+                        ),
+                    );
+                    return Err(fail(f, stack, builder));
+                }
+                let node = slot.node.is_some();
+                if let Some((segment, key)) = slot.node {
+                    let kind = if map { Kind::Map } else { Kind::Array };
+                    builder.open(kind, segment, key, pos, header_end);
+                }
+                // Every item takes at least one byte: never reserve more than the bytes left, and
+                // at most a small fixed number of slots, so that hundreds of nested containers
+                // claiming billions of items cannot each reserve room for the whole input.
+                let room = bytes.len().saturating_sub(header_end).min(RESERVE_CAP);
+                let mut frame = Frame {
+                    map,
+                    len,
+                    items: Vec::new(),
+                    entries: Vec::new(),
+                    key: None,
+                    node,
+                    start: pos,
+                };
+                if map {
+                    frame.entries.reserve(len.min(room / 2));
+                } else {
+                    frame.items.reserve(len.min(room));
+                }
+                pos = header_end;
+                if len == 0 {
+                    if node {
+                        builder.close(pos, pos);
+                    }
+                    finished = Some((frame.into_value(), item_start));
+                } else {
+                    stack.push(frame);
+                }
+            }
+        }
+        // Hand finished values up; close every container that is now complete.
+        let mut root = None;
+        while let Some((value, start)) = finished.take() {
+            let Some(top) = stack.last_mut() else {
+                root = Some(value);
+                break;
+            };
+            if !top.map {
+                top.items.push(value);
+            } else if let Some((key, _)) = top.key.take() {
+                top.entries.push((key, value));
+            } else {
+                top.key = Some((value, Span::new(start, pos)));
+            }
+            if top.is_complete() {
+                if let Some(frame) = stack.pop() {
+                    if frame.node {
+                        builder.close(pos, pos);
+                    }
+                    let start = frame.start;
+                    finished = Some((frame.into_value(), start));
+                }
+            }
+        }
+        if let Some(value) = root {
+            break value;
+        }
+    };
+    let spans = builder.finish();
+    if pos < bytes.len() {
+        let left = bytes.len() - pos;
+        let document = Document {
+            format: Format::MessagePack,
+            value: root,
+            spans,
+        };
+        return Err(DecodeError {
+            format: Format::MessagePack,
+            kind: ErrorKind::TrailingData,
+            offset: pos,
+            path: Path::root(),
+            message: format!(
+                "{left} more byte{} follow{} the complete value",
+                if left == 1 { "" } else { "s" },
+                if left == 1 { "s" } else { "" }
+            ),
+            partial: Some(Box::new(document)),
+        });
+    }
+    Ok(Document {
+        format: Format::MessagePack,
+        value: root,
+        spans,
+    })
+}
+
+/// Where the next item goes, given the open containers.
+fn next_slot(stack: &[Frame], builder: &mut SpanTreeBuilder) -> Slot {
+    match stack.last() {
+        None => Slot {
+            node: Some((Segment::Root, None)),
+            path: None,
+        },
+        Some(top) if !top.map => {
+            let i = top.items.len();
+            Slot {
+                node: top
+                    .node
+                    .then(|| (Segment::Index(u32::try_from(i).unwrap_or(u32::MAX)), None)),
+                path: Some(PathSegment::Index(i)),
+            }
+        }
+        Some(top) => match &top.key {
+            None => Slot {
+                node: None,
+                path: None,
+            },
+            Some((key, span)) => Slot {
+                node: top
+                    .node
+                    .then(|| (builder.segment_for_key(key), Some(*span))),
+                path: Some(key_path_segment(key)),
+            },
+        },
+    }
+}
+
+/// The partial document from the containers still open (`None` if nothing was read).
+fn partial(mut stack: Vec<Frame>, builder: SpanTreeBuilder, at: usize) -> Option<Box<Document>> {
+    let mut carried: Option<Value> = None;
+    while let Some(mut frame) = stack.pop() {
+        if let Some(v) = carried.take() {
+            if !frame.map {
+                frame.items.push(v);
+            } else if let Some((key, _)) = frame.key.take() {
+                frame.entries.push((key, v));
+            }
+            // Otherwise `v` was a key cut short: its entry is incomplete and left out.
+        }
+        // A key whose value never came is left out too.
+        frame.key = None;
+        carried = Some(frame.into_value());
+    }
+    let value = carried?;
+    Some(Box::new(Document {
+        format: Format::MessagePack,
+        value,
+        spans: builder.finish_partial(at),
+    }))
+}
+
+fn error(f: Fail, path: Path, partial: Option<Box<Document>>) -> DecodeError {
+    DecodeError {
+        format: Format::MessagePack,
+        kind: f.kind,
+        offset: f.offset,
+        path,
+        message: f.message,
+        partial,
+    }
+}
+
+/// `n` bytes at `at`, or an end-of-input failure pointing at the item's marker `item`.
+fn take<'a>(
+    bytes: &'a [u8],
+    item: usize,
+    at: usize,
+    n: usize,
+    what: &str,
+) -> Result<&'a [u8], Fail> {
+    let left = bytes.len().saturating_sub(at);
+    at.checked_add(n)
+        .and_then(|end| bytes.get(at..end))
+        .ok_or_else(|| {
+            Fail::new(
+                ErrorKind::Eof,
+                item,
+                format!(
+                    "{what} runs past the end of the input ({left} byte{} left)",
+                    plural(left)
+                ),
+            )
+        })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// A big-endian unsigned number of `n` (1, 2, 4 or 8) bytes at `at`.
+fn uint(bytes: &[u8], item: usize, at: usize, n: usize, what: &str) -> Result<u64, Fail> {
+    let b = take(bytes, item, at, n, what)?;
+    Ok(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
+}
+
+/// A length header of `n` bytes at `at`, as usize (saturating: such a length never fits anyway).
+fn length(bytes: &[u8], item: usize, at: usize, n: usize, what: &str) -> Result<usize, Fail> {
+    let v = uint(bytes, item, at, n, &format!("the length of the {what}"))?;
+    Ok(usize::try_from(v).unwrap_or(usize::MAX))
+}
+
+/// Reads the head of the item at `pos` (and, for scalars, the whole item). Returns it with the
+/// offset where the item (or the container's header) ends.
+fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
+    let Some(&m) = bytes.get(pos) else {
+        return Err(Fail::new(
+            ErrorKind::Eof,
+            pos,
+            "the input ends where an item should start".into(),
+        ));
+    };
+    let after = pos + 1;
+    // A scalar held entirely by its marker byte.
+    let marker_only = |value: Value, kind: Kind| {
+        Ok((
+            Head::Leaf {
+                value,
+                kind,
+                header_end: pos,
+                payload: Span::new(pos, after),
+            },
+            after,
+        ))
+    };
+    // A scalar whose payload is `n` bytes after a header ending at `header_end`.
+    let fixed = |header_end: usize, n: usize, what: &str| -> Result<(&[u8], Span), Fail> {
+        let b = take(bytes, pos, header_end, n, what)?;
+        Ok((b, Span::new(header_end, header_end + n)))
+    };
+    let leaf = |value: Value, kind: Kind, header_end: usize, payload: Span| {
+        Ok((
+            Head::Leaf {
+                value,
+                kind,
+                header_end,
+                payload,
+            },
+            payload.end,
+        ))
+    };
+    let open = |map: bool, len: usize, header_end: usize| {
+        Ok((
+            Head::Open {
+                map,
+                len,
+                header_end,
+            },
+            header_end,
+        ))
+    };
+    match m {
+        0x00..=0x7f => marker_only(Value::Int(i128::from(m)), Kind::Int),
+        0xe0..=0xff => marker_only(Value::Int(i128::from(m as i8)), Kind::Int),
+        0xc0 => marker_only(Value::Null, Kind::Null),
+        0xc2 => marker_only(Value::Bool(false), Kind::Bool),
+        0xc3 => marker_only(Value::Bool(true), Kind::Bool),
+        0xc1 => Err(Fail::new(
+            ErrorKind::Syntax,
+            pos,
+            "0xc1 is never used".into(),
+        )),
+        0x80..=0x8f => open(true, usize::from(m & 0x0f), after),
+        0x90..=0x9f => open(false, usize::from(m & 0x0f), after),
+        0xdc | 0xdd => {
+            let n = if m == 0xdc { 2 } else { 4 };
+            let len = length(bytes, pos, after, n, "array")?;
+            open(false, len, after + n)
+        }
+        0xde | 0xdf => {
+            let n = if m == 0xde { 2 } else { 4 };
+            let len = length(bytes, pos, after, n, "map")?;
+            open(true, len, after + n)
+        }
+        0xa0..=0xbf | 0xd9..=0xdb => {
+            let (n, len) = match m {
+                0xd9 => (1, length(bytes, pos, after, 1, "string")?),
+                0xda => (2, length(bytes, pos, after, 2, "string")?),
+                0xdb => (4, length(bytes, pos, after, 4, "string")?),
+                _ => (0, usize::from(m & 0x1f)),
+            };
+            let header_end = after + n;
+            let (b, payload) = fixed(header_end, len, &format!("string length {len}"))?;
+            match std::str::from_utf8(b) {
+                Ok(s) => leaf(Value::Text(s.to_string()), Kind::Text, header_end, payload),
+                Err(e) => {
+                    let bad = header_end + e.valid_up_to();
+                    let byte = bytes.get(bad).copied().unwrap_or(0);
+                    let what = if e.error_len().is_some() {
+                        "starts no valid character"
+                    } else {
+                        "starts a character the string ends inside"
+                    };
+                    Err(Fail::new(
+                        ErrorKind::Invalid,
+                        bad,
+                        format!(
+                            "string is not valid UTF-8: byte 0x{byte:02x} at offset {bad} {what}"
+                        ),
+                    ))
+                }
+            }
+        }
+        0xc4..=0xc6 => {
+            let n = 1 << (m - 0xc4);
+            let len = length(bytes, pos, after, n, "binary")?;
+            let header_end = after + n;
+            let (b, payload) = fixed(header_end, len, &format!("binary length {len}"))?;
+            leaf(Value::Bytes(b.to_vec()), Kind::Bytes, header_end, payload)
+        }
+        0xc7..=0xc9 | 0xd4..=0xd8 => {
+            let (n, len) = match m {
+                0xc7 => (1, length(bytes, pos, after, 1, "ext")?),
+                0xc8 => (2, length(bytes, pos, after, 2, "ext")?),
+                0xc9 => (4, length(bytes, pos, after, 4, "ext")?),
+                _ => (0, 1usize << (m - 0xd4)),
+            };
+            let type_at = after + n;
+            let ty = take(bytes, pos, type_at, 1, "the ext type byte")?
+                .first()
+                .map_or(0, |&t| t as i8);
+            let header_end = type_at + 1;
+            let (data, payload) = fixed(header_end, len, &format!("ext length {len}"))?;
+            match (ty == TIMESTAMP_EXT)
+                .then(|| parse_timestamp(data))
+                .flatten()
+            {
+                Some(ts) => leaf(Value::Timestamp(ts), Kind::Timestamp, header_end, payload),
+                None => leaf(
+                    Value::Ext(ty, data.to_vec()),
+                    Kind::Ext,
+                    header_end,
+                    payload,
+                ),
+            }
+        }
+        0xca => {
+            let (b, payload) = fixed(after, 4, "float32")?;
+            let v = uint(b, pos, 0, 4, "float32")?;
+            let f = f32::from_bits(u32::try_from(v).unwrap_or(0));
+            leaf(
+                Value::Float(Float::f32(f)),
+                Kind::Float(crate::model::FloatWidth::F32),
+                after,
+                payload,
+            )
+        }
+        0xcb => {
+            let (b, payload) = fixed(after, 8, "float64")?;
+            let v = uint(b, pos, 0, 8, "float64")?;
+            leaf(
+                Value::f64(f64::from_bits(v)),
+                Kind::Float(crate::model::FloatWidth::F64),
+                after,
+                payload,
+            )
+        }
+        0xcc..=0xcf => {
+            let n = 1 << (m - 0xcc);
+            let (b, payload) = fixed(after, n, &format!("uint{}", n * 8))?;
+            let v = uint(b, pos, 0, n, "uint")?;
+            leaf(Value::Int(i128::from(v)), Kind::Int, after, payload)
+        }
+        0xd0..=0xd3 => {
+            let n = 1 << (m - 0xd0);
+            let (b, payload) = fixed(after, n, &format!("int{}", n * 8))?;
+            let v = uint(b, pos, 0, n, "int")?;
+            // Sign-extend the n-byte two's complement number.
+            let shift = 64 - 8 * n as u32;
+            let signed = ((v << shift) as i64) >> shift;
+            leaf(Value::Int(i128::from(signed)), Kind::Int, after, payload)
+        }
+    }
+}

@@ -1,0 +1,565 @@
+//! The MessagePack encoder: smallest encodings, spans, fidelity notes. See the parent module docs.
+
+use std::collections::HashSet;
+
+use super::{key_path_segment, parse_timestamp, TIMESTAMP_EXT};
+use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
+use crate::model::{
+    format_float, Float, FloatWidth, Kind, Path, PathSegment, Segment, Span, SpanTreeBuilder,
+    Timestamp, Value,
+};
+
+/// Encodes `value` as MessagePack, with the spans of every node and notes for what MessagePack
+/// cannot say.
+///
+/// # Errors
+/// An [`EncodeError`] when a string, byte string, ext, array or map is longer than MessagePack's
+/// 2^32 − 1 limit.
+pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    let mut enc = Encoder {
+        out: Vec::new(),
+        builder: SpanTreeBuilder::new(),
+        notes: Notes::new(),
+        canonical: options.canonical,
+        floats: if options.canonical {
+            FloatPolicy::Shortest
+        } else {
+            options.floats
+        },
+        muted: false,
+    };
+    enc.value(
+        value,
+        Slot::Node {
+            segment: Segment::Root,
+            key: None,
+            path: None,
+        },
+    )?;
+    Ok(Encoded {
+        format: Format::MessagePack,
+        bytes: enc.out,
+        spans: enc.builder.finish(),
+        notes: enc.notes.into_vec(),
+    })
+}
+
+/// How the value being written is placed.
+#[derive(Clone)]
+enum Slot {
+    /// It gets a node: its segment, the bytes of its map key, and its own path segment (`None`
+    /// for the root).
+    Node {
+        segment: Segment,
+        key: Option<Span>,
+        path: Option<PathSegment>,
+    },
+    /// It is (part of) a map key: no node. Notes go to `path`, the entry's path.
+    Key { path: Path },
+}
+
+struct Encoder {
+    out: Vec<u8>,
+    builder: SpanTreeBuilder,
+    notes: Notes,
+    canonical: bool,
+    floats: FloatPolicy,
+    /// Set while keys are encoded only to sort them, so their notes are not counted twice.
+    muted: bool,
+}
+
+/// What was written for a scalar: the node kind, the header end and the payload start.
+struct Written {
+    kind: Kind,
+    header_end: usize,
+    payload_start: usize,
+}
+
+impl Encoder {
+    /// The path of the value in `slot`.
+    fn path(&self, slot: &Slot) -> Path {
+        match slot {
+            Slot::Node { path, .. } => {
+                let mut p = self.builder.current_path();
+                if let Some(seg) = path {
+                    p.push(seg.clone());
+                }
+                p
+            }
+            Slot::Key { path } => path.clone(),
+        }
+    }
+
+    fn note(&mut self, kind: NoteKind, slot: &Slot, message: impl FnOnce() -> String) {
+        if !self.muted {
+            let path = self.path(slot);
+            self.notes.add(kind, path, message);
+        }
+    }
+
+    fn too_long(&self, slot: &Slot, what: &str, len: usize) -> EncodeError {
+        EncodeError {
+            format: Format::MessagePack,
+            path: self.path(slot),
+            message: format!("{what} of {len} is longer than MessagePack's limit of 4294967295"),
+        }
+    }
+
+    /// Writes a marker byte followed by a big-endian length in `n` bytes.
+    fn head(&mut self, marker: u8, n: usize, len: u64) {
+        self.out.push(marker);
+        self.out.extend_from_slice(&len.to_be_bytes()[8 - n..]);
+    }
+
+    /// Writes any value; containers recurse.
+    fn value(&mut self, v: &Value, slot: Slot) -> Result<(), EncodeError> {
+        match v {
+            Value::Array(items) => self.array(items, slot),
+            Value::Map(entries) => self.map(entries, slot),
+            Value::Tag(tag, inner) => self.tag(*tag, inner, slot),
+            scalar => {
+                let start = self.out.len();
+                let w = self.scalar(scalar, &slot)?;
+                if let Slot::Node { segment, key, .. } = slot {
+                    let end = self.out.len();
+                    self.builder.leaf(
+                        w.kind,
+                        segment,
+                        key,
+                        Span::new(start, end),
+                        w.header_end,
+                        Span::new(w.payload_start, end),
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A CBOR tag: date-times become timestamps, anything else is written without its tag.
+    fn tag(&mut self, tag: u64, inner: &Value, slot: Slot) -> Result<(), EncodeError> {
+        let ts = match (tag, inner) {
+            (0, Value::Text(s)) => Timestamp::parse_rfc3339(s),
+            (1, Value::Int(n)) => i64::try_from(*n)
+                .ok()
+                .map(|seconds| Timestamp { seconds, nanos: 0 }),
+            (1, Value::Float(f)) => epoch_float(f.value),
+            _ => None,
+        };
+        match ts {
+            Some(ts) => self.value(&Value::Timestamp(ts), slot),
+            None => {
+                self.note(NoteKind::TagDropped, &slot, || {
+                    format!(
+                        "CBOR tag {tag} has no MessagePack equivalent; the tagged value {} is written without it",
+                        inner.summary(40)
+                    )
+                });
+                self.value(inner, slot)
+            }
+        }
+    }
+
+    fn array(&mut self, items: &[Value], slot: Slot) -> Result<(), EncodeError> {
+        let start = self.out.len();
+        let len = items.len();
+        match len {
+            0..=15 => self.out.push(0x90 | len as u8),
+            16..=0xffff => self.head(0xdc, 2, len as u64),
+            _ if u32::try_from(len).is_ok() => self.head(0xdd, 4, len as u64),
+            _ => return Err(self.too_long(&slot, "an array", len)),
+        }
+        let node = self.open(Kind::Array, &slot, start);
+        for (i, item) in items.iter().enumerate() {
+            let child =
+                self.child_slot(&slot, node, Segment::Index(i as u32), PathSegment::Index(i));
+            self.value(item, child)?;
+        }
+        if node {
+            let end = self.out.len();
+            self.builder.close(end, end);
+        }
+        Ok(())
+    }
+
+    fn map(&mut self, entries: &[(Value, Value)], slot: Slot) -> Result<(), EncodeError> {
+        let start = self.out.len();
+        let len = entries.len();
+        match len {
+            0..=15 => self.out.push(0x80 | len as u8),
+            16..=0xffff => self.head(0xde, 2, len as u64),
+            _ if u32::try_from(len).is_ok() => self.head(0xdf, 4, len as u64),
+            _ => return Err(self.too_long(&slot, "a map", len)),
+        }
+        let node = self.open(Kind::Map, &slot, start);
+        let order: Vec<usize> = if self.canonical {
+            let mut keyed = Vec::with_capacity(len);
+            let was_muted = self.muted;
+            self.muted = true;
+            for (i, (k, _)) in entries.iter().enumerate() {
+                let at = self.out.len();
+                let path = self.path(&slot).child(key_path_segment(k));
+                self.value(k, Slot::Key { path })?;
+                keyed.push((self.out.split_off(at), i));
+            }
+            self.muted = was_muted;
+            // Stable: entries with equal keys keep their order.
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            keyed.into_iter().map(|(_, i)| i).collect()
+        } else {
+            (0..len).collect()
+        };
+        let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(len);
+        for i in order {
+            let Some((k, v)) = entries.get(i) else {
+                continue;
+            };
+            let key_start = self.out.len();
+            let entry_path = self.path(&slot).child(key_path_segment(k));
+            self.value(k, Slot::Key { path: entry_path })?;
+            let key_span = Span::new(key_start, self.out.len());
+            // Equal keys encode to equal bytes, and keys that differ in the value but not in the
+            // bytes (nil from null and undefined) repeat for every reader too.
+            if let Some(key_bytes) = self.out.get(key_start..) {
+                if !seen.insert(key_bytes.to_vec()) {
+                    self.note(NoteKind::DuplicateKey, &slot, || {
+                        format!(
+                            "key {} appears more than once in this map; every entry is written, most readers keep only one",
+                            k.summary(40)
+                        )
+                    });
+                }
+            }
+            let child = if node {
+                let segment = self.builder.segment_for_key(k);
+                Slot::Node {
+                    segment,
+                    key: Some(key_span),
+                    path: Some(key_path_segment(k)),
+                }
+            } else {
+                Slot::Key {
+                    path: self.path(&slot).child(key_path_segment(k)),
+                }
+            };
+            self.value(v, child)?;
+        }
+        if node {
+            let end = self.out.len();
+            self.builder.close(end, end);
+        }
+        Ok(())
+    }
+
+    /// Opens a container node for a value in `slot` whose header started at `start`; whether it
+    /// got a node.
+    fn open(&mut self, kind: Kind, slot: &Slot, start: usize) -> bool {
+        match slot {
+            Slot::Node { segment, key, .. } => {
+                let header_end = self.out.len();
+                self.builder.open(kind, *segment, *key, start, header_end);
+                true
+            }
+            Slot::Key { .. } => false,
+        }
+    }
+
+    /// The slot of an array item of the container in `parent` (which has a node when `node`).
+    fn child_slot(&self, parent: &Slot, node: bool, segment: Segment, path: PathSegment) -> Slot {
+        if node {
+            Slot::Node {
+                segment,
+                key: None,
+                path: Some(path),
+            }
+        } else {
+            Slot::Key {
+                path: self.path(parent).child(path),
+            }
+        }
+    }
+
+    /// Writes a scalar (anything but arrays, maps and tags).
+    fn scalar(&mut self, v: &Value, slot: &Slot) -> Result<Written, EncodeError> {
+        let start = self.out.len();
+        // A scalar whose value lives in its marker byte.
+        let marker_only = |this: &mut Encoder, byte: u8, kind: Kind| {
+            this.out.push(byte);
+            Written {
+                kind,
+                header_end: start,
+                payload_start: start,
+            }
+        };
+        let w = match v {
+            Value::Null => marker_only(self, 0xc0, Kind::Null),
+            Value::Undefined => {
+                self.note(NoteKind::SimpleAsNull, slot, || {
+                    "CBOR undefined has no MessagePack equivalent; written as nil".into()
+                });
+                marker_only(self, 0xc0, Kind::Null)
+            }
+            Value::Simple(n) => {
+                self.note(NoteKind::SimpleAsNull, slot, || {
+                    format!("CBOR simple value {n} has no MessagePack equivalent; written as nil")
+                });
+                marker_only(self, 0xc0, Kind::Null)
+            }
+            Value::Bool(b) => marker_only(self, if *b { 0xc3 } else { 0xc2 }, Kind::Bool),
+            Value::Int(n) => {
+                if let Ok(u) = u64::try_from(*n) {
+                    self.uint(u)
+                } else if let Ok(i) = i64::try_from(*n) {
+                    self.sint(i)
+                } else {
+                    self.int_as_text(&n.to_string(), slot)?
+                }
+            }
+            Value::BigInt(n) => self.int_as_text(&n.to_string(), slot)?,
+            Value::Float(f) => self.float(*f, slot),
+            Value::Decimal(d) => self.decimal(d, slot)?,
+            Value::Text(s) => self.text(s, slot)?,
+            Value::Bytes(b) => {
+                let len = b.len();
+                match len {
+                    0..=0xff => self.head(0xc4, 1, len as u64),
+                    0x100..=0xffff => self.head(0xc5, 2, len as u64),
+                    _ if u32::try_from(len).is_ok() => self.head(0xc6, 4, len as u64),
+                    _ => return Err(self.too_long(slot, "a byte string", len)),
+                }
+                let header_end = self.out.len();
+                self.out.extend_from_slice(b);
+                Written {
+                    kind: Kind::Bytes,
+                    header_end,
+                    payload_start: header_end,
+                }
+            }
+            Value::Ext(t, data) => {
+                let kind = if *t == TIMESTAMP_EXT && parse_timestamp(data).is_some() {
+                    // The bytes are a valid timestamp: that is what any reader sees.
+                    Kind::Timestamp
+                } else {
+                    Kind::Ext
+                };
+                self.ext(*t, data, kind, slot)?
+            }
+            Value::Timestamp(ts) => {
+                let data = timestamp_data(*ts);
+                // Nanoseconds past 999,999,999 make bytes every reader takes for a plain ext.
+                let kind = if parse_timestamp(&data).is_some() {
+                    Kind::Timestamp
+                } else {
+                    Kind::Ext
+                };
+                self.ext(TIMESTAMP_EXT, &data, kind, slot)?
+            }
+            // `value` writes these itself and never passes them here.
+            Value::Array(_) | Value::Map(_) | Value::Tag(..) => {
+                return Err(EncodeError {
+                    format: Format::MessagePack,
+                    path: self.path(slot),
+                    message: format!("{} is not a scalar", v.summary(40)),
+                })
+            }
+        };
+        Ok(w)
+    }
+
+    fn uint(&mut self, u: u64) -> Written {
+        let start = self.out.len();
+        if u < 0x80 {
+            self.out.push(u as u8);
+            return Written {
+                kind: Kind::Int,
+                header_end: start,
+                payload_start: start,
+            };
+        }
+        match u {
+            0..=0xff => self.head(0xcc, 1, u),
+            0x100..=0xffff => self.head(0xcd, 2, u),
+            0x1_0000..=0xffff_ffff => self.head(0xce, 4, u),
+            _ => self.head(0xcf, 8, u),
+        }
+        Written {
+            kind: Kind::Int,
+            header_end: start + 1,
+            payload_start: start + 1,
+        }
+    }
+
+    /// A negative integer.
+    fn sint(&mut self, i: i64) -> Written {
+        let start = self.out.len();
+        if i >= -32 {
+            self.out.push(i as u8);
+            return Written {
+                kind: Kind::Int,
+                header_end: start,
+                payload_start: start,
+            };
+        }
+        let bits = i as u64;
+        if i >= i64::from(i8::MIN) {
+            self.head(0xd0, 1, bits);
+        } else if i >= i64::from(i16::MIN) {
+            self.head(0xd1, 2, bits);
+        } else if i >= i64::from(i32::MIN) {
+            self.head(0xd2, 4, bits);
+        } else {
+            self.head(0xd3, 8, bits);
+        }
+        Written {
+            kind: Kind::Int,
+            header_end: start + 1,
+            payload_start: start + 1,
+        }
+    }
+
+    fn int_as_text(&mut self, digits: &str, slot: &Slot) -> Result<Written, EncodeError> {
+        self.note(NoteKind::IntegerRange, slot, || {
+            format!("integer {digits} does not fit MessagePack's 64-bit integers; written as text")
+        });
+        self.text(digits, slot)
+    }
+
+    fn text(&mut self, s: &str, slot: &Slot) -> Result<Written, EncodeError> {
+        let len = s.len();
+        match len {
+            0..=31 => self.out.push(0xa0 | len as u8),
+            32..=0xff => self.head(0xd9, 1, len as u64),
+            0x100..=0xffff => self.head(0xda, 2, len as u64),
+            _ if u32::try_from(len).is_ok() => self.head(0xdb, 4, len as u64),
+            _ => return Err(self.too_long(slot, "a string", len)),
+        }
+        let header_end = self.out.len();
+        self.out.extend_from_slice(s.as_bytes());
+        Ok(Written {
+            kind: Kind::Text,
+            header_end,
+            payload_start: header_end,
+        })
+    }
+
+    fn float(&mut self, f: Float, slot: &Slot) -> Written {
+        let narrow = match self.floats {
+            FloatPolicy::Shortest => FloatWidth::F32.holds(f.value),
+            FloatPolicy::Keep => {
+                if f.width == FloatWidth::F16 {
+                    self.note(NoteKind::FloatWidth, slot, || {
+                        format!(
+                            "float16 {} written as float32: MessagePack has no float16",
+                            format_float(f.value)
+                        )
+                    });
+                }
+                f.width != FloatWidth::F64
+            }
+        };
+        self.write_float(f.value, narrow)
+    }
+
+    fn write_float(&mut self, v: f64, narrow: bool) -> Written {
+        let start = self.out.len();
+        if narrow {
+            self.out.push(0xca);
+            self.out
+                .extend_from_slice(&(v as f32).to_bits().to_be_bytes());
+        } else {
+            self.out.push(0xcb);
+            self.out.extend_from_slice(&v.to_bits().to_be_bytes());
+        }
+        Written {
+            kind: Kind::Float(if narrow {
+                FloatWidth::F32
+            } else {
+                FloatWidth::F64
+            }),
+            header_end: start + 1,
+            payload_start: start + 1,
+        }
+    }
+
+    fn decimal(&mut self, d: &str, slot: &Slot) -> Result<Written, EncodeError> {
+        let Ok(v) = d.parse::<f64>() else {
+            self.note(NoteKind::DecimalRounded, slot, || {
+                format!("decimal {d} could not be read as a number; written as text")
+            });
+            return self.text(d, slot);
+        };
+        self.note(NoteKind::DecimalRounded, slot, || {
+            if v.is_infinite() {
+                format!(
+                    "decimal {d} is beyond float64's range; written as {}",
+                    format_float(v)
+                )
+            } else {
+                format!(
+                    "decimal {d} rounded to the nearest float64, {}",
+                    format_float(v)
+                )
+            }
+        });
+        let narrow = self.floats == FloatPolicy::Shortest && FloatWidth::F32.holds(v);
+        Ok(self.write_float(v, narrow))
+    }
+
+    fn ext(&mut self, t: i8, data: &[u8], kind: Kind, slot: &Slot) -> Result<Written, EncodeError> {
+        let len = data.len();
+        match len {
+            1 => self.out.push(0xd4),
+            2 => self.out.push(0xd5),
+            4 => self.out.push(0xd6),
+            8 => self.out.push(0xd7),
+            16 => self.out.push(0xd8),
+            0..=0xff => self.head(0xc7, 1, len as u64),
+            0x100..=0xffff => self.head(0xc8, 2, len as u64),
+            _ if u32::try_from(len).is_ok() => self.head(0xc9, 4, len as u64),
+            _ => return Err(self.too_long(slot, "an ext", len)),
+        }
+        self.out.push(t as u8);
+        let header_end = self.out.len();
+        self.out.extend_from_slice(data);
+        Ok(Written {
+            kind,
+            header_end,
+            payload_start: header_end,
+        })
+    }
+}
+
+/// The data bytes of a timestamp in its smallest form.
+fn timestamp_data(ts: Timestamp) -> Vec<u8> {
+    let secs = ts.seconds;
+    if ts.nanos == 0 && (0..1 << 32).contains(&secs) {
+        (secs as u32).to_be_bytes().to_vec()
+    } else if (0..1 << 34).contains(&secs) && ts.nanos < 1 << 30 {
+        ((u64::from(ts.nanos) << 34) | secs as u64)
+            .to_be_bytes()
+            .to_vec()
+    } else {
+        let mut d = ts.nanos.to_be_bytes().to_vec();
+        d.extend_from_slice(&secs.to_be_bytes());
+        d
+    }
+}
+
+/// A timestamp from float epoch seconds (CBOR tag 1), if it is finite and in range.
+fn epoch_float(v: f64) -> Option<Timestamp> {
+    if !v.is_finite() {
+        return None;
+    }
+    let floor = v.floor();
+    // i64 covers ±9.2e18; stay well inside so the cast is exact.
+    if !(-9.0e18..9.0e18).contains(&floor) {
+        return None;
+    }
+    let mut seconds = floor as i64;
+    let mut nanos = ((v - floor) * 1e9).round() as u32;
+    if nanos >= 1_000_000_000 {
+        seconds += 1;
+        nanos -= 1_000_000_000;
+    }
+    Some(Timestamp { seconds, nanos })
+}
