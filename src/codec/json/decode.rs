@@ -554,11 +554,14 @@ fn hex4(b: &[u8], at: usize, escape_at: usize) -> Result<u32, Fail> {
             Some(c @ b'a'..=b'f') => c - b'a' + 10,
             Some(c @ b'A'..=b'F') => c - b'A' + 10,
             Some(_) => {
-                let seen = String::from_utf8_lossy(b.get(escape_at..at + k + 1).unwrap_or_default()).into_owned();
+                let found = match describe(b, at + k) {
+                    Found::Char(c) => c,
+                    Found::Invalid(byte) => format!("invalid UTF-8 (byte 0x{byte:02x})"),
+                };
                 return Err(Fail::between(
                     ErrorKind::Syntax,
                     escape_at,
-                    format!("the escape {seen:?} is not \\u followed by four hex digits"),
+                    format!("invalid \\u escape: expected four hex digits but found {found}"),
                 ));
             }
             None => {
