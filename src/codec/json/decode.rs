@@ -1,0 +1,654 @@
+//! The JSON decoder: one pass over the bytes with an index, an explicit stack of open containers
+//! (no recursion over input nesting), spans recorded as it goes.
+
+use super::{number_value, scan_number, NumberError};
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::model::{Kind, PathSegment, Segment, Span, SpanTreeBuilder, Value};
+
+/// Decodes one JSON text. See the module docs of [`super`] for the rules.
+pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    let mut p = Parser {
+        b: bytes,
+        i: 0,
+        builder: SpanTreeBuilder::new(),
+        stack: Vec::new(),
+        max_depth: options.max_depth,
+    };
+    match p.run() {
+        Ok(value) => {
+            p.skip_ws();
+            let doc = Document {
+                format: Format::Json,
+                value,
+                spans: p.builder.finish(),
+            };
+            if p.i < bytes.len() {
+                let at = p.i;
+                let (kind, what) = match describe(bytes, at) {
+                    Found::Invalid(byte) => (
+                        ErrorKind::Invalid,
+                        format!("invalid UTF-8 (byte 0x{byte:02x})"),
+                    ),
+                    Found::Char(c) => (ErrorKind::TrailingData, c),
+                };
+                return Err(DecodeError {
+                    format: Format::Json,
+                    kind,
+                    offset: at,
+                    path: crate::model::Path::root(),
+                    message: format!(
+                        "the value ends at byte {at} but {} more bytes follow, starting with {what}",
+                        bytes.len() - at
+                    ),
+                    partial: Some(Box::new(doc)),
+                });
+            }
+            Ok(doc)
+        }
+        Err(fail) => Err(p.into_error(fail)),
+    }
+}
+
+/// A container being decoded, with what it holds so far.
+enum Frame {
+    /// An array's items.
+    Array(Vec<Value>),
+    /// A map's entries, and the key (with its quoted bytes) of the entry being read.
+    Map {
+        entries: Vec<(Value, Value)>,
+        key: String,
+        key_span: Span,
+    },
+}
+
+/// Why decoding stopped, before the path and partial document are attached.
+struct Fail {
+    kind: ErrorKind,
+    offset: usize,
+    message: String,
+    /// Whether the failure is inside the item being read (its segment joins the path) rather than
+    /// between items of the innermost container.
+    in_item: bool,
+}
+
+impl Fail {
+    fn item(kind: ErrorKind, offset: usize, message: String) -> Fail {
+        Fail {
+            kind,
+            offset,
+            message,
+            in_item: true,
+        }
+    }
+
+    fn between(kind: ErrorKind, offset: usize, message: String) -> Fail {
+        Fail {
+            kind,
+            offset,
+            message,
+            in_item: false,
+        }
+    }
+}
+
+/// A byte where something else was expected, as words for an error message.
+enum Found {
+    /// A readable description such as `'}'`, `byte 0x0c` or `'é'`.
+    Char(String),
+    /// The byte starts no valid UTF-8 sequence.
+    Invalid(u8),
+}
+
+/// Describes the character at `at` (which must be in bounds to say anything useful).
+fn describe(b: &[u8], at: usize) -> Found {
+    let Some(&c) = b.get(at) else {
+        return Found::Char("the end of the input".into());
+    };
+    if c < 0x80 {
+        return Found::Char(if c.is_ascii_graphic() || c == b' ' {
+            format!("'{}'", char::from(c))
+        } else {
+            format!("byte 0x{c:02x}")
+        });
+    }
+    let tail = b.get(at..b.len().min(at + 4)).unwrap_or_default();
+    let valid = match std::str::from_utf8(tail) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(tail.get(..e.valid_up_to()).unwrap_or_default()).unwrap_or(""),
+    };
+    match valid.chars().next() {
+        Some(ch) => Found::Char(format!("'{ch}' (U+{:04X})", u32::from(ch))),
+        None => Found::Invalid(c),
+    }
+}
+
+struct Parser<'a> {
+    b: &'a [u8],
+    i: usize,
+    builder: SpanTreeBuilder,
+    stack: Vec<Frame>,
+    max_depth: usize,
+}
+
+/// Bytes that end a fast run inside a string: `"`, `\` and control characters.
+fn is_special(c: u8) -> bool {
+    c == b'"' || c == b'\\' || c < 0x20
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any of the 8 bytes in `x` is `"`, `\` or below 0x20 (exact, no false negatives; a
+/// false positive only costs a slower byte-wise look at the chunk).
+fn chunk_has_special(x: u64) -> bool {
+    let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI != 0;
+    let below_space = x.wrapping_sub(LO * 0x20) & !x & HI != 0;
+    below_space || has_zero(x ^ (LO * u64::from(b'"'))) || has_zero(x ^ (LO * u64::from(b'\\')))
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The whole decode: a loop reading one value at a time, never recursing.
+    fn run(&mut self) -> Result<Value, Fail> {
+        if self.b.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            self.i = 3;
+        }
+        self.skip_ws();
+        'value: loop {
+            // Read one value at self.i (whitespace already skipped).
+            let (segment, key_span) = match self.stack.last() {
+                None => (Segment::Root, None),
+                Some(Frame::Array(items)) => (
+                    Segment::Index(u32::try_from(items.len()).unwrap_or(u32::MAX)),
+                    None,
+                ),
+                Some(Frame::Map { key, key_span, .. }) => (self.builder.key(key), Some(*key_span)),
+            };
+            let start = self.i;
+            let Some(&c) = self.b.get(start) else {
+                let what = if self.stack.is_empty() && self.builder.is_empty() {
+                    "the input holds no JSON value"
+                } else {
+                    "the input ends where a value was expected"
+                };
+                return Err(Fail::item(ErrorKind::Eof, start, what.into()));
+            };
+            let mut value = match c {
+                b'[' | b'{' => {
+                    if self.stack.len() >= self.max_depth {
+                        return Err(Fail::item(
+                            ErrorKind::Limit,
+                            start,
+                            format!(
+                                "nesting goes deeper than the limit of {} levels",
+                                self.max_depth
+                            ),
+                        ));
+                    }
+                    let is_array = c == b'[';
+                    let kind = if is_array { Kind::Array } else { Kind::Map };
+                    self.builder.open(kind, segment, key_span, start, start + 1);
+                    self.i += 1;
+                    self.skip_ws();
+                    let close = if is_array { b']' } else { b'}' };
+                    if self.b.get(self.i) == Some(&close) {
+                        self.i += 1;
+                        self.builder.close(self.i - 1, self.i);
+                        if is_array {
+                            Value::Array(Vec::new())
+                        } else {
+                            Value::Map(Vec::new())
+                        }
+                    } else if is_array {
+                        self.stack.push(Frame::Array(Vec::new()));
+                        continue 'value;
+                    } else {
+                        self.stack.push(Frame::Map {
+                            entries: Vec::new(),
+                            key: String::new(),
+                            key_span: Span::empty(start),
+                        });
+                        self.read_key()?;
+                        continue 'value;
+                    }
+                }
+                b'"' => {
+                    let (text, close) = self.string().map_err(|mut f| {
+                        f.in_item = true;
+                        f
+                    })?;
+                    self.builder.leaf(
+                        Kind::Text,
+                        segment,
+                        key_span,
+                        Span::new(start, close + 1),
+                        start + 1,
+                        Span::new(start + 1, close),
+                    );
+                    Value::Text(text)
+                }
+                b'-' | b'0'..=b'9' => {
+                    let value = self.number()?;
+                    let span = Span::new(start, self.i);
+                    self.builder
+                        .leaf(value.kind(), segment, key_span, span, start, span);
+                    value
+                }
+                b't' | b'f' | b'n' => {
+                    let (lit, value): (&[u8], Value) = match c {
+                        b't' => (b"true", Value::Bool(true)),
+                        b'f' => (b"false", Value::Bool(false)),
+                        _ => (b"null", Value::Null),
+                    };
+                    self.literal(lit)?;
+                    let span = Span::new(start, self.i);
+                    self.builder
+                        .leaf(value.kind(), segment, key_span, span, start, span);
+                    value
+                }
+                _ => return Err(self.unexpected(start, "a value", true)),
+            };
+            // A value is complete: attach it to its container and read what follows, closing
+            // containers until one continues with another item.
+            loop {
+                let is_array = match self.stack.last_mut() {
+                    None => return Ok(value),
+                    Some(Frame::Array(items)) => {
+                        items.push(value);
+                        true
+                    }
+                    Some(Frame::Map { entries, key, .. }) => {
+                        entries.push((Value::Text(std::mem::take(key)), value));
+                        false
+                    }
+                };
+                self.skip_ws();
+                let at = self.i;
+                match self.b.get(at) {
+                    Some(b',') => {
+                        self.i += 1;
+                        self.skip_ws();
+                        if !is_array {
+                            self.read_key()?;
+                        }
+                        continue 'value;
+                    }
+                    Some(b']') if is_array => {}
+                    Some(b'}') if !is_array => {}
+                    Some(_) => {
+                        let expected = if is_array {
+                            "',' or ']' after an array item"
+                        } else {
+                            "',' or '}' after a map entry"
+                        };
+                        return Err(self.unexpected(at, expected, false));
+                    }
+                    None => {
+                        let what = if is_array {
+                            "the input ends inside an array; expected ',' or ']'"
+                        } else {
+                            "the input ends inside a map; expected ',' or '}'"
+                        };
+                        return Err(Fail::between(ErrorKind::Eof, at, what.into()));
+                    }
+                }
+                self.i += 1;
+                self.builder.close(at, self.i);
+                value = match self.stack.pop() {
+                    Some(Frame::Array(items)) => Value::Array(items),
+                    Some(Frame::Map { entries, .. }) => Value::Map(entries),
+                    None => Value::Null,
+                };
+            }
+        }
+    }
+
+    /// An error for an unexpected byte at `at` (invalid UTF-8 is [`ErrorKind::Invalid`]).
+    fn unexpected(&self, at: usize, expected: &str, in_item: bool) -> Fail {
+        let (kind, message) = match describe(self.b, at) {
+            Found::Invalid(byte) => (
+                ErrorKind::Invalid,
+                format!("expected {expected} but found invalid UTF-8 (byte 0x{byte:02x})"),
+            ),
+            Found::Char(found) => (ErrorKind::Syntax, format!("expected {expected} but found {found}")),
+        };
+        Fail {
+            kind,
+            offset: at,
+            message,
+            in_item,
+        }
+    }
+
+    /// Reads `"key"` and the `:` after it (whitespace skipped before and after) into the map on
+    /// top of the stack.
+    fn read_key(&mut self) -> Result<(), Fail> {
+        let start = self.i;
+        match self.b.get(start) {
+            Some(b'"') => {}
+            Some(_) => return Err(self.unexpected(start, "a string key", false)),
+            None => {
+                return Err(Fail::between(
+                    ErrorKind::Eof,
+                    start,
+                    "the input ends inside a map; expected a string key".into(),
+                ))
+            }
+        }
+        let (text, close) = self.string()?;
+        self.skip_ws();
+        let at = self.i;
+        match self.b.get(at) {
+            Some(b':') => {}
+            Some(_) => {
+                let mut f = self.unexpected(at, "':' after a map key", false);
+                f.message = format!("{} (key {text:?})", f.message);
+                return Err(f);
+            }
+            None => {
+                return Err(Fail::between(
+                    ErrorKind::Eof,
+                    at,
+                    format!("the input ends after the map key {text:?}; expected ':'"),
+                ))
+            }
+        }
+        self.i += 1;
+        self.skip_ws();
+        if let Some(Frame::Map { key, key_span, .. }) = self.stack.last_mut() {
+            *key = text;
+            *key_span = Span::new(start, close + 1);
+        }
+        Ok(())
+    }
+
+    /// Reads `true`, `false` or `null` at `self.i`.
+    fn literal(&mut self, lit: &[u8]) -> Result<(), Fail> {
+        let start = self.i;
+        let word = String::from_utf8_lossy(lit);
+        for (k, &want) in lit.iter().enumerate() {
+            match self.b.get(start + k) {
+                Some(&got) if got == want => {}
+                Some(_) => return Err(self.unexpected(start + k, &format!("the literal {word}"), true)),
+                None => {
+                    return Err(Fail::item(
+                        ErrorKind::Eof,
+                        start + k,
+                        format!("the input ends inside the literal {word}"),
+                    ))
+                }
+            }
+        }
+        self.i = start + lit.len();
+        Ok(())
+    }
+
+    /// Reads a number at `self.i`.
+    fn number(&mut self) -> Result<Value, Fail> {
+        let start = self.i;
+        let scan = match scan_number(self.b, start) {
+            Ok(scan) => scan,
+            Err(NumberError::Eof(at)) => {
+                return Err(Fail::item(
+                    ErrorKind::Eof,
+                    at,
+                    "the input ends inside a number".into(),
+                ))
+            }
+            Err(NumberError::Bad(at, what)) => {
+                let mut f = self.unexpected(at, what, true);
+                f.message = format!("{} in a number", f.message);
+                return Err(f);
+            }
+        };
+        if self.b.get(scan.end).is_some_and(u8::is_ascii_digit) {
+            // Only possible right after a leading `0`.
+            return Err(Fail::item(
+                ErrorKind::Syntax,
+                scan.end,
+                "a number must not have leading zeros".into(),
+            ));
+        }
+        self.i = scan.end;
+        let lit = self.b.get(start..scan.end).unwrap_or_default();
+        Ok(number_value(lit, scan.is_int))
+    }
+
+    /// Reads a string whose opening quote is at `self.i`; returns its text and the offset of the
+    /// closing quote, and leaves `self.i` after it.
+    fn string(&mut self) -> Result<(String, usize), Fail> {
+        let b = self.b;
+        let mut i = self.i + 1;
+        let mut run_start = i;
+        let mut out: Option<String> = None;
+        loop {
+            // Skip 8 plain bytes at a time.
+            while let Some(chunk) = b.get(i..i + 8) {
+                let Ok(arr) = <[u8; 8]>::try_from(chunk) else {
+                    break;
+                };
+                if chunk_has_special(u64::from_le_bytes(arr)) {
+                    break;
+                }
+                i += 8;
+            }
+            let Some(&c) = b.get(i) else {
+                return Err(Fail::between(
+                    ErrorKind::Eof,
+                    b.len(),
+                    "the input ends inside a string".into(),
+                ));
+            };
+            if !is_special(c) {
+                i += 1;
+                continue;
+            }
+            let run = text_run(b, run_start, i)?;
+            match c {
+                b'"' => {
+                    let text = match out {
+                        Some(mut s) => {
+                            s.push_str(run);
+                            s
+                        }
+                        None => run.to_string(),
+                    };
+                    self.i = i + 1;
+                    return Ok((text, i));
+                }
+                b'\\' => {
+                    let s = out.get_or_insert_with(String::new);
+                    s.push_str(run);
+                    let (ch, next) = escape(b, i)?;
+                    s.push(ch);
+                    i = next;
+                    run_start = i;
+                }
+                _ => {
+                    return Err(Fail::between(
+                        ErrorKind::Syntax,
+                        i,
+                        format!(
+                            "control character U+{:04X} must be escaped inside a string",
+                            c
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Turns a failure into the public error, with the path and the partial document.
+    fn into_error(mut self, fail: Fail) -> DecodeError {
+        let mut path = self.builder.current_path();
+        if fail.in_item {
+            match self.stack.last() {
+                None => {}
+                Some(Frame::Array(items)) => path.push(PathSegment::Index(items.len())),
+                Some(Frame::Map { key, .. }) => path.push(PathSegment::Key(key.clone())),
+            }
+        }
+        // Close the open containers with what they hold, innermost first. A map's pending key
+        // without a value is dropped.
+        let mut value: Option<Value> = None;
+        while let Some(mut frame) = self.stack.pop() {
+            if let Some(child) = value.take() {
+                match &mut frame {
+                    Frame::Array(items) => items.push(child),
+                    Frame::Map { entries, key, .. } => {
+                        entries.push((Value::Text(std::mem::take(key)), child));
+                    }
+                }
+            }
+            value = Some(match frame {
+                Frame::Array(items) => Value::Array(items),
+                Frame::Map { entries, .. } => Value::Map(entries),
+            });
+        }
+        let partial = if self.builder.is_empty() {
+            None
+        } else {
+            Some(Box::new(Document {
+                format: Format::Json,
+                value: value.unwrap_or_default(),
+                spans: self.builder.finish_partial(fail.offset),
+            }))
+        };
+        DecodeError {
+            format: Format::Json,
+            kind: fail.kind,
+            offset: fail.offset,
+            path,
+            message: fail.message,
+            partial,
+        }
+    }
+}
+
+/// The text of the bytes `start..end` of a string, checked to be UTF-8.
+fn text_run(b: &[u8], start: usize, end: usize) -> Result<&str, Fail> {
+    let bytes = b.get(start..end).unwrap_or_default();
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = start + e.valid_up_to();
+        let byte = b.get(at).copied().unwrap_or_default();
+        let message = if e.error_len().is_none() {
+            format!("truncated UTF-8 sequence inside a string (byte 0x{byte:02x})")
+        } else {
+            format!("invalid UTF-8 inside a string (byte 0x{byte:02x})")
+        };
+        Fail::between(ErrorKind::Invalid, at, message)
+    })
+}
+
+/// Four hex digits at `at` as a number.
+fn hex4(b: &[u8], at: usize, escape_at: usize) -> Result<u32, Fail> {
+    let mut n = 0u32;
+    for k in 0..4 {
+        let d = match b.get(at + k) {
+            Some(c @ b'0'..=b'9') => c - b'0',
+            Some(c @ b'a'..=b'f') => c - b'a' + 10,
+            Some(c @ b'A'..=b'F') => c - b'A' + 10,
+            Some(_) => {
+                let found = match describe(b, at + k) {
+                    Found::Char(c) => c,
+                    Found::Invalid(byte) => format!("invalid UTF-8 (byte 0x{byte:02x})"),
+                };
+                return Err(Fail::between(
+                    ErrorKind::Syntax,
+                    escape_at,
+                    format!("invalid \\u escape: expected four hex digits but found {found}"),
+                ));
+            }
+            None => {
+                return Err(Fail::between(
+                    ErrorKind::Eof,
+                    b.len(),
+                    "the input ends inside a \\u escape".into(),
+                ))
+            }
+        };
+        n = n * 16 + u32::from(d);
+    }
+    Ok(n)
+}
+
+/// Decodes the escape whose backslash is at `at`; returns the character and the offset after it.
+fn escape(b: &[u8], at: usize) -> Result<(char, usize), Fail> {
+    let Some(&k) = b.get(at + 1) else {
+        return Err(Fail::between(
+            ErrorKind::Eof,
+            b.len(),
+            "the input ends inside an escape".into(),
+        ));
+    };
+    let simple = match k {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => return unicode_escape(b, at),
+        _ => {
+            let found = match describe(b, at + 1) {
+                Found::Char(c) => c,
+                Found::Invalid(byte) => format!("invalid UTF-8 (byte 0x{byte:02x})"),
+            };
+            return Err(Fail::between(
+                ErrorKind::Syntax,
+                at,
+                format!("invalid escape: a backslash followed by {found}"),
+            ));
+        }
+    };
+    Ok((simple, at + 2))
+}
+
+/// Decodes `\uXXXX` (and a following `\uXXXX` low surrogate) at `at`.
+fn unicode_escape(b: &[u8], at: usize) -> Result<(char, usize), Fail> {
+    let hi = hex4(b, at + 2, at)?;
+    let lone = |what: String| Fail::between(ErrorKind::Invalid, at, what);
+    match hi {
+        0xD800..=0xDBFF => {
+            let next = at + 6;
+            match (b.get(next), b.get(next + 1)) {
+                (Some(b'\\'), Some(b'u')) => {}
+                (None, _) | (Some(b'\\'), None) => {
+                    return Err(Fail::between(
+                        ErrorKind::Eof,
+                        b.len(),
+                        "the input ends after a high surrogate escape".into(),
+                    ))
+                }
+                _ => {
+                    return Err(lone(format!(
+                        "\\u{hi:04X} is a high surrogate not followed by a \\u low surrogate escape"
+                    )))
+                }
+            }
+            let lo = hex4(b, next + 2, next)?;
+            if !(0xDC00..=0xDFFF).contains(&lo) {
+                return Err(lone(format!(
+                    "\\u{hi:04X} is a high surrogate followed by \\u{lo:04X}, which is not a low surrogate"
+                )));
+            }
+            let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+            let ch = char::from_u32(cp).ok_or_else(|| lone(format!("U+{cp:X} is not a character")))?;
+            Ok((ch, next + 6))
+        }
+        0xDC00..=0xDFFF => Err(lone(format!(
+            "\\u{hi:04X} is a lone low surrogate"
+        ))),
+        _ => {
+            let ch = char::from_u32(hi).ok_or_else(|| lone(format!("U+{hi:04X} is not a character")))?;
+            Ok((ch, at + 6))
+        }
+    }
+}

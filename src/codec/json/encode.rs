@@ -1,0 +1,442 @@
+//! The JSON encoder: serde_json's output byte for byte, with spans and fidelity notes.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use base64::Engine as _;
+
+use super::scan_number;
+use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
+use crate::model::{FloatWidth, Kind, NodeId, Segment, Span, SpanTreeBuilder, Value};
+
+/// Encodes `value`; see the module docs of [`super`].
+pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    let mut e = Encoder {
+        out: Vec::new(),
+        builder: SpanTreeBuilder::new(),
+        notes: Notes::new(),
+        canonical: options.canonical,
+        pretty: options.pretty,
+        level: 0,
+    };
+    e.value(value, Segment::Root, None)?;
+    Ok(Encoded {
+        format: Format::Json,
+        bytes: e.out,
+        spans: e.builder.finish(),
+        notes: e.notes.into_vec(),
+    })
+}
+
+struct Encoder {
+    out: Vec<u8>,
+    builder: SpanTreeBuilder,
+    notes: Notes,
+    canonical: bool,
+    pretty: bool,
+    /// Nesting level, for pretty indentation.
+    level: usize,
+}
+
+/// How characters are written inside a string: 0 as is, else the escape letter (`u` for `\u00XX`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = b'u';
+        c += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `s` as a quoted JSON string, escaped as serde_json does.
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        let esc = ESCAPE[usize::from(c)];
+        if esc == 0 {
+            continue;
+        }
+        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
+        run = i + 1;
+        if esc == b'u' {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 0xf)]);
+        } else {
+            out.push(b'\\');
+            out.push(esc);
+        }
+    }
+    out.extend_from_slice(bytes.get(run..).unwrap_or_default());
+    out.push(b'"');
+}
+
+/// A CBOR tag's name, if it is a well-known one.
+fn tag_name(tag: u64) -> Option<&'static str> {
+    Some(match tag {
+        0 => "date/time text",
+        1 => "epoch time",
+        2 => "positive bignum",
+        3 => "negative bignum",
+        4 => "decimal fraction",
+        5 => "bigfloat",
+        21 => "expected base64url",
+        22 => "expected base64",
+        23 => "expected base16",
+        24 => "embedded CBOR",
+        32 => "URI",
+        55799 => "self-describe CBOR",
+        _ => return None,
+    })
+}
+
+/// What a value is called in a note ("the number is written as is").
+fn noun(v: &Value) -> &'static str {
+    match v.untagged() {
+        Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Decimal(_) => "number",
+        Value::Text(_) => "text",
+        Value::Bytes(_) => "byte string",
+        Value::Array(_) => "array",
+        Value::Map(_) => "map",
+        _ => "value",
+    }
+}
+
+const TWO_POW_53: u128 = 1 << 53;
+
+impl Encoder {
+    /// Adds a scalar node for the bytes from `start` to the end of the output.
+    fn leaf(&mut self, kind: Kind, segment: Segment, key: Option<Span>, start: usize, quoted: bool) -> NodeId {
+        let end = self.out.len();
+        let (header_end, payload) = if quoted {
+            (start + 1, Span::new(start + 1, end.saturating_sub(1).max(start + 1)))
+        } else {
+            (start, Span::new(start, end))
+        };
+        self.builder
+            .leaf(kind, segment, key, Span::new(start, end), header_end, payload)
+    }
+
+    fn text_leaf(&mut self, s: &str, segment: Segment, key: Option<Span>) -> NodeId {
+        let start = self.out.len();
+        write_string(&mut self.out, s);
+        self.leaf(Kind::Text, segment, key, start, true)
+    }
+
+    fn newline(&mut self) {
+        self.out.push(b'\n');
+        for _ in 0..self.level {
+            self.out.extend_from_slice(b"  ");
+        }
+    }
+
+    /// Writes one value as the item `segment` of the current container; returns its node.
+    fn value(&mut self, v: &Value, segment: Segment, key: Option<Span>) -> Result<NodeId, EncodeError> {
+        let start = self.out.len();
+        let id = match v {
+            Value::Null => {
+                self.out.extend_from_slice(b"null");
+                self.leaf(Kind::Null, segment, key, start, false)
+            }
+            Value::Undefined | Value::Simple(_) => {
+                self.out.extend_from_slice(b"null");
+                let id = self.leaf(Kind::Null, segment, key, start, false);
+                let path = self.builder.path(id);
+                self.notes.add(NoteKind::SimpleAsNull, path, || match v {
+                    Value::Simple(n) => format!("CBOR simple value {n} written as null"),
+                    _ => "CBOR undefined written as null".to_string(),
+                });
+                id
+            }
+            Value::Bool(b) => {
+                self.out
+                    .extend_from_slice(if *b { b"true" as &[u8] } else { b"false" });
+                self.leaf(Kind::Bool, segment, key, start, false)
+            }
+            Value::Int(n) => {
+                let n = *n;
+                self.out.extend_from_slice(n.to_string().as_bytes());
+                let id = self.leaf(Kind::Int, segment, key, start, false);
+                if n.unsigned_abs() > TWO_POW_53 {
+                    let path = self.builder.path(id);
+                    self.notes.add(NoteKind::IntegerPrecision, path, || {
+                        format!("integer {n} is beyond ±2^53; JavaScript readers will round it")
+                    });
+                }
+                id
+            }
+            Value::BigInt(n) => {
+                let text = n.to_string();
+                self.out.extend_from_slice(text.as_bytes());
+                let id = self.leaf(Kind::Int, segment, key, start, false);
+                let path = self.builder.path(id);
+                self.notes.add(NoteKind::IntegerPrecision, path, || {
+                    format!("integer {text} is beyond ±2^53; JavaScript readers will round it")
+                });
+                id
+            }
+            Value::Float(f) => {
+                let x = f.value;
+                if x.is_finite() {
+                    self.out
+                        .extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+                    let id = self.leaf(Kind::Float(FloatWidth::F64), segment, key, start, false);
+                    if f.width != FloatWidth::F64 {
+                        let path = self.builder.path(id);
+                        let bits = f.width.bits();
+                        self.notes.add(NoteKind::FloatWidth, path, || {
+                            format!("float{bits} {} written as a JSON number; readers will see float64", crate::model::format_float(x))
+                        });
+                    }
+                    id
+                } else {
+                    self.out.extend_from_slice(b"null");
+                    let id = self.leaf(Kind::Null, segment, key, start, false);
+                    let path = self.builder.path(id);
+                    self.notes.add(NoteKind::NonFinite, path, || {
+                        format!("{} written as null; JSON has no NaN or Infinity", crate::model::format_float(x))
+                    });
+                    id
+                }
+            }
+            Value::Decimal(d) => {
+                let ok = matches!(scan_number(d.as_bytes(), 0), Ok(scan) if scan.end == d.len());
+                if !ok {
+                    self.out.truncate(start);
+                    let id = self.leaf(Kind::Decimal, segment, key, start, false);
+                    return Err(EncodeError {
+                        format: Format::Json,
+                        path: self.builder.path(id),
+                        message: format!("the decimal {d:?} is not a JSON number literal"),
+                    });
+                }
+                self.out.extend_from_slice(d.as_bytes());
+                self.leaf(Kind::Decimal, segment, key, start, false)
+            }
+            Value::Text(s) => self.text_leaf(s, segment, key),
+            Value::Bytes(b) => {
+                let id = self.text_leaf(&base64::engine::general_purpose::STANDARD.encode(b), segment, key);
+                let path = self.builder.path(id);
+                let n = b.len();
+                self.notes.add(NoteKind::BytesAsBase64, path, || {
+                    format!("byte string of {n} bytes written as base64 text")
+                });
+                id
+            }
+            Value::Ext(t, d) => {
+                let id = self.text_leaf(&base64::engine::general_purpose::STANDARD.encode(d), segment, key);
+                let path = self.builder.path(id);
+                let (t, n) = (*t, d.len());
+                self.notes.add(NoteKind::ExtDropped, path, || {
+                    format!("MessagePack ext type {t} dropped; its {n} data bytes are written as base64 text")
+                });
+                id
+            }
+            Value::Timestamp(ts) => {
+                let text = ts.to_rfc3339();
+                let id = self.text_leaf(&text, segment, key);
+                let path = self.builder.path(id);
+                self.notes.add(NoteKind::TimestampAsText, path, || {
+                    format!("timestamp {text} written as RFC 3339 text")
+                });
+                id
+            }
+            Value::Tag(t, inner) => {
+                let id = self.value(inner, segment, key)?;
+                let path = self.builder.path(id);
+                let t = *t;
+                self.notes.add(NoteKind::TagDropped, path, || {
+                    let name = tag_name(t).map(|n| format!(" ({n})")).unwrap_or_default();
+                    format!("CBOR tag {t}{name} dropped; the {} is written as is", noun(inner))
+                });
+                id
+            }
+            Value::Array(items) => {
+                self.out.push(b'[');
+                let id = self.builder.open(Kind::Array, segment, key, start, start + 1);
+                if !items.is_empty() {
+                    self.level += 1;
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push(b',');
+                        }
+                        if self.pretty {
+                            self.newline();
+                        }
+                        self.value(item, Segment::Index(u32::try_from(i).unwrap_or(u32::MAX)), None)?;
+                    }
+                    self.level -= 1;
+                    if self.pretty {
+                        self.newline();
+                    }
+                }
+                let close = self.out.len();
+                self.out.push(b']');
+                self.builder.close(close, close + 1);
+                id
+            }
+            Value::Map(entries) => self.map(entries, segment, key, start)?,
+        };
+        Ok(id)
+    }
+
+    /// Writes a map: keys converted to text, sorted when canonical, duplicates noted.
+    fn map(&mut self, entries: &[(Value, Value)], segment: Segment, key: Option<Span>, start: usize) -> Result<NodeId, EncodeError> {
+        self.out.push(b'{');
+        let id = self.builder.open(Kind::Map, segment, key, start, start + 1);
+        let mut list = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            list.push((key_text(k, self.canonical)?, k, v));
+        }
+        if self.canonical {
+            list.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+        }
+        if list.len() > 1 {
+            let mut seen = HashSet::with_capacity(list.len());
+            if let Some(dup) = list.iter().find(|(t, _, _)| !seen.insert(t.as_ref())) {
+                let text = dup.0.to_string();
+                let path = self.builder.path(id);
+                self.notes.add(NoteKind::DuplicateKey, path, || {
+                    format!("key {text:?} appears more than once in this map; most readers keep only one of the entries")
+                });
+            }
+        }
+        if !list.is_empty() {
+            self.level += 1;
+            for (i, (text, k, v)) in list.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                if self.pretty {
+                    self.newline();
+                }
+                let key_start = self.out.len();
+                write_string(&mut self.out, text);
+                let key_span = Span::new(key_start, self.out.len());
+                self.out.push(b':');
+                if self.pretty {
+                    self.out.push(b' ');
+                }
+                let seg = self.builder.segment_for_key(k);
+                let child = self.value(v, seg, Some(key_span))?;
+                if !matches!(k, Value::Text(_)) {
+                    let path = self.builder.path(child);
+                    let summary = k.summary(48);
+                    let kind = k.kind();
+                    self.notes.add(NoteKind::NonTextKey, path, || {
+                        format!("{kind} map key {summary} written as the string {text:?}")
+                    });
+                }
+            }
+            self.level -= 1;
+            if self.pretty {
+                self.newline();
+            }
+        }
+        let close = self.out.len();
+        self.out.push(b'}');
+        self.builder.close(close, close + 1);
+        Ok(id)
+    }
+}
+
+/// The text a map key is written as: text as is; numbers, booleans and null as their JSON text;
+/// bytes as base64; anything else as its compact JSON encoding.
+fn key_text(k: &Value, canonical: bool) -> Result<Cow<'_, str>, EncodeError> {
+    Ok(match k {
+        Value::Text(s) => Cow::Borrowed(s.as_str()),
+        Value::Int(n) => Cow::Owned(n.to_string()),
+        Value::BigInt(n) => Cow::Owned(n.to_string()),
+        Value::Decimal(d) => Cow::Borrowed(d.as_str()),
+        Value::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
+        Value::Null => Cow::Borrowed("null"),
+        Value::Float(f) => Cow::Owned(crate::model::format_float(f.value)),
+        Value::Bytes(b) => Cow::Owned(base64::engine::general_purpose::STANDARD.encode(b)),
+        Value::Tag(_, inner) => key_text(inner, canonical)?,
+        other => {
+            let options = EncodeOptions {
+                canonical,
+                ..EncodeOptions::default()
+            };
+            let bytes = encode(other, &options)?.bytes;
+            Cow::Owned(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(v: &Value) -> String {
+        let e = encode(v, &EncodeOptions::default()).expect("encodable");
+        String::from_utf8(e.bytes).expect("JSON is UTF-8")
+    }
+
+    #[test]
+    fn escapes_like_serde_json() {
+        let s = "a\"b\\c\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}/é😀";
+        assert_eq!(text(&Value::text(s)), serde_json::to_string(s).expect("serde_json"));
+        assert_eq!(text(&Value::text(s)), "\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001f\u{7f}/é😀\"");
+    }
+
+    #[test]
+    fn floats_like_serde_json() {
+        // serde_json 1.0.154 formats f64 with zmij, which writes positive exponents as `e+20`;
+        // we write ryu's `e20` (the brief's rule, and nativejson-benchmark's roundtrip27). The
+        // digits and the choice of notation are the same.
+        for x in [1.0, 1e20, 1e21, 1e16, 1e15, 1e-7, 0.1, -0.0, 5e-324, f64::MAX, 123456789.125] {
+            let theirs = serde_json::to_string(&x).expect("serde_json").replace("e+", "e");
+            assert_eq!(text(&Value::f64(x)), theirs);
+        }
+        assert_eq!(text(&Value::f64(1e21)), "1e21");
+        assert_eq!(text(&Value::Float(crate::model::Float::f32(0.1))), "0.10000000149011612");
+    }
+
+    #[test]
+    fn tag_names() {
+        let v = Value::Tag(1, Box::new(Value::Int(5)));
+        let e = encode(&v, &EncodeOptions::default()).expect("encodable");
+        assert_eq!(e.bytes, b"5");
+        assert_eq!(e.notes.len(), 1);
+        assert_eq!(e.notes[0].message, "CBOR tag 1 (epoch time) dropped; the number is written as is");
+        let v = Value::Tag(99, Box::new(Value::text("x")));
+        let e = encode(&v, &EncodeOptions::default()).expect("encodable");
+        assert_eq!(e.notes[0].message, "CBOR tag 99 dropped; the text is written as is");
+    }
+
+    #[test]
+    fn bad_decimal_is_an_error() {
+        let v = Value::Array(vec![Value::Decimal("1.2.3".into())]);
+        let err = encode(&v, &EncodeOptions::default()).expect_err("not a JSON number");
+        assert_eq!(err.path.to_string(), "$[0]");
+    }
+
+    #[test]
+    fn canonical_sorts_by_utf16() {
+        // U+1F600 sorts after U+FF61 by code point but before it in UTF-16 (surrogate D83D).
+        let v = Value::object([("\u{1F600}", Value::Int(1)), ("\u{FF61}", Value::Int(2)), ("a", Value::Int(3))]);
+        let e = encode(
+            &v,
+            &EncodeOptions {
+                canonical: true,
+                ..EncodeOptions::default()
+            },
+        )
+        .expect("encodable");
+        assert_eq!(String::from_utf8(e.bytes).expect("utf8"), "{\"a\":3,\"😀\":1,\"｡\":2}");
+        e.spans.validate(e.spans.nodes()[0].span.end).expect("valid spans");
+    }
+}

@@ -1,0 +1,348 @@
+//! JSON (RFC 8259): a strict decoder that records the byte span of every node, and an encoder that
+//! writes exactly what `serde_json::to_string` / `to_string_pretty` would, with spans and
+//! [`FidelityNote`](super::FidelityNote)s for everything JSON cannot say.
+//!
+//! Why it exists: JSON is the format most payloads arrive in, and the one every other column is
+//! compared against, so its reader must be exact (no silent rounding of numbers, no lost
+//! duplicate keys) and its writer must match what the Rust ecosystem's reference writer produces
+//! byte for byte.
+//!
+//! Conventions:
+//! - Decoding accepts exactly RFC 8259 text, plus one leading UTF-8 byte order mark, which is
+//!   skipped (spans stay offsets into the original bytes). Whitespace is space, tab, LF and CR.
+//!   Invalid UTF-8 and lone UTF-16 surrogates in `\u` escapes are [`ErrorKind::Invalid`](super::ErrorKind).
+//! - Numbers ([`parse_number`]): an integer literal becomes [`Value::Int`] (or [`Value::BigInt`]
+//!   beyond its range); any other literal becomes a float64 when the float64 holds the literal as
+//!   written (its shortest round-trip form has the same significant digits and exponent), else a
+//!   [`Value::Decimal`] keeping the literal. `-0` becomes the float `-0.0`, as in serde_json.
+//! - Spans: a string's header is its opening quote, its payload the (still escaped) bytes between
+//!   the quotes, the closing quote is structure. Numbers and `true`/`false`/`null` have an empty
+//!   header and the literal as payload. A container's header is its `[`/`{`, its payload runs to
+//!   the closing bracket. A map key produces no node: its quoted bytes are the value node's `key`.
+//! - Encoding writes the smallest text (or serde_json's pretty layout with
+//!   [`EncodeOptions::pretty`](super::EncodeOptions)). The encoded span tree's node kinds are the
+//!   kinds the JSON text holds (bytes, timestamps and ext data are text, `undefined` is null, all
+//!   floats are float64), so decoding the output gives the same tree; the segments (and so the
+//!   paths) are those of the source value.
+//!
+//! What it does not do: JSON5, comments, trailing commas, NaN/Infinity literals, other encodings
+//! than UTF-8, or streaming several documents from one buffer.
+
+mod decode;
+mod encode;
+
+use super::{DecodeError, DecodeOptions, Document, EncodeError, EncodeOptions, Encoded};
+use crate::model::{Float, Value};
+
+/// Decodes JSON text into a [`Document`] with the span of every node.
+///
+/// ```
+/// # use wirelens::codec::{json, DecodeOptions};
+/// # use wirelens::model::Value;
+/// let doc = json::decode(br#"{"a":[1,2.5]}"#, &DecodeOptions::default()).expect("valid JSON");
+/// assert_eq!(doc.value, Value::object([("a", Value::Array(vec![Value::Int(1), Value::f64(2.5)]))]));
+/// assert_eq!(doc.spans.len(), 4);
+/// ```
+pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    decode::decode(bytes, options)
+}
+
+/// Encodes `value` as JSON text, with spans and notes for what JSON cannot say.
+///
+/// ```
+/// # use wirelens::codec::{json, EncodeOptions};
+/// # use wirelens::model::Value;
+/// let v = Value::object([("a", Value::Bytes(vec![1, 2, 3]))]);
+/// let out = json::encode(&v, &EncodeOptions::default()).expect("encodable");
+/// assert_eq!(out.bytes, br#"{"a":"AQID"}"#);
+/// assert_eq!(out.notes.len(), 1);
+/// ```
+pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    encode::encode(value, options)
+}
+
+/// The [`Value`] a JSON number literal stands for, or `None` if `literal` is not exactly one JSON
+/// number (no surrounding whitespace).
+///
+/// An integer literal (no fraction, no exponent) is a [`Value::Int`], or a [`Value::BigInt`] beyond
+/// `INT_MIN..=INT_MAX`; `-0` is the float `-0.0`. Any other literal is a float64 when the
+/// correctly rounded float64 holds it as written, else a [`Value::Decimal`] with the literal.
+///
+/// ```
+/// # use wirelens::codec::json::parse_number;
+/// # use wirelens::model::Value;
+/// assert_eq!(parse_number("1.50"), Some(Value::f64(1.5)));
+/// assert_eq!(parse_number("1e400"), Some(Value::Decimal("1e400".into())));
+/// assert_eq!(parse_number("01"), None);
+/// ```
+pub fn parse_number(literal: &str) -> Option<Value> {
+    let b = literal.as_bytes();
+    match scan_number(b, 0) {
+        Ok(scan) if scan.end == b.len() => Some(number_value(b, scan.is_int)),
+        _ => None,
+    }
+}
+
+/// Where a number literal ends and whether it is an integer literal.
+#[derive(Debug, Clone, Copy)]
+struct NumberScan {
+    end: usize,
+    is_int: bool,
+}
+
+/// Why a number literal is malformed: at which byte, and whether the input simply ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NumberError {
+    /// The input ended at this offset in the middle of the number.
+    Eof(usize),
+    /// This byte is wrong; the text says what was expected.
+    Bad(usize, &'static str),
+}
+
+/// Scans the JSON number grammar starting at `start`; does not look at what follows it (a digit
+/// after a leading `0` is reported by the caller).
+fn scan_number(b: &[u8], start: usize) -> Result<NumberScan, NumberError> {
+    let mut i = start;
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            i += 1;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+        }
+        Some(_) => return Err(NumberError::Bad(i, "a digit")),
+        None => return Err(NumberError::Eof(i)),
+    }
+    let mut is_int = true;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        is_int = false;
+        i = digits(b, i, "a digit after the decimal point")?;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        is_int = false;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(b, i, "a digit in the exponent")?;
+    }
+    Ok(NumberScan { end: i, is_int })
+}
+
+/// Consumes one or more digits at `i`.
+fn digits(b: &[u8], mut i: usize, what: &'static str) -> Result<usize, NumberError> {
+    match b.get(i) {
+        Some(c) if c.is_ascii_digit() => {}
+        Some(_) => return Err(NumberError::Bad(i, what)),
+        None => return Err(NumberError::Eof(i)),
+    }
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    Ok(i)
+}
+
+/// The value of a literal that [`scan_number`] accepted whole.
+fn number_value(lit: &[u8], is_int: bool) -> Value {
+    let Ok(text) = std::str::from_utf8(lit) else {
+        // Unreachable for scanned literals (ASCII only); keep the bytes' meaning anyway.
+        return Value::Decimal(String::from_utf8_lossy(lit).into_owned());
+    };
+    if is_int {
+        return int_value(lit, text);
+    }
+    let Ok(x) = text.parse::<f64>() else {
+        return Value::Decimal(text.to_string());
+    };
+    if x.is_finite() && float_holds_literal(lit, x) {
+        Value::Float(Float::f64(x))
+    } else {
+        Value::Decimal(text.to_string())
+    }
+}
+
+/// An integer literal (optional `-`, digits).
+fn int_value(lit: &[u8], text: &str) -> Value {
+    let (neg, digits) = match lit.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, lit),
+    };
+    if digits == b"0" {
+        return if neg {
+            Value::Float(Float::f64(-0.0))
+        } else {
+            Value::Int(0)
+        };
+    }
+    if digits.len() <= 38 {
+        // 38 decimal digits always fit an i128.
+        let mut n: i128 = 0;
+        for &d in digits {
+            n = n * 10 + i128::from(d - b'0');
+        }
+        return Value::int(if neg { -n } else { n });
+    }
+    match num_bigint::BigInt::parse_bytes(lit, 10) {
+        Some(n) => Value::bigint(n),
+        None => Value::Decimal(text.to_string()),
+    }
+}
+
+/// Whether the finite float64 `x`, the correctly rounded reading of the non-integer literal
+/// `lit`, holds the literal as written: same significant digits and decimal exponent as the
+/// shortest text that reads back as `x`.
+fn float_holds_literal(lit: &[u8], x: f64) -> bool {
+    let l = Normalised::of(lit);
+    if x == 0.0 {
+        // Zero is exact; a non-zero literal that reads as zero underflowed.
+        return l.count == 0;
+    }
+    // Fast path: up to 15 significant digits always survive a trip through a normal float64
+    // (DBL_DIG), so the shortest form is the literal's own digits.
+    if l.count <= 15 && x.abs() >= f64::MIN_POSITIVE {
+        return true;
+    }
+    let mut buf = ryu::Buffer::new();
+    let shortest = buf.format_finite(x).as_bytes();
+    let s = Normalised::of(shortest);
+    l.count == s.count && l.exp == s.exp && l.digits().eq(s.digits())
+}
+
+/// A number literal as `0.d1d2…dn × 10^exp` with `d1` and `dn` non-zero (`count` = n; zero has
+/// `count` 0). Borrowed, no allocation.
+struct Normalised<'a> {
+    /// Mantissa bytes without sign: digits and at most one `.`.
+    mantissa: &'a [u8],
+    /// Leading zero digits to skip.
+    lead: usize,
+    /// Number of significant digits.
+    count: usize,
+    /// Decimal exponent of the point before the first significant digit (saturating).
+    exp: i64,
+}
+
+impl<'a> Normalised<'a> {
+    fn of(lit: &'a [u8]) -> Normalised<'a> {
+        let unsigned = lit.strip_prefix(b"-").unwrap_or(lit);
+        let split = unsigned
+            .iter()
+            .position(|&c| c == b'e' || c == b'E')
+            .unwrap_or(unsigned.len());
+        let (mantissa, exponent) = unsigned.split_at(split);
+        let mut e: i64 = 0;
+        let mut neg_e = false;
+        for &c in exponent.iter().skip(1) {
+            match c {
+                b'-' => neg_e = true,
+                b'+' => {}
+                d => e = e.saturating_mul(10).saturating_add(i64::from(d - b'0')),
+            }
+        }
+        if neg_e {
+            e = -e;
+        }
+        let int_digits = mantissa.iter().position(|&c| c == b'.').unwrap_or(mantissa.len());
+        let all = mantissa.iter().filter(|c| c.is_ascii_digit());
+        let total = all.clone().count();
+        let lead = all.clone().take_while(|&&c| c == b'0').count();
+        let trail = all.rev().take_while(|&&c| c == b'0').count();
+        let count = total.saturating_sub(lead + trail);
+        // Value = 0.(digits after the lead) × 10^(int_digits − lead + e).
+        let exp = i64::try_from(int_digits)
+            .unwrap_or(i64::MAX)
+            .saturating_sub(i64::try_from(lead).unwrap_or(i64::MAX))
+            .saturating_add(e);
+        Normalised {
+            mantissa,
+            lead,
+            count: if total == lead { 0 } else { count },
+            exp: if total == lead { 0 } else { exp },
+        }
+    }
+
+    fn digits(&self) -> impl Iterator<Item = u8> + '_ {
+        self.mantissa
+            .iter()
+            .copied()
+            .filter(u8::is_ascii_digit)
+            .skip(self.lead)
+            .take(self.count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_bigint::BigInt;
+
+    fn num(s: &str) -> Value {
+        parse_number(s).unwrap_or_else(|| panic!("{s} is a JSON number"))
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(num("0"), Value::Int(0));
+        assert_eq!(num("-0"), Value::f64(-0.0));
+        assert_eq!(num("-9223372036854775808"), Value::Int(-9223372036854775808));
+        assert_eq!(num("18446744073709551615"), Value::Int(u64::MAX.into()));
+        assert_eq!(num("-18446744073709551616"), Value::Int(-(1i128 << 64)));
+        assert_eq!(
+            num("18446744073709551616"),
+            Value::BigInt(BigInt::from(1u128 << 64))
+        );
+        let long = "1".repeat(60);
+        assert_eq!(
+            num(&long),
+            Value::BigInt(long.parse::<BigInt>().expect("digits"))
+        );
+        assert_eq!(
+            num(&format!("-{long}")),
+            Value::BigInt(-long.parse::<BigInt>().expect("digits"))
+        );
+    }
+
+    #[test]
+    fn floats_and_decimals() {
+        assert_eq!(num("1.0"), Value::f64(1.0));
+        assert_eq!(num("1.50"), Value::f64(1.5));
+        assert_eq!(num("1e2"), Value::f64(100.0));
+        assert_eq!(num("1E+2"), Value::f64(100.0));
+        assert_eq!(num("-0.0"), Value::f64(-0.0));
+        assert_eq!(num("0e10"), Value::f64(0.0));
+        assert_eq!(num("5e-324"), Value::f64(5e-324));
+        assert_eq!(num("1.7976931348623157e308"), Value::f64(f64::MAX));
+        assert_eq!(num("0.1"), Value::f64(0.1));
+        assert_eq!(num("123.456789012345678"), Value::Decimal("123.456789012345678".into()));
+        assert_eq!(num("2.2250738585072014e-308"), Value::f64(f64::MIN_POSITIVE));
+        assert_eq!(num("0.30000000000000004"), Value::f64(0.1 + 0.2));
+        for d in ["1e400", "-1e400", "9007199254740993.0", "0.1000000000000000000001", "1e-400", "123.456e-789"] {
+            assert_eq!(num(d), Value::Decimal(d.into()), "{d}");
+        }
+    }
+
+    #[test]
+    fn slow_path_agrees_with_fast_path() {
+        // Literals of 16+ digits that are exactly the shortest form are floats.
+        for x in [0.1 + 0.2, 1.0 / 3.0, std::f64::consts::PI, 1e-310, 2.5e-320] {
+            let text = ryu::Buffer::new().format_finite(x).to_string();
+            assert_eq!(num(&text), Value::f64(x), "{text}");
+            // Padding with zeros keeps it a float.
+            let (mantissa, exp) = text.split_at(text.find('e').unwrap_or(text.len()));
+            let dot = if mantissa.contains('.') { "" } else { "." };
+            let padded = format!("{mantissa}{dot}000{exp}");
+            assert_eq!(num(&padded), Value::f64(x), "{padded}");
+        }
+    }
+
+    #[test]
+    fn rejects_bad_grammar() {
+        for bad in ["", "-", "01", "+1", ".5", "1.", "1e", "1e+", "0x10", "1 ", " 1", "--1", "1.5.2"] {
+            assert_eq!(parse_number(bad), None, "{bad:?}");
+        }
+    }
+}
