@@ -180,6 +180,42 @@ fn fail_vectors_are_rejected() {
     }
 }
 
+#[test]
+fn truncated_and_mutated_vectors_never_panic() {
+    let vectors = read_json("cbor-test-vectors/appendix_a.json");
+    let mut errors = 0;
+    for t in vectors.as_array().expect("array of vectors") {
+        let bytes = hex(t["hex"].as_str().expect("hex"));
+        // Every proper prefix is cut short: an Eof error with a valid partial tree.
+        for cut in 0..bytes.len() {
+            let e = decode(&bytes[..cut], &DecodeOptions::default())
+                .expect_err("a proper prefix is incomplete");
+            assert_eq!(e.kind, ErrorKind::Eof, "{} cut at {cut}", t["hex"]);
+            if let Some(p) = &e.partial {
+                p.spans.validate(cut).expect("valid partial spans");
+            }
+            errors += 1;
+        }
+        // Every byte flipped to every value: no panic, and whatever decodes has valid spans.
+        for i in 0..bytes.len() {
+            for b in 0..=255u8 {
+                let mut m = bytes.clone();
+                m[i] = b;
+                match decode(&m, &DecodeOptions::default()) {
+                    Ok(doc) => doc.spans.validate(m.len()).expect("valid spans"),
+                    Err(e) => {
+                        assert!(e.offset <= m.len());
+                        if let Some(p) = &e.partial {
+                            p.spans.validate(m.len()).expect("valid partial spans");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(errors > 300);
+}
+
 fn json_to_ciborium(j: &serde_json::Value) -> ciborium::Value {
     use ciborium::Value as C;
     match j {

@@ -7,6 +7,9 @@ use super::scalar_layout;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::{Float, NodeId, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
+/// Most items reserved up front for one array or map, whatever its head claims.
+const MAX_RESERVE: usize = 4096;
+
 /// A failure before it is dressed up with path and partial document.
 struct Fail {
     kind: ErrorKind,
@@ -539,10 +542,16 @@ impl Decoder<'_> {
                 ),
             );
         }
+        // Every item takes at least one byte, so a count beyond the bytes left is a lie; and
+        // since each open level could claim all of them, reserve no more than a page of items up
+        // front (the vector grows as items actually arrive).
         let left = self.bytes.len().saturating_sub(head.end);
-        let cap = head
-            .arg
-            .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX).min(left));
+        let cap = head.arg.map_or(0, |n| {
+            usize::try_from(n)
+                .unwrap_or(usize::MAX)
+                .min(left)
+                .min(MAX_RESERVE)
+        });
         let kind = if is_map {
             crate::model::Kind::Map
         } else {
