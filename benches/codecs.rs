@@ -4,6 +4,8 @@
 //! `cargo bench --bench codecs` (release profile). Prints the median of several runs per case;
 //! these machines are shared, so compare ratios within one run, not absolute numbers across runs.
 
+#![allow(clippy::print_stdout)] // a bench binary reports on stdout
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -28,7 +30,11 @@ fn median<R>(mut f: impl FnMut() -> R) -> Duration {
 
 fn report(what: &str, bytes: usize, t: Duration) {
     let mbps = bytes as f64 / t.as_secs_f64() / 1e6;
-    println!("{what:<48} {:>10.3} ms {:>9.1} MB/s", t.as_secs_f64() * 1e3, mbps);
+    println!(
+        "{what:<48} {:>10.3} ms {:>9.1} MB/s",
+        t.as_secs_f64() * 1e3,
+        mbps
+    );
 }
 
 fn main() {
@@ -55,7 +61,11 @@ fn main() {
             eprintln!("{name} does not decode");
             continue;
         };
-        report("wirelens JSON decode (with spans)", json.len(), median(|| decode(&json, Format::Json, &opts)));
+        report(
+            "wirelens JSON decode (with spans)",
+            json.len(),
+            median(|| decode(&json, Format::Json, &opts)),
+        );
         report(
             "serde_json::Value decode (arbitrary_precision)",
             json.len(),
@@ -65,8 +75,16 @@ fn main() {
             let Ok(enc) = encode(&doc.value, format, &keep) else {
                 continue;
             };
-            report(&format!("wirelens {} encode (with spans)", format.title()), enc.bytes.len(), median(|| encode(&doc.value, format, &keep)));
-            report(&format!("wirelens {} decode (with spans)", format.title()), enc.bytes.len(), median(|| decode(&enc.bytes, format, &opts)));
+            report(
+                &format!("wirelens {} encode (with spans)", format.title()),
+                enc.bytes.len(),
+                median(|| encode(&doc.value, format, &keep)),
+            );
+            report(
+                &format!("wirelens {} decode (with spans)", format.title()),
+                enc.bytes.len(),
+                median(|| decode(&enc.bytes, format, &opts)),
+            );
             match format {
                 Format::MessagePack => report(
                     "rmpv::Value decode",

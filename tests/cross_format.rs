@@ -16,7 +16,10 @@ fn keep() -> EncodeOptions {
 }
 
 fn bench(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/data/json-bench/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/data/json-bench/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -29,7 +32,10 @@ fn through(value: &Value, format: Format, options: &EncodeOptions) -> Value {
         .unwrap_or_else(|e| panic!("{format} encoder tree: {e}"));
     let doc = decode(&enc.bytes, format, &DecodeOptions::default())
         .unwrap_or_else(|e| panic!("decode own {format}: {e}"));
-    assert_eq!(doc.spans, enc.spans, "{format}: encoder and decoder disagree on spans");
+    assert_eq!(
+        doc.spans, enc.spans,
+        "{format}: encoder and decoder disagree on spans"
+    );
     doc.value
 }
 
@@ -44,8 +50,7 @@ fn same_meaning(a: &Value, b: &Value) -> bool {
         }
         (Value::Map(x), Value::Map(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .zip(y)
                     .all(|((ka, va), (kb, vb))| same_meaning(ka, kb) && same_meaning(va, vb))
         }
@@ -105,7 +110,11 @@ fn one_path_names_the_same_field_in_every_format() {
         let hits = enc.spans.find(&Path::parse(path).expect("path"));
         assert_eq!(hits.len(), 1, "{path} in {format}");
         let span = enc.spans.node(hits[0]).span;
-        assert_eq!(&enc.bytes[span.range()], &expected[..], "{path} in {format}");
+        assert_eq!(
+            &enc.bytes[span.range()],
+            &expected[..],
+            "{path} in {format}"
+        );
         // And the byte under the field's last byte maps back to the same path.
         let (id, _) = enc.spans.node_at(span.end - 1).expect("a node");
         assert_eq!(enc.spans.path(id).to_string(), path);
@@ -127,7 +136,12 @@ fn json_value() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
             prop::collection::vec(("[a-z_]{0,6}|\\PC{0,4}", inner), 0..6).prop_map(|entries| {
-                Value::Map(entries.into_iter().map(|(k, v)| (Value::Text(k), v)).collect())
+                Value::Map(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (Value::Text(k), v))
+                        .collect(),
+                )
             }),
         ]
     })

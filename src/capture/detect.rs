@@ -46,7 +46,7 @@ pub fn detect(bytes: &[u8], hint: Option<Format>, options: &DecodeOptions) -> Ve
         .iter()
         .map(|&format| read_as(bytes, format, hint, options))
         .collect();
-    readings.sort_by(|a, b| b.confidence.cmp(&a.confidence));
+    readings.sort_by_key(|r| std::cmp::Reverse(r.confidence));
     readings
 }
 
