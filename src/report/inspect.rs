@@ -52,8 +52,11 @@ pub fn write_tree(w: &mut dyn Write, doc: &Document) -> io::Result<()> {
     let values = node_values(doc);
     let mut depth = vec![0usize; tree.len()];
     let width = tree
-        .root()
-        .map_or(1, |r| format!("{}", tree.node(r).span).len());
+        .nodes()
+        .iter()
+        .map(|n| n.span.to_string().len())
+        .max()
+        .unwrap_or(1);
     for (i, n) in tree.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
         if let Some(p) = n.parent {

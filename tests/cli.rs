@@ -1,0 +1,238 @@
+//! The `wirelens` command line, run as a user runs it: exact output for small inputs, exit
+//! statuses, errors with offsets and paths, and files written atomically.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn wirelens() -> Command {
+    Command::cargo_bin("wirelens").expect("the wirelens binary is built")
+}
+
+fn sample(name: &str) -> String {
+    format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn inspect_json_from_stdin() {
+    let expected = r#"input: <stdin> (13 bytes)
+format: json (100%): valid JSON: map of 1, all 13 bytes; map keys are all text
+  other: msgpack (12%): a complete MessagePack value in bytes 0..1, then 12 more bytes
+  other: cbor (0%): stopped at byte 0: text string length 2477298904063880226 runs past the end of the input (4 bytes left)
+
+tree:
+0..13  $  map(1)
+5..12    .a  array(2)
+ 6..7      [0]  1
+8..11      [1]  "x"
+
+annotated hex:
+00000000  7b                                               {                 $  map(1)
+00000001  22 61 22 3a 5b                                   "a":[             $.a  array(2)
+00000006  31 2c                                            1,                $.a[0]  1
+00000008  22 78 22                                         "x"               $.a[1]  "x"
+0000000b  5d                                               ]                 $.a  end
+0000000c  7d                                               }                 $  end
+"#;
+    wirelens()
+        .args(["inspect", "-"])
+        .write_stdin(r#"{"a":[1,"x"]}"#)
+        .assert()
+        .success()
+        .stdout(expected)
+        .stderr("");
+}
+
+#[test]
+fn inspect_cbor_file_names_every_byte() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("small.cbor");
+    // {"a": [1, "x"]}
+    std::fs::write(&path, b"\xa1\x61\x61\x82\x01\x61\x78").expect("write");
+    let expected = r#"tree:
+0..7  $  map(1)
+3..7    .a  array(2)
+4..5      [0]  1
+5..7      [1]  "x"
+
+annotated hex:
+00000000  a1                                               .                 $  map(1)
+00000001  61 61 82                                         aa.               $.a  array(2)
+00000004  01                                               .                 $.a[0]  1
+00000005  61 78                                            ax                $.a[1]  "x"
+"#;
+    let out = wirelens()
+        .arg("inspect")
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).expect("UTF-8 output");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[1].starts_with(
+        "format: cbor (85%): consumed all 7 bytes as CBOR map of 1; map keys are all text; the file name suggests it"
+    ), "{out}");
+    assert!(out.ends_with(expected), "{out}");
+}
+
+#[test]
+fn bad_input_prints_the_partial_tree_and_fails_with_offset_and_path() {
+    wirelens()
+        .args(["inspect", "-", "--from", "json", "--no-hex"])
+        .write_stdin(r#"{"a":[1,2,}"#)
+        .assert()
+        .code(1)
+        .stdout(
+            r#"input: <stdin> (11 bytes)
+format: json (100%): chosen with --from; stopped at byte 10: expected a value but found '}'
+
+partial decode (up to the error):
+
+tree:
+0..10  $  map(1)
+5..10    .a  array(2)
+ 6..7      [0]  1
+ 8..9      [1]  2
+"#,
+        )
+        .stderr("error at byte 10 ($.a[2]): JSON: expected a value but found '}'\n");
+}
+
+#[test]
+fn convert_to_json_writes_the_json_meaning_and_notes_every_loss() {
+    // MessagePack {"id": bin 0xdeadbeef, 1: u64::MAX}
+    let mut input = vec![
+        0x82, 0xa2, b'i', b'd', 0xc4, 4, 0xde, 0xad, 0xbe, 0xef, 0x01, 0xcf,
+    ];
+    input.extend([0xff; 8]);
+    wirelens()
+        .args(["convert", "-", "--to", "json"])
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stdout("{\"id\":\"3q2+7w==\",\"1\":18446744073709551615}\n")
+        .stderr(
+            "note: $.id: byte string of 4 bytes written as base64 text\n\
+             note: ${1}: integer 18446744073709551615 is beyond ±2^53; JavaScript readers will round it\n\
+             note: ${1}: int map key 1 written as the string \"1\"\n",
+        );
+}
+
+#[test]
+fn convert_between_binary_formats_round_trips() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cbor = dir.path().join("profile.cbor");
+    wirelens()
+        .args([
+            "convert",
+            &sample("user-profile.msgpack"),
+            "--to",
+            "cbor",
+            "-o",
+        ])
+        .arg(&cbor)
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    assert_eq!(
+        std::fs::read(&cbor).expect("written"),
+        std::fs::read(sample("user-profile.cbor")).expect("sample")
+    );
+    wirelens()
+        .args(["convert", "--to", "json", "--pretty"])
+        .arg(&cbor)
+        .assert()
+        .success()
+        .stdout(
+            r#"{
+  "user_id": 10042,
+  "username": "li_wei",
+  "email": "li.wei@example.com",
+  "is_active": true,
+  "roles": [
+    "admin",
+    "editor"
+  ],
+  "status": "active"
+}
+"#,
+        );
+}
+
+#[test]
+fn canonical_output_sorts_keys() {
+    wirelens()
+        .args(["convert", "-", "--to", "json", "--canonical"])
+        .write_stdin(r#"{"b":1,"a":{"d":2,"c":3}}"#)
+        .assert()
+        .success()
+        .stdout("{\"a\":{\"c\":3,\"d\":2},\"b\":1}\n");
+}
+
+#[test]
+fn a_failed_conversion_leaves_no_output_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out.cbor");
+    wirelens()
+        .args(["convert", "-", "--from", "json", "--to", "cbor", "-o"])
+        .arg(&out)
+        .write_stdin("[1, 2")
+        .assert()
+        .code(1)
+        .stderr("error at byte 5 ($): JSON: the input ends inside an array; expected ',' or ']'\n");
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).expect("dir").count(),
+        0,
+        "no temp file left"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_missing_files_exit_1() {
+    wirelens()
+        .args(["convert", "-", "--to", "yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown format `yaml`"));
+    wirelens()
+        .args(["inspect", "/nonexistent/payload.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "error: cannot read /nonexistent/payload.json:",
+        ));
+}
+
+#[test]
+fn every_sample_decodes_and_its_forms_agree() {
+    let samples: [(&str, &[&str]); 6] = [
+        ("transactions-1k", &["msgpack", "cbor"]),
+        ("transactions-15k", &["msgpack"]),
+        ("risk-batch", &["cbor"]),
+        ("user-profile", &["msgpack", "cbor"]),
+        ("order-graphql", &["cbor"]),
+        ("iot-metrics", &["msgpack", "cbor"]),
+    ];
+    for (name, binary_forms) in samples {
+        let json = wirelens()
+            .args(["convert", &sample(&format!("{name}.json")), "--to", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let json = String::from_utf8(json).expect("UTF-8");
+        assert!(json.len() > 80, "{name}");
+        for ext in binary_forms {
+            wirelens()
+                .args(["convert", &sample(&format!("{name}.{ext}")), "--to", "json"])
+                .assert()
+                .success()
+                .stdout(json.clone())
+                .stderr("");
+        }
+    }
+}
