@@ -236,3 +236,16 @@ fn every_sample_decodes_and_its_forms_agree() {
         }
     }
 }
+
+#[cfg(feature = "gui")]
+#[test]
+fn without_a_display_the_gui_fails_cleanly() {
+    wirelens()
+        .arg(sample("user-profile.json"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error: cannot open the window:"));
+}

@@ -139,7 +139,7 @@ impl eframe::App for App {
         for p in dropped {
             self.open(p, &ctx);
         }
-        egui::Frame::central_panel(ui.style()).show(ui, |ui| {
+        egui::CentralPanel::default().show(ui, |ui| {
             ui.heading("wirelens");
             ui.label("Drop a JSON, MessagePack or CBOR file on this window, or pass files on the command line.");
             if self.pending > 0 {
