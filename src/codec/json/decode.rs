@@ -16,6 +16,7 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
     };
     match p.run() {
         Ok(value) => {
+            let end = p.i;
             p.skip_ws();
             let doc = Document {
                 format: Format::Json,
@@ -36,10 +37,11 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
                     kind,
                     offset: at,
                     path: crate::model::Path::root(),
-                    message: format!(
-                        "the value ends at byte {at} but {} more bytes follow, starting with {what}",
-                        bytes.len() - at
-                    ),
+                    message: {
+                        let n = bytes.len() - at;
+                        let s = if n == 1 { " follows" } else { "s follow" };
+                        format!("the value ends at byte {end} but {n} more byte{s}, starting with {what}")
+                    },
                     partial: Some(Box::new(doc)),
                 });
             }
@@ -114,7 +116,9 @@ fn describe(b: &[u8], at: usize) -> Found {
     let tail = b.get(at..b.len().min(at + 4)).unwrap_or_default();
     let valid = match std::str::from_utf8(tail) {
         Ok(s) => s,
-        Err(e) => std::str::from_utf8(tail.get(..e.valid_up_to()).unwrap_or_default()).unwrap_or(""),
+        Err(e) => {
+            std::str::from_utf8(tail.get(..e.valid_up_to()).unwrap_or_default()).unwrap_or("")
+        }
     };
     match valid.chars().next() {
         Some(ch) => Found::Char(format!("'{ch}' (U+{:04X})", u32::from(ch))),
@@ -315,7 +319,10 @@ impl Parser<'_> {
                 ErrorKind::Invalid,
                 format!("expected {expected} but found invalid UTF-8 (byte 0x{byte:02x})"),
             ),
-            Found::Char(found) => (ErrorKind::Syntax, format!("expected {expected} but found {found}")),
+            Found::Char(found) => (
+                ErrorKind::Syntax,
+                format!("expected {expected} but found {found}"),
+            ),
         };
         Fail {
             kind,
@@ -374,7 +381,9 @@ impl Parser<'_> {
         for (k, &want) in lit.iter().enumerate() {
             match self.b.get(start + k) {
                 Some(&got) if got == want => {}
-                Some(_) => return Err(self.unexpected(start + k, &format!("the literal {word}"), true)),
+                Some(_) => {
+                    return Err(self.unexpected(start + k, &format!("the literal {word}"), true))
+                }
                 None => {
                     return Err(Fail::item(
                         ErrorKind::Eof,
@@ -640,14 +649,14 @@ fn unicode_escape(b: &[u8], at: usize) -> Result<(char, usize), Fail> {
                 )));
             }
             let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-            let ch = char::from_u32(cp).ok_or_else(|| lone(format!("U+{cp:X} is not a character")))?;
+            let ch =
+                char::from_u32(cp).ok_or_else(|| lone(format!("U+{cp:X} is not a character")))?;
             Ok((ch, next + 6))
         }
-        0xDC00..=0xDFFF => Err(lone(format!(
-            "\\u{hi:04X} is a lone low surrogate"
-        ))),
+        0xDC00..=0xDFFF => Err(lone(format!("\\u{hi:04X} is a lone low surrogate"))),
         _ => {
-            let ch = char::from_u32(hi).ok_or_else(|| lone(format!("U+{hi:04X} is not a character")))?;
+            let ch =
+                char::from_u32(hi).ok_or_else(|| lone(format!("U+{hi:04X} is not a character")))?;
             Ok((ch, at + 6))
         }
     }

@@ -246,7 +246,10 @@ impl<'a> Normalised<'a> {
         if neg_e {
             e = -e;
         }
-        let int_digits = mantissa.iter().position(|&c| c == b'.').unwrap_or(mantissa.len());
+        let int_digits = mantissa
+            .iter()
+            .position(|&c| c == b'.')
+            .unwrap_or(mantissa.len());
         let all = mantissa.iter().filter(|c| c.is_ascii_digit());
         let total = all.clone().count();
         let lead = all.clone().take_while(|&&c| c == b'0').count();
@@ -288,7 +291,10 @@ mod tests {
     fn integers() {
         assert_eq!(num("0"), Value::Int(0));
         assert_eq!(num("-0"), Value::f64(-0.0));
-        assert_eq!(num("-9223372036854775808"), Value::Int(-9223372036854775808));
+        assert_eq!(
+            num("-9223372036854775808"),
+            Value::Int(-9223372036854775808)
+        );
         assert_eq!(num("18446744073709551615"), Value::Int(u64::MAX.into()));
         assert_eq!(num("-18446744073709551616"), Value::Int(-(1i128 << 64)));
         assert_eq!(
@@ -317,10 +323,23 @@ mod tests {
         assert_eq!(num("5e-324"), Value::f64(5e-324));
         assert_eq!(num("1.7976931348623157e308"), Value::f64(f64::MAX));
         assert_eq!(num("0.1"), Value::f64(0.1));
-        assert_eq!(num("123.456789012345678"), Value::Decimal("123.456789012345678".into()));
-        assert_eq!(num("2.2250738585072014e-308"), Value::f64(f64::MIN_POSITIVE));
+        assert_eq!(
+            num("123.456789012345678"),
+            Value::Decimal("123.456789012345678".into())
+        );
+        assert_eq!(
+            num("2.2250738585072014e-308"),
+            Value::f64(f64::MIN_POSITIVE)
+        );
         assert_eq!(num("0.30000000000000004"), Value::f64(0.1 + 0.2));
-        for d in ["1e400", "-1e400", "9007199254740993.0", "0.1000000000000000000001", "1e-400", "123.456e-789"] {
+        for d in [
+            "1e400",
+            "-1e400",
+            "9007199254740993.0",
+            "0.1000000000000000000001",
+            "1e-400",
+            "123.456e-789",
+        ] {
             assert_eq!(num(d), Value::Decimal(d.into()), "{d}");
         }
     }
@@ -341,7 +360,9 @@ mod tests {
 
     #[test]
     fn rejects_bad_grammar() {
-        for bad in ["", "-", "01", "+1", ".5", "1.", "1e", "1e+", "0x10", "1 ", " 1", "--1", "1.5.2"] {
+        for bad in [
+            "", "-", "01", "+1", ".5", "1.", "1e", "1e+", "0x10", "1 ", " 1", "--1", "1.5.2",
+        ] {
             assert_eq!(parse_number(bad), None, "{bad:?}");
         }
     }
