@@ -204,7 +204,14 @@ impl Encoder {
                 let id = self.leaf(Kind::Int, segment, key, start, false);
                 let path = self.builder.path(id);
                 self.notes.add(NoteKind::IntegerPrecision, path, || {
-                    format!("integer {text} is beyond ±2^53; JavaScript readers will round it")
+                    // A literal of thousands of digits is named by its start and length.
+                    let shown = match text.get(..40) {
+                        Some(head) if text.len() > 48 => {
+                            format!("{head}… ({} digits)", text.trim_start_matches('-').len())
+                        }
+                        _ => text.clone(),
+                    };
+                    format!("integer {shown} is beyond ±2^53; JavaScript readers will round it")
                 });
                 id
             }
@@ -479,6 +486,19 @@ mod tests {
         assert_eq!(
             text(&Value::Float(crate::model::Float::f32(0.1))),
             "0.10000000149011612"
+        );
+    }
+
+    #[test]
+    fn long_bigint_note_is_short() {
+        let digits = "12345".repeat(20);
+        let v = Value::BigInt(digits.parse().expect("digits"));
+        let e = encode(&v, &EncodeOptions::default()).expect("encodable");
+        assert_eq!(e.bytes, digits.as_bytes());
+        assert_eq!(
+            e.notes[0].message,
+            "integer 1234512345123451234512345123451234512345… (100 digits) is beyond ±2^53; \
+             JavaScript readers will round it"
         );
     }
 
