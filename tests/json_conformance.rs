@@ -59,7 +59,9 @@ fn pretty() -> EncodeOptions {
 
 /// serde_json's reading of a document as a [`Value`]. Numbers keep their literal text
 /// (`arbitrary_precision`) and are classified by the codec's own [`parse_number`], so this
-/// checks structure, strings and escapes against an independent parser.
+/// checks structure, strings and escapes against an independent parser. (serde_json 1.0.154
+/// normalises an exponent's `E` to `e+` in that text, which changes nothing for floats but would
+/// change a [`Value::Decimal`]'s literal; no `y_` case has such a decimal.)
 fn from_serde(v: &serde_json::Value) -> Value {
     match v {
         serde_json::Value::Null => Value::Null,
