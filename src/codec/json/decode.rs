@@ -16,6 +16,7 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
     };
     match p.run() {
         Ok(value) => {
+            let end = p.i;
             p.skip_ws();
             let doc = Document {
                 format: Format::Json,
@@ -36,10 +37,11 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
                     kind,
                     offset: at,
                     path: crate::model::Path::root(),
-                    message: format!(
-                        "the value ends at byte {at} but {} more bytes follow, starting with {what}",
-                        bytes.len() - at
-                    ),
+                    message: {
+                        let n = bytes.len() - at;
+                        let s = if n == 1 { " follows" } else { "s follow" };
+                        format!("the value ends at byte {end} but {n} more byte{s}, starting with {what}")
+                    },
                     partial: Some(Box::new(doc)),
                 });
             }
@@ -114,7 +116,9 @@ fn describe(b: &[u8], at: usize) -> Found {
     let tail = b.get(at..b.len().min(at + 4)).unwrap_or_default();
     let valid = match std::str::from_utf8(tail) {
         Ok(s) => s,
-        Err(e) => std::str::from_utf8(tail.get(..e.valid_up_to()).unwrap_or_default()).unwrap_or(""),
+        Err(e) => {
+            std::str::from_utf8(tail.get(..e.valid_up_to()).unwrap_or_default()).unwrap_or("")
+        }
     };
     match valid.chars().next() {
         Some(ch) => Found::Char(format!("'{ch}' (U+{:04X})", u32::from(ch))),
@@ -315,7 +319,10 @@ impl Parser<'_> {
                 ErrorKind::Invalid,
                 format!("expected {expected} but found invalid UTF-8 (byte 0x{byte:02x})"),
             ),
-            Found::Char(found) => (ErrorKind::Syntax, format!("expected {expected} but found {found}")),
+            Found::Char(found) => (
+                ErrorKind::Syntax,
+                format!("expected {expected} but found {found}"),
+            ),
         };
         Fail {
             kind,
@@ -374,7 +381,9 @@ impl Parser<'_> {
         for (k, &want) in lit.iter().enumerate() {
             match self.b.get(start + k) {
                 Some(&got) if got == want => {}
-                Some(_) => return Err(self.unexpected(start + k, &format!("the literal {word}"), true)),
+                Some(_) => {
+                    return Err(self.unexpected(start + k, &format!("the literal {word}"), true))
+                }
                 None => {
                     return Err(Fail::item(
                         ErrorKind::Eof,
@@ -640,15 +649,114 @@ fn unicode_escape(b: &[u8], at: usize) -> Result<(char, usize), Fail> {
                 )));
             }
             let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-            let ch = char::from_u32(cp).ok_or_else(|| lone(format!("U+{cp:X} is not a character")))?;
+            let ch =
+                char::from_u32(cp).ok_or_else(|| lone(format!("U+{cp:X} is not a character")))?;
             Ok((ch, next + 6))
         }
-        0xDC00..=0xDFFF => Err(lone(format!(
-            "\\u{hi:04X} is a lone low surrogate"
-        ))),
+        0xDC00..=0xDFFF => Err(lone(format!("\\u{hi:04X} is a lone low surrogate"))),
         _ => {
-            let ch = char::from_u32(hi).ok_or_else(|| lone(format!("U+{hi:04X} is not a character")))?;
+            let ch =
+                char::from_u32(hi).ok_or_else(|| lone(format!("U+{hi:04X} is not a character")))?;
             Ok((ch, at + 6))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ByteRole, Float, NodeId, Path};
+
+    fn doc(text: &str) -> Document {
+        decode(text.as_bytes(), &DecodeOptions::default()).expect("valid JSON")
+    }
+
+    /// (start, header_end, payload start, payload end, end) of node `i`.
+    fn parts(d: &Document, i: u32) -> (usize, usize, usize, usize, usize) {
+        let n = d.spans.node(NodeId(i));
+        (
+            n.span.start,
+            n.header_end,
+            n.payload.start,
+            n.payload.end,
+            n.span.end,
+        )
+    }
+
+    #[test]
+    fn span_conventions() {
+        let d = doc(r#" {"s":"a\nb", "n":-1.5,"t":true, "l":[null]} "#);
+        d.spans.validate(45).expect("valid spans");
+        // Map: header `{`, payload up to `}`, end after it.
+        assert_eq!(parts(&d, 0), (1, 2, 2, 43, 44));
+        // String: header is the opening quote, payload the escaped bytes, closing quote structure.
+        assert_eq!(parts(&d, 1), (6, 7, 7, 11, 12));
+        assert_eq!(d.spans.node(NodeId(1)).key, Some(Span::new(2, 5)));
+        // Number and literal: empty header, the literal is the payload.
+        assert_eq!(parts(&d, 2), (18, 18, 18, 22, 22));
+        assert_eq!(parts(&d, 3), (27, 27, 27, 31, 31));
+        // Array: `[`, items, `]`.
+        assert_eq!(parts(&d, 4), (37, 38, 38, 42, 43));
+        assert_eq!(parts(&d, 5), (38, 38, 38, 42, 42));
+        assert_eq!(d.spans.path(NodeId(5)).to_string(), "$.l[0]");
+        assert_eq!(d.spans.node_at(11), Some((NodeId(1), ByteRole::Structure)));
+        assert_eq!(d.spans.node_at(6), Some((NodeId(1), ByteRole::Header)));
+        assert_eq!(d.spans.node_at(0), None);
+    }
+
+    #[test]
+    fn whitespace_is_only_space_tab_lf_cr() {
+        assert_eq!(
+            doc(" \t\r\n[ \t\r\n1 \t\r\n] \t\r\n").value,
+            Value::Array(vec![Value::Int(1)])
+        );
+        for bad in ["\u{c}1", "[1\u{b}]", "\u{a0}1", "1\u{0}"] {
+            assert!(
+                decode(bad.as_bytes(), &DecodeOptions::default()).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn escapes_and_keys() {
+        let d = doc(r#"{"k\u00e9\"":"\ud83d\ude00\/\b\f\n\r\t\\","":0}"#);
+        assert_eq!(
+            d.value,
+            Value::Map(vec![
+                (Value::text("ké\""), Value::text("😀/\u{8}\u{c}\n\r\t\\")),
+                (Value::text(""), Value::Int(0)),
+            ])
+        );
+        assert_eq!(d.spans.path(NodeId(1)).to_string(), "$[\"ké\\\"\"]");
+        // Long plain runs take the 8-byte fast path; specials at every position are still found.
+        for pos in 0..17 {
+            let mut s = "x".repeat(17);
+            s.insert(pos, '\u{1}');
+            let text = format!("\"{s}\"");
+            let e = decode(text.as_bytes(), &DecodeOptions::default()).expect_err("control");
+            assert_eq!(e.offset, pos + 1);
+        }
+    }
+
+    #[test]
+    fn minus_zero_is_a_float_like_serde_json() {
+        assert_eq!(doc("-0").value, Value::Float(Float::f64(-0.0)));
+        assert_eq!(doc("0").value, Value::Int(0));
+        assert_eq!(doc("[-0.0]").value, Value::Array(vec![Value::f64(-0.0)]));
+    }
+
+    #[test]
+    fn errors_name_the_item_being_read() {
+        let e = decode(br#"{"a":{"b":[tru"#, &DecodeOptions::default()).expect_err("bad");
+        assert_eq!((e.kind, e.offset), (ErrorKind::Eof, 14));
+        assert_eq!(e.path, Path::parse("$.a.b[0]").expect("path"));
+        let p = e.partial.expect("partial");
+        assert_eq!(
+            p.value,
+            Value::object([("a", Value::object([("b", Value::Array(vec![]))]))])
+        );
+        p.spans.validate(14).expect("partial spans");
+        assert_eq!(p.spans.len(), 3);
     }
 }

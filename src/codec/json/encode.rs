@@ -118,15 +118,31 @@ const TWO_POW_53: u128 = 1 << 53;
 
 impl Encoder {
     /// Adds a scalar node for the bytes from `start` to the end of the output.
-    fn leaf(&mut self, kind: Kind, segment: Segment, key: Option<Span>, start: usize, quoted: bool) -> NodeId {
+    fn leaf(
+        &mut self,
+        kind: Kind,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+        quoted: bool,
+    ) -> NodeId {
         let end = self.out.len();
         let (header_end, payload) = if quoted {
-            (start + 1, Span::new(start + 1, end.saturating_sub(1).max(start + 1)))
+            (
+                start + 1,
+                Span::new(start + 1, end.saturating_sub(1).max(start + 1)),
+            )
         } else {
             (start, Span::new(start, end))
         };
-        self.builder
-            .leaf(kind, segment, key, Span::new(start, end), header_end, payload)
+        self.builder.leaf(
+            kind,
+            segment,
+            key,
+            Span::new(start, end),
+            header_end,
+            payload,
+        )
     }
 
     fn text_leaf(&mut self, s: &str, segment: Segment, key: Option<Span>) -> NodeId {
@@ -143,7 +159,12 @@ impl Encoder {
     }
 
     /// Writes one value as the item `segment` of the current container; returns its node.
-    fn value(&mut self, v: &Value, segment: Segment, key: Option<Span>) -> Result<NodeId, EncodeError> {
+    fn value(
+        &mut self,
+        v: &Value,
+        segment: Segment,
+        key: Option<Span>,
+    ) -> Result<NodeId, EncodeError> {
         let start = self.out.len();
         let id = match v {
             Value::Null => {
@@ -183,7 +204,14 @@ impl Encoder {
                 let id = self.leaf(Kind::Int, segment, key, start, false);
                 let path = self.builder.path(id);
                 self.notes.add(NoteKind::IntegerPrecision, path, || {
-                    format!("integer {text} is beyond ±2^53; JavaScript readers will round it")
+                    // A literal of thousands of digits is named by its start and length.
+                    let shown = match text.get(..40) {
+                        Some(head) if text.len() > 48 => {
+                            format!("{head}… ({} digits)", text.trim_start_matches('-').len())
+                        }
+                        _ => text.clone(),
+                    };
+                    format!("integer {shown} is beyond ±2^53; JavaScript readers will round it")
                 });
                 id
             }
@@ -197,7 +225,14 @@ impl Encoder {
                         let path = self.builder.path(id);
                         let bits = f.width.bits();
                         self.notes.add(NoteKind::FloatWidth, path, || {
-                            format!("float{bits} {} written as a JSON number; readers will see float64", crate::model::format_float(x))
+                            // Name the number as its own width would print it (float32 0.1, not
+                            // 0.10000000149011612, which is what the JSON text shows).
+                            let shown = match f.width {
+                                FloatWidth::F16 => half::f16::from_f64(x).to_string(),
+                                FloatWidth::F32 => ryu::Buffer::new().format_finite(x as f32).to_string(),
+                                FloatWidth::F64 => crate::model::format_float(x),
+                            };
+                            format!("float{bits} {shown} written as a JSON number; readers will see float64")
                         });
                     }
                     id
@@ -206,7 +241,10 @@ impl Encoder {
                     let id = self.leaf(Kind::Null, segment, key, start, false);
                     let path = self.builder.path(id);
                     self.notes.add(NoteKind::NonFinite, path, || {
-                        format!("{} written as null; JSON has no NaN or Infinity", crate::model::format_float(x))
+                        format!(
+                            "{} written as null; JSON has no NaN or Infinity",
+                            crate::model::format_float(x)
+                        )
                     });
                     id
                 }
@@ -227,7 +265,11 @@ impl Encoder {
             }
             Value::Text(s) => self.text_leaf(s, segment, key),
             Value::Bytes(b) => {
-                let id = self.text_leaf(&base64::engine::general_purpose::STANDARD.encode(b), segment, key);
+                let id = self.text_leaf(
+                    &base64::engine::general_purpose::STANDARD.encode(b),
+                    segment,
+                    key,
+                );
                 let path = self.builder.path(id);
                 let n = b.len();
                 self.notes.add(NoteKind::BytesAsBase64, path, || {
@@ -236,7 +278,11 @@ impl Encoder {
                 id
             }
             Value::Ext(t, d) => {
-                let id = self.text_leaf(&base64::engine::general_purpose::STANDARD.encode(d), segment, key);
+                let id = self.text_leaf(
+                    &base64::engine::general_purpose::STANDARD.encode(d),
+                    segment,
+                    key,
+                );
                 let path = self.builder.path(id);
                 let (t, n) = (*t, d.len());
                 self.notes.add(NoteKind::ExtDropped, path, || {
@@ -259,13 +305,18 @@ impl Encoder {
                 let t = *t;
                 self.notes.add(NoteKind::TagDropped, path, || {
                     let name = tag_name(t).map(|n| format!(" ({n})")).unwrap_or_default();
-                    format!("CBOR tag {t}{name} dropped; the {} is written as is", noun(inner))
+                    format!(
+                        "CBOR tag {t}{name} dropped; the {} is written as is",
+                        noun(inner)
+                    )
                 });
                 id
             }
             Value::Array(items) => {
                 self.out.push(b'[');
-                let id = self.builder.open(Kind::Array, segment, key, start, start + 1);
+                let id = self
+                    .builder
+                    .open(Kind::Array, segment, key, start, start + 1);
                 if !items.is_empty() {
                     self.level += 1;
                     for (i, item) in items.iter().enumerate() {
@@ -275,7 +326,11 @@ impl Encoder {
                         if self.pretty {
                             self.newline();
                         }
-                        self.value(item, Segment::Index(u32::try_from(i).unwrap_or(u32::MAX)), None)?;
+                        self.value(
+                            item,
+                            Segment::Index(u32::try_from(i).unwrap_or(u32::MAX)),
+                            None,
+                        )?;
                     }
                     self.level -= 1;
                     if self.pretty {
@@ -293,7 +348,13 @@ impl Encoder {
     }
 
     /// Writes a map: keys converted to text, sorted when canonical, duplicates noted.
-    fn map(&mut self, entries: &[(Value, Value)], segment: Segment, key: Option<Span>, start: usize) -> Result<NodeId, EncodeError> {
+    fn map(
+        &mut self,
+        entries: &[(Value, Value)],
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+    ) -> Result<NodeId, EncodeError> {
         self.out.push(b'{');
         let id = self.builder.open(Kind::Map, segment, key, start, start + 1);
         let mut list = Vec::with_capacity(entries.len());
@@ -388,8 +449,14 @@ mod tests {
     #[test]
     fn escapes_like_serde_json() {
         let s = "a\"b\\c\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}/é😀";
-        assert_eq!(text(&Value::text(s)), serde_json::to_string(s).expect("serde_json"));
-        assert_eq!(text(&Value::text(s)), "\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001f\u{7f}/é😀\"");
+        assert_eq!(
+            text(&Value::text(s)),
+            serde_json::to_string(s).expect("serde_json")
+        );
+        assert_eq!(
+            text(&Value::text(s)),
+            "\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001f\u{7f}/é😀\""
+        );
     }
 
     #[test]
@@ -397,12 +464,42 @@ mod tests {
         // serde_json 1.0.154 formats f64 with zmij, which writes positive exponents as `e+20`;
         // we write ryu's `e20` (the brief's rule, and nativejson-benchmark's roundtrip27). The
         // digits and the choice of notation are the same.
-        for x in [1.0, 1e20, 1e21, 1e16, 1e15, 1e-7, 0.1, -0.0, 5e-324, f64::MAX, 123456789.125] {
-            let theirs = serde_json::to_string(&x).expect("serde_json").replace("e+", "e");
+        for x in [
+            1.0,
+            1e20,
+            1e21,
+            1e16,
+            1e15,
+            1e-7,
+            0.1,
+            -0.0,
+            5e-324,
+            f64::MAX,
+            123456789.125,
+        ] {
+            let theirs = serde_json::to_string(&x)
+                .expect("serde_json")
+                .replace("e+", "e");
             assert_eq!(text(&Value::f64(x)), theirs);
         }
         assert_eq!(text(&Value::f64(1e21)), "1e21");
-        assert_eq!(text(&Value::Float(crate::model::Float::f32(0.1))), "0.10000000149011612");
+        assert_eq!(
+            text(&Value::Float(crate::model::Float::f32(0.1))),
+            "0.10000000149011612"
+        );
+    }
+
+    #[test]
+    fn long_bigint_note_is_short() {
+        let digits = "12345".repeat(20);
+        let v = Value::BigInt(digits.parse().expect("digits"));
+        let e = encode(&v, &EncodeOptions::default()).expect("encodable");
+        assert_eq!(e.bytes, digits.as_bytes());
+        assert_eq!(
+            e.notes[0].message,
+            "integer 1234512345123451234512345123451234512345… (100 digits) is beyond ±2^53; \
+             JavaScript readers will round it"
+        );
     }
 
     #[test]
@@ -411,10 +508,16 @@ mod tests {
         let e = encode(&v, &EncodeOptions::default()).expect("encodable");
         assert_eq!(e.bytes, b"5");
         assert_eq!(e.notes.len(), 1);
-        assert_eq!(e.notes[0].message, "CBOR tag 1 (epoch time) dropped; the number is written as is");
+        assert_eq!(
+            e.notes[0].message,
+            "CBOR tag 1 (epoch time) dropped; the number is written as is"
+        );
         let v = Value::Tag(99, Box::new(Value::text("x")));
         let e = encode(&v, &EncodeOptions::default()).expect("encodable");
-        assert_eq!(e.notes[0].message, "CBOR tag 99 dropped; the text is written as is");
+        assert_eq!(
+            e.notes[0].message,
+            "CBOR tag 99 dropped; the text is written as is"
+        );
     }
 
     #[test]
@@ -427,7 +530,11 @@ mod tests {
     #[test]
     fn canonical_sorts_by_utf16() {
         // U+1F600 sorts after U+FF61 by code point but before it in UTF-16 (surrogate D83D).
-        let v = Value::object([("\u{1F600}", Value::Int(1)), ("\u{FF61}", Value::Int(2)), ("a", Value::Int(3))]);
+        let v = Value::object([
+            ("\u{1F600}", Value::Int(1)),
+            ("\u{FF61}", Value::Int(2)),
+            ("a", Value::Int(3)),
+        ]);
         let e = encode(
             &v,
             &EncodeOptions {
@@ -436,7 +543,12 @@ mod tests {
             },
         )
         .expect("encodable");
-        assert_eq!(String::from_utf8(e.bytes).expect("utf8"), "{\"a\":3,\"😀\":1,\"｡\":2}");
-        e.spans.validate(e.spans.nodes()[0].span.end).expect("valid spans");
+        assert_eq!(
+            String::from_utf8(e.bytes).expect("utf8"),
+            "{\"a\":3,\"😀\":1,\"｡\":2}"
+        );
+        e.spans
+            .validate(e.spans.nodes()[0].span.end)
+            .expect("valid spans");
     }
 }

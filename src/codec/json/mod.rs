@@ -187,10 +187,33 @@ fn int_value(lit: &[u8], text: &str) -> Value {
         }
         return Value::int(if neg { -n } else { n });
     }
-    match num_bigint::BigInt::parse_bytes(lit, 10) {
-        Some(n) => Value::bigint(n),
+    match parse_digits(digits) {
+        Some(n) => {
+            let sign = if neg {
+                num_bigint::Sign::Minus
+            } else {
+                num_bigint::Sign::Plus
+            };
+            Value::bigint(num_bigint::BigInt::from_biguint(sign, n))
+        }
         None => Value::Decimal(text.to_string()),
     }
+}
+
+/// Decimal digits (at least one, ASCII `0`–`9` only) as a `BigUint`.
+///
+/// `BigUint::parse_bytes` takes time quadratic in the number of digits (a 400,000-digit literal
+/// took a third of a second, ten times that would take half a minute), so long literals are split
+/// in halves and joined as `high × 10^len(low) + low`, which num-bigint's Karatsuba/Toom-3
+/// multiplication makes subquadratic. Recursion depth is log2(len / CHUNK).
+fn parse_digits(digits: &[u8]) -> Option<num_bigint::BigUint> {
+    const CHUNK: usize = 4096;
+    if digits.len() <= CHUNK {
+        return num_bigint::BigUint::parse_bytes(digits, 10);
+    }
+    let (high, low) = digits.split_at(digits.len() / 2);
+    let scale = num_bigint::BigUint::from(10u32).pow(u32::try_from(low.len()).ok()?);
+    Some(parse_digits(high)? * scale + parse_digits(low)?)
 }
 
 /// Whether the finite float64 `x`, the correctly rounded reading of the non-integer literal
@@ -246,7 +269,10 @@ impl<'a> Normalised<'a> {
         if neg_e {
             e = -e;
         }
-        let int_digits = mantissa.iter().position(|&c| c == b'.').unwrap_or(mantissa.len());
+        let int_digits = mantissa
+            .iter()
+            .position(|&c| c == b'.')
+            .unwrap_or(mantissa.len());
         let all = mantissa.iter().filter(|c| c.is_ascii_digit());
         let total = all.clone().count();
         let lead = all.clone().take_while(|&&c| c == b'0').count();
@@ -288,7 +314,10 @@ mod tests {
     fn integers() {
         assert_eq!(num("0"), Value::Int(0));
         assert_eq!(num("-0"), Value::f64(-0.0));
-        assert_eq!(num("-9223372036854775808"), Value::Int(-9223372036854775808));
+        assert_eq!(
+            num("-9223372036854775808"),
+            Value::Int(-9223372036854775808)
+        );
         assert_eq!(num("18446744073709551615"), Value::Int(u64::MAX.into()));
         assert_eq!(num("-18446744073709551616"), Value::Int(-(1i128 << 64)));
         assert_eq!(
@@ -307,6 +336,19 @@ mod tests {
     }
 
     #[test]
+    fn long_integers_split_and_join_exactly() {
+        // Crosses the split threshold several times, with zeros at the joins.
+        let mut digits = String::from("9");
+        for k in 0..20_000 {
+            digits.push(char::from(b'0' + (k * 7 % 10) as u8));
+        }
+        digits.push_str(&"0".repeat(5000));
+        let expected: BigInt = digits.parse().expect("digits");
+        assert_eq!(num(&digits), Value::BigInt(expected.clone()));
+        assert_eq!(num(&format!("-{digits}")), Value::BigInt(-expected));
+    }
+
+    #[test]
     fn floats_and_decimals() {
         assert_eq!(num("1.0"), Value::f64(1.0));
         assert_eq!(num("1.50"), Value::f64(1.5));
@@ -317,10 +359,23 @@ mod tests {
         assert_eq!(num("5e-324"), Value::f64(5e-324));
         assert_eq!(num("1.7976931348623157e308"), Value::f64(f64::MAX));
         assert_eq!(num("0.1"), Value::f64(0.1));
-        assert_eq!(num("123.456789012345678"), Value::Decimal("123.456789012345678".into()));
-        assert_eq!(num("2.2250738585072014e-308"), Value::f64(f64::MIN_POSITIVE));
+        assert_eq!(
+            num("123.456789012345678"),
+            Value::Decimal("123.456789012345678".into())
+        );
+        assert_eq!(
+            num("2.2250738585072014e-308"),
+            Value::f64(f64::MIN_POSITIVE)
+        );
         assert_eq!(num("0.30000000000000004"), Value::f64(0.1 + 0.2));
-        for d in ["1e400", "-1e400", "9007199254740993.0", "0.1000000000000000000001", "1e-400", "123.456e-789"] {
+        for d in [
+            "1e400",
+            "-1e400",
+            "9007199254740993.0",
+            "0.1000000000000000000001",
+            "1e-400",
+            "123.456e-789",
+        ] {
             assert_eq!(num(d), Value::Decimal(d.into()), "{d}");
         }
     }
@@ -341,7 +396,9 @@ mod tests {
 
     #[test]
     fn rejects_bad_grammar() {
-        for bad in ["", "-", "01", "+1", ".5", "1.", "1e", "1e+", "0x10", "1 ", " 1", "--1", "1.5.2"] {
+        for bad in [
+            "", "-", "01", "+1", ".5", "1.", "1e", "1e+", "0x10", "1 ", " 1", "--1", "1.5.2",
+        ] {
             assert_eq!(parse_number(bad), None, "{bad:?}");
         }
     }
