@@ -247,5 +247,7 @@ fn without_a_display_the_gui_fails_cleanly() {
         .env_remove("WAYLAND_SOCKET")
         .assert()
         .code(1)
-        .stderr(predicate::str::starts_with("error: cannot open the window:"));
+        .stderr(predicate::str::starts_with(
+            "error: cannot open the window:",
+        ));
 }

@@ -217,23 +217,31 @@ fn parse_digits(digits: &[u8]) -> Option<num_bigint::BigUint> {
 }
 
 /// Whether the finite float64 `x`, the correctly rounded reading of the non-integer literal
-/// `lit`, holds the literal as written: same significant digits and decimal exponent as the
-/// shortest text that reads back as `x`.
+/// `lit`, holds the literal as written: `x` printed with as many significant digits as the
+/// literal has gives back the literal's digits and exponent.
+///
+/// So `0.1`, `1.50` and `-65.613616999999977` (a 17-digit printout of a float64, as C's `%.17g`
+/// writes) are floats, while `9007199254740993.0` (2^53 + 1 reads as 2^53) and
+/// `1.0000000000000000001` keep their text as [`Value::Decimal`].
 fn float_holds_literal(lit: &[u8], x: f64) -> bool {
+    /// More significant digits than the longest exact decimal expansion of a float64 (767).
+    const MAX_DIGITS: usize = 800;
     let l = Normalised::of(lit);
     if x == 0.0 {
         // Zero is exact; a non-zero literal that reads as zero underflowed.
         return l.count == 0;
     }
     // Fast path: up to 15 significant digits always survive a trip through a normal float64
-    // (DBL_DIG), so the shortest form is the literal's own digits.
+    // (DBL_DIG), so printing `x` with that many digits gives the literal's own digits.
     if l.count <= 15 && x.abs() >= f64::MIN_POSITIVE {
         return true;
     }
-    let mut buf = ryu::Buffer::new();
-    let shortest = buf.format_finite(x).as_bytes();
-    let s = Normalised::of(shortest);
-    l.count == s.count && l.exp == s.exp && l.digits().eq(s.digits())
+    if l.count > MAX_DIGITS {
+        return false;
+    }
+    let printed = format!("{:.*e}", l.count.saturating_sub(1), x.abs());
+    let p = Normalised::of(printed.as_bytes());
+    l.count == p.count && l.exp == p.exp && l.digits().eq(p.digits())
 }
 
 /// A number literal as `0.d1d2…dn × 10^exp` with `d1` and `dn` non-zero (`count` = n; zero has
@@ -368,6 +376,12 @@ mod tests {
             Value::f64(f64::MIN_POSITIVE)
         );
         assert_eq!(num("0.30000000000000004"), Value::f64(0.1 + 0.2));
+        // 17-digit printouts (C's %.17g, as in canada.json) and exact expansions are the float.
+        assert_eq!(
+            num("-65.613616999999977"),
+            Value::f64(-65.613_616_999_999_98)
+        );
+        assert_eq!(num("0.1000000000000000055511151231257827"), Value::f64(0.1));
         for d in [
             "1e400",
             "-1e400",
