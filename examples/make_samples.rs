@@ -1,8 +1,11 @@
 //! Writes the bundled sample payloads into `samples/` (deterministically: the same bytes every run).
 //!
 //! Run with `cargo run --no-default-features --example make_samples`. Each sample is built as a
-//! `Value` and encoded with wirelens' own encoders (default options), so the JSON and the binary
+//! `Value` and encoded with wirelens' own encoders, keeping float widths as most libraries do
+//! (a double stays float64), so the JSON and the binary
 //! forms of one sample say the same thing.
+
+#![allow(clippy::print_stdout)] // a generator that reports what it wrote
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! diagnostic notation.
 //!
 //! Why it exists: CBOR is one of the columns of the side-by-side view, so every byte of a CBOR
-//! buffer must be linked to the node it belongs to, and any [`Value`] must be writable as CBOR
+//! buffer must be linked to the node it belongs to, and any [`Value`](crate::model::Value) must be writable as CBOR
 //! with its bytes linked back the same way.
 //!
 //! The decoder ([`decode`]) is strict about well-formedness (RFC 8949 §3 and appendix F):
@@ -12,7 +12,7 @@
 //! [`ErrorKind::Invalid`](super::ErrorKind::Invalid). It does not recurse over nesting: arrays,
 //! maps and tags live on an explicit stack, arrays and maps count toward
 //! [`DecodeOptions::max_depth`](super::DecodeOptions), and tags have their own budget of the same
-//! size (so a chain of a million tags is a clean `Limit` error, and no decoded [`Value`] is more
+//! size (so a chain of a million tags is a clean `Limit` error, and no decoded [`Value`](crate::model::Value) is more
 //! than `2 × max_depth` boxes deep — dropping, comparing and re-encoding it stays safe).
 //!
 //! What it does not do: check validity beyond UTF-8 (tag contents other than bignums are kept as

@@ -28,7 +28,7 @@
 //! Encoding ([`encode`]): smallest encodings everywhere. Integers outside MessagePack's 64-bit
 //! range become decimal text, CBOR undefined and simple values become nil, CBOR tags 0 and 1
 //! (date-times) become the timestamp extension, other tags are dropped (their content is kept),
-//! decimals become the nearest float64 (or float32 under [`FloatPolicy::Shortest`] when that is
+//! decimals become the nearest float64 (or float32 under [`FloatPolicy::Shortest`](crate::codec::FloatPolicy::Shortest) when that is
 //! exact) — each with a note. A map key whose encoded bytes repeat an earlier key's is written
 //! and noted as a duplicate (this catches equal keys of any type, and also keys that only became
 //! equal on the wire, such as null and undefined). Non-text keys are named by the *source* key's
