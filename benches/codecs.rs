@@ -96,7 +96,7 @@ fn main() {
                     enc.bytes.len(),
                     median(|| ciborium::from_reader::<ciborium::Value, _>(&enc.bytes[..])),
                 ),
-                Format::Json => {}
+                Format::Json | Format::Protobuf => {}
             }
         }
     }

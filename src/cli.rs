@@ -195,6 +195,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
 fn read_payload(input: &Input, args: &InputArgs) -> (Vec<Reading>, Result<Document, DecodeError>) {
     let options = DecodeOptions {
         max_depth: args.max_depth,
+        ..DecodeOptions::default()
     };
     match args.from {
         Some(format) => {
@@ -276,6 +277,7 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
             FloatPolicy::Shortest
         },
         pretty: args.pretty,
+        ..EncodeOptions::default()
     };
     let mut encoded = codec::encode(&doc.value, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;

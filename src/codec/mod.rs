@@ -14,12 +14,13 @@ pub mod cbor;
 pub mod json;
 pub mod msgpack;
 mod note;
+pub mod protobuf;
 
 use std::fmt;
 
 pub use note::{FidelityNote, NoteKind, Notes};
 
-use crate::model::{Path, SpanTree, Value};
+use crate::model::{Path, RawField, SpanTree, Value};
 
 /// A wire format wirelens decodes and encodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -30,6 +31,8 @@ pub enum Format {
     MessagePack,
     /// CBOR (RFC 8949).
     Cbor,
+    /// Protocol Buffers, with a message type from the user's schema, or without one.
+    Protobuf,
 }
 
 impl Format {
@@ -42,6 +45,7 @@ impl Format {
             Format::Json => "json",
             Format::MessagePack => "msgpack",
             Format::Cbor => "cbor",
+            Format::Protobuf => "protobuf",
         }
     }
 
@@ -51,6 +55,7 @@ impl Format {
             Format::Json => "JSON",
             Format::MessagePack => "MessagePack",
             Format::Cbor => "CBOR",
+            Format::Protobuf => "Protobuf",
         }
     }
 
@@ -60,6 +65,7 @@ impl Format {
             Format::Json => "json",
             Format::MessagePack => "msgpack",
             Format::Cbor => "cbor",
+            Format::Protobuf => "pb",
         }
     }
 
@@ -69,6 +75,7 @@ impl Format {
             "json" | "geojson" => Some(Format::Json),
             "msgpack" | "mpk" | "mp" | "msgp" => Some(Format::MessagePack),
             "cbor" => Some(Format::Cbor),
+            "pb" | "binpb" | "protobuf" | "proto3" => Some(Format::Protobuf),
             _ => None,
         }
     }
@@ -79,6 +86,7 @@ impl Format {
             "json" => Some(Format::Json),
             "msgpack" | "messagepack" | "mp" => Some(Format::MessagePack),
             "cbor" => Some(Format::Cbor),
+            "protobuf" | "proto" | "pb" => Some(Format::Protobuf),
             _ => None,
         }
     }
@@ -102,10 +110,12 @@ pub struct Document {
 }
 
 /// Settings for decoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeOptions {
     /// Deepest nesting of arrays and maps accepted (the root container is depth 1).
     pub max_depth: usize,
+    /// The protobuf message type to decode with; `None` decodes protobuf without a schema.
+    pub message: Option<protobuf::MessageDescriptor>,
 }
 
 impl DecodeOptions {
@@ -117,6 +127,7 @@ impl Default for DecodeOptions {
     fn default() -> DecodeOptions {
         DecodeOptions {
             max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
+            message: None,
         }
     }
 }
@@ -181,7 +192,7 @@ pub enum FloatPolicy {
 }
 
 /// Settings for encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EncodeOptions {
     /// Deterministic output: map entries sorted (CBOR: core deterministic encoding, keys by
     /// bytewise order of their encodings; MessagePack likewise; JSON: by UTF-16 code units as in
@@ -191,6 +202,9 @@ pub struct EncodeOptions {
     pub floats: FloatPolicy,
     /// Indented output (JSON only: two spaces, one entry per line).
     pub pretty: bool,
+    /// The protobuf message type to encode into; `None` infers one from the value (with a
+    /// [`NoteKind::SchemaInferred`] note).
+    pub message: Option<protobuf::MessageDescriptor>,
 }
 
 /// Encoded bytes with their spans and what the format could not say.
@@ -228,6 +242,7 @@ pub fn decode(
         Format::Json => json::decode(bytes, options),
         Format::MessagePack => msgpack::decode(bytes, options),
         Format::Cbor => cbor::decode(bytes, options),
+        Format::Protobuf => protobuf::decode(bytes, options),
     }
 }
 
@@ -241,5 +256,16 @@ pub fn encode(
         Format::Json => json::encode(value, options),
         Format::MessagePack => msgpack::encode(value, options),
         Format::Cbor => cbor::encode(value, options),
+        Format::Protobuf => protobuf::encode(value, options),
     }
+}
+
+/// The note for a protobuf field without a schema written to a format that cannot keep its wire
+/// type.
+pub(crate) fn raw_field_note(raw: &RawField) -> String {
+    format!(
+        "protobuf field of wire type {} ({} bytes) has no schema meaning; its raw bytes are written",
+        raw.wire_type.name(),
+        raw.data.len()
+    )
 }

@@ -36,6 +36,14 @@ pub enum NoteKind {
     TimestampAsText,
     /// A decimal number rounded to the nearest float64.
     DecimalRounded,
+    /// Protobuf wire data with no schema meaning, written as its raw bytes.
+    RawField,
+    /// A map entry the target schema has no field for; it is not written.
+    FieldDropped,
+    /// A proto3 field at its default value is not written, so a reader cannot tell it from unset.
+    PresenceLost,
+    /// The target needs a schema and none was given; one was inferred from the value.
+    SchemaInferred,
 }
 
 impl NoteKind {
@@ -54,6 +62,10 @@ impl NoteKind {
             NoteKind::SimpleAsNull => "undefined/simple as null",
             NoteKind::TimestampAsText => "timestamp as text",
             NoteKind::DecimalRounded => "decimal rounded",
+            NoteKind::RawField => "raw protobuf field",
+            NoteKind::FieldDropped => "field dropped",
+            NoteKind::PresenceLost => "presence lost",
+            NoteKind::SchemaInferred => "schema inferred",
         }
     }
 }

@@ -229,6 +229,45 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// A protobuf wire type: how a field's bytes are laid out on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WireType {
+    /// 0: a varint.
+    Varint,
+    /// 1: eight little-endian bytes.
+    I64,
+    /// 2: a length-delimited byte string (message, string, bytes, packed repeated).
+    Len,
+    /// 3 and 4: a group, the bytes between its start and end tags.
+    Group,
+    /// 5: four little-endian bytes.
+    I32,
+}
+
+impl WireType {
+    /// The name protoscope and the protobuf docs use: `VARINT`, `I64`, `LEN`, `SGROUP`, `I32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WireType::Varint => "VARINT",
+            WireType::I64 => "I64",
+            WireType::Len => "LEN",
+            WireType::Group => "SGROUP",
+            WireType::I32 => "I32",
+        }
+    }
+}
+
+/// A protobuf field value that no schema explains, kept exactly as it was on the wire so that
+/// re-encoding reproduces it (the way prost-reflect keeps unknown fields).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RawField {
+    /// How the bytes were laid out.
+    pub wire_type: WireType,
+    /// The value bytes: the varint's bytes, the 4 or 8 fixed bytes, a LEN field's payload (without
+    /// its length), or a group's contents (without its tags).
+    pub data: Vec<u8>,
+}
+
 /// One datum, in any format. See the module docs for what each variant keeps.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
@@ -264,8 +303,11 @@ pub enum Value {
     Simple(u8),
     /// A MessagePack extension value other than the timestamp (type −1).
     Ext(i8, Vec<u8>),
-    /// A MessagePack timestamp (extension type −1).
+    /// A MessagePack timestamp (extension type −1), or a `google.protobuf.Timestamp`.
     Timestamp(Timestamp),
+    /// A protobuf field the schema does not describe, as it was on the wire. Its map key is the
+    /// field number.
+    Raw(RawField),
 }
 
 impl Value {
@@ -323,6 +365,7 @@ impl Value {
             Value::Simple(_) => Kind::Simple,
             Value::Ext(_, _) => Kind::Ext,
             Value::Timestamp(_) => Kind::Timestamp,
+            Value::Raw(_) => Kind::Raw,
         }
     }
 
@@ -444,6 +487,24 @@ impl Value {
             Value::Simple(s) => format!("simple({s})"),
             Value::Ext(t, d) => format!("ext {t} ({} bytes)", d.len()),
             Value::Timestamp(t) => t.to_rfc3339(),
+            Value::Raw(r) => {
+                let hex: String = r
+                    .data
+                    .iter()
+                    .take(max_chars / 2)
+                    .map(|x| format!("{x:02x}"))
+                    .collect();
+                let more = if r.data.len() > max_chars / 2 {
+                    "…"
+                } else {
+                    ""
+                };
+                format!(
+                    "raw {} ({} bytes) {hex}{more}",
+                    r.wire_type.name(),
+                    r.data.len()
+                )
+            }
         }
     }
 }
@@ -488,6 +549,8 @@ pub enum Kind {
     Ext,
     /// A timestamp.
     Timestamp,
+    /// Protobuf wire data without a schema.
+    Raw,
 }
 
 impl Kind {
@@ -515,6 +578,7 @@ impl fmt::Display for Kind {
             Kind::Simple => "simple",
             Kind::Ext => "ext",
             Kind::Timestamp => "timestamp",
+            Kind::Raw => "raw",
         };
         f.write_str(s)
     }

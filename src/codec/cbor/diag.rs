@@ -22,6 +22,7 @@ pub fn diagnostic(value: &Value) -> String {
 
 fn write_value(out: &mut String, value: &Value) {
     match value {
+        Value::Raw(raw) => write_value(out, &Value::Bytes(raw.data.clone())),
         Value::Null => out.push_str("null"),
         Value::Undefined => out.push_str("undefined"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

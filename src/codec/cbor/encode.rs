@@ -341,6 +341,12 @@ impl Encoder {
             Value::Bytes(b) => {
                 self.string(2, b, Kind::Bytes, &slot, start);
             }
+            Value::Raw(raw) => {
+                let node = self.string(2, &raw.data, Kind::Bytes, &slot, start);
+                self.note(NoteKind::RawField, node, &slot, || {
+                    crate::codec::raw_field_note(raw)
+                });
+            }
             Value::Ext(t, d) => {
                 let node = self.string(2, d, Kind::Bytes, &slot, start);
                 self.note(NoteKind::ExtDropped, node, &slot, || {

@@ -277,6 +277,21 @@ impl Encoder {
                 });
                 id
             }
+            Value::Raw(raw) => {
+                let id = self.text_leaf(
+                    &base64::engine::general_purpose::STANDARD.encode(&raw.data),
+                    segment,
+                    key,
+                );
+                let path = self.builder.path(id);
+                self.notes.add(NoteKind::RawField, path, || {
+                    format!(
+                        "{} (written as base64 text)",
+                        crate::codec::raw_field_note(raw)
+                    )
+                });
+                id
+            }
             Value::Ext(t, d) => {
                 let id = self.text_leaf(
                     &base64::engine::general_purpose::STANDARD.encode(d),

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use super::{key_path_segment, parse_timestamp, TIMESTAMP_EXT};
+use crate::codec::raw_field_note;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
 use crate::model::{
     format_float, Float, FloatWidth, Kind, Path, PathSegment, Segment, Span, SpanTreeBuilder,
@@ -319,6 +320,10 @@ impl Encoder {
             Value::Float(f) => self.float(*f, slot),
             Value::Decimal(d) => self.decimal(d, slot)?,
             Value::Text(s) => self.text(s, slot)?,
+            Value::Raw(raw) => {
+                self.note(NoteKind::RawField, slot, || raw_field_note(raw));
+                self.scalar(&Value::Bytes(raw.data.clone()), slot)?
+            }
             Value::Bytes(b) => {
                 let len = b.len();
                 match len {

@@ -1,0 +1,1 @@
+//! Splitting gRPC bodies and length-delimited streams into messages.

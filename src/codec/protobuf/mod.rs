@@ -1,0 +1,48 @@
+//! Protocol Buffers: schemas, schema-guided and schema-less decoding with byte spans, encoding,
+//! inferred schemas, and message framing.
+//!
+//! - [`schema`]: load `.proto` files (compiled in-process) or descriptor sets; list and rank
+//!   message types.
+//! - [`dynamic`]: decode bytes with a message type into a [`Value`](crate::model::Value) with a
+//!   span per field, and encode a value into a message type (the proto3 JSON mapping's rules).
+//! - [`wire`]: decode any protobuf bytes without a schema, keeping every plausible reading.
+//! - [`infer`]: a `.proto` that can carry a JSON/MessagePack/CBOR payload.
+//! - [`framing`]: split gRPC bodies and length-delimited streams into messages.
+//!
+//! # How a message becomes a `Value`
+//! A message is a map whose keys are the field names as written in the `.proto`, in the order the
+//! fields appear on the wire. Repeated fields are arrays, map fields maps (keys typed), enums
+//! their value's name (the number when the enum does not name it), 64-bit integers `Int`,
+//! `float` a float32, `bytes` bytes. Fields not on the wire are absent (no defaults are filled
+//! in). Unknown fields are entries keyed by their field number (an `Int` key) whose value is a
+//! [`RawField`](crate::model::RawField). Extensions are keyed `[full.name]`. Well-known types
+//! read naturally: `Timestamp` as a timestamp, `Duration` as `"1.5s"` text, wrappers as their
+//! inner value, `Struct`/`Value`/`ListValue` as maps, values and arrays, `Any` as a map with
+//! `"@type"` and the packed message's fields (or its `"value"` bytes when the type is unknown).
+
+pub mod dynamic;
+pub mod framing;
+pub mod infer;
+pub mod schema;
+pub mod wire;
+
+pub use prost_reflect::{DescriptorPool, MessageDescriptor};
+
+use crate::codec::{DecodeError, DecodeOptions, Document, EncodeError, EncodeOptions, Encoded};
+use crate::model::Value;
+
+/// Decodes with `options.message` when given, else without a schema ([`wire::decode`]).
+pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    match &options.message {
+        Some(message) => dynamic::decode(bytes, message, options),
+        None => wire::decode(bytes, options),
+    }
+}
+
+/// Encodes into `options.message` when given, else into a message type inferred from the value.
+pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    match &options.message {
+        Some(message) => dynamic::encode(value, message, options),
+        None => infer::encode_inferred(value, options),
+    }
+}

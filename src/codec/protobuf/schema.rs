@@ -1,0 +1,1 @@
+//! Loading .proto files and descriptor sets.
