@@ -1,0 +1,8 @@
+//! Schema-guided protobuf: decode bytes with a message type into a value with spans, and encode
+//! a value into a message type.
+
+mod decode;
+mod encode;
+
+pub use decode::decode;
+pub use encode::encode;
