@@ -247,7 +247,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         Err(mut e) => (e.partial.take().map(|d| *d), Some(e)),
     };
     if let Some(doc) = &doc {
-        if error.is_some() {
+        if error.is_some() && !(args.no_tree && args.no_hex) {
             writeln!(out, "\npartial decode (up to the error):")?;
         }
         if !args.no_tree {
