@@ -544,7 +544,9 @@ impl SpanTreeBuilder {
             .map_or_else(Path::root, |id| self.tree.path(id))
     }
 
-    fn push(
+    /// Adds a scalar: `span` is all its bytes, `header_end` where its header stops, `payload` its
+    /// value bytes.
+    pub fn leaf(
         &mut self,
         kind: Kind,
         segment: Segment,
@@ -567,20 +569,6 @@ impl SpanTreeBuilder {
         id
     }
 
-    /// Adds a scalar: `span` is all its bytes, `header_end` where its header stops, `payload` its
-    /// value bytes.
-    pub fn leaf(
-        &mut self,
-        kind: Kind,
-        segment: Segment,
-        key: Option<Span>,
-        span: Span,
-        header_end: usize,
-        payload: Span,
-    ) -> NodeId {
-        self.push(kind, segment, key, span, header_end, payload)
-    }
-
     /// Opens a container whose header is `start..header_end`; its items follow.
     pub fn open(
         &mut self,
@@ -590,7 +578,7 @@ impl SpanTreeBuilder {
         start: usize,
         header_end: usize,
     ) -> NodeId {
-        let id = self.push(
+        let id = self.leaf(
             kind,
             segment,
             key,
