@@ -137,95 +137,126 @@ fn golden_events(text: &str) -> Vec<Ev> {
     let mut indented: Vec<usize> = Vec::new();
     // What each open brace is: true for a message/group (emits Close).
     let mut braces: Vec<bool> = Vec::new();
-    // A brace holding bytes/strings being gathered, with its field.
-    let mut gathering: Option<(u64, G)> = None;
+    // A brace holding bytes/strings being gathered, with its field; `None` until its first
+    // token says whether it holds data or fields.
+    let mut gathering: Option<(u64, Option<G>)> = None;
     for line in text.lines().skip(1) {
         let indent = line.len() - line.trim_start().len();
         let (body, comment) = match line.find(" #") {
-            Some(i) if !line[..i].contains('"') || line[..i].matches('"').count() % 2 == 0 => {
-                (&line[..i], &line[i..])
-            }
+            Some(i) if line[..i].matches('"').count() % 2 == 0 => (&line[..i], &line[i..]),
             _ => (line, ""),
         };
         if body.trim().is_empty() {
             continue;
         }
-        while indented.last().is_some_and(|&i| indent <= i) && gathering.is_none() {
-            indented.pop();
-            out.push(Ev::Close);
-        }
         let toks = tokens(body);
+        let first_quoted = toks
+            .first()
+            .is_some_and(|t| t.starts_with('"') || t.starts_with('`'));
+        if gathering.is_none() && !first_quoted {
+            while indented.last().is_some_and(|&i| indent <= i) {
+                indented.pop();
+                out.push(Ev::Close);
+            }
+        }
         let mut i = 0;
         let mut pending: Option<u64> = None;
         while i < toks.len() {
             let t = toks[i].as_str();
+            let quoted = t.starts_with('"') || t.starts_with('`');
             if let Some((field, g)) = gathering.as_mut() {
-                match t {
-                    "}" => {
-                        out.push(Ev::Scalar(*field, g.clone()));
+                match (t, g.as_mut()) {
+                    ("}", _) => {
+                        let v = g.take().unwrap_or(G::Hex(Vec::new()));
+                        out.push(Ev::Scalar(*field, v));
+                        gathering = None;
+                        i += 1;
+                    }
+                    (_, None) if quoted => {
+                        *g = Some(scalar(t, ""));
+                        i += 1;
+                    }
+                    (_, None) => {
+                        // A message after all: reprocess this token as a field.
+                        out.push(Ev::Open(*field));
+                        braces.push(true);
                         gathering = None;
                     }
-                    _ => match (g, scalar(t, "")) {
-                        (G::Hex(a), G::Hex(b)) => a.extend(b),
-                        (G::Str(a), G::Str(b)) => a.push_str(&b),
-                        other => panic!("mixed brace contents {other:?}"),
+                    (_, Some(g)) => {
+                        match (g, scalar(t, "")) {
+                            (G::Hex(a), G::Hex(b)) => a.extend(b),
+                            (G::Str(a), G::Str(b)) => a.push_str(&b),
+                            other => panic!("mixed brace contents {other:?}"),
+                        }
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            if quoted && pending.is_none() {
+                // Data lines under an explicit-prefix `N:LEN k` opener.
+                match out.last_mut() {
+                    Some(Ev::Open(f)) => {
+                        let f = *f;
+                        out.pop();
+                        indented.pop();
+                        out.push(Ev::Scalar(f, scalar(t, comment)));
+                    }
+                    Some(Ev::Scalar(_, G::Hex(a))) => match scalar(t, "") {
+                        G::Hex(b) => a.extend(b),
+                        other => panic!("mixed data {other:?}"),
                     },
+                    Some(Ev::Scalar(_, G::Str(a))) => match scalar(t, "") {
+                        G::Str(b) => a.push_str(&b),
+                        other => panic!("mixed data {other:?}"),
+                    },
+                    other => panic!("data without a field after {other:?}"),
                 }
                 i += 1;
                 continue;
             }
-            if t == "long-form:5" || t.starts_with("long-form") {
+            if t.starts_with("long-form") {
                 i += 1;
                 continue;
             }
             if let Some((field, ty)) = field_of(t) {
+                i += 1;
                 match ty {
                     "" | "VARINT" | "I32" | "I64" => pending = Some(field),
                     "LEN" => {
-                        // `N:LEN k` then either a brace or the content (indented or inline).
-                        i += 1; // the length
-                        if toks.get(i + 1).map(String::as_str) == Some("{") {
-                            pending = Some(field);
-                        } else if toks
-                            .get(i + 1)
-                            .is_some_and(|t| t.starts_with('"') || t.starts_with('`'))
-                        {
-                            out.push(Ev::Scalar(field, scalar(&toks[i + 1], comment)));
+                        // `N:LEN {…}` or `N:LEN k` then the content (inline or indented).
+                        if toks.get(i).is_some_and(|t| t.parse::<u64>().is_ok()) {
                             i += 1;
-                        } else {
-                            out.push(Ev::Open(field));
-                            indented.push(indent);
+                        }
+                        match toks.get(i).map(String::as_str) {
+                            Some("{") => pending = Some(field),
+                            Some(t) if t.starts_with('"') || t.starts_with('`') => {
+                                out.push(Ev::Scalar(field, scalar(t, comment)));
+                                i += 1;
+                            }
+                            _ => {
+                                out.push(Ev::Open(field));
+                                indented.push(indent);
+                            }
                         }
                     }
                     "SGROUP" => {
-                        if toks.get(i + 1).map(String::as_str) == Some(&format!("{field}:EGROUP")) {
-                            out.push(Ev::Open(field));
+                        out.push(Ev::Open(field));
+                        if toks.get(i).map(String::as_str) == Some(&format!("{field}:EGROUP")) {
                             out.push(Ev::Close);
                             i += 1;
-                        } else {
-                            out.push(Ev::Open(field));
                         }
                     }
                     "EGROUP" => out.push(Ev::Close),
                     _ => panic!("unknown field token {t}"),
                 }
-                i += 1;
                 continue;
             }
             match t {
                 "{" | "!{" => {
                     let field = pending.take().expect("brace after a field");
-                    let next = toks.get(i + 1).map(String::as_str);
-                    let is_data = next.is_none_or(|n| n.starts_with('"') || n.starts_with('`'));
-                    let only_space = next.is_none() && t == "{";
-                    if t == "{" && is_data && (next.is_some() || only_space) {
-                        gathering = Some((
-                            field,
-                            match next {
-                                Some(n) if n.starts_with('"') => G::Str(String::new()),
-                                _ => G::Hex(Vec::new()),
-                            },
-                        ));
+                    if t == "{" {
+                        gathering = Some((field, None));
                     } else {
                         out.push(Ev::Open(field));
                         braces.push(true);

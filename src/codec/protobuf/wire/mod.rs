@@ -577,8 +577,7 @@ impl<'a> Decoder<'a> {
                         flags.push_str(&format!(" (non-minimal length, {n_len} bytes)"));
                     }
                     let payload = Span::new(pos, pos + payload_len);
-                    self.read_len(key, key_span, len_start, payload, field, &flags)?;
-                    pos = payload.end;
+                    pos = self.read_len(key, key_span, len_start, payload, field, &flags)?;
                 }
                 3 => {
                     self.check_depth(tag_start, field)?;
@@ -738,7 +737,8 @@ impl<'a> Decoder<'a> {
         groups.is_empty()
     }
 
-    /// Reads a LEN field whose payload is `payload` (length varint from `len_start`).
+    /// Reads a LEN field whose payload is `payload` (length varint from `len_start`); returns
+    /// where reading goes on (the payload's start when it is read as a message).
     fn read_len(
         &mut self,
         key: Value,
@@ -747,7 +747,7 @@ impl<'a> Decoder<'a> {
         payload: Span,
         field: u64,
         flags: &str,
-    ) -> Result<(), Fail> {
+    ) -> Result<usize, Fail> {
         let bytes = self.bytes;
         let data = bytes.get(payload.range()).unwrap_or(&[]);
         let long = data.len() > MAX_ALTERNATIVE_BYTES;
@@ -845,6 +845,7 @@ impl<'a> Decoder<'a> {
                     group: None,
                     entries: Vec::new(),
                 });
+                return Ok(payload.start);
             }
             LenChoice::Packed(items) => {
                 self.check_depth(key_span.start, field)?;
@@ -889,7 +890,7 @@ impl<'a> Decoder<'a> {
                 self.push_len_leaf(key, key_span, len_start, payload, field, rs, value);
             }
         }
-        Ok(())
+        Ok(payload.end)
     }
 
     #[allow(clippy::too_many_arguments)]
