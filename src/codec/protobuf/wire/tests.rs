@@ -105,7 +105,9 @@ fn len_choices_message_text_packed_bytes() {
     );
     let t = &raw.document.spans;
     // The packed array: key = tag, header = length, three keyless leaves.
-    let packed = t.find(&Path::from_segments(vec![PathSegment::OtherKey("3".into())]));
+    let packed = t.find(&Path::from_segments(vec![PathSegment::OtherKey(
+        "3".into(),
+    )]));
     assert_eq!(packed.len(), 1, "{t:?}");
     let n = t.node(packed[0]);
     assert_eq!(n.kind, Kind::Array);
