@@ -465,16 +465,11 @@ fn protoscope_goldens_agree_or_are_among_our_readings() {
         let g = golden_events(&text);
         let o = our_events(&raw);
         let (t, a, d) = compare(&g, &o);
-        println!("{golden}: {a}/{t} agree");
         total += t;
         agree += a;
         for d in d {
             *report.entry(format!("{golden}: {d}")).or_default() += 1;
         }
-    }
-    println!("agreement {agree}/{total}");
-    for (d, n) in &report {
-        println!("{n:5} × {d}");
     }
     let report: Vec<(String, usize)> = report.into_iter().collect();
     let expected: Vec<(String, usize)> = EXPECTED_DISAGREEMENTS
