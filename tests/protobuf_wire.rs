@@ -688,3 +688,50 @@ const EXPECTED_DISAGREEMENTS: &[(&str, usize)] = &[
     ("proto3.pb.golden: protoscope hex bytes, ours packed varints (protoscope's reading is among ours)", 14),
     ("proto3.pb.golden: protoscope message of unmatched end-group tags, ours packed varints (not among ours)", 1),
 ];
+
+#[test]
+fn every_well_formed_sample_decodes_through_the_codec_with_valid_spans() {
+    for input in [
+        "message.pb",
+        "maps.pb",
+        "oneof.pb",
+        "packed.pb",
+        "packed-big.pb",
+        "proto3.pb",
+        "unittest.proto.pb",
+    ] {
+        let bytes = testdata(input);
+        let doc = wirelens::codec::decode(
+            &bytes,
+            wirelens::codec::Format::Protobuf,
+            &DecodeOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{input}: {e}"));
+        doc.spans
+            .validate(bytes.len())
+            .unwrap_or_else(|e| panic!("{input}: {e}"));
+        // Every byte is owned by a node: nothing is left out of the tree.
+        let runs = doc.spans.runs(bytes.len());
+        assert!(runs.iter().all(|r| r.node.is_some()), "{input}");
+        let raw = decode_raw(&bytes, &DecodeOptions::default()).expect("decodes");
+        assert_eq!(raw.document, doc);
+        // One set of readings per field node (every node but the root and packed elements).
+        assert!(raw
+            .readings
+            .iter()
+            .all(|r| r.readings[0].chosen && r.readings.iter().skip(1).all(|x| !x.chosen)));
+    }
+    // unittest.proto.pb is a FileDescriptorSet: field 1 (file) holds name "unittest.proto".
+    let doc = decode(&testdata("unittest.proto.pb"), &DecodeOptions::default()).expect("decodes");
+    let Value::Map(files) = &doc.value else {
+        panic!("map")
+    };
+    assert_eq!(files.len(), 1);
+    let Value::Map(file) = &files[0].1 else {
+        panic!("file is a message")
+    };
+    assert_eq!(
+        file[0],
+        (Value::Int(1), Value::Text("unittest.proto".into()))
+    );
+}

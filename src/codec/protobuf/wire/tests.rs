@@ -240,3 +240,26 @@ fn nested_lengths_cost_linear_work() {
     let varint_fields = (1usize << 15) * 32;
     assert_eq!(work.trial_fields, len_fields - 2 + varint_fields);
 }
+
+#[test]
+fn non_minimal_tag_is_flagged_and_long_payload_alternatives_are_null() {
+    // Field 1 VARINT with a 3-byte tag.
+    let raw = ok(&[0x88, 0x80, 0x00, 0x05]);
+    assert_eq!(
+        raw.readings[0].readings[0].label,
+        "uint64 (non-minimal tag, 3 bytes)"
+    );
+    // A 2000-byte message payload: alternatives are not copied, only `bytes` is listed.
+    let mut inner = Vec::new();
+    while inner.len() < 2000 {
+        inner.extend([0x08, 0x01]);
+    }
+    let raw = ok(&len_field(1, &inner));
+    let rs = &raw.readings[0].readings;
+    assert_eq!(rs.len(), 2);
+    assert_eq!(
+        (rs[0].label.as_str(), rs[1].label.as_str()),
+        ("message", "bytes")
+    );
+    assert_eq!(rs[1].value, Value::Null);
+}
