@@ -1,0 +1,968 @@
+//! Schema-less protobuf decoding: any protobuf bytes into a [`Value`] with a span per field, and
+//! every plausible reading of each field beside the one chosen.
+//!
+//! # Why
+//! Without a schema the wire format does not say what a field is: a VARINT may be an unsigned,
+//! signed (two's complement or zigzag) integer, a bool or an enum; four fixed bytes a `fixed32`
+//! or a `float`; a LEN payload a message, text, packed numbers or bytes. `protoc --decode_raw`
+//! and protoscope pick one reading silently. This decoder picks one too (so the document reads
+//! naturally), but lists the others in [`RawDocument::readings`]; nothing is a silent guess.
+//!
+//! # The value
+//! A message is a [`Value::Map`] keyed by field number ([`Value::Int`] keys), entries in wire
+//! order; a field that occurs several times appears several times. Values by the chosen reading:
+//! - VARINT: [`Value::Int`], the unsigned reading. Alternatives: `int64` (two's complement, only
+//!   for values ≥ 2^63), `sint64 (zigzag)`, `bool` (0 and 1).
+//! - I32 / I64: `float` / `double` ([`Value::Float`] of width 32 / 64) when the bits look like a
+//!   number someone wrote down — a normal float whose binary exponent lies within ±32 (float) or
+//!   ±64 (double) and whose shortest round-trip decimal has at most 6 (float) or 12 (double)
+//!   significant digits (`111.0`, `0.1`, `1.5e-3`); otherwise the `fixed32` / `fixed64` integer.
+//!   Alternatives: the other one, and `sfixed32` / `sfixed64` when the signed reading is
+//!   negative. Protoscope prints I64 as a double unless the exponent field is 0, and I32 as a
+//!   float unless its exponent field is 0 or all ones; it therefore shows most random 64-bit
+//!   hashes as absurd doubles (`-2.54e-72`) where we show the integer.
+//! - LEN, in this order: a nested message ([`Value::Map`]) when the payload parses completely as
+//!   fields with field numbers 1..=2^29−1, wire types 0–5, lengths inside the payload and matched
+//!   group tags; else [`Value::Text`] when it is UTF-8 and at least 90 % of its characters are
+//!   printable (controls other than tab, CR and LF count against it); else packed varints (an
+//!   [`Value::Array`] of [`Value::Int`]) when it splits exactly into varints; else
+//!   [`Value::Bytes`]. An empty payload is the empty text. Alternatives: every other of these that
+//!   applies, plus `packed fixed32` / `packed float` (length a multiple of 4) and `packed fixed64`
+//!   / `packed double` (multiple of 8), and always `bytes`. Protoscope's order is the same
+//!   (message, then string, then hex bytes) but it has no packed reading; it shows packed fields
+//!   as hex, and accepts messages whose end-group tags match nothing, which we do not.
+//! - SGROUP … EGROUP: a [`Value::Map`] of the fields between the tags.
+//!
+//! Odd but readable data is kept and flagged in the reading labels: non-minimal varints and tags
+//! ("non-minimal varint, 6 bytes"), field number 0 and field numbers above 2^29−1 (at the top
+//! level; inside a LEN payload they rule out the message reading).
+//!
+//! # What is fatal
+//! Anything after which the next field cannot be found: a varint or tag that runs past the end or
+//! over 10 bytes, wire types 6 and 7, a length or fixed value past the end of its message, an
+//! end-group tag that matches no open group, a group left open. The result is then a
+//! [`DecodeError`] at the offending byte whose `partial` holds every field read before it (open
+//! messages and groups closed with what they hold). We chose this over protoscope's way of
+//! printing such a tail as hex inside the tree: the CLI prints the partial tree and the error
+//! names the tail's offset, and a document never pretends an undecodable tail is a field.
+//!
+//! # Spans
+//! A field's node has `key` = the tag bytes. VARINT/I32/I64: header empty, payload the value
+//! bytes. LEN: header = the length varint, payload the content; a nested message is a map
+//! container, packed numbers an array container whose elements are keyless leaves. A group is a
+//! map container keyed by its start tag whose payload ends before the end tag; the end tag is
+//! structure. Segments come from [`SpanTreeBuilder::segment_for_key`] with the `Int` field number.
+//!
+//! # Cost
+//! No recursion over input nesting: an explicit stack, limited by
+//! [`DecodeOptions::max_depth`] (the top-level message is depth 1; nested messages, groups and
+//! packed arrays add one). Deciding whether a LEN payload is a message scans only its top level
+//! (nested LEN payloads are skipped by their length and decided on their own when their parent is
+//! read), and each payload is scanned once; so each byte is looked at a bounded number of times
+//! per enclosing message: O(n · depth) in all.
+//!
+//! # Reading values
+//! A [`WireReading`]'s value is [`Value::Null`] where it would only repeat what the document
+//! already holds or points at: the chosen reading of a message or group (the document has it at
+//! the node), and the `bytes`, `string` and packed alternatives of payloads longer than
+//! [`MAX_ALTERNATIVE_BYTES`] (the node's payload span gives them). For those long payloads, once
+//! a message was chosen, the text and packed alternatives are not computed (only `bytes` is
+//! listed), so that deep nesting stays linear.
+
+#[cfg(test)]
+mod tests;
+
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::model::{
+    Float, Kind, NodeId, Path, PathSegment, Span, SpanTreeBuilder, Value, WireType,
+};
+
+/// The largest field number protobuf allows: 2^29 − 1.
+pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
+
+/// Payloads longer than this get [`Value::Null`] as the value of their non-chosen readings.
+pub const MAX_ALTERNATIVE_BYTES: usize = 1024;
+
+/// One way to read a field's bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireReading {
+    /// The type it is read as: `uint64`, `int64`, `sint64 (zigzag)`, `bool`, `fixed32`,
+    /// `sfixed32`, `float`, `fixed64`, `sfixed64`, `double`, `message`, `group`, `string`,
+    /// `packed varints`, `packed fixed32`, `packed float`, `packed fixed64`, `packed double`,
+    /// `bytes`; followed by flags in parentheses (non-minimal varint, invalid field number).
+    pub label: String,
+    /// The value read (see the module docs for when it is [`Value::Null`]).
+    pub value: Value,
+    /// Whether this is the reading the document shows.
+    pub chosen: bool,
+}
+
+/// Every plausible reading of one field node, the chosen one first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeReadings {
+    /// The field's node in the document's span tree.
+    pub node: NodeId,
+    /// The wire type of its tag.
+    pub wire_type: WireType,
+    /// Its field number.
+    pub field: u64,
+    /// The readings, the chosen one first.
+    pub readings: Vec<WireReading>,
+}
+
+/// A schema-less decode: the document and, per field node, its readings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawDocument {
+    /// The value by the chosen readings, with spans.
+    pub document: Document,
+    /// The readings of every field node, in node order.
+    pub readings: Vec<NodeReadings>,
+}
+
+/// Decodes any protobuf bytes without a schema; the document by the chosen readings.
+pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    decode_raw(bytes, options).map(|raw| raw.document)
+}
+
+/// Decodes any protobuf bytes without a schema, with every plausible reading of each field.
+pub fn decode_raw(bytes: &[u8], options: &DecodeOptions) -> Result<RawDocument, DecodeError> {
+    Decoder::new(bytes, options).run()
+}
+
+/// Work done deciding LEN payloads (for tests of the linear bound).
+#[derive(Debug, Default, Clone, Copy)]
+struct Work {
+    /// Payloads scanned as candidate messages.
+    trial_parses: usize,
+    /// Tags read by those scans.
+    trial_fields: usize,
+}
+
+/// A failure before it gets its path and partial document.
+struct Fail {
+    kind: ErrorKind,
+    offset: usize,
+    message: String,
+}
+
+impl Fail {
+    fn new(kind: ErrorKind, offset: usize, message: String) -> Fail {
+        Fail {
+            kind,
+            offset,
+            message,
+        }
+    }
+}
+
+/// Why a varint could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VarintError {
+    /// It runs past the end.
+    Eof,
+    /// It has more than 10 bytes or overflows 64 bits.
+    TooLong,
+}
+
+/// Reads a varint at `at` that must end by `end`: the value and its byte count.
+fn read_varint(bytes: &[u8], at: usize, end: usize) -> Result<(u64, usize), VarintError> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let pos = at + i;
+        if pos >= end {
+            return Err(VarintError::Eof);
+        }
+        let Some(&b) = bytes.get(pos) else {
+            return Err(VarintError::Eof);
+        };
+        if i == 9 && b > 1 {
+            return Err(VarintError::TooLong);
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((value, i + 1));
+        }
+    }
+    Err(VarintError::TooLong)
+}
+
+/// Whether a varint of `len` bytes holding `value` could have been shorter.
+fn non_minimal(value: u64, len: usize) -> bool {
+    len > varint_len(value)
+}
+
+/// Bytes of the minimal varint for `value`.
+pub(crate) fn varint_len(value: u64) -> usize {
+    let bits = 64 - value.leading_zeros() as usize;
+    bits.div_ceil(7).max(1)
+}
+
+/// Appends `value` as a minimal varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn wire_type_of(code: u64) -> Option<WireType> {
+    match code {
+        0 => Some(WireType::Varint),
+        1 => Some(WireType::I64),
+        2 => Some(WireType::Len),
+        3 | 4 => Some(WireType::Group),
+        5 => Some(WireType::I32),
+        _ => None,
+    }
+}
+
+/// Number of significant decimal digits in the shortest round-trip form of a float.
+fn significant_digits(text_exp: &str) -> usize {
+    let mantissa = text_exp.split('e').next().unwrap_or("");
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    digits.trim_start_matches('0').trim_end_matches('0').len()
+}
+
+/// Whether 32 bits look like a float someone wrote (see the module docs).
+pub(crate) fn looks_like_float32(bits: u32) -> bool {
+    let exp = ((bits >> 23) & 0xff) as i32;
+    if exp == 0 || exp == 0xff || (exp - 127).abs() > 32 {
+        return false;
+    }
+    significant_digits(&format!("{:e}", f32::from_bits(bits))) <= 6
+}
+
+/// Whether 64 bits look like a double someone wrote (see the module docs).
+pub(crate) fn looks_like_float64(bits: u64) -> bool {
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0 || exp == 0x7ff || (exp - 1023).abs() > 64 {
+        return false;
+    }
+    significant_digits(&format!("{:e}", f64::from_bits(bits))) <= 12
+}
+
+/// Whether `data` reads as text: UTF-8 with at least 90 % printable characters.
+fn printable_text(data: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(data).ok()?;
+    let mut total = 0usize;
+    let mut bad = 0usize;
+    for c in text.chars() {
+        total += 1;
+        if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
+            bad += 1;
+        }
+    }
+    (bad * 10 <= total).then_some(text)
+}
+
+/// The payload split exactly into varints, with the span of each (absolute offsets).
+fn packed_varints(bytes: &[u8], start: usize, end: usize) -> Option<Vec<(u64, Span)>> {
+    let mut out = Vec::new();
+    let mut pos = start;
+    while pos < end {
+        let (v, n) = read_varint(bytes, pos, end).ok()?;
+        out.push((v, Span::new(pos, pos + n)));
+        pos += n;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+fn u32_le(data: &[u8]) -> u32 {
+    let mut b = [0u8; 4];
+    for (d, s) in b.iter_mut().zip(data) {
+        *d = *s;
+    }
+    u32::from_le_bytes(b)
+}
+
+fn u64_le(data: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    for (d, s) in b.iter_mut().zip(data) {
+        *d = *s;
+    }
+    u64::from_le_bytes(b)
+}
+
+/// Readings of a VARINT value.
+fn varint_readings(value: u64, flags: &str) -> Vec<WireReading> {
+    let mut out = vec![reading("uint64", flags, Value::Int(i128::from(value)))];
+    if value >= 1 << 63 {
+        out.push(reading(
+            "int64",
+            flags,
+            Value::Int(i128::from(value as i64)),
+        ));
+    }
+    let zigzag = i128::from((value >> 1) as i64 ^ -((value & 1) as i64));
+    out.push(reading("sint64 (zigzag)", flags, Value::Int(zigzag)));
+    if value <= 1 {
+        out.push(reading("bool", flags, Value::Bool(value == 1)));
+    }
+    out
+}
+
+/// Readings of four fixed bytes, chosen first.
+fn i32_readings(bits: u32, flags: &str) -> Vec<WireReading> {
+    let int = reading("fixed32", flags, Value::Int(i128::from(bits)));
+    let float = reading(
+        "float",
+        flags,
+        Value::Float(Float::f32(f32::from_bits(bits))),
+    );
+    let mut out = if looks_like_float32(bits) {
+        vec![float, int]
+    } else {
+        vec![int, float]
+    };
+    if (bits as i32) < 0 {
+        out.push(reading(
+            "sfixed32",
+            flags,
+            Value::Int(i128::from(bits as i32)),
+        ));
+    }
+    out
+}
+
+/// Readings of eight fixed bytes, chosen first.
+fn i64_readings(bits: u64, flags: &str) -> Vec<WireReading> {
+    let int = reading("fixed64", flags, Value::Int(i128::from(bits)));
+    let float = reading(
+        "double",
+        flags,
+        Value::Float(Float::f64(f64::from_bits(bits))),
+    );
+    let mut out = if looks_like_float64(bits) {
+        vec![float, int]
+    } else {
+        vec![int, float]
+    };
+    if (bits as i64) < 0 {
+        out.push(reading(
+            "sfixed64",
+            flags,
+            Value::Int(i128::from(bits as i64)),
+        ));
+    }
+    out
+}
+
+fn reading(label: &str, flags: &str, value: Value) -> WireReading {
+    WireReading {
+        label: format!("{label}{flags}"),
+        value,
+        chosen: false,
+    }
+}
+
+/// What a LEN payload is read as.
+enum LenChoice {
+    Message,
+    Text(String),
+    Packed(Vec<(u64, Span)>),
+    Bytes,
+}
+
+/// One message or group being read.
+struct Frame {
+    /// Its key in the parent (`Int` field number); `Null` for the top level.
+    key: Value,
+    /// Where its bytes end: a message's payload end; for a group the end of the enclosing
+    /// message (the group ends at its end tag).
+    end: usize,
+    /// The group's field number, for groups.
+    group: Option<u64>,
+    /// The entries read so far.
+    entries: Vec<(Value, Value)>,
+}
+
+struct Decoder<'a> {
+    bytes: &'a [u8],
+    max_depth: usize,
+    builder: SpanTreeBuilder,
+    stack: Vec<Frame>,
+    readings: Vec<NodeReadings>,
+    work: Work,
+}
+
+impl<'a> Decoder<'a> {
+    fn new(bytes: &'a [u8], options: &DecodeOptions) -> Decoder<'a> {
+        Decoder {
+            bytes,
+            max_depth: options.max_depth.max(1),
+            builder: SpanTreeBuilder::new(),
+            stack: Vec::new(),
+            readings: Vec::new(),
+            work: Work::default(),
+        }
+    }
+
+    fn run(mut self) -> Result<RawDocument, DecodeError> {
+        let mut field_path = None;
+        match self.read_all(&mut field_path) {
+            Ok(value) => Ok(RawDocument {
+                document: Document {
+                    format: Format::Protobuf,
+                    value,
+                    spans: self.builder.finish(),
+                },
+                readings: self.readings,
+            }),
+            Err(f) => {
+                let path = match field_path {
+                    Some(seg) => self.builder.current_path().child(seg),
+                    None => self.builder.current_path(),
+                };
+                Err(self.error(f, path))
+            }
+        }
+    }
+
+    /// The error with the partial document: every open frame closed with what it holds.
+    fn error(mut self, f: Fail, path: Path) -> DecodeError {
+        let mut carried: Option<(Value, Value)> = None;
+        while let Some(mut frame) = self.stack.pop() {
+            if let Some(entry) = carried.take() {
+                frame.entries.push(entry);
+            }
+            carried = Some((frame.key, Value::Map(frame.entries)));
+        }
+        let partial = carried.map(|(_, value)| {
+            Box::new(Document {
+                format: Format::Protobuf,
+                value,
+                spans: self.builder.finish_partial(f.offset),
+            })
+        });
+        DecodeError {
+            format: Format::Protobuf,
+            kind: f.kind,
+            offset: f.offset,
+            path,
+            message: f.message,
+            partial,
+        }
+    }
+
+    /// Reads the whole input as one message. `field_path` is set to the segment of the field
+    /// being read, for the error path.
+    fn read_all(&mut self, field_path: &mut Option<PathSegment>) -> Result<Value, Fail> {
+        let bytes = self.bytes;
+        let len = bytes.len();
+        self.builder
+            .open(Kind::Map, crate::model::Segment::Root, None, 0, 0);
+        self.stack.push(Frame {
+            key: Value::Null,
+            end: len,
+            group: None,
+            entries: Vec::new(),
+        });
+        let mut pos = 0usize;
+        loop {
+            *field_path = None;
+            let Some(top) = self.stack.last() else {
+                return Ok(Value::Null);
+            };
+            let end = top.end;
+            if pos >= end {
+                if let Some(g) = top.group {
+                    return Err(Fail::new(
+                        ErrorKind::Eof,
+                        pos,
+                        format!("the group of field {g} has no end-group tag before byte {end}"),
+                    ));
+                }
+                self.builder.close(pos, pos);
+                if let Some(v) = self.pop_frame() {
+                    return Ok(v);
+                }
+                continue;
+            }
+            // The tag.
+            let tag_start = pos;
+            let (tag, tag_len) = read_varint(bytes, pos, end).map_err(|e| match e {
+                VarintError::Eof => Fail::new(
+                    ErrorKind::Eof,
+                    tag_start,
+                    format!(
+                        "a field tag runs past the end of its message ({} bytes left)",
+                        end - tag_start
+                    ),
+                ),
+                VarintError::TooLong => Fail::new(
+                    ErrorKind::Syntax,
+                    tag_start,
+                    "a field tag is longer than 10 bytes or overflows 64 bits".into(),
+                ),
+            })?;
+            pos += tag_len;
+            let key_span = Span::new(tag_start, pos);
+            let field = tag >> 3;
+            let code = tag & 7;
+            *field_path = Some(PathSegment::OtherKey(field.to_string()));
+            let key = Value::Int(i128::from(field));
+            let mut flags = String::new();
+            if non_minimal(tag, tag_len) {
+                flags.push_str(&format!(" (non-minimal tag, {tag_len} bytes)"));
+            }
+            if field == 0 {
+                flags.push_str(" (field number 0 is not valid)");
+            } else if field > MAX_FIELD_NUMBER {
+                flags.push_str(&format!(
+                    " (field number {field} is above the maximum 536870911)"
+                ));
+            }
+            let Some(wire_type) = wire_type_of(code) else {
+                return Err(Fail::new(
+                    ErrorKind::Syntax,
+                    tag_start,
+                    format!(
+                        "field {field} has wire type {code}, which protobuf does not define; the rest cannot be read"
+                    ),
+                ));
+            };
+            match code {
+                0 => {
+                    let (v, n) = read_varint(bytes, pos, end).map_err(|e| {
+                        varint_fail(e, pos, end, &format!("the VARINT value of field {field}"))
+                    })?;
+                    if non_minimal(v, n) {
+                        flags.push_str(&format!(" (non-minimal varint, {n} bytes)"));
+                    }
+                    let span = Span::new(pos, pos + n);
+                    pos += n;
+                    let rs = varint_readings(v, &flags);
+                    self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
+                }
+                1 | 5 => {
+                    let width = if code == 1 { 8 } else { 4 };
+                    let left = end - pos;
+                    if left < width {
+                        return Err(Fail::new(
+                            ErrorKind::Eof,
+                            pos,
+                            format!(
+                                "the {width} value bytes of field {field} run past the end of its message ({left} bytes left)"
+                            ),
+                        ));
+                    }
+                    let span = Span::new(pos, pos + width);
+                    let data = bytes.get(span.range()).unwrap_or(&[]);
+                    pos += width;
+                    let rs = if code == 1 {
+                        i64_readings(u64_le(data), &flags)
+                    } else {
+                        i32_readings(u32_le(data), &flags)
+                    };
+                    self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
+                }
+                2 => {
+                    let len_start = pos;
+                    let (n, n_len) = read_varint(bytes, pos, end).map_err(|e| {
+                        varint_fail(e, pos, end, &format!("the length of field {field}"))
+                    })?;
+                    pos += n_len;
+                    let left = end - pos;
+                    let Some(payload_len) = usize::try_from(n).ok().filter(|&n| n <= left) else {
+                        return Err(Fail::new(
+                            ErrorKind::Eof,
+                            len_start,
+                            format!(
+                                "length {n} of field {field} runs past the end of its message ({left} bytes left)"
+                            ),
+                        ));
+                    };
+                    if non_minimal(n, n_len) {
+                        flags.push_str(&format!(" (non-minimal length, {n_len} bytes)"));
+                    }
+                    let payload = Span::new(pos, pos + payload_len);
+                    pos = self.read_len(key, key_span, len_start, payload, field, &flags)?;
+                }
+                3 => {
+                    self.check_depth(tag_start, field)?;
+                    let segment = self.builder.segment_for_key(&key);
+                    let node = self
+                        .builder
+                        .open(Kind::Map, segment, Some(key_span), pos, pos);
+                    self.readings.push(NodeReadings {
+                        node,
+                        wire_type,
+                        field,
+                        readings: vec![WireReading {
+                            label: format!("group{flags}"),
+                            value: Value::Null,
+                            chosen: true,
+                        }],
+                    });
+                    self.stack.push(Frame {
+                        key,
+                        end,
+                        group: Some(field),
+                        entries: Vec::new(),
+                    });
+                }
+                _ => {
+                    // End-group.
+                    let open = self.stack.last().and_then(|f| f.group);
+                    if open != Some(field) {
+                        let message = match open {
+                            Some(g) => format!(
+                                "an end-group tag for field {field} does not match the open group of field {g}"
+                            ),
+                            None => format!("an end-group tag for field {field} has no open group"),
+                        };
+                        return Err(Fail::new(ErrorKind::Syntax, tag_start, message));
+                    }
+                    *field_path = None;
+                    self.builder.close(tag_start, pos);
+                    self.pop_frame();
+                }
+            }
+        }
+    }
+
+    /// Pops the innermost frame into its parent; returns the value when it was the top level.
+    fn pop_frame(&mut self) -> Option<Value> {
+        let frame = self.stack.pop()?;
+        let value = Value::Map(frame.entries);
+        match self.stack.last_mut() {
+            Some(parent) => {
+                parent.entries.push((frame.key, value));
+                None
+            }
+            None => Some(value),
+        }
+    }
+
+    fn check_depth(&self, offset: usize, field: u64) -> Result<(), Fail> {
+        if self.stack.len() >= self.max_depth {
+            return Err(Fail::new(
+                ErrorKind::Limit,
+                offset,
+                format!(
+                    "field {field} nests deeper than the limit of {} levels",
+                    self.max_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_leaf(
+        &mut self,
+        key: Value,
+        key_span: Span,
+        span: Span,
+        header_end: usize,
+        wire_type: WireType,
+        field: u64,
+        mut rs: Vec<WireReading>,
+    ) {
+        let segment = self.builder.segment_for_key(&key);
+        let value = rs.first().map_or(Value::Null, |r| r.value.clone());
+        if let Some(first) = rs.first_mut() {
+            first.chosen = true;
+        }
+        let payload = Span::new(header_end, span.end);
+        let node = self.builder.leaf(
+            value.kind(),
+            segment,
+            Some(key_span),
+            span,
+            header_end,
+            payload,
+        );
+        self.readings.push(NodeReadings {
+            node,
+            wire_type,
+            field,
+            readings: rs,
+        });
+        if let Some(top) = self.stack.last_mut() {
+            top.entries.push((key, value));
+        }
+    }
+
+    /// Whether `start..end` parses completely as fields (top level only; see the module docs).
+    fn scan_message(&mut self, start: usize, end: usize) -> bool {
+        self.work.trial_parses += 1;
+        let bytes = self.bytes;
+        let mut pos = start;
+        let mut groups: Vec<u64> = Vec::new();
+        while pos < end {
+            self.work.trial_fields += 1;
+            let Ok((tag, n)) = read_varint(bytes, pos, end) else {
+                return false;
+            };
+            pos += n;
+            let field = tag >> 3;
+            if field == 0 || field > MAX_FIELD_NUMBER {
+                return false;
+            }
+            let skip = match tag & 7 {
+                0 => match read_varint(bytes, pos, end) {
+                    Ok((_, n)) => n,
+                    Err(_) => return false,
+                },
+                1 => 8,
+                2 => match read_varint(bytes, pos, end) {
+                    Ok((len, n)) => {
+                        match usize::try_from(len).ok().and_then(|l| l.checked_add(n)) {
+                            Some(s) => s,
+                            None => return false,
+                        }
+                    }
+                    Err(_) => return false,
+                },
+                3 => {
+                    groups.push(field);
+                    0
+                }
+                4 => {
+                    if groups.pop() != Some(field) {
+                        return false;
+                    }
+                    0
+                }
+                5 => 4,
+                _ => return false,
+            };
+            if skip > end - pos {
+                return false;
+            }
+            pos += skip;
+        }
+        groups.is_empty()
+    }
+
+    /// Reads a LEN field whose payload is `payload` (length varint from `len_start`); returns
+    /// where reading goes on (the payload's start when it is read as a message).
+    fn read_len(
+        &mut self,
+        key: Value,
+        key_span: Span,
+        len_start: usize,
+        payload: Span,
+        field: u64,
+        flags: &str,
+    ) -> Result<usize, Fail> {
+        let bytes = self.bytes;
+        let data = bytes.get(payload.range()).unwrap_or(&[]);
+        let long = data.len() > MAX_ALTERNATIVE_BYTES;
+        let is_message = !data.is_empty() && self.scan_message(payload.start, payload.end);
+        let skip_alternatives = is_message && long;
+        let text = if skip_alternatives {
+            None
+        } else {
+            printable_text(data)
+        };
+        let packed = if skip_alternatives {
+            None
+        } else {
+            packed_varints(bytes, payload.start, payload.end)
+        };
+        let choice = if data.is_empty() {
+            LenChoice::Text(String::new())
+        } else if is_message {
+            LenChoice::Message
+        } else if let Some(t) = text {
+            LenChoice::Text(t.to_string())
+        } else if let Some(p) = &packed {
+            LenChoice::Packed(p.clone())
+        } else {
+            LenChoice::Bytes
+        };
+        // The readings, chosen first.
+        let alt = |v: Value| if long { Value::Null } else { v };
+        let mut rs: Vec<WireReading> = Vec::new();
+        let chosen_label = match &choice {
+            LenChoice::Message => "message",
+            LenChoice::Text(_) => "string",
+            LenChoice::Packed(_) => "packed varints",
+            LenChoice::Bytes => "bytes",
+        };
+        if is_message || data.is_empty() {
+            rs.push(reading("message", flags, Value::Null));
+        }
+        if let Some(t) = text {
+            rs.push(reading("string", flags, alt(Value::Text(t.to_string()))));
+        }
+        if let Some(p) = &packed {
+            let items = p.iter().map(|(v, _)| Value::Int(i128::from(*v))).collect();
+            rs.push(reading("packed varints", flags, alt(Value::Array(items))));
+        }
+        if !skip_alternatives && !data.is_empty() {
+            if data.len() % 4 == 0 {
+                let words: Vec<u32> = data.chunks_exact(4).map(u32_le).collect();
+                let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
+                let floats = words
+                    .iter()
+                    .map(|w| Value::Float(Float::f32(f32::from_bits(*w))))
+                    .collect();
+                rs.push(reading("packed fixed32", flags, alt(Value::Array(ints))));
+                rs.push(reading("packed float", flags, alt(Value::Array(floats))));
+            }
+            if data.len() % 8 == 0 {
+                let words: Vec<u64> = data.chunks_exact(8).map(u64_le).collect();
+                let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
+                let floats = words
+                    .iter()
+                    .map(|w| Value::Float(Float::f64(f64::from_bits(*w))))
+                    .collect();
+                rs.push(reading("packed fixed64", flags, alt(Value::Array(ints))));
+                rs.push(reading("packed double", flags, alt(Value::Array(floats))));
+            }
+        }
+        rs.push(reading("bytes", flags, alt(Value::Bytes(data.to_vec()))));
+        let wanted = format!("{chosen_label}{flags}");
+        if let Some(i) = rs.iter().position(|r| r.label == wanted) {
+            let mut r = rs.remove(i);
+            r.chosen = true;
+            rs.insert(0, r);
+        }
+        let header_end = payload.start;
+        let segment = self.builder.segment_for_key(&key);
+        match choice {
+            LenChoice::Message => {
+                self.check_depth(key_span.start, field)?;
+                if let Some(r) = rs.first_mut() {
+                    r.value = Value::Null;
+                }
+                let node =
+                    self.builder
+                        .open(Kind::Map, segment, Some(key_span), len_start, header_end);
+                self.readings.push(NodeReadings {
+                    node,
+                    wire_type: WireType::Len,
+                    field,
+                    readings: rs,
+                });
+                self.stack.push(Frame {
+                    key,
+                    end: payload.end,
+                    group: None,
+                    entries: Vec::new(),
+                });
+                return Ok(payload.start);
+            }
+            LenChoice::Packed(items) => {
+                self.check_depth(key_span.start, field)?;
+                let values: Vec<Value> = items
+                    .iter()
+                    .map(|(v, _)| Value::Int(i128::from(*v)))
+                    .collect();
+                if let Some(r) = rs.first_mut() {
+                    r.value = Value::Array(values.clone());
+                }
+                let node =
+                    self.builder
+                        .open(Kind::Array, segment, Some(key_span), len_start, header_end);
+                for (i, (_, span)) in items.iter().enumerate() {
+                    let seg = crate::model::Segment::Index(u32::try_from(i).unwrap_or(u32::MAX));
+                    self.builder
+                        .leaf(Kind::Int, seg, None, *span, span.start, *span);
+                }
+                self.builder.close(payload.end, payload.end);
+                self.readings.push(NodeReadings {
+                    node,
+                    wire_type: WireType::Len,
+                    field,
+                    readings: rs,
+                });
+                if let Some(top) = self.stack.last_mut() {
+                    top.entries.push((key, Value::Array(values)));
+                }
+            }
+            LenChoice::Text(t) => {
+                let value = Value::Text(t);
+                if let Some(r) = rs.first_mut() {
+                    r.value = value.clone();
+                }
+                self.push_len_leaf(key, key_span, len_start, payload, field, rs, value);
+            }
+            LenChoice::Bytes => {
+                let value = Value::Bytes(data.to_vec());
+                if let Some(r) = rs.first_mut() {
+                    r.value = value.clone();
+                }
+                self.push_len_leaf(key, key_span, len_start, payload, field, rs, value);
+            }
+        }
+        Ok(payload.end)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_len_leaf(
+        &mut self,
+        key: Value,
+        key_span: Span,
+        len_start: usize,
+        payload: Span,
+        field: u64,
+        rs: Vec<WireReading>,
+        value: Value,
+    ) {
+        let segment = self.builder.segment_for_key(&key);
+        let node = self.builder.leaf(
+            value.kind(),
+            segment,
+            Some(key_span),
+            Span::new(len_start, payload.end),
+            payload.start,
+            payload,
+        );
+        self.readings.push(NodeReadings {
+            node,
+            wire_type: WireType::Len,
+            field,
+            readings: rs,
+        });
+        if let Some(top) = self.stack.last_mut() {
+            top.entries.push((key, value));
+        }
+    }
+}
+
+fn varint_fail(e: VarintError, pos: usize, end: usize, what: &str) -> Fail {
+    match e {
+        VarintError::Eof => Fail::new(
+            ErrorKind::Eof,
+            pos,
+            format!(
+                "{what} runs past the end of its message ({} bytes left)",
+                end - pos
+            ),
+        ),
+        VarintError::TooLong => Fail::new(
+            ErrorKind::Syntax,
+            pos,
+            format!("{what} is a varint longer than 10 bytes or beyond 64 bits"),
+        ),
+    }
+}
+
+/// Like [`decode_raw`], also returning the work counters (for tests of the linear bound).
+#[cfg(test)]
+fn decode_counting(
+    bytes: &[u8],
+    options: &DecodeOptions,
+) -> (Result<RawDocument, DecodeError>, Work) {
+    let mut d = Decoder::new(bytes, options);
+    let mut field_path = None;
+    let r = d.read_all(&mut field_path);
+    let work = d.work;
+    let out = match r {
+        Ok(value) => Ok(RawDocument {
+            document: Document {
+                format: Format::Protobuf,
+                value,
+                spans: d.builder.finish(),
+            },
+            readings: d.readings,
+        }),
+        Err(f) => Err(d.error(f, Path::root())),
+    };
+    (out, work)
+}
