@@ -17,6 +17,7 @@ fn inspect_json_from_stdin() {
     let expected = r#"input: <stdin> (13 bytes)
 format: json (100%): valid JSON: map of 1, all 13 bytes; map keys are all text
   other: msgpack (12%): a complete MessagePack value in bytes 0..1, then 12 more bytes
+  other: protobuf (4%): stopped at byte 2: length 97 of field 4 runs past the end of its message (10 bytes left)
   other: cbor (0%): stopped at byte 0: text string length 2477298904063880226 runs past the end of the input (4 bytes left)
 
 tree:

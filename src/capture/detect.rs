@@ -67,6 +67,13 @@ fn read_as(bytes: &[u8], format: Format, hint: Option<Format>, options: &DecodeO
             let mut s = match format {
                 // Text that parses as JSON is JSON: binary formats almost never look like text.
                 Format::Json => 90,
+                // With the user's message type, a full decode is strong evidence.
+                Format::Protobuf if options.message.is_some() => 75,
+                // Without a schema, protobuf's wire format accepts many byte strings.
+                Format::Protobuf => {
+                    reasons.push("read without a schema".into());
+                    40
+                }
                 _ => 60,
             };
             s += plausibility(&doc.value, format, &mut reasons);
@@ -144,6 +151,9 @@ fn plausibility(value: &Value, format: Format, reasons: &mut Vec<String>) -> i32
 
 fn describe(v: &Value) -> String {
     match v.untagged() {
+        Value::Map(m) if m.iter().all(|(k, _)| matches!(k, Value::Int(_))) && !m.is_empty() => {
+            format!("message of {} fields", m.len())
+        }
         Value::Map(m) => format!("map of {}", m.len()),
         Value::Array(a) => format!("array of {}", a.len()),
         other => other.kind().to_string(),

@@ -37,9 +37,14 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order the side-by-side view shows them.
-    pub const ALL: [Format; 3] = [Format::Json, Format::MessagePack, Format::Cbor];
+    pub const ALL: [Format; 4] = [
+        Format::Json,
+        Format::MessagePack,
+        Format::Cbor,
+        Format::Protobuf,
+    ];
 
-    /// The name used on the command line and in reports: `json`, `msgpack`, `cbor`.
+    /// The name used on the command line and in reports: `json`, `msgpack`, `cbor`, `protobuf`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Json => "json",
