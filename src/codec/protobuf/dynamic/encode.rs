@@ -758,7 +758,10 @@ impl Encoder {
                     }
                     other => return Err(self.expected(&kpath, "a text map key", other)),
                 };
-                let c = leaf(Kind::Text, WireType::Len, text.clone().into_bytes());
+                let c = Content {
+                    default: text.is_empty(),
+                    ..leaf(Kind::Text, WireType::Len, text.clone().into_bytes())
+                };
                 Ok((text, c))
             }
             PKind::Bool => {
@@ -770,7 +773,10 @@ impl Encoder {
                 };
                 Ok((
                     u8::from(b).to_string(),
-                    leaf(Kind::Bool, WireType::Varint, vec![u8::from(b)]),
+                    Content {
+                        default: !b,
+                        ..leaf(Kind::Bool, WireType::Varint, vec![u8::from(b)])
+                    },
                 ))
             }
             _ => {
