@@ -103,19 +103,15 @@ fn schema() -> Schema {
     let mut compiler =
         protox::Compiler::new([dir.path().to_path_buf(), data_dir()]).expect("protox compiler");
     compiler.include_imports(true);
-    compiler.open_files(["enc.proto"]).expect("enc.proto compiles");
+    compiler
+        .open_files(["enc.proto"])
+        .expect("enc.proto compiles");
     let pool = compiler.descriptor_pool();
     Schema { dir, pool }
 }
 
 fn all(s: &Schema) -> MessageDescriptor {
     s.pool.get_message_by_name("enc.All").expect("enc.All")
-}
-
-fn unittest_pool() -> DescriptorPool {
-    let bytes =
-        std::fs::read(data_dir().join("unittest_descriptor_set.pb")).expect("descriptor set");
-    DescriptorPool::decode(bytes.as_slice()).expect("unittest descriptor set decodes")
 }
 
 fn json_value(text: &str) -> Value {
@@ -187,7 +183,7 @@ fn every_scalar_type_matches_prost_reflect() {
         r#"{"color": 7}"#,
         r#"{"fl": "NaN", "db": "-Infinity"}"#,
         r#"{"fl": "Infinity", "db": "NaN"}"#,
-                r#"{"user_id": 9, "db": "1e300"}"#,
+        r#"{"user_id": 9, "db": "1e300"}"#,
         r#"{"fl": "0.1", "db": "0.1"}"#,
         r#"{"i32": 0, "name": "", "flag": false, "color": "COLOR_UNSPECIFIED"}"#,
     ] {
@@ -260,7 +256,10 @@ fn root_well_known_type_matches_prost_reflect() {
     let s = schema();
     for (ty, text) in [
         ("google.protobuf.Duration", r#""1.5s""#),
-        ("google.protobuf.Timestamp", r#""2000-02-29T12:00:00+01:00""#),
+        (
+            "google.protobuf.Timestamp",
+            r#""2000-02-29T12:00:00+01:00""#,
+        ),
         ("google.protobuf.Int64Value", r#""-7""#),
         ("google.protobuf.Value", r#"{"a": ["1", true]}"#),
     ] {
@@ -422,8 +421,8 @@ fn messagepack_input_gives_the_same_bytes() {
         r#"{"inner": {"a": 1}, "nums": [1, 2, 3], "byId": {"5": "five"}, "st": {"a": [1, null]}}"#,
     ] {
         let from_json = ours(&d, text);
-        let mp = msgpack::encode(&json_value(text), &EncodeOptions::default())
-            .expect("msgpack encodes");
+        let mp =
+            msgpack::encode(&json_value(text), &EncodeOptions::default()).expect("msgpack encodes");
         let value = msgpack::decode(&mp.bytes, &DecodeOptions::default())
             .expect("msgpack decodes")
             .value;
@@ -513,7 +512,10 @@ fn mismatches_are_errors_with_path_and_expectation() {
         r#"cannot encode $.data as protobuf: expected bytes (bytes or base64 text), found text "not base64!""#
     );
     assert_eq!(
-        encode_err(&d, r#"{"any": {"@type": "type.googleapis.com/nope.Missing", "a": 1}}"#),
+        encode_err(
+            &d,
+            r#"{"any": {"@type": "type.googleapis.com/nope.Missing", "a": 1}}"#
+        ),
         r#"cannot encode $.any["@type"] as protobuf: type "nope.Missing" is not in the schema's descriptor pool"#
     );
     assert_eq!(
@@ -573,7 +575,10 @@ fn notes_for_presence_dropped_keys_and_narrowed_floats() {
 fn spans_link_source_keys_to_tag_length_and_value_bytes() {
     let s = schema();
     let d = all(&s);
-    let got = ours(&d, r#"{"userId": 3, "inner": {"a": 1}, "nums": [1, 2], "tags": ["x"]}"#);
+    let got = ours(
+        &d,
+        r#"{"userId": 3, "inner": {"a": 1}, "nums": [1, 2], "tags": ["x"]}"#,
+    );
     // inner(17): 8a01 02 0801; nums(18): 9201 02 0102; tags(19): 9a01 01 78; userId(46): f002 03
     assert_eq!(hex(&got.bytes), "8a0102080192010201029a010178f00203");
     let t = &got.spans;
@@ -598,7 +603,10 @@ fn spans_link_source_keys_to_tag_length_and_value_bytes() {
     let tags = node("$.tags");
     assert_eq!((tags.key, tags.span), (None, Span::new(10, 14)));
     let t0 = node("$.tags[0]");
-    assert_eq!((t0.key, t0.span), (Some(Span::new(10, 12)), Span::new(12, 14)));
+    assert_eq!(
+        (t0.key, t0.span),
+        (Some(Span::new(10, 12)), Span::new(12, 14))
+    );
     assert_eq!((t0.header_end, t0.payload), (13, Span::new(13, 14)));
     let user = node("$.userId");
     assert_eq!(user.key, Some(Span::new(14, 16)));
@@ -616,10 +624,16 @@ fn map_entry_and_wrapper_spans() {
     let t = &got.spans;
     let k = t.node(t.find(&path("$.counts.k"))[0]).clone();
     assert_eq!(k.key, Some(Span::new(0, 6)));
-    assert_eq!((k.span, k.header_end, k.payload), (Span::new(6, 8), 7, Span::new(7, 8)));
+    assert_eq!(
+        (k.span, k.header_end, k.payload),
+        (Span::new(6, 8), 7, Span::new(7, 8))
+    );
     let w = t.node(t.find(&path("$.wI32"))[0]).clone();
     assert_eq!(w.key, Some(Span::new(8, 10)));
-    assert_eq!((w.span, w.header_end, w.payload), (Span::new(10, 13), 12, Span::new(12, 13)));
+    assert_eq!(
+        (w.span, w.header_end, w.payload),
+        (Span::new(10, 13), 12, Span::new(12, 13))
+    );
 }
 
 #[test]
@@ -653,7 +667,10 @@ fn raw_fields_are_written_back_after_known_fields() {
     let raw = got.spans.find(&path("${99}"));
     assert_eq!(raw.len(), 1);
     let n = got.spans.node(raw[0]);
-    assert_eq!((n.key, n.span, n.header_end), (Some(Span::new(4, 6)), Span::new(6, 9), 7));
+    assert_eq!(
+        (n.key, n.span, n.header_end),
+        (Some(Span::new(4, 6)), Span::new(6, 9), 7)
+    );
 }
 
 #[test]

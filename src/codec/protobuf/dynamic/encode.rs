@@ -343,7 +343,8 @@ fn parse_int_text(s: &str) -> Option<Result<i128, ()>> {
 
 /// Standard or URL-safe base64, padded or not.
 fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let config = GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    let config =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
     let standard = GeneralPurpose::new(&base64::alphabet::STANDARD, config);
     let url = GeneralPurpose::new(&base64::alphabet::URL_SAFE, config);
     standard.decode(s).or_else(|_| url.decode(s)).ok()
@@ -373,7 +374,12 @@ fn parse_duration(s: &str) -> Option<(i64, i32)> {
         return None;
     }
     let mut nanos: i32 = 0;
-    for (i, c) in frac.bytes().chain(std::iter::repeat(b'0')).take(9).enumerate() {
+    for (i, c) in frac
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(9)
+        .enumerate()
+    {
         let _ = i;
         nanos = nanos * 10 + i32::from(c - b'0');
     }
@@ -529,10 +535,11 @@ impl Encoder {
                     other => other.summary(40),
                 };
                 let name = desc.full_name().to_string();
-                self.notes
-                    .add(NoteKind::FieldDropped, path.child(path_segment(key)), || {
-                        format!("key {key_text} has no field in {name}; dropped")
-                    });
+                self.notes.add(
+                    NoteKind::FieldDropped,
+                    path.child(path_segment(key)),
+                    || format!("key {key_text} has no field in {name}; dropped"),
+                );
                 continue;
             };
             if let Value::Raw(raw) = value {
@@ -690,7 +697,7 @@ impl Encoder {
             };
             // The key field, unless at its default under implicit presence.
             let mut key_bytes = Vec::new();
-            if !(kc.default && !key_field.presence) {
+            if !kc.default || key_field.presence {
                 key_bytes.extend(tag(1, kc.wire));
                 if kc.wire == WireType::Len {
                     key_bytes.extend(len_prefix(kc.size()));
@@ -701,7 +708,7 @@ impl Encoder {
                 }
             }
             let mut header = Vec::new();
-            let write_value = !(vc.default && !value_field.presence);
+            let write_value = !vc.default || value_field.presence;
             if write_value {
                 header.extend(tag(2, vc.wire));
                 if vc.wire == WireType::Len {
@@ -857,7 +864,9 @@ impl Encoder {
                         Some(b) => b,
                         None => return Err(self.expected(path, "bytes (bytes or base64 text)", v)),
                     },
-                    other => return Err(self.expected(path, "bytes (bytes or base64 text)", other)),
+                    other => {
+                        return Err(self.expected(path, "bytes (bytes or base64 text)", other))
+                    }
                 };
                 Content {
                     default: b.is_empty(),
@@ -904,9 +913,7 @@ impl Encoder {
             Value::Text(s) => match parse_int_text(s) {
                 Some(Ok(n)) => n,
                 Some(Err(())) => {
-                    return Err(
-                        self.error(path, format!("integer {s} is out of range for {name}"))
-                    )
+                    return Err(self.error(path, format!("integer {s} is out of range for {name}")))
                 }
                 None => return Err(self.expected(path, &expected(), v)),
             },
@@ -989,10 +996,9 @@ impl Encoder {
                         Err(_) => return Err(self.expected(path, &expected(), v)),
                     },
                     None => {
-                        return Err(self.error(
-                            path,
-                            format!("{} has no value named {s:?}", e.full_name()),
-                        ))
+                        return Err(
+                            self.error(path, format!("{} has no value named {s:?}", e.full_name()))
+                        )
                     }
                 },
             },
@@ -1449,5 +1455,77 @@ fn write(out: &Out, buf: &mut Vec<u8>, b: &mut SpanTreeBuilder) {
             buf.extend_from_slice(&out.trailer);
             b.close(payload_end, buf.len());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_and_tags() {
+        let mut v = Vec::new();
+        varint(300, &mut v);
+        assert_eq!(v, [0xac, 0x02]);
+        assert_eq!(tag(1, WireType::Varint), [0x08]);
+        assert_eq!(tag(16, WireType::Len), [0x82, 0x01]);
+        assert_eq!(tag(2, WireType::Group), [0x13]);
+        assert_eq!(end_group_tag(2), [0x14]);
+    }
+
+    #[test]
+    fn integers_by_kind() {
+        assert_eq!(int_bytes(&PKind::Int32, -1).1.len(), 10);
+        assert_eq!(int_bytes(&PKind::Sint32, -1).1, [0x01]);
+        assert_eq!(int_bytes(&PKind::Sint64, 1).1, [0x02]);
+        assert_eq!(int_bytes(&PKind::Sfixed32, -2).1, [0xfe, 0xff, 0xff, 0xff]);
+        assert_eq!(int_bytes(&PKind::Fixed64, 1).0, WireType::I64);
+        assert_eq!(parse_int_text("-12"), Some(Ok(-12)));
+        assert_eq!(parse_int_text("1.5"), None);
+        assert_eq!(parse_int_text("-"), None);
+        assert_eq!(parse_int_text(&"9".repeat(60)), Some(Err(())));
+    }
+
+    #[test]
+    fn durations_masks_and_base64() {
+        assert_eq!(parse_duration("1.5s"), Some((1, 500_000_000)));
+        assert_eq!(parse_duration("-0.000000001s"), Some((0, -1)));
+        assert_eq!(parse_duration("3s"), Some((3, 0)));
+        assert_eq!(parse_duration("1.s"), None);
+        assert_eq!(parse_duration("1.5"), None);
+        assert_eq!(parse_duration("1.0000000001s"), None);
+        assert_eq!(snake_case("fooBar.bazQux"), "foo_bar.baz_qux");
+        assert_eq!(decode_base64("AAEC/w=="), Some(vec![0, 1, 2, 255]));
+        assert_eq!(decode_base64("AAEC_w"), Some(vec![0, 1, 2, 255]));
+        assert_eq!(decode_base64("!!"), None);
+    }
+
+    #[test]
+    fn sizes_are_known_before_writing() {
+        let inner = Out::new(
+            Kind::Int,
+            Segment::Index(0),
+            vec![0x08],
+            Vec::new(),
+            Body::Leaf(vec![0x01]),
+            Vec::new(),
+        );
+        let outer = Out::new(
+            Kind::Map,
+            Segment::Root,
+            Vec::new(),
+            vec![0x02],
+            Body::children(vec![Piece::Gap(vec![0xaa]), Piece::Node(inner)]),
+            vec![0xbb],
+        );
+        assert_eq!(outer.size, 5);
+        let mut buf = Vec::new();
+        let mut b = SpanTreeBuilder::new();
+        write(&outer, &mut buf, &mut b);
+        assert_eq!(buf, [0x02, 0xaa, 0x08, 0x01, 0xbb]);
+        let t = b.finish();
+        t.validate(buf.len()).expect("valid tree");
+        assert_eq!(t.nodes()[0].payload, Span::new(1, 4));
+        assert_eq!(t.nodes()[1].key, Some(Span::new(2, 3)));
     }
 }
