@@ -567,6 +567,22 @@ fn notes_for_presence_dropped_keys_and_narrowed_floats() {
         got.notes[2].message,
         "0.1 narrows to float32 0.10000000149011612 in a float field"
     );
+    let dup = ours(
+        &d,
+        r#"{"counts": {"a": 1, "a": 2}, "db": 9007199254740993}"#,
+    );
+    let kinds: Vec<(NoteKind, String)> = dup
+        .notes
+        .iter()
+        .map(|n| (n.kind, n.path.to_string()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (NoteKind::IntegerPrecision, "$.db".to_string()),
+            (NoteKind::DuplicateKey, "$.counts".to_string()),
+        ]
+    );
     // Exactly representable floats narrow without a note.
     assert!(ours(&d, r#"{"fl": 0.5}"#).notes.is_empty());
 }

@@ -686,6 +686,15 @@ impl Encoder {
         if self.canonical {
             order.sort_by(|&a, &b| typed_keys[a].0.cmp(&typed_keys[b].0));
         }
+        let mut distinct = std::collections::HashSet::with_capacity(typed_keys.len());
+        for (sort_key, _) in &typed_keys {
+            if !distinct.insert(sort_key.as_str()) {
+                let key = sort_key.clone();
+                self.notes.add(NoteKind::DuplicateKey, path.clone(), || {
+                    format!("map key {key:?} is given more than once; readers keep the last entry")
+                });
+            }
+        }
         let mut children = Vec::with_capacity(entries.len());
         for i in order {
             let (k, v) = (&entries[i].0, &entries[i].1);
@@ -933,7 +942,19 @@ impl Encoder {
         let name = kind_name(kind);
         let x: f64 = match v {
             Value::Float(f) => f.value,
-            Value::Int(n) => *n as f64,
+            Value::Int(n) => {
+                let x = *n as f64;
+                if x as i128 != *n {
+                    let (n, name) = (*n, name.clone());
+                    self.notes
+                        .add(NoteKind::IntegerPrecision, path.clone(), || {
+                            format!(
+                                "integer {n} is beyond ±2^53; the {name} field rounds it to {x}"
+                            )
+                        });
+                }
+                x
+            }
             Value::BigInt(_) | Value::Decimal(_) => v.summary(400).parse().unwrap_or(f64::NAN),
             Value::Text(s) => match s.as_str() {
                 "NaN" => f64::NAN,
