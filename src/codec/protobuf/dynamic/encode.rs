@@ -1,18 +1,1552 @@
 //! Schema-guided protobuf encoding, with spans.
+//!
+//! Why: a payload read from JSON, MessagePack or CBOR (or decoded from protobuf) is shown in the
+//! user's message type byte by byte, so every written byte must be linked to the source value's
+//! path. This module writes a [`Value`] as one message of a [`MessageDescriptor`], following the
+//! proto3 JSON mapping's input rules (field names or their `json_name`, integers as numbers or
+//! digit text, enums by name or number, bytes as base64 text, the well-known types' JSON forms),
+//! and builds the [`SpanTree`](crate::model::SpanTree) of what it wrote.
+//!
+//! Conventions (see `/src/codec/protobuf/mod.rs` for the value contract):
+//! - Known fields (and extensions, keyed `[full.name]`) are written in field-number order, as
+//!   protoc and prost write them; entries keyed by a field number whose value is a
+//!   [`RawField`](crate::model::RawField) are written byte-exactly after them, in their order.
+//! - A field's node has the tag bytes as its key, the length varint (LEN) as header and the value
+//!   bytes as payload. Packed repeated fields are one array node keyed by the tag; unpacked
+//!   repeated and map fields are an array/map node without key whose items carry their own tags.
+//!   A map entry's value node is keyed by the entry tag, entry length and the key field; the
+//!   value field's tag (and length) is its header. Well-known types are one node whose header
+//!   holds the wrapper bytes down to the inner value (`Int32Value`: length + inner tag).
+//! - Paths come from the source value's keys (`$.userId` when the source said `userId`).
+//!
+//! How: the value is first converted into a tree of pieces whose sizes are known bottom-up (so
+//! every length prefix is known before its content is written, without re-copying nested
+//! buffers), then written in one pre-order pass that records the spans.
+//!
+//! What it does not do: decode (see `decode.rs`), or infer a schema (see `infer.rs`). It does
+//! not reject two members of one oneof being set (the wire keeps the last one).
 
-use crate::codec::protobuf::MessageDescriptor;
-use crate::codec::{EncodeError, EncodeOptions, Encoded, Format};
-use crate::model::{Path, Value};
+use std::collections::HashMap;
+
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
+use base64::Engine;
+use prost_reflect::{
+    EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor,
+};
+
+use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
+use crate::model::{
+    FloatWidth, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder, Timestamp,
+    Value, WireType,
+};
 
 /// Encodes `value` as one `message`.
+///
+/// The value is a map of field names (or json names, field numbers, `[extension.names]`) to
+/// values, or for a well-known root type its JSON form (`"1.5s"` for a `Duration`).
 pub fn encode(
-    _value: &Value,
+    value: &Value,
     message: &MessageDescriptor,
-    _options: &EncodeOptions,
+    options: &EncodeOptions,
 ) -> Result<Encoded, EncodeError> {
-    Err(EncodeError {
+    let mut enc = Encoder {
+        builder: SpanTreeBuilder::new(),
+        notes: Notes::new(),
+        canonical: options.canonical,
+    };
+    let root = enc.message_content(value, message, &Path::root())?;
+    let out = Out::new(
+        root.kind,
+        Segment::Root,
+        Vec::new(),
+        root.prefix,
+        root.body,
+        Vec::new(),
+    );
+    let mut bytes = Vec::with_capacity(out.size);
+    let mut builder = std::mem::take(&mut enc.builder);
+    write(&out, &mut bytes, &mut builder);
+    Ok(Encoded {
         format: Format::Protobuf,
-        path: Path::root(),
-        message: format!("encoding {} is not available yet", message.full_name()),
+        bytes,
+        spans: builder.finish(),
+        notes: enc.notes.into_vec(),
     })
+}
+
+/// A node to write: its key bytes (tag), header, body and trailing structure (a group's end tag).
+#[derive(Debug)]
+struct Out {
+    kind: Kind,
+    segment: Segment,
+    key: Vec<u8>,
+    header: Vec<u8>,
+    body: Body,
+    trailer: Vec<u8>,
+    /// All bytes, key to trailer.
+    size: usize,
+}
+
+impl Out {
+    fn new(
+        kind: Kind,
+        segment: Segment,
+        key: Vec<u8>,
+        header: Vec<u8>,
+        body: Body,
+        trailer: Vec<u8>,
+    ) -> Out {
+        let size = key.len() + header.len() + body.size() + trailer.len();
+        Out {
+            kind,
+            segment,
+            key,
+            header,
+            body,
+            trailer,
+            size,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Body {
+    /// A scalar's value bytes.
+    Leaf(Vec<u8>),
+    /// A container's items (with their total size).
+    Children(Vec<Piece>, usize),
+}
+
+impl Body {
+    fn size(&self) -> usize {
+        match self {
+            Body::Leaf(b) => b.len(),
+            Body::Children(_, n) => *n,
+        }
+    }
+
+    fn children(pieces: Vec<Piece>) -> Body {
+        let n = pieces.iter().map(Piece::size).sum();
+        Body::Children(pieces, n)
+    }
+}
+
+#[derive(Debug)]
+enum Piece {
+    Node(Out),
+    /// Bytes inside a container that belong to no child (an `Any`'s value tag and length).
+    Gap(Vec<u8>),
+}
+
+impl Piece {
+    fn size(&self) -> usize {
+        match self {
+            Piece::Node(o) => o.size,
+            Piece::Gap(g) => g.len(),
+        }
+    }
+}
+
+/// What one value becomes inside its field: the node kind, the wire type of the field's tag,
+/// header bytes after the field's own length (wrapper tags), the body, and whether it is the
+/// field's default (for implicit presence).
+struct Content {
+    kind: Kind,
+    wire: WireType,
+    prefix: Vec<u8>,
+    body: Body,
+    default: bool,
+}
+
+impl Content {
+    fn size(&self) -> usize {
+        self.prefix.len() + self.body.size()
+    }
+}
+
+/// A field or an extension, with what the encoder needs of it.
+struct FieldInfo {
+    number: u32,
+    name: String,
+    kind: PKind,
+    list: bool,
+    map: bool,
+    packed: bool,
+    group: bool,
+    presence: bool,
+}
+
+impl FieldInfo {
+    fn field(f: &FieldDescriptor) -> FieldInfo {
+        FieldInfo {
+            number: f.number(),
+            name: f.name().to_string(),
+            kind: f.kind(),
+            list: f.is_list(),
+            map: f.is_map(),
+            packed: f.is_packed(),
+            group: f.is_group(),
+            presence: f.supports_presence(),
+        }
+    }
+
+    fn extension(f: &ExtensionDescriptor) -> FieldInfo {
+        FieldInfo {
+            number: f.number(),
+            name: format!("[{}]", f.full_name()),
+            kind: f.kind(),
+            list: f.is_list(),
+            map: f.is_map(),
+            packed: f.is_packed(),
+            group: f.is_group(),
+            presence: f.supports_presence(),
+        }
+    }
+}
+
+struct Encoder {
+    builder: SpanTreeBuilder,
+    notes: Notes,
+    canonical: bool,
+}
+
+fn varint(mut n: u64, out: &mut Vec<u8>) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn tag(number: u32, wire: WireType) -> Vec<u8> {
+    let wt = match wire {
+        WireType::Varint => 0,
+        WireType::I64 => 1,
+        WireType::Len => 2,
+        WireType::Group => 3,
+        WireType::I32 => 5,
+    };
+    let mut v = Vec::with_capacity(5);
+    varint((u64::from(number) << 3) | wt, &mut v);
+    v
+}
+
+fn len_prefix(n: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(3);
+    varint(n as u64, &mut v);
+    v
+}
+
+fn path_segment(key: &Value) -> PathSegment {
+    match key {
+        Value::Text(s) => PathSegment::Key(s.clone()),
+        other => PathSegment::OtherKey(other.summary(48)),
+    }
+}
+
+/// A value described for an error message: `text "abc"`, `integer 5`, `a map with 2 entries`.
+fn describe(v: &Value) -> String {
+    match v.untagged() {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("bool {b}"),
+        Value::Int(_) | Value::BigInt(_) => format!("integer {}", v.summary(40)),
+        Value::Float(_) | Value::Decimal(_) => format!("number {}", v.summary(40)),
+        Value::Text(_) => format!("text {}", v.summary(40)),
+        Value::Bytes(b) => format!("bytes ({} bytes)", b.len()),
+        Value::Array(a) => format!("an array of {} items", a.len()),
+        Value::Map(m) => format!("a map with {} entries", m.len()),
+        other => format!("{} {}", other.kind(), other.summary(40)),
+    }
+}
+
+/// The proto name of a scalar kind, for messages.
+fn kind_name(kind: &PKind) -> String {
+    match kind {
+        PKind::Double => "double".into(),
+        PKind::Float => "float".into(),
+        PKind::Int32 => "int32".into(),
+        PKind::Int64 => "int64".into(),
+        PKind::Uint32 => "uint32".into(),
+        PKind::Uint64 => "uint64".into(),
+        PKind::Sint32 => "sint32".into(),
+        PKind::Sint64 => "sint64".into(),
+        PKind::Fixed32 => "fixed32".into(),
+        PKind::Fixed64 => "fixed64".into(),
+        PKind::Sfixed32 => "sfixed32".into(),
+        PKind::Sfixed64 => "sfixed64".into(),
+        PKind::Bool => "bool".into(),
+        PKind::String => "string".into(),
+        PKind::Bytes => "bytes".into(),
+        PKind::Message(m) => m.full_name().to_string(),
+        PKind::Enum(e) => e.full_name().to_string(),
+    }
+}
+
+/// Range of an integer kind.
+fn int_range(kind: &PKind) -> Option<(i128, i128)> {
+    match kind {
+        PKind::Int32 | PKind::Sint32 | PKind::Sfixed32 => {
+            Some((i128::from(i32::MIN), i128::from(i32::MAX)))
+        }
+        PKind::Int64 | PKind::Sint64 | PKind::Sfixed64 => {
+            Some((i128::from(i64::MIN), i128::from(i64::MAX)))
+        }
+        PKind::Uint32 | PKind::Fixed32 => Some((0, i128::from(u32::MAX))),
+        PKind::Uint64 | PKind::Fixed64 => Some((0, i128::from(u64::MAX))),
+        _ => None,
+    }
+}
+
+/// The wire bytes of an integer already checked to be in its kind's range.
+fn int_bytes(kind: &PKind, n: i128) -> (WireType, Vec<u8>) {
+    let mut out = Vec::with_capacity(10);
+    let wire = match kind {
+        PKind::Int32 | PKind::Int64 => {
+            varint(n as i64 as u64, &mut out);
+            WireType::Varint
+        }
+        PKind::Uint32 | PKind::Uint64 => {
+            varint(n as u64, &mut out);
+            WireType::Varint
+        }
+        PKind::Sint32 => {
+            let v = n as i32;
+            varint(u64::from(((v << 1) ^ (v >> 31)) as u32), &mut out);
+            WireType::Varint
+        }
+        PKind::Sint64 => {
+            let v = n as i64;
+            varint(((v << 1) ^ (v >> 63)) as u64, &mut out);
+            WireType::Varint
+        }
+        PKind::Fixed32 | PKind::Sfixed32 => {
+            out.extend_from_slice(&(n as u32).to_le_bytes());
+            WireType::I32
+        }
+        _ => {
+            out.extend_from_slice(&(n as u64).to_le_bytes());
+            WireType::I64
+        }
+    };
+    (wire, out)
+}
+
+/// Integer text as the JSON mapping allows it: optional minus, digits.
+fn parse_int_text(s: &str) -> Option<Result<i128, ()>> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some(s.parse::<i128>().map_err(|_| ()))
+}
+
+/// Standard or URL-safe base64, padded or not.
+fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    let config =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    let standard = GeneralPurpose::new(&base64::alphabet::STANDARD, config);
+    let url = GeneralPurpose::new(&base64::alphabet::URL_SAFE, config);
+    standard.decode(s).or_else(|_| url.decode(s)).ok()
+}
+
+/// `"1.5s"`, `"-0.000000001s"` into seconds and nanos (same sign).
+fn parse_duration(s: &str) -> Option<(i64, i32)> {
+    let body = s.strip_suffix('s')?;
+    let (neg, body) = match body.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, body),
+    };
+    let (whole, frac) = match body.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (body, ""),
+    };
+    if whole.is_empty()
+        || !whole.bytes().all(|c| c.is_ascii_digit())
+        || frac.len() > 9
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+        || (body.contains('.') && frac.is_empty())
+    {
+        return None;
+    }
+    let secs: i64 = whole.parse().ok()?;
+    if secs > 315_576_000_000 {
+        return None;
+    }
+    let mut nanos: i32 = 0;
+    for (i, c) in frac
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(9)
+        .enumerate()
+    {
+        let _ = i;
+        nanos = nanos * 10 + i32::from(c - b'0');
+    }
+    Some(if neg { (-secs, -nanos) } else { (secs, nanos) })
+}
+
+/// `fooBar` → `foo_bar` (a FieldMask path from its JSON form).
+fn snake_case(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    for c in s.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A varint field `number` with value `n`, or nothing at the default 0.
+fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
+    if n != 0 {
+        out.extend(tag(number, WireType::Varint));
+        varint(n, out);
+    }
+}
+
+impl Encoder {
+    fn error(&self, path: &Path, message: String) -> EncodeError {
+        EncodeError {
+            format: Format::Protobuf,
+            path: path.clone(),
+            message,
+        }
+    }
+
+    fn expected(&self, path: &Path, what: &str, v: &Value) -> EncodeError {
+        self.error(path, format!("expected {what}, found {}", describe(v)))
+    }
+
+    /// The body of one message (or a well-known type's JSON form) of type `desc`.
+    fn message_content(
+        &mut self,
+        v: &Value,
+        desc: &MessageDescriptor,
+        path: &Path,
+    ) -> Result<Content, EncodeError> {
+        let v = v.untagged();
+        match desc.full_name() {
+            "google.protobuf.Timestamp" => self.timestamp(v, path),
+            "google.protobuf.Duration" => self.duration(v, path),
+            "google.protobuf.DoubleValue"
+            | "google.protobuf.FloatValue"
+            | "google.protobuf.Int64Value"
+            | "google.protobuf.UInt64Value"
+            | "google.protobuf.Int32Value"
+            | "google.protobuf.UInt32Value"
+            | "google.protobuf.BoolValue"
+            | "google.protobuf.StringValue"
+            | "google.protobuf.BytesValue" => self.wrapper(v, desc, path),
+            "google.protobuf.Struct" => {
+                let entries = self.struct_entries(v, path)?;
+                Ok(Content {
+                    kind: Kind::Map,
+                    wire: WireType::Len,
+                    prefix: Vec::new(),
+                    body: Body::children(entries),
+                    default: false,
+                })
+            }
+            "google.protobuf.ListValue" => {
+                let items = self.list_items(v, path)?;
+                Ok(Content {
+                    kind: Kind::Array,
+                    wire: WireType::Len,
+                    prefix: Vec::new(),
+                    body: Body::children(items),
+                    default: false,
+                })
+            }
+            "google.protobuf.Value" => self.json_value(v, path),
+            "google.protobuf.FieldMask" => self.field_mask(v, path),
+            "google.protobuf.Any" => self.any(v, desc, path),
+            _ => {
+                let pieces = self.message_fields(v, desc, path, false)?;
+                Ok(Content {
+                    kind: Kind::Map,
+                    wire: WireType::Len,
+                    prefix: Vec::new(),
+                    body: Body::children(pieces),
+                    default: false,
+                })
+            }
+        }
+    }
+
+    /// The fields of a message given as a map; `skip_type` leaves out an `Any`'s `"@type"`.
+    fn message_fields(
+        &mut self,
+        v: &Value,
+        desc: &MessageDescriptor,
+        path: &Path,
+        skip_type: bool,
+    ) -> Result<Vec<Piece>, EncodeError> {
+        let Some(entries) = v.as_map() else {
+            return Err(self.expected(path, &format!("a map for {}", desc.full_name()), v));
+        };
+        // (field, source key, value), then raw entries in their order.
+        let mut known: Vec<(FieldInfo, &Value, &Value)> = Vec::new();
+        let mut raws: Vec<(u32, &Value, &RawField)> = Vec::new();
+        for (key, value) in entries {
+            let key = key.untagged();
+            if skip_type && key.as_str() == Some("@type") {
+                continue;
+            }
+            let field = match key {
+                Value::Text(name) => {
+                    if let Some(ext) = name
+                        .strip_prefix('[')
+                        .and_then(|n| n.strip_suffix(']'))
+                        .and_then(|n| desc.get_extension_by_full_name(n))
+                    {
+                        Some(FieldInfo::extension(&ext))
+                    } else {
+                        desc.get_field_by_name(name)
+                            .or_else(|| desc.get_field_by_json_name(name))
+                            .map(|f| FieldInfo::field(&f))
+                    }
+                }
+                Value::Int(n) => u32::try_from(*n).ok().and_then(|n| {
+                    if let Value::Raw(_) = value {
+                        return Some(FieldInfo {
+                            number: n,
+                            name: n.to_string(),
+                            kind: PKind::Bytes,
+                            list: false,
+                            map: false,
+                            packed: false,
+                            group: false,
+                            presence: true,
+                        });
+                    }
+                    desc.get_field(n)
+                        .map(|f| FieldInfo::field(&f))
+                        .or_else(|| desc.get_extension(n).map(|e| FieldInfo::extension(&e)))
+                }),
+                _ => None,
+            };
+            let Some(field) = field else {
+                let key_text = match key {
+                    Value::Text(s) => format!("{s:?}"),
+                    other => other.summary(40),
+                };
+                let name = desc.full_name().to_string();
+                self.notes.add(
+                    NoteKind::FieldDropped,
+                    path.child(path_segment(key)),
+                    || format!("key {key_text} has no field in {name}; dropped"),
+                );
+                continue;
+            };
+            if let Value::Raw(raw) = value {
+                if (1..=536_870_911).contains(&field.number) {
+                    raws.push((field.number, key, raw));
+                    continue;
+                }
+            }
+            known.push((field, key, value));
+        }
+        known.sort_by_key(|(f, _, _)| f.number);
+        let mut seen: HashMap<u32, usize> = HashMap::new();
+        for (f, _, _) in &known {
+            if !f.list && !f.map {
+                *seen.entry(f.number).or_default() += 1;
+            }
+        }
+        let mut pieces = Vec::with_capacity(known.len() + raws.len());
+        for (field, key, value) in &known {
+            if seen.get(&field.number).copied().unwrap_or(0) > 1 {
+                let (name, n, count) = (field.name.clone(), field.number, seen[&field.number]);
+                self.notes.add(NoteKind::DuplicateKey, path.clone(), || {
+                    format!(
+                        "field {name} (number {n}) is given {count} times; readers keep the last"
+                    )
+                });
+            }
+            let seg = self.builder.segment_for_key(key);
+            let fpath = path.child(path_segment(key));
+            if let Some(out) = self.field(field, seg, value, &fpath)? {
+                pieces.push(Piece::Node(out));
+            }
+        }
+        for (number, key, raw) in raws {
+            let seg = self.builder.segment_for_key(key);
+            pieces.push(Piece::Node(raw_out(number, seg, raw)));
+        }
+        Ok(pieces)
+    }
+
+    /// One field's node (singular, repeated or map); `None` when nothing is written.
+    fn field(
+        &mut self,
+        field: &FieldInfo,
+        seg: Segment,
+        v: &Value,
+        path: &Path,
+    ) -> Result<Option<Out>, EncodeError> {
+        if field.map {
+            return self.map_field(field, seg, v, path);
+        }
+        if field.list {
+            if matches!(v, Value::Null) {
+                return Ok(None);
+            }
+            let Some(items) = v.as_array() else {
+                return Err(self.expected(
+                    path,
+                    &format!("an array for repeated {}", kind_name(&field.kind)),
+                    v,
+                ));
+            };
+            if items.is_empty() {
+                return Ok(None);
+            }
+            let mut children = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let ipath = path.child(PathSegment::Index(i));
+                let iseg = Segment::Index(i as u32);
+                let Some(c) = self.single(&field.kind, item, &ipath, false)? else {
+                    return Err(self.expected(&ipath, &kind_name(&field.kind), item));
+                };
+                if field.packed {
+                    children.push(Piece::Node(Out::new(
+                        c.kind,
+                        iseg,
+                        Vec::new(),
+                        c.prefix,
+                        c.body,
+                        Vec::new(),
+                    )));
+                } else {
+                    children.push(Piece::Node(wrap(field, iseg, c)));
+                }
+            }
+            let (key, header) = if field.packed {
+                let body_size: usize = children.iter().map(Piece::size).sum();
+                (tag(field.number, WireType::Len), len_prefix(body_size))
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            return Ok(Some(Out::new(
+                Kind::Array,
+                seg,
+                key,
+                header,
+                Body::children(children),
+                Vec::new(),
+            )));
+        }
+        let Some(c) = self.single(&field.kind, v, path, true)? else {
+            return Ok(None);
+        };
+        if c.default && !field.presence {
+            let what = v.summary(40);
+            self.notes.add(NoteKind::PresenceLost, path.clone(), || {
+                format!(
+                    "proto3 field {path} is {what}, its default, and is not written: a reader \
+                     cannot tell {what} from unset"
+                )
+            });
+            return Ok(None);
+        }
+        Ok(Some(wrap(field, seg, c)))
+    }
+
+    /// A map field: a map node whose entries' value nodes are keyed by entry tag, length and key.
+    fn map_field(
+        &mut self,
+        field: &FieldInfo,
+        seg: Segment,
+        v: &Value,
+        path: &Path,
+    ) -> Result<Option<Out>, EncodeError> {
+        if matches!(v, Value::Null) {
+            return Ok(None);
+        }
+        let PKind::Message(entry) = &field.kind else {
+            return Err(self.error(path, "map field without an entry type".into()));
+        };
+        let Some(entries) = v.as_map() else {
+            return Err(self.expected(path, "a map", v));
+        };
+        if entries.is_empty() {
+            return Ok(None);
+        }
+        let key_field = FieldInfo::field(&entry.map_entry_key_field());
+        let value_field = FieldInfo::field(&entry.map_entry_value_field());
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        let mut typed_keys = Vec::with_capacity(entries.len());
+        for (k, _) in entries {
+            typed_keys.push(self.map_key(&key_field.kind, k.untagged(), path)?);
+        }
+        if self.canonical {
+            order.sort_by(|&a, &b| typed_keys[a].0.cmp(&typed_keys[b].0));
+        }
+        let mut distinct = std::collections::HashSet::with_capacity(typed_keys.len());
+        for (sort_key, _) in &typed_keys {
+            if !distinct.insert(sort_key.as_str()) {
+                let key = sort_key.clone();
+                self.notes.add(NoteKind::DuplicateKey, path.clone(), || {
+                    format!("map key {key:?} is given more than once; readers keep the last entry")
+                });
+            }
+        }
+        let mut children = Vec::with_capacity(entries.len());
+        for i in order {
+            let (k, v) = (&entries[i].0, &entries[i].1);
+            let (_, kc) = &typed_keys[i];
+            let kseg = self.builder.segment_for_key(k.untagged());
+            let vpath = path.child(path_segment(k.untagged()));
+            let Some(vc) = self.single(&value_field.kind, v, &vpath, false)? else {
+                return Err(self.expected(&vpath, &kind_name(&value_field.kind), v));
+            };
+            // The key field, unless at its default under implicit presence.
+            let mut key_bytes = Vec::new();
+            if !kc.default || key_field.presence {
+                key_bytes.extend(tag(1, kc.wire));
+                if kc.wire == WireType::Len {
+                    key_bytes.extend(len_prefix(kc.size()));
+                }
+                key_bytes.extend(&kc.prefix);
+                if let Body::Leaf(b) = &kc.body {
+                    key_bytes.extend(b);
+                }
+            }
+            let mut header = Vec::new();
+            let write_value = !vc.default || value_field.presence;
+            if write_value {
+                header.extend(tag(2, vc.wire));
+                if vc.wire == WireType::Len {
+                    header.extend(len_prefix(vc.size()));
+                }
+            }
+            header.extend(&vc.prefix);
+            let body = if write_value {
+                vc.body
+            } else {
+                Body::Leaf(Vec::new())
+            };
+            let entry_len = key_bytes.len() + header.len() + body.size();
+            let mut key = tag(field.number, WireType::Len);
+            key.extend(len_prefix(entry_len));
+            key.extend(key_bytes);
+            children.push(Piece::Node(Out::new(
+                vc.kind,
+                kseg,
+                key,
+                header,
+                body,
+                Vec::new(),
+            )));
+        }
+        Ok(Some(Out::new(
+            Kind::Map,
+            seg,
+            Vec::new(),
+            Vec::new(),
+            Body::children(children),
+            Vec::new(),
+        )))
+    }
+
+    /// A map key converted to the key field's type: a sort key and its encoding.
+    fn map_key(
+        &mut self,
+        kind: &PKind,
+        k: &Value,
+        path: &Path,
+    ) -> Result<(String, Content), EncodeError> {
+        let kpath = path.child(path_segment(k));
+        match kind {
+            PKind::String => {
+                let text = match k {
+                    Value::Text(s) => s.clone(),
+                    Value::Int(_) | Value::Bool(_) => {
+                        let s = k.summary(64);
+                        self.notes.add(NoteKind::NonTextKey, kpath.clone(), || {
+                            format!("map key {s} is written as text \"{s}\"")
+                        });
+                        s
+                    }
+                    other => return Err(self.expected(&kpath, "a text map key", other)),
+                };
+                let c = Content {
+                    default: text.is_empty(),
+                    ..leaf(Kind::Text, WireType::Len, text.clone().into_bytes())
+                };
+                Ok((text, c))
+            }
+            PKind::Bool => {
+                let b = match k {
+                    Value::Bool(b) => *b,
+                    Value::Text(s) if s == "true" => true,
+                    Value::Text(s) if s == "false" => false,
+                    other => return Err(self.expected(&kpath, "a bool map key", other)),
+                };
+                Ok((
+                    u8::from(b).to_string(),
+                    Content {
+                        default: !b,
+                        ..leaf(Kind::Bool, WireType::Varint, vec![u8::from(b)])
+                    },
+                ))
+            }
+            _ => {
+                let n = match k {
+                    Value::Int(n) => *n,
+                    Value::Text(s) => match parse_int_text(s) {
+                        Some(Ok(n)) => n,
+                        _ => {
+                            return Err(self.expected(
+                                &kpath,
+                                &format!("a {} map key", kind_name(kind)),
+                                k,
+                            ))
+                        }
+                    },
+                    other => {
+                        return Err(self.expected(
+                            &kpath,
+                            &format!("a {} map key", kind_name(kind)),
+                            other,
+                        ))
+                    }
+                };
+                let c = self.integer(kind, &Value::Int(n), &kpath)?;
+                // Sort key: offset so that text order is numeric order.
+                Ok((format!("{:040}", n - i128::from(i64::MIN)), c))
+            }
+        }
+    }
+
+    /// One value of a field's type; `None` for null where null means "not set".
+    fn single(
+        &mut self,
+        kind: &PKind,
+        v: &Value,
+        path: &Path,
+        null_is_unset: bool,
+    ) -> Result<Option<Content>, EncodeError> {
+        let v = v.untagged();
+        if let Value::Null = v {
+            match kind {
+                PKind::Message(m) if m.full_name() == "google.protobuf.Value" => {}
+                PKind::Enum(e) if e.full_name() == "google.protobuf.NullValue" => {
+                    return Ok(Some(Content {
+                        default: true,
+                        ..leaf(Kind::Null, WireType::Varint, vec![0])
+                    }))
+                }
+                _ if null_is_unset => return Ok(None),
+                _ => return Err(self.expected(path, &kind_name(kind), v)),
+            }
+        }
+        let c = match kind {
+            PKind::Message(m) => {
+                let mut c = self.message_content(v, m, path)?;
+                c.wire = WireType::Len;
+                c
+            }
+            PKind::Enum(e) => self.enumeration(e, v, path)?,
+            PKind::Bool => match v {
+                Value::Bool(b) => Content {
+                    default: !*b,
+                    ..leaf(Kind::Bool, WireType::Varint, vec![u8::from(*b)])
+                },
+                other => return Err(self.expected(path, "bool (true or false)", other)),
+            },
+            PKind::String => match v {
+                Value::Text(s) => Content {
+                    default: s.is_empty(),
+                    ..leaf(Kind::Text, WireType::Len, s.as_bytes().to_vec())
+                },
+                other => return Err(self.expected(path, "string (text)", other)),
+            },
+            PKind::Bytes => {
+                let b = match v {
+                    Value::Bytes(b) => b.clone(),
+                    Value::Text(s) => match decode_base64(s) {
+                        Some(b) => b,
+                        None => return Err(self.expected(path, "bytes (bytes or base64 text)", v)),
+                    },
+                    other => {
+                        return Err(self.expected(path, "bytes (bytes or base64 text)", other))
+                    }
+                };
+                Content {
+                    default: b.is_empty(),
+                    ..leaf(Kind::Bytes, WireType::Len, b)
+                }
+            }
+            PKind::Double | PKind::Float => self.float(kind, v, path)?,
+            _ => self.integer(kind, v, path)?,
+        };
+        Ok(Some(c))
+    }
+
+    fn integer(&mut self, kind: &PKind, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+        let name = kind_name(kind);
+        let (lo, hi) = int_range(kind).unwrap_or((0, 0));
+        let expected = || format!("{name} (a number)");
+        let n: i128 = match v {
+            Value::Int(n) => *n,
+            Value::BigInt(_) => {
+                return Err(self.error(
+                    path,
+                    format!("integer {} is out of range for {name}", v.summary(60)),
+                ))
+            }
+            Value::Float(f) => {
+                let x = f.value;
+                if !x.is_finite() || x.fract() != 0.0 {
+                    return Err(self.error(
+                        path,
+                        format!(
+                            "expected {name} (an integer), found number {} with a fractional part",
+                            v.summary(40)
+                        ),
+                    ));
+                }
+                if x.abs() >= 1e38 {
+                    return Err(self.error(
+                        path,
+                        format!("number {} is out of range for {name}", v.summary(40)),
+                    ));
+                }
+                x as i128
+            }
+            Value::Text(s) => match parse_int_text(s) {
+                Some(Ok(n)) => n,
+                Some(Err(())) => {
+                    return Err(self.error(path, format!("integer {s} is out of range for {name}")))
+                }
+                None => return Err(self.expected(path, &expected(), v)),
+            },
+            other => return Err(self.expected(path, &expected(), other)),
+        };
+        if n < lo || n > hi {
+            return Err(self.error(path, format!("integer {n} is out of range for {name}")));
+        }
+        let (wire, bytes) = int_bytes(kind, n);
+        Ok(Content {
+            default: n == 0,
+            ..leaf(Kind::Int, wire, bytes)
+        })
+    }
+
+    fn float(&mut self, kind: &PKind, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+        let name = kind_name(kind);
+        let x: f64 = match v {
+            Value::Float(f) => f.value,
+            Value::Int(n) => {
+                let x = *n as f64;
+                if x as i128 != *n {
+                    let (n, name) = (*n, name.clone());
+                    self.notes
+                        .add(NoteKind::IntegerPrecision, path.clone(), || {
+                            format!(
+                                "integer {n} is beyond ±2^53; the {name} field rounds it to {x}"
+                            )
+                        });
+                }
+                x
+            }
+            Value::BigInt(_) | Value::Decimal(_) => v.summary(400).parse().unwrap_or(f64::NAN),
+            Value::Text(s) => match s.as_str() {
+                "NaN" => f64::NAN,
+                "Infinity" => f64::INFINITY,
+                "-Infinity" => f64::NEG_INFINITY,
+                other => match other.parse::<f64>() {
+                    Ok(x) if x.is_finite() => x,
+                    _ => return Err(self.expected(path, &format!("{name} (a number)"), v)),
+                },
+            },
+            other => return Err(self.expected(path, &format!("{name} (a number)"), other)),
+        };
+        if let PKind::Float = kind {
+            let y = x as f32;
+            if x.is_finite() && !y.is_finite() {
+                return Err(self.error(
+                    path,
+                    format!("number {} is beyond the range of float", v.summary(40)),
+                ));
+            }
+            if !FloatWidth::F32.holds(x) {
+                let (from, to) = (v.summary(40), crate::model::format_float(f64::from(y)));
+                self.notes.add(NoteKind::FloatWidth, path.clone(), || {
+                    format!("{from} narrows to float32 {to} in a float field")
+                });
+            }
+            Ok(Content {
+                default: y.to_bits() == 0,
+                ..leaf(
+                    Kind::Float(FloatWidth::F32),
+                    WireType::I32,
+                    y.to_le_bytes().to_vec(),
+                )
+            })
+        } else {
+            Ok(Content {
+                default: x.to_bits() == 0,
+                ..leaf(
+                    Kind::Float(FloatWidth::F64),
+                    WireType::I64,
+                    x.to_le_bytes().to_vec(),
+                )
+            })
+        }
+    }
+
+    fn enumeration(
+        &mut self,
+        e: &EnumDescriptor,
+        v: &Value,
+        path: &Path,
+    ) -> Result<Content, EncodeError> {
+        let expected = || format!("{} (a value name or number)", e.full_name());
+        let (number, named) = match v {
+            Value::Text(s) => match e.get_value_by_name(s) {
+                Some(ev) => (ev.number(), true),
+                None => match parse_int_text(s).and_then(Result::ok) {
+                    Some(n) => match i32::try_from(n) {
+                        Ok(n) => (n, e.get_value(n).is_some()),
+                        Err(_) => return Err(self.expected(path, &expected(), v)),
+                    },
+                    None => {
+                        return Err(
+                            self.error(path, format!("{} has no value named {s:?}", e.full_name()))
+                        )
+                    }
+                },
+            },
+            Value::Int(n) => match i32::try_from(*n) {
+                Ok(n) => (n, e.get_value(n).is_some()),
+                Err(_) => {
+                    return Err(self.error(
+                        path,
+                        format!("integer {n} is out of range for enum {}", e.full_name()),
+                    ))
+                }
+            },
+            other => return Err(self.expected(path, &expected(), other)),
+        };
+        let mut bytes = Vec::with_capacity(10);
+        varint(i64::from(number) as u64, &mut bytes);
+        let kind = if named { Kind::Text } else { Kind::Int };
+        Ok(Content {
+            default: number == 0,
+            ..leaf(kind, WireType::Varint, bytes)
+        })
+    }
+
+    fn timestamp(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+        let t = match v {
+            Value::Timestamp(t) => *t,
+            Value::Text(s) => match Timestamp::parse_rfc3339(s) {
+                Some(t) => t,
+                None => {
+                    return Err(self.expected(
+                        path,
+                        "google.protobuf.Timestamp (RFC 3339 text or a timestamp)",
+                        v,
+                    ))
+                }
+            },
+            other => {
+                return Err(self.expected(
+                    path,
+                    "google.protobuf.Timestamp (RFC 3339 text or a timestamp)",
+                    other,
+                ))
+            }
+        };
+        if !(-62_135_596_800..=253_402_300_799).contains(&t.seconds) {
+            return Err(self.error(
+                path,
+                format!(
+                    "timestamp {} is outside 0001-01-01..9999-12-31, the range of \
+                     google.protobuf.Timestamp",
+                    t.to_rfc3339()
+                ),
+            ));
+        }
+        let mut bytes = Vec::new();
+        implicit_varint(1, t.seconds as u64, &mut bytes);
+        implicit_varint(2, u64::from(t.nanos), &mut bytes);
+        Ok(leaf(Kind::Timestamp, WireType::Len, bytes))
+    }
+
+    fn duration(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+        let what = "google.protobuf.Duration (text like \"1.5s\")";
+        let Some((secs, nanos)) = v.as_str().and_then(parse_duration) else {
+            return Err(self.expected(path, what, v));
+        };
+        let mut bytes = Vec::new();
+        implicit_varint(1, secs as u64, &mut bytes);
+        implicit_varint(2, i64::from(nanos) as u64, &mut bytes);
+        Ok(leaf(Kind::Text, WireType::Len, bytes))
+    }
+
+    /// A wrapper (`Int32Value`…) from its inner value: the inner tag is header.
+    fn wrapper(
+        &mut self,
+        v: &Value,
+        desc: &MessageDescriptor,
+        path: &Path,
+    ) -> Result<Content, EncodeError> {
+        let Some(inner) = desc.get_field(1) else {
+            return Err(self.error(path, format!("{} has no field 1", desc.full_name())));
+        };
+        let Some(c) = self.single(&inner.kind(), v, path, false)? else {
+            return Err(self.expected(path, &kind_name(&inner.kind()), v));
+        };
+        if c.default {
+            return Ok(Content {
+                prefix: Vec::new(),
+                body: Body::Leaf(Vec::new()),
+                ..c
+            });
+        }
+        let mut prefix = tag(1, c.wire);
+        if c.wire == WireType::Len {
+            prefix.extend(len_prefix(c.size()));
+        }
+        prefix.extend(c.prefix);
+        Ok(Content {
+            kind: c.kind,
+            wire: WireType::Len,
+            prefix,
+            body: c.body,
+            default: false,
+        })
+    }
+
+    /// A `Struct`'s entries: map entries of field 1, keyed by text, valued by `Value`s.
+    fn struct_entries(&mut self, v: &Value, path: &Path) -> Result<Vec<Piece>, EncodeError> {
+        let Some(entries) = v.as_map() else {
+            return Err(self.expected(path, "google.protobuf.Struct (a map)", v));
+        };
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        if self.canonical {
+            order.sort_by(|&a, &b| entries[a].0.as_str().cmp(&entries[b].0.as_str()));
+        }
+        let mut pieces = Vec::with_capacity(entries.len());
+        for i in order {
+            let (k, val) = (entries[i].0.untagged(), &entries[i].1);
+            let kpath = path.child(path_segment(k));
+            let Value::Text(key) = k else {
+                return Err(self.expected(&kpath, "a text key in google.protobuf.Struct", k));
+            };
+            let seg = self.builder.segment_for_key(k);
+            let c = self.json_value(val, &kpath)?;
+            let mut key_bytes = Vec::new();
+            if !key.is_empty() {
+                key_bytes.extend(tag(1, WireType::Len));
+                key_bytes.extend(len_prefix(key.len()));
+                key_bytes.extend(key.as_bytes());
+            }
+            let mut header = tag(2, WireType::Len);
+            header.extend(len_prefix(c.size()));
+            header.extend(c.prefix);
+            let entry_len = key_bytes.len() + header.len() + c.body.size();
+            let mut k = tag(1, WireType::Len);
+            k.extend(len_prefix(entry_len));
+            k.extend(key_bytes);
+            pieces.push(Piece::Node(Out::new(
+                c.kind,
+                seg,
+                k,
+                header,
+                c.body,
+                Vec::new(),
+            )));
+        }
+        Ok(pieces)
+    }
+
+    /// A `ListValue`'s items: field 1, each a `Value`.
+    fn list_items(&mut self, v: &Value, path: &Path) -> Result<Vec<Piece>, EncodeError> {
+        let Some(items) = v.as_array() else {
+            return Err(self.expected(path, "google.protobuf.ListValue (an array)", v));
+        };
+        let mut pieces = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let c = self.json_value(item, &path.child(PathSegment::Index(i)))?;
+            let mut header = len_prefix(c.size());
+            header.extend(c.prefix);
+            pieces.push(Piece::Node(Out::new(
+                c.kind,
+                Segment::Index(i as u32),
+                tag(1, WireType::Len),
+                header,
+                c.body,
+                Vec::new(),
+            )));
+        }
+        Ok(pieces)
+    }
+
+    /// A `google.protobuf.Value` from any JSON-like value: the oneof member's tag (and length)
+    /// is header.
+    fn json_value(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+        let v = v.untagged();
+        let (kind, number, wire, body) = match v {
+            Value::Null => (Kind::Null, 1, WireType::Varint, Body::Leaf(vec![0])),
+            Value::Bool(b) => (
+                Kind::Bool,
+                4,
+                WireType::Varint,
+                Body::Leaf(vec![u8::from(*b)]),
+            ),
+            Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Decimal(_) => {
+                let c = self.float(&PKind::Double, v, path)?;
+                (c.kind, 2, WireType::I64, c.body)
+            }
+            Value::Text(s) => (
+                Kind::Text,
+                3,
+                WireType::Len,
+                Body::Leaf(s.as_bytes().to_vec()),
+            ),
+            Value::Map(_) => {
+                let pieces = self.struct_entries(v, path)?;
+                (Kind::Map, 5, WireType::Len, Body::children(pieces))
+            }
+            Value::Array(_) => {
+                let pieces = self.list_items(v, path)?;
+                (Kind::Array, 6, WireType::Len, Body::children(pieces))
+            }
+            other => {
+                return Err(self.expected(
+                    path,
+                    "google.protobuf.Value (null, bool, number, text, map or array)",
+                    other,
+                ))
+            }
+        };
+        let mut prefix = tag(number, wire);
+        if wire == WireType::Len {
+            prefix.extend(len_prefix(body.size()));
+        }
+        Ok(Content {
+            kind,
+            wire: WireType::Len,
+            prefix,
+            body,
+            default: false,
+        })
+    }
+
+    fn field_mask(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+        let Some(s) = v.as_str() else {
+            return Err(self.expected(path, "google.protobuf.FieldMask (comma-separated text)", v));
+        };
+        let mut bytes = Vec::new();
+        for p in s.split(',').filter(|p| !p.is_empty()) {
+            let p = snake_case(p);
+            bytes.extend(tag(1, WireType::Len));
+            bytes.extend(len_prefix(p.len()));
+            bytes.extend(p.as_bytes());
+        }
+        Ok(leaf(Kind::Text, WireType::Len, bytes))
+    }
+
+    /// An `Any`: `"@type"` names the packed type; its fields (or `"value"` for a well-known
+    /// type, or raw bytes for a type not in the pool) follow.
+    fn any(
+        &mut self,
+        v: &Value,
+        desc: &MessageDescriptor,
+        path: &Path,
+    ) -> Result<Content, EncodeError> {
+        let Some(entries) = v.as_map() else {
+            return Err(self.expected(path, "google.protobuf.Any (a map with \"@type\")", v));
+        };
+        let Some((type_key, type_value)) =
+            entries.iter().find(|(k, _)| k.as_str() == Some("@type"))
+        else {
+            return Err(self.error(
+                path,
+                "google.protobuf.Any needs an \"@type\" entry naming the packed type".into(),
+            ));
+        };
+        let tpath = path.child(path_segment(type_key.untagged()));
+        let Some(url) = type_value.as_str() else {
+            return Err(self.expected(&tpath, "a type URL (text)", type_value));
+        };
+        let type_name = url.rsplit('/').next().unwrap_or(url);
+        let mut pieces = Vec::new();
+        let tseg = self.builder.segment_for_key(type_key.untagged());
+        pieces.push(Piece::Node(Out::new(
+            Kind::Text,
+            tseg,
+            tag(1, WireType::Len),
+            len_prefix(url.len()),
+            Body::Leaf(url.as_bytes().to_vec()),
+            Vec::new(),
+        )));
+        let value_entry = entries.iter().find(|(k, _)| k.as_str() == Some("value"));
+        match desc.parent_pool().get_message_by_name(type_name) {
+            Some(packed) if is_wkt_json(packed.full_name()) => {
+                let Some((vk, vv)) = value_entry else {
+                    return Err(self.error(
+                        path,
+                        format!("google.protobuf.Any of {type_name} needs a \"value\" entry"),
+                    ));
+                };
+                let vk = vk.untagged();
+                let c = self.message_content(vv, &packed, &path.child(path_segment(vk)))?;
+                let seg = self.builder.segment_for_key(vk);
+                if c.size() > 0 {
+                    let mut header = len_prefix(c.size());
+                    header.extend(c.prefix);
+                    pieces.push(Piece::Node(Out::new(
+                        c.kind,
+                        seg,
+                        tag(2, WireType::Len),
+                        header,
+                        c.body,
+                        Vec::new(),
+                    )));
+                }
+            }
+            Some(packed) => {
+                let inner = self.message_fields(v, &packed, path, true)?;
+                let size: usize = inner.iter().map(Piece::size).sum();
+                if size > 0 {
+                    let mut gap = tag(2, WireType::Len);
+                    gap.extend(len_prefix(size));
+                    pieces.push(Piece::Gap(gap));
+                    pieces.extend(inner);
+                }
+            }
+            None => {
+                let Some((vk, vv)) = value_entry else {
+                    return Err(self.error(
+                        &tpath,
+                        format!("type {type_name:?} is not in the schema's descriptor pool"),
+                    ));
+                };
+                let vk = vk.untagged();
+                let vpath = path.child(path_segment(vk));
+                let Some(c) = self.single(&PKind::Bytes, vv, &vpath, false)? else {
+                    return Err(self.expected(&vpath, "bytes", vv));
+                };
+                if !c.default {
+                    let seg = self.builder.segment_for_key(vk);
+                    let header = len_prefix(c.size());
+                    pieces.push(Piece::Node(Out::new(
+                        c.kind,
+                        seg,
+                        tag(2, WireType::Len),
+                        header,
+                        c.body,
+                        Vec::new(),
+                    )));
+                }
+            }
+        }
+        Ok(Content {
+            kind: Kind::Map,
+            wire: WireType::Len,
+            prefix: Vec::new(),
+            body: Body::children(pieces),
+            default: false,
+        })
+    }
+}
+
+/// Well-known types whose JSON form is not a map of fields (an `Any` of one has `"value"`).
+fn is_wkt_json(name: &str) -> bool {
+    matches!(
+        name,
+        "google.protobuf.Timestamp"
+            | "google.protobuf.Duration"
+            | "google.protobuf.DoubleValue"
+            | "google.protobuf.FloatValue"
+            | "google.protobuf.Int64Value"
+            | "google.protobuf.UInt64Value"
+            | "google.protobuf.Int32Value"
+            | "google.protobuf.UInt32Value"
+            | "google.protobuf.BoolValue"
+            | "google.protobuf.StringValue"
+            | "google.protobuf.BytesValue"
+            | "google.protobuf.Struct"
+            | "google.protobuf.Value"
+            | "google.protobuf.ListValue"
+            | "google.protobuf.FieldMask"
+    )
+}
+
+fn leaf(kind: Kind, wire: WireType, bytes: Vec<u8>) -> Content {
+    Content {
+        kind,
+        wire,
+        prefix: Vec::new(),
+        body: Body::Leaf(bytes),
+        default: false,
+    }
+}
+
+/// A field occurrence: tag as key; length (LEN) and prefix as header; a group's end tag after.
+fn wrap(field: &FieldInfo, seg: Segment, c: Content) -> Out {
+    if field.group {
+        return Out::new(
+            c.kind,
+            seg,
+            tag(field.number, WireType::Group),
+            c.prefix,
+            c.body,
+            end_group_tag(field.number),
+        );
+    }
+    let mut header = Vec::new();
+    if c.wire == WireType::Len {
+        header = len_prefix(c.size());
+    }
+    header.extend(c.prefix);
+    Out::new(
+        c.kind,
+        seg,
+        tag(field.number, c.wire),
+        header,
+        c.body,
+        Vec::new(),
+    )
+}
+
+fn end_group_tag(number: u32) -> Vec<u8> {
+    let mut v = Vec::with_capacity(5);
+    varint((u64::from(number) << 3) | 4, &mut v);
+    v
+}
+
+/// An unknown field written back as it was read.
+fn raw_out(number: u32, seg: Segment, raw: &RawField) -> Out {
+    let (header, trailer) = match raw.wire_type {
+        WireType::Len => (len_prefix(raw.data.len()), Vec::new()),
+        WireType::Group => (Vec::new(), end_group_tag(number)),
+        _ => (Vec::new(), Vec::new()),
+    };
+    Out::new(
+        Kind::Raw,
+        seg,
+        tag(number, raw.wire_type),
+        header,
+        Body::Leaf(raw.data.clone()),
+        trailer,
+    )
+}
+
+/// Writes `out` and records its node (pre-order).
+fn write(out: &Out, buf: &mut Vec<u8>, b: &mut SpanTreeBuilder) {
+    let key_start = buf.len();
+    buf.extend_from_slice(&out.key);
+    let key = (!out.key.is_empty()).then(|| Span::new(key_start, buf.len()));
+    let start = buf.len();
+    buf.extend_from_slice(&out.header);
+    let header_end = buf.len();
+    match &out.body {
+        Body::Leaf(bytes) => {
+            buf.extend_from_slice(bytes);
+            let payload = Span::new(header_end, buf.len());
+            buf.extend_from_slice(&out.trailer);
+            b.leaf(
+                out.kind,
+                out.segment,
+                key,
+                Span::new(start, buf.len()),
+                header_end,
+                payload,
+            );
+        }
+        Body::Children(pieces, _) => {
+            b.open(out.kind, out.segment, key, start, header_end);
+            for p in pieces {
+                match p {
+                    Piece::Node(o) => write(o, buf, b),
+                    Piece::Gap(g) => buf.extend_from_slice(g),
+                }
+            }
+            let payload_end = buf.len();
+            buf.extend_from_slice(&out.trailer);
+            b.close(payload_end, buf.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_and_tags() {
+        let mut v = Vec::new();
+        varint(300, &mut v);
+        assert_eq!(v, [0xac, 0x02]);
+        assert_eq!(tag(1, WireType::Varint), [0x08]);
+        assert_eq!(tag(16, WireType::Len), [0x82, 0x01]);
+        assert_eq!(tag(2, WireType::Group), [0x13]);
+        assert_eq!(end_group_tag(2), [0x14]);
+    }
+
+    #[test]
+    fn integers_by_kind() {
+        assert_eq!(int_bytes(&PKind::Int32, -1).1.len(), 10);
+        assert_eq!(int_bytes(&PKind::Sint32, -1).1, [0x01]);
+        assert_eq!(int_bytes(&PKind::Sint64, 1).1, [0x02]);
+        assert_eq!(int_bytes(&PKind::Sfixed32, -2).1, [0xfe, 0xff, 0xff, 0xff]);
+        assert_eq!(int_bytes(&PKind::Fixed64, 1).0, WireType::I64);
+        assert_eq!(parse_int_text("-12"), Some(Ok(-12)));
+        assert_eq!(parse_int_text("1.5"), None);
+        assert_eq!(parse_int_text("-"), None);
+        assert_eq!(parse_int_text(&"9".repeat(60)), Some(Err(())));
+    }
+
+    #[test]
+    fn durations_masks_and_base64() {
+        assert_eq!(parse_duration("1.5s"), Some((1, 500_000_000)));
+        assert_eq!(parse_duration("-0.000000001s"), Some((0, -1)));
+        assert_eq!(parse_duration("3s"), Some((3, 0)));
+        assert_eq!(parse_duration("1.s"), None);
+        assert_eq!(parse_duration("1.5"), None);
+        assert_eq!(parse_duration("1.0000000001s"), None);
+        assert_eq!(snake_case("fooBar.bazQux"), "foo_bar.baz_qux");
+        assert_eq!(decode_base64("AAEC/w=="), Some(vec![0, 1, 2, 255]));
+        assert_eq!(decode_base64("AAEC_w"), Some(vec![0, 1, 2, 255]));
+        assert_eq!(decode_base64("!!"), None);
+    }
+
+    #[test]
+    fn sizes_are_known_before_writing() {
+        let inner = Out::new(
+            Kind::Int,
+            Segment::Index(0),
+            vec![0x08],
+            Vec::new(),
+            Body::Leaf(vec![0x01]),
+            Vec::new(),
+        );
+        let outer = Out::new(
+            Kind::Map,
+            Segment::Root,
+            Vec::new(),
+            vec![0x02],
+            Body::children(vec![Piece::Gap(vec![0xaa]), Piece::Node(inner)]),
+            vec![0xbb],
+        );
+        assert_eq!(outer.size, 5);
+        let mut buf = Vec::new();
+        let mut b = SpanTreeBuilder::new();
+        write(&outer, &mut buf, &mut b);
+        assert_eq!(buf, [0x02, 0xaa, 0x08, 0x01, 0xbb]);
+        let t = b.finish();
+        t.validate(buf.len()).expect("valid tree");
+        assert_eq!(t.nodes()[0].payload, Span::new(1, 4));
+        assert_eq!(t.nodes()[1].key, Some(Span::new(2, 3)));
+    }
 }
