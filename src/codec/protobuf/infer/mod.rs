@@ -311,11 +311,17 @@ mod tests {
              message GridList {\n  repeated int32 items = 1;\n}\n"
         );
         let items = |v: Vec<i128>| {
-            Value::object([("items", Value::Array(v.into_iter().map(Value::Int).collect()))])
+            Value::object([(
+                "items",
+                Value::Array(v.into_iter().map(Value::Int).collect()),
+            )])
         };
         assert_eq!(
             wrap_for_inferred(&grid).into_owned(),
-            Value::object([("grid", Value::Array(vec![items(vec![1, 2]), items(vec![3])]))])
+            Value::object([(
+                "grid",
+                Value::Array(vec![items(vec![1, 2]), items(vec![3])])
+            )])
         );
     }
 

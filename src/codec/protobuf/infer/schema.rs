@@ -186,7 +186,10 @@ impl Lower {
             ([Category::Object], Some(obj), _) => {
                 if map_like(obj) {
                     let key = map_key_type(obj);
-                    (Label::Map(key), self.elem(&obj.merged_values(), &singular(hint)))
+                    (
+                        Label::Map(key),
+                        self.elem(&obj.merged_values(), &singular(hint)),
+                    )
                 } else {
                     (Label::Single, Ty::Msg(self.message(obj, hint)))
                 }
@@ -575,13 +578,12 @@ impl Schema {
             _ => v.clone(),
         };
         match (&field.label, value.untagged()) {
-            (Label::Repeated, Value::Array(items)) => Value::Array(items.iter().map(elem).collect()),
-            (Label::Map(_), Value::Map(entries)) => Value::Map(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.clone(), elem(v)))
-                    .collect(),
-            ),
+            (Label::Repeated, Value::Array(items)) => {
+                Value::Array(items.iter().map(elem).collect())
+            }
+            (Label::Map(_), Value::Map(entries)) => {
+                Value::Map(entries.iter().map(|(k, v)| (k.clone(), elem(v))).collect())
+            }
             (Label::Single, _) => match field.ty {
                 Ty::Msg(id) => match self.msgs.get(id) {
                     Some(msg) => self.rewrite_msg(value, msg),
@@ -675,7 +677,10 @@ mod tests {
         assert_eq!(int_type(&ints(-5, 5, 3, 8)), Some("sint32"));
         assert_eq!(int_type(&ints(0, 1 << 40, 0, 2)), Some("int64"));
         assert_eq!(int_type(&ints(-(1 << 40), 0, 2, 2)), Some("sint64"));
-        assert_eq!(int_type(&ints(0, i128::from(u64::MAX), 0, 2)), Some("uint64"));
+        assert_eq!(
+            int_type(&ints(0, i128::from(u64::MAX), 0, 2)),
+            Some("uint64")
+        );
         assert_eq!(int_type(&ints(-1, i128::from(u64::MAX), 1, 2)), None);
     }
 
