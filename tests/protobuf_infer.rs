@@ -262,7 +262,7 @@ fn compare_message(
 fn compare_kind(orig: &J, back: &J, kind: &Kind, path: &str, diffs: &mut BTreeMap<Diff, usize>) {
     match kind {
         Kind::Message(m) if m.full_name().starts_with("google.protobuf.") => {
-            compare_json(orig, back, path, diffs)
+            compare_json(orig, back, path)
         }
         Kind::Message(m) => compare_message(orig, back, m, path, diffs),
         Kind::Int64 | Kind::Sint64 | Kind::Uint64 | Kind::Sfixed64 | Kind::Fixed64 => {
@@ -271,15 +271,15 @@ fn compare_kind(orig: &J, back: &J, kind: &Kind, path: &str, diffs: &mut BTreeMa
                     assert_eq!(&o.to_string(), b, "{path}");
                     *diffs.entry(Diff::Int64AsString).or_default() += 1;
                 }
-                _ => compare_json(orig, back, path, diffs),
+                _ => compare_json(orig, back, path),
             }
         }
-        _ => compare_json(orig, back, path, diffs),
+        _ => compare_json(orig, back, path),
     }
 }
 
 /// Plain JSON equality, numbers by value.
-fn compare_json(orig: &J, back: &J, path: &str, diffs: &mut BTreeMap<Diff, usize>) {
+fn compare_json(orig: &J, back: &J, path: &str) {
     match (orig, back) {
         (J::Number(o), J::Number(b)) => {
             let (o, b) = (o.to_string(), b.to_string());
@@ -291,14 +291,14 @@ fn compare_json(orig: &J, back: &J, path: &str, diffs: &mut BTreeMap<Diff, usize
         (J::Array(o), J::Array(b)) => {
             assert_eq!(o.len(), b.len(), "{path}: lengths");
             for (i, (o, b)) in o.iter().zip(b).enumerate() {
-                compare_json(o, b, &format!("{path}[{i}]"), diffs);
+                compare_json(o, b, &format!("{path}[{i}]"));
             }
         }
         (J::Object(o), J::Object(b)) => {
             assert_eq!(o.len(), b.len(), "{path}: sizes");
             for (k, v) in o {
                 let bv = b.get(k).unwrap_or_else(|| panic!("{path}: key {k:?} lost"));
-                compare_json(v, bv, &format!("{path}.{k}"), diffs);
+                compare_json(v, bv, &format!("{path}.{k}"));
             }
         }
         _ => assert_eq!(orig, back, "{path}"),
