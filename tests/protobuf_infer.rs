@@ -1,6 +1,11 @@
 //! Inferred protobuf schemas: golden `.proto` text, protoc accepts every inferred file, and every
 //! sample payload survives a trip through its inferred schema (prost-reflect as the codec).
 //!
+//! Differences pinned per file: user-profile, iot-metrics, transactions-1k and canada none;
+//! risk-batch 938 defaults (`code: 0`, `hit: false`); order-graphql 1 default
+//! (`hasNextPage: false`); twitter 473 int64-as-string, 3768 defaults, 1254 nulls; citm_catalog
+//! 243 int64-as-string (`start`), 8695 defaults, 225 nulls.
+//!
 //! The round trip: the (wrapped) payload as JSON → `DynamicMessage` via the proto3 JSON mapping →
 //! protobuf bytes → `DynamicMessage` → JSON with proto field names. The JSON that comes back
 //! equals the original except for these documented differences, which the tests count and pin
@@ -377,7 +382,11 @@ fn risk_batch() {
         inferred.proto
     );
     // `code` is 0 and most `hit`s are false: proto3 does not write defaults.
-    assert_eq!(kinds(&diffs), [Diff::DefaultOmitted], "{diffs:?}");
+    assert_eq!(
+        diffs,
+        BTreeMap::from([(Diff::DefaultOmitted, 938)]),
+        "{diffs:?}"
+    );
 }
 
 #[test]
@@ -388,15 +397,23 @@ fn order_graphql() {
         .proto
         .contains("import \"google/protobuf/struct.proto\";"));
     assert!(inferred.proto.contains("google.protobuf.Value parent = 2;"));
-    assert_eq!(kinds(&diffs), [Diff::DefaultOmitted], "{diffs:?}");
+    assert_eq!(
+        diffs,
+        BTreeMap::from([(Diff::DefaultOmitted, 1)]),
+        "{diffs:?}"
+    );
 }
 
 #[test]
 fn twitter() {
     let (_inferred, diffs) = check_file("tests/data/json-bench/twitter.json");
     assert_eq!(
-        kinds(&diffs),
-        [Diff::Int64AsString, Diff::DefaultOmitted, Diff::NullOmitted],
+        diffs,
+        BTreeMap::from([
+            (Diff::Int64AsString, 473),
+            (Diff::DefaultOmitted, 3768),
+            (Diff::NullOmitted, 1254)
+        ]),
         "{diffs:?}"
     );
 }
@@ -416,8 +433,12 @@ fn citm_catalog() {
         inferred.proto
     );
     assert_eq!(
-        kinds(&diffs),
-        [Diff::Int64AsString, Diff::DefaultOmitted, Diff::NullOmitted],
+        diffs,
+        BTreeMap::from([
+            (Diff::Int64AsString, 243),
+            (Diff::DefaultOmitted, 8695),
+            (Diff::NullOmitted, 225)
+        ]),
         "{diffs:?}"
     );
 }
