@@ -1,0 +1,347 @@
+//! Observing a value: what kinds of data appear at each position, merged over every record.
+//!
+//! A [`Shape`] counts what was seen at one position of the payload (one field of all the objects
+//! that share a shape, or all the items of an array). Objects keep one [`Shape`] per key, in the
+//! order keys first appeared; arrays keep one merged [`Shape`] for all their items. Nothing here
+//! decides a protobuf type — that is [`super::schema`]'s job, once everything has been seen.
+
+use std::collections::HashMap;
+
+use crate::model::{FloatWidth, Value};
+
+/// Statistics about the integers seen at one position.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ints {
+    /// How many integers.
+    pub count: u64,
+    /// How many of them were negative.
+    pub negatives: u64,
+    /// Smallest seen.
+    pub min: i128,
+    /// Largest seen.
+    pub max: i128,
+    /// Whether any was beyond `i128` (a big integer).
+    pub huge: bool,
+}
+
+/// What was seen at one position of the payload.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Shape {
+    /// Nulls (and CBOR undefined).
+    pub nulls: u64,
+    /// Booleans.
+    pub bools: u64,
+    /// Integers.
+    pub ints: Ints,
+    /// Binary floats.
+    pub floats: u64,
+    /// Whether every float seen survives float32 (see [`float32_safe`]).
+    pub floats_f32: bool,
+    /// Decimal literals no float64 holds exactly.
+    pub decimals: u64,
+    /// Text.
+    pub texts: u64,
+    /// Byte strings (also MessagePack ext data and raw protobuf fields).
+    pub bytes: u64,
+    /// Timestamps.
+    pub timestamps: u64,
+    /// Objects, with their keys' shapes.
+    pub object: Option<Box<ObjShape>>,
+    /// Arrays, with their items' merged shape.
+    pub array: Option<Box<ArrShape>>,
+}
+
+/// The merged shape of every object seen at one position.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ObjShape {
+    /// How many objects.
+    pub records: u64,
+    /// One entry per distinct key, in order of first appearance.
+    pub fields: Vec<FieldShape>,
+    /// Index into `fields` by key identity.
+    index: HashMap<KeyId, usize>,
+}
+
+/// One key of an object shape.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldShape {
+    /// The key as it was written.
+    pub key: Value,
+    /// How many objects held it.
+    pub seen: u64,
+    /// What its values were.
+    pub shape: Shape,
+}
+
+/// The merged shape of every array seen at one position.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ArrShape {
+    /// How many arrays.
+    pub count: u64,
+    /// The items of all of them, merged.
+    pub items: Shape,
+}
+
+/// How keys are told apart: text by its content, any other key by its debug form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum KeyId {
+    Text(String),
+    Other(String),
+}
+
+fn key_id(key: &Value) -> KeyId {
+    match key.untagged() {
+        Value::Text(s) => KeyId::Text(s.clone()),
+        other => KeyId::Other(format!("{other:?}")),
+    }
+}
+
+/// Kinds of data a shape can hold, for deciding whether a position is homogeneous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Category {
+    Bool,
+    /// Integers only.
+    Int,
+    /// Floats or decimals, possibly mixed with integers.
+    Number,
+    Text,
+    Bytes,
+    Timestamp,
+    Object,
+    Array,
+}
+
+/// Whether a float can be declared `float` without changing it: a float32 (or float16) in the
+/// source, or a float64 that a float32 holds exactly *and* whose shortest float32 text reads back
+/// as the same float64 — so both the binary value and its JSON text survive.
+pub(crate) fn float32_safe(value: f64, width: FloatWidth) -> bool {
+    match width {
+        FloatWidth::F16 | FloatWidth::F32 => true,
+        FloatWidth::F64 => {
+            if !value.is_finite() {
+                return true;
+            }
+            if !FloatWidth::F32.holds(value) {
+                return false;
+            }
+            let text = format!("{}", value as f32);
+            text.parse::<f64>().ok() == Some(value)
+        }
+    }
+}
+
+impl Shape {
+    /// A shape that has seen nothing (floats count as float32-safe until one is not).
+    pub fn new() -> Shape {
+        Shape {
+            floats_f32: true,
+            ..Shape::default()
+        }
+    }
+
+    /// Records one value at this position.
+    pub fn observe(&mut self, value: &Value) {
+        match value.untagged() {
+            Value::Null | Value::Undefined => self.nulls += 1,
+            Value::Bool(_) => self.bools += 1,
+            Value::Int(n) => self.observe_int(*n, false),
+            Value::Simple(n) => self.observe_int(i128::from(*n), false),
+            Value::BigInt(n) => {
+                let negative = n.sign() == num_bigint::Sign::Minus;
+                self.observe_int(if negative { -1 } else { 0 }, true);
+            }
+            Value::Float(f) => {
+                self.floats += 1;
+                if !float32_safe(f.value, f.width) {
+                    self.floats_f32 = false;
+                }
+            }
+            Value::Decimal(_) => self.decimals += 1,
+            Value::Text(_) => self.texts += 1,
+            Value::Bytes(_) | Value::Ext(_, _) | Value::Raw(_) => self.bytes += 1,
+            Value::Timestamp(_) => self.timestamps += 1,
+            Value::Array(items) => {
+                let arr = self.array.get_or_insert_with(|| {
+                    Box::new(ArrShape {
+                        count: 0,
+                        items: Shape::new(),
+                    })
+                });
+                arr.count += 1;
+                for item in items {
+                    arr.items.observe(item);
+                }
+            }
+            Value::Map(entries) => {
+                let obj = self.object.get_or_insert_with(Box::default);
+                obj.records += 1;
+                for (key, value) in entries {
+                    obj.field_mut(key).seen += 1;
+                    obj.field_mut(key).shape.observe(value);
+                }
+            }
+            Value::Tag(_, _) => {
+                // `untagged` never returns a tag.
+            }
+        }
+    }
+
+    fn observe_int(&mut self, n: i128, huge: bool) {
+        let ints = &mut self.ints;
+        if ints.count == 0 {
+            ints.min = n;
+            ints.max = n;
+        } else {
+            ints.min = ints.min.min(n);
+            ints.max = ints.max.max(n);
+        }
+        ints.count += 1;
+        if n < 0 {
+            ints.negatives += 1;
+        }
+        ints.huge |= huge;
+    }
+
+    /// Adds everything `other` saw to this shape.
+    pub fn merge(&mut self, other: &Shape) {
+        self.nulls += other.nulls;
+        self.bools += other.bools;
+        if other.ints.count > 0 {
+            if self.ints.count == 0 {
+                self.ints = other.ints.clone();
+            } else {
+                self.ints.min = self.ints.min.min(other.ints.min);
+                self.ints.max = self.ints.max.max(other.ints.max);
+                self.ints.count += other.ints.count;
+                self.ints.negatives += other.ints.negatives;
+                self.ints.huge |= other.ints.huge;
+            }
+        }
+        self.floats += other.floats;
+        self.floats_f32 &= other.floats_f32;
+        self.decimals += other.decimals;
+        self.texts += other.texts;
+        self.bytes += other.bytes;
+        self.timestamps += other.timestamps;
+        if let Some(theirs) = &other.array {
+            match &mut self.array {
+                Some(mine) => {
+                    mine.count += theirs.count;
+                    mine.items.merge(&theirs.items);
+                }
+                None => self.array = Some(theirs.clone()),
+            }
+        }
+        if let Some(theirs) = &other.object {
+            match &mut self.object {
+                Some(mine) => mine.merge(theirs),
+                None => self.object = Some(theirs.clone()),
+            }
+        }
+    }
+
+    /// The kinds of non-null data seen (integers and floats together count as one `Number`).
+    pub fn categories(&self) -> Vec<Category> {
+        let mut out = Vec::new();
+        if self.bools > 0 {
+            out.push(Category::Bool);
+        }
+        if self.floats > 0 || self.decimals > 0 {
+            out.push(Category::Number);
+        } else if self.ints.count > 0 {
+            out.push(Category::Int);
+        }
+        if self.texts > 0 {
+            out.push(Category::Text);
+        }
+        if self.bytes > 0 {
+            out.push(Category::Bytes);
+        }
+        if self.timestamps > 0 {
+            out.push(Category::Timestamp);
+        }
+        if self.object.is_some() {
+            out.push(Category::Object);
+        }
+        if self.array.is_some() {
+            out.push(Category::Array);
+        }
+        out
+    }
+}
+
+impl ObjShape {
+    fn field_mut(&mut self, key: &Value) -> &mut FieldShape {
+        let id = key_id(key);
+        let i = match self.index.get(&id) {
+            Some(&i) => i,
+            None => {
+                self.index.insert(id, self.fields.len());
+                self.fields.push(FieldShape {
+                    key: key.clone(),
+                    seen: 0,
+                    shape: Shape::new(),
+                });
+                self.fields.len() - 1
+            }
+        };
+        &mut self.fields[i]
+    }
+
+    /// Adds everything `other` saw (its keys after this shape's own, in their order).
+    pub fn merge(&mut self, other: &ObjShape) {
+        self.records += other.records;
+        for field in &other.fields {
+            let mine = self.field_mut(&field.key);
+            mine.seen += field.seen;
+            mine.shape.merge(&field.shape);
+        }
+    }
+
+    /// Every value of every key, merged into one shape (what a `map<K, V>`'s values look like).
+    pub fn merged_values(&self) -> Shape {
+        let mut out = Shape::new();
+        for field in &self.fields {
+            out.merge(&field.shape);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Float;
+
+    #[test]
+    fn float32_rule() {
+        assert!(float32_safe(24.5, FloatWidth::F64));
+        assert!(float32_safe(0.25, FloatWidth::F64));
+        // 26.1 is not a float32: the binary value would change.
+        assert!(!float32_safe(26.1, FloatWidth::F64));
+        // Exactly a float32, but its float64 text is 0.10000000149011612 and float32 prints 0.1.
+        assert!(!float32_safe(f64::from(0.1f32), FloatWidth::F64));
+        assert!(float32_safe(f64::from(0.1f32), FloatWidth::F32));
+        assert!(float32_safe(f64::NAN, FloatWidth::F64));
+    }
+
+    #[test]
+    fn observes_and_merges() {
+        let mut s = Shape::new();
+        s.observe(&Value::object([("a", Value::Int(-3)), ("b", Value::Null)]));
+        s.observe(&Value::object([
+            ("a", Value::Int(7)),
+            ("c", Value::Float(Float::f64(1.5))),
+        ]));
+        let obj = s.object.as_ref().expect("object");
+        assert_eq!(obj.records, 2);
+        let keys: Vec<_> = obj.fields.iter().map(|f| f.key.clone()).collect();
+        assert_eq!(keys, [Value::text("a"), Value::text("b"), Value::text("c")]);
+        let a = &obj.fields[0];
+        assert_eq!((a.seen, a.shape.ints.min, a.shape.ints.max), (2, -3, 7));
+        assert_eq!(a.shape.ints.negatives, 1);
+        assert_eq!(obj.fields[1].shape.categories(), []);
+        let all = obj.merged_values();
+        assert_eq!(all.categories(), [Category::Number]);
+    }
+}
