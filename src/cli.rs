@@ -43,6 +43,22 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Re-encode the input in another format.
     Convert(ConvertArgs),
+    /// Print a .proto that can carry the input (JSON, MessagePack or CBOR).
+    InferProto(InferProtoArgs),
+}
+
+/// `wirelens infer-proto`.
+#[derive(Debug, Args)]
+pub struct InferProtoArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    /// Name of the top-level message.
+    #[arg(long, default_value = "Payload")]
+    pub message: String,
+    /// Package of the .proto (none unless given).
+    #[arg(long)]
+    pub package: Option<String>,
 }
 
 /// Options every command that reads a payload shares.
@@ -125,6 +141,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Inspect(args)) => inspect_cmd(&args, &mut out),
         Some(Command::Convert(args)) => convert_cmd(&args, &mut out),
+        Some(Command::InferProto(args)) => infer_proto_cmd(&args, &mut out),
         None => open_gui(cli.files),
     };
     let result = result.and_then(|()| out.flush().map_err(Failure::Io));
@@ -303,6 +320,21 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     Ok(())
 }
 
+fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    use crate::codec::protobuf::infer::{infer, InferOptions};
+    let input = read_input(&args.input.input)?;
+    let (_, outcome) = read_payload(&input, &args.input);
+    let doc = outcome.map_err(|e| Failure::Input(e.to_string()))?;
+    let options = InferOptions {
+        message: args.message.clone(),
+        package: args.package.clone(),
+    };
+    let inferred =
+        infer(&doc.value, &options).map_err(|e| Failure::Input(format!("error: {e}")))?;
+    out.write_all(inferred.proto.as_bytes())?;
+    Ok(())
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same folder, so a failure never leaves
 /// a half-written file behind.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -311,8 +343,28 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         _ => Path::new("."),
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    // A temporary file is private (0600); the result gets the permissions of the file it replaces,
+    // or the usual ones for a new file.
+    let permissions = match fs::metadata(path) {
+        Ok(m) => Some(m.permissions()),
+        Err(_) => default_permissions(),
+    };
+    if let Some(p) = permissions {
+        tmp.as_file().set_permissions(p)?;
+    }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+#[cfg(unix)]
+fn default_permissions() -> Option<fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn default_permissions() -> Option<fs::Permissions> {
+    None
 }
