@@ -3,6 +3,8 @@
 //! order), and `protoc --decode` (text equal to the expected text). Plus MessagePack input, error
 //! messages, notes and spans.
 
+mod common;
+
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -301,7 +303,7 @@ fn proto2_descriptor_types_match_prost_reflect() {
 
 /// Runs `protoc --decode=enc.All` on `bytes`; fails with a clear message when protoc is missing.
 fn protoc_decode(s: &Schema, ty: &str, bytes: &[u8]) -> String {
-    let mut child = Command::new("protoc")
+    let mut child = Command::new(common::protoc())
         .arg(format!("-I{}", s.dir.path().display()))
         .arg(format!("-I{}", data_dir().display()))
         .arg(format!("--decode={ty}"))
@@ -310,7 +312,7 @@ fn protoc_decode(s: &Schema, ty: &str, bytes: &[u8]) -> String {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("protoc must be installed (apt-get install protobuf-compiler) for this test");
+        .expect("protoc runs");
     child
         .stdin
         .take()

@@ -20,6 +20,8 @@
 //!
 //! Numbers are compared by value (`699.0` and `699` are the same double).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -54,13 +56,13 @@ fn assert_protoc_compiles(proto: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("inferred.proto"), proto).expect("write proto");
     let wkt = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/protobuf");
-    let out = Command::new("protoc")
+    let out = Command::new(common::protoc())
         .arg(format!("-I{}", dir.path().display()))
         .arg(format!("-I{}", wkt.display()))
         .arg("-o/dev/null")
         .arg("inferred.proto")
         .output()
-        .expect("protoc must be installed (it is at /usr/bin/protoc on CI and dev machines)");
+        .expect("protoc runs");
     assert!(
         out.status.success(),
         "protoc rejects the inferred .proto:\n{}\n{proto}",
