@@ -252,11 +252,8 @@ impl Schema {
             let bad = stats.unknown + stats.unknown_enums;
             let total = stats.known + stats.extensions + bad;
             let mut reasons = vec![format!("all {} bytes read", bytes.len())];
-            let score = if total == 0 {
-                reasons.push("no fields".into());
-                1
-            } else {
-                let known = stats.known + stats.extensions;
+            let known = stats.known + stats.extensions;
+            let score = if let Some(share) = (80 * known).checked_div(total) {
                 reasons.push(format!("{known} known fields"));
                 if stats.extensions > 0 {
                     reasons.push(format!("{} of them extensions", stats.extensions));
@@ -267,7 +264,10 @@ impl Schema {
                 if stats.unknown_enums > 0 {
                     reasons.push(format!("{} unknown enum numbers", stats.unknown_enums));
                 }
-                (80 * known / total + known.min(20)) as u8
+                (share + known.min(20)) as u8
+            } else {
+                reasons.push("no fields".into());
+                1
             };
             out.push((
                 Candidate {
