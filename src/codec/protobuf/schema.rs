@@ -4,7 +4,10 @@
 //!
 //! What this module does not do: decode (see [`super::dynamic`]). Editions: protox 0.10 parses
 //! proto2 and proto3 only; an `edition = "2023"` file must be given as a descriptor set made by a
-//! recent `protoc`.
+//! recent `protoc` — but prost-reflect 0.16 cannot check the edition-2023 `unittest` set either
+//! (it panics while describing the problem; [`Schema::from_descriptor_set`] turns that into an
+//! error). protox 0.10 also cannot parse extension-range declarations
+//! (`extensions 1 [declaration = {...}]`), used by protobuf's newest `descriptor.proto`.
 //!
 //! Conventions: errors in `.proto` text read `file:line:column: message` (1-based line and
 //! column, the column counted in characters); descriptor-set errors are a plain sentence.
