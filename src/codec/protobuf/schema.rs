@@ -1,1 +1,419 @@
-//! Loading .proto files and descriptor sets.
+//! Loading protobuf schemas: `.proto` files (compiled in-process with protox, no `protoc`) and
+//! binary `FileDescriptorSet`s, listing their message types, and ranking which message type a
+//! buffer most likely is.
+//!
+//! What this module does not do: decode (see [`super::dynamic`]). Editions: protox 0.10 parses
+//! proto2 and proto3 only; an `edition = "2023"` file must be given as a descriptor set made by a
+//! recent `protoc` — but prost-reflect 0.16 cannot check the edition-2023 `unittest` set either
+//! (it panics while describing the problem; [`Schema::from_descriptor_set`] turns that into an
+//! error). protox 0.10 also cannot parse extension-range declarations
+//! (`extensions 1 [declaration = {...}]`), used by protobuf's newest `descriptor.proto`.
+//!
+//! Conventions: errors in `.proto` text read `file:line:column: message` (1-based line and
+//! column, the column counted in characters); descriptor-set errors are a plain sentence.
+
+use std::path::{Path, PathBuf};
+
+use miette::Diagnostic;
+use prost_reflect::{DescriptorPool, MessageDescriptor};
+
+use crate::codec::DecodeOptions;
+
+/// Why a schema could not be loaded, or a message type not found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// An error at a place in a `.proto` file.
+    #[error("{file}:{line}:{column}: {message}")]
+    Proto {
+        /// The file's name as imported (`google/protobuf/any.proto`).
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Any other failure (a file not found, a descriptor set that does not parse, an unknown
+    /// message name), as a plain sentence.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A set of message types: a descriptor pool and the files it was loaded from.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    pool: DescriptorPool,
+    files: Vec<String>,
+}
+
+/// One message type's fit for a buffer, from [`Schema::rank`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The message type.
+    pub message: MessageDescriptor,
+    /// 0 (nothing fits) to 100 (every field known, many of them).
+    pub score: u8,
+    /// Plain sentences saying what counted.
+    pub reasons: Vec<String>,
+}
+
+/// The most message types [`Schema::rank`] tries.
+pub const RANK_LIMIT: usize = 500;
+
+impl Schema {
+    /// A schema from an existing pool.
+    pub fn from_pool(pool: DescriptorPool) -> Schema {
+        let files = pool.files().map(|f| f.name().to_string()).collect();
+        Schema { pool, files }
+    }
+
+    /// Compiles `.proto` files in-process. Imports are looked up in `include_dirs` (in order),
+    /// then in each file's own folder; the well-known types are bundled.
+    pub fn from_proto_files(
+        files: &[impl AsRef<Path>],
+        include_dirs: &[impl AsRef<Path>],
+    ) -> Result<Schema, SchemaError> {
+        let mut includes: Vec<PathBuf> = include_dirs
+            .iter()
+            .map(|d| d.as_ref().to_path_buf())
+            .collect();
+        for f in files {
+            let parent = f
+                .as_ref()
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let parent = if parent.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                parent
+            };
+            if !includes.contains(&parent) {
+                includes.push(parent);
+            }
+        }
+        let mut compiler = protox::Compiler::new(&includes).map_err(|e| proto_error(&e, None))?;
+        compiler.include_imports(true);
+        for f in files {
+            compiler
+                .open_file(f.as_ref())
+                .map_err(|e| proto_error(&e, None))?;
+        }
+        Ok(Schema::from_pool(compiler.descriptor_pool()))
+    }
+
+    /// Compiles pasted `.proto` text named `name`; it may import only the well-known types.
+    pub fn from_proto_source(name: &str, text: &str) -> Result<Schema, SchemaError> {
+        let file = protox::file::File::from_source(name, text)
+            .map_err(|e| proto_error(&e, Some((name, text))))?;
+        let resolver = SourceResolver {
+            name: name.to_string(),
+            file,
+        };
+        let mut chain = protox::file::ChainFileResolver::new();
+        chain.add(resolver);
+        chain.add(protox::file::GoogleFileResolver::new());
+        let mut compiler = protox::Compiler::with_file_resolver(chain);
+        compiler.include_imports(true);
+        compiler
+            .open_file(name)
+            .map_err(|e| proto_error(&e, Some((name, text))))?;
+        Ok(Schema::from_pool(compiler.descriptor_pool()))
+    }
+
+    /// Loads a binary `FileDescriptorSet` (`protoc -o`, `.pb`/`.desc`/`.binpb`/`.protoset`).
+    ///
+    /// prost-reflect 0.16 can panic while describing an error in some sets (an index out of
+    /// bounds in its error labels); that panic is caught and reported as an error.
+    pub fn from_descriptor_set(bytes: &[u8]) -> Result<Schema, SchemaError> {
+        decode_pool(bytes).map(Schema::from_pool)
+    }
+
+    /// Loads a schema file: `.proto` text (compiled, imports from its folder) or a descriptor set
+    /// (any other extension). A file that is neither gives a clear error.
+    pub fn load(path: impl AsRef<Path>) -> Result<Schema, SchemaError> {
+        let path = path.as_ref();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ext == "proto" {
+            return Schema::from_proto_files(&[path], &[] as &[&Path]);
+        }
+        let bytes = std::fs::read(path)
+            .map_err(|e| SchemaError::Other(format!("cannot read {}: {e}", path.display())))?;
+        match decode_pool(&bytes) {
+            Ok(pool) if pool.files().len() > 0 => Ok(Schema::from_pool(pool)),
+            Ok(_) => Err(SchemaError::Other(format!(
+                "{} holds no file descriptors; expected a FileDescriptorSet (protoc -o) or a .proto file",
+                path.display()
+            ))),
+            Err(e) => {
+                let looks_like_text = std::str::from_utf8(&bytes).is_ok_and(|t| {
+                    t.contains("syntax") || t.contains("message ") || t.contains("package ")
+                });
+                if looks_like_text && !matches!(ext.as_str(), "pb" | "desc" | "binpb" | "protoset")
+                {
+                    Schema::from_proto_files(&[path], &[] as &[&Path])
+                } else {
+                    Err(SchemaError::Other(format!(
+                        "{} is not a FileDescriptorSet (protoc -o): {e}",
+                        path.display()
+                    )))
+                }
+            }
+        }
+    }
+
+    /// The descriptor pool.
+    pub fn pool(&self) -> &DescriptorPool {
+        &self.pool
+    }
+
+    /// Names of the files loaded (imports included), in dependency order.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// Full names of every message type, sorted.
+    pub fn message_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .pool
+            .all_messages()
+            .map(|m| m.full_name().to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A message type by full name (`pkg.Outer.Inner`, a leading dot allowed) or by a short name
+    /// that only one type has (`Inner`, `Outer.Inner`). An unknown name lists close matches.
+    pub fn message(&self, name: &str) -> Result<MessageDescriptor, SchemaError> {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        if let Some(m) = self.pool.get_message_by_name(name) {
+            return Ok(m);
+        }
+        let suffix = format!(".{name}");
+        let matches: Vec<MessageDescriptor> = self
+            .pool
+            .all_messages()
+            .filter(|m| m.full_name().ends_with(&suffix))
+            .collect();
+        match matches.len() {
+            1 => return Ok(matches[0].clone()),
+            0 => {}
+            _ => {
+                let mut names: Vec<&str> = matches.iter().map(|m| m.full_name()).collect();
+                names.sort_unstable();
+                return Err(SchemaError::Other(format!(
+                    "message name {name} is ambiguous: {}",
+                    names.join(", ")
+                )));
+            }
+        }
+        let lower = name.to_ascii_lowercase();
+        let mut close: Vec<(usize, String)> = self
+            .pool
+            .all_messages()
+            .filter_map(|m| {
+                let full = m.full_name().to_ascii_lowercase();
+                let short = m.name().to_ascii_lowercase();
+                let d = levenshtein(&short, &lower).min(levenshtein(&full, &lower));
+                (d <= 3 || full.contains(&lower)).then(|| (d, m.full_name().to_string()))
+            })
+            .collect();
+        close.sort();
+        close.truncate(5);
+        if close.is_empty() {
+            Err(SchemaError::Other(format!(
+                "no message type named {name} in the schema ({} types)",
+                self.pool.all_messages().len()
+            )))
+        } else {
+            let names: Vec<String> = close.into_iter().map(|(_, n)| n).collect();
+            Err(SchemaError::Other(format!(
+                "no message type named {name}; did you mean {}?",
+                names.join(", ")
+            )))
+        }
+    }
+
+    /// Decodes `bytes` with every message type (at most [`RANK_LIMIT`]) and ranks those that
+    /// read it: every byte consumed and valid (else skipped), no unknown fields, known enum
+    /// numbers, and more known fields score higher. Best first.
+    pub fn rank(&self, bytes: &[u8], options: &DecodeOptions) -> Vec<Candidate> {
+        let mut out: Vec<(Candidate, usize)> = Vec::new();
+        for message in self.pool.all_messages().take(RANK_LIMIT) {
+            if message.is_map_entry() {
+                continue;
+            }
+            let Ok(stats) = super::dynamic::decode_stats(bytes, &message, options) else {
+                continue;
+            };
+            let bad = stats.unknown + stats.unknown_enums;
+            let total = stats.known + stats.extensions + bad;
+            let mut reasons = vec![format!("all {} bytes read", bytes.len())];
+            let known = stats.known + stats.extensions;
+            let score = if let Some(share) = (80 * known).checked_div(total) {
+                reasons.push(format!("{known} known fields"));
+                if stats.extensions > 0 {
+                    reasons.push(format!("{} of them extensions", stats.extensions));
+                }
+                if stats.unknown > 0 {
+                    reasons.push(format!("{} unknown fields", stats.unknown));
+                }
+                if stats.unknown_enums > 0 {
+                    reasons.push(format!("{} unknown enum numbers", stats.unknown_enums));
+                }
+                (share + known.min(20)) as u8
+            } else {
+                reasons.push("no fields".into());
+                1
+            };
+            out.push((
+                Candidate {
+                    message,
+                    score,
+                    reasons,
+                },
+                stats.known,
+            ));
+        }
+        out.sort_by(|(a, ak), (b, bk)| {
+            b.score
+                .cmp(&a.score)
+                .then(bk.cmp(ak))
+                .then_with(|| a.message.full_name().cmp(b.message.full_name()))
+        });
+        out.into_iter().map(|(c, _)| c).collect()
+    }
+}
+
+/// Decodes a descriptor set into a pool, turning a panic inside prost-reflect into an error.
+fn decode_pool(bytes: &[u8]) -> Result<DescriptorPool, SchemaError> {
+    match std::panic::catch_unwind(|| DescriptorPool::decode(bytes)) {
+        Ok(Ok(pool)) => Ok(pool),
+        Ok(Err(e)) => Err(SchemaError::Other(format!(
+            "not a valid FileDescriptorSet: {e}"
+        ))),
+        Err(_) => Err(SchemaError::Other(
+            "not a FileDescriptorSet prost-reflect 0.16 can read (it failed while checking it)"
+                .into(),
+        )),
+    }
+}
+
+/// Serves one in-memory `.proto` file to protox.
+struct SourceResolver {
+    name: String,
+    file: protox::file::File,
+}
+
+impl protox::file::FileResolver for SourceResolver {
+    fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
+        if name == self.name {
+            Ok(self.file.clone())
+        } else {
+            Err(protox::Error::file_not_found(name))
+        }
+    }
+}
+
+/// A protox error as `file:line:column: message` when it points into a file.
+fn proto_error(e: &protox::Error, source: Option<(&str, &str)>) -> SchemaError {
+    let message = e.to_string();
+    let offset = e
+        .labels()
+        .and_then(|mut labels| labels.next())
+        .map(|l| l.offset());
+    let file = e.file().map(str::to_string);
+    if let (Some(offset), Some(file)) = (offset, file.clone()) {
+        let text = match source {
+            Some((name, text)) if name == file => Some(text.to_string()),
+            _ => e.source_code().and_then(|sc| {
+                let span = miette::SourceSpan::from(0..0);
+                sc.read_span(&span, 0, usize::MAX)
+                    .ok()
+                    .and_then(|c| String::from_utf8(c.data().to_vec()).ok())
+            }),
+        };
+        if let Some(text) = text {
+            let (line, column) = line_column(&text, offset);
+            return SchemaError::Proto {
+                file,
+                line,
+                column,
+                message,
+            };
+        }
+    }
+    match file {
+        Some(f) if !message.contains(&f) => SchemaError::Other(format!("{f}: {message}")),
+        _ => SchemaError::Other(message),
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+    (line, column)
+}
+
+/// Edit distance, for "did you mean".
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_column_counts_from_one() {
+        assert_eq!(line_column("ab\ncd\n", 4), (2, 2));
+        assert_eq!(line_column("x", 0), (1, 1));
+    }
+
+    #[test]
+    fn pasted_source_compiles_and_finds_short_names() {
+        let s = Schema::from_proto_source(
+            "a.proto",
+            "syntax = \"proto3\";\npackage p;\nimport \"google/protobuf/timestamp.proto\";\nmessage Outer { message Inner { int32 x = 1; } google.protobuf.Timestamp t = 1; }\n",
+        )
+        .expect("compiles");
+        assert_eq!(
+            s.message("Inner").expect("short").full_name(),
+            "p.Outer.Inner"
+        );
+        assert_eq!(s.message(".p.Outer").expect("full").full_name(), "p.Outer");
+        let err = s.message("Outr").expect_err("unknown").to_string();
+        assert!(err.contains("did you mean p.Outer"), "{err}");
+    }
+
+    #[test]
+    fn errors_point_at_line_and_column() {
+        let err = Schema::from_proto_source(
+            "bad.proto",
+            "syntax = \"proto3\";\nmessage M {\n  Missing m = 1;\n}\n",
+        )
+        .expect_err("unknown type");
+        let text = err.to_string();
+        assert!(text.starts_with("bad.proto:3:3: "), "{text}");
+    }
+}

@@ -1,21 +1,1550 @@
 //! Schema-guided protobuf decoding, with spans.
+//!
+//! Walks the wire format itself (tags, varints, LEN, I32/I64, groups) with an explicit stack of
+//! open messages, so nesting depth costs heap, not call stack, and stops at
+//! [`DecodeOptions::max_depth`]. The value follows the contract in [`crate::codec::protobuf`];
+//! spans follow the protobuf span conventions (a field's tag is its node's key, a LEN length its
+//! header).
+//!
+//! Decisions:
+//! - A field whose wire type contradicts the schema is kept as an unknown field
+//!   ([`Value::Raw`] under its number), as protoc's parser does. Any repeated scalar accepts both
+//!   packed (LEN) and unpacked occurrences.
+//! - A singular field that occurs several times gives several entries (the map repeats the key;
+//!   protobuf readers keep the last). Each packed chunk is its own array entry; a run of
+//!   contiguous unpacked occurrences is one array.
+//! - Enum numbers the enum does not name stay integers, for open and closed enums alike
+//!   (nothing is moved to unknown fields).
+//! - Unknown fields inside a map entry are skipped (as prost does); a missing key or value reads
+//!   as its default.
+//! - Well-known types read naturally only when their bytes are the plain form (the expected
+//!   fields, wire types and ranges); anything else decodes as the ordinary message, so nothing is
+//!   lost. `Any` whose packed type is itself a well-known type, or not in the pool, keeps its
+//!   `"value"` bytes. Field masks keep their paths as written, joined by commas.
+//!
+//! Not done here: encoding (`encode.rs`), proto3 JSON (see [`to_proto3_json`], which uses
+//! prost-reflect).
 
-use crate::codec::protobuf::MessageDescriptor;
+use prost_reflect::{Kind as PKind, MessageDescriptor};
+
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
-use crate::model::Path;
+use crate::model::{
+    Float, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value,
+    WireType,
+};
 
 /// Decodes `bytes` as one `message`.
 pub fn decode(
-    _bytes: &[u8],
+    bytes: &[u8],
     message: &MessageDescriptor,
-    _options: &DecodeOptions,
+    options: &DecodeOptions,
 ) -> Result<Document, DecodeError> {
-    Err(DecodeError {
+    let mut d = Decoder::new(bytes, options);
+    match d.run(message) {
+        Ok(()) => {
+            let value = d.root.take().unwrap_or_else(|| Value::Map(Vec::new()));
+            Ok(Document {
+                format: Format::Protobuf,
+                value,
+                spans: d.builder.finish(),
+            })
+        }
+        Err(f) => Err(d.fail(f)),
+    }
+}
+
+/// What a decode found, for ranking message types.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Fields the message types name.
+    pub known: usize,
+    /// Fields known only as extensions.
+    pub extensions: usize,
+    /// Fields no type names.
+    pub unknown: usize,
+    /// Enum numbers the enum does not name.
+    pub unknown_enums: usize,
+}
+
+/// Decodes `bytes` as `message` and counts known and unknown fields.
+pub fn decode_stats(
+    bytes: &[u8],
+    message: &MessageDescriptor,
+    options: &DecodeOptions,
+) -> Result<DecodeStats, DecodeError> {
+    let mut d = Decoder::new(bytes, options);
+    d.run(message).map_err(|f| DecodeError {
         format: Format::Protobuf,
-        kind: ErrorKind::Invalid,
-        offset: 0,
+        kind: f.kind,
+        offset: f.offset,
         path: Path::root(),
-        message: format!("decoding {} is not available yet", message.full_name()),
+        message: f.message,
         partial: None,
+    })?;
+    Ok(d.stats)
+}
+
+/// The proto3 JSON mapping of `bytes` read as `message` (field names as written in the
+/// `.proto`), compact, via prost-reflect.
+pub fn to_proto3_json(bytes: &[u8], message: &MessageDescriptor) -> Result<String, String> {
+    let msg = prost_reflect::DynamicMessage::decode(message.clone(), bytes)
+        .map_err(|e| format!("cannot decode {}: {e}", message.full_name()))?;
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::new(&mut out);
+    let options = prost_reflect::SerializeOptions::new().use_proto_field_name(true);
+    msg.serialize_with_options(&mut ser, &options)
+        .map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// A failure before the partial document is assembled.
+struct Failure {
+    kind: ErrorKind,
+    offset: usize,
+    segment: Option<PathSegment>,
+    message: String,
+}
+
+/// Where a finished value goes in the frame below it.
+#[derive(Debug, Clone)]
+enum Attach {
+    Root,
+    /// An entry of the message (or struct) with this key.
+    Entry(Value),
+    /// An item of the open run: an array item (`None`) or a map entry (`Some(key)`).
+    Run(Option<Value>),
+    /// An item of a `ListValue`.
+    Item,
+}
+
+/// What [`Decoder::try_wkt`] did.
+enum Wkt {
+    /// Read as one leaf node with this value.
+    Leaf(Value),
+    /// Pushed its own frame (an `Any` with a known type, a `Value` holding a struct or list).
+    Pushed,
+    /// Not in its plain form: decode as the ordinary message.
+    Plain,
+}
+
+/// How a frame's fields become its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Message,
+    /// `google.protobuf.Struct`: field 1's entries are the frame's own entries.
+    Struct,
+    /// `google.protobuf.ListValue`: field 1's items are the frame's own items.
+    List,
+}
+
+/// Contiguous occurrences of one repeated (or map) field.
+struct Run {
+    number: u32,
+    key: Value,
+    is_map: bool,
+    items: Vec<(Option<Value>, Value)>,
+    last_end: usize,
+}
+
+/// One open message.
+struct Frame {
+    desc: MessageDescriptor,
+    mode: Mode,
+    /// End of the message's bytes (for a group, of the enclosing message's).
+    limit: usize,
+    /// Where the node ends and decoding resumes after the message (LEN messages).
+    resume: usize,
+    /// The field number of the group this frame is, if it is one.
+    group: Option<u32>,
+    entries: Vec<(Value, Value)>,
+    items: Vec<Value>,
+    run: Option<Run>,
+    attach: Attach,
+}
+
+impl Frame {
+    fn value(&mut self) -> Value {
+        self.close_run_value();
+        match self.mode {
+            Mode::List => Value::Array(std::mem::take(&mut self.items)),
+            _ => Value::Map(std::mem::take(&mut self.entries)),
+        }
+    }
+
+    fn close_run_value(&mut self) {
+        if let Some(run) = self.run.take() {
+            let v = if run.is_map {
+                Value::Map(
+                    run.items
+                        .into_iter()
+                        .map(|(k, v)| (k.unwrap_or_default(), v))
+                        .collect(),
+                )
+            } else {
+                Value::Array(run.items.into_iter().map(|(_, v)| v).collect())
+            };
+            self.entries.push((run.key, v));
+        }
+    }
+}
+
+/// What the schema says about a field number.
+struct FieldInfo {
+    key: Value,
+    number: u32,
+    kind: PKind,
+    is_list: bool,
+    is_map: bool,
+    is_group: bool,
+    extension: bool,
+}
+
+/// One field of a message read without descending into it.
+#[derive(Debug, Clone, Copy)]
+struct Flat {
+    number: u32,
+    wire: WireType,
+    tag_start: usize,
+    /// Start of the value bytes (after a LEN's length).
+    start: usize,
+    end: usize,
+    varint: u64,
+}
+
+struct Decoder<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+    builder: SpanTreeBuilder,
+    stack: Vec<Frame>,
+    root: Option<Value>,
+    stats: DecodeStats,
+}
+
+fn fail<T>(
+    kind: ErrorKind,
+    offset: usize,
+    segment: Option<PathSegment>,
+    message: String,
+) -> Result<T, Failure> {
+    Err(Failure {
+        kind,
+        offset,
+        segment,
+        message,
     })
+}
+
+/// Reads a varint at `pos` below `limit`: the value and the offset after it.
+fn read_varint(
+    bytes: &[u8],
+    pos: usize,
+    limit: usize,
+) -> Result<(u64, usize), (ErrorKind, String)> {
+    let mut v: u64 = 0;
+    for i in 0..10 {
+        let at = pos + i;
+        if at >= limit {
+            let kind = if limit >= bytes.len() {
+                ErrorKind::Eof
+            } else {
+                ErrorKind::Syntax
+            };
+            let place = if limit >= bytes.len() {
+                "the input"
+            } else {
+                "the enclosing message"
+            };
+            return Err((kind, format!("varint runs past the end of {place}")));
+        }
+        let Some(&b) = bytes.get(at) else {
+            return Err((
+                ErrorKind::Eof,
+                "varint runs past the end of the input".into(),
+            ));
+        };
+        if i == 9 && b > 1 {
+            return Err((ErrorKind::Syntax, "varint is longer than 64 bits".into()));
+        }
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Ok((v, at + 1));
+        }
+    }
+    Err((ErrorKind::Syntax, "varint is longer than 10 bytes".into()))
+}
+
+fn wire_of(n: u64) -> Option<WireType> {
+    match n & 7 {
+        0 => Some(WireType::Varint),
+        1 => Some(WireType::I64),
+        2 => Some(WireType::Len),
+        3 => Some(WireType::Group),
+        5 => Some(WireType::I32),
+        _ => None,
+    }
+}
+
+/// The wire type a field of `kind` is written with.
+fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
+    match kind {
+        PKind::Double | PKind::Fixed64 | PKind::Sfixed64 => WireType::I64,
+        PKind::Float | PKind::Fixed32 | PKind::Sfixed32 => WireType::I32,
+        PKind::String | PKind::Bytes => WireType::Len,
+        PKind::Message(_) if is_group => WireType::Group,
+        PKind::Message(_) => WireType::Len,
+        _ => WireType::Varint,
+    }
+}
+
+fn is_packable(kind: &PKind) -> bool {
+    !matches!(kind, PKind::String | PKind::Bytes | PKind::Message(_))
+}
+
+/// The value of a scalar of `kind` whose value bytes are `data` (a varint already read as `v`).
+/// `None` for enums' unknown numbers is not possible: they are integers. Also says whether an
+/// enum number is unknown.
+fn scalar(kind: &PKind, v: u64, data: &[u8]) -> (Value, bool) {
+    let le32 = || {
+        data.get(..4)
+            .and_then(|d| <[u8; 4]>::try_from(d).ok())
+            .unwrap_or_default()
+    };
+    let le64 = || {
+        data.get(..8)
+            .and_then(|d| <[u8; 8]>::try_from(d).ok())
+            .unwrap_or_default()
+    };
+    let value = match kind {
+        PKind::Int32 => Value::Int(i128::from(v as i32)),
+        PKind::Int64 => Value::Int(i128::from(v as i64)),
+        PKind::Uint32 => Value::Int(i128::from(v as u32)),
+        PKind::Uint64 => Value::Int(i128::from(v)),
+        PKind::Sint32 => {
+            let n = v as u32;
+            Value::Int(i128::from(((n >> 1) as i32) ^ -((n & 1) as i32)))
+        }
+        PKind::Sint64 => Value::Int(i128::from(((v >> 1) as i64) ^ -((v & 1) as i64))),
+        PKind::Bool => Value::Bool(v != 0),
+        PKind::Fixed32 => Value::Int(i128::from(u32::from_le_bytes(le32()))),
+        PKind::Sfixed32 => Value::Int(i128::from(i32::from_le_bytes(le32()))),
+        PKind::Float => Value::Float(Float::f32(f32::from_le_bytes(le32()))),
+        PKind::Fixed64 => Value::Int(i128::from(u64::from_le_bytes(le64()))),
+        PKind::Sfixed64 => Value::Int(i128::from(i64::from_le_bytes(le64()))),
+        PKind::Double => Value::Float(Float::f64(f64::from_le_bytes(le64()))),
+        PKind::Bytes => Value::Bytes(data.to_vec()),
+        PKind::String => Value::Text(String::from_utf8_lossy(data).into_owned()),
+        PKind::Enum(e) => {
+            let n = v as i32;
+            return match e.get_value(n) {
+                Some(ev) => (Value::text(ev.name()), false),
+                None => (Value::Int(i128::from(n)), true),
+            };
+        }
+        PKind::Message(_) => Value::Map(Vec::new()),
+    };
+    (value, false)
+}
+
+/// The default of a scalar of `kind` (for a map entry without its key or value).
+fn default_of(kind: &PKind) -> Value {
+    match kind {
+        PKind::Bool => Value::Bool(false),
+        PKind::Float => Value::Float(Float::f32(0.0)),
+        PKind::Double => Value::f64(0.0),
+        PKind::String => Value::text(""),
+        PKind::Bytes => Value::Bytes(Vec::new()),
+        PKind::Enum(e) => Value::text(e.default_value().name()),
+        PKind::Message(_) => Value::Map(Vec::new()),
+        _ => Value::Int(0),
+    }
+}
+
+/// `seconds` and `nanos` as proto3 JSON text with the fewest fraction digits: `"1.5s"`,
+/// `"-0.000001s"`.
+fn duration_text(seconds: i64, nanos: i32) -> String {
+    let neg = seconds < 0 || nanos < 0;
+    let s = seconds.unsigned_abs();
+    let n = nanos.unsigned_abs();
+    // Shortest exact fraction ("1.5s"), as the contract shows; proto3 JSON readers accept it.
+    let frac = if n == 0 {
+        String::new()
+    } else {
+        format!(".{n:09}").trim_end_matches('0').to_string()
+    };
+    format!("{}{s}{frac}s", if neg { "-" } else { "" })
+}
+
+/// The well-known types read as scalars from their flat fields.
+const SCALAR_WKTS: [&str; 13] = [
+    "google.protobuf.Timestamp",
+    "google.protobuf.Duration",
+    "google.protobuf.FieldMask",
+    "google.protobuf.Empty",
+    "google.protobuf.DoubleValue",
+    "google.protobuf.FloatValue",
+    "google.protobuf.Int64Value",
+    "google.protobuf.UInt64Value",
+    "google.protobuf.Int32Value",
+    "google.protobuf.UInt32Value",
+    "google.protobuf.BoolValue",
+    "google.protobuf.StringValue",
+    "google.protobuf.BytesValue",
+];
+
+fn is_wkt(name: &str) -> bool {
+    SCALAR_WKTS.contains(&name)
+        || matches!(
+            name,
+            "google.protobuf.Struct"
+                | "google.protobuf.Value"
+                | "google.protobuf.ListValue"
+                | "google.protobuf.Any"
+        )
+}
+
+impl<'a> Decoder<'a> {
+    fn new(bytes: &'a [u8], options: &DecodeOptions) -> Decoder<'a> {
+        Decoder {
+            bytes,
+            pos: 0,
+            max_depth: options.max_depth.max(1),
+            builder: SpanTreeBuilder::new(),
+            stack: Vec::new(),
+            root: None,
+            stats: DecodeStats::default(),
+        }
+    }
+
+    /// Turns a failure into the error with the partial document.
+    fn fail(mut self, f: Failure) -> DecodeError {
+        let mut path = self.builder.current_path();
+        if let Some(seg) = f.segment {
+            path.push(seg);
+        }
+        while let Some(mut frame) = self.stack.pop() {
+            let v = frame.value();
+            self.attach(frame.attach.clone(), v, f.offset);
+        }
+        let value = self.root.take().unwrap_or_else(|| Value::Map(Vec::new()));
+        let spans = self.builder.finish_partial(f.offset);
+        DecodeError {
+            format: Format::Protobuf,
+            kind: f.kind,
+            offset: f.offset,
+            path,
+            message: f.message,
+            partial: Some(Box::new(Document {
+                format: Format::Protobuf,
+                value,
+                spans,
+            })),
+        }
+    }
+
+    /// Puts a finished value where it belongs in the top frame.
+    fn attach(&mut self, attach: Attach, v: Value, end: usize) {
+        match attach {
+            Attach::Root => self.root = Some(v),
+            Attach::Entry(k) => {
+                if let Some(top) = self.stack.last_mut() {
+                    top.entries.push((k, v));
+                }
+            }
+            Attach::Run(k) => {
+                if let Some(run) = self.stack.last_mut().and_then(|t| t.run.as_mut()) {
+                    run.items.push((k, v));
+                    run.last_end = end;
+                }
+            }
+            Attach::Item => {
+                if let Some(top) = self.stack.last_mut() {
+                    top.items.push(v);
+                }
+            }
+        }
+    }
+
+    fn check_depth(&self, at: usize, segment: &Option<PathSegment>) -> Result<(), Failure> {
+        if self.builder.depth() >= self.max_depth {
+            return fail(
+                ErrorKind::Limit,
+                at,
+                segment.clone(),
+                format!("nesting deeper than {} levels", self.max_depth),
+            );
+        }
+        Ok(())
+    }
+
+    fn varint(
+        &self,
+        pos: usize,
+        limit: usize,
+        seg: &Option<PathSegment>,
+    ) -> Result<(u64, usize), Failure> {
+        read_varint(self.bytes, pos, limit).map_err(|(kind, message)| Failure {
+            kind,
+            offset: pos.min(self.bytes.len()),
+            segment: seg.clone(),
+            message,
+        })
+    }
+
+    /// Reads the value bytes of a field of wire type `wire` whose tag ended at `pos`:
+    /// (varint value, header end, value start, value end).
+    fn field_body(
+        &self,
+        wire: WireType,
+        number: u32,
+        pos: usize,
+        limit: usize,
+        seg: &Option<PathSegment>,
+    ) -> Result<(u64, usize, usize), Failure> {
+        let place = if limit >= self.bytes.len() {
+            "the input"
+        } else {
+            "the enclosing message"
+        };
+        let eof = if limit >= self.bytes.len() {
+            ErrorKind::Eof
+        } else {
+            ErrorKind::Syntax
+        };
+        let left = limit.saturating_sub(pos);
+        match wire {
+            WireType::Varint => {
+                let (v, end) = self.varint(pos, limit, seg)?;
+                Ok((v, pos, end))
+            }
+            WireType::I32 | WireType::I64 => {
+                let n = if wire == WireType::I32 { 4 } else { 8 };
+                if left < n {
+                    return fail(
+                        eof,
+                        pos,
+                        seg.clone(),
+                        format!("field {number} needs {n} bytes but {place} has {left} left"),
+                    );
+                }
+                Ok((0, pos, pos + n))
+            }
+            WireType::Len => {
+                let (len, start) = self.varint(pos, limit, seg)?;
+                let left = limit.saturating_sub(start);
+                if len > left as u64 {
+                    return fail(
+                        eof,
+                        pos,
+                        seg.clone(),
+                        format!(
+                            "length {len} of field {number} runs past the end of {place} ({left} bytes left)"
+                        ),
+                    );
+                }
+                Ok((len, start, start + len as usize))
+            }
+            WireType::Group => {
+                let end = self.skip_group(number, pos, limit, seg)?;
+                Ok((0, pos, end))
+            }
+        }
+    }
+
+    /// Finds the end tag of the group `number` whose contents start at `pos`; returns the offset
+    /// of that end tag. Nested groups are counted, not recursed into.
+    fn skip_group(
+        &self,
+        number: u32,
+        pos: usize,
+        limit: usize,
+        seg: &Option<PathSegment>,
+    ) -> Result<usize, Failure> {
+        let mut open = vec![number];
+        let mut p = pos;
+        loop {
+            let tag_start = p;
+            if p >= limit {
+                let kind = if limit >= self.bytes.len() {
+                    ErrorKind::Eof
+                } else {
+                    ErrorKind::Syntax
+                };
+                return fail(
+                    kind,
+                    p,
+                    seg.clone(),
+                    format!("group {number} has no end tag"),
+                );
+            }
+            let (tag, next) = self.varint(p, limit, seg)?;
+            p = next;
+            let n = (tag >> 3) as u32;
+            match tag & 7 {
+                4 => {
+                    if open.last() != Some(&n) {
+                        return fail(
+                            ErrorKind::Syntax,
+                            tag_start,
+                            seg.clone(),
+                            format!("end tag of group {n} does not close the open group"),
+                        );
+                    }
+                    open.pop();
+                    if open.is_empty() {
+                        return Ok(tag_start);
+                    }
+                }
+                3 => {
+                    if open.len() >= self.max_depth {
+                        return fail(
+                            ErrorKind::Limit,
+                            tag_start,
+                            seg.clone(),
+                            format!("groups nested deeper than {} levels", self.max_depth),
+                        );
+                    }
+                    open.push(n);
+                }
+                w => {
+                    let Some(wire) = wire_of(w) else {
+                        return fail(
+                            ErrorKind::Syntax,
+                            tag_start,
+                            seg.clone(),
+                            format!("invalid wire type {w}"),
+                        );
+                    };
+                    let (_, _, end) = self.field_body(wire, n, p, limit, seg)?;
+                    p = end;
+                }
+            }
+        }
+    }
+
+    /// The fields of `start..end` without descending into them; `None` if they are not
+    /// well-formed or hold a group.
+    fn flat(&self, start: usize, end: usize) -> Option<Vec<Flat>> {
+        let mut out = Vec::new();
+        let mut p = start;
+        while p < end {
+            let (tag, next) = read_varint(self.bytes, p, end).ok()?;
+            let wire = wire_of(tag)?;
+            let number = u32::try_from(tag >> 3).ok()?;
+            if number == 0 || wire == WireType::Group {
+                return None;
+            }
+            let (varint, vstart, vend) = match wire {
+                WireType::Varint => {
+                    let (v, e) = read_varint(self.bytes, next, end).ok()?;
+                    (v, next, e)
+                }
+                WireType::I32 => (0, next, next.checked_add(4)?),
+                WireType::I64 => (0, next, next.checked_add(8)?),
+                _ => {
+                    let (len, s) = read_varint(self.bytes, next, end).ok()?;
+                    let e = s.checked_add(usize::try_from(len).ok()?)?;
+                    (len, s, e)
+                }
+            };
+            if vend > end {
+                return None;
+            }
+            out.push(Flat {
+                number,
+                wire,
+                tag_start: p,
+                start: vstart,
+                end: vend,
+                varint,
+            });
+            p = vend;
+        }
+        Some(out)
+    }
+
+    fn field_info(&self, desc: &MessageDescriptor, number: u32) -> Option<FieldInfo> {
+        if let Some(f) = desc.get_field(number) {
+            return Some(FieldInfo {
+                key: Value::text(f.name()),
+                number,
+                kind: f.kind(),
+                is_list: f.is_list(),
+                is_map: f.is_map(),
+                is_group: f.is_group(),
+                extension: false,
+            });
+        }
+        let e = desc.get_extension(number)?;
+        Some(FieldInfo {
+            key: Value::Text(format!("[{}]", e.full_name())),
+            number,
+            kind: e.kind(),
+            is_list: e.is_list(),
+            is_map: e.is_map(),
+            is_group: e.is_group(),
+            extension: true,
+        })
+    }
+
+    fn run(&mut self, message: &MessageDescriptor) -> Result<(), Failure> {
+        let len = self.bytes.len();
+        self.begin_message(
+            message,
+            Segment::Root,
+            None,
+            0,
+            0,
+            len,
+            len,
+            Attach::Root,
+            None,
+        )?;
+        self.main_loop()
+    }
+
+    /// Starts a message field (or the root): a well-known type reads naturally, anything else
+    /// pushes a frame. `start..content` is the header (a length; for a map value the value's
+    /// tag and length), `content..limit` the message bytes, `resume` where its node ends.
+    #[allow(clippy::too_many_arguments)]
+    fn begin_message(
+        &mut self,
+        desc: &MessageDescriptor,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+        content: usize,
+        limit: usize,
+        resume: usize,
+        attach: Attach,
+        path_seg: Option<PathSegment>,
+    ) -> Result<(), Failure> {
+        let name = desc.full_name();
+        if is_wkt(name) {
+            match self.try_wkt(
+                desc, segment, key, start, content, limit, resume, &attach, &path_seg,
+            )? {
+                Wkt::Leaf(done) => {
+                    self.attach(attach, done, resume);
+                    self.pos = resume;
+                    return Ok(());
+                }
+                Wkt::Pushed => return Ok(()),
+                Wkt::Plain => {}
+            }
+        }
+        self.check_depth(start, &path_seg)?;
+        let mode = match name {
+            "google.protobuf.Struct" => Mode::Struct,
+            "google.protobuf.ListValue" => Mode::List,
+            _ => Mode::Message,
+        };
+        let kind = if mode == Mode::List {
+            Kind::Array
+        } else {
+            Kind::Map
+        };
+        self.builder.open(kind, segment, key, start, content);
+        self.stack.push(Frame {
+            desc: desc.clone(),
+            mode,
+            limit,
+            resume,
+            group: None,
+            entries: Vec::new(),
+            items: Vec::new(),
+            run: None,
+            attach,
+        });
+        self.pos = content;
+        Ok(())
+    }
+
+    /// Reads a well-known type in its natural form when its bytes are plain. `Some(value)` when
+    /// it was a leaf (already added to the tree); `None` to decode it as a frame (either the
+    /// ordinary message, or, for `Any`/`Value` containers, a frame this pushed itself — then
+    /// `self.stack` grew and the caller must not push again).
+    #[allow(clippy::too_many_arguments)]
+    fn try_wkt(
+        &mut self,
+        desc: &MessageDescriptor,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+        content: usize,
+        limit: usize,
+        resume: usize,
+        attach: &Attach,
+        path_seg: &Option<PathSegment>,
+    ) -> Result<Wkt, Failure> {
+        let name = desc.full_name();
+        if matches!(name, "google.protobuf.Struct" | "google.protobuf.ListValue") {
+            return Ok(Wkt::Plain);
+        }
+        let Some(fields) = self.flat(content, limit) else {
+            return Ok(Wkt::Plain);
+        };
+        let one = |n: u32, w: WireType| -> Option<Option<Flat>> {
+            let mut found = None;
+            for f in &fields {
+                if f.number != n {
+                    continue;
+                }
+                if f.wire != w || found.is_some() {
+                    return None;
+                }
+                found = Some(*f);
+            }
+            Some(found)
+        };
+        let only = |allowed: &[u32]| fields.iter().all(|f| allowed.contains(&f.number));
+        let bytes = self.bytes;
+        let slice = |f: &Flat| bytes.get(f.start..f.end).unwrap_or_default();
+        let mut payload = Span::new(content, limit);
+        let value = match name {
+            "google.protobuf.Timestamp" | "google.protobuf.Duration" => {
+                let (Some(s), Some(n)) = (one(1, WireType::Varint), one(2, WireType::Varint))
+                else {
+                    return Ok(Wkt::Plain);
+                };
+                if !only(&[1, 2]) {
+                    return Ok(Wkt::Plain);
+                }
+                let seconds = s.map_or(0, |f| f.varint as i64);
+                let nanos = n.map_or(0, |f| f.varint as i32);
+                if name == "google.protobuf.Timestamp" {
+                    // The range proto3 JSON allows: 0001-01-01 to 9999-12-31.
+                    if !(0..1_000_000_000).contains(&nanos)
+                        || !(-62_135_596_800..=253_402_300_799).contains(&seconds)
+                    {
+                        return Ok(Wkt::Plain);
+                    }
+                    Value::Timestamp(Timestamp {
+                        seconds,
+                        nanos: nanos as u32,
+                    })
+                } else {
+                    if nanos.unsigned_abs() >= 1_000_000_000
+                        || (seconds > 0 && nanos < 0)
+                        || (seconds < 0 && nanos > 0)
+                    {
+                        return Ok(Wkt::Plain);
+                    }
+                    Value::Text(duration_text(seconds, nanos))
+                }
+            }
+            "google.protobuf.FieldMask" => {
+                if !only(&[1]) || fields.iter().any(|f| f.wire != WireType::Len) {
+                    return Ok(Wkt::Plain);
+                }
+                let mut paths = Vec::new();
+                for f in &fields {
+                    match std::str::from_utf8(slice(f)) {
+                        Ok(s) if !s.contains(',') => paths.push(s.to_string()),
+                        _ => return Ok(Wkt::Plain),
+                    }
+                }
+                Value::Text(paths.join(","))
+            }
+            "google.protobuf.Empty" => {
+                if !fields.is_empty() {
+                    return Ok(Wkt::Plain);
+                }
+                Value::Map(Vec::new())
+            }
+            "google.protobuf.Value" => {
+                if fields.len() > 1 {
+                    return Ok(Wkt::Plain);
+                }
+                let Some(f) = fields.first() else {
+                    return Ok(Wkt::Plain);
+                };
+                payload = Span::new(f.start, f.end);
+                match (f.number, f.wire) {
+                    (1, WireType::Varint) => Value::Null,
+                    (2, WireType::I64) => scalar(&PKind::Double, 0, slice(f)).0,
+                    (3, WireType::Len) => match std::str::from_utf8(slice(f)) {
+                        Ok(s) => Value::text(s),
+                        Err(_) => return Ok(Wkt::Plain),
+                    },
+                    (4, WireType::Varint) => Value::Bool(f.varint != 0),
+                    (5 | 6, WireType::Len) => {
+                        let Some(inner) = desc
+                            .get_field(f.number)
+                            .and_then(|fd| fd.kind().as_message().cloned())
+                        else {
+                            return Ok(Wkt::Plain);
+                        };
+                        // The Value node is the struct or list node: its header runs to the
+                        // inner message's bytes.
+                        self.begin_message(
+                            &inner,
+                            segment,
+                            key,
+                            start,
+                            f.start,
+                            f.end,
+                            resume,
+                            attach.clone(),
+                            path_seg.clone(),
+                        )?;
+                        return Ok(Wkt::Pushed);
+                    }
+                    _ => return Ok(Wkt::Plain),
+                }
+            }
+            "google.protobuf.Any" => {
+                let (Some(Some(t)), Some(v)) = (one(1, WireType::Len), one(2, WireType::Len))
+                else {
+                    return Ok(Wkt::Plain);
+                };
+                if !only(&[1, 2]) || v.is_some_and(|v| v.tag_start < t.tag_start) {
+                    return Ok(Wkt::Plain);
+                }
+                let Ok(type_url) = std::str::from_utf8(slice(&t)) else {
+                    return Ok(Wkt::Plain);
+                };
+                let type_name = type_url.rsplit('/').next().unwrap_or_default();
+                let resolved = desc
+                    .parent_pool()
+                    .get_message_by_name(type_name)
+                    .filter(|m| !is_wkt(m.full_name()));
+                self.check_depth(start, path_seg)?;
+                self.builder.open(Kind::Map, segment, key, start, content);
+                let at_type = self.builder.key("@type");
+                let type_tag = Span::new(t.tag_start, self.len_start(t.tag_start));
+                self.builder.leaf(
+                    Kind::Text,
+                    at_type,
+                    Some(type_tag),
+                    Span::new(self.len_start(t.tag_start), t.end),
+                    t.start,
+                    Span::new(t.start, t.end),
+                );
+                let mut entries = vec![(Value::text("@type"), Value::text(type_url))];
+                match (resolved, v) {
+                    (Some(m), v) => {
+                        let (vs, ve) = v.map_or((t.end, t.end), |v| (v.start, v.end));
+                        self.stack.push(Frame {
+                            desc: m,
+                            mode: Mode::Message,
+                            limit: ve,
+                            resume,
+                            group: None,
+                            entries,
+                            items: Vec::new(),
+                            run: None,
+                            attach: attach.clone(),
+                        });
+                        self.pos = vs;
+                        return Ok(Wkt::Pushed);
+                    }
+                    (None, v) => {
+                        if let Some(v) = v {
+                            let seg = self.builder.key("value");
+                            let after_tag = self.len_start(v.tag_start);
+                            self.builder.leaf(
+                                Kind::Bytes,
+                                seg,
+                                Some(Span::new(v.tag_start, after_tag)),
+                                Span::new(after_tag, v.end),
+                                v.start,
+                                Span::new(v.start, v.end),
+                            );
+                            entries.push((Value::text("value"), Value::Bytes(slice(&v).to_vec())));
+                        }
+                        self.builder.close(limit, resume);
+                        self.stats.known += entries.len();
+                        return Ok(Wkt::Leaf(Value::Map(entries)));
+                    }
+                }
+            }
+            _ => {
+                // Wrappers: field 1 of the wrapped type, or absent (the default).
+                let Some(fd) = desc.get_field(1) else {
+                    return Ok(Wkt::Plain);
+                };
+                let kind = fd.kind();
+                let Some(f) = one(1, expected_wire(&kind, false)) else {
+                    return Ok(Wkt::Plain);
+                };
+                if !only(&[1]) {
+                    return Ok(Wkt::Plain);
+                }
+                match f {
+                    None => {
+                        payload = Span::empty(limit);
+                        default_of(&kind)
+                    }
+                    Some(f) => {
+                        payload = Span::new(f.start, f.end);
+                        if kind == PKind::String && std::str::from_utf8(slice(&f)).is_err() {
+                            return Ok(Wkt::Plain);
+                        }
+                        scalar(&kind, f.varint, slice(&f)).0
+                    }
+                }
+            }
+        };
+        self.stats.known += 1;
+        let header_end = payload.start.max(content);
+        self.builder.leaf(
+            value.kind(),
+            segment,
+            key,
+            Span::new(start, resume),
+            header_end,
+            payload,
+        );
+        Ok(Wkt::Leaf(value))
+    }
+
+    /// End of the tag varint starting at `tag_start` (the start of what follows it).
+    fn len_start(&self, tag_start: usize) -> usize {
+        match read_varint(self.bytes, tag_start, self.bytes.len()) {
+            Ok((_, e)) => e,
+            Err(_) => tag_start,
+        }
+    }
+
+    /// Finishes the top frame: closes its run and node, attaches its value below.
+    fn finish_frame(&mut self, payload_end: usize, end: usize) {
+        let Some(mut frame) = self.stack.pop() else {
+            return;
+        };
+        if let Some(run) = &frame.run {
+            let e = run.last_end;
+            self.builder.close(e, e);
+        }
+        let v = frame.value();
+        self.builder.close(payload_end, end);
+        self.attach(frame.attach.clone(), v, end);
+        self.pos = end;
+    }
+
+    fn close_run(&mut self) {
+        let Some(top) = self.stack.last_mut() else {
+            return;
+        };
+        if let Some(run) = &top.run {
+            let e = run.last_end;
+            top.close_run_value();
+            self.builder.close(e, e);
+        }
+    }
+
+    fn main_loop(&mut self) -> Result<(), Failure> {
+        loop {
+            let Some(top) = self.stack.last() else {
+                return Ok(());
+            };
+            let limit = top.limit;
+            let pos = self.pos;
+            if pos >= limit {
+                if let Some(g) = top.group {
+                    let kind = if limit >= self.bytes.len() {
+                        ErrorKind::Eof
+                    } else {
+                        ErrorKind::Syntax
+                    };
+                    return fail(kind, pos, None, format!("group {g} has no end tag"));
+                }
+                let resume = top.resume;
+                self.finish_frame(limit, resume);
+                continue;
+            }
+            let (tag, after_tag) = self.varint(pos, limit, &None)?;
+            let wire_bits = tag & 7;
+            let Ok(number) = u32::try_from(tag >> 3) else {
+                return fail(
+                    ErrorKind::Syntax,
+                    pos,
+                    None,
+                    format!("field number {} is too large", tag >> 3),
+                );
+            };
+            if number == 0 || number > 536_870_911 {
+                return fail(
+                    ErrorKind::Syntax,
+                    pos,
+                    None,
+                    format!("field number {number} is not valid"),
+                );
+            }
+            if wire_bits == 4 {
+                if top.group == Some(number) {
+                    self.close_run();
+                    self.finish_frame(pos, after_tag);
+                    continue;
+                }
+                return fail(
+                    ErrorKind::Syntax,
+                    pos,
+                    None,
+                    format!("end tag of group {number} without a matching start tag"),
+                );
+            }
+            let Some(wire) = wire_of(tag) else {
+                return fail(
+                    ErrorKind::Syntax,
+                    pos,
+                    None,
+                    format!("invalid wire type {wire_bits} in field {number}"),
+                );
+            };
+            let mode = top.mode;
+            let info = self.field_info(&top.desc, number);
+            if top.run.as_ref().is_some_and(|r| r.number != number) {
+                self.close_run();
+            }
+            let tag_span = Span::new(pos, after_tag);
+            match info {
+                Some(info) => self.read_known(info, wire, tag_span, limit, mode)?,
+                None => self.read_unknown(number, wire, tag_span, limit)?,
+            }
+        }
+    }
+
+    fn read_unknown(
+        &mut self,
+        number: u32,
+        wire: WireType,
+        tag: Span,
+        limit: usize,
+    ) -> Result<(), Failure> {
+        self.close_run();
+        let key = Value::Int(i128::from(number));
+        let path_seg = Some(PathSegment::OtherKey(key.summary(48)));
+        let (_, vstart, vend) = self.field_body(wire, number, tag.end, limit, &path_seg)?;
+        let mut end = vend;
+        if wire == WireType::Group {
+            // Past the end tag.
+            end = self.varint(vend, limit, &path_seg)?.1;
+        }
+        let data = self.bytes.get(vstart..vend).unwrap_or_default().to_vec();
+        let seg = self.builder.segment_for_key(&key);
+        self.builder.leaf(
+            Kind::Raw,
+            seg,
+            Some(tag),
+            Span::new(tag.end, end),
+            vstart,
+            Span::new(vstart, vend),
+        );
+        self.stats.unknown += 1;
+        let v = Value::Raw(RawField {
+            wire_type: wire,
+            data,
+        });
+        if let Some(top) = self.stack.last_mut() {
+            if top.mode == Mode::List {
+                top.items.push(v);
+            } else {
+                top.entries.push((key, v));
+            }
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    fn read_known(
+        &mut self,
+        info: FieldInfo,
+        wire: WireType,
+        tag: Span,
+        limit: usize,
+        mode: Mode,
+    ) -> Result<(), Failure> {
+        let expected = expected_wire(&info.kind, info.is_group);
+        let packed = info.is_list && wire == WireType::Len && is_packable(&info.kind);
+        if wire != expected && !packed {
+            return self.read_unknown(info.number, wire, tag, limit);
+        }
+        let name_seg = match &info.key {
+            Value::Text(s) => PathSegment::Key(s.clone()),
+            other => PathSegment::OtherKey(other.summary(48)),
+        };
+        let path_seg = Some(name_seg);
+        if info.extension {
+            self.stats.extensions += 1;
+        } else {
+            self.stats.known += 1;
+        }
+        // Struct's fields and ListValue's values belong to the frame itself.
+        let direct = (mode == Mode::Struct || mode == Mode::List) && info.number == 1;
+        if packed {
+            self.close_run();
+            return self.read_packed(&info, tag, limit, path_seg);
+        }
+        let (attach, segment) = if direct {
+            if mode == Mode::List {
+                let i = self.stack.last().map_or(0, |t| t.items.len()) as u32;
+                (Attach::Item, Segment::Index(i))
+            } else {
+                // Struct entries: the segment comes from the entry's key, below.
+                (Attach::Entry(Value::Null), Segment::Root)
+            }
+        } else if info.is_list || info.is_map {
+            let need_new = self
+                .stack
+                .last()
+                .is_none_or(|t| t.run.as_ref().is_none_or(|r| r.number != info.number));
+            if need_new {
+                self.check_depth(tag.start, &path_seg)?;
+                let seg = self.builder.segment_for_key(&info.key);
+                let kind = if info.is_map { Kind::Map } else { Kind::Array };
+                self.builder.open(kind, seg, None, tag.start, tag.start);
+                if let Some(top) = self.stack.last_mut() {
+                    top.run = Some(Run {
+                        number: info.number,
+                        key: info.key.clone(),
+                        is_map: info.is_map,
+                        items: Vec::new(),
+                        last_end: tag.start,
+                    });
+                }
+            }
+            let i = self
+                .stack
+                .last()
+                .and_then(|t| t.run.as_ref())
+                .map_or(0, |r| r.items.len()) as u32;
+            (Attach::Run(None), Segment::Index(i))
+        } else {
+            let seg = self.builder.segment_for_key(&info.key);
+            (Attach::Entry(info.key.clone()), seg)
+        };
+        if info.is_map || (direct && mode == Mode::Struct) {
+            return self.read_map_entry(&info, tag, limit, direct, None);
+        }
+        let path_seg = match segment {
+            Segment::Index(i) => Some(PathSegment::Index(i as usize)),
+            _ => path_seg,
+        };
+        let (v, hdr, vend) = self.field_body(wire, info.number, tag.end, limit, &path_seg)?;
+        match &info.kind {
+            PKind::Message(m) if wire == WireType::Group => {
+                self.check_depth(tag.end, &path_seg)?;
+                self.builder
+                    .open(Kind::Map, segment, Some(tag), tag.end, tag.end);
+                self.stack.push(Frame {
+                    desc: m.clone(),
+                    mode: Mode::Message,
+                    limit,
+                    resume: limit,
+                    group: Some(info.number),
+                    entries: Vec::new(),
+                    items: Vec::new(),
+                    run: None,
+                    attach,
+                });
+                self.pos = tag.end;
+                Ok(())
+            }
+            PKind::Message(m) => {
+                let _ = v;
+                self.begin_message(
+                    m,
+                    segment,
+                    Some(tag),
+                    tag.end,
+                    hdr,
+                    vend,
+                    vend,
+                    attach,
+                    path_seg,
+                )
+            }
+            kind => {
+                let data = self.bytes.get(hdr..vend).unwrap_or_default();
+                if *kind == PKind::String {
+                    if let Err(e) = std::str::from_utf8(data) {
+                        return fail(
+                            ErrorKind::Invalid,
+                            hdr + e.valid_up_to(),
+                            path_seg,
+                            format!("string field {} is not valid UTF-8", info.key.summary(48)),
+                        );
+                    }
+                }
+                let (value, unknown_enum) = scalar(kind, v, data);
+                if unknown_enum {
+                    self.stats.unknown_enums += 1;
+                }
+                self.builder.leaf(
+                    value.kind(),
+                    segment,
+                    Some(tag),
+                    Span::new(tag.end, vend),
+                    hdr,
+                    Span::new(hdr, vend),
+                );
+                self.attach(attach, value, vend);
+                self.pos = vend;
+                Ok(())
+            }
+        }
+    }
+
+    fn read_packed(
+        &mut self,
+        info: &FieldInfo,
+        tag: Span,
+        limit: usize,
+        path_seg: Option<PathSegment>,
+    ) -> Result<(), Failure> {
+        let (_, start, end) =
+            self.field_body(WireType::Len, info.number, tag.end, limit, &path_seg)?;
+        self.check_depth(tag.start, &path_seg)?;
+        let seg = self.builder.segment_for_key(&info.key);
+        self.builder
+            .open(Kind::Array, seg, Some(tag), tag.end, start);
+        let mut items = Vec::new();
+        let mut p = start;
+        let wire = expected_wire(&info.kind, false);
+        while p < end {
+            let item_seg = Some(PathSegment::Index(items.len()));
+            let (v, s, e) = match self.field_body(wire, info.number, p, end, &item_seg) {
+                Ok(x) => x,
+                Err(f) => {
+                    if let Some(top) = self.stack.last_mut() {
+                        top.entries.push((info.key.clone(), Value::Array(items)));
+                    }
+                    return Err(f);
+                }
+            };
+            let data = self.bytes.get(s..e).unwrap_or_default();
+            let (value, unknown_enum) = scalar(&info.kind, v, data);
+            if unknown_enum {
+                self.stats.unknown_enums += 1;
+            }
+            self.builder.leaf(
+                value.kind(),
+                Segment::Index(items.len() as u32),
+                None,
+                Span::new(p, e),
+                p,
+                Span::new(p, e),
+            );
+            items.push(value);
+            p = e;
+        }
+        self.builder.close(end, end);
+        if let Some(top) = self.stack.last_mut() {
+            top.entries.push((info.key.clone(), Value::Array(items)));
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    /// One map entry (or a `Struct`'s entry when `direct`).
+    fn read_map_entry(
+        &mut self,
+        info: &FieldInfo,
+        tag: Span,
+        limit: usize,
+        direct: bool,
+        path_seg: Option<PathSegment>,
+    ) -> Result<(), Failure> {
+        let (_, content, end) =
+            self.field_body(WireType::Len, info.number, tag.end, limit, &path_seg)?;
+        let Some(entry) = info.kind.as_message().cloned() else {
+            return fail(
+                ErrorKind::Invalid,
+                tag.start,
+                path_seg,
+                "map field without an entry type".into(),
+            );
+        };
+        let Some(fields) = self.flat(content, end) else {
+            return fail(
+                ErrorKind::Syntax,
+                content,
+                path_seg,
+                format!("map entry of {} is not well-formed", info.key.summary(48)),
+            );
+        };
+        let key_fd = entry.map_entry_key_field();
+        let val_fd = entry.map_entry_value_field();
+        let key_kind = key_fd.kind();
+        let val_kind = val_fd.kind();
+        let kw = expected_wire(&key_kind, false);
+        let vw = expected_wire(&val_kind, false);
+        let kf = fields
+            .iter()
+            .rev()
+            .find(|f| f.number == 1 && f.wire == kw)
+            .copied();
+        let vf_index = fields.iter().rposition(|f| f.number == 2 && f.wire == vw);
+        let vf = vf_index.and_then(|i| fields.get(i)).copied();
+        let bytes = self.bytes;
+        let slice = |f: &Flat| bytes.get(f.start..f.end).unwrap_or_default();
+        let map_key = match kf {
+            Some(f) => {
+                if key_kind == PKind::String {
+                    if let Err(e) = std::str::from_utf8(slice(&f)) {
+                        return fail(
+                            ErrorKind::Invalid,
+                            f.start + e.valid_up_to(),
+                            path_seg,
+                            "map key is not valid UTF-8".into(),
+                        );
+                    }
+                }
+                scalar(&key_kind, f.varint, slice(&f)).0
+            }
+            None => default_of(&key_kind),
+        };
+        let segment = self.builder.segment_for_key(&map_key);
+        let entry_path = Some(match &map_key {
+            Value::Text(s) => PathSegment::Key(s.clone()),
+            other => PathSegment::OtherKey(other.summary(48)),
+        });
+        // The key span runs to the value field's tag when only key fields come before it.
+        let key_end = match (vf_index, vf) {
+            (Some(i), Some(f)) if fields.iter().take(i).all(|g| g.number == 1) => f.tag_start,
+            _ => content,
+        };
+        let key_span = Some(Span::new(tag.start, key_end));
+        let attach = if direct {
+            Attach::Entry(map_key.clone())
+        } else {
+            Attach::Run(Some(map_key.clone()))
+        };
+        match (&val_kind, vf) {
+            (PKind::Message(m), Some(f)) => {
+                let m = m.clone();
+                self.begin_message(
+                    &m, segment, key_span, key_end, f.start, f.end, end, attach, entry_path,
+                )
+            }
+            (kind, f) => {
+                let (value, header_end, payload) = match f {
+                    Some(f) => {
+                        let data = slice(&f);
+                        if *kind == PKind::String {
+                            if let Err(e) = std::str::from_utf8(data) {
+                                return fail(
+                                    ErrorKind::Invalid,
+                                    f.start + e.valid_up_to(),
+                                    entry_path,
+                                    "map value is not valid UTF-8".into(),
+                                );
+                            }
+                        }
+                        let (v, unknown_enum) = scalar(kind, f.varint, data);
+                        if unknown_enum {
+                            self.stats.unknown_enums += 1;
+                        }
+                        (v, f.start, Span::new(f.start, f.end))
+                    }
+                    None => (
+                        if direct {
+                            Value::Null
+                        } else {
+                            default_of(kind)
+                        },
+                        end,
+                        Span::empty(end),
+                    ),
+                };
+                self.builder.leaf(
+                    value.kind(),
+                    segment,
+                    key_span,
+                    Span::new(key_end, end),
+                    header_end.max(key_end),
+                    payload,
+                );
+                self.attach(attach, value, end);
+                self.pos = end;
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool() -> prost_reflect::DescriptorPool {
+        prost_reflect::DescriptorPool::global()
+    }
+
+    #[test]
+    fn durations_read_as_proto3_json_text() {
+        assert_eq!(duration_text(1, 500_000_000), "1.5s");
+        assert_eq!(duration_text(0, -1_000), "-0.000001s");
+        assert_eq!(duration_text(-3, 0), "-3s");
+        assert_eq!(duration_text(0, 1), "0.000000001s");
+    }
+
+    #[test]
+    fn zigzag_and_widths() {
+        assert_eq!(scalar(&PKind::Sint32, 3, &[]).0, Value::Int(-2));
+        assert_eq!(scalar(&PKind::Sint64, 4, &[]).0, Value::Int(2));
+        assert_eq!(
+            scalar(&PKind::Int32, u64::MAX, &[]).0,
+            Value::Int(-1),
+            "negative int32 is sign-extended to 10 bytes"
+        );
+        assert_eq!(
+            scalar(&PKind::Float, 0, &1.5f32.to_le_bytes()).0,
+            Value::Float(Float::f32(1.5))
+        );
+    }
+
+    #[test]
+    fn timestamp_root_is_a_leaf() {
+        let m = pool()
+            .get_message_by_name("google.protobuf.Timestamp")
+            .expect("bundled");
+        let doc = decode(
+            &[0x08, 0x96, 0x01, 0x10, 0x05],
+            &m,
+            &DecodeOptions::default(),
+        )
+        .expect("decodes");
+        assert_eq!(
+            doc.value,
+            Value::Timestamp(Timestamp {
+                seconds: 150,
+                nanos: 5
+            })
+        );
+        assert_eq!(doc.spans.len(), 1);
+        doc.spans.validate(5).expect("valid");
+    }
+
+    #[test]
+    fn unknown_fields_are_raw_under_their_number() {
+        let m = pool()
+            .get_message_by_name("google.protobuf.Empty")
+            .expect("bundled");
+        // Not plain Empty, so it decodes as a message with one unknown field.
+        let doc = decode(&[0x08, 0x01], &m, &DecodeOptions::default()).expect("decodes");
+        assert_eq!(
+            doc.value,
+            Value::Map(vec![(
+                Value::Int(1),
+                Value::Raw(RawField {
+                    wire_type: WireType::Varint,
+                    data: vec![1]
+                })
+            )])
+        );
+        doc.spans.validate(2).expect("valid");
+    }
+
+    #[test]
+    fn bad_wire_type_is_syntax() {
+        let m = pool()
+            .get_message_by_name("google.protobuf.FileDescriptorSet")
+            .expect("bundled");
+        let err = decode(&[0x0f], &m, &DecodeOptions::default()).expect_err("wire type 7");
+        assert_eq!(err.kind, ErrorKind::Syntax);
+        assert_eq!(err.offset, 0);
+        assert!(err.partial.is_some());
+    }
 }

@@ -4,5 +4,5 @@
 mod decode;
 mod encode;
 
-pub use decode::decode;
+pub use decode::{decode, decode_stats, to_proto3_json, DecodeStats};
 pub use encode::encode;
