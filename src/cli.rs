@@ -15,6 +15,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::capture::{detect, Reading};
+use crate::codec::protobuf::dynamic::to_proto3_json;
+use crate::codec::protobuf::schema::{Candidate, Schema};
+use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{
     self, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
 };
@@ -50,9 +53,11 @@ pub enum Command {
 /// `wirelens infer-proto`.
 #[derive(Debug, Args)]
 pub struct InferProtoArgs {
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub input: InputArgs,
+    /// The payload file (JSON, MessagePack or CBOR), or `-` for standard input.
+    pub input: PathBuf,
+    /// Read the input as this format instead of detecting it: json, msgpack, cbor.
+    #[arg(long, value_parser = parse_format)]
+    pub from: Option<Format>,
     /// Name of the top-level message.
     #[arg(long, default_value = "Payload")]
     pub message: String,
@@ -72,6 +77,56 @@ pub struct InputArgs {
     /// Deepest nesting of arrays and maps accepted.
     #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
     pub max_depth: usize,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub schema: SchemaArgs,
+}
+
+/// Where protobuf message types come from.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// A .proto file to compile (repeatable); imports are found beside it and in -I folders.
+    #[arg(long = "proto", value_name = "FILE.proto")]
+    pub protos: Vec<PathBuf>,
+    /// A folder to look for imported .proto files in (repeatable).
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    pub includes: Vec<PathBuf>,
+    /// A binary FileDescriptorSet (protoc -o, buf build).
+    #[arg(long, value_name = "FILE.pb", conflicts_with = "protos")]
+    pub descriptor_set: Option<PathBuf>,
+    /// The message type of the payload (full name, or a short name only one type has). Without
+    /// it, the best-matching type of the schema is used and the ranking is shown.
+    #[arg(long, value_name = "pkg.Name")]
+    pub message: Option<String>,
+}
+
+impl SchemaArgs {
+    fn given(&self) -> bool {
+        !self.protos.is_empty() || self.descriptor_set.is_some()
+    }
+
+    /// The schema the flags name, if any.
+    fn load(&self) -> Result<Option<Schema>, Failure> {
+        let schema = if let Some(set) = &self.descriptor_set {
+            let bytes = fs::read(set).map_err(|e| {
+                Failure::Input(format!("error: cannot read {}: {e}", set.display()))
+            })?;
+            Schema::from_descriptor_set(&bytes)
+        } else if !self.protos.is_empty() {
+            Schema::from_proto_files(&self.protos, &self.includes)
+        } else {
+            if self.message.is_some() {
+                return Err(Failure::Usage(
+                    "--message needs a schema: --proto FILE.proto or --descriptor-set FILE.pb"
+                        .into(),
+                ));
+            }
+            return Ok(None);
+        };
+        schema
+            .map(Some)
+            .map_err(|e| Failure::Input(format!("error: {e}")))
+    }
 }
 
 /// `wirelens inspect`.
@@ -207,14 +262,39 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
     })
 }
 
-/// Decodes per `--from`, or takes the best reading. Returns the readings considered and either
-/// the document or the error of the best attempt.
-fn read_payload(input: &Input, args: &InputArgs) -> (Vec<Reading>, Result<Document, DecodeError>) {
-    let options = DecodeOptions {
+/// A payload read per the flags: the readings considered, the outcome of the chosen one, and the
+/// protobuf message type used (with the ranking of the schema's types when the user named none).
+struct PayloadRead {
+    readings: Vec<Reading>,
+    outcome: Result<Document, DecodeError>,
+    message: Option<MessageDescriptor>,
+    ranking: Vec<Candidate>,
+}
+
+/// Decodes per `--from` (and the schema flags), or takes the best reading.
+fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure> {
+    let mut options = DecodeOptions {
         max_depth: args.max_depth,
         ..DecodeOptions::default()
     };
-    match args.from {
+    let mut ranking = Vec::new();
+    if let Some(schema) = args.schema.load()? {
+        options.message = match &args.schema.message {
+            Some(name) => Some(
+                schema
+                    .message(name)
+                    .map_err(|e| Failure::Input(format!("error: {e}")))?,
+            ),
+            // No type named: the best fit, if the input reads as protobuf with any of them.
+            None if args.from.is_none() || args.from == Some(Format::Protobuf) => {
+                ranking = schema.rank(&input.bytes, &options);
+                ranking.first().map(|best| best.message.clone())
+            }
+            None => None,
+        };
+    }
+    let message = options.message.clone();
+    let (readings, outcome) = match args.from {
         Some(format) => {
             let outcome = codec::decode(&input.bytes, format, &options);
             let reason = match &outcome {
@@ -228,7 +308,7 @@ fn read_payload(input: &Input, args: &InputArgs) -> (Vec<Reading>, Result<Docume
                 format,
                 confidence: 100,
                 reasons: vec![reason],
-                outcome: Err(moved_out(args)),
+                outcome: Err(moved_out(format)),
             };
             (vec![reading], outcome)
         }
@@ -236,16 +316,23 @@ fn read_payload(input: &Input, args: &InputArgs) -> (Vec<Reading>, Result<Docume
             let mut readings = detect(&input.bytes, input.hint, &options);
             // `detect` tries every format, so there is always a best reading; its document moves
             // out (the reading keeps its reasons), so a large payload is never copied.
-            let outcome = std::mem::replace(&mut readings[0].outcome, Err(moved_out(args)));
+            let format = readings[0].format;
+            let outcome = std::mem::replace(&mut readings[0].outcome, Err(moved_out(format)));
             (readings, outcome)
         }
-    }
+    };
+    Ok(PayloadRead {
+        readings,
+        outcome,
+        message,
+        ranking,
+    })
 }
 
 /// What is left in a reading whose document was taken.
-fn moved_out(args: &InputArgs) -> DecodeError {
+fn moved_out(format: Format) -> DecodeError {
     DecodeError {
-        format: args.from.unwrap_or(Format::Json),
+        format,
         kind: codec::ErrorKind::Syntax,
         offset: 0,
         path: crate::model::Path::root(),
@@ -256,10 +343,25 @@ fn moved_out(args: &InputArgs) -> DecodeError {
 
 fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let input = read_input(&args.input.input)?;
-    let (readings, outcome) = read_payload(&input, &args.input);
+    let read = read_payload(&input, &args.input)?;
     writeln!(out, "input: {} ({} bytes)", input.name, input.bytes.len())?;
-    inspect::write_readings(out, &readings)?;
-    let (doc, error) = match outcome {
+    inspect::write_readings(out, &read.readings)?;
+    if let Some(message) = &read.message {
+        writeln!(out, "message type: {}", message.full_name())?;
+    }
+    if !read.ranking.is_empty() {
+        writeln!(out, "message types that fit, best first:")?;
+        for c in read.ranking.iter().take(5) {
+            writeln!(
+                out,
+                "  {} ({}%): {}",
+                c.message.full_name(),
+                c.score,
+                c.reasons.join("; ")
+            )?;
+        }
+    }
+    let (doc, error) = match read.outcome {
         Ok(doc) => (Some(doc), None),
         Err(mut e) => (e.partial.take().map(|d| *d), Some(e)),
     };
@@ -284,8 +386,26 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let input = read_input(&args.input.input)?;
-    let (_, outcome) = read_payload(&input, &args.input);
-    let doc = outcome.map_err(|e| Failure::Input(e.to_string()))?;
+    let read = read_payload(&input, &args.input)?;
+    let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
+    if doc.format == Format::Protobuf && args.to == Format::Json {
+        if let Some(message) = &read.message {
+            // Protobuf with its schema: the proto3 JSON mapping, field names as in the .proto.
+            let mut json = to_proto3_json(&input.bytes, message)
+                .map_err(|e| Failure::Input(format!("error: {e}")))?
+                .into_bytes();
+            json.push(b'\n');
+            return write_output(args, &json, out);
+        }
+    }
+    if args.to == Format::Protobuf
+        && args.input.schema.given()
+        && args.input.schema.message.is_none()
+    {
+        return Err(Failure::Usage(
+            "--to protobuf with a schema needs --message to say which message type to write".into(),
+        ));
+    }
     let options = EncodeOptions {
         canonical: args.canonical,
         floats: if args.keep_float_width {
@@ -294,16 +414,28 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
             FloatPolicy::Shortest
         },
         pretty: args.pretty,
-        ..EncodeOptions::default()
+        message: if args.to == Format::Protobuf {
+            read.message.clone()
+        } else {
+            None
+        },
     };
     let mut encoded = codec::encode(&doc.value, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
     for note in &encoded.notes {
         eprintln!("note: {note}");
     }
+    if args.to == Format::Json {
+        encoded.bytes.push(b'\n');
+    }
+    write_output(args, &encoded.bytes, out)
+}
+
+/// Writes converted bytes to `-o` (atomically) or standard output (never binary to a terminal).
+fn write_output(args: &ConvertArgs, bytes: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
     match &args.output {
-        Some(path) => write_atomically(path, &encoded.bytes)
-            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?,
+        Some(path) => write_atomically(path, bytes)
+            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display()))),
         None => {
             if args.to != Format::Json && io::stdout().is_terminal() {
                 return Err(Failure::Usage(format!(
@@ -311,20 +443,29 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
                     args.to.title()
                 )));
             }
-            if args.to == Format::Json {
-                encoded.bytes.push(b'\n');
-            }
-            out.write_all(&encoded.bytes)?;
+            out.write_all(bytes)?;
+            Ok(())
         }
     }
-    Ok(())
 }
 
 fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Failure> {
     use crate::codec::protobuf::infer::{infer, InferOptions};
-    let input = read_input(&args.input.input)?;
-    let (_, outcome) = read_payload(&input, &args.input);
-    let doc = outcome.map_err(|e| Failure::Input(e.to_string()))?;
+    let input = read_input(&args.input)?;
+    let input_args = InputArgs {
+        input: args.input.clone(),
+        from: args.from,
+        max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
+        schema: SchemaArgs {
+            protos: Vec::new(),
+            includes: Vec::new(),
+            descriptor_set: None,
+            message: None,
+        },
+    };
+    let doc = read_payload(&input, &input_args)?
+        .outcome
+        .map_err(|e| Failure::Input(e.to_string()))?;
     let options = InferOptions {
         message: args.message.clone(),
         package: args.package.clone(),

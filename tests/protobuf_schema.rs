@@ -3,6 +3,8 @@
 //! format says, protoc-encoded fixtures decode to the exact expected values and spans, ranking
 //! picks the right type, and hostile inputs fail cleanly.
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -464,7 +466,7 @@ fn fixture_value() -> Value {
 
 /// Runs protoc to encode text format; fails clearly when protoc is missing.
 fn protoc_encode(dir: &std::path::Path, proto: &str, ty: &str, txtpb: &str) -> Vec<u8> {
-    let mut child = Command::new("protoc")
+    let mut child = Command::new(common::protoc())
         .arg(format!("-I{}", dir.display()))
         .arg(format!("-I{}", data("protobuf").display()))
         .arg(format!("--encode={ty}"))

@@ -14,5 +14,6 @@ pub fn data(path: &str) -> PathBuf {
 /// The protoc binary the tests compare against: Google's, shipped by the `protoc-bin-vendored`
 /// dev-dependency, so no system package is needed.
 pub fn protoc() -> PathBuf {
-    protoc_bin_vendored::protoc_bin_path().expect("protoc-bin-vendored has a protoc for this platform")
+    protoc_bin_vendored::protoc_bin_path()
+        .expect("protoc-bin-vendored has a protoc for this platform")
 }
