@@ -308,9 +308,7 @@ fn parse_one(
             return Err(err(
                 &layer_name,
                 input.len(),
-                format!(
-                    "the body has {available} of the {length} bytes Content-Length announces"
-                ),
+                format!("the body has {available} of the {length} bytes Content-Length announces"),
                 vec![partial],
             ));
         }
@@ -413,7 +411,10 @@ fn dechunk(
             .ok_or_else(|| {
                 (
                     pos,
-                    format!("chunk size \"{}\" is not a hex number", truncate(size_text, 20)),
+                    format!(
+                        "chunk size \"{}\" is not a hex number",
+                        truncate(size_text, 20)
+                    ),
                     body.clone(),
                 )
             })?;
@@ -426,7 +427,9 @@ fn dechunk(
             body.extend_from_slice(input.get(pos..).unwrap_or(&[]));
             return Err((
                 input.len(),
-                format!("chunk of {size} bytes runs past the end of the input ({available} bytes left)"),
+                format!(
+                    "chunk of {size} bytes runs past the end of the input ({available} bytes left)"
+                ),
                 body,
             ));
         }
@@ -476,7 +479,11 @@ pub fn decompress(encoding: &str, data: &[u8], options: &UnwrapOptions) -> Resul
             if zlib {
                 read_bounded(flate2::read::ZlibDecoder::new(data), limit, "zlib")
             } else {
-                read_bounded(flate2::read::DeflateDecoder::new(data), limit, "raw deflate")
+                read_bounded(
+                    flate2::read::DeflateDecoder::new(data),
+                    limit,
+                    "raw deflate",
+                )
             }
         }
         "br" => read_bounded(
@@ -497,9 +504,12 @@ fn read_bounded<R: Read>(mut reader: R, limit: usize, what: &str) -> Result<Vec<
     let mut out = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = reader
-            .read(&mut buf)
-            .map_err(|e| format!("the {what} stream is corrupt after {} bytes of output: {e}", out.len()))?;
+        let n = reader.read(&mut buf).map_err(|e| {
+            format!(
+                "the {what} stream is corrupt after {} bytes of output: {e}",
+                out.len()
+            )
+        })?;
         if n == 0 {
             return Ok(out);
         }
@@ -509,5 +519,71 @@ fn read_bounded<R: Read>(mut reader: R, limit: usize, what: &str) -> Result<Vec<
             ));
         }
         out.extend_from_slice(buf.get(..n).unwrap_or(&[]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_lines() {
+        assert!(looks_like_http(b"\r\nHTTP/1.1 204 No Content\r\n\r\n"));
+        assert!(looks_like_http(b"POST /x HTTP/1.0\n"));
+        assert!(!looks_like_http(b"HTTP/2 200\r\n"));
+        assert!(!looks_like_http(b"get / HTTP/1.1\r\n"));
+        assert!(!looks_like_http(b"GET / HTTP/1.1 extra\r\n"));
+        assert!(!looks_like_http(b"HTTP/1.1 20 OK\r\n"));
+    }
+
+    #[test]
+    fn hints() {
+        assert_eq!(
+            hint_for_media_type("application/JSON; charset=utf-8"),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            hint_for_media_type("application/problem+json"),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            hint_for_media_type("application/x-msgpack"),
+            Some(Format::MessagePack)
+        );
+        assert_eq!(
+            hint_for_media_type("application/grpc-web-text+proto"),
+            Some(Format::Protobuf)
+        );
+        assert_eq!(hint_for_media_type("text/html"), None);
+        assert!(is_grpc("application/grpc"));
+        assert!(!is_grpc("application/grpcx"));
+    }
+
+    #[test]
+    fn no_body_statuses_and_requests() {
+        let input = b"HTTP/1.1 304 Not Modified\r\nETag: x\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("two messages");
+        assert_eq!(found.len(), 2);
+        assert!(found[0].bytes.is_empty());
+        assert_eq!(found[1].bytes, b"hi");
+    }
+
+    #[test]
+    fn unknown_coding_leaves_the_body() {
+        let input = b"HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\nContent-Length: 2\r\n\r\nhi";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
+        assert_eq!(found[0].bytes, b"hi");
+        assert!(found[0].meta.iter().any(|(k, _)| k == "warning"));
+    }
+
+    #[test]
+    fn header_without_colon_is_an_error() {
+        let e = parse_messages(
+            b"HTTP/1.1 200 OK\r\nbroken\r\n\r\n",
+            &UnwrapOptions::default(),
+        )
+        .expect_err("no colon");
+        assert_eq!(e.layer, "HTTP/1.1 response");
+        assert_eq!(e.offset, 17);
     }
 }

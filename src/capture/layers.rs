@@ -224,11 +224,14 @@ fn step(bytes: &[u8], options: &UnwrapOptions) -> Result<Step, CaptureError> {
             None => Step::Done,
             Some(text) => {
                 let start = bytes.iter().position(|&c| c == b'"').unwrap_or(0);
-                let end = bytes.iter().rposition(|&c| c == b'"').map_or(bytes.len(), |e| e + 1);
+                let end = bytes
+                    .iter()
+                    .rposition(|&c| c == b'"')
+                    .map_or(bytes.len(), |e| e + 1);
                 Step::One {
                     layer: Layer {
                         name: "JSON string".to_string(),
-                        detail: format!("{} characters of escaped text", text.chars().count()),
+                        detail: format!("{} characters once unescaped", text.chars().count()),
                         span: Span::new(start, end.max(start)),
                     },
                     bytes: text.into_bytes(),
@@ -277,7 +280,10 @@ fn compression_magic(bytes: &[u8]) -> Option<&'static str> {
 /// string whose content is to be peeled further.
 fn json_verdict(bytes: &[u8], max_output: usize) -> Option<Option<String>> {
     let first = *bytes.iter().find(|c| !c.is_ascii_whitespace())?;
-    if !matches!(first, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n') {
+    if !matches!(
+        first,
+        b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    ) {
         return None;
     }
     let doc = codec::decode(bytes, Format::Json, &DecodeOptions::default()).ok()?;

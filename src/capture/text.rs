@@ -157,12 +157,11 @@ fn plain_hex(t: &str) -> Option<Vec<u8>> {
 /// `0x0a, 0x0b`, `{0x0a, 0x0b}`, `[0x0a,0x0b]`, `unsigned char b[] = {0x0a, …};`.
 fn hex_array(t: &str) -> Option<Vec<u8>> {
     let mut body = t.strip_suffix(';').unwrap_or(t).trim_end();
-    if let Some(open) = body.find(['{', '[']) {
-        let close = match body.as_bytes().get(open) {
-            Some(b'{') => '}',
-            _ => ']',
-        };
-        body = body.get(open + 1..)?.strip_suffix(close)?;
+    // `{…}` wins over `[…]`: in `unsigned char p[] = {…}` the brackets belong to the name.
+    if let Some(open) = body.find('{') {
+        body = body.get(open + 1..)?.strip_suffix('}')?;
+    } else if let Some(open) = body.find('[') {
+        body = body.get(open + 1..)?.strip_suffix(']')?;
     }
     let mut out = Vec::with_capacity(body.len() / 4 + 1);
     for token in body.split(|c: char| c.is_whitespace() || c == ',') {
@@ -315,7 +314,13 @@ fn percent_decode(data: &str) -> Option<Vec<u8>> {
 fn base64_text(t: &str) -> Option<Decoded> {
     // A lone word of letters ("configuration") is far more likely text than base64.
     if t.len() < 20 && t.bytes().all(|c| c.is_ascii_alphabetic()) {
-        return None;
+        let tail = t.get(1..).unwrap_or("");
+        let word = t.bytes().all(|c| c.is_ascii_lowercase())
+            || t.bytes().all(|c| c.is_ascii_uppercase())
+            || tail.bytes().all(|c| c.is_ascii_lowercase());
+        if word {
+            return None;
+        }
     }
     let (bytes, url) = base64_bytes(t)?;
     let shape = if url {
@@ -556,4 +561,92 @@ fn resolve_dump(lines: &[DumpLine<'_>], radix: u32, max_output: usize) -> Option
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(text: &str) -> Option<(Vec<u8>, TextShape)> {
+        decode_text(text.as_bytes(), 1 << 20).map(|d| (d.bytes, d.shape))
+    }
+
+    #[test]
+    fn hex_shapes() {
+        let want = vec![0x0a, 0x0b, 0x0c, 0x0d];
+        assert_eq!(bytes("0a0b0c0d"), Some((want.clone(), TextShape::Hex)));
+        assert_eq!(
+            bytes(" 0a 0b\n0c 0d "),
+            Some((want.clone(), TextShape::Hex))
+        );
+        assert_eq!(bytes("0A-0B-0C-0D"), Some((want.clone(), TextShape::Hex)));
+        assert_eq!(
+            bytes("{0x0a, 0x0b, 0x0c, 0x0d}"),
+            Some((want.clone(), TextShape::HexArray))
+        );
+        assert_eq!(
+            bytes("\\x0a\\x0b\\x0c\\x0d"),
+            Some((want, TextShape::HexEscapes))
+        );
+        assert_eq!(bytes("0x0a, 0x0b, 0x100"), None, "0x100 is no byte");
+        assert_eq!(bytes("\\x0a\\x0b\\x0"), None, "cut escape");
+        assert_eq!(bytes("0a0b0c0"), None, "short and odd");
+    }
+
+    #[test]
+    fn python_literals() {
+        assert_eq!(
+            bytes(r"b'\x81\xa3key\x01'"),
+            Some((
+                vec![0x81, 0xa3, b'k', b'e', b'y', 1],
+                TextShape::PythonBytes
+            ))
+        );
+        assert_eq!(
+            bytes("b'abcd' b'efgh'"),
+            Some((b"abcdefgh".to_vec(), TextShape::PythonBytes))
+        );
+        assert_eq!(bytes(r"b'\x81\xa3key"), None, "unterminated");
+        assert_eq!(bytes(r"b'\q123456'"), None, "unknown escape");
+    }
+
+    #[test]
+    fn base64_rules() {
+        assert_eq!(
+            bytes("gaNrZXkB"),
+            Some((vec![0x81, 0xa3, b'k', b'e', b'y', 1], TextShape::Base64))
+        );
+        assert_eq!(
+            bytes("gaNr\nZXkB\n"),
+            Some((vec![0x81, 0xa3, b'k', b'e', b'y', 1], TextShape::Base64))
+        );
+        assert_eq!(
+            bytes("_-_-_-_-"),
+            Some((
+                vec![0xff, 0xef, 0xff, 0xef, 0xff, 0xef],
+                TextShape::Base64Url
+            ))
+        );
+        assert_eq!(bytes("gaNr ZXkB"), None, "space inside a line");
+        assert_eq!(bytes("gaN=rZXkB"), None, "padding in the middle");
+        assert_eq!(bytes("ab+c_def"), None, "mixed alphabets");
+        assert_eq!(bytes("abcdefghi"), None, "a word");
+    }
+
+    #[test]
+    fn dumps() {
+        let xxd = "00000000: 0102 0304 0506 0708 090a 0b0c 0d0e 0f10  ................\n\
+                   00000010: 6162                                     ab\n";
+        let (b, shape) = bytes(xxd).expect("xxd");
+        assert_eq!(shape, TextShape::HexDump);
+        assert_eq!(b.len(), 18);
+        assert_eq!(b.get(16..), Some(&b"ab"[..]));
+
+        // A dump whose offsets do not match its bytes is rejected.
+        let bad = "00000000: 0102 0304\n00000010: 0506\n";
+        assert_eq!(bytes(bad), None);
+
+        // A `*` with nothing to repeat.
+        assert_eq!(bytes("00000000  01 02\n*\n00000010\n"), None);
+    }
 }
