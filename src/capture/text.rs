@@ -623,7 +623,7 @@ mod tests {
         assert_eq!(
             bytes("_-_-_-_-"),
             Some((
-                vec![0xff, 0xef, 0xff, 0xef, 0xff, 0xef],
+                vec![0xff, 0xef, 0xfe, 0xff, 0xef, 0xfe],
                 TextShape::Base64Url
             ))
         );
@@ -646,7 +646,13 @@ mod tests {
         let bad = "00000000: 0102 0304\n00000010: 0506\n";
         assert_eq!(bytes(bad), None);
 
-        // A `*` with nothing to repeat.
-        assert_eq!(bytes("00000000  01 02\n*\n00000010\n"), None);
+        // A `*` repeats the line before it up to the next offset.
+        assert_eq!(
+            bytes("00000000  01 02\n*\n00000008\n"),
+            Some((vec![1, 2, 1, 2, 1, 2, 1, 2], TextShape::HexDump))
+        );
+        // A `*` with nothing to repeat, or a repeat that does not fit the next offset.
+        assert_eq!(bytes("*\n00000000  01 02 03 04\n"), None);
+        assert_eq!(bytes("00000000  01 02\n*\n00000009\n"), None);
     }
 }
