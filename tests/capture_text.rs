@@ -189,7 +189,8 @@ fn xxd_short_last_line_loses_no_byte() {
 
 #[test]
 fn http_fixtures_yield_the_original_bytes() {
-    let cases: &[(&str, Vec<u8>, &[&str], Option<Format>)] = &[
+    type Case<'a> = (&'a str, Vec<u8>, &'a [&'a str], Option<Format>);
+    let cases: &[Case<'_>] = &[
         (
             "http-gzip-msgpack.http",
             sample("user-profile.msgpack"),
