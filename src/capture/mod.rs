@@ -1,8 +1,14 @@
-//! From raw input bytes to payloads: detecting which format the bytes are in.
+//! From raw input bytes to payloads: peeling transport layers, then detecting the format.
 //!
-//! Peeling transport layers (hex dumps, base64, HTTP, gRPC frames, pcap) will live here too; for
-//! now the input is taken to be the payload itself.
+//! [`unwrap`] peels what users paste or capture (hex dumps, base64, JSON strings holding escaped
+//! payloads, raw HTTP with chunked and compressed bodies) down to [`Payload`]s, recording each
+//! [`Layer`]; [`detect`] then ranks the JSON/MessagePack/CBOR readings of a payload.
 
 pub mod detect;
+pub mod http;
+pub mod layers;
+pub mod text;
 
 pub use detect::{detect, Reading};
+pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
+pub use text::{decode_text, Decoded, TextShape};

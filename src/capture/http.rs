@@ -1,0 +1,589 @@
+//! Raw HTTP/1.x messages: start line, headers, body framing and content codings.
+//!
+//! Users paste a request or response from a terminal (`curl -i`, `nc`), a proxy log or a
+//! capture. This module splits the input into messages (a request then its response, or
+//! pipelined ones), and for each gives the body as a [`Payload`] with its layers: the message,
+//! `chunked` if the body was chunked, and one layer per `Content-Encoding` undone (gzip, deflate
+//! in its zlib and raw forms, br, zstd), outermost first.
+//!
+//! Conventions: CRLF and bare LF line ends are both accepted; header names keep their case in
+//! `meta` (start line first under `start-line`, trailers as `trailer <name>`); a body's framing
+//! follows RFC 9112 (chunked, else Content-Length, else no body for requests and for 1xx/204/304
+//! responses, else the rest of the input). `Content-Type` sets the payload's format hint.
+//! Decompression is bounded by [`UnwrapOptions::decompression_limit`].
+//!
+//! Not done: HTTP/2 and HTTP/3 framing, gRPC frame splitting (bodies of gRPC content types are
+//! marked `grpc-body = true` for a later stage), multipart bodies, responses to HEAD (nothing in
+//! the input says a response answers a HEAD).
+
+use std::io::Read;
+
+use crate::codec::Format;
+use crate::model::Span;
+
+use super::layers::{CaptureError, Layer, Payload, UnwrapOptions};
+
+/// Whether `input` begins (after blank space) with an HTTP/1.x request or status line.
+pub fn looks_like_http(input: &[u8]) -> bool {
+    let start = skip_blank(input, 0);
+    let line = input.get(start..).unwrap_or(&[]);
+    let end = line
+        .iter()
+        .position(|&c| c == b'\n')
+        .unwrap_or(line.len())
+        .min(8192);
+    let line = trim_cr(line.get(..end).unwrap_or(&[]));
+    parse_start_line(line).is_some()
+}
+
+/// The start line, split.
+enum StartLine<'a> {
+    Request { method: &'a str, version: &'a str },
+    Response { version: &'a str, status: u16 },
+}
+
+fn parse_start_line(line: &[u8]) -> Option<StartLine<'_>> {
+    let line = std::str::from_utf8(line).ok()?;
+    if let Some(rest) = line.strip_prefix("HTTP/1.") {
+        let version = line.get(..8)?;
+        let mut parts = rest.get(1..)?.strip_prefix(' ')?.splitn(2, ' ');
+        let code = parts.next()?;
+        if !matches!(rest.as_bytes().first(), Some(b'0' | b'1'))
+            || code.len() != 3
+            || !code.bytes().all(|c| c.is_ascii_digit())
+        {
+            return None;
+        }
+        let status = code.parse().ok()?;
+        return Some(StartLine::Response { version, status });
+    }
+    let mut parts = line.split(' ');
+    let method = parts.next()?;
+    let target = parts.next()?;
+    let version = parts.next()?;
+    if parts.next().is_some()
+        || !(3..=10).contains(&method.len())
+        || !method.bytes().all(|c| c.is_ascii_uppercase())
+        || target.is_empty()
+        || !(version == "HTTP/1.1" || version == "HTTP/1.0")
+    {
+        return None;
+    }
+    Some(StartLine::Request { method, version })
+}
+
+fn skip_blank(input: &[u8], mut pos: usize) -> usize {
+    while input
+        .get(pos)
+        .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        pos += 1;
+    }
+    pos
+}
+
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The line starting at `pos`: its bytes (without CR LF) and the offset after its LF (or the
+/// end of the input when it has none).
+fn line_at(input: &[u8], pos: usize) -> (&[u8], usize, bool) {
+    let rest = input.get(pos..).unwrap_or(&[]);
+    match rest.iter().position(|&c| c == b'\n') {
+        Some(n) => (trim_cr(rest.get(..n).unwrap_or(&[])), pos + n + 1, true),
+        None => (trim_cr(rest), input.len(), false),
+    }
+}
+
+/// The format a media type names, if it names one of ours.
+pub fn hint_for_media_type(content_type: &str) -> Option<Format> {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match media.as_str() {
+        "application/json" | "text/json" | "application/grpc+json" => Some(Format::Json),
+        "application/msgpack" | "application/x-msgpack" | "application/vnd.msgpack" => {
+            Some(Format::MessagePack)
+        }
+        "application/cbor" => Some(Format::Cbor),
+        "application/protobuf"
+        | "application/x-protobuf"
+        | "application/vnd.google.protobuf"
+        | "application/grpc"
+        | "application/grpc+proto"
+        | "application/grpc-web"
+        | "application/grpc-web+proto"
+        | "application/grpc-web-text"
+        | "application/grpc-web-text+proto" => Some(Format::Protobuf),
+        m if m.ends_with("+json") => Some(Format::Json),
+        m if m.ends_with("+cbor") => Some(Format::Cbor),
+        _ => None,
+    }
+}
+
+fn is_grpc(content_type: &str) -> bool {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    let media = media.to_ascii_lowercase();
+    media == "application/grpc"
+        || media.starts_with("application/grpc+")
+        || media.starts_with("application/grpc-web")
+}
+
+/// Splits `input` into HTTP/1.x messages and returns each body as a payload.
+///
+/// Every message gives one payload, bodiless ones too (with empty bytes), so a request stays
+/// paired with its response. Errors name the layer ("HTTP/1.1 response", "chunked", "gzip", …)
+/// and the offset in `input`, and carry the payloads found before, plus the partial body.
+pub fn parse_messages(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Payload>, CaptureError> {
+    let mut found: Vec<Payload> = Vec::new();
+    let mut pos = skip_blank(input, 0);
+    while pos < input.len() {
+        match parse_one(input, pos, options) {
+            Ok((payload, next)) => {
+                found.push(payload);
+                pos = skip_blank(input, next.max(pos + 1));
+            }
+            Err(mut e) => {
+                let mut all = std::mem::take(&mut found);
+                all.append(&mut e.extracted);
+                e.extracted = all;
+                return Err(e);
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn err(layer: &str, offset: usize, message: String, extracted: Vec<Payload>) -> CaptureError {
+    CaptureError {
+        layer: layer.to_string(),
+        offset,
+        message,
+        extracted,
+    }
+}
+
+/// One message at `start`: its payload and the offset after it.
+fn parse_one(
+    input: &[u8],
+    start: usize,
+    options: &UnwrapOptions,
+) -> Result<(Payload, usize), CaptureError> {
+    let (line, mut pos, _) = line_at(input, start);
+    let start_line = parse_start_line(line).ok_or_else(|| {
+        err(
+            "HTTP",
+            start,
+            "expected an HTTP/1.x request or status line".to_string(),
+            Vec::new(),
+        )
+    })?;
+    let (layer_name, has_body_by_default, no_body_status) = match start_line {
+        StartLine::Request { version, .. } => (format!("{version} request"), false, false),
+        StartLine::Response { version, status } => (
+            format!("{version} response"),
+            true,
+            (100..200).contains(&status) || status == 204 || status == 304,
+        ),
+    };
+    let start_text = String::from_utf8_lossy(line).into_owned();
+    let mut meta = vec![("start-line".to_string(), start_text.clone())];
+    if let StartLine::Request { method, .. } = start_line {
+        meta.push(("method".to_string(), method.to_string()));
+    }
+
+    // Headers.
+    let mut content_length: Option<usize> = None;
+    let mut content_type: Option<String> = None;
+    let mut transfer_codings: Vec<String> = Vec::new();
+    let mut content_codings: Vec<String> = Vec::new();
+    let mut headers_ended = false;
+    while pos < input.len() {
+        let (hline, next, _) = line_at(input, pos);
+        if hline.is_empty() {
+            pos = next;
+            headers_ended = true;
+            break;
+        }
+        let text = String::from_utf8_lossy(hline);
+        let Some((name, value)) = text.split_once(':') else {
+            return Err(err(
+                &layer_name,
+                pos,
+                format!("header line \"{}\" has no colon", truncate(&text, 60)),
+                Vec::new(),
+            ));
+        };
+        let (name, value) = (name.trim(), value.trim());
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => {
+                let n: usize = value.parse().map_err(|_| {
+                    err(
+                        &layer_name,
+                        pos,
+                        format!("Content-Length \"{value}\" is not a byte count"),
+                        Vec::new(),
+                    )
+                })?;
+                if content_length.is_some_and(|c| c != n) {
+                    return Err(err(
+                        &layer_name,
+                        pos,
+                        "two Content-Length headers disagree".to_string(),
+                        Vec::new(),
+                    ));
+                }
+                content_length = Some(n);
+            }
+            "content-type" => content_type = Some(value.to_string()),
+            "transfer-encoding" => transfer_codings.extend(codings(value)),
+            "content-encoding" => content_codings.extend(codings(value)),
+            _ => {}
+        }
+        meta.push((name.to_string(), value.to_string()));
+        pos = next;
+    }
+    let headers_end = pos;
+
+    let mut detail = start_text;
+    if let Some(ct) = &content_type {
+        detail.push_str(&format!("; Content-Type: {ct}"));
+    }
+    let hint = content_type.as_deref().and_then(hint_for_media_type);
+    if content_type.as_deref().is_some_and(is_grpc) {
+        meta.push(("grpc-body".to_string(), "true".to_string()));
+    }
+
+    let chunked = transfer_codings.last().is_some_and(|c| c == "chunked");
+    let mut layers = Vec::new();
+    let mut message_layer = Layer {
+        name: layer_name.clone(),
+        detail,
+        span: Span::new(start, headers_end),
+    };
+    let (mut body, end) = if chunked {
+        let chunked_result = dechunk(input, headers_end, &mut meta);
+        match chunked_result {
+            Ok((body, end, chunks)) => {
+                message_layer.span = Span::new(start, end);
+                layers.push(message_layer);
+                layers.push(Layer {
+                    name: "chunked".to_string(),
+                    detail: format!("{chunks} chunks, {} bytes", body.len()),
+                    span: Span::new(0, end.saturating_sub(headers_end)),
+                });
+                (body, end)
+            }
+            Err((offset, message, partial)) => {
+                message_layer.span = Span::new(start, input.len());
+                let partial = Payload {
+                    bytes: partial,
+                    layers: vec![message_layer],
+                    hint,
+                    meta: with_truncated(meta),
+                };
+                return Err(err("chunked", offset, message, vec![partial]));
+            }
+        }
+    } else {
+        let available = input.len().saturating_sub(headers_end);
+        let length = match content_length {
+            Some(n) => n,
+            None if has_body_by_default && !no_body_status && headers_ended => available,
+            None => 0,
+        };
+        if length > available {
+            let body = input.get(headers_end..).unwrap_or(&[]).to_vec();
+            message_layer.span = Span::new(start, input.len());
+            let partial = Payload {
+                bytes: body,
+                layers: vec![message_layer],
+                hint,
+                meta: with_truncated(meta),
+            };
+            return Err(err(
+                &layer_name,
+                input.len(),
+                format!("the body has {available} of the {length} bytes Content-Length announces"),
+                vec![partial],
+            ));
+        }
+        let end = headers_end + length;
+        message_layer.span = Span::new(start, end);
+        layers.push(message_layer);
+        (input.get(headers_end..end).unwrap_or(&[]).to_vec(), end)
+    };
+
+    // Content codings, last applied first undone.
+    for coding in content_codings.iter().rev() {
+        if coding == "identity" {
+            continue;
+        }
+        let name = match coding.as_str() {
+            "gzip" | "x-gzip" => "gzip",
+            "deflate" => "deflate",
+            "br" => "br",
+            "zstd" => "zstd",
+            other => {
+                meta.push((
+                    "warning".to_string(),
+                    format!("unknown Content-Encoding \"{other}\"; the body is left encoded"),
+                ));
+                break;
+            }
+        };
+        match decompress(name, &body, options) {
+            Ok(out) => {
+                layers.push(Layer {
+                    name: name.to_string(),
+                    detail: format!("{} → {} bytes", body.len(), out.len()),
+                    span: Span::new(0, body.len()),
+                });
+                body = out;
+            }
+            Err(message) => {
+                let partial = Payload {
+                    bytes: body,
+                    layers,
+                    hint,
+                    meta: with_truncated(meta),
+                };
+                return Err(err(name, 0, message, vec![partial]));
+            }
+        }
+    }
+    Ok((
+        Payload {
+            bytes: std::mem::take(&mut body),
+            layers,
+            hint,
+            meta,
+        },
+        end,
+    ))
+}
+
+fn with_truncated(mut meta: Vec<(String, String)>) -> Vec<(String, String)> {
+    meta.push(("truncated".to_string(), "true".to_string()));
+    meta
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
+}
+
+fn codings(value: &str) -> impl Iterator<Item = String> + '_ {
+    value
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty())
+}
+
+/// Undoes chunked transfer coding from `pos`: the body, the offset after the trailers and the
+/// number of data chunks; or the fault's offset, message and the body so far.
+#[allow(clippy::type_complexity)]
+fn dechunk(
+    input: &[u8],
+    mut pos: usize,
+    meta: &mut Vec<(String, String)>,
+) -> Result<(Vec<u8>, usize, usize), (usize, String, Vec<u8>)> {
+    let mut body = Vec::new();
+    let mut chunks = 0usize;
+    loop {
+        let (line, next, complete) = line_at(input, pos);
+        if !complete {
+            return Err((
+                pos,
+                "the input ends inside a chunk-size line".to_string(),
+                body,
+            ));
+        }
+        let size_text = line.split(|&c| c == b';').next().unwrap_or(&[]);
+        let size_text = String::from_utf8_lossy(size_text);
+        let size_text = size_text.trim();
+        let size = usize::from_str_radix(size_text, 16)
+            .ok()
+            .filter(|_| !size_text.is_empty() && size_text.len() <= 16)
+            .ok_or_else(|| {
+                (
+                    pos,
+                    format!(
+                        "chunk size \"{}\" is not a hex number",
+                        truncate(size_text, 20)
+                    ),
+                    body.clone(),
+                )
+            })?;
+        pos = next;
+        if size == 0 {
+            break;
+        }
+        let available = input.len().saturating_sub(pos);
+        if size > available {
+            body.extend_from_slice(input.get(pos..).unwrap_or(&[]));
+            return Err((
+                input.len(),
+                format!(
+                    "chunk of {size} bytes runs past the end of the input ({available} bytes left)"
+                ),
+                body,
+            ));
+        }
+        body.extend_from_slice(input.get(pos..pos + size).unwrap_or(&[]));
+        chunks += 1;
+        pos += size;
+        // CRLF (or LF) after the data.
+        match input.get(pos..) {
+            Some([b'\r', b'\n', ..]) => pos += 2,
+            Some([b'\n', ..]) => pos += 1,
+            Some([]) | None => {
+                return Err((pos, "the input ends after a chunk's data".to_string(), body))
+            }
+            Some(_) => {
+                return Err((
+                    pos,
+                    "a chunk's data is not followed by a line end".to_string(),
+                    body,
+                ))
+            }
+        }
+    }
+    // Trailers, up to an empty line or the end of the input.
+    while pos < input.len() {
+        let (line, next, _) = line_at(input, pos);
+        pos = next;
+        if line.is_empty() {
+            break;
+        }
+        let text = String::from_utf8_lossy(line);
+        if let Some((name, value)) = text.split_once(':') {
+            meta.push((format!("trailer {}", name.trim()), value.trim().to_string()));
+        }
+    }
+    Ok((body, pos, chunks))
+}
+
+/// Decompresses `data` with `encoding` ("gzip", "deflate" (zlib or raw), "br", "zstd"), bounded by
+/// [`UnwrapOptions::decompression_limit`]. The error is a plain sentence.
+pub fn decompress(encoding: &str, data: &[u8], options: &UnwrapOptions) -> Result<Vec<u8>, String> {
+    let limit = options.decompression_limit(data.len());
+    match encoding {
+        "gzip" => read_bounded(flate2::read::MultiGzDecoder::new(data), limit, encoding),
+        "deflate" => {
+            let zlib = matches!(data, [cmf, flg, ..]
+                if cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0);
+            if zlib {
+                read_bounded(flate2::read::ZlibDecoder::new(data), limit, "zlib")
+            } else {
+                read_bounded(
+                    flate2::read::DeflateDecoder::new(data),
+                    limit,
+                    "raw deflate",
+                )
+            }
+        }
+        "br" => read_bounded(
+            brotli_decompressor::Decompressor::new(data, 4096),
+            limit,
+            encoding,
+        ),
+        "zstd" => {
+            let decoder = ruzstd::decoding::StreamingDecoder::new(data)
+                .map_err(|e| format!("the zstd frame header is invalid: {e}"))?;
+            read_bounded(decoder, limit, encoding)
+        }
+        other => Err(format!("unknown content coding \"{other}\"")),
+    }
+}
+
+fn read_bounded<R: Read>(mut reader: R, limit: usize, what: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = reader.read(&mut buf).map_err(|e| {
+            format!(
+                "the {what} stream is corrupt after {} bytes of output: {e}",
+                out.len()
+            )
+        })?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if out.len().saturating_add(n) > limit {
+            return Err(format!(
+                "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio)"
+            ));
+        }
+        out.extend_from_slice(buf.get(..n).unwrap_or(&[]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_lines() {
+        assert!(looks_like_http(b"\r\nHTTP/1.1 204 No Content\r\n\r\n"));
+        assert!(looks_like_http(b"POST /x HTTP/1.0\n"));
+        assert!(!looks_like_http(b"HTTP/2 200\r\n"));
+        assert!(!looks_like_http(b"get / HTTP/1.1\r\n"));
+        assert!(!looks_like_http(b"GET / HTTP/1.1 extra\r\n"));
+        assert!(!looks_like_http(b"HTTP/1.1 20 OK\r\n"));
+    }
+
+    #[test]
+    fn hints() {
+        assert_eq!(
+            hint_for_media_type("application/JSON; charset=utf-8"),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            hint_for_media_type("application/problem+json"),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            hint_for_media_type("application/x-msgpack"),
+            Some(Format::MessagePack)
+        );
+        assert_eq!(
+            hint_for_media_type("application/grpc-web-text+proto"),
+            Some(Format::Protobuf)
+        );
+        assert_eq!(hint_for_media_type("text/html"), None);
+        assert!(is_grpc("application/grpc"));
+        assert!(!is_grpc("application/grpcx"));
+    }
+
+    #[test]
+    fn no_body_statuses_and_requests() {
+        let input = b"HTTP/1.1 304 Not Modified\r\nETag: x\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("two messages");
+        assert_eq!(found.len(), 2);
+        assert!(found[0].bytes.is_empty());
+        assert_eq!(found[1].bytes, b"hi");
+    }
+
+    #[test]
+    fn unknown_coding_leaves_the_body() {
+        let input = b"HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\nContent-Length: 2\r\n\r\nhi";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
+        assert_eq!(found[0].bytes, b"hi");
+        assert!(found[0].meta.iter().any(|(k, _)| k == "warning"));
+    }
+
+    #[test]
+    fn header_without_colon_is_an_error() {
+        let e = parse_messages(
+            b"HTTP/1.1 200 OK\r\nbroken\r\n\r\n",
+            &UnwrapOptions::default(),
+        )
+        .expect_err("no colon");
+        assert_eq!(e.layer, "HTTP/1.1 response");
+        assert_eq!(e.offset, 17);
+    }
+}

@@ -1,0 +1,297 @@
+//! Peeling layers off pasted or captured input until the payload is left.
+//!
+//! Users paste whatever they copied: a hex dump, base64, a JSON string holding escaped JSON, a raw
+//! HTTP exchange with a gzip'd chunked body. [`unwrap`] peels one layer at a time, records each
+//! as a [`Layer`] (outermost first), and stops when none applies; what is left is a [`Payload`].
+//! One input can hold several payloads (pipelined HTTP messages).
+//!
+//! Order of tests at each step (first match wins):
+//! 1. a raw HTTP/1.x request or response ([`super::http`]);
+//! 2. a gzip or zstd stream (by its magic number);
+//! 3. JSON text: it *is* the payload, unless it is a lone JSON string whose content is itself
+//!    something to peel (JSON, HTTP, hex, base64…), in which case the content is the next input;
+//! 4. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs.
+//!
+//! The loop is iterative (a work list, no recursion) and bounded by
+//! [`UnwrapOptions::max_layers`]; decompression is bounded in bytes and in ratio. Offsets in a
+//! [`CaptureError`] and spans in a [`Layer`] are into that layer's own input (for the first
+//! layer, the user's input).
+//!
+//! Not done here: pcap/pcapng and TCP reassembly (the `pcap` module), gRPC frame splitting (wired
+//! in elsewhere; HTTP marks gRPC bodies with the meta entry `grpc-body = true`).
+
+use crate::codec::{self, DecodeOptions, Format};
+use crate::model::{Span, Value};
+
+use super::{http, text};
+
+/// One layer peeled off, outermost first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// What the layer was: "hex dump", "base64", "HTTP/1.1 response", "chunked", "gzip", …
+    pub name: String,
+    /// More about it, e.g. "Content-Type: application/msgpack", "xxd".
+    pub detail: String,
+    /// What it covered in its own input.
+    pub span: Span,
+}
+
+/// A payload found in the input, with its provenance.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Payload {
+    /// The payload bytes, all layers peeled.
+    pub bytes: Vec<u8>,
+    /// The layers peeled to reach it, outermost first.
+    pub layers: Vec<Layer>,
+    /// The format a layer announced (an HTTP Content-Type, a `data:` URL's media type).
+    pub hint: Option<Format>,
+    /// Facts gathered on the way: start line, headers, trailers, flags such as `grpc-body`.
+    pub meta: Vec<(String, String)>,
+}
+
+/// Why peeling failed, and what had been found before the fault.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("error in {layer} at byte {offset}: {message}")]
+pub struct CaptureError {
+    /// The layer being peeled, e.g. "HTTP/1.1 response", "chunked", "gzip".
+    pub layer: String,
+    /// Offset of the fault in that layer's own input.
+    pub offset: usize,
+    /// What went wrong, in a plain sentence.
+    pub message: String,
+    /// Payloads found before the fault, and the partial one being peeled (marked with the meta
+    /// entry `truncated = true` where it is cut short).
+    pub extracted: Vec<Payload>,
+}
+
+/// Limits for [`unwrap`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnwrapOptions {
+    /// Most bytes one decompression (or a dump's `*` expansion) may produce. Default 256 MiB.
+    pub max_decompressed: usize,
+    /// Most bytes a decompression may produce per compressed byte. Default 1100 (deflate's
+    /// ceiling is about 1032:1, so only nested or crafted streams go past it).
+    pub max_ratio: usize,
+    /// Below this many output bytes the ratio is not checked (tiny inputs have large ratios).
+    /// Default 1 MiB.
+    pub ratio_floor: usize,
+    /// Most layers peeled for one payload. Default 16.
+    pub max_layers: usize,
+}
+
+impl Default for UnwrapOptions {
+    fn default() -> Self {
+        UnwrapOptions {
+            max_decompressed: 256 << 20,
+            max_ratio: 1100,
+            ratio_floor: 1 << 20,
+            max_layers: 16,
+        }
+    }
+}
+
+impl UnwrapOptions {
+    /// The most bytes `compressed` input bytes may expand to.
+    pub fn decompression_limit(&self, compressed: usize) -> usize {
+        compressed
+            .saturating_mul(self.max_ratio)
+            .max(self.ratio_floor)
+            .min(self.max_decompressed)
+    }
+}
+
+/// What one peeling step found.
+enum Step {
+    /// No layer applies: the bytes are the payload.
+    Done,
+    /// One layer, and the bytes under it.
+    One {
+        layer: Layer,
+        bytes: Vec<u8>,
+        hint: Option<Format>,
+    },
+    /// Several payloads (HTTP messages), each with its own layers so far.
+    Many(Vec<Payload>),
+}
+
+/// Peels layers off `input` until none applies; returns every payload found, in input order.
+///
+/// ```
+/// use wirelens::capture::{unwrap, UnwrapOptions};
+///
+/// let found = unwrap(b"gaNrZXkB", &UnwrapOptions::default()).expect("base64");
+/// assert_eq!(found[0].bytes, [0x81, 0xa3, b'k', b'e', b'y', 0x01]);
+/// assert_eq!(found[0].layers[0].name, "base64");
+/// ```
+pub fn unwrap(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Payload>, CaptureError> {
+    let mut done: Vec<Payload> = Vec::new();
+    if input.iter().all(|c| c.is_ascii_whitespace()) {
+        return Ok(done);
+    }
+    // Work list, next item last.
+    let mut work: Vec<Payload> = vec![Payload {
+        bytes: input.to_vec(),
+        ..Payload::default()
+    }];
+    while let Some(mut current) = work.pop() {
+        let mut split = false;
+        loop {
+            if current.layers.len() >= options.max_layers {
+                current.meta.push((
+                    "warning".to_string(),
+                    format!(
+                        "stopped after {} layers; the bytes may hold more",
+                        options.max_layers
+                    ),
+                ));
+                break;
+            }
+            match step(&current.bytes, options) {
+                Ok(Step::Done) => break,
+                Ok(Step::One { layer, bytes, hint }) => {
+                    current.layers.push(layer);
+                    current.bytes = bytes;
+                    if hint.is_some() {
+                        current.hint = hint;
+                    }
+                }
+                Ok(Step::Many(found)) => {
+                    for p in found.into_iter().rev() {
+                        work.push(nest(&current, p));
+                    }
+                    split = true;
+                    break;
+                }
+                Err(mut e) => {
+                    let mut all = done;
+                    all.extend(e.extracted.into_iter().map(|p| nest(&current, p)));
+                    e.extracted = all;
+                    return Err(e);
+                }
+            }
+        }
+        if !split {
+            done.push(current);
+        }
+    }
+    Ok(done)
+}
+
+/// `inner`, found under the layers of `outer`: layers and meta of both, outer first.
+fn nest(outer: &Payload, inner: Payload) -> Payload {
+    let mut layers = outer.layers.clone();
+    layers.extend(inner.layers);
+    let mut meta = outer.meta.clone();
+    meta.extend(inner.meta);
+    Payload {
+        bytes: inner.bytes,
+        layers,
+        hint: inner.hint.or(outer.hint),
+        meta,
+    }
+}
+
+fn step(bytes: &[u8], options: &UnwrapOptions) -> Result<Step, CaptureError> {
+    if bytes.is_empty() {
+        return Ok(Step::Done);
+    }
+    if http::looks_like_http(bytes) {
+        return http::parse_messages(bytes, options).map(Step::Many);
+    }
+    if let Some(encoding) = compression_magic(bytes) {
+        let out = http::decompress(encoding, bytes, options).map_err(|message| CaptureError {
+            layer: encoding.to_string(),
+            offset: 0,
+            message,
+            extracted: vec![Payload {
+                bytes: bytes.to_vec(),
+                meta: vec![("truncated".to_string(), "true".to_string())],
+                ..Payload::default()
+            }],
+        })?;
+        return Ok(Step::One {
+            layer: Layer {
+                name: encoding.to_string(),
+                detail: format!("{} → {} bytes", bytes.len(), out.len()),
+                span: Span::new(0, bytes.len()),
+            },
+            bytes: out,
+            hint: None,
+        });
+    }
+    if let Some(inner) = json_verdict(bytes, options.max_decompressed) {
+        return Ok(match inner {
+            None => Step::Done,
+            Some(text) => {
+                let start = bytes.iter().position(|&c| c == b'"').unwrap_or(0);
+                let end = bytes
+                    .iter()
+                    .rposition(|&c| c == b'"')
+                    .map_or(bytes.len(), |e| e + 1);
+                Step::One {
+                    layer: Layer {
+                        name: "JSON string".to_string(),
+                        detail: format!("{} characters once unescaped", text.chars().count()),
+                        span: Span::new(start, end.max(start)),
+                    },
+                    bytes: text.into_bytes(),
+                    hint: None,
+                }
+            }
+        });
+    }
+    if let Some(d) = text::decode_text(bytes, options.max_decompressed) {
+        let start = bytes
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(0);
+        let end = bytes
+            .iter()
+            .rposition(|c| !c.is_ascii_whitespace())
+            .map_or(start, |e| e + 1);
+        let hint = match d.shape {
+            text::TextShape::DataUrlBase64 | text::TextShape::DataUrlPercent => {
+                http::hint_for_media_type(&d.detail)
+            }
+            _ => None,
+        };
+        return Ok(Step::One {
+            layer: Layer {
+                name: d.shape.name().to_string(),
+                detail: d.detail,
+                span: Span::new(start, end),
+            },
+            bytes: d.bytes,
+            hint,
+        });
+    }
+    Ok(Step::Done)
+}
+
+fn compression_magic(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x1f, 0x8b, 0x08, ..] => Some("gzip"),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd"),
+        _ => None,
+    }
+}
+
+/// `None`: not JSON. `Some(None)`: JSON, and it is the payload. `Some(Some(text))`: a lone JSON
+/// string whose content is to be peeled further.
+fn json_verdict(bytes: &[u8], max_output: usize) -> Option<Option<String>> {
+    let first = *bytes.iter().find(|c| !c.is_ascii_whitespace())?;
+    if !matches!(
+        first,
+        b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    ) {
+        return None;
+    }
+    let doc = codec::decode(bytes, Format::Json, &DecodeOptions::default()).ok()?;
+    let Value::Text(inner) = doc.value else {
+        return Some(None);
+    };
+    let peelable = http::looks_like_http(inner.as_bytes())
+        || codec::decode(inner.as_bytes(), Format::Json, &DecodeOptions::default()).is_ok()
+        || text::decode_text(inner.as_bytes(), max_output).is_some();
+    Some(peelable.then_some(inner))
+}
