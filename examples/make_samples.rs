@@ -9,6 +9,8 @@
 
 use std::path::Path;
 
+use wirelens::codec::protobuf::framing::grpc_frame;
+use wirelens::codec::protobuf::schema::Schema;
 use wirelens::codec::{encode, EncodeOptions, Format};
 use wirelens::model::{Float, Timestamp, Value};
 
@@ -315,6 +317,67 @@ fn edge_cases_cbor() -> Value {
     Value::Map(entries)
 }
 
+const USER_PROFILE_PROTO: &str = r#"// The user profile sample's message, as a service would declare it.
+syntax = "proto3";
+
+package wirelens.samples;
+
+message UserProfile {
+  uint64 user_id = 1;
+  string username = 2;
+  string email = 3;
+  bool is_active = 4;
+  repeated string roles = 5;
+  string status = 6;
+}
+"#;
+
+const TRANSACTIONS_PROTO: &str = r#"// The transaction history sample's messages.
+syntax = "proto3";
+
+package wirelens.samples;
+
+message TransactionHistory {
+  string account_id = 1;
+  string currency = 2;
+  uint32 count = 3;
+  repeated Transaction transactions = 4;
+}
+
+message Transaction {
+  string id = 1;
+  string timestamp = 2;
+  double amount = 3;
+  string merchant = 4;
+  string category = 5;
+  string status = 6;
+}
+"#;
+
+/// Writes `proto` beside the samples and encodes each value with its message type `message`.
+fn write_protobuf(
+    dir: &Path,
+    proto_name: &str,
+    proto: &str,
+    message: &str,
+    values: &[(&str, Value)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let proto_path = dir.join(proto_name);
+    std::fs::write(&proto_path, proto)?;
+    let schema = Schema::from_proto_files(&[&proto_path], &[dir])?;
+    let descriptor = schema.message(message)?;
+    let options = EncodeOptions {
+        message: Some(descriptor),
+        ..EncodeOptions::default()
+    };
+    for (name, value) in values {
+        let enc = encode(value, Format::Protobuf, &options)?;
+        std::fs::write(dir.join(name), &enc.bytes)?;
+        println!("{name} ({} bytes, {} notes)", enc.bytes.len(), enc.notes.len());
+    }
+    Ok(())
+}
+
 fn write(
     dir: &Path,
     name: &str,
@@ -376,5 +439,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &[MessagePack],
     )?;
     write(&dir, "edge-cases", &edge_cases_cbor(), &[Cbor])?;
+
+    write_protobuf(
+        &dir,
+        "user-profile.proto",
+        USER_PROFILE_PROTO,
+        "wirelens.samples.UserProfile",
+        &[("user-profile.pb", user_profile())],
+    )?;
+    write_protobuf(
+        &dir,
+        "transactions.proto",
+        TRANSACTIONS_PROTO,
+        "wirelens.samples.TransactionHistory",
+        &[("transactions-1k.pb", transactions(1_000, 0x5eed_0001))],
+    )?;
+    // A gRPC response body: three UserProfile messages, each behind its 5-byte frame prefix.
+    let schema = Schema::from_proto_files(&[dir.join("user-profile.proto")], &[&dir])?;
+    let options = EncodeOptions {
+        message: Some(schema.message("wirelens.samples.UserProfile")?),
+        ..EncodeOptions::default()
+    };
+    let mut body = Vec::new();
+    for (id, name, roles) in [
+        (10_042, "li_wei", vec!["admin", "editor"]),
+        (10_043, "ana_sousa", vec!["viewer"]),
+        (10_044, "kenji_sato", vec![]),
+    ] {
+        let user = Value::object([
+            ("user_id", Value::Int(id)),
+            ("username", Value::text(name)),
+            ("email", Value::text(format!("{}@example.com", name.replace('_', ".")))),
+            ("is_active", Value::Bool(id != 10_044)),
+            ("roles", Value::Array(roles.into_iter().map(Value::text).collect())),
+            ("status", Value::text(if id == 10_044 { "suspended" } else { "active" })),
+        ]);
+        let enc = encode(&user, Format::Protobuf, &options)?;
+        body.extend(grpc_frame(&enc.bytes, false));
+    }
+    std::fs::write(dir.join("user-profiles.grpc"), &body)?;
+    println!("user-profiles.grpc ({} bytes, 3 frames)", body.len());
     Ok(())
 }

@@ -1,0 +1,1 @@
+ºNli_weili.wei@example.com *admin*editor2active
