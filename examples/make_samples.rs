@@ -373,7 +373,11 @@ fn write_protobuf(
     for (name, value) in values {
         let enc = encode(value, Format::Protobuf, &options)?;
         std::fs::write(dir.join(name), &enc.bytes)?;
-        println!("{name} ({} bytes, {} notes)", enc.bytes.len(), enc.notes.len());
+        println!(
+            "{name} ({} bytes, {} notes)",
+            enc.bytes.len(),
+            enc.notes.len()
+        );
     }
     Ok(())
 }
@@ -469,10 +473,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let user = Value::object([
             ("user_id", Value::Int(id)),
             ("username", Value::text(name)),
-            ("email", Value::text(format!("{}@example.com", name.replace('_', ".")))),
+            (
+                "email",
+                Value::text(format!("{}@example.com", name.replace('_', "."))),
+            ),
             ("is_active", Value::Bool(id != 10_044)),
-            ("roles", Value::Array(roles.into_iter().map(Value::text).collect())),
-            ("status", Value::text(if id == 10_044 { "suspended" } else { "active" })),
+            (
+                "roles",
+                Value::Array(roles.into_iter().map(Value::text).collect()),
+            ),
+            (
+                "status",
+                Value::text(if id == 10_044 { "suspended" } else { "active" }),
+            ),
         ]);
         let enc = encode(&user, Format::Protobuf, &options)?;
         body.extend(grpc_frame(&enc.bytes, false));

@@ -35,7 +35,7 @@ pub(crate) struct FieldDef {
     pub key: String,
     /// The field name in the `.proto`.
     pub name: String,
-    /// `json_name`, when `name` had to differ from `key`.
+    /// `json_name`, when `name` had to differ from `key` or its default JSON name would clash.
     pub json_name: Option<String>,
     /// The field number.
     pub number: u32,
@@ -154,7 +154,14 @@ impl Lower {
 
     /// A message for objects whose keys are field names.
     fn message(&mut self, obj: &ObjShape, hint: &str) -> usize {
-        let mut names = Names::default();
+        let mut names = Names {
+            keys: obj
+                .fields
+                .iter()
+                .filter_map(|f| f.key.as_str().map(str::to_string))
+                .collect(),
+            ..Names::default()
+        };
         let mut fields = Vec::with_capacity(obj.fields.len());
         for field in &obj.fields {
             let key = field.key.as_str().unwrap_or_default();
@@ -169,6 +176,7 @@ impl Lower {
                 ty,
             });
         }
+        unique_json_names(&mut fields);
         let seen: Vec<u64> = obj.fields.iter().map(|f| f.seen).collect();
         for (field, number) in fields.iter_mut().zip(numbers(&seen)) {
             field.number = number;
@@ -287,7 +295,8 @@ fn map_key_type(obj: &ObjShape) -> &'static str {
     }
 }
 
-/// Whether an object's keys look like data rather than field names: any key that is not text;
+/// Whether an object's keys look like data rather than field names: any key that is not text or
+/// is empty;
 /// every key not an identifier, or UUID/hex-like; or many distinct keys across records, none of
 /// them in more than half of the records, with values of one kind.
 pub(crate) fn map_like(obj: &ObjShape) -> bool {
@@ -295,7 +304,12 @@ pub(crate) fn map_like(obj: &ObjShape) -> bool {
     if n == 0 {
         return false;
     }
-    if obj.fields.iter().any(|f| f.key.as_str().is_none()) {
+    // A key that is not text, or the empty text, can name no field.
+    if obj
+        .fields
+        .iter()
+        .any(|f| f.key.as_str().is_none_or(str::is_empty))
+    {
         return true;
     }
     if obj
@@ -348,10 +362,12 @@ pub(crate) fn numbers(seen: &[u64]) -> Vec<u32> {
 }
 
 /// Field names of one message, unique even after protoc's proto3 rule (lowercase, underscores
-/// removed).
+/// removed), and never the verbatim key of another field (an encoder looks keys up by field name
+/// first, so a made-up name must not capture another key).
 #[derive(Default)]
 struct Names {
     taken: HashSet<String>,
+    keys: HashSet<String>,
 }
 
 impl Names {
@@ -366,13 +382,64 @@ impl Names {
         }
         let mut name = base.clone();
         let mut n = 2;
-        while !self.taken.insert(folded(&name)) {
+        loop {
+            let other_key = name != key && self.keys.contains(&name);
+            if !other_key && self.taken.insert(folded(&name)) {
+                break;
+            }
             name = format!("{base}_{n}");
             n += 1;
         }
         let json_name = (name != key).then(|| key.to_string());
         (name, json_name)
     }
+}
+
+/// Makes every field's JSON name unique: a field whose default JSON name (protoc's lowerCamel of
+/// its name) collides with another field's JSON name gets its key as an explicit `json_name`.
+/// Keys are unique within a message, so this ends with all names distinct.
+fn unique_json_names(fields: &mut [FieldDef]) {
+    loop {
+        let effective: Vec<String> = fields
+            .iter()
+            .map(|f| {
+                f.json_name
+                    .clone()
+                    .unwrap_or_else(|| default_json_name(&f.name))
+            })
+            .collect();
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for e in &effective {
+            *count.entry(e.as_str()).or_default() += 1;
+        }
+        let mut changed = false;
+        for (f, e) in fields.iter_mut().zip(&effective) {
+            if f.json_name.is_none() && count.get(e.as_str()).copied().unwrap_or(0) > 1 {
+                f.json_name = Some(f.key.clone());
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// protoc's default JSON name: underscores dropped, the letter after each one upper-cased.
+fn default_json_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn folded(name: &str) -> String {
