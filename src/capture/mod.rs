@@ -4,5 +4,6 @@
 //! now the input is taken to be the payload itself.
 
 pub mod detect;
+pub mod pcap;
 
 pub use detect::{detect, Reading};
