@@ -585,3 +585,79 @@ pub fn payloads(capture: &Capture) -> Vec<Payload> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_lists_collapse_runs() {
+        assert_eq!(frame_list(&mut vec![9, 4, 5, 6, 8, 4]), "4–6, 8–9");
+        assert_eq!(frame_list(&mut vec![7]), "7");
+        assert_eq!(
+            frame_list(&mut vec![u64::MAX, 1]),
+            "1, 18446744073709551615"
+        );
+        assert_eq!(frame_list(&mut Vec::new()), "");
+    }
+
+    #[test]
+    fn segments_in_finds_the_frames_of_a_range() {
+        let seg = |a, b, frame| SegmentRef {
+            span: Span::new(a, b),
+            frame,
+            time: None,
+            record: Span::empty(0),
+        };
+        let d = Direction {
+            bytes: vec![0; 30],
+            segments: vec![seg(0, 10, 3), seg(10, 20, 5), seg(20, 30, 4)],
+            retransmitted: 0,
+        };
+        let frames = |a, b| -> Vec<u64> {
+            d.segments_in(Span::new(a, b))
+                .iter()
+                .map(|s| s.frame)
+                .collect()
+        };
+        assert_eq!(frames(0, 10), vec![3]);
+        assert_eq!(frames(9, 11), vec![3, 5]);
+        assert_eq!(frames(15, 30), vec![5, 4]);
+        assert_eq!(frames(30, 40), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn is_pcap_knows_all_four_pcap_magics_and_pcapng() {
+        for magic in [0xa1b2_c3d4u32, 0xa1b2_3c4d] {
+            let mut b = magic.to_le_bytes().to_vec();
+            b.resize(24, 0);
+            assert!(is_pcap(&b));
+            let mut b = magic.to_be_bytes().to_vec();
+            b.resize(24, 0);
+            assert!(is_pcap(&b));
+        }
+        let mut ng = 0x0a0d_0d0au32.to_le_bytes().to_vec();
+        ng.extend_from_slice(&28u32.to_le_bytes());
+        ng.extend_from_slice(&0x1a2b_3c4du32.to_be_bytes());
+        assert!(is_pcap(&ng));
+        assert!(!is_pcap(&ng[..8]));
+        assert!(!is_pcap(b"\x0a\x0d\x0d\x0a\0\0\0\0\0\0\0\0"));
+    }
+
+    #[test]
+    fn warnings_are_bounded() {
+        let mut w = Warnings {
+            list: Vec::new(),
+            dropped: 0,
+        };
+        for i in 0..MAX_WARNINGS + 5 {
+            w.push(i.to_string());
+        }
+        let list = w.finish();
+        assert_eq!(list.len(), MAX_WARNINGS + 1);
+        assert_eq!(
+            list.last().map(String::as_str),
+            Some("5 more warnings are not shown")
+        );
+    }
+}
