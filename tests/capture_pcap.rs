@@ -425,20 +425,22 @@ fn out_of_order_retransmitted_and_wrapping_stream_reassembles_exactly() {
     assert_eq!(s.server, addr("10.0.0.2:80"));
     let d = &s.directions[0];
     assert_eq!(d.bytes, original);
-    assert_eq!(d.retransmitted, 3);
+    // Where copies overlap, the one starting earliest in the stream wins: frame 9's [30,100)
+    // supplies 40..100, so frames 4 and 7 add nothing and frame 8 only 100..150.
+    assert_eq!(d.retransmitted, 5);
     let frames: Vec<(u64, Span)> = d.segments.iter().map(|s| (s.frame, s.span)).collect();
     assert_eq!(
         frames,
         vec![
             (5, Span::new(0, 40)),
-            (4, Span::new(40, 90)),
-            (8, Span::new(90, 150)),
+            (9, Span::new(40, 100)),
+            (8, Span::new(100, 150)),
             (6, Span::new(150, 200)),
         ]
     );
     assert_eq!(s.directions[1].bytes, b"ok");
     let ps = payloads(&cap);
-    assert_eq!(meta(&ps[0], "frames"), "4–6, 8");
+    assert_eq!(meta(&ps[0], "frames"), "5–6, 8–9");
 }
 
 #[test]

@@ -129,7 +129,8 @@ pub struct Direction {
     /// From byte ranges of `bytes` to the frames that carried them, in byte order. UDP: one per
     /// datagram.
     pub segments: Vec<SegmentRef>,
-    /// TCP segments whose data was already there (retransmissions, overlaps), kept once.
+    /// TCP segments whose data was already there in whole or in part (retransmissions,
+    /// overlaps); their bytes are kept once.
     pub retransmitted: usize,
 }
 

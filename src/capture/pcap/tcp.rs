@@ -3,7 +3,8 @@
 //! Segments are collected per direction with their offset relative to a reference sequence
 //! number (unwrapped step by step, so 32-bit wrap-around is handled), then put in order at the
 //! end. The stream starts after the SYN's ISN when the SYN was seen, else at the lowest offset
-//! seen. Retransmitted or overlapping data is kept once (the copy that arrived first wins).
+//! seen. Retransmitted or overlapping data is kept once: when copies overlap, the one that
+//! starts earliest in the stream wins (on a tie, the earlier frame).
 //! **A gap (lost or uncaptured segment) cuts that direction there**, with a warning: what follows
 //! a gap cannot be placed in the byte stream a later parser reads. FIN bounds a direction; RST
 //! ends the connection. A SYN on a 4-tuple whose connection was used or closed starts a new
