@@ -473,9 +473,9 @@ fn frame_list(frames: &mut Vec<u64>) -> String {
     let mut i = 0;
     while let Some(&first) = frames.get(i) {
         let mut last = first;
-        while frames.get(i + 1) == Some(&(last + 1)) {
+        while let Some(next) = last.checked_add(1).filter(|n| frames.get(i + 1) == Some(n)) {
             i += 1;
-            last += 1;
+            last = next;
         }
         if !out.is_empty() {
             out.push_str(", ");
