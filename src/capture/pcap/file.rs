@@ -374,7 +374,7 @@ fn read_options(
             return;
         };
         each(code, value);
-        at = vstart + (usize::from(len) + 3) / 4 * 4;
+        at = vstart + usize::from(len).div_ceil(4) * 4;
     }
 }
 
