@@ -7,6 +7,7 @@
 pub mod detect;
 pub mod http;
 pub mod layers;
+pub mod pcap;
 pub mod text;
 
 pub use detect::{detect, Reading};

@@ -1,0 +1,626 @@
+//! Captured network traffic: pcap and pcapng files down to the TCP and UDP payload bytes.
+//!
+//! Engineers hand wirelens a capture saved from Wireshark or tcpdump; what they want to see is
+//! the bytes the application sent. This module reads the file container ([`file`]: classic pcap
+//! in either byte order with micro- or nanosecond times, and pcapng with its sections, interfaces
+//! and timestamp resolutions), peels the link and network layers (`net`: Ethernet with VLAN
+//! tags, Linux cooked SLL/SLL2, raw IP, null/loopback; IPv4 and IPv6) and reassembles TCP
+//! streams (`tcp`) so each direction of each connection becomes one byte buffer, with a map from
+//! byte ranges back to the frames (and times) that carried them. UDP datagrams stay separate.
+//!
+//! What it does not do: parse HTTP or any application protocol (the HTTP layer does that on the
+//! stream bytes), reassemble IP fragments (they are reported and skipped), or decode anything
+//! above TCP/UDP. Frames are numbered from 1 like Wireshark does, so "frame 4" here is frame 4
+//! there.
+//!
+//! Conventions: nothing here panics on any input; memory is bounded by [`PcapLimits`] (payload
+//! bytes held across all streams, and packets read); exceeding a limit, a file cut short, a
+//! truncated packet, a gap in a TCP stream — each gives a warning in [`Capture::warnings`] and as
+//! much data as is sound, never an error. Only input that is not a capture file at all, or a
+//! pcapng block whose length fields are impossible, is a [`CaptureError`].
+
+mod file;
+mod net;
+mod tcp;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use crate::model::{Span, Timestamp};
+
+pub use file::FileFormat;
+
+pub use crate::capture::layers::{CaptureError, Layer, Payload};
+
+/// Bounds on the work [`extract`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PcapLimits {
+    /// Payload bytes held across all streams (default 256 MiB); beyond it, data is dropped with a
+    /// warning.
+    pub max_stream_bytes: usize,
+    /// Packets read (default 10 million); beyond it, reading stops with a warning.
+    pub max_packets: usize,
+}
+
+impl Default for PcapLimits {
+    fn default() -> Self {
+        PcapLimits {
+            max_stream_bytes: 256 << 20,
+            max_packets: 10_000_000,
+        }
+    }
+}
+
+/// The transport protocol of a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// TCP: each direction is a reassembled byte stream.
+    Tcp,
+    /// UDP: each direction is the datagrams in capture order, one segment each.
+    Udp,
+}
+
+impl Transport {
+    /// `TCP` or `UDP`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp => "TCP",
+            Transport::Udp => "UDP",
+        }
+    }
+}
+
+/// Which frame carried a range of a direction's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentRef {
+    /// The range in [`Direction::bytes`].
+    pub span: Span,
+    /// The frame number (1-based, as Wireshark counts).
+    pub frame: u64,
+    /// When the frame was captured (pcapng simple packet blocks have no time).
+    pub time: Option<Timestamp>,
+    /// The frame's record in the capture file.
+    pub record: Span,
+}
+
+/// One direction of a stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Direction {
+    /// The bytes sent, in stream order (TCP: reassembled, up to the first gap).
+    pub bytes: Vec<u8>,
+    /// From byte ranges of `bytes` to the frames that carried them, in byte order. UDP: one per
+    /// datagram.
+    pub segments: Vec<SegmentRef>,
+    /// TCP segments whose data was already there in whole or in part (retransmissions,
+    /// overlaps); their bytes are kept once.
+    pub retransmitted: usize,
+}
+
+impl Direction {
+    /// The segments that carried any byte of `span` (a range of [`Direction::bytes`]).
+    pub fn segments_in(&self, span: Span) -> &[SegmentRef] {
+        let first = self.segments.partition_point(|s| s.span.end <= span.start);
+        let last = self.segments.partition_point(|s| s.span.start < span.end);
+        self.segments.get(first..last.max(first)).unwrap_or(&[])
+    }
+
+    /// The time of the earliest frame that carried data.
+    pub fn first_time(&self) -> Option<Timestamp> {
+        self.segments
+            .iter()
+            .min_by_key(|s| s.frame)
+            .and_then(|s| s.time)
+    }
+}
+
+/// One conversation between two endpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stream {
+    /// TCP or UDP.
+    pub protocol: Transport,
+    /// The side that opened it (TCP: the SYN's sender; else the lower-priority guess: the
+    /// higher port, or UDP's first sender).
+    pub client: SocketAddr,
+    /// The other side.
+    pub server: SocketAddr,
+    /// `[client→server, server→client]`.
+    pub directions: [Direction; 2],
+}
+
+/// What a capture file held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// The streams, in order of their first packet.
+    pub streams: Vec<Stream>,
+    /// Packets read.
+    pub packets: usize,
+    /// Everything that was not quite right: cut files, truncated packets, gaps, limits, fragments.
+    pub warnings: Vec<String>,
+    /// pcap or pcapng.
+    pub format: FileFormat,
+    /// Length of the capture file (the span of the `pcap`/`pcapng` layer).
+    pub input_len: usize,
+    /// The link types seen, in order of first use.
+    pub linktypes: Vec<u32>,
+}
+
+/// Whether the bytes start like a pcap (either byte order, micro- or nanosecond) or pcapng file.
+pub fn is_pcap(bytes: &[u8]) -> bool {
+    file::sniff(bytes).is_some()
+}
+
+/// Warnings beyond this many are counted, not kept.
+const MAX_WARNINGS: usize = 200;
+
+struct Warnings {
+    list: Vec<String>,
+    dropped: usize,
+}
+
+impl Warnings {
+    fn push(&mut self, message: String) {
+        if self.list.len() < MAX_WARNINGS {
+            self.list.push(message);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        if self.dropped > 0 {
+            self.list
+                .push(format!("{} more warnings are not shown", self.dropped));
+        }
+        self.list
+    }
+}
+
+enum Pending {
+    Tcp(tcp::Connection),
+    Udp(Stream),
+}
+
+struct State {
+    limits: PcapLimits,
+    pending: Vec<Pending>,
+    /// (lower address, higher address) → index of the current stream in `pending`.
+    current: HashMap<(SocketAddr, SocketAddr), usize>,
+    budget: usize,
+    budget_warned: bool,
+    packets: usize,
+    truncated: usize,
+    first_truncated: u64,
+    linktypes: Vec<u32>,
+    warnings: Warnings,
+}
+
+fn key(a: SocketAddr, b: SocketAddr) -> (SocketAddr, SocketAddr) {
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+impl State {
+    fn over_budget(&mut self, frame: u64, len: usize) {
+        if !self.budget_warned {
+            self.budget_warned = true;
+            self.warnings.push(format!(
+                "the limit of {} payload bytes was reached at frame {frame} ({len} more bytes); later payload data is dropped",
+                self.limits.max_stream_bytes
+            ));
+        }
+    }
+
+    fn packet(&mut self, p: file::Packet<'_>) -> bool {
+        if self.packets >= self.limits.max_packets {
+            self.warnings.push(format!(
+                "the limit of {} packets was reached; reading stopped before frame {}",
+                self.limits.max_packets, p.frame
+            ));
+            return false;
+        }
+        self.packets += 1;
+        if !self.linktypes.contains(&p.linktype) {
+            self.linktypes.push(p.linktype);
+        }
+        if (p.data.len() as u64) < p.orig_len {
+            if self.truncated == 0 {
+                self.first_truncated = p.frame;
+            }
+            self.truncated += 1;
+        }
+        match net::parse(p.linktype, p.data) {
+            Err(None) => {}
+            Err(Some(why)) => self.warnings.push(format!("frame {}: {why}", p.frame)),
+            Ok(net::Transport::Tcp(seg)) => self.tcp(seg, &p),
+            Ok(net::Transport::Udp(dgram)) => self.udp(dgram, &p),
+        }
+        true
+    }
+
+    fn tcp(&mut self, seg: net::TcpSegment<'_>, p: &file::Packet<'_>) {
+        let k = key(seg.src, seg.dst);
+        let open_new = match self.current.get(&k).and_then(|&i| self.pending.get(i)) {
+            Some(Pending::Tcp(c)) => {
+                if seg.syn && !seg.ack {
+                    // A retransmitted SYN keeps the connection; a fresh one (port reuse) does not.
+                    c.closed || c.has_data || c.client_isn.is_some_and(|isn| isn != seg.seq)
+                } else {
+                    seg.syn && c.closed
+                }
+            }
+            _ => true,
+        };
+        if open_new {
+            let (client, server) = if seg.syn {
+                if seg.ack {
+                    (seg.dst, seg.src)
+                } else {
+                    (seg.src, seg.dst)
+                }
+            } else if seg.src.port() > seg.dst.port() {
+                (seg.src, seg.dst)
+            } else {
+                (seg.dst, seg.src)
+            };
+            let mut conn = tcp::Connection::new(client, server);
+            if seg.syn && !seg.ack {
+                conn.client_isn = Some(seg.seq);
+            }
+            self.current.insert(k, self.pending.len());
+            self.pending.push(Pending::Tcp(conn));
+        }
+        let Some(&index) = self.current.get(&k) else {
+            return;
+        };
+        let payload = if self.budget_warned {
+            &[][..]
+        } else {
+            seg.payload
+        };
+        let flags = (seg.syn, seg.fin, seg.rst);
+        let Some(Pending::Tcp(conn)) = self.pending.get_mut(index) else {
+            return;
+        };
+        let added = conn.add(
+            seg.src,
+            seg.seq,
+            flags,
+            payload,
+            (p.frame, p.time, p.record),
+            &mut self.budget,
+        );
+        if let Err(len) = added {
+            // Keep the flags (FIN/RST) even when the data is dropped.
+            let _ = conn.add(
+                seg.src,
+                seg.seq,
+                flags,
+                &[],
+                (p.frame, p.time, p.record),
+                &mut self.budget,
+            );
+            self.over_budget(p.frame, len);
+        }
+    }
+
+    fn udp(&mut self, d: net::UdpDatagram<'_>, p: &file::Packet<'_>) {
+        let k = key(d.src, d.dst);
+        let index = match self.current.get(&k) {
+            Some(&i) if matches!(self.pending.get(i), Some(Pending::Udp(_))) => i,
+            _ => {
+                self.current.insert(k, self.pending.len());
+                self.pending.push(Pending::Udp(Stream {
+                    protocol: Transport::Udp,
+                    client: d.src,
+                    server: d.dst,
+                    directions: [Direction::default(), Direction::default()],
+                }));
+                self.pending.len() - 1
+            }
+        };
+        if d.payload.len() > self.budget {
+            self.over_budget(p.frame, d.payload.len());
+            return;
+        }
+        self.budget -= d.payload.len();
+        let Some(Pending::Udp(stream)) = self.pending.get_mut(index) else {
+            return;
+        };
+        let which = usize::from(d.src != stream.client);
+        let Some(dir) = stream.directions.get_mut(which) else {
+            return;
+        };
+        let from = dir.bytes.len();
+        dir.bytes.extend_from_slice(d.payload);
+        dir.segments.push(SegmentRef {
+            span: Span::new(from, dir.bytes.len()),
+            frame: p.frame,
+            time: p.time,
+            record: p.record,
+        });
+    }
+
+    fn finish(mut self, format: FileFormat, input_len: usize) -> Capture {
+        if self.truncated > 0 {
+            self.warnings.push(format!(
+                "{} packets were captured shorter than they were on the wire (first: frame {}); their data is kept as far as it was captured",
+                self.truncated, self.first_truncated
+            ));
+        }
+        let mut streams = Vec::with_capacity(self.pending.len());
+        for (i, pending) in self.pending.into_iter().enumerate() {
+            match pending {
+                Pending::Udp(s) => streams.push(s),
+                Pending::Tcp(c) => {
+                    let (client, server) = (c.client, c.server);
+                    let label = format!("stream {i} (TCP {client} → {server})");
+                    let mut list = Vec::new();
+                    let directions = c.finish(&label, &mut list);
+                    for w in list {
+                        self.warnings.push(w);
+                    }
+                    streams.push(Stream {
+                        protocol: Transport::Tcp,
+                        client,
+                        server,
+                        directions,
+                    });
+                }
+            }
+        }
+        Capture {
+            streams,
+            packets: self.packets,
+            warnings: self.warnings.finish(),
+            format,
+            input_len,
+            linktypes: self.linktypes,
+        }
+    }
+}
+
+/// Reads a pcap or pcapng capture and reassembles its TCP streams and UDP conversations.
+///
+/// Errors only when the bytes are not a capture file or a pcapng block is malformed; the error
+/// then carries the payloads found before the fault. Everything else (a file cut short, truncated
+/// packets, gaps, limits) is a warning in the returned [`Capture`].
+pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureError> {
+    let mut state = State {
+        limits: *limits,
+        pending: Vec::new(),
+        current: HashMap::new(),
+        budget: limits.max_stream_bytes,
+        budget_warned: false,
+        packets: 0,
+        truncated: 0,
+        first_truncated: 0,
+        linktypes: Vec::new(),
+        warnings: Warnings {
+            list: Vec::new(),
+            dropped: 0,
+        },
+    };
+    let mut file_warnings = Vec::new();
+    let walked = file::walk(bytes, &mut file_warnings, &mut |p| state.packet(p));
+    for w in file_warnings {
+        state.warnings.push(w);
+    }
+    match walked {
+        Ok(format) => Ok(state.finish(format, bytes.len())),
+        Err(fault) => {
+            let format = file::sniff(bytes);
+            let layer = format.map_or("pcap", FileFormat::name).to_string();
+            let extracted = match format {
+                Some(f) => payloads(&state.finish(f, bytes.len())),
+                None => Vec::new(),
+            };
+            Err(CaptureError {
+                layer,
+                offset: fault.offset,
+                message: fault.message,
+                extracted,
+            })
+        }
+    }
+}
+
+/// Frame numbers as a short list: `4, 6, 8–9`.
+fn frame_list(frames: &mut Vec<u64>) -> String {
+    frames.sort_unstable();
+    frames.dedup();
+    let mut out = String::new();
+    let mut i = 0;
+    while let Some(&first) = frames.get(i) {
+        let mut last = first;
+        while let Some(next) = last.checked_add(1).filter(|n| frames.get(i + 1) == Some(n)) {
+            i += 1;
+            last = next;
+        }
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        if last == first {
+            out.push_str(&first.to_string());
+        } else {
+            out.push_str(&format!("{first}–{last}"));
+        }
+        i += 1;
+    }
+    out
+}
+
+fn payload_for(
+    capture: &Capture,
+    index: usize,
+    stream: &Stream,
+    which: usize,
+    bytes: &[u8],
+    segments: &[SegmentRef],
+) -> Payload {
+    let (from, to, dir_name) = if which == 0 {
+        (stream.client, stream.server, "client→server")
+    } else {
+        (stream.server, stream.client, "server→client")
+    };
+    let mut frames: Vec<u64> = segments.iter().map(|s| s.frame).collect();
+    let frames = frame_list(&mut frames);
+    let record = match (
+        segments.iter().map(|s| s.record.start).min(),
+        segments.iter().map(|s| s.record.end).max(),
+    ) {
+        (Some(a), Some(b)) => Span::new(a, b.max(a)),
+        _ => Span::empty(0),
+    };
+    let first_time = segments
+        .iter()
+        .min_by_key(|s| s.frame)
+        .and_then(|s| s.time)
+        .map(|t| t.to_rfc3339());
+    let links: Vec<String> = capture
+        .linktypes
+        .iter()
+        .map(|&l| net::linktype_name(l))
+        .collect();
+    let mut meta = vec![
+        ("stream".to_string(), index.to_string()),
+        ("direction".to_string(), dir_name.to_string()),
+    ];
+    if let Some(t) = first_time {
+        meta.push(("first time".to_string(), t));
+    }
+    meta.push(("frames".to_string(), frames.clone()));
+    Payload {
+        bytes: bytes.to_vec(),
+        layers: vec![
+            Layer {
+                name: capture.format.name().to_string(),
+                detail: format!("{} packets, {}", capture.packets, links.join(", ")),
+                span: Span::new(0, capture.input_len),
+            },
+            Layer {
+                name: format!("{} {from} → {to}", stream.protocol.name()),
+                detail: format!("stream {index}, {dir_name}, frames {frames}"),
+                span: record,
+            },
+        ],
+        hint: None,
+        meta,
+    }
+}
+
+/// One payload per non-empty direction of each TCP stream, and one per UDP datagram, in stream
+/// order (client→server before server→client).
+pub fn payloads(capture: &Capture) -> Vec<Payload> {
+    let mut out = Vec::new();
+    for (index, stream) in capture.streams.iter().enumerate() {
+        for (which, dir) in stream.directions.iter().enumerate() {
+            match stream.protocol {
+                Transport::Tcp => {
+                    if !dir.bytes.is_empty() {
+                        out.push(payload_for(
+                            capture,
+                            index,
+                            stream,
+                            which,
+                            &dir.bytes,
+                            &dir.segments,
+                        ));
+                    }
+                }
+                Transport::Udp => {
+                    for seg in &dir.segments {
+                        let bytes = dir.bytes.get(seg.span.range()).unwrap_or(&[]);
+                        out.push(payload_for(
+                            capture,
+                            index,
+                            stream,
+                            which,
+                            bytes,
+                            std::slice::from_ref(seg),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_lists_collapse_runs() {
+        assert_eq!(frame_list(&mut vec![9, 4, 5, 6, 8, 4]), "4–6, 8–9");
+        assert_eq!(frame_list(&mut vec![7]), "7");
+        assert_eq!(
+            frame_list(&mut vec![u64::MAX, 1]),
+            "1, 18446744073709551615"
+        );
+        assert_eq!(frame_list(&mut Vec::new()), "");
+    }
+
+    #[test]
+    fn segments_in_finds_the_frames_of_a_range() {
+        let seg = |a, b, frame| SegmentRef {
+            span: Span::new(a, b),
+            frame,
+            time: None,
+            record: Span::empty(0),
+        };
+        let d = Direction {
+            bytes: vec![0; 30],
+            segments: vec![seg(0, 10, 3), seg(10, 20, 5), seg(20, 30, 4)],
+            retransmitted: 0,
+        };
+        let frames = |a, b| -> Vec<u64> {
+            d.segments_in(Span::new(a, b))
+                .iter()
+                .map(|s| s.frame)
+                .collect()
+        };
+        assert_eq!(frames(0, 10), vec![3]);
+        assert_eq!(frames(9, 11), vec![3, 5]);
+        assert_eq!(frames(15, 30), vec![5, 4]);
+        assert_eq!(frames(30, 40), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn is_pcap_knows_all_four_pcap_magics_and_pcapng() {
+        for magic in [0xa1b2_c3d4u32, 0xa1b2_3c4d] {
+            let mut b = magic.to_le_bytes().to_vec();
+            b.resize(24, 0);
+            assert!(is_pcap(&b));
+            let mut b = magic.to_be_bytes().to_vec();
+            b.resize(24, 0);
+            assert!(is_pcap(&b));
+        }
+        let mut ng = 0x0a0d_0d0au32.to_le_bytes().to_vec();
+        ng.extend_from_slice(&28u32.to_le_bytes());
+        ng.extend_from_slice(&0x1a2b_3c4du32.to_be_bytes());
+        assert!(is_pcap(&ng));
+        assert!(!is_pcap(&ng[..8]));
+        assert!(!is_pcap(b"\x0a\x0d\x0d\x0a\0\0\0\0\0\0\0\0"));
+    }
+
+    #[test]
+    fn warnings_are_bounded() {
+        let mut w = Warnings {
+            list: Vec::new(),
+            dropped: 0,
+        };
+        for i in 0..MAX_WARNINGS + 5 {
+            w.push(i.to_string());
+        }
+        let list = w.finish();
+        assert_eq!(list.len(), MAX_WARNINGS + 1);
+        assert_eq!(
+            list.last().map(String::as_str),
+            Some("5 more warnings are not shown")
+        );
+    }
+}

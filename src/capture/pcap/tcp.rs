@@ -1,0 +1,179 @@
+//! TCP stream reassembly, per direction, by sequence number.
+//!
+//! Segments are collected per direction with their offset relative to a reference sequence
+//! number (unwrapped step by step, so 32-bit wrap-around is handled), then put in order at the
+//! end. The stream starts after the SYN's ISN when the SYN was seen, else at the lowest offset
+//! seen. Retransmitted or overlapping data is kept once: when copies overlap, the one that
+//! starts earliest in the stream wins (on a tie, the earlier frame).
+//! **A gap (lost or uncaptured segment) cuts that direction there**, with a warning: what follows
+//! a gap cannot be placed in the byte stream a later parser reads. FIN bounds a direction; RST
+//! ends the connection. A SYN on a 4-tuple whose connection was used or closed starts a new
+//! stream (port reuse).
+
+use std::net::SocketAddr;
+
+use crate::model::{Span, Timestamp};
+
+use super::{Direction, SegmentRef};
+
+/// One buffered segment.
+struct Piece {
+    off: i64,
+    data: Vec<u8>,
+    frame: u64,
+    time: Option<Timestamp>,
+    record: Span,
+}
+
+/// One direction while it is being collected.
+#[derive(Default)]
+pub(crate) struct Collecting {
+    /// Last sequence number seen and its unwrapped offset.
+    reference: Option<(u32, i64)>,
+    /// Offset of the first data byte when the SYN was seen.
+    start: Option<i64>,
+    /// Offset of the FIN, when seen.
+    fin: Option<i64>,
+    pieces: Vec<Piece>,
+}
+
+impl Collecting {
+    fn unwrap_seq(&mut self, seq: u32) -> i64 {
+        let off = match self.reference {
+            None => 0,
+            Some((last, last_off)) => last_off + i64::from(seq.wrapping_sub(last) as i32),
+        };
+        self.reference = Some((seq, off));
+        off
+    }
+}
+
+/// A TCP connection being collected.
+pub(crate) struct Connection {
+    pub client: SocketAddr,
+    pub server: SocketAddr,
+    /// [client→server, server→client]
+    pub dirs: [Collecting; 2],
+    /// The ISN of the client's SYN, when seen (tells a retransmitted SYN from port reuse).
+    pub client_isn: Option<u32>,
+    pub closed: bool,
+    pub has_data: bool,
+}
+
+impl Connection {
+    pub(crate) fn new(client: SocketAddr, server: SocketAddr) -> Connection {
+        Connection {
+            client,
+            server,
+            dirs: [Collecting::default(), Collecting::default()],
+            client_isn: None,
+            closed: false,
+            has_data: false,
+        }
+    }
+
+    /// Records one segment, sent by `from`. Returns the payload bytes stored.
+    pub(crate) fn add(
+        &mut self,
+        from: SocketAddr,
+        seq: u32,
+        flags: (bool, bool, bool), // syn, fin, rst
+        payload: &[u8],
+        (frame, time, record): (u64, Option<Timestamp>, Span),
+        budget: &mut usize,
+    ) -> Result<(), usize> {
+        let (syn, fin, rst) = flags;
+        let d = usize::from(from != self.client);
+        let dir = &mut self.dirs[d.min(1)];
+        let off = dir.unwrap_seq(seq);
+        let data_off = if syn {
+            dir.start = Some(off + 1);
+            off + 1
+        } else {
+            off
+        };
+        if !payload.is_empty() {
+            if payload.len() > *budget {
+                return Err(payload.len());
+            }
+            *budget -= payload.len();
+            self.has_data = true;
+            dir.pieces.push(Piece {
+                off: data_off,
+                data: payload.to_vec(),
+                frame,
+                time,
+                record,
+            });
+        }
+        if fin {
+            let fin_off = data_off + payload.len() as i64;
+            dir.fin = Some(dir.fin.map_or(fin_off, |f| f.min(fin_off)));
+        }
+        if rst {
+            self.closed = true;
+        }
+        if self.dirs.iter().all(|d| d.fin.is_some()) {
+            self.closed = true;
+        }
+        Ok(())
+    }
+
+    /// Puts each direction in order. Warnings name the stream by `label`.
+    pub(crate) fn finish(self, label: &str, warnings: &mut Vec<String>) -> [Direction; 2] {
+        let names = ["client→server", "server→client"];
+        let mut out: [Direction; 2] = [Direction::default(), Direction::default()];
+        for (i, mut dir) in self.dirs.into_iter().enumerate() {
+            let Some(target) = out.get_mut(i) else {
+                continue;
+            };
+            let start = dir
+                .start
+                .or_else(|| dir.pieces.iter().map(|p| p.off).min())
+                .unwrap_or(0);
+            dir.pieces.sort_by_key(|p| p.off); // stable: equal offsets keep arrival order
+            let mut cursor = start;
+            let end_limit = dir.fin.unwrap_or(i64::MAX);
+            let mut overlaps = 0usize;
+            for piece in dir.pieces {
+                let piece_end = piece.off + piece.data.len() as i64;
+                let end = piece_end.min(end_limit);
+                if end <= cursor {
+                    if piece.off >= start && piece.off < end_limit {
+                        overlaps += 1;
+                    }
+                    continue;
+                }
+                if piece.off > cursor {
+                    warnings.push(format!(
+                        "{label} {}: {} bytes are missing after stream byte {} (before frame {}); the direction is cut there",
+                        names.get(i).copied().unwrap_or(""),
+                        piece.off - cursor,
+                        cursor - start,
+                        piece.frame
+                    ));
+                    break;
+                }
+                if piece.off < cursor {
+                    overlaps += 1;
+                }
+                let skip = usize::try_from(cursor - piece.off).unwrap_or(0);
+                let take = usize::try_from(end - piece.off).unwrap_or(0);
+                let Some(bytes) = piece.data.get(skip..take) else {
+                    continue;
+                };
+                let from = target.bytes.len();
+                target.bytes.extend_from_slice(bytes);
+                target.segments.push(SegmentRef {
+                    span: Span::new(from, target.bytes.len()),
+                    frame: piece.frame,
+                    time: piece.time,
+                    record: piece.record,
+                });
+                cursor = end;
+            }
+            target.retransmitted = overlaps;
+        }
+        out
+    }
+}

@@ -1,0 +1,692 @@
+//! pcap/pcapng extraction: real loopback captures (see tests/fixtures/capture/pcap/COMMANDS.md)
+//! and crafted captures for the cases a real capture rarely shows on demand.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use wirelens::capture::pcap::{
+    extract, is_pcap, payloads, Capture, FileFormat, PcapLimits, Transport,
+};
+use wirelens::model::{Span, Timestamp};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture/pcap")
+        .join(name);
+    std::fs::read(&path).expect("fixture present")
+}
+
+fn sample(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name);
+    std::fs::read(&path).expect("sample present")
+}
+
+/// The body of an HTTP message: what follows the first blank line.
+fn http_body(message: &[u8]) -> &[u8] {
+    let at = message
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a blank line ends the header");
+    &message[at + 4..]
+}
+
+fn meta<'a>(p: &'a wirelens::capture::pcap::Payload, key: &str) -> &'a str {
+    p.meta
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .expect("meta key present")
+}
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().expect("socket address")
+}
+
+// ---------------------------------------------------------------- real captures
+
+fn check_http_json_capture(cap: &Capture) {
+    assert_eq!(cap.packets, 24);
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    assert_eq!(cap.linktypes, vec![1]);
+    assert_eq!(cap.streams.len(), 2);
+    let json = sample("user-profile.json");
+    let msgpack = sample("user-profile.msgpack");
+    for (stream, (path, body, client_port)) in cap.streams.iter().zip([
+        ("/user-profile.json", &json, 34682),
+        ("/user-profile.msgpack", &msgpack, 34698),
+    ]) {
+        assert_eq!(stream.protocol, Transport::Tcp);
+        assert_eq!(stream.server, addr("127.0.0.1:18731"));
+        assert_eq!(stream.client, addr(&format!("127.0.0.1:{client_port}")));
+        let request = &stream.directions[0].bytes;
+        assert!(request.starts_with(format!("GET {path} HTTP/1.1\r\n").as_bytes()));
+        let response = &stream.directions[1].bytes;
+        assert!(response.starts_with(b"HTTP/1.0 200 OK\r\n"));
+        assert_eq!(http_body(response), &body[..]);
+        assert_eq!(stream.directions[1].retransmitted, 0);
+    }
+    // The first response: headers in frame 6 (193 bytes), body in frame 8 (128 bytes).
+    let resp = &cap.streams[0].directions[1];
+    assert_eq!(resp.segments.len(), 2);
+    assert_eq!(resp.segments[0].frame, 6);
+    assert_eq!(resp.segments[0].span, Span::new(0, 193));
+    assert_eq!(resp.segments[1].frame, 8);
+    assert_eq!(resp.segments[1].span, Span::new(193, 321));
+    let body_at = resp.bytes.len() - json.len();
+    let carried: Vec<u64> = resp
+        .segments_in(Span::new(body_at, resp.bytes.len()))
+        .iter()
+        .map(|s| s.frame)
+        .collect();
+    assert_eq!(carried, vec![8]);
+    let t = resp.segments[1].time.expect("pcap frames have times");
+    assert_eq!(t.seconds, 1_796_035_342);
+    assert_eq!(t.nanos, 311_065_000);
+    assert_eq!(
+        cap.streams[0].directions[0].first_time(),
+        Some(Timestamp {
+            seconds: 1_796_035_342,
+            nanos: 275_095_000
+        })
+    );
+}
+
+#[test]
+fn pcap_http_two_streams_yield_the_sample_bodies() {
+    let bytes = fixture("http-json.pcap");
+    assert!(is_pcap(&bytes));
+    let cap = extract(&bytes, &PcapLimits::default()).expect("a valid capture");
+    assert_eq!(cap.format, FileFormat::Pcap);
+    check_http_json_capture(&cap);
+
+    let ps = payloads(&cap);
+    assert_eq!(ps.len(), 4, "two directions of two streams");
+    let p = &ps[1];
+    assert_eq!(p.layers.len(), 2);
+    assert_eq!(p.layers[0].name, "pcap");
+    assert_eq!(p.layers[0].span, Span::new(0, bytes.len()));
+    assert_eq!(p.layers[1].name, "TCP 127.0.0.1:18731 → 127.0.0.1:34682");
+    assert!(
+        p.layers[1].detail.contains("frames 6, 8"),
+        "{}",
+        p.layers[1].detail
+    );
+    assert!(p.layers[1].span.end <= bytes.len() && !p.layers[1].span.is_empty());
+    assert_eq!(meta(p, "stream"), "0");
+    assert_eq!(meta(p, "direction"), "server→client");
+    assert_eq!(meta(p, "frames"), "6, 8");
+    assert_eq!(
+        meta(p, "first time"),
+        Timestamp {
+            seconds: 1_796_035_342,
+            nanos: 310_700_000
+        }
+        .to_rfc3339()
+    );
+    assert_eq!(http_body(&p.bytes), &sample("user-profile.json")[..]);
+    assert_eq!(meta(&ps[0], "direction"), "client→server");
+    assert_eq!(meta(&ps[3], "stream"), "1");
+    assert_eq!(http_body(&ps[3].bytes), &sample("user-profile.msgpack")[..]);
+    assert_eq!(ps[0].hint, None);
+}
+
+#[test]
+fn nanosecond_pcap_reads_like_the_microsecond_one() {
+    let bytes = fixture("http-json-nsec.pcap");
+    assert!(is_pcap(&bytes));
+    let cap = extract(&bytes, &PcapLimits::default()).expect("a valid capture");
+    check_http_json_capture(&cap);
+}
+
+#[test]
+fn pcapng_from_tshark_yields_the_msgpack_body() {
+    let bytes = fixture("http-msgpack.pcapng");
+    assert!(is_pcap(&bytes));
+    let cap = extract(&bytes, &PcapLimits::default()).expect("a valid capture");
+    assert_eq!(cap.format, FileFormat::Pcapng);
+    assert_eq!(cap.packets, 12);
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    assert_eq!(cap.streams.len(), 1);
+    let s = &cap.streams[0];
+    assert_eq!(s.client, addr("127.0.0.1:44008"));
+    assert_eq!(s.server, addr("127.0.0.1:18733"));
+    assert!(s.directions[0]
+        .bytes
+        .starts_with(b"GET /user-profile.msgpack HTTP/1.1\r\n"));
+    assert_eq!(
+        http_body(&s.directions[1].bytes),
+        &sample("user-profile.msgpack")[..]
+    );
+    // pcapng here has nanosecond resolution (if_tsresol = 9).
+    let body_seg = s.directions[1].segments.last().expect("segments");
+    assert_eq!(body_seg.frame, 8);
+    assert_eq!(
+        body_seg.time,
+        Some(Timestamp {
+            seconds: 1_796_035_370,
+            nanos: 137_811_740
+        })
+    );
+    let ps = payloads(&cap);
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[1].layers[0].name, "pcapng");
+    assert_eq!(meta(&ps[1], "frames"), "6, 8");
+}
+
+#[test]
+fn udp_over_linux_cooked_v2_gives_one_payload_per_datagram() {
+    let bytes = fixture("udp-sll2.pcap");
+    let cap = extract(&bytes, &PcapLimits::default()).expect("a valid capture");
+    assert_eq!(cap.linktypes, vec![276]);
+    assert_eq!(cap.streams.len(), 1);
+    let s = &cap.streams[0];
+    assert_eq!(s.protocol, Transport::Udp);
+    assert_eq!(s.server, addr("127.0.0.1:18734"));
+    assert_eq!(s.directions[0].segments.len(), 2);
+    assert!(s.directions[1].bytes.is_empty());
+    let ps = payloads(&cap);
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[0].bytes, sample("user-profile.json"));
+    assert_eq!(ps[1].bytes, sample("user-profile.msgpack"));
+    assert_eq!(meta(&ps[0], "frames"), "1");
+    assert_eq!(meta(&ps[1], "frames"), "2");
+    assert!(ps[1].layers[1].name.starts_with("UDP 127.0.0.1:"));
+    assert_eq!(
+        meta(&ps[1], "first time"),
+        Timestamp {
+            seconds: 1_796_035_385,
+            nanos: 373_940_000
+        }
+        .to_rfc3339()
+    );
+}
+
+#[test]
+fn every_cut_of_every_fixture_is_handled() {
+    for name in [
+        "http-json.pcap",
+        "http-json-nsec.pcap",
+        "http-msgpack.pcapng",
+        "udp-sll2.pcap",
+    ] {
+        let bytes = fixture(name);
+        let full = payloads(&extract(&bytes, &PcapLimits::default()).expect("valid"));
+        let mut cut_with_warning = 0;
+        for len in (0..bytes.len()).step_by(97) {
+            let cut = &bytes[..len];
+            match extract(cut, &PcapLimits::default()) {
+                Ok(cap) => {
+                    if !cap.warnings.is_empty() {
+                        cut_with_warning += 1;
+                    }
+                    // Whatever came out is a prefix of what the whole file gives.
+                    for p in payloads(&cap) {
+                        assert!(
+                            full.iter().any(|f| f.bytes.starts_with(&p.bytes)
+                                || p.layers[1].name.starts_with("UDP")),
+                            "{name} cut at {len}: a payload that is no prefix"
+                        );
+                    }
+                }
+                Err(e) => assert!(len < 28, "{name} cut at {len}: {e}"),
+            }
+        }
+        assert!(cut_with_warning > 0, "{name}: cuts must be reported");
+    }
+}
+
+#[test]
+fn not_a_capture_is_an_error() {
+    assert!(!is_pcap(b"{\"a\": 1}"));
+    assert!(!is_pcap(b""));
+    let e = extract(b"GET / HTTP/1.1\r\n\r\n", &PcapLimits::default()).expect_err("not pcap");
+    assert_eq!(e.offset, 0);
+    assert!(e.to_string().starts_with("error in pcap at byte 0: "));
+    assert!(e.extracted.is_empty());
+}
+
+#[test]
+fn broken_pcapng_block_length_is_an_error_with_what_came_before() {
+    let mut bytes = fixture("http-msgpack.pcapng");
+    // Find the 8th enhanced packet block (frame 8) and spoil its length.
+    let mut at = 0;
+    let mut epb = 0;
+    let mut spoiled = None;
+    while at + 8 <= bytes.len() {
+        let ty = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4"));
+        let len = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4")) as usize;
+        if ty == 6 {
+            epb += 1;
+            if epb == 8 {
+                bytes[at + 4..at + 8].copy_from_slice(&7u32.to_le_bytes());
+                spoiled = Some(at + 4);
+                break;
+            }
+        }
+        at += len;
+    }
+    let spoiled = spoiled.expect("eight packet blocks");
+    let e = extract(&bytes, &PcapLimits::default()).expect_err("bad block length");
+    assert_eq!(e.layer, "pcapng");
+    assert_eq!(e.offset, spoiled);
+    // The request (frame 4) and the response headers (frame 6) were read before the fault.
+    assert_eq!(e.extracted.len(), 2);
+    assert!(e.extracted[1].bytes.starts_with(b"HTTP/1.0 200 OK"));
+}
+
+// ---------------------------------------------------------------- crafted captures
+
+/// Writes classic little-endian microsecond pcap files.
+struct PcapWriter {
+    bytes: Vec<u8>,
+}
+
+impl PcapWriter {
+    fn new(linktype: u32) -> PcapWriter {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+        bytes.extend_from_slice(&2u16.to_le_bytes());
+        bytes.extend_from_slice(&4u16.to_le_bytes());
+        bytes.extend_from_slice(&[0; 8]);
+        bytes.extend_from_slice(&65535u32.to_le_bytes());
+        bytes.extend_from_slice(&linktype.to_le_bytes());
+        PcapWriter { bytes }
+    }
+
+    fn packet(&mut self, usec: u32, data: &[u8], caplen: usize) -> &mut Self {
+        self.bytes
+            .extend_from_slice(&1_700_000_000u32.to_le_bytes());
+        self.bytes.extend_from_slice(&usec.to_le_bytes());
+        self.bytes.extend_from_slice(&(caplen as u32).to_le_bytes());
+        self.bytes
+            .extend_from_slice(&(data.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(&data[..caplen]);
+        self
+    }
+}
+
+const SYN: u8 = 0x02;
+const ACK: u8 = 0x10;
+const FIN: u8 = 0x01;
+const RST: u8 = 0x04;
+const PSH: u8 = 0x08;
+
+fn tcp(sport: u16, dport: u16, seq: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&0u32.to_be_bytes());
+    t.push(5 << 4);
+    t.push(flags);
+    t.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0]);
+    t.extend_from_slice(payload);
+    t
+}
+
+fn udp(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut u = Vec::new();
+    u.extend_from_slice(&sport.to_be_bytes());
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&((payload.len() + 8) as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(payload);
+    u
+}
+
+fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, body: &[u8]) -> Vec<u8> {
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&((body.len() + 20) as u16).to_be_bytes());
+    ip.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    ip.extend_from_slice(body);
+    ip
+}
+
+fn ipv6(src: [u8; 16], dst: [u8; 16], proto: u8, body: &[u8]) -> Vec<u8> {
+    let mut ip = vec![0x60, 0, 0, 0];
+    ip.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    ip.push(proto);
+    ip.push(64);
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    ip.extend_from_slice(body);
+    ip
+}
+
+fn ether(ethertype: u16, vlans: &[u16], ip: &[u8]) -> Vec<u8> {
+    let mut e = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+    for &v in vlans {
+        e.extend_from_slice(&0x8100u16.to_be_bytes());
+        e.extend_from_slice(&v.to_be_bytes());
+    }
+    e.extend_from_slice(&ethertype.to_be_bytes());
+    e.extend_from_slice(ip);
+    while e.len() < 60 {
+        e.push(0); // Ethernet padding: must never become payload
+    }
+    e
+}
+
+const C: [u8; 4] = [10, 0, 0, 1];
+const S: [u8; 4] = [10, 0, 0, 2];
+
+fn c2s(seq: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+    ether(
+        0x0800,
+        &[],
+        &ipv4(C, S, 6, &tcp(51234, 80, seq, flags, payload)),
+    )
+}
+
+fn s2c(seq: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+    ether(
+        0x0800,
+        &[],
+        &ipv4(S, C, 6, &tcp(80, 51234, seq, flags, payload)),
+    )
+}
+
+fn full(w: &mut PcapWriter, usec: u32, frame: Vec<u8>) {
+    let n = frame.len();
+    w.packet(usec, &frame, n);
+}
+
+#[test]
+fn out_of_order_retransmitted_and_wrapping_stream_reassembles_exactly() {
+    let original: Vec<u8> = (0..200u8).collect();
+    let isn = u32::MAX - 50; // data crosses the 2^32 wrap at stream byte 50
+    let seq = |off: usize| isn.wrapping_add(1).wrapping_add(off as u32);
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(isn, SYN, b""));
+    full(&mut w, 2, s2c(7000, SYN | ACK, b""));
+    full(&mut w, 3, c2s(seq(0), ACK, b""));
+    // Segments: [0,40) [40,90) [90,150) [150,200), sent as 2nd, 1st, 4th, 3rd, then
+    // a retransmission of [40,90) and an overlapping [30,100), then the 1st again.
+    full(&mut w, 4, c2s(seq(40), ACK | PSH, &original[40..90]));
+    full(&mut w, 5, c2s(seq(0), ACK | PSH, &original[0..40]));
+    full(&mut w, 6, c2s(seq(150), ACK | PSH, &original[150..200]));
+    full(&mut w, 7, c2s(seq(40), ACK | PSH, &original[40..90]));
+    full(&mut w, 8, c2s(seq(90), ACK | PSH, &original[90..150]));
+    full(&mut w, 9, c2s(seq(30), ACK | PSH, &original[30..100]));
+    full(&mut w, 10, c2s(seq(0), ACK | PSH, &original[0..40]));
+    full(&mut w, 11, s2c(7001, ACK | PSH, b"ok"));
+    full(&mut w, 12, c2s(seq(200), FIN | ACK, b""));
+    full(&mut w, 13, s2c(7003, FIN | ACK, b""));
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    assert_eq!(cap.streams.len(), 1);
+    let s = &cap.streams[0];
+    assert_eq!(s.client, addr("10.0.0.1:51234"));
+    assert_eq!(s.server, addr("10.0.0.2:80"));
+    let d = &s.directions[0];
+    assert_eq!(d.bytes, original);
+    // Where copies overlap, the one starting earliest in the stream wins: frame 9's [30,100)
+    // supplies 40..100, so frames 4 and 7 add nothing and frame 8 only 100..150.
+    assert_eq!(d.retransmitted, 5);
+    let frames: Vec<(u64, Span)> = d.segments.iter().map(|s| (s.frame, s.span)).collect();
+    assert_eq!(
+        frames,
+        vec![
+            (5, Span::new(0, 40)),
+            (9, Span::new(40, 100)),
+            (8, Span::new(100, 150)),
+            (6, Span::new(150, 200)),
+        ]
+    );
+    assert_eq!(s.directions[1].bytes, b"ok");
+    let ps = payloads(&cap);
+    assert_eq!(meta(&ps[0], "frames"), "5–6, 8–9");
+}
+
+#[test]
+fn a_lost_segment_cuts_the_direction_with_a_warning() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(1000, SYN, b""));
+    full(&mut w, 2, c2s(1001, ACK, b"abc"));
+    full(&mut w, 3, c2s(1007, ACK, b"ghi")); // "def" was lost
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert_eq!(cap.streams[0].directions[0].bytes, b"abc");
+    assert_eq!(cap.warnings.len(), 1, "{:?}", cap.warnings);
+    assert!(cap.warnings[0].contains("3 bytes are missing after stream byte 3"));
+    assert!(cap.warnings[0].contains("frame 3"));
+}
+
+#[test]
+fn without_a_syn_the_stream_starts_at_the_lowest_sequence_seen() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, s2c(500, ACK, b"world"));
+    full(&mut w, 2, s2c(495, ACK, b"hello"));
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    let s = &cap.streams[0];
+    assert_eq!(
+        s.server,
+        addr("10.0.0.2:80"),
+        "the lower port is taken for the server"
+    );
+    assert_eq!(s.directions[1].bytes, b"helloworld");
+}
+
+#[test]
+fn port_reuse_after_fin_or_rst_starts_a_new_stream() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(100, SYN, b""));
+    full(&mut w, 2, c2s(101, ACK, b"first"));
+    full(&mut w, 3, c2s(106, FIN | ACK, b""));
+    full(&mut w, 4, s2c(9000, RST, b""));
+    full(&mut w, 5, c2s(100, SYN, b"")); // same ports, even the same ISN
+    full(&mut w, 6, c2s(101, ACK, b"second"));
+    full(&mut w, 7, c2s(77, SYN, b"")); // a third connection with a fresh ISN
+    full(&mut w, 8, c2s(78, ACK, b"third"));
+    full(&mut w, 9, c2s(78, ACK, b"third")); // retransmission
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    let got: Vec<&[u8]> = cap
+        .streams
+        .iter()
+        .map(|s| s.directions[0].bytes.as_slice())
+        .collect();
+    assert_eq!(got, vec![&b"first"[..], b"second", b"third"]);
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+}
+
+#[test]
+fn a_retransmitted_syn_keeps_the_connection() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(100, SYN, b""));
+    full(&mut w, 2, c2s(100, SYN, b""));
+    full(&mut w, 3, c2s(101, ACK, b"x"));
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert_eq!(cap.streams.len(), 1);
+    assert_eq!(cap.streams[0].directions[0].bytes, b"x");
+}
+
+#[test]
+fn data_after_fin_is_not_part_of_the_stream() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(100, SYN, b""));
+    full(&mut w, 2, c2s(101, ACK | FIN, b"done"));
+    full(&mut w, 3, c2s(105, ACK, b"junk"));
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert_eq!(cap.streams[0].directions[0].bytes, b"done");
+}
+
+#[test]
+fn a_truncated_packet_keeps_its_captured_bytes_with_a_warning() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(100, SYN, b""));
+    let frame = c2s(101, ACK, b"0123456789");
+    let caplen = frame.len() - 4; // the last four payload bytes were not captured
+    w.packet(2, &frame, caplen);
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert_eq!(cap.streams[0].directions[0].bytes, b"012345");
+    assert_eq!(cap.warnings.len(), 1, "{:?}", cap.warnings);
+    assert!(
+        cap.warnings[0].contains("first: frame 2"),
+        "{:?}",
+        cap.warnings
+    );
+}
+
+#[test]
+fn vlan_ipv6_and_the_other_link_types_reach_the_payload() {
+    let v6a: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    let v6b: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+    let dgram4 = ipv4(C, S, 17, &udp(5000, 53, b"v4"));
+    // IPv6 with a hop-by-hop extension header in front of UDP.
+    let mut hop = vec![17, 0, 0, 0, 0, 0, 0, 0];
+    hop.extend_from_slice(&udp(5000, 53, b"v6"));
+    let dgram6 = ipv6(v6a, v6b, 0, &hop);
+
+    let mut eth = PcapWriter::new(1);
+    full(&mut eth, 1, ether(0x0800, &[100, 200], &dgram4));
+    full(&mut eth, 2, ether(0x86dd, &[7], &dgram6));
+
+    let mut raw = PcapWriter::new(101);
+    full(&mut raw, 1, dgram4.clone());
+    full(&mut raw, 2, dgram6.clone());
+
+    let mut sll = PcapWriter::new(113);
+    let mut f = vec![0u8; 14];
+    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    f.extend_from_slice(&dgram4);
+    full(&mut sll, 1, f);
+
+    let mut null = PcapWriter::new(0);
+    let mut f = 2u32.to_le_bytes().to_vec();
+    f.extend_from_slice(&dgram4);
+    full(&mut null, 1, f);
+    let mut f = 30u32.to_le_bytes().to_vec();
+    f.extend_from_slice(&dgram6);
+    full(&mut null, 2, f);
+
+    for (name, w, expect) in [
+        ("ethernet+vlan", &eth, vec![&b"v4"[..], b"v6"]),
+        ("raw", &raw, vec![&b"v4"[..], b"v6"]),
+        ("sll", &sll, vec![&b"v4"[..]]),
+        ("null", &null, vec![&b"v4"[..], b"v6"]),
+    ] {
+        let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+        assert!(cap.warnings.is_empty(), "{name}: {:?}", cap.warnings);
+        let got: Vec<Vec<u8>> = payloads(&cap).into_iter().map(|p| p.bytes).collect();
+        assert_eq!(got, expect, "{name}");
+    }
+}
+
+#[test]
+fn ip_fragments_are_reported_not_reassembled() {
+    let mut frag = ipv4(C, S, 17, &udp(5000, 53, b"part"));
+    frag[6] = 0x20; // more fragments
+    let mut w = PcapWriter::new(101);
+    full(&mut w, 1, frag);
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert!(cap.streams.is_empty());
+    assert!(cap.warnings[0].starts_with("frame 1: IPv4 fragment"));
+}
+
+#[test]
+fn limits_truncate_with_a_warning() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(100, SYN, b""));
+    full(&mut w, 2, c2s(101, ACK, b"12345"));
+    full(&mut w, 3, c2s(106, ACK, b"67890"));
+    full(&mut w, 4, c2s(111, ACK | FIN, b""));
+    let limits = PcapLimits {
+        max_stream_bytes: 7,
+        ..PcapLimits::default()
+    };
+    let cap = extract(&w.bytes, &limits).expect("valid");
+    assert_eq!(cap.streams[0].directions[0].bytes, b"12345");
+    assert!(cap.warnings[0].contains("limit of 7 payload bytes"));
+
+    let limits = PcapLimits {
+        max_packets: 2,
+        ..PcapLimits::default()
+    };
+    let cap = extract(&w.bytes, &limits).expect("valid");
+    assert_eq!(cap.packets, 2);
+    assert_eq!(cap.streams[0].directions[0].bytes, b"12345");
+    assert!(cap.warnings[0].contains("limit of 2 packets"));
+}
+
+#[test]
+fn big_endian_pcap_is_read() {
+    // A big-endian microsecond header, Ethernet, one UDP packet.
+    let frame = ether(0x0800, &[], &ipv4(C, S, 17, &udp(5000, 53, b"be")));
+    let mut b = Vec::new();
+    b.extend_from_slice(&0xa1b2_c3d4u32.to_be_bytes());
+    b.extend_from_slice(&[
+        0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 0, 0, 0, 1,
+    ]);
+    b.extend_from_slice(&1_700_000_000u32.to_be_bytes());
+    b.extend_from_slice(&250_000u32.to_be_bytes());
+    b.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+    b.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+    b.extend_from_slice(&frame);
+    assert!(is_pcap(&b));
+    let cap = extract(&b, &PcapLimits::default()).expect("valid");
+    let ps = payloads(&cap);
+    assert_eq!(ps[0].bytes, b"be");
+    assert_eq!(meta(&ps[0], "first time"), "2023-11-14T22:13:20.250Z");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn random_records_after_a_pcap_header_never_panic(
+        linktype in prop::sample::select(vec![0u32, 1, 101, 113, 228, 229, 276, 9999]),
+        body in prop::collection::vec(any::<u8>(), 0..600),
+    ) {
+        let mut w = PcapWriter::new(linktype);
+        w.bytes.extend_from_slice(&body);
+        let _ = extract(&w.bytes, &PcapLimits::default());
+    }
+
+    #[test]
+    fn mutated_fixtures_never_panic(
+        which in 0usize..3,
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+    ) {
+        let name = ["http-json.pcap", "http-msgpack.pcapng", "udp-sll2.pcap"][which];
+        let mut bytes = fixture(name);
+        for (i, v) in flips {
+            let at = i.index(bytes.len());
+            bytes[at] = v;
+        }
+        if let Ok(cap) = extract(&bytes, &PcapLimits::default()) {
+            for p in payloads(&cap) {
+                prop_assert!(p.bytes.len() <= bytes.len());
+            }
+        }
+    }
+
+    #[test]
+    fn random_packets_with_valid_headers_never_panic(
+        segs in prop::collection::vec(
+            (any::<u32>(), any::<u8>(), prop::collection::vec(any::<u8>(), 0..40), any::<bool>()),
+            0..30,
+        ),
+    ) {
+        let mut w = PcapWriter::new(1);
+        for (i, (seq, flags, payload, dir)) in segs.iter().enumerate() {
+            let f = if *dir { c2s(*seq, *flags, payload) } else { s2c(*seq, *flags, payload) };
+            let n = f.len();
+            w.packet(i as u32, &f, n);
+        }
+        let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+        for s in &cap.streams {
+            for d in &s.directions {
+                let mut at = 0;
+                for seg in &d.segments {
+                    prop_assert_eq!(seg.span.start, at);
+                    at = seg.span.end;
+                }
+                prop_assert_eq!(at, d.bytes.len());
+            }
+        }
+    }
+}
