@@ -252,3 +252,118 @@ fn without_a_display_the_gui_fails_cleanly() {
             "error: cannot open the window:",
         ));
 }
+
+#[test]
+fn json_to_protobuf_with_the_users_schema_and_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pb = dir.path().join("user.pb");
+    wirelens()
+        .args(["convert", &sample("user-profile.json"), "--to", "protobuf"])
+        .args(["--proto", &sample("user-profile.proto")])
+        .args(["--message", "wirelens.samples.UserProfile", "-o"])
+        .arg(&pb)
+        .assert()
+        .success()
+        .stderr("");
+    assert_eq!(
+        std::fs::read(&pb).expect("written"),
+        std::fs::read(sample("user-profile.pb")).expect("sample")
+    );
+    // Back to JSON by the proto3 JSON mapping: 64-bit integers as strings, names as in the .proto.
+    wirelens()
+        .args([
+            "convert",
+            "--to",
+            "json",
+            "--proto",
+            &sample("user-profile.proto"),
+        ])
+        .arg(&pb)
+        .assert()
+        .success()
+        .stdout(
+            "{\"user_id\":\"10042\",\"username\":\"li_wei\",\"email\":\"li.wei@example.com\",\
+             \"is_active\":true,\"roles\":[\"admin\",\"editor\"],\"status\":\"active\"}\n",
+        );
+}
+
+#[test]
+fn protobuf_without_a_schema_is_read_field_by_field() {
+    let out = wirelens()
+        .args(["inspect", &sample("user-profile.pb"), "--no-hex"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).expect("UTF-8");
+    assert!(
+        out.contains("format: protobuf (55%): consumed all 56 bytes as Protobuf message of 7 fields; read without a schema"),
+        "{out}"
+    );
+    assert!(out.contains("  1..3    {1}  10042\n"), "{out}");
+    assert!(out.contains("34..40    {5}  \"admin\"\n"), "{out}");
+}
+
+#[test]
+fn a_schema_without_a_message_name_ranks_the_types() {
+    let out = wirelens()
+        .args([
+            "inspect",
+            &sample("transactions-1k.pb"),
+            "--no-hex",
+            "--no-tree",
+        ])
+        .args(["--proto", &sample("transactions.proto")])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).expect("UTF-8");
+    assert!(
+        out.contains("message type: wirelens.samples.TransactionHistory\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "message types that fit, best first:\n  wirelens.samples.TransactionHistory (100%)"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn infer_proto_prints_a_schema_for_the_payload() {
+    wirelens()
+        .args(["infer-proto", &sample("iot-metrics.msgpack"), "--message", "Metrics"])
+        .args(["--package", "iot.v1"])
+        .assert()
+        .success()
+        .stdout(
+            "syntax = \"proto3\";\n\npackage iot.v1;\n\nmessage Metrics {\n  string device_id = 1;\n  \
+             repeated double metrics = 2;\n  bool active = 3;\n  int32 retry_count = 4;\n}\n",
+        );
+}
+
+#[test]
+fn schema_errors_name_the_file_line_and_column() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let proto = dir.path().join("broken.proto");
+    std::fs::write(
+        &proto,
+        "syntax = \"proto3\";\nmessage M {\n  Missing m = 1;\n}\n",
+    )
+    .expect("write");
+    wirelens()
+        .args(["inspect", &sample("user-profile.pb"), "--proto"])
+        .arg(&proto)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error: broken.proto:3:3: "));
+    wirelens()
+        .args(["inspect", &sample("user-profile.pb"), "--message", "M"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--message needs a schema"));
+}
