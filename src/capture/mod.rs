@@ -2,7 +2,7 @@
 //!
 //! [`unwrap`] peels what users paste or capture (hex dumps, base64, JSON strings holding escaped
 //! payloads, raw HTTP with chunked and compressed bodies) down to [`Payload`]s, recording each
-//! [`Layer`]; [`detect`] then ranks the JSON/MessagePack/CBOR readings of a payload.
+//! [`Layer`]; [`detect()`] then ranks the JSON/MessagePack/CBOR readings of a payload.
 
 pub mod detect;
 pub mod http;

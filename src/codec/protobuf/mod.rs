@@ -3,7 +3,7 @@
 //!
 //! - [`schema`]: load `.proto` files (compiled in-process) or descriptor sets; list and rank
 //!   message types.
-//! - [`dynamic`]: decode bytes with a message type into a [`Value`](crate::model::Value) with a
+//! - [`dynamic`]: decode bytes with a message type into a [`Value`] with a
 //!   span per field, and encode a value into a message type (the proto3 JSON mapping's rules).
 //! - [`wire`]: decode any protobuf bytes without a schema, keeping every plausible reading.
 //! - [`infer`]: a `.proto` that can carry a JSON/MessagePack/CBOR payload.
