@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::capture::{detect, Reading};
+use crate::capture::{detect, peel, Payload, Reading};
 use crate::codec::protobuf::dynamic::to_proto3_json;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
@@ -80,6 +80,12 @@ pub struct InputArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub schema: SchemaArgs,
+    /// The Nth payload (from 1) of a capture holding several, as `inspect` lists them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pick: Option<u64>,
+    /// Take the input as the payload itself: peel no layers (hex, base64, HTTP, pcap, gRPC).
+    #[arg(long)]
+    pub raw: bool,
 }
 
 /// Where protobuf message types come from.
@@ -164,6 +170,9 @@ pub struct ConvertArgs {
     /// Keep each float's width (float32 stays float32) instead of the shortest exact width.
     #[arg(long)]
     pub keep_float_width: bool,
+    /// Convert every payload of a capture (JSON Lines; with --to json only).
+    #[arg(long, conflicts_with = "pick")]
+    pub all: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -262,6 +271,81 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
     })
 }
 
+/// The payloads found in an input, and which one the command works on.
+struct Peeling {
+    payloads: Vec<Payload>,
+    chosen: usize,
+    warnings: Vec<String>,
+}
+
+impl Peeling {
+    /// The chosen payload as an input of its own (its Content-Type, if any, as the format hint).
+    fn chosen_input(&self, input: &Input) -> Input {
+        self.input_for(self.chosen, input)
+    }
+
+    fn input_for(&self, index: usize, input: &Input) -> Input {
+        let p = &self.payloads[index];
+        Input {
+            name: input.name.clone(),
+            bytes: p.bytes.clone(),
+            hint: p.hint.or(input.hint),
+        }
+    }
+
+    /// Whether anything was peeled (so the user should be told where the payload came from).
+    fn peeled(&self) -> bool {
+        self.payloads.len() > 1 || self.payloads.iter().any(|p| !p.layers.is_empty())
+    }
+}
+
+/// Peels `input` into payloads (unless `--raw`) and picks one per `--pick`, else the first with
+/// bytes.
+fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
+    let whole = || Payload {
+        bytes: input.bytes.clone(),
+        ..Payload::default()
+    };
+    let (payloads, mut warnings) = if args.raw {
+        (vec![whole()], Vec::new())
+    } else {
+        let found = peel(&input.bytes);
+        let mut warnings = found.warnings;
+        match (found.payloads.is_empty(), found.error) {
+            (true, Some(e)) => return Err(Failure::Input(e.to_string())),
+            (true, None) => (vec![whole()], warnings),
+            (false, e) => {
+                if let Some(e) = e {
+                    warnings.push(format!("{e} (the payloads before it are kept)"));
+                }
+                (found.payloads, warnings)
+            }
+        }
+    };
+    let chosen = match args.pick {
+        Some(n) => {
+            let i = usize::try_from(n - 1).unwrap_or(usize::MAX);
+            if i >= payloads.len() {
+                return Err(Failure::Usage(format!(
+                    "--pick {n}: the input holds {} payload(s)",
+                    payloads.len()
+                )));
+            }
+            i
+        }
+        None => payloads
+            .iter()
+            .position(|p| !p.bytes.is_empty())
+            .unwrap_or(0),
+    };
+    warnings.dedup();
+    Ok(Peeling {
+        payloads,
+        chosen,
+        warnings,
+    })
+}
+
 /// A payload read per the flags: the readings considered, the outcome of the chosen one, and the
 /// protobuf message type used (with the ranking of the schema's types when the user named none).
 struct PayloadRead {
@@ -342,9 +426,38 @@ fn moved_out(format: Format) -> DecodeError {
 }
 
 fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let input = read_input(&args.input.input)?;
+    let whole = read_input(&args.input.input)?;
+    let peeling = peel_input(&whole, &args.input)?;
+    let input = peeling.chosen_input(&whole);
+    writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
+    for w in &peeling.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    if peeling.peeled() {
+        writeln!(out, "payloads:")?;
+        for (i, p) in peeling.payloads.iter().enumerate() {
+            let mark = if i == peeling.chosen { '*' } else { ' ' };
+            writeln!(
+                out,
+                "{mark} {}. {} bytes via {}{}",
+                i + 1,
+                p.bytes.len(),
+                p.provenance(),
+                p.layers
+                    .last()
+                    .filter(|l| !l.detail.is_empty())
+                    .map(|l| format!(" ({})", l.detail))
+                    .unwrap_or_default()
+            )?;
+        }
+        writeln!(
+            out,
+            "payload {} of {}:",
+            peeling.chosen + 1,
+            peeling.payloads.len()
+        )?;
+    }
     let read = read_payload(&input, &args.input)?;
-    writeln!(out, "input: {} ({} bytes)", input.name, input.bytes.len())?;
     inspect::write_readings(out, &read.readings)?;
     if let Some(message) = &read.message {
         writeln!(out, "message type: {}", message.full_name())?;
@@ -385,17 +498,54 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 }
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let input = read_input(&args.input.input)?;
-    let read = read_payload(&input, &args.input)?;
+    let whole = read_input(&args.input.input)?;
+    let peeling = peel_input(&whole, &args.input)?;
+    for w in &peeling.warnings {
+        eprintln!("warning: {w}");
+    }
+    let with_bytes = peeling
+        .payloads
+        .iter()
+        .filter(|p| !p.bytes.is_empty())
+        .count();
+    if args.all {
+        if args.to != Format::Json {
+            return Err(Failure::Usage(
+                "--all writes JSON Lines; use it with --to json".into(),
+            ));
+        }
+        let mut lines = Vec::new();
+        for i in (0..peeling.payloads.len()).filter(|&i| !peeling.payloads[i].bytes.is_empty()) {
+            let input = peeling.input_for(i, &whole);
+            let mut one = convert_one(args, &input, false)?;
+            one.push(b'\n');
+            lines.extend(one);
+        }
+        return write_output(args, &lines, out);
+    }
+    if with_bytes > 1 && args.input.pick.is_none() {
+        return Err(Failure::Usage(format!(
+            "the input holds {with_bytes} payloads; choose one with --pick N (see `wirelens inspect`) or use --all"
+        )));
+    }
+    let input = peeling.chosen_input(&whole);
+    let mut bytes = convert_one(args, &input, args.pretty)?;
+    if args.to == Format::Json {
+        bytes.push(b'\n');
+    }
+    write_output(args, &bytes, out)
+}
+
+/// Converts one payload per the flags; returns the bytes (JSON without a final newline).
+fn convert_one(args: &ConvertArgs, input: &Input, pretty: bool) -> Result<Vec<u8>, Failure> {
+    let read = read_payload(input, &args.input)?;
     let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
     if doc.format == Format::Protobuf && args.to == Format::Json {
         if let Some(message) = &read.message {
             // Protobuf with its schema: the proto3 JSON mapping, field names as in the .proto.
-            let mut json = to_proto3_json(&input.bytes, message)
-                .map_err(|e| Failure::Input(format!("error: {e}")))?
-                .into_bytes();
-            json.push(b'\n');
-            return write_output(args, &json, out);
+            return to_proto3_json(&input.bytes, message)
+                .map(String::into_bytes)
+                .map_err(|e| Failure::Input(format!("error: {e}")));
         }
     }
     if args.to == Format::Protobuf
@@ -413,22 +563,19 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
         } else {
             FloatPolicy::Shortest
         },
-        pretty: args.pretty,
+        pretty,
         message: if args.to == Format::Protobuf {
             read.message.clone()
         } else {
             None
         },
     };
-    let mut encoded = codec::encode(&doc.value, args.to, &options)
+    let encoded = codec::encode(&doc.value, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
     for note in &encoded.notes {
         eprintln!("note: {note}");
     }
-    if args.to == Format::Json {
-        encoded.bytes.push(b'\n');
-    }
-    write_output(args, &encoded.bytes, out)
+    Ok(encoded.bytes)
 }
 
 /// Writes converted bytes to `-o` (atomically) or standard output (never binary to a terminal).
@@ -462,6 +609,8 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
             descriptor_set: None,
             message: None,
         },
+        pick: None,
+        raw: false,
     };
     let doc = read_payload(&input, &input_args)?
         .outcome

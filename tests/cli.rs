@@ -72,7 +72,7 @@ annotated hex:
     let out = String::from_utf8(out).expect("UTF-8 output");
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[1].starts_with(
-        "format: cbor (85%): consumed all 7 bytes as CBOR map of 1; map keys are all text; the file name suggests it"
+        "format: cbor (85%): consumed all 7 bytes as CBOR map of 1; map keys are all text; the file name or Content-Type suggests it"
     ), "{out}");
     assert!(out.ends_with(expected), "{out}");
 }
@@ -366,4 +366,105 @@ fn schema_errors_name_the_file_line_and_column() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--message needs a schema"));
+}
+
+#[test]
+fn captured_traffic_is_peeled_to_its_payloads() {
+    let fixture = |name: &str| {
+        format!(
+            "{}/tests/fixtures/capture/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    // A pcapng of an HTTP exchange on loopback: the response body is the sample, byte for byte.
+    let out = wirelens()
+        .args([
+            "inspect",
+            &fixture("pcap/http-msgpack.pcapng"),
+            "--no-hex",
+            "--no-tree",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).expect("UTF-8");
+    assert!(
+        out.contains(
+            "* 2. 98 bytes via pcapng → TCP 127.0.0.1:18733 → 127.0.0.1:44008 → HTTP/1.0 response"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("format: msgpack (80%): consumed all 98 bytes as MessagePack map of 6"),
+        "{out}"
+    );
+    let profile = String::from_utf8(
+        wirelens()
+            .args(["convert", &sample("user-profile.json"), "--to", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .expect("UTF-8");
+    // The same data from an xxd dump on stdin, and from a pcap.
+    let xxd = std::fs::read(fixture("user-profile.msgpack.xxd")).expect("fixture");
+    wirelens()
+        .args(["convert", "-", "--to", "json"])
+        .write_stdin(xxd)
+        .assert()
+        .success()
+        .stdout(profile.clone());
+    wirelens()
+        .args([
+            "convert",
+            &fixture("pcap/http-msgpack.pcapng"),
+            "--to",
+            "json",
+            "--pick",
+            "2",
+        ])
+        .assert()
+        .success()
+        .stdout(profile);
+    // --raw takes the dump as it is: text that is no format.
+    wirelens()
+        .args([
+            "convert",
+            &fixture("user-profile.msgpack.xxd"),
+            "--raw",
+            "--to",
+            "json",
+        ])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn a_grpc_body_lists_its_messages_and_converts_them_all() {
+    wirelens()
+        .args(["convert", &sample("user-profiles.grpc"), "--to", "json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the input holds 3 payloads; choose one with --pick N",
+        ));
+    wirelens()
+        .args([
+            "convert",
+            &sample("user-profiles.grpc"),
+            "--to",
+            "json",
+            "--all",
+        ])
+        .args(["--proto", &sample("user-profile.proto")])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::is_match("^(\\{\"user_id\":\"1004[234]\"[^\\n]*\\}\\n){3}$")
+                .expect("regex"),
+        );
 }

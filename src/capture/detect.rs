@@ -106,7 +106,7 @@ fn read_as(bytes: &[u8], format: Format, hint: Option<Format>, options: &DecodeO
     };
     if hint == Some(format) {
         score += 5;
-        reasons.push("the file name suggests it".into());
+        reasons.push("the file name or Content-Type suggests it".into());
     }
     Reading {
         format,

@@ -8,8 +8,10 @@ pub mod detect;
 pub mod http;
 pub mod layers;
 pub mod pcap;
+mod peel;
 pub mod text;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
+pub use peel::{peel, Peeled};
 pub use text::{decode_text, Decoded, TextShape};
