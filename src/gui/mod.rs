@@ -9,7 +9,7 @@ use std::sync::mpsc;
 
 use eframe::egui;
 
-use crate::capture::detect;
+use crate::capture::{detect, peel};
 use crate::codec::{self, DecodeOptions, EncodeOptions, Format};
 
 /// Opens the window with `files` loaded, and returns when it closes.
@@ -47,7 +47,8 @@ struct Summary {
     format: Format,
     confidence: u8,
     reasons: String,
-    sizes: Vec<(Format, usize, usize)>,
+    /// Per format: bytes and number of fidelity notes, or why it could not be encoded.
+    sizes: Vec<(Format, Result<(usize, usize), String>)>,
 }
 
 #[derive(Default)]
@@ -92,16 +93,25 @@ fn load(path: PathBuf) -> Loaded {
         .extension()
         .and_then(|e| e.to_str())
         .and_then(Format::from_extension);
-    let mut readings = detect(&bytes, hint, &DecodeOptions::default());
+    // Captured traffic (hex dumps, HTTP, pcap, gRPC bodies) is peeled first; the first payload
+    // with bytes is shown.
+    let peeled = peel(&bytes);
+    let (payload, hint) = match peeled.payloads.iter().find(|p| !p.bytes.is_empty()) {
+        Some(p) => (p.bytes.as_slice(), p.hint.or(hint)),
+        None => (bytes.as_slice(), hint),
+    };
+    let mut readings = detect(payload, hint, &DecodeOptions::default());
     let best = readings.remove(0);
     let summary = match best.outcome {
         Err(e) => Err(e.to_string()),
         Ok(doc) => {
             let sizes = Format::ALL
                 .iter()
-                .filter_map(|&f| {
-                    let enc = codec::encode(&doc.value, f, &EncodeOptions::default()).ok()?;
-                    Some((f, enc.bytes.len(), enc.notes.len()))
+                .map(|&f| {
+                    let size = codec::encode(&doc.value, f, &EncodeOptions::default())
+                        .map(|enc| (enc.bytes.len(), enc.notes.len()))
+                        .map_err(|e| e.to_string());
+                    (f, size)
                 })
                 .collect();
             Ok(Summary {
@@ -141,7 +151,9 @@ impl eframe::App for App {
         }
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading("wirelens");
-            ui.label("Drop a JSON, MessagePack or CBOR file on this window, or pass files on the command line.");
+            ui.label(
+                "Drop a JSON, MessagePack, CBOR or Protobuf file (or a capture: hex dump, HTTP, pcap, gRPC body) on this window, or pass files on the command line.",
+            );
             if self.pending > 0 {
                 ui.horizontal(|ui| {
                     ui.spinner();
@@ -163,10 +175,18 @@ impl eframe::App for App {
                                 ui.label("bytes");
                                 ui.label("fidelity notes");
                                 ui.end_row();
-                                for (f, size, notes) in &s.sizes {
+                                for (f, size) in &s.sizes {
                                     ui.label(f.title());
-                                    ui.label(size.to_string());
-                                    ui.label(notes.to_string());
+                                    match size {
+                                        Ok((bytes, notes)) => {
+                                            ui.label(bytes.to_string());
+                                            ui.label(notes.to_string());
+                                        }
+                                        Err(e) => {
+                                            ui.label("—");
+                                            ui.colored_label(ui.visuals().error_fg_color, e);
+                                        }
+                                    }
                                     ui.end_row();
                                 }
                             });

@@ -869,6 +869,14 @@ impl Encoder {
             PKind::Bytes => {
                 let b = match v {
                     Value::Bytes(b) => b.clone(),
+                    Value::Ext(t, d) => {
+                        let (t, n) = (*t, d.len());
+                        self.notes.add(NoteKind::ExtDropped, path.clone(), || {
+                            format!("MessagePack ext type {t} dropped; its {n} data bytes are written as bytes")
+                        });
+                        d.clone()
+                    }
+                    Value::Raw(r) if r.wire_type == crate::model::WireType::Len => r.data.clone(),
                     Value::Text(s) => match decode_base64(s) {
                         Some(b) => b,
                         None => return Err(self.expected(path, "bytes (bytes or base64 text)", v)),
@@ -1196,6 +1204,13 @@ impl Encoder {
         let v = v.untagged();
         let (kind, number, wire, body) = match v {
             Value::Null => (Kind::Null, 1, WireType::Varint, Body::Leaf(vec![0])),
+            Value::Undefined | Value::Simple(_) => {
+                let what = v.summary(20);
+                self.notes.add(NoteKind::SimpleAsNull, path.clone(), || {
+                    format!("CBOR {what} has no protobuf equivalent; written as null")
+                });
+                (Kind::Null, 1, WireType::Varint, Body::Leaf(vec![0]))
+            }
             Value::Bool(b) => (
                 Kind::Bool,
                 4,
