@@ -43,12 +43,15 @@ struct Loaded {
     summary: Result<Summary, String>,
 }
 
+/// Encoded bytes and the number of fidelity notes.
+type Size = (usize, usize);
+
 struct Summary {
     format: Format,
     confidence: u8,
     reasons: String,
     /// Per format: bytes and number of fidelity notes, or why it could not be encoded.
-    sizes: Vec<(Format, Result<(usize, usize), String>)>,
+    sizes: Vec<(Format, Result<Size, String>)>,
 }
 
 #[derive(Default)]
