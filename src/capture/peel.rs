@@ -7,7 +7,8 @@
 use super::layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 use super::pcap;
 use crate::codec::protobuf::framing::split_grpc;
-use crate::codec::Format;
+use crate::codec::{json, DecodeOptions, Format};
+use crate::model::Span;
 
 /// The payloads found in an input, in stream order, and the fault that stopped the search early.
 #[derive(Debug, Clone)]
@@ -79,8 +80,57 @@ pub fn peel(input: &[u8]) -> Peeled {
             }
         }
     }
-    out.payloads = out.payloads.into_iter().flat_map(split_grpc_body).collect();
+    out.payloads = out
+        .payloads
+        .into_iter()
+        .flat_map(split_grpc_body)
+        .flat_map(split_json_lines)
+        .collect();
     out
+}
+
+/// NDJSON / JSON Lines (text that is not one JSON document, but whose every non-blank line is)
+/// as one payload per line; anything else as it is.
+fn split_json_lines(payload: Payload) -> Vec<Payload> {
+    let options = DecodeOptions::default();
+    let Ok(text) = std::str::from_utf8(&payload.bytes) else {
+        return vec![payload];
+    };
+    let mut lines = Vec::new();
+    let mut start = 0usize;
+    for line in text.split_inclusive('\n') {
+        let span = Span::new(start, start + line.len());
+        start = span.end;
+        if !line.trim().is_empty() {
+            lines.push(span);
+        }
+    }
+    if lines.len() < 2 || json::decode(&payload.bytes, &options).is_ok() {
+        return vec![payload];
+    }
+    let line_bytes = |span: &Span| payload.bytes[span.range()].trim_ascii().to_vec();
+    if !lines
+        .iter()
+        .all(|span| json::decode(&line_bytes(span), &options).is_ok())
+    {
+        return vec![payload];
+    }
+    let count = lines.len();
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, span)| {
+            let mut p = payload.clone();
+            p.layers.push(Layer {
+                name: "JSON Lines".into(),
+                detail: format!("line {} of {count}", i + 1),
+                span: *span,
+            });
+            p.hint = Some(Format::Json);
+            p.bytes = line_bytes(span);
+            p
+        })
+        .collect()
 }
 
 /// `inner`, found inside `outer`, with `outer`'s layers in front of its own.
@@ -183,7 +233,6 @@ impl Payload {
 mod tests {
     use super::*;
     use crate::codec::protobuf::framing::grpc_frame;
-    use crate::model::Span;
 
     #[test]
     fn a_grpc_body_becomes_one_payload_per_message() {
@@ -195,6 +244,17 @@ mod tests {
         assert_eq!(peeled.payloads[1].provenance(), "gRPC frame");
         assert_eq!(peeled.payloads[1].hint, Some(Format::Protobuf));
         assert_eq!(peeled.payloads[1].layers[0].span, Span::new(7, 14));
+    }
+
+    #[test]
+    fn json_lines_become_one_payload_per_line() {
+        let peeled = peel(b"{\"id\":1}\n\n{\"id\":2}\r\n[3]\n");
+        let bodies: Vec<&[u8]> = peeled.payloads.iter().map(|p| p.bytes.as_slice()).collect();
+        assert_eq!(bodies, [&b"{\"id\":1}"[..], b"{\"id\":2}", b"[3]"]);
+        assert_eq!(peeled.payloads[1].layers[0].detail, "line 2 of 3");
+        assert_eq!(peeled.payloads[1].layers[0].span, Span::new(10, 20));
+        // One JSON document over several lines stays one payload.
+        assert_eq!(peel(b"{\n\"id\": 1\n}\n").payloads.len(), 1);
     }
 
     #[test]
