@@ -13,7 +13,7 @@
 
 use std::io::Read;
 
-use crate::codec::protobuf::wire::{put_varint, varint_len};
+use crate::codec::protobuf::varint::{len as varint_len, put as put_varint};
 use crate::model::Span;
 
 /// Most bytes one compressed frame may expand to.

@@ -24,6 +24,7 @@ pub mod dynamic;
 pub mod framing;
 pub mod infer;
 pub mod schema;
+mod varint;
 pub mod wire;
 
 pub use prost_reflect::{DescriptorPool, MessageDescriptor};

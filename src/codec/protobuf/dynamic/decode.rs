@@ -241,37 +241,21 @@ fn read_varint(
     pos: usize,
     limit: usize,
 ) -> Result<(u64, usize), (ErrorKind, String)> {
-    let mut v: u64 = 0;
-    for i in 0..10 {
-        let at = pos + i;
-        if at >= limit {
-            let kind = if limit >= bytes.len() {
-                ErrorKind::Eof
-            } else {
-                ErrorKind::Syntax
-            };
-            let place = if limit >= bytes.len() {
-                "the input"
-            } else {
-                "the enclosing message"
-            };
-            return Err((kind, format!("varint runs past the end of {place}")));
-        }
-        let Some(&b) = bytes.get(at) else {
-            return Err((
+    use crate::codec::protobuf::varint::{read, VarintError};
+    read(bytes, pos, limit)
+        .map(|(v, n)| (v, pos + n))
+        .map_err(|e| match e {
+            VarintError::Eof if limit >= bytes.len() => (
                 ErrorKind::Eof,
                 "varint runs past the end of the input".into(),
-            ));
-        };
-        if i == 9 && b > 1 {
-            return Err((ErrorKind::Syntax, "varint is longer than 64 bits".into()));
-        }
-        v |= u64::from(b & 0x7f) << (7 * i);
-        if b < 0x80 {
-            return Ok((v, at + 1));
-        }
-    }
-    Err((ErrorKind::Syntax, "varint is longer than 10 bytes".into()))
+            ),
+            VarintError::Eof => (
+                ErrorKind::Syntax,
+                "varint runs past the end of the enclosing message".into(),
+            ),
+            VarintError::Overflow => (ErrorKind::Syntax, "varint is longer than 64 bits".into()),
+            VarintError::TooLong => (ErrorKind::Syntax, "varint is longer than 10 bytes".into()),
+        })
 }
 
 fn wire_of(n: u64) -> Option<WireType> {

@@ -211,12 +211,9 @@ struct Encoder {
     canonical: bool,
 }
 
-fn varint(mut n: u64, out: &mut Vec<u8>) {
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
+/// Appends `n` as a minimal varint (argument order of this file's callers).
+fn varint(n: u64, out: &mut Vec<u8>) {
+    crate::codec::protobuf::varint::put(out, n);
 }
 
 fn tag(number: u32, wire: WireType) -> Vec<u8> {

@@ -72,6 +72,7 @@
 #[cfg(test)]
 mod tests;
 
+use super::varint::{len as varint_len, read as read_varint, VarintError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::{
     Float, Kind, NodeId, Path, PathSegment, Span, SpanTreeBuilder, Value, WireType,
@@ -155,55 +156,9 @@ impl Fail {
     }
 }
 
-/// Why a varint could not be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum VarintError {
-    /// It runs past the end.
-    Eof,
-    /// It has more than 10 bytes or overflows 64 bits.
-    TooLong,
-}
-
-/// Reads a varint at `at` that must end by `end`: the value and its byte count.
-fn read_varint(bytes: &[u8], at: usize, end: usize) -> Result<(u64, usize), VarintError> {
-    let mut value = 0u64;
-    for i in 0..10 {
-        let pos = at + i;
-        if pos >= end {
-            return Err(VarintError::Eof);
-        }
-        let Some(&b) = bytes.get(pos) else {
-            return Err(VarintError::Eof);
-        };
-        if i == 9 && b > 1 {
-            return Err(VarintError::TooLong);
-        }
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok((value, i + 1));
-        }
-    }
-    Err(VarintError::TooLong)
-}
-
 /// Whether a varint of `len` bytes holding `value` could have been shorter.
 fn non_minimal(value: u64, len: usize) -> bool {
     len > varint_len(value)
-}
-
-/// Bytes of the minimal varint for `value`.
-pub(crate) fn varint_len(value: u64) -> usize {
-    let bits = 64 - value.leading_zeros() as usize;
-    bits.div_ceil(7).max(1)
-}
-
-/// Appends `value` as a minimal varint.
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
 }
 
 fn wire_type_of(code: u64) -> Option<WireType> {
@@ -490,7 +445,7 @@ impl<'a> Decoder<'a> {
                         end - tag_start
                     ),
                 ),
-                VarintError::TooLong => Fail::new(
+                VarintError::Overflow | VarintError::TooLong => Fail::new(
                     ErrorKind::Syntax,
                     tag_start,
                     "a field tag is longer than 10 bytes or overflows 64 bits".into(),
@@ -935,7 +890,7 @@ fn varint_fail(e: VarintError, pos: usize, end: usize, what: &str) -> Fail {
                 end - pos
             ),
         ),
-        VarintError::TooLong => Fail::new(
+        VarintError::Overflow | VarintError::TooLong => Fail::new(
             ErrorKind::Syntax,
             pos,
             format!("{what} is a varint longer than 10 bytes or beyond 64 bits"),

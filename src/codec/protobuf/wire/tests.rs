@@ -1,4 +1,5 @@
 use super::*;
+use crate::codec::protobuf::varint::put as put_varint;
 use crate::model::Segment;
 
 fn tag(field: u64, wt: u64) -> Vec<u8> {
