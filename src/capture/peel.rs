@@ -105,13 +105,14 @@ fn split_json_lines(payload: Payload) -> Vec<Payload> {
             lines.push(span);
         }
     }
-    if lines.len() < 2 || json::decode(&payload.bytes, &options).is_ok() {
-        return vec![payload];
-    }
     let line_bytes = |span: &Span| payload.bytes[span.range()].trim_ascii().to_vec();
-    if !lines
-        .iter()
-        .all(|span| json::decode(&line_bytes(span), &options).is_ok())
+    // Lines first: a pretty-printed document fails on its first line, so a large JSON file is not
+    // decoded again here; the whole text is tried only when every line is JSON on its own.
+    if lines.len() < 2
+        || !lines
+            .iter()
+            .all(|span| json::decode(&line_bytes(span), &options).is_ok())
+        || json::decode(&payload.bytes, &options).is_ok()
     {
         return vec![payload];
     }
