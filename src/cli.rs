@@ -21,6 +21,7 @@ use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{
     self, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
 };
+use crate::files::write_atomically;
 use crate::report::inspect;
 
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
@@ -623,38 +624,4 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         infer(&doc.value, &options).map_err(|e| Failure::Input(format!("error: {e}")))?;
     out.write_all(inferred.proto.as_bytes())?;
     Ok(())
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder, so a failure never leaves
-/// a half-written file behind.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    // A temporary file is private (0600); the result gets the permissions of the file it replaces,
-    // or the usual ones for a new file.
-    let permissions = match fs::metadata(path) {
-        Ok(m) => Some(m.permissions()),
-        Err(_) => default_permissions(),
-    };
-    if let Some(p) = permissions {
-        tmp.as_file().set_permissions(p)?;
-    }
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
-#[cfg(unix)]
-fn default_permissions() -> Option<fs::Permissions> {
-    use std::os::unix::fs::PermissionsExt;
-    Some(fs::Permissions::from_mode(0o644))
-}
-
-#[cfg(not(unix))]
-fn default_permissions() -> Option<fs::Permissions> {
-    None
 }

@@ -44,6 +44,7 @@
 pub mod capture;
 pub mod cli;
 pub mod codec;
+pub mod files;
 #[cfg(feature = "gui")]
 pub mod gui;
 pub mod model;
