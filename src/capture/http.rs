@@ -12,6 +12,9 @@
 //! responses, else the rest of the input). `Content-Type` sets the payload's format hint.
 //! Decompression is bounded by [`UnwrapOptions::decompression_limit`].
 //!
+//! gRPC-Web-text bodies (`application/grpc-web-text`) are base64-decoded here, chunk by chunk
+//! (a `gRPC-Web-text` layer), so the body is binary frames like any gRPC body.
+//!
 //! Not done: HTTP/2 and HTTP/3 framing, gRPC frame splitting (bodies of gRPC content types are
 //! marked `grpc-body = true` for a later stage), multipart bodies, responses to HEAD (nothing in
 //! the input says a response answers a HEAD).
@@ -131,6 +134,12 @@ fn is_grpc(content_type: &str) -> bool {
     media == "application/grpc"
         || media.starts_with("application/grpc+")
         || media.starts_with("application/grpc-web")
+}
+
+fn is_grpc_web_text(content_type: &str) -> bool {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    let media = media.to_ascii_lowercase();
+    media == "application/grpc-web-text" || media.starts_with("application/grpc-web-text+")
 }
 
 /// Splits `input` into HTTP/1.x messages and returns each body as a payload.
@@ -353,6 +362,32 @@ fn parse_one(
                     meta: with_truncated(meta),
                 };
                 return Err(err(name, 0, message, vec![partial]));
+            }
+        }
+    }
+    // gRPC-Web-text: the frames are base64, often one padded chunk per frame.
+    if content_type.as_deref().is_some_and(is_grpc_web_text) {
+        match super::grpcweb::base64_chunks(&body) {
+            Ok((bytes, chunks)) => {
+                layers.push(Layer {
+                    name: "gRPC-Web-text".to_string(),
+                    detail: format!(
+                        "base64 in {chunks} chunk(s), {} → {} bytes",
+                        body.len(),
+                        bytes.len()
+                    ),
+                    span: Span::new(0, body.len()),
+                });
+                body = bytes;
+            }
+            Err((offset, message)) => {
+                let partial = Payload {
+                    bytes: body,
+                    layers,
+                    hint,
+                    meta: with_truncated(meta),
+                };
+                return Err(err("gRPC-Web-text", offset, message, vec![partial]));
             }
         }
     }

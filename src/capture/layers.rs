@@ -10,7 +10,9 @@
 //! 2. a gzip or zstd stream (by its magic number);
 //! 3. JSON text: it *is* the payload, unless it is a lone JSON string whose content is itself
 //!    something to peel (JSON, HTTP, hex, base64…), in which case the content is the next input;
-//! 4. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs.
+//! 4. gRPC-Web-text pasted alone: padded base64 chunks back to back that decode to gRPC frames
+//!    ([`super::grpcweb`]);
+//! 5. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs.
 //!
 //! The loop is iterative (a work list, no recursion) and bounded by
 //! [`UnwrapOptions::max_layers`]; decompression is bounded in bytes and in ratio. Offsets in a
@@ -23,7 +25,7 @@
 use crate::codec::{self, DecodeOptions, Format};
 use crate::model::{Span, Value};
 
-use super::{http, text};
+use super::{grpcweb, http, text};
 
 /// One layer peeled off, outermost first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,6 +240,17 @@ fn step(bytes: &[u8], options: &UnwrapOptions) -> Result<Step, CaptureError> {
                     hint: None,
                 }
             }
+        });
+    }
+    if let Some((frames, chunks)) = grpcweb::grpc_web_text(bytes) {
+        return Ok(Step::One {
+            layer: Layer {
+                name: "gRPC-Web-text".to_string(),
+                detail: format!("base64 in {chunks} chunks"),
+                span: Span::new(0, bytes.len()),
+            },
+            bytes: frames,
+            hint: Some(Format::Protobuf),
         });
     }
     if let Some(d) = text::decode_text(bytes, options.max_decompressed) {

@@ -5,13 +5,18 @@
 //! [`Layer`]; [`detect()`] then ranks the JSON/MessagePack/CBOR readings of a payload.
 
 pub mod detect;
+pub mod grpcweb;
 pub mod http;
 pub mod layers;
 pub mod pcap;
 mod peel;
+pub mod readings;
+pub mod sequence;
 pub mod text;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
-pub use peel::{peel, Peeled};
+pub use peel::{peel, peel_choosing, PeelChoice, Peeled, Split};
+pub use readings::{peel_readings, LayerReading};
+pub use sequence::Framing;
 pub use text::{decode_text, Decoded, TextShape};

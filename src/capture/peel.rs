@@ -4,8 +4,10 @@
 //! Every payload keeps its layer chain (provenance). A fault part-way keeps what was found before
 //! it, with the error beside it.
 
+use super::grpcweb;
 use super::layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 use super::pcap;
+use super::sequence::{self, Framing};
 use crate::codec::protobuf::framing::split_grpc;
 use crate::codec::{json, DecodeOptions, Format};
 use crate::model::Span;
@@ -21,6 +23,30 @@ pub struct Peeled {
     pub warnings: Vec<String>,
 }
 
+/// Which layers to peel: what the GUI's "treat as…" and the CLI's `--layer` choose. The default
+/// peels every layer it finds and splits streams where it is sure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeelChoice {
+    /// Peel at most this many layers (0: the input as it is, not even a pcap file is opened;
+    /// 1: a pcap's streams or one text/HTTP/compression layer; …). `None`: all of them.
+    pub max_layers: Option<usize>,
+    /// How payloads holding several messages are split.
+    pub split: Split,
+}
+
+/// How payloads holding several messages (gRPC frames, JSON Lines, sequences, delimited
+/// streams) become one payload per message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Split {
+    /// Where a layer says so (an HTTP Content-Type) or the bytes leave no doubt.
+    #[default]
+    Auto,
+    /// Never: each payload stays whole.
+    Never,
+    /// Every payload by this framing; a payload that does not fit it is an error.
+    Force(Framing),
+}
+
 /// Finds the payloads in `input`.
 ///
 /// ```
@@ -31,13 +57,35 @@ pub struct Peeled {
 /// assert_eq!(peeled.payloads[0].bytes, b"{\"a\":1}");
 /// ```
 pub fn peel(input: &[u8]) -> Peeled {
-    let options = UnwrapOptions::default();
+    peel_choosing(input, &PeelChoice::default())
+}
+
+/// Finds the payloads in `input`, peeling the layers `choice` allows.
+///
+/// ```
+/// use wirelens::capture::{peel_choosing, PeelChoice};
+///
+/// let raw = PeelChoice { max_layers: Some(0), ..PeelChoice::default() };
+/// let peeled = peel_choosing(b"gaNrZXkB", &raw);
+/// assert_eq!(peeled.payloads[0].bytes, b"gaNrZXkB");
+/// assert!(peeled.payloads[0].layers.is_empty());
+/// ```
+pub fn peel_choosing(input: &[u8], choice: &PeelChoice) -> Peeled {
+    let mut options = UnwrapOptions::default();
     let mut out = Peeled {
         payloads: Vec::new(),
         error: None,
         warnings: Vec::new(),
     };
-    if pcap::is_pcap(input) {
+    if let Some(n) = choice.max_layers {
+        options.max_layers = n.saturating_sub(usize::from(pcap::is_pcap(input)));
+    }
+    if choice.max_layers == Some(0) {
+        out.payloads.push(Payload {
+            bytes: input.to_vec(),
+            ..Payload::default()
+        });
+    } else if pcap::is_pcap(input) {
         match pcap::extract(input, &pcap::PcapLimits::default()) {
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
@@ -80,13 +128,132 @@ pub fn peel(input: &[u8]) -> Peeled {
             }
         }
     }
-    out.payloads = out
-        .payloads
-        .into_iter()
-        .flat_map(split_grpc_body)
-        .flat_map(split_json_lines)
-        .collect();
+    if choice.max_layers.is_some() {
+        // The stop was chosen, so it is not news.
+        for p in &mut out.payloads {
+            p.meta
+                .retain(|(k, v)| !(k == "warning" && v.starts_with("stopped after")));
+        }
+    }
+    let found = std::mem::take(&mut out.payloads);
+    for payload in found {
+        let split = match choice.split {
+            Split::Never => Ok(vec![payload]),
+            Split::Auto => split_auto(payload),
+            Split::Force(framing) => split_framed(payload, framing, true),
+        };
+        match split {
+            Ok(parts) => out.payloads.extend(parts),
+            Err((e, parts)) => {
+                out.payloads.extend(parts);
+                if out.error.is_none() {
+                    out.error = Some(e);
+                } else {
+                    out.warnings.push(e.to_string());
+                }
+            }
+        }
+    }
     out
+}
+
+/// One payload split the way [`Split::Auto`] does: gRPC bodies, JSON Lines, then the framings
+/// [`sequence::detect_framing`] is sure of (or the Content-Type names).
+#[allow(clippy::result_large_err)]
+fn split_auto(payload: Payload) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
+    if payload.meta_value("grpc-body") == Some("true") || looks_like_grpc(&payload.bytes) {
+        return split_grpc_body(payload);
+    }
+    let mut lines = split_json_lines(payload);
+    if lines.len() != 1 {
+        return Ok(lines);
+    }
+    let Some(payload) = lines.pop() else {
+        return Ok(lines);
+    };
+    let announced = payload
+        .meta
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .and_then(|(_, v)| sequence::framing_from_content_type(v));
+    if let Some(framing) = announced {
+        // The sender said so: a payload that does not fit is an error, with the items before.
+        return split_framed(payload, framing, true);
+    }
+    let options = DecodeOptions::default();
+    Ok(
+        match sequence::detect_framing(&payload.bytes, payload.hint, &options) {
+            Some((framing, items)) => framed(&payload, framing, &items),
+            None => vec![payload],
+        },
+    )
+}
+
+/// `payload` split by `framing`. On a fault: the error (naming the layer and offset) and the
+/// items before it, then the rest of the bytes as one payload marked `truncated`. Unless
+/// `strict`, a payload that does not fit stays whole and no error is given.
+#[allow(clippy::result_large_err)]
+fn split_framed(
+    payload: Payload,
+    framing: Framing,
+    strict: bool,
+) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
+    if framing == Framing::Grpc {
+        let mut payload = payload;
+        payload.meta.push(("grpc-body".into(), "true".into()));
+        return split_grpc_body(payload);
+    }
+    match sequence::split(&payload.bytes, framing) {
+        Ok(items) => Ok(framed(&payload, framing, &items)),
+        Err(_) if !strict => Ok(vec![payload]),
+        Err(e) => {
+            let mut parts = framed(&payload, framing, &e.items_before);
+            let rest_from = e.items_before.last().map_or(0, |i| i.frame.end);
+            let mut rest = payload.clone();
+            rest.bytes = payload.bytes.get(rest_from..).unwrap_or(&[]).to_vec();
+            rest.layers.push(Layer {
+                name: framing.name().into(),
+                detail: format!("bytes {rest_from}.. not split: {}", e.message),
+                span: Span::new(rest_from, payload.bytes.len()),
+            });
+            rest.meta.push(("truncated".into(), "true".into()));
+            parts.push(rest);
+            let error = CaptureError {
+                layer: framing.name().into(),
+                offset: e.offset,
+                message: e.message,
+                extracted: parts.clone(),
+            };
+            Err((error, parts))
+        }
+    }
+}
+
+/// One payload per item, each with a layer "CBOR sequence: item 3 of 10" and its span.
+fn framed(payload: &Payload, framing: Framing, items: &[sequence::Item]) -> Vec<Payload> {
+    let count = items.len();
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let mut p = Payload {
+                bytes: payload
+                    .bytes
+                    .get(item.content.range())
+                    .unwrap_or(&[])
+                    .to_vec(),
+                layers: payload.layers.clone(),
+                hint: framing.item_format().or(payload.hint),
+                meta: payload.meta.clone(),
+            };
+            p.layers.push(Layer {
+                name: framing.name().into(),
+                detail: format!("item {} of {count}", i + 1),
+                span: item.frame,
+            });
+            p
+        })
+        .collect()
 }
 
 /// NDJSON / JSON Lines (text that is not one JSON document, but whose every non-blank line is)
@@ -146,65 +313,102 @@ fn under(outer: &Payload, mut inner: Payload) -> Payload {
 }
 
 /// A gRPC body (marked by its HTTP layer, or bytes that are exactly a run of gRPC frames) as one
-/// payload per message; anything else as it is.
-fn split_grpc_body(payload: Payload) -> Vec<Payload> {
+/// payload per message; anything else as it is. A gRPC-Web trailers frame is no payload: its
+/// text goes to every message's meta (`grpc-web trailers`) and to the last message's layer
+/// detail; a body of trailers only gives one empty payload with a `gRPC-Web trailers` layer.
+#[allow(clippy::result_large_err)]
+fn split_grpc_body(payload: Payload) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
     let marked = payload.meta_value("grpc-body") == Some("true");
     if !marked && !looks_like_grpc(&payload.bytes) {
-        return vec![payload];
+        return Ok(vec![payload]);
     }
-    let Ok(frames) = split_grpc(&payload.bytes) else {
-        return vec![payload];
+    let (frames, fault) = match split_grpc(&payload.bytes) {
+        Ok(frames) => (frames, None),
+        Err(_) if !marked => return Ok(vec![payload]),
+        Err(mut e) => (std::mem::take(&mut e.frames_before), Some(e)),
     };
-    let count = frames.iter().filter(|f| !f.trailers).count();
-    frames
-        .into_iter()
-        .filter(|f| !f.trailers)
-        .enumerate()
-        .map(|(i, f)| {
-            let mut p = payload.clone();
-            p.layers.push(Layer {
-                name: "gRPC frame".into(),
-                detail: format!(
-                    "message {} of {count}{}",
-                    i + 1,
-                    if f.compressed {
-                        ", gzip-compressed"
-                    } else {
-                        ""
-                    }
-                ),
-                span: f.span,
-            });
-            p.hint = Some(Format::Protobuf);
-            p.bytes = f.data;
-            p
+    let trailers: Vec<String> = frames
+        .iter()
+        .filter(|f| f.trailers)
+        .map(|f| {
+            String::from_utf8_lossy(&f.data)
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ")
         })
-        .collect()
+        .collect();
+    let trailers = trailers.join("; ");
+    let count = frames.iter().filter(|f| !f.trailers).count();
+    let mut parts: Vec<Payload> = Vec::with_capacity(count.max(1));
+    let mut trailer_span = None;
+    for f in frames {
+        if f.trailers {
+            trailer_span = Some(f.span);
+            continue;
+        }
+        let mut p = payload.clone();
+        let number = parts.len() + 1;
+        let mut detail = format!("message {number} of {count}");
+        if f.compressed {
+            detail.push_str(", gzip-compressed");
+        }
+        if number == count && !trailers.is_empty() {
+            detail.push_str(&format!(", then trailers {trailers}"));
+        }
+        p.layers.push(Layer {
+            name: "gRPC frame".into(),
+            detail,
+            span: f.span,
+        });
+        if !trailers.is_empty() {
+            p.meta.push(("grpc-web trailers".into(), trailers.clone()));
+        }
+        p.hint = Some(Format::Protobuf);
+        p.bytes = f.data;
+        parts.push(p);
+    }
+    if let (0, Some(span)) = (count, trailer_span) {
+        let mut p = payload.clone();
+        p.layers.push(Layer {
+            name: "gRPC-Web trailers".into(),
+            detail: trailers.clone(),
+            span,
+        });
+        p.meta.push(("grpc-web trailers".into(), trailers));
+        p.bytes = Vec::new();
+        parts.push(p);
+    }
+    let Some(e) = fault else {
+        return Ok(parts);
+    };
+    let rest_from = parts
+        .iter()
+        .filter_map(|p| p.layers.last().map(|l| l.span.end))
+        .max()
+        .unwrap_or(0);
+    let mut rest = payload.clone();
+    rest.bytes = payload.bytes.get(rest_from..).unwrap_or(&[]).to_vec();
+    rest.layers.push(Layer {
+        name: "gRPC frame".into(),
+        detail: format!("bytes {rest_from}.. not split: {}", e.message),
+        span: Span::new(rest_from, payload.bytes.len()),
+    });
+    rest.meta.push(("truncated".into(), "true".into()));
+    parts.push(rest);
+    let error = CaptureError {
+        layer: "gRPC frame".into(),
+        offset: e.offset,
+        message: e.message,
+        extracted: parts.clone(),
+    };
+    Err((error, parts))
 }
 
-/// Whether `bytes` is exactly a run of uncompressed gRPC frames (flag 0, big-endian length), at
-/// least one, each message non-empty.
+/// Whether `bytes` is exactly a run of gRPC frames (see [`grpcweb::is_grpc_frames`]).
 fn looks_like_grpc(bytes: &[u8]) -> bool {
-    let mut pos = 0usize;
-    let mut frames = 0usize;
-    while pos < bytes.len() {
-        let Some(head) = bytes.get(pos..pos + 5) else {
-            return false;
-        };
-        if head[0] != 0 {
-            return false;
-        }
-        let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-        if len == 0 {
-            return false;
-        }
-        pos = match (pos + 5).checked_add(len) {
-            Some(end) if end <= bytes.len() => end,
-            _ => return false,
-        };
-        frames += 1;
-    }
-    frames > 0
+    grpcweb::is_grpc_frames(bytes)
 }
 
 impl Payload {

@@ -1,0 +1,196 @@
+//! The layers themselves as readings: the same input peeled in different ways, ranked.
+//!
+//! Peeling guesses: text of hex digits may be hex or just text, an HTTP message may be what the
+//! user wants to see or only its body, two CBOR maps back to back may be a sequence or one map
+//! with trailing data. [`peel_readings`] peels the input several ways (every layer, fewer
+//! layers, none, with and without splitting streams), drops the ways that give the same
+//! payloads, and ranks the rest by how well their payloads decode ([`super::detect()`]), so the
+//! best reading goes first and every other is one choice away (the GUI's "treat as…", the CLI's
+//! `--layers` and `--layer N`).
+//!
+//! A reading's confidence is the mean confidence of the best format reading of its first
+//! [`SAMPLED`] payloads with bytes, less [`FAULT_PENALTY`] when peeling stopped at a fault.
+//! What this module does not do: force a layer that peeling does not find (choose a
+//! [`PeelChoice`] with [`Split::Force`] and call [`peel_choosing`] for that).
+
+use super::detect::detect;
+use super::peel::{peel_choosing, PeelChoice, Peeled, Split};
+use crate::codec::{DecodeOptions, Format};
+
+/// Payloads per reading whose formats are detected to score it.
+pub const SAMPLED: usize = 8;
+/// Taken off a reading's confidence when peeling it stopped at a fault.
+pub const FAULT_PENALTY: i32 = 15;
+/// Most layer depths tried (each depth is one more layer peeled).
+const MAX_DEPTHS: usize = 8;
+
+/// One way of peeling the input.
+#[derive(Debug, Clone)]
+pub struct LayerReading {
+    /// The choice that gives this reading (hand it to [`peel_choosing`] to peel it again).
+    pub choice: PeelChoice,
+    /// The payloads found this way.
+    pub peeled: Peeled,
+    /// 0–100: how well the payloads decode this way, relative to the other readings.
+    pub confidence: u8,
+    /// Why, in plain sentences.
+    pub reasons: Vec<String>,
+    /// The best format of the first payload with bytes, if any payload has bytes.
+    pub format: Option<Format>,
+}
+
+impl LayerReading {
+    /// How many payloads this way gives.
+    pub fn payload_count(&self) -> usize {
+        self.peeled.payloads.len()
+    }
+
+    /// The layer chain of the first payload with bytes (`hex → gzip`), or `raw bytes`.
+    pub fn layers(&self) -> String {
+        self.peeled
+            .payloads
+            .iter()
+            .find(|p| !p.bytes.is_empty())
+            .or(self.peeled.payloads.first())
+            .map_or_else(|| "raw bytes".to_string(), |p| p.provenance())
+    }
+}
+
+/// Peels `input` every plausible way and ranks the readings, best first (ties keep the order
+/// "every layer, split" → "every layer, unsplit" → fewer layers → none).
+///
+/// `options` carries the protobuf message type, if the user gave one, for the format readings.
+///
+/// ```
+/// use wirelens::capture::peel_readings;
+/// use wirelens::codec::{DecodeOptions, Format};
+///
+/// let readings = peel_readings(b"gaNrZXkB", &DecodeOptions::default());
+/// assert_eq!(readings[0].layers(), "base64");
+/// assert_eq!(readings[0].format, Some(Format::MessagePack));
+/// assert_eq!(readings.last().map(|r| r.layers()), Some("raw bytes".to_string()));
+/// ```
+pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading> {
+    let mut choices = vec![
+        PeelChoice::default(),
+        PeelChoice {
+            max_layers: None,
+            split: Split::Never,
+        },
+    ];
+    let whole = peel_choosing(input, &choices[1]);
+    // Fewer layers, until peeling that many already gives everything.
+    let mut seen: Vec<(PeelChoice, Peeled)> = Vec::new();
+    for depth in 0..MAX_DEPTHS {
+        let choice = PeelChoice {
+            max_layers: Some(depth),
+            split: Split::Never,
+        };
+        let peeled = peel_choosing(input, &choice);
+        if same_payloads(&peeled, &whole) {
+            break;
+        }
+        seen.push((choice, peeled));
+        if depth > 0 {
+            choices.push(PeelChoice {
+                max_layers: Some(depth),
+                split: Split::Auto,
+            });
+        }
+    }
+    let mut found: Vec<(PeelChoice, Peeled)> = Vec::new();
+    for choice in choices {
+        let peeled = match choice {
+            c if c == PeelChoice::default() => peel_choosing(input, &c),
+            PeelChoice {
+                max_layers: None,
+                split: Split::Never,
+            } => whole.clone(),
+            c => peel_choosing(input, &c),
+        };
+        found.push((choice, peeled));
+    }
+    // The unsplit fewer-layer ways, deepest first, then none.
+    seen.reverse();
+    found.extend(seen);
+    let mut distinct: Vec<(PeelChoice, Peeled)> = Vec::new();
+    for (choice, peeled) in found {
+        if !distinct.iter().any(|(_, p)| same_payloads(p, &peeled)) {
+            distinct.push((choice, peeled));
+        }
+    }
+    let mut readings: Vec<LayerReading> = distinct
+        .into_iter()
+        .map(|(choice, peeled)| score(choice, peeled, options))
+        .collect();
+    readings.sort_by_key(|r| std::cmp::Reverse(r.confidence));
+    readings
+}
+
+fn same_payloads(a: &Peeled, b: &Peeled) -> bool {
+    a.payloads.len() == b.payloads.len()
+        && a.payloads
+            .iter()
+            .zip(&b.payloads)
+            .all(|(x, y)| x.bytes == y.bytes)
+}
+
+fn score(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> LayerReading {
+    let mut reasons = Vec::new();
+    let count = peeled.payloads.len();
+    let sampled: Vec<_> = peeled
+        .payloads
+        .iter()
+        .filter(|p| !p.bytes.is_empty())
+        .take(SAMPLED)
+        .collect();
+    let mut total = 0i32;
+    let mut format = None;
+    let mut formats: Vec<(Format, usize)> = Vec::new();
+    for p in &sampled {
+        let readings = detect(&p.bytes, p.hint, options);
+        if let Some(best) = readings.first() {
+            total += i32::from(best.confidence);
+            format = format.or(Some(best.format));
+            match formats.iter_mut().find(|(f, _)| *f == best.format) {
+                Some((_, n)) => *n += 1,
+                None => formats.push((best.format, 1)),
+            }
+        }
+    }
+    let mut confidence = match i32::try_from(sampled.len()) {
+        Ok(n) if n > 0 => total / n,
+        _ => {
+            reasons.push("no payload bytes".to_string());
+            0
+        }
+    };
+    if !sampled.is_empty() {
+        let what: Vec<String> = formats
+            .iter()
+            .map(|(f, n)| format!("{n} as {}", f.name()))
+            .collect();
+        let of = if count > sampled.len() {
+            format!("the first {} of {count} payloads", sampled.len())
+        } else if count == 1 {
+            "the payload".to_string()
+        } else {
+            format!("all {count} payloads")
+        };
+        reasons.push(format!(
+            "{of} read best {} (mean {confidence}%)",
+            what.join(", ")
+        ));
+    }
+    if let Some(e) = &peeled.error {
+        confidence -= FAULT_PENALTY;
+        reasons.push(format!("peeling stopped: {e}"));
+    }
+    LayerReading {
+        choice,
+        peeled,
+        confidence: confidence.clamp(0, 100) as u8,
+        reasons,
+        format,
+    }
+}
