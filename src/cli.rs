@@ -14,7 +14,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::capture::{detect, peel, Payload, Reading};
+use crate::capture::{
+    detect, peel_choosing, peel_readings, Framing, LayerReading, Payload, PeelChoice, Reading,
+    Split,
+};
 use crate::codec::protobuf::dynamic::to_proto3_json;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
@@ -87,6 +90,53 @@ pub struct InputArgs {
     /// Take the input as the payload itself: peel no layers (hex, base64, HTTP, pcap, gRPC).
     #[arg(long)]
     pub raw: bool,
+    /// How to peel the input, instead of the best-ranked way: N (the Nth reading `inspect
+    /// --layers` lists), `raw` (no layers), `whole` (every layer, streams left unsplit), or a
+    /// framing to split every payload by: grpc, cbor-seq, msgpack-seq, varint-delimited,
+    /// u32-delimited.
+    #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
+    pub layer: Option<LayerArg>,
+}
+
+/// What `--layer` chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerArg {
+    /// The Nth layer reading (from 1), as `inspect --layers` lists them.
+    Reading(usize),
+    /// A way of peeling named outright.
+    Choice(PeelChoice),
+}
+
+fn parse_layer(s: &str) -> Result<LayerArg, String> {
+    if let Ok(n) = s.parse::<usize>() {
+        return if n == 0 {
+            Err("layer readings are numbered from 1".into())
+        } else {
+            Ok(LayerArg::Reading(n))
+        };
+    }
+    let choice = match s {
+        "raw" => PeelChoice {
+            max_layers: Some(0),
+            split: Split::Never,
+        },
+        "whole" => PeelChoice {
+            max_layers: None,
+            split: Split::Never,
+        },
+        other => match Framing::from_key(other) {
+            Some(f) => PeelChoice {
+                max_layers: None,
+                split: Split::Force(f),
+            },
+            None => {
+                return Err(format!(
+                    "unknown layer `{other}` (expected a number, raw, whole, grpc, cbor-seq, msgpack-seq, varint-delimited or u32-delimited)"
+                ))
+            }
+        },
+    };
+    Ok(LayerArg::Choice(choice))
 }
 
 /// Where protobuf message types come from.
@@ -148,6 +198,10 @@ pub struct InspectArgs {
     /// Leave out the annotated hex dump.
     #[arg(long)]
     pub no_hex: bool,
+    /// List every way of peeling the input (layer readings), best first, with confidence and
+    /// reasons; choose one with --layer N.
+    #[arg(long)]
+    pub layers: bool,
 }
 
 /// `wirelens convert`.
@@ -277,6 +331,9 @@ struct Peeling {
     payloads: Vec<Payload>,
     chosen: usize,
     warnings: Vec<String>,
+    /// The layer readings, best first, when they were ranked; and which one is in use.
+    readings: Vec<LayerReading>,
+    reading: usize,
 }
 
 impl Peeling {
@@ -300,17 +357,48 @@ impl Peeling {
     }
 }
 
-/// Peels `input` into payloads (unless `--raw`) and picks one per `--pick`, else the first with
-/// bytes.
+/// Peels `input` into payloads per `--raw` / `--layer` (by default the best-ranked layer
+/// reading) and picks one per `--pick`, else the first with bytes.
 fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
+    let options = DecodeOptions {
+        max_depth: args.max_depth,
+        ..DecodeOptions::default()
+    };
+    let mut readings = Vec::new();
+    let mut reading = 0usize;
+    let found = match args.layer {
+        _ if args.raw => peel_choosing(
+            &input.bytes,
+            &PeelChoice {
+                max_layers: Some(0),
+                split: Split::Never,
+            },
+        ),
+        Some(LayerArg::Choice(choice)) => peel_choosing(&input.bytes, &choice),
+        Some(LayerArg::Reading(n)) => {
+            readings = peel_readings(&input.bytes, &options);
+            if n > readings.len() {
+                return Err(Failure::Usage(format!(
+                    "--layer {n}: the input has {} layer reading(s) (see `wirelens inspect --layers`)",
+                    readings.len()
+                )));
+            }
+            reading = n - 1;
+            readings[reading].peeled.clone()
+        }
+        None => {
+            readings = peel_readings(&input.bytes, &options);
+            readings
+                .first()
+                .map(|r| r.peeled.clone())
+                .unwrap_or_else(|| peel_choosing(&input.bytes, &PeelChoice::default()))
+        }
+    };
     let whole = || Payload {
         bytes: input.bytes.clone(),
         ..Payload::default()
     };
-    let (payloads, mut warnings) = if args.raw {
-        (vec![whole()], Vec::new())
-    } else {
-        let found = peel(&input.bytes);
+    let (payloads, mut warnings) = {
         let mut warnings = found.warnings;
         match (found.payloads.is_empty(), found.error) {
             (true, Some(e)) => return Err(Failure::Input(e.to_string())),
@@ -344,6 +432,8 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
         payloads,
         chosen,
         warnings,
+        readings,
+        reading,
     })
 }
 
@@ -433,6 +523,24 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
     for w in &peeling.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    if args.layers {
+        let readings = if peeling.readings.is_empty() {
+            // --raw or a named --layer: rank anyway, to list them.
+            let options = DecodeOptions {
+                max_depth: args.input.max_depth,
+                ..DecodeOptions::default()
+            };
+            peel_readings(&whole.bytes, &options)
+        } else {
+            Vec::new()
+        };
+        let (list, used) = if peeling.readings.is_empty() {
+            (&readings, None)
+        } else {
+            (&peeling.readings, Some(peeling.reading))
+        };
+        inspect::write_layer_readings(out, list, used)?;
     }
     if peeling.peeled() {
         writeln!(out, "payloads:")?;
@@ -612,6 +720,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         },
         pick: None,
         raw: false,
+        layer: None,
     };
     let doc = read_payload(&input, &input_args)?
         .outcome

@@ -468,3 +468,118 @@ fn a_grpc_body_lists_its_messages_and_converts_them_all() {
                 .expect("regex"),
         );
 }
+
+fn capture_fixture(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/capture/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn stdout_of(args: &[&str], stdin: Option<Vec<u8>>) -> String {
+    let mut cmd = wirelens();
+    cmd.args(args);
+    if let Some(bytes) = stdin {
+        cmd.write_stdin(bytes);
+    }
+    String::from_utf8(cmd.assert().success().get_output().stdout.clone()).expect("UTF-8")
+}
+
+#[test]
+fn layers_lists_the_ways_of_peeling_and_layer_chooses_one() {
+    // Hex text of a MessagePack map: read as hex first, the text itself second.
+    let out = stdout_of(
+        &["inspect", "-", "--layers", "--no-tree", "--no-hex"],
+        Some(b"81 a3 6b 65 79 01\n".to_vec()),
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[1], "layer readings, best first (choose with --layer N):",
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("* 1. hex (") && lines[2].contains("1 payload, msgpack"),
+        "{out}"
+    );
+    assert!(lines[3].starts_with("  2. raw bytes ("), "{out}");
+    assert!(out.contains("format: msgpack"), "{out}");
+    // --layer 2 reads the text as it is: no format decodes it.
+    wirelens()
+        .args(["inspect", "-", "--layer", "2", "--no-tree", "--no-hex"])
+        .write_stdin(b"81 a3 6b 65 79 01\n".to_vec())
+        .assert()
+        .code(1);
+    // Usage errors.
+    for bad in ["0", "7", "sideways"] {
+        wirelens()
+            .args(["inspect", "-", "--layer", bad])
+            .write_stdin(b"81 a3 6b 65 79 01\n".to_vec())
+            .assert()
+            .code(2);
+    }
+}
+
+#[test]
+fn a_cbor_sequence_becomes_payloads_unless_told_otherwise() {
+    let seq = capture_fixture("three.cbor-seq");
+    let out = stdout_of(&["inspect", &seq, "--no-tree", "--no-hex"], None);
+    assert!(
+        out.contains("* 1. 98 bytes via CBOR sequence (item 1 of 3)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  3. 1064 bytes via CBOR sequence (item 3 of 3)\n"),
+        "{out}"
+    );
+    // Each line of --all is the conversion of the document it was made from.
+    let mut expected = String::new();
+    for name in [
+        "user-profile.cbor",
+        "iot-metrics.cbor",
+        "order-graphql.cbor",
+    ] {
+        expected.push_str(&stdout_of(
+            &["convert", &sample(name), "--to", "json"],
+            None,
+        ));
+    }
+    assert_eq!(
+        stdout_of(&["convert", &seq, "--to", "json", "--all"], None),
+        expected
+    );
+    // Unsplit, it is one CBOR item with bytes after it: an error at the end of the first.
+    wirelens()
+        .args(["inspect", &seq, "--layer", "whole", "--no-tree", "--no-hex"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("98"));
+}
+
+#[test]
+fn grpc_web_text_from_stdin_and_a_forced_framing() {
+    let body = std::fs::read(capture_fixture("http-grpc-web-text.http")).expect("fixture");
+    let out = stdout_of(&["inspect", "-", "--no-tree", "--no-hex"], Some(body));
+    assert!(
+        out.contains(
+            "  3. 50 bytes via HTTP/1.1 response → gRPC-Web-text → gRPC frame (message 3 of 3, then trailers grpc-status: 0; grpc-message:)"
+        ),
+        "{out}"
+    );
+    // Integers back to back are not split unless asked.
+    let ints = b"\x01\x02\x03\x04".to_vec();
+    let out = stdout_of(
+        &[
+            "inspect",
+            "-",
+            "--layer",
+            "cbor-seq",
+            "--no-tree",
+            "--no-hex",
+        ],
+        Some(ints),
+    );
+    assert!(
+        out.contains("  4. 1 bytes via CBOR sequence (item 4 of 4)"),
+        "{out}"
+    );
+}

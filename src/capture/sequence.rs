@@ -9,7 +9,9 @@
 //! - a length-delimited protobuf stream is taken when the Content-Type says so
 //!   (`delimited=true`), or when the lengths cover the payload exactly, there are at least two
 //!   messages, each non-empty and each a complete protobuf message (with the user's message type
-//!   when there is one), and the payload is not one complete value of any format;
+//!   when there is one), and the payload is not one complete value of JSON, MessagePack or CBOR,
+//!   nor a protobuf message whose field numbers stay as small as the messages' own (read whole, a
+//!   stream's lengths become tags and its fields land on numbers above 1000, or on 0);
 //! - a Content-Type of `application/cbor-seq` splits without the map-or-array rule.
 //!
 //! The user can force a framing ([`split`]) when the guess is not made. Splitting is linear: each
@@ -302,18 +304,52 @@ pub fn detect_framing(
         let Ok(items) = split(bytes, framing) else {
             continue;
         };
-        let messages = items.len() >= 2
-            && items.iter().all(|i| {
-                !i.content.is_empty()
-                    && bytes.get(i.content.range()).is_some_and(|m| {
-                        codec::decode(m, Format::Protobuf, options).is_ok() && !looks_like_text(m)
-                    })
-            });
-        if messages && codec::decode(bytes, Format::Protobuf, options).is_err() && !whole_is_one() {
+        if items.len() < 2 {
+            continue;
+        }
+        let mut largest = 0i128;
+        let messages = items.iter().all(|i| {
+            !i.content.is_empty()
+                && bytes.get(i.content.range()).is_some_and(|m| {
+                    !looks_like_text(m)
+                        && codec::decode(m, Format::Protobuf, options).is_ok_and(|doc| {
+                            largest = largest.max(largest_field(&doc.value));
+                            true
+                        })
+                })
+        });
+        // Read whole, a stream often still parses (its lengths become tags), but its fields
+        // then land on numbers real messages do not use.
+        let limit = largest.max(UNUSUAL_FIELD);
+        let whole_fits = codec::decode(bytes, Format::Protobuf, options).is_ok_and(|doc| {
+            doc.value.as_map().is_some_and(|entries| {
+                entries
+                    .iter()
+                    .all(|(k, _)| matches!(k, Value::Int(n) if (1..=limit).contains(n)))
+            })
+        });
+        if messages && !whole_fits && !whole_is_one() {
             return Some((framing, items));
         }
     }
     None
+}
+
+/// Field numbers above this are rare in real messages (most schemas number fields from 1 up).
+const UNUSUAL_FIELD: i128 = 1000;
+
+/// The largest top-level field number of a schema-less protobuf reading.
+fn largest_field(value: &Value) -> i128 {
+    value.as_map().map_or(0, |entries| {
+        entries
+            .iter()
+            .filter_map(|(k, _)| match k {
+                Value::Int(n) => Some(*n),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    })
 }
 
 /// Whether item `i` of `bytes` decodes as a map or an array of `format`.

@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use crate::capture::Reading;
+use crate::capture::{LayerReading, Reading};
 use crate::codec::Document;
 use crate::model::{ByteRole, NodeId, Segment, SpanTree, Value};
 
@@ -155,6 +155,34 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
             first = false;
             at = stop;
         }
+    }
+    Ok(())
+}
+
+/// Writes the layer readings (ways of peeling the input), numbered from 1 as `--layer N` takes
+/// them; `used` marks the one the report shows.
+pub fn write_layer_readings(
+    w: &mut dyn Write,
+    readings: &[LayerReading],
+    used: Option<usize>,
+) -> io::Result<()> {
+    writeln!(w, "layer readings, best first (choose with --layer N):")?;
+    for (i, r) in readings.iter().enumerate() {
+        let mark = if used == Some(i) { '*' } else { ' ' };
+        let count = r.payload_count();
+        writeln!(
+            w,
+            "{mark} {}. {} ({}%): {} payload{}{}; {}",
+            i + 1,
+            r.layers(),
+            r.confidence,
+            count,
+            if count == 1 { "" } else { "s" },
+            r.format
+                .map(|f| format!(", {}", f.name()))
+                .unwrap_or_default(),
+            r.reasons.join("; ")
+        )?;
     }
     Ok(())
 }
