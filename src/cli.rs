@@ -33,7 +33,8 @@ use crate::report::inspect;
     name = "wirelens",
     version,
     about,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = "Captured traffic (hex dumps, base64, HTTP, gRPC, pcap, sequences) is peeled to its payloads. `wirelens inspect FILE --layers` lists every way of peeling it, best first; `--layer N|raw|whole|grpc|cbor-seq|msgpack-seq|varint-delimited|u32-delimited` chooses one (inspect and convert)."
 )]
 pub struct Cli {
     /// What to do; without a command, the GUI opens.

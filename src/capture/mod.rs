@@ -2,7 +2,9 @@
 //!
 //! [`unwrap`] peels what users paste or capture (hex dumps, base64, JSON strings holding escaped
 //! payloads, raw HTTP with chunked and compressed bodies) down to [`Payload`]s, recording each
-//! [`Layer`]; [`detect()`] then ranks the JSON/MessagePack/CBOR readings of a payload.
+//! [`Layer`]; [`peel`] adds pcap files and splits streams ([`sequence`], [`grpcweb`]) into one
+//! payload per message; [`detect()`] then ranks the format readings of a payload, and
+//! [`peel_readings`] ranks the ways of peeling the input itself (which layers to take off).
 
 pub mod detect;
 pub mod grpcweb;

@@ -166,19 +166,32 @@ fn score(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> LayerRe
         }
     };
     if !sampled.is_empty() {
-        let what: Vec<String> = formats
+        let with_bytes = peeled
+            .payloads
             .iter()
-            .map(|(f, n)| format!("{n} as {}", f.name()))
-            .collect();
-        let of = if count > sampled.len() {
-            format!("the first {} of {count} payloads", sampled.len())
-        } else if count == 1 {
-            "the payload".to_string()
+            .filter(|p| !p.bytes.is_empty())
+            .count();
+        let what: Vec<String> = match formats.as_slice() {
+            [(f, _)] => vec![f.name().to_string()],
+            _ => formats
+                .iter()
+                .map(|(f, n)| format!("{} ×{n}", f.name()))
+                .collect(),
+        };
+        let some = if with_bytes < count {
+            " with bytes"
         } else {
-            format!("all {count} payloads")
+            ""
+        };
+        let subject = if with_bytes == 1 {
+            "the payload".to_string()
+        } else if sampled.len() < with_bytes {
+            format!("the first {} of {with_bytes} payloads{some}", sampled.len())
+        } else {
+            format!("all {with_bytes} payloads{some}")
         };
         reasons.push(format!(
-            "{of} read best {} (mean {confidence}%)",
+            "{subject} read best as {} (mean {confidence}%)",
             what.join(", ")
         ));
     }
