@@ -577,14 +577,73 @@ fn vlan_ipv6_and_the_other_link_types_reach_the_payload() {
 }
 
 #[test]
-fn ip_fragments_are_reported_not_reassembled() {
+fn an_ip_fragment_without_the_rest_is_reported_not_guessed() {
     let mut frag = ipv4(C, S, 17, &udp(5000, 53, b"part"));
     frag[6] = 0x20; // more fragments
     let mut w = PcapWriter::new(101);
     full(&mut w, 1, frag);
     let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
     assert!(cap.streams.is_empty());
-    assert!(cap.warnings[0].starts_with("frame 1: IPv4 fragment"));
+    assert_eq!(cap.warnings.len(), 1, "{:?}", cap.warnings);
+    assert!(
+        cap.warnings[0].contains("first fragment in frame 1)")
+            && cap.warnings[0].contains("12 bytes in 1 fragment(s) never completed"),
+        "{:?}",
+        cap.warnings
+    );
+}
+
+/// `body` cut at `cuts` (multiples of 8) into IPv4 fragments, in the order `order` gives.
+fn fragments(body: &[u8], cuts: &[usize], order: &[usize]) -> Vec<Vec<u8>> {
+    let mut bounds = vec![0];
+    bounds.extend_from_slice(cuts);
+    bounds.push(body.len());
+    let pieces: Vec<Vec<u8>> = bounds
+        .windows(2)
+        .map(|w| {
+            let mut ip = ipv4(C, S, 17, &body[w[0]..w[1]]);
+            let more = if w[1] < body.len() { 0x2000 } else { 0 };
+            let flags = (more | (w[0] / 8)) as u16;
+            ip[4..6].copy_from_slice(&0x4242u16.to_be_bytes());
+            ip[6..8].copy_from_slice(&flags.to_be_bytes());
+            ip
+        })
+        .collect();
+    order.iter().map(|&i| pieces[i].clone()).collect()
+}
+
+#[test]
+fn ipv4_fragments_are_reassembled_in_any_order() {
+    let payload: Vec<u8> = (0..200u8).collect();
+    let dgram = udp(5000, 53, &payload);
+    for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
+        let mut w = PcapWriter::new(101);
+        for (i, f) in fragments(&dgram, &[64, 136], &order)
+            .into_iter()
+            .enumerate()
+        {
+            full(&mut w, i as u32 + 1, f);
+        }
+        let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+        assert!(cap.warnings.is_empty(), "{order:?}: {:?}", cap.warnings);
+        let got: Vec<Vec<u8>> = payloads(&cap).into_iter().map(|p| p.bytes).collect();
+        assert_eq!(got, vec![payload.clone()], "{order:?}");
+    }
+}
+
+#[test]
+fn tcpdump_capture_of_a_fragmented_udp_datagram_gives_the_sample() {
+    let bytes = fixture("udp-fragments.pcap");
+    let cap = extract(&bytes, &PcapLimits::default()).expect("valid");
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    let ps = payloads(&cap);
+    assert_eq!(ps.len(), 1);
+    assert_eq!(ps[0].bytes, sample("user-profile.msgpack"));
+    assert!(
+        ps[0].layers[1].name.starts_with("UDP 127.0.0.1:40000"),
+        "{:?}",
+        ps[0].layers
+    );
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //! byte ranges back to the frames (and times) that carried them. UDP datagrams stay separate.
 //!
 //! What it does not do: parse HTTP or any application protocol (the HTTP layer does that on the
-//! stream bytes), reassemble IP fragments (they are reported and skipped), or decode anything
+//! stream bytes), reassemble IPv6 fragments (they are reported and skipped; IPv4 fragments are
+//! reassembled by `frag`, bounded), or decode anything
 //! above TCP/UDP. Frames are numbered from 1 like Wireshark does, so "frame 4" here is frame 4
 //! there.
 //!
@@ -20,6 +21,7 @@
 //! pcapng block whose length fields are impossible, is a [`CaptureError`].
 
 mod file;
+mod frag;
 mod net;
 mod tcp;
 
@@ -192,6 +194,7 @@ struct State {
     first_truncated: u64,
     linktypes: Vec<u32>,
     warnings: Warnings,
+    frags: frag::Reassembly,
 }
 
 fn key(a: SocketAddr, b: SocketAddr) -> (SocketAddr, SocketAddr) {
@@ -236,6 +239,21 @@ impl State {
             Err(Some(why)) => self.warnings.push(format!("frame {}: {why}", p.frame)),
             Ok(net::Transport::Tcp(seg)) => self.tcp(seg, &p),
             Ok(net::Transport::Udp(dgram)) => self.udp(dgram, &p),
+            Ok(net::Transport::Fragment(f)) => match self.frags.add(f, p.frame) {
+                Ok(None) => {}
+                Err(why) => self.warnings.push(format!("frame {}: {why}", p.frame)),
+                Ok(Some((src, dst, proto, bytes))) => {
+                    match net::transport(proto, src.into(), dst.into(), &bytes) {
+                        Ok(net::Transport::Tcp(seg)) => self.tcp(seg, &p),
+                        Ok(net::Transport::Udp(dgram)) => self.udp(dgram, &p),
+                        Ok(net::Transport::Fragment(_)) | Err(None) => {}
+                        Err(Some(why)) => self.warnings.push(format!(
+                            "frame {} (last fragment of a datagram): {why}",
+                            p.frame
+                        )),
+                    }
+                }
+            },
         }
         true
     }
@@ -344,6 +362,9 @@ impl State {
     }
 
     fn finish(mut self, format: FileFormat, input_len: usize) -> Capture {
+        for line in self.frags.unfinished() {
+            self.warnings.push(line);
+        }
         if self.truncated > 0 {
             self.warnings.push(format!(
                 "{} packets were captured shorter than they were on the wire (first: frame {}); their data is kept as far as it was captured",
@@ -402,6 +423,7 @@ pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureErro
             list: Vec::new(),
             dropped: 0,
         },
+        frags: frag::Reassembly::default(),
     };
     let mut file_warnings = Vec::new();
     let walked = file::walk(bytes, &mut file_warnings, &mut |p| state.packet(p));

@@ -2,18 +2,22 @@
 //!
 //! Link types: null/loopback (0, 108), Ethernet (1, with any number of 802.1Q/802.1ad VLAN
 //! tags), raw IP (101, 228, 229), Linux cooked capture SLL (113) and SLL2 (276). IPv4 and IPv6
-//! (extension headers skipped). IP fragments are *reported, not reassembled*: a fragmented
-//! datagram gives a warning and is skipped. Lengths always come from the smaller of what the
+//! (extension headers skipped). IPv4 fragments are handed to [`super::frag`] for reassembly;
+//! IPv6 fragments are *reported, not reassembled*: such a datagram gives a warning and is skipped. Lengths always come from the smaller of what the
 //! header says and what was captured, so Ethernet padding never becomes payload and a truncated
 //! packet is kept as far as it goes.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use super::frag::Fragment;
 
 /// A transport-layer unit found in a frame.
 #[derive(Debug, Clone)]
 pub(crate) enum Transport<'a> {
     Tcp(TcpSegment<'a>),
     Udp(UdpDatagram<'a>),
+    /// An IPv4 fragment, for [`super::frag::Reassembly`].
+    Fragment(Fragment<'a>),
 }
 
 /// The parts of a TCP segment reassembly needs.
@@ -138,12 +142,6 @@ fn ipv4(ip: &[u8]) -> Result<Transport<'_>, Skip> {
     let proto = *ip.get(9).ok_or_else(cut)?;
     let src = Ipv4Addr::from(be32(ip, 12).ok_or_else(cut)?);
     let dst = Ipv4Addr::from(be32(ip, 16).ok_or_else(cut)?);
-    if flags_frag & 0x3fff != 0 {
-        return Err(Some(format!(
-            "IPv4 fragment {src} → {dst} (offset {}): fragments are not reassembled, it is skipped",
-            usize::from(flags_frag & 0x1fff) * 8
-        )));
-    }
     // total == 0 happens with TCP segmentation offload; then take what was captured.
     let end = if total == 0 {
         ip.len()
@@ -151,6 +149,17 @@ fn ipv4(ip: &[u8]) -> Result<Transport<'_>, Skip> {
         total.min(ip.len())
     };
     let body = ip.get(ihl..end).ok_or_else(cut)?;
+    if flags_frag & 0x3fff != 0 {
+        return Ok(Transport::Fragment(Fragment {
+            src,
+            dst,
+            id: be16(ip, 4).ok_or_else(cut)?,
+            proto,
+            offset: usize::from(flags_frag & 0x1fff) * 8,
+            more: flags_frag & 0x2000 != 0,
+            data: body,
+        }));
+    }
     transport(proto, IpAddr::V4(src), IpAddr::V4(dst), body)
 }
 
@@ -203,7 +212,12 @@ fn ipv6(ip: &[u8]) -> Result<Transport<'_>, Skip> {
     transport(next, IpAddr::V6(src), IpAddr::V6(dst), body)
 }
 
-fn transport(proto: u8, src: IpAddr, dst: IpAddr, body: &[u8]) -> Result<Transport<'_>, Skip> {
+pub(crate) fn transport(
+    proto: u8,
+    src: IpAddr,
+    dst: IpAddr,
+    body: &[u8],
+) -> Result<Transport<'_>, Skip> {
     match proto {
         6 => {
             let cut = || Some(format!("TCP header {src} → {dst} cut short"));

@@ -1,0 +1,174 @@
+//! IPv4 fragment reassembly (RFC 791), bounded.
+//!
+//! A datagram larger than the path MTU arrives as fragments that share the source, destination,
+//! protocol and identification, each with its byte offset and a "more fragments" flag. They are
+//! held until the pieces cover the datagram from 0 to the end the last fragment names, in any
+//! arrival order; overlapping pieces are allowed (later ones win). Memory is bounded: at most
+//! [`MAX_DATAGRAMS`] datagrams and [`MAX_BYTES`] fragment bytes are held at once, and no datagram
+//! ends past 65,535 bytes; beyond that, fragments are skipped with a warning. Datagrams still
+//! incomplete at the end of the capture are reported, not guessed at.
+//!
+//! Not done: IPv6 fragments (reported and skipped by `net`).
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+/// Most datagrams waiting for fragments at once.
+pub(crate) const MAX_DATAGRAMS: usize = 1024;
+/// Most fragment bytes held at once.
+pub(crate) const MAX_BYTES: usize = 16 << 20;
+/// The largest IPv4 datagram payload.
+const MAX_DATAGRAM: usize = 65_535;
+
+/// One IPv4 fragment, as `net` found it.
+#[derive(Debug, Clone)]
+pub(crate) struct Fragment<'a> {
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub id: u16,
+    pub proto: u8,
+    /// Byte offset of `data` in the datagram's payload.
+    pub offset: usize,
+    /// The "more fragments" flag: this is not the last piece.
+    pub more: bool,
+    pub data: &'a [u8],
+}
+
+type Key = (Ipv4Addr, Ipv4Addr, u16, u8);
+
+/// A datagram whose fragments are arriving.
+#[derive(Debug, Default)]
+struct Datagram {
+    pieces: Vec<(usize, Vec<u8>)>,
+    /// Known once the last fragment (no "more" flag) has arrived.
+    total: Option<usize>,
+    first_frame: u64,
+}
+
+/// A datagram made whole: source, destination, protocol and payload.
+pub(crate) type Whole = (Ipv4Addr, Ipv4Addr, u8, Vec<u8>);
+
+/// The datagrams being reassembled.
+#[derive(Debug, Default)]
+pub(crate) struct Reassembly {
+    pending: HashMap<Key, Datagram>,
+    bytes: usize,
+}
+
+impl Reassembly {
+    /// Adds a fragment seen in `frame`. Returns the datagram when this fragment completes it, or
+    /// why the fragment was skipped.
+    pub(crate) fn add(&mut self, f: Fragment<'_>, frame: u64) -> Result<Option<Whole>, String> {
+        let key = (f.src, f.dst, f.id, f.proto);
+        let end = f.offset.saturating_add(f.data.len());
+        let name = || format!("IPv4 fragment {} → {} (id {})", f.src, f.dst, f.id);
+        if end > MAX_DATAGRAM {
+            return Err(format!(
+                "{} ends at byte {end}, past the 65535 an IPv4 datagram can hold; skipped",
+                name()
+            ));
+        }
+        if !self.pending.contains_key(&key) && self.pending.len() >= MAX_DATAGRAMS {
+            return Err(format!(
+                "{}: {MAX_DATAGRAMS} datagrams are already waiting for fragments; skipped",
+                name()
+            ));
+        }
+        if self.bytes.saturating_add(f.data.len()) > MAX_BYTES {
+            return Err(format!(
+                "{}: {MAX_BYTES} fragment bytes are already held; skipped",
+                name()
+            ));
+        }
+        let d = self.pending.entry(key).or_insert_with(|| Datagram {
+            first_frame: frame,
+            ..Datagram::default()
+        });
+        d.pieces.push((f.offset, f.data.to_vec()));
+        self.bytes += f.data.len();
+        if !f.more {
+            d.total = Some(end);
+        }
+        let Some(total) = d.total else {
+            return Ok(None);
+        };
+        d.pieces.sort_by_key(|(offset, _)| *offset);
+        let mut covered = 0usize;
+        for (offset, data) in &d.pieces {
+            if *offset > covered {
+                return Ok(None);
+            }
+            covered = covered.max(offset + data.len());
+        }
+        if covered < total {
+            return Ok(None);
+        }
+        let Some(d) = self.pending.remove(&key) else {
+            return Ok(None);
+        };
+        let mut whole = vec![0u8; total];
+        for (offset, data) in &d.pieces {
+            self.bytes = self.bytes.saturating_sub(data.len());
+            let stop = (offset + data.len()).min(total);
+            if let (Some(to), Some(from)) = (
+                whole.get_mut(*offset..stop),
+                data.get(..stop.saturating_sub(*offset)),
+            ) {
+                to.copy_from_slice(from);
+            }
+        }
+        Ok(Some((f.src, f.dst, f.proto, whole)))
+    }
+
+    /// One line per datagram whose fragments never all arrived.
+    pub(crate) fn unfinished(&self) -> Vec<String> {
+        let mut list: Vec<_> = self.pending.iter().collect();
+        list.sort_by_key(|(_, d)| d.first_frame);
+        list.iter()
+            .map(|((src, dst, id, _), d)| {
+                let held: usize = d.pieces.iter().map(|(_, p)| p.len()).sum();
+                format!(
+                    "IPv4 datagram {src} → {dst} (id {id}, first fragment in frame {}): {held} bytes in {} fragment(s) never completed; skipped",
+                    d.first_frame,
+                    d.pieces.len()
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frag(offset: usize, more: bool, data: &[u8]) -> Fragment<'_> {
+        Fragment {
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            id: 7,
+            proto: 17,
+            offset,
+            more,
+            data,
+        }
+    }
+
+    #[test]
+    fn out_of_order_and_overlapping_fragments_make_the_datagram() {
+        let mut r = Reassembly::default();
+        assert_eq!(r.add(frag(16, false, b"qrst"), 1), Ok(None));
+        assert_eq!(r.add(frag(0, true, b"abcdefgh"), 2), Ok(None));
+        let whole = r
+            .add(frag(8, true, b"ijklmnop"), 3)
+            .expect("ok")
+            .expect("whole");
+        assert_eq!(whole.3, b"abcdefghijklmnopqrst");
+        assert_eq!(r.bytes, 0);
+        assert!(r.unfinished().is_empty());
+        // A hole stays a hole.
+        assert_eq!(r.add(frag(0, true, b"abcdefgh"), 4), Ok(None));
+        assert_eq!(r.add(frag(16, false, b"qrst"), 5), Ok(None));
+        assert_eq!(r.unfinished().len(), 1);
+        assert!(r.add(frag(65_530, true, b"0123456789"), 6).is_err());
+    }
+}
