@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::capture::{detect, peel, Payload, Reading};
+use crate::capture::{detect, peel_with, Payload, Reading};
 use crate::codec::protobuf::dynamic::to_proto3_json;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
@@ -22,6 +22,7 @@ use crate::codec::{
     self, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
 };
 use crate::files::write_atomically;
+use crate::limits::Limits;
 use crate::report::inspect;
 
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
@@ -78,6 +79,11 @@ pub struct InputArgs {
     /// Deepest nesting of arrays and maps accepted.
     #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
     pub max_depth: usize,
+    /// Set a limit on what the input may cost (repeatable): depth, decompressed, ratio,
+    /// ratio-floor, layers, pcap-bytes, pcap-packets, payloads, protobuf-scan; values are counts
+    /// with an optional K/M/G suffix, or `none` (README "Limits").
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    pub limits: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub schema: SchemaArgs,
@@ -105,6 +111,22 @@ pub struct SchemaArgs {
     /// it, the best-matching type of the schema is used and the ranking is shown.
     #[arg(long, value_name = "pkg.Name")]
     pub message: Option<String>,
+}
+
+impl InputArgs {
+    /// The limits the flags set: defaults, then `--max-depth`, then each `--limit` in order.
+    fn limits(&self) -> Result<Limits, Failure> {
+        let mut limits = Limits {
+            max_depth: self.max_depth,
+            ..Limits::default()
+        };
+        for pair in &self.limits {
+            limits
+                .set_pair(pair)
+                .map_err(|e| Failure::Usage(format!("error: {e}")))?;
+        }
+        Ok(limits)
+    }
 }
 
 impl SchemaArgs {
@@ -310,7 +332,7 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
     let (payloads, mut warnings) = if args.raw {
         (vec![whole()], Vec::new())
     } else {
-        let found = peel(&input.bytes);
+        let found = peel_with(&input.bytes, &args.limits()?);
         let mut warnings = found.warnings;
         match (found.payloads.is_empty(), found.error) {
             (true, Some(e)) => return Err(Failure::Input(e.to_string())),
@@ -359,7 +381,7 @@ struct PayloadRead {
 /// Decodes per `--from` (and the schema flags), or takes the best reading.
 fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure> {
     let mut options = DecodeOptions {
-        max_depth: args.max_depth,
+        limits: args.limits()?,
         ..DecodeOptions::default()
     };
     let mut ranking = Vec::new();
@@ -604,6 +626,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         input: args.input.clone(),
         from: args.from,
         max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
+        limits: Vec::new(),
         schema: SchemaArgs {
             protos: Vec::new(),
             includes: Vec::new(),

@@ -13,5 +13,5 @@ pub mod text;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
-pub use peel::{peel, Peeled};
+pub use peel::{peel, peel_with, Peeled};
 pub use text::{decode_text, Decoded, TextShape};

@@ -4,10 +4,11 @@
 //! Every payload keeps its layer chain (provenance). A fault part-way keeps what was found before
 //! it, with the error beside it.
 
-use super::layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
+use super::layers::{unwrap, CaptureError, Layer, Payload};
 use super::pcap;
 use crate::codec::protobuf::framing::split_grpc;
 use crate::codec::{json, DecodeOptions, Format};
+use crate::limits::Limits;
 use crate::model::Span;
 
 /// The payloads found in an input, in stream order, and the fault that stopped the search early.
@@ -31,14 +32,19 @@ pub struct Peeled {
 /// assert_eq!(peeled.payloads[0].bytes, b"{\"a\":1}");
 /// ```
 pub fn peel(input: &[u8]) -> Peeled {
-    let options = UnwrapOptions::default();
+    peel_with(input, &Limits::default())
+}
+
+/// Like [`peel`], within `limits` (decompression, layers, pcap reassembly, payloads kept).
+pub fn peel_with(input: &[u8], limits: &Limits) -> Peeled {
+    let options = limits.unwrap_options();
     let mut out = Peeled {
         payloads: Vec::new(),
         error: None,
         warnings: Vec::new(),
     };
     if pcap::is_pcap(input) {
-        match pcap::extract(input, &pcap::PcapLimits::default()) {
+        match pcap::extract(input, &limits.pcap_limits()) {
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
                 for stream_payload in pcap::payloads(&capture) {
@@ -86,6 +92,14 @@ pub fn peel(input: &[u8]) -> Peeled {
         .flat_map(split_grpc_body)
         .flat_map(split_json_lines)
         .collect();
+    if out.payloads.len() > limits.max_payloads {
+        out.warnings.push(format!(
+            "{} payloads found; only the first {} are kept (limit payloads)",
+            out.payloads.len(),
+            limits.max_payloads
+        ));
+        out.payloads.truncate(limits.max_payloads);
+    }
     out
 }
 

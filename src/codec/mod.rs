@@ -5,7 +5,7 @@
 //! [`FidelityNote`]s for what the target format could not say.
 //!
 //! Decoders never recurse on input nesting (they keep an explicit stack and stop at
-//! [`DecodeOptions::max_depth`]), never size an allocation by an untrusted length before the bytes
+//! [`Limits::max_depth`]), never size an allocation by an untrusted length before the bytes
 //! are there, and on failure return a [`DecodeError`] with the byte offset, the path and the
 //! partial document decoded so far. Encoders recurse over the value, whose depth the decoders
 //! bounded.
@@ -20,6 +20,7 @@ use std::fmt;
 
 pub use note::{FidelityNote, NoteKind, Notes};
 
+use crate::limits::Limits;
 use crate::model::{Path, RawField, SpanTree, Value};
 
 /// A wire format wirelens decodes and encodes.
@@ -115,25 +116,25 @@ pub struct Document {
 }
 
 /// Settings for decoding.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DecodeOptions {
-    /// Deepest nesting of arrays and maps accepted (the root container is depth 1).
-    pub max_depth: usize,
+    /// Bounds on what the input may cost; the decoders use [`Limits::max_depth`] (deepest nesting
+    /// of arrays and maps accepted, the root container is depth 1) and
+    /// [`Limits::max_protobuf_scan`].
+    pub limits: Limits,
     /// The protobuf message type to decode with; `None` decodes protobuf without a schema.
     pub message: Option<protobuf::MessageDescriptor>,
 }
 
 impl DecodeOptions {
     /// The default nesting limit.
-    pub const DEFAULT_MAX_DEPTH: usize = 512;
-}
+    pub const DEFAULT_MAX_DEPTH: usize = Limits::DEFAULT_MAX_DEPTH;
 
-impl Default for DecodeOptions {
-    fn default() -> DecodeOptions {
-        DecodeOptions {
-            max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
-            message: None,
-        }
+    /// Default options with another nesting limit.
+    pub fn with_max_depth(max_depth: usize) -> DecodeOptions {
+        let mut options = DecodeOptions::default();
+        options.limits.max_depth = max_depth;
+        options
     }
 }
 
