@@ -116,13 +116,11 @@ pub struct SchemaArgs {
 impl InputArgs {
     /// The limits the flags set: defaults, then `--max-depth`, then each `--limit` in order.
     fn limits(&self) -> Result<Limits, Failure> {
-        let mut limits = Limits {
-            max_depth: self.max_depth,
-            ..Limits::default()
-        };
-        for pair in &self.limits {
+        let mut limits = Limits::default();
+        let depth = self.max_depth.to_string();
+        for pair in std::iter::once(format!("depth={depth}")).chain(self.limits.iter().cloned()) {
             limits
-                .set_pair(pair)
+                .set_pair(&pair)
                 .map_err(|e| Failure::Usage(format!("error: {e}")))?;
         }
         Ok(limits)

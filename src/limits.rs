@@ -33,7 +33,7 @@ use crate::capture::UnwrapOptions;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Deepest nesting of arrays, maps, tags, messages and groups a decoder accepts (the root
-    /// container is depth 1). Default 512. Name: `depth`.
+    /// container is depth 1). Default 512, at most [`Limits::DEPTH_CEILING`]. Name: `depth`.
     pub max_depth: usize,
     /// Most bytes one decompression (gzip, deflate, zstd, brotli) or hex-dump `*` expansion may
     /// produce. Default 256 MiB. Name: `decompressed`.
@@ -65,6 +65,18 @@ pub struct Limits {
 impl Limits {
     /// The default nesting limit.
     pub const DEFAULT_MAX_DEPTH: usize = 512;
+
+    /// The most [`Limits::max_depth`] can be raised to. The decoders never recurse, but a decoded
+    /// [`crate::model::Value`] is dropped, cloned, compared and printed recursively (derived
+    /// traits), about 0.5 KiB of stack per level: 1024 levels (2048 with CBOR tags, which have
+    /// their own budget) fit a 2 MiB thread stack, the smallest wirelens runs on (rayon workers).
+    pub const DEPTH_CEILING: usize = 1024;
+
+    /// The nesting limit the decoders apply: [`Limits::max_depth`], at most
+    /// [`Limits::DEPTH_CEILING`].
+    pub fn depth(&self) -> usize {
+        self.max_depth.min(Limits::DEPTH_CEILING)
+    }
 
     /// Every limit's name (as [`Limits::set`] takes it), its default and what it bounds, for help
     /// texts and the README.
@@ -115,6 +127,14 @@ impl Limits {
             }
         };
         *field = n;
+        if self.max_depth > Limits::DEPTH_CEILING {
+            let asked = self.max_depth;
+            self.max_depth = Limits::DEPTH_CEILING;
+            return Err(format!(
+                "limit depth: {asked} is above the ceiling of {} levels",
+                Limits::DEPTH_CEILING
+            ));
+        }
         Ok(())
     }
 

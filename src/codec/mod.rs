@@ -253,7 +253,67 @@ pub fn decode(
 }
 
 /// Encodes `value` as `format`, with spans and fidelity notes.
+///
+/// The encoders recurse over the value. A value nested deeper than [`SHALLOW`] levels is encoded
+/// on a helper thread whose stack is sized by its nesting, so a deep value (up to
+/// [`Limits::DEPTH_CEILING`] and beyond) cannot overflow the caller's stack, whichever thread
+/// that is (a rayon worker, the GUI thread).
 pub fn encode(
+    value: &Value,
+    format: Format,
+    options: &EncodeOptions,
+) -> Result<Encoded, EncodeError> {
+    let nesting = nesting(value);
+    if nesting <= SHALLOW {
+        return encode_here(value, format, options);
+    }
+    let stack = (1usize << 20).saturating_add(nesting.saturating_mul(STACK_PER_LEVEL));
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("wirelens-encode".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || encode_here(value, format, options));
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread to be had: encode here, as shallow values are.
+            Err(_) => encode_here(value, format, options),
+        }
+    })
+}
+
+/// Nesting (containers and tags) up to which [`encode`] runs on the caller's stack: well inside
+/// a 256 KiB stack at every optimisation level we build with.
+pub const SHALLOW: usize = 64;
+
+/// Stack given to the encoding thread per level of nesting (measured frames are under 1 KiB at
+/// opt-level 1; unoptimised builds use several times that).
+const STACK_PER_LEVEL: usize = 8 << 10;
+
+/// Deepest nesting of containers and tags in `value`, without recursion.
+fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Map(entries) => {
+                for (k, val) in entries {
+                    stack.push((k, d + 1));
+                    stack.push((val, d + 1));
+                }
+            }
+            Value::Tag(_, inner) => stack.push((inner, d + 1)),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+fn encode_here(
     value: &Value,
     format: Format,
     options: &EncodeOptions,

@@ -392,7 +392,7 @@ impl<'a> Decoder<'a> {
         Decoder {
             bytes,
             pos: 0,
-            max_depth: options.limits.max_depth.max(1),
+            max_depth: options.limits.depth().max(1),
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             root: None,

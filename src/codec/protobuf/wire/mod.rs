@@ -349,7 +349,7 @@ impl<'a> Decoder<'a> {
     fn new(bytes: &'a [u8], options: &DecodeOptions) -> Decoder<'a> {
         Decoder {
             bytes,
-            max_depth: options.limits.max_depth.max(1),
+            max_depth: options.limits.depth().max(1),
             scan_budget: options.limits.max_protobuf_scan,
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
