@@ -166,11 +166,15 @@ fn split_grpc_body(payload: Payload) -> Vec<Payload> {
     if !marked && !looks_like_grpc(&payload.bytes) {
         return vec![payload];
     }
-    let Ok(frames) = split_grpc(&payload.bytes) else {
-        return vec![payload];
+    // A marked body with a bad frame keeps the frames before it, and the rest as one payload
+    // marked truncated, whose layer says where and why.
+    let (frames, fault) = match split_grpc(&payload.bytes) {
+        Ok(frames) => (frames, None),
+        Err(e) if marked => (e.frames_before.clone(), Some(e)),
+        Err(_) => return vec![payload],
     };
     let count = frames.iter().filter(|f| !f.trailers).count();
-    frames
+    let mut out: Vec<Payload> = frames
         .into_iter()
         .filter(|f| !f.trailers)
         .enumerate()
@@ -193,7 +197,23 @@ fn split_grpc_body(payload: Payload) -> Vec<Payload> {
             p.bytes = f.data;
             p
         })
-        .collect()
+        .collect();
+    if let Some(e) = fault {
+        let start = out
+            .last()
+            .map_or(0, |p| p.layers.last().map_or(0, |l| l.span.end));
+        let mut rest = payload.clone();
+        rest.layers.push(Layer {
+            name: "gRPC frame".into(),
+            detail: format!("error {e}"),
+            span: Span::new(start, payload.bytes.len()),
+        });
+        rest.bytes = payload.bytes.get(start..).unwrap_or(&[]).to_vec();
+        rest.meta.push(("truncated".into(), "true".into()));
+        rest.meta.push(("error".into(), format!("gRPC frame {e}")));
+        out.push(rest);
+    }
+    out
 }
 
 /// Whether `bytes` is exactly a run of uncompressed gRPC frames (flag 0, big-endian length), at
