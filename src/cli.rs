@@ -15,8 +15,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::capture::{
-    detect, peel_choosing, peel_readings, Framing, LayerReading, Payload, PeelChoice, Reading,
-    Split,
+    detect, peel_choosing_with, peel_readings, peel_with, Framing, LayerReading, Payload,
+    PeelChoice, Reading, Split,
 };
 use crate::codec::protobuf::dynamic::to_proto3_json;
 use crate::codec::protobuf::schema::{Candidate, Schema};
@@ -25,6 +25,7 @@ use crate::codec::{
     self, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
 };
 use crate::files::write_atomically;
+use crate::limits::Limits;
 use crate::report::inspect;
 
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
@@ -82,6 +83,11 @@ pub struct InputArgs {
     /// Deepest nesting of arrays and maps accepted.
     #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
     pub max_depth: usize,
+    /// Set a limit on what the input may cost (repeatable): depth, decompressed, ratio,
+    /// ratio-floor, layers, pcap-bytes, pcap-packets, payloads, protobuf-scan; values are counts
+    /// with an optional K/M/G suffix, or `none` (README "Limits").
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    pub limits: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub schema: SchemaArgs,
@@ -156,6 +162,20 @@ pub struct SchemaArgs {
     /// it, the best-matching type of the schema is used and the ranking is shown.
     #[arg(long, value_name = "pkg.Name")]
     pub message: Option<String>,
+}
+
+impl InputArgs {
+    /// The limits the flags set: defaults, then `--max-depth`, then each `--limit` in order.
+    fn limits(&self) -> Result<Limits, Failure> {
+        let mut limits = Limits::default();
+        let depth = self.max_depth.to_string();
+        for pair in std::iter::once(format!("depth={depth}")).chain(self.limits.iter().cloned()) {
+            limits
+                .set_pair(&pair)
+                .map_err(|e| Failure::Usage(format!("error: {e}")))?;
+        }
+        Ok(limits)
+    }
 }
 
 impl SchemaArgs {
@@ -361,21 +381,23 @@ impl Peeling {
 /// Peels `input` into payloads per `--raw` / `--layer` (by default the best-ranked layer
 /// reading) and picks one per `--pick`, else the first with bytes.
 fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
+    let limits = args.limits()?;
     let options = DecodeOptions {
-        max_depth: args.max_depth,
+        limits: limits.clone(),
         ..DecodeOptions::default()
     };
     let mut readings = Vec::new();
     let mut reading = 0usize;
     let found = match args.layer {
-        _ if args.raw => peel_choosing(
+        _ if args.raw => peel_choosing_with(
             &input.bytes,
             &PeelChoice {
                 max_layers: Some(0),
                 split: Split::Never,
             },
+            &limits,
         ),
-        Some(LayerArg::Choice(choice)) => peel_choosing(&input.bytes, &choice),
+        Some(LayerArg::Choice(choice)) => peel_choosing_with(&input.bytes, &choice, &limits),
         Some(LayerArg::Reading(n)) => {
             readings = peel_readings(&input.bytes, &options);
             if n > readings.len() {
@@ -392,7 +414,7 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
             readings
                 .first()
                 .map(|r| r.peeled.clone())
-                .unwrap_or_else(|| peel_choosing(&input.bytes, &PeelChoice::default()))
+                .unwrap_or_else(|| peel_with(&input.bytes, &limits))
         }
     };
     let whole = || Payload {
@@ -450,7 +472,7 @@ struct PayloadRead {
 /// Decodes per `--from` (and the schema flags), or takes the best reading.
 fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure> {
     let mut options = DecodeOptions {
-        max_depth: args.max_depth,
+        limits: args.limits()?,
         ..DecodeOptions::default()
     };
     let mut ranking = Vec::new();
@@ -529,7 +551,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         let readings = if peeling.readings.is_empty() {
             // --raw or a named --layer: rank anyway, to list them.
             let options = DecodeOptions {
-                max_depth: args.input.max_depth,
+                limits: args.input.limits()?,
                 ..DecodeOptions::default()
             };
             peel_readings(&whole.bytes, &options)
@@ -713,6 +735,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         input: args.input.clone(),
         from: args.from,
         max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
+        limits: Vec::new(),
         schema: SchemaArgs {
             protos: Vec::new(),
             includes: Vec::new(),

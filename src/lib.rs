@@ -47,5 +47,6 @@ pub mod codec;
 pub mod files;
 #[cfg(feature = "gui")]
 pub mod gui;
+pub mod limits;
 pub mod model;
 pub mod report;

@@ -547,14 +547,8 @@ fn million_deep_input_is_a_limit_error_at_the_limit() {
     p.spans.validate(bytes.len()).expect("partial spans");
     // Maps count too, and the limit is configurable.
     let deep_maps = r#"{"a":"#.repeat(1000);
-    let e = json::decode(
-        deep_maps.as_bytes(),
-        &DecodeOptions {
-            max_depth: 10,
-            ..DecodeOptions::default()
-        },
-    )
-    .expect_err("too deep");
+    let e = json::decode(deep_maps.as_bytes(), &DecodeOptions::with_max_depth(10))
+        .expect_err("too deep");
     assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 50));
     assert_eq!(e.path.to_string(), "$.a.a.a.a.a.a.a.a.a.a");
     // Exactly at the limit is fine.

@@ -18,7 +18,7 @@ pub mod text;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
-pub use peel::{peel, peel_choosing, PeelChoice, Peeled, Split};
+pub use peel::{peel, peel_choosing, peel_choosing_with, peel_with, PeelChoice, Peeled, Split};
 pub use readings::{peel_readings, LayerReading};
 pub use sequence::Framing;
 pub use text::{decode_text, Decoded, TextShape};

@@ -5,11 +5,12 @@
 //! it, with the error beside it.
 
 use super::grpcweb;
-use super::layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
+use super::layers::{unwrap, CaptureError, Layer, Payload};
 use super::pcap;
 use super::sequence::{self, Framing};
 use crate::codec::protobuf::framing::split_grpc;
 use crate::codec::{json, DecodeOptions, Format};
+use crate::limits::Limits;
 use crate::model::Span;
 
 /// The payloads found in an input, in stream order, and the fault that stopped the search early.
@@ -57,7 +58,12 @@ pub enum Split {
 /// assert_eq!(peeled.payloads[0].bytes, b"{\"a\":1}");
 /// ```
 pub fn peel(input: &[u8]) -> Peeled {
-    peel_choosing(input, &PeelChoice::default())
+    peel_with(input, &Limits::default())
+}
+
+/// Like [`peel`], within `limits` (decompression, layers, pcap reassembly, payloads kept).
+pub fn peel_with(input: &[u8], limits: &Limits) -> Peeled {
+    peel_choosing_with(input, &PeelChoice::default(), limits)
 }
 
 /// Finds the payloads in `input`, peeling the layers `choice` allows.
@@ -71,7 +77,12 @@ pub fn peel(input: &[u8]) -> Peeled {
 /// assert!(peeled.payloads[0].layers.is_empty());
 /// ```
 pub fn peel_choosing(input: &[u8], choice: &PeelChoice) -> Peeled {
-    let mut options = UnwrapOptions::default();
+    peel_choosing_with(input, choice, &Limits::default())
+}
+
+/// Like [`peel_choosing`], within `limits`.
+pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) -> Peeled {
+    let mut options = limits.unwrap_options();
     let mut out = Peeled {
         payloads: Vec::new(),
         error: None,
@@ -86,7 +97,7 @@ pub fn peel_choosing(input: &[u8], choice: &PeelChoice) -> Peeled {
             ..Payload::default()
         });
     } else if pcap::is_pcap(input) {
-        match pcap::extract(input, &pcap::PcapLimits::default()) {
+        match pcap::extract(input, &limits.pcap_limits()) {
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
                 for stream_payload in pcap::payloads(&capture) {
@@ -153,6 +164,14 @@ pub fn peel_choosing(input: &[u8], choice: &PeelChoice) -> Peeled {
                 }
             }
         }
+    }
+    if out.payloads.len() > limits.max_payloads {
+        out.warnings.push(format!(
+            "{} payloads found; only the first {} are kept (limit payloads)",
+            out.payloads.len(),
+            limits.max_payloads
+        ));
+        out.payloads.truncate(limits.max_payloads);
     }
     out
 }
@@ -396,6 +415,8 @@ fn split_grpc_body(payload: Payload) -> Result<Vec<Payload>, (CaptureError, Vec<
         span: Span::new(rest_from, payload.bytes.len()),
     });
     rest.meta.push(("truncated".into(), "true".into()));
+    rest.meta
+        .push(("error".into(), format!("gRPC frame {}", e)));
     parts.push(rest);
     let error = CaptureError {
         layer: "gRPC frame".into(),

@@ -14,7 +14,7 @@
 //! [`PeelChoice`] with [`Split::Force`] and call [`peel_choosing`] for that).
 
 use super::detect::detect;
-use super::peel::{peel_choosing, PeelChoice, Peeled, Split};
+use super::peel::{peel_choosing_with, PeelChoice, Peeled, Split};
 use crate::codec::{DecodeOptions, Format};
 
 /// Payloads per reading whose formats are detected to score it.
@@ -78,7 +78,7 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
             split: Split::Never,
         },
     ];
-    let whole = peel_choosing(input, &choices[1]);
+    let whole = peel_choosing_with(input, &choices[1], &options.limits);
     // Fewer layers, until peeling that many already gives everything.
     let mut seen: Vec<(PeelChoice, Peeled)> = Vec::new();
     for depth in 0..MAX_DEPTHS {
@@ -86,7 +86,7 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
             max_layers: Some(depth),
             split: Split::Never,
         };
-        let peeled = peel_choosing(input, &choice);
+        let peeled = peel_choosing_with(input, &choice, &options.limits);
         if same_payloads(&peeled, &whole) {
             break;
         }
@@ -101,12 +101,12 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
     let mut found: Vec<(PeelChoice, Peeled)> = Vec::new();
     for choice in choices {
         let peeled = match choice {
-            c if c == PeelChoice::default() => peel_choosing(input, &c),
+            c if c == PeelChoice::default() => peel_choosing_with(input, &c, &options.limits),
             PeelChoice {
                 max_layers: None,
                 split: Split::Never,
             } => whole.clone(),
-            c => peel_choosing(input, &c),
+            c => peel_choosing_with(input, &c, &options.limits),
         };
         found.push((choice, peeled));
     }

@@ -5,7 +5,7 @@
 //! [`FidelityNote`]s for what the target format could not say.
 //!
 //! Decoders never recurse on input nesting (they keep an explicit stack and stop at
-//! [`DecodeOptions::max_depth`]), never size an allocation by an untrusted length before the bytes
+//! [`Limits::max_depth`]), never size an allocation by an untrusted length before the bytes
 //! are there, and on failure return a [`DecodeError`] with the byte offset, the path and the
 //! partial document decoded so far. Encoders recurse over the value, whose depth the decoders
 //! bounded.
@@ -20,6 +20,7 @@ use std::fmt;
 
 pub use note::{FidelityNote, NoteKind, Notes};
 
+use crate::limits::Limits;
 use crate::model::{Path, RawField, SpanTree, Value};
 
 /// A wire format wirelens decodes and encodes.
@@ -115,25 +116,25 @@ pub struct Document {
 }
 
 /// Settings for decoding.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DecodeOptions {
-    /// Deepest nesting of arrays and maps accepted (the root container is depth 1).
-    pub max_depth: usize,
+    /// Bounds on what the input may cost; the decoders use [`Limits::max_depth`] (deepest nesting
+    /// of arrays and maps accepted, the root container is depth 1) and
+    /// [`Limits::max_protobuf_scan`].
+    pub limits: Limits,
     /// The protobuf message type to decode with; `None` decodes protobuf without a schema.
     pub message: Option<protobuf::MessageDescriptor>,
 }
 
 impl DecodeOptions {
     /// The default nesting limit.
-    pub const DEFAULT_MAX_DEPTH: usize = 512;
-}
+    pub const DEFAULT_MAX_DEPTH: usize = Limits::DEFAULT_MAX_DEPTH;
 
-impl Default for DecodeOptions {
-    fn default() -> DecodeOptions {
-        DecodeOptions {
-            max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
-            message: None,
-        }
+    /// Default options with another nesting limit.
+    pub fn with_max_depth(max_depth: usize) -> DecodeOptions {
+        let mut options = DecodeOptions::default();
+        options.limits.max_depth = max_depth;
+        options
     }
 }
 
@@ -252,7 +253,67 @@ pub fn decode(
 }
 
 /// Encodes `value` as `format`, with spans and fidelity notes.
+///
+/// The encoders recurse over the value. A value nested deeper than [`SHALLOW`] levels is encoded
+/// on a helper thread whose stack is sized by its nesting, so a deep value (up to
+/// [`Limits::DEPTH_CEILING`] and beyond) cannot overflow the caller's stack, whichever thread
+/// that is (a rayon worker, the GUI thread).
 pub fn encode(
+    value: &Value,
+    format: Format,
+    options: &EncodeOptions,
+) -> Result<Encoded, EncodeError> {
+    let nesting = nesting(value);
+    if nesting <= SHALLOW {
+        return encode_here(value, format, options);
+    }
+    let stack = (1usize << 20).saturating_add(nesting.saturating_mul(STACK_PER_LEVEL));
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("wirelens-encode".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || encode_here(value, format, options));
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread to be had: encode here, as shallow values are.
+            Err(_) => encode_here(value, format, options),
+        }
+    })
+}
+
+/// Nesting (containers and tags) up to which [`encode`] runs on the caller's stack: well inside
+/// a 256 KiB stack at every optimisation level we build with.
+pub const SHALLOW: usize = 64;
+
+/// Stack given to the encoding thread per level of nesting (measured frames are under 1 KiB at
+/// opt-level 1; unoptimised builds use several times that).
+const STACK_PER_LEVEL: usize = 8 << 10;
+
+/// Deepest nesting of containers and tags in `value`, without recursion.
+fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Map(entries) => {
+                for (k, val) in entries {
+                    stack.push((k, d + 1));
+                    stack.push((val, d + 1));
+                }
+            }
+            Value::Tag(_, inner) => stack.push((inner, d + 1)),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+fn encode_here(
     value: &Value,
     format: Format,
     options: &EncodeOptions,

@@ -117,14 +117,14 @@ struct Decoder<'a> {
 ///
 /// Errors: [`ErrorKind::Syntax`] for input that is not well-formed, [`ErrorKind::Eof`] when it
 /// ends inside an item, [`ErrorKind::Invalid`] for text that is not UTF-8, [`ErrorKind::Limit`]
-/// past `options.max_depth` nested arrays and maps (or as many nested tags), and
+/// past `options.limits.depth()` nested arrays and maps (or as many nested tags), and
 /// [`ErrorKind::TrailingData`] when bytes follow the item (the partial document is then the
 /// complete item).
 pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
     let mut d = Decoder {
         bytes,
         pos: 0,
-        max_depth: options.max_depth,
+        max_depth: options.limits.depth(),
         stack: Vec::new(),
         tag_depth: 0,
         builder: SpanTreeBuilder::new(),

@@ -11,7 +11,7 @@
 //! are all rejected as [`ErrorKind::Syntax`](super::ErrorKind::Syntax); text that is not UTF-8 is
 //! [`ErrorKind::Invalid`](super::ErrorKind::Invalid). It does not recurse over nesting: arrays,
 //! maps and tags live on an explicit stack, arrays and maps count toward
-//! [`DecodeOptions::max_depth`](super::DecodeOptions), and tags have their own budget of the same
+//! [`Limits::max_depth`](crate::limits::Limits), and tags have their own budget of the same
 //! size (so a chain of a million tags is a clean `Limit` error, and no decoded [`Value`](crate::model::Value) is more
 //! than `2 × max_depth` boxes deep — dropping, comparing and re-encoding it stays safe).
 //!

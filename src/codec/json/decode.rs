@@ -12,7 +12,7 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
         i: 0,
         builder: SpanTreeBuilder::new(),
         stack: Vec::new(),
-        max_depth: options.max_depth,
+        max_depth: options.limits.depth(),
     };
     match p.run() {
         Ok(value) => {

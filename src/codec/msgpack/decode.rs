@@ -108,7 +108,7 @@ struct Slot {
 ///
 /// # Errors
 /// A [`DecodeError`] for malformed, truncated or invalid input, nesting deeper than
-/// `options.max_depth`, or bytes after the value; see the module docs for offsets and paths.
+/// `options.limits.depth()`, or bytes after the value; see the module docs for offsets and paths.
 pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
     let mut builder = SpanTreeBuilder::new();
     let mut stack: Vec<Frame> = Vec::new();
@@ -161,13 +161,13 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
                 len,
                 header_end,
             } => {
-                if stack.len() >= options.max_depth {
+                if stack.len() >= options.limits.depth() {
                     let f = Fail::new(
                         ErrorKind::Limit,
                         pos,
                         format!(
                             "nesting goes deeper than the limit of {} containers",
-                            options.max_depth
+                            options.limits.depth()
                         ),
                     );
                     return Err(fail(f, stack, builder));

@@ -14,7 +14,7 @@
 //! - map keys may be any value, containers included; a key produces no node of its own, its bytes
 //!   are the value node's `key` span;
 //! - no recursion over the input: an explicit stack, bounded by
-//!   [`DecodeOptions::max_depth`](super::DecodeOptions) (containers inside map keys count too);
+//!   [`Limits::max_depth`](crate::limits::Limits) (containers inside map keys count too);
 //!   no allocation sized by a length header beyond the bytes actually left.
 //!
 //! Errors: `offset` is the first byte of the item whose bytes are missing or wrong (its marker)

@@ -392,10 +392,7 @@ fn depth_limit_without_recursion() {
     ok.push(0xc0);
     assert_eq!(dec(&ok).value.depth(), 512);
     // Containers inside keys count too.
-    let opts = DecodeOptions {
-        max_depth: 2,
-        ..DecodeOptions::default()
-    };
+    let opts = DecodeOptions::with_max_depth(2);
     let e = decode(&hex("81 91 91 c0 c0"), &opts).expect_err("too deep");
     assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 2));
 }

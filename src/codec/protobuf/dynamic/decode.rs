@@ -2,7 +2,7 @@
 //!
 //! Walks the wire format itself (tags, varints, LEN, I32/I64, groups) with an explicit stack of
 //! open messages, so nesting depth costs heap, not call stack, and stops at
-//! [`DecodeOptions::max_depth`]. The value follows the contract in [`crate::codec::protobuf`];
+//! [`Limits::max_depth`](crate::limits::Limits). The value follows the contract in [`crate::codec::protobuf`];
 //! spans follow the protobuf span conventions (a field's tag is its node's key, a LEN length its
 //! header).
 //!
@@ -392,7 +392,7 @@ impl<'a> Decoder<'a> {
         Decoder {
             bytes,
             pos: 0,
-            max_depth: options.max_depth.max(1),
+            max_depth: options.limits.depth().max(1),
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             root: None,

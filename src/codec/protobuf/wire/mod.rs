@@ -55,11 +55,13 @@
 //!
 //! # Cost
 //! No recursion over input nesting: an explicit stack, limited by
-//! [`DecodeOptions::max_depth`] (the top-level message is depth 1; nested messages, groups and
+//! [`Limits::max_depth`](crate::limits::Limits) (the top-level message is depth 1; nested messages, groups and
 //! packed arrays add one). Deciding whether a LEN payload is a message scans only its top level
 //! (nested LEN payloads are skipped by their length and decided on their own when their parent is
 //! read), and each payload is scanned once; so each byte is looked at a bounded number of times
-//! per enclosing message: O(n · depth) in all.
+//! per enclosing message: O(n · depth) in all. On top of that, the scans together read at most
+//! [`Limits::max_protobuf_scan`](crate::limits::Limits) tags; once that budget is spent, the
+//! remaining LEN payloads are not tried as messages (they read as text, packed numbers or bytes).
 //!
 //! # Reading values
 //! A [`WireReading`]'s value is [`Value::Null`] where it would only repeat what the document
@@ -335,6 +337,8 @@ struct Frame {
 struct Decoder<'a> {
     bytes: &'a [u8],
     max_depth: usize,
+    /// Tags scans may still read (see [`crate::limits::Limits::max_protobuf_scan`]).
+    scan_budget: usize,
     builder: SpanTreeBuilder,
     stack: Vec<Frame>,
     readings: Vec<NodeReadings>,
@@ -345,7 +349,8 @@ impl<'a> Decoder<'a> {
     fn new(bytes: &'a [u8], options: &DecodeOptions) -> Decoder<'a> {
         Decoder {
             bytes,
-            max_depth: options.max_depth.max(1),
+            max_depth: options.limits.depth().max(1),
+            scan_budget: options.limits.max_protobuf_scan,
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             readings: Vec::new(),
@@ -648,6 +653,11 @@ impl<'a> Decoder<'a> {
         let mut groups: Vec<u64> = Vec::new();
         while pos < end {
             self.work.trial_fields += 1;
+            // Out of budget: no more message readings, so the payload is text, packed or bytes.
+            let Some(left) = self.scan_budget.checked_sub(1) else {
+                return false;
+            };
+            self.scan_budget = left;
             let Ok((tag, n)) = read_varint(bytes, pos, end) else {
                 return false;
             };

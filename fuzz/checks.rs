@@ -1,0 +1,305 @@
+//! The body of every fuzz target, in one place: the cargo-fuzz targets under `fuzz_targets/` call
+//! these, and `tests/hostile_fuzz_replay.rs` runs the committed corpus and every crash file
+//! through the same checks in a normal `cargo test` (no nightly toolchain needed).
+//!
+//! Each check feeds arbitrary bytes to one decoder or capture layer and panics when an invariant
+//! breaks: a panic inside wirelens, spans outside the input, an error offset past the end, a
+//! partial document whose spans do not fit, or a decode → encode → decode round trip that changes
+//! the value.
+
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use wirelens::capture::pcap::{self, PcapLimits};
+use wirelens::capture::{self, decode_text, detect, peel, unwrap, UnwrapOptions};
+use wirelens::codec::protobuf::framing::split_grpc;
+use wirelens::codec::protobuf::schema::Schema;
+use wirelens::codec::protobuf::MessageDescriptor;
+use wirelens::codec::{
+    decode, encode, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
+};
+use wirelens::report::inspect;
+
+/// Every check, by target name (the names of `fuzz_targets/*.rs` and `corpus/*/`).
+pub const TARGETS: [(&str, fn(&[u8])); 13] = [
+    ("json", json),
+    ("msgpack", msgpack),
+    ("cbor", cbor),
+    ("protobuf_raw", protobuf_raw),
+    ("protobuf_schema", protobuf_schema),
+    ("text", text),
+    ("http", http),
+    ("grpc", grpc),
+    ("pcap", pcap_file),
+    ("peel", peel_all),
+    ("detect", detect_all),
+    ("roundtrip", roundtrip),
+    ("encode_all", encode_all),
+];
+
+/// Small limits, so the fuzzer spends its time on structure rather than on huge outputs.
+fn options() -> DecodeOptions {
+    DecodeOptions::with_max_depth(64)
+}
+
+/// A decoded document's spans fit the input; a failure's offset and partial document do too.
+fn check_outcome(bytes: &[u8], outcome: &Result<Document, DecodeError>) {
+    match outcome {
+        Ok(doc) => {
+            if let Err(e) = doc.spans.validate(bytes.len()) {
+                panic!("{} spans invalid: {e}", doc.format);
+            }
+            assert_eq!(
+                doc.spans.len(),
+                doc.value.preorder().len(),
+                "one span node per value node"
+            );
+            let mut out = Vec::new();
+            inspect::write_tree(&mut out, doc).expect("tree into a Vec");
+            inspect::write_annotated_hex(&mut out, bytes, doc).expect("hex into a Vec");
+        }
+        Err(e) => {
+            assert!(
+                e.offset <= bytes.len(),
+                "error offset {} past the end {}",
+                e.offset,
+                bytes.len()
+            );
+            let _ = e.to_string();
+            if let Some(partial) = &e.partial {
+                if let Err(v) = partial.spans.validate(bytes.len()) {
+                    panic!("partial {} spans invalid: {v}", partial.format);
+                }
+                let mut out = Vec::new();
+                inspect::write_tree(&mut out, partial).expect("tree into a Vec");
+            }
+        }
+    }
+}
+
+fn decode_one(bytes: &[u8], format: Format) {
+    check_outcome(bytes, &decode(bytes, format, &options()));
+}
+
+/// JSON decoding.
+pub fn json(bytes: &[u8]) {
+    decode_one(bytes, Format::Json);
+}
+
+/// MessagePack decoding.
+pub fn msgpack(bytes: &[u8]) {
+    decode_one(bytes, Format::MessagePack);
+}
+
+/// CBOR decoding.
+pub fn cbor(bytes: &[u8]) {
+    decode_one(bytes, Format::Cbor);
+}
+
+/// Schema-less protobuf decoding, with every reading of every field.
+pub fn protobuf_raw(bytes: &[u8]) {
+    let outcome = wirelens::codec::protobuf::wire::decode_raw(bytes, &options());
+    match outcome {
+        Ok(raw) => {
+            let count = raw.document.spans.len();
+            for r in &raw.readings {
+                assert!(
+                    (r.node.0 as usize) < count,
+                    "reading of a node that is not there"
+                );
+            }
+            check_outcome(bytes, &Ok(raw.document));
+        }
+        Err(e) => check_outcome(bytes, &Err(e)),
+    }
+}
+
+/// `protobuf_unittest.TestAllTypes`, every field type protobuf has (groups, maps, oneofs, enums).
+fn test_all_types() -> &'static MessageDescriptor {
+    static MESSAGE: OnceLock<MessageDescriptor> = OnceLock::new();
+    MESSAGE.get_or_init(|| {
+        let set = include_bytes!("../tests/data/protoscope/testdata/unittest.proto.pb");
+        let schema = Schema::from_descriptor_set(set).expect("the committed descriptor set loads");
+        let name = schema
+            .message_names()
+            .into_iter()
+            .find(|n| n.ends_with(".TestAllTypes"))
+            .expect("unittest.proto has TestAllTypes");
+        schema.message(&name).expect("named type")
+    })
+}
+
+/// Schema-guided protobuf decoding (as `TestAllTypes`), then re-encoding with the same schema.
+pub fn protobuf_schema(bytes: &[u8]) {
+    let mut opts = options();
+    opts.message = Some(test_all_types().clone());
+    let outcome = decode(bytes, Format::Protobuf, &opts);
+    check_outcome(bytes, &outcome);
+    if let Ok(doc) = &outcome {
+        let enc = EncodeOptions {
+            message: Some(test_all_types().clone()),
+            ..EncodeOptions::default()
+        };
+        if let Ok(out) = encode(&doc.value, Format::Protobuf, &enc) {
+            if let Err(e) = out.spans.validate(out.bytes.len()) {
+                panic!("re-encoded protobuf spans invalid: {e}");
+            }
+        }
+    }
+}
+
+/// Hex dumps, base64 and the other text shapes.
+pub fn text(bytes: &[u8]) {
+    if let Some(d) = decode_text(bytes, 1 << 20) {
+        assert!(
+            d.bytes.len() <= 1 << 20,
+            "text decoded past its output bound"
+        );
+    }
+}
+
+fn small_unwrap() -> UnwrapOptions {
+    UnwrapOptions {
+        max_decompressed: 4 << 20,
+        ..UnwrapOptions::default()
+    }
+}
+
+fn check_payloads(payloads: &[capture::Payload], limit: usize) {
+    for p in payloads {
+        assert!(
+            p.bytes.len() <= limit.max(1 << 20).saturating_mul(64),
+            "payload too large"
+        );
+        let _ = p.provenance();
+    }
+}
+
+/// Raw HTTP messages (chunked, compressed, pipelined).
+pub fn http(bytes: &[u8]) {
+    match capture::http::parse_messages(bytes, &small_unwrap()) {
+        Ok(found) => check_payloads(&found, bytes.len()),
+        Err(e) => {
+            assert!(e.offset <= bytes.len(), "error offset past the end");
+            check_payloads(&e.extracted, bytes.len());
+        }
+    }
+}
+
+/// gRPC and gRPC-Web framing.
+pub fn grpc(bytes: &[u8]) {
+    match split_grpc(bytes) {
+        Ok(frames) => {
+            for f in &frames {
+                let _ = format!("{f:?}");
+            }
+        }
+        Err(e) => assert!(e.offset <= bytes.len(), "error offset past the end"),
+    }
+}
+
+/// pcap and pcapng, with TCP reassembly.
+pub fn pcap_file(bytes: &[u8]) {
+    let limits = PcapLimits {
+        max_stream_bytes: 8 << 20,
+        max_packets: 100_000,
+    };
+    match pcap::extract(bytes, &limits) {
+        Ok(capture) => {
+            let payloads = pcap::payloads(&capture);
+            let total: usize = payloads.iter().map(|p| p.bytes.len()).sum();
+            assert!(
+                total <= bytes.len(),
+                "reassembled more bytes than the capture holds"
+            );
+        }
+        Err(e) => assert!(e.offset <= bytes.len(), "error offset past the end"),
+    }
+}
+
+/// Everything the capture layer does, from one entry point.
+pub fn peel_all(bytes: &[u8]) {
+    let peeled = peel(bytes);
+    if let Some(e) = &peeled.error {
+        let _ = e.to_string();
+    }
+    check_payloads(&peeled.payloads, bytes.len());
+    let _ = unwrap(bytes, &small_unwrap());
+}
+
+/// Format detection: every reading's outcome is a checked decode.
+pub fn detect_all(bytes: &[u8]) {
+    let readings = detect(bytes, None, &options());
+    assert!(
+        !readings.is_empty(),
+        "detection always lists the readings it tried"
+    );
+    for r in &readings {
+        assert!(r.confidence <= 100, "confidence {} over 100", r.confidence);
+        check_outcome(bytes, &r.outcome);
+    }
+    let mut out = Vec::new();
+    inspect::write_readings(&mut out, &readings).expect("into a Vec");
+}
+
+/// Decode → encode → decode in the same format gives the same value (first byte picks the
+/// format: JSON, MessagePack or CBOR; the rest is the input).
+pub fn roundtrip(data: &[u8]) {
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
+    let format = [Format::Json, Format::MessagePack, Format::Cbor][usize::from(pick % 3)];
+    let Ok(doc) = decode(bytes, format, &options()) else {
+        return;
+    };
+    for canonical in [false, true] {
+        // Widths kept, so the round trip is exact (the shortest-float policy narrows on purpose).
+        let opts = EncodeOptions {
+            canonical,
+            floats: FloatPolicy::Keep,
+            ..EncodeOptions::default()
+        };
+        let out = match encode(&doc.value, format, &opts) {
+            Ok(out) => out,
+            Err(e) => panic!("{format} value from {format} bytes does not encode: {e}"),
+        };
+        if let Err(e) = out.spans.validate(out.bytes.len()) {
+            panic!("encoded {format} spans invalid: {e}");
+        }
+        let again = match decode(&out.bytes, format, &options()) {
+            Ok(again) => again,
+            Err(e) => panic!("{format} written by wirelens does not decode: {e}"),
+        };
+        if canonical {
+            // Sorting map entries changes order, not content: compare sorted encodings instead.
+            let first = encode(&again.value, format, &opts).expect("encodes once more");
+            assert_eq!(first.bytes, out.bytes, "canonical {format} is not stable");
+        } else {
+            assert_eq!(
+                again.value, doc.value,
+                "{format} round trip changed the value"
+            );
+        }
+    }
+}
+
+/// Any decodable value (first byte picks the source format) encodes into every format with
+/// valid spans, or fails with an error rather than a panic.
+pub fn encode_all(data: &[u8]) {
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
+    let format = [Format::Json, Format::MessagePack, Format::Cbor][usize::from(pick % 3)];
+    let Ok(doc) = decode(bytes, format, &options()) else {
+        return;
+    };
+    for target in Format::ALL {
+        if let Ok(out) = encode(&doc.value, target, &EncodeOptions::default()) {
+            if let Err(e) = out.spans.validate(out.bytes.len()) {
+                panic!("{format} → {target} spans invalid: {e}");
+            }
+            let _ = decode(&out.bytes, target, &options());
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! [`Limits`]: one value bounding everything an untrusted input can make wirelens do.
+//!
+//! wirelens opens whatever a user pastes or captures, so every input is hostile until read: a
+//! 5-byte MessagePack header may claim four billion elements, a gzip body may expand a
+//! thousandfold, a payload may nest a million levels deep. Each of those is bounded by one field
+//! here, with a documented default that no real payload we know of reaches. The decoders
+//! ([`crate::codec::DecodeOptions::limits`]) and the capture layer
+//! ([`crate::capture::peel_with`], [`crate::capture::UnwrapOptions`],
+//! [`crate::capture::pcap::PcapLimits`]) take their bounds from it; the CLI sets them with
+//! `--max-depth` and `--limit NAME=VALUE` ([`Limits::set`] names them).
+//!
+//! What this module does not do: enforce anything. It only holds the numbers; each layer checks
+//! its own. Some bounds need no number at all: no allocation is ever sized by a length header
+//! before the bytes it announces are there, and no code recurses on input nesting.
+
+use std::fmt;
+
+use crate::capture::pcap::PcapLimits;
+use crate::capture::UnwrapOptions;
+
+/// Bounds on the work and memory one input may cost.
+///
+/// ```
+/// use wirelens::limits::Limits;
+///
+/// let mut limits = Limits::default();
+/// limits.set("depth", "64")?;
+/// limits.set("decompressed", "16M")?;
+/// assert_eq!(limits.max_depth, 64);
+/// assert_eq!(limits.max_decompressed, 16 << 20);
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Deepest nesting of arrays, maps, tags, messages and groups a decoder accepts (the root
+    /// container is depth 1). Default 512, at most [`Limits::DEPTH_CEILING`]. Name: `depth`.
+    pub max_depth: usize,
+    /// Most bytes one decompression (gzip, deflate, zstd, brotli) or hex-dump `*` expansion may
+    /// produce. Default 256 MiB. Name: `decompressed`.
+    pub max_decompressed: usize,
+    /// Most bytes a decompression may produce per compressed byte, once past
+    /// [`Limits::ratio_floor`]. Default 1100 (deflate's own ceiling is about 1032:1, so only
+    /// nested or crafted streams exceed it). Name: `ratio`.
+    pub max_ratio: usize,
+    /// Output size below which the ratio is not checked (tiny inputs have large ratios). Default
+    /// 1 MiB. Name: `ratio-floor`.
+    pub ratio_floor: usize,
+    /// Most transport layers peeled off one payload. Default 16. Name: `layers`.
+    pub max_layers: usize,
+    /// Payload bytes a pcap reassembly holds across all streams; beyond it data is dropped with a
+    /// warning. Default 256 MiB. Name: `pcap-bytes`.
+    pub max_pcap_bytes: usize,
+    /// Packets read from one capture file; beyond it reading stops with a warning. Default 10
+    /// million. Name: `pcap-packets`.
+    pub max_pcap_packets: usize,
+    /// Payloads kept from one capture; the rest are dropped with a warning. Default 100,000.
+    /// Name: `payloads`.
+    pub max_payloads: usize,
+    /// Tags the schema-less protobuf decoder may read while trying whether LEN payloads are
+    /// nested messages. Once spent, the remaining payloads are read as text, packed numbers or
+    /// bytes, so total work stays linear in the input. Default 16 million. Name: `protobuf-scan`.
+    pub max_protobuf_scan: usize,
+}
+
+impl Limits {
+    /// The default nesting limit.
+    pub const DEFAULT_MAX_DEPTH: usize = 512;
+
+    /// The most [`Limits::max_depth`] can be raised to. The decoders never recurse, but a decoded
+    /// [`crate::model::Value`] is dropped, cloned, compared and printed recursively (derived
+    /// traits), about 0.5 KiB of stack per level: 1024 levels (2048 with CBOR tags, which have
+    /// their own budget) fit a 2 MiB thread stack, the smallest wirelens runs on (rayon workers).
+    pub const DEPTH_CEILING: usize = 1024;
+
+    /// The nesting limit the decoders apply: [`Limits::max_depth`], at most
+    /// [`Limits::DEPTH_CEILING`].
+    pub fn depth(&self) -> usize {
+        self.max_depth.min(Limits::DEPTH_CEILING)
+    }
+
+    /// Every limit's name (as [`Limits::set`] takes it), its default and what it bounds, for help
+    /// texts and the README.
+    pub const NAMES: [(&'static str, &'static str); 9] = [
+        (
+            "depth",
+            "deepest nesting of containers, tags, messages and groups",
+        ),
+        ("decompressed", "most bytes one decompression may produce"),
+        ("ratio", "most output bytes per compressed byte"),
+        (
+            "ratio-floor",
+            "output size below which the ratio is not checked",
+        ),
+        ("layers", "most layers peeled off one payload"),
+        ("pcap-bytes", "payload bytes a pcap reassembly holds"),
+        ("pcap-packets", "packets read from one capture"),
+        ("payloads", "payloads kept from one capture"),
+        (
+            "protobuf-scan",
+            "tags read trying schema-less LEN fields as messages",
+        ),
+    ];
+
+    /// Sets the limit called `name` (see [`Limits::NAMES`]) from `value`: a count, optionally with
+    /// a binary suffix `K`, `M`, `G` (`16M` = 16 MiB), or `none` for no limit. The error says what
+    /// was wrong.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let n = parse_count(value).ok_or_else(|| {
+            format!("limit {name}: {value:?} is not a count (e.g. 512, 64K, 16M, 1G or none)")
+        })?;
+        let field = match name.to_ascii_lowercase().replace('_', "-").as_str() {
+            "depth" | "max-depth" => &mut self.max_depth,
+            "decompressed" => &mut self.max_decompressed,
+            "ratio" => &mut self.max_ratio,
+            "ratio-floor" => &mut self.ratio_floor,
+            "layers" => &mut self.max_layers,
+            "pcap-bytes" => &mut self.max_pcap_bytes,
+            "pcap-packets" => &mut self.max_pcap_packets,
+            "payloads" => &mut self.max_payloads,
+            "protobuf-scan" => &mut self.max_protobuf_scan,
+            _ => {
+                let names: Vec<&str> = Limits::NAMES.iter().map(|(n, _)| *n).collect();
+                return Err(format!(
+                    "unknown limit {name:?}; the limits are {}",
+                    names.join(", ")
+                ));
+            }
+        };
+        *field = n;
+        if self.max_depth > Limits::DEPTH_CEILING {
+            let asked = self.max_depth;
+            self.max_depth = Limits::DEPTH_CEILING;
+            return Err(format!(
+                "limit depth: {asked} is above the ceiling of {} levels",
+                Limits::DEPTH_CEILING
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sets a limit from `NAME=VALUE` text, as the CLI's `--limit` takes it.
+    pub fn set_pair(&mut self, pair: &str) -> Result<(), String> {
+        let (name, value) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--limit takes NAME=VALUE, not {pair:?}"))?;
+        self.set(name.trim(), value.trim())
+    }
+
+    /// The capture layer's bounds for peeling text, HTTP and compression layers.
+    pub fn unwrap_options(&self) -> UnwrapOptions {
+        UnwrapOptions {
+            max_decompressed: self.max_decompressed,
+            max_ratio: self.max_ratio,
+            ratio_floor: self.ratio_floor,
+            max_layers: self.max_layers,
+        }
+    }
+
+    /// The pcap reader's bounds.
+    pub fn pcap_limits(&self) -> PcapLimits {
+        PcapLimits {
+            max_stream_bytes: self.max_pcap_bytes,
+            max_packets: self.max_pcap_packets,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        let unwrap = UnwrapOptions::default();
+        let pcap = PcapLimits::default();
+        Limits {
+            max_depth: Limits::DEFAULT_MAX_DEPTH,
+            max_decompressed: unwrap.max_decompressed,
+            max_ratio: unwrap.max_ratio,
+            ratio_floor: unwrap.ratio_floor,
+            max_layers: unwrap.max_layers,
+            max_pcap_bytes: pcap.max_stream_bytes,
+            max_pcap_packets: pcap.max_packets,
+            max_payloads: 100_000,
+            max_protobuf_scan: 16_000_000,
+        }
+    }
+}
+
+impl fmt::Display for Limits {
+    /// `depth=512 decompressed=268435456 …`, in [`Limits::NAMES`] order.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let values = [
+            self.max_depth,
+            self.max_decompressed,
+            self.max_ratio,
+            self.ratio_floor,
+            self.max_layers,
+            self.max_pcap_bytes,
+            self.max_pcap_packets,
+            self.max_payloads,
+            self.max_protobuf_scan,
+        ];
+        for (i, ((name, _), value)) in Limits::NAMES.iter().zip(values).enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{name}={value}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `512`, `64K`, `16M`, `1G` (binary multiples), `none` (no limit).
+fn parse_count(text: &str) -> Option<usize> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("unlimited") {
+        return Some(usize::MAX);
+    }
+    let (digits, shift) = match text.as_bytes().last()?.to_ascii_uppercase() {
+        b'K' => (&text[..text.len() - 1], 10),
+        b'M' => (&text[..text.len() - 1], 20),
+        b'G' => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    let n: usize = digits.trim().replace('_', "").parse().ok()?;
+    n.checked_mul(1usize.checked_shl(shift)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_layers_own_defaults() {
+        let l = Limits::default();
+        assert_eq!(l.unwrap_options(), UnwrapOptions::default());
+        assert_eq!(l.pcap_limits(), PcapLimits::default());
+        assert_eq!(l.max_depth, 512);
+    }
+
+    #[test]
+    fn counts_take_binary_suffixes() {
+        assert_eq!(parse_count("512"), Some(512));
+        assert_eq!(parse_count("64k"), Some(64 * 1024));
+        assert_eq!(parse_count("16M"), Some(16 * 1024 * 1024));
+        assert_eq!(parse_count("1G"), Some(1 << 30));
+        assert_eq!(parse_count("1_000"), Some(1000));
+        assert_eq!(parse_count("none"), Some(usize::MAX));
+        assert_eq!(parse_count(""), None);
+        assert_eq!(parse_count("M"), None);
+        assert_eq!(parse_count("-1"), None);
+        assert_eq!(parse_count("99999999999999999999G"), None);
+    }
+
+    #[test]
+    fn set_names_every_limit_and_rejects_others() {
+        let mut l = Limits::default();
+        for (i, (name, _)) in Limits::NAMES.iter().enumerate() {
+            l.set(name, &(i + 1).to_string()).expect(name);
+        }
+        assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9");
+        let err = l.set("colour", "1").expect_err("unknown");
+        assert!(
+            err.contains("unknown limit") && err.contains("depth"),
+            "{err}"
+        );
+        let err = l.set_pair("depth").expect_err("no =");
+        assert!(err.contains("NAME=VALUE"), "{err}");
+        let err = l.set_pair("depth=lots").expect_err("not a count");
+        assert!(err.contains("not a count"), "{err}");
+    }
+}

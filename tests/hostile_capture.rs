@@ -1,0 +1,249 @@
+//! Crafted hostile inputs for the capture layers: gRPC frames longer than their body, pcap files
+//! cut at every byte or with records that lie about their length, decompression bombs, captures
+//! with more payloads than the limit; and atomic writes that fail.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use wirelens::capture::pcap::{extract, PcapLimits};
+use wirelens::capture::{peel, peel_with};
+use wirelens::codec::protobuf::framing::split_grpc;
+use wirelens::files::write_atomically;
+use wirelens::limits::Limits;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A gRPC frame whose length prefix exceeds the body: an error at that frame's first byte,
+/// naming the frame, with the complete frames before it kept.
+#[test]
+fn grpc_frame_longer_than_the_body() {
+    let mut body = vec![0, 0, 0, 0, 2, 0x08, 0x01]; // frame 1: 2 bytes
+    body.extend_from_slice(&[0, 0x7f, 0xff, 0xff, 0xff, 0x08, 0x02]); // frame 2 claims 2 GiB
+    let e = split_grpc(&body).expect_err("frame 2 runs past the end");
+    assert_eq!(e.offset, 8, "at frame 2's length: {e}");
+    assert!(e.message.contains('2'), "names the frame: {e}");
+    assert_eq!(e.frames_before.len(), 1);
+    // Through peel, as an HTTP gRPC response: the first message is a payload of its own, the
+    // rest one marked truncated, whose layer names the offset.
+    let mut http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    http.extend_from_slice(&body);
+    let peeled = peel(&http);
+    assert_eq!(peeled.payloads.len(), 2, "{:?}", peeled.payloads);
+    assert_eq!(peeled.payloads[0].bytes, [0x08, 0x01]);
+    let rest = &peeled.payloads[1];
+    assert_eq!(rest.meta_value("truncated"), Some("true"));
+    assert_eq!(rest.bytes, body[7..]);
+    let layer = rest.layers.last().expect("a gRPC layer");
+    assert!(layer.detail.contains("at byte 8"), "{}", layer.detail);
+}
+
+/// A pcap cut at every byte: never a panic, the cut reported (as an error with the layer and an
+/// offset inside the file, or as a warning), and the packets before the cut kept.
+#[test]
+fn pcap_truncated_at_every_byte() {
+    let whole = fixture("pcap/http-json.pcap");
+    let full = extract(&whole, &PcapLimits::default()).expect("the fixture reads");
+    let full_bytes: usize = full
+        .streams
+        .iter()
+        .map(|s| s.directions.iter().map(|d| d.bytes.len()).sum::<usize>())
+        .sum();
+    assert!(full_bytes > 0);
+    // Where each record ends: a cut there is a shorter capture, not a truncated one.
+    let mut boundaries = vec![24usize];
+    while let Some(at) = boundaries
+        .last()
+        .copied()
+        .filter(|&at| at + 16 <= whole.len())
+    {
+        let len = u32::from_le_bytes(whole[at + 8..at + 12].try_into().expect("4 bytes"));
+        boundaries.push(at + 16 + len as usize);
+    }
+    let mut growing = 0usize;
+    for cut in 0..whole.len() {
+        match extract(&whole[..cut], &PcapLimits::default()) {
+            Ok(capture) => {
+                let bytes: usize = capture
+                    .streams
+                    .iter()
+                    .map(|s| s.directions.iter().map(|d| d.bytes.len()).sum::<usize>())
+                    .sum();
+                assert!(
+                    bytes <= full_bytes,
+                    "cut {cut}: more bytes than the whole file"
+                );
+                assert!(
+                    bytes >= growing || capture.warnings.iter().any(|w| !w.is_empty()),
+                    "cut {cut}: lost data without a warning"
+                );
+                growing = growing.max(bytes);
+                if cut > 24 && !boundaries.contains(&cut) {
+                    assert!(!capture.warnings.is_empty(), "cut {cut}: no warning");
+                }
+            }
+            Err(e) => {
+                assert!(e.offset <= cut, "cut {cut}: offset {}", e.offset);
+                assert!(!e.layer.is_empty(), "the error names its layer");
+            }
+        }
+    }
+    assert_eq!(
+        growing, full_bytes,
+        "the last cuts keep everything before them"
+    );
+}
+
+/// A record whose header claims 4 GB: reading stops there with a warning naming the record; the
+/// packets before it are kept; nothing of the claimed size is allocated.
+#[test]
+fn pcap_record_that_lies_about_its_length() {
+    let whole = fixture("pcap/http-json.pcap");
+    let mut lying = whole.clone();
+    // Global header (24 bytes), then the first record header: incl_len and orig_len at 8..16.
+    let first_len = u32::from_le_bytes(lying[32..36].try_into().expect("4 bytes")) as usize;
+    let second = 24 + 16 + first_len;
+    lying[second + 8..second + 16]
+        .copy_from_slice(&[0xf0, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0xff]);
+    match extract(&lying, &PcapLimits::default()) {
+        Ok(capture) => {
+            let text = capture.warnings.join("\n");
+            assert!(!capture.warnings.is_empty(), "no warning");
+            assert!(
+                text.contains(&second.to_string())
+                    || text.contains("record")
+                    || text.contains("packet"),
+                "{text}"
+            );
+        }
+        Err(e) => {
+            assert_eq!(e.offset, second, "{e}");
+            assert!(e.layer.contains("pcap"), "{e}");
+        }
+    }
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(data).expect("into a Vec");
+    enc.finish().expect("into a Vec")
+}
+
+fn http_response(encoding: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: {encoding}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// A gzip bomb stops at the decompression limit with an error naming the layer and the limit;
+/// gzip inside gzip stops at the ratio limit.
+#[test]
+fn decompression_bombs_stop_at_the_limits() {
+    let bomb = gzip(&vec![0u8; 16 << 20]);
+    let mut limits = Limits::default();
+    limits.set("decompressed", "1M").expect("valid");
+    let peeled = peel_with(&http_response("gzip", &bomb), &limits);
+    let said = format!(
+        "{:?} {:?}",
+        peeled.error.as_ref().map(|e| e.to_string()),
+        peeled.warnings
+    );
+    assert!(said.contains("limit"), "{said}");
+    assert!(
+        peeled.payloads.iter().all(|p| p.bytes.len() <= 1 << 20),
+        "nothing past the limit is kept"
+    );
+    // Default byte limit, small ratio: 16 MiB of zeros is far past 10:1.
+    let mut limits = Limits::default();
+    limits.set("ratio", "10").expect("valid");
+    let peeled = peel_with(&http_response("gzip", &bomb), &limits);
+    let said = format!(
+        "{:?} {:?}",
+        peeled.error.as_ref().map(|e| e.to_string()),
+        peeled.warnings
+    );
+    assert!(said.contains("limit"), "{said}");
+    // Nested: each layer is bounded on its own (a 1 KiB file holding 64 MiB of zeros under two
+    // gzip layers stops at the inner layer's byte limit).
+    let nested = gzip(&gzip(&vec![0u8; 64 << 20]));
+    assert!(nested.len() < 4096, "{}", nested.len());
+    let mut limits = Limits::default();
+    limits.set("decompressed", "8M").expect("valid");
+    let peeled = peel_with(&http_response("gzip, gzip", &nested), &limits);
+    let said = format!(
+        "{:?} {:?}",
+        peeled.error.as_ref().map(|e| e.to_string()),
+        peeled.warnings
+    );
+    assert!(said.contains("limit"), "{said}");
+}
+
+/// More payloads than the limit: the first ones are kept, with a warning saying how many.
+#[test]
+fn payload_count_limit() {
+    let lines: String = (0..50).map(|i| format!("{{\"n\":{i}}}\n")).collect();
+    assert_eq!(peel(lines.as_bytes()).payloads.len(), 50);
+    let mut limits = Limits::default();
+    limits.set("payloads", "10").expect("valid");
+    let peeled = peel_with(lines.as_bytes(), &limits);
+    assert_eq!(peeled.payloads.len(), 10);
+    assert_eq!(peeled.payloads[9].bytes, b"{\"n\":9}");
+    assert!(
+        peeled
+            .warnings
+            .iter()
+            .any(|w| w.contains("50") && w.contains("10")),
+        "{:?}",
+        peeled.warnings
+    );
+}
+
+/// A write that fails leaves what was there intact, and the error says why.
+#[test]
+fn failed_atomic_writes_leave_the_old_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The parent of the target is a file: the file is untouched.
+    let parent = dir.path().join("report.json");
+    std::fs::write(&parent, b"old report").expect("write");
+    let e = write_atomically(&parent.join("out.cbor"), b"new").expect_err("parent is a file");
+    assert_eq!(e.kind(), std::io::ErrorKind::NotADirectory, "{e}");
+    assert!(
+        e.to_string().to_lowercase().contains("not a directory"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&parent).expect("read"), b"old report");
+    // The target is a folder holding the user's file: the rename fails, nothing is replaced.
+    let folder = dir.path().join("exports");
+    std::fs::create_dir(&folder).expect("mkdir");
+    std::fs::write(folder.join("keep.json"), b"kept").expect("write");
+    let e = write_atomically(&folder, b"new").expect_err("target is a directory");
+    assert!(!e.to_string().is_empty());
+    assert_eq!(
+        std::fs::read(folder.join("keep.json")).expect("read"),
+        b"kept"
+    );
+    // No temporary file is left behind in either folder.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 2, "{leftovers:?}");
+    // A successful write replaces the file whole.
+    let target = dir.path().join("out.json");
+    std::fs::write(&target, b"old").expect("write");
+    write_atomically(&target, b"new contents").expect("writes");
+    assert_eq!(std::fs::read(&target).expect("read"), b"new contents");
+}
