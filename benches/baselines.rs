@@ -16,6 +16,8 @@
 //! string-number / IndexMap variant. The `fair-json` crate in `benches/fair-json/` measures the
 //! plain serde_json that most users have; `BENCHMARKS.md` quotes both.
 
+#![allow(missing_docs)] // criterion_group! defines an undocumented function
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 # and writes the tables into BENCHMARKS.md between the bench-cli markers (a rerun replaces them).
 #
 #   scripts/bench-cli.sh            # inputs of 150,000 transaction records (about 22 MB of JSON)
-#   RECORDS=30000 scripts/bench-cli.sh
+#   RECORDS=30000 RUNS=3 scripts/bench-cli.sh   # SKIP_BUILD=1 uses target/release/wirelens as is
 #
 # Installs what it needs when missing: hyperfine, jq, protoc (apt), msgpack, cbor2, orjson (pip).
 set -euo pipefail
@@ -24,7 +24,9 @@ fi
 python3 -c 'import msgpack, cbor2, orjson' 2>/dev/null ||
   python3 -m pip install -q msgpack cbor2 orjson
 
-cargo build --release --no-default-features --bin wirelens
+# The bench build makes target/release/wirelens too, with the same features as `cargo bench`,
+# so running this script after the criterion suite (or before it) builds the dependencies once.
+[[ -n "${SKIP_BUILD:-}" ]] || cargo bench --no-default-features --no-run >&2
 WL="$PWD/target/release/wirelens"
 MESSAGE=wirelens.samples.TransactionHistory
 
