@@ -333,13 +333,13 @@ fn error(f: Fail, path: Path, partial: Option<Box<Document>>) -> DecodeError {
 }
 
 /// `n` bytes at `at`, or an end-of-input failure pointing at the item's marker `item`.
-fn take<'a>(
-    bytes: &'a [u8],
+fn take(
+    bytes: &[u8],
     item: usize,
     at: usize,
     n: usize,
     what: impl std::fmt::Display,
-) -> Result<&'a [u8], Fail> {
+) -> Result<&[u8], Fail> {
     let left = bytes.len().saturating_sub(at);
     at.checked_add(n)
         .and_then(|end| bytes.get(at..end))
