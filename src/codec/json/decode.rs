@@ -9,9 +9,12 @@ use crate::model::{Kind, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
     let mut p = Parser {
         b: bytes,
+        text: std::str::from_utf8(bytes).ok(),
         i: 0,
         builder: SpanTreeBuilder::new(),
         stack: Vec::new(),
+        items: Vec::new(),
+        entries: Vec::new(),
         max_depth: options.limits.depth(),
     };
     match p.run() {
@@ -53,11 +56,12 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
 
 /// A container being decoded, with what it holds so far.
 enum Frame {
-    /// An array's items.
-    Array(Vec<Value>),
-    /// A map's entries, and the key (with its quoted bytes) of the entry being read.
+    /// An array; its items so far are `Parser::items[start..]`.
+    Array(usize),
+    /// A map, whose entries so far are `Parser::entries[start..]`, and the key (with its quoted
+    /// bytes) of the entry being read.
     Map {
-        entries: Vec<(Value, Value)>,
+        entries: usize,
         key: String,
         key_span: Span,
     },
@@ -128,9 +132,16 @@ fn describe(b: &[u8], at: usize) -> Found {
 
 struct Parser<'a> {
     b: &'a [u8],
+    /// The whole input as text when it is valid UTF-8 (checked once, in one fast pass), so each
+    /// string is sliced out of it instead of being validated again.
+    text: Option<&'a str>,
     i: usize,
     builder: SpanTreeBuilder,
     stack: Vec<Frame>,
+    /// Items of the open arrays, innermost last (see [`Frame::Array`]).
+    items: Vec<Value>,
+    /// Entries of the open maps, innermost last (see [`Frame::Map`]).
+    entries: Vec<(Value, Value)>,
     max_depth: usize,
 }
 
@@ -167,8 +178,10 @@ impl Parser<'_> {
             // Read one value at self.i (whitespace already skipped).
             let (segment, key_span) = match self.stack.last() {
                 None => (Segment::Root, None),
-                Some(Frame::Array(items)) => (
-                    Segment::Index(u32::try_from(items.len()).unwrap_or(u32::MAX)),
+                Some(Frame::Array(start)) => (
+                    Segment::Index(
+                        u32::try_from(self.items.len().saturating_sub(*start)).unwrap_or(u32::MAX),
+                    ),
                     None,
                 ),
                 Some(Frame::Map { key, key_span, .. }) => (self.builder.key(key), Some(*key_span)),
@@ -209,11 +222,11 @@ impl Parser<'_> {
                             Value::Map(Vec::new())
                         }
                     } else if is_array {
-                        self.stack.push(Frame::Array(Vec::new()));
+                        self.stack.push(Frame::Array(self.items.len()));
                         continue 'value;
                     } else {
                         self.stack.push(Frame::Map {
-                            entries: Vec::new(),
+                            entries: self.entries.len(),
                             key: String::new(),
                             key_span: Span::empty(start),
                         });
@@ -262,12 +275,12 @@ impl Parser<'_> {
             loop {
                 let is_array = match self.stack.last_mut() {
                     None => return Ok(value),
-                    Some(Frame::Array(items)) => {
-                        items.push(value);
+                    Some(Frame::Array(_)) => {
+                        self.items.push(value);
                         true
                     }
-                    Some(Frame::Map { entries, key, .. }) => {
-                        entries.push((Value::Text(std::mem::take(key)), value));
+                    Some(Frame::Map { key, .. }) => {
+                        self.entries.push((Value::Text(std::mem::take(key)), value));
                         false
                     }
                 };
@@ -304,8 +317,12 @@ impl Parser<'_> {
                 self.i += 1;
                 self.builder.close(at, self.i);
                 value = match self.stack.pop() {
-                    Some(Frame::Array(items)) => Value::Array(items),
-                    Some(Frame::Map { entries, .. }) => Value::Map(entries),
+                    // One allocation of the exact size per container: items wait on one shared
+                    // stack instead of in vectors that grow by doubling.
+                    Some(Frame::Array(start)) => Value::Array(take_from(&mut self.items, start)),
+                    Some(Frame::Map { entries, .. }) => {
+                        Value::Map(take_from(&mut self.entries, entries))
+                    }
                     None => Value::Null,
                 };
             }
@@ -457,7 +474,10 @@ impl Parser<'_> {
                 i += 1;
                 continue;
             }
-            let run = text_run(b, run_start, i)?;
+            let run = match self.text.and_then(|t| t.get(run_start..i)) {
+                Some(run) => run,
+                None => text_run(b, run_start, i)?,
+            };
             match c {
                 b'"' => {
                     let text = match out {
@@ -498,7 +518,9 @@ impl Parser<'_> {
         if fail.in_item {
             match self.stack.last() {
                 None => {}
-                Some(Frame::Array(items)) => path.push(PathSegment::Index(items.len())),
+                Some(Frame::Array(start)) => {
+                    path.push(PathSegment::Index(self.items.len().saturating_sub(*start)));
+                }
                 Some(Frame::Map { key, .. }) => path.push(PathSegment::Key(key.clone())),
             }
         }
@@ -508,15 +530,15 @@ impl Parser<'_> {
         while let Some(mut frame) = self.stack.pop() {
             if let Some(child) = value.take() {
                 match &mut frame {
-                    Frame::Array(items) => items.push(child),
-                    Frame::Map { entries, key, .. } => {
-                        entries.push((Value::Text(std::mem::take(key)), child));
+                    Frame::Array(_) => self.items.push(child),
+                    Frame::Map { key, .. } => {
+                        self.entries.push((Value::Text(std::mem::take(key)), child));
                     }
                 }
             }
             value = Some(match frame {
-                Frame::Array(items) => Value::Array(items),
-                Frame::Map { entries, .. } => Value::Map(entries),
+                Frame::Array(start) => Value::Array(take_from(&mut self.items, start)),
+                Frame::Map { entries, .. } => Value::Map(take_from(&mut self.entries, entries)),
             });
         }
         let partial = if self.builder.is_empty() {
@@ -537,6 +559,11 @@ impl Parser<'_> {
             partial,
         }
     }
+}
+
+/// The items of `stack` from `start` on, moved into a vector of exactly their number.
+fn take_from<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
+    stack.drain(start.min(stack.len())..).collect()
 }
 
 /// The text of the bytes `start..end` of a string, checked to be UTF-8.

@@ -83,6 +83,28 @@ fn write_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// Appends the decimal digits of `n` (no allocation for the 64-bit range).
+fn write_int(out: &mut Vec<u8>, n: i128) {
+    let Ok(mut m) = u64::try_from(n.unsigned_abs()) else {
+        out.extend_from_slice(n.to_string().as_bytes());
+        return;
+    };
+    if n < 0 {
+        out.push(b'-');
+    }
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
 /// A CBOR tag's name, if it is a well-known one.
 fn tag_name(tag: u64) -> Option<&'static str> {
     Some(match tag {
@@ -188,7 +210,7 @@ impl Encoder {
             }
             Value::Int(n) => {
                 let n = *n;
-                self.out.extend_from_slice(n.to_string().as_bytes());
+                write_int(&mut self.out, n);
                 let id = self.leaf(Kind::Int, segment, key, start, false);
                 if n.unsigned_abs() > TWO_POW_53 {
                     let path = self.builder.path(id);
@@ -380,8 +402,17 @@ impl Encoder {
             list.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
         }
         if list.len() > 1 {
-            let mut seen = HashSet::with_capacity(list.len());
-            if let Some(dup) = list.iter().find(|(t, _, _)| !seen.insert(t.as_ref())) {
+            // Small maps compare their keys pairwise; hashing costs more than that.
+            let dup = if list.len() <= 16 {
+                list.iter()
+                    .enumerate()
+                    .find(|(i, (t, _, _))| list.iter().take(*i).any(|(u, _, _)| u == t))
+                    .map(|(_, entry)| entry)
+            } else {
+                let mut seen = HashSet::with_capacity(list.len());
+                list.iter().find(|(t, _, _)| !seen.insert(t.as_ref()))
+            };
+            if let Some(dup) = dup {
                 let text = dup.0.to_string();
                 let path = self.builder.path(id);
                 self.notes.add(NoteKind::DuplicateKey, path, || {

@@ -224,6 +224,7 @@ fn parse_digits(digits: &[u8]) -> Option<num_bigint::BigUint> {
 /// writes) are floats, while `9007199254740993.0` (2^53 + 1 reads as 2^53) and
 /// `1.0000000000000000001` keep their text as [`Value::Decimal`].
 fn float_holds_literal(lit: &[u8], x: f64) -> bool {
+    use std::fmt::Write as _;
     /// More significant digits than the longest exact decimal expansion of a float64 (767).
     const MAX_DIGITS: usize = 800;
     let l = Normalised::of(lit);
@@ -239,9 +240,32 @@ fn float_holds_literal(lit: &[u8], x: f64) -> bool {
     if l.count > MAX_DIGITS {
         return false;
     }
-    let printed = format!("{:.*e}", l.count.saturating_sub(1), x.abs());
-    let p = Normalised::of(printed.as_bytes());
+    // Printed on the stack: this runs for every float of more than 15 digits.
+    let mut printed = StackText {
+        buf: [0; 832],
+        len: 0,
+    };
+    if write!(printed, "{:.*e}", l.count.saturating_sub(1), x.abs()).is_err() {
+        return false;
+    }
+    let p = Normalised::of(printed.buf.get(..printed.len).unwrap_or_default());
     l.count == p.count && l.exp == p.exp && l.digits().eq(p.digits())
+}
+
+/// A fixed buffer to print one float into (longest: 800 digits, a point and an exponent).
+struct StackText {
+    buf: [u8; 832],
+    len: usize,
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let slot = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// A number literal as `0.d1d2…dn × 10^exp` with `d1` and `dn` non-zero (`count` = n; zero has

@@ -100,8 +100,6 @@ impl Frame {
 struct Slot {
     /// `Some((segment, key span))` when the item gets a node.
     node: Option<(Segment, Option<Span>)>,
-    /// The item's own path segment, `None` for the root and for map keys.
-    path: Option<PathSegment>,
 }
 
 /// Decodes one MessagePack value that fills all of `bytes`, with the spans of every node.
@@ -118,8 +116,10 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
         let item_start = pos;
         let fail = |f: Fail, stack: Vec<Frame>, builder: SpanTreeBuilder| {
             let mut path = builder.current_path();
-            if let Some(seg) = &slot.path {
-                path.push(seg.clone());
+            // Every failure comes before this item changes the stack, so it still says where
+            // the item goes; the segment is only built here, never for items that decode.
+            if let Some(seg) = item_path(&stack) {
+                path.push(seg);
             }
             let at = f.offset;
             error(f, path, partial(stack, builder, at))
@@ -267,7 +267,6 @@ fn next_slot(stack: &[Frame], builder: &mut SpanTreeBuilder) -> Slot {
     match stack.last() {
         None => Slot {
             node: Some((Segment::Root, None)),
-            path: None,
         },
         Some(top) if !top.map => {
             let i = top.items.len();
@@ -275,22 +274,27 @@ fn next_slot(stack: &[Frame], builder: &mut SpanTreeBuilder) -> Slot {
                 node: top
                     .node
                     .then(|| (Segment::Index(u32::try_from(i).unwrap_or(u32::MAX)), None)),
-                path: Some(PathSegment::Index(i)),
             }
         }
         Some(top) => match &top.key {
-            None => Slot {
-                node: None,
-                path: None,
-            },
+            None => Slot { node: None },
             Some((key, span)) => Slot {
                 node: top
                     .node
                     .then(|| (builder.segment_for_key(key), Some(*span))),
-                path: Some(key_path_segment(key)),
             },
         },
     }
+}
+
+/// The path segment of the next item of the innermost container: `None` for the root and for
+/// map keys.
+fn item_path(stack: &[Frame]) -> Option<PathSegment> {
+    let top = stack.last()?;
+    if !top.map {
+        return Some(PathSegment::Index(top.items.len()));
+    }
+    top.key.as_ref().map(|(key, _)| key_path_segment(key))
 }
 
 /// The partial document from the containers still open (`None` if nothing was read).
@@ -329,13 +333,13 @@ fn error(f: Fail, path: Path, partial: Option<Box<Document>>) -> DecodeError {
 }
 
 /// `n` bytes at `at`, or an end-of-input failure pointing at the item's marker `item`.
-fn take<'a>(
-    bytes: &'a [u8],
+fn take(
+    bytes: &[u8],
     item: usize,
     at: usize,
     n: usize,
-    what: &str,
-) -> Result<&'a [u8], Fail> {
+    what: impl std::fmt::Display,
+) -> Result<&[u8], Fail> {
     let left = bytes.len().saturating_sub(at);
     at.checked_add(n)
         .and_then(|end| bytes.get(at..end))
@@ -360,14 +364,21 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// A big-endian unsigned number of `n` (1, 2, 4 or 8) bytes at `at`.
-fn uint(bytes: &[u8], item: usize, at: usize, n: usize, what: &str) -> Result<u64, Fail> {
+fn uint(
+    bytes: &[u8],
+    item: usize,
+    at: usize,
+    n: usize,
+    what: impl std::fmt::Display,
+) -> Result<u64, Fail> {
     let b = take(bytes, item, at, n, what)?;
     Ok(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
 }
 
 /// A length header of `n` bytes at `at`, as usize (saturating: such a length never fits anyway).
 fn length(bytes: &[u8], item: usize, at: usize, n: usize, what: &str) -> Result<usize, Fail> {
-    let v = uint(bytes, item, at, n, &format!("the length of the {what}"))?;
+    // The words are formatted only when the length is cut short.
+    let v = uint(bytes, item, at, n, format_args!("the length of the {what}"))?;
     Ok(usize::try_from(v).unwrap_or(usize::MAX))
 }
 
@@ -395,7 +406,10 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
         ))
     };
     // A scalar whose payload is `n` bytes after a header ending at `header_end`.
-    let fixed = |header_end: usize, n: usize, what: &str| -> Result<(&[u8], Span), Fail> {
+    let fixed = |header_end: usize,
+                 n: usize,
+                 what: &dyn std::fmt::Display|
+     -> Result<(&[u8], Span), Fail> {
         let b = take(bytes, pos, header_end, n, what)?;
         Ok((b, Span::new(header_end, header_end + n)))
     };
@@ -451,7 +465,7 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
                 _ => (0, usize::from(m & 0x1f)),
             };
             let header_end = after + n;
-            let (b, payload) = fixed(header_end, len, &format!("string length {len}"))?;
+            let (b, payload) = fixed(header_end, len, &format_args!("string length {len}"))?;
             match std::str::from_utf8(b) {
                 Ok(s) => leaf(Value::Text(s.to_string()), Kind::Text, header_end, payload),
                 Err(e) => {
@@ -476,7 +490,7 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
             let n = 1 << (m - 0xc4);
             let len = length(bytes, pos, after, n, "binary")?;
             let header_end = after + n;
-            let (b, payload) = fixed(header_end, len, &format!("binary length {len}"))?;
+            let (b, payload) = fixed(header_end, len, &format_args!("binary length {len}"))?;
             leaf(Value::Bytes(b.to_vec()), Kind::Bytes, header_end, payload)
         }
         0xc7..=0xc9 | 0xd4..=0xd8 => {
@@ -491,7 +505,7 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
                 .first()
                 .map_or(0, |&t| t as i8);
             let header_end = type_at + 1;
-            let (data, payload) = fixed(header_end, len, &format!("ext length {len}"))?;
+            let (data, payload) = fixed(header_end, len, &format_args!("ext length {len}"))?;
             match (ty == TIMESTAMP_EXT)
                 .then(|| parse_timestamp(data))
                 .flatten()
@@ -506,7 +520,7 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
             }
         }
         0xca => {
-            let (b, payload) = fixed(after, 4, "float32")?;
+            let (b, payload) = fixed(after, 4, &"float32")?;
             let v = uint(b, pos, 0, 4, "float32")?;
             let f = f32::from_bits(u32::try_from(v).unwrap_or(0));
             leaf(
@@ -517,7 +531,7 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
             )
         }
         0xcb => {
-            let (b, payload) = fixed(after, 8, "float64")?;
+            let (b, payload) = fixed(after, 8, &"float64")?;
             let v = uint(b, pos, 0, 8, "float64")?;
             leaf(
                 Value::f64(f64::from_bits(v)),
@@ -528,13 +542,13 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
         }
         0xcc..=0xcf => {
             let n = 1 << (m - 0xcc);
-            let (b, payload) = fixed(after, n, &format!("uint{}", n * 8))?;
+            let (b, payload) = fixed(after, n, &format_args!("uint{}", n * 8))?;
             let v = uint(b, pos, 0, n, "uint")?;
             leaf(Value::Int(i128::from(v)), Kind::Int, after, payload)
         }
         0xd0..=0xd3 => {
             let n = 1 << (m - 0xd0);
-            let (b, payload) = fixed(after, n, &format!("int{}", n * 8))?;
+            let (b, payload) = fixed(after, n, &format_args!("int{}", n * 8))?;
             let v = uint(b, pos, 0, n, "int")?;
             // Sign-extend the n-byte two's complement number.
             let shift = 64 - 8 * n as u32;

@@ -210,19 +210,39 @@ impl Encoder {
         } else {
             (0..len).collect()
         };
-        let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(len);
+        // Small maps compare key bytes in place; only larger ones pay for a set.
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        let mut small: Vec<Span> = Vec::new();
         for i in order {
             let Some((k, v)) = entries.get(i) else {
                 continue;
             };
             let key_start = self.out.len();
-            let entry_path = self.path(&slot).child(key_path_segment(k));
-            self.value(k, Slot::Key { path: entry_path })?;
+            match k {
+                // A text key has no note to give and fits (the map does), so its entry path,
+                // which costs a walk up the tree, is not built.
+                Value::Text(s) if u32::try_from(s.len()).is_ok() => {
+                    let root = Slot::Key { path: Path::root() };
+                    self.text(s, &root)?;
+                }
+                _ => {
+                    let entry_path = self.path(&slot).child(key_path_segment(k));
+                    self.value(k, Slot::Key { path: entry_path })?;
+                }
+            }
             let key_span = Span::new(key_start, self.out.len());
             // Equal keys encode to equal bytes, and keys that differ in the value but not in the
             // bytes (nil from null and undefined) repeat for every reader too.
             if let Some(key_bytes) = self.out.get(key_start..) {
-                if !seen.insert(key_bytes.to_vec()) {
+                let repeated = if len <= 16 {
+                    let out = &self.out;
+                    let again = small.iter().any(|s| out.get(s.range()) == Some(key_bytes));
+                    small.push(key_span);
+                    again
+                } else {
+                    !seen.insert(key_bytes.to_vec())
+                };
+                if repeated {
                     self.note(NoteKind::DuplicateKey, &slot, || {
                         format!(
                             "key {} appears more than once in this map; every entry is written, most readers keep only one",
