@@ -323,7 +323,8 @@ mod tests {
             sweep_counts(&[1, 10, 100, 1000], 150, true),
             vec![1, 10, 100, 150]
         );
-        assert_eq!(sweep_counts(&[1, 10, 100], 5, false), vec![1, 5]);
+        assert_eq!(sweep_counts(&[1, 10, 100], 5, false), vec![1]);
+        assert_eq!(sweep_counts(&[10, 100], 5, false), vec![5]);
     }
 
     #[test]

@@ -140,7 +140,7 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
     }
     for f in &file.formats {
         let mut fields: Vec<_> = f.fields.fields.iter().collect();
-        fields.sort_by(|a, b| b.total().cmp(&a.total()));
+        fields.sort_by_key(|c| std::cmp::Reverse(c.total()));
         writeln!(
             out,
             "  {} biggest fields (bytes: key + overhead + value):",

@@ -40,7 +40,10 @@ fn records_aggregate_under_one_pattern() {
     assert_eq!(id.value, 1 + 2 + 3);
     assert!(c.get("$.data[0].id").is_none());
     let rec = c.get("$.data[*]").expect("record row");
-    assert_eq!((rec.nodes, rec.header, rec.structure), (3, 3, 3)); // `{` and `}` each
+    // Each record: `{` is its header; its `:` and `}` are its structure (the commas between
+    // records are the array's).
+    assert_eq!((rec.nodes, rec.header, rec.structure), (3, 3, 6));
+    assert_eq!(c.get("$.data").map(|d| d.structure), Some(2 + 1 + 1)); // `,` `,` `]` and `:`
 }
 
 #[test]
