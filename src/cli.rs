@@ -28,6 +28,9 @@ use crate::files::write_atomically;
 use crate::limits::Limits;
 use crate::report::inspect;
 
+mod compare;
+pub use compare::CompareArgs;
+
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
 #[derive(Debug, Parser)]
 #[command(
@@ -54,6 +57,9 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Print a .proto that can carry the input (JSON, MessagePack or CBOR).
     InferProto(InferProtoArgs),
+    /// Profile the inputs in every format and library: sizes, bytes per field, timings,
+    /// scaling and transfer estimates (a terminal table, CSV with --csv).
+    Compare(CompareArgs),
 }
 
 /// `wirelens infer-proto`.
@@ -282,6 +288,7 @@ pub fn main() -> ExitCode {
         Some(Command::Inspect(args)) => inspect_cmd(&args, &mut out),
         Some(Command::Convert(args)) => convert_cmd(&args, &mut out),
         Some(Command::InferProto(args)) => infer_proto_cmd(&args, &mut out),
+        Some(Command::Compare(args)) => compare::compare_cmd(&args, &mut out),
         None => open_gui(cli.files),
     };
     let result = result.and_then(|()| out.flush().map_err(Failure::Io));

@@ -14,6 +14,7 @@
 //! - [`codec`]: decoders and encoders for JSON, MessagePack and CBOR, all with byte spans, and the
 //!   [`codec::FidelityNote`]s for what a target format cannot say.
 //! - [`capture`]: which format the bytes are in, with reasons.
+//! - [`profile`]: sizes, bytes per field, per-library timings, scaling and transfer estimates.
 //! - [`report`]: the text reports the CLI prints.
 //!
 //! The GUI (`gui`, behind the default `gui` feature) and the CLI ([`cli`]) are thin faces over
@@ -49,4 +50,5 @@ pub mod files;
 pub mod gui;
 pub mod limits;
 pub mod model;
+pub mod profile;
 pub mod report;

@@ -1,0 +1,171 @@
+//! `wirelens compare`: profile payloads in every format and library (see [`crate::profile`]).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+
+use super::{
+    parse_format, parse_layer, peel_input, read_input, read_payload, Failure, InputArgs, LayerArg,
+    SchemaArgs,
+};
+use crate::codec::{DecodeOptions, Format};
+use crate::files::write_atomically;
+use crate::profile::sweep::Link;
+use crate::profile::{run, Event, Settings, Subject};
+use crate::report::{csv, table, Mode};
+
+/// `wirelens compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The payload files (each read like `inspect` reads its input).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Read the inputs as this format instead of detecting it: json, msgpack, cbor, protobuf.
+    #[arg(long, value_parser = parse_format)]
+    pub from: Option<Format>,
+    /// Deepest nesting of arrays and maps accepted.
+    #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
+    pub max_depth: usize,
+    /// Set a limit on what an input may cost (repeatable), as for `inspect` (README "Limits").
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    pub limits: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub schema: SchemaArgs,
+    /// The Nth payload (from 1) of a capture holding several.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pick: Option<u64>,
+    /// Take each input as the payload itself: peel no layers.
+    #[arg(long)]
+    pub raw: bool,
+    /// How to peel each input, as for `inspect --layer`.
+    #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
+    pub layer: Option<LayerArg>,
+    /// Write one row per file × format × library here (CSV, atomically).
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
+    /// Write bytes per field path per format here (CSV, atomically).
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv_fields: Option<PathBuf>,
+    /// Write the whole report here (JSON, atomically).
+    #[arg(long, value_name = "OUT.json")]
+    pub json: Option<PathBuf>,
+    /// A quick look: few samples, a small sweep (seconds, not minutes).
+    #[arg(long, conflicts_with = "precise")]
+    pub quick: bool,
+    /// Run timing jobs one at a time (slower, no interference between jobs).
+    #[arg(long)]
+    pub precise: bool,
+    /// A link for the transfer estimates, NAME=BANDWIDTH,RTT (e.g. wifi=50mbit,15ms);
+    /// repeatable, replaces the defaults (mobile, broadband, datacenter).
+    #[arg(long = "link", value_name = "NAME=BW,RTT", value_parser = Link::parse)]
+    pub links: Vec<Link>,
+}
+
+impl CompareArgs {
+    fn input_args(&self, input: &std::path::Path) -> InputArgs {
+        InputArgs {
+            input: input.to_path_buf(),
+            from: self.from,
+            max_depth: self.max_depth,
+            limits: self.limits.clone(),
+            schema: SchemaArgs {
+                protos: self.schema.protos.clone(),
+                includes: self.schema.includes.clone(),
+                descriptor_set: self.schema.descriptor_set.clone(),
+                message: self.schema.message.clone(),
+            },
+            pick: self.pick,
+            raw: self.raw,
+            layer: self.layer,
+        }
+    }
+}
+
+/// Decodes one input into a subject to profile.
+fn subject(args: &CompareArgs, path: &std::path::Path) -> Result<Subject, Failure> {
+    let input_args = args.input_args(path);
+    let whole = read_input(path)?;
+    let peeling = peel_input(&whole, &input_args)?;
+    for w in &peeling.warnings {
+        eprintln!("warning: {}: {w}", whole.name);
+    }
+    let input = peeling.chosen_input(&whole);
+    let read = read_payload(&input, &input_args)?;
+    let doc = read
+        .outcome
+        .map_err(|e| Failure::Input(format!("{}: {e}", whole.name)))?;
+    // The schema counts as given when the user named the type, or the input was protobuf read
+    // with it; otherwise protobuf gets an inferred schema.
+    let message = if args.schema.message.is_some() || doc.format == Format::Protobuf {
+        read.message
+    } else {
+        None
+    };
+    Ok(Subject {
+        name: whole.name,
+        value: doc.value,
+        message,
+    })
+}
+
+/// Runs `wirelens compare`.
+pub fn compare_cmd(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let subjects = args
+        .inputs
+        .iter()
+        .map(|p| subject(args, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mode = if args.quick {
+        Mode::Quick
+    } else if args.precise {
+        Mode::Precise
+    } else {
+        Mode::Standard
+    };
+    let mut settings = Settings::new(mode);
+    if !args.links.is_empty() {
+        settings.links = args.links.clone();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed_precise} {wide_msg}")
+    {
+        bar.set_style(style);
+    }
+    let cancel = AtomicBool::new(false);
+    let on_event = |event: Event| match event {
+        Event::Started { total, label, .. } => {
+            bar.set_length(total as u64);
+            bar.set_message(label);
+        }
+        Event::Measured { done, total, .. } => {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+        Event::Prepared { .. } => {}
+    };
+    let report = run(&subjects, &settings, &cancel, &on_event);
+    bar.finish_and_clear();
+    table::write_report(out, &report)?;
+    let write = |path: &PathBuf, bytes: Result<Vec<u8>, String>| -> Result<(), Failure> {
+        let bytes = bytes.map_err(|e| Failure::Input(format!("error: {e}")))?;
+        write_atomically(path, &bytes)
+            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))
+    };
+    if let Some(path) = &args.csv {
+        write(path, csv::timings_csv(&report).map_err(|e| e.to_string()))?;
+    }
+    if let Some(path) = &args.csv_fields {
+        write(path, csv::fields_csv(&report).map_err(|e| e.to_string()))?;
+    }
+    if let Some(path) = &args.json {
+        write(
+            path,
+            serde_json::to_vec_pretty(&report).map_err(|e| e.to_string()),
+        )?;
+    }
+    Ok(())
+}

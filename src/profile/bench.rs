@@ -1,0 +1,293 @@
+//! Timing one operation the way criterion does, sized for an interactive tool.
+//!
+//! A [`Bencher`] runs a routine in three phases:
+//! 1. **Warm-up**: the routine runs until [`BenchConfig::warm_up`] has passed (at least once),
+//!    which fills caches and gives an estimate of the time per call.
+//! 2. **Batch size**: enough calls that one sample lasts at least [`BenchConfig::sample_time`]
+//!    (1 ms by default), so the clock's resolution and overhead vanish in the sample.
+//! 3. **Sampling**: at least [`BenchConfig::min_samples`] samples (30 by default), more when
+//!    [`BenchConfig::measurement_time`] allows; an operation slower than
+//!    [`BenchConfig::slow_threshold`] (100 ms) gets [`BenchConfig::slow_samples`] samples of one
+//!    call each (flat sampling) so a large file does not take minutes.
+//!
+//! Each sample's time is divided by its batch size; [`super::stats::summarize`] turns the samples
+//! into the reported statistics. Inputs are prepared by the caller outside the timed region; the
+//! routine gets a preallocated output buffer (`&mut Vec<u8>`, through `black_box`), its results go
+//! through `black_box` into a vector reserved before the clock starts and are dropped after it
+//! stops. Allocations are counted on the current thread over the timed calls only (see
+//! [`super::alloc`]).
+//!
+//! Between samples the cancel flag is checked; a cancelled measurement returns
+//! [`BenchError::Cancelled`].
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::alloc;
+use super::stats::{summarize, Summary};
+
+/// How long and how often to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchConfig {
+    /// Warm-up time before sampling.
+    pub warm_up: Duration,
+    /// The least time one sample should last; the batch size follows from it.
+    pub sample_time: Duration,
+    /// The fewest samples for an operation faster than `slow_threshold`.
+    pub min_samples: usize,
+    /// The most samples.
+    pub max_samples: usize,
+    /// Sampling time aimed at (more samples when the operation is fast, never fewer than
+    /// `min_samples`).
+    pub measurement_time: Duration,
+    /// An operation at least this slow is sampled flat, one call per sample.
+    pub slow_threshold: Duration,
+    /// Samples for such a slow operation.
+    pub slow_samples: usize,
+    /// Bootstrap resamples for the confidence interval.
+    pub resamples: usize,
+}
+
+impl BenchConfig {
+    /// The default: 200 ms warm-up, ≥ 1 ms samples, 30–100 samples over ~0.5 s.
+    pub fn standard() -> BenchConfig {
+        BenchConfig {
+            warm_up: Duration::from_millis(200),
+            sample_time: Duration::from_millis(1),
+            min_samples: 30,
+            max_samples: 100,
+            measurement_time: Duration::from_millis(500),
+            slow_threshold: Duration::from_millis(100),
+            slow_samples: 10,
+            resamples: 10_000,
+        }
+    }
+
+    /// A quick look (and what tests use): 10 ms warm-up, 8 samples, 3 for slow operations.
+    pub fn quick() -> BenchConfig {
+        BenchConfig {
+            warm_up: Duration::from_millis(10),
+            sample_time: Duration::from_millis(1),
+            min_samples: 8,
+            max_samples: 8,
+            measurement_time: Duration::from_millis(20),
+            slow_threshold: Duration::from_millis(50),
+            slow_samples: 3,
+            resamples: 1_000,
+        }
+    }
+}
+
+/// One operation's timing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measurement {
+    /// Nanoseconds per operation.
+    pub ns: Summary,
+    /// Calls per sample.
+    pub batch: u64,
+    /// Timed calls in all.
+    pub iterations: u64,
+    /// Allocations per operation; `None` when the counting allocator is not installed.
+    pub allocs_per_op: Option<f64>,
+    /// Bytes allocated per operation; `None` when not counted.
+    pub alloc_bytes_per_op: Option<f64>,
+    /// Whether other measurements ran at the same time (the parallel mode); such numbers are
+    /// noisier and usually slower.
+    pub concurrent: bool,
+}
+
+/// A measurement that did not finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BenchError {
+    /// The cancel flag was raised.
+    #[error("cancelled")]
+    Cancelled,
+    /// The routine failed (the message says why).
+    #[error("{0}")]
+    Failed(String),
+    /// The adapter never called [`Bencher::iter`].
+    #[error("nothing was measured")]
+    NotRun,
+}
+
+/// Runs one routine per [`BenchConfig`]; adapters call [`Bencher::iter`] once.
+#[derive(Debug)]
+pub struct Bencher<'a> {
+    config: &'a BenchConfig,
+    cancel: &'a AtomicBool,
+    buffer: Vec<u8>,
+    seed: u64,
+    result: Option<Result<Measurement, BenchError>>,
+}
+
+impl<'a> Bencher<'a> {
+    /// A bencher whose output buffer has `capacity` bytes reserved; `seed` seeds the bootstrap.
+    pub fn new(
+        config: &'a BenchConfig,
+        cancel: &'a AtomicBool,
+        capacity: usize,
+        seed: u64,
+    ) -> Bencher<'a> {
+        Bencher {
+            config,
+            cancel,
+            buffer: Vec::with_capacity(capacity),
+            seed,
+            result: None,
+        }
+    }
+
+    /// The measurement (or why there is none).
+    pub fn finish(self) -> Result<Measurement, BenchError> {
+        self.result.unwrap_or(Err(BenchError::NotRun))
+    }
+
+    /// What the last call left in the output buffer (an encoder's bytes).
+    pub fn output(&self) -> &[u8] {
+        &self.buffer
+    }
+
+    /// Records that the routine could not even start (preparation failed).
+    pub fn fail(&mut self, message: impl Into<String>) {
+        self.result = Some(Err(BenchError::Failed(message.into())));
+    }
+
+    /// Measures `routine`, which gets the preallocated output buffer (cleared before each call is
+    /// the routine's job, so that clearing is timed like a real service would do it).
+    pub fn iter<O>(&mut self, mut routine: impl FnMut(&mut Vec<u8>) -> O) {
+        self.result = Some(self.run(&mut routine));
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    fn run<O>(
+        &mut self,
+        routine: &mut impl FnMut(&mut Vec<u8>) -> O,
+    ) -> Result<Measurement, BenchError> {
+        let cfg = self.config;
+        // Warm-up, in doubling chunks; the last (largest) chunk estimates the time per call,
+        // free of the first calls' cold caches.
+        let start = Instant::now();
+        let mut chunk: u64 = 1;
+        let per_call = loop {
+            let t = Instant::now();
+            for _ in 0..chunk {
+                drop(black_box(routine(black_box(&mut self.buffer))));
+            }
+            let spent = t.elapsed().as_secs_f64();
+            if start.elapsed() >= cfg.warm_up {
+                break spent / chunk as f64;
+            }
+            if self.cancelled() {
+                return Err(BenchError::Cancelled);
+            }
+            chunk = chunk.saturating_mul(2);
+        };
+        let slow = per_call >= cfg.slow_threshold.as_secs_f64();
+        let (batch, samples) = if slow {
+            (1u64, cfg.slow_samples.max(1))
+        } else {
+            let batch = (cfg.sample_time.as_secs_f64() / per_call.max(1e-9))
+                .ceil()
+                .max(1.0) as u64;
+            let sample_secs = batch as f64 * per_call;
+            let fit = (cfg.measurement_time.as_secs_f64() / sample_secs.max(1e-9)) as usize;
+            (
+                batch,
+                fit.clamp(
+                    cfg.min_samples.max(1),
+                    cfg.max_samples.max(cfg.min_samples).max(1),
+                ),
+            )
+        };
+        let mut times = Vec::with_capacity(samples);
+        let mut allocs = alloc::snapshot().map(|_| alloc::AllocCount::default());
+        let batch_len = usize::try_from(batch).unwrap_or(usize::MAX);
+        for _ in 0..samples {
+            if self.cancelled() {
+                return Err(BenchError::Cancelled);
+            }
+            let mut outputs: Vec<O> = Vec::with_capacity(batch_len);
+            let before = alloc::snapshot();
+            let t = Instant::now();
+            for _ in 0..batch {
+                outputs.push(black_box(routine(black_box(&mut self.buffer))));
+            }
+            let elapsed = t.elapsed();
+            let after = alloc::snapshot();
+            if let (Some(total), Some(b), Some(a)) = (allocs.as_mut(), before, after) {
+                let d = a.since(b);
+                total.count += d.count;
+                total.bytes += d.bytes;
+            }
+            drop(outputs);
+            times.push(elapsed.as_secs_f64() * 1e9 / batch as f64);
+        }
+        let iterations = batch * samples as u64;
+        let ns = summarize(&times, cfg.resamples, self.seed).ok_or(BenchError::NotRun)?;
+        Ok(Measurement {
+            ns,
+            batch,
+            iterations,
+            allocs_per_op: allocs.map(|a| a.count as f64 / iterations as f64),
+            alloc_bytes_per_op: allocs.map(|a| a.bytes as f64 / iterations as f64),
+            concurrent: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measures_a_routine_and_counts_nothing_without_the_allocator() {
+        let cfg = BenchConfig::quick();
+        let cancel = AtomicBool::new(false);
+        let mut b = Bencher::new(&cfg, &cancel, 64, 1);
+        let data: Vec<u64> = (0..1000).collect();
+        b.iter(|buf| {
+            buf.clear();
+            buf.extend_from_slice(&[1, 2, 3]);
+            data.iter().sum::<u64>()
+        });
+        let m = b.finish().expect("measured");
+        assert_eq!(m.ns.n, cfg.min_samples);
+        assert!(m.ns.median > 0.0);
+        assert!(m.ns.ci_low <= m.ns.median && m.ns.median <= m.ns.ci_high);
+        // Each sample lasts about the sample time (1 ms; less when the warm-up was interrupted).
+        assert!(m.batch as f64 * m.ns.median >= 0.3e6, "{m:?}");
+        // Library tests run without the counting allocator: "not counted", not zero.
+        assert!(!alloc::installed());
+        assert_eq!(m.allocs_per_op, None);
+    }
+
+    #[test]
+    fn a_raised_flag_cancels() {
+        let cfg = BenchConfig::quick();
+        let cancel = AtomicBool::new(true);
+        let mut b = Bencher::new(&cfg, &cancel, 0, 1);
+        b.iter(|_| std::thread::sleep(Duration::from_millis(1)));
+        assert_eq!(b.finish(), Err(BenchError::Cancelled));
+    }
+
+    #[test]
+    fn slow_operations_are_sampled_flat() {
+        let cfg = BenchConfig {
+            slow_threshold: Duration::from_millis(2),
+            warm_up: Duration::from_millis(1),
+            ..BenchConfig::quick()
+        };
+        let cancel = AtomicBool::new(false);
+        let mut b = Bencher::new(&cfg, &cancel, 0, 1);
+        b.iter(|_| std::thread::sleep(Duration::from_millis(3)));
+        let m = b.finish().expect("measured");
+        assert_eq!((m.batch, m.ns.n), (1, cfg.slow_samples));
+        assert!(m.ns.min >= 3e6);
+    }
+}

@@ -1,0 +1,148 @@
+//! Per-library adapters: each library encodes and decodes its own dynamic value type.
+//!
+//! A service that serialises "a dict" works on its library's dynamic value (`serde_json::Value`,
+//! `rmpv::Value`, a `DynamicMessage`), so that is what is timed. [`prepare`] builds a library's
+//! value from wirelens' [`Value`] *outside* the timed region (through wirelens' encoding of the
+//! format, decoded by the library), encodes it once to get the library's own bytes, and checks
+//! that those bytes decode back to an equal value: a broken path is reported, never timed.
+//!
+//! Timed operations ([`Adapter::encode`], [`Adapter::decode`]):
+//! - encode: library value → bytes, into the bencher's preallocated buffer (cleared each call);
+//! - decode: the library's own bytes → its value (dropped after the clock stops).
+//!
+//! "wirelens" is a library row too: its span-tracking codecs on [`Value`], which build a span
+//! tree and allocate their output, so they are expected to be slower than plain serialisers.
+
+mod cbor;
+mod json;
+mod msgpack;
+mod protobuf;
+mod wirelens;
+
+use serde::Serialize;
+
+use super::bench::Bencher;
+use crate::codec::protobuf::MessageDescriptor;
+use crate::codec::Format;
+use crate::model::Value;
+
+/// A library that encodes and decodes one format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Library {
+    /// wirelens' own span-tracking codecs (every format).
+    Wirelens,
+    /// `serde_json` with `serde_json::Value`.
+    SerdeJson,
+    /// `sonic-rs` (SIMD JSON) with `sonic_rs::Value`.
+    SonicRs,
+    /// `rmp-serde` over `rmpv::Value` (maps keyed by field names, as `to_vec_named` writes).
+    RmpSerde,
+    /// `rmpv`'s own reader and writer of `rmpv::Value`.
+    Rmpv,
+    /// `ciborium` with `ciborium::Value`.
+    Ciborium,
+    /// `cbor4ii` with `cbor4ii::core::Value`.
+    Cbor4ii,
+    /// `prost-reflect`'s `DynamicMessage` (prost's wire codec driven by a descriptor).
+    ProstReflect,
+}
+
+impl Library {
+    /// Every library, grouped by format.
+    pub const ALL: [Library; 8] = [
+        Library::SerdeJson,
+        Library::SonicRs,
+        Library::RmpSerde,
+        Library::Rmpv,
+        Library::Ciborium,
+        Library::Cbor4ii,
+        Library::ProstReflect,
+        Library::Wirelens,
+    ];
+
+    /// The crate name as users know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Wirelens => "wirelens",
+            Library::SerdeJson => "serde_json",
+            Library::SonicRs => "sonic-rs",
+            Library::RmpSerde => "rmp-serde",
+            Library::Rmpv => "rmpv",
+            Library::Ciborium => "ciborium",
+            Library::Cbor4ii => "cbor4ii",
+            Library::ProstReflect => "prost-reflect",
+        }
+    }
+
+    /// The libraries that handle `format`, the most common one first, wirelens last.
+    pub fn for_format(format: Format) -> &'static [Library] {
+        match format {
+            Format::Json => &[Library::SerdeJson, Library::SonicRs, Library::Wirelens],
+            Format::MessagePack => &[Library::RmpSerde, Library::Rmpv, Library::Wirelens],
+            Format::Cbor => &[Library::Ciborium, Library::Cbor4ii, Library::Wirelens],
+            Format::Protobuf => &[Library::ProstReflect, Library::Wirelens],
+        }
+    }
+
+    /// The library the scaling sweep times for `format` (the most common one).
+    pub fn reference(format: Format) -> Library {
+        Library::for_format(format)[0]
+    }
+}
+
+/// A library ready to be timed on one payload.
+pub trait Adapter: Send + Sync {
+    /// The library's own encoding of the payload (what decode reads).
+    fn bytes(&self) -> &[u8];
+    /// Times encoding the prepared value.
+    fn encode(&self, b: &mut Bencher<'_>);
+    /// Times decoding [`Adapter::bytes`].
+    fn decode(&self, b: &mut Bencher<'_>);
+}
+
+/// What an adapter starts from: the value, wirelens' encoding of it in the format, and for
+/// protobuf the message type that encoding used.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The value.
+    pub value: &'a Value,
+    /// wirelens' encoding of it in the adapter's format.
+    pub bytes: &'a [u8],
+    /// The protobuf message type of `bytes` (protobuf only).
+    pub message: Option<&'a MessageDescriptor>,
+}
+
+/// Prepares `library` for `format` on `source`: converts, encodes once, checks the round trip.
+pub fn prepare(
+    library: Library,
+    format: Format,
+    source: Source<'_>,
+) -> Result<Box<dyn Adapter>, String> {
+    let adapter: Box<dyn Adapter> = match (library, format) {
+        (Library::Wirelens, f) => Box::new(wirelens::Adapter::new(f, source)?),
+        (Library::SerdeJson, Format::Json) => Box::new(json::SerdeJson::new(source.bytes)?),
+        (Library::SonicRs, Format::Json) => Box::new(json::Sonic::new(source.bytes)?),
+        (Library::RmpSerde, Format::MessagePack) => Box::new(msgpack::RmpSerde::new(source.bytes)?),
+        (Library::Rmpv, Format::MessagePack) => Box::new(msgpack::Rmpv::new(source.bytes)?),
+        (Library::Ciborium, Format::Cbor) => Box::new(cbor::Ciborium::new(source.bytes)?),
+        (Library::Cbor4ii, Format::Cbor) => Box::new(cbor::Cbor4ii::new(source.bytes)?),
+        (Library::ProstReflect, Format::Protobuf) => {
+            let message = source.message.ok_or("prost-reflect needs a message type")?;
+            Box::new(protobuf::Prost::new(source.bytes, message)?)
+        }
+        (l, f) => return Err(format!("{} does not handle {}", l.name(), f.title())),
+    };
+    Ok(adapter)
+}
+
+/// Says why a library's bytes did not decode back to the value it encoded.
+fn mismatch(library: Library) -> String {
+    format!(
+        "{}: its output does not decode back to the same value",
+        library.name()
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,132 @@
+//! Every adapter prepares on real samples (its bytes decode back to its value, which `prepare`
+//! checks), and its timed routines produce what they claim.
+
+use std::sync::atomic::AtomicBool;
+
+use super::*;
+use crate::codec::protobuf::infer::{infer, wrap_for_inferred, InferOptions};
+use crate::codec::{decode, encode, DecodeOptions, EncodeOptions};
+use crate::profile::bench::{BenchConfig, Bencher};
+
+fn sample(name: &str) -> Value {
+    let path = format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(path).expect("sample present");
+    decode(&bytes, Format::Json, &DecodeOptions::default())
+        .expect("sample decodes")
+        .value
+}
+
+fn prepare_all(value: &Value) -> Vec<(Library, Format, Box<dyn Adapter>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for format in Format::ALL {
+        let (value, message) = if format == Format::Protobuf {
+            let inferred = infer(value, &InferOptions::default()).expect("inferred");
+            (
+                wrap_for_inferred(value).into_owned(),
+                Some(inferred.message),
+            )
+        } else {
+            (value.clone(), None)
+        };
+        let options = EncodeOptions {
+            message: message.clone(),
+            ..EncodeOptions::default()
+        };
+        let encoded = encode(&value, format, &options).expect("encodes");
+        for &library in Library::for_format(format) {
+            let source = Source {
+                value: &value,
+                bytes: &encoded.bytes,
+                message: message.as_ref(),
+            };
+            let adapter = prepare(library, format, source)
+                .unwrap_or_else(|e| panic!("{} / {}: {e}", library.name(), format.title()));
+            out.push((library, format, adapter, encoded.bytes.clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_library_prepares_on_the_samples() {
+    for name in ["risk-batch.json", "user-profile.json", "order-graphql.json"] {
+        let value = sample(name);
+        let all = prepare_all(&value);
+        assert_eq!(all.len(), 11);
+        for (library, format, adapter, wirelens) in &all {
+            // The library's bytes are the format: wirelens decodes them to the same value
+            // (JSON and MessagePack libraries keep every value of these samples).
+            let back = decode(adapter.bytes(), *format, &DecodeOptions::default());
+            assert!(
+                back.is_ok(),
+                "{name}: {} output does not decode",
+                library.name()
+            );
+            if *library == Library::Wirelens {
+                assert_eq!(adapter.bytes(), &wirelens[..]);
+            }
+            if *format != Format::Protobuf {
+                assert_eq!(
+                    back.map(|d| d.value).ok().as_ref(),
+                    Some(&value),
+                    "{name}: {} changed the value",
+                    library.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn encode_routines_write_the_library_bytes() {
+    // The timed encode leaves its output in the bench buffer: it must equal the bytes decode
+    // reads, so the two timed paths are the same data.
+    let value = sample("risk-batch.json");
+    let cfg = BenchConfig {
+        warm_up: std::time::Duration::ZERO,
+        min_samples: 1,
+        max_samples: 1,
+        ..BenchConfig::quick()
+    };
+    let cancel = AtomicBool::new(false);
+    for (library, format, adapter, _) in prepare_all(&value) {
+        if library == Library::Wirelens {
+            continue; // allocates its own output
+        }
+        let mut b = Bencher::new(&cfg, &cancel, 1 << 16, 1);
+        adapter.encode(&mut b);
+        assert_eq!(
+            b.output(),
+            adapter.bytes(),
+            "{} {}: the timed encode wrote other bytes",
+            library.name(),
+            format.title()
+        );
+        assert!(b.finish().is_ok(), "{} {}", library.name(), format.title());
+        let mut d = Bencher::new(&cfg, &cancel, 0, 1);
+        adapter.decode(&mut d);
+        let m = d.finish().expect("decode measured");
+        assert!(m.ns.median > 0.0);
+    }
+}
+
+#[test]
+fn wrong_pairs_are_refused() {
+    let value = Value::int(1);
+    let source = Source {
+        value: &value,
+        bytes: b"1",
+        message: None,
+    };
+    assert!(prepare(Library::Rmpv, Format::Json, source).is_err());
+    assert!(prepare(Library::ProstReflect, Format::Protobuf, source).is_err());
+    assert!(prepare(
+        Library::SerdeJson,
+        Format::Json,
+        Source {
+            bytes: b"{",
+            ..source
+        }
+    )
+    .is_err());
+}

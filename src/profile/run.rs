@@ -1,0 +1,627 @@
+//! The profiler's driver: prepares every measurement of every payload, then runs the timing jobs
+//! (in parallel, or one at a time in precise mode), streaming each result to the caller.
+
+use std::borrow::Cow;
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::bench::{BenchConfig, BenchError, Bencher, Measurement};
+use super::cost::field_costs;
+use super::libs::{self, Adapter, Library, Source};
+use super::sizes::{self, compressed_sizes, FormatSizes, SchemaSource};
+use super::sweep::{self, Costs, Link, Sweep, SweepPoint};
+use crate::codec::protobuf::infer::{infer, wrap_for_inferred, InferOptions};
+use crate::codec::protobuf::MessageDescriptor;
+use crate::codec::{self, EncodeOptions, Encoded, Format};
+use crate::model::Value;
+use crate::report::{FileReport, FormatReport, Mode, Report, TimingRow};
+
+/// One payload to profile.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    /// A name for reports (the file name).
+    pub name: String,
+    /// The decoded payload.
+    pub value: Value,
+    /// The protobuf message type the user gave; `None` infers one (schema source "inferred").
+    pub message: Option<MessageDescriptor>,
+}
+
+/// What to measure and how.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Quick, standard or precise.
+    pub mode: Mode,
+    /// Sampling settings.
+    pub bench: BenchConfig,
+    /// Record counts of the scaling sweep (empty: no sweep).
+    pub sweep_counts: Vec<usize>,
+    /// Whether the sweep ends with the payload's own record count.
+    pub sweep_all: bool,
+    /// Links of the transfer estimates.
+    pub links: Vec<Link>,
+    /// Worker threads in parallel mode (0: one per core).
+    pub threads: usize,
+}
+
+impl Settings {
+    /// The settings of a mode: quick (few samples, sweep of 1/10/100 records), standard
+    /// (criterion-like sampling, sweep by powers of ten up to the whole payload, in parallel) or
+    /// precise (standard, one timing job at a time).
+    pub fn new(mode: Mode) -> Settings {
+        let (bench, sweep_counts, sweep_all) = match mode {
+            Mode::Quick => (BenchConfig::quick(), vec![1, 10, 100], false),
+            Mode::Standard | Mode::Precise => (
+                BenchConfig::standard(),
+                vec![1, 10, 100, 1_000, 10_000, 100_000],
+                true,
+            ),
+        };
+        Settings {
+            mode,
+            bench,
+            sweep_counts,
+            sweep_all,
+            links: Link::defaults(),
+            threads: 0,
+        }
+    }
+}
+
+/// Encode or decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Value → bytes (or compress).
+    Encode,
+    /// Bytes → value (or decompress).
+    Decode,
+}
+
+impl Op {
+    /// `encode` or `decode`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Encode => "encode",
+            Op::Decode => "decode",
+        }
+    }
+}
+
+/// Where a measurement goes in the [`Report`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Slot {
+    /// `files[file].timings[row]`.
+    Timing {
+        /// Index of the file.
+        file: usize,
+        /// Index of the row.
+        row: usize,
+        /// Which timing.
+        op: Op,
+    },
+    /// gzip of `files[file].formats[format]` (encode = compress).
+    Gzip {
+        /// Index of the file.
+        file: usize,
+        /// Index into `formats`.
+        format: usize,
+        /// Compress or decompress.
+        op: Op,
+    },
+    /// `files[file].sweep.points[point]`.
+    Sweep {
+        /// Index of the file.
+        file: usize,
+        /// Index of the point.
+        point: usize,
+        /// Which timing.
+        op: Op,
+    },
+}
+
+/// What [`run`] tells its caller while it works.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A payload's sizes and bytes per field are ready (timings still empty).
+    Prepared {
+        /// Index of the file.
+        file: usize,
+        /// Its report so far.
+        report: Box<FileReport>,
+    },
+    /// A timing job starts.
+    Started {
+        /// Jobs finished so far.
+        done: usize,
+        /// Jobs in all.
+        total: usize,
+        /// What is measured.
+        label: String,
+    },
+    /// A timing job finished.
+    Measured {
+        /// Jobs finished, this one included.
+        done: usize,
+        /// Jobs in all.
+        total: usize,
+        /// What was measured.
+        label: String,
+        /// Where it goes.
+        slot: Slot,
+        /// The measurement.
+        result: Result<Measurement, BenchError>,
+    },
+}
+
+enum Task {
+    Adapter(Arc<dyn Adapter>, Op),
+    Gzip(Arc<Vec<u8>>, Op),
+}
+
+struct Job {
+    slot: Slot,
+    label: String,
+    capacity: usize,
+    task: Task,
+}
+
+/// Profiles every subject per `settings`. Calls `on_event` from worker threads as results come;
+/// raising `cancel` stops the run soon after (the report then holds what finished).
+pub fn run(
+    subjects: &[Subject],
+    settings: &Settings,
+    cancel: &AtomicBool,
+    on_event: &(dyn Fn(Event) + Sync),
+) -> Report {
+    let mut files = Vec::new();
+    let mut jobs = Vec::new();
+    for (i, subject) in subjects.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let (file, file_jobs) = prepare_file(i, subject, settings);
+        on_event(Event::Prepared {
+            file: i,
+            report: Box::new(file.clone()),
+        });
+        files.push(file);
+        jobs.extend(file_jobs);
+    }
+    let total = jobs.len();
+    let done = AtomicUsize::new(0);
+    let running = AtomicUsize::new(0);
+    let started = AtomicUsize::new(0);
+    let parallel = settings.mode != Mode::Precise;
+    let run_one = |(index, job): (usize, &Job)| -> (Slot, Result<Measurement, BenchError>) {
+        if cancel.load(Ordering::Relaxed) {
+            return (job.slot, Err(BenchError::Cancelled));
+        }
+        on_event(Event::Started {
+            done: done.load(Ordering::SeqCst),
+            total,
+            label: job.label.clone(),
+        });
+        let me = started.fetch_add(1, Ordering::SeqCst);
+        let before = running.fetch_add(1, Ordering::SeqCst);
+        let mut b = Bencher::new(&settings.bench, cancel, job.capacity, index as u64 + 1);
+        match &job.task {
+            Task::Adapter(a, Op::Encode) => a.encode(&mut b),
+            Task::Adapter(a, Op::Decode) => a.decode(&mut b),
+            Task::Gzip(bytes, Op::Encode) => b.iter(|buf| {
+                buf.clear();
+                let mut e = flate2::write::GzEncoder::new(
+                    &mut *buf,
+                    flate2::Compression::new(sizes::GZIP_LEVEL),
+                );
+                e.write_all(bytes).is_ok() && e.finish().is_ok()
+            }),
+            Task::Gzip(gz, Op::Decode) => b.iter(|buf| {
+                buf.clear();
+                flate2::read::GzDecoder::new(&gz[..])
+                    .read_to_end(buf)
+                    .is_ok()
+            }),
+        }
+        let others = running.load(Ordering::SeqCst) > 1 || started.load(Ordering::SeqCst) != me + 1;
+        running.fetch_sub(1, Ordering::SeqCst);
+        let result = b.finish().map(|mut m| {
+            m.concurrent = before > 0 || others;
+            m
+        });
+        let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+        on_event(Event::Measured {
+            done: n,
+            total,
+            label: job.label.clone(),
+            slot: job.slot,
+            result: result.clone(),
+        });
+        (job.slot, result)
+    };
+    let pool = if parallel {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(settings.threads)
+            .build()
+            .ok()
+    } else {
+        None
+    };
+    let results: Vec<(Slot, Result<Measurement, BenchError>)> = match &pool {
+        Some(pool) => pool.install(|| jobs.par_iter().enumerate().map(run_one).collect()),
+        None => jobs.iter().enumerate().map(run_one).collect(),
+    };
+    let mut cancelled = false;
+    for (slot, result) in results {
+        let measurement = match result {
+            Ok(m) => Some(m),
+            Err(BenchError::Cancelled) => {
+                cancelled = true;
+                None
+            }
+            Err(e) => {
+                if let Slot::Timing { file, row, .. } = slot {
+                    if let Some(r) = files.get_mut(file).and_then(|f| f.timings.get_mut(row)) {
+                        r.error.get_or_insert_with(|| e.to_string());
+                    }
+                }
+                None
+            }
+        };
+        place(&mut files, slot, measurement);
+    }
+    for file in &mut files {
+        finish_file(file, &settings.links);
+    }
+    Report {
+        mode: settings.mode,
+        parallel,
+        allocations_counted: super::alloc::installed(),
+        links: settings.links.clone(),
+        files,
+        cancelled: cancelled || cancel.load(Ordering::Relaxed),
+    }
+}
+
+fn place(files: &mut [FileReport], slot: Slot, m: Option<Measurement>) {
+    match slot {
+        Slot::Timing { file, row, op } => {
+            if let Some(r) = files.get_mut(file).and_then(|f| f.timings.get_mut(row)) {
+                *match op {
+                    Op::Encode => &mut r.encode,
+                    Op::Decode => &mut r.decode,
+                } = m;
+            }
+        }
+        Slot::Gzip { file, format, op } => {
+            if let Some(f) = files.get_mut(file).and_then(|f| f.formats.get_mut(format)) {
+                *match op {
+                    Op::Encode => &mut f.gzip_compress,
+                    Op::Decode => &mut f.gzip_decompress,
+                } = m;
+            }
+        }
+        Slot::Sweep { file, point, op } => {
+            if let Some(p) = files
+                .get_mut(file)
+                .and_then(|f| f.sweep.as_mut())
+                .and_then(|s| s.points.get_mut(point))
+            {
+                *match op {
+                    Op::Encode => &mut p.encode,
+                    Op::Decode => &mut p.decode,
+                } = m;
+            }
+        }
+    }
+}
+
+/// Fills what derives from the measurements: the sweep's full-size points and the transfer
+/// estimates.
+fn finish_file(file: &mut FileReport, links: &[Link]) {
+    if let Some(sweep) = &mut file.sweep {
+        for p in &mut sweep.points {
+            if p.records == sweep.records.count
+                && p.encode.is_none()
+                && p.decode.is_none()
+                && p.error.is_none()
+            {
+                if let Some(row) = file
+                    .timings
+                    .iter()
+                    .find(|r| r.format == p.format && r.library == p.library)
+                {
+                    p.encode = row.encode.clone();
+                    p.decode = row.decode.clone();
+                }
+            }
+        }
+    }
+    let mut transfer = Vec::new();
+    for row in &file.timings {
+        let (Some(encode), Some(decode)) = (&row.encode, &row.decode) else {
+            continue;
+        };
+        let format = file.formats.iter().find(|f| f.sizes.format == row.format);
+        transfer.extend(sweep::estimate(
+            &Costs {
+                format: row.format,
+                library: row.library,
+                bytes: row.bytes,
+                gzip: format.and_then(|f| f.sizes.sizes.gzip),
+                encode,
+                decode,
+                compress: format.and_then(|f| f.gzip_compress.as_ref()),
+                decompress: format.and_then(|f| f.gzip_decompress.as_ref()),
+            },
+            links,
+        ));
+    }
+    file.transfer = transfer;
+}
+
+/// `value` ready for `format`: for protobuf, the message type (given, or inferred with the value
+/// wrapped as the inferred type expects).
+fn for_format<'a>(
+    value: &'a Value,
+    format: Format,
+    given: Option<&MessageDescriptor>,
+) -> Result<(Cow<'a, Value>, Option<MessageDescriptor>, SchemaSource), String> {
+    if format != Format::Protobuf {
+        return Ok((Cow::Borrowed(value), None, SchemaSource::None));
+    }
+    if let Some(m) = given {
+        return Ok((Cow::Borrowed(value), Some(m.clone()), SchemaSource::Given));
+    }
+    let inferred = infer(value, &InferOptions::default()).map_err(|e| e.to_string())?;
+    Ok((
+        wrap_for_inferred(value),
+        Some(inferred.message),
+        SchemaSource::Inferred,
+    ))
+}
+
+fn encode_for(
+    value: &Value,
+    format: Format,
+    message: Option<&MessageDescriptor>,
+) -> Result<Encoded, String> {
+    let options = EncodeOptions {
+        message: message.cloned(),
+        ..EncodeOptions::default()
+    };
+    codec::encode(value, format, &options).map_err(|e| e.to_string())
+}
+
+fn label(file: &str, format: Format, library: Library, op: &str) -> String {
+    format!("{file} · {} · {} · {op}", format.title(), library.name())
+}
+
+fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileReport, Vec<Job>) {
+    let name = &subject.name;
+    let json_bytes = encode_for(&subject.value, Format::Json, None).map_or(0, |e| e.bytes.len());
+    let mut formats = Vec::new();
+    let mut timings = Vec::new();
+    let mut jobs = Vec::new();
+    for format in Format::ALL {
+        let prepared = for_format(&subject.value, format, subject.message.as_ref()).and_then(
+            |(value, message, schema)| {
+                let encoded = encode_for(&value, format, message.as_ref())?;
+                Ok((value, message, schema, encoded))
+            },
+        );
+        let (value, message, schema, encoded) = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                let schema = if format == Format::Protobuf && subject.message.is_some() {
+                    SchemaSource::Given
+                } else if format == Format::Protobuf {
+                    SchemaSource::Inferred
+                } else {
+                    SchemaSource::None
+                };
+                for &library in Library::for_format(format) {
+                    timings.push(TimingRow {
+                        format,
+                        library,
+                        schema,
+                        bytes: 0,
+                        encode: None,
+                        decode: None,
+                        error: Some(format!("cannot encode as {}: {e}", format.title())),
+                    });
+                }
+                continue;
+            }
+        };
+        let sizes = compressed_sizes(&encoded.bytes);
+        let format_index = formats.len();
+        formats.push(FormatReport {
+            sizes: FormatSizes {
+                format,
+                sizes,
+                ratio_to_json: if json_bytes == 0 {
+                    f64::NAN
+                } else {
+                    encoded.bytes.len() as f64 / json_bytes as f64
+                },
+                schema,
+                notes: encoded.notes.iter().map(|n| n.count).sum(),
+                note_texts: encoded
+                    .notes
+                    .iter()
+                    .take(5)
+                    .map(|n| n.to_string())
+                    .collect(),
+            },
+            fields: field_costs(format, encoded.bytes.len(), &encoded.spans),
+            gzip_compress: None,
+            gzip_decompress: None,
+        });
+        let raw = Arc::new(encoded.bytes.clone());
+        let gz = sizes::gzip(&encoded.bytes).unwrap_or_default();
+        for (op, task) in [
+            (Op::Encode, Task::Gzip(raw, Op::Encode)),
+            (Op::Decode, Task::Gzip(Arc::new(gz), Op::Decode)),
+        ] {
+            jobs.push(Job {
+                slot: Slot::Gzip {
+                    file: index,
+                    format: format_index,
+                    op,
+                },
+                label: format!(
+                    "{name} · {} · gzip · {}",
+                    format.title(),
+                    if op == Op::Encode {
+                        "compress"
+                    } else {
+                        "decompress"
+                    }
+                ),
+                capacity: encoded.bytes.len() + 1024,
+                task,
+            });
+        }
+        for &library in Library::for_format(format) {
+            let source = Source {
+                value: &value,
+                bytes: &encoded.bytes,
+                message: message.as_ref(),
+            };
+            let row = timings.len();
+            match libs::prepare(library, format, source) {
+                Ok(adapter) => {
+                    let adapter: Arc<dyn Adapter> = Arc::from(adapter);
+                    timings.push(TimingRow {
+                        format,
+                        library,
+                        schema,
+                        bytes: adapter.bytes().len(),
+                        encode: None,
+                        decode: None,
+                        error: None,
+                    });
+                    for op in [Op::Encode, Op::Decode] {
+                        jobs.push(Job {
+                            slot: Slot::Timing {
+                                file: index,
+                                row,
+                                op,
+                            },
+                            label: label(name, format, library, op.name()),
+                            capacity: adapter.bytes().len() * 2 + 1024,
+                            task: Task::Adapter(adapter.clone(), op),
+                        });
+                    }
+                }
+                Err(e) => timings.push(TimingRow {
+                    format,
+                    library,
+                    schema,
+                    bytes: 0,
+                    encode: None,
+                    decode: None,
+                    error: Some(e),
+                }),
+            }
+        }
+    }
+    let sweep = prepare_sweep(index, subject, settings, &mut jobs);
+    (
+        FileReport {
+            name: name.clone(),
+            json_bytes,
+            formats,
+            timings,
+            sweep,
+            transfer: Vec::new(),
+        },
+        jobs,
+    )
+}
+
+fn prepare_sweep(
+    index: usize,
+    subject: &Subject,
+    settings: &Settings,
+    jobs: &mut Vec<Job>,
+) -> Option<Sweep> {
+    if settings.sweep_counts.is_empty() {
+        return None;
+    }
+    let records = sweep::find_records(&subject.value)?;
+    if records.count == 0 {
+        return None;
+    }
+    let mut points = Vec::new();
+    for n in sweep::sweep_counts(&settings.sweep_counts, records.count, settings.sweep_all) {
+        let full = n == records.count;
+        let slice = if full {
+            Cow::Borrowed(&subject.value)
+        } else {
+            Cow::Owned(sweep::slice_records(&subject.value, &records, n))
+        };
+        for format in Format::ALL {
+            let library = Library::reference(format);
+            let mut point = SweepPoint {
+                records: n,
+                format,
+                library,
+                bytes: 0,
+                gzip: None,
+                encode: None,
+                decode: None,
+                error: None,
+            };
+            let prepared = for_format(&slice, format, subject.message.as_ref()).and_then(
+                |(value, message, _)| {
+                    let encoded = encode_for(&value, format, message.as_ref())?;
+                    Ok((value, message, encoded))
+                },
+            );
+            match prepared {
+                Err(e) => point.error = Some(e),
+                Ok((value, message, encoded)) => {
+                    point.bytes = encoded.bytes.len();
+                    point.gzip = sizes::gzip(&encoded.bytes).ok().map(|g| g.len());
+                    // The whole payload's timings are the main rows' (copied at the end).
+                    if !full {
+                        let source = Source {
+                            value: &value,
+                            bytes: &encoded.bytes,
+                            message: message.as_ref(),
+                        };
+                        match libs::prepare(library, format, source) {
+                            Err(e) => point.error = Some(e),
+                            Ok(adapter) => {
+                                let adapter: Arc<dyn Adapter> = Arc::from(adapter);
+                                for op in [Op::Encode, Op::Decode] {
+                                    jobs.push(Job {
+                                        slot: Slot::Sweep {
+                                            file: index,
+                                            point: points.len(),
+                                            op,
+                                        },
+                                        label: format!(
+                                            "{} · {n} records · {} · {}",
+                                            subject.name,
+                                            format.title(),
+                                            op.name()
+                                        ),
+                                        capacity: adapter.bytes().len() * 2 + 1024,
+                                        task: Task::Adapter(adapter.clone(), op),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            points.push(point);
+        }
+    }
+    Some(Sweep { records, points })
+}

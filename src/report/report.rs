@@ -1,0 +1,111 @@
+//! The [`Report`] value: everything `wirelens compare` measured, for the terminal table, the
+//! CSV files, `--json` and the GUI.
+//!
+//! It is plain data filled by [`crate::profile::run`]; a cancelled run keeps whatever finished
+//! (measurements that did not run are `None`).
+
+use serde::Serialize;
+
+use crate::codec::Format;
+use crate::profile::bench::Measurement;
+use crate::profile::cost::FieldCosts;
+use crate::profile::libs::Library;
+use crate::profile::sizes::{FormatSizes, SchemaSource};
+use crate::profile::sweep::{Link, Sweep, Transfer};
+
+/// How timings were taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Few samples, a small sweep.
+    Quick,
+    /// The default: criterion-like sampling, jobs in parallel.
+    Standard,
+    /// Like standard, one timing job at a time.
+    Precise,
+}
+
+impl Mode {
+    /// `quick`, `standard` or `precise`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Quick => "quick",
+            Mode::Standard => "standard",
+            Mode::Precise => "precise",
+        }
+    }
+}
+
+/// Everything measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// How timings were taken.
+    pub mode: Mode,
+    /// Whether timing jobs ran in parallel.
+    pub parallel: bool,
+    /// Whether allocations were counted (the counting allocator is installed).
+    pub allocations_counted: bool,
+    /// The links of the transfer estimates.
+    pub links: Vec<Link>,
+    /// One entry per input.
+    pub files: Vec<FileReport>,
+    /// Whether the run was cancelled before every job finished.
+    pub cancelled: bool,
+}
+
+/// What was measured on one input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileReport {
+    /// The input's name as given.
+    pub name: String,
+    /// Bytes of wirelens' JSON encoding (the base of every "ratio to JSON").
+    pub json_bytes: usize,
+    /// Per format: sizes, bytes per field, gzip timings.
+    pub formats: Vec<FormatReport>,
+    /// Per format × library: bytes and timings.
+    pub timings: Vec<TimingRow>,
+    /// How size and time grow with the record count, when the payload has records.
+    pub sweep: Option<Sweep>,
+    /// End-to-end estimates per format × library × link, with and without gzip.
+    pub transfer: Vec<Transfer>,
+}
+
+impl FileReport {
+    /// The report of `format`, if it could be encoded.
+    pub fn format(&self, format: Format) -> Option<&FormatReport> {
+        self.formats.iter().find(|f| f.sizes.format == format)
+    }
+}
+
+/// One format of one input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FormatReport {
+    /// Sizes raw and compressed, ratio to JSON, schema source, notes.
+    pub sizes: FormatSizes,
+    /// Bytes per field path pattern.
+    pub fields: FieldCosts,
+    /// gzip compress time of these bytes.
+    pub gzip_compress: Option<Measurement>,
+    /// gzip decompress time.
+    pub gzip_decompress: Option<Measurement>,
+}
+
+/// One format × library of one input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimingRow {
+    /// The format.
+    #[serde(serialize_with = "crate::profile::ser_format")]
+    pub format: Format,
+    /// The library.
+    pub library: Library,
+    /// Where the protobuf schema came from.
+    pub schema: SchemaSource,
+    /// Bytes of this library's own encoding (0 when it could not be prepared).
+    pub bytes: usize,
+    /// Encode timing (`None`: not run, cancelled or failed, see `error`).
+    pub encode: Option<Measurement>,
+    /// Decode timing.
+    pub decode: Option<Measurement>,
+    /// Why a timing is missing.
+    pub error: Option<String>,
+}

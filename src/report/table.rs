@@ -1,0 +1,257 @@
+//! The profiler's terminal report: sizes, where the bytes go, timings, scaling and transfer,
+//! one block per input, in plain aligned text.
+
+use std::io::{self, Write};
+
+use super::report::{FileReport, Report};
+use crate::profile::bench::Measurement;
+
+/// How many field patterns to list per format.
+pub const TOP_FIELDS: usize = 6;
+
+/// A duration in nanoseconds, human-sized (`812 ns`, `14.2 µs`, `3.41 ms`, `1.20 s`).
+pub fn duration(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "-".into();
+    }
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+fn opt_size(v: Option<usize>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+fn pct(part: usize, total: usize) -> String {
+    if total == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", part as f64 * 100.0 / total as f64)
+    }
+}
+
+fn timing(m: Option<&Measurement>) -> String {
+    match m {
+        None => "-".into(),
+        Some(m) => format!(
+            "{} [{} – {}]{}",
+            duration(m.ns.median),
+            duration(m.ns.ci_low),
+            duration(m.ns.ci_high),
+            if m.concurrent { "*" } else { "" }
+        ),
+    }
+}
+
+fn rate(m: Option<&Measurement>, bytes: usize) -> String {
+    match m {
+        Some(m) if m.ns.median > 0.0 => {
+            format!("{:.0}", bytes as f64 / (m.ns.median / 1e9) / 1e6)
+        }
+        _ => "-".into(),
+    }
+}
+
+fn allocs(m: Option<&Measurement>) -> String {
+    match m.and_then(|m| m.allocs_per_op) {
+        Some(a) => format!("{a:.0}"),
+        None => "n/c".into(),
+    }
+}
+
+/// Writes the whole report.
+pub fn write_report(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    writeln!(
+        out,
+        "mode: {}{}; allocations {}",
+        report.mode.name(),
+        if report.parallel {
+            " (jobs in parallel; * = measured while other jobs ran)"
+        } else {
+            " (one timing job at a time)"
+        },
+        if report.allocations_counted {
+            "counted per operation"
+        } else {
+            "not counted (n/c)"
+        }
+    )?;
+    if report.cancelled {
+        writeln!(out, "cancelled: the report holds what finished")?;
+    }
+    for file in &report.files {
+        write_file(out, report, file)?;
+    }
+    Ok(())
+}
+
+fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Result<()> {
+    writeln!(
+        out,
+        "\n== {} ({} bytes as JSON)",
+        file.name, file.json_bytes
+    )?;
+    writeln!(out, "\nsizes (gzip 6, zstd 3, brotli 6):")?;
+    writeln!(
+        out,
+        "  {:<12} {:>10} {:>10} {:>10} {:>10} {:>7}  {:<8} notes",
+        "format", "bytes", "gzip", "zstd", "brotli", "×JSON", "schema"
+    )?;
+    for f in &file.formats {
+        let s = &f.sizes;
+        writeln!(
+            out,
+            "  {:<12} {:>10} {:>10} {:>10} {:>10} {:>7.3}  {:<8} {}",
+            s.format.title(),
+            s.sizes.raw,
+            opt_size(s.sizes.gzip),
+            opt_size(s.sizes.zstd),
+            opt_size(s.sizes.brotli),
+            s.ratio_to_json,
+            s.schema.name(),
+            s.notes
+        )?;
+    }
+    writeln!(out, "\nwhere the bytes go (share of each format's bytes):")?;
+    writeln!(
+        out,
+        "  {:<12} {:>8} {:>8} {:>8} {:>10}",
+        "format", "keys", "headers", "values", "structure"
+    )?;
+    for f in &file.formats {
+        let all = f.fields.by_role();
+        let t = f.fields.total;
+        writeln!(
+            out,
+            "  {:<12} {:>8} {:>8} {:>8} {:>10}",
+            f.sizes.format.title(),
+            pct(all.key, t),
+            pct(all.header, t),
+            pct(all.value, t),
+            pct(all.structure, t)
+        )?;
+    }
+    for f in &file.formats {
+        let mut fields: Vec<_> = f.fields.fields.iter().collect();
+        fields.sort_by_key(|c| std::cmp::Reverse(c.total()));
+        writeln!(
+            out,
+            "  {} biggest fields (bytes: key + overhead + value):",
+            f.sizes.format.title()
+        )?;
+        for c in fields.iter().take(TOP_FIELDS) {
+            writeln!(
+                out,
+                "    {:<40} {:>9} = {:>8} + {:>8} + {:>8}  {:>6}",
+                c.pattern,
+                c.total(),
+                c.key,
+                c.overhead(),
+                c.value,
+                pct(c.total(), f.fields.total)
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "\ntimings (median [95% CI]; MB/s of JSON-equivalent bytes; allocations per op):"
+    )?;
+    writeln!(
+        out,
+        "  {:<12} {:<14} {:>9} {:<32} {:>6} {:>6} {:<32} {:>6} {:>6}",
+        "format", "library", "bytes", "encode", "MB/s", "alloc", "decode", "MB/s", "alloc"
+    )?;
+    for r in &file.timings {
+        if let Some(e) = &r.error {
+            writeln!(
+                out,
+                "  {:<12} {:<14} {:>9} not measured: {e}",
+                r.format.title(),
+                r.library.name(),
+                r.bytes
+            )?;
+            continue;
+        }
+        writeln!(
+            out,
+            "  {:<12} {:<14} {:>9} {:<32} {:>6} {:>6} {:<32} {:>6} {:>6}",
+            r.format.title(),
+            r.library.name(),
+            r.bytes,
+            timing(r.encode.as_ref()),
+            rate(r.encode.as_ref(), file.json_bytes),
+            allocs(r.encode.as_ref()),
+            timing(r.decode.as_ref()),
+            rate(r.decode.as_ref(), file.json_bytes),
+            allocs(r.decode.as_ref()),
+        )?;
+    }
+    if let Some(sweep) = &file.sweep {
+        writeln!(
+            out,
+            "\nscaling over the records at {} ({} records; bytes, encode / decode median):",
+            sweep.records.path, sweep.records.count
+        )?;
+        for p in &sweep.points {
+            let t = |m: Option<&Measurement>| m.map_or("-".into(), |m| duration(m.ns.median));
+            writeln!(
+                out,
+                "  {:>7} records  {:<12} {:<14} {:>10} B  {:>10} / {:<10}{}",
+                p.records,
+                p.format.title(),
+                p.library.name(),
+                p.bytes,
+                t(p.encode.as_ref()),
+                t(p.decode.as_ref()),
+                p.error
+                    .as_deref()
+                    .map(|e| format!("  ({e})"))
+                    .unwrap_or_default()
+            )?;
+        }
+    }
+    if !file.transfer.is_empty() {
+        writeln!(
+            out,
+            "\nend to end, encode + transfer + decode (plain / gzip), fastest library per format:"
+        )?;
+        write!(out, "  {:<12} {:<14}", "format", "library")?;
+        for l in &report.links {
+            write!(out, " {:>24}", l.name)?;
+        }
+        writeln!(out)?;
+        for format in crate::codec::Format::ALL {
+            // The library with the smallest plain total on the first link.
+            let best = file
+                .transfer
+                .iter()
+                .filter(|t| t.format == format && !t.compressed)
+                .min_by(|a, b| a.total().total_cmp(&b.total()));
+            let Some(best) = best else { continue };
+            write!(out, "  {:<12} {:<14}", format.title(), best.library.name())?;
+            for l in &report.links {
+                let find = |c: bool| {
+                    file.transfer
+                        .iter()
+                        .find(|t| {
+                            t.format == format
+                                && t.library == best.library
+                                && t.link == l.name
+                                && t.compressed == c
+                        })
+                        .map_or("-".into(), |t| duration(t.total() * 1e9))
+                };
+                write!(out, " {:>24}", format!("{} / {}", find(false), find(true)))?;
+            }
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
