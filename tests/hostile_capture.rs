@@ -43,7 +43,8 @@ fn grpc_frame_longer_than_the_body() {
     assert_eq!(rest.meta_value("truncated"), Some("true"));
     assert_eq!(rest.bytes, body[7..]);
     let layer = rest.layers.last().expect("a gRPC layer");
-    assert!(layer.detail.contains("at byte 8"), "{}", layer.detail);
+    // Frame 2 starts at byte 7 (after the 5-byte header and 2 payload bytes of frame 1).
+    assert!(layer.detail.contains("at byte 7"), "{}", layer.detail);
 }
 
 /// A pcap cut at every byte: never a panic, the cut reported (as an error with the layer and an
