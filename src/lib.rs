@@ -49,3 +49,4 @@ pub mod files;
 pub mod gui;
 pub mod model;
 pub mod report;
+pub mod workspace;
