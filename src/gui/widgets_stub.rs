@@ -200,7 +200,7 @@ impl TreeView {
                     .path_segment(id)
                     .map_or_else(|| "$".to_string(), |s| s.to_string());
                 let mark = if input.notes.contains(&id) {
-                    " ⚠"
+                    " (note)"
                 } else {
                     ""
                 };

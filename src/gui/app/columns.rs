@@ -331,7 +331,7 @@ impl App {
                 .collect(),
         };
         if shown.is_empty() {
-            ui.weak("every column is hidden (View ▸ Columns)");
+            ui.weak("every column is hidden (View > Columns)");
             return;
         }
         let mut clicked: Option<(Format, Option<Path>)> = None;
@@ -375,7 +375,7 @@ impl App {
         // Header: format, source marker, sizes, notes.
         ui.horizontal_wrapped(|ui| {
             let title = if column.is_source {
-                format!("★ {} (source)", format.title())
+                format!("{} (source)", format.title())
             } else {
                 format.title().to_string()
             };

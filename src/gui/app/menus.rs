@@ -136,7 +136,7 @@ impl App {
     pub(super) fn message_picker(&mut self, ui: &mut egui::Ui) {
         let names = self.ws.schemas.message_names();
         if names.is_empty() {
-            ui.weak("no schema loaded (Schema ▸ Load or Paste)");
+            ui.weak("no schema loaded (Schema > Load or Paste)");
             return;
         }
         let label = ui.label("Search message types");
@@ -168,14 +168,14 @@ impl App {
                 let (f, shown) = &mut order[i];
                 changed |= ui.checkbox(shown, f.title()).changed();
                 if ui
-                    .add_enabled(i > 0, egui::Button::new("⬆").small())
+                    .add_enabled(i > 0, egui::Button::new("up").small())
                     .clicked()
                 {
                     order.swap(i, i - 1);
                     changed = true;
                 }
                 if ui
-                    .add_enabled(i + 1 < 4, egui::Button::new("⬇").small())
+                    .add_enabled(i + 1 < 4, egui::Button::new("down").small())
                     .clicked()
                 {
                     order.swap(i, i + 1);

@@ -272,7 +272,7 @@ impl App {
                 } else {
                     ui.label(text);
                 }
-                close = ui.small_button("✕").clicked();
+                close = ui.small_button("close").clicked();
             });
         }
         if close {
