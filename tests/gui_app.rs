@@ -303,8 +303,10 @@ fn a_missing_file_is_reported_in_the_window() {
 
 #[test]
 fn settings_survive_a_round_trip_and_tolerate_old_orders() {
-    let mut s = Settings::default();
-    s.dark = false;
+    let mut s = Settings {
+        dark: false,
+        ..Settings::default()
+    };
     s.remember(PathBuf::from("/tmp/a.json"));
     s.remember(PathBuf::from("/tmp/b.json"));
     s.remember(PathBuf::from("/tmp/a.json"));

@@ -352,9 +352,7 @@ impl App {
                 });
             }
         });
-        if hover.is_some() {
-            self.hover = hover;
-        }
+        self.hover = hover;
         if let Some((format, path)) = clicked {
             self.focus = Some(format);
             if path.is_some() {
@@ -416,21 +414,24 @@ impl App {
             }
         }
         if !column.notes.is_empty() {
-            egui::CollapsingHeader::new(format!("{} fidelity notes", column.notes.len()))
-                .id_salt("notes")
-                .show(ui, |ui| {
-                    egui::ScrollArea::vertical()
-                        .id_salt("notes-scroll")
-                        .max_height(120.0)
-                        .show(ui, |ui| {
-                            for n in &column.notes {
-                                let text = format!("{}: {n}", n.kind.label());
-                                if ui.link(text).clicked() {
-                                    clicked = Some((format, Some(n.path.clone())));
-                                }
+            egui::CollapsingHeader::new(match column.notes.len() {
+                1 => "1 fidelity note".to_string(),
+                n => format!("{n} fidelity notes"),
+            })
+            .id_salt("notes")
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("notes-scroll")
+                    .max_height(120.0)
+                    .show(ui, |ui| {
+                        for n in &column.notes {
+                            let text = format!("{}: {n}", n.kind.label());
+                            if ui.link(text).clicked() {
+                                clicked = Some((format, Some(n.path.clone())));
                             }
-                        });
-                });
+                        }
+                    });
+            });
         }
         let Some(view) = self.views.get_mut(&format) else {
             return (clicked, hover);
