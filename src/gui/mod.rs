@@ -1,6 +1,6 @@
 //! The desktop inspector (eframe with the glow renderer), behind the default `gui` feature.
 //!
-//! A thin face over [`crate::workspace`]: the app in [`app`] draws the workspace's sources,
+//! A thin face over [`crate::workspace`]: the [`App`] draws the workspace's sources,
 //! payloads and columns and turns clicks, drops and pastes into workspace calls; all decoding and
 //! encoding runs on the workspace's worker threads.
 
