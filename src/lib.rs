@@ -52,3 +52,4 @@ pub mod limits;
 pub mod model;
 pub mod profile;
 pub mod report;
+pub mod workspace;

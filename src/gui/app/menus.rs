@@ -1,0 +1,396 @@
+//! The menu bar and the app's windows: paste, schema, save column bytes, help.
+//!
+//! Every dialog action has a second way that works without a native file dialog (a path field,
+//! a paste area, a drop), so the app is usable where no dialog can open.
+
+use std::path::PathBuf;
+
+use eframe::egui;
+
+use super::{App, SAMPLES};
+use crate::codec::Format;
+use crate::workspace::ProtoMode;
+
+/// The shortcuts, as the help window lists them.
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("Ctrl+O", "open files"),
+    (
+        "Ctrl+V",
+        "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …)",
+    ),
+    ("Ctrl+Shift+V", "open the paste area"),
+    ("Ctrl+D", "switch between dark and light theme"),
+    ("Esc", "clear the selection"),
+    ("F1", "this help"),
+    ("Ctrl+Q", "quit"),
+    ("click a byte or field", "select that field in every column"),
+    ("drop files on the window", "open them"),
+];
+
+fn split_paths(text: &str) -> Vec<PathBuf> {
+    text.split([';', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+impl App {
+    pub(super) fn menu_bar(&mut self, ui: &mut egui::Ui) {
+        egui::Panel::top("menu").show(ui, |ui| {
+            egui::MenuBar::new().ui(ui, |ui| {
+                ui.menu_button("File", |ui| self.file_menu(ui));
+                ui.menu_button("Schema", |ui| self.schema_menu(ui));
+                ui.menu_button("View", |ui| self.view_menu(ui));
+                ui.menu_button("Help", |ui| {
+                    if ui.button("Shortcuts (F1)").clicked() {
+                        self.help_open = true;
+                        ui.close();
+                    }
+                });
+            });
+        });
+    }
+
+    fn file_menu(&mut self, ui: &mut egui::Ui) {
+        if ui.button("Open… (Ctrl+O)").clicked() {
+            ui.close();
+            self.open_dialog();
+        }
+        ui.menu_button("Open recent", |ui| {
+            if self.settings.recent.is_empty() {
+                ui.weak("nothing yet");
+            }
+            for p in self.settings.recent.clone() {
+                if ui.button(p.display().to_string()).clicked() {
+                    ui.close();
+                    self.open_file(p);
+                }
+            }
+        });
+        ui.menu_button("Samples", |ui| {
+            for (name, _) in SAMPLES {
+                if ui.button(*name).clicked() {
+                    ui.close();
+                    self.open_sample(name);
+                }
+            }
+        });
+        if ui.button("Paste… (Ctrl+Shift+V)").clicked() {
+            self.paste_open = true;
+            ui.close();
+        }
+        let can_save = self.ws.analysis().is_some();
+        if ui
+            .add_enabled(can_save, egui::Button::new("Save column bytes…"))
+            .clicked()
+        {
+            self.save_open = true;
+            ui.close();
+        }
+        ui.separator();
+        if ui.button("Quit (Ctrl+Q)").clicked() {
+            self.quit = true;
+            ui.close();
+        }
+    }
+
+    fn schema_menu(&mut self, ui: &mut egui::Ui) {
+        if ui.button("Load .proto / descriptor set…").clicked() {
+            ui.close();
+            if let Some(files) = rfd::FileDialog::new()
+                .add_filter("schema", &["proto", "pb", "desc", "binpb", "protoset"])
+                .pick_files()
+            {
+                self.load_schema_files(files, Vec::new());
+            } else {
+                // No dialog (headless) or cancelled: the schema window has path fields.
+                self.schema_open = true;
+            }
+        }
+        if ui.button("Paste .proto or descriptor set…").clicked() {
+            self.schema_open = true;
+            ui.close();
+        }
+        if !self.ws.schemas.is_empty() && ui.button("Forget loaded schemas").clicked() {
+            self.ws.clear_schemas();
+            self.settings.schemas.clear();
+            ui.close();
+        }
+        ui.separator();
+        ui.label("Protobuf mode");
+        let current = self
+            .ws
+            .entry()
+            .map(|e| e.choice.proto.clone())
+            .unwrap_or_default();
+        for mode in [ProtoMode::Auto, ProtoMode::SchemaLess] {
+            if ui.radio(current == mode, mode.label()).clicked() {
+                self.ws.set_proto_mode(mode);
+            }
+        }
+        ui.menu_button("Message type", |ui| self.message_picker(ui));
+    }
+
+    /// A searchable list of the loaded message types.
+    pub(super) fn message_picker(&mut self, ui: &mut egui::Ui) {
+        let names = self.ws.schemas.message_names();
+        if names.is_empty() {
+            ui.weak("no schema loaded (Schema > Load or Paste)");
+            return;
+        }
+        let label = ui.label("Search message types");
+        ui.add(
+            egui::TextEdit::singleline(&mut self.message_filter).hint_text("name or part of it"),
+        )
+        .labelled_by(label.id);
+        let filter = self.message_filter.to_lowercase();
+        let current = self.ws.entry().map(|e| e.choice.proto.clone());
+        egui::ScrollArea::vertical()
+            .max_height(300.0)
+            .show(ui, |ui| {
+                for name in names.iter().filter(|n| n.to_lowercase().contains(&filter)) {
+                    let chosen = current == Some(ProtoMode::Message(name.clone()));
+                    if ui.selectable_label(chosen, name).clicked() {
+                        self.ws.set_proto_mode(ProtoMode::Message(name.clone()));
+                        ui.close();
+                    }
+                }
+            });
+    }
+
+    fn view_menu(&mut self, ui: &mut egui::Ui) {
+        let mut order = self.settings.column_order();
+        let mut changed = false;
+        ui.label("Columns (shown, order)");
+        for i in 0..order.len() {
+            ui.horizontal(|ui| {
+                let (f, shown) = &mut order[i];
+                changed |= ui.checkbox(shown, f.title()).changed();
+                if ui
+                    .add_enabled(i > 0, egui::Button::new("up").small())
+                    .clicked()
+                {
+                    order.swap(i, i - 1);
+                    changed = true;
+                }
+                if ui
+                    .add_enabled(i + 1 < 4, egui::Button::new("down").small())
+                    .clicked()
+                {
+                    order.swap(i, i + 1);
+                    changed = true;
+                }
+            });
+        }
+        if changed {
+            self.settings.set_column_order(&order);
+        }
+        ui.separator();
+        let single = self.settings.single_format();
+        if ui
+            .radio(single.is_none(), "All columns side by side")
+            .clicked()
+        {
+            self.settings.single = None;
+        }
+        for f in Format::ALL {
+            if ui
+                .radio(
+                    single == Some(f),
+                    format!("Only {} (full width)", f.title()),
+                )
+                .clicked()
+            {
+                self.settings.single = Some(f.name().to_string());
+            }
+        }
+        ui.separator();
+        let mut dark = self.settings.dark;
+        if ui.checkbox(&mut dark, "Dark theme (Ctrl+D)").changed() {
+            self.settings.dark = dark;
+            self.apply_theme(ui.ctx());
+        }
+    }
+
+    fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
+        match self.ws.load_schema_files(&files, &includes) {
+            Ok(label) => {
+                self.message = Some((format!("schema loaded: {label}"), false));
+                self.settings
+                    .schemas
+                    .push(super::SchemaFiles { files, includes });
+            }
+            Err(e) => self.message = Some((format!("schema not loaded: {e}"), true)),
+        }
+    }
+
+    /// Loads pasted schema text; the error is shown where it was pasted.
+    pub fn load_schema_text(&mut self, text: &str) -> Result<(), String> {
+        let label = self.ws.load_schema_text(text)?;
+        self.message = Some((format!("schema loaded: {label}"), false));
+        Ok(())
+    }
+
+    pub(super) fn windows(&mut self, ctx: &egui::Context) {
+        let mut open = self.paste_open;
+        let mut inspect = false;
+        egui::Window::new("Paste")
+            .open(&mut open)
+            .default_width(520.0)
+            .show(ctx, |ui| {
+                let label = ui.label("Paste a hex dump, base64, an HTTP message, JSON, …");
+                egui::ScrollArea::vertical()
+                    .max_height(300.0)
+                    .show(ui, |ui| {
+                        ui.add(
+                            egui::TextEdit::multiline(&mut self.paste_text)
+                                .code_editor()
+                                .desired_rows(12)
+                                .desired_width(f32::INFINITY)
+                                .hint_text("paste here"),
+                        )
+                        .labelled_by(label.id);
+                    });
+                inspect = ui.button("Inspect").clicked();
+            });
+        if inspect {
+            let text = std::mem::take(&mut self.paste_text);
+            self.paste(&text);
+            open = false;
+        }
+        self.paste_open = open;
+
+        let mut open = self.schema_open;
+        egui::Window::new("Schema")
+            .open(&mut open)
+            .default_width(520.0)
+            .show(ctx, |ui| self.schema_window(ui));
+        self.schema_open = open && self.schema_open;
+
+        let mut open = self.save_open;
+        egui::Window::new("Save column bytes")
+            .open(&mut open)
+            .show(ctx, |ui| self.save_window(ui));
+        self.save_open = open && self.save_open;
+
+        let mut open = self.help_open;
+        egui::Window::new("Shortcuts")
+            .open(&mut open)
+            .show(ctx, |ui| {
+                egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                    for (keys, what) in SHORTCUTS {
+                        ui.strong(*keys);
+                        ui.label(*what);
+                        ui.end_row();
+                    }
+                });
+                ui.separator();
+                ui.label("Protobuf: with no schema, protobuf input is read field by field and other formats are written with an inferred schema. Load or paste a .proto to read and write with a message type.");
+            });
+        self.help_open = open;
+    }
+
+    fn schema_window(&mut self, ui: &mut egui::Ui) {
+        let label = ui.label("Schema files (.proto or descriptor set), separated by ';'");
+        ui.add(
+            egui::TextEdit::singleline(&mut self.schema_files)
+                .hint_text("path/to/api.proto")
+                .desired_width(f32::INFINITY),
+        )
+        .labelled_by(label.id);
+        let label = ui.label("Include folders for imports, separated by ';'");
+        ui.add(
+            egui::TextEdit::singleline(&mut self.schema_includes)
+                .hint_text("path/to/protos")
+                .desired_width(f32::INFINITY),
+        )
+        .labelled_by(label.id);
+        if ui.button("Load files").clicked() {
+            let files = split_paths(&self.schema_files);
+            let includes = split_paths(&self.schema_includes);
+            self.load_schema_files(files, includes);
+        }
+        ui.separator();
+        ui.label("Or paste .proto text, or a descriptor set as base64 or hex");
+        let label = ui.label("Pasted schema");
+        egui::ScrollArea::vertical()
+            .max_height(260.0)
+            .show(ui, |ui| {
+                ui.add(
+                    egui::TextEdit::multiline(&mut self.schema_text)
+                        .code_editor()
+                        .desired_rows(10)
+                        .desired_width(f32::INFINITY)
+                        .hint_text("syntax = \"proto3\"; …"),
+                )
+                .labelled_by(label.id);
+            });
+        if ui.button("Load pasted schema").clicked() {
+            let text = self.schema_text.clone();
+            if let Err(e) = self.load_schema_text(&text) {
+                self.message = Some((format!("schema not loaded: {e}"), true));
+            }
+        }
+        if let Some((m, true)) = &self.message {
+            ui.colored_label(ui.visuals().error_fg_color, m);
+        }
+        ui.separator();
+        ui.label("Message type");
+        self.message_picker(ui);
+    }
+
+    fn save_window(&mut self, ui: &mut egui::Ui) {
+        let Some(analysis) = self.ws.analysis().cloned() else {
+            ui.label("nothing decoded yet");
+            return;
+        };
+        let format = self.save_format.or(self.focus).unwrap_or(analysis.format);
+        egui::ComboBox::from_label("column")
+            .selected_text(format.title())
+            .show_ui(ui, |ui| {
+                for c in &analysis.columns {
+                    ui.selectable_value(&mut self.save_format, Some(c.format), c.format.title());
+                }
+            });
+        let label = ui.label("Save to");
+        ui.add(
+            egui::TextEdit::singleline(&mut self.save_path)
+                .hint_text(format!("out.{}", format.extension()))
+                .desired_width(360.0),
+        )
+        .labelled_by(label.id);
+        ui.horizontal(|ui| {
+            if ui.button("Choose…").clicked() {
+                if let Some(p) = rfd::FileDialog::new()
+                    .set_file_name(format!("payload.{}", format.extension()))
+                    .save_file()
+                {
+                    self.save_path = p.display().to_string();
+                }
+            }
+            let Some(column) = analysis.column(format) else {
+                return;
+            };
+            if ui
+                .add_enabled(!self.save_path.trim().is_empty(), egui::Button::new("Save"))
+                .clicked()
+            {
+                let path = PathBuf::from(self.save_path.trim());
+                self.message = Some(match crate::files::write_atomically(&path, &column.bytes) {
+                    Ok(()) => (
+                        format!(
+                            "saved {} bytes of {} to {}",
+                            column.bytes.len(),
+                            format.title(),
+                            path.display()
+                        ),
+                        false,
+                    ),
+                    Err(e) => (format!("cannot write {}: {e}", path.display()), true),
+                });
+                self.save_open = false;
+            }
+        });
+    }
+}

@@ -1,0 +1,156 @@
+//! The welcome panel and the left side: sources and, for captures, their payloads.
+
+use eframe::egui;
+
+use super::{App, SAMPLES};
+use crate::workspace::Stage;
+
+impl App {
+    pub(super) fn welcome(&mut self, ui: &mut egui::Ui) {
+        self.message_bar(ui);
+        ui.vertical_centered(|ui| {
+            ui.add_space(30.0);
+            ui.heading("wirelens");
+            ui.label("JSON, MessagePack, CBOR and Protobuf side by side, byte by byte.");
+            ui.add_space(12.0);
+            ui.label("Drop files here, press Ctrl+V to inspect the clipboard (hex dumps, base64, HTTP, JSON…), or:");
+            ui.add_space(8.0);
+            ui.horizontal(|ui| {
+                ui.add_space((ui.available_width() - 420.0).max(0.0) / 2.0);
+                if ui.button("Open file…").clicked() {
+                    self.open_dialog();
+                }
+                if ui.button("Paste…").clicked() {
+                    self.paste_open = true;
+                }
+            });
+            ui.horizontal(|ui| {
+                ui.add_space((ui.available_width() - 420.0).max(0.0) / 2.0);
+                let label = ui.label("File path");
+                let r = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut self.open_path)
+                            .hint_text("type a path and press Enter")
+                            .desired_width(300.0),
+                    )
+                    .labelled_by(label.id);
+                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if (ui.button("Open").clicked() || enter) && !self.open_path.trim().is_empty() {
+                    let p = std::path::PathBuf::from(self.open_path.trim());
+                    self.open_file(p);
+                }
+            });
+            ui.add_space(16.0);
+            ui.strong("Bundled samples");
+            ui.horizontal(|ui| {
+                ui.add_space((ui.available_width() - 520.0).max(0.0) / 2.0);
+                egui::Grid::new("samples").show(ui, |ui| {
+                for (i, (name, bytes)) in SAMPLES.iter().enumerate() {
+                    if ui.link(*name).clicked() {
+                        self.open_sample(name);
+                    }
+                    ui.weak(format!("{} bytes", bytes.len()));
+                    if i % 2 == 1 {
+                        ui.end_row();
+                    }
+                }
+                });
+            });
+            if !self.settings.recent.is_empty() {
+                ui.add_space(16.0);
+                ui.strong("Recent files");
+                for p in self.settings.recent.clone() {
+                    if ui.link(p.display().to_string()).clicked() {
+                        self.open_file(p);
+                    }
+                }
+            }
+        });
+    }
+
+    pub(super) fn sidebar(&mut self, ui: &mut egui::Ui) {
+        egui::Panel::left("sources")
+            .resizable(true)
+            .default_size(230.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    ui.strong("Sources");
+                    let mut pick = None;
+                    for (i, e) in self.ws.entries.iter().enumerate() {
+                        let label = format!("{} ({} bytes)", e.source.name(), e.source.len());
+                        if ui
+                            .selectable_label(self.ws.current == Some(i), label)
+                            .clicked()
+                        {
+                            pick = Some(i);
+                        }
+                    }
+                    if let Some(i) = pick {
+                        self.ws.select_source(i);
+                    }
+                    ui.separator();
+                    self.payload_list(ui);
+                });
+            });
+    }
+
+    fn payload_list(&mut self, ui: &mut egui::Ui) {
+        let Some(entry) = self.ws.entry() else { return };
+        let mut raw = entry.raw;
+        let current = entry.payload;
+        let mut pick = None;
+        match &entry.opened {
+            Stage::Ready(opened) => {
+                ui.strong(format!("Payloads ({})", opened.payloads.len()));
+                for (i, p) in opened.payloads.iter().enumerate() {
+                    let mut label = format!("#{i} · {} bytes", p.bytes.len());
+                    if let Some(last) = p.layers.last() {
+                        label.push_str(&format!(" · {}", last.name));
+                    }
+                    let mut hover = p.provenance();
+                    for (k, v) in &p.meta {
+                        hover.push_str(&format!("\n{k}: {v}"));
+                    }
+                    let r = ui.selectable_label(current == i, label);
+                    let r = r.on_hover_text(hover);
+                    if r.clicked() {
+                        pick = Some(i);
+                    }
+                    ui.weak(p.provenance());
+                }
+                if let Some(err) = &opened.error {
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        format!(
+                            "{} stopped at byte {}: {}",
+                            err.layer, err.offset, err.message
+                        ),
+                    );
+                }
+                for w in &opened.warnings {
+                    ui.weak(w);
+                }
+            }
+            Stage::Running(_) => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("peeling layers…");
+                });
+            }
+            Stage::Failed(e) => {
+                ui.colored_label(ui.visuals().error_fg_color, e.to_string());
+            }
+            Stage::Empty => {}
+        }
+        ui.separator();
+        let raw_changed = ui
+            .checkbox(&mut raw, "raw bytes (don't unwrap layers)")
+            .changed();
+        if let Some(i) = pick {
+            self.ws.select_payload(i);
+        }
+        if raw_changed {
+            self.ws.set_raw(raw);
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! The pipeline behind the inspector, as plain functions a worker thread runs.
+//!
+//! [`open`] peels a [`Source`] into payloads (or, when the user says "raw", takes the bytes as
+//! they are); [`analyze`] detects a payload's format, decodes the chosen reading (the best one, or
+//! the user's override) and encodes the value to every format, giving one [`Column`] per format
+//! with its bytes, spans, fidelity notes and sizes. A payload that does not decode keeps its bytes,
+//! its partial document and the error's offset and path.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use super::job::{JobContext, JobError};
+use super::schemas::{ProtoMode, SchemaSet};
+use super::source::Source;
+use crate::capture::{detect, peel, CaptureError, Payload};
+use crate::codec::protobuf::infer;
+use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
+use crate::model::{NodeId, Path, Span};
+
+/// What peeling a source found.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The payloads, in stream order (at least one: the raw bytes when nothing was peeled).
+    pub payloads: Vec<Payload>,
+    /// The fault that stopped peeling early, if any.
+    pub error: Option<CaptureError>,
+    /// What was skipped or cut.
+    pub warnings: Vec<String>,
+    /// Whether the bytes were taken as they are, without peeling.
+    pub raw: bool,
+}
+
+/// Peels `source`, or with `raw` takes its bytes as one payload.
+pub fn open(source: &Source, raw: bool) -> Opened {
+    let as_is = || Payload {
+        bytes: source.bytes().to_vec(),
+        layers: Vec::new(),
+        hint: source.hint(),
+        meta: Vec::new(),
+    };
+    if raw {
+        return Opened {
+            payloads: vec![as_is()],
+            error: None,
+            warnings: Vec::new(),
+            raw,
+        };
+    }
+    let peeled = peel(source.bytes());
+    let mut payloads = peeled.payloads;
+    if payloads.is_empty() {
+        payloads.push(as_is());
+    }
+    for p in &mut payloads {
+        if p.hint.is_none() && p.layers.is_empty() {
+            p.hint = source.hint();
+        }
+    }
+    Opened {
+        payloads,
+        error: peeled.error,
+        warnings: peeled.warnings,
+        raw,
+    }
+}
+
+/// The user's choices for one payload.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choice {
+    /// Read the payload as this format instead of the best-detected one.
+    pub format: Option<Format>,
+    /// How protobuf is read and written.
+    pub proto: ProtoMode,
+}
+
+/// Compressed sizes of a column's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    /// Bytes as they are.
+    pub raw: usize,
+    /// gzip (level 6).
+    pub gzip: usize,
+    /// zstd (level 3).
+    pub zstd: usize,
+}
+
+impl Sizes {
+    /// Measures `bytes`.
+    pub fn of(bytes: &[u8]) -> Sizes {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let gzip = gz
+            .write_all(bytes)
+            .and_then(|_| gz.finish())
+            .map(|v| v.len())
+            .unwrap_or(0);
+        let zstd = zstd::bulk::compress(bytes, 3).map(|v| v.len()).unwrap_or(0);
+        Sizes {
+            raw: bytes.len(),
+            gzip,
+            zstd,
+        }
+    }
+}
+
+/// Where a column's decoding or encoding stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnError {
+    /// The byte offset in the column's bytes (decode errors).
+    pub offset: Option<usize>,
+    /// The field path.
+    pub path: Path,
+    /// What went wrong, in a sentence.
+    pub message: String,
+}
+
+impl std::fmt::Display for ColumnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.offset {
+            Some(o) => write!(f, "error at byte {o} ({}): {}", self.path, self.message),
+            None => write!(f, "error at {}: {}", self.path, self.message),
+        }
+    }
+}
+
+/// One format's view of the payload.
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// The format.
+    pub format: Format,
+    /// Whether this is the payload itself (not an encoding of it).
+    pub is_source: bool,
+    /// The bytes shown.
+    pub bytes: Vec<u8>,
+    /// The value and spans of `bytes` (`value.preorder()[i]` is span node `i`); partial when
+    /// `error` is set; `None` when nothing could be decoded or encoded.
+    pub document: Option<Document>,
+    /// What this format could not say.
+    pub notes: Vec<FidelityNote>,
+    /// Nodes a note is about (every node matching a note's path pattern).
+    pub note_nodes: Vec<NodeId>,
+    /// Sizes of `bytes`.
+    pub sizes: Sizes,
+    /// Why decoding (source) or encoding stopped.
+    pub error: Option<ColumnError>,
+    /// For protobuf: the message type used, or that the schema was inferred.
+    pub schema: Option<String>,
+}
+
+impl Column {
+    /// The node at `path` in this column.
+    pub fn resolve(&self, path: &Path) -> Option<NodeId> {
+        self.document
+            .as_ref()
+            .and_then(|d| d.spans.find(path).first().copied())
+    }
+
+    /// The bytes of the node at `path` (key included).
+    pub fn extent(&self, path: &Path) -> Option<Span> {
+        let doc = self.document.as_ref()?;
+        let id = self.resolve(path)?;
+        Some(doc.spans.node(id).extent())
+    }
+}
+
+/// One reading of the payload, without its document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadingSummary {
+    /// The format.
+    pub format: Format,
+    /// 0–100.
+    pub confidence: u8,
+    /// Why.
+    pub reasons: Vec<String>,
+    /// Whether every byte decoded.
+    pub complete: bool,
+}
+
+/// A message type's fit, from the loaded schemas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CandidateSummary {
+    /// Full name.
+    pub message: String,
+    /// 0–100.
+    pub score: u8,
+    /// Why.
+    pub reasons: Vec<String>,
+}
+
+/// Everything the inspector shows for one payload.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Every reading, most plausible first.
+    pub readings: Vec<ReadingSummary>,
+    /// The format the payload was read as.
+    pub format: Format,
+    /// Whether that was the user's choice rather than the best reading.
+    pub overridden: bool,
+    /// Ranked message types (empty without schemas).
+    pub candidates: Vec<CandidateSummary>,
+    /// The message type used for protobuf, if any.
+    pub message: Option<String>,
+    /// Problems with the user's choices (a message type no loaded schema has).
+    pub warnings: Vec<String>,
+    /// One column per format, the source first.
+    pub columns: Vec<Column>,
+    /// How long detection, decoding and encoding took.
+    pub elapsed: Duration,
+}
+
+impl Analysis {
+    /// The column for `format`.
+    pub fn column(&self, format: Format) -> Option<&Column> {
+        self.columns.iter().find(|c| c.format == format)
+    }
+
+    /// The source column.
+    pub fn source(&self) -> Option<&Column> {
+        self.columns.iter().find(|c| c.is_source)
+    }
+}
+
+/// Detects, decodes and encodes one payload. Checks for cancel between steps.
+pub fn analyze(
+    bytes: &[u8],
+    hint: Option<Format>,
+    choice: &Choice,
+    schemas: &SchemaSet,
+    ctx: &JobContext,
+) -> Result<Analysis, JobError> {
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    ctx.report(0.05, "ranking message types");
+    let candidates: Vec<CandidateSummary> = if schemas.is_empty() {
+        Vec::new()
+    } else {
+        schemas
+            .rank(bytes)
+            .into_iter()
+            .map(|c| CandidateSummary {
+                message: c.message.full_name().to_string(),
+                score: c.score,
+                reasons: c.reasons,
+            })
+            .collect()
+    };
+    ctx.check()?;
+    let message = match &choice.proto {
+        ProtoMode::Auto => candidates
+            .first()
+            .filter(|c| c.score > 0)
+            .and_then(|c| schemas.message(&c.message)),
+        ProtoMode::Message(name) => {
+            let m = schemas.message(name);
+            if m.is_none() {
+                warnings.push(format!("no loaded schema has the message type {name}"));
+            }
+            m
+        }
+        ProtoMode::SchemaLess => None,
+    };
+    let decode_options = DecodeOptions {
+        message: message.clone(),
+        ..DecodeOptions::default()
+    };
+    ctx.report(0.15, "detecting the format");
+    let mut readings = detect(bytes, hint, &decode_options);
+    ctx.check()?;
+    let summaries = readings
+        .iter()
+        .map(|r| ReadingSummary {
+            format: r.format,
+            confidence: r.confidence,
+            reasons: r.reasons.clone(),
+            complete: r.is_complete(),
+        })
+        .collect();
+    let pick = choice
+        .format
+        .and_then(|f| readings.iter().position(|r| r.format == f))
+        .unwrap_or(0);
+    if pick >= readings.len() {
+        return Err(JobError::Failed("no reading of the payload".into()));
+    }
+    let reading = readings.swap_remove(pick);
+    let format = reading.format;
+    let message_name = message.as_ref().map(|m| m.full_name().to_string());
+    let source_schema = (format == Format::Protobuf).then(|| {
+        message_name
+            .clone()
+            .unwrap_or_else(|| "no schema (field numbers)".into())
+    });
+    let (document, error) = match reading.outcome {
+        Ok(doc) => (Some(doc), None),
+        Err(e) => (
+            e.partial.map(|b| *b),
+            Some(ColumnError {
+                offset: Some(e.offset),
+                path: e.path,
+                message: e.message,
+            }),
+        ),
+    };
+    let complete = error.is_none();
+    let source = Column {
+        format,
+        is_source: true,
+        bytes: bytes.to_vec(),
+        note_nodes: Vec::new(),
+        notes: Vec::new(),
+        sizes: Sizes::of(bytes),
+        error,
+        schema: source_schema,
+        document,
+    };
+    let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
+    let mut rest = Vec::with_capacity(others.len());
+    for (i, target) in others.iter().enumerate() {
+        ctx.check()?;
+        ctx.report(
+            0.3 + 0.7 * i as f32 / others.len() as f32,
+            &format!("encoding as {}", target.title()),
+        );
+        rest.push(match (complete, &source.document) {
+            (true, Some(doc)) => encode_column(&doc.value, *target, message.as_ref()),
+            _ => not_encoded(*target, "the payload did not decode completely"),
+        });
+    }
+    let mut columns = vec![source];
+    columns.extend(rest);
+    ctx.report(1.0, "done");
+    Ok(Analysis {
+        readings: summaries,
+        format,
+        overridden: pick != 0,
+        candidates,
+        message: message_name,
+        warnings,
+        columns,
+        elapsed: started.elapsed(),
+    })
+}
+
+fn not_encoded(format: Format, why: &str) -> Column {
+    Column {
+        format,
+        is_source: false,
+        bytes: Vec::new(),
+        document: None,
+        notes: Vec::new(),
+        note_nodes: Vec::new(),
+        sizes: Sizes::of(&[]),
+        error: Some(ColumnError {
+            offset: None,
+            path: Path::root(),
+            message: format!("not encoded: {why}"),
+        }),
+        schema: None,
+    }
+}
+
+/// Encodes `value` as `format`, then reads the bytes back so the column's tree matches its own
+/// bytes node for node (a protobuf encoding can wrap or drop what the source had).
+fn encode_column(
+    value: &crate::model::Value,
+    format: Format,
+    message: Option<&crate::codec::protobuf::MessageDescriptor>,
+) -> Column {
+    let options = EncodeOptions {
+        message: if format == Format::Protobuf {
+            message.cloned()
+        } else {
+            None
+        },
+        ..EncodeOptions::default()
+    };
+    let encoded = match codec::encode(value, format, &options) {
+        Ok(e) => e,
+        Err(e) => {
+            let mut c = not_encoded(format, &e.message);
+            if let Some(err) = c.error.as_mut() {
+                err.message = e.message;
+                err.path = e.path;
+            }
+            return c;
+        }
+    };
+    // The message type the bytes were written with: the chosen one, or the inferred one.
+    let (read_with, schema) = if format == Format::Protobuf {
+        match message {
+            Some(m) => (Some(m.clone()), Some(m.full_name().to_string())),
+            None => (
+                infer::infer(value, &infer::InferOptions::default())
+                    .ok()
+                    .map(|i| i.message),
+                Some("inferred schema (message Payload)".to_string()),
+            ),
+        }
+    } else {
+        (None, None)
+    };
+    let read_options = DecodeOptions {
+        message: read_with,
+        ..DecodeOptions::default()
+    };
+    let document = match codec::decode(&encoded.bytes, format, &read_options) {
+        Ok(doc) if doc.spans.len() == encoded.spans.len() => Some(doc),
+        // Reading back gave a different shape: keep the encoder's spans with the value only when
+        // they line up node for node.
+        _ if value.preorder().len() == encoded.spans.len() => Some(Document {
+            format,
+            value: value.clone(),
+            spans: encoded.spans.clone(),
+        }),
+        _ => None,
+    };
+    let note_nodes = match &document {
+        Some(doc) => {
+            let mut ids: Vec<NodeId> = encoded
+                .notes
+                .iter()
+                .flat_map(|n| doc.spans.find(&n.path.pattern()))
+                .collect();
+            ids.sort();
+            ids.dedup();
+            ids
+        }
+        None => Vec::new(),
+    };
+    Column {
+        format,
+        is_source: false,
+        sizes: Sizes::of(&encoded.bytes),
+        bytes: encoded.bytes,
+        document,
+        notes: encoded.notes,
+        note_nodes,
+        error: None,
+        schema,
+    }
+}

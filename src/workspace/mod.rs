@@ -1,0 +1,377 @@
+//! Everything the inspector knows, without a window: the model behind the GUI.
+//!
+//! The app is a thin face over a [`Workspace`]: the sources the user opened or pasted, the
+//! payloads peeled from each, the user's choices (payload, format override, "raw bytes", the
+//! protobuf mode), the loaded schemas, the linked selection (a [`Path`]) and the background
+//! [`Job`]s that peel, detect, decode and encode. Tests drive it directly, with no GUI toolkit.
+//!
+//! It does not draw, and it does not know about egui; the app polls it once per frame
+//! ([`Workspace::poll`]) and the jobs call a [`Notify`] so the app repaints when work finishes.
+
+pub mod analysis;
+pub mod job;
+pub mod schemas;
+pub mod source;
+
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::Arc;
+
+pub use analysis::{
+    analyze, open, Analysis, CandidateSummary, Choice, Column, ColumnError, Opened, ReadingSummary,
+    Sizes,
+};
+pub use job::{no_notify, Job, JobContext, JobError, Notify};
+pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
+pub use source::{Origin, Source};
+
+use crate::codec::Format;
+use crate::model::Path;
+
+/// A result that is being computed, is ready, or failed.
+#[derive(Debug, Default)]
+pub enum Stage<T> {
+    /// Not asked for yet (or out of date).
+    #[default]
+    Empty,
+    /// A worker is on it.
+    Running(Job<T>),
+    /// Done.
+    Ready(Arc<T>),
+    /// No result, and why.
+    Failed(JobError),
+}
+
+impl<T> Stage<T> {
+    /// The result, when ready.
+    pub fn ready(&self) -> Option<&Arc<T>> {
+        match self {
+            Stage::Ready(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether a worker is on it.
+    pub fn is_running(&self) -> bool {
+        matches!(self, Stage::Running(_))
+    }
+
+    /// Moves a finished job's result in; returns whether anything changed.
+    fn poll(&mut self) -> bool {
+        let Stage::Running(job) = self else {
+            return false;
+        };
+        match job.poll() {
+            None => false,
+            Some(Ok(t)) => {
+                *self = Stage::Ready(Arc::new(t));
+                true
+            }
+            Some(Err(e)) => {
+                *self = Stage::Failed(e);
+                true
+            }
+        }
+    }
+}
+
+/// One opened source with its payloads and the user's choices.
+#[derive(Debug)]
+pub struct Entry {
+    /// The bytes as given.
+    pub source: Arc<Source>,
+    /// Take the bytes as they are, without peeling layers.
+    pub raw: bool,
+    /// The peeled payloads.
+    pub opened: Stage<Opened>,
+    /// The selected payload.
+    pub payload: usize,
+    /// Format override and protobuf mode.
+    pub choice: Choice,
+    /// The selected payload, decoded and encoded.
+    pub analysis: Stage<Analysis>,
+}
+
+/// The sources, the schemas, the selection and the work in progress.
+pub struct Workspace {
+    /// Every opened source, in opening order.
+    pub entries: Vec<Entry>,
+    /// The source shown.
+    pub current: Option<usize>,
+    /// Loaded protobuf schemas.
+    pub schemas: SchemaSet,
+    /// The linked selection: the same path is selected in every column.
+    pub selected: Option<Path>,
+    notify: Notify,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("entries", &self.entries)
+            .field("current", &self.current)
+            .field("selected", &self.selected)
+            .finish()
+    }
+}
+
+impl Workspace {
+    /// An empty workspace; `notify` is called from workers when a result or progress arrives.
+    pub fn new(notify: Notify) -> Workspace {
+        Workspace {
+            entries: Vec::new(),
+            current: None,
+            schemas: SchemaSet::default(),
+            selected: None,
+            notify,
+        }
+    }
+
+    /// Adds a source, makes it current and starts peeling it. Returns its index.
+    pub fn add(&mut self, source: Arc<Source>) -> usize {
+        self.entries.push(Entry {
+            source,
+            raw: false,
+            opened: Stage::Empty,
+            payload: 0,
+            choice: Choice::default(),
+            analysis: Stage::Empty,
+        });
+        let i = self.entries.len() - 1;
+        self.current = Some(i);
+        self.selected = None;
+        self.start_open(i);
+        i
+    }
+
+    /// Opens a file (mapped when large). The error names the file.
+    pub fn open_path(&mut self, path: impl AsRef<FsPath>) -> Result<usize, String> {
+        let path = path.as_ref();
+        let source =
+            Source::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        Ok(self.add(source))
+    }
+
+    /// Adds pasted text as a source.
+    pub fn paste(&mut self, text: &str) -> usize {
+        self.add(Source::pasted(text))
+    }
+
+    /// The current entry.
+    pub fn entry(&self) -> Option<&Entry> {
+        self.current.and_then(|i| self.entries.get(i))
+    }
+
+    fn entry_mut(&mut self) -> Option<&mut Entry> {
+        self.current.and_then(|i| self.entries.get_mut(i))
+    }
+
+    /// The current payload's analysis, when ready.
+    pub fn analysis(&self) -> Option<&Arc<Analysis>> {
+        self.entry().and_then(|e| e.analysis.ready())
+    }
+
+    /// Shows source `i` (analysing its payload if that is not done yet).
+    pub fn select_source(&mut self, i: usize) {
+        if i < self.entries.len() && self.current != Some(i) {
+            self.current = Some(i);
+            self.selected = None;
+            if matches!(self.entries[i].analysis, Stage::Empty) {
+                self.start_analysis(i);
+            }
+        }
+    }
+
+    /// Selects payload `p` of the current source.
+    pub fn select_payload(&mut self, p: usize) {
+        let Some(i) = self.current else { return };
+        let count = self.entries[i]
+            .opened
+            .ready()
+            .map_or(0, |o| o.payloads.len());
+        if p < count && self.entries[i].payload != p {
+            self.entries[i].payload = p;
+            self.selected = None;
+            self.start_analysis(i);
+        }
+    }
+
+    /// Reads the current payload as `format` (`None`: the best reading).
+    pub fn set_format(&mut self, format: Option<Format>) {
+        if let Some(i) = self.current {
+            if self.entries[i].choice.format != format {
+                self.entries[i].choice.format = format;
+                self.start_analysis(i);
+            }
+        }
+    }
+
+    /// Takes the current source's bytes as they are (`true`) or peels their layers.
+    pub fn set_raw(&mut self, raw: bool) {
+        if let Some(i) = self.current {
+            if self.entries[i].raw != raw {
+                self.entries[i].raw = raw;
+                self.entries[i].payload = 0;
+                self.selected = None;
+                self.start_open(i);
+            }
+        }
+    }
+
+    /// Sets how protobuf is read and written for the current source.
+    pub fn set_proto_mode(&mut self, mode: ProtoMode) {
+        if let Some(i) = self.current {
+            if self.entries[i].choice.proto != mode {
+                self.entries[i].choice.proto = mode;
+                self.start_analysis(i);
+            }
+        }
+    }
+
+    /// Loads schema files (`.proto` with include folders, or one descriptor set) and re-reads
+    /// the current payload with them.
+    pub fn load_schema_files(
+        &mut self,
+        files: &[PathBuf],
+        includes: &[PathBuf],
+    ) -> Result<String, String> {
+        let label = self.schemas.load_files(files, includes)?.label.clone();
+        self.schemas_changed();
+        Ok(label)
+    }
+
+    /// Loads pasted `.proto` text or a base64/hex descriptor set.
+    pub fn load_schema_text(&mut self, text: &str) -> Result<String, String> {
+        let label = self.schemas.load_pasted(text)?.label.clone();
+        self.schemas_changed();
+        Ok(label)
+    }
+
+    /// Forgets every schema.
+    pub fn clear_schemas(&mut self) {
+        self.schemas = SchemaSet::default();
+        self.schemas_changed();
+    }
+
+    fn schemas_changed(&mut self) {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if Some(i) != self.current {
+                e.analysis = Stage::Empty;
+            }
+        }
+        if let Some(i) = self.current {
+            self.start_analysis(i);
+        }
+    }
+
+    /// Selects `path` in every column.
+    pub fn select(&mut self, path: Option<Path>) {
+        self.selected = path;
+    }
+
+    fn start_open(&mut self, i: usize) {
+        let Some(e) = self.entries.get_mut(i) else {
+            return;
+        };
+        cancel(&e.opened);
+        cancel(&e.analysis);
+        e.analysis = Stage::Empty;
+        let source = e.source.clone();
+        let raw = e.raw;
+        e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
+            ctx.report(0.0, "peeling layers");
+            Ok(open(&source, raw))
+        }));
+    }
+
+    fn start_analysis(&mut self, i: usize) {
+        let notify = self.notify.clone();
+        let schemas = self.schemas.clone();
+        let Some(e) = self.entries.get_mut(i) else {
+            return;
+        };
+        let Some(opened) = e.opened.ready().cloned() else {
+            // Peeling is still running; the analysis starts when it finishes.
+            return;
+        };
+        cancel(&e.analysis);
+        let p = e.payload.min(opened.payloads.len().saturating_sub(1));
+        let choice = e.choice.clone();
+        e.analysis = Stage::Running(Job::spawn("analyze", notify, move |ctx| {
+            let Some(payload) = opened.payloads.get(p) else {
+                return Err(JobError::Failed("the source has no payload".into()));
+            };
+            analyze(&payload.bytes, payload.hint, &choice, &schemas, ctx)
+        }));
+    }
+
+    /// Moves finished results in and starts what follows them. Returns whether anything changed
+    /// (the app repaints).
+    pub fn poll(&mut self) -> bool {
+        let mut changed = false;
+        let mut analyse = Vec::new();
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if e.opened.poll() {
+                changed = true;
+                // Start on the first payload with bytes (a capture's request may be empty).
+                if let Some(o) = e.opened.ready() {
+                    if o.payloads.get(e.payload).is_none_or(|p| p.bytes.is_empty()) {
+                        e.payload = o
+                            .payloads
+                            .iter()
+                            .position(|p| !p.bytes.is_empty())
+                            .unwrap_or(0);
+                    }
+                }
+                if e.opened.ready().is_some() && Some(i) == self.current {
+                    analyse.push(i);
+                }
+            }
+            changed |= e.analysis.poll();
+        }
+        for i in analyse {
+            self.start_analysis(i);
+        }
+        changed
+    }
+
+    /// Whether any job is running for the current source.
+    pub fn is_busy(&self) -> bool {
+        self.entry()
+            .is_some_and(|e| e.opened.is_running() || e.analysis.is_running())
+    }
+
+    /// The running job's progress (0.0–1.0) and stage, for the progress bar.
+    pub fn progress(&self) -> Option<(f32, String)> {
+        let e = self.entry()?;
+        match (&e.opened, &e.analysis) {
+            (Stage::Running(j), _) => Some(j.progress()),
+            (_, Stage::Running(j)) => Some(j.progress()),
+            _ => None,
+        }
+    }
+
+    /// Cancels the current source's running jobs.
+    pub fn cancel(&mut self) {
+        if let Some(e) = self.entry_mut() {
+            cancel(&e.opened);
+            cancel(&e.analysis);
+        }
+    }
+
+    /// Polls until no job runs for the current source (tests, the command line).
+    pub fn wait_idle(&mut self) {
+        loop {
+            self.poll();
+            if !self.is_busy() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+fn cancel<T>(stage: &Stage<T>) {
+    if let Stage::Running(job) = stage {
+        job.cancel();
+    }
+}

@@ -1,0 +1,223 @@
+//! The protobuf schemas the user loaded, and how protobuf is read and written with them.
+//!
+//! Schemas come from `.proto` files (with include folders), descriptor sets, pasted `.proto`
+//! text or pasted base64/hex descriptor sets. The [`ProtoMode`] says what protobuf means for the
+//! current payload: a chosen message type, the best-ranked one, or no schema at all (read field by
+//! field; written with an inferred schema). Nothing here decodes payloads.
+
+use std::path::PathBuf;
+
+use crate::capture::decode_text;
+use crate::codec::protobuf::schema::{Candidate, Schema};
+use crate::codec::protobuf::MessageDescriptor;
+use crate::codec::DecodeOptions;
+
+/// Where a loaded schema came from (persisted as paths, so it can be loaded again next run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaOrigin {
+    /// `.proto` files with include folders, or a descriptor set file.
+    Files {
+        /// The `.proto` or descriptor set files.
+        files: Vec<PathBuf>,
+        /// Folders searched for imports.
+        includes: Vec<PathBuf>,
+    },
+    /// Pasted `.proto` text.
+    PastedProto,
+    /// A pasted base64 or hex descriptor set.
+    PastedDescriptorSet,
+}
+
+/// One loaded schema.
+#[derive(Debug, Clone)]
+pub struct LoadedSchema {
+    /// Where it came from.
+    pub origin: SchemaOrigin,
+    /// A short label for lists.
+    pub label: String,
+    /// The compiled schema.
+    pub schema: Schema,
+}
+
+/// How protobuf is read and written.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ProtoMode {
+    /// The best-ranked message type when a schema is loaded and one fits, else no schema.
+    #[default]
+    Auto,
+    /// This message type (full name).
+    Message(String),
+    /// No schema: protobuf input is read field by field, other formats are written as protobuf
+    /// with an inferred schema.
+    SchemaLess,
+}
+
+impl ProtoMode {
+    /// The label the app shows.
+    pub fn label(&self) -> String {
+        match self {
+            ProtoMode::Auto => "best matching message type (or no schema)".into(),
+            ProtoMode::Message(m) => format!("schema-guided: {m}"),
+            ProtoMode::SchemaLess => "schema-less (written with an inferred schema)".into(),
+        }
+    }
+}
+
+/// The schemas loaded so far.
+#[derive(Debug, Clone, Default)]
+pub struct SchemaSet {
+    /// In load order.
+    pub loaded: Vec<LoadedSchema>,
+}
+
+impl SchemaSet {
+    /// Loads `.proto` files or one descriptor set file (`Schema::load` for a single file).
+    pub fn load_files(
+        &mut self,
+        files: &[PathBuf],
+        includes: &[PathBuf],
+    ) -> Result<&LoadedSchema, String> {
+        let schema = match files {
+            [] => return Err("no schema file given".into()),
+            [one] if includes.is_empty() => Schema::load(one),
+            _ => Schema::from_proto_files(files, includes),
+        }
+        .map_err(|e| e.to_string())?;
+        let label = files
+            .iter()
+            .map(|f| {
+                f.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(self.push(LoadedSchema {
+            origin: SchemaOrigin::Files {
+                files: files.to_vec(),
+                includes: includes.to_vec(),
+            },
+            label,
+            schema,
+        }))
+    }
+
+    /// Loads pasted text: `.proto` source, or a descriptor set as base64 or hex. The error says
+    /// why neither worked (the `.proto` compiler's message, with its line, when the text looks
+    /// like `.proto`).
+    pub fn load_pasted(&mut self, text: &str) -> Result<&LoadedSchema, String> {
+        let looks_like_proto = text.contains("message ")
+            || text.contains("syntax")
+            || text.contains("package ")
+            || text.contains("enum ");
+        if looks_like_proto {
+            let schema =
+                Schema::from_proto_source("pasted.proto", text).map_err(|e| e.to_string())?;
+            return Ok(self.push(LoadedSchema {
+                origin: SchemaOrigin::PastedProto,
+                label: "pasted .proto".into(),
+                schema,
+            }));
+        }
+        let decoded = decode_text(text.as_bytes(), 64 * 1024 * 1024).ok_or_else(|| {
+            "the pasted text is neither .proto source nor a base64/hex descriptor set".to_string()
+        })?;
+        let schema = Schema::from_descriptor_set(&decoded.bytes)
+            .map_err(|e| format!("pasted {} is not a descriptor set: {e}", decoded.detail))?;
+        Ok(self.push(LoadedSchema {
+            origin: SchemaOrigin::PastedDescriptorSet,
+            label: "pasted descriptor set".into(),
+            schema,
+        }))
+    }
+
+    fn push(&mut self, s: LoadedSchema) -> &LoadedSchema {
+        self.loaded.push(s);
+        let last = self.loaded.len() - 1;
+        &self.loaded[last]
+    }
+
+    /// Whether no schema is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.loaded.is_empty()
+    }
+
+    /// Every message type's full name, sorted, without duplicates.
+    pub fn message_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .loaded
+            .iter()
+            .flat_map(|s| s.schema.message_names())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The message type named `name` (full name) from the latest schema that has it.
+    pub fn message(&self, name: &str) -> Option<MessageDescriptor> {
+        self.loaded
+            .iter()
+            .rev()
+            .find_map(|s| s.schema.message(name).ok())
+    }
+
+    /// Every loaded schema's message types ranked for `bytes`, best first.
+    pub fn rank(&self, bytes: &[u8]) -> Vec<Candidate> {
+        let options = DecodeOptions::default();
+        let mut all: Vec<Candidate> = self
+            .loaded
+            .iter()
+            .flat_map(|s| s.schema.rank(bytes, &options))
+            .collect();
+        all.sort_by_key(|c| std::cmp::Reverse(c.score));
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROTO: &str = "syntax = \"proto3\";\npackage demo;\nmessage Point { int32 x = 1; int32 y = 2; }\nmessage Name { string text = 1; }\n";
+
+    #[test]
+    fn pasted_proto_lists_its_messages_and_ranks_them() -> Result<(), String> {
+        let mut set = SchemaSet::default();
+        set.load_pasted(PROTO)?;
+        assert_eq!(set.message_names(), vec!["demo.Name", "demo.Point"]);
+        // x = 3 (field 1 varint), y = 4 (field 2 varint): only Point has two varint fields.
+        let ranked = set.rank(&[0x08, 0x03, 0x10, 0x04]);
+        assert_eq!(
+            ranked.first().map(|c| c.message.full_name()),
+            Some("demo.Point")
+        );
+        assert!(set.message("demo.Point").is_some());
+        assert!(set.message("demo.Nope").is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn a_pasted_hex_descriptor_set_loads() -> Result<(), String> {
+        let mut first = SchemaSet::default();
+        first.load_pasted(PROTO)?;
+        let pool = first.loaded[0].schema.pool().encode_to_vec();
+        let hex: String = pool.iter().map(|b| format!("{b:02x}")).collect();
+        let mut set = SchemaSet::default();
+        set.load_pasted(&hex)?;
+        assert_eq!(set.loaded[0].origin, SchemaOrigin::PastedDescriptorSet);
+        assert!(set.message_names().contains(&"demo.Point".to_string()));
+        Ok(())
+    }
+
+    #[test]
+    fn bad_proto_text_says_where() {
+        let mut set = SchemaSet::default();
+        let err = set
+            .load_pasted("syntax = \"proto3\";\nmessage A { int32 x = ; }\n")
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("pasted.proto"), "{err}");
+        assert!(set.is_empty());
+    }
+}

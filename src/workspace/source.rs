@@ -1,0 +1,195 @@
+//! Where the bytes came from, kept exactly as given.
+//!
+//! A [`Source`] is a file (large files memory-mapped, so a 100 MB file costs no copy and its
+//! bytes are there at once), pasted text, a bundled sample or dropped bytes. Nothing here
+//! decodes: the source is what the user gave, and stays available whatever decoding finds.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::codec::Format;
+
+/// Files at least this large are memory-mapped instead of read.
+pub const MAP_THRESHOLD: u64 = 8 * 1024 * 1024;
+
+/// Where a source came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A file opened by path (menu, command line, drop with a path).
+    File(PathBuf),
+    /// Text pasted by the user.
+    Pasted,
+    /// A sample compiled into the app, by file name.
+    Sample(String),
+    /// Bytes dropped on the window without a path, by the name they came with.
+    Dropped(String),
+}
+
+/// The bytes themselves: owned, static (bundled) or mapped.
+enum Bytes {
+    Owned(Vec<u8>),
+    Static(&'static [u8]),
+    Mapped(memmap2::Mmap),
+}
+
+/// One input: its origin and its bytes (pasted text is kept as its UTF-8 bytes).
+pub struct Source {
+    /// Where it came from.
+    pub origin: Origin,
+    bytes: Bytes,
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source")
+            .field("origin", &self.origin)
+            .field("len", &self.len())
+            .field("mapped", &self.is_mapped())
+            .finish()
+    }
+}
+
+impl Source {
+    /// Opens a file; files of [`MAP_THRESHOLD`] bytes or more are memory-mapped.
+    pub fn open(path: impl AsRef<Path>) -> std::io::Result<Arc<Source>> {
+        let path = path.as_ref();
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let bytes = if len >= MAP_THRESHOLD {
+            Bytes::Mapped(map(&file)?)
+        } else {
+            let mut v = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            std::io::Read::read_to_end(&mut &file, &mut v)?;
+            Bytes::Owned(v)
+        };
+        Ok(Arc::new(Source {
+            origin: Origin::File(path.to_path_buf()),
+            bytes,
+        }))
+    }
+
+    /// Pasted text, kept as given.
+    pub fn pasted(text: impl Into<String>) -> Arc<Source> {
+        Arc::new(Source {
+            origin: Origin::Pasted,
+            bytes: Bytes::Owned(text.into().into_bytes()),
+        })
+    }
+
+    /// A bundled sample.
+    pub fn sample(name: &str, bytes: &'static [u8]) -> Arc<Source> {
+        Arc::new(Source {
+            origin: Origin::Sample(name.to_string()),
+            bytes: Bytes::Static(bytes),
+        })
+    }
+
+    /// Bytes that came without a path (a drop from a browser, a test).
+    pub fn dropped(name: &str, bytes: Vec<u8>) -> Arc<Source> {
+        Arc::new(Source {
+            origin: Origin::Dropped(name.to_string()),
+            bytes: Bytes::Owned(bytes),
+        })
+    }
+
+    /// The bytes, exactly as given.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Owned(v) => v,
+            Bytes::Static(s) => s,
+            Bytes::Mapped(m) => m,
+        }
+    }
+
+    /// The number of bytes.
+    pub fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the bytes are memory-mapped.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.bytes, Bytes::Mapped(_))
+    }
+
+    /// The text, when the source is valid UTF-8 (pasted text always is).
+    pub fn text(&self) -> Option<&str> {
+        std::str::from_utf8(self.bytes()).ok()
+    }
+
+    /// A short name for lists and titles: the file name, `pasted text`, the sample's name.
+    pub fn name(&self) -> String {
+        match &self.origin {
+            Origin::File(p) => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.display().to_string()),
+            Origin::Pasted => "pasted text".into(),
+            Origin::Sample(n) | Origin::Dropped(n) => n.clone(),
+        }
+    }
+
+    /// The format the name suggests (`.cbor`, `.msgpack`, …), a tie-breaker for detection.
+    pub fn hint(&self) -> Option<Format> {
+        let name = match &self.origin {
+            Origin::File(p) => p.to_string_lossy().into_owned(),
+            Origin::Sample(n) | Origin::Dropped(n) => n.clone(),
+            Origin::Pasted => return None,
+        };
+        let ext = name.rsplit_once('.')?.1;
+        Format::from_extension(ext)
+    }
+}
+
+/// Maps `file` read-only.
+#[allow(unsafe_code)]
+fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: the map is read-only and private to this process. If another process truncates or
+    // rewrites the file while it is open, the bytes shown may change (or reading past a new end
+    // may fault); that is the documented cost of mapping, accepted so large captures open at
+    // once. Files below MAP_THRESHOLD are read instead.
+    unsafe { memmap2::Mmap::map(file) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_file_is_mapped_and_a_small_one_read() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let small = dir.path().join("a.cbor");
+        std::fs::write(&small, [0xa0])?;
+        let s = Source::open(&small)?;
+        assert!(!s.is_mapped());
+        assert_eq!(s.bytes(), &[0xa0]);
+        assert_eq!(s.hint(), Some(Format::Cbor));
+        assert_eq!(s.name(), "a.cbor");
+
+        let big = dir.path().join("big.bin");
+        let data: Vec<u8> = (0..MAP_THRESHOLD as usize + 3)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&big, &data)?;
+        let b = Source::open(&big)?;
+        assert!(b.is_mapped());
+        assert_eq!(b.len(), data.len());
+        assert_eq!(
+            b.bytes().get(MAP_THRESHOLD as usize),
+            data.get(MAP_THRESHOLD as usize)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn pasted_text_is_kept_as_given() {
+        let s = Source::pasted("00000000: 81a1 61 01  ..a.\n");
+        assert_eq!(s.text(), Some("00000000: 81a1 61 01  ..a.\n"));
+        assert_eq!(s.hint(), None);
+    }
+}

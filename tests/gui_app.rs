@@ -1,0 +1,330 @@
+//! The inspector's flows, driven through the real app in a kittest harness (no window):
+//! open a sample by path, paste a hex dump, pick a message type, select a field and see it in
+//! every column, errors shown inline for bad input.
+#![cfg(feature = "gui")]
+
+use std::path::PathBuf;
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use wirelens::codec::Format;
+use wirelens::gui::egui;
+use wirelens::gui::{App, AppOptions, Settings, SAMPLES};
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+fn harness(options: AppOptions) -> Harness<'static, Option<App>> {
+    harness_with(options, false)
+}
+
+/// `payload_text`: the payload holds CJK text or emoji. The app draws them with the system
+/// fallback fonts it installs at start (the fonts module, tested on its own); the harness has
+/// only egui's built-in fonts, so such glyphs are allowed to show as boxes here. The app's own
+/// text is checked for missing glyphs in every other test.
+fn harness_with(options: AppOptions, payload_text: bool) -> Harness<'static, Option<App>> {
+    let mut builder = Harness::builder()
+        .with_size([1500.0, 950.0])
+        .with_max_steps(100);
+    if payload_text {
+        builder = builder.allow_missing_glyphs();
+    }
+    builder.build_ui_state(
+        move |ui, app: &mut Option<App>| {
+            let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
+            app.show(ui);
+        },
+        None,
+    )
+}
+
+fn app<'h>(h: &'h Harness<'_, Option<App>>) -> &'h App {
+    h.state()
+        .as_ref()
+        .expect("the app was made on the first frame")
+}
+
+/// Runs frames until the workers are done, then a few more for the layout to settle.
+fn settle(h: &mut Harness<'_, Option<App>>) {
+    h.step();
+    for _ in 0..5000 {
+        if h.state().as_ref().is_some_and(|a| !a.ws.is_busy()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        h.step();
+    }
+    assert!(!app(h).ws.is_busy(), "the jobs finished");
+    h.run_steps(4);
+}
+
+/// A hex dump as `xxd` prints it.
+fn xxd(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for (row, chunk) in bytes.chunks(16).enumerate() {
+        out.push_str(&format!("{:08x}:", row * 16));
+        for i in 0..16 {
+            if i % 2 == 0 {
+                out.push(' ');
+            }
+            match chunk.get(i) {
+                Some(b) => out.push_str(&format!("{b:02x}")),
+                None => out.push_str("  "),
+            }
+        }
+        out.push_str("  ");
+        for &b in chunk {
+            out.push(if (0x20..0x7f).contains(&b) {
+                b as char
+            } else {
+                '.'
+            });
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_window_opens_empty_with_the_welcome_panel() {
+    let mut h = harness(AppOptions::default());
+    h.run_steps(3);
+    h.get_by_label("Open file…");
+    h.get_by_label("Paste…");
+    // Every bundled sample is offered.
+    for (name, _) in SAMPLES {
+        h.get_by_label(name);
+    }
+    h.get_by_label("iot-metrics.json").click();
+    settle(&mut h);
+    h.get_by_label_contains("JSON (source)");
+}
+
+#[test]
+fn the_samples_menu_has_every_file_of_samples() {
+    let mut on_disk: Vec<String> = std::fs::read_dir(sample(""))
+        .expect("samples/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut bundled: Vec<String> = SAMPLES.iter().map(|(n, _)| n.to_string()).collect();
+    bundled.sort();
+    assert_eq!(bundled, on_disk);
+    for (name, bytes) in SAMPLES {
+        assert_eq!(
+            std::fs::read(sample(name)).expect("sample").as_slice(),
+            *bytes,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_sample_opened_by_path_shows_every_format_side_by_side() {
+    let mut h = harness(AppOptions {
+        files: vec![sample("iot-metrics.cbor")],
+        settings: None,
+    });
+    settle(&mut h);
+    h.get_by_label_contains("Read as CBOR");
+    h.get_by_label("CBOR (source)");
+    for f in [Format::Json, Format::MessagePack, Format::Protobuf] {
+        h.get_by_label(f.title());
+    }
+    // The source's size is in its header: the file is 80 bytes.
+    let size = std::fs::metadata(sample("iot-metrics.cbor"))
+        .expect("sample")
+        .len();
+    h.get_by_label_contains(&format!("{size} bytes · gzip"));
+    h.get_by_label_contains("iot-metrics.cbor");
+}
+
+#[test]
+fn a_pasted_hex_dump_is_read_as_the_bytes_it_shows() {
+    let mut h = harness(AppOptions::default());
+    h.run_steps(2);
+    let bytes = std::fs::read(sample("user-profile.msgpack")).expect("sample");
+    h.event(egui::Event::Paste(xxd(&bytes)));
+    settle(&mut h);
+    h.get_by_label_contains("Read as MessagePack");
+    h.get_by_label("MessagePack (source)");
+    h.get_by_label_contains("layers: hex");
+    let a = app(&h).ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.source().map(|c| c.bytes.clone()), Some(bytes));
+}
+
+#[test]
+fn selecting_a_path_selects_it_in_every_column() {
+    let mut h = harness(AppOptions {
+        files: vec![sample("iot-metrics.json")],
+        settings: None,
+    });
+    settle(&mut h);
+    h.get_by_label("Selected path").focus();
+    h.get_by_label("Selected path").type_text("$.device_id");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    let a = app(&h).ws.analysis().cloned().expect("analysed");
+    for c in &a.columns {
+        let doc = c.document.as_ref().expect("a tree");
+        let ids = doc
+            .spans
+            .find(&wirelens::model::Path::parse("$.device_id").expect("path"));
+        let extent = doc.spans.node(ids[0]).extent();
+        // Each column names the same field with its own bytes.
+        h.get_by_label(&format!(
+            "{} · $.device_id: bytes {}..{} ({} bytes)",
+            c.format.title(),
+            extent.start,
+            extent.end,
+            extent.len()
+        ));
+    }
+    // Escape clears it everywhere.
+    h.get_by_label("JSON (source)").click();
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    assert_eq!(app(&h).ws.selected, None);
+    assert_eq!(h.query_all_by_label("nothing selected").count(), 4);
+}
+
+#[test]
+fn clicking_a_fidelity_note_selects_its_path_everywhere() {
+    let mut h = harness_with(
+        AppOptions {
+            files: vec![sample("edge-cases.msgpack")],
+            settings: None,
+        },
+        true,
+    );
+    settle(&mut h);
+    let a = app(&h).ws.analysis().cloned().expect("analysed");
+    let json = a.column(Format::Json).expect("json column");
+    let note = json
+        .notes
+        .first()
+        .expect("JSON cannot say everything in edge-cases");
+    h.get_by_label_contains(&format!("{} fidelity notes", json.notes.len()))
+        .click();
+    h.run_steps(2);
+    h.get_by_label(&format!("{}: {note}", note.kind.label()))
+        .click();
+    h.run_steps(3);
+    assert_eq!(app(&h).ws.selected.as_ref(), Some(&note.path));
+    let mentions = h
+        .query_all_by_label_contains(&format!(" · {}: ", note.path))
+        .count();
+    assert_eq!(
+        mentions, 4,
+        "every column says where {} is (or that it is not there)",
+        note.path
+    );
+}
+
+#[test]
+fn picking_a_message_type_reads_protobuf_with_it() {
+    let mut h = harness_with(
+        AppOptions {
+            files: vec![sample("user-profile.pb")],
+            settings: None,
+        },
+        true,
+    );
+    settle(&mut h);
+    h.get_by_label("Protobuf (source)");
+    h.get_by_label("schema: no schema (field numbers)");
+    // Schema ▸ Paste, paste the .proto, load it, pick the message type.
+    h.get_by_label("Schema").click();
+    h.run_steps(2);
+    h.get_by_label("Paste .proto or descriptor set…").click();
+    h.run_steps(2);
+    let proto = std::fs::read_to_string(sample("user-profile.proto")).expect("sample");
+    h.get_by_label("Pasted schema").focus();
+    h.event(egui::Event::Paste(proto));
+    h.run_steps(2);
+    h.get_by_label("Load pasted schema").click();
+    settle(&mut h);
+    h.get_by_label("schema loaded: pasted .proto");
+    h.get_by_label("Search message types").type_text("UserPro");
+    h.run_steps(2);
+    h.get_by_label("wirelens.samples.UserProfile").click();
+    settle(&mut h);
+    h.get_by_label("schema: wirelens.samples.UserProfile");
+    let a = app(&h).ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.message.as_deref(), Some("wirelens.samples.UserProfile"));
+    let json = a.column(Format::Json).expect("json");
+    assert!(json
+        .resolve(&wirelens::model::Path::parse("$.username").expect("path"))
+        .is_some());
+}
+
+#[test]
+fn bad_input_shows_the_error_where_it_happened_and_keeps_the_partial_tree() {
+    let mut h = harness(AppOptions::default());
+    h.run_steps(2);
+    let text = r#"{"a": [1, 2, x], "b": 3}"#;
+    h.event(egui::Event::Paste(text.to_string()));
+    settle(&mut h);
+    let offset = text.find('x').expect("x");
+    h.get_by_label_contains(&format!("error at byte {offset} ($.a[2])"));
+    // The other columns say why they are empty instead of vanishing.
+    assert_eq!(
+        h.query_all_by_label_contains("not encoded: the payload did not decode completely")
+            .count(),
+        3
+    );
+    let a = app(&h).ws.analysis().cloned().expect("analysed");
+    let partial = a
+        .source()
+        .and_then(|c| c.document.as_ref())
+        .expect("partial tree");
+    assert_eq!(
+        partial
+            .spans
+            .find(&wirelens::model::Path::parse("$.a[1]").expect("p"))
+            .len(),
+        1
+    );
+    assert_eq!(app(&h).ws.entry().and_then(|e| e.source.text()), Some(text));
+}
+
+#[test]
+fn a_missing_file_is_reported_in_the_window() {
+    let mut h = harness(AppOptions {
+        files: vec![PathBuf::from("/no/such/payload.json")],
+        settings: None,
+    });
+    h.run_steps(3);
+    h.get_by_label_contains("cannot open /no/such/payload.json");
+}
+
+#[test]
+fn settings_survive_a_round_trip_and_tolerate_old_orders() {
+    let mut s = Settings {
+        dark: false,
+        ..Settings::default()
+    };
+    s.remember(PathBuf::from("/tmp/a.json"));
+    s.remember(PathBuf::from("/tmp/b.json"));
+    s.remember(PathBuf::from("/tmp/a.json"));
+    assert_eq!(
+        s.recent,
+        vec![PathBuf::from("/tmp/a.json"), PathBuf::from("/tmp/b.json")]
+    );
+    s.set_column_order(&[(Format::Protobuf, false), (Format::Json, true)]);
+    let text = serde_json::to_string(&s).expect("serializes");
+    let back: Settings = serde_json::from_str(&text).expect("deserializes");
+    assert_eq!(back, s);
+    // Formats missing from a stored order come back, shown, after the stored ones.
+    let order = back.column_order();
+    assert_eq!(order[0], (Format::Protobuf, false));
+    assert_eq!(order[1], (Format::Json, true));
+    assert_eq!(order.len(), 4);
+    // Settings from an older version with fields missing still load.
+    let old: Settings = serde_json::from_str(r#"{"dark": true}"#).expect("old settings load");
+    assert!(old.dark);
+    assert_eq!(old.column_order().len(), 4);
+}

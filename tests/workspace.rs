@@ -1,0 +1,341 @@
+//! The inspector's model without a window: sources, payloads, readings, columns, selection,
+//! overrides, schemas and errors, driven the way the app drives them.
+
+use std::path::PathBuf;
+
+use wirelens::codec::{decode, DecodeOptions, Format};
+use wirelens::model::Path;
+use wirelens::workspace::{no_notify, Analysis, ProtoMode, Source, Stage, Workspace};
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+fn open(ws: &mut Workspace, name: &str) -> std::sync::Arc<Analysis> {
+    ws.open_path(sample(name)).expect("the sample opens");
+    ws.wait_idle();
+    ws.analysis().cloned().expect("the analysis is ready")
+}
+
+/// A hex dump laid out as `xxd` prints it: offset, eight groups of two bytes, two spaces, ASCII.
+fn xxd(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for (row, chunk) in bytes.chunks(16).enumerate() {
+        out.push_str(&format!("{:08x}:", row * 16));
+        for i in 0..16 {
+            if i % 2 == 0 {
+                out.push(' ');
+            }
+            match chunk.get(i) {
+                Some(b) => out.push_str(&format!("{b:02x}")),
+                None => out.push_str("  "),
+            }
+        }
+        out.push_str("  ");
+        for &b in chunk {
+            out.push(if (0x20..0x7f).contains(&b) {
+                b as char
+            } else {
+                '.'
+            });
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn path(text: &str) -> Path {
+    Path::parse(text).expect("a valid path")
+}
+
+#[test]
+fn every_sample_opens_with_one_column_per_format() {
+    let mut names: Vec<String> = std::fs::read_dir(sample(""))
+        .expect("samples/ exists")
+        .map(|e| {
+            e.expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 20, "samples/ has its files: {names:?}");
+    let mut ws = Workspace::new(no_notify());
+    for name in &names {
+        let a = open(&mut ws, name);
+        let mut formats: Vec<Format> = a.columns.iter().map(|c| c.format).collect();
+        formats.sort_by_key(|f| f.name());
+        let mut all = Format::ALL.to_vec();
+        all.sort_by_key(|f| f.name());
+        assert_eq!(formats, all, "{name}");
+        assert_eq!(
+            a.columns.iter().filter(|c| c.is_source).count(),
+            1,
+            "{name}"
+        );
+        let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+        if let Some(expected) = Format::from_extension(ext) {
+            assert_eq!(a.format, expected, "{name} is read as its extension says");
+            if expected != Format::Protobuf {
+                assert!(
+                    a.source().is_some_and(|c| c.error.is_none()),
+                    "{name} decodes"
+                );
+                // Every other format was encoded, and its spans fit its bytes.
+                for c in a
+                    .columns
+                    .iter()
+                    .filter(|c| !c.is_source && c.format != Format::Protobuf)
+                {
+                    let doc = c
+                        .document
+                        .as_ref()
+                        .unwrap_or_else(|| panic!("{name}: {:?} has a tree", c.format));
+                    doc.spans
+                        .validate(c.bytes.len())
+                        .unwrap_or_else(|e| panic!("{name} {:?}: {e}", c.format));
+                    assert_eq!(c.sizes.raw, c.bytes.len());
+                    assert!(c.sizes.gzip > 0 && c.sizes.zstd > 0);
+                }
+            }
+        }
+    }
+    assert_eq!(ws.entries.len(), names.len());
+}
+
+#[test]
+fn a_pasted_xxd_dump_reads_as_the_bytes_it_shows() {
+    let bytes = std::fs::read(sample("user-profile.msgpack")).expect("sample");
+    let text = xxd(&bytes);
+    let mut ws = Workspace::new(no_notify());
+    ws.paste(&text);
+    ws.wait_idle();
+    let entry = ws.entry().expect("an entry");
+    // The text itself is kept as given.
+    assert_eq!(entry.source.text(), Some(text.as_str()));
+    let opened = entry.opened.ready().expect("peeled");
+    assert_eq!(opened.payloads.len(), 1);
+    assert_eq!(opened.payloads[0].bytes, bytes);
+    assert!(
+        !opened.payloads[0].layers.is_empty(),
+        "the hex layer is recorded"
+    );
+    let a = ws.analysis().expect("analysed");
+    assert_eq!(a.format, Format::MessagePack);
+    let source = a.source().expect("source column");
+    assert_eq!(source.bytes, bytes);
+    let direct = decode(&bytes, Format::MessagePack, &DecodeOptions::default()).expect("decodes");
+    assert_eq!(
+        source.document.as_ref().map(|d| &d.value),
+        Some(&direct.value)
+    );
+}
+
+#[test]
+fn a_selected_path_resolves_to_its_bytes_in_every_column() {
+    let mut ws = Workspace::new(no_notify());
+    let a = open(&mut ws, "iot-metrics.json");
+    let device = path("$.device_id");
+    ws.select(Some(device.clone()));
+    for c in &a.columns {
+        let id = c
+            .resolve(&device)
+            .unwrap_or_else(|| panic!("{:?} has $.device_id", c.format));
+        let doc = c.document.as_ref().expect("a tree");
+        let node = doc.spans.node(id);
+        // Every format stores this text's UTF-8 bytes as they are.
+        let payload = c.bytes.get(node.payload.range()).expect("in range");
+        assert_eq!(payload, b"sensor-0042", "{:?}", c.format);
+        assert!(node.extent().encloses(&node.span));
+    }
+    // An element of an array, too: the second metric, 26.1, in every column.
+    let metric = path("$.metrics[1]");
+    for c in &a.columns {
+        let doc = c.document.as_ref().expect("a tree");
+        let id = c
+            .resolve(&metric)
+            .unwrap_or_else(|| panic!("{:?} has $.metrics[1]", c.format));
+        assert_eq!(
+            doc.value.preorder()[id.index()].summary(20),
+            "26.1",
+            "{:?}",
+            c.format
+        );
+    }
+    // A path no column has resolves nowhere.
+    assert!(a
+        .columns
+        .iter()
+        .all(|c| c.resolve(&path("$.nope")).is_none()));
+}
+
+#[test]
+fn the_format_can_be_overridden_and_the_error_says_where() {
+    let mut ws = Workspace::new(no_notify());
+    let a = open(&mut ws, "iot-metrics.cbor");
+    assert_eq!(a.format, Format::Cbor);
+    assert!(!a.overridden);
+    ws.set_format(Some(Format::MessagePack));
+    ws.wait_idle();
+    let a = ws.analysis().expect("analysed again");
+    assert_eq!(a.format, Format::MessagePack);
+    assert!(a.overridden);
+    let source = a.source().expect("source");
+    // 0xa4 is a MessagePack fixstr of 4 bytes: one value in bytes 0..5, then bytes left over.
+    let err = source.error.as_ref().expect("an error");
+    assert_eq!(err.offset, Some(5));
+    // The other formats are not encoded from an incomplete reading, and say so.
+    assert!(a
+        .columns
+        .iter()
+        .filter(|c| !c.is_source)
+        .all(|c| c.error.is_some()));
+    ws.set_format(None);
+    ws.wait_idle();
+    assert_eq!(ws.analysis().map(|a| a.format), Some(Format::Cbor));
+}
+
+#[test]
+fn bad_input_keeps_its_text_the_partial_tree_and_the_offset() {
+    let text = r#"{"a": [1, 2, x], "b": 3}"#;
+    let mut ws = Workspace::new(no_notify());
+    ws.paste(text);
+    ws.wait_idle();
+    assert_eq!(ws.entry().and_then(|e| e.source.text()), Some(text));
+    let a = ws.analysis().expect("analysed");
+    assert_eq!(a.format, Format::Json);
+    let source = a.source().expect("source");
+    let err = source.error.as_ref().expect("an error");
+    assert_eq!(err.offset, text.find('x'));
+    assert_eq!(err.path, path("$.a[2]"));
+    assert_eq!(source.bytes, text.as_bytes());
+    let partial = source.document.as_ref().expect("a partial tree");
+    assert_eq!(partial.spans.find(&path("$.a[1]")).len(), 1);
+    assert!(partial.spans.find(&path("$.b")).is_empty());
+}
+
+#[test]
+fn raw_bytes_are_not_unwrapped() {
+    let text = "00000000: 81a1 6101                                ..a.\n";
+    let mut ws = Workspace::new(no_notify());
+    ws.paste(text);
+    ws.wait_idle();
+    let peeled = ws
+        .entry()
+        .and_then(|e| e.opened.ready().cloned())
+        .expect("peeled");
+    assert_eq!(peeled.payloads[0].bytes, [0x81, 0xa1, 0x61, 0x01]);
+    ws.set_raw(true);
+    ws.wait_idle();
+    let entry = ws.entry().expect("entry");
+    let raw = entry.opened.ready().expect("opened raw");
+    assert!(raw.raw);
+    assert_eq!(raw.payloads[0].bytes, text.as_bytes());
+    assert!(raw.payloads[0].layers.is_empty());
+}
+
+#[test]
+fn a_schema_reads_protobuf_with_the_best_message_type() {
+    let mut ws = Workspace::new(no_notify());
+    ws.load_schema_files(&[sample("user-profile.proto")], &[])
+        .expect("the .proto compiles");
+    assert!(ws
+        .schemas
+        .message_names()
+        .contains(&"wirelens.samples.UserProfile".to_string()));
+    let a = open(&mut ws, "user-profile.pb");
+    assert_eq!(a.format, Format::Protobuf);
+    assert_eq!(a.message.as_deref(), Some("wirelens.samples.UserProfile"));
+    assert_eq!(
+        a.candidates.first().map(|c| c.message.as_str()),
+        Some("wirelens.samples.UserProfile")
+    );
+    // With the schema, fields have names; the JSON column says the same as the JSON sample.
+    let json = a.column(Format::Json).expect("json column");
+    let expected = decode(
+        &std::fs::read(sample("user-profile.json")).expect("sample"),
+        Format::Json,
+        &DecodeOptions::default(),
+    )
+    .expect("decodes");
+    assert_eq!(
+        json.document.as_ref().map(|d| d.value.get("username")),
+        Some(expected.value.get("username"))
+    );
+    assert!(json.resolve(&path("$.username")).is_some());
+
+    // Schema-less: the same bytes read field by field, keyed by number.
+    ws.set_proto_mode(ProtoMode::SchemaLess);
+    ws.wait_idle();
+    let a = ws.analysis().expect("analysed");
+    assert_eq!(a.message, None);
+    let source = a.source().expect("source");
+    assert!(source.resolve(&path("$.username")).is_none());
+
+    // A message type named by the user, that no schema has: a warning, no crash.
+    ws.set_proto_mode(ProtoMode::Message("nope.Missing".into()));
+    ws.wait_idle();
+    assert!(ws
+        .analysis()
+        .is_some_and(|a| a.warnings.iter().any(|w| w.contains("nope.Missing"))));
+}
+
+#[test]
+fn a_grpc_body_lists_its_messages_and_each_can_be_selected() {
+    let mut ws = Workspace::new(no_notify());
+    open(&mut ws, "user-profiles.grpc");
+    let count = ws
+        .entry()
+        .and_then(|e| e.opened.ready().map(|o| o.payloads.len()))
+        .unwrap_or(0);
+    assert_eq!(count, 3);
+    ws.select_payload(2);
+    ws.wait_idle();
+    assert_eq!(ws.entry().map(|e| e.payload), Some(2));
+    let a = ws.analysis().expect("analysed");
+    assert_eq!(a.format, Format::Protobuf);
+}
+
+#[test]
+fn switching_sources_keeps_each_ones_state() {
+    let mut ws = Workspace::new(no_notify());
+    open(&mut ws, "iot-metrics.json");
+    ws.set_format(Some(Format::Json));
+    ws.wait_idle();
+    open(&mut ws, "user-profile.cbor");
+    assert_eq!(ws.current, Some(1));
+    ws.select_source(0);
+    ws.wait_idle();
+    assert_eq!(
+        ws.entry().map(|e| e.choice.format),
+        Some(Some(Format::Json))
+    );
+    assert!(matches!(
+        ws.entry().map(|e| &e.analysis),
+        Some(Stage::Ready(_))
+    ));
+}
+
+#[test]
+fn a_missing_file_is_an_error_naming_it() {
+    let mut ws = Workspace::new(no_notify());
+    let err = ws.open_path("/no/such/file.json").err().unwrap_or_default();
+    assert!(err.contains("/no/such/file.json"), "{err}");
+    assert!(ws.entries.is_empty());
+}
+
+#[test]
+fn sources_keep_their_bytes_whatever_decoding_finds() {
+    let s = Source::dropped("x.bin", vec![0xff, 0x00, 0xc1]);
+    let mut ws = Workspace::new(no_notify());
+    ws.add(s);
+    ws.wait_idle();
+    assert_eq!(
+        ws.entry().map(|e| e.source.bytes().to_vec()),
+        Some(vec![0xff, 0x00, 0xc1])
+    );
+    assert!(ws.analysis().is_some());
+}
