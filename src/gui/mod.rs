@@ -4,6 +4,9 @@
 //! each shows how it was read and its size in every format. The side-by-side inspector replaces
 //! it. Decoding and encoding run on a worker thread; the UI thread only draws.
 
+pub mod fonts;
+pub mod widgets;
+
 use std::path::PathBuf;
 use std::sync::mpsc;
 
