@@ -136,7 +136,7 @@ impl HexView {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         HexView {
-            id: egui::Id::new(("wirelens_hex_view", n)),
+            id: egui::Id::unique(("wirelens_hex_view", n)),
             scroll_target: None,
             cursor: None,
             hovered_node: None,

@@ -33,7 +33,7 @@ pub fn data_inspector(ui: &mut egui::Ui, bytes: &[u8], offset: usize) {
         let rich = if weak { rich.weak() } else { rich };
         ui.add(egui::Label::new(rich).selectable(true));
     };
-    egui::Grid::new(ui.id().with("wirelens_data_inspector"))
+    egui::Grid::new("wirelens_data_inspector")
         .num_columns(4)
         .spacing([10.0, 2.0])
         .striped(true)

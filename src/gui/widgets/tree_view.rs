@@ -90,7 +90,7 @@ impl TreeView {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         TreeView {
-            id: egui::Id::new(("wirelens_tree_view", n)),
+            id: egui::Id::unique(("wirelens_tree_view", n)),
             expanded: HashSet::new(),
             collapsed: HashSet::new(),
             rows: Vec::new(),
