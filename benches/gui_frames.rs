@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use eframe::egui::{self, vec2};
 use egui_kittest::Harness;
 use wirelens::codec::{decode, DecodeOptions, Format};
+use wirelens::gui::fonts;
 use wirelens::gui::widgets::{HexInput, HexView, TreeInput, TreeView};
 use wirelens::model::{ByteRole, NodeId, Path, SpanTree, Value};
 
@@ -173,6 +174,10 @@ fn main() {
     };
     let mut h = Harness::builder()
         .with_size(vec2(700.0, 1000.0))
+        .with_context_setup(|ctx| {
+            // The merchants' names are Chinese.
+            fonts::install_fallback_fonts(ctx);
+        })
         .build_ui_state(
             |ui, s: &mut TreeBench| {
                 let input = TreeInput {
