@@ -5,12 +5,8 @@
 //! encoding runs on the workspace's worker threads.
 
 mod app;
-mod widgets_stub;
-
-// The inspector's widgets (hex view, tree view, data inspector, fonts) follow the shared widget
-// contract; until the real ones are merged, minimal stand-ins with the same signatures.
-use widgets_stub as fonts;
-use widgets_stub as widgets;
+pub mod fonts;
+pub mod widgets;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,208 @@
+//! Frame time of the hex and tree views while scrolling, run headless with egui_kittest.
+//!
+//! `cargo bench --bench gui_frames` (add `--profile test` for a quick, less optimised build).
+//! Each frame gets one scroll (a mouse-wheel event, or a jump with `scroll_to`), then the harness
+//! runs one egui pass. Measured per frame, as CPU time on this thread:
+//! - **ui**: the egui pass: input handling, the widgets' layout and drawing into shapes,
+//!   text layout (galleys), and the AccessKit tree that kittest turns on (an app without a screen
+//!   reader skips it, so this is an upper bound);
+//! - **ui+tess**: the same plus tessellating the frame's shapes into triangles.
+//!
+//! Not included: uploading to the GPU and the GPU's work (there is no renderer here), font atlas
+//! uploads, and the rest of the app.
+//!
+//! Cases: the hex view of a 100 MB buffer (the MessagePack 15k sample repeated; spans cover the
+//! first copy, so the byte lookups run over a ~150k-node tree everywhere), the hex view of the
+//! 2.2 MB JSON 15k sample with its spans, and the tree of that sample (15,000 records, ~150k
+//! nodes) with every record expanded.
+#![allow(clippy::print_stdout)] // a bench binary reports on stdout
+
+use std::time::{Duration, Instant};
+
+use eframe::egui::{self, vec2};
+use egui_kittest::Harness;
+use wirelens::codec::{decode, DecodeOptions, Format};
+use wirelens::gui::fonts;
+use wirelens::gui::widgets::{HexInput, HexView, TreeInput, TreeView};
+use wirelens::model::{ByteRole, NodeId, Path, SpanTree, Value};
+
+const FRAMES: usize = 300;
+
+fn wheel(h: &Harness<'_, impl Sized>, dy: f32) {
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: vec2(0.0, dy),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Wheel,
+        modifiers: egui::Modifiers::NONE,
+    });
+}
+
+/// Steps `frames` frames, calling `before` ahead of each; returns per-frame ui and ui+tess times.
+fn measure<S>(
+    h: &mut Harness<'_, S>,
+    frames: usize,
+    mut before: impl FnMut(&mut Harness<'_, S>, usize),
+) -> (Vec<Duration>, Vec<Duration>) {
+    let mut ui = Vec::with_capacity(frames);
+    let mut total = Vec::with_capacity(frames);
+    for i in 0..frames {
+        before(h, i);
+        let t0 = Instant::now();
+        h.step();
+        let t1 = Instant::now();
+        let out = h.output();
+        let shapes = out.shapes.clone();
+        let ppp = out.pixels_per_point;
+        let prims = h.ctx.tessellate(shapes, ppp);
+        std::hint::black_box(prims);
+        let t2 = Instant::now();
+        ui.push(t1 - t0);
+        total.push(t2 - t0);
+    }
+    (ui, total)
+}
+
+fn pct(v: &[Duration], p: f64) -> f64 {
+    let mut s: Vec<f64> = v.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    s.sort_by(f64::total_cmp);
+    let i = ((s.len() as f64 - 1.0) * p).round() as usize;
+    s.get(i).copied().unwrap_or(0.0)
+}
+
+fn report(name: &str, (ui, total): (Vec<Duration>, Vec<Duration>)) {
+    println!(
+        "{name:<44} ui p50 {:6.2} ms  p99 {:6.2} ms | ui+tess p50 {:6.2} ms  p99 {:6.2} ms",
+        pct(&ui, 0.5),
+        pct(&ui, 0.99),
+        pct(&total, 0.5),
+        pct(&total, 0.99)
+    );
+}
+
+struct HexBench {
+    view: HexView,
+    bytes: Vec<u8>,
+    spans: SpanTree,
+}
+
+fn hex_case(name: &str, bytes: Vec<u8>, spans: SpanTree) {
+    let len = bytes.len();
+    let state = HexBench {
+        view: HexView::new(),
+        bytes,
+        spans,
+    };
+    let mut h = Harness::builder()
+        .with_size(vec2(900.0, 1000.0))
+        .build_ui_state(
+            |ui, s: &mut HexBench| {
+                let spans = &s.spans;
+                let describe =
+                    |id: NodeId, role: ByteRole| format!("{} ({})", spans.path(id), role.name());
+                let input = HexInput {
+                    bytes: &s.bytes,
+                    spans: Some(&s.spans),
+                    selected: spans.nodes().get(5).map(|n| n.extent()),
+                    error_at: None,
+                    describe: &describe,
+                };
+                s.view.show(ui, &input);
+            },
+            state,
+        );
+    h.run_steps(3);
+    h.hover_at(egui::pos2(450.0, 500.0));
+    h.run_steps(2);
+    report(
+        &format!("hex {name}: wheel scroll"),
+        measure(&mut h, FRAMES, |h, _| wheel(h, -120.0)),
+    );
+    // Jumps spread over the whole buffer (a fixed stride, so runs are comparable).
+    report(
+        &format!("hex {name}: jump anywhere"),
+        measure(&mut h, FRAMES, |h, i| {
+            let at = (i as u64 * 7_919_993 % len.max(1) as u64) as usize;
+            h.state_mut().view.scroll_to(at);
+        }),
+    );
+}
+
+struct TreeBench {
+    view: TreeView,
+    value: Value,
+    spans: SpanTree,
+}
+
+fn main() {
+    let json =
+        std::fs::read("samples/transactions-15k.json").expect("samples/transactions-15k.json");
+    let msgpack = std::fs::read("samples/transactions-15k.msgpack")
+        .expect("samples/transactions-15k.msgpack");
+    let opts = DecodeOptions::default();
+    let doc = decode(&json, Format::Json, &opts).expect("the sample decodes");
+    let mp = decode(&msgpack, Format::MessagePack, &opts).expect("the sample decodes");
+    println!(
+        "samples: JSON {} bytes, {} nodes; MessagePack {} bytes",
+        json.len(),
+        doc.spans.len(),
+        msgpack.len()
+    );
+
+    let mut big = Vec::with_capacity(100 << 20);
+    while big.len() < 100 << 20 {
+        let take = msgpack.len().min((100 << 20) - big.len());
+        big.extend_from_slice(&msgpack[..take]);
+    }
+    hex_case("100 MB", big, mp.spans);
+    hex_case("15k JSON (2.2 MB)", json.clone(), doc.spans.clone());
+
+    // The tree with every record expanded: ~120k rows to scroll through.
+    let mut view = TreeView::new();
+    let records = doc
+        .spans
+        .find(&Path::parse("$.transactions[*].id").expect("path"));
+    let t0 = Instant::now();
+    for id in &records {
+        view.reveal(&doc.spans, *id);
+    }
+    let reveal = t0.elapsed();
+    let state = TreeBench {
+        view,
+        value: doc.value,
+        spans: doc.spans,
+    };
+    let mut h = Harness::builder()
+        .with_size(vec2(700.0, 1000.0))
+        .with_context_setup(|ctx| {
+            // The merchants' names are Chinese.
+            fonts::install_fallback_fonts(ctx);
+        })
+        .build_ui_state(
+            |ui, s: &mut TreeBench| {
+                let input = TreeInput {
+                    value: &s.value,
+                    spans: &s.spans,
+                    selected: None,
+                    notes: &[],
+                };
+                s.view.show(ui, &input);
+            },
+            state,
+        );
+    let t0 = Instant::now();
+    h.step();
+    println!(
+        "tree 15k: expanding {} records took {:.1} ms, the first frame (rebuilding the rows) {:.1} ms, {} rows",
+        records.len(),
+        reveal.as_secs_f64() * 1000.0,
+        t0.elapsed().as_secs_f64() * 1000.0,
+        h.state().view.row_count()
+    );
+    h.hover_at(egui::pos2(350.0, 500.0));
+    h.run_steps(2);
+    report(
+        "tree 15k: wheel scroll",
+        measure(&mut h, FRAMES, |h, _| wheel(h, -120.0)),
+    );
+}

@@ -1,0 +1,567 @@
+//! The hex view: offset | hex | ASCII rows, 16 bytes a row, coloured by what each byte is.
+//!
+//! It exists to show which byte is which field, for buffers of any size. Only the rows on screen
+//! are drawn, and only their bytes are looked up in the [`SpanTree`] (one
+//! [`SpanTree::node_at`] binary search per visible byte), so a frame costs the same for 1 KB and
+//! for 100 MB; the buffer is never copied or scanned.
+//!
+//! Up to a few million pixels of rows it scrolls with egui's `ScrollArea::show_rows`. Past that
+//! (about 3.7 MB of bytes), f32 screen coordinates can no longer place rows to the pixel, so the
+//! view switches to its own paged scrolling: it keeps the top row as an integer, scrolls with the
+//! mouse wheel and keys, and draws its own scroll bar.
+//!
+//! What it does not do: decide what is selected (the app passes the selected span in and gets
+//! hovered and clicked bytes back), or describe nodes (the app's `describe` callback writes the
+//! tooltip).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use eframe::egui::{
+    self, pos2, text::LayoutJob, vec2, Color32, FontId, Rect, Role, Sense, Stroke, TextFormat,
+    WidgetInfo,
+};
+
+use super::{error_bg, hover_bg, role_color, selection_bg};
+use crate::model::{ByteRole, NodeId, Span, SpanTree};
+
+/// Bytes in one row.
+pub const ROW_BYTES: usize = 16;
+
+/// Above this many pixels of rows, the view scrolls by itself instead of with a `ScrollArea`:
+/// 2^22, where f32 still resolves a quarter pixel.
+const SCROLL_AREA_MAX_PX: f32 = 4_194_304.0;
+
+/// Width of the paged mode's scroll bar.
+const BAR_WIDTH: f32 = 12.0;
+
+/// What the app shows in a hex view this frame.
+pub struct HexInput<'a> {
+    /// The buffer; may be 100 MB (memory-mapped): never copied, never scanned per frame.
+    pub bytes: &'a [u8],
+    /// `None` while decoding or when undecodable: plain hex, no colours.
+    pub spans: Option<&'a SpanTree>,
+    /// Extent of the selected node (key included), highlighted.
+    pub selected: Option<Span>,
+    /// A decode error offset, marked.
+    pub error_at: Option<usize>,
+    /// Tooltip body for a byte's node and role (path, type, value, range); the app supplies it.
+    pub describe: &'a dyn Fn(NodeId, ByteRole) -> String,
+}
+
+/// What the user did in a hex view this frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HexResponse {
+    /// Byte offset under the pointer and its node.
+    pub hovered: Option<(usize, Option<NodeId>)>,
+    /// Byte offset clicked and its node.
+    pub clicked: Option<(usize, Option<NodeId>)>,
+}
+
+/// The hex view's state: scroll target, cursor, hovered node. See the module docs.
+#[derive(Debug)]
+pub struct HexView {
+    id: egui::Id,
+    scroll_target: Option<usize>,
+    cursor: Option<usize>,
+    hovered_node: Option<NodeId>,
+    viewport_height: f32,
+    visible_rows: Range<usize>,
+    /// Paged mode: first row shown, and wheel movement not yet a whole row.
+    top_row: usize,
+    wheel_px: f32,
+}
+
+impl Default for HexView {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Where things go in a row, in points from the row's left edge.
+#[derive(Clone, Copy)]
+struct Layout {
+    char_w: f32,
+    row_h: f32,
+    digits: usize,
+    hex_x: f32,
+    ascii_x: f32,
+    width: f32,
+}
+
+impl Layout {
+    fn new(char_w: f32, row_h: f32, len: usize) -> Layout {
+        // Offsets in hex, at least 8 digits, more for buffers past 4 GB.
+        let digits = (usize::BITS - len.leading_zeros()).div_ceil(4).max(8) as usize;
+        let hex_x = (digits + 2) as f32 * char_w;
+        let hex_chars = ROW_BYTES * 3 - 1;
+        let ascii_x = hex_x + (hex_chars + 2) as f32 * char_w;
+        let width = ascii_x + ROW_BYTES as f32 * char_w + char_w;
+        Layout {
+            char_w,
+            row_h,
+            digits,
+            hex_x,
+            ascii_x,
+            width,
+        }
+    }
+
+    /// The hex cell of byte `i` of a row starting at `left`, half a space wide on each side.
+    fn hex_cell(&self, row: Rect, i: usize) -> Rect {
+        let x = row.left() + self.hex_x + (3 * i) as f32 * self.char_w - 0.5 * self.char_w;
+        Rect::from_min_size(pos2(x, row.top()), vec2(3.0 * self.char_w, self.row_h))
+    }
+
+    fn ascii_cell(&self, row: Rect, i: usize) -> Rect {
+        let x = row.left() + self.ascii_x + i as f32 * self.char_w;
+        Rect::from_min_size(pos2(x, row.top()), vec2(self.char_w, self.row_h))
+    }
+}
+
+/// Everything a row needs that is the same for every row of one frame.
+struct Frame<'a, 'b> {
+    input: &'a HexInput<'b>,
+    layout: Layout,
+    font: FontId,
+    dark: bool,
+    text: Color32,
+    weak: Color32,
+    hovered_extent: Option<Span>,
+}
+
+impl HexView {
+    /// A view scrolled to the top with no cursor.
+    pub fn new() -> HexView {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        HexView {
+            id: egui::Id::unique(("wirelens_hex_view", n)),
+            scroll_target: None,
+            cursor: None,
+            hovered_node: None,
+            viewport_height: 0.0,
+            visible_rows: 0..0,
+            top_row: 0,
+            wheel_px: 0.0,
+        }
+    }
+
+    /// Next frame brings the offset's row into view (centred).
+    pub fn scroll_to(&mut self, offset: usize) {
+        self.scroll_target = Some(offset / ROW_BYTES);
+    }
+
+    /// Last clicked/keyboard byte, for the data inspector.
+    pub fn cursor(&self) -> Option<usize> {
+        self.cursor
+    }
+
+    /// Moves the cursor (without scrolling; call [`HexView::scroll_to`] too to show it).
+    pub fn set_cursor(&mut self, offset: usize) {
+        self.cursor = Some(offset);
+    }
+
+    /// The rows drawn last frame.
+    pub fn visible_rows(&self) -> Range<usize> {
+        self.visible_rows.clone()
+    }
+
+    /// Draws the view in the space left in `ui`, and says what was hovered and clicked.
+    pub fn show(&mut self, ui: &mut egui::Ui, input: &HexInput<'_>) -> HexResponse {
+        let len = input.bytes.len();
+        let rows = len.div_ceil(ROW_BYTES);
+        let font = egui::TextStyle::Monospace.resolve(ui.style());
+        let (char_w, text_h) = ui.fonts_mut(|f| (f.glyph_width(&font, '0'), f.row_height(&font)));
+        let layout = Layout::new(char_w, (text_h + 2.0).round(), len);
+        let visuals = ui.visuals();
+        let frame = Frame {
+            input,
+            layout,
+            font,
+            dark: visuals.dark_mode,
+            text: visuals.text_color(),
+            weak: visuals.weak_text_color(),
+            hovered_extent: self
+                .hovered_node
+                .zip(input.spans)
+                .filter(|(id, s)| id.index() < s.len())
+                .map(|(id, s)| s.node(id).extent()),
+        };
+        self.keyboard(ui, len);
+        if self.viewport_height <= 0.0 {
+            self.viewport_height = ui.available_height();
+        }
+        let mut out = HexResponse::default();
+        ui.scope(|ui| {
+            ui.spacing_mut().item_spacing.y = 0.0;
+            if rows as f32 * layout.row_h > SCROLL_AREA_MAX_PX {
+                self.show_paged(ui, &frame, rows, &mut out);
+            } else {
+                self.show_scrolled(ui, &frame, rows, &mut out);
+            }
+        });
+        self.hovered_node = out.hovered.and_then(|(_, n)| n);
+        if let Some((offset, _)) = out.clicked {
+            self.cursor = Some(offset);
+            ui.memory_mut(|m| m.request_focus(self.id));
+        }
+        out
+    }
+
+    fn show_scrolled(
+        &mut self,
+        ui: &mut egui::Ui,
+        frame: &Frame<'_, '_>,
+        rows: usize,
+        out: &mut HexResponse,
+    ) {
+        let row_h = frame.layout.row_h;
+        let mut area = egui::ScrollArea::both()
+            .id_salt(self.id)
+            .auto_shrink([false, false]);
+        if let Some(row) = self.scroll_target.take() {
+            let y = row as f32 * row_h - 0.5 * self.viewport_height + 0.5 * row_h;
+            area = area.vertical_scroll_offset(y.max(0.0));
+        }
+        let shown = area.show_rows(ui, row_h, rows, |ui, range| {
+            self.register_focus(ui);
+            for row in range.clone() {
+                self.draw_row(ui, frame, row, out);
+            }
+            range
+        });
+        self.viewport_height = shown.inner_rect.height();
+        self.visible_rows = shown.inner;
+    }
+
+    fn show_paged(
+        &mut self,
+        ui: &mut egui::Ui,
+        frame: &Frame<'_, '_>,
+        rows: usize,
+        out: &mut HexResponse,
+    ) {
+        let row_h = frame.layout.row_h;
+        let avail = ui.available_rect_before_wrap();
+        let width = (frame.layout.width + BAR_WIDTH).min(avail.width().max(BAR_WIDTH));
+        let (rect, _) = ui.allocate_exact_size(vec2(width, avail.height()), Sense::hover());
+        let bar = Rect::from_min_max(pos2(rect.right() - BAR_WIDTH, rect.top()), rect.max);
+        let body = Rect::from_min_max(rect.min, pos2(bar.left(), rect.bottom()));
+        self.viewport_height = body.height();
+        let visible = ((body.height() / row_h).floor() as usize).max(1);
+        let max_top = rows.saturating_sub(visible);
+        if let Some(row) = self.scroll_target.take() {
+            self.top_row = row.saturating_sub(visible / 2);
+        }
+        // Mouse wheel over the body.
+        if ui.rect_contains_pointer(body) {
+            let dy = ui.input(|i| i.smooth_scroll_delta.y);
+            if dy != 0.0 {
+                ui.input_mut(|i| i.smooth_scroll_delta.y = 0.0);
+                self.wheel_px -= dy;
+                let whole = (self.wheel_px / row_h).trunc();
+                self.wheel_px -= whole * row_h;
+                self.top_row = if whole < 0.0 {
+                    self.top_row.saturating_sub((-whole) as usize)
+                } else {
+                    self.top_row.saturating_add(whole as usize)
+                };
+            }
+        }
+        // The scroll bar: click or drag anywhere on it to jump there.
+        let bar_response = ui.interact(bar, self.id.with("bar"), Sense::click_and_drag());
+        let thumb_h = (bar.height() * visible as f32 / rows.max(1) as f32)
+            .clamp(20.0_f32.min(bar.height()), bar.height());
+        let travel = (bar.height() - thumb_h).max(1.0);
+        if let Some(p) = bar_response.interact_pointer_pos() {
+            let frac = f64::from(((p.y - bar.top() - 0.5 * thumb_h) / travel).clamp(0.0, 1.0));
+            self.top_row = (frac * max_top as f64).round() as usize;
+        }
+        self.top_row = self.top_row.min(max_top);
+        let frac = if max_top == 0 {
+            0.0
+        } else {
+            self.top_row as f64 / max_top as f64
+        };
+        let thumb = Rect::from_min_size(
+            pos2(bar.left() + 2.0, bar.top() + (frac as f32) * travel),
+            vec2(BAR_WIDTH - 4.0, thumb_h),
+        );
+        let v = ui.visuals();
+        ui.painter().rect_filled(bar, 0.0, v.extreme_bg_color);
+        ui.painter()
+            .rect_filled(thumb, 3.0, v.widgets.inactive.bg_fill);
+        bar_response.widget_info(|| {
+            WidgetInfo::labeled(
+                Role::ScrollBar,
+                true,
+                format!("row {} of {rows}", self.top_row),
+            )
+        });
+
+        let end = (self.top_row + visible + 1).min(rows);
+        let range = self.top_row..end;
+        ui.scope_builder(egui::UiBuilder::new().max_rect(body), |ui| {
+            ui.set_clip_rect(body.intersect(ui.clip_rect()));
+            ui.spacing_mut().item_spacing.y = 0.0;
+            self.register_focus(ui);
+            for row in range.clone() {
+                self.draw_row(ui, frame, row, out);
+            }
+        });
+        self.visible_rows = range;
+    }
+
+    /// Keeps the view focusable (so arrow keys reach it once clicked).
+    fn register_focus(&self, ui: &mut egui::Ui) {
+        let rect = ui.max_rect().intersect(ui.clip_rect());
+        let r = ui.interact(rect, self.id, Sense::focusable_noninteractive());
+        if r.has_focus() {
+            ui.memory_mut(|m| {
+                m.set_focus_lock_filter(
+                    self.id,
+                    egui::EventFilter {
+                        horizontal_arrows: true,
+                        vertical_arrows: true,
+                        ..Default::default()
+                    },
+                );
+            });
+        }
+    }
+
+    /// Arrow keys and page keys move the cursor while the view has focus.
+    fn keyboard(&mut self, ui: &mut egui::Ui, len: usize) {
+        if len == 0 || !ui.memory(|m| m.has_focus(self.id)) {
+            return;
+        }
+        let page = self.visible_rows.len().max(2) - 1;
+        let step: i64 = ui.input(|i| {
+            use egui::Key;
+            let mut s = 0i64;
+            let keys: [(Key, i64); 6] = [
+                (Key::ArrowLeft, -1),
+                (Key::ArrowRight, 1),
+                (Key::ArrowUp, -(ROW_BYTES as i64)),
+                (Key::ArrowDown, ROW_BYTES as i64),
+                (Key::PageUp, -((page * ROW_BYTES) as i64)),
+                (Key::PageDown, (page * ROW_BYTES) as i64),
+            ];
+            for (k, d) in keys {
+                if i.key_pressed(k) {
+                    s = s.saturating_add(d);
+                }
+            }
+            s
+        });
+        if step == 0 {
+            return;
+        }
+        let at = self.cursor.unwrap_or(0) as i64;
+        let next = at.saturating_add(step).clamp(0, len as i64 - 1) as usize;
+        self.cursor = Some(next);
+        let row = next / ROW_BYTES;
+        if !self.visible_rows.contains(&row)
+            || row + 1 >= self.visible_rows.end
+            || row <= self.visible_rows.start
+        {
+            self.scroll_target = Some(row);
+        }
+    }
+
+    fn draw_row(
+        &self,
+        ui: &mut egui::Ui,
+        frame: &Frame<'_, '_>,
+        row: usize,
+        out: &mut HexResponse,
+    ) {
+        let layout = frame.layout;
+        let input = frame.input;
+        let (rect, _) = ui.allocate_exact_size(vec2(layout.width, layout.row_h), Sense::hover());
+        if !ui.is_rect_visible(rect) {
+            return;
+        }
+        let start = row.saturating_mul(ROW_BYTES);
+        let end = start.saturating_add(ROW_BYTES).min(input.bytes.len());
+        let bytes = input.bytes.get(start..end).unwrap_or(&[]);
+        let mut info: [Option<(NodeId, ByteRole)>; ROW_BYTES] = [None; ROW_BYTES];
+        if let Some(spans) = input.spans {
+            for (i, slot) in info.iter_mut().enumerate().take(bytes.len()) {
+                *slot = spans.node_at(start + i);
+            }
+        }
+
+        // Backgrounds: error, then selection, then the hovered node.
+        let painter = ui.painter();
+        for i in 0..bytes.len() {
+            let off = start + i;
+            let bg = if input.error_at == Some(off) {
+                Some(error_bg(frame.dark))
+            } else if input.selected.is_some_and(|s| s.contains(off)) {
+                Some(selection_bg(frame.dark))
+            } else if frame.hovered_extent.is_some_and(|s| s.contains(off)) {
+                Some(hover_bg(frame.dark))
+            } else {
+                None
+            };
+            if let Some(bg) = bg {
+                let mut hex = layout.hex_cell(rect, i);
+                if i == 0 {
+                    hex.min.x += 0.5 * layout.char_w;
+                }
+                if i + 1 == bytes.len() {
+                    hex.max.x -= 0.5 * layout.char_w;
+                }
+                painter.rect_filled(hex, 0.0, bg);
+                painter.rect_filled(layout.ascii_cell(rect, i), 0.0, bg);
+            }
+        }
+
+        // Text: one galley for the hex and one for the ASCII, coloured by role.
+        let color = |i: usize| -> Color32 {
+            if input.error_at == Some(start + i) {
+                frame.text
+            } else if input.spans.is_none() {
+                frame.text
+            } else {
+                match info[i] {
+                    Some((_, role)) => role_color(role, frame.dark),
+                    None => frame.weak,
+                }
+            }
+        };
+        let mut hex_job = LayoutJob::default();
+        let mut ascii_job = LayoutJob::default();
+        let mut hex_label = String::with_capacity(ROW_BYTES * 3);
+        let mut ascii_label = String::with_capacity(ROW_BYTES);
+        for (i, &b) in bytes.iter().enumerate() {
+            let fmt = TextFormat::simple(frame.font.clone(), color(i));
+            let h = format!("{b:02x}");
+            hex_label.push_str(&h);
+            hex_job.append(&h, 0.0, fmt.clone());
+            if i + 1 < bytes.len() {
+                hex_label.push(' ');
+                hex_job.append(" ", 0.0, fmt.clone());
+            }
+            let c = if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '.'
+            };
+            ascii_label.push(c);
+            ascii_job.append(&c.to_string(), 0.0, fmt);
+        }
+        let text_y = rect.top() + 1.0;
+        let offset_text = format!("{start:0width$x}", width = layout.digits);
+        painter.text(
+            pos2(rect.left(), text_y),
+            egui::Align2::LEFT_TOP,
+            &offset_text,
+            frame.font.clone(),
+            frame.weak,
+        );
+        let hex_galley = painter.layout_job(hex_job);
+        painter.galley(
+            pos2(rect.left() + layout.hex_x, text_y),
+            hex_galley,
+            frame.text,
+        );
+        let ascii_galley = painter.layout_job(ascii_job);
+        painter.galley(
+            pos2(rect.left() + layout.ascii_x, text_y),
+            ascii_galley,
+            frame.text,
+        );
+        // A faint rule between the two halves of the row.
+        let mid =
+            rect.left() + layout.hex_x + (3 * ROW_BYTES / 2) as f32 * layout.char_w - layout.char_w;
+        painter.vline(
+            mid,
+            rect.y_range(),
+            Stroke::new(1.0, frame.weak.gamma_multiply(0.25)),
+        );
+
+        // The cursor: an outline in both columns.
+        if let Some(c) = self.cursor.filter(|c| (start..end).contains(c)) {
+            let i = c - start;
+            let stroke = Stroke::new(1.0, frame.text);
+            painter.rect_stroke(
+                layout
+                    .hex_cell(rect, i)
+                    .shrink2(vec2(0.4 * layout.char_w, 0.0)),
+                1.0,
+                stroke,
+                egui::StrokeKind::Inside,
+            );
+            painter.rect_stroke(
+                layout.ascii_cell(rect, i),
+                1.0,
+                stroke,
+                egui::StrokeKind::Inside,
+            );
+        }
+
+        // Interaction and accessibility: the offset, the hex and the ASCII are three labels.
+        let off_rect = Rect::from_min_size(
+            rect.min,
+            vec2(layout.digits as f32 * layout.char_w, layout.row_h),
+        );
+        let off_response = ui.interact(off_rect, self.id.with(("offset", row)), Sense::hover());
+        off_response.widget_info(|| WidgetInfo::labeled(Role::Label, true, &offset_text));
+        let hex_rect = Rect::from_min_max(
+            layout.hex_cell(rect, 0).min,
+            pos2(layout.hex_cell(rect, ROW_BYTES - 1).max.x, rect.bottom()),
+        );
+        let ascii_rect = Rect::from_min_max(
+            layout.ascii_cell(rect, 0).min,
+            layout.ascii_cell(rect, ROW_BYTES - 1).max,
+        );
+        for (part, part_rect, label, cell_w, left) in [
+            (
+                "hex",
+                hex_rect,
+                &hex_label,
+                3.0 * layout.char_w,
+                hex_rect.left(),
+            ),
+            (
+                "ascii",
+                ascii_rect,
+                &ascii_label,
+                layout.char_w,
+                ascii_rect.left(),
+            ),
+        ] {
+            let response = ui.interact(part_rect, self.id.with((part, row)), Sense::click());
+            response.widget_info(|| WidgetInfo::labeled(Role::Label, true, label));
+            let byte_at = |p: egui::Pos2| -> Option<usize> {
+                let i = ((p.x - left) / cell_w).floor();
+                (i >= 0.0 && (i as usize) < bytes.len()).then(|| start + i as usize)
+            };
+            if response.clicked() {
+                if let Some(off) = response.interact_pointer_pos().and_then(byte_at) {
+                    out.clicked = Some((off, info[off - start].map(|(n, _)| n)));
+                }
+            }
+            if let Some(off) = response.hover_pos().and_then(byte_at) {
+                let found = info[off - start];
+                out.hovered = Some((off, found.map(|(n, _)| n)));
+                let byte = bytes[off - start];
+                response.on_hover_ui_at_pointer(|ui| {
+                    match (found, input.spans) {
+                        (Some((node, role)), _) => {
+                            ui.label((input.describe)(node, role));
+                        }
+                        (None, Some(_)) => {
+                            ui.label("Outside every field (whitespace or trailing bytes)");
+                        }
+                        (None, None) => {}
+                    }
+                    ui.weak(format!("offset {off} (0x{off:x}), byte 0x{byte:02x}"));
+                });
+            }
+        }
+    }
+}

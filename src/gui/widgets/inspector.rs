@@ -1,0 +1,100 @@
+//! The data inspector (every common reading of the bytes at one offset) and the go-to-offset
+//! field.
+//!
+//! The inspector answers "what could these bytes be?" for the byte under the hex view's cursor:
+//! integers of every width in both byte orders, half/single/double floats, a LEB128 varint and its
+//! zigzag reading, the UTF-8 character starting there and the byte in binary. Readings that need
+//! more bytes than remain show "—". It reads at most 10 bytes, so it costs nothing on a large
+//! buffer. It does not know which format the bytes are in; the hex view's colours and tooltip say
+//! what the decoder made of them.
+
+use eframe::egui;
+
+use super::numbers::{self, NONE};
+
+/// The data inspector for `bytes[offset..]`: u8…u64/i8…i64 LE/BE, f16/f32/f64 LE/BE, varint +
+/// zigzag (with its length), UTF-8 char at offset; values that don't fit are shown as "—".
+///
+/// Each reading is a plain label ("u32 LE") beside its value; values can be selected and copied.
+pub fn data_inspector(ui: &mut egui::Ui, bytes: &[u8], offset: usize) {
+    if offset >= bytes.len() {
+        ui.weak(format!(
+            "No byte at offset {offset} (the buffer holds {} bytes).",
+            bytes.len()
+        ));
+        return;
+    }
+    ui.label(format!("At offset {offset} (0x{offset:x})"));
+    let readings = numbers::readings(bytes, offset);
+    let (var, zig) = numbers::varint_text(bytes, offset);
+    let value = |ui: &mut egui::Ui, text: &str| {
+        let weak = text == NONE;
+        let rich = egui::RichText::new(text).monospace();
+        let rich = if weak { rich.weak() } else { rich };
+        ui.add(egui::Label::new(rich).selectable(true));
+    };
+    egui::Grid::new("wirelens_data_inspector")
+        .num_columns(4)
+        .spacing([10.0, 2.0])
+        .striped(true)
+        .show(ui, |ui| {
+            // Single-byte readings first, then LE | BE pairs side by side.
+            let (single, pairs) = readings.split_at(2.min(readings.len()));
+            for (label, v) in single {
+                ui.label(*label);
+                value(ui, v);
+            }
+            ui.end_row();
+            for pair in pairs.chunks(2) {
+                for (label, v) in pair {
+                    ui.label(*label);
+                    value(ui, v);
+                }
+                ui.end_row();
+            }
+            ui.label("varint");
+            value(ui, &var);
+            ui.label("zigzag");
+            value(ui, &zig);
+            ui.end_row();
+            ui.label("UTF-8");
+            value(ui, &numbers::utf8_text(bytes, offset));
+            ui.label("binary");
+            value(ui, &numbers::binary_text(bytes, offset));
+            ui.end_row();
+        });
+}
+
+/// A small "go to offset" text field (decimal or 0x hex); returns the offset when the user presses
+/// Enter. An offset past the end (or text that is not a number) gets a red hint instead.
+pub fn goto_offset(ui: &mut egui::Ui, text: &mut String, len: usize) -> Option<usize> {
+    let mut jump = None;
+    ui.horizontal(|ui| {
+        let label = ui.label("Go to offset");
+        let edit = egui::TextEdit::singleline(text)
+            .hint_text("1234 or 0x4d2")
+            .desired_width(110.0)
+            .font(egui::TextStyle::Monospace);
+        let response = ui.add(edit).labelled_by(label.id);
+        let trimmed = text.trim();
+        let parsed = numbers::parse_offset(trimmed);
+        let problem = match parsed {
+            _ if trimmed.is_empty() => None,
+            None => Some("not a number: use 1234 or 0x4d2".to_string()),
+            Some(o) if o >= len => Some(format!(
+                "past the end: the last offset is {}",
+                len.checked_sub(1)
+                    .map_or_else(|| "none (empty)".to_string(), |l| l.to_string())
+            )),
+            Some(_) => None,
+        };
+        if let Some(p) = &problem {
+            ui.colored_label(ui.visuals().error_fg_color, p);
+        }
+        let entered = response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if entered && problem.is_none() {
+            jump = parsed;
+        }
+    });
+    jump
+}

@@ -1,0 +1,88 @@
+//! Self-contained widgets of the inspector: the hex view, the tree view, the data inspector and
+//! go-to-offset.
+//!
+//! They exist so the app's columns can show any buffer, however large, at a steady frame rate:
+//! each widget draws only the rows on screen (virtualized), looks bytes up in the
+//! [`SpanTree`](crate::model::SpanTree) by binary search for those rows only, and keeps no copy
+//! of the data. They know nothing about the app's state: the app passes the bytes, the spans and
+//! the selection in, and gets hovered and clicked nodes back (as [`NodeId`](crate::model::NodeId)s
+//! of the column's own tree; the app turns them into paths).
+//!
+//! What they do not do: decode, encode, or hold the selection. Linked selection across columns is
+//! the app's job.
+
+pub mod hex_view;
+pub mod inspector;
+mod numbers;
+pub mod tree_view;
+
+pub use hex_view::{HexInput, HexResponse, HexView};
+pub use inspector::{data_inspector, goto_offset};
+pub use tree_view::{TreeInput, TreeView};
+
+use eframe::egui::{self, Color32};
+
+use crate::model::ByteRole;
+
+/// Colours for byte roles, chosen for both light and dark themes.
+///
+/// Hue carries the role (blue keys, orange headers, green values, grey structure) and each is
+/// readable on the theme's background; none is red, which marks errors.
+pub fn role_color(role: ByteRole, dark: bool) -> Color32 {
+    match (role, dark) {
+        (ByteRole::Key, true) => Color32::from_rgb(0x7c, 0xb7, 0xff),
+        (ByteRole::Key, false) => Color32::from_rgb(0x1a, 0x56, 0xb8),
+        (ByteRole::Header, true) => Color32::from_rgb(0xf0, 0xa8, 0x4a),
+        (ByteRole::Header, false) => Color32::from_rgb(0xa8, 0x52, 0x00),
+        (ByteRole::Value, true) => Color32::from_rgb(0x8e, 0xd8, 0x7a),
+        (ByteRole::Value, false) => Color32::from_rgb(0x1e, 0x7a, 0x1e),
+        (ByteRole::Structure, true) => Color32::from_rgb(0xa8, 0xa8, 0xb0),
+        (ByteRole::Structure, false) => Color32::from_rgb(0x60, 0x60, 0x68),
+    }
+}
+
+/// Background of the selected node's bytes and rows.
+pub fn selection_bg(dark: bool) -> Color32 {
+    if dark {
+        Color32::from_rgb(0x2e, 0x4a, 0x78)
+    } else {
+        Color32::from_rgb(0xc4, 0xda, 0xff)
+    }
+}
+
+/// Background of the hovered node's bytes (fainter than the selection).
+pub fn hover_bg(dark: bool) -> Color32 {
+    if dark {
+        Color32::from_rgb(0x3a, 0x3a, 0x44)
+    } else {
+        Color32::from_rgb(0xe6, 0xe6, 0xee)
+    }
+}
+
+/// Background of a byte where decoding failed.
+pub fn error_bg(dark: bool) -> Color32 {
+    if dark {
+        Color32::from_rgb(0xb0, 0x20, 0x20)
+    } else {
+        Color32::from_rgb(0xff, 0x9a, 0x9a)
+    }
+}
+
+/// A legend of the byte roles in their colours, for a column header or the help window.
+pub fn role_legend(ui: &mut egui::Ui) {
+    let dark = ui.visuals().dark_mode;
+    ui.horizontal(|ui| {
+        for role in [
+            ByteRole::Key,
+            ByteRole::Header,
+            ByteRole::Value,
+            ByteRole::Structure,
+        ] {
+            ui.label(
+                egui::RichText::new(role.name())
+                    .monospace()
+                    .color(role_color(role, dark)),
+            );
+        }
+    });
+}

@@ -1,0 +1,493 @@
+//! The tree view: one row per node (key or index, type, value summary, bytes in this format),
+//! with expanders, selection and fidelity-note markers.
+//!
+//! It exists to browse documents of any size: the 15,000-record sample has about 150,000 nodes,
+//! so nothing here walks every node per frame. The rows are a flattened list of the expanded
+//! nodes, rebuilt only when expansion changes (in time proportional to the rows, since collapsed
+//! subtrees are skipped by their `subtree_end`), and drawn with `ScrollArea::show_rows`; the text
+//! of a row is worked out the first time the row is drawn and then cached.
+//!
+//! What it does not do: hold the selection (the app passes the selected node in and gets the
+//! clicked node back), or react to hovering.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use eframe::egui::{self, pos2, vec2, Align2, Rect, Role, Sense, WidgetInfo};
+
+use super::{hover_bg, selection_bg};
+use crate::model::{NodeId, Segment, SpanTree, Value};
+
+/// Nodes shallower than this are expanded until the user collapses them: the root and its
+/// children.
+const DEFAULT_DEPTH: u32 = 2;
+
+/// Indentation per level, in points.
+const INDENT: f32 = 14.0;
+
+/// Longest value summary, in characters.
+const SUMMARY_CHARS: usize = 60;
+
+/// Cached row texts are dropped past this many (they are cheap to make again).
+const TEXT_CACHE_MAX: usize = 20_000;
+
+/// What the app shows in a tree view this frame.
+pub struct TreeInput<'a> {
+    /// The document; `value.preorder()[i]` is node `i`.
+    pub value: &'a Value,
+    /// The spans of the buffer this column shows.
+    pub spans: &'a SpanTree,
+    /// The selected node, highlighted.
+    pub selected: Option<NodeId>,
+    /// Nodes that carry a fidelity note (marked).
+    pub notes: &'a [NodeId],
+}
+
+/// One visible row: a node and its depth.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    id: NodeId,
+    depth: u32,
+}
+
+/// The words of a row.
+#[derive(Debug, Clone)]
+struct RowText {
+    key: String,
+    kind: String,
+    summary: String,
+    bytes: String,
+    container: bool,
+    has_children: bool,
+}
+
+/// The tree view's state: expansion, the flattened rows, a pending scroll. See the module docs.
+#[derive(Debug)]
+pub struct TreeView {
+    id: egui::Id,
+    expanded: HashSet<NodeId>,
+    collapsed: HashSet<NodeId>,
+    rows: Vec<Row>,
+    /// Which tree `rows` was built for (address and node count), and whether expansion changed.
+    built_for: Option<(usize, usize)>,
+    dirty: bool,
+    texts: HashMap<NodeId, RowText>,
+    notes_for: Option<(usize, usize)>,
+    notes: HashSet<NodeId>,
+    scroll_to: Option<NodeId>,
+    viewport_height: f32,
+}
+
+impl Default for TreeView {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TreeView {
+    /// A view with the root expanded to depth 2.
+    pub fn new() -> TreeView {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        TreeView {
+            id: egui::Id::unique(("wirelens_tree_view", n)),
+            expanded: HashSet::new(),
+            collapsed: HashSet::new(),
+            rows: Vec::new(),
+            built_for: None,
+            dirty: true,
+            texts: HashMap::new(),
+            notes_for: None,
+            notes: HashSet::new(),
+            scroll_to: None,
+            viewport_height: 0.0,
+        }
+    }
+
+    /// Expands the ancestors of `id` and scrolls its row into view next frame.
+    pub fn reveal(&mut self, spans: &SpanTree, id: NodeId) {
+        if id.index() >= spans.len() {
+            return;
+        }
+        let mut cur = spans.node(id).parent;
+        while let Some(p) = cur {
+            self.collapsed.remove(&p);
+            self.expanded.insert(p);
+            cur = spans.node(p).parent;
+        }
+        self.dirty = true;
+        self.scroll_to = Some(id);
+    }
+
+    /// Number of rows currently listed (expanded nodes and their children).
+    pub fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn is_expanded(&self, id: NodeId, depth: u32) -> bool {
+        expanded_in(&self.expanded, &self.collapsed, id, depth)
+    }
+
+    fn toggle(&mut self, id: NodeId, depth: u32) {
+        if self.is_expanded(id, depth) {
+            self.expanded.remove(&id);
+            self.collapsed.insert(id);
+        } else {
+            self.collapsed.remove(&id);
+            self.expanded.insert(id);
+        }
+        self.dirty = true;
+    }
+
+    /// Rebuilds the flattened rows: pre-order over expanded nodes only.
+    fn rebuild(&mut self, spans: &SpanTree) {
+        self.rows.clear();
+        self.dirty = false;
+        let Some(root) = spans.root() else {
+            return;
+        };
+        let mut stack = vec![Row { id: root, depth: 0 }];
+        let mut children = Vec::new();
+        while let Some(row) = stack.pop() {
+            self.rows.push(row);
+            let node = spans.node(row.id);
+            if node.kind.is_container() && self.is_expanded(row.id, row.depth) {
+                children.clear();
+                children.extend(spans.children(row.id).map(|id| Row {
+                    id,
+                    depth: row.depth + 1,
+                }));
+                stack.extend(children.iter().rev());
+            }
+        }
+    }
+
+    /// Draws the rows in the space left in `ui`; returns the node whose row was clicked.
+    pub fn show(&mut self, ui: &mut egui::Ui, input: &TreeInput<'_>) -> Option<NodeId> {
+        let spans = input.spans;
+        let identity = (std::ptr::from_ref(spans) as usize, spans.len());
+        if self.built_for != Some(identity) {
+            self.built_for = Some(identity);
+            self.texts.clear();
+            self.dirty = true;
+        }
+        if self.dirty {
+            self.rebuild(spans);
+        }
+        let notes_identity = (input.notes.as_ptr() as usize, input.notes.len());
+        if self.notes_for != Some(notes_identity) {
+            self.notes_for = Some(notes_identity);
+            self.notes = input.notes.iter().copied().collect();
+        }
+        if self.texts.len() > TEXT_CACHE_MAX {
+            self.texts.clear();
+        }
+        if self.viewport_height <= 0.0 {
+            self.viewport_height = ui.available_height();
+        }
+
+        let row_h = (ui.text_style_height(&egui::TextStyle::Body) + 4.0).round();
+        let mut area = egui::ScrollArea::both()
+            .id_salt(self.id)
+            .auto_shrink([false, false]);
+        if let Some(target) = self.scroll_to.take() {
+            if let Ok(i) = self.rows.binary_search_by_key(&target, |r| r.id) {
+                let y = i as f32 * row_h - 0.5 * self.viewport_height + 0.5 * row_h;
+                area = area.vertical_scroll_offset(y.max(0.0));
+            }
+        }
+
+        let mut clicked = None;
+        let mut toggled = None;
+        let width = ui.available_width().max(360.0);
+        let shown = ui
+            .scope(|ui| {
+                ui.spacing_mut().item_spacing.y = 0.0;
+                area.show_rows(ui, row_h, self.rows.len(), |ui, range| {
+                    for i in range {
+                        let Some(&row) = self.rows.get(i) else {
+                            continue;
+                        };
+                        let expanded =
+                            expanded_in(&self.expanded, &self.collapsed, row.id, row.depth);
+                        let noted = self.notes.contains(&row.id);
+                        let text = self
+                            .texts
+                            .entry(row.id)
+                            .or_insert_with(|| row_text(input.value, spans, row.id));
+                        let action = draw_row(
+                            ui,
+                            self.id,
+                            row,
+                            text,
+                            RowState {
+                                width,
+                                row_h,
+                                selected: input.selected == Some(row.id),
+                                noted,
+                                expanded,
+                            },
+                        );
+                        match action {
+                            RowAction::None => {}
+                            RowAction::Select => clicked = Some(row.id),
+                            RowAction::Toggle => toggled = Some(row),
+                        }
+                    }
+                })
+            })
+            .inner;
+        self.viewport_height = shown.inner_rect.height();
+        if let Some(row) = toggled {
+            self.toggle(row.id, row.depth);
+        }
+        clicked
+    }
+}
+
+/// Whether a node is expanded: by the user's choice, else by its depth.
+fn expanded_in(
+    expanded: &HashSet<NodeId>,
+    collapsed: &HashSet<NodeId>,
+    id: NodeId,
+    depth: u32,
+) -> bool {
+    if collapsed.contains(&id) {
+        false
+    } else {
+        expanded.contains(&id) || depth < DEFAULT_DEPTH
+    }
+}
+
+/// How one row is drawn this frame.
+struct RowState {
+    width: f32,
+    row_h: f32,
+    selected: bool,
+    noted: bool,
+    expanded: bool,
+}
+
+enum RowAction {
+    None,
+    Select,
+    Toggle,
+}
+
+fn draw_row(
+    ui: &mut egui::Ui,
+    view_id: egui::Id,
+    row: Row,
+    text: &RowText,
+    state: RowState,
+) -> RowAction {
+    let (rect, response) = ui.allocate_exact_size(vec2(state.width, state.row_h), Sense::click());
+    if !ui.is_rect_visible(rect) {
+        return RowAction::None;
+    }
+    let visuals = ui.visuals().clone();
+    let dark = visuals.dark_mode;
+    let painter = ui.painter().clone();
+    if state.selected {
+        painter.rect_filled(rect, 2.0, selection_bg(dark));
+    } else if response.hovered() {
+        painter.rect_filled(rect, 2.0, hover_bg(dark));
+    }
+    let body = egui::TextStyle::Body.resolve(ui.style());
+    let mono = egui::TextStyle::Monospace.resolve(ui.style());
+    let cy = rect.center().y;
+    let mut x = rect.left() + 4.0 + row.depth as f32 * INDENT;
+    let mut action = RowAction::None;
+
+    // The expander.
+    let exp_rect = Rect::from_center_size(pos2(x + 0.5 * INDENT, cy), vec2(INDENT, state.row_h));
+    if text.has_children {
+        let exp = ui.interact(exp_rect, view_id.with(("expander", row.id)), Sense::click());
+        let verb = if state.expanded { "collapse" } else { "expand" };
+        exp.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("{verb} {}", text.key)));
+        let color = if exp.hovered() {
+            visuals.strong_text_color()
+        } else {
+            visuals.text_color()
+        };
+        let c = exp_rect.center();
+        let s = 4.0;
+        let points = if state.expanded {
+            vec![
+                pos2(c.x - s, c.y - 0.5 * s),
+                pos2(c.x + s, c.y - 0.5 * s),
+                pos2(c.x, c.y + 0.7 * s),
+            ]
+        } else {
+            vec![
+                pos2(c.x - 0.5 * s, c.y - s),
+                pos2(c.x + 0.7 * s, c.y),
+                pos2(c.x - 0.5 * s, c.y + s),
+            ]
+        };
+        painter.add(egui::Shape::convex_polygon(
+            points,
+            color,
+            egui::Stroke::NONE,
+        ));
+        if exp.clicked() {
+            action = RowAction::Toggle;
+        }
+    }
+    x += INDENT + 2.0;
+
+    // Key, type, summary, and the byte count at the right edge.
+    let key_rect = painter.text(
+        pos2(x, cy),
+        Align2::LEFT_CENTER,
+        &text.key,
+        body.clone(),
+        visuals.strong_text_color(),
+    );
+    x = key_rect.right() + 6.0;
+    if state.noted {
+        let warn = painter.text(
+            pos2(x, cy),
+            Align2::LEFT_CENTER,
+            "⚠",
+            body.clone(),
+            visuals.warn_fg_color,
+        );
+        let r = ui.interact(warn, view_id.with(("note", row.id)), Sense::hover());
+        r.widget_info(|| WidgetInfo::labeled(Role::Label, true, format!("note on {}", text.key)));
+        r.on_hover_text(
+            "A fidelity note applies here: this format cannot say everything the source said. \
+             See the column's notes.",
+        );
+        x = warn.right() + 6.0;
+    }
+    let kind_rect = painter.text(
+        pos2(x, cy),
+        Align2::LEFT_CENTER,
+        &text.kind,
+        mono.clone(),
+        visuals.weak_text_color(),
+    );
+    x = kind_rect.right() + 8.0;
+    let bytes_rect = painter.text(
+        pos2(rect.right() - 6.0, cy),
+        Align2::RIGHT_CENTER,
+        &text.bytes,
+        mono,
+        visuals.weak_text_color(),
+    );
+    let summary_clip = Rect::from_min_max(
+        pos2(x, rect.top()),
+        pos2((bytes_rect.left() - 8.0).max(x), rect.bottom()),
+    );
+    painter
+        .with_clip_rect(summary_clip.intersect(painter.clip_rect()))
+        .text(
+            pos2(x, cy),
+            Align2::LEFT_CENTER,
+            &text.summary,
+            body,
+            visuals.text_color(),
+        );
+
+    let label = format!("{}: {}", text.key, text.summary);
+    response.widget_info(|| WidgetInfo::selected(Role::TreeItem, true, state.selected, &label));
+    if matches!(action, RowAction::None) {
+        if response.double_clicked() && text.container {
+            action = RowAction::Toggle;
+        } else if response.clicked() {
+            action = RowAction::Select;
+        }
+    }
+    action
+}
+
+/// The words of node `id`'s row.
+fn row_text(value: &Value, spans: &SpanTree, id: NodeId) -> RowText {
+    let node = spans.node(id);
+    let key = match node.segment {
+        Segment::Root => "$".to_string(),
+        Segment::Index(i) => format!("[{i}]"),
+        Segment::Key(k) => spans.key_text(k).to_string(),
+        Segment::OtherKey(k) => format!("{{{}}}", spans.key_text(k)),
+    };
+    let summary = value_of(value, spans, id)
+        .map_or_else(|| "(not decoded)".to_string(), |v| v.summary(SUMMARY_CHARS));
+    let n = node.extent().len();
+    RowText {
+        key,
+        kind: node.kind.to_string(),
+        summary,
+        bytes: if n == 1 {
+            "1 byte".to_string()
+        } else {
+            format!("{n} bytes")
+        },
+        container: node.kind.is_container(),
+        has_children: node.kind.is_container() && node.subtree_end > id.0 + 1,
+    }
+}
+
+/// The value node `id` holds, found by walking down from the root along its ancestors (so no
+/// pre-order list of every value is needed). `None` if the value and the tree disagree.
+fn value_of<'v>(value: &'v Value, spans: &SpanTree, id: NodeId) -> Option<&'v Value> {
+    let mut chain = Vec::new();
+    let mut cur = id;
+    while let Some(parent) = spans.node(cur).parent {
+        chain.push((parent, cur));
+        cur = parent;
+    }
+    let mut v = value;
+    for &(parent, child) in chain.iter().rev() {
+        v = match v.untagged() {
+            Value::Array(items) => {
+                let i = match spans.node(child).segment {
+                    Segment::Index(i) => i as usize,
+                    _ => spans.children(parent).position(|c| c == child)?,
+                };
+                items.get(i)?
+            }
+            Value::Map(entries) => {
+                let i = spans.children(parent).position(|c| c == child)?;
+                &entries.get(i)?.1
+            }
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{decode, DecodeOptions, Format};
+
+    #[test]
+    fn value_lookup_matches_preorder() {
+        let json = br#"{"a":[1,{"b":"x","c":[true,null]}],"d":{"e":2.5}}"#;
+        let doc = decode(json, Format::Json, &DecodeOptions::default()).expect("valid JSON");
+        let pre = doc.value.preorder();
+        assert_eq!(pre.len(), doc.spans.len());
+        for (i, expected) in pre.iter().enumerate() {
+            let got = value_of(&doc.value, &doc.spans, NodeId(i as u32));
+            assert_eq!(got, Some(*expected), "node {i}");
+        }
+    }
+
+    #[test]
+    fn rows_follow_expansion() {
+        let json = br#"{"a":[1,{"b":"x","c":[true,null]}],"d":{"e":2.5}}"#;
+        let doc = decode(json, Format::Json, &DecodeOptions::default()).expect("valid JSON");
+        let mut view = TreeView::new();
+        view.rebuild(&doc.spans);
+        // Root, a, a[0], a[1], d, d.e: depth 2 is listed, its children are not.
+        assert_eq!(view.rows.len(), 6);
+        let c0 = doc
+            .spans
+            .find(&crate::model::Path::parse("$.a[1].c[0]").expect("path"))[0];
+        view.reveal(&doc.spans, c0);
+        view.rebuild(&doc.spans);
+        assert!(view.rows.iter().any(|r| r.id == c0));
+        assert!(view.rows.windows(2).all(|w| w[0].id < w[1].id));
+    }
+}
