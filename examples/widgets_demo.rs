@@ -37,7 +37,7 @@ impl Demo {
 
 impl eframe::App for Demo {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        egui::Panel::top("demo_top").show_inside(ui, |ui| {
+        egui::Panel::top("demo_top").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.strong(format!(
                     "{} — {} bytes, {}",
@@ -55,7 +55,7 @@ impl eframe::App for Demo {
         });
         egui::Panel::left("demo_tree")
             .default_size(520.0)
-            .show_inside(ui, |ui| {
+            .show(ui, |ui| {
                 let input = widgets::TreeInput {
                     value: &self.doc.value,
                     spans: &self.doc.spans,
@@ -68,7 +68,7 @@ impl eframe::App for Demo {
             });
         egui::Panel::right("demo_inspector")
             .default_size(330.0)
-            .show_inside(ui, |ui| {
+            .show(ui, |ui| {
                 ui.heading("Data inspector");
                 if let Some(o) = widgets::goto_offset(ui, &mut self.goto, self.bytes.len()) {
                     self.hex.set_cursor(o);
@@ -79,7 +79,7 @@ impl eframe::App for Demo {
                 ui.separator();
                 ui.weak(&self.fonts);
             });
-        egui::CentralPanel::default().show_inside(ui, |ui| {
+        egui::CentralPanel::default().show(ui, |ui| {
             let spans = &self.doc.spans;
             let describe = |id: NodeId, role: ByteRole| {
                 let n = spans.node(id);

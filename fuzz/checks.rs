@@ -21,8 +21,11 @@ use wirelens::codec::{
 };
 use wirelens::report::inspect;
 
+/// A target's name and its check.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// Every check, by target name (the names of `fuzz_targets/*.rs` and `corpus/*/`).
-pub const TARGETS: [(&str, fn(&[u8])); 13] = [
+pub const TARGETS: [Target; 13] = [
     ("json", json),
     ("msgpack", msgpack),
     ("cbor", cbor),

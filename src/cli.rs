@@ -390,7 +390,7 @@ impl Peeling {
 fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
     let limits = args.limits()?;
     let options = DecodeOptions {
-        limits: limits.clone(),
+        limits,
         ..DecodeOptions::default()
     };
     let mut readings = Vec::new();

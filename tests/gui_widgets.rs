@@ -27,6 +27,14 @@ struct HexState {
 }
 
 fn hex_harness(bytes: Vec<u8>, spans: Option<SpanTree>) -> Harness<'static, HexState> {
+    hex_harness_sized(bytes, spans, 900.0)
+}
+
+fn hex_harness_sized(
+    bytes: Vec<u8>,
+    spans: Option<SpanTree>,
+    width: f32,
+) -> Harness<'static, HexState> {
     let state = HexState {
         view: HexView::new(),
         bytes,
@@ -35,7 +43,7 @@ fn hex_harness(bytes: Vec<u8>, spans: Option<SpanTree>) -> Harness<'static, HexS
         clicked: None,
     };
     Harness::builder()
-        .with_size(vec2(900.0, 500.0))
+        .with_size(vec2(width, 500.0))
         .with_context_setup(|ctx| {
             // Tooltips at once, so a hover shows one within a run.
             ctx.all_styles_mut(|s| s.interaction.tooltip_delay = 0.0);
@@ -388,4 +396,26 @@ fn goto_offset_accepts_decimal_and_hex_and_rejects_past_the_end() {
     h.key_press(egui::Key::Enter);
     h.run();
     assert_eq!(h.state().jumped, Some(1234));
+}
+
+#[test]
+fn a_narrow_view_puts_fewer_bytes_in_a_row_and_keeps_the_ascii_column() {
+    // "ABCDEFGHIJKLMNOP…": 16 bytes no longer fit in a 420-pixel column; 8 do.
+    let bytes: Vec<u8> = (b'A'..=b'Z').collect();
+    let mut h = hex_harness_sized(bytes, None, 420.0);
+    h.run();
+    assert_eq!(h.state().view.row_bytes(), 8);
+    h.get_by_label("00000008");
+    h.get_by_label("49 4a 4b 4c 4d 4e 4f 50");
+    let ascii = h.get_by_label("IJKLMNOP").rect();
+    assert!(ascii.right() <= 420.0, "ASCII column at {ascii:?}");
+    // Scrolling to a byte uses the narrow rows: byte 17 is in the row at offset 16.
+    h.state_mut().view.scroll_to(17);
+    h.run();
+    h.get_by_label("00000010");
+    // Wide again: 16 per row.
+    let mut wide = hex_harness_sized((b'A'..=b'Z').collect(), None, 900.0);
+    wide.run();
+    assert_eq!(wide.state().view.row_bytes(), 16);
+    wide.get_by_label("41 42 43 44 45 46 47 48 49 4a 4b 4c 4d 4e 4f 50");
 }

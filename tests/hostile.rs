@@ -240,17 +240,15 @@ fn cbor_indefinite_strings_with_wrong_chunks() {
 #[test]
 fn depth_limit_is_exact_in_every_format() {
     let depth = 40;
-    let mut limits = Limits::default();
-    limits.max_depth = depth;
     let options = DecodeOptions {
-        limits,
+        limits: Limits {
+            max_depth: depth,
+            ..Limits::default()
+        },
         ..DecodeOptions::default()
     };
     let n = depth + 5;
-    let mut pb = Vec::new();
-    for _ in 0..n {
-        pb.push(0x0b); // field 1, start group
-    }
+    let pb = vec![0x0b; n]; // field 1, start group, n times
     let cases = [
         (Format::Json, b"[".repeat(n)),
         (Format::MessagePack, vec![0x91; n]),

@@ -11,7 +11,7 @@
 //! A reading's confidence is the mean confidence of the best format reading of its first
 //! [`SAMPLED`] payloads with bytes, less [`FAULT_PENALTY`] when peeling stopped at a fault.
 //! What this module does not do: force a layer that peeling does not find (choose a
-//! [`PeelChoice`] with [`Split::Force`] and call [`peel_choosing`] for that).
+//! [`PeelChoice`] with [`Split::Force`] and call [`peel_choosing`](super::peel_choosing) for that).
 
 use super::detect::detect;
 use super::peel::{peel_choosing_with, PeelChoice, Peeled, Split};
@@ -27,7 +27,7 @@ const MAX_DEPTHS: usize = 8;
 /// One way of peeling the input.
 #[derive(Debug, Clone)]
 pub struct LayerReading {
-    /// The choice that gives this reading (hand it to [`peel_choosing`] to peel it again).
+    /// The choice that gives this reading (hand it to [`peel_choosing`](super::peel_choosing) to peel it again).
     pub choice: PeelChoice,
     /// The payloads found this way.
     pub peeled: Peeled,

@@ -29,14 +29,13 @@ pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
         "wirelens",
         options,
         Box::new(move |cc| {
-            fonts::install_fallback_fonts(&cc.egui_ctx);
+            let fonts = fonts::install_fallback_fonts(&cc.egui_ctx);
             let settings = cc
                 .storage
                 .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY));
-            Ok(Box::new(App::new(
-                &cc.egui_ctx,
-                AppOptions { files, settings },
-            )))
+            let mut app = App::new(&cc.egui_ctx, AppOptions { files, settings });
+            app.set_font_summary(fonts.summary());
+            Ok(Box::new(app))
         }),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))

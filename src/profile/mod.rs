@@ -5,7 +5,7 @@
 //!   with the ratio to JSON;
 //! - **bytes per field** ([`cost`]): every encoded byte attributed to the path pattern that owns
 //!   it, split into key, header, value and structure bytes;
-//! - **timings** ([`bench`], [`stats`], [`libs`]): encode and decode per format *and library*,
+//! - **timings** ([`bench`](mod@bench), [`stats`], [`libs`]): encode and decode per format *and library*,
 //!   each library on its own dynamic value type, with criterion-style statistics and allocations
 //!   per operation ([`alloc`]);
 //! - **scaling** and **transfer** ([`sweep`]): size and time at growing record counts, and

@@ -508,7 +508,7 @@ mod tests {
     #[test]
     fn floats_like_serde_json() {
         // serde_json 1.0.154 formats f64 with zmij, which writes positive exponents as `e+20`;
-        // we write ryu's `e20` (the brief's rule, and nativejson-benchmark's roundtrip27). The
+        // we write ryu's `e20` (the project's rule, and nativejson-benchmark's roundtrip27). The
         // digits and the choice of notation are the same.
         for x in [
             1.0,

@@ -287,6 +287,10 @@ impl App {
                 });
                 ui.separator();
                 ui.label("Protobuf: with no schema, protobuf input is read field by field and other formats are written with an inferred schema. Load or paste a .proto to read and write with a message type.");
+                if !self.font_summary.is_empty() {
+                    ui.separator();
+                    ui.label(format!("Fonts for payload text: {}", self.font_summary));
+                }
             });
         self.help_open = open;
     }

@@ -82,6 +82,8 @@ pub struct App {
     save_path: String,
     save_format: Option<Format>,
     help_open: bool,
+    /// Which system fonts draw payload text the built-in fonts lack (shown in the help window).
+    font_summary: String,
     open_path: String,
     select_text: String,
     message_filter: String,
@@ -99,6 +101,11 @@ pub struct AppOptions {
 }
 
 impl App {
+    /// Records which fallback fonts were installed, for the help window.
+    pub fn set_font_summary(&mut self, summary: String) {
+        self.font_summary = summary;
+    }
+
     /// An app drawing into `ctx` (a real window or a test harness).
     pub fn new(ctx: &egui::Context, options: AppOptions) -> App {
         let repaint = ctx.clone();
@@ -123,6 +130,7 @@ impl App {
             save_path: String::new(),
             save_format: None,
             help_open: false,
+            font_summary: String::new(),
             open_path: String::new(),
             select_text: String::new(),
             message_filter: String::new(),

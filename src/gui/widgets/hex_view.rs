@@ -25,8 +25,12 @@ use eframe::egui::{
 use super::{error_bg, hover_bg, role_color, selection_bg};
 use crate::model::{ByteRole, NodeId, Span, SpanTree};
 
-/// Bytes in one row.
+/// Bytes in one row when the view is wide enough; narrower views show 8 or 4 per row, so the
+/// ASCII column stays visible when four formats share the window.
 pub const ROW_BYTES: usize = 16;
+
+/// The row widths tried, widest first.
+const ROW_WIDTHS: [usize; 3] = [ROW_BYTES, 8, 4];
 
 /// Above this many pixels of rows, the view scrolls by itself instead of with a `ScrollArea`:
 /// 2^22, where f32 still resolves a quarter pixel.
@@ -62,7 +66,10 @@ pub struct HexResponse {
 #[derive(Debug)]
 pub struct HexView {
     id: egui::Id,
+    /// A byte offset to bring into view next frame.
     scroll_target: Option<usize>,
+    /// Bytes per row in the last frame.
+    row_bytes: usize,
     cursor: Option<usize>,
     hovered_node: Option<NodeId>,
     viewport_height: f32,
@@ -83,6 +90,8 @@ impl Default for HexView {
 struct Layout {
     char_w: f32,
     row_h: f32,
+    /// Bytes per row.
+    row_bytes: usize,
     digits: usize,
     hex_x: f32,
     ascii_x: f32,
@@ -90,14 +99,15 @@ struct Layout {
 }
 
 impl Layout {
-    fn new(char_w: f32, row_h: f32, len: usize) -> Layout {
+    fn new(char_w: f32, row_h: f32, len: usize, row_bytes: usize) -> Layout {
         // Offsets in hex, at least 8 digits, more for buffers past 4 GB.
         let digits = (usize::BITS - len.leading_zeros()).div_ceil(4).max(8) as usize;
         let hex_x = (digits + 2) as f32 * char_w;
-        let hex_chars = ROW_BYTES * 3 - 1;
+        let hex_chars = row_bytes * 3 - 1;
         let ascii_x = hex_x + (hex_chars + 2) as f32 * char_w;
-        let width = ascii_x + ROW_BYTES as f32 * char_w + char_w;
+        let width = ascii_x + row_bytes as f32 * char_w + char_w;
         Layout {
+            row_bytes,
             char_w,
             row_h,
             digits,
@@ -138,6 +148,7 @@ impl HexView {
         HexView {
             id: egui::Id::unique(("wirelens_hex_view", n)),
             scroll_target: None,
+            row_bytes: ROW_BYTES,
             cursor: None,
             hovered_node: None,
             viewport_height: 0.0,
@@ -149,7 +160,12 @@ impl HexView {
 
     /// Next frame brings the offset's row into view (centred).
     pub fn scroll_to(&mut self, offset: usize) {
-        self.scroll_target = Some(offset / ROW_BYTES);
+        self.scroll_target = Some(offset);
+    }
+
+    /// Bytes per row drawn last frame (16, or fewer in a narrow column).
+    pub fn row_bytes(&self) -> usize {
+        self.row_bytes
     }
 
     /// Last clicked/keyboard byte, for the data inspector.
@@ -170,10 +186,17 @@ impl HexView {
     /// Draws the view in the space left in `ui`, and says what was hovered and clicked.
     pub fn show(&mut self, ui: &mut egui::Ui, input: &HexInput<'_>) -> HexResponse {
         let len = input.bytes.len();
-        let rows = len.div_ceil(ROW_BYTES);
         let font = egui::TextStyle::Monospace.resolve(ui.style());
         let (char_w, text_h) = ui.fonts_mut(|f| (f.glyph_width(&font, '0'), f.row_height(&font)));
-        let layout = Layout::new(char_w, (text_h + 2.0).round(), len);
+        let row_h = (text_h + 2.0).round();
+        let room = ui.available_width() - BAR_WIDTH;
+        let layout = ROW_WIDTHS
+            .iter()
+            .map(|&n| Layout::new(char_w, row_h, len, n))
+            .find(|l| l.width <= room)
+            .unwrap_or_else(|| Layout::new(char_w, row_h, len, ROW_WIDTHS[ROW_WIDTHS.len() - 1]));
+        self.row_bytes = layout.row_bytes;
+        let rows = len.div_ceil(layout.row_bytes);
         let visuals = ui.visuals();
         let frame = Frame {
             input,
@@ -220,7 +243,8 @@ impl HexView {
         let mut area = egui::ScrollArea::both()
             .id_salt(self.id)
             .auto_shrink([false, false]);
-        if let Some(row) = self.scroll_target.take() {
+        if let Some(offset) = self.scroll_target.take() {
+            let row = offset / frame.layout.row_bytes;
             let y = row as f32 * row_h - 0.5 * self.viewport_height + 0.5 * row_h;
             area = area.vertical_scroll_offset(y.max(0.0));
         }
@@ -251,7 +275,8 @@ impl HexView {
         self.viewport_height = body.height();
         let visible = ((body.height() / row_h).floor() as usize).max(1);
         let max_top = rows.saturating_sub(visible);
-        if let Some(row) = self.scroll_target.take() {
+        if let Some(offset) = self.scroll_target.take() {
+            let row = offset / frame.layout.row_bytes;
             self.top_row = row.saturating_sub(visible / 2);
         }
         // Mouse wheel over the body.
@@ -337,16 +362,17 @@ impl HexView {
             return;
         }
         let page = self.visible_rows.len().max(2) - 1;
+        let row_bytes = self.row_bytes.max(1);
         let step: i64 = ui.input(|i| {
             use egui::Key;
             let mut s = 0i64;
             let keys: [(Key, i64); 6] = [
                 (Key::ArrowLeft, -1),
                 (Key::ArrowRight, 1),
-                (Key::ArrowUp, -(ROW_BYTES as i64)),
-                (Key::ArrowDown, ROW_BYTES as i64),
-                (Key::PageUp, -((page * ROW_BYTES) as i64)),
-                (Key::PageDown, (page * ROW_BYTES) as i64),
+                (Key::ArrowUp, -(row_bytes as i64)),
+                (Key::ArrowDown, row_bytes as i64),
+                (Key::PageUp, -((page * row_bytes) as i64)),
+                (Key::PageDown, (page * row_bytes) as i64),
             ];
             for (k, d) in keys {
                 if i.key_pressed(k) {
@@ -361,12 +387,12 @@ impl HexView {
         let at = self.cursor.unwrap_or(0) as i64;
         let next = at.saturating_add(step).clamp(0, len as i64 - 1) as usize;
         self.cursor = Some(next);
-        let row = next / ROW_BYTES;
+        let row = next / row_bytes;
         if !self.visible_rows.contains(&row)
             || row + 1 >= self.visible_rows.end
             || row <= self.visible_rows.start
         {
-            self.scroll_target = Some(row);
+            self.scroll_target = Some(next);
         }
     }
 
@@ -383,8 +409,10 @@ impl HexView {
         if !ui.is_rect_visible(rect) {
             return;
         }
-        let start = row.saturating_mul(ROW_BYTES);
-        let end = start.saturating_add(ROW_BYTES).min(input.bytes.len());
+        let start = row.saturating_mul(layout.row_bytes);
+        let end = start
+            .saturating_add(layout.row_bytes)
+            .min(input.bytes.len());
         let bytes = input.bytes.get(start..end).unwrap_or(&[]);
         let mut info: [Option<(NodeId, ByteRole)>; ROW_BYTES] = [None; ROW_BYTES];
         if let Some(spans) = input.spans {
@@ -421,9 +449,8 @@ impl HexView {
 
         // Text: one galley for the hex and one for the ASCII, coloured by role.
         let color = |i: usize| -> Color32 {
-            if input.error_at == Some(start + i) {
-                frame.text
-            } else if input.spans.is_none() {
+            // The error byte (on its red background) and plain hex use the text colour.
+            if input.error_at == Some(start + i) || input.spans.is_none() {
                 frame.text
             } else {
                 match info[i] {
@@ -434,8 +461,8 @@ impl HexView {
         };
         let mut hex_job = LayoutJob::default();
         let mut ascii_job = LayoutJob::default();
-        let mut hex_label = String::with_capacity(ROW_BYTES * 3);
-        let mut ascii_label = String::with_capacity(ROW_BYTES);
+        let mut hex_label = String::with_capacity(layout.row_bytes * 3);
+        let mut ascii_label = String::with_capacity(layout.row_bytes);
         for (i, &b) in bytes.iter().enumerate() {
             let fmt = TextFormat::simple(frame.font.clone(), color(i));
             let h = format!("{b:02x}");
@@ -475,8 +502,8 @@ impl HexView {
             frame.text,
         );
         // A faint rule between the two halves of the row.
-        let mid =
-            rect.left() + layout.hex_x + (3 * ROW_BYTES / 2) as f32 * layout.char_w - layout.char_w;
+        let mid = rect.left() + layout.hex_x + (3 * layout.row_bytes / 2) as f32 * layout.char_w
+            - layout.char_w;
         painter.vline(
             mid,
             rect.y_range(),
@@ -512,11 +539,14 @@ impl HexView {
         off_response.widget_info(|| WidgetInfo::labeled(Role::Label, true, &offset_text));
         let hex_rect = Rect::from_min_max(
             layout.hex_cell(rect, 0).min,
-            pos2(layout.hex_cell(rect, ROW_BYTES - 1).max.x, rect.bottom()),
+            pos2(
+                layout.hex_cell(rect, layout.row_bytes - 1).max.x,
+                rect.bottom(),
+            ),
         );
         let ascii_rect = Rect::from_min_max(
             layout.ascii_cell(rect, 0).min,
-            layout.ascii_cell(rect, ROW_BYTES - 1).max,
+            layout.ascii_cell(rect, layout.row_bytes - 1).max,
         );
         for (part, part_rect, label, cell_w, left) in [
             (

@@ -194,6 +194,9 @@ mod tests {
         assert_eq!(parse_offset("0x4d2"), Some(1234));
         assert_eq!(parse_offset(" 1_234 "), Some(1234));
         assert_eq!(parse_offset("zz"), None);
-        assert_eq!(readings(&[1], usize::MAX).len(), 24);
+        // u8, i8; u16…i64 LE and BE (12); f16, f32, f64 LE and BE (6): all present, even past
+        // the end.
+        assert_eq!(readings(&[1], usize::MAX).len(), 20);
+        assert!(readings(&[1], usize::MAX).iter().all(|(_, v)| v == NONE));
     }
 }

@@ -349,7 +349,8 @@ fn draw_row(
         let warn = painter.text(
             pos2(x, cy),
             Align2::LEFT_CENTER,
-            "⚠",
+            // A glyph every built-in font has, so no font lookup can fail on it.
+            "(!)",
             body.clone(),
             visuals.warn_fg_color,
         );
