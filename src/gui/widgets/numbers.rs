@@ -47,9 +47,33 @@ pub fn readings(bytes: &[u8], offset: usize) -> Vec<Reading> {
         "f16 BE",
         show(f16.map(|r| half::f16::from_be_bytes(r).to_f32().to_string())),
     ));
-    int!(f32, 4, "f32 LE", "f32 BE");
-    int!(f64, 8, "f64 LE", "f64 BE");
+    macro_rules! float {
+        ($t:ty, $n:literal, $le:literal, $be:literal) => {{
+            let raw = take::<$n>(bytes, offset);
+            out.push((
+                $le,
+                show(raw.map(|r| float_text(f64::from(<$t>::from_le_bytes(r))))),
+            ));
+            out.push((
+                $be,
+                show(raw.map(|r| float_text(f64::from(<$t>::from_be_bytes(r))))),
+            ));
+        }};
+    }
+    float!(f32, 4, "f32 LE", "f32 BE");
+    float!(f64, 8, "f64 LE", "f64 BE");
     out
+}
+
+/// A float as a person reads it: plain for ordinary magnitudes, with an exponent for very small
+/// or very large ones (so 5e-324 is not three hundred zeros wide).
+pub fn float_text(x: f64) -> String {
+    let magnitude = x.abs();
+    if x == 0.0 || !x.is_finite() || (1e-6..1e16).contains(&magnitude) {
+        x.to_string()
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// An unsigned LEB128 varint at `offset`: its value and length in bytes. `None` if it does not
@@ -182,6 +206,15 @@ mod tests {
         assert_eq!(zigzag(3), -2);
         assert_eq!(zigzag(4), 2);
         assert_eq!(varint_text(&[0x03], 0).1, "-2 (1 byte)");
+    }
+
+    #[test]
+    fn floats_far_from_one_get_an_exponent() {
+        assert_eq!(float_text(1.5), "1.5");
+        assert_eq!(float_text(-0.017593384), "-0.017593384");
+        assert_eq!(float_text(5e-324), "5e-324");
+        assert_eq!(float_text(2.6360696e19), "2.6360696e19");
+        assert_eq!(float_text(f64::NAN), "NaN");
     }
 
     #[test]
