@@ -3,6 +3,8 @@
 //! every column, errors shown inline for bad input.
 #![cfg(feature = "gui")]
 
+mod common;
+
 use std::path::PathBuf;
 
 use egui_kittest::kittest::Queryable;
@@ -59,33 +61,6 @@ fn settle(h: &mut Harness<'_, Option<App>>) {
     }
     assert!(!app(h).ws.is_busy(), "the jobs finished");
     h.run_steps(4);
-}
-
-/// A hex dump as `xxd` prints it.
-fn xxd(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    for (row, chunk) in bytes.chunks(16).enumerate() {
-        out.push_str(&format!("{:08x}:", row * 16));
-        for i in 0..16 {
-            if i % 2 == 0 {
-                out.push(' ');
-            }
-            match chunk.get(i) {
-                Some(b) => out.push_str(&format!("{b:02x}")),
-                None => out.push_str("  "),
-            }
-        }
-        out.push_str("  ");
-        for &b in chunk {
-            out.push(if (0x20..0x7f).contains(&b) {
-                b as char
-            } else {
-                '.'
-            });
-        }
-        out.push('\n');
-    }
-    out
 }
 
 #[test]
@@ -147,7 +122,7 @@ fn a_pasted_hex_dump_is_read_as_the_bytes_it_shows() {
     let mut h = harness(AppOptions::default());
     h.run_steps(2);
     let bytes = std::fs::read(sample("user-profile.msgpack")).expect("sample");
-    h.event(egui::Event::Paste(xxd(&bytes)));
+    h.event(egui::Event::Paste(common::xxd(&bytes)));
     settle(&mut h);
     h.get_by_label_contains("Read as MessagePack");
     h.get_by_label("MessagePack (source)");

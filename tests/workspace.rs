@@ -1,6 +1,8 @@
 //! The inspector's model without a window: sources, payloads, readings, columns, selection,
 //! overrides, schemas and errors, driven the way the app drives them.
 
+mod common;
+
 use std::path::PathBuf;
 
 use wirelens::codec::{decode, DecodeOptions, Format};
@@ -17,33 +19,6 @@ fn open(ws: &mut Workspace, name: &str) -> std::sync::Arc<Analysis> {
     ws.open_path(sample(name)).expect("the sample opens");
     ws.wait_idle();
     ws.analysis().cloned().expect("the analysis is ready")
-}
-
-/// A hex dump laid out as `xxd` prints it: offset, eight groups of two bytes, two spaces, ASCII.
-fn xxd(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    for (row, chunk) in bytes.chunks(16).enumerate() {
-        out.push_str(&format!("{:08x}:", row * 16));
-        for i in 0..16 {
-            if i % 2 == 0 {
-                out.push(' ');
-            }
-            match chunk.get(i) {
-                Some(b) => out.push_str(&format!("{b:02x}")),
-                None => out.push_str("  "),
-            }
-        }
-        out.push_str("  ");
-        for &b in chunk {
-            out.push(if (0x20..0x7f).contains(&b) {
-                b as char
-            } else {
-                '.'
-            });
-        }
-        out.push('\n');
-    }
-    out
 }
 
 fn path(text: &str) -> Path {
@@ -109,7 +84,7 @@ fn every_sample_opens_with_one_column_per_format() {
 #[test]
 fn a_pasted_xxd_dump_reads_as_the_bytes_it_shows() {
     let bytes = std::fs::read(sample("user-profile.msgpack")).expect("sample");
-    let text = xxd(&bytes);
+    let text = common::xxd(&bytes);
     let mut ws = Workspace::new(no_notify());
     ws.paste(&text);
     ws.wait_idle();

@@ -17,3 +17,30 @@ pub fn protoc() -> PathBuf {
     protoc_bin_vendored::protoc_bin_path()
         .expect("protoc-bin-vendored has a protoc for this platform")
 }
+
+/// A hex dump laid out as `xxd` prints it: offset, eight groups of two bytes, two spaces, ASCII.
+pub fn xxd(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for (row, chunk) in bytes.chunks(16).enumerate() {
+        out.push_str(&format!("{:08x}:", row * 16));
+        for i in 0..16 {
+            if i % 2 == 0 {
+                out.push(' ');
+            }
+            match chunk.get(i) {
+                Some(b) => out.push_str(&format!("{b:02x}")),
+                None => out.push_str("  "),
+            }
+        }
+        out.push_str("  ");
+        for &b in chunk {
+            out.push(if (0x20..0x7f).contains(&b) {
+                b as char
+            } else {
+                '.'
+            });
+        }
+        out.push('\n');
+    }
+    out
+}
