@@ -88,7 +88,7 @@ fn read_as(bytes: &[u8], format: Format, hint: Option<Format>, options: &DecodeO
                 // Without a schema, protobuf's wire format accepts many byte strings.
                 Format::Protobuf => {
                     reasons.push("read without a schema".into());
-                    40
+                    40 - unusual_fields(&doc.value, &mut reasons)
                 }
                 _ => 60,
             };
@@ -137,6 +137,23 @@ fn read_as(bytes: &[u8], format: Format, hint: Option<Format>, options: &DecodeO
         reasons,
         outcome,
     }
+}
+
+/// A penalty for a schema-less protobuf reading whose top-level field numbers are above 1000:
+/// schemas number fields from 1 up, while bytes of another kind (or a length-delimited stream
+/// read whole) parse to scattered large numbers.
+fn unusual_fields(value: &Value, reasons: &mut Vec<String>) -> i32 {
+    let large = value.as_map().map_or(0, |entries| {
+        entries
+            .iter()
+            .filter(|(k, _)| matches!(k, Value::Int(n) if *n > 1000))
+            .count()
+    });
+    if large == 0 {
+        return 0;
+    }
+    reasons.push(format!("{large} field number(s) above 1000"));
+    10
 }
 
 /// Adjusts a full reading's score by how much the value looks like real data of that format.
