@@ -248,3 +248,35 @@ fn failed_atomic_writes_leave_the_old_file() {
     write_atomically(&target, b"new contents").expect("writes");
     assert_eq!(std::fs::read(&target).expect("read"), b"new contents");
 }
+
+/// The CLI's `--limit`: a bad name is a usage error (exit 2) listing the limits; a set limit
+/// applies (depth 2 stops a 3-deep document with an error naming the offset).
+#[test]
+fn cli_limit_flag() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("deep.json");
+    std::fs::write(&input, b"[[[1]]]").expect("write");
+    let out = assert_cmd::Command::cargo_bin("wirelens")
+        .expect("built")
+        .args(["inspect", "--limit", "colour=1"])
+        .arg(&input)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown limit") && err.contains("pcap-bytes"),
+        "{err}"
+    );
+    let out = assert_cmd::Command::cargo_bin("wirelens")
+        .expect("built")
+        .args([
+            "convert", "--from", "json", "--to", "cbor", "--limit", "depth=2",
+        ])
+        .arg(&input)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error at byte 2"), "{err}");
+}
