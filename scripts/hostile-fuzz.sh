@@ -2,7 +2,7 @@
 # Fuzzes every target one after the other (one process each, the machine is shared), then keeps
 # a minimised seed corpus per target in fuzz/corpus/. Needs cargo-fuzz; runs on the stable
 # toolchain through RUSTC_BOOTSTRAP=1. Crashes land in fuzz/artifacts/<target>/; copy each into
-# fuzz/regressions/<target>/ once fixed (tests/hostile_fuzz_replay.rs replays them).
+# fuzz/regressions/<target>/ once fixed (tests/it/hostile_fuzz_replay.rs replays them).
 #
 #   scripts/hostile-fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 set -uo pipefail

@@ -11,7 +11,7 @@ use crate::model::Value;
 
 /// A reading at or above this confidence is a claim: "these bytes are this format". Below it, the
 /// bytes are reported as unknown (the readings are still listed). Random bytes stay below it in
-/// at least 99% of cases (`tests/capture_detect.rs` measures this).
+/// at least 99% of cases (`tests/it/capture_detect.rs` measures this).
 pub const CONFIDENT: u8 = 50;
 
 /// The least a complete reading scores before the hint: above the 40 an incomplete one can reach.

@@ -4,7 +4,7 @@
 use wirelens::codec::protobuf::schema::Schema;
 use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, Format};
 
-mod common;
+use crate::common;
 
 #[test]
 fn descriptor_sets_re_encode_byte_exactly() {

@@ -3,7 +3,7 @@
 //! order), and `protoc --decode` (text equal to the expected text). Plus MessagePack input, error
 //! messages, notes and spans.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::PathBuf;

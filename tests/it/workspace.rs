@@ -1,7 +1,7 @@
 //! The inspector's model without a window: sources, payloads, readings, columns, selection,
 //! overrides, schemas and errors, driven the way the app drives them.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

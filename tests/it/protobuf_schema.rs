@@ -3,7 +3,7 @@
 //! format says, protoc-encoded fixtures decode to the exact expected values and spans, ranking
 //! picks the right type, and hostile inputs fail cleanly.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::PathBuf;

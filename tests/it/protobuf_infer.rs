@@ -20,7 +20,7 @@
 //!
 //! Numbers are compared by value (`699.0` and `699` are the same double).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

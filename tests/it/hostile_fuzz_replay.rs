@@ -5,8 +5,7 @@
 //! `WIRELENS_FUZZ_DIRS=dir1:dir2` replays other folders laid out the same way (for example the
 //! raw seeds in `fuzz/seeds/`).
 
-#[path = "../fuzz/checks.rs"]
-mod checks;
+use crate::fuzz_checks as checks;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! (where the right format must still be among the complete readings); and random bytes are not
 //! taken for a format with confidence.
 
-mod common;
+use crate::common;
 
 use common::data;
 use wirelens::capture::detect::CONFIDENT;

@@ -1,9 +1,8 @@
 //! The inspector's flows, driven through the real app in a kittest harness (no window):
 //! open a sample by path, paste a hex dump, pick a message type, select a field and see it in
 //! every column, errors shown inline for bad input.
-#![cfg(feature = "gui")]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

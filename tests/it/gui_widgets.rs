@@ -1,4 +1,3 @@
-#![cfg(feature = "gui")]
 //! The inspector's widgets driven through egui_kittest: the hex view (rows, hover, click,
 //! scrolling far down large buffers), the tree view (rows, click, reveal), the data inspector
 //! and go-to-offset, and the font fallbacks that let CJK text render.

@@ -1,0 +1,35 @@
+//! wirelens's integration tests, built as one test binary: each module below was its own file
+//! under `tests/`, and linking one binary instead of two dozen keeps `cargo test` quick and small
+//! on disk (every test binary links the whole library and its dependencies).
+//!
+//! Run one group with a filter, e.g. `cargo test --test it hostile::` or `cargo test cbor_`.
+
+mod common;
+// The checks the fuzz targets run; `hostile_fuzz_replay` runs them over the committed corpus.
+#[path = "../../fuzz/checks.rs"]
+mod fuzz_checks;
+
+mod capture_detect;
+mod capture_pcap;
+mod capture_streams;
+mod capture_text;
+mod cbor_conformance;
+mod cli;
+mod compare;
+mod cross_format;
+#[cfg(feature = "gui")]
+mod gui_app;
+#[cfg(feature = "gui")]
+mod gui_widgets;
+mod hostile;
+mod hostile_capture;
+mod hostile_deep;
+mod hostile_fuzz_replay;
+mod json_conformance;
+mod msgpack_conformance;
+mod protobuf_encode;
+mod protobuf_infer;
+mod protobuf_reencode;
+mod protobuf_schema;
+mod protobuf_wire;
+mod workspace;
