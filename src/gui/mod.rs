@@ -13,7 +13,8 @@ use std::path::PathBuf;
 /// The GUI toolkit, for tests and tools that drive the app.
 pub use eframe::egui;
 
-pub use app::{App, AppOptions, Hover, SchemaFiles, Settings, SAMPLES};
+pub use app::{App, AppOptions, Hover, SchemaFiles, Settings, View, SAMPLES};
+pub use widgets::thousands;
 
 /// Opens the window with `files` loaded, and returns when it closes.
 pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {

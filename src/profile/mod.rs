@@ -25,11 +25,13 @@ pub mod alloc;
 pub mod bench;
 pub mod cost;
 pub mod libs;
+pub mod live;
 mod run;
 pub mod sizes;
 pub mod stats;
 pub mod sweep;
 
+pub use live::Live;
 pub use run::{run, Event, Op, Settings, Slot, Subject};
 
 use crate::codec::Format;

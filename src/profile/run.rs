@@ -255,22 +255,7 @@ pub fn run(
     };
     let mut cancelled = false;
     for (slot, result) in results {
-        let measurement = match result {
-            Ok(m) => Some(m),
-            Err(BenchError::Cancelled) => {
-                cancelled = true;
-                None
-            }
-            Err(e) => {
-                if let Slot::Timing { file, row, .. } = slot {
-                    if let Some(r) = files.get_mut(file).and_then(|f| f.timings.get_mut(row)) {
-                        r.error.get_or_insert_with(|| e.to_string());
-                    }
-                }
-                None
-            }
-        };
-        place(&mut files, slot, measurement);
+        cancelled |= record(&mut files, slot, result);
     }
     for file in &mut files {
         finish_file(file, &settings.links);
@@ -283,6 +268,32 @@ pub fn run(
         files,
         cancelled: cancelled || cancel.load(Ordering::Relaxed),
     }
+}
+
+/// Puts a job's result in its slot: a measurement, or (for a timing row) the reason it is
+/// missing. Returns whether the job was cancelled.
+pub(super) fn record(
+    files: &mut [FileReport],
+    slot: Slot,
+    result: Result<Measurement, BenchError>,
+) -> bool {
+    let measurement = match result {
+        Ok(m) => Some(m),
+        Err(BenchError::Cancelled) => {
+            place(files, slot, None);
+            return true;
+        }
+        Err(e) => {
+            if let Slot::Timing { file, row, .. } = slot {
+                if let Some(r) = files.get_mut(file).and_then(|f| f.timings.get_mut(row)) {
+                    r.error.get_or_insert_with(|| e.to_string());
+                }
+            }
+            None
+        }
+    };
+    place(files, slot, measurement);
+    false
 }
 
 fn place(files: &mut [FileReport], slot: Slot, m: Option<Measurement>) {
@@ -318,22 +329,23 @@ fn place(files: &mut [FileReport], slot: Slot, m: Option<Measurement>) {
     }
 }
 
-/// Fills what derives from the measurements: the sweep's full-size points and the transfer
-/// estimates.
-fn finish_file(file: &mut FileReport, links: &[Link]) {
+/// Fills what derives from the measurements: the sweep's full-size points (which reuse the
+/// whole payload's timings) and the transfer estimates. Safe to call again as results arrive.
+pub(super) fn finish_file(file: &mut FileReport, links: &[Link]) {
     if let Some(sweep) = &mut file.sweep {
         for p in &mut sweep.points {
-            if p.records == sweep.records.count
-                && p.encode.is_none()
-                && p.decode.is_none()
-                && p.error.is_none()
+            if p.records != sweep.records.count || p.error.is_some() {
+                continue;
+            }
+            if let Some(row) = file
+                .timings
+                .iter()
+                .find(|r| r.format == p.format && r.library == p.library)
             {
-                if let Some(row) = file
-                    .timings
-                    .iter()
-                    .find(|r| r.format == p.format && r.library == p.library)
-                {
+                if p.encode.is_none() {
                     p.encode = row.encode.clone();
+                }
+                if p.decode.is_none() {
                     p.decode = row.decode.clone();
                 }
             }

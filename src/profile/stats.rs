@@ -40,6 +40,10 @@ pub struct Summary {
     pub p5: f64,
     /// 95th percentile.
     pub p95: f64,
+    /// First quartile (25th percentile).
+    pub p25: f64,
+    /// Third quartile (75th percentile).
+    pub p75: f64,
     /// Median absolute deviation, scaled by [`MAD_SCALE`].
     pub mad: f64,
     /// Lower end of the 95% bootstrap confidence interval of the median.
@@ -77,6 +81,8 @@ pub fn summarize(samples: &[f64], resamples: usize, seed: u64) -> Option<Summary
         max: sorted[n - 1],
         p5: percentile(&sorted, 5.0),
         p95: percentile(&sorted, 95.0),
+        p25: percentile(&sorted, 25.0),
+        p75: percentile(&sorted, 75.0),
         mad: mad(&sorted, median),
         ci_low,
         ci_high,

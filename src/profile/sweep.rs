@@ -144,7 +144,7 @@ pub struct Sweep {
 }
 
 /// A network link: bandwidth and round-trip time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Link {
     /// A short name (`mobile`).
     pub name: String,

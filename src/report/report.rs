@@ -14,7 +14,7 @@ use crate::profile::sizes::{FormatSizes, SchemaSource};
 use crate::profile::sweep::{Link, Sweep, Transfer};
 
 /// How timings were taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Few samples, a small sweep.

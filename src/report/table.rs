@@ -255,3 +255,81 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
     }
     Ok(())
 }
+
+/// The timings as a Markdown table, one per input: format, library, bytes, ratio to JSON, gzip
+/// bytes, encode and decode medians with their throughput (of JSON-equivalent bytes), and the
+/// end-to-end estimate per link (plain / gzip). Cells not measured are `-`.
+pub fn markdown(report: &Report) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for file in &report.files {
+        let _ = writeln!(
+            out,
+            "**{}** ({} bytes as JSON, {} mode)\n",
+            file.name,
+            file.json_bytes,
+            report.mode.name()
+        );
+        let mut header = vec![
+            "format".to_string(),
+            "library".into(),
+            "bytes".into(),
+            "×JSON".into(),
+            "gzip".into(),
+            "encode".into(),
+            "MB/s".into(),
+            "decode".into(),
+            "MB/s".into(),
+        ];
+        header.extend(
+            report
+                .links
+                .iter()
+                .map(|l| format!("{} (plain / gzip)", l.name)),
+        );
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let aligns: Vec<&str> = header
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if i < 2 { "---" } else { "---:" })
+            .collect();
+        let _ = writeln!(out, "| {} |", aligns.join(" | "));
+        for r in &file.timings {
+            let gzip = file.format(r.format).and_then(|f| f.sizes.sizes.gzip);
+            let ratio = if file.json_bytes > 0 && r.bytes > 0 {
+                format!("{:.3}", r.bytes as f64 / file.json_bytes as f64)
+            } else {
+                "-".into()
+            };
+            let median = |m: Option<&Measurement>| m.map_or("-".into(), |m| duration(m.ns.median));
+            let mut cells = vec![
+                r.format.title().to_string(),
+                r.library.name().to_string(),
+                r.bytes.to_string(),
+                ratio,
+                opt_size(gzip),
+                median(r.encode.as_ref()),
+                rate(r.encode.as_ref(), file.json_bytes),
+                median(r.decode.as_ref()),
+                rate(r.decode.as_ref(), file.json_bytes),
+            ];
+            for l in &report.links {
+                let find = |c: bool| {
+                    file.transfer
+                        .iter()
+                        .find(|t| {
+                            t.format == r.format
+                                && t.library == r.library
+                                && t.link == l.name
+                                && t.compressed == c
+                        })
+                        .map_or("-".into(), |t| duration(t.total() * 1e9))
+                };
+                cells.push(format!("{} / {}", find(false), find(true)));
+            }
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod job;
+pub mod profiling;
 pub mod schemas;
 pub mod source;
 
@@ -21,11 +22,14 @@ pub use analysis::{
     Sizes,
 };
 pub use job::{no_notify, Job, JobContext, JobError, Notify};
+pub use profiling::{ProfileRun, Scope};
 pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
 pub use source::{Origin, Source};
 
 use crate::codec::Format;
 use crate::model::Path;
+use crate::profile::sweep::Link;
+use crate::report::Mode;
 
 /// A result that is being computed, is ready, or failed.
 #[derive(Debug, Default)]
@@ -101,6 +105,8 @@ pub struct Workspace {
     pub schemas: SchemaSet,
     /// The linked selection: the same path is selected in every column.
     pub selected: Option<Path>,
+    /// The last profiler run (running, finished or cancelled).
+    pub profile: Option<ProfileRun>,
     notify: Notify,
 }
 
@@ -122,6 +128,7 @@ impl Workspace {
             current: None,
             schemas: SchemaSet::default(),
             selected: None,
+            profile: None,
             notify,
         }
     }
@@ -331,7 +338,62 @@ impl Workspace {
         for i in analyse {
             self.start_analysis(i);
         }
+        if let Some(run) = &mut self.profile {
+            changed |= run.poll();
+        }
         changed
+    }
+
+    /// Starts profiling (a run already going is cancelled and replaced). The payloads are the
+    /// current one or every open source's selected payload; those not decoded yet are decoded
+    /// on the worker. `links` are the transfer estimates' links (empty: the defaults). Fails
+    /// when there is no payload to profile.
+    pub fn start_profile(
+        &mut self,
+        mode: Mode,
+        scope: Scope,
+        links: Vec<Link>,
+    ) -> Result<(), String> {
+        let indices: Vec<usize> = match scope {
+            Scope::Current => self.current.into_iter().collect(),
+            Scope::AllOpen => (0..self.entries.len()).collect(),
+        };
+        let mut pending = Vec::new();
+        for i in indices {
+            let Some(e) = self.entries.get(i) else {
+                continue;
+            };
+            let payloads = e.opened.ready().map_or(1, |o| o.payloads.len());
+            let mut name = e.source.name();
+            if payloads > 1 {
+                name = format!("{name} #{}", e.payload + 1);
+            }
+            pending.push(profiling::Pending {
+                name,
+                analysis: e.analysis.ready().cloned(),
+                source: e.source.clone(),
+                raw: e.raw,
+                payload: e.payload,
+                choice: e.choice.clone(),
+            });
+        }
+        if pending.is_empty() {
+            return Err("open a payload first".into());
+        }
+        self.profile = Some(ProfileRun::start(
+            pending,
+            mode,
+            scope,
+            links,
+            self.schemas.clone(),
+            self.notify.clone(),
+        ));
+        Ok(())
+    }
+
+    /// Whether a profiler run is going.
+    pub fn is_profiling(&self) -> bool {
+        self.profile.as_ref().is_some_and(ProfileRun::is_running)
     }
 
     /// Whether any job is running for the current source.

@@ -8,20 +8,7 @@ use crate::codec::{self, EncodeOptions, Format};
 use crate::model::{ByteRole, NodeId, Path};
 use crate::workspace::{Analysis, Column, ProtoMode, Stage};
 
-use super::super::widgets::{self, HexInput, TreeInput};
-
-/// `12,345`.
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use super::super::widgets::{self, thousands, HexInput, TreeInput};
 
 /// The tooltip for a node: path, type, value, byte range.
 fn describe(column: &Column, id: NodeId, role: ByteRole) -> String {

@@ -19,6 +19,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …)",
     ),
     ("Ctrl+Shift+V", "open the paste area"),
+    (
+        "Ctrl+S",
+        "export the profile as CSV (to the path in the profiler's export field)",
+    ),
     ("Ctrl+D", "switch between dark and light theme"),
     ("Esc", "clear the selection"),
     ("F1", "this help"),
@@ -42,6 +46,7 @@ impl App {
                 ui.menu_button("File", |ui| self.file_menu(ui));
                 ui.menu_button("Schema", |ui| self.schema_menu(ui));
                 ui.menu_button("View", |ui| self.view_menu(ui));
+                ui.menu_button("Profile", |ui| self.profile_menu(ui));
                 ui.menu_button("Help", |ui| {
                     if ui.button("Shortcuts (F1)").clicked() {
                         self.help_open = true;
@@ -157,6 +162,43 @@ impl App {
                     }
                 }
             });
+    }
+
+    fn profile_menu(&mut self, ui: &mut egui::Ui) {
+        use crate::report::Mode;
+        let running = self.ws.is_profiling();
+        for (mode, text) in [
+            (Mode::Quick, "Quick profile (seconds)"),
+            (Mode::Standard, "Standard profile"),
+            (Mode::Precise, "Precise profile (one job at a time)"),
+        ] {
+            if ui.add_enabled(!running, egui::Button::new(text)).clicked() {
+                ui.close();
+                self.settings.profile_mode = mode;
+                self.view = super::View::Profiler;
+                self.start_profile();
+            }
+        }
+        if ui
+            .add_enabled(running, egui::Button::new("Cancel"))
+            .clicked()
+        {
+            ui.close();
+            self.cancel_profile();
+        }
+        ui.separator();
+        let has = self.ws.profile.is_some();
+        if ui
+            .add_enabled(has, egui::Button::new("Export CSV… (Ctrl+S)"))
+            .clicked()
+        {
+            ui.close();
+            self.export_profile_csv();
+        }
+        if ui.button("Show the profiler").clicked() {
+            ui.close();
+            self.view = super::View::Profiler;
+        }
     }
 
     fn view_menu(&mut self, ui: &mut egui::Ui) {

@@ -8,6 +8,7 @@
 
 mod columns;
 mod menus;
+pub mod profiler;
 mod samples;
 mod settings;
 mod sidebar;
@@ -52,8 +53,21 @@ pub struct Hover {
     pub node: Option<(Path, ByteRole)>,
 }
 
+/// The main area's two faces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The formats side by side, byte by byte.
+    Inspector,
+    /// What each format costs: sizes, fields, timings, scaling, the wire.
+    Profiler,
+}
+
 /// The inspector app.
 pub struct App {
+    /// The main area shown.
+    pub view: View,
+    /// The profiler's view state.
+    pub profiler: profiler::ProfilerView,
     /// The model: sources, payloads, analyses, schemas, selection.
     pub ws: Workspace,
     /// What is remembered across runs.
@@ -111,6 +125,8 @@ impl App {
         let repaint = ctx.clone();
         let ws = Workspace::new(Arc::new(move || repaint.request_repaint()));
         let mut app = App {
+            view: View::Inspector,
+            profiler: profiler::ProfilerView::default(),
             ws,
             settings: options.settings.unwrap_or_default(),
             message: None,
@@ -250,6 +266,7 @@ impl App {
         let ctx = ui.ctx().clone();
         self.ws.poll();
         self.handle_input(&ctx);
+        self.profiler_input(&ctx);
         let analysis = self.ws.analysis().cloned();
         self.sync_views(analysis.as_ref());
         self.menu_bar(ui);
@@ -260,12 +277,24 @@ impl App {
             return;
         }
         self.sidebar(ui);
-        self.bottom_panel(ui, analysis.as_deref());
+        if self.view == View::Inspector {
+            self.bottom_panel(ui, analysis.as_deref());
+        }
         egui::CentralPanel::default().show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut self.view, View::Inspector, "Inspector");
+                ui.selectable_value(&mut self.view, View::Profiler, "Profiler");
+                if self.ws.is_profiling() {
+                    ui.spinner();
+                }
+            });
             self.message_bar(ui);
-            self.main_area(ui, analysis.as_deref());
+            match self.view {
+                View::Inspector => self.main_area(ui, analysis.as_deref()),
+                View::Profiler => self.profiler_view(ui),
+            }
         });
-        if self.ws.is_busy() {
+        if self.ws.is_busy() || self.ws.is_profiling() {
             // Progress comes from the worker's notify; keep the spinner moving meanwhile.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }

@@ -1,11 +1,14 @@
 //! What the app remembers across runs (eframe storage): recent files, theme, the columns'
-//! order and visibility, single-column mode, and the schema files loaded.
+//! order and visibility, single-column mode, the schema files loaded, and the profiler's mode,
+//! export path and links.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::codec::Format;
+use crate::profile::sweep::Link;
+use crate::report::Mode;
 
 /// How many recent files are kept.
 const RECENT: usize = 10;
@@ -33,6 +36,14 @@ pub struct Settings {
     pub single: Option<String>,
     /// Schema files to load at start.
     pub schemas: Vec<SchemaFiles>,
+    /// The profiler's mode: quick, standard or precise.
+    pub profile_mode: Mode,
+    /// Where the profiler's CSV (and plot PNGs) are exported.
+    pub export_path: String,
+    /// The links of the wire view, as the user set them.
+    pub links: Vec<Link>,
+    /// The wire view compares gzip-compressed bodies.
+    pub wire_gzip: bool,
 }
 
 impl Default for Settings {
@@ -46,6 +57,10 @@ impl Default for Settings {
                 .collect(),
             single: None,
             schemas: Vec::new(),
+            profile_mode: Mode::Quick,
+            export_path: String::new(),
+            links: Link::defaults(),
+            wire_gzip: false,
         }
     }
 }

@@ -24,6 +24,19 @@ use eframe::egui::{self, Color32};
 
 use crate::model::ByteRole;
 
+/// `12,345`.
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Colours for byte roles, chosen for both light and dark themes.
 ///
 /// Hue carries the role (blue keys, orange headers, green values, grey structure) and each is

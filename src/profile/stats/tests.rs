@@ -26,6 +26,9 @@ fn one_to_a_hundred() {
     // numpy.percentile(range(1, 101), [5, 95]) == [5.95, 95.05]
     assert!(close(s.p5, 5.95, 1e-9), "{}", s.p5);
     assert!(close(s.p95, 95.05, 1e-9), "{}", s.p95);
+    // numpy.percentile(range(1, 101), [25, 75]) == [25.75, 75.25]
+    assert!(close(s.p25, 25.75, 1e-9), "{}", s.p25);
+    assert!(close(s.p75, 75.25, 1e-9), "{}", s.p75);
     // |x − 50.5| takes 0.5, 1.5, … 49.5 twice each: its median is 25.
     assert!(close(s.mad, 25.0 * MAD_SCALE, 1e-9));
     // Standard deviation of 1..=n (n − 1 denominator): sqrt(n(n+1)/12).

@@ -1,0 +1,574 @@
+//! The profiler's plots: sizes, bytes per field, timings and scaling.
+
+use eframe::egui::{self, Align2, Color32, RichText};
+use egui_plot::{
+    Bar, BarChart, BoxElem, BoxPlot, BoxSpread, GridInput, GridMark, HoverPosition, Legend, Line,
+    Plot, PlotPoint, PlotPoints, Points, Text,
+};
+
+use super::{format_color, tables, Action, Metric, ProfilerView, ScaleMetric};
+use crate::gui::widgets::{role_color, thousands};
+use crate::model::ByteRole;
+use crate::profile::bench::Measurement;
+use crate::profile::Op;
+use crate::report::table::duration;
+use crate::report::{FileReport, Report};
+
+/// A plot that does not pan or zoom (the data is categorical; clicks select).
+pub(super) fn still(id: &str, height: f32) -> Plot<'static> {
+    Plot::new(id)
+        .height(height)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .allow_double_click_reset(false)
+        .legend(Legend::default())
+}
+
+/// One grid mark per whole number in the visible range (category axes).
+pub(super) fn integer_marks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    let (lo, hi) = (lo.ceil() as i64, hi.floor() as i64);
+    if hi < lo || hi - lo > 1_000 {
+        return Vec::new();
+    }
+    (lo..=hi)
+        .map(|v| GridMark {
+            value: v as f64,
+            step_size: 1.0,
+        })
+        .collect()
+}
+
+/// The label of category `value` (a whole number) among `labels`.
+pub(super) fn category(labels: &[String], value: f64) -> String {
+    if (value - value.round()).abs() > 1e-6 || value < 0.0 {
+        return String::new();
+    }
+    labels
+        .get(value.round() as usize)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Share `part / whole` as `41.2%`.
+pub(super) fn pct(part: f64, whole: f64) -> String {
+    if whole <= 0.0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", part * 100.0 / whole)
+    }
+}
+
+fn plot_height(ui: &egui::Ui, share: f32) -> f32 {
+    (ui.available_height() * share).clamp(180.0, 520.0)
+}
+
+/// Size bars: per format, raw, gzip, zstd and brotli side by side, each labelled with its bytes
+/// and its share of JSON's size at the same compression. Clicking a format's bars focuses its
+/// column in the inspector.
+pub(super) fn sizes(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    file: &FileReport,
+) -> Option<Action> {
+    let kinds: [(&str, Color32); 4] = [
+        ("raw", Color32::from_rgb(0x5a, 0x8f, 0xd8)),
+        ("gzip", Color32::from_rgb(0xe0, 0x9a, 0x1f)),
+        ("zstd", Color32::from_rgb(0x3f, 0xae, 0x6a)),
+        ("brotli", Color32::from_rgb(0xc0, 0x5c, 0x8a)),
+    ];
+    let get = |k: usize, f: &crate::report::FormatReport| -> Option<usize> {
+        let s = f.sizes.sizes;
+        match k {
+            0 => Some(s.raw),
+            1 => s.gzip,
+            2 => s.zstd,
+            _ => s.brotli,
+        }
+    };
+    let json = file.format(crate::codec::Format::Json);
+    let labels: Vec<String> = file
+        .formats
+        .iter()
+        .map(|f| f.sizes.format.title().to_string())
+        .collect();
+    ui.label(format!(
+        "{} · {} bytes as JSON · bars labelled with bytes and % of JSON at the same compression \
+         (gzip 6, zstd 3, brotli 6) · click a format to inspect it",
+        file.name,
+        thousands(file.json_bytes)
+    ));
+    let x_labels = labels.clone();
+    let response =
+        still("profile-sizes", plot_height(ui, 0.62))
+            .x_grid_spacer(integer_marks)
+            .x_axis_formatter(move |m, _| category(&x_labels, m.value))
+            .y_axis_label("bytes")
+            .include_y(0.0)
+            .show(ui, |p| {
+                for (k, (name, color)) in kinds.iter().enumerate() {
+                    let offset = (k as f64 - 1.5) * 0.2;
+                    let mut bars = Vec::new();
+                    for (i, f) in file.formats.iter().enumerate() {
+                        let Some(bytes) = get(k, f) else { continue };
+                        let x = i as f64 + offset;
+                        bars.push(
+                            Bar::new(x, bytes as f64)
+                                .width(0.18)
+                                .name(format!("{} {name}", f.sizes.format.title())),
+                        );
+                        let share = json
+                            .and_then(|j| get(k, j))
+                            .map_or("-".into(), |j| pct(bytes as f64, j as f64));
+                        p.text(
+                            Text::new(
+                                "",
+                                PlotPoint::new(x, bytes as f64),
+                                RichText::new(format!("{}\n{share}", thousands(bytes))).small(),
+                            )
+                            .anchor(Align2::CENTER_BOTTOM),
+                        );
+                    }
+                    p.bar_chart(BarChart::new(*name, bars).color(*color).element_formatter(
+                        Box::new(|b, _| {
+                            format!("{}: {} bytes", b.name, thousands(b.value as usize))
+                        }),
+                    ));
+                }
+                p.pointer_coordinate()
+            });
+    view.plot_rect = Some(response.response.rect);
+    let mut action = None;
+    if response.response.clicked() {
+        if let Some(pos) = response.inner {
+            let i = pos.x.round();
+            if i >= 0.0 {
+                action = file
+                    .formats
+                    .get(i as usize)
+                    .map(|f| Action::Focus(f.sizes.format));
+            }
+        }
+    }
+    ui.add_space(4.0);
+    egui::Grid::new("sizes-table")
+        .striped(true)
+        .num_columns(8)
+        .show(ui, |ui| {
+            for h in [
+                "format",
+                "bytes",
+                "% of JSON",
+                "gzip",
+                "zstd",
+                "brotli",
+                "schema",
+                "notes",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for f in &file.formats {
+                let s = &f.sizes;
+                if ui
+                    .link(RichText::new(s.format.title()).color(format_color(s.format)))
+                    .on_hover_text("show this column in the inspector")
+                    .clicked()
+                {
+                    action = Some(Action::Focus(s.format));
+                }
+                ui.monospace(thousands(s.sizes.raw));
+                ui.monospace(format!("{:.1}%", s.ratio_to_json * 100.0));
+                for v in [s.sizes.gzip, s.sizes.zstd, s.sizes.brotli] {
+                    ui.monospace(v.map_or("-".into(), thousands));
+                }
+                ui.label(s.schema.name());
+                let notes = ui.label(if s.notes == 0 {
+                    "none".to_string()
+                } else {
+                    format!("{} (what {} cannot say)", s.notes, s.format.title())
+                });
+                if !s.note_texts.is_empty() {
+                    notes.on_hover_text(s.note_texts.join("\n"));
+                }
+                ui.end_row();
+            }
+        });
+    action
+}
+
+/// Bytes per field: a stacked bar per format (keys/tags, lengths/markers, values, structure)
+/// and the sortable table of field paths.
+pub(super) fn fields(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    file: &FileReport,
+) -> Option<Action> {
+    let dark = ui.visuals().dark_mode;
+    let labels: Vec<String> = file
+        .formats
+        .iter()
+        .map(|f| f.sizes.format.title().to_string())
+        .collect();
+    let roles = [
+        ("keys / tags", ByteRole::Key),
+        ("lengths / markers", ByteRole::Header),
+        ("values", ByteRole::Value),
+        ("structure", ByteRole::Structure),
+    ];
+    ui.label(
+        "where each format's bytes go: naming fields (keys, tags), framing them (lengths, \
+         type markers, brackets) and the values themselves",
+    );
+    let x_labels = labels.clone();
+    let response = still("profile-fields", plot_height(ui, 0.4))
+        .x_grid_spacer(integer_marks)
+        .x_axis_formatter(move |m, _| category(&x_labels, m.value))
+        .y_axis_label("bytes")
+        .include_y(0.0)
+        .show(ui, |p| {
+            let mut charts: Vec<BarChart> = Vec::new();
+            for (name, role) in roles {
+                let bars = file
+                    .formats
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let all = f.fields.by_role();
+                        let v = match role {
+                            ByteRole::Key => all.key,
+                            ByteRole::Header => all.header,
+                            ByteRole::Value => all.value,
+                            _ => all.structure,
+                        };
+                        Bar::new(i as f64, v as f64).width(0.6).name(format!(
+                            "{} {name}: {} bytes ({})",
+                            f.sizes.format.title(),
+                            thousands(v),
+                            pct(v as f64, f.fields.total as f64)
+                        ))
+                    })
+                    .collect();
+                let refs: Vec<&BarChart> = charts.iter().collect();
+                let chart = BarChart::new(name, bars)
+                    .color(role_color(role, dark))
+                    .element_formatter(Box::new(|b, _| b.name.clone()))
+                    .stack_on(&refs);
+                charts.push(chart);
+            }
+            for c in charts {
+                p.bar_chart(c);
+            }
+            for (i, f) in file.formats.iter().enumerate() {
+                let all = f.fields.by_role();
+                p.text(
+                    Text::new(
+                        "",
+                        PlotPoint::new(i as f64, f.fields.total as f64),
+                        RichText::new(format!(
+                            "{} B · keys {}",
+                            thousands(f.fields.total),
+                            pct(all.key as f64, f.fields.total as f64)
+                        ))
+                        .small(),
+                    )
+                    .anchor(Align2::CENTER_BOTTOM),
+                );
+            }
+            p.pointer_coordinate()
+        });
+    view.plot_rect = Some(response.response.rect);
+    let mut action = None;
+    if response.response.clicked() {
+        if let Some(pos) = response.inner {
+            let i = pos.x.round();
+            if i >= 0.0 {
+                if let Some(f) = file.formats.get(i as usize) {
+                    view.field_format = f.sizes.format;
+                }
+            }
+        }
+    }
+    ui.add_space(4.0);
+    if let Some(a) = tables::field_table(ui, view, file) {
+        action = Some(a);
+    }
+    action
+}
+
+fn measurement(row: &crate::report::TimingRow, op: Op) -> Option<&Measurement> {
+    match op {
+        Op::Encode => row.encode.as_ref(),
+        Op::Decode => row.decode.as_ref(),
+    }
+}
+
+/// Timings per format and library: box plots (p5–p95 whiskers, quartile box, median) of the
+/// time per operation, or bars of throughput or allocations; rows fill in as jobs finish.
+pub(super) fn timings(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    report: &Report,
+    file_index: usize,
+) -> Option<Action> {
+    let file = &report.files[file_index];
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut view.op, Op::Decode, "decode");
+        ui.selectable_value(&mut view.op, Op::Encode, "encode");
+        ui.separator();
+        ui.selectable_value(&mut view.metric, Metric::Time, "time per op");
+        ui.selectable_value(&mut view.metric, Metric::Throughput, "MB/s (of JSON bytes)");
+        ui.selectable_value(&mut view.metric, Metric::Allocations, "allocations per op");
+    });
+    let op = view.op;
+    let metric = view.metric;
+    // Rows top to bottom in report order: the plot's y grows upwards, so row i sits at n-1-i.
+    let n = file.timings.len();
+    let labels: Vec<String> = file
+        .timings
+        .iter()
+        .rev()
+        .map(|r| format!("{} · {}", r.format.title(), r.library.name()))
+        .collect();
+    let y_labels = labels.clone();
+    let x_label = match metric {
+        Metric::Time => "µs per operation",
+        Metric::Throughput => "MB/s of JSON-equivalent bytes",
+        Metric::Allocations => "allocations per operation",
+    };
+    let height = (n as f32 * 26.0 + 60.0).clamp(180.0, (ui.available_height() * 0.6).max(180.0));
+    let response = still("profile-timings", height)
+        .y_grid_spacer(integer_marks)
+        .y_axis_formatter(move |m, _| category(&y_labels, m.value))
+        .y_axis_min_width(150.0)
+        .x_axis_label(x_label)
+        .include_x(0.0)
+        .include_y(-0.6)
+        .include_y(n as f64 - 0.4)
+        .show(ui, |p| {
+            for format in crate::codec::Format::ALL {
+                let color = format_color(format);
+                let rows = file
+                    .timings
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.format == format);
+                match metric {
+                    Metric::Time => {
+                        let boxes: Vec<BoxElem> = rows
+                            .filter_map(|(i, r)| {
+                                let m = measurement(r, op)?;
+                                let us = |ns: f64| ns / 1e3;
+                                let s = &m.ns;
+                                Some(
+                                    BoxElem::new(
+                                        (n - 1 - i) as f64,
+                                        BoxSpread::new(
+                                            us(s.p5),
+                                            us(s.p25),
+                                            us(s.median),
+                                            us(s.p75),
+                                            us(s.p95),
+                                        ),
+                                    )
+                                    .box_width(0.6)
+                                    .whisker_width(0.4)
+                                    .name(format!(
+                                        "{} · {} {}\nmedian {} (95% CI {} – {})\np5 {} · p95 {} · {} samples{}",
+                                        r.format.title(),
+                                        r.library.name(),
+                                        op.name(),
+                                        duration(s.median),
+                                        duration(s.ci_low),
+                                        duration(s.ci_high),
+                                        duration(s.p5),
+                                        duration(s.p95),
+                                        s.n,
+                                        if m.concurrent {
+                                            "\nmeasured while other jobs ran"
+                                        } else {
+                                            ""
+                                        }
+                                    )),
+                                )
+                            })
+                            .collect();
+                        p.box_plot(
+                            BoxPlot::new(format.title(), boxes)
+                                .horizontal()
+                                .color(color)
+                                .element_formatter(Box::new(|b, _| b.name.clone())),
+                        );
+                    }
+                    Metric::Throughput | Metric::Allocations => {
+                        let bars: Vec<Bar> = rows
+                            .filter_map(|(i, r)| {
+                                let m = measurement(r, op)?;
+                                let v = if metric == Metric::Throughput {
+                                    if m.ns.median <= 0.0 {
+                                        return None;
+                                    }
+                                    file.json_bytes as f64 / (m.ns.median / 1e9) / 1e6
+                                } else {
+                                    m.allocs_per_op?
+                                };
+                                Some(
+                                    Bar::new((n - 1 - i) as f64, v)
+                                        .width(0.6)
+                                        .horizontal()
+                                        .name(format!(
+                                            "{} · {}: {v:.1}",
+                                            r.format.title(),
+                                            r.library.name()
+                                        )),
+                                )
+                            })
+                            .collect();
+                        p.bar_chart(
+                            BarChart::new(format.title(), bars)
+                                .horizontal()
+                                .color(color)
+                                .element_formatter(Box::new(|b, _| b.name.clone())),
+                        );
+                    }
+                }
+            }
+        });
+    view.plot_rect = Some(response.response.rect);
+    if metric == Metric::Allocations && !report.allocations_counted {
+        ui.weak("allocations are counted only in the wirelens binary (its counting allocator)");
+    }
+    ui.add_space(4.0);
+    tables::timing_table(ui, report, file);
+    None
+}
+
+/// A number with about four significant digits, without exponent for everyday sizes.
+fn significant(v: f64) -> String {
+    if v >= 1e4 {
+        thousands(v.round() as usize)
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// `10^v` for a log10 axis mark, when `v` is a whole number: 1, 10, 100, 1k, 10k, …
+fn power_label(v: f64, unit: &str) -> String {
+    if (v - v.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    let n = 10f64.powf(v.round());
+    let text = if n >= 1e9 {
+        format!("{}G", n / 1e9)
+    } else if n >= 1e6 {
+        format!("{}M", n / 1e6)
+    } else if n >= 1e3 {
+        format!("{}k", n / 1e3)
+    } else if n >= 1.0 {
+        format!("{n}")
+    } else {
+        format!("{n:e}")
+    };
+    format!("{text}{unit}")
+}
+
+/// Scaling: size or time per format against the record count, on log-log axes.
+pub(super) fn scaling(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    file: &FileReport,
+) -> Option<Action> {
+    let Some(sweep) = &file.sweep else {
+        ui.label(
+            "This payload has no list of records to slice (an array at the top or under a key \
+             such as $.data), so there is no scaling curve: profile a payload with records.",
+        );
+        view.plot_rect = None;
+        return None;
+    };
+    ui.horizontal(|ui| {
+        ui.label(format!(
+            "{} records at {} · log-log · the reference library per format",
+            thousands(sweep.records.count),
+            sweep.records.path
+        ));
+        ui.separator();
+        ui.selectable_value(&mut view.scale, ScaleMetric::Bytes, "bytes");
+        ui.selectable_value(
+            &mut view.scale,
+            ScaleMetric::BytesPerRecord,
+            "bytes per record",
+        );
+        ui.selectable_value(&mut view.scale, ScaleMetric::Encode, "encode time");
+        ui.selectable_value(&mut view.scale, ScaleMetric::Decode, "decode time");
+    });
+    let metric = view.scale;
+    let (y_label, y_unit) = match metric {
+        ScaleMetric::Bytes => ("bytes", " B"),
+        ScaleMetric::BytesPerRecord => ("bytes per record", " B"),
+        ScaleMetric::Encode => ("encode time", " ns"),
+        ScaleMetric::Decode => ("decode time", " ns"),
+    };
+    let response = Plot::new("profile-scaling")
+        .height(plot_height(ui, 0.7))
+        .legend(Legend::default())
+        .x_axis_label("records (log)")
+        .y_axis_label(format!("{y_label} (log)"))
+        .x_axis_formatter(|m, _| power_label(m.value, ""))
+        .y_axis_formatter(move |m, _| power_label(m.value, y_unit))
+        .label_formatter(move |hover| {
+            let (name, at) = match hover {
+                HoverPosition::NearDataPoint {
+                    plot_name,
+                    position,
+                    ..
+                } => (*plot_name, position),
+                HoverPosition::Elsewhere { position } => ("", position),
+            };
+            Some(format!(
+                "{name}\n{} records\n{} {y_label}",
+                thousands(10f64.powf(at.x).round() as usize),
+                significant(10f64.powf(at.y))
+            ))
+        })
+        .show(ui, |p| {
+            for format in crate::codec::Format::ALL {
+                let points: Vec<[f64; 2]> = sweep
+                    .points
+                    .iter()
+                    .filter(|pt| pt.format == format && pt.records > 0)
+                    .filter_map(|pt| {
+                        let y = match metric {
+                            ScaleMetric::Bytes => Some(pt.bytes as f64),
+                            ScaleMetric::BytesPerRecord => {
+                                Some(pt.bytes as f64 / pt.records as f64)
+                            }
+                            ScaleMetric::Encode => pt.encode.as_ref().map(|m| m.ns.median),
+                            ScaleMetric::Decode => pt.decode.as_ref().map(|m| m.ns.median),
+                        }?;
+                        (y > 0.0).then(|| [(pt.records as f64).log10(), y.log10()])
+                    })
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let color = format_color(format);
+                p.line(
+                    Line::new(format.title(), PlotPoints::new(points.clone()))
+                        .color(color)
+                        .width(2.0),
+                );
+                p.points(
+                    Points::new(format.title(), PlotPoints::new(points))
+                        .color(color)
+                        .radius(3.5),
+                );
+            }
+        });
+    view.plot_rect = Some(response.response.rect);
+    None
+}

@@ -1,0 +1,321 @@
+//! The profiler's tables: field paths by cost, timings, and payloads compared.
+
+use eframe::egui::{self, Align2, RichText};
+use egui_plot::{Bar, BarChart, PlotPoint, Text};
+
+use super::charts::{category, integer_marks, pct, still};
+use super::{format_color, Action, ProfilerView, SortBy};
+use crate::codec::Format;
+use crate::gui::widgets::thousands;
+use crate::model::Path;
+use crate::profile::bench::Measurement;
+use crate::profile::cost::FieldCost;
+use crate::report::table::duration;
+use crate::report::{FileReport, Report};
+
+/// Rows the field table lists at most (patterns aggregate records, so real payloads stay far
+/// below this).
+const MAX_ROWS: usize = 2_000;
+
+fn sort_key(c: &FieldCost, by: SortBy) -> (usize, &str) {
+    match by {
+        SortBy::Path => (0, c.pattern.as_str()),
+        SortBy::Nodes => (c.nodes, ""),
+        SortBy::Key => (c.key, ""),
+        SortBy::Overhead => (c.overhead(), ""),
+        SortBy::Value => (c.value, ""),
+        SortBy::Total => (c.total(), ""),
+    }
+}
+
+/// The costliest field paths of one format, sortable by any column; clicking a path selects it
+/// in the inspector.
+pub(super) fn field_table(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    file: &FileReport,
+) -> Option<Action> {
+    ui.horizontal(|ui| {
+        ui.strong("field paths of");
+        for f in &file.formats {
+            let format = f.sizes.format;
+            ui.selectable_value(
+                &mut view.field_format,
+                format,
+                RichText::new(format.title()).color(format_color(format)),
+            );
+        }
+    });
+    let Some(report) = file.format(view.field_format) else {
+        ui.weak("this format could not be encoded");
+        return None;
+    };
+    let costs = &report.fields;
+    let mut rows: Vec<&FieldCost> = costs.fields.iter().collect();
+    let (by, descending) = view.sort;
+    rows.sort_by(|a, b| {
+        let o = sort_key(a, by).cmp(&sort_key(b, by));
+        if descending {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+    let mut action = None;
+    let headers = [
+        ("path", SortBy::Path),
+        ("nodes", SortBy::Nodes),
+        ("key/tag", SortBy::Key),
+        ("overhead", SortBy::Overhead),
+        ("value", SortBy::Value),
+        ("total", SortBy::Total),
+    ];
+    egui::ScrollArea::vertical()
+        .id_salt("field-table")
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            egui::Grid::new("field-grid")
+                .striped(true)
+                .num_columns(8)
+                .show(ui, |ui| {
+                    for (name, key) in headers {
+                        let arrow = if by == key {
+                            if descending {
+                                " ⏷"
+                            } else {
+                                " ⏶"
+                            }
+                        } else {
+                            ""
+                        };
+                        if ui
+                            .button(RichText::new(format!("{name}{arrow}")).strong())
+                            .on_hover_text("sort by this column")
+                            .clicked()
+                        {
+                            view.sort = if by == key {
+                                (key, !descending)
+                            } else {
+                                (key, key != SortBy::Path)
+                            };
+                        }
+                    }
+                    ui.strong("share");
+                    ui.strong("bytes per node");
+                    ui.end_row();
+                    for c in rows.iter().take(MAX_ROWS) {
+                        if ui
+                            .link(RichText::new(&c.pattern).monospace())
+                            .on_hover_text("select this field in the inspector")
+                            .clicked()
+                        {
+                            if let Ok(p) = Path::parse(&c.pattern) {
+                                action = Some(Action::Select(p));
+                            }
+                        }
+                        for v in [c.nodes, c.key, c.overhead(), c.value, c.total()] {
+                            ui.monospace(thousands(v));
+                        }
+                        ui.monospace(pct(c.total() as f64, costs.total as f64));
+                        ui.monospace(if c.nodes > 0 {
+                            format!("{:.1}", c.total() as f64 / c.nodes as f64)
+                        } else {
+                            "-".into()
+                        });
+                        ui.end_row();
+                    }
+                });
+            if rows.len() > MAX_ROWS {
+                ui.weak(format!(
+                    "{} more paths: the CSV export has them all",
+                    rows.len() - MAX_ROWS
+                ));
+            }
+        });
+    action
+}
+
+fn cell(m: Option<&Measurement>) -> String {
+    match m {
+        None => "…".into(),
+        Some(m) => format!(
+            "{} [{} – {}]{}",
+            duration(m.ns.median),
+            duration(m.ns.ci_low),
+            duration(m.ns.ci_high),
+            if m.concurrent { "*" } else { "" }
+        ),
+    }
+}
+
+fn rate(m: Option<&Measurement>, bytes: usize) -> String {
+    match m {
+        Some(m) if m.ns.median > 0.0 => format!("{:.0}", bytes as f64 / (m.ns.median / 1e9) / 1e6),
+        _ => "-".into(),
+    }
+}
+
+fn allocs(m: Option<&Measurement>) -> String {
+    m.and_then(|m| m.allocs_per_op)
+        .map_or("-".into(), |a| format!("{a:.0}"))
+}
+
+/// Every format × library: bytes, encode and decode medians with their confidence intervals,
+/// throughput of JSON-equivalent bytes, allocations. Rows not measured yet show `…`.
+pub(super) fn timing_table(ui: &mut egui::Ui, report: &Report, file: &FileReport) {
+    egui::ScrollArea::vertical()
+        .id_salt("timing-table")
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            egui::Grid::new("timing-grid")
+                .striped(true)
+                .num_columns(10)
+                .show(ui, |ui| {
+                    for h in [
+                        "format",
+                        "library",
+                        "bytes",
+                        "encode median [95% CI]",
+                        "MB/s",
+                        "allocs",
+                        "decode median [95% CI]",
+                        "MB/s",
+                        "allocs",
+                        "",
+                    ] {
+                        ui.strong(h);
+                    }
+                    ui.end_row();
+                    for r in &file.timings {
+                        ui.colored_label(format_color(r.format), r.format.title());
+                        ui.label(r.library.name());
+                        ui.monospace(thousands(r.bytes));
+                        ui.monospace(cell(r.encode.as_ref()));
+                        ui.monospace(rate(r.encode.as_ref(), file.json_bytes));
+                        ui.monospace(allocs(r.encode.as_ref()));
+                        ui.monospace(cell(r.decode.as_ref()));
+                        ui.monospace(rate(r.decode.as_ref(), file.json_bytes));
+                        ui.monospace(allocs(r.decode.as_ref()));
+                        match &r.error {
+                            Some(e) => {
+                                ui.colored_label(ui.visuals().warn_fg_color, e);
+                            }
+                            None => {
+                                ui.label("");
+                            }
+                        }
+                        ui.end_row();
+                    }
+                });
+            if report.parallel {
+                ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
+            }
+        });
+}
+
+/// Several payloads side by side: size per format (bars grouped by payload) and a table with
+/// bytes, bytes per record and the reference library's timings.
+pub(super) fn compare(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    report: &Report,
+) -> Option<Action> {
+    if report.files.len() < 2 {
+        ui.label(
+            "Open two or more payloads (e.g. the same API at 10 and at 15,000 records), choose \
+             \"all open payloads\" in the toolbar and press Profile: they appear here side by side.",
+        );
+        view.plot_rect = None;
+        return None;
+    }
+    let labels: Vec<String> = report.files.iter().map(|f| f.name.clone()).collect();
+    let x_labels = labels.clone();
+    ui.label("bytes per format, each payload's bars labelled with % of its JSON size");
+    let response = still(
+        "profile-compare",
+        (ui.available_height() * 0.45).clamp(180.0, 420.0),
+    )
+    .x_grid_spacer(integer_marks)
+    .x_axis_formatter(move |m, _| category(&x_labels, m.value))
+    .y_axis_label("bytes")
+    .include_y(0.0)
+    .show(ui, |p| {
+        for (k, format) in Format::ALL.into_iter().enumerate() {
+            let offset = (k as f64 - 1.5) * 0.2;
+            let mut bars = Vec::new();
+            for (i, file) in report.files.iter().enumerate() {
+                let Some(f) = file.format(format) else {
+                    continue;
+                };
+                let x = i as f64 + offset;
+                let bytes = f.sizes.sizes.raw;
+                bars.push(Bar::new(x, bytes as f64).width(0.18).name(format!(
+                    "{} · {}: {} bytes",
+                    file.name,
+                    format.title(),
+                    thousands(bytes)
+                )));
+                p.text(
+                    Text::new(
+                        "",
+                        PlotPoint::new(x, bytes as f64),
+                        RichText::new(pct(bytes as f64, file.json_bytes as f64)).small(),
+                    )
+                    .anchor(Align2::CENTER_BOTTOM),
+                );
+            }
+            p.bar_chart(
+                BarChart::new(format.title(), bars)
+                    .color(format_color(format))
+                    .element_formatter(Box::new(|b, _| b.name.clone())),
+            );
+        }
+    });
+    view.plot_rect = Some(response.response.rect);
+    egui::ScrollArea::vertical()
+        .id_salt("compare-table")
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            egui::Grid::new("compare-grid")
+                .striped(true)
+                .num_columns(8)
+                .show(ui, |ui| {
+                    for h in [
+                        "payload",
+                        "format",
+                        "bytes",
+                        "% of JSON",
+                        "gzip",
+                        "bytes per record",
+                        "encode (reference library)",
+                        "decode",
+                    ] {
+                        ui.strong(h);
+                    }
+                    ui.end_row();
+                    for file in &report.files {
+                        let records = file.sweep.as_ref().map(|s| s.records.count);
+                        for f in &file.formats {
+                            let format = f.sizes.format;
+                            let reference = crate::profile::libs::Library::reference(format);
+                            let row = file
+                                .timings
+                                .iter()
+                                .find(|r| r.format == format && r.library == reference);
+                            ui.label(&file.name);
+                            ui.colored_label(format_color(format), format.title());
+                            ui.monospace(thousands(f.sizes.sizes.raw));
+                            ui.monospace(pct(f.sizes.sizes.raw as f64, file.json_bytes as f64));
+                            ui.monospace(f.sizes.sizes.gzip.map_or("-".into(), thousands));
+                            ui.monospace(records.filter(|n| *n > 0).map_or("-".into(), |n| {
+                                format!("{:.1}", f.sizes.sizes.raw as f64 / n as f64)
+                            }));
+                            ui.monospace(cell(row.and_then(|r| r.encode.as_ref())));
+                            ui.monospace(cell(row.and_then(|r| r.decode.as_ref())));
+                            ui.end_row();
+                        }
+                    }
+                });
+        });
+    None
+}

@@ -1,0 +1,178 @@
+//! The wire: encode + transfer + decode per format over network links the user can reshape,
+//! with or without gzip, and the winner per link.
+
+use eframe::egui::{self, Align2, RichText};
+use egui_plot::{Bar, BarChart, PlotPoint, Text};
+
+use super::charts::{category, integer_marks, still};
+use super::{format_color, Action, ProfilerView};
+use crate::codec::Format;
+use crate::profile::sweep::{estimate, Costs, Link, Transfer};
+use crate::report::table::duration;
+use crate::report::FileReport;
+
+/// The fastest library's estimate per format on `link` (compressed or not), fastest first.
+pub fn best_per_format(file: &FileReport, links: &[Link], link: &str, gzip: bool) -> Vec<Transfer> {
+    let mut all = Vec::new();
+    for row in &file.timings {
+        let (Some(encode), Some(decode)) = (&row.encode, &row.decode) else {
+            continue;
+        };
+        let format = file.format(row.format);
+        all.extend(estimate(
+            &Costs {
+                format: row.format,
+                library: row.library,
+                bytes: row.bytes,
+                gzip: format.and_then(|f| f.sizes.sizes.gzip),
+                encode,
+                decode,
+                compress: format.and_then(|f| f.gzip_compress.as_ref()),
+                decompress: format.and_then(|f| f.gzip_decompress.as_ref()),
+            },
+            links,
+        ));
+    }
+    let mut best: Vec<Transfer> = Vec::new();
+    for format in Format::ALL {
+        if let Some(t) = all
+            .iter()
+            .filter(|t| t.format == format && t.link == link && t.compressed == gzip)
+            .min_by(|a, b| a.total().total_cmp(&b.total()))
+        {
+            best.push(t.clone());
+        }
+    }
+    best.sort_by(|a, b| a.total().total_cmp(&b.total()));
+    best
+}
+
+/// Link editors (bandwidth and round trip), the gzip switch, and per link a bar per format
+/// (its fastest library) with the winner marked.
+pub(super) fn wire(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    links: &mut Vec<Link>,
+    gzip: &mut bool,
+    file: &FileReport,
+) -> Option<Action> {
+    ui.horizontal(|ui| {
+        ui.checkbox(gzip, "gzip on the wire")
+            .on_hover_text("add gzip compress and decompress time, send the gzip bytes");
+        if ui.button("default links").clicked() {
+            *links = Link::defaults();
+        }
+        ui.weak("estimate = encode + bytes / bandwidth + round trip + decode (medians)");
+    });
+    egui::Grid::new("links").num_columns(3).show(ui, |ui| {
+        for link in links.iter_mut() {
+            ui.strong(&link.name);
+            let mut mbit = link.bits_per_second / 1e6;
+            ui.add(
+                egui::Slider::new(&mut mbit, 0.1..=100_000.0)
+                    .logarithmic(true)
+                    .text("Mbit/s"),
+            );
+            link.bits_per_second = mbit * 1e6;
+            let mut ms = link.rtt_seconds * 1e3;
+            ui.add(
+                egui::Slider::new(&mut ms, 0.0..=1_000.0)
+                    .logarithmic(true)
+                    .smallest_positive(0.01)
+                    .text("ms round trip"),
+            );
+            link.rtt_seconds = ms / 1e3;
+            ui.end_row();
+        }
+    });
+    let rows: Vec<(String, Vec<Transfer>)> = links
+        .iter()
+        .map(|l| (l.name.clone(), best_per_format(file, links, &l.name, *gzip)))
+        .collect();
+    if rows.iter().all(|(_, r)| r.is_empty()) {
+        ui.label("the estimates appear as soon as a format's encode and decode are measured");
+        view.plot_rect = None;
+        return None;
+    }
+    let labels: Vec<String> = rows.iter().map(|(n, _)| n.clone()).collect();
+    let y_labels = labels.clone();
+    let n = rows.len();
+    let response = still(
+        "profile-wire",
+        (n as f32 * 110.0 + 40.0).clamp(200.0, (ui.available_height() * 0.6).max(200.0)),
+    )
+    .y_grid_spacer(integer_marks)
+    .y_axis_formatter(move |m, _| category(&y_labels, m.value))
+    .y_axis_min_width(90.0)
+    .x_axis_label("milliseconds, end to end")
+    .include_x(0.0)
+    .show(ui, |p| {
+        for (k, format) in Format::ALL.into_iter().enumerate() {
+            let offset = (1.5 - k as f64) * 0.2;
+            let mut bars = Vec::new();
+            for (i, (_, best)) in rows.iter().enumerate() {
+                let Some(t) = best.iter().find(|t| t.format == format) else {
+                    continue;
+                };
+                let y = (n - 1 - i) as f64 + offset;
+                let ms = t.total() * 1e3;
+                bars.push(Bar::new(y, ms).width(0.18).horizontal().name(format!(
+                    "{} · {} on {}: {}\nencode {} + wire {} ({} bytes) + decode {}",
+                    format.title(),
+                    t.library.name(),
+                    t.link,
+                    duration(t.total() * 1e9),
+                    duration(t.cpu_send * 1e9),
+                    duration(t.wire * 1e9),
+                    t.wire_bytes,
+                    duration(t.cpu_receive * 1e9)
+                )));
+                let winner = best.first().is_some_and(|b| b.format == format);
+                p.text(
+                    Text::new(
+                        "",
+                        PlotPoint::new(ms, y),
+                        RichText::new(format!(
+                            " {}{}",
+                            duration(t.total() * 1e9),
+                            if winner { "  ★ fastest" } else { "" }
+                        ))
+                        .small()
+                        .strong(),
+                    )
+                    .anchor(Align2::LEFT_CENTER),
+                );
+            }
+            p.bar_chart(
+                BarChart::new(format.title(), bars)
+                    .horizontal()
+                    .color(format_color(format))
+                    .element_formatter(Box::new(|b, _| b.name.clone())),
+            );
+        }
+    });
+    view.plot_rect = Some(response.response.rect);
+    egui::Grid::new("wire-table")
+        .striped(true)
+        .num_columns(7)
+        .show(ui, |ui| {
+            for h in [
+                "link", "winner", "library", "total", "encode", "wire", "decode",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (name, best) in &rows {
+                let Some(t) = best.first() else { continue };
+                ui.label(name);
+                ui.colored_label(format_color(t.format), t.format.title());
+                ui.label(t.library.name());
+                ui.monospace(duration(t.total() * 1e9));
+                ui.monospace(duration(t.cpu_send * 1e9));
+                ui.monospace(duration(t.wire * 1e9));
+                ui.monospace(duration(t.cpu_receive * 1e9));
+                ui.end_row();
+            }
+        });
+    None
+}

@@ -1,0 +1,147 @@
+//! A [`Report`] assembled from a run's [`Event`]s as they arrive, for views that show results
+//! while the run goes on (the GUI's profiler fills its bars and plots from one of these).
+
+use super::run::{finish_file, record, Event, Settings, Slot};
+use crate::report::{FileReport, Report};
+
+/// What a run has produced so far.
+#[derive(Debug, Clone)]
+pub struct Live {
+    /// The report so far: every prepared payload, every finished measurement, and the transfer
+    /// estimates of the rows whose encode and decode are both in.
+    pub report: Report,
+    /// Timing jobs finished.
+    pub done: usize,
+    /// Timing jobs in all (0 until every payload is prepared and the jobs are counted).
+    pub total: usize,
+    /// The jobs running now, by label, oldest first.
+    pub running: Vec<String>,
+}
+
+impl Live {
+    /// An empty report for a run with these settings.
+    pub fn new(settings: &Settings) -> Live {
+        Live {
+            report: Report {
+                mode: settings.mode,
+                parallel: settings.mode != crate::report::Mode::Precise,
+                allocations_counted: super::alloc::installed(),
+                links: settings.links.clone(),
+                files: Vec::new(),
+                cancelled: false,
+            },
+            done: 0,
+            total: 0,
+            running: Vec::new(),
+        }
+    }
+
+    /// Takes one event in.
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::Prepared { file, report } => {
+                let files = &mut self.report.files;
+                if files.len() <= file {
+                    files.resize_with(file + 1, || placeholder(String::new()));
+                }
+                files[file] = *report;
+            }
+            Event::Started { total, label, .. } => {
+                self.total = total;
+                self.running.push(label);
+            }
+            Event::Measured {
+                done,
+                total,
+                label,
+                slot,
+                result,
+            } => {
+                self.done = self.done.max(done);
+                self.total = total;
+                if let Some(i) = self.running.iter().position(|l| *l == label) {
+                    self.running.remove(i);
+                }
+                self.report.cancelled |= record(&mut self.report.files, slot, result);
+                let file = match slot {
+                    Slot::Timing { file, .. }
+                    | Slot::Gzip { file, .. }
+                    | Slot::Sweep { file, .. } => file,
+                };
+                let links = self.report.links.clone();
+                if let Some(f) = self.report.files.get_mut(file) {
+                    finish_file(f, &links);
+                }
+            }
+        }
+    }
+
+    /// Progress as a fraction (0 before the jobs are counted).
+    pub fn fraction(&self) -> f32 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.done as f32 / self.total as f32
+        }
+    }
+}
+
+fn placeholder(name: String) -> FileReport {
+    FileReport {
+        name,
+        json_bytes: 0,
+        formats: Vec::new(),
+        timings: Vec::new(),
+        sweep: None,
+        transfer: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::codec::{decode, DecodeOptions, Format};
+    use crate::profile::bench::BenchConfig;
+    use crate::profile::{run, Subject};
+    use crate::report::Mode;
+
+    /// Replaying a run's events gives the report the run returns: the same sizes, the same
+    /// measurements in the same slots, the same transfer estimates.
+    #[test]
+    fn events_rebuild_the_report() -> Result<(), Box<dyn std::error::Error>> {
+        let text = br#"{"data":[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c"}]}"#;
+        let value = decode(text, Format::Json, &DecodeOptions::default())?.value;
+        let subjects = [Subject {
+            name: "records.json".into(),
+            value,
+            message: None,
+        }];
+        let mut settings = Settings::new(Mode::Quick);
+        settings.bench = BenchConfig {
+            warm_up: std::time::Duration::ZERO,
+            min_samples: 2,
+            max_samples: 2,
+            slow_samples: 2,
+            measurement_time: std::time::Duration::from_millis(1),
+            resamples: 10,
+            ..BenchConfig::quick()
+        };
+        settings.sweep_counts = vec![1, 2];
+        settings.sweep_all = true;
+        let live = Mutex::new(Live::new(&settings));
+        let report = run(&subjects, &settings, &AtomicBool::new(false), &|e| {
+            if let Ok(mut l) = live.lock() {
+                l.apply(e);
+            }
+        });
+        let live = live.into_inner().map_err(|_| "poisoned")?;
+        assert_eq!(live.done, live.total);
+        assert!(live.total > 0);
+        assert!(live.running.is_empty(), "{:?}", live.running);
+        assert_eq!(live.report, report);
+        Ok(())
+    }
+}

@@ -1,0 +1,291 @@
+//! The profiler in the workspace: one run at a time on a worker thread, its results streaming
+//! into a [`Live`] report the app draws every frame, and the exports of a finished (or
+//! cancelled) report.
+//!
+//! The subjects are the payloads the user has open: the current one, or every open source's
+//! selected payload (to compare, e.g., the same API at 10 and at 15,000 records). A source whose
+//! payload has not been decoded yet is decoded on the worker, never on the UI thread.
+
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::analysis::{analyze, open, Analysis, Choice};
+use super::job::{Job, JobContext, JobError, Notify};
+use super::schemas::SchemaSet;
+use super::source::Source;
+use crate::files::write_atomically;
+use crate::profile::sweep::Link;
+use crate::profile::{self, Live, Settings, Subject};
+use crate::report::{csv, table, Mode, Report};
+
+/// Which payloads a run profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Scope {
+    /// The payload shown.
+    Current,
+    /// The selected payload of every open source.
+    AllOpen,
+}
+
+/// One payload to profile, as the UI thread hands it to the worker: decoded already, or the
+/// bytes and choices to decode it with.
+pub(super) struct Pending {
+    pub name: String,
+    pub analysis: Option<Arc<Analysis>>,
+    pub source: Arc<Source>,
+    pub raw: bool,
+    pub payload: usize,
+    pub choice: Choice,
+}
+
+/// A profiler run: started, streaming, finished or cancelled.
+pub struct ProfileRun {
+    /// How timings are taken.
+    pub mode: Mode,
+    /// Which payloads.
+    pub scope: Scope,
+    /// What has arrived so far (the whole report once the run is over).
+    pub live: Arc<Mutex<Live>>,
+    preparing: Arc<Mutex<Option<String>>>,
+    job: Option<Job<Report>>,
+    cancel: Arc<AtomicBool>,
+    /// Why the run gave no report (a panic, a payload that did not decode), once over.
+    pub error: Option<String>,
+}
+
+impl std::fmt::Debug for ProfileRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileRun")
+            .field("mode", &self.mode)
+            .field("scope", &self.scope)
+            .field("running", &self.is_running())
+            .finish()
+    }
+}
+
+impl ProfileRun {
+    /// Starts profiling `pending` on a worker thread.
+    pub(super) fn start(
+        pending: Vec<Pending>,
+        mode: Mode,
+        scope: Scope,
+        links: Vec<Link>,
+        schemas: SchemaSet,
+        notify: Notify,
+    ) -> ProfileRun {
+        let mut settings = Settings::new(mode);
+        if !links.is_empty() {
+            settings.links = links;
+        }
+        let live = Arc::new(Mutex::new(Live::new(&settings)));
+        let preparing = Arc::new(Mutex::new(None));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (worker_live, worker_preparing, worker_cancel, worker_notify) = (
+            live.clone(),
+            preparing.clone(),
+            cancel.clone(),
+            notify.clone(),
+        );
+        let job = Job::spawn("profile", notify, move |ctx| {
+            let subjects = subjects(pending, &schemas, ctx, &worker_cancel, &worker_preparing)?;
+            set(&worker_preparing, None);
+            // The flag is read between samples, so a cancel stops the run within one sample.
+            let report = profile::run(&subjects, &settings, &worker_cancel, &|event| {
+                if let Ok(mut l) = worker_live.lock() {
+                    l.apply(event);
+                }
+                worker_notify();
+            });
+            Ok(report)
+        });
+        ProfileRun {
+            mode,
+            scope,
+            live,
+            preparing,
+            job: Some(job),
+            cancel,
+            error: None,
+        }
+    }
+
+    /// Whether the worker is still on it.
+    pub fn is_running(&self) -> bool {
+        self.job.is_some()
+    }
+
+    /// Asks the run to stop soon; what finished stays in the report.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the user asked the run to stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// A copy of the report so far.
+    pub fn report(&self) -> Report {
+        self.live
+            .lock()
+            .map(|l| l.report.clone())
+            .unwrap_or_else(|p| p.into_inner().report.clone())
+    }
+
+    /// Jobs done, jobs in all, and the jobs running now (labels).
+    pub fn progress(&self) -> (usize, usize, Vec<String>) {
+        match self.live.lock() {
+            Ok(l) => (l.done, l.total, l.running.clone()),
+            Err(_) => (0, 0, Vec::new()),
+        }
+    }
+
+    /// What the worker is decoding before the timing starts, if anything.
+    pub fn preparing(&self) -> Option<String> {
+        self.preparing.lock().ok().and_then(|p| p.clone())
+    }
+
+    /// Takes the finished report in; returns whether the run just ended.
+    pub(super) fn poll(&mut self) -> bool {
+        let Some(job) = &self.job else {
+            return false;
+        };
+        let Some(result) = job.poll() else {
+            return false;
+        };
+        self.job = None;
+        match result {
+            Ok(report) => {
+                if let Ok(mut l) = self.live.lock() {
+                    l.report = report;
+                    l.running.clear();
+                }
+            }
+            Err(JobError::Cancelled) => {
+                if let Ok(mut l) = self.live.lock() {
+                    l.report.cancelled = true;
+                    l.running.clear();
+                }
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+        true
+    }
+
+    /// Blocks until the run is over (tests, the command line).
+    pub fn wait(&mut self) {
+        while self.is_running() {
+            if !self.poll() {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+impl Drop for ProfileRun {
+    /// A run nobody looks at any more (a new run replaced it) stops.
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+fn set(slot: &Mutex<Option<String>>, text: Option<String>) {
+    if let Ok(mut s) = slot.lock() {
+        *s = text;
+    }
+}
+
+/// Decodes what was not decoded yet, on the worker.
+fn subjects(
+    pending: Vec<Pending>,
+    schemas: &SchemaSet,
+    ctx: &JobContext,
+    cancel: &AtomicBool,
+    preparing: &Mutex<Option<String>>,
+) -> Result<Vec<Subject>, JobError> {
+    let n = pending.len();
+    let mut out = Vec::with_capacity(n);
+    for (i, p) in pending.into_iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(JobError::Cancelled);
+        }
+        let analysis = match p.analysis {
+            Some(a) => a,
+            None => {
+                set(
+                    preparing,
+                    Some(format!("decoding {} ({}/{n})", p.name, i + 1)),
+                );
+                let opened = open(&p.source, p.raw);
+                let Some(payload) = opened.payloads.get(p.payload) else {
+                    return Err(JobError::Failed(format!("{}: no payload", p.name)));
+                };
+                Arc::new(analyze(
+                    &payload.bytes,
+                    payload.hint,
+                    &p.choice,
+                    schemas,
+                    ctx,
+                )?)
+            }
+        };
+        let Some(doc) = analysis.source().and_then(|c| c.document.as_ref()) else {
+            return Err(JobError::Failed(format!(
+                "{}: the payload did not decode, so there is nothing to profile",
+                p.name
+            )));
+        };
+        if let Some(e) = analysis.source().and_then(|c| c.error.as_ref()) {
+            return Err(JobError::Failed(format!(
+                "{}: the payload decoded only in part ({e}); profile a complete payload",
+                p.name
+            )));
+        }
+        let message = analysis.message.as_deref().and_then(|m| schemas.message(m));
+        out.push(Subject {
+            name: p.name,
+            value: doc.value.clone(),
+            message,
+        });
+    }
+    Ok(out)
+}
+
+/// The two CSV files an export writes for `path`: the timings at `path` (one row per file ×
+/// format × library, as `wirelens compare --csv`) and bytes per field next to it, named
+/// `<stem>-fields.csv` (as `--csv-fields`).
+pub fn export_paths(path: &FsPath) -> (PathBuf, PathBuf) {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "wirelens".into());
+    let fields = path.with_file_name(format!("{stem}-fields.csv"));
+    (path.to_path_buf(), fields)
+}
+
+/// Writes the report's CSV files (see [`export_paths`]), each atomically: a failed write leaves
+/// any earlier file in place. Returns the paths written.
+pub fn export_csv(report: &Report, path: &FsPath) -> Result<Vec<PathBuf>, String> {
+    if report.files.is_empty() {
+        return Err("nothing to export yet: run the profiler first".into());
+    }
+    let (timings, fields) = export_paths(path);
+    let t = csv::timings_csv(report).map_err(|e| e.to_string())?;
+    let f = csv::fields_csv(report).map_err(|e| e.to_string())?;
+    write_atomically(&timings, &t)
+        .map_err(|e| format!("cannot write {}: {e}", timings.display()))?;
+    write_atomically(&fields, &f).map_err(|e| format!("cannot write {}: {e}", fields.display()))?;
+    Ok(vec![timings, fields])
+}
+
+/// The timings as CSV text (for the clipboard).
+pub fn csv_text(report: &Report) -> Result<String, String> {
+    let bytes = csv::timings_csv(report).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+/// The timings as a Markdown table (for the clipboard: issues, pull requests, chat).
+pub fn markdown_text(report: &Report) -> String {
+    table::markdown(report)
+}
