@@ -12,13 +12,13 @@ use wirelens::codec::Format;
 use wirelens::gui::egui;
 use wirelens::gui::{App, AppOptions, Settings, SAMPLES};
 
-fn sample(name: &str) -> PathBuf {
+pub(crate) fn sample(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("samples")
         .join(name)
 }
 
-fn harness(options: AppOptions) -> Harness<'static, Option<App>> {
+pub(crate) fn harness(options: AppOptions) -> Harness<'static, Option<App>> {
     harness_with(options, false)
 }
 
@@ -26,7 +26,10 @@ fn harness(options: AppOptions) -> Harness<'static, Option<App>> {
 /// fallback fonts it installs at start (the fonts module, tested on its own); the harness has
 /// only egui's built-in fonts, so such glyphs are allowed to show as boxes here. The app's own
 /// text is checked for missing glyphs in every other test.
-fn harness_with(options: AppOptions, payload_text: bool) -> Harness<'static, Option<App>> {
+pub(crate) fn harness_with(
+    options: AppOptions,
+    payload_text: bool,
+) -> Harness<'static, Option<App>> {
     let mut builder = Harness::builder()
         .with_size([1500.0, 950.0])
         .with_max_steps(100);
@@ -42,14 +45,14 @@ fn harness_with(options: AppOptions, payload_text: bool) -> Harness<'static, Opt
     )
 }
 
-fn app<'h>(h: &'h Harness<'_, Option<App>>) -> &'h App {
+pub(crate) fn app<'h>(h: &'h Harness<'_, Option<App>>) -> &'h App {
     h.state()
         .as_ref()
         .expect("the app was made on the first frame")
 }
 
 /// Runs frames until the workers are done, then a few more for the layout to settle.
-fn settle(h: &mut Harness<'_, Option<App>>) {
+pub(crate) fn settle(h: &mut Harness<'_, Option<App>>) {
     h.step();
     for _ in 0..5000 {
         if h.state().as_ref().is_some_and(|a| !a.ws.is_busy()) {
@@ -301,172 +304,4 @@ fn settings_survive_a_round_trip_and_tolerate_old_orders() {
     let old: Settings = serde_json::from_str(r#"{"dark": true}"#).expect("old settings load");
     assert!(old.dark);
     assert_eq!(old.column_order().len(), 4);
-}
-
-/// Steps frames until the profiler run is over (bounded: a quick run on these samples takes
-/// seconds).
-fn finish_profile(h: &mut Harness<'_, Option<App>>) {
-    for _ in 0..20_000 {
-        if h.state().as_ref().is_some_and(|a| !a.ws.is_profiling()) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        h.step();
-    }
-    assert!(!app(h).ws.is_profiling(), "the profile finished");
-    h.run_steps(3);
-}
-
-/// The whole profiler flow without the CLI: open the 1,000-record sample, press Profile (quick),
-/// see every format in the size and timing views and the scaling and wire views, export the CSV
-/// with Ctrl+S to a path typed in the export field, and find the same header and one row per
-/// format × library in the file.
-#[test]
-fn a_quick_profile_fills_every_view_and_exports_csv() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let out = dir.path().join("profile.csv");
-    let mut h = harness_with(
-        AppOptions {
-            files: vec![sample("transactions-1k.json")],
-            settings: None,
-        },
-        true,
-    );
-    settle(&mut h);
-    h.get_by_label("Profiler").click();
-    h.run_steps(2);
-    h.get_by_label_contains("Press Profile");
-    h.get_by_label("▶ Profile").click();
-    h.run_steps(2);
-    assert!(app(&h).ws.is_profiling(), "the run is going");
-    finish_profile(&mut h);
-    let report = app(&h).ws.profile.as_ref().ok_or("a run")?.report();
-    assert!(!report.cancelled);
-    let file = &report.files[0];
-    assert_eq!(file.formats.len(), 4, "every format has sizes");
-    assert!(file.timings.len() >= 8, "{} rows", file.timings.len());
-    for r in &file.timings {
-        assert!(
-            r.error.is_some() || (r.encode.is_some() && r.decode.is_some()),
-            "{} {} measured",
-            r.format.title(),
-            r.library.name()
-        );
-    }
-    // Sizes: the table lists each format with its bytes.
-    h.get_by_label("% of JSON");
-    for f in &file.formats {
-        h.get_by_label(&wirelens::gui::thousands(f.sizes.sizes.raw));
-    }
-    // Timings: every library's row, with its median.
-    h.get_by_label("Timings").click();
-    h.run_steps(2);
-    for lib in [
-        "serde_json",
-        "sonic-rs",
-        "rmp-serde",
-        "ciborium",
-        "prost-reflect",
-    ] {
-        assert!(
-            h.query_all_by_label(lib).count() >= 1,
-            "{lib} in the timings"
-        );
-    }
-    // Scaling: the 1,000 records were sliced.
-    h.get_by_label("Scaling").click();
-    h.run_steps(2);
-    h.get_by_label_contains("1,000 records at $.transactions");
-    // The wire: a winner per link.
-    h.get_by_label("The wire").click();
-    h.run_steps(2);
-    h.get_by_label("winner");
-    for link in ["mobile", "broadband", "datacenter"] {
-        assert!(h.query_all_by_label(link).count() >= 1, "{link}");
-    }
-    // Export with Ctrl+S to the typed path.
-    h.state_mut().as_mut().ok_or("app")?.settings.export_path = out.display().to_string();
-    h.key_combination_modifiers(egui::Modifiers::COMMAND, &[egui::Key::S]);
-    h.run_steps(2);
-    let text = std::fs::read_to_string(&out)?;
-    let mut lines = text.lines();
-    let links: Vec<String> = report.links.iter().map(|l| l.name.clone()).collect();
-    assert_eq!(
-        lines.next(),
-        Some(
-            wirelens::report::csv::timings_header(&links)
-                .join(",")
-                .as_str()
-        )
-    );
-    assert_eq!(lines.count(), file.timings.len());
-    let fields = std::fs::read_to_string(dir.path().join("profile-fields.csv"))?;
-    assert!(fields.starts_with(&wirelens::report::csv::FIELDS_HEADER.join(",")));
-    assert!(fields.contains("$.transactions[*].merchant"), "{fields}");
-    h.get_by_label_contains("exported");
-    Ok(())
-}
-
-/// Cancel mid-run: the run stops soon, the report says so and keeps what finished, and the app
-/// goes on answering (switching back to the inspector shows the columns).
-#[test]
-fn cancelling_a_profile_keeps_the_ui_responsive() -> Result<(), Box<dyn std::error::Error>> {
-    let mut h = harness_with(
-        AppOptions {
-            files: vec![sample("transactions-1k.json")],
-            settings: None,
-        },
-        true,
-    );
-    settle(&mut h);
-    h.get_by_label("Profiler").click();
-    h.run_steps(2);
-    h.get_by_label("Standard").click();
-    h.get_by_label("▶ Profile").click();
-    h.run_steps(2);
-    // Wait for the first timing job to start, then cancel.
-    for _ in 0..4_000 {
-        let (_, total, _) = app(&h).ws.profile.as_ref().ok_or("a run")?.progress();
-        if total > 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        h.step();
-    }
-    h.get_by_label("Cancel").click();
-    finish_profile(&mut h);
-    let run = app(&h).ws.profile.as_ref().ok_or("a run")?;
-    let (done, total, _) = run.progress();
-    assert!(run.report().cancelled, "the report says it was cancelled");
-    assert!(done < total, "cancelled before the end: {done} of {total}");
-    h.get_by_label_contains("run cancelled");
-    h.get_by_label("Inspector").click();
-    h.run_steps(2);
-    h.get_by_label("JSON (source)");
-    Ok(())
-}
-
-/// Clicking a path in the bytes-per-field table selects it in every column of the inspector.
-#[test]
-fn clicking_a_field_row_selects_it_in_the_inspector() -> Result<(), Box<dyn std::error::Error>> {
-    let mut h = harness(AppOptions {
-        files: vec![sample("iot-metrics.json")],
-        settings: None,
-    });
-    settle(&mut h);
-    h.get_by_label("Profiler").click();
-    h.get_by_label("▶ Profile").click();
-    h.run_steps(2);
-    finish_profile(&mut h);
-    h.get_by_label("Bytes per field").click();
-    h.run_steps(2);
-    h.get_by_label("$.device_id").click();
-    h.run_steps(3);
-    let a = app(&h);
-    assert_eq!(a.view, wirelens::gui::View::Inspector);
-    assert_eq!(
-        a.ws.selected.as_ref().map(ToString::to_string).as_deref(),
-        Some("$.device_id")
-    );
-    Ok(())
 }

@@ -20,6 +20,8 @@ mod cross_format;
 #[cfg(feature = "gui")]
 mod gui_app;
 #[cfg(feature = "gui")]
+mod gui_profiler;
+#[cfg(feature = "gui")]
 mod gui_widgets;
 mod hostile;
 mod hostile_capture;

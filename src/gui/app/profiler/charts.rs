@@ -52,6 +52,28 @@ pub(super) fn category(labels: &[String], value: f64) -> String {
         .unwrap_or_default()
 }
 
+/// A bar's fill: the series colour, mostly opaque (the default fill is faint on dark themes).
+pub(super) fn solid(color: Color32) -> Color32 {
+    color.gamma_multiply(0.75)
+}
+
+/// A byte count for an axis: `0`, `500`, `1.5k`, `2M` (decimal units, as sizes are quoted).
+pub(super) fn bytes_axis(v: f64) -> String {
+    let a = v.abs();
+    let (n, unit) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let text = format!("{n:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{unit}")
+}
+
 /// Share `part / whole` as `41.2%`.
 pub(super) fn pct(part: f64, whole: f64) -> String {
     if whole <= 0.0 {
@@ -105,6 +127,7 @@ pub(super) fn sizes(
         still("profile-sizes", plot_height(ui, 0.62))
             .x_grid_spacer(integer_marks)
             .x_axis_formatter(move |m, _| category(&x_labels, m.value))
+            .y_axis_formatter(|m, _| bytes_axis(m.value))
             .y_axis_label("bytes")
             .include_y(0.0)
             .show(ui, |p| {
@@ -117,6 +140,7 @@ pub(super) fn sizes(
                         bars.push(
                             Bar::new(x, bytes as f64)
                                 .width(0.18)
+                                .fill(solid(*color))
                                 .name(format!("{} {name}", f.sizes.format.title())),
                         );
                         let share = json
@@ -226,6 +250,7 @@ pub(super) fn fields(
     let response = still("profile-fields", plot_height(ui, 0.4))
         .x_grid_spacer(integer_marks)
         .x_axis_formatter(move |m, _| category(&x_labels, m.value))
+        .y_axis_formatter(|m, _| bytes_axis(m.value))
         .y_axis_label("bytes")
         .include_y(0.0)
         .show(ui, |p| {
@@ -243,12 +268,15 @@ pub(super) fn fields(
                             ByteRole::Value => all.value,
                             _ => all.structure,
                         };
-                        Bar::new(i as f64, v as f64).width(0.6).name(format!(
-                            "{} {name}: {} bytes ({})",
-                            f.sizes.format.title(),
-                            thousands(v),
-                            pct(v as f64, f.fields.total as f64)
-                        ))
+                        Bar::new(i as f64, v as f64)
+                            .width(0.6)
+                            .fill(solid(role_color(role, dark)))
+                            .name(format!(
+                                "{} {name}: {} bytes ({})",
+                                f.sizes.format.title(),
+                                thousands(v),
+                                pct(v as f64, f.fields.total as f64)
+                            ))
                     })
                     .collect();
                 let refs: Vec<&BarChart> = charts.iter().collect();
@@ -334,7 +362,7 @@ pub(super) fn timings(
         .collect();
     let y_labels = labels.clone();
     let x_label = match metric {
-        Metric::Time => "µs per operation",
+        Metric::Time => "time per operation",
         Metric::Throughput => "MB/s of JSON-equivalent bytes",
         Metric::Allocations => "allocations per operation",
     };
@@ -344,6 +372,19 @@ pub(super) fn timings(
         .y_axis_formatter(move |m, _| category(&y_labels, m.value))
         .y_axis_min_width(150.0)
         .x_axis_label(x_label)
+        .x_axis_formatter(move |m, _| {
+            if metric == Metric::Time {
+                if m.value < 0.0 {
+                    String::new()
+                } else if m.value == 0.0 {
+                    "0".into()
+                } else {
+                    duration(m.value)
+                }
+            } else {
+                format!("{}", m.value)
+            }
+        })
         .include_x(0.0)
         .include_y(-0.6)
         .include_y(n as f64 - 0.4)
@@ -360,17 +401,16 @@ pub(super) fn timings(
                         let boxes: Vec<BoxElem> = rows
                             .filter_map(|(i, r)| {
                                 let m = measurement(r, op)?;
-                                let us = |ns: f64| ns / 1e3;
                                 let s = &m.ns;
                                 Some(
                                     BoxElem::new(
                                         (n - 1 - i) as f64,
                                         BoxSpread::new(
-                                            us(s.p5),
-                                            us(s.p25),
-                                            us(s.median),
-                                            us(s.p75),
-                                            us(s.p95),
+                                            s.p5,
+                                            s.p25,
+                                            s.median,
+                                            s.p75,
+                                            s.p95,
                                         ),
                                     )
                                     .box_width(0.6)
@@ -417,6 +457,7 @@ pub(super) fn timings(
                                 Some(
                                     Bar::new((n - 1 - i) as f64, v)
                                         .width(0.6)
+                                        .fill(solid(color))
                                         .horizontal()
                                         .name(format!(
                                             "{} · {}: {v:.1}",

@@ -357,7 +357,7 @@ impl App {
         ui.separator();
         let Some(report) = report else {
             ui.label(
-                "Press Profile to measure the payload in every format and library: sizes raw \
+                "Press Run profile to measure the payload in every format and library: sizes raw \
                  and compressed, where the bytes go, encode and decode time, how both grow with \
                  the record count, and what it means on the wire.",
             );
@@ -414,7 +414,7 @@ impl App {
         let running = self.ws.is_profiling();
         ui.horizontal(|ui| {
             if ui
-                .add_enabled(!running, egui::Button::new("▶ Profile"))
+                .add_enabled(!running, egui::Button::new("Run profile"))
                 .on_hover_text("measure the payload(s) in every format and library")
                 .clicked()
             {
@@ -434,7 +434,11 @@ impl App {
                     ui.selectable_value(
                         &mut self.profiler.scope,
                         Scope::AllOpen,
-                        format!("all {n} open payloads"),
+                        if n > 1 {
+                            format!("all {n} open payloads")
+                        } else {
+                            "all open payloads".into()
+                        },
                     )
                     .on_hover_text("compare the payloads of every open source");
                 });

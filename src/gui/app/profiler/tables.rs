@@ -3,7 +3,7 @@
 use eframe::egui::{self, Align2, RichText};
 use egui_plot::{Bar, BarChart, PlotPoint, Text};
 
-use super::charts::{category, integer_marks, pct, still};
+use super::charts::{bytes_axis, category, integer_marks, pct, solid, still};
 use super::{format_color, Action, ProfilerView, SortBy};
 use crate::codec::Format;
 use crate::gui::widgets::thousands;
@@ -81,15 +81,16 @@ pub(super) fn field_table(
                     for (name, key) in headers {
                         let arrow = if by == key {
                             if descending {
-                                " ⏷"
+                                " ↓"
                             } else {
-                                " ⏶"
+                                " ↑"
                             }
                         } else {
                             ""
                         };
                         if ui
-                            .button(RichText::new(format!("{name}{arrow}")).strong())
+                            // Monospace: its font has the arrows; the proportional one has not.
+                            .button(RichText::new(format!("{name}{arrow}")).monospace().strong())
                             .on_hover_text("sort by this column")
                             .clicked()
                         {
@@ -237,6 +238,7 @@ pub(super) fn compare(
     )
     .x_grid_spacer(integer_marks)
     .x_axis_formatter(move |m, _| category(&x_labels, m.value))
+    .y_axis_formatter(|m, _| bytes_axis(m.value))
     .y_axis_label("bytes")
     .include_y(0.0)
     .show(ui, |p| {
@@ -249,12 +251,17 @@ pub(super) fn compare(
                 };
                 let x = i as f64 + offset;
                 let bytes = f.sizes.sizes.raw;
-                bars.push(Bar::new(x, bytes as f64).width(0.18).name(format!(
-                    "{} · {}: {} bytes",
-                    file.name,
-                    format.title(),
-                    thousands(bytes)
-                )));
+                bars.push(
+                    Bar::new(x, bytes as f64)
+                        .width(0.18)
+                        .fill(solid(format_color(format)))
+                        .name(format!(
+                            "{} · {}: {} bytes",
+                            file.name,
+                            format.title(),
+                            thousands(bytes)
+                        )),
+                );
                 p.text(
                     Text::new(
                         "",

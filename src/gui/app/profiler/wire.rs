@@ -4,7 +4,7 @@
 use eframe::egui::{self, Align2, RichText};
 use egui_plot::{Bar, BarChart, PlotPoint, Text};
 
-use super::charts::{category, integer_marks, still};
+use super::charts::{category, integer_marks, solid, still};
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
 use crate::profile::sweep::{estimate, Costs, Link, Transfer};
@@ -94,7 +94,8 @@ pub(super) fn wire(
         view.plot_rect = None;
         return None;
     }
-    let labels: Vec<String> = rows.iter().map(|(n, _)| n.clone()).collect();
+    // The first link on top: the plot's y grows upwards, so row i sits at n-1-i.
+    let labels: Vec<String> = rows.iter().rev().map(|(n, _)| n.clone()).collect();
     let y_labels = labels.clone();
     let n = rows.len();
     let response = still(
@@ -116,17 +117,23 @@ pub(super) fn wire(
                 };
                 let y = (n - 1 - i) as f64 + offset;
                 let ms = t.total() * 1e3;
-                bars.push(Bar::new(y, ms).width(0.18).horizontal().name(format!(
-                    "{} · {} on {}: {}\nencode {} + wire {} ({} bytes) + decode {}",
-                    format.title(),
-                    t.library.name(),
-                    t.link,
-                    duration(t.total() * 1e9),
-                    duration(t.cpu_send * 1e9),
-                    duration(t.wire * 1e9),
-                    t.wire_bytes,
-                    duration(t.cpu_receive * 1e9)
-                )));
+                bars.push(
+                    Bar::new(y, ms)
+                        .width(0.18)
+                        .horizontal()
+                        .fill(solid(format_color(format)))
+                        .name(format!(
+                            "{} · {} on {}: {}\nencode {} + wire {} ({} bytes) + decode {}",
+                            format.title(),
+                            t.library.name(),
+                            t.link,
+                            duration(t.total() * 1e9),
+                            duration(t.cpu_send * 1e9),
+                            duration(t.wire * 1e9),
+                            t.wire_bytes,
+                            duration(t.cpu_receive * 1e9)
+                        )),
+                );
                 let winner = best.first().is_some_and(|b| b.format == format);
                 p.text(
                     Text::new(
@@ -135,7 +142,7 @@ pub(super) fn wire(
                         RichText::new(format!(
                             " {}{}",
                             duration(t.total() * 1e9),
-                            if winner { "  ★ fastest" } else { "" }
+                            if winner { "  (fastest)" } else { "" }
                         ))
                         .small()
                         .strong(),
