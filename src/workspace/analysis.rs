@@ -1,7 +1,7 @@
 //! The pipeline behind the inspector, as plain functions a worker thread runs.
 //!
-//! [`open`] peels a [`Source`] into payloads (or, when the user says "raw", takes the bytes as
-//! they are); [`analyze`] detects a payload's format, decodes the chosen reading (the best one, or
+//! [`open`] peels a [`Source`] into payloads as the user's [`PeelChoice`] says (every layer, fewer,
+//! none: the bytes as they are; streams split or not); [`analyze`] detects a payload's format, decodes the chosen reading (the best one, or
 //! the user's override) and encodes the value to every format, giving one [`Column`] per format
 //! with its bytes, spans, fidelity notes and sizes. A payload that does not decode keeps its bytes,
 //! its partial document and the error's offset and path.
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::job::{JobContext, JobError};
 use super::schemas::{ProtoMode, SchemaSet};
 use super::source::Source;
-use crate::capture::{detect, peel, CaptureError, Payload};
+use crate::capture::{detect, peel_choosing, CaptureError, Payload, PeelChoice, Split};
 use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::model::{NodeId, Path, Span};
@@ -30,8 +30,11 @@ pub struct Opened {
     pub raw: bool,
 }
 
-/// Peels `source`, or with `raw` takes its bytes as one payload.
-pub fn open(source: &Source, raw: bool) -> Opened {
+/// Peels `source` as `choice` says: every layer by default, at most `max_layers` layers, streams
+/// split automatically, never, or by a forced framing. No layers and no splitting takes the bytes
+/// as one payload ("raw bytes").
+pub fn open(source: &Source, choice: &PeelChoice) -> Opened {
+    let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
     let as_is = || Payload {
         bytes: source.bytes().to_vec(),
         layers: Vec::new(),
@@ -46,7 +49,7 @@ pub fn open(source: &Source, raw: bool) -> Opened {
             raw,
         };
     }
-    let peeled = peel(source.bytes());
+    let peeled = peel_choosing(source.bytes(), choice);
     let mut payloads = peeled.payloads;
     if payloads.is_empty() {
         payloads.push(as_is());

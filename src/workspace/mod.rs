@@ -26,6 +26,7 @@ pub use profiling::{ProfileRun, Scope};
 pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
 pub use source::{Origin, Source};
 
+use crate::capture::{PeelChoice, Split};
 use crate::codec::Format;
 use crate::model::Path;
 use crate::profile::sweep::Link;
@@ -84,7 +85,7 @@ pub struct Entry {
     /// The bytes as given.
     pub source: Arc<Source>,
     /// Take the bytes as they are, without peeling layers.
-    pub raw: bool,
+    pub peel: PeelChoice,
     /// The peeled payloads.
     pub opened: Stage<Opened>,
     /// The selected payload.
@@ -137,7 +138,7 @@ impl Workspace {
     pub fn add(&mut self, source: Arc<Source>) -> usize {
         self.entries.push(Entry {
             source,
-            raw: false,
+            peel: PeelChoice::default(),
             opened: Stage::Empty,
             payload: 0,
             choice: Choice::default(),
@@ -214,9 +215,21 @@ impl Workspace {
 
     /// Takes the current source's bytes as they are (`true`) or peels their layers.
     pub fn set_raw(&mut self, raw: bool) {
+        self.set_peel(if raw {
+            PeelChoice {
+                max_layers: Some(0),
+                split: Split::Never,
+            }
+        } else {
+            PeelChoice::default()
+        });
+    }
+
+    /// Peels the current source again as `choice` says (how many layers, how streams split).
+    pub fn set_peel(&mut self, choice: PeelChoice) {
         if let Some(i) = self.current {
-            if self.entries[i].raw != raw {
-                self.entries[i].raw = raw;
+            if self.entries[i].peel != choice {
+                self.entries[i].peel = choice;
                 self.entries[i].payload = 0;
                 self.selected = None;
                 self.start_open(i);
@@ -283,10 +296,10 @@ impl Workspace {
         cancel(&e.analysis);
         e.analysis = Stage::Empty;
         let source = e.source.clone();
-        let raw = e.raw;
+        let choice = e.peel;
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
-            Ok(open(&source, raw))
+            Ok(open(&source, &choice))
         }));
     }
 
@@ -372,7 +385,7 @@ impl Workspace {
                 name,
                 analysis: e.analysis.ready().cloned(),
                 source: e.source.clone(),
-                raw: e.raw,
+                peel: e.peel,
                 payload: e.payload,
                 choice: e.choice.clone(),
             });

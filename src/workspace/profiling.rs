@@ -14,6 +14,7 @@ use super::analysis::{analyze, open, Analysis, Choice};
 use super::job::{Job, JobContext, JobError, Notify};
 use super::schemas::SchemaSet;
 use super::source::Source;
+use crate::capture::PeelChoice;
 use crate::files::write_atomically;
 use crate::profile::sweep::Link;
 use crate::profile::{self, Live, Settings, Subject};
@@ -34,7 +35,7 @@ pub(super) struct Pending {
     pub name: String,
     pub analysis: Option<Arc<Analysis>>,
     pub source: Arc<Source>,
-    pub raw: bool,
+    pub peel: PeelChoice,
     pub payload: usize,
     pub choice: Choice,
 }
@@ -217,7 +218,7 @@ fn subjects(
                     preparing,
                     Some(format!("decoding {} ({}/{n})", p.name, i + 1)),
                 );
-                let opened = open(&p.source, p.raw);
+                let opened = open(&p.source, &p.peel);
                 let Some(payload) = opened.payloads.get(p.payload) else {
                     return Err(JobError::Failed(format!("{}: no payload", p.name)));
                 };

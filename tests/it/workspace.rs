@@ -212,6 +212,44 @@ fn raw_bytes_are_not_unwrapped() {
     assert!(raw.payloads[0].layers.is_empty());
 }
 
+/// The layer override: one layer of a base64 text holding gzip gives the gzip bytes; every layer
+/// gives the JSON inside; splitting forced as a CBOR sequence gives one payload per item.
+#[test]
+fn the_peel_choice_overrides_layers_and_splitting() -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    use wirelens::capture::{Framing, PeelChoice, Split};
+    let json = br#"{"a":1,"b":[true,null]}"#;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(json)?;
+    let gz = gz.finish()?;
+    let mut ws = Workspace::new(no_notify());
+    ws.paste(&base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &gz));
+    ws.wait_idle();
+    let payloads = |ws: &Workspace| -> Vec<Vec<u8>> {
+        ws.entry()
+            .and_then(|e| e.opened.ready().cloned())
+            .map(|o| o.payloads.iter().map(|p| p.bytes.clone()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(payloads(&ws), [json.to_vec()]);
+    ws.set_peel(PeelChoice {
+        max_layers: Some(1),
+        split: Split::Auto,
+    });
+    ws.wait_idle();
+    assert_eq!(payloads(&ws), [gz.clone()]);
+    // Two CBOR items back to back (1, then "a"), read as a forced sequence.
+    ws.paste("01 61 61");
+    ws.wait_idle();
+    ws.set_peel(PeelChoice {
+        max_layers: None,
+        split: Split::Force(Framing::CborSeq),
+    });
+    ws.wait_idle();
+    assert_eq!(payloads(&ws), [vec![0x01], vec![0x61, 0x61]]);
+    Ok(())
+}
+
 #[test]
 fn a_schema_reads_protobuf_with_the_best_message_type() {
     let mut ws = Workspace::new(no_notify());

@@ -3,6 +3,7 @@
 use eframe::egui;
 
 use super::{App, SAMPLES};
+use crate::capture::{Framing, PeelChoice, Split};
 use crate::workspace::Stage;
 
 impl App {
@@ -96,14 +97,20 @@ impl App {
 
     fn payload_list(&mut self, ui: &mut egui::Ui) {
         let Some(entry) = self.ws.entry() else { return };
-        let mut raw = entry.raw;
+        let peel = entry.peel;
+        let mut raw = peel.max_layers == Some(0) && peel.split == Split::Never;
+        let deepest = match &entry.opened {
+            Stage::Ready(o) => o.payloads.iter().map(|p| p.layers.len()).max().unwrap_or(0),
+            _ => 0,
+        };
         let current = entry.payload;
         let mut pick = None;
         match &entry.opened {
             Stage::Ready(opened) => {
                 ui.strong(format!("Payloads ({})", opened.payloads.len()));
                 for (i, p) in opened.payloads.iter().enumerate() {
-                    let mut label = format!("#{i} · {} bytes", p.bytes.len());
+                    // Numbered from 1, as `wirelens inspect` lists them and `--pick N` takes them.
+                    let mut label = format!("#{} · {} bytes", i + 1, p.bytes.len());
                     if let Some(last) = p.layers.last() {
                         label.push_str(&format!(" · {}", last.name));
                     }
@@ -146,11 +153,71 @@ impl App {
         let raw_changed = ui
             .checkbox(&mut raw, "raw bytes (don't unwrap layers)")
             .changed();
+        let chosen = if raw {
+            None
+        } else {
+            peel_choice(ui, peel, deepest)
+        };
         if let Some(i) = pick {
             self.ws.select_payload(i);
         }
         if raw_changed {
             self.ws.set_raw(raw);
+        } else if let Some(c) = chosen {
+            self.ws.set_peel(c);
         }
     }
+}
+
+/// The layer override: how many layers to peel and how streams split. Returns a new choice when
+/// the user made one.
+fn peel_choice(ui: &mut egui::Ui, current: PeelChoice, deepest: usize) -> Option<PeelChoice> {
+    let mut choice = current;
+    let layers_text = |n: Option<usize>| match n {
+        None => "every layer".to_string(),
+        Some(1) => "1 layer".to_string(),
+        Some(n) => format!("{n} layers"),
+    };
+    ui.horizontal(|ui| {
+        ui.label("peel");
+        egui::ComboBox::from_id_salt("peel-layers")
+            .selected_text(layers_text(choice.max_layers))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut choice.max_layers, None, layers_text(None));
+                let most = deepest.max(choice.max_layers.unwrap_or(0)).max(1);
+                for n in 1..=most {
+                    ui.selectable_value(&mut choice.max_layers, Some(n), layers_text(Some(n)));
+                }
+            })
+            .response
+            .on_hover_text(
+                "peel fewer layers to see an outer layer's bytes (e.g. the HTTP body before gzip)",
+            );
+    });
+    let split_text = |s: Split| match s {
+        Split::Auto => "auto".to_string(),
+        Split::Never => "never (one payload)".to_string(),
+        Split::Force(f) => format!("as {}", f.name()),
+    };
+    ui.horizontal(|ui| {
+        ui.label("split");
+        egui::ComboBox::from_id_salt("peel-split")
+            .selected_text(split_text(choice.split))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut choice.split, Split::Auto, split_text(Split::Auto));
+                ui.selectable_value(&mut choice.split, Split::Never, split_text(Split::Never));
+                for f in Framing::ALL {
+                    ui.selectable_value(
+                        &mut choice.split,
+                        Split::Force(f),
+                        split_text(Split::Force(f)),
+                    );
+                }
+            })
+            .response
+            .on_hover_text(
+                "how a payload holding several messages becomes one payload per message",
+            );
+    });
+    (choice != current).then_some(choice)
 }
