@@ -65,6 +65,12 @@ impl<T> Stage<T> {
         let Stage::Running(job) = self else {
             return false;
         };
+        // A cancelled job is let go at once: the UI is free even while a long decode finishes
+        // on its thread, whose result nobody takes.
+        if job.is_cancelled() {
+            *self = Stage::Failed(JobError::Cancelled);
+            return true;
+        }
         match job.poll() {
             None => false,
             Some(Ok(t)) => {

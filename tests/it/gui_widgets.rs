@@ -152,6 +152,12 @@ fn scroll_to_brings_a_far_row_into_view() {
     h.run();
     let row = h.get_by_label("000f3e50").rect();
     assert!(row.top() >= 0.0 && row.bottom() <= 500.0, "row at {row:?}");
+    // Centred: in the middle fifth of the 500-point-high view, not at an edge.
+    assert!(
+        (row.center().y - 250.0).abs() < 50.0,
+        "row centre at {} of 500",
+        row.center().y
+    );
     assert!(
         h.query_by_label("00000000").is_none(),
         "the top scrolled away"

@@ -352,3 +352,27 @@ fn sources_keep_their_bytes_whatever_decoding_finds() {
     );
     assert!(ws.analysis().is_some());
 }
+
+/// Cancel frees the workspace at once: the running job's stage becomes "cancelled" on the next
+/// poll, whether or not its thread has finished, and its late result is never taken.
+#[test]
+fn cancel_lets_go_of_the_running_job_at_once() {
+    let mut ws = Workspace::new(no_notify());
+    let big = format!("[{}1]", "1,".repeat(2_000_000));
+    ws.paste(&big);
+    assert!(ws.is_busy(), "peeling started");
+    ws.cancel();
+    ws.poll();
+    assert!(!ws.is_busy());
+    let entry = ws.entry().expect("entry");
+    assert!(
+        matches!(
+            entry.opened,
+            wirelens::workspace::Stage::Failed(wirelens::workspace::JobError::Cancelled)
+        ),
+        "{:?}",
+        entry.opened
+    );
+    // The pasted text stays.
+    assert_eq!(entry.source.text(), Some(big.as_str()));
+}

@@ -33,35 +33,36 @@ pub fn data_inspector(ui: &mut egui::Ui, bytes: &[u8], offset: usize) {
         let rich = if weak { rich.weak() } else { rich };
         ui.add(egui::Label::new(rich).selectable(true));
     };
+    let mut items: Vec<(&str, String)> = readings
+        .iter()
+        .map(|(label, v)| (*label, v.clone()))
+        .collect();
+    items.push(("varint", var));
+    items.push(("zigzag", zig));
+    items.push(("UTF-8", numbers::utf8_text(bytes, offset)));
+    items.push(("binary", numbers::binary_text(bytes, offset)));
+    // Wide windows get four readings per row (two LE | BE pairs), narrow ones two, so the panel
+    // stays a few rows high and the hex views keep their room.
+    let per_row = if ui.available_width() > 1100.0 { 4 } else { 2 };
     egui::Grid::new("wirelens_data_inspector")
-        .num_columns(4)
+        .num_columns(per_row * 2)
         .spacing([10.0, 2.0])
         .striped(true)
         .show(ui, |ui| {
-            // Single-byte readings first, then LE | BE pairs side by side.
-            let (single, pairs) = readings.split_at(2.min(readings.len()));
+            // Single-byte readings on their own row, then LE | BE pairs side by side.
+            let (single, rest) = items.split_at(2.min(items.len()));
             for (label, v) in single {
                 ui.label(*label);
                 value(ui, v);
             }
             ui.end_row();
-            for pair in pairs.chunks(2) {
-                for (label, v) in pair {
+            for row in rest.chunks(per_row) {
+                for (label, v) in row {
                     ui.label(*label);
                     value(ui, v);
                 }
                 ui.end_row();
             }
-            ui.label("varint");
-            value(ui, &var);
-            ui.label("zigzag");
-            value(ui, &zig);
-            ui.end_row();
-            ui.label("UTF-8");
-            value(ui, &numbers::utf8_text(bytes, offset));
-            ui.label("binary");
-            value(ui, &numbers::binary_text(bytes, offset));
-            ui.end_row();
         });
 }
 
