@@ -260,8 +260,11 @@ mod tests {
         assert_eq!(m.ns.n, cfg.min_samples);
         assert!(m.ns.median > 0.0);
         assert!(m.ns.ci_low <= m.ns.median && m.ns.median <= m.ns.ci_high);
-        // Each sample lasts about the sample time (1 ms; less when the warm-up was interrupted).
-        assert!(m.batch as f64 * m.ns.median >= 0.3e6, "{m:?}");
+        // A fast routine is batched (a few thousand additions take microseconds, far under the
+        // 1 ms sample time), and every sample ran the whole batch. How long a sample took is not
+        // checked: on a loaded machine that is the scheduler's business.
+        assert!(m.batch > 1, "{m:?}");
+        assert_eq!(m.iterations, m.batch * m.ns.n as u64);
         // Library tests run without the counting allocator: "not counted", not zero.
         assert!(!alloc::installed());
         assert_eq!(m.allocs_per_op, None);

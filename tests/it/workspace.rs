@@ -223,7 +223,10 @@ fn the_peel_choice_overrides_layers_and_splitting() -> Result<(), Box<dyn std::e
     gz.write_all(json)?;
     let gz = gz.finish()?;
     let mut ws = Workspace::new(no_notify());
-    ws.paste(&base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &gz));
+    ws.paste(&base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        &gz,
+    ));
     ws.wait_idle();
     let payloads = |ws: &Workspace| -> Vec<Vec<u8>> {
         ws.entry()
