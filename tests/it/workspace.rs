@@ -240,7 +240,7 @@ fn the_peel_choice_overrides_layers_and_splitting() -> Result<(), Box<dyn std::e
         split: Split::Auto,
     });
     ws.wait_idle();
-    assert_eq!(payloads(&ws), [gz.clone()]);
+    assert_eq!(payloads(&ws), [gz]);
     // Two CBOR items back to back (1, then "a"), read as a forced sequence.
     ws.paste("01 61 61");
     ws.wait_idle();

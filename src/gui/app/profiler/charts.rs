@@ -52,6 +52,18 @@ pub(super) fn category(labels: &[String], value: f64) -> String {
         .unwrap_or_default()
 }
 
+/// The plot's whole frame for "Save plot as PNG": the plot area, its axes (left of it, up to
+/// the panel's edge, and below it, up to where the next widget starts) and the legend.
+pub(super) fn with_axes(ui: &egui::Ui, plot: &egui::Response) -> egui::Rect {
+    egui::Rect::from_min_max(
+        egui::pos2(ui.max_rect().left(), plot.rect.top() - 2.0),
+        egui::pos2(
+            plot.rect.right() + 2.0,
+            ui.cursor().top().max(plot.rect.bottom()),
+        ),
+    )
+}
+
 /// A bar's fill: the series colour, mostly opaque (the default fill is faint on dark themes).
 pub(super) fn solid(color: Color32) -> Color32 {
     color.gamma_multiply(0.75)
@@ -163,7 +175,7 @@ pub(super) fn sizes(
                 }
                 p.pointer_coordinate()
             });
-    view.plot_rect = Some(response.response.rect);
+    view.plot_rect = Some(with_axes(ui, &response.response));
     let mut action = None;
     if response.response.clicked() {
         if let Some(pos) = response.inner {
@@ -307,7 +319,7 @@ pub(super) fn fields(
             }
             p.pointer_coordinate()
         });
-    view.plot_rect = Some(response.response.rect);
+    view.plot_rect = Some(with_axes(ui, &response.response));
     let mut action = None;
     if response.response.clicked() {
         if let Some(pos) = response.inner {
@@ -477,7 +489,7 @@ pub(super) fn timings(
                 }
             }
         });
-    view.plot_rect = Some(response.response.rect);
+    view.plot_rect = Some(with_axes(ui, &response.response));
     if metric == Metric::Allocations && !report.allocations_counted {
         ui.weak("allocations are counted only in the wirelens binary (its counting allocator)");
     }
@@ -610,6 +622,6 @@ pub(super) fn scaling(
                 );
             }
         });
-    view.plot_rect = Some(response.response.rect);
+    view.plot_rect = Some(with_axes(ui, &response.response));
     None
 }

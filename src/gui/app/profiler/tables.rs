@@ -3,7 +3,7 @@
 use eframe::egui::{self, Align2, RichText};
 use egui_plot::{Bar, BarChart, PlotPoint, Text};
 
-use super::charts::{bytes_axis, category, integer_marks, pct, solid, still};
+use super::charts::{bytes_axis, category, integer_marks, pct, solid, still, with_axes};
 use super::{format_color, Action, ProfilerView, SortBy};
 use crate::codec::Format;
 use crate::gui::widgets::thousands;
@@ -278,7 +278,7 @@ pub(super) fn compare(
             );
         }
     });
-    view.plot_rect = Some(response.response.rect);
+    view.plot_rect = Some(with_axes(ui, &response.response));
     egui::ScrollArea::vertical()
         .id_salt("compare-table")
         .auto_shrink([false, true])

@@ -4,7 +4,7 @@
 use eframe::egui::{self, Align2, RichText};
 use egui_plot::{Bar, BarChart, PlotPoint, Text};
 
-use super::charts::{category, integer_marks, solid, still};
+use super::charts::{category, integer_marks, solid, still, with_axes};
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
 use crate::profile::sweep::{estimate, Costs, Link, Transfer};
@@ -158,7 +158,7 @@ pub(super) fn wire(
             );
         }
     });
-    view.plot_rect = Some(response.response.rect);
+    view.plot_rect = Some(with_axes(ui, &response.response));
     egui::Grid::new("wire-table")
         .striped(true)
         .num_columns(7)
