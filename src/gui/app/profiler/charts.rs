@@ -1,12 +1,11 @@
-//! The profiler's plots: sizes, bytes per field, timings and scaling.
+//! The profiler's plots: sizes, bytes per field and timings (scaling has its own module).
 
 use eframe::egui::{self, Align2, Color32, RichText};
 use egui_plot::{
-    Bar, BarChart, BoxElem, BoxPlot, BoxSpread, GridInput, GridMark, HoverPosition, Legend, Line,
-    Plot, PlotPoint, PlotPoints, Points, Text,
+    Bar, BarChart, BoxElem, BoxPlot, BoxSpread, GridInput, GridMark, Legend, Plot, PlotPoint, Text,
 };
 
-use super::{format_color, tables, Action, Metric, ProfilerView, ScaleMetric};
+use super::{format_color, tables, Action, Metric, ProfilerView};
 use crate::gui::widgets::{role_color, thousands};
 use crate::model::ByteRole;
 use crate::profile::bench::Measurement;
@@ -95,7 +94,7 @@ pub(super) fn pct(part: f64, whole: f64) -> String {
     }
 }
 
-fn plot_height(ui: &egui::Ui, share: f32) -> f32 {
+pub(super) fn plot_height(ui: &egui::Ui, share: f32) -> f32 {
     (ui.available_height() * share).clamp(180.0, 520.0)
 }
 
@@ -495,133 +494,5 @@ pub(super) fn timings(
     }
     ui.add_space(4.0);
     tables::timing_table(ui, report, file);
-    None
-}
-
-/// A number with about four significant digits, without exponent for everyday sizes.
-fn significant(v: f64) -> String {
-    if v >= 1e4 {
-        thousands(v.round() as usize)
-    } else if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-/// `10^v` for a log10 axis mark, when `v` is a whole number: 1, 10, 100, 1k, 10k, …
-fn power_label(v: f64, unit: &str) -> String {
-    if (v - v.round()).abs() > 1e-6 {
-        return String::new();
-    }
-    let n = 10f64.powf(v.round());
-    let text = if n >= 1e9 {
-        format!("{}G", n / 1e9)
-    } else if n >= 1e6 {
-        format!("{}M", n / 1e6)
-    } else if n >= 1e3 {
-        format!("{}k", n / 1e3)
-    } else if n >= 1.0 {
-        format!("{n}")
-    } else {
-        format!("{n:e}")
-    };
-    format!("{text}{unit}")
-}
-
-/// Scaling: size or time per format against the record count, on log-log axes.
-pub(super) fn scaling(
-    ui: &mut egui::Ui,
-    view: &mut ProfilerView,
-    file: &FileReport,
-) -> Option<Action> {
-    let Some(sweep) = &file.sweep else {
-        ui.label(
-            "This payload has no list of records to slice (an array at the top or under a key \
-             such as $.data), so there is no scaling curve: profile a payload with records.",
-        );
-        view.plot_rect = None;
-        return None;
-    };
-    ui.horizontal(|ui| {
-        ui.label(format!(
-            "{} records at {} · log-log · the reference library per format",
-            thousands(sweep.records.count),
-            sweep.records.path
-        ));
-        ui.separator();
-        ui.selectable_value(&mut view.scale, ScaleMetric::Bytes, "bytes");
-        ui.selectable_value(
-            &mut view.scale,
-            ScaleMetric::BytesPerRecord,
-            "bytes per record",
-        );
-        ui.selectable_value(&mut view.scale, ScaleMetric::Encode, "encode time");
-        ui.selectable_value(&mut view.scale, ScaleMetric::Decode, "decode time");
-    });
-    let metric = view.scale;
-    let (y_label, y_unit) = match metric {
-        ScaleMetric::Bytes => ("bytes", " B"),
-        ScaleMetric::BytesPerRecord => ("bytes per record", " B"),
-        ScaleMetric::Encode => ("encode time", " ns"),
-        ScaleMetric::Decode => ("decode time", " ns"),
-    };
-    let response = Plot::new("profile-scaling")
-        .height(plot_height(ui, 0.7))
-        .legend(Legend::default())
-        .x_axis_label("records (log)")
-        .y_axis_label(format!("{y_label} (log)"))
-        .x_axis_formatter(|m, _| power_label(m.value, ""))
-        .y_axis_formatter(move |m, _| power_label(m.value, y_unit))
-        .label_formatter(move |hover| {
-            let (name, at) = match hover {
-                HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => (*plot_name, position),
-                HoverPosition::Elsewhere { position } => ("", position),
-            };
-            Some(format!(
-                "{name}\n{} records\n{} {y_label}",
-                thousands(10f64.powf(at.x).round() as usize),
-                significant(10f64.powf(at.y))
-            ))
-        })
-        .show(ui, |p| {
-            for format in crate::codec::Format::ALL {
-                let points: Vec<[f64; 2]> = sweep
-                    .points
-                    .iter()
-                    .filter(|pt| pt.format == format && pt.records > 0)
-                    .filter_map(|pt| {
-                        let y = match metric {
-                            ScaleMetric::Bytes => Some(pt.bytes as f64),
-                            ScaleMetric::BytesPerRecord => {
-                                Some(pt.bytes as f64 / pt.records as f64)
-                            }
-                            ScaleMetric::Encode => pt.encode.as_ref().map(|m| m.ns.median),
-                            ScaleMetric::Decode => pt.decode.as_ref().map(|m| m.ns.median),
-                        }?;
-                        (y > 0.0).then(|| [(pt.records as f64).log10(), y.log10()])
-                    })
-                    .collect();
-                if points.is_empty() {
-                    continue;
-                }
-                let color = format_color(format);
-                p.line(
-                    Line::new(format.title(), PlotPoints::new(points.clone()))
-                        .color(color)
-                        .width(2.0),
-                );
-                p.points(
-                    Points::new(format.title(), PlotPoints::new(points))
-                        .color(color)
-                        .radius(3.5),
-                );
-            }
-        });
-    view.plot_rect = Some(with_axes(ui, &response.response));
     None
 }

@@ -10,6 +10,7 @@
 
 mod charts;
 mod png;
+mod scaling;
 mod tables;
 mod wire;
 
@@ -387,7 +388,7 @@ impl App {
             Tab::Sizes => charts::sizes(ui, &mut self.profiler, &report.files[file]),
             Tab::Fields => charts::fields(ui, &mut self.profiler, &report.files[file]),
             Tab::Timings => charts::timings(ui, &mut self.profiler, &report, file),
-            Tab::Scaling => charts::scaling(ui, &mut self.profiler, &report.files[file]),
+            Tab::Scaling => scaling::scaling(ui, &mut self.profiler, &report.files[file]),
             Tab::Wire => wire::wire(
                 ui,
                 &mut self.profiler,
