@@ -21,7 +21,7 @@ pub use analysis::{
     analyze, open, Analysis, CandidateSummary, Choice, Column, ColumnError, Opened, ReadingSummary,
     Sizes,
 };
-pub use job::{no_notify, Job, JobContext, JobError, Notify};
+pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
 pub use profiling::{ProfileRun, Scope};
 pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
 pub use source::{Origin, Source};

@@ -305,3 +305,38 @@ fn settings_survive_a_round_trip_and_tolerate_old_orders() {
     assert!(old.dark);
     assert_eq!(old.column_order().len(), 4);
 }
+
+/// A panic while drawing does not end the app: it is caught, the message bar reports it on the
+/// next frame, and the opened source and its decoded payload are still there.
+#[test]
+fn a_panic_while_drawing_is_reported_and_nothing_is_lost() {
+    let panic_next = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trigger = panic_next.clone();
+    let options = AppOptions {
+        files: vec![sample("iot-metrics.json")],
+        settings: None,
+    };
+    let mut h = Harness::builder()
+        .with_size([1500.0, 950.0])
+        .with_max_steps(100)
+        .build_ui_state(
+            move |ui, app: &mut Option<App>| {
+                let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
+                let boom = trigger.swap(false, std::sync::atomic::Ordering::SeqCst);
+                app.guarded(ui, |app, ui| {
+                    app.show(ui);
+                    if boom {
+                        panic!("a bug in a view");
+                    }
+                });
+            },
+            None,
+        );
+    settle(&mut h);
+    h.get_by_label("JSON (source)");
+    panic_next.store(true, std::sync::atomic::Ordering::SeqCst);
+    h.run_steps(3);
+    h.get_by_label_contains("internal error while drawing (please report it): a bug in a view");
+    h.get_by_label("JSON (source)");
+    assert!(app(&h).ws.analysis().is_some(), "the decoded payload stays");
+}

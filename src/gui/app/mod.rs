@@ -391,9 +391,30 @@ impl App {
     }
 }
 
+impl App {
+    /// Runs `draw` (one frame of the app) so that a panic in it does not end the app: the panic
+    /// is caught, the frame is cut short, and the message bar says what happened. The sources,
+    /// the pasted text, the decoded payloads and the profile all stay, and the next frame draws
+    /// as usual. (Worker threads catch their own panics: see [`crate::workspace::Job`].)
+    pub fn guarded(&mut self, ui: &mut egui::Ui, draw: impl FnOnce(&mut App, &mut egui::Ui)) {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| draw(self, ui)));
+        if let Err(panic) = caught {
+            self.message = Some((
+                format!(
+                    "internal error while drawing (please report it): {}. Your data is kept; \
+                     the window goes on.",
+                    crate::workspace::panic_message(panic.as_ref())
+                ),
+                true,
+            ));
+            ui.ctx().request_repaint();
+        }
+    }
+}
+
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        self.show(ui);
+        self.guarded(ui, App::show);
         if self.quit {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
         }
