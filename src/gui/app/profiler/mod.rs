@@ -454,6 +454,13 @@ impl App {
                 if let Some(p) = run.preparing() {
                     ui.spinner();
                     ui.label(p);
+                } else if run.is_running() && total == 0 {
+                    ui.spinner();
+                    ui.label(if run.is_cancelled() {
+                        "cancelling…"
+                    } else {
+                        "encoding the payload in every format and library, slicing its records…"
+                    });
                 } else if run.is_running() {
                     let fraction = if total == 0 {
                         0.0

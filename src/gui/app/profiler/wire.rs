@@ -105,7 +105,15 @@ pub(super) fn wire(
     .y_grid_spacer(integer_marks)
     .y_axis_formatter(move |m, _| category(&y_labels, m.value))
     .y_axis_min_width(90.0)
-    .x_axis_label("milliseconds, end to end")
+    .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightBottom))
+    .x_axis_label("end to end: encode + transfer + decode")
+    .x_axis_formatter(|m, _| {
+        if m.value <= 0.0 {
+            "0".into()
+        } else {
+            duration(m.value * 1e6)
+        }
+    })
     .include_x(0.0)
     .show(ui, |p| {
         for (k, format) in Format::ALL.into_iter().enumerate() {
