@@ -36,11 +36,13 @@ pub struct Limits {
     /// container is depth 1). Default 512, at most [`Limits::DEPTH_CEILING`]. Name: `depth`.
     pub max_depth: usize,
     /// Most bytes one decompression (gzip, deflate, zstd, brotli) or hex-dump `*` expansion may
-    /// produce. Default 256 MiB. Name: `decompressed`.
+    /// produce, and all the decompressions of one input together (nested layers, the messages of
+    /// a capture). Default 256 MiB. Name: `decompressed`.
     pub max_decompressed: usize,
     /// Most bytes a decompression may produce per compressed byte, once past
     /// [`Limits::ratio_floor`]. Default 1100 (deflate's own ceiling is about 1032:1, so only
-    /// nested or crafted streams exceed it). Name: `ratio`.
+    /// nested or crafted streams exceed it). All the decompressions of one input together may
+    /// produce as many bytes per byte of that input. Name: `ratio`.
     pub max_ratio: usize,
     /// Output size below which the ratio is not checked (tiny inputs have large ratios). Default
     /// 1 MiB. Name: `ratio-floor`.
