@@ -426,9 +426,15 @@ impl Encoder {
             }
         }
         self.in_key -= 1;
-        let mut seen = HashSet::with_capacity(keys.len());
+        // Small maps compare their keys pairwise; only larger ones pay for hashing.
+        let mut seen = HashSet::new();
         for (i, kb) in keys.iter().enumerate() {
-            if !seen.insert(kb.as_slice()) {
+            let repeated = if keys.len() <= 16 {
+                keys.iter().take(i).any(|earlier| earlier == kb)
+            } else {
+                !seen.insert(kb.as_slice())
+            };
+            if repeated {
                 let key = &entries[i].0;
                 self.note(NoteKind::DuplicateKey, node, slot, || {
                     format!(
