@@ -41,6 +41,8 @@ pub struct LayerReading {
     /// The format readings ([`super::detect()`] without a hint beyond the payload's own) of the
     /// sampled payloads, by index into `peeled.payloads`, decoded documents included: a caller
     /// that goes on with one of them takes its documents instead of decoding the bytes again.
+    /// Only the best reading (the first [`peel_readings`] returns) keeps them; for the others
+    /// this is empty, so memory holds one reading's documents, not every reading's.
     pub detected: Vec<(usize, Vec<Reading>)>,
 }
 
@@ -124,10 +126,23 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
             distinct.push((choice, peeled));
         }
     }
-    let mut readings: Vec<LayerReading> = distinct
-        .into_iter()
-        .map(|(choice, peeled)| score(choice, peeled, options, &mut decoded))
-        .collect();
+    // Only the best reading keeps its documents (ties: the first), so at most two readings'
+    // documents are held at a time.
+    let mut readings: Vec<LayerReading> = Vec::with_capacity(distinct.len());
+    let mut best: Option<(usize, u8)> = None;
+    for (choice, peeled) in distinct {
+        let mut reading = score(choice, peeled, options, &mut decoded);
+        match best {
+            Some((_, top)) if reading.confidence <= top => reading.detected.clear(),
+            _ => {
+                if let Some(previous) = best.and_then(|(i, _)| readings.get_mut(i)) {
+                    previous.detected.clear();
+                }
+                best = Some((readings.len(), reading.confidence));
+            }
+        }
+        readings.push(reading);
+    }
     readings.sort_by_key(|r| std::cmp::Reverse(r.confidence));
     readings
 }
