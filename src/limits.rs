@@ -69,9 +69,10 @@ impl Limits {
     pub const DEFAULT_MAX_DEPTH: usize = 512;
 
     /// The most [`Limits::max_depth`] can be raised to. The decoders never recurse, but a decoded
-    /// [`crate::model::Value`] is dropped, cloned, compared and printed recursively (derived
-    /// traits), about 0.5 KiB of stack per level: 1024 levels (2048 with CBOR tags, which have
-    /// their own budget) fit a 2 MiB thread stack, the smallest wirelens runs on (rayon workers).
+    /// [`crate::model::Value`] is dropped, cloned and compared recursively (derived traits;
+    /// `Debug` stops at [`crate::model::DEBUG_DEPTH`]), about 0.5 KiB of stack per level: 1024
+    /// levels (2048 with CBOR tags, which have their own budget) fit a 2 MiB thread stack, the
+    /// smallest wirelens runs on (rayon workers).
     pub const DEPTH_CEILING: usize = 1024;
 
     /// The nesting limit the decoders apply: [`Limits::max_depth`], at most
