@@ -6,12 +6,17 @@
 # expected outcome for most of them.
 #
 #   scripts/hostile-limits.sh [MEMORY_MIB] [SECONDS]      (defaults: 512 MiB, 120 s; a debug build)
+#   WIRELENS_BIN=target/release/wirelens scripts/hostile-limits.sh     (that binary, no build)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mem_mib=${1:-512}
 secs=${2:-120}
-cargo build --quiet --no-default-features --bin wirelens
-bin=target/debug/wirelens
+if [ -n "${WIRELENS_BIN:-}" ]; then
+    bin=$(realpath "$WIRELENS_BIN")
+else
+    cargo build --quiet --no-default-features --bin wirelens
+    bin=target/debug/wirelens
+fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::capture::detect::add_hint;
 use crate::capture::{
     detect, peel_choosing_with, peel_readings, peel_with, Framing, LayerReading, Payload,
     PeelChoice, Reading, Split,
@@ -362,12 +363,27 @@ struct Peeling {
     /// The layer readings, best first, when they were ranked; and which one is in use.
     readings: Vec<LayerReading>,
     reading: usize,
+    /// The format readings ranking made of the payloads it sampled (index into `payloads`),
+    /// documents included, so the command does not decode those payloads again.
+    detected: Vec<(usize, Vec<Reading>)>,
 }
 
 impl Peeling {
     /// The chosen payload as an input of its own (its Content-Type, if any, as the format hint).
     fn chosen_input(&self, input: &Input) -> Input {
         self.input_for(self.chosen, input)
+    }
+
+    /// The format readings ranking made of payload `index`, if it made them, as detection with
+    /// the hint of [`Peeling::input_for`] gives them (taken: a second call gives `None`).
+    fn take_detected(&mut self, index: usize, input: &Input) -> Option<Vec<Reading>> {
+        let at = self.detected.iter().position(|(i, _)| *i == index)?;
+        let mut readings = self.detected.swap_remove(at).1;
+        // Ranking used the payload's own hint; the file name's comes on top only without one.
+        if self.payloads.get(index).is_some_and(|p| p.hint.is_none()) {
+            add_hint(&mut readings, input.hint);
+        }
+        Some(readings)
     }
 
     fn input_for(&self, index: usize, input: &Input) -> Input {
@@ -424,6 +440,15 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
                 .unwrap_or_else(|| peel_with(&input.bytes, &limits))
         }
     };
+    // The chosen reading's decoded payloads go on to the command; the other readings' are only
+    // listed, so their documents are dropped now.
+    let mut detected = Vec::new();
+    for (i, r) in readings.iter_mut().enumerate() {
+        let mine = std::mem::take(&mut r.detected);
+        if i == reading {
+            detected = mine;
+        }
+    }
     let whole = || Payload {
         bytes: input.bytes.clone(),
         ..Payload::default()
@@ -464,6 +489,7 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
         warnings,
         readings,
         reading,
+        detected,
     })
 }
 
@@ -478,6 +504,17 @@ struct PayloadRead {
 
 /// Decodes per `--from` (and the schema flags), or takes the best reading.
 fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure> {
+    read_payload_knowing(input, args, None)
+}
+
+/// [`read_payload`], given `known`: the format readings layer ranking already made of these bytes
+/// (without the input's hint and without a message type), used instead of decoding again where
+/// they give the same outcome.
+fn read_payload_knowing(
+    input: &Input,
+    args: &InputArgs,
+    known: Option<Vec<Reading>>,
+) -> Result<PayloadRead, Failure> {
     let mut options = DecodeOptions {
         limits: args.limits()?,
         ..DecodeOptions::default()
@@ -499,9 +536,17 @@ fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure>
         };
     }
     let message = options.message.clone();
+    // Ranking decoded without a message type: its documents stand only when none is used here.
+    let mut known = known.filter(|_| message.is_none());
     let (readings, outcome) = match args.from {
         Some(format) => {
-            let outcome = codec::decode(&input.bytes, format, &options);
+            let found = known
+                .as_mut()
+                .and_then(|k| k.iter_mut().find(|r| r.format == format));
+            let outcome = match found {
+                Some(r) => std::mem::replace(&mut r.outcome, Err(moved_out(format))),
+                None => codec::decode(&input.bytes, format, &options),
+            };
             let reason = match &outcome {
                 Ok(_) => "chosen with --from".to_string(),
                 Err(e) => format!(
@@ -518,7 +563,10 @@ fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure>
             (vec![reading], outcome)
         }
         None => {
-            let mut readings = detect(&input.bytes, input.hint, &options);
+            let mut readings = match known {
+                Some(readings) if !readings.is_empty() => readings,
+                _ => detect(&input.bytes, input.hint, &options),
+            };
             // `detect` tries every format, so there is always a best reading; its document moves
             // out (the reading keeps its reasons), so a large payload is never copied.
             let format = readings[0].format;
@@ -548,8 +596,9 @@ fn moved_out(format: Format) -> DecodeError {
 
 fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let whole = read_input(&args.input.input)?;
-    let peeling = peel_input(&whole, &args.input)?;
+    let mut peeling = peel_input(&whole, &args.input)?;
     let input = peeling.chosen_input(&whole);
+    let known = peeling.take_detected(peeling.chosen, &whole);
     writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
     for w in &peeling.warnings {
         writeln!(out, "warning: {w}")?;
@@ -596,7 +645,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             peeling.payloads.len()
         )?;
     }
-    let read = read_payload(&input, &args.input)?;
+    let read = read_payload_knowing(&input, &args.input, known)?;
     inspect::write_readings(out, &read.readings)?;
     if let Some(message) = &read.message {
         writeln!(out, "message type: {}", message.full_name())?;
@@ -638,7 +687,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let whole = read_input(&args.input.input)?;
-    let peeling = peel_input(&whole, &args.input)?;
+    let mut peeling = peel_input(&whole, &args.input)?;
     for w in &peeling.warnings {
         eprintln!("warning: {w}");
     }
@@ -654,9 +703,13 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
             ));
         }
         let mut lines = Vec::new();
-        for i in (0..peeling.payloads.len()).filter(|&i| !peeling.payloads[i].bytes.is_empty()) {
+        for i in 0..peeling.payloads.len() {
+            if peeling.payloads[i].bytes.is_empty() {
+                continue;
+            }
             let input = peeling.input_for(i, &whole);
-            let mut one = convert_one(args, &input, false)?;
+            let known = peeling.take_detected(i, &whole);
+            let mut one = convert_one(args, &input, known, false)?;
             one.push(b'\n');
             lines.extend(one);
         }
@@ -668,7 +721,8 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
         )));
     }
     let input = peeling.chosen_input(&whole);
-    let mut bytes = convert_one(args, &input, args.pretty)?;
+    let known = peeling.take_detected(peeling.chosen, &whole);
+    let mut bytes = convert_one(args, &input, known, args.pretty)?;
     if args.to == Format::Json {
         bytes.push(b'\n');
     }
@@ -676,8 +730,13 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
 }
 
 /// Converts one payload per the flags; returns the bytes (JSON without a final newline).
-fn convert_one(args: &ConvertArgs, input: &Input, pretty: bool) -> Result<Vec<u8>, Failure> {
-    let read = read_payload(input, &args.input)?;
+fn convert_one(
+    args: &ConvertArgs,
+    input: &Input,
+    known: Option<Vec<Reading>>,
+    pretty: bool,
+) -> Result<Vec<u8>, Failure> {
+    let read = read_payload_knowing(input, &args.input, known)?;
     let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
     if doc.format == Format::Protobuf && args.to == Format::Json {
         if let Some(message) = &read.message {

@@ -36,11 +36,13 @@ pub struct Limits {
     /// container is depth 1). Default 512, at most [`Limits::DEPTH_CEILING`]. Name: `depth`.
     pub max_depth: usize,
     /// Most bytes one decompression (gzip, deflate, zstd, brotli) or hex-dump `*` expansion may
-    /// produce. Default 256 MiB. Name: `decompressed`.
+    /// produce, and all the decompressions of one input together (nested layers, the messages of
+    /// a capture). Default 256 MiB. Name: `decompressed`.
     pub max_decompressed: usize,
     /// Most bytes a decompression may produce per compressed byte, once past
     /// [`Limits::ratio_floor`]. Default 1100 (deflate's own ceiling is about 1032:1, so only
-    /// nested or crafted streams exceed it). Name: `ratio`.
+    /// nested or crafted streams exceed it). All the decompressions of one input together may
+    /// produce as many bytes per byte of that input. Name: `ratio`.
     pub max_ratio: usize,
     /// Output size below which the ratio is not checked (tiny inputs have large ratios). Default
     /// 1 MiB. Name: `ratio-floor`.
@@ -67,9 +69,10 @@ impl Limits {
     pub const DEFAULT_MAX_DEPTH: usize = 512;
 
     /// The most [`Limits::max_depth`] can be raised to. The decoders never recurse, but a decoded
-    /// [`crate::model::Value`] is dropped, cloned, compared and printed recursively (derived
-    /// traits), about 0.5 KiB of stack per level: 1024 levels (2048 with CBOR tags, which have
-    /// their own budget) fit a 2 MiB thread stack, the smallest wirelens runs on (rayon workers).
+    /// [`crate::model::Value`] is dropped, cloned and compared recursively (derived traits;
+    /// `Debug` stops at [`crate::model::DEBUG_DEPTH`]), about 0.5 KiB of stack per level: 1024
+    /// levels (2048 with CBOR tags, which have their own budget) fit a 2 MiB thread stack, the
+    /// smallest wirelens runs on (rayon workers).
     pub const DEPTH_CEILING: usize = 1024;
 
     /// The nesting limit the decoders apply: [`Limits::max_depth`], at most

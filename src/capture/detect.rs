@@ -58,16 +58,63 @@ impl Reading {
 /// assert!(readings[0].is_complete());
 /// ```
 pub fn detect(bytes: &[u8], hint: Option<Format>, options: &DecodeOptions) -> Vec<Reading> {
+    detect_knowing(bytes, hint, options, None)
+}
+
+/// [`detect`], with the JSON reading's document already decoded (by peeling, with options that
+/// give the same outcome as `options`).
+pub(crate) fn detect_knowing(
+    bytes: &[u8],
+    hint: Option<Format>,
+    options: &DecodeOptions,
+    mut json: Option<Document>,
+) -> Vec<Reading> {
     let mut readings: Vec<Reading> = Format::ALL
         .iter()
-        .map(|&format| read_as(bytes, format, hint, options))
+        .map(|&format| {
+            let outcome = match (format, json.take()) {
+                (Format::Json, Some(doc)) => Ok(doc),
+                _ => codec::decode(bytes, format, options),
+            };
+            read_as(bytes, format, hint, options, outcome)
+        })
         .collect();
-    readings.sort_by_key(|r| std::cmp::Reverse(r.confidence));
+    order(&mut readings);
     readings
 }
 
-fn read_as(bytes: &[u8], format: Format, hint: Option<Format>, options: &DecodeOptions) -> Reading {
-    let outcome = codec::decode(bytes, format, options);
+/// Most plausible first; equal confidences in [`Format::ALL`] order.
+fn order(readings: &mut [Reading]) {
+    readings.sort_by_key(|r| {
+        let rank = Format::ALL.iter().position(|&f| f == r.format);
+        (std::cmp::Reverse(r.confidence), rank)
+    });
+}
+
+/// Readings made by [`detect`] without a hint, turned into what `detect` gives with `hint`:
+/// the hinted format's reading gains its bonus and reason, and the order is made again.
+pub(crate) fn add_hint(readings: &mut [Reading], hint: Option<Format>) {
+    let Some(hint) = hint else {
+        return;
+    };
+    for r in readings.iter_mut().filter(|r| r.format == hint) {
+        r.confidence = r.confidence.saturating_add(HINT_BONUS).min(100);
+        r.reasons.push(HINT_REASON.into());
+    }
+    order(readings);
+}
+
+/// What a hint adds to its format's confidence, and the reason it gives.
+const HINT_BONUS: u8 = 5;
+const HINT_REASON: &str = "the file name or Content-Type suggests it";
+
+fn read_as(
+    bytes: &[u8],
+    format: Format,
+    hint: Option<Format>,
+    options: &DecodeOptions,
+    outcome: Result<Document, DecodeError>,
+) -> Reading {
     let mut reasons = Vec::new();
     let mut score: i32 = match &outcome {
         Ok(doc) => {
@@ -128,8 +175,8 @@ fn read_as(bytes: &[u8], format: Format, hint: Option<Format>, options: &DecodeO
         }
     };
     if hint == Some(format) {
-        score += 5;
-        reasons.push("the file name or Content-Type suggests it".into());
+        score += i32::from(HINT_BONUS);
+        reasons.push(HINT_REASON.into());
     }
     Reading {
         format,

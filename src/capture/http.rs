@@ -10,7 +10,8 @@
 //! `meta` (start line first under `start-line`, trailers as `trailer <name>`); a body's framing
 //! follows RFC 9112 (chunked, else Content-Length, else no body for requests and for 1xx/204/304
 //! responses, else the rest of the input). `Content-Type` sets the payload's format hint.
-//! Decompression is bounded by [`UnwrapOptions::decompression_limit`].
+//! Decompression is bounded by [`UnwrapOptions::decompression_limit`], each stream on its own and,
+//! when peeling, all the streams of one input together (nested codings, pipelined messages).
 //!
 //! gRPC-Web-text bodies (`application/grpc-web-text`) are base64-decoded here, chunk by chunk
 //! (a `gRPC-Web-text` layer), so the body is binary frames like any gRPC body.
@@ -24,6 +25,7 @@ use std::io::Read;
 use crate::codec::Format;
 use crate::model::Span;
 
+use super::layers::Budget;
 use super::layers::{CaptureError, Layer, Payload, UnwrapOptions};
 
 /// Whether `input` begins (after blank space) with an HTTP/1.x request or status line.
@@ -148,10 +150,19 @@ fn is_grpc_web_text(content_type: &str) -> bool {
 /// paired with its response. Errors name the layer ("HTTP/1.1 response", "chunked", "gzip", …)
 /// and the offset in `input`, and carry the payloads found before, plus the partial body.
 pub fn parse_messages(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Payload>, CaptureError> {
+    parse_messages_within(input, options, &mut Budget::unlimited())
+}
+
+/// [`parse_messages`], every decompression also within what is left of `budget`.
+pub(crate) fn parse_messages_within(
+    input: &[u8],
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+) -> Result<Vec<Payload>, CaptureError> {
     let mut found: Vec<Payload> = Vec::new();
     let mut pos = skip_blank(input, 0);
     while pos < input.len() {
-        match parse_one(input, pos, options) {
+        match parse_one(input, pos, options, budget) {
             Ok((payload, next)) => {
                 found.push(payload);
                 pos = skip_blank(input, next.max(pos + 1));
@@ -181,6 +192,7 @@ fn parse_one(
     input: &[u8],
     start: usize,
     options: &UnwrapOptions,
+    budget: &mut Budget,
 ) -> Result<(Payload, usize), CaptureError> {
     let (line, mut pos, _) = line_at(input, start);
     let start_line = parse_start_line(line).ok_or_else(|| {
@@ -345,7 +357,7 @@ fn parse_one(
                 break;
             }
         };
-        match decompress(name, &body, options) {
+        match decompress_within(name, &body, options, budget) {
             Ok(out) => {
                 layers.push(Layer {
                     name: name.to_string(),
@@ -505,37 +517,65 @@ fn dechunk(
 /// Decompresses `data` with `encoding` ("gzip", "deflate" (zlib or raw), "br", "zstd"), bounded by
 /// [`UnwrapOptions::decompression_limit`]. The error is a plain sentence.
 pub fn decompress(encoding: &str, data: &[u8], options: &UnwrapOptions) -> Result<Vec<u8>, String> {
-    let limit = options.decompression_limit(data.len());
-    match encoding {
-        "gzip" => read_bounded(flate2::read::MultiGzDecoder::new(data), limit, encoding),
+    decompress_within(encoding, data, options, &mut Budget::unlimited())
+}
+
+/// [`decompress`], also within what is left of `budget`, which the output is taken from.
+pub(crate) fn decompress_within(
+    encoding: &str,
+    data: &[u8],
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+) -> Result<Vec<u8>, String> {
+    let own = options.decompression_limit(data.len());
+    let bound = if budget.left < own {
+        Bound::Overall(budget.left, budget.total)
+    } else {
+        Bound::Own(own)
+    };
+    let out = match encoding {
+        "gzip" => read_bounded(flate2::read::MultiGzDecoder::new(data), bound, encoding),
         "deflate" => {
             let zlib = matches!(data, [cmf, flg, ..]
                 if cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0);
             if zlib {
-                read_bounded(flate2::read::ZlibDecoder::new(data), limit, "zlib")
+                read_bounded(flate2::read::ZlibDecoder::new(data), bound, "zlib")
             } else {
                 read_bounded(
                     flate2::read::DeflateDecoder::new(data),
-                    limit,
+                    bound,
                     "raw deflate",
                 )
             }
         }
         "br" => read_bounded(
             brotli_decompressor::Decompressor::new(data, 4096),
-            limit,
+            bound,
             encoding,
         ),
         "zstd" => {
             let decoder = ruzstd::decoding::StreamingDecoder::new(data)
                 .map_err(|e| format!("the zstd frame header is invalid: {e}"))?;
-            read_bounded(decoder, limit, encoding)
+            read_bounded(decoder, bound, encoding)
         }
         other => Err(format!("unknown content coding \"{other}\"")),
-    }
+    }?;
+    budget.left = budget.left.saturating_sub(out.len());
+    Ok(out)
 }
 
-fn read_bounded<R: Read>(mut reader: R, limit: usize, what: &str) -> Result<Vec<u8>, String> {
+/// What stops one decompression: its own limit, or what is left of the input's overall budget
+/// (left, total).
+#[derive(Debug, Clone, Copy)]
+enum Bound {
+    Own(usize),
+    Overall(usize, usize),
+}
+
+fn read_bounded<R: Read>(mut reader: R, bound: Bound, what: &str) -> Result<Vec<u8>, String> {
+    let limit = match bound {
+        Bound::Own(n) | Bound::Overall(n, _) => n,
+    };
     let mut out = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -549,9 +589,14 @@ fn read_bounded<R: Read>(mut reader: R, limit: usize, what: &str) -> Result<Vec<
             return Ok(out);
         }
         if out.len().saturating_add(n) > limit {
-            return Err(format!(
-                "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio)"
-            ));
+            return Err(match bound {
+                Bound::Own(_) => format!(
+                    "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio)"
+                ),
+                Bound::Overall(left, total) => format!(
+                    "the {what} stream expands past the overall limit of {total} decompressed bytes for one input ({left} left after the layers before it; bounded by size and by ratio to the input)"
+                ),
+            });
         }
         out.extend_from_slice(buf.get(..n).unwrap_or(&[]));
     }

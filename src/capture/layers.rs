@@ -15,14 +15,15 @@
 //! 5. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs.
 //!
 //! The loop is iterative (a work list, no recursion) and bounded by
-//! [`UnwrapOptions::max_layers`]; decompression is bounded in bytes and in ratio. Offsets in a
+//! [`UnwrapOptions::max_layers`]; decompression is bounded in bytes and in ratio, each stream on
+//! its own and all the streams of one input together (so `gzip, gzip` cannot multiply ratios). Offsets in a
 //! [`CaptureError`] and spans in a [`Layer`] are into that layer's own input (for the first
 //! layer, the user's input).
 //!
 //! Not done here: pcap/pcapng and TCP reassembly (the `pcap` module), gRPC frame splitting (wired
 //! in elsewhere; HTTP marks gRPC bodies with the meta entry `grpc-body = true`).
 
-use crate::codec::{self, DecodeOptions, Format};
+use crate::codec::{self, DecodeOptions, Document, Format};
 use crate::model::{Span, Value};
 
 use super::{grpcweb, http, text};
@@ -102,10 +103,39 @@ impl UnwrapOptions {
     }
 }
 
+/// What one input may still expand to across all its decompressions: nested layers (`gzip, gzip`,
+/// gzip inside hex inside gzip) and every HTTP message of a capture draw from one budget, so the
+/// limits of [`UnwrapOptions`] bound the whole input, not each layer alone. The total is
+/// [`UnwrapOptions::decompression_limit`] of the input's own size: at most `max_decompressed`
+/// bytes, and (past `ratio_floor`) at most `max_ratio` bytes per input byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Budget {
+    /// Decompressed bytes still allowed.
+    pub(crate) left: usize,
+    /// Decompressed bytes allowed in all.
+    pub(crate) total: usize,
+}
+
+impl Budget {
+    /// The budget of an input of `len` bytes.
+    pub(crate) fn for_input(len: usize, options: &UnwrapOptions) -> Budget {
+        let total = options.decompression_limit(len);
+        Budget { left: total, total }
+    }
+
+    /// No overall bound (each decompression is still bounded on its own).
+    pub(crate) fn unlimited() -> Budget {
+        Budget {
+            left: usize::MAX,
+            total: usize::MAX,
+        }
+    }
+}
+
 /// What one peeling step found.
 enum Step {
-    /// No layer applies: the bytes are the payload.
-    Done,
+    /// No layer applies: the bytes are the payload (with its JSON document, if it is JSON).
+    Done(Option<Document>),
     /// One layer, and the bytes under it.
     One {
         layer: Layer,
@@ -125,7 +155,40 @@ enum Step {
 /// assert_eq!(found[0].bytes, [0x81, 0xa3, b'k', b'e', b'y', 0x01]);
 /// assert_eq!(found[0].layers[0].name, "base64");
 /// ```
+///
+/// Decompressions of one call share one budget ([`UnwrapOptions::decompression_limit`] of
+/// `input`'s size), so nested layers cannot multiply their ratios.
 pub fn unwrap(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Payload>, CaptureError> {
+    let mut budget = Budget::for_input(input.len(), options);
+    unwrap_keeping(input, options, &mut budget, None)
+}
+
+/// JSON documents decoded while peeling (to tell JSON text from other text) that turned out to be
+/// payloads, kept so that detection can take them instead of decoding the same bytes again.
+#[derive(Debug, Default)]
+pub(crate) struct Decoded {
+    docs: Vec<(Vec<u8>, Document)>,
+}
+
+impl Decoded {
+    /// The JSON document of exactly `bytes`, if peeling decoded one and `options` would give the
+    /// same outcome (a nesting limit at least as deep as the one peeling used).
+    pub(crate) fn take_json(&mut self, bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
+        if options.limits.depth() < DecodeOptions::default().limits.depth() {
+            return None;
+        }
+        let i = self.docs.iter().position(|(b, _)| b == bytes)?;
+        Some(self.docs.swap_remove(i).1)
+    }
+}
+
+/// [`unwrap`] within `budget`, keeping in `keep` the JSON documents that are payloads.
+pub(crate) fn unwrap_keeping(
+    input: &[u8],
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    mut keep: Option<&mut Decoded>,
+) -> Result<Vec<Payload>, CaptureError> {
     let mut done: Vec<Payload> = Vec::new();
     if input.iter().all(|c| c.is_ascii_whitespace()) {
         return Ok(done);
@@ -148,8 +211,13 @@ pub fn unwrap(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Payload>, Cap
                 ));
                 break;
             }
-            match step(&current.bytes, options) {
-                Ok(Step::Done) => break,
+            match step(&current.bytes, options, budget) {
+                Ok(Step::Done(doc)) => {
+                    if let (Some(keep), Some(doc)) = (keep.as_deref_mut(), doc) {
+                        keep.docs.push((current.bytes.clone(), doc));
+                    }
+                    break;
+                }
                 Ok(Step::One { layer, bytes, hint }) => {
                     current.layers.push(layer);
                     current.bytes = bytes;
@@ -193,23 +261,25 @@ fn nest(outer: &Payload, inner: Payload) -> Payload {
     }
 }
 
-fn step(bytes: &[u8], options: &UnwrapOptions) -> Result<Step, CaptureError> {
+fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<Step, CaptureError> {
     if bytes.is_empty() {
-        return Ok(Step::Done);
+        return Ok(Step::Done(None));
     }
     if http::looks_like_http(bytes) {
-        return http::parse_messages(bytes, options).map(Step::Many);
+        return http::parse_messages_within(bytes, options, budget).map(Step::Many);
     }
     if let Some(encoding) = compression_magic(bytes) {
-        let out = http::decompress(encoding, bytes, options).map_err(|message| CaptureError {
-            layer: encoding.to_string(),
-            offset: 0,
-            message,
-            extracted: vec![Payload {
-                bytes: bytes.to_vec(),
-                meta: vec![("truncated".to_string(), "true".to_string())],
-                ..Payload::default()
-            }],
+        let out = http::decompress_within(encoding, bytes, options, budget).map_err(|message| {
+            CaptureError {
+                layer: encoding.to_string(),
+                offset: 0,
+                message,
+                extracted: vec![Payload {
+                    bytes: bytes.to_vec(),
+                    meta: vec![("truncated".to_string(), "true".to_string())],
+                    ..Payload::default()
+                }],
+            }
         })?;
         return Ok(Step::One {
             layer: Layer {
@@ -223,8 +293,8 @@ fn step(bytes: &[u8], options: &UnwrapOptions) -> Result<Step, CaptureError> {
     }
     if let Some(inner) = json_verdict(bytes, options.max_decompressed) {
         return Ok(match inner {
-            None => Step::Done,
-            Some(text) => {
+            Err(doc) => Step::Done(Some(doc)),
+            Ok(text) => {
                 let start = bytes.iter().position(|&c| c == b'"').unwrap_or(0);
                 let end = bytes
                     .iter()
@@ -278,7 +348,7 @@ fn step(bytes: &[u8], options: &UnwrapOptions) -> Result<Step, CaptureError> {
             hint,
         });
     }
-    Ok(Step::Done)
+    Ok(Step::Done(None))
 }
 
 fn compression_magic(bytes: &[u8]) -> Option<&'static str> {
@@ -289,9 +359,9 @@ fn compression_magic(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// `None`: not JSON. `Some(None)`: JSON, and it is the payload. `Some(Some(text))`: a lone JSON
-/// string whose content is to be peeled further.
-fn json_verdict(bytes: &[u8], max_output: usize) -> Option<Option<String>> {
+/// `None`: not JSON. `Some(Err(document))`: JSON, and it is the payload. `Some(Ok(text))`: a lone
+/// JSON string whose content is to be peeled further.
+fn json_verdict(bytes: &[u8], max_output: usize) -> Option<Result<String, Document>> {
     let first = *bytes.iter().find(|c| !c.is_ascii_whitespace())?;
     if !matches!(
         first,
@@ -300,11 +370,17 @@ fn json_verdict(bytes: &[u8], max_output: usize) -> Option<Option<String>> {
         return None;
     }
     let doc = codec::decode(bytes, Format::Json, &DecodeOptions::default()).ok()?;
-    let Value::Text(inner) = doc.value else {
-        return Some(None);
+    let Value::Text(inner) = &doc.value else {
+        return Some(Err(doc));
     };
     let peelable = http::looks_like_http(inner.as_bytes())
         || codec::decode(inner.as_bytes(), Format::Json, &DecodeOptions::default()).is_ok()
         || text::decode_text(inner.as_bytes(), max_output).is_some();
-    Some(peelable.then_some(inner))
+    if !peelable {
+        return Some(Err(doc));
+    }
+    match doc.value {
+        Value::Text(inner) => Some(Ok(inner)),
+        _ => Some(Err(doc)),
+    }
 }

@@ -5,7 +5,7 @@
 //! it, with the error beside it.
 
 use super::grpcweb;
-use super::layers::{unwrap, CaptureError, Layer, Payload};
+use super::layers::{unwrap_keeping, Budget, CaptureError, Decoded, Layer, Payload};
 use super::pcap;
 use super::sequence::{self, Framing};
 use crate::codec::protobuf::framing::split_grpc;
@@ -82,16 +82,33 @@ pub fn peel_choosing(input: &[u8], choice: &PeelChoice) -> Peeled {
 
 /// Like [`peel_choosing`], within `limits`.
 pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) -> Peeled {
+    split_all(
+        unwrapped(input, choice.max_layers, limits, None),
+        choice.split,
+        limits,
+    )
+}
+
+/// The first half of peeling: pcap streams opened and text, HTTP and compression layers peeled
+/// (at most `max_layers`), streams not split yet. JSON documents that are payloads go to `keep`.
+pub(crate) fn unwrapped(
+    input: &[u8],
+    max_layers: Option<usize>,
+    limits: &Limits,
+    mut keep: Option<&mut Decoded>,
+) -> Peeled {
     let mut options = limits.unwrap_options();
     let mut out = Peeled {
         payloads: Vec::new(),
         error: None,
         warnings: Vec::new(),
     };
-    if let Some(n) = choice.max_layers {
+    if let Some(n) = max_layers {
         options.max_layers = n.saturating_sub(usize::from(pcap::is_pcap(input)));
     }
-    if choice.max_layers == Some(0) {
+    // One budget for every decompression in the input, the streams of a capture included.
+    let mut budget = Budget::for_input(input.len(), &options);
+    if max_layers == Some(0) {
         out.payloads.push(Payload {
             bytes: input.to_vec(),
             ..Payload::default()
@@ -102,7 +119,12 @@ pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) ->
                 out.warnings.extend(capture.warnings.iter().cloned());
                 for stream_payload in pcap::payloads(&capture) {
                     // HTTP messages (or anything else peelable) inside each direction of a stream.
-                    match unwrap(&stream_payload.bytes, &options) {
+                    match unwrap_keeping(
+                        &stream_payload.bytes,
+                        &options,
+                        &mut budget,
+                        keep.as_deref_mut(),
+                    ) {
                         Ok(found) => out
                             .payloads
                             .extend(found.into_iter().map(|p| under(&stream_payload, p))),
@@ -131,7 +153,7 @@ pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) ->
             }
         }
     } else {
-        match unwrap(input, &options) {
+        match unwrap_keeping(input, &options, &mut budget, keep) {
             Ok(found) => out.payloads = found,
             Err(e) => {
                 out.payloads = e.extracted.clone();
@@ -139,16 +161,22 @@ pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) ->
             }
         }
     }
-    if choice.max_layers.is_some() {
+    if max_layers.is_some() {
         // The stop was chosen, so it is not news.
         for p in &mut out.payloads {
             p.meta
                 .retain(|(k, v)| !(k == "warning" && v.starts_with("stopped after")));
         }
     }
+    out
+}
+
+/// The second half of peeling: every payload of `out` split per `split`, then at most
+/// [`Limits::max_payloads`] kept.
+pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peeled {
     let found = std::mem::take(&mut out.payloads);
     for payload in found {
-        let split = match choice.split {
+        let split = match split {
             Split::Never => Ok(vec![payload]),
             Split::Auto => split_auto(payload),
             Split::Force(framing) => split_framed(payload, framing, true),

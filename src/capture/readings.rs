@@ -13,8 +13,9 @@
 //! What this module does not do: force a layer that peeling does not find (choose a
 //! [`PeelChoice`] with [`Split::Force`] and call [`peel_choosing`](super::peel_choosing) for that).
 
-use super::detect::detect;
-use super::peel::{peel_choosing_with, PeelChoice, Peeled, Split};
+use super::detect::{detect_knowing, Reading};
+use super::layers::Decoded;
+use super::peel::{split_all, unwrapped, PeelChoice, Peeled, Split};
 use crate::codec::{DecodeOptions, Format};
 
 /// Payloads per reading whose formats are detected to score it.
@@ -37,6 +38,12 @@ pub struct LayerReading {
     pub reasons: Vec<String>,
     /// The best format of the first payload with bytes, if any payload has bytes.
     pub format: Option<Format>,
+    /// The format readings ([`super::detect()`] without a hint beyond the payload's own) of the
+    /// sampled payloads, by index into `peeled.payloads`, decoded documents included: a caller
+    /// that goes on with one of them takes its documents instead of decoding the bytes again.
+    /// Only the best reading (the first [`peel_readings`] returns) keeps them; for the others
+    /// this is empty, so memory holds one reading's documents, not every reading's.
+    pub detected: Vec<(usize, Vec<Reading>)>,
 }
 
 impl LayerReading {
@@ -71,14 +78,24 @@ impl LayerReading {
 /// assert_eq!(readings.last().map(|r| r.layers()), Some("raw bytes".to_string()));
 /// ```
 pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading> {
-    let mut choices = vec![
-        PeelChoice::default(),
-        PeelChoice {
-            max_layers: None,
-            split: Split::Never,
-        },
+    let limits = &options.limits;
+    // Each depth is unwrapped once; the split ways split a copy of the unsplit payloads, and JSON
+    // documents decoded on the way are kept for detection.
+    let mut decoded = Decoded::default();
+    let whole = unwrapped(input, None, limits, Some(&mut decoded));
+    let mut found: Vec<(PeelChoice, Peeled)> = vec![
+        (
+            PeelChoice::default(),
+            split_all(whole.clone(), Split::Auto, limits),
+        ),
+        (
+            PeelChoice {
+                max_layers: None,
+                split: Split::Never,
+            },
+            split_all(whole, Split::Never, limits),
+        ),
     ];
-    let whole = peel_choosing_with(input, &choices[1], &options.limits);
     // Fewer layers, until peeling that many already gives everything.
     let mut seen: Vec<(PeelChoice, Peeled)> = Vec::new();
     for depth in 0..MAX_DEPTHS {
@@ -86,29 +103,19 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
             max_layers: Some(depth),
             split: Split::Never,
         };
-        let peeled = peel_choosing_with(input, &choice, &options.limits);
-        if same_payloads(&peeled, &whole) {
+        let unsplit = unwrapped(input, Some(depth), limits, Some(&mut decoded));
+        let peeled = split_all(unsplit.clone(), Split::Never, limits);
+        if same_payloads(&peeled, &found[1].1) {
             break;
         }
         seen.push((choice, peeled));
         if depth > 0 {
-            choices.push(PeelChoice {
+            let choice = PeelChoice {
                 max_layers: Some(depth),
                 split: Split::Auto,
-            });
+            };
+            found.push((choice, split_all(unsplit, Split::Auto, limits)));
         }
-    }
-    let mut found: Vec<(PeelChoice, Peeled)> = Vec::new();
-    for choice in choices {
-        let peeled = match choice {
-            c if c == PeelChoice::default() => peel_choosing_with(input, &c, &options.limits),
-            PeelChoice {
-                max_layers: None,
-                split: Split::Never,
-            } => whole.clone(),
-            c => peel_choosing_with(input, &c, &options.limits),
-        };
-        found.push((choice, peeled));
     }
     // The unsplit fewer-layer ways, deepest first, then none.
     seen.reverse();
@@ -119,10 +126,23 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
             distinct.push((choice, peeled));
         }
     }
-    let mut readings: Vec<LayerReading> = distinct
-        .into_iter()
-        .map(|(choice, peeled)| score(choice, peeled, options))
-        .collect();
+    // Only the best reading keeps its documents (ties: the first), so at most two readings'
+    // documents are held at a time.
+    let mut readings: Vec<LayerReading> = Vec::with_capacity(distinct.len());
+    let mut best: Option<(usize, u8)> = None;
+    for (choice, peeled) in distinct {
+        let mut reading = score(choice, peeled, options, &mut decoded);
+        match best {
+            Some((_, top)) if reading.confidence <= top => reading.detected.clear(),
+            _ => {
+                if let Some(previous) = best.and_then(|(i, _)| readings.get_mut(i)) {
+                    previous.detected.clear();
+                }
+                best = Some((readings.len(), reading.confidence));
+            }
+        }
+        readings.push(reading);
+    }
     readings.sort_by_key(|r| std::cmp::Reverse(r.confidence));
     readings
 }
@@ -135,20 +155,28 @@ fn same_payloads(a: &Peeled, b: &Peeled) -> bool {
             .all(|(x, y)| x.bytes == y.bytes)
 }
 
-fn score(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> LayerReading {
+fn score(
+    choice: PeelChoice,
+    peeled: Peeled,
+    options: &DecodeOptions,
+    decoded: &mut Decoded,
+) -> LayerReading {
     let mut reasons = Vec::new();
     let count = peeled.payloads.len();
     let sampled: Vec<_> = peeled
         .payloads
         .iter()
-        .filter(|p| !p.bytes.is_empty())
+        .enumerate()
+        .filter(|(_, p)| !p.bytes.is_empty())
         .take(SAMPLED)
         .collect();
     let mut total = 0i32;
     let mut format = None;
     let mut formats: Vec<(Format, usize)> = Vec::new();
-    for p in &sampled {
-        let readings = detect(&p.bytes, p.hint, options);
+    let mut detected = Vec::with_capacity(sampled.len());
+    for &(i, p) in &sampled {
+        let json = decoded.take_json(&p.bytes, options);
+        let readings = detect_knowing(&p.bytes, p.hint, options, json);
         if let Some(best) = readings.first() {
             total += i32::from(best.confidence);
             format = format.or(Some(best.format));
@@ -157,6 +185,7 @@ fn score(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> LayerRe
                 None => formats.push((best.format, 1)),
             }
         }
+        detected.push((i, readings));
     }
     let mut confidence = match i32::try_from(sampled.len()) {
         Ok(n) if n > 0 => total / n,
@@ -205,5 +234,6 @@ fn score(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> LayerRe
         confidence: confidence.clamp(0, 100) as u8,
         reasons,
         format,
+        detected,
     }
 }

@@ -8,5 +8,6 @@ mod value;
 pub use path::{Path, PathParseError, PathSegment};
 pub use span::{ByteRole, Children, Node, NodeId, Run, Segment, Span, SpanTree, SpanTreeBuilder};
 pub use value::{
-    format_float, Float, FloatWidth, Kind, RawField, Timestamp, Value, WireType, INT_MAX, INT_MIN,
+    format_float, Float, FloatWidth, Kind, RawField, Timestamp, Value, WireType, DEBUG_DEPTH,
+    INT_MAX, INT_MIN,
 };

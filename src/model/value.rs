@@ -13,6 +13,9 @@ use std::fmt;
 
 use num_bigint::BigInt;
 
+mod debug;
+pub use debug::DEBUG_DEPTH;
+
 /// Smallest integer [`Value::Int`] holds: CBOR major type 1 reaches −2^64.
 pub const INT_MIN: i128 = -(1i128 << 64);
 /// Largest integer [`Value::Int`] holds: `u64::MAX`.
@@ -269,7 +272,9 @@ pub struct RawField {
 }
 
 /// One datum, in any format. See the module docs for what each variant keeps.
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// `Debug` prints what `#[derive(Debug)]` would, down to [`DEBUG_DEPTH`] levels of nesting.
+#[derive(Clone, PartialEq, Default)]
 pub enum Value {
     /// JSON `null`, MessagePack nil, CBOR null.
     #[default]

@@ -90,6 +90,11 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
             bounds.push(n.payload.end);
         }
     }
+    // No node holds a byte past the root's end (trailing data), so those bytes need no lookup:
+    // asking the tree byte by byte walked up every open container of a deep partial document
+    // for each trailing byte (depth × size).
+    let root_end = tree.nodes().first().map_or(0, |root| root.extent().end);
+    bounds.push(root_end);
     bounds.retain(|&b| b <= bytes.len());
     bounds.sort_unstable();
     bounds.dedup();
@@ -99,10 +104,11 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
     for pair in bounds.windows(2) {
         let (start, end) = (pair[0], pair[1]);
         let owner = tree.node_at(start);
-        let only_structure = (start..end).all(|o| {
-            tree.node_at(o)
-                .is_none_or(|(_, role)| role == ByteRole::Structure)
-        });
+        let only_structure = start >= root_end
+            || (start..end).all(|o| {
+                tree.node_at(o)
+                    .is_none_or(|(_, role)| role == ByteRole::Structure)
+            });
         let closes = owner.is_some_and(|(id, _)| {
             let n = tree.node(id);
             n.kind.is_container() && start == n.payload.end

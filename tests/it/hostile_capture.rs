@@ -176,8 +176,7 @@ fn decompression_bombs_stop_at_the_limits() {
         peeled.warnings
     );
     assert!(said.contains("limit"), "{said}");
-    // Nested: each layer is bounded on its own (a 1 KiB file holding 64 MiB of zeros under two
-    // gzip layers stops at the inner layer's byte limit).
+    // Nested: two gzip layers share one budget (below).
     let nested = gzip(&gzip(&vec![0u8; 64 << 20]));
     assert!(nested.len() < 4096, "{}", nested.len());
     let mut limits = Limits::default();
@@ -189,6 +188,123 @@ fn decompression_bombs_stop_at_the_limits() {
         peeled.warnings
     );
     assert!(said.contains("limit"), "{said}");
+}
+
+/// Zeros streamed through a compressor in 1 MiB chunks: `total` bytes of them, compressed.
+fn compressed_zeros(total: usize, mut into: impl Write) {
+    let chunk = vec![0u8; 1 << 20];
+    for _ in 0..total / chunk.len() {
+        into.write_all(&chunk).expect("into a Vec");
+    }
+}
+
+fn zstd_zeros(total: usize) -> Vec<u8> {
+    let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 19).expect("zstd encoder");
+    compressed_zeros(total, &mut enc);
+    enc.finish().expect("into a Vec")
+}
+
+fn brotli_zeros(total: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut enc = brotli::CompressorWriter::new(&mut out, 4096, 9, 22);
+        compressed_zeros(total, &mut enc);
+    }
+    out
+}
+
+/// What `len` compressed bytes may expand to under `limits`: the decompressed bytes limit, or
+/// (past the ratio floor) the ratio times the compressed size, whichever is less. For one layer
+/// `len` is its compressed body; for the overall budget, the whole input.
+fn allowed(limits: &Limits, len: usize) -> usize {
+    (len * limits.max_ratio)
+        .max(limits.ratio_floor)
+        .min(limits.max_decompressed)
+}
+
+/// zstd and brotli bodies of 200 MB of zeros (a few KB each) stop at the ratio limit with an
+/// error naming the coding and the limit, and keep nothing larger than the limit.
+#[test]
+fn zstd_and_brotli_bombs_stop_at_the_limits() {
+    let limits = Limits::default();
+    for (coding, bomb) in [
+        ("zstd", zstd_zeros(200 << 20)),
+        ("br", brotli_zeros(200 << 20)),
+    ] {
+        assert!(bomb.len() < 64 << 10, "{coding}: {} bytes", bomb.len());
+        let input = http_response(coding, &bomb);
+        let limit = allowed(&limits, bomb.len());
+        // Far past: 200 MB is more than ten times what the ratio allows for this input.
+        assert!(limit * 10 < 200 << 20, "{coding}: {limit}");
+        let peeled = peel_with(&input, &limits);
+        let e = peeled.error.as_ref().expect("stops with an error");
+        assert_eq!(e.layer, coding, "{e}");
+        assert!(
+            e.to_string().contains(&format!("limit of {limit} bytes")),
+            "{e}"
+        );
+        assert!(
+            peeled.payloads.iter().all(|p| p.bytes.len() <= limit),
+            "{coding}: nothing past the limit is kept"
+        );
+        // A body that stays within the ratio still decompresses.
+        let fine = match coding {
+            "zstd" => zstd_zeros(1 << 20),
+            _ => brotli_zeros(1 << 20),
+        };
+        let peeled = peel_with(&http_response(coding, &fine), &limits);
+        assert!(peeled.error.is_none(), "{coding}: {:?}", peeled.error);
+        assert_eq!(peeled.payloads[0].bytes.len(), 1 << 20);
+    }
+}
+
+/// Nested compression draws on one budget for the whole input: two gzip layers of 64 MiB of
+/// zeros in a 1 KiB file each stay within the per-layer ratio (about 1000:1 each), but together
+/// expand 60,000-fold, so peeling stops at the overall limit (the ratio times the input's size),
+/// naming the layer and the limit. The same holds for a gzip file holding a gzip file, and for a
+/// capture's HTTP messages together.
+#[test]
+fn nested_compression_is_bounded_overall() {
+    let limits = Limits::default();
+    let zeros = vec![0u8; 64 << 20];
+    let nested = gzip(&gzip(&zeros));
+    let inputs = [
+        ("HTTP gzip, gzip", http_response("gzip, gzip", &nested)),
+        ("gzip file in a gzip file", nested.clone()),
+    ];
+    for (what, input) in inputs {
+        let limit = allowed(&limits, input.len());
+        assert!(limit < zeros.len(), "{what}: {limit}");
+        let peeled = peel_with(&input, &limits);
+        let e = peeled.error.as_ref().expect("stops with an error");
+        assert_eq!(e.layer, "gzip", "{what}: {e}");
+        let said = e.to_string();
+        assert!(
+            said.contains(&format!("overall limit of {limit} decompressed bytes")),
+            "{what}: {said}"
+        );
+        assert!(
+            peeled.payloads.iter().all(|p| p.bytes.len() <= limit),
+            "{what}: nothing past the limit is kept"
+        );
+    }
+    // Each message of a pipelined capture alone is within the byte limit; together they are not.
+    let mut four = Limits::default();
+    four.set("decompressed", "4M").expect("valid");
+    let one = gzip(&vec![0u8; 900 << 10]);
+    let input: Vec<u8> = (0..8).flat_map(|_| http_response("gzip", &one)).collect();
+    let limit = allowed(&four, input.len());
+    assert_eq!(limit, 4 << 20);
+    let peeled = peel_with(&input, &four);
+    let e = peeled.error.as_ref().expect("stops with an error");
+    assert!(e.to_string().contains("overall limit"), "{e}");
+    let total: usize = peeled.payloads.iter().map(|p| p.bytes.len()).sum();
+    assert!(total <= limit + one.len(), "{total} > {limit}");
+    // Nested layers that stay within the budget still peel all the way.
+    let small = gzip(&gzip(br#"{"id": 7}"#));
+    let peeled = peel_with(&http_response("gzip, gzip", &small), &limits);
+    assert!(peeled.error.is_none(), "{:?}", peeled.error);
+    assert_eq!(peeled.payloads[0].bytes, br#"{"id": 7}"#);
 }
 
 /// More payloads than the limit: the first ones are kept, with a warning saying how many.

@@ -1,13 +1,14 @@
 //! 1,000,000 levels of nesting in every format, handled on a thread with a 256 KiB stack, so
 //! any recursion over input nesting (in a decoder, `detect`, the encoders, the report printers,
-//! or `Value`'s `Clone`, `PartialEq` and `Drop`) overflows and fails the test. (`Value`'s derived
-//! `Debug` is recursive and needs more than 256 KiB at 512 levels; nothing but diagnostics uses it.)
+//! or `Value`'s `Clone`, `PartialEq` and `Drop`) overflows and fails the test. `Value`'s `Debug`
+//! prints [`DEBUG_DEPTH`] levels and `…` below, so it fits any depth.
 //!
 //! The decoders stop at the depth limit (512 by default) with the partial document; everything
 //! after that works on a value at most that deep.
 
 use wirelens::capture::{detect, peel};
 use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, ErrorKind, Format};
+use wirelens::model::{Value, DEBUG_DEPTH};
 use wirelens::report::inspect;
 
 const LEVELS: usize = 1_000_000;
@@ -161,6 +162,8 @@ fn the_depth_ceiling_fits_a_two_mebibyte_stack() {
             );
             let copy = partial.clone();
             assert_eq!(copy, partial);
+            let shown = format!("{:#?}", partial.value);
+            assert!(shown.contains('…'), "cut below {DEBUG_DEPTH} levels");
             let mut report = Vec::new();
             inspect::write_tree(&mut report, &partial).expect("tree");
             for target in Format::ALL {
@@ -170,4 +173,59 @@ fn the_depth_ceiling_fits_a_two_mebibyte_stack() {
         .expect("spawns")
         .join()
         .expect("no overflow on a 2 MiB stack");
+}
+
+/// `Debug` of a value a million levels deep (arrays, maps and tags in turn, built in a loop)
+/// prints the top [`DEBUG_DEPTH`] levels exactly as a derived `Debug` would and `…` below, on a
+/// 2 MiB stack. Dropping, cloning and comparing such a value recurse (the decoders never build
+/// one: they stop at the depth ceiling, tested above), so it is taken apart in a loop.
+#[test]
+fn debug_of_a_million_levels() {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let mut v = Value::Int(1);
+            for i in 0..LEVELS {
+                v = match i % 3 {
+                    0 => Value::Array(vec![v]),
+                    1 => Value::Map(vec![(Value::text("k"), v)]),
+                    _ => Value::Tag(6, Box::new(v)),
+                };
+            }
+            let (shown, pretty) = (format!("{v:?}"), format!("{v:#?}"));
+            // Taken apart before any assertion, so a failing one reports instead of overflowing
+            // while the value is dropped.
+            take_apart(v);
+            for text in [&shown, &pretty] {
+                assert!(text.contains('…'));
+                assert!(!text.contains("Int(1)"));
+            }
+            assert!(shown.len() < 100 * DEBUG_DEPTH, "{} bytes", shown.len());
+            // The top levels, as derived: LEVELS - 1 is 0 mod 3, so the outermost is an array.
+            assert!(
+                shown.starts_with("Array([Tag(6, Map([(Text(\"k\"), Array([Tag(6, "),
+                "{}",
+                shown.chars().take(80).collect::<String>()
+            );
+            assert!(pretty.starts_with("Array(\n    [\n        Tag(\n            6,\n"));
+        })
+        .expect("spawns")
+        .join()
+        .expect("no overflow on a 2 MiB stack");
+}
+
+/// Drops a deep single-child chain one level at a time.
+fn take_apart(mut v: Value) {
+    loop {
+        let next = match &mut v {
+            Value::Array(items) => items.pop(),
+            Value::Map(entries) => entries.pop().map(|(_, v)| v),
+            Value::Tag(_, inner) => Some(std::mem::take(&mut **inner)),
+            _ => None,
+        };
+        match next {
+            Some(n) => v = n,
+            None => break,
+        }
+    }
 }

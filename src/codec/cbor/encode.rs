@@ -1,8 +1,6 @@
 //! The CBOR encoder: a [`Value`] to preferred-serialization bytes, with the spans of every node
 //! and notes for what CBOR cannot say (see the parent module for the decisions).
 
-use std::collections::HashSet;
-
 use num_bigint::{BigInt, Sign};
 
 use super::scalar_layout;
@@ -426,18 +424,33 @@ impl Encoder {
             }
         }
         self.in_key -= 1;
-        let mut seen = HashSet::with_capacity(keys.len());
-        for (i, kb) in keys.iter().enumerate() {
-            if !seen.insert(kb.as_slice()) {
-                let key = &entries[i].0;
-                self.note(NoteKind::DuplicateKey, node, slot, || {
-                    format!(
-                        "key {} appears more than once in this map; most readers keep only one of \
-                         the entries",
-                        key.summary(48)
-                    )
-                });
-            }
+        // Duplicates are equal key bytes: small maps compare them pairwise, larger ones sort the
+        // key indices by bytes (no hashing: SipHash was a fifth of an encode of small objects, and
+        // a weaker hash would let crafted keys collide).
+        let repeated: Vec<usize> = if keys.len() <= 16 {
+            (0..keys.len())
+                .filter(|&i| keys.iter().take(i).any(|earlier| *earlier == keys[i]))
+                .collect()
+        } else {
+            let mut by_key: Vec<usize> = (0..keys.len()).collect();
+            by_key.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
+            let mut found: Vec<usize> = by_key
+                .windows(2)
+                .filter(|w| keys[w[0]] == keys[w[1]])
+                .map(|w| w[1])
+                .collect();
+            found.sort_unstable();
+            found
+        };
+        for i in repeated {
+            let key = &entries[i].0;
+            self.note(NoteKind::DuplicateKey, node, slot, || {
+                format!(
+                    "key {} appears more than once in this map; most readers keep only one of \
+                     the entries",
+                    key.summary(48)
+                )
+            });
         }
         let mut order: Vec<usize> = (0..entries.len()).collect();
         if self.canonical {
