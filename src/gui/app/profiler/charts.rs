@@ -63,6 +63,23 @@ pub(super) fn with_axes(ui: &egui::Ui, plot: &egui::Response) -> egui::Rect {
     )
 }
 
+/// A duration for an axis mark, short: `10 ms`, `1.5 s`, `250 µs` (trailing zeros dropped, so
+/// marks do not run into each other).
+pub(super) fn axis_duration(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let text = format!("{v:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
+}
+
 /// A bar's fill: the series colour, mostly opaque (the default fill is faint on dark themes).
 pub(super) fn solid(color: Color32) -> Color32 {
     color.gamma_multiply(0.75)
@@ -390,7 +407,7 @@ pub(super) fn timings(
                 } else if m.value == 0.0 {
                     "0".into()
                 } else {
-                    duration(m.value)
+                    axis_duration(m.value)
                 }
             } else {
                 format!("{}", m.value)
@@ -495,4 +512,24 @@ pub(super) fn timings(
     ui.add_space(4.0);
     tables::timing_table(ui, report, file);
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_labels_are_short() {
+        assert_eq!(axis_duration(10e6), "10 ms");
+        assert_eq!(axis_duration(1.5e9), "1.5 s");
+        assert_eq!(axis_duration(250e3), "250 µs");
+        assert_eq!(axis_duration(12.0), "12 ns");
+        assert_eq!(bytes_axis(2_000_000.0), "2M");
+        assert_eq!(bytes_axis(150_000.0), "150k");
+        assert_eq!(bytes_axis(1_250.0), "1.25k");
+        assert_eq!(bytes_axis(0.0), "0");
+        assert_eq!(category(&["a".into(), "b".into()], 1.0), "b");
+        assert_eq!(category(&["a".into()], 0.5), "");
+        assert_eq!(category(&["a".into()], 3.0), "");
+    }
 }

@@ -4,7 +4,7 @@
 use eframe::egui::{self, Align2, RichText};
 use egui_plot::{Bar, BarChart, PlotPoint, Text};
 
-use super::charts::{category, integer_marks, solid, still, with_axes};
+use super::charts::{axis_duration, category, integer_marks, solid, still, with_axes};
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
 use crate::profile::sweep::{estimate, Costs, Link, Transfer};
@@ -111,7 +111,7 @@ pub(super) fn wire(
         if m.value <= 0.0 {
             "0".into()
         } else {
-            duration(m.value * 1e6)
+            axis_duration(m.value * 1e6)
         }
     })
     .include_x(0.0)
