@@ -134,6 +134,11 @@ impl ProfileRun {
             .unwrap_or_else(|p| p.into_inner().report.clone())
     }
 
+    /// Whether any payload's results have arrived (something to show or export).
+    pub fn has_results(&self) -> bool {
+        self.live.lock().is_ok_and(|l| !l.report.files.is_empty())
+    }
+
     /// Jobs done, jobs in all, and the jobs running now (labels).
     pub fn progress(&self) -> (usize, usize, Vec<String>) {
         match self.live.lock() {

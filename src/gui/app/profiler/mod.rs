@@ -505,11 +505,7 @@ impl App {
                     .hint_text("/path/to/profile.csv")
                     .desired_width(260.0),
             );
-            let has = self
-                .ws
-                .profile
-                .as_ref()
-                .is_some_and(|r| !r.report().files.is_empty());
+            let has = self.ws.profile.as_ref().is_some_and(|r| r.has_results());
             if ui
                 .add_enabled(has, egui::Button::new("Export CSV (Ctrl+S)"))
                 .on_hover_text(
