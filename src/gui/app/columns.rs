@@ -75,8 +75,14 @@ impl App {
     }
 
     pub(super) fn bottom_panel(&mut self, ui: &mut egui::Ui, analysis: Option<&Analysis>) {
-        egui::Panel::bottom("inspector")
+        // The panel keeps the tallest height it has had, so clicking a byte (which fills the
+        // readings in) does not shrink the columns above in the same frame: a hex view centring
+        // a selection would measure the old height and land off centre.
+        let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+        let min = self.inspector_height.max(10.0 * row);
+        let shown = egui::Panel::bottom("inspector")
             .resizable(false)
+            .min_size(min)
             .show(ui, |ui| {
                 let Some(a) = analysis else {
                     ui.weak("data inspector: waiting for the decoded payload");
@@ -105,6 +111,7 @@ impl App {
                     }
                 }
             });
+        self.inspector_height = self.inspector_height.max(shown.response.rect.height());
     }
 
     pub(super) fn main_area(&mut self, ui: &mut egui::Ui, analysis: Option<&Analysis>) {

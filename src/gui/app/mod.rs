@@ -102,6 +102,8 @@ pub struct App {
     select_text: String,
     message_filter: String,
     goto_text: String,
+    /// The data inspector panel's tallest height so far (it never shrinks back).
+    inspector_height: f32,
     quit: bool,
 }
 
@@ -151,6 +153,7 @@ impl App {
             select_text: String::new(),
             message_filter: String::new(),
             goto_text: String::new(),
+            inspector_height: 0.0,
             quit: false,
         };
         app.apply_theme(ctx);
