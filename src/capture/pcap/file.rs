@@ -259,9 +259,9 @@ fn walk_pcapng<'a>(
             warnings.push(format!(
                 "the file ends inside a pcapng block at byte {at} ({total} bytes announced, {left} present); it was cut short"
             ));
-            // An enhanced packet block cut short still yields what it holds.
-            if block_type == 6 {
-                if let Some(packet) = enhanced_packet(
+            // A packet block cut short still yields what it holds.
+            if block_type == 6 || block_type == 2 {
+                if let Some(packet) = timed_packet(
                     bytes,
                     at,
                     bytes.len(),
@@ -322,10 +322,8 @@ fn walk_pcapng<'a>(
             6 | 2 | 3 => {
                 let packet = if block_type == 3 {
                     simple_packet(bytes, at, end - 4, end, big, &interfaces, frame + 1)
-                } else if block_type == 2 {
-                    obsolete_packet(bytes, at, end - 4, end, big, &interfaces, frame + 1)
                 } else {
-                    enhanced_packet(bytes, at, end - 4, end, big, &interfaces, frame + 1)
+                    timed_packet(bytes, at, end - 4, end, big, &interfaces, frame + 1)
                 };
                 match packet {
                     Some(p) => {
@@ -378,7 +376,11 @@ fn read_options(
     }
 }
 
-fn enhanced_packet<'a>(
+/// The Enhanced Packet Block (type 6) or the obsolete Packet Block (type 2) at `at`: both put the
+/// timestamp, captured and original lengths at the same offsets and differ only in how wide the
+/// interface id before them is (32 bits, or 16 bits followed by a drops count); the block type
+/// at `at` says which.
+fn timed_packet<'a>(
     bytes: &'a [u8],
     at: usize,
     limit: usize,
@@ -387,7 +389,13 @@ fn enhanced_packet<'a>(
     interfaces: &[Interface],
     frame: u64,
 ) -> Option<Packet<'a>> {
-    let iface = interfaces.get(read_u32(bytes, at + 8, big)? as usize)?;
+    let obsolete = read_u32(bytes, at, big)? == 2;
+    let id = if obsolete {
+        usize::from(read_u16(bytes, at + 8, big)?)
+    } else {
+        read_u32(bytes, at + 8, big)? as usize
+    };
+    let iface = interfaces.get(id)?;
     let hi = read_u32(bytes, at + 12, big)?;
     let lo = read_u32(bytes, at + 16, big)?;
     let caplen = read_u32(bytes, at + 20, big)? as usize;
@@ -405,37 +413,6 @@ fn enhanced_packet<'a>(
         )),
         linktype: iface.linktype,
         data,
-        orig_len: u64::from(orig),
-        record: Span::new(at, end),
-    })
-}
-
-fn obsolete_packet<'a>(
-    bytes: &'a [u8],
-    at: usize,
-    limit: usize,
-    end: usize,
-    big: bool,
-    interfaces: &[Interface],
-    frame: u64,
-) -> Option<Packet<'a>> {
-    let iface = interfaces.get(usize::from(read_u16(bytes, at + 8, big)?))?;
-    let hi = read_u32(bytes, at + 12, big)?;
-    let lo = read_u32(bytes, at + 16, big)?;
-    let caplen = read_u32(bytes, at + 20, big)? as usize;
-    let orig = read_u32(bytes, at + 24, big)?;
-    let data_start = at + 28;
-    let data_end = data_start.saturating_add(caplen).min(limit).max(data_start);
-    let units = (u64::from(hi) << 32) | u64::from(lo);
-    Some(Packet {
-        frame,
-        time: Some(time_from_units(
-            units,
-            iface.units_per_sec,
-            iface.offset_secs,
-        )),
-        linktype: iface.linktype,
-        data: bytes.get(data_start..data_end)?,
         orig_len: u64::from(orig),
         record: Span::new(at, end),
     })
@@ -465,4 +442,69 @@ fn simple_packet<'a>(
         orig_len: u64::from(orig),
         record: Span::new(at, end),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A little-endian pcapng block: type, total length, body (padded to 4), total length.
+    fn block(kind: u32, body: &[u8]) -> Vec<u8> {
+        let padded = body.len().div_ceil(4) * 4;
+        let total = (12 + padded) as u32;
+        let mut b = Vec::new();
+        b.extend_from_slice(&kind.to_le_bytes());
+        b.extend_from_slice(&total.to_le_bytes());
+        b.extend_from_slice(body);
+        b.resize(8 + padded, 0);
+        b.extend_from_slice(&total.to_le_bytes());
+        b
+    }
+
+    /// The Enhanced Packet Block and the obsolete Packet Block carry the same packet the same
+    /// way but for the width of the interface id; both read back to the same data and time.
+    #[test]
+    fn enhanced_and_obsolete_packet_blocks_read_alike() {
+        let data = b"\x01\x02\x03\x04\x05";
+        let micros: u64 = 1_700_000_000_123_456;
+        let times = [(micros >> 32) as u32, micros as u32];
+        let mut shb = Vec::new();
+        shb.extend_from_slice(&PCAPNG_BOM.to_le_bytes());
+        shb.extend_from_slice(&[1, 0, 0, 0]); // version 1.0
+        shb.extend_from_slice(&u64::MAX.to_le_bytes()); // section length unknown
+        let mut idb = Vec::new();
+        idb.extend_from_slice(&1u16.to_le_bytes()); // Ethernet
+        idb.extend_from_slice(&[0, 0]);
+        idb.extend_from_slice(&0u32.to_le_bytes()); // snaplen
+        let packet_body = |id: &[u8]| {
+            let mut b = id.to_vec();
+            for t in times {
+                b.extend_from_slice(&t.to_le_bytes());
+            }
+            b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            b.extend_from_slice(&9u32.to_le_bytes()); // original length
+            b.extend_from_slice(data);
+            b
+        };
+        let mut file = block(PCAPNG_SHB, &shb);
+        file.extend(block(1, &idb));
+        file.extend(block(6, &packet_body(&0u32.to_le_bytes())));
+        // Obsolete: a 16-bit interface id, then a 16-bit drops count.
+        file.extend(block(2, &packet_body(&[0, 0, 0, 0])));
+        let mut warnings = Vec::new();
+        let mut packets = Vec::new();
+        let format = walk(&file, &mut warnings, &mut |p| {
+            packets.push((p.frame, p.time, p.data.to_vec(), p.orig_len, p.linktype));
+            true
+        });
+        assert_eq!(format.ok(), Some(FileFormat::Pcapng));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(packets.len(), 2);
+        assert_eq!(packets[0].1, packets[1].1);
+        assert!(packets[0].1.is_some());
+        for (i, p) in packets.iter().enumerate() {
+            assert_eq!(p.0, i as u64 + 1);
+            assert_eq!((p.2.as_slice(), p.3, p.4), (&data[..], 9, 1));
+        }
+    }
 }
