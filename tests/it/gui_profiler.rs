@@ -90,6 +90,21 @@ fn a_quick_profile_fills_every_view_and_exports_csv() -> Result<(), Box<dyn std:
     for link in ["mobile", "broadband", "datacenter"] {
         assert!(h.query_all_by_label(link).count() >= 1, "{link}");
     }
+    // A link of the user's own, typed as `--link` takes it; a bad one says why.
+    h.state_mut().as_mut().ok_or("app")?.profiler.new_link = "wifi=50mbit,15ms".into();
+    h.get_by_label("add").click();
+    h.run_steps(2);
+    assert!(app(&h).settings.links.iter().any(|l| l.name == "wifi"
+        && l.bits_per_second == 50e6
+        && (l.rtt_seconds - 0.015).abs() < 1e-12));
+    assert!(
+        h.query_all_by_label("wifi").count() >= 2,
+        "a slider row and a winner row"
+    );
+    h.state_mut().as_mut().ok_or("app")?.profiler.new_link = "wifi=fast".into();
+    h.get_by_label("add").click();
+    h.run_steps(2);
+    h.get_by_label_contains("expected NAME=BANDWIDTH,RTT");
     // Export with Ctrl+S to the typed path.
     h.state_mut().as_mut().ok_or("app")?.settings.export_path = out.display().to_string();
     h.key_combination_modifiers(egui::Modifiers::COMMAND, &[egui::Key::S]);

@@ -146,6 +146,9 @@ pub struct ProfilerView {
     pub field_format: Format,
     /// The field table's sort column and whether it is descending.
     pub sort: (SortBy, bool),
+    /// The wire view's "add a link" text, and why the last one did not parse.
+    pub new_link: String,
+    link_error: Option<String>,
     /// The plot's rectangle on screen last frame (what "Save plot as PNG" crops to).
     pub plot_rect: Option<egui::Rect>,
     /// A PNG being written from a screenshot: its outcome arrives here.
@@ -164,6 +167,8 @@ impl Default for ProfilerView {
             scale: ScaleMetric::Bytes,
             field_format: Format::Json,
             sort: (SortBy::Total, true),
+            new_link: String::new(),
+            link_error: None,
             plot_rect: None,
             png_result: Arc::new(Mutex::new(None)),
             png_pending: false,

@@ -47,7 +47,8 @@ pub fn best_per_format(file: &FileReport, links: &[Link], link: &str, gzip: bool
     best
 }
 
-/// Link editors (bandwidth and round trip), the gzip switch, and per link a bar per format
+/// Link editors (bandwidth and round trip, remove, add by `NAME=BANDWIDTH,RTT` as `--link` takes
+/// it), the gzip switch, and per link a bar per format
 /// (its fastest library) with the winner marked.
 pub(super) fn wire(
     ui: &mut egui::Ui,
@@ -64,8 +65,9 @@ pub(super) fn wire(
         }
         ui.weak("estimate = encode + bytes / bandwidth + round trip + decode (medians)");
     });
-    egui::Grid::new("links").num_columns(3).show(ui, |ui| {
-        for link in links.iter_mut() {
+    let mut remove = None;
+    egui::Grid::new("links").num_columns(4).show(ui, |ui| {
+        for (i, link) in links.iter_mut().enumerate() {
             ui.strong(&link.name);
             let mut mbit = link.bits_per_second / 1e6;
             ui.add(
@@ -82,7 +84,36 @@ pub(super) fn wire(
                     .text("ms round trip"),
             );
             link.rtt_seconds = ms / 1e3;
+            if ui.small_button("remove").clicked() {
+                remove = Some(i);
+            }
             ui.end_row();
+        }
+    });
+    if let Some(i) = remove {
+        links.remove(i);
+    }
+    ui.horizontal(|ui| {
+        ui.label("add a link");
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut view.new_link)
+                .hint_text("wifi=50mbit,15ms")
+                .desired_width(180.0),
+        );
+        let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if ui.button("add").clicked() || entered {
+            match Link::parse(view.new_link.trim()) {
+                Ok(l) => {
+                    links.retain(|k| k.name != l.name);
+                    links.push(l);
+                    view.new_link.clear();
+                    view.link_error = None;
+                }
+                Err(e) => view.link_error = Some(e),
+            }
+        }
+        if let Some(e) = &view.link_error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
         }
     });
     let rows: Vec<(String, Vec<Transfer>)> = links
