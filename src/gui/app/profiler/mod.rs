@@ -216,6 +216,10 @@ impl App {
     /// Writes the CSV files to the export path (or asks for one with a save dialog when the
     /// field is empty). The outcome is shown in the message bar.
     pub fn export_profile_csv(&mut self) {
+        if !self.ws.profile.as_ref().is_some_and(|r| r.has_results()) {
+            self.message = Some(("nothing to export yet: press Run profile first".into(), true));
+            return;
+        }
         if self.settings.export_path.trim().is_empty() {
             match rfd::FileDialog::new()
                 .set_title("Export the profile as CSV")
@@ -237,7 +241,6 @@ impl App {
             }
         }
         let Some(report) = self.profile_report() else {
-            self.message = Some(("nothing to export yet: press Profile first".into(), true));
             return;
         };
         let path = PathBuf::from(self.settings.export_path.trim());
