@@ -239,3 +239,16 @@ fn two_payloads_compare_side_by_side_and_copy_as_markdown() -> Result<(), Box<dy
     assert!(text.contains("| JSON | serde_json |"), "{text}");
     Ok(())
 }
+
+/// Ctrl+S before any profile says there is nothing to export (no dialog, no file).
+#[test]
+fn export_before_a_profile_says_there_is_nothing_yet() {
+    let mut h = harness(AppOptions {
+        files: vec![sample("iot-metrics.json")],
+        settings: None,
+    });
+    settle(&mut h);
+    h.key_combination_modifiers(egui::Modifiers::COMMAND, &[egui::Key::S]);
+    h.run_steps(2);
+    h.get_by_label_contains("nothing to export yet");
+}
