@@ -123,8 +123,13 @@ pub struct RawDocument {
 }
 
 /// Decodes any protobuf bytes without a schema; the document by the chosen readings.
+///
+/// Only the chosen readings are built: the alternatives [`decode_raw`] lists are neither computed
+/// nor kept, so a payload of ten million fields costs its document and no more.
 pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
-    decode_raw(bytes, options).map(|raw| raw.document)
+    let mut decoder = Decoder::new(bytes, options);
+    decoder.keep_readings = false;
+    decoder.run().map(|raw| raw.document)
 }
 
 /// Decodes any protobuf bytes without a schema, with every plausible reading of each field.
@@ -339,8 +344,13 @@ struct Decoder<'a> {
     max_depth: usize,
     /// Tags scans may still read (see [`crate::limits::Limits::max_protobuf_scan`]).
     scan_budget: usize,
+    /// Most nodes the document may have (see [`crate::limits::Limits::max_protobuf_nodes`]).
+    max_protobuf_nodes: usize,
     builder: SpanTreeBuilder,
     stack: Vec<Frame>,
+    /// Whether the alternative readings are built and kept ([`decode_raw`]) or only the chosen
+    /// value ([`decode`]).
+    keep_readings: bool,
     readings: Vec<NodeReadings>,
     work: Work,
 }
@@ -351,8 +361,10 @@ impl<'a> Decoder<'a> {
             bytes,
             max_depth: options.limits.depth().max(1),
             scan_budget: options.limits.max_protobuf_scan,
+            max_protobuf_nodes: options.limits.max_protobuf_nodes,
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
+            keep_readings: true,
             readings: Vec::new(),
             work: Work::default(),
         }
@@ -441,6 +453,7 @@ impl<'a> Decoder<'a> {
             }
             // The tag.
             let tag_start = pos;
+            self.check_nodes(tag_start, 1)?;
             let (tag, tag_len) = read_varint(bytes, pos, end).map_err(|e| match e {
                 VarintError::Eof => Fail::new(
                     ErrorKind::Eof,
@@ -492,7 +505,11 @@ impl<'a> Decoder<'a> {
                     }
                     let span = Span::new(pos, pos + n);
                     pos += n;
-                    let rs = varint_readings(v, &flags);
+                    let rs = if self.keep_readings {
+                        varint_readings(v, &flags)
+                    } else {
+                        vec![reading("", "", Value::Int(i128::from(v)))]
+                    };
                     self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
                 }
                 1 | 5 => {
@@ -545,16 +562,18 @@ impl<'a> Decoder<'a> {
                     let node = self
                         .builder
                         .open(Kind::Map, segment, Some(key_span), pos, pos);
-                    self.readings.push(NodeReadings {
-                        node,
-                        wire_type,
-                        field,
-                        readings: vec![WireReading {
-                            label: format!("group{flags}"),
-                            value: Value::Null,
-                            chosen: true,
-                        }],
-                    });
+                    if self.keep_readings {
+                        self.readings.push(NodeReadings {
+                            node,
+                            wire_type,
+                            field,
+                            readings: vec![WireReading {
+                                label: format!("group{flags}"),
+                                value: Value::Null,
+                                chosen: true,
+                            }],
+                        });
+                    }
                     self.stack.push(Frame {
                         key,
                         end,
@@ -609,6 +628,18 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
+    /// Fails when `more` nodes would take the document past [`Limits::max_protobuf_nodes`](crate::limits::Limits).
+    fn check_nodes(&self, offset: usize, more: usize) -> Result<(), Fail> {
+        if self.builder.len().saturating_add(more) <= self.max_protobuf_nodes {
+            return Ok(());
+        }
+        Err(Fail::new(
+            ErrorKind::Limit,
+            offset,
+            crate::limits::Limits::nodes_message(self.max_protobuf_nodes),
+        ))
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn add_leaf(
         &mut self,
@@ -634,12 +665,14 @@ impl<'a> Decoder<'a> {
             header_end,
             payload,
         );
-        self.readings.push(NodeReadings {
-            node,
-            wire_type,
-            field,
-            readings: rs,
-        });
+        if self.keep_readings {
+            self.readings.push(NodeReadings {
+                node,
+                wire_type,
+                field,
+                readings: rs,
+            });
+        }
         if let Some(top) = self.stack.last_mut() {
             top.entries.push((key, value));
         }
@@ -740,52 +773,9 @@ impl<'a> Decoder<'a> {
             LenChoice::Bytes
         };
         // The readings, chosen first.
-        let alt = |v: Value| if long { Value::Null } else { v };
         let mut rs: Vec<WireReading> = Vec::new();
-        let chosen_label = match &choice {
-            LenChoice::Message => "message",
-            LenChoice::Text(_) => "string",
-            LenChoice::Packed(_) => "packed varints",
-            LenChoice::Bytes => "bytes",
-        };
-        if is_message || data.is_empty() {
-            rs.push(reading("message", flags, Value::Null));
-        }
-        if let Some(t) = text {
-            rs.push(reading("string", flags, alt(Value::Text(t.to_string()))));
-        }
-        if let Some(p) = &packed {
-            let items = p.iter().map(|(v, _)| Value::Int(i128::from(*v))).collect();
-            rs.push(reading("packed varints", flags, alt(Value::Array(items))));
-        }
-        if !skip_alternatives && !data.is_empty() {
-            if data.len() % 4 == 0 {
-                let words: Vec<u32> = data.chunks_exact(4).map(u32_le).collect();
-                let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
-                let floats = words
-                    .iter()
-                    .map(|w| Value::Float(Float::f32(f32::from_bits(*w))))
-                    .collect();
-                rs.push(reading("packed fixed32", flags, alt(Value::Array(ints))));
-                rs.push(reading("packed float", flags, alt(Value::Array(floats))));
-            }
-            if data.len() % 8 == 0 {
-                let words: Vec<u64> = data.chunks_exact(8).map(u64_le).collect();
-                let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
-                let floats = words
-                    .iter()
-                    .map(|w| Value::Float(Float::f64(f64::from_bits(*w))))
-                    .collect();
-                rs.push(reading("packed fixed64", flags, alt(Value::Array(ints))));
-                rs.push(reading("packed double", flags, alt(Value::Array(floats))));
-            }
-        }
-        rs.push(reading("bytes", flags, alt(Value::Bytes(data.to_vec()))));
-        let wanted = format!("{chosen_label}{flags}");
-        if let Some(i) = rs.iter().position(|r| r.label == wanted) {
-            let mut r = rs.remove(i);
-            r.chosen = true;
-            rs.insert(0, r);
+        if self.keep_readings {
+            rs = len_readings(data, flags, &choice, text, packed.as_deref(), long);
         }
         let header_end = payload.start;
         let segment = self.builder.segment_for_key(&key);
@@ -798,12 +788,14 @@ impl<'a> Decoder<'a> {
                 let node =
                     self.builder
                         .open(Kind::Map, segment, Some(key_span), len_start, header_end);
-                self.readings.push(NodeReadings {
-                    node,
-                    wire_type: WireType::Len,
-                    field,
-                    readings: rs,
-                });
+                if self.keep_readings {
+                    self.readings.push(NodeReadings {
+                        node,
+                        wire_type: WireType::Len,
+                        field,
+                        readings: rs,
+                    });
+                }
                 self.stack.push(Frame {
                     key,
                     end: payload.end,
@@ -814,6 +806,7 @@ impl<'a> Decoder<'a> {
             }
             LenChoice::Packed(items) => {
                 self.check_depth(key_span.start, field)?;
+                self.check_nodes(key_span.start, items.len().saturating_add(1))?;
                 let values: Vec<Value> = items
                     .iter()
                     .map(|(v, _)| Value::Int(i128::from(*v)))
@@ -830,12 +823,14 @@ impl<'a> Decoder<'a> {
                         .leaf(Kind::Int, seg, None, *span, span.start, *span);
                 }
                 self.builder.close(payload.end, payload.end);
-                self.readings.push(NodeReadings {
-                    node,
-                    wire_type: WireType::Len,
-                    field,
-                    readings: rs,
-                });
+                if self.keep_readings {
+                    self.readings.push(NodeReadings {
+                        node,
+                        wire_type: WireType::Len,
+                        field,
+                        readings: rs,
+                    });
+                }
                 if let Some(top) = self.stack.last_mut() {
                     top.entries.push((key, Value::Array(values)));
                 }
@@ -878,16 +873,79 @@ impl<'a> Decoder<'a> {
             payload.start,
             payload,
         );
-        self.readings.push(NodeReadings {
-            node,
-            wire_type: WireType::Len,
-            field,
-            readings: rs,
-        });
+        if self.keep_readings {
+            self.readings.push(NodeReadings {
+                node,
+                wire_type: WireType::Len,
+                field,
+                readings: rs,
+            });
+        }
         if let Some(top) = self.stack.last_mut() {
             top.entries.push((key, value));
         }
     }
+}
+
+/// Every reading of a LEN payload `data`, the chosen one (per `choice`) first.
+fn len_readings(
+    data: &[u8],
+    flags: &str,
+    choice: &LenChoice,
+    text: Option<&str>,
+    packed: Option<&[(u64, Span)]>,
+    long: bool,
+) -> Vec<WireReading> {
+    let is_message = matches!(choice, LenChoice::Message);
+    let skip_alternatives = is_message && long;
+    let alt = |v: Value| if long { Value::Null } else { v };
+    let mut rs: Vec<WireReading> = Vec::new();
+    let chosen_label = match &choice {
+        LenChoice::Message => "message",
+        LenChoice::Text(_) => "string",
+        LenChoice::Packed(_) => "packed varints",
+        LenChoice::Bytes => "bytes",
+    };
+    if is_message || data.is_empty() {
+        rs.push(reading("message", flags, Value::Null));
+    }
+    if let Some(t) = text {
+        rs.push(reading("string", flags, alt(Value::Text(t.to_string()))));
+    }
+    if let Some(p) = packed {
+        let items = p.iter().map(|(v, _)| Value::Int(i128::from(*v))).collect();
+        rs.push(reading("packed varints", flags, alt(Value::Array(items))));
+    }
+    if !skip_alternatives && !data.is_empty() {
+        if data.len() % 4 == 0 {
+            let words: Vec<u32> = data.chunks_exact(4).map(u32_le).collect();
+            let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
+            let floats = words
+                .iter()
+                .map(|w| Value::Float(Float::f32(f32::from_bits(*w))))
+                .collect();
+            rs.push(reading("packed fixed32", flags, alt(Value::Array(ints))));
+            rs.push(reading("packed float", flags, alt(Value::Array(floats))));
+        }
+        if data.len() % 8 == 0 {
+            let words: Vec<u64> = data.chunks_exact(8).map(u64_le).collect();
+            let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
+            let floats = words
+                .iter()
+                .map(|w| Value::Float(Float::f64(f64::from_bits(*w))))
+                .collect();
+            rs.push(reading("packed fixed64", flags, alt(Value::Array(ints))));
+            rs.push(reading("packed double", flags, alt(Value::Array(floats))));
+        }
+    }
+    rs.push(reading("bytes", flags, alt(Value::Bytes(data.to_vec()))));
+    let wanted = format!("{chosen_label}{flags}");
+    if let Some(i) = rs.iter().position(|r| r.label == wanted) {
+        let mut r = rs.remove(i);
+        r.chosen = true;
+        rs.insert(0, r);
+    }
+    rs
 }
 
 fn varint_fail(e: VarintError, pos: usize, end: usize, what: &str) -> Fail {
