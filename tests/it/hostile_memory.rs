@@ -155,3 +155,16 @@ fn the_cli_reports_the_limit_and_prints_the_partial_tree() {
         "{stderr}"
     );
 }
+
+/// Any limit, not only the node limit: JSON nested past the depth limit is reported as JSON cut
+/// short there (512 valid bytes), not as a one-byte MessagePack integer followed by more bytes.
+#[test]
+fn detection_ranks_json_cut_short_by_the_depth_limit_as_json() {
+    let readings = detect(&[b'['; 2000], None, &DecodeOptions::default());
+    let best = &readings[0];
+    assert_eq!(best.format, Format::Json);
+    let why = best.reasons.join("; ");
+    assert!(why.contains("cut short at byte 512 by a limit"), "{why}");
+    let e = best.outcome.as_ref().expect_err("too deep");
+    assert_eq!(e.kind, ErrorKind::Limit);
+}
