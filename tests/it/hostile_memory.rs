@@ -6,7 +6,7 @@
 //! an address-space rlimit), not here.
 
 use assert_cmd::Command;
-use wirelens::capture::detect;
+use wirelens::capture::{detect, readings};
 use wirelens::codec::protobuf::wire;
 use wirelens::codec::{decode, DecodeOptions, ErrorKind, Format};
 use wirelens::limits::Limits;
@@ -167,4 +167,67 @@ fn detection_ranks_json_cut_short_by_the_depth_limit_as_json() {
     assert!(why.contains("cut short at byte 512 by a limit"), "{why}");
     let e = best.outcome.as_ref().expect_err("too deep");
     assert_eq!(e.kind, ErrorKind::Limit);
+}
+
+/// A pcap of TCP streams (client port 40000, 40001, … to port 80), each `size` bytes of `x` in
+/// segments of 60,000 bytes.
+fn pcap_of_x_streams(streams: u16, size: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend(0xA1B2_C3D4u32.to_le_bytes());
+    out.extend(2u16.to_le_bytes());
+    out.extend(4u16.to_le_bytes());
+    out.extend([0u8; 8]);
+    out.extend(65_535u32.to_le_bytes());
+    out.extend(1u32.to_le_bytes());
+    for s in 0..streams {
+        let mut seq = 1000u32;
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(60_000);
+            left -= n;
+            let mut tcp = Vec::new();
+            tcp.extend((40_000 + s).to_be_bytes());
+            tcp.extend(80u16.to_be_bytes());
+            tcp.extend(seq.to_be_bytes());
+            tcp.extend(0u32.to_be_bytes());
+            tcp.extend([5 << 4, 0x18]);
+            tcp.extend(65_535u16.to_be_bytes());
+            tcp.extend([0u8; 4]);
+            tcp.extend(std::iter::repeat_n(b'x', n));
+            seq += n as u32;
+            let total = u16::try_from(20 + tcp.len()).expect("fits an IP packet");
+            let mut frame = vec![2u8; 6];
+            frame.extend([4u8; 6]);
+            frame.extend([0x08, 0x00, 0x45, 0]);
+            frame.extend(total.to_be_bytes());
+            frame.extend([0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+            frame.extend(tcp);
+            let len = u32::try_from(frame.len()).expect("small frame");
+            out.extend([0u8; 8]);
+            out.extend(len.to_le_bytes());
+            out.extend(len.to_le_bytes());
+            out.extend(frame);
+        }
+    }
+    out
+}
+
+/// Layer ranking keeps the documents it decoded for reuse, but not past
+/// [`readings::KEPT_NODES`] beyond the first payload's: each of these streams reads as a
+/// million protobuf fields, so only the first payload's documents are kept; both still count.
+#[test]
+fn layer_ranking_keeps_documents_of_one_huge_payload_not_of_every_one() {
+    let pcap = pcap_of_x_streams(2, 2_200_000);
+    let ranked = wirelens::capture::peel_readings(&pcap, &DecodeOptions::default());
+    let best = &ranked[0];
+    assert_eq!(best.payload_count(), 2, "{:?}", best.reasons);
+    assert_eq!(best.format, Some(Format::Protobuf));
+    assert!(
+        best.reasons.iter().any(|r| r.contains("all 2 payloads")),
+        "{:?}",
+        best.reasons
+    );
+    let kept: Vec<usize> = best.detected.iter().map(|(i, _)| *i).collect();
+    assert_eq!(kept, vec![0]);
+    const { assert!(readings::KEPT_NODES < 2 * 1_000_000) };
 }
