@@ -1,6 +1,6 @@
 use super::*;
 use crate::codec::protobuf::varint::put as put_varint;
-use crate::model::Segment;
+use crate::model::{Float, Segment};
 
 fn tag(field: u64, wt: u64) -> Vec<u8> {
     let mut out = Vec::new();
