@@ -9,6 +9,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+use wirelens::codec::protobuf::wire;
 use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, FloatPolicy, Format};
 use wirelens::model::{Node, Value};
 
@@ -115,4 +116,38 @@ fn main() {
             );
         }
     }
+    schemaless_protobuf();
+}
+
+/// Bytes that are not protobuf but read as a field per two bytes (`x` is field 15, VARINT):
+/// what detection's schema-less reading costs per node, with and without the alternative
+/// readings `decode_raw` keeps, and where the `protobuf-nodes` limit stops it.
+fn schemaless_protobuf() {
+    let xs = vec![b'x'; 2_000_000];
+    let mut unlimited = DecodeOptions::default();
+    unlimited.limits.max_protobuf_nodes = usize::MAX;
+    println!("schema-less protobuf, {} bytes of 'x':", xs.len());
+    let measure = |what: &str, run: &dyn Fn() -> usize| {
+        let before = LIVE.load(Relaxed);
+        PEAK.store(before, Relaxed);
+        let nodes = run();
+        let peak = PEAK.load(Relaxed) - before;
+        println!(
+            "  {what:<34} {nodes:>8} nodes, peak {peak:>11} B, {:>6.1} B/node, {:>6.1}x the input",
+            peak as f64 / nodes.max(1) as f64,
+            peak as f64 / xs.len() as f64
+        );
+    };
+    measure("decode (chosen readings only)", &|| {
+        decode(&xs, Format::Protobuf, &unlimited).map_or(0, |d| d.spans.len())
+    });
+    measure("decode_raw (every reading)", &|| {
+        wire::decode_raw(&xs, &unlimited).map_or(0, |r| r.document.spans.len())
+    });
+    measure("decode, default protobuf-nodes", &|| {
+        decode(&xs, Format::Protobuf, &DecodeOptions::default()).map_or_else(
+            |e| e.partial.map_or(0, |d| d.spans.len()),
+            |d| d.spans.len(),
+        )
+    });
 }

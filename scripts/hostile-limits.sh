@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Memory and time bounds on hostile input: crafted files (lying length headers, decompression
 # bombs, a million levels of nesting, a large pcap) through `wirelens inspect` and `convert`,
-# each in a child process under an address-space rlimit and a timeout. Fails if any child is
-# killed (out of memory, stack overflow, timeout) or panics; a decode error (exit 1) is the
-# expected outcome for most of them.
+# each in a child process under an address-space rlimit and a timeout (its peak RSS shown where GNU
+# time is installed). Fails if any child is killed (out of memory, stack overflow, timeout) or
+# panics; a decode error (exit 1) is the expected outcome for most of them.
 #
 #   scripts/hostile-limits.sh [MEMORY_MIB] [SECONDS]      (defaults: 512 MiB, 120 s; a debug build)
 #   WIRELENS_BIN=target/release/wirelens scripts/hostile-limits.sh     (that binary, no build)
@@ -69,26 +69,36 @@ first = 24 + 16 + 14 + 20 + 20 + 100
 put("pcap-lying-record.pcap", p[:first + 8] + struct.pack("<II", 0xFFFFFFF0, 0xFFFFFFF0) + p[first + 16:])
 PY
 
+# Peak RSS per run, where GNU time is installed.
+measure=""
+if /usr/bin/time -f %M -o /dev/null true 2>/dev/null; then
+    measure="/usr/bin/time -f %M -o $dir/rss"
+fi
 fail=0
 run() {
     local what=$1
     shift
     local start=$SECONDS
-    timeout "$secs" prlimit --as=$((mem_mib << 20)) -- "$bin" "$@" >"$dir/out" 2>"$dir/err"
+    rm -f "$dir/rss"
+    timeout "$secs" prlimit --as=$((mem_mib << 20)) -- $measure "$bin" "$@" >"$dir/out" 2>"$dir/err"
     local rc=$?
     local took=$((SECONDS - start))
+    local peak=""
+    local kib
+    kib=$(tail -n1 "$dir/rss" 2>/dev/null)
+    case "$kib" in '' | *[!0-9]*) ;; *) peak=", peak RSS $((kib / 1024)) MiB" ;; esac
     local why
     why=$(grep -m1 -E 'error|warning' "$dir/err" | cut -c1-110)
     if [ $rc -gt 1 ] || grep -q 'panicked' "$dir/err"; then
-        echo "FAIL  $what: exit $rc after ${took}s: $(tail -c 300 "$dir/err")"
+        echo "FAIL  $what: exit $rc after ${took}s${peak}: $(tail -c 300 "$dir/err")"
         fail=1
     else
-        echo "ok    $what: exit $rc in ${took}s ${why:+— $why}"
+        echo "ok    $what: exit $rc in ${took}s${peak} ${why:+— $why}"
     fi
 }
 echo "limits: ${mem_mib} MiB address space, ${secs} s per run"
 for f in "$dir"/*; do
-    [ "$(basename "$f")" = out ] || [ "$(basename "$f")" = err ] && continue
+    case "$(basename "$f")" in out | err | rss) continue ;; esac
     name=$(basename "$f")
     run "inspect $name" inspect "$f"
     run "convert $name" convert "$f" --to cbor -o "$dir/converted"

@@ -62,11 +62,31 @@ pub struct Limits {
     /// nested messages. Once spent, the remaining payloads are read as text, packed numbers or
     /// bytes, so total work stays linear in the input. Default 16 million. Name: `protobuf-scan`.
     pub max_protobuf_scan: usize,
+    /// Most nodes (fields, messages, groups, packed elements) one schema-less protobuf decode
+    /// may produce. Past it decoding stops with an [`ErrorKind::Limit`](crate::codec::ErrorKind)
+    /// error at the byte where it was reached, the fields before it kept as the partial
+    /// document. Detection reads every payload as schema-less protobuf, and almost any byte
+    /// string reads as fields (a 20 MB stream of `x` is ten million fields of number 15); each
+    /// node costs about 200 bytes (its value, its span), so this bounds memory where the input
+    /// size does not. The other decoders make nodes only of bytes that really are their format.
+    /// Default 1 million (about 200 MiB). Name: `protobuf-nodes`.
+    pub max_protobuf_nodes: usize,
 }
 
 impl Limits {
     /// The default nesting limit.
     pub const DEFAULT_MAX_DEPTH: usize = 512;
+
+    /// The default [`Limits::max_protobuf_nodes`].
+    pub const DEFAULT_MAX_PROTOBUF_NODES: usize = 1_000_000;
+
+    /// The error message of a decode stopped by [`Limits::max_protobuf_nodes`]: names the limit
+    /// and how to raise it (the error itself carries the byte offset).
+    pub fn nodes_message(max_protobuf_nodes: usize) -> String {
+        format!(
+            "the schema-less reading reached the limit of {max_protobuf_nodes} nodes (fields and messages; limit protobuf-nodes, `--limit protobuf-nodes=N` raises it); the fields before this byte are kept"
+        )
+    }
 
     /// The most [`Limits::max_depth`] can be raised to. The decoders never recurse, but a decoded
     /// [`crate::model::Value`] is dropped, cloned and compared recursively (derived traits;
@@ -83,7 +103,7 @@ impl Limits {
 
     /// Every limit's name (as [`Limits::set`] takes it), its default and what it bounds, for help
     /// texts and the README.
-    pub const NAMES: [(&'static str, &'static str); 9] = [
+    pub const NAMES: [(&'static str, &'static str); 10] = [
         (
             "depth",
             "deepest nesting of containers, tags, messages and groups",
@@ -101,6 +121,10 @@ impl Limits {
         (
             "protobuf-scan",
             "tags read trying schema-less LEN fields as messages",
+        ),
+        (
+            "protobuf-nodes",
+            "fields and messages one schema-less protobuf decode may produce",
         ),
     ];
 
@@ -121,6 +145,7 @@ impl Limits {
             "pcap-packets" => &mut self.max_pcap_packets,
             "payloads" => &mut self.max_payloads,
             "protobuf-scan" => &mut self.max_protobuf_scan,
+            "protobuf-nodes" => &mut self.max_protobuf_nodes,
             _ => {
                 let names: Vec<&str> = Limits::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -182,6 +207,7 @@ impl Default for Limits {
             max_pcap_packets: pcap.max_packets,
             max_payloads: 100_000,
             max_protobuf_scan: 16_000_000,
+            max_protobuf_nodes: Limits::DEFAULT_MAX_PROTOBUF_NODES,
         }
     }
 }
@@ -199,6 +225,7 @@ impl fmt::Display for Limits {
             self.max_pcap_packets,
             self.max_payloads,
             self.max_protobuf_scan,
+            self.max_protobuf_nodes,
         ];
         for (i, ((name, _), value)) in Limits::NAMES.iter().zip(values).enumerate() {
             if i > 0 {
@@ -258,7 +285,7 @@ mod tests {
         for (i, (name, _)) in Limits::NAMES.iter().enumerate() {
             l.set(name, &(i + 1).to_string()).expect(name);
         }
-        assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9");
+        assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9 protobuf-nodes=10");
         let err = l.set("colour", "1").expect_err("unknown");
         assert!(
             err.contains("unknown limit") && err.contains("depth"),

@@ -168,6 +168,14 @@ fn read_as(
                     bytes.len().saturating_sub(e.offset)
                 ));
                 10 + frac
+            } else if e.kind == ErrorKind::Limit {
+                // Every byte read was valid; a limit (nesting, values) stopped the reading, not
+                // the bytes, so it ranks as a complete value followed by more.
+                reasons.push(format!(
+                    "cut short at byte {} by a limit: {}",
+                    e.offset, e.message
+                ));
+                10 + frac
             } else {
                 reasons.push(format!("stopped at byte {}: {}", e.offset, e.message));
                 frac

@@ -24,6 +24,12 @@ pub const SAMPLED: usize = 8;
 pub const FAULT_PENALTY: i32 = 15;
 /// Most layer depths tried (each depth is one more layer peeled).
 const MAX_DEPTHS: usize = 8;
+/// Most nodes the documents of one reading's [`LayerReading::detected`] hold together, past the
+/// first payload's (whose documents are always kept). A payload whose documents would pass it is
+/// scored and its documents dropped: a caller decodes it again if it goes on with it. Without
+/// this, eight sampled payloads that each read as a million protobuf fields (about 200 bytes a
+/// node) would hold 1.6 GB at once.
+pub const KEPT_NODES: usize = 1_000_000;
 
 /// One way of peeling the input.
 #[derive(Debug, Clone)]
@@ -42,7 +48,9 @@ pub struct LayerReading {
     /// sampled payloads, by index into `peeled.payloads`, decoded documents included: a caller
     /// that goes on with one of them takes its documents instead of decoding the bytes again.
     /// Only the best reading (the first [`peel_readings`] returns) keeps them; for the others
-    /// this is empty, so memory holds one reading's documents, not every reading's.
+    /// this is empty, so memory holds one reading's documents, not every reading's. Payloads
+    /// past the first are left out once their documents would hold more than [`KEPT_NODES`]
+    /// nodes in all.
     pub detected: Vec<(usize, Vec<Reading>)>,
 }
 
@@ -147,6 +155,14 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
     readings
 }
 
+/// Nodes a format reading's document holds (the partial one of an error).
+fn document_nodes(reading: &Reading) -> usize {
+    match &reading.outcome {
+        Ok(doc) => doc.spans.len(),
+        Err(e) => e.partial.as_ref().map_or(0, |doc| doc.spans.len()),
+    }
+}
+
 fn same_payloads(a: &Peeled, b: &Peeled) -> bool {
     a.payloads.len() == b.payloads.len()
         && a.payloads
@@ -174,6 +190,7 @@ fn score(
     let mut format = None;
     let mut formats: Vec<(Format, usize)> = Vec::new();
     let mut detected = Vec::with_capacity(sampled.len());
+    let mut kept_nodes = 0usize;
     for &(i, p) in &sampled {
         let json = decoded.take_json(&p.bytes, options);
         let readings = detect_knowing(&p.bytes, p.hint, options, json);
@@ -185,7 +202,11 @@ fn score(
                 None => formats.push((best.format, 1)),
             }
         }
-        detected.push((i, readings));
+        let nodes: usize = readings.iter().map(document_nodes).sum();
+        kept_nodes = kept_nodes.saturating_add(nodes);
+        if detected.is_empty() || kept_nodes <= KEPT_NODES {
+            detected.push((i, readings));
+        }
     }
     let mut confidence = match i32::try_from(sampled.len()) {
         Ok(n) if n > 0 => total / n,

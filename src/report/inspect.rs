@@ -99,8 +99,10 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
     bounds.sort_unstable();
     bounds.dedup();
 
-    // Each line: (start, end, label). Lines of separators and whitespace only join the line before.
-    let mut lines: Vec<(usize, usize, String)> = Vec::new();
+    // Each line: (start, end, label). Lines of separators and whitespace only join the line before,
+    // so one line waits in `pending` until the next is known; the rest are written at once (a
+    // list of every line cost more memory than the document on inputs of millions of nodes).
+    let mut pending: Option<(usize, usize, String)> = None;
     for pair in bounds.windows(2) {
         let (start, end) = (pair[0], pair[1]);
         let owner = tree.node_at(start);
@@ -114,7 +116,7 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
             n.kind.is_container() && start == n.payload.end
         });
         if only_structure && !closes {
-            if let Some(last) = lines.last_mut() {
+            if let Some(last) = pending.as_mut() {
                 last.1 = end;
                 continue;
             }
@@ -130,37 +132,50 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
                 format!("{}  {summary}", tree.path(id))
             }
         };
-        lines.push((start, end, label));
-    }
-
-    for (start, end, label) in lines {
-        let mut at = start;
-        let mut first = true;
-        while at < end {
-            let stop = (at + BYTES_PER_LINE).min(end);
-            let chunk = &bytes[at..stop];
-            let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
-            let ascii: String = chunk
-                .iter()
-                .map(|&b| {
-                    if (0x20..0x7f).contains(&b) {
-                        b as char
-                    } else {
-                        '.'
-                    }
-                })
-                .collect();
-            let note = if first { label.as_str() } else { "" };
-            let line = format!(
-                "{at:08x}  {:<hexw$}  {ascii:<asciiw$}  {note}",
-                hex.join(" "),
-                hexw = BYTES_PER_LINE * 3 - 1,
-                asciiw = BYTES_PER_LINE,
-            );
-            writeln!(w, "{}", line.trim_end())?;
-            first = false;
-            at = stop;
+        if let Some((start, end, label)) = pending.replace((start, end, label)) {
+            write_hex_line(w, bytes, start, end, &label)?;
         }
+    }
+    if let Some((start, end, label)) = pending {
+        write_hex_line(w, bytes, start, end, &label)?;
+    }
+    Ok(())
+}
+
+/// Writes the hex of `bytes[start..end]`, `label` on its first row.
+fn write_hex_line(
+    w: &mut dyn Write,
+    bytes: &[u8],
+    start: usize,
+    end: usize,
+    label: &str,
+) -> io::Result<()> {
+    let mut at = start;
+    let mut first = true;
+    while at < end {
+        let stop = (at + BYTES_PER_LINE).min(end);
+        let chunk = &bytes[at..stop];
+        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        let ascii: String = chunk
+            .iter()
+            .map(|&b| {
+                if (0x20..0x7f).contains(&b) {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        let note = if first { label } else { "" };
+        let line = format!(
+            "{at:08x}  {:<hexw$}  {ascii:<asciiw$}  {note}",
+            hex.join(" "),
+            hexw = BYTES_PER_LINE * 3 - 1,
+            asciiw = BYTES_PER_LINE,
+        );
+        writeln!(w, "{}", line.trim_end())?;
+        first = false;
+        at = stop;
     }
     Ok(())
 }

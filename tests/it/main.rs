@@ -27,6 +27,7 @@ mod hostile;
 mod hostile_capture;
 mod hostile_deep;
 mod hostile_fuzz_replay;
+mod hostile_memory;
 mod json_conformance;
 mod msgpack_conformance;
 mod protobuf_encode;

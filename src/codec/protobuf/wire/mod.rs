@@ -62,6 +62,11 @@
 //! per enclosing message: O(n · depth) in all. On top of that, the scans together read at most
 //! [`Limits::max_protobuf_scan`](crate::limits::Limits) tags; once that budget is spent, the
 //! remaining LEN payloads are not tried as messages (they read as text, packed numbers or bytes).
+//! Memory: almost any byte string reads as fields (every two bytes of `xxxx` are one), so the
+//! document may have at most [`Limits::max_protobuf_nodes`](crate::limits::Limits) nodes; the
+//! field that would pass it is a [`ErrorKind::Limit`] error at its tag, the fields before it the
+//! partial document. [`decode`] builds only the chosen readings (about 240 bytes a node at the
+//! peak); [`decode_raw`] keeps every reading too (about 580).
 //!
 //! # Reading values
 //! A [`WireReading`]'s value is [`Value::Null`] where it would only repeat what the document
@@ -71,14 +76,19 @@
 //! a message was chosen, the text and packed alternatives are not computed (only `bytes` is
 //! listed), so that deep nesting stays linear.
 
+mod readings;
 #[cfg(test)]
 mod tests;
 
 use super::varint::{len as varint_len, read as read_varint, VarintError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
-use crate::model::{
-    Float, Kind, NodeId, Path, PathSegment, Span, SpanTreeBuilder, Value, WireType,
+use crate::model::{Kind, NodeId, Path, PathSegment, Span, SpanTreeBuilder, Value, WireType};
+use readings::{
+    i32_readings, i64_readings, len_readings, packed_varints, printable_text, reading, u32_le,
+    u64_le, varint_readings, LenChoice,
 };
+#[cfg(test)]
+use readings::{looks_like_float32, looks_like_float64};
 
 /// The largest field number protobuf allows: 2^29 − 1.
 pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
@@ -123,8 +133,13 @@ pub struct RawDocument {
 }
 
 /// Decodes any protobuf bytes without a schema; the document by the chosen readings.
+///
+/// Only the chosen readings are built: the alternatives [`decode_raw`] lists are neither computed
+/// nor kept, so a payload of ten million fields costs its document and no more.
 pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
-    decode_raw(bytes, options).map(|raw| raw.document)
+    let mut decoder = Decoder::new(bytes, options);
+    decoder.keep_readings = false;
+    decoder.run().map(|raw| raw.document)
 }
 
 /// Decodes any protobuf bytes without a schema, with every plausible reading of each field.
@@ -174,153 +189,6 @@ fn wire_type_of(code: u64) -> Option<WireType> {
     }
 }
 
-/// Number of significant decimal digits in the shortest round-trip form of a float.
-fn significant_digits(text_exp: &str) -> usize {
-    let mantissa = text_exp.split('e').next().unwrap_or("");
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    digits.trim_start_matches('0').trim_end_matches('0').len()
-}
-
-/// Whether 32 bits look like a float someone wrote (see the module docs).
-pub(crate) fn looks_like_float32(bits: u32) -> bool {
-    let exp = ((bits >> 23) & 0xff) as i32;
-    if exp == 0 || exp == 0xff || (exp - 127).abs() > 32 {
-        return false;
-    }
-    significant_digits(&format!("{:e}", f32::from_bits(bits))) <= 6
-}
-
-/// Whether 64 bits look like a double someone wrote (see the module docs).
-pub(crate) fn looks_like_float64(bits: u64) -> bool {
-    let exp = ((bits >> 52) & 0x7ff) as i32;
-    if exp == 0 || exp == 0x7ff || (exp - 1023).abs() > 64 {
-        return false;
-    }
-    significant_digits(&format!("{:e}", f64::from_bits(bits))) <= 12
-}
-
-/// Whether `data` reads as text: UTF-8 with at least 90 % printable characters.
-fn printable_text(data: &[u8]) -> Option<&str> {
-    let text = std::str::from_utf8(data).ok()?;
-    let mut total = 0usize;
-    let mut bad = 0usize;
-    for c in text.chars() {
-        total += 1;
-        if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
-            bad += 1;
-        }
-    }
-    (bad * 10 <= total).then_some(text)
-}
-
-/// The payload split exactly into varints, with the span of each (absolute offsets).
-fn packed_varints(bytes: &[u8], start: usize, end: usize) -> Option<Vec<(u64, Span)>> {
-    let mut out = Vec::new();
-    let mut pos = start;
-    while pos < end {
-        let (v, n) = read_varint(bytes, pos, end).ok()?;
-        out.push((v, Span::new(pos, pos + n)));
-        pos += n;
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-fn u32_le(data: &[u8]) -> u32 {
-    let mut b = [0u8; 4];
-    for (d, s) in b.iter_mut().zip(data) {
-        *d = *s;
-    }
-    u32::from_le_bytes(b)
-}
-
-fn u64_le(data: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    for (d, s) in b.iter_mut().zip(data) {
-        *d = *s;
-    }
-    u64::from_le_bytes(b)
-}
-
-/// Readings of a VARINT value.
-fn varint_readings(value: u64, flags: &str) -> Vec<WireReading> {
-    let mut out = vec![reading("uint64", flags, Value::Int(i128::from(value)))];
-    if value >= 1 << 63 {
-        out.push(reading(
-            "int64",
-            flags,
-            Value::Int(i128::from(value as i64)),
-        ));
-    }
-    let zigzag = i128::from((value >> 1) as i64 ^ -((value & 1) as i64));
-    out.push(reading("sint64 (zigzag)", flags, Value::Int(zigzag)));
-    if value <= 1 {
-        out.push(reading("bool", flags, Value::Bool(value == 1)));
-    }
-    out
-}
-
-/// Readings of four fixed bytes, chosen first.
-fn i32_readings(bits: u32, flags: &str) -> Vec<WireReading> {
-    let int = reading("fixed32", flags, Value::Int(i128::from(bits)));
-    let float = reading(
-        "float",
-        flags,
-        Value::Float(Float::f32(f32::from_bits(bits))),
-    );
-    let mut out = if looks_like_float32(bits) {
-        vec![float, int]
-    } else {
-        vec![int, float]
-    };
-    if (bits as i32) < 0 {
-        out.push(reading(
-            "sfixed32",
-            flags,
-            Value::Int(i128::from(bits as i32)),
-        ));
-    }
-    out
-}
-
-/// Readings of eight fixed bytes, chosen first.
-fn i64_readings(bits: u64, flags: &str) -> Vec<WireReading> {
-    let int = reading("fixed64", flags, Value::Int(i128::from(bits)));
-    let float = reading(
-        "double",
-        flags,
-        Value::Float(Float::f64(f64::from_bits(bits))),
-    );
-    let mut out = if looks_like_float64(bits) {
-        vec![float, int]
-    } else {
-        vec![int, float]
-    };
-    if (bits as i64) < 0 {
-        out.push(reading(
-            "sfixed64",
-            flags,
-            Value::Int(i128::from(bits as i64)),
-        ));
-    }
-    out
-}
-
-fn reading(label: &str, flags: &str, value: Value) -> WireReading {
-    WireReading {
-        label: format!("{label}{flags}"),
-        value,
-        chosen: false,
-    }
-}
-
-/// What a LEN payload is read as.
-enum LenChoice {
-    Message,
-    Text(String),
-    Packed(Vec<(u64, Span)>),
-    Bytes,
-}
-
 /// One message or group being read.
 struct Frame {
     /// Its key in the parent (`Int` field number); `Null` for the top level.
@@ -339,8 +207,13 @@ struct Decoder<'a> {
     max_depth: usize,
     /// Tags scans may still read (see [`crate::limits::Limits::max_protobuf_scan`]).
     scan_budget: usize,
+    /// Most nodes the document may have (see [`crate::limits::Limits::max_protobuf_nodes`]).
+    max_protobuf_nodes: usize,
     builder: SpanTreeBuilder,
     stack: Vec<Frame>,
+    /// Whether the alternative readings are built and kept ([`decode_raw`]) or only the chosen
+    /// value ([`decode`]).
+    keep_readings: bool,
     readings: Vec<NodeReadings>,
     work: Work,
 }
@@ -351,8 +224,10 @@ impl<'a> Decoder<'a> {
             bytes,
             max_depth: options.limits.depth().max(1),
             scan_budget: options.limits.max_protobuf_scan,
+            max_protobuf_nodes: options.limits.max_protobuf_nodes,
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
+            keep_readings: true,
             readings: Vec::new(),
             work: Work::default(),
         }
@@ -441,6 +316,7 @@ impl<'a> Decoder<'a> {
             }
             // The tag.
             let tag_start = pos;
+            self.check_nodes(tag_start, 1)?;
             let (tag, tag_len) = read_varint(bytes, pos, end).map_err(|e| match e {
                 VarintError::Eof => Fail::new(
                     ErrorKind::Eof,
@@ -492,7 +368,11 @@ impl<'a> Decoder<'a> {
                     }
                     let span = Span::new(pos, pos + n);
                     pos += n;
-                    let rs = varint_readings(v, &flags);
+                    let rs = if self.keep_readings {
+                        varint_readings(v, &flags)
+                    } else {
+                        vec![reading("", "", Value::Int(i128::from(v)))]
+                    };
                     self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
                 }
                 1 | 5 => {
@@ -545,16 +425,18 @@ impl<'a> Decoder<'a> {
                     let node = self
                         .builder
                         .open(Kind::Map, segment, Some(key_span), pos, pos);
-                    self.readings.push(NodeReadings {
-                        node,
-                        wire_type,
-                        field,
-                        readings: vec![WireReading {
-                            label: format!("group{flags}"),
-                            value: Value::Null,
-                            chosen: true,
-                        }],
-                    });
+                    if self.keep_readings {
+                        self.readings.push(NodeReadings {
+                            node,
+                            wire_type,
+                            field,
+                            readings: vec![WireReading {
+                                label: format!("group{flags}"),
+                                value: Value::Null,
+                                chosen: true,
+                            }],
+                        });
+                    }
                     self.stack.push(Frame {
                         key,
                         end,
@@ -609,6 +491,18 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
+    /// Fails when `more` nodes would take the document past [`Limits::max_protobuf_nodes`](crate::limits::Limits).
+    fn check_nodes(&self, offset: usize, more: usize) -> Result<(), Fail> {
+        if self.builder.len().saturating_add(more) <= self.max_protobuf_nodes {
+            return Ok(());
+        }
+        Err(Fail::new(
+            ErrorKind::Limit,
+            offset,
+            crate::limits::Limits::nodes_message(self.max_protobuf_nodes),
+        ))
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn add_leaf(
         &mut self,
@@ -634,12 +528,14 @@ impl<'a> Decoder<'a> {
             header_end,
             payload,
         );
-        self.readings.push(NodeReadings {
-            node,
-            wire_type,
-            field,
-            readings: rs,
-        });
+        if self.keep_readings {
+            self.readings.push(NodeReadings {
+                node,
+                wire_type,
+                field,
+                readings: rs,
+            });
+        }
         if let Some(top) = self.stack.last_mut() {
             top.entries.push((key, value));
         }
@@ -740,52 +636,9 @@ impl<'a> Decoder<'a> {
             LenChoice::Bytes
         };
         // The readings, chosen first.
-        let alt = |v: Value| if long { Value::Null } else { v };
         let mut rs: Vec<WireReading> = Vec::new();
-        let chosen_label = match &choice {
-            LenChoice::Message => "message",
-            LenChoice::Text(_) => "string",
-            LenChoice::Packed(_) => "packed varints",
-            LenChoice::Bytes => "bytes",
-        };
-        if is_message || data.is_empty() {
-            rs.push(reading("message", flags, Value::Null));
-        }
-        if let Some(t) = text {
-            rs.push(reading("string", flags, alt(Value::Text(t.to_string()))));
-        }
-        if let Some(p) = &packed {
-            let items = p.iter().map(|(v, _)| Value::Int(i128::from(*v))).collect();
-            rs.push(reading("packed varints", flags, alt(Value::Array(items))));
-        }
-        if !skip_alternatives && !data.is_empty() {
-            if data.len() % 4 == 0 {
-                let words: Vec<u32> = data.chunks_exact(4).map(u32_le).collect();
-                let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
-                let floats = words
-                    .iter()
-                    .map(|w| Value::Float(Float::f32(f32::from_bits(*w))))
-                    .collect();
-                rs.push(reading("packed fixed32", flags, alt(Value::Array(ints))));
-                rs.push(reading("packed float", flags, alt(Value::Array(floats))));
-            }
-            if data.len() % 8 == 0 {
-                let words: Vec<u64> = data.chunks_exact(8).map(u64_le).collect();
-                let ints = words.iter().map(|w| Value::Int(i128::from(*w))).collect();
-                let floats = words
-                    .iter()
-                    .map(|w| Value::Float(Float::f64(f64::from_bits(*w))))
-                    .collect();
-                rs.push(reading("packed fixed64", flags, alt(Value::Array(ints))));
-                rs.push(reading("packed double", flags, alt(Value::Array(floats))));
-            }
-        }
-        rs.push(reading("bytes", flags, alt(Value::Bytes(data.to_vec()))));
-        let wanted = format!("{chosen_label}{flags}");
-        if let Some(i) = rs.iter().position(|r| r.label == wanted) {
-            let mut r = rs.remove(i);
-            r.chosen = true;
-            rs.insert(0, r);
+        if self.keep_readings {
+            rs = len_readings(data, flags, &choice, text, packed.as_deref(), long);
         }
         let header_end = payload.start;
         let segment = self.builder.segment_for_key(&key);
@@ -798,12 +651,14 @@ impl<'a> Decoder<'a> {
                 let node =
                     self.builder
                         .open(Kind::Map, segment, Some(key_span), len_start, header_end);
-                self.readings.push(NodeReadings {
-                    node,
-                    wire_type: WireType::Len,
-                    field,
-                    readings: rs,
-                });
+                if self.keep_readings {
+                    self.readings.push(NodeReadings {
+                        node,
+                        wire_type: WireType::Len,
+                        field,
+                        readings: rs,
+                    });
+                }
                 self.stack.push(Frame {
                     key,
                     end: payload.end,
@@ -814,6 +669,7 @@ impl<'a> Decoder<'a> {
             }
             LenChoice::Packed(items) => {
                 self.check_depth(key_span.start, field)?;
+                self.check_nodes(key_span.start, items.len().saturating_add(1))?;
                 let values: Vec<Value> = items
                     .iter()
                     .map(|(v, _)| Value::Int(i128::from(*v)))
@@ -830,12 +686,14 @@ impl<'a> Decoder<'a> {
                         .leaf(Kind::Int, seg, None, *span, span.start, *span);
                 }
                 self.builder.close(payload.end, payload.end);
-                self.readings.push(NodeReadings {
-                    node,
-                    wire_type: WireType::Len,
-                    field,
-                    readings: rs,
-                });
+                if self.keep_readings {
+                    self.readings.push(NodeReadings {
+                        node,
+                        wire_type: WireType::Len,
+                        field,
+                        readings: rs,
+                    });
+                }
                 if let Some(top) = self.stack.last_mut() {
                     top.entries.push((key, Value::Array(values)));
                 }
@@ -878,12 +736,14 @@ impl<'a> Decoder<'a> {
             payload.start,
             payload,
         );
-        self.readings.push(NodeReadings {
-            node,
-            wire_type: WireType::Len,
-            field,
-            readings: rs,
-        });
+        if self.keep_readings {
+            self.readings.push(NodeReadings {
+                node,
+                wire_type: WireType::Len,
+                field,
+                readings: rs,
+            });
+        }
         if let Some(top) = self.stack.last_mut() {
             top.entries.push((key, value));
         }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::codec::protobuf::varint::put as put_varint;
-use crate::model::Segment;
+use crate::model::{Float, Segment};
 
 fn tag(field: u64, wt: u64) -> Vec<u8> {
     let mut out = Vec::new();
@@ -228,7 +228,11 @@ fn nested_lengths_cost_linear_work() {
         level = next;
     }
     assert!(level.len() > 1_000_000, "{}", level.len());
-    let (r, work) = decode_counting(&level, &DecodeOptions::default());
+    // About 1.1 million nodes (a field per two bytes), past the default node limit: this test
+    // counts the scanning work, so the limit is lifted.
+    let mut options = DecodeOptions::default();
+    options.limits.max_protobuf_nodes = usize::MAX;
+    let (r, work) = decode_counting(&level, &options);
     let raw = r.expect("decodes");
     raw.document
         .spans
