@@ -217,7 +217,10 @@ impl App {
     /// field is empty). The outcome is shown in the message bar.
     pub fn export_profile_csv(&mut self) {
         if !self.ws.profile.as_ref().is_some_and(|r| r.has_results()) {
-            self.message = Some(("nothing to export yet: press Run profile first".into(), true));
+            self.message = Some((
+                "nothing to export yet: press Run profile first".into(),
+                true,
+            ));
             return;
         }
         if self.settings.export_path.trim().is_empty() {
