@@ -224,7 +224,7 @@ pub(super) fn compare(
     if report.files.len() < 2 {
         ui.label(
             "Open two or more payloads (e.g. the same API at 10 and at 15,000 records), choose \
-             \"all open payloads\" in the toolbar and press Profile: they appear here side by side.",
+             \"all open payloads\" in the toolbar and press Run profile: they appear here side by side.",
         );
         view.plot_rect = None;
         return None;
