@@ -12,7 +12,7 @@ use super::bench::{BenchConfig, BenchError, Bencher, Measurement};
 use super::cost::field_costs;
 use super::libs::{self, Adapter, Library, Source};
 use super::sizes::{self, compressed_sizes, FormatSizes, SchemaSource};
-use super::sweep::{self, Costs, Link, Sweep, SweepPoint};
+use super::sweep::{self, Link, Sweep, SweepPoint};
 use crate::codec::protobuf::infer::{infer, wrap_for_inferred, InferOptions};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{self, EncodeOptions, Encoded, Format};
@@ -353,27 +353,7 @@ pub(super) fn finish_file(file: &mut FileReport, links: &[Link]) {
             }
         }
     }
-    let mut transfer = Vec::new();
-    for row in &file.timings {
-        let (Some(encode), Some(decode)) = (&row.encode, &row.decode) else {
-            continue;
-        };
-        let format = file.formats.iter().find(|f| f.sizes.format == row.format);
-        transfer.extend(sweep::estimate(
-            &Costs {
-                format: row.format,
-                library: row.library,
-                bytes: row.bytes,
-                gzip: format.and_then(|f| f.sizes.sizes.gzip),
-                encode,
-                decode,
-                compress: format.and_then(|f| f.gzip_compress.as_ref()),
-                decompress: format.and_then(|f| f.gzip_decompress.as_ref()),
-            },
-            links,
-        ));
-    }
-    file.transfer = transfer;
+    file.transfer = sweep::transfer_estimates(file, links);
 }
 
 /// `value` ready for `format`: for protobuf, the message type (given, or inferred with the value

@@ -287,6 +287,32 @@ pub fn estimate(costs: &Costs<'_>, links: &[Link]) -> Vec<Transfer> {
     out
 }
 
+/// Every estimate of one payload's report over `links`: for each format × library row whose
+/// encode and decode are both measured, with and (when gzip was timed) without compression.
+pub fn transfer_estimates(file: &crate::report::FileReport, links: &[Link]) -> Vec<Transfer> {
+    let mut out = Vec::new();
+    for row in &file.timings {
+        let (Some(encode), Some(decode)) = (&row.encode, &row.decode) else {
+            continue;
+        };
+        let format = file.format(row.format);
+        out.extend(estimate(
+            &Costs {
+                format: row.format,
+                library: row.library,
+                bytes: row.bytes,
+                gzip: format.and_then(|f| f.sizes.sizes.gzip),
+                encode,
+                decode,
+                compress: format.and_then(|f| f.gzip_compress.as_ref()),
+                decompress: format.and_then(|f| f.gzip_decompress.as_ref()),
+            },
+            links,
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,32 +7,13 @@ use egui_plot::{Bar, BarChart, PlotPoint, Text};
 use super::charts::{axis_duration, category, integer_marks, solid, still, with_axes};
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
-use crate::profile::sweep::{estimate, Costs, Link, Transfer};
+use crate::profile::sweep::{transfer_estimates, Link, Transfer};
 use crate::report::table::duration;
 use crate::report::FileReport;
 
 /// The fastest library's estimate per format on `link` (compressed or not), fastest first.
 pub fn best_per_format(file: &FileReport, links: &[Link], link: &str, gzip: bool) -> Vec<Transfer> {
-    let mut all = Vec::new();
-    for row in &file.timings {
-        let (Some(encode), Some(decode)) = (&row.encode, &row.decode) else {
-            continue;
-        };
-        let format = file.format(row.format);
-        all.extend(estimate(
-            &Costs {
-                format: row.format,
-                library: row.library,
-                bytes: row.bytes,
-                gzip: format.and_then(|f| f.sizes.sizes.gzip),
-                encode,
-                decode,
-                compress: format.and_then(|f| f.gzip_compress.as_ref()),
-                decompress: format.and_then(|f| f.gzip_decompress.as_ref()),
-            },
-            links,
-        ));
-    }
+    let all = transfer_estimates(file, links);
     let mut best: Vec<Transfer> = Vec::new();
     for format in Format::ALL {
         if let Some(t) = all
