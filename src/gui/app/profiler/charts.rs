@@ -63,21 +63,24 @@ pub(super) fn with_axes(ui: &egui::Ui, plot: &egui::Response) -> egui::Rect {
     )
 }
 
+/// `v` in the largest of `units` (descending `(scale, suffix)`, the last with scale 1) that it
+/// reaches, with at most two decimals and trailing zeros dropped so axis marks stay short.
+fn scaled(v: f64, units: &[(f64, &str)]) -> String {
+    let (scale, unit) = units
+        .iter()
+        .find(|(scale, _)| v.abs() >= *scale)
+        .or(units.last())
+        .copied()
+        .unwrap_or((1.0, ""));
+    let text = format!("{:.2}", v / scale);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{unit}")
+}
+
 /// A duration for an axis mark, short: `10 ms`, `1.5 s`, `250 µs` (trailing zeros dropped, so
 /// marks do not run into each other).
 pub(super) fn axis_duration(ns: f64) -> String {
-    let (v, unit) = if ns >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
-    let text = format!("{v:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text} {unit}")
+    scaled(ns, &[(1e9, " s"), (1e6, " ms"), (1e3, " µs"), (1.0, " ns")])
 }
 
 /// A bar's fill: the series colour, mostly opaque (the default fill is faint on dark themes).
@@ -87,19 +90,7 @@ pub(super) fn solid(color: Color32) -> Color32 {
 
 /// A byte count for an axis: `0`, `500`, `1.5k`, `2M` (decimal units, as sizes are quoted).
 pub(super) fn bytes_axis(v: f64) -> String {
-    let a = v.abs();
-    let (n, unit) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e3 {
-        (v / 1e3, "k")
-    } else {
-        (v, "")
-    };
-    let text = format!("{n:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text}{unit}")
+    scaled(v, &[(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")])
 }
 
 /// Share `part / whole` as `41.2%`.
