@@ -37,7 +37,8 @@ fn pct(part: usize, total: usize) -> String {
     }
 }
 
-fn timing(m: Option<&Measurement>) -> String {
+/// `median [ci_low – ci_high]`, with `*` when measured while other jobs ran; `-` when missing.
+pub fn timing(m: Option<&Measurement>) -> String {
     match m {
         None => "-".into(),
         Some(m) => format!(
@@ -50,7 +51,8 @@ fn timing(m: Option<&Measurement>) -> String {
     }
 }
 
-fn rate(m: Option<&Measurement>, bytes: usize) -> String {
+/// `bytes` per second of the median, in MB/s (10^6); `-` when missing.
+pub fn rate(m: Option<&Measurement>, bytes: usize) -> String {
     match m {
         Some(m) if m.ns.median > 0.0 => {
             format!("{:.0}", bytes as f64 / (m.ns.median / 1e9) / 1e6)

@@ -10,7 +10,7 @@ use crate::gui::widgets::thousands;
 use crate::model::Path;
 use crate::profile::bench::Measurement;
 use crate::profile::cost::FieldCost;
-use crate::report::table::duration;
+use crate::report::table::{rate, timing};
 use crate::report::{FileReport, Report};
 
 /// Rows the field table lists at most (patterns aggregate records, so real payloads stay far
@@ -136,24 +136,9 @@ pub(super) fn field_table(
     action
 }
 
+/// A timing cell: the terminal table's, or `…` while the job has not finished.
 fn cell(m: Option<&Measurement>) -> String {
-    match m {
-        None => "…".into(),
-        Some(m) => format!(
-            "{} [{} – {}]{}",
-            duration(m.ns.median),
-            duration(m.ns.ci_low),
-            duration(m.ns.ci_high),
-            if m.concurrent { "*" } else { "" }
-        ),
-    }
-}
-
-fn rate(m: Option<&Measurement>, bytes: usize) -> String {
-    match m {
-        Some(m) if m.ns.median > 0.0 => format!("{:.0}", bytes as f64 / (m.ns.median / 1e9) / 1e6),
-        _ => "-".into(),
-    }
+    m.map_or_else(|| "…".into(), |m| timing(Some(m)))
 }
 
 fn allocs(m: Option<&Measurement>) -> String {
