@@ -262,12 +262,17 @@ fn subjects(
 /// format × library, as `wirelens compare --csv`) and bytes per field next to it, named
 /// `<stem>-fields.csv` (as `--csv-fields`).
 pub fn export_paths(path: &FsPath) -> (PathBuf, PathBuf) {
+    (path.to_path_buf(), beside(path, "-fields.csv"))
+}
+
+/// A file next to `path` named after its stem: `beside("/tmp/p.csv", "-sizes.png")` is
+/// `/tmp/p-sizes.png` (the plots' PNGs and the fields CSV sit beside the export path).
+pub fn beside(path: &FsPath, suffix: &str) -> PathBuf {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "wirelens".into());
-    let fields = path.with_file_name(format!("{stem}-fields.csv"));
-    (path.to_path_buf(), fields)
+    path.with_file_name(format!("{stem}{suffix}"))
 }
 
 /// Writes the report's CSV files (see [`export_paths`]), each atomically: a failed write leaves
@@ -294,4 +299,20 @@ pub fn csv_text(report: &Report) -> Result<String, String> {
 /// The timings as a Markdown table (for the clipboard: issues, pull requests, chat).
 pub fn markdown_text(report: &Report) -> String {
     table::markdown(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exports_sit_beside_the_export_path() {
+        let (t, f) = export_paths(FsPath::new("/tmp/out/profile.csv"));
+        assert_eq!(t, PathBuf::from("/tmp/out/profile.csv"));
+        assert_eq!(f, PathBuf::from("/tmp/out/profile-fields.csv"));
+        assert_eq!(
+            beside(FsPath::new("/tmp/out/profile.csv"), "-wire.png"),
+            PathBuf::from("/tmp/out/profile-wire.png")
+        );
+    }
 }

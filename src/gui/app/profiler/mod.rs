@@ -26,7 +26,7 @@ use crate::codec::Format;
 use crate::model::Path;
 use crate::profile::Op;
 use crate::report::{Mode, Report};
-use crate::workspace::profiling::{csv_text, export_csv, export_paths, markdown_text};
+use crate::workspace::profiling::{beside, csv_text, export_csv, markdown_text};
 use crate::workspace::Scope;
 
 /// The profiler's tabs.
@@ -305,12 +305,7 @@ impl App {
         } else {
             PathBuf::from(self.settings.export_path.trim())
         };
-        let (csv_path, _) = export_paths(&base);
-        let stem = csv_path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "wirelens".into());
-        let path = csv_path.with_file_name(format!("{stem}-{}.png", self.profiler.tab.slug()));
+        let path = beside(&base, &format!("-{}.png", self.profiler.tab.slug()));
         let slot = self.profiler.png_result.clone();
         let pixels_per_point = ctx.pixels_per_point();
         let repaint = ctx.clone();
