@@ -402,7 +402,6 @@ impl Workspace {
         self.profile = Some(ProfileRun::start(
             pending,
             mode,
-            scope,
             links,
             self.schemas.clone(),
             self.notify.clone(),

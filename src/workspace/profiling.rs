@@ -42,11 +42,8 @@ pub(super) struct Pending {
 
 /// A profiler run: started, streaming, finished or cancelled.
 pub struct ProfileRun {
-    /// How timings are taken.
-    pub mode: Mode,
-    /// Which payloads.
-    pub scope: Scope,
-    /// What has arrived so far (the whole report once the run is over).
+    /// What has arrived so far, the whole report once the run is over (its `mode` says how
+    /// timings were taken).
     pub live: Arc<Mutex<Live>>,
     preparing: Arc<Mutex<Option<String>>>,
     job: Option<Job<Report>>,
@@ -58,8 +55,6 @@ pub struct ProfileRun {
 impl std::fmt::Debug for ProfileRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProfileRun")
-            .field("mode", &self.mode)
-            .field("scope", &self.scope)
             .field("running", &self.is_running())
             .finish()
     }
@@ -70,7 +65,6 @@ impl ProfileRun {
     pub(super) fn start(
         pending: Vec<Pending>,
         mode: Mode,
-        scope: Scope,
         links: Vec<Link>,
         schemas: SchemaSet,
         notify: Notify,
@@ -101,8 +95,6 @@ impl ProfileRun {
             Ok(report)
         });
         ProfileRun {
-            mode,
-            scope,
             live,
             preparing,
             job: Some(job),
