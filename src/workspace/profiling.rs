@@ -21,7 +21,7 @@ use crate::profile::{self, Live, Settings, Subject};
 use crate::report::{csv, table, Mode, Report};
 
 /// Which payloads a run profiles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     /// The payload shown.
     Current,
