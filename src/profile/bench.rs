@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use super::alloc;
 use super::stats::{summarize, Summary};
+use super::turns::{probe, Seat};
 
 /// How long and how often to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +50,8 @@ pub struct BenchConfig {
     pub slow_samples: usize,
     /// Bootstrap resamples for the confidence interval.
     pub resamples: usize,
+    /// In interleaved measuring (a [`Seat`] given), the turns the samples are spread over.
+    pub rounds: usize,
 }
 
 impl BenchConfig {
@@ -63,6 +66,7 @@ impl BenchConfig {
             slow_threshold: Duration::from_millis(100),
             slow_samples: 10,
             resamples: 10_000,
+            rounds: 10,
         }
     }
 
@@ -77,6 +81,7 @@ impl BenchConfig {
             slow_threshold: Duration::from_millis(50),
             slow_samples: 3,
             resamples: 1_000,
+            rounds: 2,
         }
     }
 }
@@ -97,6 +102,10 @@ pub struct Measurement {
     /// Whether other measurements ran at the same time (the parallel mode); such numbers are
     /// noisier and usually slower.
     pub concurrent: bool,
+    /// Interleaved measuring only: the [`probe`] time (ns) of each turn this job measured in,
+    /// i.e. how fast the machine ran during it.
+    #[serde(skip)]
+    pub probes: Vec<f64>,
 }
 
 /// A measurement that did not finish.
@@ -120,6 +129,8 @@ pub struct Bencher<'a> {
     cancel: &'a AtomicBool,
     buffer: Vec<u8>,
     seed: u64,
+    capacity: usize,
+    seat: Option<Seat<'a>>,
     result: Option<Result<Measurement, BenchError>>,
 }
 
@@ -136,6 +147,30 @@ impl<'a> Bencher<'a> {
             cancel,
             buffer: Vec::with_capacity(capacity),
             seed,
+            capacity,
+            seat: None,
+            result: None,
+        }
+    }
+
+    /// A bencher that measures in turns with other jobs (see [`super::turns`]): it takes its
+    /// seat's turn to warm up, then spreads its samples over [`BenchConfig::rounds`] turns,
+    /// timing a [`probe`] at the start of each. The output buffer is reserved on the first turn
+    /// (jobs waiting for their turn hold no memory for it).
+    pub fn interleaved(
+        config: &'a BenchConfig,
+        cancel: &'a AtomicBool,
+        capacity: usize,
+        seed: u64,
+        seat: Seat<'a>,
+    ) -> Bencher<'a> {
+        Bencher {
+            config,
+            cancel,
+            buffer: Vec::new(),
+            seed,
+            capacity,
+            seat: Some(seat),
             result: None,
         }
     }
@@ -158,7 +193,14 @@ impl<'a> Bencher<'a> {
     /// Measures `routine`, which gets the preallocated output buffer (cleared before each call is
     /// the routine's job, so that clearing is timed like a real service would do it).
     pub fn iter<O>(&mut self, mut routine: impl FnMut(&mut Vec<u8>) -> O) {
+        if let Some(seat) = &mut self.seat {
+            seat.take();
+            self.buffer.reserve(self.capacity);
+        }
         self.result = Some(self.run(&mut routine));
+        if let Some(seat) = &mut self.seat {
+            seat.leave();
+        }
     }
 
     fn cancelled(&self) -> bool {
@@ -206,11 +248,36 @@ impl<'a> Bencher<'a> {
             )
         };
         let mut times = Vec::with_capacity(samples);
+        let mut probes = Vec::new();
         let mut allocs = alloc::snapshot().map(|_| alloc::AllocCount::default());
         let batch_len = usize::try_from(batch).unwrap_or(usize::MAX);
-        for _ in 0..samples {
+        // Interleaved: the samples go in `rounds` turns of about equal size.
+        let per_turn = match self.seat {
+            Some(_) => samples.div_ceil(cfg.rounds.clamp(1, samples)),
+            None => samples,
+        };
+        for i in 0..samples {
             if self.cancelled() {
                 return Err(BenchError::Cancelled);
+            }
+            if let Some(seat) = &mut self.seat {
+                if i % per_turn == 0 {
+                    if i > 0 {
+                        seat.pass();
+                        seat.take();
+                        if self.cancelled() {
+                            return Err(BenchError::Cancelled);
+                        }
+                        // Other jobs ran since the last turn: warm the caches again (one
+                        // batch, about a millisecond; slow operations are not worth it).
+                        if !slow {
+                            for _ in 0..batch {
+                                drop(black_box(routine(black_box(&mut self.buffer))));
+                            }
+                        }
+                    }
+                    probes.push(probe());
+                }
             }
             let mut outputs: Vec<O> = Vec::with_capacity(batch_len);
             let before = alloc::snapshot();
@@ -237,6 +304,7 @@ impl<'a> Bencher<'a> {
             allocs_per_op: allocs.map(|a| a.count as f64 / iterations as f64),
             alloc_bytes_per_op: allocs.map(|a| a.bytes as f64 / iterations as f64),
             concurrent: false,
+            probes,
         })
     }
 }

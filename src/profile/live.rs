@@ -29,6 +29,7 @@ impl Live {
                 links: settings.links.clone(),
                 files: Vec::new(),
                 cancelled: false,
+                probe: None,
             },
             done: 0,
             total: 0,
@@ -142,6 +143,67 @@ mod tests {
         assert!(live.total > 0);
         assert!(live.running.is_empty(), "{:?}", live.running);
         assert_eq!(live.report, report);
+        Ok(())
+    }
+
+    #[test]
+    fn precise_mode_takes_turns_and_says_how_the_machine_moved(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let text = br#"{"data":[{"id":1,"name":"a"},{"id":2,"name":"b"}]}"#;
+        let value = decode(text, Format::Json, &DecodeOptions::default())?.value;
+        let subjects = [Subject {
+            name: "records.json".into(),
+            value,
+            message: None,
+        }];
+        let mut settings = Settings::new(Mode::Precise);
+        settings.bench = BenchConfig {
+            warm_up: std::time::Duration::ZERO,
+            min_samples: 6,
+            max_samples: 6,
+            slow_samples: 6,
+            measurement_time: std::time::Duration::from_millis(1),
+            resamples: 10,
+            rounds: 3,
+            ..BenchConfig::quick()
+        };
+        settings.sweep_counts = Vec::new();
+        let live = Mutex::new(Live::new(&settings));
+        let report = run(&subjects, &settings, &AtomicBool::new(false), &|e| {
+            if let Ok(mut l) = live.lock() {
+                l.apply(e);
+            }
+        });
+        assert!(!report.parallel && !report.cancelled);
+        let mut turns = 0;
+        for row in &report.files[0].timings {
+            for m in [&row.encode, &row.decode] {
+                let m = m.as_ref().ok_or_else(|| format!("{row:?} not measured"))?;
+                // Six samples in three turns of two, a probe at the start of each turn; jobs in
+                // turns never measure at the same time.
+                assert_eq!(m.ns.n, 6);
+                assert_eq!(m.probes.len(), 3, "{m:?}");
+                assert!(!m.concurrent);
+                turns += 3;
+            }
+        }
+        for f in &report.files[0].formats {
+            turns += f.gzip_compress.as_ref().map_or(0, |m| m.probes.len());
+            turns += f.gzip_decompress.as_ref().map_or(0, |m| m.probes.len());
+        }
+        let probe = report.probe.ok_or("no probe summary")?;
+        assert_eq!(probe.n, turns);
+        assert!(probe.min > 0.0 && probe.min <= probe.median && probe.median <= probe.max);
+        // The events carry every measurement; the probe summary comes with the final report.
+        let live = live.into_inner().map_err(|_| "poisoned")?;
+        assert_eq!((live.done, live.running.len()), (live.total, 0));
+        assert_eq!(
+            live.report,
+            Report {
+                probe: None,
+                ..report
+            }
+        );
         Ok(())
     }
 }

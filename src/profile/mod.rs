@@ -30,6 +30,7 @@ mod run;
 pub mod sizes;
 pub mod stats;
 pub mod sweep;
+pub mod turns;
 
 pub use live::Live;
 pub use run::{run, Event, Op, Settings, Slot, Subject};

@@ -1,5 +1,6 @@
 //! The profiler's driver: prepares every measurement of every payload, then runs the timing jobs
-//! (in parallel, or one at a time in precise mode), streaming each result to the caller.
+//! (in parallel, or one at a time and in turns in precise mode), streaming each result to the
+//! caller.
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -13,6 +14,7 @@ use super::cost::field_costs;
 use super::libs::{self, Adapter, Library, Source};
 use super::sizes::{self, compressed_sizes, FormatSizes, SchemaSource};
 use super::sweep::{self, Link, Sweep, SweepPoint};
+use super::turns::Turns;
 use crate::codec::protobuf::infer::{infer, wrap_for_inferred, InferOptions};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{self, EncodeOptions, Encoded, Format};
@@ -51,7 +53,7 @@ impl Settings {
     /// The settings of a mode: quick (few samples, sweep of 1/10/100 records and the whole
     /// payload), standard
     /// (criterion-like sampling, sweep by powers of ten up to the whole payload, in parallel) or
-    /// precise (standard, one timing job at a time).
+    /// precise (standard, one timing job at a time, the jobs taking turns).
     pub fn new(mode: Mode) -> Settings {
         let (bench, sweep_counts, sweep_all) = match mode {
             // The whole payload's point costs no timing job (it reuses the main rows).
@@ -197,7 +199,10 @@ pub fn run(
     let running = AtomicUsize::new(0);
     let started = AtomicUsize::new(0);
     let parallel = settings.mode != Mode::Precise;
+    let turns = Turns::new(if parallel { 0 } else { jobs.len() });
     let run_one = |(index, job): (usize, &Job)| -> (Slot, Result<Measurement, BenchError>) {
+        // Precise mode: every job has a seat in the ring and measures only in its turns.
+        let seat = (!parallel).then(|| turns.seat(index));
         if cancel.load(Ordering::Relaxed) {
             return (job.slot, Err(BenchError::Cancelled));
         }
@@ -208,7 +213,11 @@ pub fn run(
         });
         let me = started.fetch_add(1, Ordering::SeqCst);
         let before = running.fetch_add(1, Ordering::SeqCst);
-        let mut b = Bencher::new(&settings.bench, cancel, job.capacity, index as u64 + 1);
+        let seed = index as u64 + 1;
+        let mut b = match seat {
+            Some(seat) => Bencher::interleaved(&settings.bench, cancel, job.capacity, seed, seat),
+            None => Bencher::new(&settings.bench, cancel, job.capacity, seed),
+        };
         match &job.task {
             Task::Adapter(a, Op::Encode) => a.encode(&mut b),
             Task::Adapter(a, Op::Decode) => a.decode(&mut b),
@@ -229,8 +238,9 @@ pub fn run(
         }
         let others = running.load(Ordering::SeqCst) > 1 || started.load(Ordering::SeqCst) != me + 1;
         running.fetch_sub(1, Ordering::SeqCst);
+        // Jobs in turns overlap in time but never measure at once.
         let result = b.finish().map(|mut m| {
-            m.concurrent = before > 0 || others;
+            m.concurrent = parallel && (before > 0 || others);
             m
         });
         let n = done.fetch_add(1, Ordering::SeqCst) + 1;
@@ -243,18 +253,19 @@ pub fn run(
         });
         (job.slot, result)
     };
-    let pool = if parallel {
-        rayon::ThreadPoolBuilder::new()
+    let results: Vec<(Slot, Result<Measurement, BenchError>)> = if parallel {
+        let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.threads)
             .build()
-            .ok()
+            .ok();
+        match &pool {
+            Some(pool) => pool.install(|| jobs.par_iter().enumerate().map(run_one).collect()),
+            None => jobs.iter().enumerate().map(run_one).collect(),
+        }
     } else {
-        None
+        in_turns(&jobs, &run_one)
     };
-    let results: Vec<(Slot, Result<Measurement, BenchError>)> = match &pool {
-        Some(pool) => pool.install(|| jobs.par_iter().enumerate().map(run_one).collect()),
-        None => jobs.iter().enumerate().map(run_one).collect(),
-    };
+    let probe = probes(&results);
     let mut cancelled = false;
     for (slot, result) in results {
         cancelled |= record(&mut files, slot, result);
@@ -269,7 +280,51 @@ pub fn run(
         links: settings.links.clone(),
         files,
         cancelled: cancelled || cancel.load(Ordering::Relaxed),
+        probe,
     }
+}
+
+/// Runs every job on a thread of its own; the jobs' seats make them measure one at a time, in
+/// turns, so every job starts at once and they all finish in the last round.
+fn in_turns(
+    jobs: &[Job],
+    run_one: &(dyn Fn((usize, &Job)) -> (Slot, Result<Measurement, BenchError>) + Sync),
+) -> Vec<(Slot, Result<Measurement, BenchError>)> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .enumerate()
+            .map(|(index, job)| {
+                let handle = std::thread::Builder::new()
+                    .name(format!("wirelens-turn-{index}"))
+                    .spawn_scoped(s, move || run_one((index, job)));
+                (job.slot, handle)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(slot, handle)| match handle {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    (
+                        slot,
+                        Err(BenchError::Failed("the measurement panicked".into())),
+                    )
+                }),
+                Err(e) => (slot, Err(BenchError::Failed(format!("no thread: {e}")))),
+            })
+            .collect()
+    })
+}
+
+/// The probe times of every turn of the run, summarised (`None` when nothing was measured in
+/// turns): how much the machine's speed moved while the precise mode measured.
+fn probes(results: &[(Slot, Result<Measurement, BenchError>)]) -> Option<super::stats::Summary> {
+    let probes: Vec<f64> = results
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok())
+        .flat_map(|m| m.probes.iter().copied())
+        .collect();
+    super::stats::summarize(&probes, 0, 0)
 }
 
 /// Puts a job's result in its slot: a measurement, or (for a timing row) the reason it is

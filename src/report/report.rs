@@ -11,6 +11,7 @@ use crate::profile::bench::Measurement;
 use crate::profile::cost::FieldCosts;
 use crate::profile::libs::Library;
 use crate::profile::sizes::{FormatSizes, SchemaSource};
+use crate::profile::stats::Summary;
 use crate::profile::sweep::{Link, Sweep, Transfer};
 
 /// How timings were taken.
@@ -21,7 +22,8 @@ pub enum Mode {
     Quick,
     /// The default: criterion-like sampling, jobs in parallel.
     Standard,
-    /// Like standard, one timing job at a time.
+    /// Like standard, one timing job at a time; the jobs take turns so that each is sampled
+    /// across the whole run (see [`crate::profile::turns`]).
     Precise,
 }
 
@@ -51,6 +53,10 @@ pub struct Report {
     pub files: Vec<FileReport>,
     /// Whether the run was cancelled before every job finished.
     pub cancelled: bool,
+    /// Precise (interleaved) mode: the probe times of every turn (ns; see
+    /// [`crate::profile::turns::probe`]), so `max / min` says how much the machine's speed moved
+    /// during the run.
+    pub probe: Option<Summary>,
 }
 
 /// What was measured on one input.

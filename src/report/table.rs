@@ -77,7 +77,7 @@ pub fn write_report(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         if report.parallel {
             " (jobs in parallel; * = measured while other jobs ran)"
         } else {
-            " (one timing job at a time)"
+            " (one timing job at a time, in turns)"
         },
         if report.allocations_counted {
             "counted per operation"
@@ -85,6 +85,21 @@ pub fn write_report(out: &mut dyn Write, report: &Report) -> io::Result<()> {
             "not counted (n/c)"
         }
     )?;
+    if let Some(p) = &report.probe {
+        writeln!(
+            out,
+            "machine speed during the run: a fixed probe took {} to {} (median {}; {:.2}× apart{})",
+            duration(p.min),
+            duration(p.max),
+            duration(p.median),
+            p.max / p.min,
+            if p.max / p.min > 1.5 {
+                ": the machine was busy or throttled, re-run for steadier numbers"
+            } else {
+                ""
+            }
+        )?;
+    }
     if report.cancelled {
         writeln!(out, "cancelled: the report holds what finished")?;
     }

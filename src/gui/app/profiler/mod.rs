@@ -370,7 +370,8 @@ impl App {
             );
             ui.weak(
                 "Quick takes seconds; Standard samples like criterion; Precise runs one \
-                 timing job at a time (slower, no interference between jobs).",
+                 timing job at a time, the jobs taking turns so each is sampled across the whole \
+                 run (slower; results arrive together at the end).",
             );
             return;
         };
