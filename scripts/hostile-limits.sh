@@ -37,6 +37,9 @@ put("json-1m-objects.json", b'{"a":' * 1_000_000)
 put("msgpack-1m.msgpack", b"\x91" * 1_000_000)
 put("cbor-1m-tags.cbor", b"\xc6\x81" * 500_000)
 put("protobuf-1m-groups.pb", b"\x0b" * 1_000_000)
+# Ten million positive fixints (one byte, one node each) in one array: past the node limit.
+put("nodes-10m-fixints.msgpack", bytes.fromhex("dd00989680") + b"\0" * 10_000_000)
+put("nodes-10m-uints.cbor", bytes.fromhex("9a00989680") + b"\0" * 10_000_000)
 # 1 GiB of zeros, gzip-compressed (about 1 MiB), as an HTTP response; and gzip inside gzip.
 def zeros_gz(total):
     c = zlib.compressobj(9, zlib.DEFLATED, 31)
