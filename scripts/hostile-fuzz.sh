@@ -9,7 +9,7 @@
 # at which cov last grew (how close the run came to a plateau).
 #
 #   scripts/hostile-fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-#   MERGE=1 scripts/hostile-fuzz.sh ... also merges the new coverage into fuzz/corpus/<target>/
+#   MERGE=1 scripts/hostile-fuzz.sh ... also merges the new coverage into fuzz/merged/<target>/
 set -uo pipefail
 cd "$(dirname "$0")/../fuzz"
 export RUSTC_BOOTSTRAP=1
@@ -45,9 +45,11 @@ for t in "${targets[@]}"; do
               code, runs, s, h, e, grew }' "logs/$t.log"
     grep -E 'ERROR|panicked|SUMMARY' "logs/$t.log" | head -3
     if [ "${MERGE:-0}" = 1 ]; then
-        mkdir -p "merged/$t"
-        cargo fuzz run -s none -a "$t" "merged/$t" "work/$t" -- -merge=1 -max_len=65536 \
-            >"logs/$t.merge.log" 2>&1
+        # Every edge of the committed corpus and the run, not every counter bucket (that keeps
+        # the corpus small: `cargo test` replays it). Copy merged/<target> over corpus/<target>.
+        rm -rf "merged/$t" && mkdir -p "merged/$t"
+        cargo fuzz run -s none -a "$t" "merged/$t" "corpus/$t" "work/$t" -- -merge=1 \
+            -use_counters=0 -max_len=65536 -timeout=20 >"logs/$t.merge.log" 2>&1
         echo "   merged: $(ls "merged/$t" | wc -l) files"
     fi
 done

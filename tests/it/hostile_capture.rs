@@ -427,8 +427,10 @@ fn compressed_grpc_frames_share_the_input_budget() {
     assert_eq!(peeled.payloads.len(), 10);
     assert!(peeled.payloads.iter().all(|p| p.bytes == [0u8; 10 << 10]));
 
-    let mut limits = Limits::default();
-    limits.max_decompressed = 64 << 10;
+    let limits = Limits {
+        max_decompressed: 64 << 10,
+        ..Limits::default()
+    };
     let peeled = peel_with(&http, &limits);
     let e = peeled
         .error
