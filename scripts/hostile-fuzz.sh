@@ -4,7 +4,12 @@
 # toolchain through RUSTC_BOOTSTRAP=1. Crashes land in fuzz/artifacts/<target>/; copy each into
 # fuzz/regressions/<target>/ once fixed (tests/it/hostile_fuzz_replay.rs replays them).
 #
+# Every libFuzzer line in fuzz/logs/<target>.log is prefixed with the seconds since the start,
+# and the summary line gives runs, cov/ft at start, at half time and at the end, and the second
+# at which cov last grew (how close the run came to a plateau).
+#
 #   scripts/hostile-fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#   MERGE=1 scripts/hostile-fuzz.sh ... also merges the new coverage into fuzz/merged/<target>/
 set -uo pipefail
 cd "$(dirname "$0")/../fuzz"
 export RUSTC_BOOTSTRAP=1
@@ -14,16 +19,37 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=($(ls fuzz_targets | sed 's/\.rs$//'))
 fi
-[ -d seeds ] || python3 ../scripts/hostile-seeds.py >/dev/null
 mkdir -p logs work corpus
 for t in "${targets[@]}"; do
     mkdir -p "work/$t" "corpus/$t"
-    cp -n seeds/"$t"/* "work/$t"/ 2>/dev/null
     cp -n corpus/"$t"/* "work/$t"/ 2>/dev/null
     echo "== $t ($secs s)"
-    cargo fuzz run -s none -a "$t" "work/$t" -- \
+    start=$(date +%s)
+    nice -n 10 cargo fuzz run -s none -a "$t" "work/$t" -- \
         -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=20 \
-        -print_final_stats=1 >"logs/$t.log" 2>&1
-    echo "   exit $?: $(grep -E '^#[0-9]+' "logs/$t.log" | tail -1)"
+        -print_final_stats=1 2>&1 |
+        while IFS= read -r line; do
+            printf '%d %s\n' $(($(date +%s) - start)) "$line"
+        done >"logs/$t.log"
+    code=${PIPESTATUS[0]}
+    # "T #RUNS EVENT cov: C ft: F ..." lines; start is the first after INITED, end the last.
+    awk -v half=$((secs / 2)) -v code="$code" '
+        $2 ~ /^#[0-9]+$/ && / cov: / {
+            for (i = 3; i <= NF; i++) { if ($i == "cov:") c = $(i+1); if ($i == "ft:") f = $(i+1) }
+            if ($3 == "INITED") s = c "/" f
+            if ($1 <= half) h = c "/" f
+            if (c != lastc) { grew = $1; lastc = c }
+            runs = substr($2, 2); e = c "/" f
+        }
+        END { printf "   exit %s: runs %s, cov/ft start %s half %s end %s, cov last grew at %ss\n",
+              code, runs, s, h, e, grew }' "logs/$t.log"
     grep -E 'ERROR|panicked|SUMMARY' "logs/$t.log" | head -3
+    if [ "${MERGE:-0}" = 1 ]; then
+        # Every edge of the committed corpus and the run, not every counter bucket (that keeps
+        # the corpus small: `cargo test` replays it). Copy merged/<target> over corpus/<target>.
+        rm -rf "merged/$t" && mkdir -p "merged/$t"
+        cargo fuzz run -s none -a "$t" "merged/$t" "corpus/$t" "work/$t" -- -merge=1 \
+            -use_counters=0 -max_len=65536 -timeout=20 >"logs/$t.merge.log" 2>&1
+        echo "   merged: $(ls "merged/$t" | wc -l) files"
+    fi
 done

@@ -5,12 +5,16 @@
 # time is installed). Fails if any child is killed (out of memory, stack overflow, timeout) or
 # panics; a decode error (exit 1) is the expected outcome for most of them.
 #
-#   scripts/hostile-limits.sh [MEMORY_MIB] [SECONDS]      (defaults: 512 MiB, 120 s; a debug build)
+#   scripts/hostile-limits.sh [MEMORY_MIB] [SECONDS] [NODES_MIB]
+#       (defaults: 512 MiB, 120 s, 2048 MiB; a debug build). The files of ten million one-byte
+#       nodes (`nodes-*`) stop at the `nodes` limit (8M by default), whose nodes cost about
+#       1.5 GiB: they run under NODES_MIB instead of MEMORY_MIB.
 #   WIRELENS_BIN=target/release/wirelens scripts/hostile-limits.sh     (that binary, no build)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mem_mib=${1:-512}
 secs=${2:-120}
+nodes_mib=${3:-2048}
 if [ -n "${WIRELENS_BIN:-}" ]; then
     bin=$(realpath "$WIRELENS_BIN")
 else
@@ -37,6 +41,9 @@ put("json-1m-objects.json", b'{"a":' * 1_000_000)
 put("msgpack-1m.msgpack", b"\x91" * 1_000_000)
 put("cbor-1m-tags.cbor", b"\xc6\x81" * 500_000)
 put("protobuf-1m-groups.pb", b"\x0b" * 1_000_000)
+# Ten million positive fixints (one byte, one node each) in one array: past the node limit.
+put("nodes-10m-fixints.msgpack", bytes.fromhex("dd00989680") + b"\0" * 10_000_000)
+put("nodes-10m-uints.cbor", bytes.fromhex("9a00989680") + b"\0" * 10_000_000)
 # 1 GiB of zeros, gzip-compressed (about 1 MiB), as an HTTP response; and gzip inside gzip.
 def zeros_gz(total):
     c = zlib.compressobj(9, zlib.DEFLATED, 31)
@@ -77,10 +84,11 @@ fi
 fail=0
 run() {
     local what=$1
-    shift
+    local mib=$2
+    shift 2
     local start=$SECONDS
     rm -f "$dir/rss"
-    timeout "$secs" prlimit --as=$((mem_mib << 20)) -- $measure "$bin" "$@" >"$dir/out" 2>"$dir/err"
+    timeout "$secs" prlimit --as=$((mib << 20)) -- $measure "$bin" "$@" >"$dir/out" 2>"$dir/err"
     local rc=$?
     local took=$((SECONDS - start))
     local peak=""
@@ -96,11 +104,13 @@ run() {
         echo "ok    $what: exit $rc in ${took}s${peak} ${why:+— $why}"
     fi
 }
-echo "limits: ${mem_mib} MiB address space, ${secs} s per run"
+echo "limits: ${mem_mib} MiB address space (nodes-*: ${nodes_mib} MiB), ${secs} s per run"
 for f in "$dir"/*; do
     case "$(basename "$f")" in out | err | rss) continue ;; esac
     name=$(basename "$f")
-    run "inspect $name" inspect "$f"
-    run "convert $name" convert "$f" --to cbor -o "$dir/converted"
+    mib=$mem_mib
+    case "$name" in nodes-*) mib=$nodes_mib ;; esac
+    run "inspect $name" "$mib" inspect "$f"
+    run "convert $name" "$mib" convert "$f" --to cbor -o "$dir/converted"
 done
 exit $fail

@@ -62,14 +62,23 @@ pub struct Limits {
     /// nested messages. Once spent, the remaining payloads are read as text, packed numbers or
     /// bytes, so total work stays linear in the input. Default 16 million. Name: `protobuf-scan`.
     pub max_protobuf_scan: usize,
-    /// Most nodes (fields, messages, groups, packed elements) one schema-less protobuf decode
-    /// may produce. Past it decoding stops with an [`ErrorKind::Limit`](crate::codec::ErrorKind)
-    /// error at the byte where it was reached, the fields before it kept as the partial
-    /// document. Detection reads every payload as schema-less protobuf, and almost any byte
-    /// string reads as fields (a 20 MB stream of `x` is ten million fields of number 15); each
-    /// node costs about 200 bytes (its value, its span), so this bounds memory where the input
-    /// size does not. The other decoders make nodes only of bytes that really are their format.
-    /// Default 1 million (about 200 MiB). Name: `protobuf-nodes`.
+    /// Most nodes (values, entries' values, fields, messages, groups, packed elements) one
+    /// decode may produce, in every format (JSON, MessagePack, CBOR, protobuf with a schema and
+    /// schema-less). Past it decoding stops with an [`ErrorKind::Limit`](crate::codec::ErrorKind)
+    /// error at the byte where it was reached, the nodes before it kept as the partial
+    /// document. A node costs about 200 bytes decoded (its [`crate::model::Value`], its span
+    /// node, its share of the vectors) and can take as little as one input byte (a MessagePack
+    /// or CBOR small integer), so the input's size alone does not bound memory. Default 8 Mi
+    /// (8,388,608; about 1.6 GiB at most): real documents have far fewer nodes per byte (a
+    /// 100 MB JSON file shaped like `canada.json`, a node every 13.5 bytes, has 7.5 million).
+    /// Name: `nodes`.
+    pub max_nodes: usize,
+    /// Most nodes one schema-less protobuf decode may produce, on top of [`Limits::max_nodes`]
+    /// (the smaller of the two applies). Detection reads every payload as schema-less protobuf,
+    /// and almost any byte string reads as fields (a 20 MB stream of `x` is ten million fields
+    /// of number 15), so this reading gets a tighter bound than the decoders that make nodes
+    /// only of bytes that really are their format. Default 1 million (about 200 MiB). Name:
+    /// `protobuf-nodes`.
     pub max_protobuf_nodes: usize,
 }
 
@@ -77,15 +86,37 @@ impl Limits {
     /// The default nesting limit.
     pub const DEFAULT_MAX_DEPTH: usize = 512;
 
+    /// The default [`Limits::max_nodes`].
+    pub const DEFAULT_MAX_NODES: usize = 8 << 20;
+
     /// The default [`Limits::max_protobuf_nodes`].
     pub const DEFAULT_MAX_PROTOBUF_NODES: usize = 1_000_000;
 
-    /// The error message of a decode stopped by [`Limits::max_protobuf_nodes`]: names the limit
-    /// and how to raise it (the error itself carries the byte offset).
-    pub fn nodes_message(max_protobuf_nodes: usize) -> String {
+    /// The error message of a decode stopped by [`Limits::max_nodes`]: names the limit and how to
+    /// raise it (the error itself carries the byte offset and the path).
+    pub fn nodes_message(max_nodes: usize) -> String {
+        format!(
+            "the document reached the limit of {max_nodes} nodes (values, fields and messages; limit nodes, `--limit nodes=N` raises it); the nodes before this byte are kept"
+        )
+    }
+
+    /// The error message of a schema-less protobuf decode stopped by
+    /// [`Limits::max_protobuf_nodes`] (see [`Limits::nodes_message`]).
+    pub fn protobuf_nodes_message(max_protobuf_nodes: usize) -> String {
         format!(
             "the schema-less reading reached the limit of {max_protobuf_nodes} nodes (fields and messages; limit protobuf-nodes, `--limit protobuf-nodes=N` raises it); the fields before this byte are kept"
         )
+    }
+
+    /// The node bound of a schema-less protobuf decode and its message: the smaller of
+    /// [`Limits::max_nodes`] and [`Limits::max_protobuf_nodes`].
+    pub fn schemaless_nodes(&self) -> (usize, String) {
+        if self.max_protobuf_nodes < self.max_nodes {
+            let n = self.max_protobuf_nodes;
+            (n, Limits::protobuf_nodes_message(n))
+        } else {
+            (self.max_nodes, Limits::nodes_message(self.max_nodes))
+        }
     }
 
     /// The most [`Limits::max_depth`] can be raised to. The decoders never recurse, but a decoded
@@ -103,7 +134,7 @@ impl Limits {
 
     /// Every limit's name (as [`Limits::set`] takes it), its default and what it bounds, for help
     /// texts and the README.
-    pub const NAMES: [(&'static str, &'static str); 10] = [
+    pub const NAMES: [(&'static str, &'static str); 11] = [
         (
             "depth",
             "deepest nesting of containers, tags, messages and groups",
@@ -121,6 +152,10 @@ impl Limits {
         (
             "protobuf-scan",
             "tags read trying schema-less LEN fields as messages",
+        ),
+        (
+            "nodes",
+            "values, fields and messages one decode may produce",
         ),
         (
             "protobuf-nodes",
@@ -145,6 +180,7 @@ impl Limits {
             "pcap-packets" => &mut self.max_pcap_packets,
             "payloads" => &mut self.max_payloads,
             "protobuf-scan" => &mut self.max_protobuf_scan,
+            "nodes" | "max-nodes" => &mut self.max_nodes,
             "protobuf-nodes" => &mut self.max_protobuf_nodes,
             _ => {
                 let names: Vec<&str> = Limits::NAMES.iter().map(|(n, _)| *n).collect();
@@ -207,6 +243,7 @@ impl Default for Limits {
             max_pcap_packets: pcap.max_packets,
             max_payloads: 100_000,
             max_protobuf_scan: 16_000_000,
+            max_nodes: Limits::DEFAULT_MAX_NODES,
             max_protobuf_nodes: Limits::DEFAULT_MAX_PROTOBUF_NODES,
         }
     }
@@ -225,6 +262,7 @@ impl fmt::Display for Limits {
             self.max_pcap_packets,
             self.max_payloads,
             self.max_protobuf_scan,
+            self.max_nodes,
             self.max_protobuf_nodes,
         ];
         for (i, ((name, _), value)) in Limits::NAMES.iter().zip(values).enumerate() {
@@ -285,7 +323,7 @@ mod tests {
         for (i, (name, _)) in Limits::NAMES.iter().enumerate() {
             l.set(name, &(i + 1).to_string()).expect(name);
         }
-        assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9 protobuf-nodes=10");
+        assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9 nodes=10 protobuf-nodes=11");
         let err = l.set("colour", "1").expect_err("unknown");
         assert!(
             err.contains("unknown limit") && err.contains("depth"),

@@ -5,10 +5,11 @@
 //! it, with the error beside it.
 
 use super::grpcweb;
+use super::http;
 use super::layers::{unwrap_keeping, Budget, CaptureError, Decoded, Layer, Payload};
 use super::pcap;
 use super::sequence::{self, Framing};
-use crate::codec::protobuf::framing::split_grpc;
+use crate::codec::protobuf::framing::split_grpc_with;
 use crate::codec::{json, DecodeOptions, Format};
 use crate::limits::Limits;
 use crate::model::Span;
@@ -22,6 +23,9 @@ pub struct Peeled {
     pub error: Option<CaptureError>,
     /// Notes on what was skipped or cut (pcap gaps, truncated packets).
     pub warnings: Vec<String>,
+    /// What the input may still expand to: the decompressions of splitting (compressed gRPC
+    /// frames) draw on the same budget as the layers peeled before.
+    pub(crate) budget: Budget,
 }
 
 /// Which layers to peel: what the GUI's "treat as…" and the CLI's `--layer` choose. The default
@@ -98,16 +102,17 @@ pub(crate) fn unwrapped(
     mut keep: Option<&mut Decoded>,
 ) -> Peeled {
     let mut options = limits.unwrap_options();
-    let mut out = Peeled {
-        payloads: Vec::new(),
-        error: None,
-        warnings: Vec::new(),
-    };
     if let Some(n) = max_layers {
         options.max_layers = n.saturating_sub(usize::from(pcap::is_pcap(input)));
     }
     // One budget for every decompression in the input, the streams of a capture included.
     let mut budget = Budget::for_input(input.len(), &options);
+    let mut out = Peeled {
+        payloads: Vec::new(),
+        error: None,
+        warnings: Vec::new(),
+        budget,
+    };
     if max_layers == Some(0) {
         out.payloads.push(Payload {
             bytes: input.to_vec(),
@@ -168,18 +173,25 @@ pub(crate) fn unwrapped(
                 .retain(|(k, v)| !(k == "warning" && v.starts_with("stopped after")));
         }
     }
+    out.budget = budget;
     out
 }
 
 /// The second half of peeling: every payload of `out` split per `split`, then at most
 /// [`Limits::max_payloads`] kept.
+///
+/// Compressed gRPC frames are decompressed within [`Limits::unwrap_options`], drawing on what is
+/// left of the input's decompression budget ([`Peeled::budget`]).
 pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peeled {
     let found = std::mem::take(&mut out.payloads);
+    let options = limits.unwrap_options();
+    let mut budget = out.budget;
+    let mut gunzip = |raw: &[u8]| http::decompress_within("gzip", raw, &options, &mut budget);
     for payload in found {
         let split = match split {
             Split::Never => Ok(vec![payload]),
-            Split::Auto => split_auto(payload),
-            Split::Force(framing) => split_framed(payload, framing, true),
+            Split::Auto => split_auto(payload, &mut gunzip),
+            Split::Force(framing) => split_framed(payload, framing, true, &mut gunzip),
         };
         match split {
             Ok(parts) => out.payloads.extend(parts),
@@ -201,15 +213,22 @@ pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peele
         ));
         out.payloads.truncate(limits.max_payloads);
     }
+    out.budget = budget;
     out
 }
+
+/// How a compressed gRPC frame is decompressed (within the input's budget, see [`split_all`]).
+type Gunzip<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, String> + 'a;
 
 /// One payload split the way [`Split::Auto`] does: gRPC bodies, JSON Lines, then the framings
 /// [`sequence::detect_framing`] is sure of (or the Content-Type names).
 #[allow(clippy::result_large_err)]
-fn split_auto(payload: Payload) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
+fn split_auto(
+    payload: Payload,
+    gunzip: &mut Gunzip,
+) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
     if payload.meta_value("grpc-body") == Some("true") || looks_like_grpc(&payload.bytes) {
-        return split_grpc_body(payload);
+        return split_grpc_body(payload, gunzip);
     }
     let mut lines = split_json_lines(payload);
     if lines.len() != 1 {
@@ -225,7 +244,7 @@ fn split_auto(payload: Payload) -> Result<Vec<Payload>, (CaptureError, Vec<Paylo
         .and_then(|(_, v)| sequence::framing_from_content_type(v));
     if let Some(framing) = announced {
         // The sender said so: a payload that does not fit is an error, with the items before.
-        return split_framed(payload, framing, true);
+        return split_framed(payload, framing, true, gunzip);
     }
     let options = DecodeOptions::default();
     Ok(
@@ -244,11 +263,12 @@ fn split_framed(
     payload: Payload,
     framing: Framing,
     strict: bool,
+    gunzip: &mut Gunzip,
 ) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
     if framing == Framing::Grpc {
         let mut payload = payload;
         payload.meta.push(("grpc-body".into(), "true".into()));
-        return split_grpc_body(payload);
+        return split_grpc_body(payload, gunzip);
     }
     match sequence::split(&payload.bytes, framing) {
         Ok(items) => Ok(framed(&payload, framing, &items)),
@@ -364,12 +384,15 @@ fn under(outer: &Payload, mut inner: Payload) -> Payload {
 /// text goes to every message's meta (`grpc-web trailers`) and to the last message's layer
 /// detail; a body of trailers only gives one empty payload with a `gRPC-Web trailers` layer.
 #[allow(clippy::result_large_err)]
-fn split_grpc_body(payload: Payload) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
+fn split_grpc_body(
+    payload: Payload,
+    gunzip: &mut Gunzip,
+) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
     let marked = payload.meta_value("grpc-body") == Some("true");
     if !marked && !looks_like_grpc(&payload.bytes) {
         return Ok(vec![payload]);
     }
-    let (frames, fault) = match split_grpc(&payload.bytes) {
+    let (frames, fault) = match split_grpc_with(&payload.bytes, &mut *gunzip) {
         Ok(frames) => (frames, None),
         Err(_) if !marked => return Ok(vec![payload]),
         Err(mut e) => (std::mem::take(&mut e.frames_before), Some(e)),

@@ -120,7 +120,7 @@ pub struct Document {
 pub struct DecodeOptions {
     /// Bounds on what the input may cost; the decoders use [`Limits::max_depth`] (deepest nesting
     /// of arrays and maps accepted, the root container is depth 1),
-    /// [`Limits::max_protobuf_scan`] and [`Limits::max_protobuf_nodes`].
+    /// [`Limits::max_nodes`], [`Limits::max_protobuf_scan`] and [`Limits::max_protobuf_nodes`].
     pub limits: Limits,
     /// The protobuf message type to decode with; `None` decodes protobuf without a schema.
     pub message: Option<protobuf::MessageDescriptor>,

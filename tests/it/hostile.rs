@@ -4,7 +4,9 @@
 //! partial result, without allocating what a header claims (the memory bound itself is checked
 //! under an rlimit by `scripts/hostile-limits.sh`, not here).
 
-use wirelens::codec::{decode, DecodeError, DecodeOptions, ErrorKind, Format};
+use wirelens::codec::{
+    decode, encode, DecodeError, DecodeOptions, EncodeOptions, ErrorKind, Format,
+};
 use wirelens::limits::Limits;
 use wirelens::model::Value;
 
@@ -287,4 +289,55 @@ fn protobuf_scan_budget_degrades_to_bytes() {
     options.limits.max_protobuf_scan = 1;
     let half = decode(&bytes, Format::Protobuf, &options).expect("still decodes");
     assert_eq!(half.value.depth(), 2, "{:?}", half.value);
+}
+
+/// `levels` maps, each the first key of the next: `{{{0: 0, "x": null}: 1, "x": null}: 2, …}`.
+fn keys_of_keys(levels: usize) -> Value {
+    let mut v = Value::Int(0);
+    for d in 0..levels {
+        v = Value::Map(vec![
+            (v, Value::Int(d as i128)),
+            (Value::text("x"), Value::Null),
+        ]);
+    }
+    v
+}
+
+/// Map keys that are maps, nested as keys (found by the `encode_all` fuzz target: a 421-byte
+/// CBOR input took longer than 20 s). JSON writes such a key as its JSON text, escaped, which
+/// doubles every `"` and `\` per level: 36 levels were 2^36 bytes. Past three levels it is now an
+/// error naming the map; up to three the text is as escaping gives it.
+#[test]
+fn json_map_keys_nested_in_map_keys_are_bounded() {
+    let e = encode(&keys_of_keys(40), Format::Json, &EncodeOptions::default())
+        .expect_err("40 levels of container keys");
+    assert!(e.message.contains("at most 3 levels"), "{e}");
+    let two = encode(&keys_of_keys(2), Format::Json, &EncodeOptions::default()).expect("2 levels");
+    assert_eq!(
+        String::from_utf8(two.bytes).expect("UTF-8"),
+        r#"{"{\"0\":0,\"x\":null}":1,"x":null}"#
+    );
+    // Four maps hold three levels of map keys (the innermost key is an integer).
+    let three = encode(&keys_of_keys(4), Format::Json, &EncodeOptions::default());
+    assert!(
+        three.is_ok(),
+        "3 levels of container keys are written: {three:?}"
+    );
+    let four = encode(&keys_of_keys(5), Format::Json, &EncodeOptions::default());
+    assert!(four.is_err(), "4 levels are not");
+}
+
+/// The same shape in canonical MessagePack (found by the `roundtrip` fuzz target: a slow unit):
+/// each map encoded its keys once to sort them and again to write them, twice per level. Now
+/// 40 levels encode, and decode back to the same value.
+#[test]
+fn canonical_msgpack_keys_of_keys_encode_once_per_level() {
+    let value = keys_of_keys(40);
+    let options = EncodeOptions {
+        canonical: true,
+        ..EncodeOptions::default()
+    };
+    let out = encode(&value, Format::MessagePack, &options).expect("canonical");
+    let back = decode(&out.bytes, Format::MessagePack, &DecodeOptions::default()).expect("decodes");
+    assert_eq!(back.value, value);
 }

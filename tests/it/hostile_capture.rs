@@ -396,3 +396,58 @@ fn cli_limit_flag() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error at byte 2"), "{err}");
 }
+
+/// gzip frames of a gRPC body draw on the input's one decompression budget, like HTTP
+/// content-encodings: ten frames of 10 KiB of zeros each (about 50 bytes compressed, each far
+/// under its own bound) are 100 KiB in all, past a 64 KiB budget; the six that fit are kept, and
+/// the seventh is the error, naming the overall limit and the frame.
+#[test]
+fn compressed_grpc_frames_share_the_input_budget() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&[0u8; 10 << 10]).expect("gzip into a Vec");
+    let frame_payload = gz.finish().expect("gzip");
+    let mut body = Vec::new();
+    let mut frame_starts = Vec::new();
+    for _ in 0..10 {
+        frame_starts.push(body.len());
+        body.push(1); // compressed
+        body.extend_from_slice(&(frame_payload.len() as u32).to_be_bytes());
+        body.extend_from_slice(&frame_payload);
+    }
+    let mut http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\ngrpc-encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    http.extend_from_slice(&body);
+
+    // Under the default budget (at least 1 MiB) every frame decompresses.
+    let peeled = peel(&http);
+    assert!(peeled.error.is_none(), "{:?}", peeled.error);
+    assert_eq!(peeled.payloads.len(), 10);
+    assert!(peeled.payloads.iter().all(|p| p.bytes == [0u8; 10 << 10]));
+
+    let limits = Limits {
+        max_decompressed: 64 << 10,
+        ..Limits::default()
+    };
+    let peeled = peel_with(&http, &limits);
+    let e = peeled
+        .error
+        .as_ref()
+        .expect("the budget runs out at frame 7");
+    assert_eq!(e.layer, "gRPC frame");
+    // The error is at frame 7's payload (past its 5-byte prefix), in the body's offsets.
+    assert_eq!(e.offset, frame_starts[6] + 5, "{e}");
+    assert!(
+        e.message.contains("frame 7") && e.message.contains("overall limit of 65536"),
+        "{e}"
+    );
+    let whole: Vec<_> = peeled
+        .payloads
+        .iter()
+        .filter(|p| p.meta_value("truncated").is_none())
+        .collect();
+    assert_eq!(whole.len(), 6, "the frames that fit are kept");
+    assert!(whole.iter().all(|p| p.bytes == [0u8; 10 << 10]));
+}

@@ -42,7 +42,7 @@ fn every_target_has_a_committed_corpus_that_passes() {
     for (target, check) in checks::TARGETS {
         let n = replay(&root().join("corpus"), target, check);
         assert!(n > 0, "fuzz/corpus/{target}/ is empty or missing");
-        // Crash inputs, once fixed, go to fuzz/regressions/<target>/ (none so far).
+        // Crash, timeout and slow inputs, once fixed, go to fuzz/regressions/<target>/.
         replay(&root().join("regressions"), target, check);
     }
 }

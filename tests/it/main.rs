@@ -28,6 +28,7 @@ mod hostile_capture;
 mod hostile_deep;
 mod hostile_fuzz_replay;
 mod hostile_memory;
+mod hostile_nodes;
 mod json_conformance;
 mod msgpack_conformance;
 mod protobuf_encode;

@@ -107,6 +107,8 @@ struct Decoder<'a> {
     bytes: &'a [u8],
     pos: usize,
     max_depth: usize,
+    /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]).
+    max_nodes: usize,
     stack: Vec<Frame>,
     /// Tags held by the open frames (tags have their own depth budget of `max_depth`).
     tag_depth: usize,
@@ -125,6 +127,7 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
         bytes,
         pos: 0,
         max_depth: options.limits.depth(),
+        max_nodes: options.limits.max_nodes,
         stack: Vec::new(),
         tag_depth: 0,
         builder: SpanTreeBuilder::new(),
@@ -191,6 +194,19 @@ impl Decoder<'_> {
         self.tag_depth = self.tag_depth.saturating_sub(frame.tags.len());
         let start = frame.start;
         (frame.into_value(), start)
+    }
+
+    /// Fails when one more node would take the document past
+    /// [`crate::limits::Limits::max_nodes`]; `start` is where the item starts.
+    fn check_nodes(&self, start: usize) -> Result<(), Fail> {
+        if self.builder.len() < self.max_nodes {
+            return Ok(());
+        }
+        fail(
+            ErrorKind::Limit,
+            start,
+            crate::limits::Limits::nodes_message(self.max_nodes),
+        )
     }
 
     /// Segment and key span of the next item's node, or `None` when it gets no node (it is a map
@@ -416,6 +432,9 @@ impl Decoder<'_> {
                 (value, he, Span::new(he, head.end), head.end)
             }
         };
+        if slot.is_some() {
+            self.check_nodes(start)?;
+        }
         self.pos = end;
         let value = wrap(value, &tags);
         if let Some((segment, key)) = slot {
@@ -557,6 +576,9 @@ impl Decoder<'_> {
         } else {
             crate::model::Kind::Array
         };
+        if slot.is_some() {
+            self.check_nodes(start)?;
+        }
         let node =
             slot.map(|(segment, key)| self.builder.open(kind, segment, key, start, head.end));
         let items = if is_map {

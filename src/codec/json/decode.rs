@@ -16,6 +16,7 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
         items: Vec::new(),
         entries: Vec::new(),
         max_depth: options.limits.depth(),
+        max_nodes: options.limits.max_nodes,
     };
     match p.run() {
         Ok(value) => {
@@ -143,6 +144,8 @@ struct Parser<'a> {
     /// Entries of the open maps, innermost last (see [`Frame::Map`]).
     entries: Vec<(Value, Value)>,
     max_depth: usize,
+    /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]).
+    max_nodes: usize,
 }
 
 /// Bytes that end a fast run inside a string: `"`, `\` and control characters.
@@ -195,6 +198,17 @@ impl Parser<'_> {
                 };
                 return Err(Fail::item(ErrorKind::Eof, start, what.into()));
             };
+            let starts_value = matches!(
+                c,
+                b'[' | b'{' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+            );
+            if starts_value && self.builder.len() >= self.max_nodes {
+                return Err(Fail::item(
+                    ErrorKind::Limit,
+                    start,
+                    crate::limits::Limits::nodes_message(self.max_nodes),
+                ));
+            }
             let mut value = match c {
                 b'[' | b'{' => {
                     if self.stack.len() >= self.max_depth {

@@ -11,6 +11,21 @@ use crate::model::{FloatWidth, Kind, NodeId, Segment, Span, SpanTreeBuilder, Val
 
 /// Encodes `value`; see the module docs of [`super`].
 pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    encode_in_key(value, options, 0)
+}
+
+/// How deep container map keys may nest in container map keys. Each such key is written as the
+/// JSON text of its value, escaped as a string, and escaping doubles every `"` and `\` of the
+/// text inside it: the output grows twofold per level (a 400-byte CBOR input of 36 levels
+/// would be 2^36 bytes). Three levels cost at most eightfold.
+const MAX_KEY_NESTING: usize = 3;
+
+/// [`encode`] of a value that is the map key of `key_depth` enclosing maps.
+fn encode_in_key(
+    value: &Value,
+    options: &EncodeOptions,
+    key_depth: usize,
+) -> Result<Encoded, EncodeError> {
     let mut e = Encoder {
         out: Vec::new(),
         builder: SpanTreeBuilder::new(),
@@ -18,6 +33,7 @@ pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, 
         canonical: options.canonical,
         pretty: options.pretty,
         level: 0,
+        key_depth,
     };
     e.value(value, Segment::Root, None)?;
     Ok(Encoded {
@@ -36,6 +52,8 @@ struct Encoder {
     pretty: bool,
     /// Nesting level, for pretty indentation.
     level: usize,
+    /// How many container map keys enclose this encoding (see [`MAX_KEY_NESTING`]).
+    key_depth: usize,
 }
 
 /// How characters are written inside a string: 0 as is, else the escape letter (`u` for `\u00XX`).
@@ -396,7 +414,13 @@ impl Encoder {
         let id = self.builder.open(Kind::Map, segment, key, start, start + 1);
         let mut list = Vec::with_capacity(entries.len());
         for (k, v) in entries {
-            list.push((key_text(k, self.canonical)?, k, v));
+            let text = key_text(k, self.canonical, self.key_depth).map_err(|mut e| {
+                if e.path.is_root() {
+                    e.path = self.builder.path(id);
+                }
+                e
+            })?;
+            list.push((text, k, v));
         }
         if self.canonical {
             list.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
@@ -461,7 +485,9 @@ impl Encoder {
 
 /// The text a map key is written as: text as is; numbers, booleans and null as their JSON text;
 /// bytes as base64; anything else as its compact JSON encoding.
-fn key_text(k: &Value, canonical: bool) -> Result<Cow<'_, str>, EncodeError> {
+/// `key_depth` container keys enclose this one; past [`MAX_KEY_NESTING`] a container key is an
+/// error (its path is the root: the caller names the map).
+fn key_text(k: &Value, canonical: bool, key_depth: usize) -> Result<Cow<'_, str>, EncodeError> {
     Ok(match k {
         Value::Text(s) => Cow::Borrowed(s.as_str()),
         Value::Int(n) => Cow::Owned(n.to_string()),
@@ -471,130 +497,28 @@ fn key_text(k: &Value, canonical: bool) -> Result<Cow<'_, str>, EncodeError> {
         Value::Null => Cow::Borrowed("null"),
         Value::Float(f) => Cow::Owned(crate::model::format_float(f.value)),
         Value::Bytes(b) => Cow::Owned(base64::engine::general_purpose::STANDARD.encode(b)),
-        Value::Tag(_, inner) => key_text(inner, canonical)?,
+        Value::Tag(_, inner) => key_text(inner, canonical, key_depth)?,
         other => {
+            if key_depth >= MAX_KEY_NESTING {
+                return Err(EncodeError {
+                    format: Format::Json,
+                    path: crate::model::Path::root(),
+                    message: format!(
+                        "a {} map key inside {key_depth} levels of map keys that are containers: JSON writes each as escaped text, doubling its size per level, so at most {MAX_KEY_NESTING} levels are written",
+                        other.kind()
+                    ),
+                });
+            }
             let options = EncodeOptions {
                 canonical,
                 ..EncodeOptions::default()
             };
-            let bytes = encode(other, &options)?.bytes;
+            let bytes = encode_in_key(other, &options, key_depth + 1)?.bytes;
             Cow::Owned(String::from_utf8_lossy(&bytes).into_owned())
         }
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(v: &Value) -> String {
-        let e = encode(v, &EncodeOptions::default()).expect("encodable");
-        String::from_utf8(e.bytes).expect("JSON is UTF-8")
-    }
-
-    #[test]
-    fn escapes_like_serde_json() {
-        let s = "a\"b\\c\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}/é😀";
-        assert_eq!(
-            text(&Value::text(s)),
-            serde_json::to_string(s).expect("serde_json")
-        );
-        assert_eq!(
-            text(&Value::text(s)),
-            "\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001f\u{7f}/é😀\""
-        );
-    }
-
-    #[test]
-    fn floats_like_serde_json() {
-        // serde_json 1.0.154 formats f64 with zmij, which writes positive exponents as `e+20`;
-        // we write ryu's `e20` (the project's rule, and nativejson-benchmark's roundtrip27). The
-        // digits and the choice of notation are the same.
-        for x in [
-            1.0,
-            1e20,
-            1e21,
-            1e16,
-            1e15,
-            1e-7,
-            0.1,
-            -0.0,
-            5e-324,
-            f64::MAX,
-            123456789.125,
-        ] {
-            let theirs = serde_json::to_string(&x)
-                .expect("serde_json")
-                .replace("e+", "e");
-            assert_eq!(text(&Value::f64(x)), theirs);
-        }
-        assert_eq!(text(&Value::f64(1e21)), "1e21");
-        assert_eq!(
-            text(&Value::Float(crate::model::Float::f32(0.1))),
-            "0.10000000149011612"
-        );
-    }
-
-    #[test]
-    fn long_bigint_note_is_short() {
-        let digits = "12345".repeat(20);
-        let v = Value::BigInt(digits.parse().expect("digits"));
-        let e = encode(&v, &EncodeOptions::default()).expect("encodable");
-        assert_eq!(e.bytes, digits.as_bytes());
-        assert_eq!(
-            e.notes[0].message,
-            "integer 1234512345123451234512345123451234512345… (100 digits) is beyond ±2^53; \
-             JavaScript readers will round it"
-        );
-    }
-
-    #[test]
-    fn tag_names() {
-        let v = Value::Tag(1, Box::new(Value::Int(5)));
-        let e = encode(&v, &EncodeOptions::default()).expect("encodable");
-        assert_eq!(e.bytes, b"5");
-        assert_eq!(e.notes.len(), 1);
-        assert_eq!(
-            e.notes[0].message,
-            "CBOR tag 1 (epoch time) dropped; the number is written as is"
-        );
-        let v = Value::Tag(99, Box::new(Value::text("x")));
-        let e = encode(&v, &EncodeOptions::default()).expect("encodable");
-        assert_eq!(
-            e.notes[0].message,
-            "CBOR tag 99 dropped; the text is written as is"
-        );
-    }
-
-    #[test]
-    fn bad_decimal_is_an_error() {
-        let v = Value::Array(vec![Value::Decimal("1.2.3".into())]);
-        let err = encode(&v, &EncodeOptions::default()).expect_err("not a JSON number");
-        assert_eq!(err.path.to_string(), "$[0]");
-    }
-
-    #[test]
-    fn canonical_sorts_by_utf16() {
-        // U+1F600 sorts after U+FF61 by code point but before it in UTF-16 (surrogate D83D).
-        let v = Value::object([
-            ("\u{1F600}", Value::Int(1)),
-            ("\u{FF61}", Value::Int(2)),
-            ("a", Value::Int(3)),
-        ]);
-        let e = encode(
-            &v,
-            &EncodeOptions {
-                canonical: true,
-                ..EncodeOptions::default()
-            },
-        )
-        .expect("encodable");
-        assert_eq!(
-            String::from_utf8(e.bytes).expect("utf8"),
-            "{\"a\":3,\"😀\":1,\"｡\":2}"
-        );
-        e.spans
-            .validate(e.spans.nodes()[0].span.end)
-            .expect("valid spans");
-    }
-}
+#[path = "encode_tests.rs"]
+mod tests;

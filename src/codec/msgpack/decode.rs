@@ -142,6 +142,14 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             Ok(h) => h,
             Err(f) => return Err(fail(f, stack, builder)),
         };
+        if slot.node.is_some() && builder.len() >= options.limits.max_nodes {
+            let f = Fail::new(
+                ErrorKind::Limit,
+                pos,
+                crate::limits::Limits::nodes_message(options.limits.max_nodes),
+            );
+            return Err(fail(f, stack, builder));
+        }
         let mut finished: Option<(Value, usize)> = None;
         match head {
             Head::Leaf {

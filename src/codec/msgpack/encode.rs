@@ -193,20 +193,27 @@ impl Encoder {
             _ => return Err(self.too_long(&slot, "a map", len)),
         }
         let node = self.open(Kind::Map, &slot, start);
+        // Canonical order: the keys encoded once (muted) to sort by their bytes. Writing them
+        // again gives their notes; inside a muted pass (a key of a key) there are none to give,
+        // so the bytes are reused, or map keys nested in map keys would cost twice per level.
+        let mut key_bytes: Vec<Vec<u8>> = Vec::new();
         let order: Vec<usize> = if self.canonical {
-            let mut keyed = Vec::with_capacity(len);
             let was_muted = self.muted;
             self.muted = true;
-            for (i, (k, _)) in entries.iter().enumerate() {
+            for (k, _) in entries {
                 let at = self.out.len();
                 let path = self.path(&slot).child(key_path_segment(k));
                 self.value(k, Slot::Key { path })?;
-                keyed.push((self.out.split_off(at), i));
+                key_bytes.push(self.out.split_off(at));
             }
             self.muted = was_muted;
+            let mut order: Vec<usize> = (0..len).collect();
             // Stable: entries with equal keys keep their order.
-            keyed.sort_by(|a, b| a.0.cmp(&b.0));
-            keyed.into_iter().map(|(_, i)| i).collect()
+            order.sort_by(|&a, &b| key_bytes.get(a).cmp(&key_bytes.get(b)));
+            if !self.muted {
+                key_bytes.clear();
+            }
+            order
         } else {
             (0..len).collect()
         };
@@ -218,14 +225,15 @@ impl Encoder {
                 continue;
             };
             let key_start = self.out.len();
-            match k {
+            match (k, key_bytes.get(i)) {
+                (_, Some(bytes)) => self.out.extend_from_slice(bytes),
                 // A text key has no note to give and fits (the map does), so its entry path,
                 // which costs a walk up the tree, is not built.
-                Value::Text(s) if u32::try_from(s.len()).is_ok() => {
+                (Value::Text(s), None) if u32::try_from(s.len()).is_ok() => {
                     let root = Slot::Key { path: Path::root() };
                     self.text(s, &root)?;
                 }
-                _ => {
+                (_, None) => {
                     let entry_path = self.path(&slot).child(key_path_segment(k));
                     self.value(k, Slot::Key { path: entry_path })?;
                 }

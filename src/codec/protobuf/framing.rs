@@ -4,7 +4,9 @@
 //! - gRPC (and gRPC-Web) bodies: a 5-byte prefix per message, a flag byte (bit 0: compressed;
 //!   0x80: a gRPC-Web trailers frame) and a big-endian `u32` length. Compressed frames are
 //!   decompressed as gzip, bounded to [`MAX_DECOMPRESSED`] bytes and a
-//!   [`MAX_RATIO`]:1 ratio so a small body cannot expand without limit.
+//!   [`MAX_RATIO`]:1 ratio so a small body cannot expand without limit ([`split_grpc`]), or by
+//!   the caller's decompression ([`split_grpc_with`]; the capture layer passes one that draws
+//!   on the whole input's decompression budget, so many small frames cannot add up past it).
 //! - `writeDelimitedTo` streams: a varint length before each message.
 //!
 //! What this module does not do: decode the messages (hand [`Frame::data`] to a decoder; its
@@ -49,8 +51,19 @@ pub struct FramingError {
     pub frames_before: Vec<Frame>,
 }
 
-/// Splits a gRPC or gRPC-Web body into its frames.
+/// Splits a gRPC or gRPC-Web body into its frames, each compressed one bounded on its own
+/// ([`MAX_DECOMPRESSED`], [`MAX_RATIO`]).
 pub fn split_grpc(body: &[u8]) -> Result<Vec<Frame>, FramingError> {
+    split_grpc_with(body, gunzip)
+}
+
+/// [`split_grpc`], with compressed payloads decompressed by `gunzip` (the payload's bytes in,
+/// the decompressed bytes or a sentence saying why not out; the frame's error reads "frame N
+/// (at byte P) is flagged compressed but …" followed by that sentence).
+pub fn split_grpc_with(
+    body: &[u8],
+    mut gunzip: impl FnMut(&[u8]) -> Result<Vec<u8>, String>,
+) -> Result<Vec<Frame>, FramingError> {
     let mut frames = Vec::new();
     let mut pos = 0usize;
     while pos < body.len() {

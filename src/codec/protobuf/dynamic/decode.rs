@@ -219,6 +219,9 @@ struct Decoder<'a> {
     stack: Vec<Frame>,
     root: Option<Value>,
     stats: DecodeStats,
+    /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]), checked before
+    /// each field and each packed element (a map entry or an `Any` adds up to three nodes).
+    max_nodes: usize,
 }
 
 fn fail<T>(
@@ -393,6 +396,7 @@ impl<'a> Decoder<'a> {
             bytes,
             pos: 0,
             max_depth: options.limits.depth().max(1),
+            max_nodes: options.limits.max_nodes,
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             root: None,
@@ -459,6 +463,19 @@ impl<'a> Decoder<'a> {
             );
         }
         Ok(())
+    }
+
+    /// Fails at `at` when the document already has [`Decoder::max_nodes`] nodes.
+    fn check_nodes(&self, at: usize, segment: &Option<PathSegment>) -> Result<(), Failure> {
+        if self.builder.len() < self.max_nodes {
+            return Ok(());
+        }
+        fail(
+            ErrorKind::Limit,
+            at,
+            segment.clone(),
+            crate::limits::Limits::nodes_message(self.max_nodes),
+        )
     }
 
     fn varint(
@@ -1081,6 +1098,7 @@ impl<'a> Decoder<'a> {
             if top.run.as_ref().is_some_and(|r| r.number != number) {
                 self.close_run();
             }
+            self.check_nodes(pos, &None)?;
             let tag_span = Span::new(pos, after_tag);
             match info {
                 Some(info) => self.read_known(info, wire, tag_span, limit, mode)?,
@@ -1288,7 +1306,10 @@ impl<'a> Decoder<'a> {
         let wire = expected_wire(&info.kind, false);
         while p < end {
             let item_seg = Some(PathSegment::Index(items.len()));
-            let (v, s, e) = match self.field_body(wire, info.number, p, end, &item_seg) {
+            let body = self
+                .check_nodes(p, &item_seg)
+                .and_then(|()| self.field_body(wire, info.number, p, end, &item_seg));
+            let (v, s, e) = match body {
                 Ok(x) => x,
                 Err(f) => {
                     if let Some(top) = self.stack.last_mut() {

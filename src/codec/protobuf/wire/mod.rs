@@ -63,7 +63,8 @@
 //! [`Limits::max_protobuf_scan`](crate::limits::Limits) tags; once that budget is spent, the
 //! remaining LEN payloads are not tried as messages (they read as text, packed numbers or bytes).
 //! Memory: almost any byte string reads as fields (every two bytes of `xxxx` are one), so the
-//! document may have at most [`Limits::max_protobuf_nodes`](crate::limits::Limits) nodes; the
+//! document may have at most [`Limits::max_protobuf_nodes`](crate::limits::Limits) nodes (or
+//! [`Limits::max_nodes`](crate::limits::Limits), the bound of every decoder, if smaller); the
 //! field that would pass it is a [`ErrorKind::Limit`] error at its tag, the fields before it the
 //! partial document. [`decode`] builds only the chosen readings (about 240 bytes a node at the
 //! peak); [`decode_raw`] keeps every reading too (about 580).
@@ -207,8 +208,9 @@ struct Decoder<'a> {
     max_depth: usize,
     /// Tags scans may still read (see [`crate::limits::Limits::max_protobuf_scan`]).
     scan_budget: usize,
-    /// Most nodes the document may have (see [`crate::limits::Limits::max_protobuf_nodes`]).
-    max_protobuf_nodes: usize,
+    /// Most nodes the document may have, and the error message naming that limit (see
+    /// [`crate::limits::Limits::schemaless_nodes`]).
+    max_nodes: (usize, String),
     builder: SpanTreeBuilder,
     stack: Vec<Frame>,
     /// Whether the alternative readings are built and kept ([`decode_raw`]) or only the chosen
@@ -224,7 +226,7 @@ impl<'a> Decoder<'a> {
             bytes,
             max_depth: options.limits.depth().max(1),
             scan_budget: options.limits.max_protobuf_scan,
-            max_protobuf_nodes: options.limits.max_protobuf_nodes,
+            max_nodes: options.limits.schemaless_nodes(),
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             keep_readings: true,
@@ -491,15 +493,16 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// Fails when `more` nodes would take the document past [`Limits::max_protobuf_nodes`](crate::limits::Limits).
+    /// Fails when `more` nodes would take the document past its node bound
+    /// ([`crate::limits::Limits::schemaless_nodes`]).
     fn check_nodes(&self, offset: usize, more: usize) -> Result<(), Fail> {
-        if self.builder.len().saturating_add(more) <= self.max_protobuf_nodes {
+        if self.builder.len().saturating_add(more) <= self.max_nodes.0 {
             return Ok(());
         }
         Err(Fail::new(
             ErrorKind::Limit,
             offset,
-            crate::limits::Limits::nodes_message(self.max_protobuf_nodes),
+            self.max_nodes.1.clone(),
         ))
     }
 
