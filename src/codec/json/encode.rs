@@ -81,6 +81,11 @@ fn write_string(out: &mut Vec<u8>, s: &str) {
     out.reserve(s.len() + 2);
     out.push(b'"');
     let bytes = s.as_bytes();
+    if !any_escape(bytes) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut run = 0;
     let mut i = 0;
     // Eight bytes at a time up to one that needs escaping; the last few one by one.
@@ -103,6 +108,28 @@ fn write_string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(bytes.get(run..).unwrap_or_default());
     out.push(b'"');
+}
+
+/// Whether any byte of `bytes` needs escaping: whole words, the last one overlapping the one
+/// before (or, below eight bytes, padded with a letter).
+fn any_escape(bytes: &[u8]) -> bool {
+    let word = |w: &[u8]| <[u8; 8]>::try_from(w).map_or(0, |w| escapes(u64::from_le_bytes(w)));
+    if bytes.len() < 8 {
+        let mut padded = u64::from_le_bytes([b'A'; 8]);
+        for (j, &b) in bytes.iter().enumerate() {
+            let shift = 8 * j;
+            padded = (padded & !(0xff << shift)) | (u64::from(b) << shift);
+        }
+        return escapes(padded) != 0;
+    }
+    let mut chunks = bytes.chunks_exact(8);
+    if chunks.by_ref().any(|w| word(w) != 0) {
+        return true;
+    }
+    !chunks.remainder().is_empty()
+        && bytes
+            .get(bytes.len() - 8..)
+            .is_some_and(|last| word(last) != 0)
 }
 
 /// If `bytes[at]` needs escaping: writes the bytes from `run` up to it and its escape, and moves
