@@ -768,7 +768,8 @@ fn convert_one(
             None
         },
     };
-    let encoded = codec::encode(&doc.value, args.to, &options)
+    // Only the bytes and notes are used: no spans of the output.
+    let encoded = codec::encode_fast(&doc.value, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
     for note in &encoded.notes {
         eprintln!("note: {note}");

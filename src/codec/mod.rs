@@ -15,6 +15,7 @@ pub mod json;
 pub mod msgpack;
 mod note;
 pub mod protobuf;
+mod repeats;
 
 use std::fmt;
 
@@ -226,6 +227,49 @@ pub struct Encoded {
     pub notes: Vec<FidelityNote>,
 }
 
+impl Encoded {
+    /// Nothing written yet.
+    pub(crate) fn empty(format: Format) -> Encoded {
+        Encoded {
+            format,
+            bytes: Vec::new(),
+            spans: SpanTree::default(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// How a container addresses the child being encoded: what encoders without spans keep to give
+/// a note its path.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step<'v> {
+    /// An array item.
+    Index(usize),
+    /// The value of a map entry with this key.
+    Key(&'v Value),
+}
+
+impl Step<'_> {
+    /// The path segment, as [`crate::model::SpanTreeBuilder::segment_for_key`] names keys.
+    pub(crate) fn segment(self) -> crate::model::PathSegment {
+        use crate::model::PathSegment;
+        match self {
+            Step::Index(i) => PathSegment::Index(i),
+            Step::Key(Value::Text(s)) => PathSegment::Key(s.clone()),
+            Step::Key(other) => PathSegment::OtherKey(other.summary(48)),
+        }
+    }
+
+    /// The path of the steps from the root.
+    pub(crate) fn path(steps: &[Step<'_>]) -> Path {
+        let mut path = Path::root();
+        for step in steps {
+            path.push(step.segment());
+        }
+        path
+    }
+}
+
 /// Encoding failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot encode {path} as {format}: {message}")]
@@ -263,23 +307,57 @@ pub fn encode(
     format: Format,
     options: &EncodeOptions,
 ) -> Result<Encoded, EncodeError> {
-    let nesting = nesting(value);
-    if nesting <= SHALLOW {
-        return encode_here(value, format, options);
+    on_deep_stack(value, || encode_here(value, format, options))
+}
+
+/// Encodes `value` as `format` like [`encode`], without recording the spans of the output:
+/// the bytes and notes are [`encode`]'s, [`Encoded::spans`] is empty. For callers that only
+/// want the bytes (converting a file, timing an encode); JSON, MessagePack and CBOR skip the
+/// span bookkeeping (a value that gets a note or an error is encoded again with it, since notes
+/// are placed by the spans' paths), protobuf records spans and drops them.
+pub fn encode_fast(
+    value: &Value,
+    format: Format,
+    options: &EncodeOptions,
+) -> Result<Encoded, EncodeError> {
+    on_deep_stack(value, || {
+        let fast = match format {
+            Format::Json => json::encode_with(value, options, false)?,
+            Format::MessagePack => msgpack::encode_with(value, options, false)?,
+            Format::Cbor => cbor::encode_with(value, options, false)?,
+            Format::Protobuf => (protobuf::encode(value, options)?, false),
+        };
+        let mut encoded = match fast {
+            (encoded, true) => encoded,
+            (_, false) => encode_here(value, format, options)?,
+        };
+        encoded.spans = SpanTree::default();
+        Ok(encoded)
+    })
+}
+
+/// Runs `work` here, or for a value nested deeper than [`SHALLOW`] on a thread with a stack
+/// sized for it.
+fn on_deep_stack(
+    value: &Value,
+    work: impl Fn() -> Result<Encoded, EncodeError> + Sync,
+) -> Result<Encoded, EncodeError> {
+    if nesting_within(value, SHALLOW) {
+        return work();
     }
-    let stack = (1usize << 20).saturating_add(nesting.saturating_mul(STACK_PER_LEVEL));
+    let stack = (1usize << 20).saturating_add(nesting(value).saturating_mul(STACK_PER_LEVEL));
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("wirelens-encode".into())
             .stack_size(stack)
-            .spawn_scoped(scope, || encode_here(value, format, options));
+            .spawn_scoped(scope, &work);
         match worker {
             Ok(handle) => match handle.join() {
                 Ok(result) => result,
                 Err(panic) => std::panic::resume_unwind(panic),
             },
             // No thread to be had: encode here, as shallow values are.
-            Err(_) => encode_here(value, format, options),
+            Err(_) => work(),
         }
     })
 }
@@ -294,20 +372,49 @@ const STACK_PER_LEVEL: usize = 8 << 10;
 
 /// Deepest nesting of containers and tags in `value`, without recursion.
 fn nesting(value: &Value) -> usize {
+    nesting_up_to(value, usize::MAX)
+}
+
+/// Whether `value` nests no deeper than `limit`, without recursion.
+fn nesting_within(value: &Value, limit: usize) -> bool {
+    nesting_up_to(value, limit) <= limit
+}
+
+/// The nesting of `value` (the depth of its deepest node, the root at 0), or the first depth
+/// past `limit` found. Only containers and tags go on the stack: scalars, the bulk of most
+/// values, only count for the depth of their parent's items.
+fn nesting_up_to(value: &Value, limit: usize) -> usize {
+    let is_nest = |v: &Value| matches!(v, Value::Array(_) | Value::Map(_) | Value::Tag(..));
     let mut deepest = 0;
-    let mut stack = vec![(value, 0usize)];
+    let mut stack = Vec::new();
+    if is_nest(value) {
+        stack.push((value, 0usize));
+    }
     while let Some((v, d)) = stack.pop() {
-        deepest = deepest.max(d);
+        let inner = d + 1;
+        let mut children = 0usize;
+        let mut child = |c| {
+            children += 1;
+            if is_nest(c) {
+                stack.push((c, inner));
+            }
+        };
         match v {
-            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Array(items) => items.iter().for_each(&mut child),
             Value::Map(entries) => {
                 for (k, val) in entries {
-                    stack.push((k, d + 1));
-                    stack.push((val, d + 1));
+                    child(k);
+                    child(val);
                 }
             }
-            Value::Tag(_, inner) => stack.push((inner, d + 1)),
+            Value::Tag(_, inner_value) => child(inner_value),
             _ => {}
+        }
+        if children > 0 {
+            deepest = deepest.max(inner);
+        }
+        if deepest > limit {
+            return deepest;
         }
     }
     deepest
@@ -334,4 +441,61 @@ pub(crate) fn raw_field_note(raw: &RawField) -> String {
         raw.wire_type.name(),
         raw.data.len()
     )
+}
+
+#[cfg(test)]
+mod nesting_tests {
+    use super::*;
+
+    /// Every node's depth, the plain way: what [`nesting`] must agree with.
+    fn reference(value: &Value) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(value, 0usize)];
+        while let Some((v, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            match v {
+                Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+                Value::Map(entries) => {
+                    for (k, val) in entries {
+                        stack.push((k, d + 1));
+                        stack.push((val, d + 1));
+                    }
+                }
+                Value::Tag(_, inner) => stack.push((inner, d + 1)),
+                _ => {}
+            }
+        }
+        deepest
+    }
+
+    #[test]
+    fn nesting_counts_every_node() {
+        let nested = |n: usize, leaf: Value| {
+            (0..n).fold(leaf, |v, i| {
+                if i % 3 == 0 {
+                    Value::Array(vec![Value::Int(1), v])
+                } else if i % 3 == 1 {
+                    Value::Map(vec![(Value::text("k"), v)])
+                } else {
+                    Value::Tag(7, Box::new(v))
+                }
+            })
+        };
+        let cases = [
+            Value::Int(1),
+            Value::Array(vec![]),
+            Value::Array(vec![Value::Int(1)]),
+            Value::Array(vec![Value::Array(vec![])]),
+            Value::Map(vec![(Value::Array(vec![Value::Null]), Value::Int(2))]),
+            nested(5, Value::Null),
+            nested(70, Value::Array(vec![])),
+            nested(200, Value::text("x")),
+        ];
+        for v in &cases {
+            assert_eq!(nesting(v), reference(v), "{}", v.summary(60));
+            for limit in [0, 1, 3, SHALLOW] {
+                assert_eq!(nesting_within(v, limit), reference(v) <= limit);
+            }
+        }
+    }
 }

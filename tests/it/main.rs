@@ -17,6 +17,7 @@ mod cbor_conformance;
 mod cli;
 mod compare;
 mod cross_format;
+mod encode_fast;
 #[cfg(feature = "gui")]
 mod gui_app;
 #[cfg(feature = "gui")]

@@ -11,6 +11,7 @@ use crate::model::{
 };
 
 /// Writes the shortest head for `major` with argument `arg`.
+#[inline]
 pub(super) fn head(out: &mut Vec<u8>, major: u8, arg: u64) {
     let m = major << 5;
     if arg < 24 {
@@ -134,6 +135,10 @@ struct Encoder {
     shortest: bool,
     /// How many map keys we are inside: keys produce no node.
     in_key: usize,
+    /// Whether nodes are recorded; without them there are no paths for notes or errors.
+    spans: bool,
+    /// Set (without spans) at the first note: the result is to be thrown away.
+    bailed: bool,
 }
 
 /// Encodes `value` as CBOR (preferred serialization, or core deterministic encoding with
@@ -141,6 +146,17 @@ struct Encoder {
 ///
 /// Fails only for a [`Value::Decimal`] whose text is not a decimal number.
 pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    encode_with(value, options, true).map(|(encoded, _)| encoded)
+}
+
+/// Encodes `value`, with the spans of the output when `spans`. Without spans, the encoder stops
+/// recording at the first note or error and the flag returned is `false`: the caller encodes
+/// again with spans (notes and errors are placed by the paths the spans give).
+pub(crate) fn encode_with(
+    value: &Value,
+    options: &EncodeOptions,
+    spans: bool,
+) -> Result<(Encoded, bool), EncodeError> {
     let mut e = Encoder {
         out: Vec::new(),
         builder: SpanTreeBuilder::new(),
@@ -148,14 +164,23 @@ pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeE
         canonical: options.canonical,
         shortest: options.canonical || options.floats == FloatPolicy::Shortest,
         in_key: 0,
+        spans,
+        bailed: false,
     };
-    e.item(value, Slot::Root)?;
-    Ok(Encoded {
-        format: Format::Cbor,
-        bytes: e.out,
-        spans: e.builder.finish(),
-        notes: e.notes.into_vec(),
-    })
+    let result = e.item(value, Slot::Root);
+    if e.bailed || (!spans && result.is_err()) {
+        return Ok((Encoded::empty(Format::Cbor), false));
+    }
+    result?;
+    Ok((
+        Encoded {
+            format: Format::Cbor,
+            bytes: e.out,
+            spans: e.builder.finish(),
+            notes: e.notes.into_vec(),
+        },
+        true,
+    ))
 }
 
 impl Encoder {
@@ -186,7 +211,7 @@ impl Encoder {
         start: usize,
         header_end: usize,
     ) -> Option<NodeId> {
-        if self.in_key > 0 {
+        if self.in_key > 0 || !self.spans {
             return None;
         }
         let segment = self.segment(slot);
@@ -208,6 +233,10 @@ impl Encoder {
         slot: &Slot<'_>,
         message: impl FnOnce() -> String,
     ) {
+        if !self.spans {
+            self.bailed = true;
+            return;
+        }
         let path = match node {
             Some(id) => self.builder.path(id),
             None => self.path(slot),
@@ -385,7 +414,7 @@ impl Encoder {
     }
 
     fn open(&mut self, kind: Kind, slot: &Slot<'_>, start: usize) -> Option<NodeId> {
-        if self.in_key > 0 {
+        if self.in_key > 0 || !self.spans {
             return None;
         }
         let segment = self.segment(slot);
@@ -411,6 +440,25 @@ impl Encoder {
     ) -> Result<(), EncodeError> {
         head(&mut self.out, 5, entries.len() as u64);
         let node = self.open(Kind::Map, slot, start);
+        if !self.canonical && entries.iter().all(|(k, _)| matches!(k, Value::Text(_))) {
+            // Text keys repeat exactly when their text does, and are written in place.
+            let text = |i: usize| match entries.get(i) {
+                Some((Value::Text(s), _)) => s.as_bytes(),
+                _ => &[],
+            };
+            let repeated = crate::codec::repeats::repeated(entries.len(), text);
+            self.note_repeats(entries, &repeated, node, slot);
+            for (k, v) in entries {
+                let key_start = self.out.len();
+                let key = k.as_str().unwrap_or_default();
+                head(&mut self.out, 3, key.len() as u64);
+                self.out.extend_from_slice(key.as_bytes());
+                let key_span = Span::new(key_start, self.out.len());
+                self.item(v, Slot::Key(k, key_span))?;
+            }
+            self.close(node);
+            return Ok(());
+        }
         // Encode the keys first: canonical order and duplicates are decided on their bytes.
         let mut keys = Vec::with_capacity(entries.len());
         self.in_key += 1;
@@ -424,34 +472,10 @@ impl Encoder {
             }
         }
         self.in_key -= 1;
-        // Duplicates are equal key bytes: small maps compare them pairwise, larger ones sort the
-        // key indices by bytes (no hashing: SipHash was a fifth of an encode of small objects, and
-        // a weaker hash would let crafted keys collide).
-        let repeated: Vec<usize> = if keys.len() <= 16 {
-            (0..keys.len())
-                .filter(|&i| keys.iter().take(i).any(|earlier| *earlier == keys[i]))
-                .collect()
-        } else {
-            let mut by_key: Vec<usize> = (0..keys.len()).collect();
-            by_key.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
-            let mut found: Vec<usize> = by_key
-                .windows(2)
-                .filter(|w| keys[w[0]] == keys[w[1]])
-                .map(|w| w[1])
-                .collect();
-            found.sort_unstable();
-            found
-        };
-        for i in repeated {
-            let key = &entries[i].0;
-            self.note(NoteKind::DuplicateKey, node, slot, || {
-                format!(
-                    "key {} appears more than once in this map; most readers keep only one of \
-                     the entries",
-                    key.summary(48)
-                )
-            });
-        }
+        let repeated = crate::codec::repeats::repeated(keys.len(), |i| {
+            keys.get(i).map_or(&[][..], Vec::as_slice)
+        });
+        self.note_repeats(entries, &repeated, node, slot);
         let mut order: Vec<usize> = (0..entries.len()).collect();
         if self.canonical {
             order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
@@ -465,6 +489,28 @@ impl Encoder {
         }
         self.close(node);
         Ok(())
+    }
+
+    /// Notes each entry whose key repeats an earlier one (`repeated`: their indices).
+    fn note_repeats(
+        &mut self,
+        entries: &[(Value, Value)],
+        repeated: &[usize],
+        node: Option<NodeId>,
+        slot: &Slot<'_>,
+    ) {
+        for &i in repeated {
+            let Some((key, _)) = entries.get(i) else {
+                continue;
+            };
+            self.note(NoteKind::DuplicateKey, node, slot, || {
+                format!(
+                    "key {} appears more than once in this map; most readers keep only one of \
+                     the entries",
+                    key.summary(48)
+                )
+            });
+        }
     }
 
     /// A decimal literal as tag 4 `[exponent, mantissa]`, or (exponent beyond CBOR integers) the

@@ -53,6 +53,7 @@ mod encode;
 pub use decode::decode;
 pub use diag::diagnostic;
 pub use encode::encode;
+pub(crate) use encode::encode_with;
 
 /// Where a scalar's header ends and its payload starts, by the span conventions above.
 ///

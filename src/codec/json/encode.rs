@@ -1,17 +1,16 @@
 //! The JSON encoder: serde_json's output byte for byte, with spans and fidelity notes.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use base64::Engine as _;
 
 use super::scan_number;
-use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
+use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes, Step};
 use crate::model::{FloatWidth, Kind, NodeId, Segment, Span, SpanTreeBuilder, Value};
 
 /// Encodes `value`; see the module docs of [`super`].
 pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
-    encode_in_key(value, options, 0)
+    encode_with(value, options, true).map(|(encoded, _)| encoded)
 }
 
 /// How deep container map keys may nest in container map keys. Each such key is written as the
@@ -20,12 +19,23 @@ pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, 
 /// would be 2^36 bytes). Three levels cost at most eightfold.
 const MAX_KEY_NESTING: usize = 3;
 
-/// [`encode`] of a value that is the map key of `key_depth` enclosing maps.
+/// Encodes `value`, with the spans of the output when `spans`. The flag returned is `true`: the
+/// JSON encoder places notes without spans too (the MessagePack and CBOR ones give up instead).
+pub(crate) fn encode_with(
+    value: &Value,
+    options: &EncodeOptions,
+    spans: bool,
+) -> Result<(Encoded, bool), EncodeError> {
+    encode_in_key(value, options, spans, 0)
+}
+
+/// [`encode_with`] of a value that is the map key of `key_depth` enclosing maps.
 fn encode_in_key(
     value: &Value,
     options: &EncodeOptions,
+    spans: bool,
     key_depth: usize,
-) -> Result<Encoded, EncodeError> {
+) -> Result<(Encoded, bool), EncodeError> {
     let mut e = Encoder {
         out: Vec::new(),
         builder: SpanTreeBuilder::new(),
@@ -34,17 +44,22 @@ fn encode_in_key(
         pretty: options.pretty,
         level: 0,
         key_depth,
+        spans,
+        trail: Vec::new(),
     };
     e.value(value, Segment::Root, None)?;
-    Ok(Encoded {
-        format: Format::Json,
-        bytes: e.out,
-        spans: e.builder.finish(),
-        notes: e.notes.into_vec(),
-    })
+    Ok((
+        Encoded {
+            format: Format::Json,
+            bytes: e.out,
+            spans: e.builder.finish(),
+            notes: e.notes.into_vec(),
+        },
+        true,
+    ))
 }
 
-struct Encoder {
+struct Encoder<'v> {
     out: Vec<u8>,
     builder: SpanTreeBuilder,
     notes: Notes,
@@ -54,6 +69,10 @@ struct Encoder {
     level: usize,
     /// How many container map keys enclose this encoding (see [`MAX_KEY_NESTING`]).
     key_depth: usize,
+    /// Whether nodes are recorded; without them, notes and errors take their path from `trail`.
+    spans: bool,
+    /// Without spans: the steps from the root to the value being written.
+    trail: Vec<Step<'v>>,
 }
 
 /// How characters are written inside a string: 0 as is, else the escape letter (`u` for `\u00XX`).
@@ -78,27 +97,99 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Appends `s` as a quoted JSON string, escaped as serde_json does.
 fn write_string(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
     out.push(b'"');
     let bytes = s.as_bytes();
+    if !any_escape(bytes) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut run = 0;
-    for (i, &c) in bytes.iter().enumerate() {
-        let esc = ESCAPE[usize::from(c)];
-        if esc == 0 {
+    let mut i = 0;
+    // Eight bytes at a time up to one that needs escaping; the last few one by one.
+    while let Some(word) = bytes
+        .get(i..i + 8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+    {
+        let mask = escapes(u64::from_le_bytes(word));
+        if mask == 0 {
+            i += 8;
             continue;
         }
-        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
-        run = i + 1;
-        if esc == b'u' {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(c >> 4)]);
-            out.push(HEX[usize::from(c & 0xf)]);
-        } else {
-            out.push(b'\\');
-            out.push(esc);
-        }
+        i += (mask.trailing_zeros() / 8) as usize;
+        escape_at(out, bytes, &mut run, i);
+        i += 1;
+    }
+    while i < bytes.len() {
+        escape_at(out, bytes, &mut run, i);
+        i += 1;
     }
     out.extend_from_slice(bytes.get(run..).unwrap_or_default());
     out.push(b'"');
+}
+
+/// Whether any byte of `bytes` needs escaping: whole words, the last one overlapping the one
+/// before (or, below eight bytes, padded with a letter).
+fn any_escape(bytes: &[u8]) -> bool {
+    let word = |w: &[u8]| <[u8; 8]>::try_from(w).map_or(0, |w| escapes(u64::from_le_bytes(w)));
+    if bytes.len() < 8 {
+        let mut padded = u64::from_le_bytes([b'A'; 8]);
+        for (j, &b) in bytes.iter().enumerate() {
+            let shift = 8 * j;
+            padded = (padded & !(0xff << shift)) | (u64::from(b) << shift);
+        }
+        return escapes(padded) != 0;
+    }
+    let mut chunks = bytes.chunks_exact(8);
+    if chunks.by_ref().any(|w| word(w) != 0) {
+        return true;
+    }
+    !chunks.remainder().is_empty()
+        && bytes
+            .get(bytes.len() - 8..)
+            .is_some_and(|last| word(last) != 0)
+}
+
+/// If `bytes[at]` needs escaping: writes the bytes from `run` up to it and its escape, and moves
+/// `run` past it.
+#[inline]
+fn escape_at(out: &mut Vec<u8>, bytes: &[u8], run: &mut usize, at: usize) {
+    let Some(&c) = bytes.get(at) else {
+        return;
+    };
+    let esc = ESCAPE[usize::from(c)];
+    if esc == 0 {
+        return;
+    }
+    out.extend_from_slice(bytes.get(*run..at).unwrap_or_default());
+    *run = at + 1;
+    if esc == b'u' {
+        out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(c >> 4)],
+            HEX[usize::from(c & 0xf)],
+        ]);
+    } else {
+        out.extend_from_slice(&[b'\\', esc]);
+    }
+}
+
+/// The high bit of each byte of `word` that is below 0x20, a quote or a backslash (the bytes
+/// [`ESCAPE`] marks), and no other bit: no carry crosses from one byte into the next.
+fn escapes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // Per byte: (b & 0x7f) + 0x7f sets the high bit unless the low seven bits are zero; or-ing
+    // `b` sets it for bytes with their own high bit. Zero bytes are those left clear.
+    let zero = |x: u64| !(((x & LOW).wrapping_add(LOW)) | x) & HIGH;
+    // Per byte: (b & 0x7f) + 0x60 has its high bit set unless b & 0x7f < 0x20.
+    let below_space = !(((word & LOW).wrapping_add(ONES * 0x60)) | word) & HIGH;
+    below_space | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')))
 }
 
 /// Appends the decimal digits of `n` (no allocation for the 64-bit range).
@@ -156,7 +247,43 @@ fn noun(v: &Value) -> &'static str {
 
 const TWO_POW_53: u128 = 1 << 53;
 
-impl Encoder {
+impl<'v> Encoder<'v> {
+    /// Records a note on node `id` (without spans: on the value being written).
+    fn note(&mut self, kind: NoteKind, id: NodeId, message: impl FnOnce() -> String) {
+        let path = self.error_path(id);
+        self.notes.add(kind, path, message);
+    }
+
+    /// The path of node `id` (without spans: of the value being written).
+    fn error_path(&self, id: NodeId) -> crate::model::Path {
+        if self.spans {
+            self.builder.path(id)
+        } else {
+            Step::path(&self.trail)
+        }
+    }
+
+    fn open(
+        &mut self,
+        kind: Kind,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+        header_end: usize,
+    ) -> NodeId {
+        if self.spans {
+            self.builder.open(kind, segment, key, start, header_end)
+        } else {
+            NodeId(0)
+        }
+    }
+
+    fn close(&mut self, payload_end: usize, end: usize) {
+        if self.spans {
+            self.builder.close(payload_end, end);
+        }
+    }
+
     /// Adds a scalar node for the bytes from `start` to the end of the output.
     fn leaf(
         &mut self,
@@ -175,6 +302,9 @@ impl Encoder {
         } else {
             (start, Span::new(start, end))
         };
+        if !self.spans {
+            return NodeId(0);
+        }
         self.builder.leaf(
             kind,
             segment,
@@ -201,7 +331,7 @@ impl Encoder {
     /// Writes one value as the item `segment` of the current container; returns its node.
     fn value(
         &mut self,
-        v: &Value,
+        v: &'v Value,
         segment: Segment,
         key: Option<Span>,
     ) -> Result<NodeId, EncodeError> {
@@ -214,8 +344,7 @@ impl Encoder {
             Value::Undefined | Value::Simple(_) => {
                 self.out.extend_from_slice(b"null");
                 let id = self.leaf(Kind::Null, segment, key, start, false);
-                let path = self.builder.path(id);
-                self.notes.add(NoteKind::SimpleAsNull, path, || match v {
+                self.note(NoteKind::SimpleAsNull, id, || match v {
                     Value::Simple(n) => format!("CBOR simple value {n} written as null"),
                     _ => "CBOR undefined written as null".to_string(),
                 });
@@ -231,8 +360,7 @@ impl Encoder {
                 write_int(&mut self.out, n);
                 let id = self.leaf(Kind::Int, segment, key, start, false);
                 if n.unsigned_abs() > TWO_POW_53 {
-                    let path = self.builder.path(id);
-                    self.notes.add(NoteKind::IntegerPrecision, path, || {
+                    self.note(NoteKind::IntegerPrecision, id, || {
                         format!("integer {n} is beyond ±2^53; JavaScript readers will round it")
                     });
                 }
@@ -242,8 +370,7 @@ impl Encoder {
                 let text = n.to_string();
                 self.out.extend_from_slice(text.as_bytes());
                 let id = self.leaf(Kind::Int, segment, key, start, false);
-                let path = self.builder.path(id);
-                self.notes.add(NoteKind::IntegerPrecision, path, || {
+                self.note(NoteKind::IntegerPrecision, id, || {
                     // A literal of thousands of digits is named by its start and length.
                     let shown = match text.get(..40) {
                         Some(head) if text.len() > 48 => {
@@ -262,9 +389,8 @@ impl Encoder {
                         .extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
                     let id = self.leaf(Kind::Float(FloatWidth::F64), segment, key, start, false);
                     if f.width != FloatWidth::F64 {
-                        let path = self.builder.path(id);
                         let bits = f.width.bits();
-                        self.notes.add(NoteKind::FloatWidth, path, || {
+                        self.note(NoteKind::FloatWidth, id, || {
                             // Name the number as its own width would print it (float32 0.1, not
                             // 0.10000000149011612, which is what the JSON text shows).
                             let shown = match f.width {
@@ -279,8 +405,7 @@ impl Encoder {
                 } else {
                     self.out.extend_from_slice(b"null");
                     let id = self.leaf(Kind::Null, segment, key, start, false);
-                    let path = self.builder.path(id);
-                    self.notes.add(NoteKind::NonFinite, path, || {
+                    self.note(NoteKind::NonFinite, id, || {
                         format!(
                             "{} written as null; JSON has no NaN or Infinity",
                             crate::model::format_float(x)
@@ -296,7 +421,7 @@ impl Encoder {
                     let id = self.leaf(Kind::Decimal, segment, key, start, false);
                     return Err(EncodeError {
                         format: Format::Json,
-                        path: self.builder.path(id),
+                        path: self.error_path(id),
                         message: format!("the decimal {d:?} is not a JSON number literal"),
                     });
                 }
@@ -310,9 +435,8 @@ impl Encoder {
                     segment,
                     key,
                 );
-                let path = self.builder.path(id);
                 let n = b.len();
-                self.notes.add(NoteKind::BytesAsBase64, path, || {
+                self.note(NoteKind::BytesAsBase64, id, || {
                     format!("byte string of {n} bytes written as base64 text")
                 });
                 id
@@ -323,8 +447,7 @@ impl Encoder {
                     segment,
                     key,
                 );
-                let path = self.builder.path(id);
-                self.notes.add(NoteKind::RawField, path, || {
+                self.note(NoteKind::RawField, id, || {
                     format!(
                         "{} (written as base64 text)",
                         crate::codec::raw_field_note(raw)
@@ -338,9 +461,8 @@ impl Encoder {
                     segment,
                     key,
                 );
-                let path = self.builder.path(id);
                 let (t, n) = (*t, d.len());
-                self.notes.add(NoteKind::ExtDropped, path, || {
+                self.note(NoteKind::ExtDropped, id, || {
                     format!("MessagePack ext type {t} dropped; its {n} data bytes are written as base64 text")
                 });
                 id
@@ -348,17 +470,15 @@ impl Encoder {
             Value::Timestamp(ts) => {
                 let text = ts.to_rfc3339();
                 let id = self.text_leaf(&text, segment, key);
-                let path = self.builder.path(id);
-                self.notes.add(NoteKind::TimestampAsText, path, || {
+                self.note(NoteKind::TimestampAsText, id, || {
                     format!("timestamp {text} written as RFC 3339 text")
                 });
                 id
             }
             Value::Tag(t, inner) => {
                 let id = self.value(inner, segment, key)?;
-                let path = self.builder.path(id);
                 let t = *t;
-                self.notes.add(NoteKind::TagDropped, path, || {
+                self.note(NoteKind::TagDropped, id, || {
                     let name = tag_name(t).map(|n| format!(" ({n})")).unwrap_or_default();
                     format!(
                         "CBOR tag {t}{name} dropped; the {} is written as is",
@@ -369,9 +489,7 @@ impl Encoder {
             }
             Value::Array(items) => {
                 self.out.push(b'[');
-                let id = self
-                    .builder
-                    .open(Kind::Array, segment, key, start, start + 1);
+                let id = self.open(Kind::Array, segment, key, start, start + 1);
                 if !items.is_empty() {
                     self.level += 1;
                     for (i, item) in items.iter().enumerate() {
@@ -381,11 +499,17 @@ impl Encoder {
                         if self.pretty {
                             self.newline();
                         }
+                        if !self.spans {
+                            self.trail.push(Step::Index(i));
+                        }
                         self.value(
                             item,
                             Segment::Index(u32::try_from(i).unwrap_or(u32::MAX)),
                             None,
                         )?;
+                        if !self.spans {
+                            self.trail.pop();
+                        }
                     }
                     self.level -= 1;
                     if self.pretty {
@@ -394,7 +518,7 @@ impl Encoder {
                 }
                 let close = self.out.len();
                 self.out.push(b']');
-                self.builder.close(close, close + 1);
+                self.close(close, close + 1);
                 id
             }
             Value::Map(entries) => self.map(entries, segment, key, start)?,
@@ -405,18 +529,18 @@ impl Encoder {
     /// Writes a map: keys converted to text, sorted when canonical, duplicates noted.
     fn map(
         &mut self,
-        entries: &[(Value, Value)],
+        entries: &'v [(Value, Value)],
         segment: Segment,
         key: Option<Span>,
         start: usize,
     ) -> Result<NodeId, EncodeError> {
         self.out.push(b'{');
-        let id = self.builder.open(Kind::Map, segment, key, start, start + 1);
+        let id = self.open(Kind::Map, segment, key, start, start + 1);
         let mut list = Vec::with_capacity(entries.len());
         for (k, v) in entries {
             let text = key_text(k, self.canonical, self.key_depth).map_err(|mut e| {
                 if e.path.is_root() {
-                    e.path = self.builder.path(id);
+                    e.path = self.error_path(id);
                 }
                 e
             })?;
@@ -425,24 +549,14 @@ impl Encoder {
         if self.canonical {
             list.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
         }
-        if list.len() > 1 {
-            // Small maps compare their keys pairwise; hashing costs more than that.
-            let dup = if list.len() <= 16 {
-                list.iter()
-                    .enumerate()
-                    .find(|(i, (t, _, _))| list.iter().take(*i).any(|(u, _, _)| u == t))
-                    .map(|(_, entry)| entry)
-            } else {
-                let mut seen = HashSet::with_capacity(list.len());
-                list.iter().find(|(t, _, _)| !seen.insert(t.as_ref()))
-            };
-            if let Some(dup) = dup {
-                let text = dup.0.to_string();
-                let path = self.builder.path(id);
-                self.notes.add(NoteKind::DuplicateKey, path, || {
-                    format!("key {text:?} appears more than once in this map; most readers keep only one of the entries")
-                });
-            }
+        let repeats = crate::codec::repeats::repeated(list.len(), |i| {
+            list.get(i).map_or(&[][..], |(text, _, _)| text.as_bytes())
+        });
+        if let Some(dup) = repeats.first().and_then(|&i| list.get(i)) {
+            let text = dup.0.to_string();
+            self.note(NoteKind::DuplicateKey, id, || {
+                format!("key {text:?} appears more than once in this map; most readers keep only one of the entries")
+            });
         }
         if !list.is_empty() {
             self.level += 1;
@@ -460,15 +574,22 @@ impl Encoder {
                 if self.pretty {
                     self.out.push(b' ');
                 }
-                let seg = self.builder.segment_for_key(k);
+                let seg = if self.spans {
+                    self.builder.segment_for_key(k)
+                } else {
+                    self.trail.push(Step::Key(k));
+                    Segment::Root
+                };
                 let child = self.value(v, seg, Some(key_span))?;
                 if !matches!(k, Value::Text(_)) {
-                    let path = self.builder.path(child);
                     let summary = k.summary(48);
                     let kind = k.kind();
-                    self.notes.add(NoteKind::NonTextKey, path, || {
+                    self.note(NoteKind::NonTextKey, child, || {
                         format!("{kind} map key {summary} written as the string {text:?}")
                     });
+                }
+                if !self.spans {
+                    self.trail.pop();
                 }
             }
             self.level -= 1;
@@ -478,7 +599,7 @@ impl Encoder {
         }
         let close = self.out.len();
         self.out.push(b'}');
-        self.builder.close(close, close + 1);
+        self.close(close, close + 1);
         Ok(id)
     }
 }
@@ -513,7 +634,9 @@ fn key_text(k: &Value, canonical: bool, key_depth: usize) -> Result<Cow<'_, str>
                 canonical,
                 ..EncodeOptions::default()
             };
-            let bytes = encode_in_key(other, &options, key_depth + 1)?.bytes;
+            let bytes = encode_in_key(other, &options, false, key_depth + 1)?
+                .0
+                .bytes;
             Cow::Owned(String::from_utf8_lossy(&bytes).into_owned())
         }
     })

@@ -30,6 +30,7 @@
 
 mod decode;
 mod encode;
+pub(crate) use encode::encode_with;
 
 use super::{DecodeError, DecodeOptions, Document, EncodeError, EncodeOptions, Encoded};
 use crate::model::{Float, Value};

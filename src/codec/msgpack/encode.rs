@@ -2,12 +2,11 @@
 
 use std::collections::HashSet;
 
-use super::{key_path_segment, parse_timestamp, TIMESTAMP_EXT};
-use crate::codec::raw_field_note;
+use super::{epoch_float, key_path_segment, parse_timestamp, timestamp_data, TIMESTAMP_EXT};
+use crate::codec::{raw_field_note, Step};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
 use crate::model::{
-    format_float, Float, FloatWidth, Kind, Path, PathSegment, Segment, Span, SpanTreeBuilder,
-    Timestamp, Value,
+    format_float, Float, FloatWidth, Kind, Path, Segment, Span, SpanTreeBuilder, Timestamp, Value,
 };
 
 /// Encodes `value` as MessagePack, with the spans of every node and notes for what MessagePack
@@ -17,6 +16,17 @@ use crate::model::{
 /// An [`EncodeError`] when a string, byte string, ext, array or map is longer than MessagePack's
 /// 2^32 − 1 limit.
 pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    encode_with(value, options, true).map(|(encoded, _)| encoded)
+}
+
+/// Encodes `value`, with the spans of the output when `spans`. Without spans, the encoder stops
+/// recording at the first note or error and the flag returned is `false`: the caller encodes
+/// again with spans (notes and errors are placed by the paths the spans give).
+pub(crate) fn encode_with(
+    value: &Value,
+    options: &EncodeOptions,
+    spans: bool,
+) -> Result<(Encoded, bool), EncodeError> {
     let mut enc = Encoder {
         out: Vec::new(),
         builder: SpanTreeBuilder::new(),
@@ -28,32 +38,41 @@ pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeE
             options.floats
         },
         muted: false,
+        spans,
+        bailed: false,
     };
-    enc.value(
+    let result = enc.value(
         value,
         Slot::Node {
             segment: Segment::Root,
             key: None,
-            path: None,
+            step: None,
         },
-    )?;
-    Ok(Encoded {
-        format: Format::MessagePack,
-        bytes: enc.out,
-        spans: enc.builder.finish(),
-        notes: enc.notes.into_vec(),
-    })
+    );
+    if enc.bailed || (!spans && result.is_err()) {
+        return Ok((Encoded::empty(Format::MessagePack), false));
+    }
+    result?;
+    Ok((
+        Encoded {
+            format: Format::MessagePack,
+            bytes: enc.out,
+            spans: enc.builder.finish(),
+            notes: enc.notes.into_vec(),
+        },
+        true,
+    ))
 }
 
 /// How the value being written is placed.
 #[derive(Clone)]
-enum Slot {
-    /// It gets a node: its segment, the bytes of its map key, and its own path segment (`None`
-    /// for the root).
+enum Slot<'v> {
+    /// It gets a node: its segment, the bytes of its map key, and how its parent addresses it
+    /// (`None` for the root).
     Node {
         segment: Segment,
         key: Option<Span>,
-        path: Option<PathSegment>,
+        step: Option<Step<'v>>,
     },
     /// It is (part of) a map key: no node. Notes go to `path`, the entry's path.
     Key { path: Path },
@@ -67,6 +86,10 @@ struct Encoder {
     floats: FloatPolicy,
     /// Set while keys are encoded only to sort them, so their notes are not counted twice.
     muted: bool,
+    /// Whether nodes are recorded; without them there are no paths for notes or errors.
+    spans: bool,
+    /// Set (without spans) at the first note: the result is to be thrown away.
+    bailed: bool,
 }
 
 /// What was written for a scalar: the node kind, the header end and the payload start.
@@ -78,12 +101,12 @@ struct Written {
 
 impl Encoder {
     /// The path of the value in `slot`.
-    fn path(&self, slot: &Slot) -> Path {
+    fn path(&self, slot: &Slot<'_>) -> Path {
         match slot {
-            Slot::Node { path, .. } => {
+            Slot::Node { step, .. } => {
                 let mut p = self.builder.current_path();
-                if let Some(seg) = path {
-                    p.push(seg.clone());
+                if let Some(step) = step {
+                    p.push(step.segment());
                 }
                 p
             }
@@ -91,14 +114,16 @@ impl Encoder {
         }
     }
 
-    fn note(&mut self, kind: NoteKind, slot: &Slot, message: impl FnOnce() -> String) {
-        if !self.muted {
+    fn note(&mut self, kind: NoteKind, slot: &Slot<'_>, message: impl FnOnce() -> String) {
+        if !self.spans {
+            self.bailed = true;
+        } else if !self.muted {
             let path = self.path(slot);
             self.notes.add(kind, path, message);
         }
     }
 
-    fn too_long(&self, slot: &Slot, what: &str, len: usize) -> EncodeError {
+    fn too_long(&self, slot: &Slot<'_>, what: &str, len: usize) -> EncodeError {
         EncodeError {
             format: Format::MessagePack,
             path: self.path(slot),
@@ -113,7 +138,7 @@ impl Encoder {
     }
 
     /// Writes any value; containers recurse.
-    fn value(&mut self, v: &Value, slot: Slot) -> Result<(), EncodeError> {
+    fn value<'v>(&mut self, v: &'v Value, slot: Slot<'v>) -> Result<(), EncodeError> {
         match v {
             Value::Array(items) => self.array(items, slot),
             Value::Map(entries) => self.map(entries, slot),
@@ -121,7 +146,7 @@ impl Encoder {
             scalar => {
                 let start = self.out.len();
                 let w = self.scalar(scalar, &slot)?;
-                if let Slot::Node { segment, key, .. } = slot {
+                if let (Slot::Node { segment, key, .. }, true) = (slot, self.spans) {
                     let end = self.out.len();
                     self.builder.leaf(
                         w.kind,
@@ -138,7 +163,7 @@ impl Encoder {
     }
 
     /// A CBOR tag: date-times become timestamps, anything else is written without its tag.
-    fn tag(&mut self, tag: u64, inner: &Value, slot: Slot) -> Result<(), EncodeError> {
+    fn tag<'v>(&mut self, tag: u64, inner: &'v Value, slot: Slot<'v>) -> Result<(), EncodeError> {
         let ts = match (tag, inner) {
             (0, Value::Text(s)) => Timestamp::parse_rfc3339(s),
             (1, Value::Int(n)) => i64::try_from(*n)
@@ -161,7 +186,7 @@ impl Encoder {
         }
     }
 
-    fn array(&mut self, items: &[Value], slot: Slot) -> Result<(), EncodeError> {
+    fn array<'v>(&mut self, items: &'v [Value], slot: Slot<'v>) -> Result<(), EncodeError> {
         let start = self.out.len();
         let len = items.len();
         match len {
@@ -172,18 +197,21 @@ impl Encoder {
         }
         let node = self.open(Kind::Array, &slot, start);
         for (i, item) in items.iter().enumerate() {
-            let child =
-                self.child_slot(&slot, node, Segment::Index(i as u32), PathSegment::Index(i));
+            let child = self.child_slot(&slot, node, Segment::Index(i as u32), Step::Index(i));
             self.value(item, child)?;
         }
-        if node {
+        if node && self.spans {
             let end = self.out.len();
             self.builder.close(end, end);
         }
         Ok(())
     }
 
-    fn map(&mut self, entries: &[(Value, Value)], slot: Slot) -> Result<(), EncodeError> {
+    fn map<'v>(
+        &mut self,
+        entries: &'v [(Value, Value)],
+        slot: Slot<'v>,
+    ) -> Result<(), EncodeError> {
         let start = self.out.len();
         let len = entries.len();
         match len {
@@ -217,10 +245,23 @@ impl Encoder {
         } else {
             (0..len).collect()
         };
-        // Small maps compare key bytes in place; only larger ones pay for a set.
+        // Text keys repeat exactly when their text does: found up front, without their bytes.
+        // Other keys are compared by their bytes as they are written: small maps in place, larger
+        // ones through a set.
+        let all_text = entries.iter().all(|(k, _)| matches!(k, Value::Text(_)));
+        let text_repeats = if all_text {
+            let text = |i: usize| match order.get(i).and_then(|&e| entries.get(e)) {
+                Some((Value::Text(s), _)) => s.as_bytes(),
+                _ => &[],
+            };
+            crate::codec::repeats::repeated(len, text)
+        } else {
+            Vec::new()
+        };
+        let mut next_repeat = text_repeats.iter().copied().peekable();
         let mut seen: HashSet<Vec<u8>> = HashSet::new();
         let mut small: Vec<Span> = Vec::new();
-        for i in order {
+        for (position, i) in order.into_iter().enumerate() {
             let Some((k, v)) = entries.get(i) else {
                 continue;
             };
@@ -241,7 +282,20 @@ impl Encoder {
             let key_span = Span::new(key_start, self.out.len());
             // Equal keys encode to equal bytes, and keys that differ in the value but not in the
             // bytes (nil from null and undefined) repeat for every reader too.
-            if let Some(key_bytes) = self.out.get(key_start..) {
+            if all_text && next_repeat.next_if_eq(&position).is_some() {
+                self.note(NoteKind::DuplicateKey, &slot, || {
+                    format!(
+                        "key {} appears more than once in this map; every entry is written, most readers keep only one",
+                        k.summary(40)
+                    )
+                });
+            }
+            let key_bytes = if all_text {
+                None
+            } else {
+                self.out.get(key_start..)
+            };
+            if let Some(key_bytes) = key_bytes {
                 let repeated = if len <= 16 {
                     let out = &self.out;
                     let again = small.iter().any(|s| out.get(s.range()) == Some(key_bytes));
@@ -260,11 +314,15 @@ impl Encoder {
                 }
             }
             let child = if node {
-                let segment = self.builder.segment_for_key(k);
+                let segment = if self.spans {
+                    self.builder.segment_for_key(k)
+                } else {
+                    Segment::Root
+                };
                 Slot::Node {
                     segment,
                     key: Some(key_span),
-                    path: Some(key_path_segment(k)),
+                    step: Some(Step::Key(k)),
                 }
             } else {
                 Slot::Key {
@@ -273,7 +331,7 @@ impl Encoder {
             };
             self.value(v, child)?;
         }
-        if node {
+        if node && self.spans {
             let end = self.out.len();
             self.builder.close(end, end);
         }
@@ -282,11 +340,13 @@ impl Encoder {
 
     /// Opens a container node for a value in `slot` whose header started at `start`; whether it
     /// got a node.
-    fn open(&mut self, kind: Kind, slot: &Slot, start: usize) -> bool {
+    fn open(&mut self, kind: Kind, slot: &Slot<'_>, start: usize) -> bool {
         match slot {
             Slot::Node { segment, key, .. } => {
-                let header_end = self.out.len();
-                self.builder.open(kind, *segment, *key, start, header_end);
+                if self.spans {
+                    let header_end = self.out.len();
+                    self.builder.open(kind, *segment, *key, start, header_end);
+                }
                 true
             }
             Slot::Key { .. } => false,
@@ -294,22 +354,28 @@ impl Encoder {
     }
 
     /// The slot of an array item of the container in `parent` (which has a node when `node`).
-    fn child_slot(&self, parent: &Slot, node: bool, segment: Segment, path: PathSegment) -> Slot {
+    fn child_slot<'v>(
+        &self,
+        parent: &Slot<'v>,
+        node: bool,
+        segment: Segment,
+        step: Step<'v>,
+    ) -> Slot<'v> {
         if node {
             Slot::Node {
                 segment,
                 key: None,
-                path: Some(path),
+                step: Some(step),
             }
         } else {
             Slot::Key {
-                path: self.path(parent).child(path),
+                path: self.path(parent).child(step.segment()),
             }
         }
     }
 
     /// Writes a scalar (anything but arrays, maps and tags).
-    fn scalar(&mut self, v: &Value, slot: &Slot) -> Result<Written, EncodeError> {
+    fn scalar(&mut self, v: &Value, slot: &Slot<'_>) -> Result<Written, EncodeError> {
         let start = self.out.len();
         // A scalar whose value lives in its marker byte.
         let marker_only = |this: &mut Encoder, byte: u8, kind: Kind| {
@@ -450,14 +516,14 @@ impl Encoder {
         }
     }
 
-    fn int_as_text(&mut self, digits: &str, slot: &Slot) -> Result<Written, EncodeError> {
+    fn int_as_text(&mut self, digits: &str, slot: &Slot<'_>) -> Result<Written, EncodeError> {
         self.note(NoteKind::IntegerRange, slot, || {
             format!("integer {digits} does not fit MessagePack's 64-bit integers; written as text")
         });
         self.text(digits, slot)
     }
 
-    fn text(&mut self, s: &str, slot: &Slot) -> Result<Written, EncodeError> {
+    fn text(&mut self, s: &str, slot: &Slot<'_>) -> Result<Written, EncodeError> {
         let len = s.len();
         match len {
             0..=31 => self.out.push(0xa0 | len as u8),
@@ -475,7 +541,7 @@ impl Encoder {
         })
     }
 
-    fn float(&mut self, f: Float, slot: &Slot) -> Written {
+    fn float(&mut self, f: Float, slot: &Slot<'_>) -> Written {
         let narrow = match self.floats {
             FloatPolicy::Shortest => FloatWidth::F32.holds(f.value),
             FloatPolicy::Keep => {
@@ -514,7 +580,7 @@ impl Encoder {
         }
     }
 
-    fn decimal(&mut self, d: &str, slot: &Slot) -> Result<Written, EncodeError> {
+    fn decimal(&mut self, d: &str, slot: &Slot<'_>) -> Result<Written, EncodeError> {
         let Ok(v) = d.parse::<f64>() else {
             self.note(NoteKind::DecimalRounded, slot, || {
                 format!("decimal {d} could not be read as a number; written as text")
@@ -538,7 +604,13 @@ impl Encoder {
         Ok(self.write_float(v, narrow))
     }
 
-    fn ext(&mut self, t: i8, data: &[u8], kind: Kind, slot: &Slot) -> Result<Written, EncodeError> {
+    fn ext(
+        &mut self,
+        t: i8,
+        data: &[u8],
+        kind: Kind,
+        slot: &Slot<'_>,
+    ) -> Result<Written, EncodeError> {
         let len = data.len();
         match len {
             1 => self.out.push(0xd4),
@@ -560,39 +632,4 @@ impl Encoder {
             payload_start: header_end,
         })
     }
-}
-
-/// The data bytes of a timestamp in its smallest form.
-fn timestamp_data(ts: Timestamp) -> Vec<u8> {
-    let secs = ts.seconds;
-    if ts.nanos == 0 && (0..1 << 32).contains(&secs) {
-        (secs as u32).to_be_bytes().to_vec()
-    } else if (0..1 << 34).contains(&secs) && ts.nanos < 1 << 30 {
-        ((u64::from(ts.nanos) << 34) | secs as u64)
-            .to_be_bytes()
-            .to_vec()
-    } else {
-        let mut d = ts.nanos.to_be_bytes().to_vec();
-        d.extend_from_slice(&secs.to_be_bytes());
-        d
-    }
-}
-
-/// A timestamp from float epoch seconds (CBOR tag 1), if it is finite and in range.
-fn epoch_float(v: f64) -> Option<Timestamp> {
-    if !v.is_finite() {
-        return None;
-    }
-    let floor = v.floor();
-    // i64 covers ±9.2e18; stay well inside so the cast is exact.
-    if !(-9.0e18..9.0e18).contains(&floor) {
-        return None;
-    }
-    let mut seconds = floor as i64;
-    let mut nanos = ((v - floor) * 1e9).round() as u32;
-    if nanos >= 1_000_000_000 {
-        seconds += 1;
-        nanos -= 1_000_000_000;
-    }
-    Some(Timestamp { seconds, nanos })
 }

@@ -48,6 +48,7 @@ mod encode;
 
 pub use decode::decode;
 pub use encode::encode;
+pub(crate) use encode::encode_with;
 
 use crate::model::{PathSegment, Timestamp, Value};
 
@@ -86,6 +87,41 @@ fn parse_timestamp(data: &[u8]) -> Option<Timestamp> {
         _ => return None,
     };
     (ts.nanos <= 999_999_999).then_some(ts)
+}
+
+/// The data bytes of a timestamp in its smallest form.
+pub(super) fn timestamp_data(ts: Timestamp) -> Vec<u8> {
+    let secs = ts.seconds;
+    if ts.nanos == 0 && (0..1 << 32).contains(&secs) {
+        (secs as u32).to_be_bytes().to_vec()
+    } else if (0..1 << 34).contains(&secs) && ts.nanos < 1 << 30 {
+        ((u64::from(ts.nanos) << 34) | secs as u64)
+            .to_be_bytes()
+            .to_vec()
+    } else {
+        let mut d = ts.nanos.to_be_bytes().to_vec();
+        d.extend_from_slice(&secs.to_be_bytes());
+        d
+    }
+}
+
+/// A timestamp from float epoch seconds (CBOR tag 1), if it is finite and in range.
+pub(super) fn epoch_float(v: f64) -> Option<Timestamp> {
+    if !v.is_finite() {
+        return None;
+    }
+    let floor = v.floor();
+    // i64 covers ±9.2e18; stay well inside so the cast is exact.
+    if !(-9.0e18..9.0e18).contains(&floor) {
+        return None;
+    }
+    let mut seconds = floor as i64;
+    let mut nanos = ((v - floor) * 1e9).round() as u32;
+    if nanos >= 1_000_000_000 {
+        seconds += 1;
+        nanos -= 1_000_000_000;
+    }
+    Some(Timestamp { seconds, nanos })
 }
 
 #[cfg(test)]
