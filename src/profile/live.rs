@@ -63,7 +63,7 @@ impl Live {
                 if let Some(i) = self.running.iter().position(|l| *l == label) {
                     self.running.remove(i);
                 }
-                self.report.cancelled |= record(&mut self.report.files, slot, result);
+                self.report.cancelled |= record(&mut self.report.files, slot, *result);
                 let file = match slot {
                     Slot::Timing { file, .. }
                     | Slot::Gzip { file, .. }

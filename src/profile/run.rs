@@ -155,10 +155,13 @@ pub enum Event {
         label: String,
         /// Where it goes.
         slot: Slot,
-        /// The measurement.
-        result: Result<Measurement, BenchError>,
+        /// The measurement (boxed: it is far larger than the other events).
+        result: Box<Result<Measurement, BenchError>>,
     },
 }
+
+/// A job's slot and what it measured.
+type Outcome = (Slot, Result<Measurement, BenchError>);
 
 enum Task {
     Adapter(Arc<dyn Adapter>, Op),
@@ -200,7 +203,7 @@ pub fn run(
     let started = AtomicUsize::new(0);
     let parallel = settings.mode != Mode::Precise;
     let turns = Turns::new(if parallel { 0 } else { jobs.len() });
-    let run_one = |(index, job): (usize, &Job)| -> (Slot, Result<Measurement, BenchError>) {
+    let run_one = |(index, job): (usize, &Job)| -> Outcome {
         // Precise mode: every job has a seat in the ring and measures only in its turns.
         let seat = (!parallel).then(|| turns.seat(index));
         if cancel.load(Ordering::Relaxed) {
@@ -249,11 +252,11 @@ pub fn run(
             total,
             label: job.label.clone(),
             slot: job.slot,
-            result: result.clone(),
+            result: Box::new(result.clone()),
         });
         (job.slot, result)
     };
-    let results: Vec<(Slot, Result<Measurement, BenchError>)> = if parallel {
+    let results: Vec<Outcome> = if parallel {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.threads)
             .build()
@@ -286,10 +289,7 @@ pub fn run(
 
 /// Runs every job on a thread of its own; the jobs' seats make them measure one at a time, in
 /// turns, so every job starts at once and they all finish in the last round.
-fn in_turns(
-    jobs: &[Job],
-    run_one: &(dyn Fn((usize, &Job)) -> (Slot, Result<Measurement, BenchError>) + Sync),
-) -> Vec<(Slot, Result<Measurement, BenchError>)> {
+fn in_turns(jobs: &[Job], run_one: &(dyn Fn((usize, &Job)) -> Outcome + Sync)) -> Vec<Outcome> {
     std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .iter()
@@ -318,7 +318,7 @@ fn in_turns(
 
 /// The probe times of every turn of the run, summarised (`None` when nothing was measured in
 /// turns): how much the machine's speed moved while the precise mode measured.
-fn probes(results: &[(Slot, Result<Measurement, BenchError>)]) -> Option<super::stats::Summary> {
+fn probes(results: &[Outcome]) -> Option<super::stats::Summary> {
     let probes: Vec<f64> = results
         .iter()
         .filter_map(|(_, r)| r.as_ref().ok())

@@ -163,14 +163,14 @@ mod tests {
                             0,
                             "two seats at once"
                         );
-                        log.lock().unwrap().push(id);
+                        log.lock().expect("log").push(id);
                         inside.fetch_sub(1, Ordering::SeqCst);
                         seat.pass();
                     }
                 });
             }
         });
-        let log = log.into_inner().unwrap();
+        let log = log.into_inner().expect("log");
         assert_eq!(log, [0, 1, 2].repeat(4));
     }
 
@@ -184,20 +184,20 @@ mod tests {
             let failing = s.spawn(|| {
                 let mut seat = turns.seat(1);
                 seat.take();
-                log.lock().unwrap().push(1);
+                log.lock().expect("log").push(1);
                 panic!("a job failed");
             });
             s.spawn(|| {
                 let mut seat = turns.seat(2);
                 for _ in 0..3 {
                     seat.take();
-                    log.lock().unwrap().push(2);
+                    log.lock().expect("log").push(2);
                     seat.pass();
                 }
             });
             assert!(failing.join().is_err());
         });
-        let log = log.into_inner().unwrap();
+        let log = log.into_inner().expect("log");
         assert_eq!(log.iter().filter(|&&id| id == 2).count(), 3);
         assert!(log.len() <= 4, "{log:?}");
     }
