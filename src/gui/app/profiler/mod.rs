@@ -497,9 +497,20 @@ impl App {
                             "finished"
                         },
                         if report.parallel {
-                            " (in parallel; * marks timings taken while other jobs ran)"
+                            " (in parallel; * marks timings taken while other jobs ran)".to_owned()
                         } else {
-                            " (one at a time)"
+                            match &report.probe {
+                                Some(p) => format!(
+                                    " (one at a time, in turns; the machine's speed moved {:.2}×{})",
+                                    p.max / p.min,
+                                    if p.max / p.min > 1.5 {
+                                        ": it was busy, re-run for steadier numbers"
+                                    } else {
+                                        ""
+                                    }
+                                ),
+                                None => " (one at a time)".to_owned(),
+                            }
                         }
                     ));
                 }
