@@ -266,7 +266,7 @@ pub fn run(
             None => jobs.iter().enumerate().map(run_one).collect(),
         }
     } else {
-        in_turns(&jobs, &run_one)
+        in_turns(&jobs, &turns, &run_one)
     };
     let probe = probes(&results);
     let mut cancelled = false;
@@ -289,7 +289,11 @@ pub fn run(
 
 /// Runs every job on a thread of its own; the jobs' seats make them measure one at a time, in
 /// turns, so every job starts at once and they all finish in the last round.
-fn in_turns(jobs: &[Job], run_one: &(dyn Fn((usize, &Job)) -> Outcome + Sync)) -> Vec<Outcome> {
+fn in_turns(
+    jobs: &[Job],
+    turns: &Turns,
+    run_one: &(dyn Fn((usize, &Job)) -> Outcome + Sync),
+) -> Vec<Outcome> {
     std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .iter()
@@ -298,6 +302,10 @@ fn in_turns(jobs: &[Job], run_one: &(dyn Fn((usize, &Job)) -> Outcome + Sync)) -
                 let handle = std::thread::Builder::new()
                     .name(format!("wirelens-turn-{index}"))
                     .spawn_scoped(s, move || run_one((index, job)));
+                if handle.is_err() {
+                    // No thread will take this seat: leave the ring so the others go on.
+                    drop(turns.seat(index));
+                }
                 (job.slot, handle)
             })
             .collect();
