@@ -136,16 +136,23 @@ pub fn compare_cmd(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Failur
         bar.set_style(style);
     }
     let cancel = AtomicBool::new(false);
+    // The parallel modes count jobs; the precise mode's jobs all finish in its last round, so
+    // its bar counts turns.
     let on_event = |event: Event| match event {
-        Event::Started { total, label, .. } => {
+        Event::Started { total, label, .. } if mode != Mode::Precise => {
             bar.set_length(total as u64);
             bar.set_message(label);
         }
-        Event::Measured { done, total, .. } => {
+        Event::Measured { done, total, .. } if mode != Mode::Precise => {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         }
-        Event::Prepared { .. } => {}
+        Event::Turn { done, total, label } => {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(label);
+        }
+        Event::Started { .. } | Event::Measured { .. } | Event::Prepared { .. } => {}
     };
     let report = run(&subjects, &settings, &cancel, &on_event);
     bar.finish_and_clear();

@@ -130,7 +130,7 @@ pub struct Bencher<'a> {
     buffer: Vec<u8>,
     seed: u64,
     capacity: usize,
-    seat: Option<Seat<'a>>,
+    seat: Option<Seat<'a, 'a>>,
     result: Option<Result<Measurement, BenchError>>,
 }
 
@@ -162,7 +162,7 @@ impl<'a> Bencher<'a> {
         cancel: &'a AtomicBool,
         capacity: usize,
         seed: u64,
-        seat: Seat<'a>,
+        seat: Seat<'a, 'a>,
     ) -> Bencher<'a> {
         Bencher {
             config,

@@ -16,6 +16,8 @@ pub struct Live {
     pub total: usize,
     /// The jobs running now, by label, oldest first.
     pub running: Vec<String>,
+    /// Precise mode: turns taken, turns planned, and the job measuring now.
+    pub turn: Option<(usize, usize, String)>,
 }
 
 impl Live {
@@ -34,6 +36,7 @@ impl Live {
             done: 0,
             total: 0,
             running: Vec::new(),
+            turn: None,
         }
     }
 
@@ -50,6 +53,11 @@ impl Live {
             Event::Started { total, label, .. } => {
                 self.total = total;
                 self.running.push(label);
+            }
+            Event::Turn { done, total, label } => {
+                if self.turn.as_ref().is_none_or(|(d, ..)| done >= *d) {
+                    self.turn = Some((done, total, label));
+                }
             }
             Event::Measured {
                 done,
@@ -77,12 +85,41 @@ impl Live {
         }
     }
 
-    /// Progress as a fraction (0 before the jobs are counted).
+    /// Progress as a fraction (0 before the jobs are counted). In precise mode the jobs all
+    /// finish in the last round, so the turns taken tell the progress until then.
     pub fn fraction(&self) -> f32 {
-        if self.total == 0 {
+        let jobs = if self.total == 0 {
             0.0
         } else {
             self.done as f32 / self.total as f32
+        };
+        match &self.turn {
+            Some((done, total, _)) if *total > 0 && self.done < self.total => {
+                jobs.max(*done as f32 / *total as f32).min(0.99)
+            }
+            _ => jobs,
+        }
+    }
+
+    /// What the progress bar says: jobs done, or (precise mode) turns taken.
+    pub fn progress_text(&self) -> String {
+        match &self.turn {
+            Some((done, total, _)) if self.done < self.total => {
+                format!(
+                    "turn {done} / ~{total} · {} / {} jobs",
+                    self.done, self.total
+                )
+            }
+            _ => format!("{} / {} jobs", self.done, self.total),
+        }
+    }
+
+    /// The job to name next to the progress bar: the one holding the turn (precise mode), or
+    /// the oldest running one.
+    pub fn current(&self) -> Option<&str> {
+        match &self.turn {
+            Some((.., label)) if self.done < self.total => Some(label),
+            _ => self.running.first().map(String::as_str),
         }
     }
 }
@@ -111,6 +148,41 @@ mod tests {
 
     /// Replaying a run's events gives the report the run returns: the same sizes, the same
     /// measurements in the same slots, the same transfer estimates.
+    #[test]
+    fn a_precise_run_shows_progress_by_turns_until_its_jobs_finish() {
+        let mut live = Live::new(&Settings::new(Mode::Precise));
+        for label in ["a", "b"] {
+            live.apply(Event::Started {
+                done: 0,
+                total: 2,
+                label: label.into(),
+            });
+        }
+        // Both jobs run, neither has finished: the jobs' count says nothing yet.
+        assert_eq!((live.fraction(), live.current()), (0.0, Some("a")));
+        live.apply(Event::Turn {
+            done: 5,
+            total: 20,
+            label: "b".into(),
+        });
+        // A late event from an earlier turn does not move the bar back.
+        live.apply(Event::Turn {
+            done: 4,
+            total: 20,
+            label: "a".into(),
+        });
+        assert_eq!(live.fraction(), 0.25);
+        assert_eq!(live.current(), Some("b"));
+        assert_eq!(live.progress_text(), "turn 5 / ~20 · 0 / 2 jobs");
+        // Short of the end, the turns never claim the run is done.
+        live.apply(Event::Turn {
+            done: 20,
+            total: 20,
+            label: "a".into(),
+        });
+        assert!(live.fraction() < 1.0);
+    }
+
     #[test]
     fn events_rebuild_the_report() -> Result<(), Box<dyn std::error::Error>> {
         let text = br#"{"data":[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c"}]}"#;
@@ -169,7 +241,11 @@ mod tests {
         };
         settings.sweep_counts = Vec::new();
         let live = Mutex::new(Live::new(&settings));
+        let turn_events = Mutex::new(Vec::new());
         let report = run(&subjects, &settings, &AtomicBool::new(false), &|e| {
+            if let (Event::Turn { done, total, .. }, Ok(mut t)) = (&e, turn_events.lock()) {
+                t.push((*done, *total));
+            }
             if let Ok(mut l) = live.lock() {
                 l.apply(e);
             }
@@ -193,10 +269,19 @@ mod tests {
         }
         let probe = report.probe.ok_or("no probe summary")?;
         assert_eq!(probe.n, turns);
+        // One progress event per turn, counting up; every job planned three turns and took them.
+        let turn_events = turn_events.into_inner().map_err(|_| "poisoned")?;
+        assert_eq!(turn_events.len(), turns);
+        assert!(turn_events.iter().all(|&(_, total)| total == turns));
+        let mut counts: Vec<usize> = turn_events.iter().map(|&(done, _)| done).collect();
+        counts.sort_unstable();
+        assert_eq!(counts, (1..=turns).collect::<Vec<_>>());
         assert!(probe.min > 0.0 && probe.min <= probe.median && probe.median <= probe.max);
         // The events carry every measurement; the probe summary comes with the final report.
         let live = live.into_inner().map_err(|_| "poisoned")?;
         assert_eq!((live.done, live.running.len()), (live.total, 0));
+        assert_eq!(live.fraction(), 1.0);
+        assert_eq!(live.progress_text(), format!("{0} / {0} jobs", live.total));
         assert_eq!(
             live.report,
             Report {

@@ -145,6 +145,17 @@ pub enum Event {
         /// What is measured.
         label: String,
     },
+    /// Precise mode: a job took its turn to measure (the progress of a run whose jobs all finish
+    /// in its last round).
+    Turn {
+        /// Turns taken so far, this one included.
+        done: usize,
+        /// Turns planned in all (each job's samples fill [`BenchConfig::rounds`] turns at most, so
+        /// a run may end a little short of it).
+        total: usize,
+        /// The job now measuring.
+        label: String,
+    },
     /// A timing job finished.
     Measured {
         /// Jobs finished, this one included.
@@ -202,7 +213,17 @@ pub fn run(
     let running = AtomicUsize::new(0);
     let started = AtomicUsize::new(0);
     let parallel = settings.mode != Mode::Precise;
-    let turns = Turns::new(if parallel { 0 } else { jobs.len() });
+    let turns_planned = jobs.len() * settings.bench.rounds.max(1);
+    let on_turn = |seat: usize, taken: usize| {
+        if let Some(job) = jobs.get(seat) {
+            on_event(Event::Turn {
+                done: taken,
+                total: turns_planned.max(taken),
+                label: job.label.clone(),
+            });
+        }
+    };
+    let turns = Turns::with_hook(if parallel { 0 } else { jobs.len() }, &on_turn);
     let run_one = |(index, job): (usize, &Job)| -> Outcome {
         // Precise mode: every job has a seat in the ring and measures only in its turns.
         let seat = (!parallel).then(|| turns.seat(index));
@@ -325,7 +346,7 @@ fn in_turns(
 }
 
 /// The probe times of every turn of the run, summarised (`None` when nothing was measured in
-/// turns): how much the machine's speed moved while the precise mode measured.
+/// turns): how much other programs slowed the shared cache while the precise mode measured.
 fn probes(results: &[Outcome]) -> Option<super::stats::Summary> {
     let probes: Vec<f64> = results
         .iter()

@@ -1,12 +1,15 @@
 //! Interleaved measuring: many timing jobs take turns on one core, round-robin, so that each is
 //! sampled across the whole run instead of in one stretch of it.
 //!
-//! The precise mode needs this because a shared machine's speed drifts: on the virtual machines
-//! wirelens is developed on, the same loop runs 1.8× slower for ten seconds at a time while no
-//! other process runs. Timed one after another, a job that happened to run in a slow stretch reads
-//! 1.8× slower than its neighbour; timed in turns, every job sees the same mix of fast and slow
-//! stretches. A [`probe`] of fixed work is timed at the start of every turn, so a report can say
-//! how much the machine's speed moved during the run.
+//! The precise mode needs this because a shared machine's speed drifts. On the virtual machines
+//! wirelens is developed on, the drift is other tenants' use of the shared last-level cache: a
+//! pointer chase through 4 MiB takes anywhere from 1× to 9× its best time, in stretches of a few
+//! seconds, and a JSON decode of 144 KB runs up to 1.5× slower while it is slow; an arithmetic
+//! loop in the L1 cache does not feel it at all, and no process on the machine itself shows it.
+//! Timed one after another, a job that happened to run in a slow stretch reads 1.5× slower than
+//! its neighbour; timed in turns, every job sees the same mix of fast and slow stretches. A
+//! [`probe`] that feels that contention is timed at the start of every turn, so a report can say
+//! how disturbed the machine was during the run.
 //!
 //! Each job runs on its own thread and holds a [`Seat`]. [`Seat::take`] waits for the seat's
 //! turn; [`Seat::pass`] hands the turn to the next job. A seat leaves the ring when it is dropped
@@ -14,27 +17,58 @@
 
 use std::collections::VecDeque;
 use std::hint::black_box;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
+/// Called with the seat that took a turn and the turns taken so far in the run, that one
+/// included (for progress reports).
+pub type OnTurn<'h> = &'h (dyn Fn(usize, usize) + Sync);
+
 /// The ring of jobs taking turns.
-#[derive(Debug, Default)]
-pub struct Turns {
+#[derive(Default)]
+pub struct Turns<'h> {
     ring: Mutex<VecDeque<usize>>,
     changed: Condvar,
+    taken: AtomicUsize,
+    on_turn: Option<OnTurn<'h>>,
 }
 
-impl Turns {
+impl std::fmt::Debug for Turns<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turns")
+            .field("ring", &self.ring)
+            .field("taken", &self.taken)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'h> Turns<'h> {
     /// A ring of `count` seats (numbered `0..count`); seat 0 has the first turn.
-    pub fn new(count: usize) -> Turns {
+    pub fn new(count: usize) -> Turns<'h> {
         Turns {
             ring: Mutex::new((0..count).collect()),
             changed: Condvar::new(),
+            taken: AtomicUsize::new(0),
+            on_turn: None,
         }
     }
 
+    /// The same ring, calling `on_turn` each time a seat takes a turn.
+    pub fn with_hook(count: usize, on_turn: OnTurn<'h>) -> Turns<'h> {
+        Turns {
+            on_turn: Some(on_turn),
+            ..Turns::new(count)
+        }
+    }
+
+    /// Turns taken so far.
+    pub fn taken(&self) -> usize {
+        self.taken.load(Ordering::SeqCst)
+    }
+
     /// Seat `id` of the ring (its place was made by [`Turns::new`]).
-    pub fn seat(&self, id: usize) -> Seat<'_> {
+    pub fn seat(&self, id: usize) -> Seat<'_, 'h> {
         Seat {
             turns: self,
             id,
@@ -51,13 +85,13 @@ impl Turns {
 
 /// One job's place in the ring.
 #[derive(Debug)]
-pub struct Seat<'a> {
-    turns: &'a Turns,
+pub struct Seat<'a, 'h> {
+    turns: &'a Turns<'h>,
     id: usize,
     holding: bool,
 }
 
-impl Seat<'_> {
+impl Seat<'_, '_> {
     /// Waits until it is this seat's turn (returns at once when it already is). A seat that has
     /// left the ring does not wait.
     pub fn take(&mut self) {
@@ -78,7 +112,12 @@ impl Seat<'_> {
                 }
             }
         }
+        drop(ring);
         self.holding = true;
+        let taken = self.turns.taken.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some(on_turn) = self.turns.on_turn {
+            on_turn(self.id, taken);
+        }
     }
 
     /// Hands the turn to the next seat (this one goes to the back of the ring). Does nothing when
@@ -106,39 +145,62 @@ impl Seat<'_> {
     }
 }
 
-impl Drop for Seat<'_> {
+impl Drop for Seat<'_, '_> {
     fn drop(&mut self) {
         self.leave();
     }
 }
 
-/// Times a fixed piece of work (about a quarter of a millisecond on a 2020s core): integer
-/// arithmetic over a 32 KiB buffer that stays in the L1/L2 cache, and one allocation. The best of
-/// three runs, in nanoseconds. Timed at the start of every turn, it tells how fast the machine
-/// ran during that turn.
+/// Times a fixed piece of work that is sensitive to contention for the shared cache: a pointer
+/// chase of 10,000 steps through a 4 MiB random cycle (a fifth of a millisecond when the cache is
+/// free, several times that when another tenant thrashes it). The best of two runs after an
+/// untimed one, in nanoseconds. Timed at the start of every turn, it tells how disturbed the
+/// machine was during that turn.
 pub fn probe() -> f64 {
+    let cycle = probe_cycle();
+    // One untimed pass brings the chase's lines in (the turn before left the cache full of its
+    // own data: timed cold, the probe would measure that, not the other tenants); the timed
+    // passes then tell whether the lines stay.
+    black_box(chase(black_box(cycle), PROBE_STEPS));
     let mut best = f64::INFINITY;
-    for _ in 0..3 {
+    for _ in 0..2 {
         let t = Instant::now();
-        black_box(probe_work(black_box(0x9E37_79B9_7F4A_7C15)));
+        black_box(chase(black_box(cycle), PROBE_STEPS));
         best = best.min(t.elapsed().as_secs_f64() * 1e9);
     }
     best
 }
 
-fn probe_work(seed: u64) -> u64 {
-    let mut buf = vec![0u64; 4096];
-    let mut x = seed;
-    for _ in 0..8 {
-        for slot in buf.iter_mut() {
-            // xorshift64
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *slot = slot.wrapping_add(x);
-        }
+const PROBE_STEPS: usize = 10_000;
+
+/// The probe's random cycle through 4 MiB of `u32` indices, built once per process.
+fn probe_cycle() -> &'static [u32] {
+    static CYCLE: OnceLock<Vec<u32>> = OnceLock::new();
+    CYCLE.get_or_init(|| random_cycle(4 << 20 >> 2, 0x9E37_79B9_7F4A_7C15))
+}
+
+/// A random permutation of `0..n` that is one cycle (Sattolo's algorithm), so a chase visits
+/// every slot before it repeats and the prefetcher cannot guess the next one.
+fn random_cycle(n: usize, seed: u64) -> Vec<u32> {
+    let mut slots: Vec<u32> = (0..n as u32).collect();
+    let mut x = seed | 1;
+    for i in (1..n).rev() {
+        // xorshift64
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let j = (x % i as u64) as usize;
+        slots.swap(i, j);
     }
-    buf.iter().fold(0, |acc, v| acc ^ v)
+    slots
+}
+
+fn chase(cycle: &[u32], steps: usize) -> u32 {
+    let mut at = 0u32;
+    for _ in 0..steps {
+        at = cycle[at as usize];
+    }
+    at
 }
 
 #[cfg(test)]
@@ -203,11 +265,20 @@ mod tests {
     }
 
     #[test]
-    fn the_probe_times_real_work() {
+    fn the_probe_chases_one_cycle_through_every_slot() {
         let t = probe();
         assert!(t.is_finite() && t > 0.0, "{t}");
-        // The work is deterministic (the probe's result does not depend on the machine).
-        assert_eq!(probe_work(1), probe_work(1));
-        assert_ne!(probe_work(1), probe_work(2));
+        // One cycle: starting anywhere, the chase comes back only after visiting every slot.
+        let cycle = random_cycle(1000, 7);
+        let mut seen = vec![false; 1000];
+        let mut at = 0u32;
+        for _ in 0..1000 {
+            assert!(!seen[at as usize], "slot {at} visited twice");
+            seen[at as usize] = true;
+            at = cycle[at as usize];
+        }
+        assert_eq!(at, 0);
+        assert_eq!(chase(&cycle, 1000), 0);
+        assert_eq!(probe_cycle().len(), 1 << 20);
     }
 }

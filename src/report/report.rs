@@ -53,9 +53,9 @@ pub struct Report {
     pub files: Vec<FileReport>,
     /// Whether the run was cancelled before every job finished.
     pub cancelled: bool,
-    /// Precise (interleaved) mode: the probe times of every turn (ns; see
-    /// [`crate::profile::turns::probe`]), so `max / min` says how much the machine's speed moved
-    /// during the run.
+    /// Precise (interleaved) mode: the cache probe's time at the start of every turn (ns; see
+    /// [`crate::profile::turns::probe`]), so `median / min` and `max / min` say how much other
+    /// programs slowed the shared cache during the run.
     pub probe: Option<Summary>,
 }
 
@@ -74,6 +74,25 @@ pub struct FileReport {
     pub sweep: Option<Sweep>,
     /// End-to-end estimates per format × library × link, with and without gzip.
     pub transfer: Vec<Transfer>,
+}
+
+impl Report {
+    /// Precise mode: one sentence on how disturbed the machine was while it measured, from the
+    /// cache probe (`None` when no turn was taken).
+    pub fn probe_note(&self) -> Option<String> {
+        let p = self.probe.as_ref().filter(|p| p.min > 0.0)?;
+        let (median, max) = (p.median / p.min, p.max / p.min);
+        Some(format!(
+            "a shared-cache probe took {median:.1}× its best in the median turn, {max:.1}× at \
+             most{}",
+            if max > 3.0 {
+                ": other programs were using the cache, so memory-heavy rows may move between \
+                 runs; compare rows within one run"
+            } else {
+                ""
+            }
+        ))
+    }
 }
 
 impl FileReport {

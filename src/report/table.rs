@@ -85,20 +85,8 @@ pub fn write_report(out: &mut dyn Write, report: &Report) -> io::Result<()> {
             "not counted (n/c)"
         }
     )?;
-    if let Some(p) = &report.probe {
-        writeln!(
-            out,
-            "machine speed during the run: a fixed probe took {} to {} (median {}; {:.2}× apart{})",
-            duration(p.min),
-            duration(p.max),
-            duration(p.median),
-            p.max / p.min,
-            if p.max / p.min > 1.5 {
-                ": the machine was busy or throttled, re-run for steadier numbers"
-            } else {
-                ""
-            }
-        )?;
+    if let Some(note) = report.probe_note() {
+        writeln!(out, "machine during the run: {note}")?;
     }
     if report.cancelled {
         writeln!(out, "cancelled: the report holds what finished")?;

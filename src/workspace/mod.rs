@@ -22,7 +22,7 @@ pub use analysis::{
     Sizes,
 };
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
-pub use profiling::{ProfileRun, Scope};
+pub use profiling::{ProfileRun, Progress, Scope};
 pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
 pub use source::{Origin, Source};
 

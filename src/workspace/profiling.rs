@@ -131,11 +131,17 @@ impl ProfileRun {
         self.live.lock().is_ok_and(|l| !l.report.files.is_empty())
     }
 
-    /// Jobs done, jobs in all, and the jobs running now (labels).
-    pub fn progress(&self) -> (usize, usize, Vec<String>) {
+    /// How far the run is.
+    pub fn progress(&self) -> Progress {
         match self.live.lock() {
-            Ok(l) => (l.done, l.total, l.running.clone()),
-            Err(_) => (0, 0, Vec::new()),
+            Ok(l) => Progress {
+                done: l.done,
+                total: l.total,
+                fraction: l.fraction(),
+                text: l.progress_text(),
+                current: l.current().map(str::to_owned),
+            },
+            Err(_) => Progress::default(),
         }
     }
 
@@ -291,6 +297,21 @@ pub fn csv_text(report: &Report) -> Result<String, String> {
 /// The timings as a Markdown table (for the clipboard: issues, pull requests, chat).
 pub fn markdown_text(report: &Report) -> String {
     table::markdown(report)
+}
+
+/// How far a profile run is (see [`crate::profile::live::Live`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Progress {
+    /// Timing jobs finished.
+    pub done: usize,
+    /// Timing jobs in all (0 until they are counted).
+    pub total: usize,
+    /// The fraction done (in precise mode, by turns taken until the last round).
+    pub fraction: f32,
+    /// What the progress bar says.
+    pub text: String,
+    /// The job to name next to the bar.
+    pub current: Option<String>,
 }
 
 #[cfg(test)]

@@ -456,7 +456,13 @@ impl App {
             }
         });
         if let Some(run) = &self.ws.profile {
-            let (done, total, current) = run.progress();
+            let crate::workspace::Progress {
+                done,
+                total,
+                fraction,
+                text,
+                current,
+            } = run.progress();
             ui.horizontal(|ui| {
                 if let Some(p) = run.preparing() {
                     ui.spinner();
@@ -469,19 +475,14 @@ impl App {
                         "encoding the payload in every format and library, slicing its records…"
                     });
                 } else if run.is_running() {
-                    let fraction = if total == 0 {
-                        0.0
-                    } else {
-                        done as f32 / total as f32
-                    };
                     ui.add(
                         egui::ProgressBar::new(fraction)
-                            .desired_width(220.0)
-                            .text(format!("{done} / {total} jobs")),
+                            .desired_width(260.0)
+                            .text(text),
                     );
                     if run.is_cancelled() {
                         ui.label("cancelling…");
-                    } else if let Some(label) = current.first() {
+                    } else if let Some(label) = current {
                         ui.weak(label);
                     }
                 } else if let Some(e) = &run.error {
@@ -497,24 +498,24 @@ impl App {
                             "finished"
                         },
                         if report.parallel {
-                            " (in parallel; * marks timings taken while other jobs ran)".to_owned()
+                            " (in parallel; * marks timings taken while other jobs ran)"
                         } else {
-                            match &report.probe {
-                                Some(p) => format!(
-                                    " (one at a time, in turns; the machine's speed moved {:.2}×{})",
-                                    p.max / p.min,
-                                    if p.max / p.min > 1.5 {
-                                        ": it was busy, re-run for steadier numbers"
-                                    } else {
-                                        ""
-                                    }
-                                ),
-                                None => " (one at a time)".to_owned(),
-                            }
+                            " (one at a time, in turns)"
                         }
                     ));
                 }
             });
+            // The precise mode's word on the machine, on a line of its own (it is long).
+            if !run.is_running() && run.error.is_none() {
+                if let Some(note) = run.report().probe_note() {
+                    ui.add(
+                        egui::Label::new(
+                            egui::RichText::new(format!("machine during the run: {note}")).weak(),
+                        )
+                        .wrap(),
+                    );
+                }
+            }
         }
         ui.horizontal(|ui| {
             ui.label("export to");
