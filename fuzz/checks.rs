@@ -119,7 +119,7 @@ pub fn protobuf_raw(bytes: &[u8]) {
 }
 
 /// `protobuf_unittest.TestAllTypes`, every field type protobuf has (groups, maps, oneofs, enums).
-fn test_all_types() -> &'static MessageDescriptor {
+pub fn test_all_types() -> &'static MessageDescriptor {
     static MESSAGE: OnceLock<MessageDescriptor> = OnceLock::new();
     MESSAGE.get_or_init(|| {
         let set = include_bytes!("../tests/data/protoscope/testdata/unittest.proto.pb");

@@ -6,8 +6,6 @@
 //! a memory rlimit.
 
 use assert_cmd::Command;
-use wirelens::codec::protobuf::schema::Schema;
-use wirelens::codec::protobuf::MessageDescriptor;
 use wirelens::codec::{decode, DecodeError, DecodeOptions, ErrorKind, Format};
 use wirelens::limits::Limits;
 use wirelens::model::Value;
@@ -121,22 +119,10 @@ fn under_the_limit_every_decoder_is_unchanged() {
     assert_eq!(e.offset, 3 + 99);
 }
 
-/// `protobuf_unittest.TestAllTypes` from the committed descriptor set.
-fn test_all_types() -> MessageDescriptor {
-    let set = include_bytes!("../data/protoscope/testdata/unittest.proto.pb");
-    let schema = Schema::from_descriptor_set(set).expect("the committed descriptor set loads");
-    let name = schema
-        .message_names()
-        .into_iter()
-        .find(|n| n.ends_with(".TestAllTypes"))
-        .expect("unittest.proto has TestAllTypes");
-    schema.message(&name).expect("named type")
-}
-
 #[test]
 fn protobuf_with_a_schema_stops_at_the_node_limit() {
     let mut options = with_nodes(101);
-    options.message = Some(test_all_types());
+    options.message = Some(crate::fuzz_checks::test_all_types().clone());
     // repeated_int32 (field 31) packed: tag 0xfa 0x01, length 1000 (0xe8 0x07), 1000 zeros.
     // Nodes: the message, the array, then the elements; element i is at byte 4 + i.
     let mut bytes = vec![0xfa, 0x01, 0xe8, 0x07];
@@ -156,7 +142,7 @@ fn protobuf_with_a_schema_stops_at_the_node_limit() {
         .flatten()
         .collect();
     let mut options = with_nodes(101);
-    options.message = Some(test_all_types());
+    options.message = Some(crate::fuzz_checks::test_all_types().clone());
     let e = decode(&bytes, Format::Protobuf, &options).expect_err("past the limit");
     assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 300), "{e}");
     let partial = e.partial.expect("kept");
