@@ -62,11 +62,6 @@ impl<'h> Turns<'h> {
         }
     }
 
-    /// Turns taken so far.
-    pub fn taken(&self) -> usize {
-        self.taken.load(Ordering::SeqCst)
-    }
-
     /// Seat `id` of the ring (its place was made by [`Turns::new`]).
     pub fn seat(&self, id: usize) -> Seat<'_, 'h> {
         Seat {
