@@ -225,7 +225,12 @@ impl SpanTree {
 
     /// The path segment by which `id`'s parent addresses it.
     pub fn path_segment(&self, id: NodeId) -> Option<PathSegment> {
-        match self.node(id).segment {
+        self.segment_path(self.node(id).segment)
+    }
+
+    /// The path segment `segment` stands for (`None` for [`Segment::Root`]).
+    pub fn segment_path(&self, segment: Segment) -> Option<PathSegment> {
+        match segment {
             Segment::Root => None,
             Segment::Index(i) => Some(PathSegment::Index(i as usize)),
             Segment::Key(k) => Some(PathSegment::Key(self.key_text(k).to_string())),
@@ -576,6 +581,12 @@ impl SpanTreeBuilder {
     /// Path of a node added so far.
     pub fn path(&self, id: NodeId) -> Path {
         self.tree.path(id)
+    }
+
+    /// The path segment `segment` stands for, its key text as interned so far (`None` for
+    /// [`Segment::Root`]).
+    pub fn segment_path(&self, segment: Segment) -> Option<PathSegment> {
+        self.tree.segment_path(segment)
     }
 
     /// Path of the place the next node would go (the innermost open container's path).

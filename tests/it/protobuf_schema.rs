@@ -649,6 +649,63 @@ fn invalid_utf8_is_invalid_at_its_byte() {
 }
 
 #[test]
+fn errors_name_the_item_entry_or_field_they_are_in() {
+    let (_, profile) = fixture();
+    // (bytes, error offset, error path, the partial value)
+    let cases: Vec<(Vec<u8>, usize, &str, Value)> = vec![
+        // tags = ["x", "\xff"]: the second item of a repeated string.
+        (
+            vec![0xf2, 0x01, 1, b'x', 0xf2, 0x01, 1, 0xff],
+            7,
+            "$.tags[1]",
+            obj(vec![("tags", Value::Array(vec![text("x")]))]),
+        ),
+        // home.city = "\xff": a field of a nested message, after a field of the outer one.
+        (
+            vec![0x08, 5, 0x8a, 0x01, 3, 0x0a, 1, 0xff],
+            7,
+            "$.home.city",
+            obj(vec![("i32", Value::Int(5)), ("home", obj(vec![]))]),
+        ),
+        // packed_ids = [1, <a varint cut short>].
+        (
+            vec![0x92, 0x01, 2, 0x01, 0x80],
+            4,
+            "$.packed_ids[1]",
+            obj(vec![("packed_ids", Value::Array(vec![Value::Int(1)]))]),
+        ),
+        // counts = {"\xff": ...}: a map key.
+        (
+            vec![0xaa, 0x01, 3, 0x0a, 1, 0xff],
+            5,
+            "$.counts",
+            obj(vec![("counts", Value::Map(vec![]))]),
+        ),
+        // by_zip = {7: {city: "\xff"}}: a field of a map value.
+        (
+            vec![0xb2, 0x01, 7, 0x08, 7, 0x12, 3, 0x0a, 1, 0xff],
+            9,
+            "$.by_zip{7}.city",
+            obj(vec![(
+                "by_zip",
+                Value::Map(vec![(Value::Int(7), obj(vec![]))]),
+            )]),
+        ),
+    ];
+    for (bytes, offset, at, partial) in cases {
+        let err = decode(&bytes, &profile, &opts()).expect_err("bad input");
+        assert_eq!(
+            (err.offset, err.path.to_string().as_str()),
+            (offset, at),
+            "{err}"
+        );
+        let doc = err.partial.expect("partial document");
+        assert_eq!(doc.value, partial, "{at}");
+        doc.spans.validate(bytes.len()).expect("partial spans fit");
+    }
+}
+
+#[test]
 fn rank_picks_test_all_types_for_protoscope_message() {
     let schema = set("protoscope/testdata/unittest.proto.pb");
     let bytes = read("protoscope/testdata/message.pb");

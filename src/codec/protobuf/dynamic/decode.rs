@@ -25,12 +25,15 @@
 //! Not done here: encoding (`encode.rs`), proto3 JSON (see [`to_proto3_json`], which uses
 //! prost-reflect).
 
-use prost_reflect::{Kind as PKind, MessageDescriptor};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::{
-    Float, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value,
-    WireType,
+    Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value, WireType,
 };
 
 /// Decodes `bytes` as one `message`.
@@ -101,7 +104,9 @@ pub fn to_proto3_json(bytes: &[u8], message: &MessageDescriptor) -> Result<Strin
 struct Failure {
     kind: ErrorKind,
     offset: usize,
-    segment: Option<PathSegment>,
+    /// The step below the open node that the failure is in ([`Segment::Root`] for none), turned
+    /// into a path segment only when the error is reported.
+    segment: Segment,
     message: String,
 }
 
@@ -142,13 +147,27 @@ struct Run {
     number: u32,
     key: Value,
     is_map: bool,
-    items: Vec<(Option<Value>, Value)>,
+    items: Vec<Value>,
+    /// The map keys of `items` (empty unless `is_map`).
+    keys: Vec<Value>,
     last_end: usize,
+}
+
+impl Run {
+    /// The frame entry the run becomes.
+    fn into_entry(self) -> (Value, Value) {
+        let v = if self.is_map {
+            Value::Map(self.keys.into_iter().zip(self.items).collect())
+        } else {
+            Value::Array(self.items)
+        };
+        (self.key, v)
+    }
 }
 
 /// One open message.
 struct Frame {
-    desc: MessageDescriptor,
+    fields: Rc<Fields>,
     mode: Mode,
     /// End of the message's bytes (for a group, of the enclosing message's).
     limit: usize,
@@ -156,47 +175,97 @@ struct Frame {
     resume: usize,
     /// The field number of the group this frame is, if it is one.
     group: Option<u32>,
-    entries: Vec<(Value, Value)>,
+    /// Where the frame's entries start on [`Decoder::entries`].
+    start: usize,
     items: Vec<Value>,
     run: Option<Run>,
     attach: Attach,
 }
 
-impl Frame {
-    fn value(&mut self) -> Value {
-        self.close_run_value();
-        match self.mode {
-            Mode::List => Value::Array(std::mem::take(&mut self.items)),
-            _ => Value::Map(std::mem::take(&mut self.entries)),
-        }
-    }
-
-    fn close_run_value(&mut self) {
-        if let Some(run) = self.run.take() {
-            let v = if run.is_map {
-                Value::Map(
-                    run.items
-                        .into_iter()
-                        .map(|(k, v)| (k.unwrap_or_default(), v))
-                        .collect(),
-                )
-            } else {
-                Value::Array(run.items.into_iter().map(|(_, v)| v).collect())
-            };
-            self.entries.push((run.key, v));
-        }
-    }
-}
-
-/// What the schema says about a field number.
-struct FieldInfo {
+/// What the schema says about one field, worked out once per message type and field number in
+/// a decode (extensions: at each occurrence).
+struct Field {
+    /// The entry's key: the field's name, or `[full.name]` for an extension.
     key: Value,
+    /// The key interned in the span tree, once it was first needed.
+    segment: Cell<Option<Segment>>,
     number: u32,
     kind: PKind,
     is_list: bool,
     is_map: bool,
     is_group: bool,
     extension: bool,
+}
+
+impl Field {
+    fn new(field: &FieldDescriptor) -> Field {
+        Field {
+            key: Value::text(field.name()),
+            segment: Cell::new(None),
+            number: field.number(),
+            kind: field.kind(),
+            is_list: field.is_list(),
+            is_map: field.is_map(),
+            is_group: field.is_group(),
+            extension: false,
+        }
+    }
+
+    fn extension(e: &ExtensionDescriptor) -> Field {
+        Field {
+            key: Value::Text(format!("[{}]", e.full_name())),
+            segment: Cell::new(None),
+            number: e.number(),
+            kind: e.kind(),
+            is_list: e.is_list(),
+            is_map: e.is_map(),
+            is_group: e.is_group(),
+            extension: true,
+        }
+    }
+}
+
+/// A message type's fields by number, and how the decoder reads the type.
+struct Fields {
+    desc: MessageDescriptor,
+    /// Sorted by number.
+    by_number: Vec<Rc<Field>>,
+    /// A well-known type that may read in its natural form ([`Decoder::try_wkt`]).
+    wkt: bool,
+    mode: Mode,
+}
+
+impl Fields {
+    fn new(desc: &MessageDescriptor) -> Fields {
+        let mut by_number: Vec<Rc<Field>> =
+            desc.fields().map(|f| Rc::new(Field::new(&f))).collect();
+        by_number.sort_by_key(|f| f.number);
+        let name = desc.full_name();
+        Fields {
+            desc: desc.clone(),
+            by_number,
+            wkt: is_wkt(name),
+            mode: match name {
+                "google.protobuf.Struct" => Mode::Struct,
+                "google.protobuf.ListValue" => Mode::List,
+                _ => Mode::Message,
+            },
+        }
+    }
+
+    /// The field numbered `number`, or the extension of that number.
+    fn get(&self, number: u32) -> Option<Rc<Field>> {
+        // Fields numbered 1, 2, 3… in order are found at their position.
+        let at = (number as usize).wrapping_sub(1);
+        if let Some(f) = self.by_number.get(at).filter(|f| f.number == number) {
+            return Some(Rc::clone(f));
+        }
+        if let Ok(i) = self.by_number.binary_search_by_key(&number, |f| f.number) {
+            return self.by_number.get(i).cloned();
+        }
+        let e = self.desc.get_extension(number)?;
+        Some(Rc::new(Field::extension(&e)))
+    }
 }
 
 /// One field of a message read without descending into it.
@@ -217,6 +286,12 @@ struct Decoder<'a> {
     max_depth: usize,
     builder: SpanTreeBuilder,
     stack: Vec<Frame>,
+    /// The entries of every open frame, each frame's above the one below it (only the top frame
+    /// adds entries), so a finished message's map is allocated once at its exact size.
+    entries: Vec<(Value, Value)>,
+    /// The field tables of the message types met so far, by full name, and the last one used.
+    tables: HashMap<String, Rc<Fields>>,
+    last_table: Option<Rc<Fields>>,
     root: Option<Value>,
     stats: DecodeStats,
     /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]), checked before
@@ -227,7 +302,7 @@ struct Decoder<'a> {
 fn fail<T>(
     kind: ErrorKind,
     offset: usize,
-    segment: Option<PathSegment>,
+    segment: Segment,
     message: String,
 ) -> Result<T, Failure> {
     Err(Failure {
@@ -288,10 +363,10 @@ fn is_packable(kind: &PKind) -> bool {
     !matches!(kind, PKind::String | PKind::Bytes | PKind::Message(_))
 }
 
-/// The value of a scalar of `kind` whose value bytes are `data` (a varint already read as `v`).
-/// `None` for enums' unknown numbers is not possible: they are integers. Also says whether an
-/// enum number is unknown.
-fn scalar(kind: &PKind, v: u64, data: &[u8]) -> (Value, bool) {
+/// The value of a scalar of `kind` whose value bytes are `data` (a varint already read as `v`),
+/// and whether it is an enum number the enum does not name (those stay integers). Fails only
+/// for a string that is not UTF-8.
+fn scalar(kind: &PKind, v: u64, data: &[u8]) -> Result<(Value, bool), std::str::Utf8Error> {
     let le32 = || {
         data.get(..4)
             .and_then(|d| <[u8; 4]>::try_from(d).ok())
@@ -320,17 +395,17 @@ fn scalar(kind: &PKind, v: u64, data: &[u8]) -> (Value, bool) {
         PKind::Sfixed64 => Value::Int(i128::from(i64::from_le_bytes(le64()))),
         PKind::Double => Value::Float(Float::f64(f64::from_le_bytes(le64()))),
         PKind::Bytes => Value::Bytes(data.to_vec()),
-        PKind::String => Value::Text(String::from_utf8_lossy(data).into_owned()),
+        PKind::String => Value::text(std::str::from_utf8(data)?),
         PKind::Enum(e) => {
             let n = v as i32;
-            return match e.get_value(n) {
+            return Ok(match e.get_value(n) {
                 Some(ev) => (Value::text(ev.name()), false),
                 None => (Value::Int(i128::from(n)), true),
-            };
+            });
         }
         PKind::Message(_) => Value::Map(Vec::new()),
     };
-    (value, false)
+    Ok((value, false))
 }
 
 /// The default of a scalar of `kind` (for a map entry without its key or value).
@@ -399,20 +474,104 @@ impl<'a> Decoder<'a> {
             max_nodes: options.limits.max_nodes,
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
+            entries: Vec::new(),
+            tables: HashMap::new(),
+            last_table: None,
             root: None,
             stats: DecodeStats::default(),
+        }
+    }
+
+    /// The field table of `desc`, made on first use.
+    fn fields_of(&mut self, desc: &MessageDescriptor) -> Rc<Fields> {
+        if let Some(t) = self.last_table.as_ref().filter(|t| t.desc == *desc) {
+            return Rc::clone(t);
+        }
+        let table = match self.tables.get(desc.full_name()) {
+            Some(t) => Rc::clone(t),
+            None => {
+                let t = Rc::new(Fields::new(desc));
+                self.tables
+                    .insert(desc.full_name().to_string(), Rc::clone(&t));
+                t
+            }
+        };
+        self.last_table = Some(Rc::clone(&table));
+        table
+    }
+
+    /// The span-tree segment of `field`'s entries, interned once per field.
+    fn field_segment(&mut self, field: &Field) -> Segment {
+        if let Some(s) = field.segment.get() {
+            return s;
+        }
+        let s = self.builder.segment_for_key(&field.key);
+        field.segment.set(Some(s));
+        s
+    }
+
+    /// Opens a frame for a message whose fields start at `self.entries`' end.
+    fn push_frame(
+        &mut self,
+        fields: Rc<Fields>,
+        limit: usize,
+        resume: usize,
+        group: Option<u32>,
+        mode: Mode,
+        attach: Attach,
+    ) {
+        self.stack.push(Frame {
+            fields,
+            mode,
+            limit,
+            resume,
+            group,
+            start: self.entries.len(),
+            items: Vec::new(),
+            run: None,
+            attach,
+        });
+    }
+
+    /// Adds an entry to the top frame (dropped when no frame is open).
+    fn push_entry(&mut self, key: Value, value: Value) {
+        if !self.stack.is_empty() {
+            self.entries.push((key, value));
+        }
+    }
+
+    /// Closes the top frame's run into an entry, if it has one; the run's end.
+    fn end_run(&mut self) -> Option<usize> {
+        let run = self.stack.last_mut()?.run.take()?;
+        let end = run.last_end;
+        self.entries.push(run.into_entry());
+        Some(end)
+    }
+
+    /// The value of `frame`, just popped: its run closed, its entries taken off the stack.
+    fn frame_value(&mut self, frame: &mut Frame) -> Value {
+        if let Some(run) = frame.run.take() {
+            self.entries.push(run.into_entry());
+        }
+        let entries = self.entries.drain(frame.start.min(self.entries.len())..);
+        match frame.mode {
+            Mode::List => {
+                drop(entries);
+                Value::Array(std::mem::take(&mut frame.items))
+            }
+            _ => Value::Map(entries.collect()),
         }
     }
 
     /// Turns a failure into the error with the partial document.
     fn fail(mut self, f: Failure) -> DecodeError {
         let mut path = self.builder.current_path();
-        if let Some(seg) = f.segment {
+        if let Some(seg) = self.builder.segment_path(f.segment) {
             path.push(seg);
         }
         while let Some(mut frame) = self.stack.pop() {
-            let v = frame.value();
-            self.attach(frame.attach.clone(), v, f.offset);
+            let v = self.frame_value(&mut frame);
+            self.attach(frame.attach, v, f.offset);
         }
         let value = self.root.take().unwrap_or_else(|| Value::Map(Vec::new()));
         let spans = self.builder.finish_partial(f.offset);
@@ -434,14 +593,13 @@ impl<'a> Decoder<'a> {
     fn attach(&mut self, attach: Attach, v: Value, end: usize) {
         match attach {
             Attach::Root => self.root = Some(v),
-            Attach::Entry(k) => {
-                if let Some(top) = self.stack.last_mut() {
-                    top.entries.push((k, v));
-                }
-            }
+            Attach::Entry(k) => self.push_entry(k, v),
             Attach::Run(k) => {
                 if let Some(run) = self.stack.last_mut().and_then(|t| t.run.as_mut()) {
-                    run.items.push((k, v));
+                    if run.is_map {
+                        run.keys.push(k.unwrap_or_default());
+                    }
+                    run.items.push(v);
                     run.last_end = end;
                 }
             }
@@ -453,12 +611,12 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn check_depth(&self, at: usize, segment: &Option<PathSegment>) -> Result<(), Failure> {
+    fn check_depth(&self, at: usize, segment: Segment) -> Result<(), Failure> {
         if self.builder.depth() >= self.max_depth {
             return fail(
                 ErrorKind::Limit,
                 at,
-                segment.clone(),
+                segment,
                 format!("nesting deeper than {} levels", self.max_depth),
             );
         }
@@ -466,28 +624,23 @@ impl<'a> Decoder<'a> {
     }
 
     /// Fails at `at` when the document already has [`Decoder::max_nodes`] nodes.
-    fn check_nodes(&self, at: usize, segment: &Option<PathSegment>) -> Result<(), Failure> {
+    fn check_nodes(&self, at: usize, segment: Segment) -> Result<(), Failure> {
         if self.builder.len() < self.max_nodes {
             return Ok(());
         }
         fail(
             ErrorKind::Limit,
             at,
-            segment.clone(),
+            segment,
             crate::limits::Limits::nodes_message(self.max_nodes),
         )
     }
 
-    fn varint(
-        &self,
-        pos: usize,
-        limit: usize,
-        seg: &Option<PathSegment>,
-    ) -> Result<(u64, usize), Failure> {
+    fn varint(&self, pos: usize, limit: usize, seg: Segment) -> Result<(u64, usize), Failure> {
         read_varint(self.bytes, pos, limit).map_err(|(kind, message)| Failure {
             kind,
             offset: pos.min(self.bytes.len()),
-            segment: seg.clone(),
+            segment: seg,
             message,
         })
     }
@@ -500,7 +653,7 @@ impl<'a> Decoder<'a> {
         number: u32,
         pos: usize,
         limit: usize,
-        seg: &Option<PathSegment>,
+        seg: Segment,
     ) -> Result<(u64, usize, usize), Failure> {
         let place = if limit >= self.bytes.len() {
             "the input"
@@ -524,7 +677,7 @@ impl<'a> Decoder<'a> {
                     return fail(
                         eof,
                         pos,
-                        seg.clone(),
+                        seg,
                         format!("field {number} needs {n} bytes but {place} has {left} left"),
                     );
                 }
@@ -537,7 +690,7 @@ impl<'a> Decoder<'a> {
                     return fail(
                         eof,
                         pos,
-                        seg.clone(),
+                        seg,
                         format!(
                             "length {len} of field {number} runs past the end of {place} ({left} bytes left)"
                         ),
@@ -559,7 +712,7 @@ impl<'a> Decoder<'a> {
         number: u32,
         pos: usize,
         limit: usize,
-        seg: &Option<PathSegment>,
+        seg: Segment,
     ) -> Result<usize, Failure> {
         let mut open = vec![number];
         let mut p = pos;
@@ -571,12 +724,7 @@ impl<'a> Decoder<'a> {
                 } else {
                     ErrorKind::Syntax
                 };
-                return fail(
-                    kind,
-                    p,
-                    seg.clone(),
-                    format!("group {number} has no end tag"),
-                );
+                return fail(kind, p, seg, format!("group {number} has no end tag"));
             }
             let (tag, next) = self.varint(p, limit, seg)?;
             p = next;
@@ -587,7 +735,7 @@ impl<'a> Decoder<'a> {
                         return fail(
                             ErrorKind::Syntax,
                             tag_start,
-                            seg.clone(),
+                            seg,
                             format!("end tag of group {n} does not close the open group"),
                         );
                     }
@@ -601,7 +749,7 @@ impl<'a> Decoder<'a> {
                         return fail(
                             ErrorKind::Limit,
                             tag_start,
-                            seg.clone(),
+                            seg,
                             format!("groups nested deeper than {} levels", self.max_depth),
                         );
                     }
@@ -612,7 +760,7 @@ impl<'a> Decoder<'a> {
                         return fail(
                             ErrorKind::Syntax,
                             tag_start,
-                            seg.clone(),
+                            seg,
                             format!("invalid wire type {w}"),
                         );
                     };
@@ -664,30 +812,6 @@ impl<'a> Decoder<'a> {
         Some(out)
     }
 
-    fn field_info(&self, desc: &MessageDescriptor, number: u32) -> Option<FieldInfo> {
-        if let Some(f) = desc.get_field(number) {
-            return Some(FieldInfo {
-                key: Value::text(f.name()),
-                number,
-                kind: f.kind(),
-                is_list: f.is_list(),
-                is_map: f.is_map(),
-                is_group: f.is_group(),
-                extension: false,
-            });
-        }
-        let e = desc.get_extension(number)?;
-        Some(FieldInfo {
-            key: Value::Text(format!("[{}]", e.full_name())),
-            number,
-            kind: e.kind(),
-            is_list: e.is_list(),
-            is_map: e.is_map(),
-            is_group: e.is_group(),
-            extension: true,
-        })
-    }
-
     fn run(&mut self, message: &MessageDescriptor) -> Result<(), Failure> {
         let len = self.bytes.len();
         self.begin_message(
@@ -699,7 +823,7 @@ impl<'a> Decoder<'a> {
             len,
             len,
             Attach::Root,
-            None,
+            Segment::Root,
         )?;
         self.main_loop()
     }
@@ -718,12 +842,12 @@ impl<'a> Decoder<'a> {
         limit: usize,
         resume: usize,
         attach: Attach,
-        path_seg: Option<PathSegment>,
+        path_seg: Segment,
     ) -> Result<(), Failure> {
-        let name = desc.full_name();
-        if is_wkt(name) {
+        let fields = self.fields_of(desc);
+        if fields.wkt {
             match self.try_wkt(
-                desc, segment, key, start, content, limit, resume, &attach, &path_seg,
+                desc, segment, key, start, content, limit, resume, &attach, path_seg,
             )? {
                 Wkt::Leaf(done) => {
                     self.attach(attach, done, resume);
@@ -734,29 +858,15 @@ impl<'a> Decoder<'a> {
                 Wkt::Plain => {}
             }
         }
-        self.check_depth(start, &path_seg)?;
-        let mode = match name {
-            "google.protobuf.Struct" => Mode::Struct,
-            "google.protobuf.ListValue" => Mode::List,
-            _ => Mode::Message,
-        };
-        let kind = if mode == Mode::List {
+        self.check_depth(start, path_seg)?;
+        let kind = if fields.mode == Mode::List {
             Kind::Array
         } else {
             Kind::Map
         };
         self.builder.open(kind, segment, key, start, content);
-        self.stack.push(Frame {
-            desc: desc.clone(),
-            mode,
-            limit,
-            resume,
-            group: None,
-            entries: Vec::new(),
-            items: Vec::new(),
-            run: None,
-            attach,
-        });
+        let mode = fields.mode;
+        self.push_frame(fields, limit, resume, None, mode, attach);
         self.pos = content;
         Ok(())
     }
@@ -776,7 +886,7 @@ impl<'a> Decoder<'a> {
         limit: usize,
         resume: usize,
         attach: &Attach,
-        path_seg: &Option<PathSegment>,
+        path_seg: Segment,
     ) -> Result<Wkt, Failure> {
         let name = desc.full_name();
         if matches!(name, "google.protobuf.Struct" | "google.protobuf.ListValue") {
@@ -863,7 +973,7 @@ impl<'a> Decoder<'a> {
                 payload = Span::new(f.start, f.end);
                 match (f.number, f.wire) {
                     (1, WireType::Varint) => Value::Null,
-                    (2, WireType::I64) => scalar(&PKind::Double, 0, slice(f)).0,
+                    (2, WireType::I64) => scalar(&PKind::Double, 0, slice(f)).unwrap_or_default().0,
                     (3, WireType::Len) => match std::str::from_utf8(slice(f)) {
                         Ok(s) => Value::text(s),
                         Err(_) => return Ok(Wkt::Plain),
@@ -887,7 +997,7 @@ impl<'a> Decoder<'a> {
                             f.end,
                             resume,
                             attach.clone(),
-                            path_seg.clone(),
+                            path_seg,
                         )?;
                         return Ok(Wkt::Pushed);
                     }
@@ -926,17 +1036,9 @@ impl<'a> Decoder<'a> {
                 match (resolved, v) {
                     (Some(m), v) => {
                         let (vs, ve) = v.map_or((t.end, t.end), |v| (v.start, v.end));
-                        self.stack.push(Frame {
-                            desc: m,
-                            mode: Mode::Message,
-                            limit: ve,
-                            resume,
-                            group: None,
-                            entries,
-                            items: Vec::new(),
-                            run: None,
-                            attach: attach.clone(),
-                        });
+                        let fields = self.fields_of(&m);
+                        self.push_frame(fields, ve, resume, None, Mode::Message, attach.clone());
+                        self.entries.extend(entries);
                         self.pos = vs;
                         return Ok(Wkt::Pushed);
                     }
@@ -979,10 +1081,10 @@ impl<'a> Decoder<'a> {
                     }
                     Some(f) => {
                         payload = Span::new(f.start, f.end);
-                        if kind == PKind::String && std::str::from_utf8(slice(&f)).is_err() {
-                            return Ok(Wkt::Plain);
+                        match scalar(&kind, f.varint, slice(&f)) {
+                            Ok((v, _)) => v,
+                            Err(_) => return Ok(Wkt::Plain),
                         }
-                        scalar(&kind, f.varint, slice(&f)).0
                     }
                 }
             }
@@ -1017,19 +1119,15 @@ impl<'a> Decoder<'a> {
             let e = run.last_end;
             self.builder.close(e, e);
         }
-        let v = frame.value();
+        let v = self.frame_value(&mut frame);
         self.builder.close(payload_end, end);
-        self.attach(frame.attach.clone(), v, end);
+        self.attach(frame.attach, v, end);
         self.pos = end;
     }
 
+    /// Closes the top frame's run, value and node, if it has one.
     fn close_run(&mut self) {
-        let Some(top) = self.stack.last_mut() else {
-            return;
-        };
-        if let Some(run) = &top.run {
-            let e = run.last_end;
-            top.close_run_value();
+        if let Some(e) = self.end_run() {
             self.builder.close(e, e);
         }
     }
@@ -1048,19 +1146,24 @@ impl<'a> Decoder<'a> {
                     } else {
                         ErrorKind::Syntax
                     };
-                    return fail(kind, pos, None, format!("group {g} has no end tag"));
+                    return fail(
+                        kind,
+                        pos,
+                        Segment::Root,
+                        format!("group {g} has no end tag"),
+                    );
                 }
                 let resume = top.resume;
                 self.finish_frame(limit, resume);
                 continue;
             }
-            let (tag, after_tag) = self.varint(pos, limit, &None)?;
+            let (tag, after_tag) = self.varint(pos, limit, Segment::Root)?;
             let wire_bits = tag & 7;
             let Ok(number) = u32::try_from(tag >> 3) else {
                 return fail(
                     ErrorKind::Syntax,
                     pos,
-                    None,
+                    Segment::Root,
                     format!("field number {} is too large", tag >> 3),
                 );
             };
@@ -1068,7 +1171,7 @@ impl<'a> Decoder<'a> {
                 return fail(
                     ErrorKind::Syntax,
                     pos,
-                    None,
+                    Segment::Root,
                     format!("field number {number} is not valid"),
                 );
             }
@@ -1081,7 +1184,7 @@ impl<'a> Decoder<'a> {
                 return fail(
                     ErrorKind::Syntax,
                     pos,
-                    None,
+                    Segment::Root,
                     format!("end tag of group {number} without a matching start tag"),
                 );
             }
@@ -1089,16 +1192,16 @@ impl<'a> Decoder<'a> {
                 return fail(
                     ErrorKind::Syntax,
                     pos,
-                    None,
+                    Segment::Root,
                     format!("invalid wire type {wire_bits} in field {number}"),
                 );
             };
             let mode = top.mode;
-            let info = self.field_info(&top.desc, number);
+            let info = top.fields.get(number);
             if top.run.as_ref().is_some_and(|r| r.number != number) {
                 self.close_run();
             }
-            self.check_nodes(pos, &None)?;
+            self.check_nodes(pos, Segment::Root)?;
             let tag_span = Span::new(pos, after_tag);
             match info {
                 Some(info) => self.read_known(info, wire, tag_span, limit, mode)?,
@@ -1116,15 +1219,14 @@ impl<'a> Decoder<'a> {
     ) -> Result<(), Failure> {
         self.close_run();
         let key = Value::Int(i128::from(number));
-        let path_seg = Some(PathSegment::OtherKey(key.summary(48)));
-        let (_, vstart, vend) = self.field_body(wire, number, tag.end, limit, &path_seg)?;
+        let seg = self.builder.segment_for_key(&key);
+        let (_, vstart, vend) = self.field_body(wire, number, tag.end, limit, seg)?;
         let mut end = vend;
         if wire == WireType::Group {
             // Past the end tag.
-            end = self.varint(vend, limit, &path_seg)?.1;
+            end = self.varint(vend, limit, seg)?.1;
         }
         let data = self.bytes.get(vstart..vend).unwrap_or_default().to_vec();
-        let seg = self.builder.segment_for_key(&key);
         self.builder.leaf(
             Kind::Raw,
             seg,
@@ -1138,12 +1240,9 @@ impl<'a> Decoder<'a> {
             wire_type: wire,
             data,
         });
-        if let Some(top) = self.stack.last_mut() {
-            if top.mode == Mode::List {
-                top.items.push(v);
-            } else {
-                top.entries.push((key, v));
-            }
+        match self.stack.last_mut() {
+            Some(top) if top.mode == Mode::List => top.items.push(v),
+            _ => self.push_entry(key, v),
         }
         self.pos = end;
         Ok(())
@@ -1151,7 +1250,7 @@ impl<'a> Decoder<'a> {
 
     fn read_known(
         &mut self,
-        info: FieldInfo,
+        info: Rc<Field>,
         wire: WireType,
         tag: Span,
         limit: usize,
@@ -1162,11 +1261,6 @@ impl<'a> Decoder<'a> {
         if wire != expected && !packed {
             return self.read_unknown(info.number, wire, tag, limit);
         }
-        let name_seg = match &info.key {
-            Value::Text(s) => PathSegment::Key(s.clone()),
-            other => PathSegment::OtherKey(other.summary(48)),
-        };
-        let path_seg = Some(name_seg);
         if info.extension {
             self.stats.extensions += 1;
         } else {
@@ -1176,7 +1270,7 @@ impl<'a> Decoder<'a> {
         let direct = (mode == Mode::Struct || mode == Mode::List) && info.number == 1;
         if packed {
             self.close_run();
-            return self.read_packed(&info, tag, limit, path_seg);
+            return self.read_packed(&info, tag, limit);
         }
         let (attach, segment) = if direct {
             if mode == Mode::List {
@@ -1192,8 +1286,8 @@ impl<'a> Decoder<'a> {
                 .last()
                 .is_none_or(|t| t.run.as_ref().is_none_or(|r| r.number != info.number));
             if need_new {
-                self.check_depth(tag.start, &path_seg)?;
-                let seg = self.builder.segment_for_key(&info.key);
+                let seg = self.field_segment(&info);
+                self.check_depth(tag.start, seg)?;
                 let kind = if info.is_map { Kind::Map } else { Kind::Array };
                 self.builder.open(kind, seg, None, tag.start, tag.start);
                 if let Some(top) = self.stack.last_mut() {
@@ -1202,6 +1296,7 @@ impl<'a> Decoder<'a> {
                         key: info.key.clone(),
                         is_map: info.is_map,
                         items: Vec::new(),
+                        keys: Vec::new(),
                         last_end: tag.start,
                     });
                 }
@@ -1213,33 +1308,29 @@ impl<'a> Decoder<'a> {
                 .map_or(0, |r| r.items.len()) as u32;
             (Attach::Run(None), Segment::Index(i))
         } else {
-            let seg = self.builder.segment_for_key(&info.key);
+            let seg = self.field_segment(&info);
             (Attach::Entry(info.key.clone()), seg)
         };
         if info.is_map || (direct && mode == Mode::Struct) {
-            return self.read_map_entry(&info, tag, limit, direct, None);
+            return self.read_map_entry(&info, tag, limit, direct);
         }
-        let path_seg = match segment {
-            Segment::Index(i) => Some(PathSegment::Index(i as usize)),
-            _ => path_seg,
-        };
-        let (v, hdr, vend) = self.field_body(wire, info.number, tag.end, limit, &path_seg)?;
+        // Errors name the item or the field; a Struct's entry is named by its key, below.
+        let path_seg = segment;
+        let (v, hdr, vend) = self.field_body(wire, info.number, tag.end, limit, path_seg)?;
         match &info.kind {
             PKind::Message(m) if wire == WireType::Group => {
-                self.check_depth(tag.end, &path_seg)?;
+                self.check_depth(tag.end, path_seg)?;
                 self.builder
                     .open(Kind::Map, segment, Some(tag), tag.end, tag.end);
-                self.stack.push(Frame {
-                    desc: m.clone(),
-                    mode: Mode::Message,
+                let fields = self.fields_of(m);
+                self.push_frame(
+                    fields,
                     limit,
-                    resume: limit,
-                    group: Some(info.number),
-                    entries: Vec::new(),
-                    items: Vec::new(),
-                    run: None,
+                    limit,
+                    Some(info.number),
+                    Mode::Message,
                     attach,
-                });
+                );
                 self.pos = tag.end;
                 Ok(())
             }
@@ -1259,8 +1350,9 @@ impl<'a> Decoder<'a> {
             }
             kind => {
                 let data = self.bytes.get(hdr..vend).unwrap_or_default();
-                if *kind == PKind::String {
-                    if let Err(e) = std::str::from_utf8(data) {
+                let (value, unknown_enum) = match scalar(kind, v, data) {
+                    Ok(read) => read,
+                    Err(e) => {
                         return fail(
                             ErrorKind::Invalid,
                             hdr + e.valid_up_to(),
@@ -1268,8 +1360,7 @@ impl<'a> Decoder<'a> {
                             format!("string field {} is not valid UTF-8", info.key.summary(48)),
                         );
                     }
-                }
-                let (value, unknown_enum) = scalar(kind, v, data);
+                };
                 if unknown_enum {
                     self.stats.unknown_enums += 1;
                 }
@@ -1288,44 +1379,36 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn read_packed(
-        &mut self,
-        info: &FieldInfo,
-        tag: Span,
-        limit: usize,
-        path_seg: Option<PathSegment>,
-    ) -> Result<(), Failure> {
-        let (_, start, end) =
-            self.field_body(WireType::Len, info.number, tag.end, limit, &path_seg)?;
-        self.check_depth(tag.start, &path_seg)?;
-        let seg = self.builder.segment_for_key(&info.key);
+    fn read_packed(&mut self, info: &Field, tag: Span, limit: usize) -> Result<(), Failure> {
+        let seg = self.field_segment(info);
+        let (_, start, end) = self.field_body(WireType::Len, info.number, tag.end, limit, seg)?;
+        self.check_depth(tag.start, seg)?;
         self.builder
             .open(Kind::Array, seg, Some(tag), tag.end, start);
         let mut items = Vec::new();
         let mut p = start;
         let wire = expected_wire(&info.kind, false);
         while p < end {
-            let item_seg = Some(PathSegment::Index(items.len()));
+            let item_seg = Segment::Index(items.len() as u32);
             let body = self
-                .check_nodes(p, &item_seg)
-                .and_then(|()| self.field_body(wire, info.number, p, end, &item_seg));
+                .check_nodes(p, item_seg)
+                .and_then(|()| self.field_body(wire, info.number, p, end, item_seg));
             let (v, s, e) = match body {
                 Ok(x) => x,
                 Err(f) => {
-                    if let Some(top) = self.stack.last_mut() {
-                        top.entries.push((info.key.clone(), Value::Array(items)));
-                    }
+                    self.push_entry(info.key.clone(), Value::Array(items));
                     return Err(f);
                 }
             };
             let data = self.bytes.get(s..e).unwrap_or_default();
-            let (value, unknown_enum) = scalar(&info.kind, v, data);
+            // Packable kinds are never text, so this cannot fail.
+            let (value, unknown_enum) = scalar(&info.kind, v, data).unwrap_or_default();
             if unknown_enum {
                 self.stats.unknown_enums += 1;
             }
             self.builder.leaf(
                 value.kind(),
-                Segment::Index(items.len() as u32),
+                item_seg,
                 None,
                 Span::new(p, e),
                 p,
@@ -1335,9 +1418,7 @@ impl<'a> Decoder<'a> {
             p = e;
         }
         self.builder.close(end, end);
-        if let Some(top) = self.stack.last_mut() {
-            top.entries.push((info.key.clone(), Value::Array(items)));
-        }
+        self.push_entry(info.key.clone(), Value::Array(items));
         self.pos = end;
         Ok(())
     }
@@ -1345,14 +1426,14 @@ impl<'a> Decoder<'a> {
     /// One map entry (or a `Struct`'s entry when `direct`).
     fn read_map_entry(
         &mut self,
-        info: &FieldInfo,
+        info: &Field,
         tag: Span,
         limit: usize,
         direct: bool,
-        path_seg: Option<PathSegment>,
     ) -> Result<(), Failure> {
+        let path_seg = Segment::Root;
         let (_, content, end) =
-            self.field_body(WireType::Len, info.number, tag.end, limit, &path_seg)?;
+            self.field_body(WireType::Len, info.number, tag.end, limit, path_seg)?;
         let Some(entry) = info.kind.as_message().cloned() else {
             return fail(
                 ErrorKind::Invalid,
@@ -1385,26 +1466,21 @@ impl<'a> Decoder<'a> {
         let bytes = self.bytes;
         let slice = |f: &Flat| bytes.get(f.start..f.end).unwrap_or_default();
         let map_key = match kf {
-            Some(f) => {
-                if key_kind == PKind::String {
-                    if let Err(e) = std::str::from_utf8(slice(&f)) {
-                        return fail(
-                            ErrorKind::Invalid,
-                            f.start + e.valid_up_to(),
-                            path_seg,
-                            "map key is not valid UTF-8".into(),
-                        );
-                    }
+            Some(f) => match scalar(&key_kind, f.varint, slice(&f)) {
+                Ok((key, _)) => key,
+                Err(e) => {
+                    return fail(
+                        ErrorKind::Invalid,
+                        f.start + e.valid_up_to(),
+                        path_seg,
+                        "map key is not valid UTF-8".into(),
+                    );
                 }
-                scalar(&key_kind, f.varint, slice(&f)).0
-            }
+            },
             None => default_of(&key_kind),
         };
         let segment = self.builder.segment_for_key(&map_key);
-        let entry_path = Some(match &map_key {
-            Value::Text(s) => PathSegment::Key(s.clone()),
-            other => PathSegment::OtherKey(other.summary(48)),
-        });
+        let entry_path = segment;
         // The key span runs to the value field's tag when only key fields come before it.
         let key_end = match (vf_index, vf) {
             (Some(i), Some(f)) if fields.iter().take(i).all(|g| g.number == 1) => f.tag_start,
@@ -1412,9 +1488,9 @@ impl<'a> Decoder<'a> {
         };
         let key_span = Some(Span::new(tag.start, key_end));
         let attach = if direct {
-            Attach::Entry(map_key.clone())
+            Attach::Entry(map_key)
         } else {
-            Attach::Run(Some(map_key.clone()))
+            Attach::Run(Some(map_key))
         };
         match (&val_kind, vf) {
             (PKind::Message(m), Some(f)) => {
@@ -1426,9 +1502,9 @@ impl<'a> Decoder<'a> {
             (kind, f) => {
                 let (value, header_end, payload) = match f {
                     Some(f) => {
-                        let data = slice(&f);
-                        if *kind == PKind::String {
-                            if let Err(e) = std::str::from_utf8(data) {
+                        let (v, unknown_enum) = match scalar(kind, f.varint, slice(&f)) {
+                            Ok(read) => read,
+                            Err(e) => {
                                 return fail(
                                     ErrorKind::Invalid,
                                     f.start + e.valid_up_to(),
@@ -1436,8 +1512,7 @@ impl<'a> Decoder<'a> {
                                     "map value is not valid UTF-8".into(),
                                 );
                             }
-                        }
-                        let (v, unknown_enum) = scalar(kind, f.varint, data);
+                        };
                         if unknown_enum {
                             self.stats.unknown_enums += 1;
                         }
@@ -1487,15 +1562,23 @@ mod tests {
 
     #[test]
     fn zigzag_and_widths() {
-        assert_eq!(scalar(&PKind::Sint32, 3, &[]).0, Value::Int(-2));
-        assert_eq!(scalar(&PKind::Sint64, 4, &[]).0, Value::Int(2));
         assert_eq!(
-            scalar(&PKind::Int32, u64::MAX, &[]).0,
+            scalar(&PKind::Sint32, 3, &[]).expect("a number").0,
+            Value::Int(-2)
+        );
+        assert_eq!(
+            scalar(&PKind::Sint64, 4, &[]).expect("a number").0,
+            Value::Int(2)
+        );
+        assert_eq!(
+            scalar(&PKind::Int32, u64::MAX, &[]).expect("a number").0,
             Value::Int(-1),
             "negative int32 is sign-extended to 10 bytes"
         );
         assert_eq!(
-            scalar(&PKind::Float, 0, &1.5f32.to_le_bytes()).0,
+            scalar(&PKind::Float, 0, &1.5f32.to_le_bytes())
+                .expect("a number")
+                .0,
             Value::Float(Float::f32(1.5))
         );
     }
