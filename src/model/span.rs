@@ -470,14 +470,17 @@ impl Iterator for Children<'_> {
 pub struct SpanTreeBuilder {
     tree: SpanTree,
     open: Vec<NodeId>,
-    interned: HashMap<String, u32, BuildHasherDefault<KeyHasher>>,
+    interned: KeyMap<String, u32>,
 }
 
 /// A fast hash for interning map keys (the FxHash mixing step, 8 bytes at a time). Keys come from
 /// the input, but a skewed input only slows interning down (collisions), it cannot break it;
 /// SipHash's flooding resistance costs more than the whole rest of a JSON decode spends per key.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
+
+/// A hash map on [`KeyHasher`], for keys that are short text.
+pub(crate) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 impl KeyHasher {
     const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;

@@ -26,19 +26,19 @@
 //! What it does not do: decode (see `decode.rs`), or infer a schema (see `infer.rs`). It does
 //! not reject two members of one oneof being set (the wire keeps the last one).
 
-use std::collections::HashMap;
-
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
+use std::rc::Rc;
+
 use prost_reflect::{
     EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor,
 };
 
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
-    FloatWidth, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder, Timestamp,
-    Value, WireType,
+    FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder,
+    Timestamp, Value, WireType,
 };
 
 /// Encodes `value` as one `message`.
@@ -54,8 +54,10 @@ pub fn encode(
         builder: SpanTreeBuilder::new(),
         notes: Notes::new(),
         canonical: options.canonical,
+        tables: KeyMap::default(),
+        last_table: None,
     };
-    let root = enc.message_content(value, message, &Path::root())?;
+    let root = enc.message_content(value, message, &Trail::ROOT)?;
     let out = Out::new(
         root.kind,
         Segment::Root,
@@ -168,7 +170,8 @@ impl Content {
 /// A field or an extension, with what the encoder needs of it.
 struct FieldInfo {
     number: u32,
-    name: String,
+    /// Where the field's name comes from (made into text only for a note).
+    name: Name,
     kind: PKind,
     list: bool,
     map: bool,
@@ -181,7 +184,7 @@ impl FieldInfo {
     fn field(f: &FieldDescriptor) -> FieldInfo {
         FieldInfo {
             number: f.number(),
-            name: f.name().to_string(),
+            name: Name::Field(f.clone()),
             kind: f.kind(),
             list: f.is_list(),
             map: f.is_map(),
@@ -194,7 +197,7 @@ impl FieldInfo {
     fn extension(f: &ExtensionDescriptor) -> FieldInfo {
         FieldInfo {
             number: f.number(),
-            name: format!("[{}]", f.full_name()),
+            name: Name::Extension(f.clone()),
             kind: f.kind(),
             list: f.is_list(),
             map: f.is_map(),
@@ -205,10 +208,79 @@ impl FieldInfo {
     }
 }
 
+/// How a [`FieldInfo`] is named in notes.
+enum Name {
+    Field(FieldDescriptor),
+    /// `[full.name]`.
+    Extension(ExtensionDescriptor),
+    /// An unknown field, by its number.
+    Number,
+}
+
+impl FieldInfo {
+    fn name(&self) -> String {
+        match &self.name {
+            Name::Field(f) => f.name().to_string(),
+            Name::Extension(e) => format!("[{}]", e.full_name()),
+            Name::Number => self.number.to_string(),
+        }
+    }
+}
+
+/// A message type's fields by name (and JSON name) and by number, made once per type in an
+/// encode.
+struct Table {
+    desc: MessageDescriptor,
+    by_name: KeyMap<Box<str>, Rc<FieldInfo>>,
+    /// Sorted by number.
+    by_number: Vec<Rc<FieldInfo>>,
+}
+
+impl Table {
+    fn new(desc: &MessageDescriptor) -> Table {
+        let mut by_number: Vec<Rc<FieldInfo>> = desc
+            .fields()
+            .map(|f| Rc::new(FieldInfo::field(&f)))
+            .collect();
+        by_number.sort_by_key(|f| f.number);
+        let mut by_name = KeyMap::default();
+        // A field's own name wins over another field's JSON name, as in prost-reflect's lookup.
+        for f in &by_number {
+            if let Name::Field(d) = &f.name {
+                by_name.insert(d.json_name().into(), Rc::clone(f));
+            }
+        }
+        for f in &by_number {
+            if let Name::Field(d) = &f.name {
+                by_name.insert(d.name().into(), Rc::clone(f));
+            }
+        }
+        Table {
+            desc: desc.clone(),
+            by_name,
+            by_number,
+        }
+    }
+
+    /// The field numbered `n`, or the extension of that number.
+    fn number(&self, n: u32) -> Option<Rc<FieldInfo>> {
+        match self.by_number.binary_search_by_key(&n, |f| f.number) {
+            Ok(i) => self.by_number.get(i).cloned(),
+            Err(_) => self
+                .desc
+                .get_extension(n)
+                .map(|e| Rc::new(FieldInfo::extension(&e))),
+        }
+    }
+}
+
 struct Encoder {
     builder: SpanTreeBuilder,
     notes: Notes,
     canonical: bool,
+    /// The tables of the message types met so far, by full name, and the last one used.
+    tables: KeyMap<String, Rc<Table>>,
+    last_table: Option<Rc<Table>>,
 }
 
 /// Appends `n` as a minimal varint (argument order of this file's callers).
@@ -239,6 +311,65 @@ fn path_segment(key: &Value) -> PathSegment {
     match key {
         Value::Text(s) => PathSegment::Key(s.clone()),
         other => PathSegment::OtherKey(other.summary(48)),
+    }
+}
+
+/// Where the encoder is in the source value: borrowed steps, made into a [`Path`] only for an
+/// error or a note.
+struct Trail<'a> {
+    parent: Option<&'a Trail<'a>>,
+    step: Step<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Root,
+    /// The value of the map entry with this key.
+    Key(&'a Value),
+    Index(usize),
+}
+
+impl<'a> Trail<'a> {
+    const ROOT: Trail<'static> = Trail {
+        parent: None,
+        step: Step::Root,
+    };
+
+    /// The value of this one's entry `key`.
+    fn key(&'a self, key: &'a Value) -> Trail<'a> {
+        Trail {
+            parent: Some(self),
+            step: Step::Key(key),
+        }
+    }
+
+    /// This one's item `i`.
+    fn index(&'a self, i: usize) -> Trail<'a> {
+        Trail {
+            parent: Some(self),
+            step: Step::Index(i),
+        }
+    }
+
+    fn to_path(&self) -> Path {
+        let mut steps = Vec::new();
+        let mut at = Some(self);
+        while let Some(t) = at {
+            match t.step {
+                Step::Root => {}
+                Step::Key(k) => steps.push(path_segment(k)),
+                Step::Index(i) => steps.push(PathSegment::Index(i)),
+            }
+            at = t.parent;
+        }
+        steps.reverse();
+        Path::from_segments(steps)
+    }
+}
+
+impl std::fmt::Display for Trail<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.to_path().fmt(f)
     }
 }
 
@@ -406,15 +537,33 @@ fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
 }
 
 impl Encoder {
-    fn error(&self, path: &Path, message: String) -> EncodeError {
+    /// The field table of `desc`, made on first use.
+    fn table(&mut self, desc: &MessageDescriptor) -> Rc<Table> {
+        if let Some(t) = self.last_table.as_ref().filter(|t| t.desc == *desc) {
+            return Rc::clone(t);
+        }
+        let table = match self.tables.get(desc.full_name()) {
+            Some(t) => Rc::clone(t),
+            None => {
+                let t = Rc::new(Table::new(desc));
+                self.tables
+                    .insert(desc.full_name().to_string(), Rc::clone(&t));
+                t
+            }
+        };
+        self.last_table = Some(Rc::clone(&table));
+        table
+    }
+
+    fn error(&self, path: &Trail<'_>, message: String) -> EncodeError {
         EncodeError {
             format: Format::Protobuf,
-            path: path.clone(),
+            path: path.to_path(),
             message,
         }
     }
 
-    fn expected(&self, path: &Path, what: &str, v: &Value) -> EncodeError {
+    fn expected(&self, path: &Trail<'_>, what: &str, v: &Value) -> EncodeError {
         self.error(path, format!("expected {what}, found {}", describe(v)))
     }
 
@@ -423,7 +572,7 @@ impl Encoder {
         &mut self,
         v: &Value,
         desc: &MessageDescriptor,
-        path: &Path,
+        path: &Trail<'_>,
     ) -> Result<Content, EncodeError> {
         let v = v.untagged();
         match desc.full_name() {
@@ -479,14 +628,15 @@ impl Encoder {
         &mut self,
         v: &Value,
         desc: &MessageDescriptor,
-        path: &Path,
+        path: &Trail<'_>,
         skip_type: bool,
     ) -> Result<Vec<Piece>, EncodeError> {
         let Some(entries) = v.as_map() else {
             return Err(self.expected(path, &format!("a map for {}", desc.full_name()), v));
         };
+        let table = self.table(desc);
         // (field, source key, value), then raw entries in their order.
-        let mut known: Vec<(FieldInfo, &Value, &Value)> = Vec::new();
+        let mut known: Vec<(Rc<FieldInfo>, &Value, &Value)> = Vec::with_capacity(entries.len());
         let mut raws: Vec<(u32, &Value, &RawField)> = Vec::new();
         for (key, value) in entries {
             let key = key.untagged();
@@ -500,29 +650,25 @@ impl Encoder {
                         .and_then(|n| n.strip_suffix(']'))
                         .and_then(|n| desc.get_extension_by_full_name(n))
                     {
-                        Some(FieldInfo::extension(&ext))
+                        Some(Rc::new(FieldInfo::extension(&ext)))
                     } else {
-                        desc.get_field_by_name(name)
-                            .or_else(|| desc.get_field_by_json_name(name))
-                            .map(|f| FieldInfo::field(&f))
+                        table.by_name.get(name.as_str()).cloned()
                     }
                 }
                 Value::Int(n) => u32::try_from(*n).ok().and_then(|n| {
                     if let Value::Raw(_) = value {
-                        return Some(FieldInfo {
+                        return Some(Rc::new(FieldInfo {
                             number: n,
-                            name: n.to_string(),
+                            name: Name::Number,
                             kind: PKind::Bytes,
                             list: false,
                             map: false,
                             packed: false,
                             group: false,
                             presence: true,
-                        });
+                        }));
                     }
-                    desc.get_field(n)
-                        .map(|f| FieldInfo::field(&f))
-                        .or_else(|| desc.get_extension(n).map(|e| FieldInfo::extension(&e)))
+                    table.number(n)
                 }),
                 _ => None,
             };
@@ -532,11 +678,10 @@ impl Encoder {
                     other => other.summary(40),
                 };
                 let name = desc.full_name().to_string();
-                self.notes.add(
-                    NoteKind::FieldDropped,
-                    path.child(path_segment(key)),
-                    || format!("key {key_text} has no field in {name}; dropped"),
-                );
+                self.notes
+                    .add(NoteKind::FieldDropped, path.key(key).to_path(), || {
+                        format!("key {key_text} has no field in {name}; dropped")
+                    });
                 continue;
             };
             if let Value::Raw(raw) = value {
@@ -548,24 +693,27 @@ impl Encoder {
             known.push((field, key, value));
         }
         known.sort_by_key(|(f, _, _)| f.number);
-        let mut seen: HashMap<u32, usize> = HashMap::new();
-        for (f, _, _) in &known {
-            if !f.list && !f.map {
-                *seen.entry(f.number).or_default() += 1;
-            }
-        }
         let mut pieces = Vec::with_capacity(known.len() + raws.len());
-        for (field, key, value) in &known {
-            if seen.get(&field.number).copied().unwrap_or(0) > 1 {
-                let (name, n, count) = (field.name.clone(), field.number, seen[&field.number]);
-                self.notes.add(NoteKind::DuplicateKey, path.clone(), || {
+        // Sorted by number (stably), the entries of one field are a run.
+        let (mut run_end, mut count) = (0, 0);
+        for (i, (field, key, value)) in known.iter().enumerate() {
+            if i == run_end {
+                count = known[i..]
+                    .iter()
+                    .take_while(|(f, _, _)| f.number == field.number)
+                    .count();
+                run_end = i + count;
+            }
+            if count > 1 && !field.list && !field.map {
+                let (name, n) = (field.name(), field.number);
+                self.notes.add(NoteKind::DuplicateKey, path.to_path(), || {
                     format!(
                         "field {name} (number {n}) is given {count} times; readers keep the last"
                     )
                 });
             }
             let seg = self.builder.segment_for_key(key);
-            let fpath = path.child(path_segment(key));
+            let fpath = path.key(key);
             if let Some(out) = self.field(field, seg, value, &fpath)? {
                 pieces.push(Piece::Node(out));
             }
@@ -583,7 +731,7 @@ impl Encoder {
         field: &FieldInfo,
         seg: Segment,
         v: &Value,
-        path: &Path,
+        path: &Trail<'_>,
     ) -> Result<Option<Out>, EncodeError> {
         if field.map {
             return self.map_field(field, seg, v, path);
@@ -604,7 +752,7 @@ impl Encoder {
             }
             let mut children = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                let ipath = path.child(PathSegment::Index(i));
+                let ipath = path.index(i);
                 let iseg = Segment::Index(i as u32);
                 let Some(c) = self.single(&field.kind, item, &ipath, false)? else {
                     return Err(self.expected(&ipath, &kind_name(&field.kind), item));
@@ -642,7 +790,7 @@ impl Encoder {
         };
         if c.default && !field.presence {
             let what = v.summary(40);
-            self.notes.add(NoteKind::PresenceLost, path.clone(), || {
+            self.notes.add(NoteKind::PresenceLost, path.to_path(), || {
                 format!(
                     "proto3 field {path} is {what}, its default, and is not written: a reader \
                      cannot tell {what} from unset"
@@ -659,7 +807,7 @@ impl Encoder {
         field: &FieldInfo,
         seg: Segment,
         v: &Value,
-        path: &Path,
+        path: &Trail<'_>,
     ) -> Result<Option<Out>, EncodeError> {
         if matches!(v, Value::Null) {
             return Ok(None);
@@ -687,7 +835,7 @@ impl Encoder {
         for (sort_key, _) in &typed_keys {
             if !distinct.insert(sort_key.as_str()) {
                 let key = sort_key.clone();
-                self.notes.add(NoteKind::DuplicateKey, path.clone(), || {
+                self.notes.add(NoteKind::DuplicateKey, path.to_path(), || {
                     format!("map key {key:?} is given more than once; readers keep the last entry")
                 });
             }
@@ -697,7 +845,7 @@ impl Encoder {
             let (k, v) = (&entries[i].0, &entries[i].1);
             let (_, kc) = &typed_keys[i];
             let kseg = self.builder.segment_for_key(k.untagged());
-            let vpath = path.child(path_segment(k.untagged()));
+            let vpath = path.key(k.untagged());
             let Some(vc) = self.single(&value_field.kind, v, &vpath, false)? else {
                 return Err(self.expected(&vpath, &kind_name(&value_field.kind), v));
             };
@@ -755,16 +903,16 @@ impl Encoder {
         &mut self,
         kind: &PKind,
         k: &Value,
-        path: &Path,
+        path: &Trail<'_>,
     ) -> Result<(String, Content), EncodeError> {
-        let kpath = path.child(path_segment(k));
+        let kpath = path.key(k);
         match kind {
             PKind::String => {
                 let text = match k {
                     Value::Text(s) => s.clone(),
                     Value::Int(_) | Value::Bool(_) => {
                         let s = k.summary(64);
-                        self.notes.add(NoteKind::NonTextKey, kpath.clone(), || {
+                        self.notes.add(NoteKind::NonTextKey, kpath.to_path(), || {
                             format!("map key {s} is written as text \"{s}\"")
                         });
                         s
@@ -825,7 +973,7 @@ impl Encoder {
         &mut self,
         kind: &PKind,
         v: &Value,
-        path: &Path,
+        path: &Trail<'_>,
         null_is_unset: bool,
     ) -> Result<Option<Content>, EncodeError> {
         let v = v.untagged();
@@ -868,7 +1016,7 @@ impl Encoder {
                     Value::Bytes(b) => b.clone(),
                     Value::Ext(t, d) => {
                         let (t, n) = (*t, d.len());
-                        self.notes.add(NoteKind::ExtDropped, path.clone(), || {
+                        self.notes.add(NoteKind::ExtDropped, path.to_path(), || {
                             format!("MessagePack ext type {t} dropped; its {n} data bytes are written as bytes")
                         });
                         d.clone()
@@ -893,7 +1041,12 @@ impl Encoder {
         Ok(Some(c))
     }
 
-    fn integer(&mut self, kind: &PKind, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+    fn integer(
+        &mut self,
+        kind: &PKind,
+        v: &Value,
+        path: &Trail<'_>,
+    ) -> Result<Content, EncodeError> {
         let name = kind_name(kind);
         let (lo, hi) = int_range(kind).unwrap_or((0, 0));
         let expected = || format!("{name} (a number)");
@@ -943,7 +1096,7 @@ impl Encoder {
         })
     }
 
-    fn float(&mut self, kind: &PKind, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+    fn float(&mut self, kind: &PKind, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
         let name = kind_name(kind);
         let x: f64 = match v {
             Value::Float(f) => f.value,
@@ -952,7 +1105,7 @@ impl Encoder {
                 if x as i128 != *n {
                     let (n, name) = (*n, name.clone());
                     self.notes
-                        .add(NoteKind::IntegerPrecision, path.clone(), || {
+                        .add(NoteKind::IntegerPrecision, path.to_path(), || {
                             format!(
                                 "integer {n} is beyond ±2^53; the {name} field rounds it to {x}"
                             )
@@ -982,7 +1135,7 @@ impl Encoder {
             }
             if !FloatWidth::F32.holds(x) {
                 let (from, to) = (v.summary(40), crate::model::format_float(f64::from(y)));
-                self.notes.add(NoteKind::FloatWidth, path.clone(), || {
+                self.notes.add(NoteKind::FloatWidth, path.to_path(), || {
                     format!("{from} narrows to float32 {to} in a float field")
                 });
             }
@@ -1010,7 +1163,7 @@ impl Encoder {
         &mut self,
         e: &EnumDescriptor,
         v: &Value,
-        path: &Path,
+        path: &Trail<'_>,
     ) -> Result<Content, EncodeError> {
         let expected = || format!("{} (a value name or number)", e.full_name());
         let (number, named) = match v {
@@ -1048,7 +1201,7 @@ impl Encoder {
         })
     }
 
-    fn timestamp(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+    fn timestamp(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
         let t = match v {
             Value::Timestamp(t) => *t,
             Value::Text(s) => match Timestamp::parse_rfc3339(s) {
@@ -1085,7 +1238,7 @@ impl Encoder {
         Ok(leaf(Kind::Timestamp, WireType::Len, bytes))
     }
 
-    fn duration(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+    fn duration(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
         let what = "google.protobuf.Duration (text like \"1.5s\")";
         let Some((secs, nanos)) = v.as_str().and_then(parse_duration) else {
             return Err(self.expected(path, what, v));
@@ -1101,7 +1254,7 @@ impl Encoder {
         &mut self,
         v: &Value,
         desc: &MessageDescriptor,
-        path: &Path,
+        path: &Trail<'_>,
     ) -> Result<Content, EncodeError> {
         let Some(inner) = desc.get_field(1) else {
             return Err(self.error(path, format!("{} has no field 1", desc.full_name())));
@@ -1131,7 +1284,7 @@ impl Encoder {
     }
 
     /// A `Struct`'s entries: map entries of field 1, keyed by text, valued by `Value`s.
-    fn struct_entries(&mut self, v: &Value, path: &Path) -> Result<Vec<Piece>, EncodeError> {
+    fn struct_entries(&mut self, v: &Value, path: &Trail<'_>) -> Result<Vec<Piece>, EncodeError> {
         let Some(entries) = v.as_map() else {
             return Err(self.expected(path, "google.protobuf.Struct (a map)", v));
         };
@@ -1142,7 +1295,7 @@ impl Encoder {
         let mut pieces = Vec::with_capacity(entries.len());
         for i in order {
             let (k, val) = (entries[i].0.untagged(), &entries[i].1);
-            let kpath = path.child(path_segment(k));
+            let kpath = path.key(k);
             let Value::Text(key) = k else {
                 return Err(self.expected(&kpath, "a text key in google.protobuf.Struct", k));
             };
@@ -1174,13 +1327,13 @@ impl Encoder {
     }
 
     /// A `ListValue`'s items: field 1, each a `Value`.
-    fn list_items(&mut self, v: &Value, path: &Path) -> Result<Vec<Piece>, EncodeError> {
+    fn list_items(&mut self, v: &Value, path: &Trail<'_>) -> Result<Vec<Piece>, EncodeError> {
         let Some(items) = v.as_array() else {
             return Err(self.expected(path, "google.protobuf.ListValue (an array)", v));
         };
         let mut pieces = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let c = self.json_value(item, &path.child(PathSegment::Index(i)))?;
+            let c = self.json_value(item, &path.index(i))?;
             let mut header = len_prefix(c.size());
             header.extend(c.prefix);
             pieces.push(Piece::Node(Out::new(
@@ -1197,13 +1350,13 @@ impl Encoder {
 
     /// A `google.protobuf.Value` from any JSON-like value: the oneof member's tag (and length)
     /// is header.
-    fn json_value(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+    fn json_value(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
         let v = v.untagged();
         let (kind, number, wire, body) = match v {
             Value::Null => (Kind::Null, 1, WireType::Varint, Body::Leaf(vec![0])),
             Value::Undefined | Value::Simple(_) => {
                 let what = v.summary(20);
-                self.notes.add(NoteKind::SimpleAsNull, path.clone(), || {
+                self.notes.add(NoteKind::SimpleAsNull, path.to_path(), || {
                     format!("CBOR {what} has no protobuf equivalent; written as null")
                 });
                 (Kind::Null, 1, WireType::Varint, Body::Leaf(vec![0]))
@@ -1253,7 +1406,7 @@ impl Encoder {
         })
     }
 
-    fn field_mask(&mut self, v: &Value, path: &Path) -> Result<Content, EncodeError> {
+    fn field_mask(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
         let Some(s) = v.as_str() else {
             return Err(self.expected(path, "google.protobuf.FieldMask (comma-separated text)", v));
         };
@@ -1273,7 +1426,7 @@ impl Encoder {
         &mut self,
         v: &Value,
         desc: &MessageDescriptor,
-        path: &Path,
+        path: &Trail<'_>,
     ) -> Result<Content, EncodeError> {
         let Some(entries) = v.as_map() else {
             return Err(self.expected(path, "google.protobuf.Any (a map with \"@type\")", v));
@@ -1286,7 +1439,7 @@ impl Encoder {
                 "google.protobuf.Any needs an \"@type\" entry naming the packed type".into(),
             ));
         };
-        let tpath = path.child(path_segment(type_key.untagged()));
+        let tpath = path.key(type_key.untagged());
         let Some(url) = type_value.as_str() else {
             return Err(self.expected(&tpath, "a type URL (text)", type_value));
         };
@@ -1311,7 +1464,7 @@ impl Encoder {
                     ));
                 };
                 let vk = vk.untagged();
-                let c = self.message_content(vv, &packed, &path.child(path_segment(vk)))?;
+                let c = self.message_content(vv, &packed, &path.key(vk))?;
                 let seg = self.builder.segment_for_key(vk);
                 if c.size() > 0 {
                     let mut header = len_prefix(c.size());
@@ -1344,7 +1497,7 @@ impl Encoder {
                     ));
                 };
                 let vk = vk.untagged();
-                let vpath = path.child(path_segment(vk));
+                let vpath = path.key(vk);
                 let Some(c) = self.single(&PKind::Bytes, vv, &vpath, false)? else {
                     return Err(self.expected(&vpath, "bytes", vv));
                 };
