@@ -21,7 +21,10 @@
 //!
 //! How: the value is first converted into a tree of pieces whose sizes are known bottom-up (so
 //! every length prefix is known before its content is written, without re-copying nested
-//! buffers), then written in one pre-order pass that records the spans.
+//! buffers), then written in one pre-order pass that records the spans. A piece's bytes are
+//! inline when short (tags, lengths, numbers) and borrowed from the value when they are its text
+//! or bytes, so a field costs no allocation of its own; each message type's fields are looked up
+//! once per encode ([`Table`]) and a source path is made only for an error or a note.
 //!
 //! What it does not do: decode (see `decode.rs`), or infer a schema (see `infer.rs`). It does
 //! not reject two members of one oneof being set (the wire keeps the last one).
@@ -61,10 +64,10 @@ pub fn encode(
     let out = Out::new(
         root.kind,
         Segment::Root,
-        Vec::new(),
+        Bytes::new(),
         root.prefix,
         root.body,
-        Vec::new(),
+        Bytes::new(),
     );
     let mut bytes = Vec::with_capacity(out.size);
     let mut builder = std::mem::take(&mut enc.builder);
@@ -77,28 +80,140 @@ pub fn encode(
     })
 }
 
+/// Bytes of a node's part: short ones (tags, lengths, varints, fixed-width numbers) inline,
+/// text and bytes borrowed from the value being encoded, anything else owned. Most parts are
+/// short, so most nodes allocate nothing of their own.
+#[derive(Debug)]
+enum Bytes<'v> {
+    Inline([u8; Bytes::INLINE], u8),
+    Borrowed(&'v [u8]),
+    Owned(Vec<u8>),
+}
+
+impl<'v> Bytes<'v> {
+    const INLINE: usize = 22;
+
+    fn new() -> Bytes<'v> {
+        Bytes::Inline([0; Bytes::INLINE], 0)
+    }
+
+    /// A copy of `bytes`, inline when they fit.
+    fn copy(bytes: &[u8]) -> Bytes<'v> {
+        let mut b = Bytes::new();
+        b.extend(bytes);
+        b
+    }
+
+    /// `n` as a minimal varint.
+    fn varint(n: u64) -> Bytes<'v> {
+        let mut b = Bytes::new();
+        b.push_varint(n);
+        b
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Inline(buf, n) => buf.get(..usize::from(*n)).unwrap_or_default(),
+            Bytes::Borrowed(b) => b,
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn extend(&mut self, more: impl AsRef<[u8]>) {
+        let more = more.as_ref();
+        if more.is_empty() {
+            return;
+        }
+        if let Bytes::Inline(buf, n) = self {
+            let at = usize::from(*n);
+            if let Some(dst) = buf.get_mut(at..at + more.len()) {
+                dst.copy_from_slice(more);
+                *n += more.len() as u8;
+                return;
+            }
+        }
+        match self {
+            Bytes::Owned(v) => v.extend_from_slice(more),
+            other => {
+                let mut v = Vec::with_capacity(other.len() + more.len());
+                v.extend_from_slice(other.as_slice());
+                v.extend_from_slice(more);
+                *other = Bytes::Owned(v);
+            }
+        }
+    }
+
+    fn push_varint(&mut self, n: u64) {
+        let mut buf = [0u8; 10];
+        let mut len = 0;
+        let mut n = n;
+        for slot in &mut buf {
+            len += 1;
+            if n < 0x80 {
+                *slot = n as u8;
+                break;
+            }
+            *slot = (n as u8 & 0x7f) | 0x80;
+            n >>= 7;
+        }
+        self.extend(buf.get(..len).unwrap_or_default());
+    }
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for Bytes<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl From<Vec<u8>> for Bytes<'_> {
+    fn from(v: Vec<u8>) -> Self {
+        if v.len() <= Bytes::INLINE {
+            Bytes::copy(&v)
+        } else {
+            Bytes::Owned(v)
+        }
+    }
+}
+
 /// A node to write: its key bytes (tag), header, body and trailing structure (a group's end tag).
 #[derive(Debug)]
-struct Out {
+struct Out<'v> {
     kind: Kind,
     segment: Segment,
-    key: Vec<u8>,
-    header: Vec<u8>,
-    body: Body,
-    trailer: Vec<u8>,
+    key: Bytes<'v>,
+    header: Bytes<'v>,
+    body: Body<'v>,
+    trailer: Bytes<'v>,
     /// All bytes, key to trailer.
     size: usize,
 }
 
-impl Out {
+impl<'v> Out<'v> {
     fn new(
         kind: Kind,
         segment: Segment,
-        key: Vec<u8>,
-        header: Vec<u8>,
-        body: Body,
-        trailer: Vec<u8>,
-    ) -> Out {
+        key: Bytes<'v>,
+        header: Bytes<'v>,
+        body: Body<'v>,
+        trailer: Bytes<'v>,
+    ) -> Out<'v> {
         let size = key.len() + header.len() + body.size() + trailer.len();
         Out {
             kind,
@@ -113,14 +228,14 @@ impl Out {
 }
 
 #[derive(Debug)]
-enum Body {
+enum Body<'v> {
     /// A scalar's value bytes.
-    Leaf(Vec<u8>),
+    Leaf(Bytes<'v>),
     /// A container's items (with their total size).
-    Children(Vec<Piece>, usize),
+    Children(Vec<Piece<'v>>, usize),
 }
 
-impl Body {
+impl<'v> Body<'v> {
     fn size(&self) -> usize {
         match self {
             Body::Leaf(b) => b.len(),
@@ -128,20 +243,20 @@ impl Body {
         }
     }
 
-    fn children(pieces: Vec<Piece>) -> Body {
+    fn children(pieces: Vec<Piece<'v>>) -> Body<'v> {
         let n = pieces.iter().map(Piece::size).sum();
         Body::Children(pieces, n)
     }
 }
 
 #[derive(Debug)]
-enum Piece {
-    Node(Out),
+enum Piece<'v> {
+    Node(Out<'v>),
     /// Bytes inside a container that belong to no child (an `Any`'s value tag and length).
-    Gap(Vec<u8>),
+    Gap(Bytes<'v>),
 }
 
-impl Piece {
+impl Piece<'_> {
     fn size(&self) -> usize {
         match self {
             Piece::Node(o) => o.size,
@@ -153,15 +268,15 @@ impl Piece {
 /// What one value becomes inside its field: the node kind, the wire type of the field's tag,
 /// header bytes after the field's own length (wrapper tags), the body, and whether it is the
 /// field's default (for implicit presence).
-struct Content {
+struct Content<'v> {
     kind: Kind,
     wire: WireType,
-    prefix: Vec<u8>,
-    body: Body,
+    prefix: Bytes<'v>,
+    body: Body<'v>,
     default: bool,
 }
 
-impl Content {
+impl Content<'_> {
     fn size(&self) -> usize {
         self.prefix.len() + self.body.size()
     }
@@ -288,7 +403,7 @@ fn varint(n: u64, out: &mut Vec<u8>) {
     crate::codec::protobuf::varint::put(out, n);
 }
 
-fn tag(number: u32, wire: WireType) -> Vec<u8> {
+fn tag<'v>(number: u32, wire: WireType) -> Bytes<'v> {
     let wt = match wire {
         WireType::Varint => 0,
         WireType::I64 => 1,
@@ -296,15 +411,11 @@ fn tag(number: u32, wire: WireType) -> Vec<u8> {
         WireType::Group => 3,
         WireType::I32 => 5,
     };
-    let mut v = Vec::with_capacity(5);
-    varint((u64::from(number) << 3) | wt, &mut v);
-    v
+    Bytes::varint((u64::from(number) << 3) | wt)
 }
 
-fn len_prefix(n: usize) -> Vec<u8> {
-    let mut v = Vec::with_capacity(3);
-    varint(n as u64, &mut v);
-    v
+fn len_prefix<'v>(n: usize) -> Bytes<'v> {
+    Bytes::varint(n as u64)
 }
 
 fn path_segment(key: &Value) -> PathSegment {
@@ -427,33 +538,33 @@ fn int_range(kind: &PKind) -> Option<(i128, i128)> {
 }
 
 /// The wire bytes of an integer already checked to be in its kind's range.
-fn int_bytes(kind: &PKind, n: i128) -> (WireType, Vec<u8>) {
-    let mut out = Vec::with_capacity(10);
+fn int_bytes(kind: &PKind, n: i128) -> (WireType, Bytes<'static>) {
+    let mut out = Bytes::new();
     let wire = match kind {
         PKind::Int32 | PKind::Int64 => {
-            varint(n as i64 as u64, &mut out);
+            out.push_varint(n as i64 as u64);
             WireType::Varint
         }
         PKind::Uint32 | PKind::Uint64 => {
-            varint(n as u64, &mut out);
+            out.push_varint(n as u64);
             WireType::Varint
         }
         PKind::Sint32 => {
             let v = n as i32;
-            varint(u64::from(((v << 1) ^ (v >> 31)) as u32), &mut out);
+            out.push_varint(u64::from(((v << 1) ^ (v >> 31)) as u32));
             WireType::Varint
         }
         PKind::Sint64 => {
             let v = n as i64;
-            varint(((v << 1) ^ (v >> 63)) as u64, &mut out);
+            out.push_varint(((v << 1) ^ (v >> 63)) as u64);
             WireType::Varint
         }
         PKind::Fixed32 | PKind::Sfixed32 => {
-            out.extend_from_slice(&(n as u32).to_le_bytes());
+            out.extend((n as u32).to_le_bytes());
             WireType::I32
         }
         _ => {
-            out.extend_from_slice(&(n as u64).to_le_bytes());
+            out.extend((n as u64).to_le_bytes());
             WireType::I64
         }
     };
@@ -531,7 +642,7 @@ fn snake_case(s: &str) -> String {
 /// A varint field `number` with value `n`, or nothing at the default 0.
 fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
     if n != 0 {
-        out.extend(tag(number, WireType::Varint));
+        out.extend_from_slice(tag(number, WireType::Varint).as_slice());
         varint(n, out);
     }
 }
@@ -568,12 +679,12 @@ impl Encoder {
     }
 
     /// The body of one message (or a well-known type's JSON form) of type `desc`.
-    fn message_content(
+    fn message_content<'v>(
         &mut self,
-        v: &Value,
+        v: &'v Value,
         desc: &MessageDescriptor,
         path: &Trail<'_>,
-    ) -> Result<Content, EncodeError> {
+    ) -> Result<Content<'v>, EncodeError> {
         let v = v.untagged();
         match desc.full_name() {
             "google.protobuf.Timestamp" => self.timestamp(v, path),
@@ -592,7 +703,7 @@ impl Encoder {
                 Ok(Content {
                     kind: Kind::Map,
                     wire: WireType::Len,
-                    prefix: Vec::new(),
+                    prefix: Bytes::new(),
                     body: Body::children(entries),
                     default: false,
                 })
@@ -602,7 +713,7 @@ impl Encoder {
                 Ok(Content {
                     kind: Kind::Array,
                     wire: WireType::Len,
-                    prefix: Vec::new(),
+                    prefix: Bytes::new(),
                     body: Body::children(items),
                     default: false,
                 })
@@ -615,7 +726,7 @@ impl Encoder {
                 Ok(Content {
                     kind: Kind::Map,
                     wire: WireType::Len,
-                    prefix: Vec::new(),
+                    prefix: Bytes::new(),
                     body: Body::children(pieces),
                     default: false,
                 })
@@ -624,13 +735,13 @@ impl Encoder {
     }
 
     /// The fields of a message given as a map; `skip_type` leaves out an `Any`'s `"@type"`.
-    fn message_fields(
+    fn message_fields<'v>(
         &mut self,
-        v: &Value,
+        v: &'v Value,
         desc: &MessageDescriptor,
         path: &Trail<'_>,
         skip_type: bool,
-    ) -> Result<Vec<Piece>, EncodeError> {
+    ) -> Result<Vec<Piece<'v>>, EncodeError> {
         let Some(entries) = v.as_map() else {
             return Err(self.expected(path, &format!("a map for {}", desc.full_name()), v));
         };
@@ -726,13 +837,13 @@ impl Encoder {
     }
 
     /// One field's node (singular, repeated or map); `None` when nothing is written.
-    fn field(
+    fn field<'v>(
         &mut self,
         field: &FieldInfo,
         seg: Segment,
-        v: &Value,
+        v: &'v Value,
         path: &Trail<'_>,
-    ) -> Result<Option<Out>, EncodeError> {
+    ) -> Result<Option<Out<'v>>, EncodeError> {
         if field.map {
             return self.map_field(field, seg, v, path);
         }
@@ -761,10 +872,10 @@ impl Encoder {
                     children.push(Piece::Node(Out::new(
                         c.kind,
                         iseg,
-                        Vec::new(),
+                        Bytes::new(),
                         c.prefix,
                         c.body,
-                        Vec::new(),
+                        Bytes::new(),
                     )));
                 } else {
                     children.push(Piece::Node(wrap(field, iseg, c)));
@@ -774,7 +885,7 @@ impl Encoder {
                 let body_size: usize = children.iter().map(Piece::size).sum();
                 (tag(field.number, WireType::Len), len_prefix(body_size))
             } else {
-                (Vec::new(), Vec::new())
+                (Bytes::new(), Bytes::new())
             };
             return Ok(Some(Out::new(
                 Kind::Array,
@@ -782,7 +893,7 @@ impl Encoder {
                 key,
                 header,
                 Body::children(children),
-                Vec::new(),
+                Bytes::new(),
             )));
         }
         let Some(c) = self.single(&field.kind, v, path, true)? else {
@@ -802,13 +913,13 @@ impl Encoder {
     }
 
     /// A map field: a map node whose entries' value nodes are keyed by entry tag, length and key.
-    fn map_field(
+    fn map_field<'v>(
         &mut self,
         field: &FieldInfo,
         seg: Segment,
-        v: &Value,
+        v: &'v Value,
         path: &Trail<'_>,
-    ) -> Result<Option<Out>, EncodeError> {
+    ) -> Result<Option<Out<'v>>, EncodeError> {
         if matches!(v, Value::Null) {
             return Ok(None);
         }
@@ -850,7 +961,7 @@ impl Encoder {
                 return Err(self.expected(&vpath, &kind_name(&value_field.kind), v));
             };
             // The key field, unless at its default under implicit presence.
-            let mut key_bytes = Vec::new();
+            let mut key_bytes = Bytes::new();
             if !kc.default || key_field.presence {
                 key_bytes.extend(tag(1, kc.wire));
                 if kc.wire == WireType::Len {
@@ -861,7 +972,7 @@ impl Encoder {
                     key_bytes.extend(b);
                 }
             }
-            let mut header = Vec::new();
+            let mut header = Bytes::new();
             let write_value = !vc.default || value_field.presence;
             if write_value {
                 header.extend(tag(2, vc.wire));
@@ -873,7 +984,7 @@ impl Encoder {
             let body = if write_value {
                 vc.body
             } else {
-                Body::Leaf(Vec::new())
+                Body::Leaf(Bytes::new())
             };
             let entry_len = key_bytes.len() + header.len() + body.size();
             let mut key = tag(field.number, WireType::Len);
@@ -885,26 +996,26 @@ impl Encoder {
                 key,
                 header,
                 body,
-                Vec::new(),
+                Bytes::new(),
             )));
         }
         Ok(Some(Out::new(
             Kind::Map,
             seg,
-            Vec::new(),
-            Vec::new(),
+            Bytes::new(),
+            Bytes::new(),
             Body::children(children),
-            Vec::new(),
+            Bytes::new(),
         )))
     }
 
     /// A map key converted to the key field's type: a sort key and its encoding.
-    fn map_key(
+    fn map_key<'v>(
         &mut self,
         kind: &PKind,
         k: &Value,
         path: &Trail<'_>,
-    ) -> Result<(String, Content), EncodeError> {
+    ) -> Result<(String, Content<'v>), EncodeError> {
         let kpath = path.key(k);
         match kind {
             PKind::String => {
@@ -936,7 +1047,7 @@ impl Encoder {
                     u8::from(b).to_string(),
                     Content {
                         default: !b,
-                        ..leaf(Kind::Bool, WireType::Varint, vec![u8::from(b)])
+                        ..leaf(Kind::Bool, WireType::Varint, Bytes::copy(&[u8::from(b)]))
                     },
                 ))
             }
@@ -969,13 +1080,13 @@ impl Encoder {
     }
 
     /// One value of a field's type; `None` for null where null means "not set".
-    fn single(
+    fn single<'v>(
         &mut self,
         kind: &PKind,
-        v: &Value,
+        v: &'v Value,
         path: &Trail<'_>,
         null_is_unset: bool,
-    ) -> Result<Option<Content>, EncodeError> {
+    ) -> Result<Option<Content<'v>>, EncodeError> {
         let v = v.untagged();
         if let Value::Null = v {
             match kind {
@@ -983,7 +1094,7 @@ impl Encoder {
                 PKind::Enum(e) if e.full_name() == "google.protobuf.NullValue" => {
                     return Ok(Some(Content {
                         default: true,
-                        ..leaf(Kind::Null, WireType::Varint, vec![0])
+                        ..leaf(Kind::Null, WireType::Varint, Bytes::copy(&[0]))
                     }))
                 }
                 _ if null_is_unset => return Ok(None),
@@ -1000,30 +1111,32 @@ impl Encoder {
             PKind::Bool => match v {
                 Value::Bool(b) => Content {
                     default: !*b,
-                    ..leaf(Kind::Bool, WireType::Varint, vec![u8::from(*b)])
+                    ..leaf(Kind::Bool, WireType::Varint, Bytes::copy(&[u8::from(*b)]))
                 },
                 other => return Err(self.expected(path, "bool (true or false)", other)),
             },
             PKind::String => match v {
                 Value::Text(s) => Content {
                     default: s.is_empty(),
-                    ..leaf(Kind::Text, WireType::Len, s.as_bytes().to_vec())
+                    ..leaf(Kind::Text, WireType::Len, Bytes::Borrowed(s.as_bytes()))
                 },
                 other => return Err(self.expected(path, "string (text)", other)),
             },
             PKind::Bytes => {
                 let b = match v {
-                    Value::Bytes(b) => b.clone(),
+                    Value::Bytes(b) => Bytes::Borrowed(b),
                     Value::Ext(t, d) => {
                         let (t, n) = (*t, d.len());
                         self.notes.add(NoteKind::ExtDropped, path.to_path(), || {
                             format!("MessagePack ext type {t} dropped; its {n} data bytes are written as bytes")
                         });
-                        d.clone()
+                        Bytes::Borrowed(d)
                     }
-                    Value::Raw(r) if r.wire_type == crate::model::WireType::Len => r.data.clone(),
+                    Value::Raw(r) if r.wire_type == crate::model::WireType::Len => {
+                        Bytes::Borrowed(&r.data)
+                    }
                     Value::Text(s) => match decode_base64(s) {
-                        Some(b) => b,
+                        Some(b) => b.into(),
                         None => return Err(self.expected(path, "bytes (bytes or base64 text)", v)),
                     },
                     other => {
@@ -1041,12 +1154,12 @@ impl Encoder {
         Ok(Some(c))
     }
 
-    fn integer(
+    fn integer<'v>(
         &mut self,
         kind: &PKind,
         v: &Value,
         path: &Trail<'_>,
-    ) -> Result<Content, EncodeError> {
+    ) -> Result<Content<'v>, EncodeError> {
         let name = kind_name(kind);
         let (lo, hi) = int_range(kind).unwrap_or((0, 0));
         let expected = || format!("{name} (a number)");
@@ -1096,7 +1209,12 @@ impl Encoder {
         })
     }
 
-    fn float(&mut self, kind: &PKind, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
+    fn float<'v>(
+        &mut self,
+        kind: &PKind,
+        v: &'v Value,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
         let name = kind_name(kind);
         let x: f64 = match v {
             Value::Float(f) => f.value,
@@ -1144,7 +1262,7 @@ impl Encoder {
                 ..leaf(
                     Kind::Float(FloatWidth::F32),
                     WireType::I32,
-                    y.to_le_bytes().to_vec(),
+                    Bytes::copy(&y.to_le_bytes()),
                 )
             })
         } else {
@@ -1153,18 +1271,18 @@ impl Encoder {
                 ..leaf(
                     Kind::Float(FloatWidth::F64),
                     WireType::I64,
-                    x.to_le_bytes().to_vec(),
+                    Bytes::copy(&x.to_le_bytes()),
                 )
             })
         }
     }
 
-    fn enumeration(
+    fn enumeration<'v>(
         &mut self,
         e: &EnumDescriptor,
-        v: &Value,
+        v: &'v Value,
         path: &Trail<'_>,
-    ) -> Result<Content, EncodeError> {
+    ) -> Result<Content<'v>, EncodeError> {
         let expected = || format!("{} (a value name or number)", e.full_name());
         let (number, named) = match v {
             Value::Text(s) => match e.get_value_by_name(s) {
@@ -1201,7 +1319,11 @@ impl Encoder {
         })
     }
 
-    fn timestamp(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
+    fn timestamp<'v>(
+        &mut self,
+        v: &'v Value,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
         let t = match v {
             Value::Timestamp(t) => *t,
             Value::Text(s) => match Timestamp::parse_rfc3339(s) {
@@ -1238,7 +1360,7 @@ impl Encoder {
         Ok(leaf(Kind::Timestamp, WireType::Len, bytes))
     }
 
-    fn duration(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
+    fn duration<'v>(&mut self, v: &'v Value, path: &Trail<'_>) -> Result<Content<'v>, EncodeError> {
         let what = "google.protobuf.Duration (text like \"1.5s\")";
         let Some((secs, nanos)) = v.as_str().and_then(parse_duration) else {
             return Err(self.expected(path, what, v));
@@ -1250,12 +1372,12 @@ impl Encoder {
     }
 
     /// A wrapper (`Int32Value`…) from its inner value: the inner tag is header.
-    fn wrapper(
+    fn wrapper<'v>(
         &mut self,
-        v: &Value,
+        v: &'v Value,
         desc: &MessageDescriptor,
         path: &Trail<'_>,
-    ) -> Result<Content, EncodeError> {
+    ) -> Result<Content<'v>, EncodeError> {
         let Some(inner) = desc.get_field(1) else {
             return Err(self.error(path, format!("{} has no field 1", desc.full_name())));
         };
@@ -1264,8 +1386,8 @@ impl Encoder {
         };
         if c.default {
             return Ok(Content {
-                prefix: Vec::new(),
-                body: Body::Leaf(Vec::new()),
+                prefix: Bytes::new(),
+                body: Body::Leaf(Bytes::new()),
                 ..c
             });
         }
@@ -1284,7 +1406,11 @@ impl Encoder {
     }
 
     /// A `Struct`'s entries: map entries of field 1, keyed by text, valued by `Value`s.
-    fn struct_entries(&mut self, v: &Value, path: &Trail<'_>) -> Result<Vec<Piece>, EncodeError> {
+    fn struct_entries<'v>(
+        &mut self,
+        v: &'v Value,
+        path: &Trail<'_>,
+    ) -> Result<Vec<Piece<'v>>, EncodeError> {
         let Some(entries) = v.as_map() else {
             return Err(self.expected(path, "google.protobuf.Struct (a map)", v));
         };
@@ -1301,7 +1427,7 @@ impl Encoder {
             };
             let seg = self.builder.segment_for_key(k);
             let c = self.json_value(val, &kpath)?;
-            let mut key_bytes = Vec::new();
+            let mut key_bytes = Bytes::new();
             if !key.is_empty() {
                 key_bytes.extend(tag(1, WireType::Len));
                 key_bytes.extend(len_prefix(key.len()));
@@ -1320,14 +1446,18 @@ impl Encoder {
                 k,
                 header,
                 c.body,
-                Vec::new(),
+                Bytes::new(),
             )));
         }
         Ok(pieces)
     }
 
     /// A `ListValue`'s items: field 1, each a `Value`.
-    fn list_items(&mut self, v: &Value, path: &Trail<'_>) -> Result<Vec<Piece>, EncodeError> {
+    fn list_items<'v>(
+        &mut self,
+        v: &'v Value,
+        path: &Trail<'_>,
+    ) -> Result<Vec<Piece<'v>>, EncodeError> {
         let Some(items) = v.as_array() else {
             return Err(self.expected(path, "google.protobuf.ListValue (an array)", v));
         };
@@ -1342,7 +1472,7 @@ impl Encoder {
                 tag(1, WireType::Len),
                 header,
                 c.body,
-                Vec::new(),
+                Bytes::new(),
             )));
         }
         Ok(pieces)
@@ -1350,22 +1480,36 @@ impl Encoder {
 
     /// A `google.protobuf.Value` from any JSON-like value: the oneof member's tag (and length)
     /// is header.
-    fn json_value(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
+    fn json_value<'v>(
+        &mut self,
+        v: &'v Value,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
         let v = v.untagged();
         let (kind, number, wire, body) = match v {
-            Value::Null => (Kind::Null, 1, WireType::Varint, Body::Leaf(vec![0])),
+            Value::Null => (
+                Kind::Null,
+                1,
+                WireType::Varint,
+                Body::Leaf(Bytes::copy(&[0])),
+            ),
             Value::Undefined | Value::Simple(_) => {
                 let what = v.summary(20);
                 self.notes.add(NoteKind::SimpleAsNull, path.to_path(), || {
                     format!("CBOR {what} has no protobuf equivalent; written as null")
                 });
-                (Kind::Null, 1, WireType::Varint, Body::Leaf(vec![0]))
+                (
+                    Kind::Null,
+                    1,
+                    WireType::Varint,
+                    Body::Leaf(Bytes::copy(&[0])),
+                )
             }
             Value::Bool(b) => (
                 Kind::Bool,
                 4,
                 WireType::Varint,
-                Body::Leaf(vec![u8::from(*b)]),
+                Body::Leaf(Bytes::copy(&[u8::from(*b)])),
             ),
             Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Decimal(_) => {
                 let c = self.float(&PKind::Double, v, path)?;
@@ -1375,7 +1519,7 @@ impl Encoder {
                 Kind::Text,
                 3,
                 WireType::Len,
-                Body::Leaf(s.as_bytes().to_vec()),
+                Body::Leaf(Bytes::Borrowed(s.as_bytes())),
             ),
             Value::Map(_) => {
                 let pieces = self.struct_entries(v, path)?;
@@ -1406,28 +1550,32 @@ impl Encoder {
         })
     }
 
-    fn field_mask(&mut self, v: &Value, path: &Trail<'_>) -> Result<Content, EncodeError> {
+    fn field_mask<'v>(
+        &mut self,
+        v: &'v Value,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
         let Some(s) = v.as_str() else {
             return Err(self.expected(path, "google.protobuf.FieldMask (comma-separated text)", v));
         };
         let mut bytes = Vec::new();
         for p in s.split(',').filter(|p| !p.is_empty()) {
             let p = snake_case(p);
-            bytes.extend(tag(1, WireType::Len));
-            bytes.extend(len_prefix(p.len()));
-            bytes.extend(p.as_bytes());
+            bytes.extend_from_slice(&tag(1, WireType::Len));
+            bytes.extend_from_slice(&len_prefix(p.len()));
+            bytes.extend_from_slice(p.as_bytes());
         }
         Ok(leaf(Kind::Text, WireType::Len, bytes))
     }
 
     /// An `Any`: `"@type"` names the packed type; its fields (or `"value"` for a well-known
     /// type, or raw bytes for a type not in the pool) follow.
-    fn any(
+    fn any<'v>(
         &mut self,
-        v: &Value,
+        v: &'v Value,
         desc: &MessageDescriptor,
         path: &Trail<'_>,
-    ) -> Result<Content, EncodeError> {
+    ) -> Result<Content<'v>, EncodeError> {
         let Some(entries) = v.as_map() else {
             return Err(self.expected(path, "google.protobuf.Any (a map with \"@type\")", v));
         };
@@ -1451,8 +1599,8 @@ impl Encoder {
             tseg,
             tag(1, WireType::Len),
             len_prefix(url.len()),
-            Body::Leaf(url.as_bytes().to_vec()),
-            Vec::new(),
+            Body::Leaf(Bytes::Borrowed(url.as_bytes())),
+            Bytes::new(),
         )));
         let value_entry = entries.iter().find(|(k, _)| k.as_str() == Some("value"));
         match desc.parent_pool().get_message_by_name(type_name) {
@@ -1475,7 +1623,7 @@ impl Encoder {
                         tag(2, WireType::Len),
                         header,
                         c.body,
-                        Vec::new(),
+                        Bytes::new(),
                     )));
                 }
             }
@@ -1510,7 +1658,7 @@ impl Encoder {
                         tag(2, WireType::Len),
                         header,
                         c.body,
-                        Vec::new(),
+                        Bytes::new(),
                     )));
                 }
             }
@@ -1518,7 +1666,7 @@ impl Encoder {
         Ok(Content {
             kind: Kind::Map,
             wire: WireType::Len,
-            prefix: Vec::new(),
+            prefix: Bytes::new(),
             body: Body::children(pieces),
             default: false,
         })
@@ -1547,18 +1695,18 @@ fn is_wkt_json(name: &str) -> bool {
     )
 }
 
-fn leaf(kind: Kind, wire: WireType, bytes: Vec<u8>) -> Content {
+fn leaf<'v>(kind: Kind, wire: WireType, bytes: impl Into<Bytes<'v>>) -> Content<'v> {
     Content {
         kind,
         wire,
-        prefix: Vec::new(),
-        body: Body::Leaf(bytes),
+        prefix: Bytes::new(),
+        body: Body::Leaf(bytes.into()),
         default: false,
     }
 }
 
 /// A field occurrence: tag as key; length (LEN) and prefix as header; a group's end tag after.
-fn wrap(field: &FieldInfo, seg: Segment, c: Content) -> Out {
+fn wrap<'v>(field: &FieldInfo, seg: Segment, c: Content<'v>) -> Out<'v> {
     if field.group {
         return Out::new(
             c.kind,
@@ -1569,7 +1717,7 @@ fn wrap(field: &FieldInfo, seg: Segment, c: Content) -> Out {
             end_group_tag(field.number),
         );
     }
-    let mut header = Vec::new();
+    let mut header = Bytes::new();
     if c.wire == WireType::Len {
         header = len_prefix(c.size());
     }
@@ -1580,35 +1728,33 @@ fn wrap(field: &FieldInfo, seg: Segment, c: Content) -> Out {
         tag(field.number, c.wire),
         header,
         c.body,
-        Vec::new(),
+        Bytes::new(),
     )
 }
 
-fn end_group_tag(number: u32) -> Vec<u8> {
-    let mut v = Vec::with_capacity(5);
-    varint((u64::from(number) << 3) | 4, &mut v);
-    v
+fn end_group_tag<'v>(number: u32) -> Bytes<'v> {
+    Bytes::varint((u64::from(number) << 3) | 4)
 }
 
 /// An unknown field written back as it was read.
-fn raw_out(number: u32, seg: Segment, raw: &RawField) -> Out {
+fn raw_out(number: u32, seg: Segment, raw: &RawField) -> Out<'_> {
     let (header, trailer) = match raw.wire_type {
-        WireType::Len => (len_prefix(raw.data.len()), Vec::new()),
-        WireType::Group => (Vec::new(), end_group_tag(number)),
-        _ => (Vec::new(), Vec::new()),
+        WireType::Len => (len_prefix(raw.data.len()), Bytes::new()),
+        WireType::Group => (Bytes::new(), end_group_tag(number)),
+        _ => (Bytes::new(), Bytes::new()),
     };
     Out::new(
         Kind::Raw,
         seg,
         tag(number, raw.wire_type),
         header,
-        Body::Leaf(raw.data.clone()),
+        Body::Leaf(Bytes::Borrowed(&raw.data)),
         trailer,
     )
 }
 
 /// Writes `out` and records its node (pre-order).
-fn write(out: &Out, buf: &mut Vec<u8>, b: &mut SpanTreeBuilder) {
+fn write(out: &Out<'_>, buf: &mut Vec<u8>, b: &mut SpanTreeBuilder) {
     let key_start = buf.len();
     buf.extend_from_slice(&out.key);
     let key = (!out.key.is_empty()).then(|| Span::new(key_start, buf.len()));
@@ -1653,18 +1799,21 @@ mod tests {
         let mut v = Vec::new();
         varint(300, &mut v);
         assert_eq!(v, [0xac, 0x02]);
-        assert_eq!(tag(1, WireType::Varint), [0x08]);
-        assert_eq!(tag(16, WireType::Len), [0x82, 0x01]);
-        assert_eq!(tag(2, WireType::Group), [0x13]);
-        assert_eq!(end_group_tag(2), [0x14]);
+        assert_eq!(tag(1, WireType::Varint).as_slice(), [0x08]);
+        assert_eq!(tag(16, WireType::Len).as_slice(), [0x82, 0x01]);
+        assert_eq!(tag(2, WireType::Group).as_slice(), [0x13]);
+        assert_eq!(end_group_tag(2).as_slice(), [0x14]);
     }
 
     #[test]
     fn integers_by_kind() {
         assert_eq!(int_bytes(&PKind::Int32, -1).1.len(), 10);
-        assert_eq!(int_bytes(&PKind::Sint32, -1).1, [0x01]);
-        assert_eq!(int_bytes(&PKind::Sint64, 1).1, [0x02]);
-        assert_eq!(int_bytes(&PKind::Sfixed32, -2).1, [0xfe, 0xff, 0xff, 0xff]);
+        assert_eq!(int_bytes(&PKind::Sint32, -1).1.as_slice(), [0x01]);
+        assert_eq!(int_bytes(&PKind::Sint64, 1).1.as_slice(), [0x02]);
+        assert_eq!(
+            int_bytes(&PKind::Sfixed32, -2).1.as_slice(),
+            [0xfe, 0xff, 0xff, 0xff]
+        );
         assert_eq!(int_bytes(&PKind::Fixed64, 1).0, WireType::I64);
         assert_eq!(parse_int_text("-12"), Some(Ok(-12)));
         assert_eq!(parse_int_text("1.5"), None);
@@ -1687,22 +1836,41 @@ mod tests {
     }
 
     #[test]
+    fn bytes_stay_inline_until_they_outgrow_it() {
+        let mut b = Bytes::varint(300);
+        assert_eq!(b.as_slice(), [0xac, 0x02]);
+        b.extend([7u8; Bytes::INLINE - 2]);
+        assert!(matches!(b, Bytes::Inline(_, 22)));
+        b.extend([9u8]);
+        assert!(matches!(&b, Bytes::Owned(v) if v.len() == Bytes::INLINE + 1));
+        assert_eq!(b.get(..3), Some(&[0xac, 0x02, 7][..]));
+        assert_eq!(b.last(), Some(&9));
+        let text = "borrowed";
+        let mut c = Bytes::Borrowed(text.as_bytes());
+        assert_eq!(c.len(), 8);
+        c.extend(b"!");
+        assert_eq!(c.as_slice(), b"borrowed!");
+        assert!(Bytes::from(Vec::new()).is_empty());
+        assert!(matches!(Bytes::from(vec![1; 40]), Bytes::Owned(_)));
+    }
+
+    #[test]
     fn sizes_are_known_before_writing() {
         let inner = Out::new(
             Kind::Int,
             Segment::Index(0),
-            vec![0x08],
-            Vec::new(),
-            Body::Leaf(vec![0x01]),
-            Vec::new(),
+            Bytes::copy(&[0x08]),
+            Bytes::new(),
+            Body::Leaf(Bytes::copy(&[0x01])),
+            Bytes::new(),
         );
         let outer = Out::new(
             Kind::Map,
             Segment::Root,
-            Vec::new(),
-            vec![0x02],
-            Body::children(vec![Piece::Gap(vec![0xaa]), Piece::Node(inner)]),
-            vec![0xbb],
+            Bytes::new(),
+            Bytes::copy(&[0x02]),
+            Body::children(vec![Piece::Gap(Bytes::copy(&[0xaa])), Piece::Node(inner)]),
+            Bytes::copy(&[0xbb]),
         );
         assert_eq!(outer.size, 5);
         let mut buf = Vec::new();
