@@ -1,7 +1,7 @@
 //! The JSON decoder: one pass over the bytes with an index, an explicit stack of open containers
 //! (no recursion over input nesting), spans recorded as it goes.
 
-use super::{number_value, scan_number, NumberError};
+use super::{number_value, scan_number, text_number_value, NumberError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::{Kind, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
@@ -455,8 +455,11 @@ impl Parser<'_> {
             ));
         }
         self.i = scan.end;
-        let lit = self.b.get(start..scan.end).unwrap_or_default();
-        Ok(number_value(lit, scan.is_int))
+        // The input was checked to be UTF-8 once, so the literal is sliced as text, not checked again.
+        Ok(match self.text.and_then(|t| t.get(start..scan.end)) {
+            Some(text) => text_number_value(text, scan.is_int),
+            None => number_value(self.b.get(start..scan.end).unwrap_or_default(), scan.is_int),
+        })
     }
 
     /// Reads a string whose opening quote is at `self.i`; returns its text and the offset of the

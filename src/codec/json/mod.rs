@@ -150,10 +150,16 @@ fn digits(b: &[u8], mut i: usize, what: &'static str) -> Result<usize, NumberErr
 
 /// The value of a literal that [`scan_number`] accepted whole.
 fn number_value(lit: &[u8], is_int: bool) -> Value {
-    let Ok(text) = std::str::from_utf8(lit) else {
+    match std::str::from_utf8(lit) {
+        Ok(text) => text_number_value(text, is_int),
         // Unreachable for scanned literals (ASCII only); keep the bytes' meaning anyway.
-        return Value::Decimal(String::from_utf8_lossy(lit).into_owned());
-    };
+        Err(_) => Value::Decimal(String::from_utf8_lossy(lit).into_owned()),
+    }
+}
+
+/// [`number_value`] of a literal already known to be text.
+fn text_number_value(text: &str, is_int: bool) -> Value {
+    let lit = text.as_bytes();
     if is_int {
         return int_value(lit, text);
     }
@@ -225,9 +231,6 @@ fn parse_digits(digits: &[u8]) -> Option<num_bigint::BigUint> {
 /// writes) are floats, while `9007199254740993.0` (2^53 + 1 reads as 2^53) and
 /// `1.0000000000000000001` keep their text as [`Value::Decimal`].
 fn float_holds_literal(lit: &[u8], x: f64) -> bool {
-    use std::fmt::Write as _;
-    /// More significant digits than the longest exact decimal expansion of a float64 (767).
-    const MAX_DIGITS: usize = 800;
     let l = Normalised::of(lit);
     if x == 0.0 {
         // Zero is exact; a non-zero literal that reads as zero underflowed.
@@ -238,10 +241,21 @@ fn float_holds_literal(lit: &[u8], x: f64) -> bool {
     if l.count <= 15 && x.abs() >= f64::MIN_POSITIVE {
         return true;
     }
+    if let Some(holds) = holds_by_integers(&l, x.abs()) {
+        return holds;
+    }
+    holds_by_printing(&l, x)
+}
+
+/// [`float_holds_literal`] by printing `x` exactly with the literal's number of digits and
+/// comparing: right for every literal, but a few thousand instructions.
+fn holds_by_printing(l: &Normalised<'_>, x: f64) -> bool {
+    use std::fmt::Write as _;
+    /// More significant digits than the longest exact decimal expansion of a float64 (767).
+    const MAX_DIGITS: usize = 800;
     if l.count > MAX_DIGITS {
         return false;
     }
-    // Printed on the stack: this runs for every float of more than 15 digits.
     let mut printed = StackText {
         buf: [0; 832],
         len: 0,
@@ -252,6 +266,65 @@ fn float_holds_literal(lit: &[u8], x: f64) -> bool {
     let p = Normalised::of(printed.buf.get(..printed.len).unwrap_or_default());
     l.count == p.count && l.exp == p.exp && l.digits().eq(p.digits())
 }
+
+/// [`float_holds_literal`] in integer arithmetic, for the literals of 16 to 19 significant
+/// digits that most JSON writers produce (`%.17g`, shortest round trips): `None` when it cannot
+/// tell (the numbers do not fit 128 bits, an exact tie, or all nines, whose rounding may carry
+/// into the next decade), and the caller prints instead.
+///
+/// The literal is `L = D × 10^k` with `D` its `n` significant digits, and `x = m × 2^e` (positive,
+/// finite) is its correctly rounded reading. Printed with `n` significant digits, `x` rounds to
+/// the grid of `10^k` (its decade is `L`'s unless `D` is all nines), so it gives back `D` exactly
+/// when `2·|x − L| < 10^k`. Both sides are scaled to integers by `5^max(−k, 0)` and a power of two.
+fn holds_by_integers(l: &Normalised<'_>, x: f64) -> Option<bool> {
+    let d = l.small?;
+    let n = u32::try_from(l.count).ok()?;
+    if d == 10u64.checked_pow(n)? - 1 {
+        return None;
+    }
+    let k = l.exp.checked_sub(i64::from(n))?;
+    let bits = x.to_bits();
+    let biased = i64::try_from((bits >> 52) & 0x7ff).ok()?;
+    let fraction = u128::from(bits & ((1u64 << 52) - 1));
+    let (m, e) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), biased - 1075)
+    };
+    let pow5 = |p: i64| usize::try_from(p).ok().and_then(|p| POW5.get(p).copied());
+    let shl = |v: u128, by: i64| {
+        let by = u32::try_from(by).ok()?;
+        (by < v.leading_zeros()).then(|| v << by)
+    };
+    let t = e.min(k);
+    let a = shl(m.checked_mul(pow5((-k).max(0))?)?, e - t)?;
+    let unit = shl(pow5(k.max(0))?, k - t)?;
+    let b = unit.checked_mul(u128::from(d))?;
+    let twice = a.abs_diff(b).checked_mul(2)?;
+    (twice != unit).then_some(twice < unit)
+}
+
+/// `10^p` for every `p` whose power fits a `u64`.
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// `5^p` for every `p` whose power fits a `u128`.
+const POW5: [u128; 56] = {
+    let mut t = [1u128; 56];
+    let mut i = 1;
+    while i < 56 {
+        t[i] = t[i - 1] * 5;
+        i += 1;
+    }
+    t
+};
 
 /// A fixed buffer to print one float into (longest: 800 digits, a point and an exponent).
 struct StackText {
@@ -270,7 +343,7 @@ impl std::fmt::Write for StackText {
 }
 
 /// A number literal as `0.d1d2…dn × 10^exp` with `d1` and `dn` non-zero (`count` = n; zero has
-/// `count` 0). Borrowed, no allocation.
+/// `count` 0). Borrowed, no allocation; read in one pass.
 struct Normalised<'a> {
     /// Mantissa bytes without sign: digits and at most one `.`.
     mantissa: &'a [u8],
@@ -280,15 +353,43 @@ struct Normalised<'a> {
     count: usize,
     /// Decimal exponent of the point before the first significant digit (saturating).
     exp: i64,
+    /// `d1d2…dn` as an integer, when it fits a `u64`.
+    small: Option<u64>,
 }
 
 impl<'a> Normalised<'a> {
     fn of(lit: &'a [u8]) -> Normalised<'a> {
         let unsigned = lit.strip_prefix(b"-").unwrap_or(lit);
-        let split = unsigned
-            .iter()
-            .position(|&c| c == b'e' || c == b'E')
-            .unwrap_or(unsigned.len());
+        let (mut total, mut lead, mut trail) = (0usize, 0usize, 0usize);
+        let mut int_digits = None;
+        let mut split = unsigned.len();
+        // The significant digits so far; wraps only when there are more than 19 of them, and
+        // then `small` is `None` below.
+        let mut d: u64 = 0;
+        for (i, &c) in unsigned.iter().enumerate() {
+            match c {
+                b'0' => {
+                    if total == lead {
+                        lead += 1;
+                    } else {
+                        trail += 1;
+                    }
+                    total += 1;
+                }
+                b'1'..=b'9' => {
+                    // Zeros between significant digits count once a digit follows them.
+                    let scale = POW10.get(trail + 1).copied().unwrap_or(0);
+                    d = d.wrapping_mul(scale).wrapping_add(u64::from(c - b'0'));
+                    total += 1;
+                    trail = 0;
+                }
+                b'.' => int_digits = Some(i),
+                _ => {
+                    split = i;
+                    break;
+                }
+            }
+        }
         let (mantissa, exponent) = unsigned.split_at(split);
         let mut e: i64 = 0;
         let mut neg_e = false;
@@ -302,25 +403,28 @@ impl<'a> Normalised<'a> {
         if neg_e {
             e = -e;
         }
-        let int_digits = mantissa
-            .iter()
-            .position(|&c| c == b'.')
-            .unwrap_or(mantissa.len());
-        let all = mantissa.iter().filter(|c| c.is_ascii_digit());
-        let total = all.clone().count();
-        let lead = all.clone().take_while(|&&c| c == b'0').count();
-        let trail = all.rev().take_while(|&&c| c == b'0').count();
-        let count = total.saturating_sub(lead + trail);
+        if total == lead {
+            return Normalised {
+                mantissa,
+                lead,
+                count: 0,
+                exp: 0,
+                small: Some(0),
+            };
+        }
+        let int_digits = int_digits.unwrap_or(mantissa.len());
         // Value = 0.(digits after the lead) × 10^(int_digits − lead + e).
         let exp = i64::try_from(int_digits)
             .unwrap_or(i64::MAX)
             .saturating_sub(i64::try_from(lead).unwrap_or(i64::MAX))
             .saturating_add(e);
+        let count = total - lead - trail;
         Normalised {
             mantissa,
             lead,
-            count: if total == lead { 0 } else { count },
-            exp: if total == lead { 0 } else { exp },
+            count,
+            exp,
+            small: (count <= 19).then_some(d),
         }
     }
 
@@ -379,6 +483,97 @@ mod tests {
         let expected: BigInt = digits.parse().expect("digits");
         assert_eq!(num(&digits), Value::BigInt(expected.clone()));
         assert_eq!(num(&format!("-{digits}")), Value::BigInt(-expected));
+    }
+
+    #[test]
+    fn literals_normalise_in_one_pass() {
+        let cases: [(&str, usize, i64, Option<u64>); 7] = [
+            ("0.00120e3", 2, 1, Some(12)),
+            ("-100.5", 4, 3, Some(1005)),
+            ("10203000", 5, 8, Some(10203)),
+            ("0.0", 0, 0, Some(0)),
+            ("-0e-5", 0, 0, Some(0)),
+            ("1.5E-2", 2, -1, Some(15)),
+            ("12345678901234567890123", 23, 23, None),
+        ];
+        for (lit, count, exp, small) in cases {
+            let l = Normalised::of(lit.as_bytes());
+            assert_eq!((l.count, l.exp, l.small), (count, exp, small), "{lit}");
+            let digits: String = l.digits().map(char::from).collect();
+            if let Some(d) = small {
+                assert_eq!(
+                    digits,
+                    if count == 0 {
+                        String::new()
+                    } else {
+                        d.to_string()
+                    }
+                );
+            }
+        }
+    }
+
+    /// The integer check agrees with printing wherever it answers, on literals around float64s
+    /// of every magnitude: their 16- to 19-digit printouts and those printouts one digit off.
+    #[test]
+    fn the_integer_check_agrees_with_printing() {
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut answered, mut checked) = (0, 0);
+        for _ in 0..20_000 {
+            let x = f64::from_bits(next() & 0x7fef_ffff_ffff_ffff);
+            if x == 0.0 || !x.is_finite() {
+                continue;
+            }
+            for digits in 16..=19usize {
+                let printed = format!("{:.*e}", digits - 1, x);
+                let mut lits = vec![printed.clone()];
+                // The same literal with its last digit moved by one either way.
+                let (mantissa, exponent) = printed.split_once('e').expect("exponent");
+                let last = mantissa.bytes().last().expect("digit");
+                for step in [1u8, 9] {
+                    let moved = b'0' + (last - b'0' + step) % 10;
+                    let mut m = mantissa.as_bytes().to_vec();
+                    *m.last_mut().expect("digit") = moved;
+                    lits.push(format!(
+                        "{}e{exponent}",
+                        String::from_utf8(m).expect("ascii")
+                    ));
+                }
+                for lit in lits {
+                    let y: f64 = lit.parse().expect("a float");
+                    if y == 0.0 || !y.is_finite() {
+                        continue;
+                    }
+                    let l = Normalised::of(lit.as_bytes());
+                    checked += 1;
+                    if let Some(holds) = holds_by_integers(&l, y) {
+                        answered += 1;
+                        assert_eq!(holds, holds_by_printing(&l, y), "{lit}");
+                    }
+                }
+            }
+        }
+        // Most magnitudes are out of 128-bit reach; the ones JSON writers use are not.
+        assert!(answered > 1_000, "answered {answered} of {checked}");
+        for lit in [
+            "-65.613616999999977",
+            "0.30000000000000004",
+            "123.456789012345678",
+        ] {
+            let y: f64 = lit.parse().expect("a float");
+            let l = Normalised::of(lit.as_bytes());
+            assert_eq!(
+                holds_by_integers(&l, y.abs()),
+                Some(holds_by_printing(&l, y)),
+                "{lit}"
+            );
+        }
     }
 
     #[test]
