@@ -6,8 +6,9 @@
 //! `cargo build --release --no-default-features --example encode_probe`, then
 //! `encode_probe WHO OP FILE [RUNS]`: WHO is `wirelens`, `fast` (wirelens without output spans,
 //! [`wirelens::codec::encode_fast`]) or `lib` (serde_json, rmpv, ciborium, prost-reflect); OP is
-//! `encode-json`, `encode-msgpack`, `encode-cbor`, `encode-protobuf` or `decode-protobuf`. FILE
-//! is JSON (decoded once first); for the protobuf ops it is a `.pb` of
+//! `encode-json`, `encode-msgpack`, `encode-cbor`, `encode-protobuf`, `decode-json`,
+//! `decode-msgpack`, `decode-cbor` (decode and drop, into the library's own value for `lib`) or
+//! `decode-protobuf`. FILE is JSON (decoded once first, and encoded to the format for a decode); for the protobuf ops it is a `.pb` of
 //! `wirelens.samples.TransactionHistory` or a JSON file of that shape (encoded with the schema
 //! first), and the value encoded is what the schema-guided decode of those bytes gives.
 
@@ -61,14 +62,31 @@ fn run(who: &str, op: &str, file: &str, runs: usize) -> Result<usize, String> {
     if op.ends_with("protobuf") {
         return protobuf(who, op, file, bytes, runs);
     }
-    let format = op
-        .strip_prefix("encode-")
-        .and_then(Format::from_name)
-        .ok_or_else(|| format!("unknown op {op}"))?;
     let value = decode(&bytes, Format::Json, &DecodeOptions::default())
         .map_err(|e| e.to_string())?
         .value;
     let options = keep();
+    if let Some(format) = op.strip_prefix("decode-").and_then(Format::from_name) {
+        let encoded = match format {
+            Format::Json => bytes,
+            _ => {
+                encode(&value, format, &options)
+                    .map_err(|e| e.to_string())?
+                    .bytes
+            }
+        };
+        drop(value);
+        return Ok(match (who, format) {
+            ("lib", Format::Json) => measured_serde_json_decode(&encoded, runs),
+            ("lib", Format::MessagePack) => measured_rmpv_decode(&encoded, runs),
+            ("lib", _) => measured_ciborium_decode(&encoded, runs),
+            _ => measured_wirelens_decode_as(&encoded, format, runs),
+        });
+    }
+    let format = op
+        .strip_prefix("encode-")
+        .and_then(Format::from_name)
+        .ok_or_else(|| format!("unknown op {op}"))?;
     match who {
         "wirelens" => Ok(measured_wirelens(&value, format, &options, runs)),
         "fast" => Ok(measured_fast(&value, format, &options, runs)),
@@ -180,6 +198,35 @@ fn measured_ciborium(value: &ciborium::Value, runs: usize) -> usize {
             let mut out = Vec::new();
             ciborium::into_writer(black_box(value), &mut out).map_or(0, |()| out.len())
         })
+        .sum()
+}
+
+#[inline(never)]
+fn measured_wirelens_decode_as(bytes: &[u8], format: Format, runs: usize) -> usize {
+    let options = DecodeOptions::default();
+    (0..runs)
+        .map(|_| decode(black_box(bytes), format, &options).map_or(0, |d| d.spans.len()))
+        .sum()
+}
+
+#[inline(never)]
+fn measured_serde_json_decode(bytes: &[u8], runs: usize) -> usize {
+    (0..runs)
+        .map(|_| serde_json::from_slice::<serde_json::Value>(black_box(bytes)).map_or(0, |_| 1))
+        .sum()
+}
+
+#[inline(never)]
+fn measured_rmpv_decode(bytes: &[u8], runs: usize) -> usize {
+    (0..runs)
+        .map(|_| rmpv::decode::read_value(&mut black_box(bytes)).map_or(0, |_| 1))
+        .sum()
+}
+
+#[inline(never)]
+fn measured_ciborium_decode(bytes: &[u8], runs: usize) -> usize {
+    (0..runs)
+        .map(|_| ciborium::from_reader::<ciborium::Value, _>(black_box(bytes)).map_or(0, |_| 1))
         .sum()
 }
 
