@@ -83,7 +83,9 @@ mod tests;
 
 use super::varint::{len as varint_len, read as read_varint, VarintError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
-use crate::model::{Kind, NodeId, Path, PathSegment, Span, SpanTreeBuilder, Value, WireType};
+use crate::model::{
+    Kind, NodeId, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value, WireType,
+};
 use readings::{
     i32_readings, i64_readings, len_readings, packed_varints, printable_text, reading, u32_le,
     u64_le, varint_readings, LenChoice,
@@ -218,9 +220,37 @@ struct Decoder<'a> {
     keep_readings: bool,
     readings: Vec<NodeReadings>,
     work: Work,
+    /// The span-tree segments of field numbers below [`SEGMENT_CACHE`], interned once.
+    segments: Vec<Option<Segment>>,
 }
 
+/// Field numbers whose segments [`Decoder::segment_of`] keeps (most messages use small ones).
+const SEGMENT_CACHE: u64 = 256;
+
 impl<'a> Decoder<'a> {
+    /// The span-tree segment of field `key` (an `Int`): its number's text, interned.
+    fn segment_of(&mut self, key: &Value) -> Segment {
+        let small = match key {
+            Value::Int(n) => u64::try_from(*n).ok().filter(|&n| n < SEGMENT_CACHE),
+            _ => None,
+        };
+        let Some(n) = small else {
+            return self.builder.segment_for_key(key);
+        };
+        let at = n as usize;
+        if let Some(Some(seg)) = self.segments.get(at) {
+            return *seg;
+        }
+        let seg = self.builder.segment_for_key(key);
+        if self.segments.len() <= at {
+            self.segments.resize(at + 1, None);
+        }
+        if let Some(slot) = self.segments.get_mut(at) {
+            *slot = Some(seg);
+        }
+        seg
+    }
+
     fn new(bytes: &'a [u8], options: &DecodeOptions) -> Decoder<'a> {
         Decoder {
             bytes,
@@ -232,6 +262,7 @@ impl<'a> Decoder<'a> {
             keep_readings: true,
             readings: Vec::new(),
             work: Work::default(),
+            segments: Vec::new(),
         }
     }
 
@@ -248,7 +279,10 @@ impl<'a> Decoder<'a> {
             }),
             Err(f) => {
                 let path = match field_path {
-                    Some(seg) => self.builder.current_path().child(seg),
+                    Some(field) => self
+                        .builder
+                        .current_path()
+                        .child(PathSegment::OtherKey(field.to_string())),
                     None => self.builder.current_path(),
                 };
                 Err(self.error(f, path))
@@ -284,7 +318,7 @@ impl<'a> Decoder<'a> {
 
     /// Reads the whole input as one message. `field_path` is set to the segment of the field
     /// being read, for the error path.
-    fn read_all(&mut self, field_path: &mut Option<PathSegment>) -> Result<Value, Fail> {
+    fn read_all(&mut self, field_path: &mut Option<u64>) -> Result<Value, Fail> {
         let bytes = self.bytes;
         let len = bytes.len();
         self.builder
@@ -338,7 +372,7 @@ impl<'a> Decoder<'a> {
             let key_span = Span::new(tag_start, pos);
             let field = tag >> 3;
             let code = tag & 7;
-            *field_path = Some(PathSegment::OtherKey(field.to_string()));
+            *field_path = Some(field);
             let key = Value::Int(i128::from(field));
             let mut flags = String::new();
             if non_minimal(tag, tag_len) {
@@ -423,7 +457,7 @@ impl<'a> Decoder<'a> {
                 }
                 3 => {
                     self.check_depth(tag_start, field)?;
-                    let segment = self.builder.segment_for_key(&key);
+                    let segment = self.segment_of(&key);
                     let node = self
                         .builder
                         .open(Kind::Map, segment, Some(key_span), pos, pos);
@@ -517,7 +551,7 @@ impl<'a> Decoder<'a> {
         field: u64,
         mut rs: Vec<WireReading>,
     ) {
-        let segment = self.builder.segment_for_key(&key);
+        let segment = self.segment_of(&key);
         let value = rs.first().map_or(Value::Null, |r| r.value.clone());
         if let Some(first) = rs.first_mut() {
             first.chosen = true;
@@ -644,7 +678,7 @@ impl<'a> Decoder<'a> {
             rs = len_readings(data, flags, &choice, text, packed.as_deref(), long);
         }
         let header_end = payload.start;
-        let segment = self.builder.segment_for_key(&key);
+        let segment = self.segment_of(&key);
         match choice {
             LenChoice::Message => {
                 self.check_depth(key_span.start, field)?;
@@ -730,7 +764,7 @@ impl<'a> Decoder<'a> {
         rs: Vec<WireReading>,
         value: Value,
     ) {
-        let segment = self.builder.segment_for_key(&key);
+        let segment = self.segment_of(&key);
         let node = self.builder.leaf(
             value.kind(),
             segment,

@@ -138,8 +138,11 @@ pub(super) fn i64_readings(bits: u64, flags: &str) -> Vec<WireReading> {
 }
 
 pub(super) fn reading(label: &str, flags: &str, value: Value) -> WireReading {
+    let mut text = String::with_capacity(label.len() + flags.len());
+    text.push_str(label);
+    text.push_str(flags);
     WireReading {
-        label: format!("{label}{flags}"),
+        label: text,
         value,
         chosen: false,
     }
@@ -205,8 +208,10 @@ pub(super) fn len_readings(
         }
     }
     rs.push(reading("bytes", flags, alt(Value::Bytes(data.to_vec()))));
-    let wanted = format!("{chosen_label}{flags}");
-    if let Some(i) = rs.iter().position(|r| r.label == wanted) {
+    if let Some(i) = rs
+        .iter()
+        .position(|r| r.label.strip_prefix(chosen_label) == Some(flags))
+    {
         let mut r = rs.remove(i);
         r.chosen = true;
         rs.insert(0, r);
