@@ -4,6 +4,7 @@
 #
 #   scripts/bench-cli.sh            # inputs of 150,000 transaction records (about 22 MB of JSON)
 #   RECORDS=30000 RUNS=3 scripts/bench-cli.sh   # SKIP_BUILD=1 uses target/release/wirelens as is
+#   (under $CARGO_TARGET_DIR when that is set)
 #
 # Installs what it needs when missing: hyperfine, jq, protoc (apt), msgpack, cbor2, orjson (pip).
 set -euo pipefail
@@ -27,7 +28,7 @@ python3 -c 'import msgpack, cbor2, orjson' 2>/dev/null ||
 # The bench build makes target/release/wirelens too, with the same features as `cargo bench`,
 # so running this script after the criterion suite (or before it) builds the dependencies once.
 [[ -n "${SKIP_BUILD:-}" ]] || cargo bench --no-default-features --no-run >&2
-WL="$PWD/target/release/wirelens"
+WL="${CARGO_TARGET_DIR:-$PWD/target}/release/wirelens"
 MESSAGE=wirelens.samples.TransactionHistory
 
 # Inputs: the 15,000-record sample's records repeated up to RECORDS, in every format.
