@@ -11,6 +11,7 @@ use std::fs;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -169,6 +170,9 @@ pub struct SchemaArgs {
     /// it, the best-matching type of the schema is used and the ranking is shown.
     #[arg(long, value_name = "pkg.Name")]
     pub message: Option<String>,
+    /// The schema once loaded: peeling and reading the payload both use it.
+    #[arg(skip)]
+    pub loaded: OnceLock<Option<Schema>>,
 }
 
 impl InputArgs {
@@ -192,6 +196,16 @@ impl SchemaArgs {
 
     /// The schema the flags name, if any.
     fn load(&self) -> Result<Option<Schema>, Failure> {
+        if let Some(schema) = self.loaded.get() {
+            return Ok(schema.clone());
+        }
+        let schema = self.load_files()?;
+        // A second caller on another thread would have loaded the same files.
+        let _ = self.loaded.set(schema.clone());
+        Ok(schema)
+    }
+
+    fn load_files(&self) -> Result<Option<Schema>, Failure> {
         let schema = if let Some(set) = &self.descriptor_set {
             let bytes = fs::read(set).map_err(|e| {
                 Failure::Input(format!("error: cannot read {}: {e}", set.display()))
@@ -405,10 +419,13 @@ impl Peeling {
 /// reading) and picks one per `--pick`, else the first with bytes.
 fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
     let limits = args.limits()?;
-    let options = DecodeOptions {
+    let mut options = DecodeOptions {
         limits,
         ..DecodeOptions::default()
     };
+    if ranks_with_message(args) {
+        options.message = named_message(args)?;
+    }
     let mut readings = Vec::new();
     let mut reading = 0usize;
     let found = match args.layer {
@@ -493,6 +510,23 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
     })
 }
 
+/// Whether layer ranking reads payloads as the message type the user named: then protobuf is
+/// decoded once, with the schema, and the command takes the ranking's documents.
+fn ranks_with_message(args: &InputArgs) -> bool {
+    args.schema.message.is_some() && matches!(args.from, None | Some(Format::Protobuf))
+}
+
+/// The message type named by `--message`, from the loaded schema.
+fn named_message(args: &InputArgs) -> Result<Option<MessageDescriptor>, Failure> {
+    let (Some(schema), Some(name)) = (args.schema.load()?, &args.schema.message) else {
+        return Ok(None);
+    };
+    schema
+        .message(name)
+        .map(Some)
+        .map_err(|e| Failure::Input(format!("error: {e}")))
+}
+
 /// A payload read per the flags: the readings considered, the outcome of the chosen one, and the
 /// protobuf message type used (with the ranking of the schema's types when the user named none).
 struct PayloadRead {
@@ -536,8 +570,9 @@ fn read_payload_knowing(
         };
     }
     let message = options.message.clone();
-    // Ranking decoded without a message type: its documents stand only when none is used here.
-    let mut known = known.filter(|_| message.is_none());
+    // Ranking's documents stand when it decoded as this command does: without a message type,
+    // or with the one the user named.
+    let mut known = known.filter(|_| message.is_none() || ranks_with_message(args));
     let (readings, outcome) = match args.from {
         Some(format) => {
             let found = known
@@ -808,6 +843,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
             includes: Vec::new(),
             descriptor_set: None,
             message: None,
+            loaded: OnceLock::new(),
         },
         pick: None,
         raw: false,

@@ -76,6 +76,7 @@ impl CompareArgs {
                 includes: self.schema.includes.clone(),
                 descriptor_set: self.schema.descriptor_set.clone(),
                 message: self.schema.message.clone(),
+                loaded: self.schema.loaded.clone(),
             },
             pick: self.pick,
             raw: self.raw,

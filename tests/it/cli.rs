@@ -288,6 +288,54 @@ fn json_to_protobuf_with_the_users_schema_and_back() {
 }
 
 #[test]
+fn a_named_message_reads_a_payload_inside_layers_as_that_type() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wrapped = dir.path().join("user.b64");
+    let pb = std::fs::read(sample("user-profile.pb")).expect("sample");
+    std::fs::write(
+        &wrapped,
+        base64::engine::general_purpose::STANDARD.encode(pb),
+    )
+    .expect("written");
+    let schema = [
+        "--proto",
+        &sample("user-profile.proto"),
+        "--message",
+        "wirelens.samples.UserProfile",
+    ];
+    wirelens()
+        .args(["convert", "--to", "json"])
+        .args(schema)
+        .arg(&wrapped)
+        .assert()
+        .success()
+        .stdout(
+            "{\"user_id\":\"10042\",\"username\":\"li_wei\",\"email\":\"li.wei@example.com\",\
+             \"is_active\":true,\"roles\":[\"admin\",\"editor\"],\"status\":\"active\"}\n",
+        );
+    let out = wirelens()
+        .args(["inspect", "--no-hex"])
+        .args(schema)
+        .arg(&wrapped)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).expect("UTF-8");
+    assert!(out.contains("* 1. 56 bytes via base64\n"), "{out}");
+    assert!(
+        out.contains("format: protobuf (95%): consumed all 56 bytes as Protobuf map of 6"),
+        "{out}"
+    );
+    assert!(
+        out.contains("message type: wirelens.samples.UserProfile\n"),
+        "{out}"
+    );
+}
+
+#[test]
 fn protobuf_without_a_schema_is_read_field_by_field() {
     let out = wirelens()
         .args(["inspect", &sample("user-profile.pb"), "--no-hex"])
