@@ -451,7 +451,8 @@ impl Decoder<'_> {
     }
 
     /// A byte or text string (definite or indefinite) whose head is `head`: its bytes, payload
-    /// span and end. Text chunks are checked for UTF-8 one by one.
+    /// span and end. An indefinite text's chunks are checked for UTF-8 one by one (a character
+    /// must not span two); a definite text is left to the caller to check.
     fn string(&self, head: &Head) -> Result<(Vec<u8>, Span, usize), Fail> {
         let what = major_name(head.major);
         let text = head.major == 3;
@@ -480,9 +481,8 @@ impl Decoder<'_> {
                     ),
                 );
             };
-            if text {
-                check_utf8(body, head.end)?;
-            }
+            // A definite text string is checked once, by the caller's `String::from_utf8`, whose
+            // offsets are the same since the payload starts right after the head.
             let end = head.end + body.len();
             return Ok((body.to_vec(), Span::new(head.end, end), end));
         }
