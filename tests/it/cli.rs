@@ -8,6 +8,17 @@ fn wirelens() -> Command {
     Command::cargo_bin("wirelens").expect("the wirelens binary is built")
 }
 
+/// The standard output of a command that succeeded, as text.
+trait StdoutText {
+    fn stdout_text(self) -> String;
+}
+
+impl StdoutText for &assert_cmd::assert::Assert {
+    fn stdout_text(self) -> String {
+        String::from_utf8(self.get_output().stdout.clone()).expect("UTF-8 output")
+    }
+}
+
 fn sample(name: &str) -> String {
     format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -66,10 +77,7 @@ annotated hex:
         .arg(&path)
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).expect("UTF-8 output");
+        .stdout_text();
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[1].starts_with(
         "format: cbor (85%): consumed all 7 bytes as CBOR map of 1; map keys are all text; the file name or Content-Type suggests it"
@@ -222,10 +230,7 @@ fn every_sample_decodes_and_its_forms_agree() {
             .args(["convert", &sample(&format!("{name}.json")), "--to", "json"])
             .assert()
             .success()
-            .get_output()
-            .stdout
-            .clone();
-        let json = String::from_utf8(json).expect("UTF-8");
+            .stdout_text();
         assert!(json.len() > 80, "{name}");
         for ext in binary_forms {
             wirelens()
@@ -252,6 +257,12 @@ fn without_a_display_the_gui_fails_cleanly() {
             "error: cannot open the window:",
         ));
 }
+
+/// `samples/user-profile.pb` by the proto3 JSON mapping: 64-bit integers as strings, names as in
+/// the .proto.
+const USER_PROFILE_PROTO3_JSON: &str =
+    "{\"user_id\":\"10042\",\"username\":\"li_wei\",\"email\":\"li.wei@example.com\",\
+     \"is_active\":true,\"roles\":[\"admin\",\"editor\"],\"status\":\"active\"}\n";
 
 #[test]
 fn json_to_protobuf_with_the_users_schema_and_back() {
@@ -281,10 +292,7 @@ fn json_to_protobuf_with_the_users_schema_and_back() {
         .arg(&pb)
         .assert()
         .success()
-        .stdout(
-            "{\"user_id\":\"10042\",\"username\":\"li_wei\",\"email\":\"li.wei@example.com\",\
-             \"is_active\":true,\"roles\":[\"admin\",\"editor\"],\"status\":\"active\"}\n",
-        );
+        .stdout(USER_PROFILE_PROTO3_JSON);
 }
 
 #[test]
@@ -310,20 +318,14 @@ fn a_named_message_reads_a_payload_inside_layers_as_that_type() {
         .arg(&wrapped)
         .assert()
         .success()
-        .stdout(
-            "{\"user_id\":\"10042\",\"username\":\"li_wei\",\"email\":\"li.wei@example.com\",\
-             \"is_active\":true,\"roles\":[\"admin\",\"editor\"],\"status\":\"active\"}\n",
-        );
+        .stdout(USER_PROFILE_PROTO3_JSON);
     let out = wirelens()
         .args(["inspect", "--no-hex"])
         .args(schema)
         .arg(&wrapped)
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).expect("UTF-8");
+        .stdout_text();
     assert!(out.contains("* 1. 56 bytes via base64\n"), "{out}");
     assert!(
         out.contains("format: protobuf (95%): consumed all 56 bytes as Protobuf map of 6"),
@@ -341,10 +343,7 @@ fn protobuf_without_a_schema_is_read_field_by_field() {
         .args(["inspect", &sample("user-profile.pb"), "--no-hex"])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).expect("UTF-8");
+        .stdout_text();
     assert!(
         out.contains("format: protobuf (55%): consumed all 56 bytes as Protobuf message of 7 fields; read without a schema"),
         "{out}"
@@ -365,10 +364,7 @@ fn a_schema_without_a_message_name_ranks_the_types() {
         .args(["--proto", &sample("transactions.proto")])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).expect("UTF-8");
+        .stdout_text();
     assert!(
         out.contains("message type: wirelens.samples.TransactionHistory\n"),
         "{out}"
@@ -434,10 +430,7 @@ fn captured_traffic_is_peeled_to_its_payloads() {
         ])
         .assert()
         .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).expect("UTF-8");
+        .stdout_text();
     assert!(
         out.contains(
             "* 2. 98 bytes via pcapng → TCP 127.0.0.1:18733 → 127.0.0.1:44008 → HTTP/1.0 response"
@@ -448,16 +441,11 @@ fn captured_traffic_is_peeled_to_its_payloads() {
         out.contains("format: msgpack (80%): consumed all 98 bytes as MessagePack map of 6"),
         "{out}"
     );
-    let profile = String::from_utf8(
-        wirelens()
-            .args(["convert", &sample("user-profile.json"), "--to", "json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone(),
-    )
-    .expect("UTF-8");
+    let profile = wirelens()
+        .args(["convert", &sample("user-profile.json"), "--to", "json"])
+        .assert()
+        .success()
+        .stdout_text();
     // The same data from an xxd dump on stdin, and from a pcap.
     let xxd = std::fs::read(fixture("user-profile.msgpack.xxd")).expect("fixture");
     wirelens()
@@ -530,7 +518,7 @@ fn stdout_of(args: &[&str], stdin: Option<Vec<u8>>) -> String {
     if let Some(bytes) = stdin {
         cmd.write_stdin(bytes);
     }
-    String::from_utf8(cmd.assert().success().get_output().stdout.clone()).expect("UTF-8")
+    cmd.assert().success().stdout_text()
 }
 
 #[test]

@@ -41,12 +41,25 @@ pub(crate) fn len(value: u64) -> usize {
 }
 
 /// Appends `value` as a minimal varint.
-pub(crate) fn put(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
+pub(crate) fn put(out: &mut Vec<u8>, value: u64) {
+    let (bytes, n) = bytes(value);
+    out.extend_from_slice(bytes.get(..n).unwrap_or_default());
+}
+
+/// `value` as a minimal varint: the bytes and how many of them are used.
+pub(crate) fn bytes(mut value: u64) -> ([u8; 10], usize) {
+    let mut out = [0u8; 10];
+    let mut n = 0;
+    for slot in &mut out {
+        n += 1;
+        if value < 0x80 {
+            *slot = value as u8;
+            break;
+        }
+        *slot = (value as u8) | 0x80;
         value >>= 7;
     }
-    out.push(value as u8);
+    (out, n)
 }
 
 #[cfg(test)]

@@ -26,11 +26,11 @@
 //! prost-reflect).
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 
+use super::PerType;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::{
     Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value, WireType,
@@ -289,9 +289,8 @@ struct Decoder<'a> {
     /// The entries of every open frame, each frame's above the one below it (only the top frame
     /// adds entries), so a finished message's map is allocated once at its exact size.
     entries: Vec<(Value, Value)>,
-    /// The field tables of the message types met so far, by full name, and the last one used.
-    tables: HashMap<String, Rc<Fields>>,
-    last_table: Option<Rc<Fields>>,
+    /// The field tables of the message types met so far.
+    tables: PerType<Fields>,
     root: Option<Value>,
     stats: DecodeStats,
     /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]), checked before
@@ -475,8 +474,7 @@ impl<'a> Decoder<'a> {
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             entries: Vec::new(),
-            tables: HashMap::new(),
-            last_table: None,
+            tables: PerType::new(),
             root: None,
             stats: DecodeStats::default(),
         }
@@ -484,20 +482,7 @@ impl<'a> Decoder<'a> {
 
     /// The field table of `desc`, made on first use.
     fn fields_of(&mut self, desc: &MessageDescriptor) -> Rc<Fields> {
-        if let Some(t) = self.last_table.as_ref().filter(|t| t.desc == *desc) {
-            return Rc::clone(t);
-        }
-        let table = match self.tables.get(desc.full_name()) {
-            Some(t) => Rc::clone(t),
-            None => {
-                let t = Rc::new(Fields::new(desc));
-                self.tables
-                    .insert(desc.full_name().to_string(), Rc::clone(&t));
-                t
-            }
-        };
-        self.last_table = Some(Rc::clone(&table));
-        table
+        self.tables.get(desc, Fields::new)
     }
 
     /// The span-tree segment of `field`'s entries, interned once per field.

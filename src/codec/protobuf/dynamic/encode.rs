@@ -29,15 +29,16 @@
 //! What it does not do: decode (see `decode.rs`), or infer a schema (see `infer.rs`). It does
 //! not reject two members of one oneof being set (the wire keeps the last one).
 
+use std::rc::Rc;
+
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
-use std::rc::Rc;
-
 use prost_reflect::{
     EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor,
 };
 
+use super::PerType;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
     FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder,
@@ -57,8 +58,7 @@ pub fn encode(
         builder: SpanTreeBuilder::new(),
         notes: Notes::new(),
         canonical: options.canonical,
-        tables: KeyMap::default(),
-        last_table: None,
+        tables: PerType::new(),
     };
     let root = enc.message_content(value, message, &Trail::ROOT)?;
     let out = Out::new(
@@ -152,19 +152,8 @@ impl<'v> Bytes<'v> {
     }
 
     fn push_varint(&mut self, n: u64) {
-        let mut buf = [0u8; 10];
-        let mut len = 0;
-        let mut n = n;
-        for slot in &mut buf {
-            len += 1;
-            if n < 0x80 {
-                *slot = n as u8;
-                break;
-            }
-            *slot = (n as u8 & 0x7f) | 0x80;
-            n >>= 7;
-        }
-        self.extend(buf.get(..len).unwrap_or_default());
+        let (bytes, len) = crate::codec::protobuf::varint::bytes(n);
+        self.extend(bytes.get(..len).unwrap_or_default());
     }
 }
 
@@ -393,9 +382,8 @@ struct Encoder {
     builder: SpanTreeBuilder,
     notes: Notes,
     canonical: bool,
-    /// The tables of the message types met so far, by full name, and the last one used.
-    tables: KeyMap<String, Rc<Table>>,
-    last_table: Option<Rc<Table>>,
+    /// The field tables of the message types met so far.
+    tables: PerType<Table>,
 }
 
 /// Appends `n` as a minimal varint (argument order of this file's callers).
@@ -650,20 +638,7 @@ fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
 impl Encoder {
     /// The field table of `desc`, made on first use.
     fn table(&mut self, desc: &MessageDescriptor) -> Rc<Table> {
-        if let Some(t) = self.last_table.as_ref().filter(|t| t.desc == *desc) {
-            return Rc::clone(t);
-        }
-        let table = match self.tables.get(desc.full_name()) {
-            Some(t) => Rc::clone(t),
-            None => {
-                let t = Rc::new(Table::new(desc));
-                self.tables
-                    .insert(desc.full_name().to_string(), Rc::clone(&t));
-                t
-            }
-        };
-        self.last_table = Some(Rc::clone(&table));
-        table
+        self.tables.get(desc, Table::new)
     }
 
     fn error(&self, path: &Trail<'_>, message: String) -> EncodeError {

@@ -4,5 +4,51 @@
 mod decode;
 mod encode;
 
+use std::rc::Rc;
+
+use prost_reflect::MessageDescriptor;
+
+use crate::model::KeyMap;
+
 pub use decode::{decode, decode_stats, to_proto3_json, DecodeStats};
 pub use encode::encode;
+
+/// What one decode or encode works out once per message type (its field table), kept by the
+/// type's full name, with the type used last at hand (fields of one type usually come together).
+struct PerType<T> {
+    by_name: KeyMap<String, Rc<T>>,
+    last: Option<(MessageDescriptor, Rc<T>)>,
+}
+
+impl<T> PerType<T> {
+    fn new() -> PerType<T> {
+        PerType {
+            by_name: KeyMap::default(),
+            last: None,
+        }
+    }
+
+    /// The value for `desc`, made by `make` the first time.
+    fn get(
+        &mut self,
+        desc: &MessageDescriptor,
+        make: impl FnOnce(&MessageDescriptor) -> T,
+    ) -> Rc<T> {
+        if let Some((d, t)) = &self.last {
+            if d == desc {
+                return Rc::clone(t);
+            }
+        }
+        let made = match self.by_name.get(desc.full_name()) {
+            Some(t) => Rc::clone(t),
+            None => {
+                let t = Rc::new(make(desc));
+                self.by_name
+                    .insert(desc.full_name().to_string(), Rc::clone(&t));
+                t
+            }
+        };
+        self.last = Some((desc.clone(), Rc::clone(&made)));
+        made
+    }
+}
