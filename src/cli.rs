@@ -521,9 +521,13 @@ fn named_message(args: &InputArgs) -> Result<Option<MessageDescriptor>, Failure>
     let (Some(schema), Some(name)) = (args.schema.load()?, &args.schema.message) else {
         return Ok(None);
     };
+    message_in(&schema, name).map(Some)
+}
+
+/// The message type `name` of `schema`, or the error naming what the schema has.
+fn message_in(schema: &Schema, name: &str) -> Result<MessageDescriptor, Failure> {
     schema
         .message(name)
-        .map(Some)
         .map_err(|e| Failure::Input(format!("error: {e}")))
 }
 
@@ -556,11 +560,7 @@ fn read_payload_knowing(
     let mut ranking = Vec::new();
     if let Some(schema) = args.schema.load()? {
         options.message = match &args.schema.message {
-            Some(name) => Some(
-                schema
-                    .message(name)
-                    .map_err(|e| Failure::Input(format!("error: {e}")))?,
-            ),
+            Some(name) => Some(message_in(&schema, name)?),
             // No type named: the best fit, if the input reads as protobuf with any of them.
             None if args.from.is_none() || args.from == Some(Format::Protobuf) => {
                 ranking = schema.rank(&input.bytes, &options);

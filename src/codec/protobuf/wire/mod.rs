@@ -228,20 +228,17 @@ struct Decoder<'a> {
 const SEGMENT_CACHE: u64 = 256;
 
 impl<'a> Decoder<'a> {
-    /// The span-tree segment of field `key` (an `Int`): its number's text, interned.
-    fn segment_of(&mut self, key: &Value) -> Segment {
-        let small = match key {
-            Value::Int(n) => u64::try_from(*n).ok().filter(|&n| n < SEGMENT_CACHE),
-            _ => None,
-        };
-        let Some(n) = small else {
-            return self.builder.segment_for_key(key);
-        };
-        let at = n as usize;
+    /// The span-tree segment of field number `field`: its text, interned.
+    fn segment_of(&mut self, field: u64) -> Segment {
+        let key = Value::Int(i128::from(field));
+        if field >= SEGMENT_CACHE {
+            return self.builder.segment_for_key(&key);
+        }
+        let at = field as usize;
         if let Some(Some(seg)) = self.segments.get(at) {
             return *seg;
         }
-        let seg = self.builder.segment_for_key(key);
+        let seg = self.builder.segment_for_key(&key);
         if self.segments.len() <= at {
             self.segments.resize(at + 1, None);
         }
@@ -457,7 +454,7 @@ impl<'a> Decoder<'a> {
                 }
                 3 => {
                     self.check_depth(tag_start, field)?;
-                    let segment = self.segment_of(&key);
+                    let segment = self.segment_of(field);
                     let node = self
                         .builder
                         .open(Kind::Map, segment, Some(key_span), pos, pos);
@@ -551,7 +548,7 @@ impl<'a> Decoder<'a> {
         field: u64,
         mut rs: Vec<WireReading>,
     ) {
-        let segment = self.segment_of(&key);
+        let segment = self.segment_of(field);
         let value = rs.first().map_or(Value::Null, |r| r.value.clone());
         if let Some(first) = rs.first_mut() {
             first.chosen = true;
@@ -678,7 +675,7 @@ impl<'a> Decoder<'a> {
             rs = len_readings(data, flags, &choice, text, packed.as_deref(), long);
         }
         let header_end = payload.start;
-        let segment = self.segment_of(&key);
+        let segment = self.segment_of(field);
         match choice {
             LenChoice::Message => {
                 self.check_depth(key_span.start, field)?;
@@ -764,7 +761,7 @@ impl<'a> Decoder<'a> {
         rs: Vec<WireReading>,
         value: Value,
     ) {
-        let segment = self.segment_of(&key);
+        let segment = self.segment_of(field);
         let node = self.builder.leaf(
             value.kind(),
             segment,
