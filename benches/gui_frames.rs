@@ -15,6 +15,11 @@
 //! first copy, so the byte lookups run over a ~150k-node tree everywhere), the hex view of the
 //! 2.2 MB JSON 15k sample with its spans, and the tree of that sample (15,000 records, ~150k
 //! nodes) with every record expanded.
+//!
+//! Then the whole app opening a 100 MB file (the same repeated MessagePack, written to a
+//! temporary file): the first frame's time counts from before `App::new` (which maps the file and
+//! starts the worker) to the end of that frame's pass and tessellation, and the frames after it
+//! are measured while the worker peels and decodes the file.
 #![allow(clippy::print_stdout)] // a bench binary reports on stdout
 
 use std::time::{Duration, Instant};
@@ -24,6 +29,7 @@ use egui_kittest::Harness;
 use wirelens::codec::{decode, DecodeOptions, Format};
 use wirelens::gui::fonts;
 use wirelens::gui::widgets::{HexInput, HexView, TreeInput, TreeView};
+use wirelens::gui::{App, AppOptions};
 use wirelens::model::{ByteRole, NodeId, Path, SpanTree, Value};
 
 const FRAMES: usize = 300;
@@ -128,6 +134,59 @@ fn hex_case(name: &str, bytes: Vec<u8>, spans: SpanTree) {
     );
 }
 
+/// The app opening `bytes` from a file: the first frame, then frames while it decodes.
+fn open_case(bytes: &[u8]) {
+    let path = std::env::temp_dir().join(format!(
+        "wirelens-gui-frames-{}.msgpack",
+        std::process::id()
+    ));
+    std::fs::write(&path, bytes).expect("a temporary file");
+    let options = AppOptions {
+        files: vec![path.clone()],
+        settings: None,
+    };
+    let mut h = Harness::builder()
+        .with_size(vec2(1500.0, 950.0))
+        .build_ui_state(
+            move |ui, app: &mut Option<App>| {
+                let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
+                app.show(ui);
+            },
+            None,
+        );
+    let t0 = Instant::now();
+    h.step();
+    let out = h.output();
+    let prims = h.ctx.tessellate(out.shapes.clone(), out.pixels_per_point);
+    std::hint::black_box(prims);
+    let first = t0.elapsed();
+    let mapped = h
+        .state()
+        .as_ref()
+        .and_then(|app| app.ws.current.and_then(|i| app.ws.entries.get(i)))
+        .is_some_and(|e| e.source.is_mapped());
+    println!(
+        "open 100 MB file: first frame {:.1} ms after the app started (file {})",
+        first.as_secs_f64() * 1000.0,
+        if mapped {
+            "memory-mapped"
+        } else {
+            "NOT mapped"
+        }
+    );
+    report(
+        "open 100 MB file: frames while it decodes",
+        measure(&mut h, FRAMES, |_, _| {}),
+    );
+    let busy = h.state().as_ref().is_some_and(|app| app.ws.is_busy());
+    println!(
+        "  after {FRAMES} frames the worker is {}",
+        if busy { "still busy" } else { "done" }
+    );
+    drop(h);
+    let _ = std::fs::remove_file(&path);
+}
+
 struct TreeBench {
     view: TreeView,
     value: Value,
@@ -154,6 +213,7 @@ fn main() {
         let take = msgpack.len().min((100 << 20) - big.len());
         big.extend_from_slice(&msgpack[..take]);
     }
+    open_case(&big);
     hex_case("100 MB", big, mp.spans);
     hex_case("15k JSON (2.2 MB)", json.clone(), doc.spans.clone());
 
