@@ -6,6 +6,8 @@
 //! - on twitter.json, citm_catalog.json, canada.json (tests/data/json-bench), the 15,000-record
 //!   sample, their MessagePack and CBOR forms made by our encoders, and protobuf transaction
 //!   histories (the 1,000-record sample and the 15,000 records encoded with its schema);
+//! - encoding also without the output's span tree (`wirelens-fast`, [`encode_fast`], what
+//!   `wirelens convert` uses), since the libraries record no spans;
 //! - plus converting the 15,000-record sample to every format on parallel threads.
 //!
 //! `cargo bench --no-default-features --bench baselines` (criterion; add a filter such as
@@ -25,7 +27,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 use wirelens::codec::protobuf::schema::Schema;
-use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, FloatPolicy, Format};
+use wirelens::codec::{
+    decode, encode, encode_fast, DecodeOptions, EncodeOptions, FloatPolicy, Format,
+};
 use wirelens::model::Value;
 
 /// One input: a name and its JSON bytes.
@@ -181,6 +185,12 @@ fn bench_encode(c: &mut Criterion) {
                 BenchmarkId::new("wirelens", input.name),
                 &input.value,
                 |b, v| b.iter(|| encode(black_box(v), format, &options)),
+            );
+            // The same bytes without the output's span tree, as `wirelens convert` encodes.
+            group.bench_with_input(
+                BenchmarkId::new("wirelens-fast", input.name),
+                &input.value,
+                |b, v| b.iter(|| encode_fast(black_box(v), format, &options)),
             );
             let lib = BenchmarkId::new(library(format), input.name);
             match format {
