@@ -14,7 +14,8 @@ use crate::model::Value;
 /// at least 99% of cases (`tests/it/capture_detect.rs` measures this).
 pub const CONFIDENT: u8 = 50;
 
-/// The least a complete reading scores before the hint: above the 40 an incomplete one can reach.
+/// The least a complete reading scores before the hint: above the 40 an incomplete one can reach
+/// (39, or 40 when the hint names its format).
 const COMPLETE_FLOOR: i32 = 41;
 
 /// CBOR tags seen in real payloads: date/time (0, 1), bignums (2, 3), decimal and bigfloat (4, 5),
@@ -98,15 +99,28 @@ pub(crate) fn add_hint(readings: &mut [Reading], hint: Option<Format>) {
         return;
     };
     for r in readings.iter_mut().filter(|r| r.format == hint) {
-        r.confidence = r.confidence.saturating_add(HINT_BONUS).min(100);
+        r.confidence = hinted(i32::from(r.confidence), r.outcome.is_ok()).clamp(0, 100) as u8;
         r.reasons.push(HINT_REASON.into());
     }
     order(readings);
 }
 
 /// What a hint adds to its format's confidence, and the reason it gives.
-const HINT_BONUS: u8 = 5;
+const HINT_BONUS: i32 = 5;
 const HINT_REASON: &str = "the file name or Content-Type suggests it";
+
+/// A score with the hint's bonus. A complete reading gains [`HINT_BONUS`]. A failed one takes
+/// the top of the failed readings' range, 40 (never a complete reading's): when no format reads
+/// the bytes whole, the one the file name or Content-Type names is the error the user asked
+/// about (a truncated `.msgpack` file whose first bytes also start some protobuf field is still
+/// a MessagePack file cut short).
+fn hinted(score: i32, complete: bool) -> i32 {
+    if complete {
+        score + HINT_BONUS
+    } else {
+        COMPLETE_FLOOR - 1
+    }
+}
 
 fn read_as(
     bytes: &[u8],
@@ -155,10 +169,12 @@ fn read_as(
         }
         Err(e) => {
             let consumed = e.offset.min(bytes.len());
+            // Up to 29 for the share of the input read: a failed reading scores at most 39, so
+            // a hinted one (raised to 40 by `hinted`) comes first among them.
             let frac = if bytes.is_empty() {
                 0
             } else {
-                (consumed * 30 / bytes.len()) as i32
+                (consumed * 29 / bytes.len()) as i32
             };
             if e.kind == ErrorKind::TrailingData {
                 reasons.push(format!(
@@ -183,7 +199,7 @@ fn read_as(
         }
     };
     if hint == Some(format) {
-        score += i32::from(HINT_BONUS);
+        score = hinted(score, outcome.is_ok());
         reasons.push(HINT_REASON.into());
     }
     Reading {

@@ -415,3 +415,40 @@ fn random_bytes_are_not_split_into_streams_or_layers() {
         confident.len()
     );
 }
+
+#[test]
+fn when_nothing_reads_whole_the_hinted_format_comes_first() {
+    // A MessagePack str32 header claiming 4 GiB, cut short: its first bytes also start a
+    // protobuf group that reads on to the end, but the file was named `.msgpack`.
+    let bytes = hex("db ff ff ff ff 61");
+    let unhinted = detect(&bytes, None, &DecodeOptions::default());
+    assert!(unhinted.iter().all(|r| !r.is_complete()));
+    assert_eq!(unhinted[0].format, Format::Protobuf, "{unhinted:?}");
+    let hinted = detect(&bytes, Some(Format::MessagePack), &DecodeOptions::default());
+    assert_eq!(hinted[0].format, Format::MessagePack);
+    let error = hinted[0].outcome.as_ref().expect_err("cut short");
+    assert!(error.message.contains("4294967295"), "{}", error.message);
+    // A hint never lifts a failed reading above a complete one: bytes that are whole JSON stay
+    // JSON whatever the file is called.
+    let json = br#"{"a":[1,2]}"#;
+    let r = detect(json, Some(Format::MessagePack), &DecodeOptions::default());
+    assert_eq!(r[0].format, Format::Json);
+    assert!(r[0].is_complete());
+}
+
+#[test]
+fn a_hinted_reading_that_fails_near_the_end_stays_below_complete_readings() {
+    // A whole MessagePack value, then one byte more: nearly all of it read, still not complete.
+    // Named `.msgpack`, it takes 40, the top of the failed readings' range (11 of 12 bytes read
+    // would otherwise score 36, and 41 with the hint: a complete reading's score).
+    let mut bytes = hex("81 a3 6b 65 79 a5 76 61 6c 75 65");
+    bytes.push(0xc0);
+    let r = detect(&bytes, Some(Format::MessagePack), &DecodeOptions::default());
+    let msgpack = r
+        .iter()
+        .find(|x| x.format == Format::MessagePack)
+        .expect("a MessagePack reading");
+    assert!(!msgpack.is_complete());
+    assert_eq!(msgpack.confidence, 40);
+    assert!(msgpack.confidence < CONFIDENT);
+}
