@@ -17,8 +17,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::capture::detect::add_hint;
 use crate::capture::{
-    detect, peel_choosing_with, peel_readings, peel_with, Framing, LayerReading, Payload,
-    PeelChoice, Reading, Split,
+    detect, peel_readings, peel_readings_shared, peel_shared, peel_with, Framing, LayerReading,
+    Payload, PeelChoice, Reading, SharedBytes, Split,
 };
 use crate::codec::protobuf::dynamic::to_proto3_json;
 use crate::codec::protobuf::schema::{Candidate, Schema};
@@ -340,7 +340,7 @@ fn open_gui(_files: Vec<PathBuf>) -> Result<(), Failure> {
 /// The input's bytes and a name for messages.
 struct Input {
     name: String,
-    bytes: Vec<u8>,
+    bytes: SharedBytes,
     hint: Option<Format>,
 }
 
@@ -352,7 +352,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
             .map_err(|e| Failure::Input(format!("error: cannot read standard input: {e}")))?;
         return Ok(Input {
             name: "<stdin>".into(),
-            bytes,
+            bytes: bytes.into(),
             hint: None,
         });
     }
@@ -364,7 +364,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
         .and_then(Format::from_extension);
     Ok(Input {
         name: path.display().to_string(),
-        bytes,
+        bytes: bytes.into(),
         hint,
     })
 }
@@ -429,7 +429,7 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
     let mut readings = Vec::new();
     let mut reading = 0usize;
     let found = match args.layer {
-        _ if args.raw => peel_choosing_with(
+        _ if args.raw => peel_shared(
             &input.bytes,
             &PeelChoice {
                 max_layers: Some(0),
@@ -437,9 +437,9 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
             },
             &limits,
         ),
-        Some(LayerArg::Choice(choice)) => peel_choosing_with(&input.bytes, &choice, &limits),
+        Some(LayerArg::Choice(choice)) => peel_shared(&input.bytes, &choice, &limits),
         Some(LayerArg::Reading(n)) => {
-            readings = peel_readings(&input.bytes, &options);
+            readings = peel_readings_shared(&input.bytes, &options);
             if n > readings.len() {
                 return Err(Failure::Usage(format!(
                     "--layer {n}: the input has {} layer reading(s) (see `wirelens inspect --layers`)",
@@ -450,7 +450,7 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
             readings[reading].peeled.clone()
         }
         None => {
-            readings = peel_readings(&input.bytes, &options);
+            readings = peel_readings_shared(&input.bytes, &options);
             readings
                 .first()
                 .map(|r| r.peeled.clone())

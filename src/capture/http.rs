@@ -302,7 +302,7 @@ fn parse_one(
             Err((offset, message, partial)) => {
                 message_layer.span = Span::new(start, input.len());
                 let partial = Payload {
-                    bytes: partial,
+                    bytes: partial.into(),
                     layers: vec![message_layer],
                     hint,
                     meta: with_truncated(meta),
@@ -321,7 +321,7 @@ fn parse_one(
             let body = input.get(headers_end..).unwrap_or(&[]).to_vec();
             message_layer.span = Span::new(start, input.len());
             let partial = Payload {
-                bytes: body,
+                bytes: body.into(),
                 layers: vec![message_layer],
                 hint,
                 meta: with_truncated(meta),
@@ -368,7 +368,7 @@ fn parse_one(
             }
             Err(message) => {
                 let partial = Payload {
-                    bytes: body,
+                    bytes: body.into(),
                     layers,
                     hint,
                     meta: with_truncated(meta),
@@ -394,7 +394,7 @@ fn parse_one(
             }
             Err((offset, message)) => {
                 let partial = Payload {
-                    bytes: body,
+                    bytes: body.into(),
                     layers,
                     hint,
                     meta: with_truncated(meta),
@@ -405,7 +405,7 @@ fn parse_one(
     }
     Ok((
         Payload {
-            bytes: std::mem::take(&mut body),
+            bytes: std::mem::take(&mut body).into(),
             layers,
             hint,
             meta,

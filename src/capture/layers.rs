@@ -26,7 +26,7 @@
 use crate::codec::{self, DecodeOptions, Document, Format};
 use crate::model::{Span, Value};
 
-use super::{grpcweb, http, text};
+use super::{grpcweb, http, text, SharedBytes};
 
 /// One layer peeled off, outermost first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,8 +42,8 @@ pub struct Layer {
 /// A payload found in the input, with its provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Payload {
-    /// The payload bytes, all layers peeled.
-    pub bytes: Vec<u8>,
+    /// The payload bytes, all layers peeled: a view of the input when no layer changed it.
+    pub bytes: SharedBytes,
     /// The layers peeled to reach it, outermost first.
     pub layers: Vec<Layer>,
     /// The format a layer announced (an HTTP Content-Type, a `data:` URL's media type).
@@ -160,14 +160,14 @@ enum Step {
 /// `input`'s size), so nested layers cannot multiply their ratios.
 pub fn unwrap(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Payload>, CaptureError> {
     let mut budget = Budget::for_input(input.len(), options);
-    unwrap_keeping(input, options, &mut budget, None)
+    unwrap_keeping(&SharedBytes::from(input), options, &mut budget, None)
 }
 
 /// JSON documents decoded while peeling (to tell JSON text from other text) that turned out to be
 /// payloads, kept so that detection can take them instead of decoding the same bytes again.
 #[derive(Debug, Default)]
 pub(crate) struct Decoded {
-    docs: Vec<(Vec<u8>, Document)>,
+    docs: Vec<(SharedBytes, Document)>,
 }
 
 impl Decoded {
@@ -184,7 +184,7 @@ impl Decoded {
 
 /// [`unwrap`] within `budget`, keeping in `keep` the JSON documents that are payloads.
 pub(crate) fn unwrap_keeping(
-    input: &[u8],
+    input: &SharedBytes,
     options: &UnwrapOptions,
     budget: &mut Budget,
     mut keep: Option<&mut Decoded>,
@@ -195,7 +195,7 @@ pub(crate) fn unwrap_keeping(
     }
     // Work list, next item last.
     let mut work: Vec<Payload> = vec![Payload {
-        bytes: input.to_vec(),
+        bytes: input.clone(),
         ..Payload::default()
     }];
     while let Some(mut current) = work.pop() {
@@ -220,7 +220,7 @@ pub(crate) fn unwrap_keeping(
                 }
                 Ok(Step::One { layer, bytes, hint }) => {
                     current.layers.push(layer);
-                    current.bytes = bytes;
+                    current.bytes = bytes.into();
                     if hint.is_some() {
                         current.hint = hint;
                     }
@@ -275,7 +275,7 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
                 offset: 0,
                 message,
                 extracted: vec![Payload {
-                    bytes: bytes.to_vec(),
+                    bytes: bytes.into(),
                     meta: vec![("truncated".to_string(), "true".to_string())],
                     ..Payload::default()
                 }],

@@ -14,11 +14,15 @@ pub mod pcap;
 mod peel;
 pub mod readings;
 pub mod sequence;
+pub mod shared;
 pub mod text;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
-pub use peel::{peel, peel_choosing, peel_choosing_with, peel_with, PeelChoice, Peeled, Split};
-pub use readings::{peel_readings, LayerReading};
+pub use peel::{
+    peel, peel_choosing, peel_choosing_with, peel_shared, peel_with, PeelChoice, Peeled, Split,
+};
+pub use readings::{peel_readings, peel_readings_shared, LayerReading};
 pub use sequence::Framing;
+pub use shared::SharedBytes;
 pub use text::{decode_text, Decoded, TextShape};

@@ -9,6 +9,7 @@ use super::http;
 use super::layers::{unwrap_keeping, Budget, CaptureError, Decoded, Layer, Payload};
 use super::pcap;
 use super::sequence::{self, Framing};
+use super::SharedBytes;
 use crate::codec::protobuf::framing::split_grpc_with;
 use crate::codec::{json, DecodeOptions, Format};
 use crate::limits::Limits;
@@ -86,6 +87,13 @@ pub fn peel_choosing(input: &[u8], choice: &PeelChoice) -> Peeled {
 
 /// Like [`peel_choosing`], within `limits`.
 pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) -> Peeled {
+    peel_shared(&SharedBytes::from(input), choice, limits)
+}
+
+/// Like [`peel_choosing_with`], for input the caller already holds as [`SharedBytes`] (a
+/// memory-mapped file): a payload that no layer changed, and every item split from it, is a view
+/// of `input`'s memory, not a copy.
+pub fn peel_shared(input: &SharedBytes, choice: &PeelChoice, limits: &Limits) -> Peeled {
     split_all(
         unwrapped(input, choice.max_layers, limits, None),
         choice.split,
@@ -96,7 +104,7 @@ pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) ->
 /// The first half of peeling: pcap streams opened and text, HTTP and compression layers peeled
 /// (at most `max_layers`), streams not split yet. JSON documents that are payloads go to `keep`.
 pub(crate) fn unwrapped(
-    input: &[u8],
+    input: &SharedBytes,
     max_layers: Option<usize>,
     limits: &Limits,
     mut keep: Option<&mut Decoded>,
@@ -115,7 +123,7 @@ pub(crate) fn unwrapped(
     };
     if max_layers == Some(0) {
         out.payloads.push(Payload {
-            bytes: input.to_vec(),
+            bytes: input.clone(),
             ..Payload::default()
         });
     } else if pcap::is_pcap(input) {
@@ -277,7 +285,7 @@ fn split_framed(
             let mut parts = framed(&payload, framing, &e.items_before);
             let rest_from = e.items_before.last().map_or(0, |i| i.frame.end);
             let mut rest = payload.clone();
-            rest.bytes = payload.bytes.get(rest_from..).unwrap_or(&[]).to_vec();
+            rest.bytes = payload.bytes.slice(rest_from..payload.bytes.len());
             rest.layers.push(Layer {
                 name: framing.name().into(),
                 detail: format!("bytes {rest_from}.. not split: {}", e.message),
@@ -304,11 +312,7 @@ fn framed(payload: &Payload, framing: Framing, items: &[sequence::Item]) -> Vec<
         .enumerate()
         .map(|(i, item)| {
             let mut p = Payload {
-                bytes: payload
-                    .bytes
-                    .get(item.content.range())
-                    .unwrap_or(&[])
-                    .to_vec(),
+                bytes: payload.bytes.slice(item.content.range()),
                 layers: payload.layers.clone(),
                 hint: framing.item_format().or(payload.hint),
                 meta: payload.meta.clone(),
@@ -362,7 +366,7 @@ fn split_json_lines(payload: Payload) -> Vec<Payload> {
                 span: *span,
             });
             p.hint = Some(Format::Json);
-            p.bytes = line_bytes(span);
+            p.bytes = line_bytes(span).into();
             p
         })
         .collect()
@@ -436,7 +440,7 @@ fn split_grpc_body(
             p.meta.push(("grpc-web trailers".into(), trailers.clone()));
         }
         p.hint = Some(Format::Protobuf);
-        p.bytes = f.data;
+        p.bytes = f.data.into();
         parts.push(p);
     }
     if let (0, Some(span)) = (count, trailer_span) {
@@ -447,7 +451,7 @@ fn split_grpc_body(
             span,
         });
         p.meta.push(("grpc-web trailers".into(), trailers));
-        p.bytes = Vec::new();
+        p.bytes = SharedBytes::default();
         parts.push(p);
     }
     let Some(e) = fault else {
@@ -459,7 +463,7 @@ fn split_grpc_body(
         .max()
         .unwrap_or(0);
     let mut rest = payload.clone();
-    rest.bytes = payload.bytes.get(rest_from..).unwrap_or(&[]).to_vec();
+    rest.bytes = payload.bytes.slice(rest_from..payload.bytes.len());
     rest.layers.push(Layer {
         name: "gRPC frame".into(),
         detail: format!("bytes {rest_from}.. not split: {}", e.message),

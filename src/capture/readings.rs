@@ -16,6 +16,7 @@
 use super::detect::{detect_knowing, Reading};
 use super::layers::Decoded;
 use super::peel::{split_all, unwrapped, PeelChoice, Peeled, Split};
+use super::SharedBytes;
 use crate::codec::{DecodeOptions, Format};
 
 /// Payloads per reading whose formats are detected to score it.
@@ -86,6 +87,12 @@ impl LayerReading {
 /// assert_eq!(readings.last().map(|r| r.layers()), Some("raw bytes".to_string()));
 /// ```
 pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading> {
+    peel_readings_shared(&SharedBytes::from(input), options)
+}
+
+/// [`peel_readings`] of input the caller already holds as [`SharedBytes`]: every depth's
+/// payloads share (or slice) `input` where no layer changed them, instead of copying it.
+pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec<LayerReading> {
     let limits = &options.limits;
     // Each depth is unwrapped once; the split ways split a copy of the unsplit payloads, and JSON
     // documents decoded on the way are kept for detection.

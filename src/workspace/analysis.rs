@@ -7,14 +7,16 @@
 //! its partial document and the error's offset and path.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::job::{JobContext, JobError};
 use super::schemas::{ProtoMode, SchemaSet};
 use super::source::Source;
-use crate::capture::{detect, peel_choosing, CaptureError, Payload, PeelChoice, Split};
+use crate::capture::{detect, peel_shared, CaptureError, Payload, PeelChoice, SharedBytes, Split};
 use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
+use crate::limits::Limits;
 use crate::model::{NodeId, Path, Span};
 
 /// What peeling a source found.
@@ -33,10 +35,14 @@ pub struct Opened {
 /// Peels `source` as `choice` says: every layer by default, at most `max_layers` layers, streams
 /// split automatically, never, or by a forced framing. No layers and no splitting takes the bytes
 /// as one payload ("raw bytes").
-pub fn open(source: &Source, choice: &PeelChoice) -> Opened {
+///
+/// Payloads that no layer changed are views of the source's bytes (of its memory map, for a
+/// large file), not copies.
+pub fn open(source: &Arc<Source>, choice: &PeelChoice) -> Opened {
     let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
+    let bytes = SharedBytes::shared(source.clone());
     let as_is = || Payload {
-        bytes: source.bytes().to_vec(),
+        bytes: bytes.clone(),
         layers: Vec::new(),
         hint: source.hint(),
         meta: Vec::new(),
@@ -49,7 +55,7 @@ pub fn open(source: &Source, choice: &PeelChoice) -> Opened {
             raw,
         };
     }
-    let peeled = peel_choosing(source.bytes(), choice);
+    let peeled = peel_shared(&bytes, choice, &Limits::default());
     let mut payloads = peeled.payloads;
     if payloads.is_empty() {
         payloads.push(as_is());
@@ -132,8 +138,8 @@ pub struct Column {
     pub format: Format,
     /// Whether this is the payload itself (not an encoding of it).
     pub is_source: bool,
-    /// The bytes shown.
-    pub bytes: Vec<u8>,
+    /// The bytes shown (the source column shares the payload's).
+    pub bytes: SharedBytes,
     /// The value and spans of `bytes` (`value.preorder()[i]` is span node `i`); partial when
     /// `error` is set; `None` when nothing could be decoded or encoded.
     pub document: Option<Document>,
@@ -224,7 +230,7 @@ impl Analysis {
 
 /// Detects, decodes and encodes one payload. Checks for cancel between steps.
 pub fn analyze(
-    bytes: &[u8],
+    bytes: &SharedBytes,
     hint: Option<Format>,
     choice: &Choice,
     schemas: &SchemaSet,
@@ -307,7 +313,8 @@ pub fn analyze(
     let source = Column {
         format,
         is_source: true,
-        bytes: bytes.to_vec(),
+        // The payload's bytes, shared: for a large unpeeled file, its memory map.
+        bytes: bytes.clone(),
         note_nodes: Vec::new(),
         notes: Vec::new(),
         sizes: Sizes::of(bytes),
@@ -347,7 +354,7 @@ fn not_encoded(format: Format, why: &str) -> Column {
     Column {
         format,
         is_source: false,
-        bytes: Vec::new(),
+        bytes: SharedBytes::default(),
         document: None,
         notes: Vec::new(),
         note_nodes: Vec::new(),
@@ -433,7 +440,7 @@ fn encode_column(
         format,
         is_source: false,
         sizes: Sizes::of(&encoded.bytes),
-        bytes: encoded.bytes,
+        bytes: encoded.bytes.into(),
         document,
         notes: encoded.notes,
         note_nodes,

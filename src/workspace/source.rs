@@ -50,6 +50,13 @@ impl std::fmt::Debug for Source {
     }
 }
 
+/// The bytes, so that payloads can share them ([`crate::capture::SharedBytes::shared`]).
+impl AsRef<[u8]> for Source {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
 impl Source {
     /// Opens a file; files of [`MAP_THRESHOLD`] bytes or more are memory-mapped.
     pub fn open(path: impl AsRef<Path>) -> std::io::Result<Arc<Source>> {

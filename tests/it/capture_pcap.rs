@@ -571,7 +571,10 @@ fn vlan_ipv6_and_the_other_link_types_reach_the_payload() {
     ] {
         let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
         assert!(cap.warnings.is_empty(), "{name}: {:?}", cap.warnings);
-        let got: Vec<Vec<u8>> = payloads(&cap).into_iter().map(|p| p.bytes).collect();
+        let got: Vec<Vec<u8>> = payloads(&cap)
+            .into_iter()
+            .map(|p| p.bytes.to_vec())
+            .collect();
         assert_eq!(got, expect, "{name}");
     }
 }
@@ -626,7 +629,10 @@ fn ipv4_fragments_are_reassembled_in_any_order() {
         }
         let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
         assert!(cap.warnings.is_empty(), "{order:?}: {:?}", cap.warnings);
-        let got: Vec<Vec<u8>> = payloads(&cap).into_iter().map(|p| p.bytes).collect();
+        let got: Vec<Vec<u8>> = payloads(&cap)
+            .into_iter()
+            .map(|p| p.bytes.to_vec())
+            .collect();
         assert_eq!(got, vec![payload.clone()], "{order:?}");
     }
 }

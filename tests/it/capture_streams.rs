@@ -26,14 +26,18 @@ fn grpc_messages() -> Vec<Vec<u8>> {
 }
 
 fn bodies(input: &[u8]) -> Vec<Vec<u8>> {
-    peel(input).payloads.into_iter().map(|p| p.bytes).collect()
+    peel(input)
+        .payloads
+        .into_iter()
+        .map(|p| p.bytes.to_vec())
+        .collect()
 }
 
 #[test]
 fn grpc_web_text_response_gives_each_message_and_the_trailers_as_meta() {
     let peeled = peel(&fixture("http-grpc-web-text.http"));
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
-    let got: Vec<Vec<u8>> = peeled.payloads.iter().map(|p| p.bytes.clone()).collect();
+    let got: Vec<Vec<u8>> = peeled.payloads.iter().map(|p| p.bytes.to_vec()).collect();
     assert_eq!(got, grpc_messages());
     let last = &peeled.payloads[2];
     assert_eq!(

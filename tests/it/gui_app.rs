@@ -130,7 +130,7 @@ fn a_pasted_hex_dump_is_read_as_the_bytes_it_shows() {
     h.get_by_label("MessagePack (source)");
     h.get_by_label_contains("layers: hex");
     let a = app(&h).ws.analysis().cloned().expect("analysed");
-    assert_eq!(a.source().map(|c| c.bytes.clone()), Some(bytes));
+    assert_eq!(a.source().map(|c| c.bytes.to_vec()), Some(bytes));
 }
 
 #[test]

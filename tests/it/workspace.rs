@@ -231,7 +231,7 @@ fn the_peel_choice_overrides_layers_and_splitting() -> Result<(), Box<dyn std::e
     let payloads = |ws: &Workspace| -> Vec<Vec<u8>> {
         ws.entry()
             .and_then(|e| e.opened.ready().cloned())
-            .map(|o| o.payloads.iter().map(|p| p.bytes.clone()).collect())
+            .map(|o| o.payloads.iter().map(|p| p.bytes.to_vec()).collect())
             .unwrap_or_default()
     };
     assert_eq!(payloads(&ws), [json.to_vec()]);
@@ -378,4 +378,35 @@ fn cancel_lets_go_of_the_running_job_at_once() {
     );
     // The pasted text stays.
     assert_eq!(entry.source.text(), Some(big.as_str()));
+}
+
+#[test]
+fn a_large_file_is_mapped_and_its_payload_and_source_column_share_the_map() {
+    // A MessagePack bin32 of 9 MiB: past the mapping threshold, quick to decode.
+    let len = 9usize << 20;
+    let mut bytes = vec![0xc6];
+    bytes.extend_from_slice(&u32::try_from(len).expect("fits").to_be_bytes());
+    bytes.resize(5 + len, 0x5a);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("large.msgpack");
+    std::fs::write(&file, &bytes).expect("written");
+
+    let mut ws = Workspace::new(no_notify());
+    ws.open_path(&file).expect("the file opens");
+    ws.wait_idle();
+    let entry = ws.entry().expect("the file's entry");
+    assert!(entry.source.is_mapped());
+    let mapped = entry.source.bytes().as_ptr();
+    let Stage::Ready(opened) = &entry.opened else {
+        panic!("peeled");
+    };
+    // Not a copy: the very bytes of the map.
+    assert_eq!(opened.payloads.len(), 1);
+    assert_eq!(opened.payloads[0].bytes.as_ptr(), mapped);
+    let a = ws.analysis().cloned().expect("the analysis is ready");
+    assert_eq!(a.format, Format::MessagePack);
+    let source = a.source().expect("a source column");
+    assert!(source.error.is_none());
+    assert_eq!(source.bytes.as_ptr(), mapped);
+    assert_eq!(source.bytes.len(), bytes.len());
 }

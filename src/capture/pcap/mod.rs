@@ -515,7 +515,7 @@ fn payload_for(
     }
     meta.push(("frames".to_string(), frames.clone()));
     Payload {
-        bytes: bytes.to_vec(),
+        bytes: bytes.into(),
         layers: vec![
             Layer {
                 name: capture.format.name().to_string(),
