@@ -41,12 +41,56 @@ pub struct Compressed {
 pub fn compressed_sizes(bytes: &[u8]) -> Compressed {
     Compressed {
         raw: bytes.len(),
-        gzip: gzip(bytes).ok().map(|b| b.len()),
-        zstd: zstd::bulk::compress(bytes, ZSTD_LEVEL)
-            .ok()
-            .map(|b| b.len()),
-        brotli: brotli(bytes).ok().map(|b| b.len()),
+        gzip: gzip_size(bytes).ok(),
+        zstd: zstd_size(bytes).ok(),
+        brotli: brotli_size(bytes).ok(),
     }
+}
+
+/// A writer that keeps nothing and counts what it is given: compressed sizes without holding
+/// the compressed bytes (a 100 MB file's zstd output buffer is sized for the worst case, more
+/// than the file).
+#[derive(Debug, Default)]
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `bytes` after gzip at [`GZIP_LEVEL`].
+pub fn gzip_size(bytes: &[u8]) -> std::io::Result<usize> {
+    let mut enc =
+        flate2::write::GzEncoder::new(Counter::default(), flate2::Compression::new(GZIP_LEVEL));
+    enc.write_all(bytes)?;
+    Ok(enc.finish()?.0)
+}
+
+/// The size of `bytes` after zstd at [`ZSTD_LEVEL`].
+pub fn zstd_size(bytes: &[u8]) -> std::io::Result<usize> {
+    let mut enc = zstd::stream::write::Encoder::new(Counter::default(), ZSTD_LEVEL)?;
+    // Told the size up front, zstd picks the parameters and frame header a one-shot compression
+    // of the same bytes would, so the size is the same.
+    enc.set_pledged_src_size(Some(bytes.len() as u64))?;
+    enc.write_all(bytes)?;
+    Ok(enc.finish()?.0)
+}
+
+/// The size of `bytes` after brotli at [`BROTLI_QUALITY`].
+pub fn brotli_size(bytes: &[u8]) -> std::io::Result<usize> {
+    let mut count = Counter::default();
+    {
+        let mut w = brotli::CompressorWriter::new(&mut count, 4096, BROTLI_QUALITY, BROTLI_WINDOW);
+        w.write_all(bytes)?;
+        w.flush()?;
+    }
+    Ok(count.0)
 }
 
 /// `bytes` compressed with gzip at [`GZIP_LEVEL`].
@@ -116,6 +160,29 @@ pub struct FormatSizes {
 mod tests {
     use super::*;
     use std::io::Read;
+
+    #[test]
+    fn counted_sizes_equal_the_lengths_of_the_compressed_bytes() {
+        let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/samples");
+        let mut inputs: Vec<Vec<u8>> = vec![Vec::new(), b"x".to_vec()];
+        for name in [
+            "transactions-1k.json",
+            "transactions-1k.pb",
+            "edge-cases.cbor",
+        ] {
+            inputs.push(std::fs::read(format!("{samples}/{name}")).expect("a sample"));
+        }
+        for bytes in &inputs {
+            let gz = gzip(bytes).expect("gzip");
+            assert_eq!(gzip_size(bytes).expect("gzip"), gz.len());
+            let zs = zstd::bulk::compress(bytes, ZSTD_LEVEL).expect("zstd");
+            assert_eq!(zstd_size(bytes).expect("zstd"), zs.len());
+            assert_eq!(
+                brotli_size(bytes).expect("brotli"),
+                brotli(bytes).expect("brotli").len()
+            );
+        }
+    }
 
     #[test]
     fn compressed_sizes_round_trip_and_shrink_repetitive_data() {

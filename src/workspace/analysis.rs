@@ -6,7 +6,6 @@
 //! with its bytes, spans, fidelity notes and sizes. A payload that does not decode keeps its bytes,
 //! its partial document and the error's offset and path.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
 use crate::model::{NodeId, Path, Span};
+use crate::profile::sizes;
 
 /// What peeling a source found.
 #[derive(Debug, Clone)]
@@ -96,13 +96,8 @@ pub struct Sizes {
 impl Sizes {
     /// Measures `bytes`.
     pub fn of(bytes: &[u8]) -> Sizes {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        let gzip = gz
-            .write_all(bytes)
-            .and_then(|_| gz.finish())
-            .map(|v| v.len())
-            .unwrap_or(0);
-        let zstd = zstd::bulk::compress(bytes, 3).map(|v| v.len()).unwrap_or(0);
+        let gzip = sizes::gzip_size(bytes).unwrap_or(0);
+        let zstd = sizes::zstd_size(bytes).unwrap_or(0);
         Sizes {
             raw: bytes.len(),
             gzip,
