@@ -291,7 +291,11 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
             hint: None,
         });
     }
-    if let Some(inner) = json_verdict(bytes, options.max_decompressed) {
+    // What text decoding may produce: a dump's `*` lines repeat a line up to an offset, so a few
+    // bytes can claim gigabytes; past the text's own size that is an expansion like a
+    // decompression's, and it draws on the same budget.
+    let text_output = budget.left.max(bytes.len());
+    if let Some(inner) = json_verdict(bytes, text_output) {
         return Ok(match inner {
             Err(doc) => Step::Done(Some(doc)),
             Ok(text) => {
@@ -323,7 +327,10 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
             hint: Some(Format::Protobuf),
         });
     }
-    if let Some(d) = text::decode_text(bytes, options.max_decompressed) {
+    if let Some(d) = text::decode_text(bytes, text_output) {
+        budget.left = budget
+            .left
+            .saturating_sub(d.bytes.len().saturating_sub(bytes.len()));
         let start = bytes
             .iter()
             .position(|c| !c.is_ascii_whitespace())

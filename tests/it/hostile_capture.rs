@@ -451,3 +451,31 @@ fn compressed_grpc_frames_share_the_input_budget() {
     assert_eq!(whole.len(), 6, "the frames that fit are kept");
     assert!(whole.iter().all(|p| p.bytes == [0u8; 10 << 10]));
 }
+
+/// A dump's `*` line repeats the line before it up to the next offset: 27 bytes (found by the
+/// `peel` fuzz target, which it took past 2 GB) claim 71 MB. The expansion draws on the input's
+/// decompression budget like a gzip body's, so it is not taken as a dump; one that fits still is.
+#[test]
+fn hexdump_repeats_draw_on_the_decompression_budget() {
+    let bomb = b"0000000 00 0\n*\n\n44018a0 07\n";
+    let peeled = peel(bomb);
+    assert_eq!(peeled.payloads.len(), 1);
+    assert!(
+        peeled.payloads[0].layers.is_empty(),
+        "{:?}",
+        peeled.payloads[0].layers
+    );
+    assert_eq!(peeled.payloads[0].bytes, &bomb[..]);
+
+    // 64 KiB from one line: under the budget's 1 MiB floor, so it is a dump.
+    let fits = b"00000000  01 01 01 01 01 01 01 01  01 01 01 01 01 01 01 01  |................|\n*\n00010000\n";
+    let peeled = peel(fits);
+    let layers: Vec<&str> = peeled.payloads[0]
+        .layers
+        .iter()
+        .map(|l| l.name.as_str())
+        .collect();
+    assert_eq!(layers, ["hex dump"]);
+    assert_eq!(peeled.payloads[0].bytes.len(), 0x10000);
+    assert!(peeled.payloads[0].bytes.iter().all(|&b| b == 1));
+}
