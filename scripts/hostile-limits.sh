@@ -41,6 +41,8 @@ put("json-1m-objects.json", b'{"a":' * 1_000_000)
 put("msgpack-1m.msgpack", b"\x91" * 1_000_000)
 put("cbor-1m-tags.cbor", b"\xc6\x81" * 500_000)
 put("protobuf-1m-groups.pb", b"\x0b" * 1_000_000)
+# An od dump whose `*` line repeats a line up to offset 0x44018a0: 27 bytes claiming 71 MB.
+put("hexdump-star.txt", b"0000000 00 0\n*\n\n44018a0 07\n")
 # Ten million positive fixints (one byte, one node each) in one array: past the node limit.
 put("nodes-10m-fixints.msgpack", bytes.fromhex("dd00989680") + b"\0" * 10_000_000)
 put("nodes-10m-uints.cbor", bytes.fromhex("9a00989680") + b"\0" * 10_000_000)
