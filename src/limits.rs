@@ -170,25 +170,12 @@ impl Limits {
         let n = parse_count(value).ok_or_else(|| {
             format!("limit {name}: {value:?} is not a count (e.g. 512, 64K, 16M, 1G or none)")
         })?;
-        let field = match name.to_ascii_lowercase().replace('_', "-").as_str() {
-            "depth" | "max-depth" => &mut self.max_depth,
-            "decompressed" => &mut self.max_decompressed,
-            "ratio" => &mut self.max_ratio,
-            "ratio-floor" => &mut self.ratio_floor,
-            "layers" => &mut self.max_layers,
-            "pcap-bytes" => &mut self.max_pcap_bytes,
-            "pcap-packets" => &mut self.max_pcap_packets,
-            "payloads" => &mut self.max_payloads,
-            "protobuf-scan" => &mut self.max_protobuf_scan,
-            "nodes" | "max-nodes" => &mut self.max_nodes,
-            "protobuf-nodes" => &mut self.max_protobuf_nodes,
-            _ => {
-                let names: Vec<&str> = Limits::NAMES.iter().map(|(n, _)| *n).collect();
-                return Err(format!(
-                    "unknown limit {name:?}; the limits are {}",
-                    names.join(", ")
-                ));
-            }
+        let Some(field) = self.field_mut(name) else {
+            let names: Vec<&str> = Limits::NAMES.iter().map(|(n, _)| *n).collect();
+            return Err(format!(
+                "unknown limit {name:?}; the limits are {}",
+                names.join(", ")
+            ));
         };
         *field = n;
         if self.max_depth > Limits::DEPTH_CEILING {
@@ -200,6 +187,42 @@ impl Limits {
             ));
         }
         Ok(())
+    }
+
+    /// The value of the limit called `name` (see [`Limits::NAMES`]), `usize::MAX` meaning none.
+    pub fn get(&self, name: &str) -> Option<usize> {
+        let mut copy = *self;
+        copy.field_mut(name).map(|f| *f)
+    }
+
+    /// A count as [`Limits::set`] reads it back: `none`, `16M`, `64K`, `1G` or plain digits.
+    pub fn count_text(n: usize) -> String {
+        if n == usize::MAX {
+            return "none".into();
+        }
+        for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
+            if n != 0 && n % (1usize << shift) == 0 {
+                return format!("{}{suffix}", n >> shift);
+            }
+        }
+        n.to_string()
+    }
+
+    fn field_mut(&mut self, name: &str) -> Option<&mut usize> {
+        Some(match name.to_ascii_lowercase().replace('_', "-").as_str() {
+            "depth" | "max-depth" => &mut self.max_depth,
+            "decompressed" => &mut self.max_decompressed,
+            "ratio" => &mut self.max_ratio,
+            "ratio-floor" => &mut self.ratio_floor,
+            "layers" => &mut self.max_layers,
+            "pcap-bytes" => &mut self.max_pcap_bytes,
+            "pcap-packets" => &mut self.max_pcap_packets,
+            "payloads" => &mut self.max_payloads,
+            "protobuf-scan" => &mut self.max_protobuf_scan,
+            "nodes" | "max-nodes" => &mut self.max_nodes,
+            "protobuf-nodes" => &mut self.max_protobuf_nodes,
+            _ => return None,
+        })
     }
 
     /// Sets a limit from `NAME=VALUE` text, as the CLI's `--limit` takes it.
@@ -294,6 +317,23 @@ fn parse_count(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_limit_reads_back_as_it_was_set() {
+        let mut l = Limits::default();
+        for (name, _) in Limits::NAMES {
+            let text = Limits::count_text(l.get(name).expect("a named limit"));
+            let mut again = Limits::default();
+            again.set(name, &text).expect("its own text is valid");
+            assert_eq!(again.get(name), l.get(name), "{name}: {text}");
+        }
+        l.set("nodes", "none").expect("valid");
+        assert_eq!(Limits::count_text(l.get("nodes").expect("named")), "none");
+        assert_eq!(Limits::count_text(16 << 20), "16M");
+        assert_eq!(Limits::count_text(1100), "1100");
+        assert_eq!(Limits::count_text(0), "0");
+        assert_eq!(l.get("no-such-limit"), None);
+    }
 
     #[test]
     fn defaults_match_the_layers_own_defaults() {

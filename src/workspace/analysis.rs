@@ -38,7 +38,7 @@ pub struct Opened {
 ///
 /// Payloads that no layer changed are views of the source's bytes (of its memory map, for a
 /// large file), not copies.
-pub fn open(source: &Arc<Source>, choice: &PeelChoice) -> Opened {
+pub fn open(source: &Arc<Source>, choice: &PeelChoice, limits: &Limits) -> Opened {
     let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
     let bytes = SharedBytes::shared(source.clone());
     let as_is = || Payload {
@@ -55,7 +55,7 @@ pub fn open(source: &Arc<Source>, choice: &PeelChoice) -> Opened {
             raw,
         };
     }
-    let peeled = peel_shared(&bytes, choice, &Limits::default());
+    let peeled = peel_shared(&bytes, choice, limits);
     let mut payloads = peeled.payloads;
     if payloads.is_empty() {
         payloads.push(as_is());
@@ -229,6 +229,7 @@ pub fn analyze(
     hint: Option<Format>,
     choice: &Choice,
     schemas: &SchemaSet,
+    limits: &Limits,
     ctx: &JobContext,
 ) -> Result<Analysis, JobError> {
     let started = Instant::now();
@@ -264,7 +265,7 @@ pub fn analyze(
     };
     let decode_options = DecodeOptions {
         message: message.clone(),
-        ..DecodeOptions::default()
+        limits: *limits,
     };
     ctx.report(0.15, "detecting the format");
     let mut readings = detect(bytes, hint, &decode_options);

@@ -28,6 +28,7 @@ pub use source::{Origin, Source};
 
 use crate::capture::{PeelChoice, Split};
 use crate::codec::Format;
+use crate::limits::Limits;
 use crate::model::Path;
 use crate::profile::sweep::Link;
 use crate::report::Mode;
@@ -114,6 +115,8 @@ pub struct Workspace {
     pub selected: Option<Path>,
     /// The last profiler run (running, finished or cancelled).
     pub profile: Option<ProfileRun>,
+    /// The bounds every peel and decode works within (see [`Workspace::set_limits`]).
+    limits: Limits,
     notify: Notify,
 }
 
@@ -136,6 +139,7 @@ impl Workspace {
             schemas: SchemaSet::default(),
             selected: None,
             profile: None,
+            limits: Limits::default(),
             notify,
         }
     }
@@ -289,6 +293,24 @@ impl Workspace {
         }
     }
 
+    /// The bounds peeling and decoding work within.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Sets the bounds peeling and decoding work within, and peels every source again with
+    /// them (a source that stopped at a limit may read further now, or one stop earlier).
+    pub fn set_limits(&mut self, limits: Limits) {
+        if limits == self.limits {
+            return;
+        }
+        self.limits = limits;
+        self.selected = None;
+        for i in 0..self.entries.len() {
+            self.start_open(i);
+        }
+    }
+
     /// Selects `path` in every column.
     pub fn select(&mut self, path: Option<Path>) {
         self.selected = path;
@@ -303,15 +325,17 @@ impl Workspace {
         e.analysis = Stage::Empty;
         let source = e.source.clone();
         let choice = e.peel;
+        let limits = self.limits;
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
-            Ok(open(&source, &choice))
+            Ok(open(&source, &choice, &limits))
         }));
     }
 
     fn start_analysis(&mut self, i: usize) {
         let notify = self.notify.clone();
         let schemas = self.schemas.clone();
+        let limits = self.limits;
         let Some(e) = self.entries.get_mut(i) else {
             return;
         };
@@ -326,7 +350,14 @@ impl Workspace {
             let Some(payload) = opened.payloads.get(p) else {
                 return Err(JobError::Failed("the source has no payload".into()));
             };
-            analyze(&payload.bytes, payload.hint, &choice, &schemas, ctx)
+            analyze(
+                &payload.bytes,
+                payload.hint,
+                &choice,
+                &schemas,
+                &limits,
+                ctx,
+            )
         }));
     }
 
@@ -404,6 +435,7 @@ impl Workspace {
             mode,
             links,
             self.schemas.clone(),
+            self.limits,
             self.notify.clone(),
         ));
         Ok(())

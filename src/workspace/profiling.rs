@@ -16,6 +16,7 @@ use super::schemas::SchemaSet;
 use super::source::Source;
 use crate::capture::PeelChoice;
 use crate::files::write_atomically;
+use crate::limits::Limits;
 use crate::profile::sweep::Link;
 use crate::profile::{self, Live, Settings, Subject};
 use crate::report::{csv, table, Mode, Report};
@@ -67,6 +68,7 @@ impl ProfileRun {
         mode: Mode,
         links: Vec<Link>,
         schemas: SchemaSet,
+        limits: Limits,
         notify: Notify,
     ) -> ProfileRun {
         let mut settings = Settings::new(mode);
@@ -83,7 +85,14 @@ impl ProfileRun {
             notify.clone(),
         );
         let job = Job::spawn("profile", notify, move |ctx| {
-            let subjects = subjects(pending, &schemas, ctx, &worker_cancel, &worker_preparing)?;
+            let subjects = subjects(
+                pending,
+                &schemas,
+                &limits,
+                ctx,
+                &worker_cancel,
+                &worker_preparing,
+            )?;
             set(&worker_preparing, None);
             // The flag is read between samples, so a cancel stops the run within one sample.
             let report = profile::run(&subjects, &settings, &worker_cancel, &|event| {
@@ -204,6 +213,7 @@ fn set(slot: &Mutex<Option<String>>, text: Option<String>) {
 fn subjects(
     pending: Vec<Pending>,
     schemas: &SchemaSet,
+    limits: &Limits,
     ctx: &JobContext,
     cancel: &AtomicBool,
     preparing: &Mutex<Option<String>>,
@@ -221,7 +231,7 @@ fn subjects(
                     preparing,
                     Some(format!("decoding {} ({}/{n})", p.name, i + 1)),
                 );
-                let opened = open(&p.source, &p.peel);
+                let opened = open(&p.source, &p.peel, limits);
                 let Some(payload) = opened.payloads.get(p.payload) else {
                     return Err(JobError::Failed(format!("{}: no payload", p.name)));
                 };
@@ -230,6 +240,7 @@ fn subjects(
                     payload.hint,
                     &p.choice,
                     schemas,
+                    limits,
                     ctx,
                 )?)
             }
