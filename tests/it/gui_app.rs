@@ -340,3 +340,59 @@ fn a_panic_while_drawing_is_reported_and_nothing_is_lost() {
     h.get_by_label("JSON (source)");
     assert!(app(&h).ws.analysis().is_some(), "the decoded payload stays");
 }
+
+#[test]
+fn limits_set_in_their_window_apply_to_the_sources_and_persist() {
+    let mut h = harness(AppOptions {
+        files: vec![sample("iot-metrics.json")],
+        settings: None,
+    });
+    settle(&mut h);
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Limits…").click();
+    h.run_steps(2);
+    // "8M" becomes "5": the sample has 8 nodes.
+    h.get_by_label("nodes").focus();
+    h.run_steps(1);
+    h.key_press(egui::Key::Backspace);
+    h.key_press(egui::Key::Backspace);
+    h.get_by_label("nodes").type_text("5");
+    h.run_steps(2);
+    h.get_by_label("Apply").click();
+    settle(&mut h);
+    assert_eq!(app(&h).ws.limits().max_nodes, 5);
+    assert_eq!(
+        app(&h).settings.limits,
+        [("nodes".to_string(), "5".to_string())]
+    );
+    let a = app(&h).ws.analysis().cloned().expect("analysed again");
+    let error = a
+        .source()
+        .and_then(|c| c.error.as_ref())
+        .expect("the decode stopped at the limit");
+    assert!(
+        error.message.contains("limit of 5 nodes"),
+        "{}",
+        error.message
+    );
+
+    // A value that is not a count is refused, naming the limit, and nothing changes.
+    h.get_by_label("layers").focus();
+    h.get_by_label("layers").type_text("x");
+    h.run_steps(2);
+    h.get_by_label("Apply").click();
+    h.run_steps(2);
+    h.get_by_label_contains("limit layers: \"16x\" is not a count");
+    assert_eq!(app(&h).ws.limits().max_layers, 16);
+    assert_eq!(app(&h).ws.limits().max_nodes, 5);
+
+    // The next run starts with the limits of this one.
+    let settings = app(&h).settings.clone();
+    let mut next = harness(AppOptions {
+        files: Vec::new(),
+        settings: Some(settings),
+    });
+    next.run_steps(2);
+    assert_eq!(app(&next).ws.limits().max_nodes, 5);
+}

@@ -248,6 +248,11 @@ impl App {
             }
         }
         ui.separator();
+        if ui.button("Limits…").clicked() {
+            ui.close();
+            self.limits.show(self.ws.limits());
+        }
+        ui.separator();
         let mut dark = self.settings.dark;
         if ui.checkbox(&mut dark, "Dark theme (Ctrl+D)").changed() {
             self.settings.dark = dark;
@@ -315,6 +320,8 @@ impl App {
             .open(&mut open)
             .show(ctx, |ui| self.save_window(ui));
         self.save_open = open && self.save_open;
+
+        self.limits_window(ctx);
 
         let mut open = self.help_open;
         egui::Window::new("Shortcuts")

@@ -7,6 +7,7 @@
 //! in its own span tree, scrolls its hex view to it and reveals it in its tree.
 
 mod columns;
+mod limits;
 mod menus;
 pub mod profiler;
 mod samples;
@@ -96,6 +97,8 @@ pub struct App {
     save_path: String,
     save_format: Option<Format>,
     help_open: bool,
+    /// View ▸ Limits….
+    limits: limits::LimitsWindow,
     /// Which system fonts draw payload text the built-in fonts lack (shown in the help window).
     font_summary: String,
     open_path: String,
@@ -148,6 +151,7 @@ impl App {
             save_path: String::new(),
             save_format: None,
             help_open: false,
+            limits: limits::LimitsWindow::default(),
             font_summary: String::new(),
             open_path: String::new(),
             select_text: String::new(),
@@ -157,6 +161,7 @@ impl App {
             quit: false,
         };
         app.apply_theme(ctx);
+        app.restore_limits();
         let schemas = app.settings.schemas.clone();
         for s in schemas {
             if let Err(e) = app.ws.load_schema_files(&s.files, &s.includes) {

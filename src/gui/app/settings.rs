@@ -1,6 +1,6 @@
 //! What the app remembers across runs (eframe storage): recent files, theme, the columns'
-//! order and visibility, single-column mode, the schema files loaded, and the profiler's mode,
-//! export path and links.
+//! order and visibility, single-column mode, the schema files loaded, the profiler's mode,
+//! export path and links, and the limits changed from their defaults.
 
 use std::path::PathBuf;
 
@@ -44,6 +44,8 @@ pub struct Settings {
     pub links: Vec<Link>,
     /// The wire view compares gzip-compressed bodies.
     pub wire_gzip: bool,
+    /// The limits that differ from the defaults, as (name, value) in `--limit` syntax.
+    pub limits: Vec<(String, String)>,
 }
 
 impl Default for Settings {
@@ -61,6 +63,7 @@ impl Default for Settings {
             export_path: String::new(),
             links: Link::defaults(),
             wire_gzip: false,
+            limits: Vec::new(),
         }
     }
 }

@@ -1,0 +1,160 @@
+//! View ▸ Limits…: every bound of [`Limits`] as the CLI's `--limit` takes it, editable, applied
+//! to every source (which is peeled and decoded again) and kept across runs as the values that
+//! differ from the defaults.
+
+use eframe::egui;
+
+use super::App;
+use crate::limits::Limits;
+
+/// The window's state: one text per [`Limits::NAMES`] entry, and the last error.
+#[derive(Debug, Default)]
+pub(super) struct LimitsWindow {
+    pub(super) open: bool,
+    text: Vec<String>,
+    error: Option<String>,
+}
+
+impl LimitsWindow {
+    /// Opens the window showing `limits`.
+    pub(super) fn show(&mut self, limits: &Limits) {
+        self.text = texts(limits);
+        self.error = None;
+        self.open = true;
+    }
+}
+
+/// Each limit's value as text, in [`Limits::NAMES`] order.
+fn texts(limits: &Limits) -> Vec<String> {
+    Limits::NAMES
+        .iter()
+        .map(|(name, _)| limits.get(name).map(Limits::count_text).unwrap_or_default())
+        .collect()
+}
+
+/// Limits from the defaults and `overrides` (name, value text), or the first error.
+pub(super) fn limits_from(overrides: &[(String, String)]) -> Result<Limits, String> {
+    let mut limits = Limits::default();
+    for (name, value) in overrides {
+        limits.set(name, value)?;
+    }
+    Ok(limits)
+}
+
+/// The (name, value text) pairs where `limits` differs from the defaults.
+fn overrides(limits: &Limits) -> Vec<(String, String)> {
+    let defaults = Limits::default();
+    Limits::NAMES
+        .iter()
+        .filter_map(|(name, _)| {
+            let value = limits.get(name)?;
+            (Some(value) != defaults.get(name))
+                .then(|| (name.to_string(), Limits::count_text(value)))
+        })
+        .collect()
+}
+
+impl App {
+    /// The limits the last run used; a stored value that no longer reads is dropped and said.
+    pub(super) fn restore_limits(&mut self) {
+        match limits_from(&self.settings.limits) {
+            Ok(limits) => self.ws.set_limits(limits),
+            Err(e) => {
+                self.message = Some((format!("limits from the last run not used: {e}"), true));
+                self.settings.limits.clear();
+            }
+        }
+    }
+
+    pub(super) fn limits_window(&mut self, ctx: &egui::Context) {
+        let mut open = self.limits.open;
+        let mut apply = false;
+        let mut defaults = false;
+        egui::Window::new("Limits")
+            .open(&mut open)
+            .default_width(640.0)
+            .show(ctx, |ui| {
+                ui.label(
+                    "Bounds on what an untrusted input may cost. A count, with an optional K, M or \
+                     G (binary), or none. Applying them reads every source again.",
+                );
+                let shown = texts(&Limits::default());
+                egui::Grid::new("limits").striped(true).show(ui, |ui| {
+                    ui.strong("limit");
+                    ui.strong("value");
+                    ui.strong("default");
+                    ui.strong("bounds");
+                    ui.end_row();
+                    for (i, (name, what)) in Limits::NAMES.iter().enumerate() {
+                        let label = ui.label(*name);
+                        if let Some(text) = self.limits.text.get_mut(i) {
+                            ui.add(egui::TextEdit::singleline(text).desired_width(90.0))
+                                .labelled_by(label.id);
+                        }
+                        ui.weak(shown.get(i).map_or("", String::as_str));
+                        ui.label(*what);
+                        ui.end_row();
+                    }
+                });
+                if let Some(e) = &self.limits.error {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                ui.horizontal(|ui| {
+                    apply = ui.button("Apply").clicked();
+                    defaults = ui.button("Defaults").clicked();
+                });
+            });
+        if defaults {
+            self.limits.text = texts(&Limits::default());
+            self.limits.error = None;
+        }
+        if apply {
+            let mut limits = Limits::default();
+            let checked = Limits::NAMES
+                .iter()
+                .zip(&self.limits.text)
+                .try_for_each(|((name, _), text)| limits.set(name, text));
+            match checked {
+                Err(e) => self.limits.error = Some(e),
+                Ok(()) => {
+                    self.limits.error = None;
+                    self.settings.limits = overrides(&limits);
+                    let changed = self.settings.limits.len();
+                    self.ws.set_limits(limits);
+                    self.message = Some((
+                        format!(
+                            "limits applied ({changed} differ from the defaults); every source is read again"
+                        ),
+                        false,
+                    ));
+                }
+            }
+        }
+        self.limits.open = open && self.limits.open;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_are_only_the_changed_limits_and_read_back() {
+        assert!(overrides(&Limits::default()).is_empty());
+        let mut l = Limits::default();
+        l.set("nodes", "1M").expect("valid");
+        l.set("layers", "none").expect("valid");
+        let o = overrides(&l);
+        assert_eq!(
+            o,
+            [
+                ("layers".to_string(), "none".to_string()),
+                ("nodes".to_string(), "1M".to_string())
+            ]
+        );
+        assert_eq!(limits_from(&o), Ok(l));
+        assert!(limits_from(&[("nodes".into(), "lots".into())])
+            .expect_err("not a count")
+            .contains("nodes"));
+    }
+}
