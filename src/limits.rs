@@ -195,13 +195,15 @@ impl Limits {
         copy.field_mut(name).map(|f| *f)
     }
 
-    /// A count as [`Limits::set`] reads it back: `none`, `16M`, `64K`, `1G` or plain digits.
+    /// A count as [`Limits::set`] reads it back: `none`, `16M`, `64K`, `1G` or plain digits (a
+    /// suffix only where it reads shorter: 16,000,000 stays digits, not `15625K`).
     pub fn count_text(n: usize) -> String {
         if n == usize::MAX {
             return "none".into();
         }
         for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
-            if n != 0 && n % (1usize << shift) == 0 {
+            let unit = 1usize << shift;
+            if n != 0 && n % unit == 0 && (suffix == "G" || n / unit < 1024) {
                 return format!("{}{suffix}", n >> shift);
             }
         }
@@ -331,6 +333,8 @@ mod tests {
         assert_eq!(Limits::count_text(l.get("nodes").expect("named")), "none");
         assert_eq!(Limits::count_text(16 << 20), "16M");
         assert_eq!(Limits::count_text(1100), "1100");
+        assert_eq!(Limits::count_text(16_000_000), "16000000");
+        assert_eq!(Limits::count_text(2048 << 20), "2G");
         assert_eq!(Limits::count_text(0), "0");
         assert_eq!(l.get("no-such-limit"), None);
     }

@@ -88,7 +88,7 @@ impl App {
                     for (i, (name, what)) in Limits::NAMES.iter().enumerate() {
                         let label = ui.label(*name);
                         if let Some(text) = self.limits.text.get_mut(i) {
-                            ui.add(egui::TextEdit::singleline(text).desired_width(90.0))
+                            ui.add_sized([90.0, 18.0], egui::TextEdit::singleline(text))
                                 .labelled_by(label.id);
                         }
                         ui.weak(shown.get(i).map_or("", String::as_str));
