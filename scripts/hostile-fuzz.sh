@@ -32,17 +32,20 @@ for t in "${targets[@]}"; do
             printf '%d %s\n' $(($(date +%s) - start)) "$line"
         done >"logs/$t.log"
     code=${PIPESTATUS[0]}
-    # "T #RUNS EVENT cov: C ft: F ..." lines; start is the first after INITED, end the last.
+    # "T #RUNS EVENT cov: C ft: F ..." lines. Seconds count from INITED (loading the corpus
+    # can take minutes); start is INITED, half the last line at half the time left, end the last.
     awk -v half=$((secs / 2)) -v code="$code" '
         $2 ~ /^#[0-9]+$/ && / cov: / {
             for (i = 3; i <= NF; i++) { if ($i == "cov:") c = $(i+1); if ($i == "ft:") f = $(i+1) }
-            if ($3 == "INITED") s = c "/" f
-            if ($1 <= half) h = c "/" f
-            if (c != lastc) { grew = $1; lastc = c }
-            runs = substr($2, 2); e = c "/" f
+            if ($3 == "INITED") { t0 = $1; s = c "/" f; sc = c; lastc = c }
+            if (t0 == "") next
+            t = $1 - t0
+            if (t <= half) { h = c "/" f; hc = c }
+            if (c != lastc) { grew = t; lastc = c }
+            runs = substr($2, 2); e = c "/" f; ec = c
         }
-        END { printf "   exit %s: runs %s, cov/ft start %s half %s end %s, cov last grew at %ss\n",
-              code, runs, s, h, e, grew }' "logs/$t.log"
+        END { printf "   exit %s: runs %s, cov/ft start %s half %s end %s, +%d edges in the second half, cov last grew at %ss after INITED\n",
+              code, runs, s, h, e, ec - hc, grew + 0 }' "logs/$t.log"
     grep -E 'ERROR|panicked|SUMMARY' "logs/$t.log" | head -3
     if [ "${MERGE:-0}" = 1 ]; then
         # Every edge of the committed corpus and the run, not every counter bucket (that keeps
