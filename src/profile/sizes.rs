@@ -64,12 +64,23 @@ impl Write for Counter {
     }
 }
 
+/// `bytes` gzipped at [`GZIP_LEVEL`] into `out`, which is returned.
+fn gzip_into<W: Write>(bytes: &[u8], out: W) -> std::io::Result<W> {
+    let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(GZIP_LEVEL));
+    enc.write_all(bytes)?;
+    enc.finish()
+}
+
+/// `bytes` compressed with brotli at [`BROTLI_QUALITY`] into `out`.
+fn brotli_into<W: Write>(bytes: &[u8], out: &mut W) -> std::io::Result<()> {
+    let mut w = brotli::CompressorWriter::new(out, 4096, BROTLI_QUALITY, BROTLI_WINDOW);
+    w.write_all(bytes)?;
+    w.flush()
+}
+
 /// The size of `bytes` after gzip at [`GZIP_LEVEL`].
 pub fn gzip_size(bytes: &[u8]) -> std::io::Result<usize> {
-    let mut enc =
-        flate2::write::GzEncoder::new(Counter::default(), flate2::Compression::new(GZIP_LEVEL));
-    enc.write_all(bytes)?;
-    Ok(enc.finish()?.0)
+    Ok(gzip_into(bytes, Counter::default())?.0)
 }
 
 /// The size of `bytes` after zstd at [`ZSTD_LEVEL`].
@@ -85,32 +96,19 @@ pub fn zstd_size(bytes: &[u8]) -> std::io::Result<usize> {
 /// The size of `bytes` after brotli at [`BROTLI_QUALITY`].
 pub fn brotli_size(bytes: &[u8]) -> std::io::Result<usize> {
     let mut count = Counter::default();
-    {
-        let mut w = brotli::CompressorWriter::new(&mut count, 4096, BROTLI_QUALITY, BROTLI_WINDOW);
-        w.write_all(bytes)?;
-        w.flush()?;
-    }
+    brotli_into(bytes, &mut count)?;
     Ok(count.0)
 }
 
 /// `bytes` compressed with gzip at [`GZIP_LEVEL`].
 pub fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut enc = flate2::write::GzEncoder::new(
-        Vec::with_capacity(bytes.len() / 4 + 64),
-        flate2::Compression::new(GZIP_LEVEL),
-    );
-    enc.write_all(bytes)?;
-    enc.finish()
+    gzip_into(bytes, Vec::with_capacity(bytes.len() / 4 + 64))
 }
 
 /// `bytes` compressed with brotli at [`BROTLI_QUALITY`].
 pub fn brotli(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(bytes.len() / 4 + 64);
-    {
-        let mut w = brotli::CompressorWriter::new(&mut out, 4096, BROTLI_QUALITY, BROTLI_WINDOW);
-        w.write_all(bytes)?;
-        w.flush()?;
-    }
+    brotli_into(bytes, &mut out)?;
     Ok(out)
 }
 
