@@ -17,8 +17,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::capture::detect::add_hint;
 use crate::capture::{
-    detect, peel_readings, peel_readings_shared, peel_shared, peel_with, Framing, LayerReading,
-    Payload, PeelChoice, Reading, SharedBytes, Split,
+    detect, peel_readings_shared, peel_shared, peel_with, Framing, LayerReading, Payload,
+    PeelChoice, Reading, SharedBytes, Split,
 };
 use crate::codec::protobuf::dynamic::to_proto3_json;
 use crate::codec::protobuf::schema::{Candidate, Schema};
@@ -645,7 +645,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
                 limits: args.input.limits()?,
                 ..DecodeOptions::default()
             };
-            peel_readings(&whole.bytes, &options)
+            peel_readings_shared(&whole.bytes, &options)
         } else {
             Vec::new()
         };
