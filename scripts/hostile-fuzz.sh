@@ -6,7 +6,10 @@
 #
 # Every libFuzzer line in fuzz/logs/<target>.log is prefixed with the seconds since the start,
 # and the summary line gives runs, cov/ft at start, at half time and at the end, and the second
-# at which cov last grew (how close the run came to a plateau).
+# at which cov last grew (how close the run came to a plateau). The run prints every new edge's
+# address (`-print_pcs=1`, address randomisation off so the addresses match the binary), and the
+# second line names the code the second half's new edges are in, by crate, so a run can tell
+# edges still found in wirelens from edges found inside a dependency (a decompressor, say).
 #
 #   scripts/hostile-fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   MERGE=1 scripts/hostile-fuzz.sh ... also merges the new coverage into fuzz/merged/<target>/
@@ -20,14 +23,35 @@ if [ ${#targets[@]} -eq 0 ]; then
     targets=($(ls fuzz_targets | sed 's/\.rs$//'))
 fi
 mkdir -p logs work corpus
+
+# The crates holding the edges first seen after HALF seconds (from INITED) of a run. Each
+# address is named by the function it was compiled into (the outermost of addr2line's inline
+# frames), so an inlined std helper counts for the crate that called it.
+attribute() {
+    local bin="${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-gnu/release/$1"
+    awk -v half="$2" '$3 == "INITED" { t0 = $1 }
+        t0 != "" && $2 == "NEW_PC:" && $1 - t0 > half { print $3 }' "logs/$1.log" |
+        while read -r pc; do printf '0x%x\n' $((pc - 0x555555554000)); done |
+        addr2line -e "$bin" -i -a | awk '
+            /^0x/ { if (file != "") print file; file = ""; next }
+            { file = $0 }
+            END { if (file != "") print file }' |
+        sed -E -e 's#^/rustc/[^ ]*#std#' \
+            -e 's#^.*/registry/src/[^/]*/([^/]*)-[0-9][^/]*/.*#\1#' \
+            -e 's#^.*/fuzz/[^ ]*#fuzz checks#' -e 's#^/.*/src/[^ ]*#wirelens#' \
+            -e 's#^\?\?:.*#unknown#' |
+        sort | uniq -c | sort -rn |
+        awk '{ n += $1; c = c sep $2 " " $1; sep = ", " }
+             END { printf "   second half'"'"'s new edges: %d (%s)\n", n, n ? c : "none" }'
+}
 for t in "${targets[@]}"; do
     mkdir -p "work/$t" "corpus/$t"
     cp -n corpus/"$t"/* "work/$t"/ 2>/dev/null
     echo "== $t ($secs s)"
     start=$(date +%s)
-    nice -n 10 cargo fuzz run -s none -a "$t" "work/$t" -- \
+    nice -n 10 setarch -R cargo fuzz run -s none -a "$t" "work/$t" -- \
         -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=20 \
-        -print_final_stats=1 2>&1 |
+        -print_final_stats=1 -print_pcs=1 2>&1 |
         while IFS= read -r line; do
             printf '%d %s\n' $(($(date +%s) - start)) "$line"
         done >"logs/$t.log"
@@ -46,6 +70,7 @@ for t in "${targets[@]}"; do
         }
         END { printf "   exit %s: runs %s, cov/ft start %s half %s end %s, +%d edges in the second half, cov last grew at %ss after INITED\n",
               code, runs, s, h, e, ec - hc, grew + 0 }' "logs/$t.log"
+    attribute "$t" "$((secs / 2))"
     grep -E 'ERROR|panicked|SUMMARY' "logs/$t.log" | head -3
     if [ "${MERGE:-0}" = 1 ]; then
         # Every edge of the committed corpus and the run, not every counter bucket (that keeps
