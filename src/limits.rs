@@ -242,6 +242,8 @@ impl Limits {
             max_ratio: self.max_ratio,
             ratio_floor: self.ratio_floor,
             max_layers: self.max_layers,
+            max_depth: self.max_depth,
+            max_nodes: self.max_nodes,
         }
     }
 

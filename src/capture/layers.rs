@@ -24,6 +24,7 @@
 //! in elsewhere; HTTP marks gRPC bodies with the meta entry `grpc-body = true`).
 
 use crate::codec::{self, DecodeOptions, Document, Format};
+use crate::limits::Limits;
 use crate::model::{Span, Value};
 
 use super::{grpcweb, http, text, SharedBytes};
@@ -80,6 +81,13 @@ pub struct UnwrapOptions {
     pub ratio_floor: usize,
     /// Most layers peeled for one payload. Default 16.
     pub max_layers: usize,
+    /// Deepest nesting of the JSON documents peeling decodes to tell JSON text from other text
+    /// (a document that decodes is a payload), as [`Limits::max_depth`] bounds the decoders.
+    /// Default 512.
+    pub max_depth: usize,
+    /// Most nodes of those JSON documents, as [`Limits::max_nodes`] bounds the decoders. Default
+    /// 8 Mi.
+    pub max_nodes: usize,
 }
 
 impl Default for UnwrapOptions {
@@ -89,11 +97,26 @@ impl Default for UnwrapOptions {
             max_ratio: 1100,
             ratio_floor: 1 << 20,
             max_layers: 16,
+            max_depth: Limits::DEFAULT_MAX_DEPTH,
+            max_nodes: Limits::DEFAULT_MAX_NODES,
         }
     }
 }
 
 impl UnwrapOptions {
+    /// How peeling decodes JSON: within [`UnwrapOptions::max_depth`] and
+    /// [`UnwrapOptions::max_nodes`], so a lower limit the user set holds while peeling too.
+    pub(crate) fn json_options(&self) -> DecodeOptions {
+        DecodeOptions {
+            limits: Limits {
+                max_depth: self.max_depth,
+                max_nodes: self.max_nodes,
+                ..Limits::default()
+            },
+            ..DecodeOptions::default()
+        }
+    }
+
     /// The most bytes `compressed` input bytes may expand to.
     pub fn decompression_limit(&self, compressed: usize) -> usize {
         compressed
@@ -167,17 +190,20 @@ pub fn unwrap(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Payload>, Cap
 /// payloads, kept so that detection can take them instead of decoding the same bytes again.
 #[derive(Debug, Default)]
 pub(crate) struct Decoded {
-    docs: Vec<(SharedBytes, Document)>,
+    /// Each document with its bytes and the nesting limit it was decoded within.
+    docs: Vec<(SharedBytes, Document, usize)>,
 }
 
 impl Decoded {
     /// The JSON document of exactly `bytes`, if peeling decoded one and `options` would give the
-    /// same outcome (a nesting limit at least as deep as the one peeling used).
+    /// same outcome: a nesting limit at least as deep as the one peeling used, and room for every
+    /// node of the document (a lower node limit stops the decode instead).
     pub(crate) fn take_json(&mut self, bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
-        if options.limits.depth() < DecodeOptions::default().limits.depth() {
-            return None;
-        }
-        let i = self.docs.iter().position(|(b, _)| b == bytes)?;
+        let i = self.docs.iter().position(|(b, doc, depth)| {
+            b == bytes
+                && options.limits.depth() >= *depth
+                && options.limits.max_nodes >= doc.spans.len()
+        })?;
         Some(self.docs.swap_remove(i).1)
     }
 }
@@ -214,7 +240,8 @@ pub(crate) fn unwrap_keeping(
             match step(&current.bytes, options, budget) {
                 Ok(Step::Done(doc)) => {
                     if let (Some(keep), Some(doc)) = (keep.as_deref_mut(), doc) {
-                        keep.docs.push((current.bytes.clone(), doc));
+                        let depth = options.json_options().limits.depth();
+                        keep.docs.push((current.bytes.clone(), doc, depth));
                     }
                     break;
                 }
@@ -295,7 +322,7 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
     // bytes can claim gigabytes; past the text's own size that is an expansion like a
     // decompression's, and it draws on the same budget.
     let text_output = budget.left.max(bytes.len());
-    if let Some(inner) = json_verdict(bytes, text_output) {
+    if let Some(inner) = json_verdict(bytes, text_output, &options.json_options()) {
         return Ok(match inner {
             Err(doc) => Step::Done(Some(doc)),
             Ok(text) => {
@@ -368,7 +395,11 @@ fn compression_magic(bytes: &[u8]) -> Option<&'static str> {
 
 /// `None`: not JSON. `Some(Err(document))`: JSON, and it is the payload. `Some(Ok(text))`: a lone
 /// JSON string whose content is to be peeled further.
-fn json_verdict(bytes: &[u8], max_output: usize) -> Option<Result<String, Document>> {
+fn json_verdict(
+    bytes: &[u8],
+    max_output: usize,
+    options: &DecodeOptions,
+) -> Option<Result<String, Document>> {
     let first = *bytes.iter().find(|c| !c.is_ascii_whitespace())?;
     if !matches!(
         first,
@@ -376,12 +407,12 @@ fn json_verdict(bytes: &[u8], max_output: usize) -> Option<Result<String, Docume
     ) {
         return None;
     }
-    let doc = codec::decode(bytes, Format::Json, &DecodeOptions::default()).ok()?;
+    let doc = codec::decode(bytes, Format::Json, options).ok()?;
     let Value::Text(inner) = &doc.value else {
         return Some(Err(doc));
     };
     let peelable = http::looks_like_http(inner.as_bytes())
-        || codec::decode(inner.as_bytes(), Format::Json, &DecodeOptions::default()).is_ok()
+        || codec::decode(inner.as_bytes(), Format::Json, options).is_ok()
         || text::decode_text(inner.as_bytes(), max_output).is_some();
     if !peelable {
         return Some(Err(doc));

@@ -193,13 +193,14 @@ pub(crate) fn unwrapped(
 pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peeled {
     let found = std::mem::take(&mut out.payloads);
     let options = limits.unwrap_options();
+    let json = options.json_options();
     let mut budget = out.budget;
     let mut gunzip = |raw: &[u8]| http::decompress_within("gzip", raw, &options, &mut budget);
     for payload in found {
         let split = match split {
             Split::Never => Ok(vec![payload]),
-            Split::Auto => split_auto(payload, &mut gunzip),
-            Split::Force(framing) => split_framed(payload, framing, true, &mut gunzip),
+            Split::Auto => split_auto(payload, &json, &mut gunzip),
+            Split::Force(framing) => split_framed(payload, framing, true, &json, &mut gunzip),
         };
         match split {
             Ok(parts) => out.payloads.extend(parts),
@@ -229,16 +230,18 @@ pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peele
 type Gunzip<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, String> + 'a;
 
 /// One payload split the way [`Split::Auto`] does: gRPC bodies, JSON Lines, then the framings
-/// [`sequence::detect_framing`] is sure of (or the Content-Type names).
+/// [`sequence::detect_framing`] is sure of (or the Content-Type names), each read within
+/// `options`.
 #[allow(clippy::result_large_err)]
 fn split_auto(
     payload: Payload,
+    options: &DecodeOptions,
     gunzip: &mut Gunzip,
 ) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
     if payload.meta_value("grpc-body") == Some("true") || looks_like_grpc(&payload.bytes) {
         return split_grpc_body(payload, gunzip);
     }
-    let mut lines = split_json_lines(payload);
+    let mut lines = split_json_lines(payload, options);
     if lines.len() != 1 {
         return Ok(lines);
     }
@@ -252,18 +255,17 @@ fn split_auto(
         .and_then(|(_, v)| sequence::framing_from_content_type(v));
     if let Some(framing) = announced {
         // The sender said so: a payload that does not fit is an error, with the items before.
-        return split_framed(payload, framing, true, gunzip);
+        return split_framed(payload, framing, true, options, gunzip);
     }
-    let options = DecodeOptions::default();
     Ok(
-        match sequence::detect_framing(&payload.bytes, payload.hint, &options) {
+        match sequence::detect_framing(&payload.bytes, payload.hint, options) {
             Some((framing, items)) => framed(&payload, framing, &items),
             None => vec![payload],
         },
     )
 }
 
-/// `payload` split by `framing`. On a fault: the error (naming the layer and offset) and the
+/// `payload` split by `framing` (items decoded within `options`). On a fault: the error (naming the layer and offset) and the
 /// items before it, then the rest of the bytes as one payload marked `truncated`. Unless
 /// `strict`, a payload that does not fit stays whole and no error is given.
 #[allow(clippy::result_large_err)]
@@ -271,6 +273,7 @@ fn split_framed(
     payload: Payload,
     framing: Framing,
     strict: bool,
+    options: &DecodeOptions,
     gunzip: &mut Gunzip,
 ) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
     if framing == Framing::Grpc {
@@ -278,7 +281,7 @@ fn split_framed(
         payload.meta.push(("grpc-body".into(), "true".into()));
         return split_grpc_body(payload, gunzip);
     }
-    match sequence::split(&payload.bytes, framing) {
+    match sequence::split(&payload.bytes, framing, options) {
         Ok(items) => Ok(framed(&payload, framing, &items)),
         Err(_) if !strict => Ok(vec![payload]),
         Err(e) => {
@@ -329,8 +332,7 @@ fn framed(payload: &Payload, framing: Framing, items: &[sequence::Item]) -> Vec<
 
 /// NDJSON / JSON Lines (text that is not one JSON document, but whose every non-blank line is)
 /// as one payload per line; anything else as it is.
-fn split_json_lines(payload: Payload) -> Vec<Payload> {
-    let options = DecodeOptions::default();
+fn split_json_lines(payload: Payload, options: &DecodeOptions) -> Vec<Payload> {
     let Ok(text) = std::str::from_utf8(&payload.bytes) else {
         return vec![payload];
     };
@@ -349,8 +351,8 @@ fn split_json_lines(payload: Payload) -> Vec<Payload> {
     if lines.len() < 2
         || !lines
             .iter()
-            .all(|span| json::decode(&line_bytes(span), &options).is_ok())
-        || json::decode(&payload.bytes, &options).is_ok()
+            .all(|span| json::decode(&line_bytes(span), options).is_ok())
+        || json::decode(&payload.bytes, options).is_ok()
     {
         return vec![payload];
     }

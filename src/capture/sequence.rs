@@ -112,10 +112,16 @@ pub struct SplitError {
 
 /// Splits `bytes` into items by `framing` (not [`Framing::Grpc`]: gRPC frames carry flags and
 /// compression; use `split_grpc`, which this function calls for it, keeping only the spans).
-pub fn split(bytes: &[u8], framing: Framing) -> Result<Vec<Item>, SplitError> {
+/// The items of a CBOR or MessagePack sequence are decoded within `options`' limits to find
+/// where each ends.
+pub fn split(
+    bytes: &[u8],
+    framing: Framing,
+    options: &DecodeOptions,
+) -> Result<Vec<Item>, SplitError> {
     match framing {
-        Framing::CborSeq => values(bytes, Format::Cbor),
-        Framing::MessagePackSeq => values(bytes, Format::MessagePack),
+        Framing::CborSeq => values(bytes, Format::Cbor, options),
+        Framing::MessagePackSeq => values(bytes, Format::MessagePack, options),
         Framing::VarintDelimited => split_varint_delimited(bytes)
             .map(|frames| {
                 frames
@@ -165,9 +171,8 @@ fn too_many(offset: usize, items: Vec<Item>) -> SplitError {
     }
 }
 
-/// Complete values of `format` back to back.
-fn values(bytes: &[u8], format: Format) -> Result<Vec<Item>, SplitError> {
-    let options = DecodeOptions::default();
+/// Complete values of `format` back to back, each decoded within `options`.
+fn values(bytes: &[u8], format: Format, options: &DecodeOptions) -> Result<Vec<Item>, SplitError> {
     let mut items = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
@@ -175,7 +180,7 @@ fn values(bytes: &[u8], format: Format) -> Result<Vec<Item>, SplitError> {
             return Err(too_many(pos, items));
         }
         let rest = bytes.get(pos..).unwrap_or(&[]);
-        let end = match codec::decode(rest, format, &options) {
+        let end = match codec::decode(rest, format, options) {
             Ok(_) => bytes.len(),
             Err(e) if e.kind == ErrorKind::TrailingData && e.offset > 0 => pos + e.offset,
             Err(e) => {
@@ -282,10 +287,10 @@ pub fn detect_framing(
         if hint.is_some_and(|h| h != format) {
             continue;
         }
-        let Ok(items) = values(bytes, format) else {
+        let Ok(items) = values(bytes, format, options) else {
             continue;
         };
-        if items.len() < 2 || !items.iter().all(|i| container(bytes, i, format)) {
+        if items.len() < 2 || !items.iter().all(|i| container(bytes, i, format, options)) {
             continue;
         }
         // Both fit: the one the hint names, else CBOR (a MessagePack value is rarely also a
@@ -301,7 +306,7 @@ pub fn detect_framing(
         return None;
     }
     for framing in [Framing::VarintDelimited, Framing::U32Delimited] {
-        let Ok(items) = split(bytes, framing) else {
+        let Ok(items) = split(bytes, framing, options) else {
             continue;
         };
         if items.len() < 2 {
@@ -353,11 +358,11 @@ fn largest_field(value: &Value) -> i128 {
 }
 
 /// Whether item `i` of `bytes` decodes as a map or an array of `format`.
-fn container(bytes: &[u8], i: &Item, format: Format) -> bool {
+fn container(bytes: &[u8], i: &Item, format: Format, options: &DecodeOptions) -> bool {
     let Some(b) = bytes.get(i.content.range()) else {
         return false;
     };
-    match codec::decode(b, format, &DecodeOptions::default()) {
+    match codec::decode(b, format, options) {
         Ok(doc) => matches!(doc.value.untagged(), Value::Map(_) | Value::Array(_)),
         Err(_) => false,
     }
@@ -390,7 +395,12 @@ mod tests {
         // Integers back to back are not taken as a sequence without being told.
         assert!(detect_framing(b"\x01\x02\x03\x04", None, &DecodeOptions::default()).is_none());
         assert_eq!(
-            split(b"\x01\x02\x03\x04", Framing::CborSeq).map(|v| v.len()),
+            split(
+                b"\x01\x02\x03\x04",
+                Framing::CborSeq,
+                &DecodeOptions::default()
+            )
+            .map(|v| v.len()),
             Ok(4)
         );
     }
@@ -407,9 +417,14 @@ mod tests {
         u32s.extend(b"\x08\x96\x01\x12\x02hi");
         u32s.extend(2u32.to_be_bytes());
         u32s.extend(b"\x08\x01");
-        let items = split(&u32s, Framing::U32Delimited).expect("frames");
+        let items = split(&u32s, Framing::U32Delimited, &DecodeOptions::default()).expect("frames");
         assert_eq!(items[1].frame, Span::new(11, 17));
-        let e = split(&u32s[..15], Framing::U32Delimited).expect_err("cut");
+        let e = split(
+            &u32s[..15],
+            Framing::U32Delimited,
+            &DecodeOptions::default(),
+        )
+        .expect_err("cut");
         assert_eq!((e.offset, e.items_before.len()), (11, 1));
     }
 

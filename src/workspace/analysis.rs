@@ -239,7 +239,7 @@ pub fn analyze(
         Vec::new()
     } else {
         schemas
-            .rank(bytes)
+            .rank(bytes, limits)
             .into_iter()
             .map(|c| CandidateSummary {
                 message: c.message.full_name().to_string(),
@@ -327,7 +327,7 @@ pub fn analyze(
             &format!("encoding as {}", target.title()),
         );
         rest.push(match (complete, &source.document) {
-            (true, Some(doc)) => encode_column(&doc.value, *target, message.as_ref()),
+            (true, Some(doc)) => encode_column(&doc.value, *target, message.as_ref(), limits),
             _ => not_encoded(*target, "the payload did not decode completely"),
         });
     }
@@ -365,11 +365,13 @@ fn not_encoded(format: Format, why: &str) -> Column {
 }
 
 /// Encodes `value` as `format`, then reads the bytes back so the column's tree matches its own
-/// bytes node for node (a protobuf encoding can wrap or drop what the source had).
+/// bytes node for node (a protobuf encoding can wrap or drop what the source had); the read
+/// keeps within `limits`, as the source's own decode did.
 fn encode_column(
     value: &crate::model::Value,
     format: Format,
     message: Option<&crate::codec::protobuf::MessageDescriptor>,
+    limits: &Limits,
 ) -> Column {
     let options = EncodeOptions {
         message: if format == Format::Protobuf {
@@ -406,7 +408,7 @@ fn encode_column(
     };
     let read_options = DecodeOptions {
         message: read_with,
-        ..DecodeOptions::default()
+        limits: *limits,
     };
     let document = match codec::decode(&encoded.bytes, format, &read_options) {
         Ok(doc) if doc.spans.len() == encoded.spans.len() => Some(doc),

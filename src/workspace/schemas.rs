@@ -11,6 +11,7 @@ use crate::capture::decode_text;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::DecodeOptions;
+use crate::limits::Limits;
 
 /// Where a loaded schema came from (persisted as paths, so it can be loaded again next run).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,9 +163,13 @@ impl SchemaSet {
             .find_map(|s| s.schema.message(name).ok())
     }
 
-    /// Every loaded schema's message types ranked for `bytes`, best first.
-    pub fn rank(&self, bytes: &[u8]) -> Vec<Candidate> {
-        let options = DecodeOptions::default();
+    /// Every loaded schema's message types ranked for `bytes` (each decode within `limits`),
+    /// best first.
+    pub fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate> {
+        let options = DecodeOptions {
+            limits: *limits,
+            ..DecodeOptions::default()
+        };
         let mut all: Vec<Candidate> = self
             .loaded
             .iter()
@@ -187,7 +192,7 @@ mod tests {
         set.load_pasted(PROTO)?;
         assert_eq!(set.message_names(), vec!["demo.Name", "demo.Point"]);
         // x = 3 (field 1 varint), y = 4 (field 2 varint): only Point has two varint fields.
-        let ranked = set.rank(&[0x08, 0x03, 0x10, 0x04]);
+        let ranked = set.rank(&[0x08, 0x03, 0x10, 0x04], &Limits::default());
         assert_eq!(
             ranked.first().map(|c| c.message.full_name()),
             Some("demo.Point")

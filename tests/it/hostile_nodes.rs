@@ -194,3 +194,43 @@ fn the_cli_names_the_limit_and_keeps_the_partial_tree() {
         "{stderr}"
     );
 }
+
+/// Peeling decodes JSON to tell JSON text from other text; that decode must keep the user's node
+/// limit, and detection must not reuse its document when the limit is lower than its nodes.
+#[test]
+fn a_json_payload_stops_at_the_node_limit_through_peeling() {
+    let json = br#"{"items": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}"#;
+    let mut options = DecodeOptions::default();
+    options.limits.max_nodes = 5;
+    let readings = wirelens::capture::peel_readings(json, &options);
+    let best = &readings[0].detected[0].1[0];
+    assert_eq!(best.format, Format::Json);
+    let e = best.outcome.as_ref().expect_err("past the node limit");
+    assert_eq!(e.kind, ErrorKind::Limit);
+    assert_eq!(e.offset, 20, "{e}");
+
+    // The same bytes with room for every node: the document peeling decoded is used whole.
+    options.limits.max_nodes = 12;
+    let readings = wirelens::capture::peel_readings(json, &options);
+    let doc = readings[0].detected[0].1[0]
+        .outcome
+        .as_ref()
+        .expect("12 nodes fit");
+    assert_eq!(doc.spans.len(), 12);
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("items.json");
+    std::fs::write(&file, json).expect("write");
+    let out = Command::cargo_bin("wirelens")
+        .expect("binary")
+        .args(["inspect", "--no-hex", "--limit", "nodes=5"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error at byte 20 ($.items[3])") && stderr.contains("limit nodes"),
+        "{stderr}"
+    );
+}
