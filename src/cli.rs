@@ -78,6 +78,34 @@ pub struct InferProtoArgs {
     /// Package of the .proto (none unless given).
     #[arg(long)]
     pub package: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub limits: LimitArgs,
+}
+
+/// The limits on what an input may cost, as every command that reads one takes them.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Deepest nesting of arrays and maps accepted.
+    #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
+    pub max_depth: usize,
+    /// Limits on what the input may cost, each `NAME=VALUE` (the names of [`Limits::NAMES`]).
+    #[arg(long = "limit", value_name = "NAME=VALUE", help = limit_help())]
+    pub limits: Vec<String>,
+}
+
+impl LimitArgs {
+    /// The limits the flags set: defaults, then `--max-depth`, then each `--limit` in order.
+    fn limits(&self) -> Result<Limits, Failure> {
+        let mut limits = Limits::default();
+        let depth = self.max_depth.to_string();
+        for pair in std::iter::once(format!("depth={depth}")).chain(self.limits.iter().cloned()) {
+            limits
+                .set_pair(&pair)
+                .map_err(|e| Failure::Usage(format!("error: {e}")))?;
+        }
+        Ok(limits)
+    }
 }
 
 /// Options every command that reads a payload shares.
@@ -88,14 +116,9 @@ pub struct InputArgs {
     /// Read the input as this format instead of detecting it: json, msgpack, cbor.
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
-    /// Deepest nesting of arrays and maps accepted.
-    #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
-    pub max_depth: usize,
-    /// Set a limit on what the input may cost (repeatable): depth, decompressed, ratio,
-    /// ratio-floor, layers, pcap-bytes, pcap-packets, payloads, protobuf-scan; values are counts
-    /// with an optional K/M/G suffix, or `none` (README "Limits").
-    #[arg(long = "limit", value_name = "NAME=VALUE")]
-    pub limits: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub limits: LimitArgs,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub schema: SchemaArgs,
@@ -175,17 +198,19 @@ pub struct SchemaArgs {
     pub loaded: OnceLock<Option<Schema>>,
 }
 
+/// The `--limit` help: every name [`Limits::set`] takes, so the list cannot fall behind it.
+fn limit_help() -> String {
+    let names: Vec<&str> = Limits::NAMES.iter().map(|(name, _)| *name).collect();
+    format!(
+        "Set a limit on what the input may cost (repeatable): {}; values are counts with an optional K/M/G suffix, or `none` (README \"Limits\")",
+        names.join(", ")
+    )
+}
+
 impl InputArgs {
-    /// The limits the flags set: defaults, then `--max-depth`, then each `--limit` in order.
+    /// The limits the flags set (see [`LimitArgs`]).
     fn limits(&self) -> Result<Limits, Failure> {
-        let mut limits = Limits::default();
-        let depth = self.max_depth.to_string();
-        for pair in std::iter::once(format!("depth={depth}")).chain(self.limits.iter().cloned()) {
-            limits
-                .set_pair(&pair)
-                .map_err(|e| Failure::Usage(format!("error: {e}")))?;
-        }
-        Ok(limits)
+        self.limits.limits()
     }
 }
 
@@ -836,8 +861,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
     let input_args = InputArgs {
         input: args.input.clone(),
         from: args.from,
-        max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
-        limits: Vec::new(),
+        limits: args.limits.clone(),
         schema: SchemaArgs {
             protos: Vec::new(),
             includes: Vec::new(),

@@ -8,9 +8,9 @@ use clap::Args;
 
 use super::{
     parse_format, parse_layer, peel_input, read_input, read_payload, Failure, InputArgs, LayerArg,
-    SchemaArgs,
+    LimitArgs, SchemaArgs,
 };
-use crate::codec::{DecodeOptions, Format};
+use crate::codec::Format;
 use crate::files::write_atomically;
 use crate::profile::sweep::Link;
 use crate::profile::{run, Event, Settings, Subject};
@@ -25,12 +25,9 @@ pub struct CompareArgs {
     /// Read the inputs as this format instead of detecting it: json, msgpack, cbor, protobuf.
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
-    /// Deepest nesting of arrays and maps accepted.
-    #[arg(long, default_value_t = DecodeOptions::DEFAULT_MAX_DEPTH)]
-    pub max_depth: usize,
-    /// Set a limit on what an input may cost (repeatable), as for `inspect` (README "Limits").
-    #[arg(long = "limit", value_name = "NAME=VALUE")]
-    pub limits: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub limits: LimitArgs,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub schema: SchemaArgs,
@@ -69,7 +66,6 @@ impl CompareArgs {
         InputArgs {
             input: input.to_path_buf(),
             from: self.from,
-            max_depth: self.max_depth,
             limits: self.limits.clone(),
             schema: SchemaArgs {
                 protos: self.schema.protos.clone(),

@@ -395,6 +395,38 @@ fn cli_limit_flag() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error at byte 2"), "{err}");
+    let out = assert_cmd::Command::cargo_bin("wirelens")
+        .expect("built")
+        .args(["infer-proto", "--limit", "depth=2"])
+        .arg(&input)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error at byte 2"), "{err}");
+
+    // Every command's help names every limit `--limit` takes.
+    for command in ["inspect", "convert", "compare", "infer-proto"] {
+        let out = assert_cmd::Command::cargo_bin("wirelens")
+            .expect("built")
+            .args([command, "--help"])
+            .output()
+            .expect("runs");
+        let help = String::from_utf8_lossy(&out.stdout);
+        // The flag's line and its wrapped continuation, up to the next flag.
+        let mut lines = help
+            .lines()
+            .skip_while(|l| !l.contains("--limit <NAME=VALUE>"));
+        let first = lines.next().unwrap_or_default();
+        let rest = lines.take_while(|l| !l.trim_start().starts_with('-'));
+        let flag = std::iter::once(first)
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join(" ");
+        for (name, _) in wirelens::limits::Limits::NAMES {
+            assert!(flag.contains(name), "{command} --help lacks {name}: {flag}");
+        }
+    }
 }
 
 /// gzip frames of a gRPC body draw on the input's one decompression budget, like HTTP
