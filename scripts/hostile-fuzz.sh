@@ -9,7 +9,8 @@
 # at which cov last grew (how close the run came to a plateau). The run prints every new edge's
 # address (`-print_pcs=1`, address randomisation off so the addresses match the binary), and the
 # second line names the code the second half's new edges are in, by crate, so a run can tell
-# edges still found in wirelens from edges found inside a dependency (a decompressor, say).
+# branches still found in wirelens from branches found inside a dependency (a decompressor, say)
+# or in std code inlined into ours (hash table probes, sorting).
 #
 #   scripts/hostile-fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   MERGE=1 scripts/hostile-fuzz.sh ... also merges the new coverage into fuzz/merged/<target>/
@@ -24,25 +25,25 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 mkdir -p logs work corpus
 
-# The crates holding the edges first seen after HALF seconds (from INITED) of a run. Each
-# address is named by the function it was compiled into (the outermost of addr2line's inline
-# frames), so an inlined std helper counts for the crate that called it.
+# The crates holding the edges first seen after HALF seconds (from INITED) of a run, by the
+# source line of each edge (addr2line's innermost frame): a branch of std or hashbrown code
+# inlined into a wirelens function counts as std's, so "wirelens" means a branch in our source.
+# The wirelens lines among them follow, at most ten.
 attribute() {
     local bin="${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-gnu/release/$1"
     awk -v half="$2" '$3 == "INITED" { t0 = $1 }
         t0 != "" && $2 == "NEW_PC:" && $1 - t0 > half { print $3 }' "logs/$1.log" |
         while read -r pc; do printf '0x%x\n' $((pc - 0x555555554000)); done |
-        addr2line -e "$bin" -i -a | awk '
-            /^0x/ { if (file != "") print file; file = ""; next }
-            { file = $0 }
-            END { if (file != "") print file }' |
-        sed -E -e 's#^/rustc/[^ ]*#std#' \
+        addr2line -e "$bin" >"logs/$1.new-edges"
+    sed -E -e 's#^/rustc?/.*#std#' \
             -e 's#^.*/registry/src/[^/]*/([^/]*)-[0-9][^/]*/.*#\1#' \
-            -e 's#^.*/fuzz/[^ ]*#fuzz checks#' -e 's#^/.*/src/[^ ]*#wirelens#' \
-            -e 's#^\?\?:.*#unknown#' |
+            -e 's#^.*/fuzz/[^ ]*#fuzz-checks#' -e 's#^/.*/src/[^ ]*#wirelens#' \
+            -e 's#^\?\?:.*#unknown#' "logs/$1.new-edges" |
         sort | uniq -c | sort -rn |
         awk '{ n += $1; c = c sep $2 " " $1; sep = ", " }
              END { printf "   second half'"'"'s new edges: %d (%s)\n", n, n ? c : "none" }'
+    grep -v -e '^/rustc\?/' -e '/registry/src/' -e '/fuzz/' -e '^??' "logs/$1.new-edges" |
+        sed -E 's#^.*/(src/)#\1#; s/ \(discriminator [0-9]+\)//' | sort | uniq -c | head -10
 }
 for t in "${targets[@]}"; do
     mkdir -p "work/$t" "corpus/$t"
