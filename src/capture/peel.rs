@@ -193,14 +193,18 @@ pub(crate) fn unwrapped(
 pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peeled {
     let found = std::mem::take(&mut out.payloads);
     let options = limits.unwrap_options();
-    let json = options.json_options();
+    // Splitting decodes JSON lines and sequence items, and tries protobuf framings.
+    let decode = DecodeOptions {
+        limits: *limits,
+        ..DecodeOptions::default()
+    };
     let mut budget = out.budget;
     let mut gunzip = |raw: &[u8]| http::decompress_within("gzip", raw, &options, &mut budget);
     for payload in found {
         let split = match split {
             Split::Never => Ok(vec![payload]),
-            Split::Auto => split_auto(payload, &json, &mut gunzip),
-            Split::Force(framing) => split_framed(payload, framing, true, &json, &mut gunzip),
+            Split::Auto => split_auto(payload, &decode, &mut gunzip),
+            Split::Force(framing) => split_framed(payload, framing, true, &decode, &mut gunzip),
         };
         match split {
             Ok(parts) => out.payloads.extend(parts),
@@ -265,9 +269,10 @@ fn split_auto(
     )
 }
 
-/// `payload` split by `framing` (items decoded within `options`). On a fault: the error (naming the layer and offset) and the
-/// items before it, then the rest of the bytes as one payload marked `truncated`. Unless
-/// `strict`, a payload that does not fit stays whole and no error is given.
+/// `payload` split by `framing` (items decoded within `options`). On a fault: the error (naming
+/// the layer and offset) and the items before it, then the rest of the bytes as one payload
+/// marked `truncated`. Unless `strict`, a payload that does not fit stays whole and no error is
+/// given.
 #[allow(clippy::result_large_err)]
 fn split_framed(
     payload: Payload,

@@ -389,6 +389,12 @@ mod tests {
         assert_eq!(framing, Framing::CborSeq);
         assert_eq!(items.len(), 2);
         assert_eq!(items[1].content, Span::new(4, 8));
+        // Items past the node limit are not decoded whole, so nothing splits.
+        let mut tight = DecodeOptions::default();
+        tight.limits.max_nodes = 1;
+        assert!(detect_framing(seq, None, &tight).is_none());
+        let e = split(seq, Framing::CborSeq, &tight).expect_err("item 1 past the limit");
+        assert!(e.message.contains("limit of 1 nodes"), "{}", e.message);
         // One CBOR array holding both maps is one value.
         let one = b"\x82\xa1\x61\x61\x01\xa1\x61\x61\x02";
         assert!(detect_framing(one, None, &DecodeOptions::default()).is_none());
