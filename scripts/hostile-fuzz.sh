@@ -38,11 +38,12 @@ attribute() {
     sed -E -e 's#^/rustc?/.*#std#' \
             -e 's#^.*/registry/src/[^/]*/([^/]*)-[0-9][^/]*/.*#\1#' \
             -e 's#^.*/fuzz/[^ ]*#fuzz-checks#' -e 's#^/.*/src/[^ ]*#wirelens#' \
-            -e 's#^\?\?:.*#unknown#' "logs/$1.new-edges" |
+            -e 's#^([a-z0-9_-]+)\.[0-9a-f]+-cgu\.[0-9]+:.*#\1#' -e 's#^\?\?:.*#unknown#' \
+            "logs/$1.new-edges" |
         sort | uniq -c | sort -rn |
         awk '{ n += $1; c = c sep $2 " " $1; sep = ", " }
              END { printf "   second half'"'"'s new edges: %d (%s)\n", n, n ? c : "none" }'
-    grep -v -e '^/rustc\?/' -e '/registry/src/' -e '/fuzz/' -e '^??' "logs/$1.new-edges" |
+    grep "^$(dirname "$PWD")/src/" "logs/$1.new-edges" |
         sed -E 's#^.*/(src/)#\1#; s/ \(discriminator [0-9]+\)//' | sort | uniq -c | head -10
 }
 for t in "${targets[@]}"; do
