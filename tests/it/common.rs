@@ -2,7 +2,32 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// What a finished `wirelens` run printed.
+pub struct Run {
+    /// The exit status (`None` if a signal ended it).
+    pub code: Option<i32>,
+    /// Standard output, as text.
+    pub stdout: String,
+    /// Standard error, as text.
+    pub stderr: String,
+}
+
+/// Runs the `wirelens` binary with `args`, then `input` as its last argument.
+pub fn run_wirelens(args: &[&str], input: &Path) -> Run {
+    let out = assert_cmd::Command::cargo_bin("wirelens")
+        .expect("the wirelens binary is built")
+        .args(args)
+        .arg(input)
+        .output()
+        .expect("runs");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
 
 /// Path of a file under `tests/data/`.
 pub fn data(path: &str) -> PathBuf {

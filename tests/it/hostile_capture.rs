@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::common::run_wirelens;
 use wirelens::capture::pcap::{extract, PcapLimits};
 use wirelens::capture::{peel, peel_with};
 use wirelens::codec::protobuf::framing::split_grpc;
@@ -372,38 +373,23 @@ fn cli_limit_flag() {
     let dir = tempfile::tempdir().expect("temp dir");
     let input = dir.path().join("deep.json");
     std::fs::write(&input, b"[[[1]]]").expect("write");
-    let out = assert_cmd::Command::cargo_bin("wirelens")
-        .expect("built")
-        .args(["inspect", "--limit", "colour=1"])
-        .arg(&input)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let run = run_wirelens(&["inspect", "--limit", "colour=1"], &input);
+    assert_eq!(run.code, Some(2));
     assert!(
-        err.contains("unknown limit") && err.contains("pcap-bytes"),
-        "{err}"
+        run.stderr.contains("unknown limit") && run.stderr.contains("pcap-bytes"),
+        "{}",
+        run.stderr
     );
-    let out = assert_cmd::Command::cargo_bin("wirelens")
-        .expect("built")
-        .args([
+    for args in [
+        &[
             "convert", "--from", "json", "--to", "cbor", "--limit", "depth=2",
-        ])
-        .arg(&input)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("error at byte 2"), "{err}");
-    let out = assert_cmd::Command::cargo_bin("wirelens")
-        .expect("built")
-        .args(["infer-proto", "--limit", "depth=2"])
-        .arg(&input)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("error at byte 2"), "{err}");
+        ][..],
+        &["infer-proto", "--limit", "depth=2"],
+    ] {
+        let run = run_wirelens(args, &input);
+        assert_eq!(run.code, Some(1), "{args:?}");
+        assert!(run.stderr.contains("error at byte 2"), "{}", run.stderr);
+    }
 
     // Every command's help names every limit `--limit` takes.
     for command in ["inspect", "convert", "compare", "infer-proto"] {

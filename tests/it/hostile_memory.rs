@@ -5,7 +5,7 @@
 //! such input costs is measured by `scripts/hostile-limits.sh` (a 20 MB stream in a pcap under
 //! an address-space rlimit), not here.
 
-use assert_cmd::Command;
+use crate::common::run_wirelens;
 use wirelens::capture::{detect, readings};
 use wirelens::codec::protobuf::wire;
 use wirelens::codec::{decode, DecodeOptions, ErrorKind, Format};
@@ -122,15 +122,12 @@ fn the_cli_reports_the_limit_and_prints_the_partial_tree() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("xs.bin");
     std::fs::write(&path, xs(1000)).expect("write");
-    let out = Command::cargo_bin("wirelens")
-        .expect("the wirelens binary is built")
-        .args(["inspect", "--no-hex", "--limit", "protobuf-nodes=101"])
-        .arg(&path)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let run = run_wirelens(
+        &["inspect", "--no-hex", "--limit", "protobuf-nodes=101"],
+        &path,
+    );
+    assert_eq!(run.code, Some(1));
+    let (stdout, stderr) = (&run.stdout, &run.stderr);
     assert!(stdout.contains("format: protobuf"), "{stdout}");
     assert!(
         stdout.contains("partial decode (up to the error)"),
@@ -142,17 +139,15 @@ fn the_cli_reports_the_limit_and_prints_the_partial_tree() {
     assert!(stderr.contains("error at byte 200"), "{stderr}");
     assert!(stderr.contains("protobuf-nodes"), "{stderr}");
 
-    let out = Command::cargo_bin("wirelens")
-        .expect("the wirelens binary is built")
-        .args(["convert", "--to", "json", "--limit", "protobuf-nodes=101"])
-        .arg(&path)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let run = run_wirelens(
+        &["convert", "--to", "json", "--limit", "protobuf-nodes=101"],
+        &path,
+    );
+    assert_eq!(run.code, Some(1));
     assert!(
-        stderr.contains("error at byte 200") && stderr.contains("protobuf-nodes"),
-        "{stderr}"
+        run.stderr.contains("error at byte 200") && run.stderr.contains("protobuf-nodes"),
+        "{}",
+        run.stderr
     );
 }
 

@@ -5,7 +5,7 @@
 //! inputs stay small; `scripts/hostile-limits.sh` runs ten million of them under the default and
 //! a memory rlimit.
 
-use assert_cmd::Command;
+use crate::common::run_wirelens;
 use wirelens::codec::{decode, DecodeError, DecodeOptions, ErrorKind, Format};
 use wirelens::limits::Limits;
 use wirelens::model::Value;
@@ -181,17 +181,12 @@ fn the_cli_names_the_limit_and_keeps_the_partial_tree() {
     let mut bytes = vec![0xdd, 0, 0, 0x03, 0xe8];
     bytes.extend(std::iter::repeat_n(0u8, 1000));
     std::fs::write(&file, &bytes).expect("write");
-    let out = Command::cargo_bin("wirelens")
-        .expect("binary")
-        .args(["inspect", "--no-hex", "--limit", "nodes=101"])
-        .arg(&file)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let run = run_wirelens(&["inspect", "--no-hex", "--limit", "nodes=101"], &file);
+    assert_eq!(run.code, Some(1));
     assert!(
-        stderr.contains("error at byte 105") && stderr.contains("limit nodes"),
-        "{stderr}"
+        run.stderr.contains("error at byte 105") && run.stderr.contains("limit nodes"),
+        "{}",
+        run.stderr
     );
 }
 
@@ -221,16 +216,11 @@ fn a_json_payload_stops_at_the_node_limit_through_peeling() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("items.json");
     std::fs::write(&file, json).expect("write");
-    let out = Command::cargo_bin("wirelens")
-        .expect("binary")
-        .args(["inspect", "--no-hex", "--limit", "nodes=5"])
-        .arg(&file)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let run = run_wirelens(&["inspect", "--no-hex", "--limit", "nodes=5"], &file);
+    assert_eq!(run.code, Some(1));
     assert!(
-        stderr.contains("error at byte 20 ($.items[3])") && stderr.contains("limit nodes"),
-        "{stderr}"
+        run.stderr.contains("error at byte 20 ($.items[3])") && run.stderr.contains("limit nodes"),
+        "{}",
+        run.stderr
     );
 }
