@@ -33,7 +33,9 @@ fn texts(limits: &Limits) -> Vec<String> {
 }
 
 /// Limits from the defaults and `overrides` (name, value text), or the first error.
-pub(super) fn limits_from(overrides: &[(String, String)]) -> Result<Limits, String> {
+pub(super) fn limits_from<'a>(
+    overrides: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<Limits, String> {
     let mut limits = Limits::default();
     for (name, value) in overrides {
         limits.set(name, value)?;
@@ -57,7 +59,8 @@ fn overrides(limits: &Limits) -> Vec<(String, String)> {
 impl App {
     /// The limits the last run used; a stored value that no longer reads is dropped and said.
     pub(super) fn restore_limits(&mut self) {
-        match limits_from(&self.settings.limits) {
+        let stored = self.settings.limits.iter();
+        match limits_from(stored.map(|(name, value)| (name.as_str(), value.as_str()))) {
             Ok(limits) => self.ws.set_limits(limits),
             Err(e) => {
                 self.message = Some((format!("limits from the last run not used: {e}"), true));
@@ -109,14 +112,11 @@ impl App {
             self.limits.error = None;
         }
         if apply {
-            let mut limits = Limits::default();
-            let checked = Limits::NAMES
-                .iter()
-                .zip(&self.limits.text)
-                .try_for_each(|((name, _), text)| limits.set(name, text));
-            match checked {
+            let names = Limits::NAMES.iter().map(|(name, _)| *name);
+            let texts = self.limits.text.iter().map(String::as_str);
+            match limits_from(names.zip(texts)) {
                 Err(e) => self.limits.error = Some(e),
-                Ok(()) => {
+                Ok(limits) => {
                     self.limits.error = None;
                     self.settings.limits = overrides(&limits);
                     let changed = self.settings.limits.len();
@@ -152,8 +152,11 @@ mod tests {
                 ("nodes".to_string(), "1M".to_string())
             ]
         );
-        assert_eq!(limits_from(&o), Ok(l));
-        assert!(limits_from(&[("nodes".into(), "lots".into())])
+        assert_eq!(
+            limits_from(o.iter().map(|(n, v)| (n.as_str(), v.as_str()))),
+            Ok(l)
+        );
+        assert!(limits_from([("nodes", "lots")])
             .expect_err("not a count")
             .contains("nodes"));
     }
