@@ -142,8 +142,8 @@ pub struct Column {
     pub notes: Vec<FidelityNote>,
     /// Nodes a note is about (every node matching a note's path pattern).
     pub note_nodes: Vec<NodeId>,
-    /// Sizes of `bytes`.
-    pub sizes: Sizes,
+    /// Sizes of `bytes`; `None` when nothing was encoded (an empty payload is still measured).
+    pub sizes: Option<Sizes>,
     /// Why decoding (source) or encoding stopped.
     pub error: Option<ColumnError>,
     /// For protobuf: the message type used, or that the schema was inferred.
@@ -313,7 +313,7 @@ pub fn analyze(
         bytes: bytes.clone(),
         note_nodes: Vec::new(),
         notes: Vec::new(),
-        sizes: Sizes::of(bytes),
+        sizes: Some(Sizes::of(bytes)),
         error,
         schema: source_schema,
         document,
@@ -354,7 +354,7 @@ fn not_encoded(format: Format, why: &str) -> Column {
         document: None,
         notes: Vec::new(),
         note_nodes: Vec::new(),
-        sizes: Sizes::of(&[]),
+        sizes: None,
         error: Some(ColumnError {
             offset: None,
             path: Path::root(),
@@ -437,7 +437,7 @@ fn encode_column(
     Column {
         format,
         is_source: false,
-        sizes: Sizes::of(&encoded.bytes),
+        sizes: Some(Sizes::of(&encoded.bytes)),
         bytes: encoded.bytes.into(),
         document,
         notes: encoded.notes,

@@ -253,6 +253,8 @@ fn bad_input_shows_the_error_where_it_happened_and_keeps_the_partial_tree() {
             .count(),
         3
     );
+    // With no bytes they claim no sizes (an empty input's gzip header would read as 20 bytes).
+    assert_eq!(h.query_all_by_label("no bytes").count(), 3);
     let a = app(&h).ws.analysis().cloned().expect("analysed");
     let partial = a
         .source()

@@ -373,12 +373,15 @@ impl App {
             };
             ui.heading(title);
         });
-        ui.label(format!(
-            "{} bytes · gzip {} · zstd {}",
-            thousands(column.sizes.raw),
-            thousands(column.sizes.gzip),
-            thousands(column.sizes.zstd)
-        ));
+        match column.sizes {
+            Some(sizes) => ui.label(format!(
+                "{} bytes · gzip {} · zstd {}",
+                thousands(sizes.raw),
+                thousands(sizes.gzip),
+                thousands(sizes.zstd)
+            )),
+            None => ui.weak("no bytes"),
+        };
         if let Some(schema) = &column.schema {
             ui.weak(format!("schema: {schema}"));
         }
