@@ -177,7 +177,7 @@ impl fmt::Display for DecodeError {
             f,
             "error at byte {} ({}): {}: {}",
             self.offset,
-            self.path,
+            self.path.brief(),
             self.format.title(),
             self.message
         )
@@ -272,7 +272,7 @@ impl Step<'_> {
 
 /// Encoding failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot encode {path} as {format}: {message}")]
+#[error("cannot encode {} as {format}: {message}", .path.brief())]
 pub struct EncodeError {
     /// The target format.
     pub format: Format,

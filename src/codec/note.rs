@@ -85,9 +85,14 @@ pub struct FidelityNote {
 
 impl std::fmt::Display for FidelityNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)?;
+        write!(f, "{}: {}", self.path.brief(), self.message)?;
         if self.count > 1 {
-            write!(f, " ({} times at {})", self.count, self.path.pattern())?;
+            write!(
+                f,
+                " ({} times at {})",
+                self.count,
+                self.path.pattern().brief()
+            )?;
         }
         Ok(())
     }

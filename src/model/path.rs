@@ -92,6 +92,14 @@ impl Path {
             })
     }
 
+    /// This path for a message: whole when short, otherwise its first and last
+    /// [`BRIEF_ENDS`] segments around the number left out (`$[0][0]…508 more…[0][0]`), and a
+    /// key over [`BRIEF_KEY_CHARS`] characters cut short with `…`. A limit's error on
+    /// 512-deep nesting stays one line. The text does not parse back; [`Path`]'s own does.
+    pub fn brief(&self) -> Brief<'_> {
+        Brief(self)
+    }
+
     /// Parses the text form (see the module docs).
     pub fn parse(text: &str) -> Result<Path, PathParseError> {
         let err = |at: usize, what: &str| PathParseError {
@@ -248,6 +256,52 @@ impl fmt::Display for PathSegment {
     }
 }
 
+/// Segments [`Path::brief`] keeps at each end of a long path.
+pub const BRIEF_ENDS: usize = 6;
+
+/// Characters of a key [`Path::brief`] keeps.
+pub const BRIEF_KEY_CHARS: usize = 40;
+
+/// A path written for a message; see [`Path::brief`].
+#[derive(Debug, Clone, Copy)]
+pub struct Brief<'a>(&'a Path);
+
+impl fmt::Display for Brief<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let segments = &self.0.segments;
+        let write = |f: &mut fmt::Formatter<'_>, s: &PathSegment| {
+            let (key, quoted) = match s {
+                PathSegment::Key(k) => (k, true),
+                PathSegment::OtherKey(k) => (k, false),
+                s => return write!(f, "{s}"),
+            };
+            if key.chars().nth(BRIEF_KEY_CHARS).is_none() {
+                return write!(f, "{s}");
+            }
+            let cut: String = key.chars().take(BRIEF_KEY_CHARS).collect();
+            // The ellipsis goes inside the brackets: `.abc…`, `["a b…"]`, `{abc…}`.
+            let (text, tail) = match quoted {
+                true if is_ident(&cut) => (PathSegment::Key(cut).to_string(), 0),
+                true => (PathSegment::Key(cut).to_string(), 2),
+                false => (PathSegment::OtherKey(cut).to_string(), 1),
+            };
+            let (head, close) = text.split_at(text.len() - tail);
+            write!(f, "{head}…{close}")
+        };
+        f.write_str("$")?;
+        if segments.len() <= 2 * BRIEF_ENDS + 1 {
+            return segments.iter().try_for_each(|s| write(f, s));
+        }
+        segments[..BRIEF_ENDS]
+            .iter()
+            .try_for_each(|s| write(f, s))?;
+        write!(f, "…{} more…", segments.len() - 2 * BRIEF_ENDS)?;
+        segments[segments.len() - BRIEF_ENDS..]
+            .iter()
+            .try_for_each(|s| write(f, s))
+    }
+}
+
 impl fmt::Display for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("$")?;
@@ -294,5 +348,37 @@ mod tests {
         assert!(Path::parse("$.").is_err());
         assert!(Path::parse("$[x]").is_err());
         assert!(Path::parse("$[\"open").is_err());
+    }
+
+    #[test]
+    fn a_brief_path_keeps_its_ends_and_counts_the_middle() {
+        let short = Path::parse("$.data[3].user_id").expect("path");
+        assert_eq!(short.brief().to_string(), short.to_string());
+        // Thirteen segments are written whole; fourteen leave two out.
+        let deep = |n| Path::from_segments(vec![PathSegment::Index(0); n]);
+        assert_eq!(deep(13).brief().to_string(), deep(13).to_string());
+        assert_eq!(
+            deep(14).brief().to_string(),
+            "$[0][0][0][0][0][0]…2 more…[0][0][0][0][0][0]"
+        );
+        assert_eq!(
+            deep(512).brief().to_string(),
+            "$[0][0][0][0][0][0]…500 more…[0][0][0][0][0][0]"
+        );
+        // Long keys are cut inside their brackets, by characters, not bytes.
+        let long = "k".repeat(100);
+        let wide = "é ".repeat(60);
+        let p = Path::from_segments(vec![
+            PathSegment::Key(long.clone()),
+            PathSegment::Key(wide),
+            PathSegment::OtherKey(long),
+            PathSegment::Key("short".into()),
+        ]);
+        let forty = "k".repeat(40);
+        let cut = "é ".repeat(20);
+        assert_eq!(
+            p.brief().to_string(),
+            format!("$.{forty}…[\"{cut}…\"]{{{forty}…}}.short")
+        );
     }
 }

@@ -123,13 +123,13 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
         }
         let label = match owner {
             None => String::new(),
-            Some((id, _)) if closes => format!("{}  end", tree.path(id)),
+            Some((id, _)) if closes => format!("{}  end", tree.path(id).brief()),
             Some((id, _)) => {
                 let summary = values.as_ref().map_or_else(
                     || tree.node(id).kind.to_string(),
                     |v| v[id.index()].summary(40),
                 );
-                format!("{}  {summary}", tree.path(id))
+                format!("{}  {summary}", tree.path(id).brief())
             }
         };
         if let Some((start, end, label)) = pending.replace((start, end, label)) {

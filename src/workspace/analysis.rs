@@ -120,10 +120,15 @@ pub struct ColumnError {
 impl std::fmt::Display for ColumnError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.offset {
-            Some(o) => write!(f, "error at byte {o} ({}): {}", self.path, self.message),
+            Some(o) => write!(
+                f,
+                "error at byte {o} ({}): {}",
+                self.path.brief(),
+                self.message
+            ),
             // Nothing to point at (a column left empty because the payload did not decode).
             None if self.path.is_root() => f.write_str(&self.message),
-            None => write!(f, "error at {}: {}", self.path, self.message),
+            None => write!(f, "error at {}: {}", self.path.brief(), self.message),
         }
     }
 }

@@ -79,6 +79,12 @@ fn deep_inputs() -> Vec<(&'static str, Format, Vec<u8>)> {
     ]
 }
 
+/// Whether `text` names a path of `depth` segments: whole when short, else with the number
+/// left out.
+fn names_a_path_of(text: &str, depth: usize) -> bool {
+    depth < 14 || text.contains(&format!("…{} more…", depth - 12))
+}
+
 #[test]
 fn a_million_levels_on_a_small_stack() {
     for (name, format, bytes) in deep_inputs() {
@@ -91,6 +97,13 @@ fn a_million_levels_on_a_small_stack() {
                 "{name}: {e}"
             );
             assert!(e.offset < bytes.len(), "{name}: offset");
+            // The message names the path 512 levels down in one short line, its ends kept.
+            let text = e.to_string();
+            assert!(text.len() < 300 && !text.contains('\n'), "{name}: {text}");
+            assert!(
+                names_a_path_of(&text, e.path.segments().len()),
+                "{name}: {text}"
+            );
             // Nesting inside a map key, or under tags, that never completed leaves no entry to
             // keep; everywhere else the open containers are closed and kept.
             let in_keys = name.ends_with("keys") || name.ends_with("tags");
