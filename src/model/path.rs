@@ -230,6 +230,14 @@ pub struct PathParseError {
     pub message: String,
 }
 
+impl PathSegment {
+    /// This segment for a message: a key over [`BRIEF_KEY_CHARS`] characters cut short with
+    /// `…` inside its brackets; anything else as it is.
+    pub fn brief(&self) -> BriefSegment<'_> {
+        BriefSegment(self)
+    }
+}
+
 impl fmt::Display for PathSegment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -269,36 +277,42 @@ pub struct Brief<'a>(&'a Path);
 impl fmt::Display for Brief<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let segments = &self.0.segments;
-        let write = |f: &mut fmt::Formatter<'_>, s: &PathSegment| {
-            let (key, quoted) = match s {
-                PathSegment::Key(k) => (k, true),
-                PathSegment::OtherKey(k) => (k, false),
-                s => return write!(f, "{s}"),
-            };
-            if key.chars().nth(BRIEF_KEY_CHARS).is_none() {
-                return write!(f, "{s}");
-            }
-            let cut: String = key.chars().take(BRIEF_KEY_CHARS).collect();
-            // The ellipsis goes inside the brackets: `.abc…`, `["a b…"]`, `{abc…}`.
-            let (text, tail) = match quoted {
-                true if is_ident(&cut) => (PathSegment::Key(cut).to_string(), 0),
-                true => (PathSegment::Key(cut).to_string(), 2),
-                false => (PathSegment::OtherKey(cut).to_string(), 1),
-            };
-            let (head, close) = text.split_at(text.len() - tail);
-            write!(f, "{head}…{close}")
+        let write = |f: &mut fmt::Formatter<'_>, s: &[PathSegment]| {
+            s.iter().try_for_each(|s| write!(f, "{}", s.brief()))
         };
         f.write_str("$")?;
         if segments.len() <= 2 * BRIEF_ENDS + 1 {
-            return segments.iter().try_for_each(|s| write(f, s));
+            return write(f, segments);
         }
-        segments[..BRIEF_ENDS]
-            .iter()
-            .try_for_each(|s| write(f, s))?;
+        write(f, &segments[..BRIEF_ENDS])?;
         write!(f, "…{} more…", segments.len() - 2 * BRIEF_ENDS)?;
-        segments[segments.len() - BRIEF_ENDS..]
-            .iter()
-            .try_for_each(|s| write(f, s))
+        write(f, &segments[segments.len() - BRIEF_ENDS..])
+    }
+}
+
+/// A segment written for a message; see [`PathSegment::brief`].
+#[derive(Debug, Clone, Copy)]
+pub struct BriefSegment<'a>(&'a PathSegment);
+
+impl fmt::Display for BriefSegment<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (key, quoted) = match self.0 {
+            PathSegment::Key(k) => (k, true),
+            PathSegment::OtherKey(k) => (k, false),
+            s => return write!(f, "{s}"),
+        };
+        if key.chars().nth(BRIEF_KEY_CHARS).is_none() {
+            return write!(f, "{}", self.0);
+        }
+        let cut: String = key.chars().take(BRIEF_KEY_CHARS).collect();
+        // The ellipsis goes inside the brackets: `.abc…`, `["a b…"]`, `{abc…}`.
+        let (text, tail) = match quoted {
+            true if is_ident(&cut) => (PathSegment::Key(cut).to_string(), 0),
+            true => (PathSegment::Key(cut).to_string(), 2),
+            false => (PathSegment::OtherKey(cut).to_string(), 1),
+        };
+        let (head, close) = text.split_at(text.len() - tail);
+        write!(f, "{head}…{close}")
     }
 }
 

@@ -41,7 +41,7 @@ fn segment_label(tree: &SpanTree, id: NodeId) -> String {
         Segment::Root => "$".into(),
         _ => tree
             .path_segment(id)
-            .map(|s| s.to_string())
+            .map(|s| s.brief().to_string())
             .unwrap_or_default(),
     }
 }

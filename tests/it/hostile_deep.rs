@@ -6,6 +6,7 @@
 //! The decoders stop at the depth limit (512 by default) with the partial document; everything
 //! after that works on a value at most that deep.
 
+use crate::common::run_wirelens;
 use wirelens::capture::{detect, peel};
 use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, ErrorKind, Format};
 use wirelens::model::{Value, DEBUG_DEPTH};
@@ -241,4 +242,30 @@ fn take_apart(mut v: Value) {
             None => break,
         }
     }
+}
+
+/// The CLI's error for nesting past the limit, and its tree lines for keys of 100,000
+/// characters, name the path in one short line.
+#[test]
+fn the_cli_writes_deep_paths_and_long_keys_briefly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let deep = dir.path().join("deep.json");
+    std::fs::write(&deep, format!("{}{}", "[".repeat(1000), "]".repeat(1000))).expect("write");
+    let run = run_wirelens(&["inspect", "--no-hex"], &deep);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let error = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("error at byte 512"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(error.len() < 200 && names_a_path_of(error, 512), "{error}");
+
+    let wide = dir.path().join("wide.json");
+    let key = "k".repeat(100_000);
+    std::fs::write(&wide, format!(r#"{{"{key}": {{"{key}x": 1}}}}"#)).expect("write");
+    let run = run_wirelens(&["inspect", "--no-hex"], &wide);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let cut = format!(".{}…", &key[..40]);
+    assert_eq!(run.stdout.matches(&cut).count(), 2, "{}", run.stdout);
+    assert!(run.stdout.lines().all(|l| l.len() < 200));
 }
