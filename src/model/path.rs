@@ -92,10 +92,10 @@ impl Path {
             })
     }
 
-    /// This path for a message: whole when short, otherwise its first and last
-    /// [`BRIEF_ENDS`] segments around the number left out (`$[0][0]…508 more…[0][0]`), and a
-    /// key over [`BRIEF_KEY_CHARS`] characters cut short with `…`. A limit's error on
-    /// 512-deep nesting stays one line. The text does not parse back; [`Path`]'s own does.
+    /// This path for a message: whole up to 13 segments, otherwise its first and last six
+    /// around the number left out (`$[0][0]…500 more…[0][0]`), and a key over 40 characters
+    /// cut short with `…`, so a limit's error on 512-deep nesting stays one line. The text does
+    /// not parse back; [`Path`]'s own does.
     pub fn brief(&self) -> Brief<'_> {
         Brief(self)
     }
@@ -231,8 +231,8 @@ pub struct PathParseError {
 }
 
 impl PathSegment {
-    /// This segment for a message: a key over [`BRIEF_KEY_CHARS`] characters cut short with
-    /// `…` inside its brackets; anything else as it is.
+    /// This segment for a message: a key over 40 characters cut short with `…` inside its
+    /// brackets; anything else as it is.
     pub fn brief(&self) -> BriefSegment<'_> {
         BriefSegment(self)
     }
@@ -265,10 +265,10 @@ impl fmt::Display for PathSegment {
 }
 
 /// Segments [`Path::brief`] keeps at each end of a long path.
-pub const BRIEF_ENDS: usize = 6;
+const BRIEF_ENDS: usize = 6;
 
 /// Characters of a key [`Path::brief`] keeps.
-pub const BRIEF_KEY_CHARS: usize = 40;
+const BRIEF_KEY_CHARS: usize = 40;
 
 /// A path written for a message; see [`Path::brief`].
 #[derive(Debug, Clone, Copy)]
