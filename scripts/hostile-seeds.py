@@ -75,5 +75,28 @@ for pick, seeds in enumerate([json_seeds, msgpack_seeds, cbor_seeds]):
     for d in seeds:
         put("roundtrip", bytes([pick]) + d)
         put("encode_all", bytes([pick]) + d)
+# CBOR tag 0 (date/time text) in every shape the RFC 3339 parser tells apart: MessagePack writes
+# a parsed one as its timestamp extension, so each branch of the parser is one seed away.
+def cbor_text(t):
+    b = t.encode()
+    head = bytes([0x60 + len(b)]) if len(b) < 24 else bytes([0x78, len(b)])
+    return head + b
+
+
+stamps = ["2023-11-14T22:13:20Z", "2023-11-14t22:13:20z", "2023-11-14 22:13:20Z",
+          "1969-12-31T23:59:60Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z",
+          "2023-11-14T22:13:20+01:00", "2023-11-14T22:13:20-08:30", "2023-11-14T22:13:20+1:000",
+          "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20Zx", "2023-11-14T22:13:20",
+          "2023-13-14T22:13:20Z", "2023-00-14T22:13:20Z", "2023-11-32T22:13:20Z",
+          "2023-11-14T24:13:20Z", "2023-11-14T22:60:20Z", "2023-11-14T22:13:61Z",
+          "2023-11-14X22:13:20Z", "2023/11/14T22:13:20Z", "+023-11-14T22:13:20Z", "yesterday"]
+stamps += ["2023-11-14T22:13:20." + "123456789012"[:n] + z for n in (1, 3, 6, 9, 10, 12)
+           for z in ("Z", "+05:45")]
+for t in stamps:
+    tagged = b"\xc0" + cbor_text(t)
+    for d in (tagged, b"\x81" + tagged, b"\xa1\x61t" + tagged):
+        put("roundtrip", b"\x02" + d)
+        put("encode_all", b"\x02" + d)
+        put("cbor", d)
 for t in sorted(os.listdir(OUT)):
     print(t, len(os.listdir(os.path.join(OUT, t))))
