@@ -4,7 +4,7 @@
 Output: fuzz/seeds/<target>/ (not committed); `cargo fuzz cmin` then keeps the files that add
 coverage into fuzz/corpus/<target>/, which is committed. Files over 64 KiB are left out.
 """
-import base64, hashlib, json, os, sys
+import base64, gzip, hashlib, json, os, sys, zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "fuzz", "seeds")
@@ -98,5 +98,29 @@ for t in stamps:
         put("roundtrip", b"\x02" + d)
         put("encode_all", b"\x02" + d)
         put("cbor", d)
+# HTTP bodies in each content coding Python can write, each one empty, short and corrupt, and a
+# deflate body whose first two bytes look like a zlib header but fail its check; peeling also
+# sees plain JSON text (escapes, nesting) as pasted.
+def response(coding, body):
+    head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\n" \
+           "Content-Length: %d\r\n\r\n" % (coding, len(body))
+    return head.encode() + body
+
+
+def raw_deflate(data):
+    c = zlib.compressobj(wbits=-15)
+    return c.compress(data) + c.flush()
+
+
+for text in (b"", b'{"a": "x\\"y\\u00e9\\n"}', b'[1, 2.5e3, true, null, {"k": []}]'):
+    for coding, body in (("gzip", gzip.compress(text)), ("deflate", zlib.compress(text)),
+                         ("deflate", raw_deflate(text)), ("identity", text)):
+        put("peel", response(coding, body))
+        put("peel", response(coding, body[: len(body) // 2]))
+        put("http", response(coding, body))
+put("peel", response("deflate", b"\x78\x01" + raw_deflate(b'{"a": 1}')))
+put("peel", response("gzip, deflate", zlib.compress(gzip.compress(b'{"a": 1}'))))
+for d in json_seeds[:60]:
+    put("peel", d)
 for t in sorted(os.listdir(OUT)):
     print(t, len(os.listdir(os.path.join(OUT, t))))
