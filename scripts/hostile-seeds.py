@@ -120,7 +120,34 @@ for text in (b"", b'{"a": "x\\"y\\u00e9\\n"}', b'[1, 2.5e3, true, null, {"k": []
         put("http", response(coding, body))
 put("peel", response("deflate", b"\x78\x01" + raw_deflate(b'{"a": 1}')))
 put("peel", response("gzip, deflate", zlib.compress(gzip.compress(b'{"a": 1}'))))
-for d in json_seeds[:60]:
+for d in json_seeds[:60] + [d for d in json_seeds if d.startswith(b"\xef\xbb\xbf")]:
     put("peel", d)
+put("peel", b"\xef\xbb\xbf" + json_seeds[-1])
+
+# One response for each media type the Content-Type table names, with parameters and in upper
+# case as senders write them, and the +json/+cbor suffixes.
+media = {"application/json": b'{"a": 1}', "text/json": b"[1]", "application/grpc+json": b'{"a": 1}',
+         "application/msgpack": b"\x81\xa1a\x01", "application/x-msgpack": b"\x91\x01",
+         "application/vnd.msgpack": b"\x01", "application/cbor": b"\xa1\x61a\x01",
+         "application/vnd.api+json": b"{}", "application/senml+cbor": b"\x80"}
+for m in ("application/protobuf", "application/x-protobuf", "application/vnd.google.protobuf"):
+    media[m] = b"\x08\x01\x12\x01a"
+frame = b"\x00\x00\x00\x00\x02\x08\x01"
+trailer = b"\x80\x00\x00\x00\x0egrpc-status:0\r\n"
+for m in ("application/grpc", "application/grpc+proto", "application/grpc-web",
+          "application/grpc-web+proto"):
+    media[m] = frame + trailer
+for m in ("application/grpc-web-text", "application/grpc-web-text+proto"):
+    media[m] = base64.b64encode(frame) + base64.b64encode(trailer)
+for m, body in media.items():
+    for ct in (m, m.upper() + "; charset=utf-8"):
+        head = "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (ct, len(body))
+        put("http", head.encode() + body)
+        put("peel", head.encode() + body)
+# Bare gRPC frames: a trailer last, a trailer before a message, a trailer holding binary.
+for d in (frame + trailer, trailer + frame, frame + b"\x80\x00\x00\x00\x02\x00\xff", frame * 3):
+    put("peel", d)
+    put("grpc", d)
+    put("detect", d)
 for t in sorted(os.listdir(OUT)):
     print(t, len(os.listdir(os.path.join(OUT, t))))
