@@ -101,9 +101,10 @@ for t in stamps:
 # HTTP bodies in each content coding Python can write, each one empty, short and corrupt, and a
 # deflate body whose first two bytes look like a zlib header but fail its check; peeling also
 # sees plain JSON text (escapes, nesting) as pasted.
-def response(coding, body):
-    head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\n" \
-           "Content-Length: %d\r\n\r\n" % (coding, len(body))
+def response(coding, body, content_type="application/json"):
+    coding = "Content-Encoding: %s\r\n" % coding if coding else ""
+    head = "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n%sContent-Length: %d\r\n\r\n" % (
+        content_type, coding, len(body))
     return head.encode() + body
 
 
@@ -141,9 +142,8 @@ for m in ("application/grpc-web-text", "application/grpc-web-text+proto"):
     media[m] = base64.b64encode(frame) + base64.b64encode(trailer)
 for m, body in media.items():
     for ct in (m, m.upper() + "; charset=utf-8"):
-        head = "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (ct, len(body))
-        put("http", head.encode() + body)
-        put("peel", head.encode() + body)
+        put("http", response(None, body, ct))
+        put("peel", response(None, body, ct))
 # Bare gRPC frames: a trailer last, a trailer before a message, a trailer holding binary.
 for d in (frame + trailer, trailer + frame, frame + b"\x80\x00\x00\x00\x02\x00\xff", frame * 3):
     put("peel", d)
