@@ -111,24 +111,21 @@ impl Sizes {
 pub struct ColumnError {
     /// The byte offset in the column's bytes (decode errors).
     pub offset: Option<usize>,
-    /// The field path.
-    pub path: Path,
+    /// The field path; `None` when the error is about no one node (a column left empty because
+    /// the payload did not decode).
+    pub path: Option<Path>,
     /// What went wrong, in a sentence.
     pub message: String,
 }
 
 impl std::fmt::Display for ColumnError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.offset {
-            Some(o) => write!(
-                f,
-                "error at byte {o} ({}): {}",
-                self.path.brief(),
-                self.message
-            ),
-            // Nothing to point at (a column left empty because the payload did not decode).
-            None if self.path.is_root() => f.write_str(&self.message),
-            None => write!(f, "error at {}: {}", self.path.brief(), self.message),
+        let message = &self.message;
+        match (self.offset, &self.path) {
+            (Some(o), Some(p)) => write!(f, "error at byte {o} ({}): {message}", p.brief()),
+            (Some(o), None) => write!(f, "error at byte {o}: {message}"),
+            (None, Some(p)) => write!(f, "error at {}: {message}", p.brief()),
+            (None, None) => f.write_str(message),
         }
     }
 }
@@ -307,7 +304,7 @@ pub fn analyze(
             e.partial.map(|b| *b),
             Some(ColumnError {
                 offset: Some(e.offset),
-                path: e.path,
+                path: Some(e.path),
                 message: e.message,
             }),
         ),
@@ -335,7 +332,14 @@ pub fn analyze(
         );
         rest.push(match (complete, &source.document) {
             (true, Some(doc)) => encode_column(&doc.value, *target, message.as_ref(), limits),
-            _ => not_encoded(*target, "the payload did not decode completely"),
+            _ => not_encoded(
+                *target,
+                ColumnError {
+                    offset: None,
+                    path: None,
+                    message: "not encoded: the payload did not decode completely".into(),
+                },
+            ),
         });
     }
     let mut columns = vec![source];
@@ -353,7 +357,7 @@ pub fn analyze(
     })
 }
 
-fn not_encoded(format: Format, why: &str) -> Column {
+fn not_encoded(format: Format, error: ColumnError) -> Column {
     Column {
         format,
         is_source: false,
@@ -362,11 +366,7 @@ fn not_encoded(format: Format, why: &str) -> Column {
         notes: Vec::new(),
         note_nodes: Vec::new(),
         sizes: None,
-        error: Some(ColumnError {
-            offset: None,
-            path: Path::root(),
-            message: format!("not encoded: {why}"),
-        }),
+        error: Some(error),
         schema: None,
     }
 }
@@ -391,12 +391,14 @@ fn encode_column(
     let encoded = match codec::encode(value, format, &options) {
         Ok(e) => e,
         Err(e) => {
-            let mut c = not_encoded(format, &e.message);
-            if let Some(err) = c.error.as_mut() {
-                err.message = e.message;
-                err.path = e.path;
-            }
-            return c;
+            return not_encoded(
+                format,
+                ColumnError {
+                    offset: None,
+                    path: Some(e.path),
+                    message: e.message,
+                },
+            )
         }
     };
     // The message type the bytes were written with: the chosen one, or the inferred one.
