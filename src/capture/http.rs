@@ -16,9 +16,14 @@
 //! gRPC-Web-text bodies (`application/grpc-web-text`) are base64-decoded here, chunk by chunk
 //! (a `gRPC-Web-text` layer), so the body is binary frames like any gRPC body.
 //!
-//! Not done: HTTP/2 and HTTP/3 framing, gRPC frame splitting (bodies of gRPC content types are
-//! marked `grpc-body = true` for a later stage), multipart bodies, responses to HEAD (nothing in
-//! the input says a response answers a HEAD).
+//! Responses are paired with their requests in order ([`Pairing`]): a response to HEAD, a `1xx`,
+//! `204` or `304` response and a `2xx` to `CONNECT` have no body whatever their headers say; a
+//! `101 Switching Protocols` or a `CONNECT` tunnel ends HTTP/1.x on the connection ([`Switch`]).
+//! Pasted input pairs the requests and responses it holds; a capture pairs the client's requests
+//! with the server's responses (`super::conn`).
+//!
+//! Not done here: HTTP/2 (`super::http2`) and HTTP/3 framing, gRPC frame splitting (bodies of
+//! gRPC content types are marked `grpc-body = true` for a later stage), multipart bodies.
 
 use std::io::Read;
 
@@ -153,29 +158,151 @@ pub fn parse_messages(input: &[u8], options: &UnwrapOptions) -> Result<Vec<Paylo
     parse_messages_within(input, options, &mut Budget::unlimited())
 }
 
-/// [`parse_messages`], every decompression also within what is left of `budget`.
+/// [`parse_messages`], every decompression also within what is left of `budget`. A switch of
+/// protocols (`101`, a `CONNECT` tunnel) ends the HTTP messages; the bytes after it are one more
+/// payload, with a layer saying what they are.
 pub(crate) fn parse_messages_within(
     input: &[u8],
     options: &UnwrapOptions,
     budget: &mut Budget,
 ) -> Result<Vec<Payload>, CaptureError> {
-    let mut found: Vec<Payload> = Vec::new();
-    let mut pos = skip_blank(input, 0);
+    let mut pairing = Pairing::default();
+    let parsed = parse_side(input, 0, options, budget, &mut pairing)?;
+    let mut found = parsed.payloads;
+    if let Some(switch) = parsed.switched {
+        if switch.at < input.len() {
+            found.push(Payload {
+                bytes: input.get(switch.at..).unwrap_or(&[]).into(),
+                layers: vec![Layer {
+                    name: switch.layer_name(),
+                    detail: format!("bytes {}.. after the switch", switch.at),
+                    span: Span::new(switch.at, input.len()),
+                }],
+                hint: None,
+                meta: Vec::new(),
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// What the responses of a connection answer: the methods of the requests not answered yet,
+/// oldest first. HTTP/1.1 answers in order (pipelined requests too), and whether a response has a
+/// body depends on its request (RFC 9112 §6.3: none for HEAD, none for a `2xx` to `CONNECT`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pairing {
+    methods: std::collections::VecDeque<String>,
+}
+
+/// Where HTTP/1.x ends on a connection: after a `101 Switching Protocols` (to `protocol`, the
+/// `Upgrade` token) or a `CONNECT` tunnel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Switch {
+    /// The offset after the message that switched.
+    pub(crate) at: usize,
+    /// The protocol switched to, lowercase (`websocket`, `h2c`), or `tunnel` after `CONNECT`.
+    pub(crate) protocol: String,
+}
+
+impl Switch {
+    /// How the bytes after the switch are named in their layer.
+    pub(crate) fn layer_name(&self) -> String {
+        match self.protocol.as_str() {
+            "tunnel" => "CONNECT tunnel".to_string(),
+            p => format!("{p} (after 101 Switching Protocols)"),
+        }
+    }
+}
+
+/// One direction's HTTP/1.x messages.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Side {
+    /// One payload per message (bodiless ones too).
+    pub(crate) payloads: Vec<Payload>,
+    /// Where the connection stopped speaking HTTP/1.x, if it did.
+    pub(crate) switched: Option<Switch>,
+}
+
+/// The messages of one direction from `start`, requests adding to `pairing` and responses taking
+/// from it. A request that asks to switch (`Upgrade`, `CONNECT`) ends the direction when the
+/// bytes after it are not another HTTP message; a `101` response or a `2xx` to `CONNECT` ends it
+/// always.
+pub(crate) fn parse_side(
+    input: &[u8],
+    start: usize,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    pairing: &mut Pairing,
+) -> Result<Side, CaptureError> {
+    let mut side = Side::default();
+    let mut pos = skip_blank(input, start);
     while pos < input.len() {
-        match parse_one(input, pos, options, budget) {
-            Ok((payload, next)) => {
-                found.push(payload);
-                pos = skip_blank(input, next.max(pos + 1));
+        let answering = pairing.methods.front().cloned();
+        match parse_one(input, pos, options, budget, answering.as_deref()) {
+            Ok((payload, next, info)) => {
+                side.payloads.push(payload);
+                let next = next.max(pos + 1);
+                match info {
+                    Info::Request { method, upgrade } => {
+                        let asks = method == "CONNECT" || upgrade.is_some();
+                        pairing.methods.push_back(method.clone());
+                        if asks && !looks_like_http(input.get(next..).unwrap_or(&[])) {
+                            side.switched = Some(Switch {
+                                at: next,
+                                protocol: if method == "CONNECT" {
+                                    "tunnel".to_string()
+                                } else {
+                                    upgrade.unwrap_or_default()
+                                },
+                            });
+                            return Ok(side);
+                        }
+                    }
+                    Info::Response { status, upgrade } => {
+                        if (100..200).contains(&status) && status != 101 {
+                            // An interim response: the final one for the same request follows.
+                        } else {
+                            let method = pairing.methods.pop_front();
+                            let tunnel =
+                                method.as_deref() == Some("CONNECT") && (200..300).contains(&status);
+                            if status == 101 || tunnel {
+                                side.switched = Some(Switch {
+                                    at: next,
+                                    protocol: if tunnel {
+                                        "tunnel".to_string()
+                                    } else {
+                                        upgrade.unwrap_or_else(|| "an unnamed protocol".into())
+                                    },
+                                });
+                                return Ok(side);
+                            }
+                        }
+                    }
+                }
+                pos = skip_blank(input, next);
             }
             Err(mut e) => {
-                let mut all = std::mem::take(&mut found);
+                let mut all = std::mem::take(&mut side.payloads);
                 all.append(&mut e.extracted);
                 e.extracted = all;
                 return Err(e);
             }
         }
     }
-    Ok(found)
+    Ok(side)
+}
+
+/// What a parsed message tells the messages after it.
+enum Info {
+    Request {
+        method: String,
+        /// The `Upgrade` header's first token, lowercase.
+        upgrade: Option<String>,
+    },
+    Response {
+        status: u16,
+        upgrade: Option<String>,
+    },
 }
 
 fn err(layer: &str, offset: usize, message: String, extracted: Vec<Payload>) -> CaptureError {
@@ -187,13 +314,15 @@ fn err(layer: &str, offset: usize, message: String, extracted: Vec<Payload>) -> 
     }
 }
 
-/// One message at `start`: its payload and the offset after it.
+/// One message at `start`: its payload, the offset after it and what it tells the messages after
+/// it. `answering` is the method of the request a response answers, when it is known.
 fn parse_one(
     input: &[u8],
     start: usize,
     options: &UnwrapOptions,
     budget: &mut Budget,
-) -> Result<(Payload, usize), CaptureError> {
+    answering: Option<&str>,
+) -> Result<(Payload, usize, Info), CaptureError> {
     let (line, mut pos, _) = line_at(input, start);
     let start_line = parse_start_line(line).ok_or_else(|| {
         err(
@@ -203,19 +332,32 @@ fn parse_one(
             Vec::new(),
         )
     })?;
-    let (layer_name, has_body_by_default, no_body_status) = match start_line {
-        StartLine::Request { version, .. } => (format!("{version} request"), false, false),
-        StartLine::Response { version, status } => (
-            format!("{version} response"),
-            true,
-            (100..200).contains(&status) || status == 204 || status == 304,
-        ),
+    // RFC 9112 §6.3: responses to HEAD, 1xx, 204 and 304 responses and 2xx responses to CONNECT
+    // have no body, whatever their headers say (a 304's Content-Length describes the resource).
+    let (layer_name, has_body_by_default, no_body) = match start_line {
+        StartLine::Request { version, .. } => (format!("{version} request"), false, None),
+        StartLine::Response { version, status } => {
+            let why = if answering == Some("HEAD") {
+                Some("a response to HEAD has no body".to_string())
+            } else if (100..200).contains(&status) || status == 204 || status == 304 {
+                Some(format!("a {status} response has no body"))
+            } else if answering == Some("CONNECT") && (200..300).contains(&status) {
+                Some("a 2xx response to CONNECT has no body: the tunnel follows".to_string())
+            } else {
+                None
+            };
+            (format!("{version} response"), true, why)
+        }
     };
     let start_text = String::from_utf8_lossy(line).into_owned();
     let mut meta = vec![("start-line".to_string(), start_text.clone())];
     if let StartLine::Request { method, .. } = start_line {
         meta.push(("method".to_string(), method.to_string()));
     }
+    if let (StartLine::Response { .. }, Some(method)) = (&start_line, answering) {
+        meta.push(("request-method".to_string(), method.to_string()));
+    }
+    let mut upgrade: Option<String> = None;
 
     // Headers.
     let mut content_length: Option<usize> = None;
@@ -263,6 +405,13 @@ fn parse_one(
             "content-type" => content_type = Some(value.to_string()),
             "transfer-encoding" => transfer_codings.extend(codings(value)),
             "content-encoding" => content_codings.extend(codings(value)),
+            "upgrade" => {
+                upgrade = value
+                    .split(',')
+                    .next()
+                    .map(|t| t.trim().to_ascii_lowercase())
+                    .filter(|t| !t.is_empty());
+            }
             _ => {}
         }
         meta.push((name.to_string(), value.to_string()));
@@ -274,12 +423,30 @@ fn parse_one(
     if let Some(ct) = &content_type {
         detail.push_str(&format!("; Content-Type: {ct}"));
     }
+    if let Some(why) = &no_body {
+        let ignored = match (content_length, transfer_codings.is_empty()) {
+            (Some(n), _) if n > 0 => format!(" (its Content-Length: {n} is not a body)"),
+            (_, false) => " (its Transfer-Encoding is not a body)".to_string(),
+            _ => String::new(),
+        };
+        detail.push_str(&format!("; {why}{ignored}"));
+    }
+    let info = match start_line {
+        StartLine::Request { method, .. } => Info::Request {
+            method: method.to_string(),
+            upgrade: upgrade.clone(),
+        },
+        StartLine::Response { status, .. } => Info::Response {
+            status,
+            upgrade: upgrade.clone(),
+        },
+    };
     let hint = content_type.as_deref().and_then(hint_for_media_type);
     if content_type.as_deref().is_some_and(is_grpc) {
         meta.push(("grpc-body".to_string(), "true".to_string()));
     }
 
-    let chunked = transfer_codings.last().is_some_and(|c| c == "chunked");
+    let chunked = no_body.is_none() && transfer_codings.last().is_some_and(|c| c == "chunked");
     let mut layers = Vec::new();
     let mut message_layer = Layer {
         name: layer_name.clone(),
@@ -313,8 +480,9 @@ fn parse_one(
     } else {
         let available = input.len().saturating_sub(headers_end);
         let length = match content_length {
+            _ if no_body.is_some() => 0,
             Some(n) => n,
-            None if has_body_by_default && !no_body_status && headers_ended => available,
+            None if has_body_by_default && headers_ended => available,
             None => 0,
         };
         if length > available {
@@ -411,6 +579,7 @@ fn parse_one(
             meta,
         },
         end,
+        info,
     ))
 }
 
@@ -646,6 +815,48 @@ mod tests {
         assert_eq!(found.len(), 2);
         assert!(found[0].bytes.is_empty());
         assert_eq!(found[1].bytes, b"hi");
+    }
+
+    #[test]
+    fn responses_are_paired_with_their_requests() {
+        // A HEAD's response and a 304 announce bodies they do not have (RFC 9112 §6.3).
+        let requests = b"HEAD /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nIf-None-Match: \"e\"\r\n\r\nGET /c HTTP/1.1\r\n\r\n";
+        let responses = b"HTTP/1.1 200 OK\r\nContent-Length: 30\r\n\r\nHTTP/1.1 304 Not Modified\r\nContent-Length: 30\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+        let options = UnwrapOptions::default();
+        let mut budget = Budget::unlimited();
+        let mut pairing = Pairing::default();
+        let reqs = parse_side(requests, 0, &options, &mut budget, &mut pairing).expect("requests");
+        assert_eq!(reqs.payloads.len(), 3);
+        let resps =
+            parse_side(responses, 0, &options, &mut budget, &mut pairing).expect("responses");
+        let bodies: Vec<&[u8]> = resps.payloads.iter().map(|p| p.bytes.as_slice()).collect();
+        assert_eq!(bodies, [&b""[..], b"", b"hi"]);
+        assert!(resps.payloads[0].layers[0]
+            .detail
+            .contains("a response to HEAD has no body (its Content-Length: 30 is not a body)"));
+        assert_eq!(resps.payloads[0].meta_value("request-method"), Some("HEAD"));
+        // Pasted as one exchange, the same pairing holds.
+        let mut both = requests[..29].to_vec();
+        both.extend_from_slice(&responses[..39]);
+        both.extend_from_slice(b"GET /c HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
+        let found = parse_messages(&both, &options).expect("pasted");
+        assert_eq!(found.len(), 4);
+        assert_eq!(found[3].bytes, b"hi");
+    }
+
+    #[test]
+    fn a_switch_of_protocols_ends_http() {
+        let input = b"GET /chat HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05Hello";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
+        assert_eq!(found.len(), 3);
+        assert_eq!(found[2].bytes, b"\x81\x05Hello");
+        assert_eq!(found[2].layers[0].name, "websocket (after 101 Switching Protocols)");
+        // An interim 100 Continue does not answer the request: the 200 after it does.
+        let input = b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nabHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
+        let bodies: Vec<&[u8]> = found.iter().map(|p| p.bytes.as_slice()).collect();
+        assert_eq!(bodies, [&b"ab"[..], b"", b"z"]);
+        assert_eq!(found[2].meta_value("request-method"), Some("POST"));
     }
 
     #[test]
