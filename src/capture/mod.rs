@@ -6,9 +6,11 @@
 //! payload per message; [`detect()`] then ranks the format readings of a payload, and
 //! [`peel_readings`] ranks the ways of peeling the input itself (which layers to take off).
 
+mod conn;
 pub mod detect;
 pub mod grpcweb;
 pub mod http;
+pub mod http2;
 pub mod layers;
 pub mod pcap;
 mod peel;

@@ -4,6 +4,7 @@
 //! Every payload keeps its layer chain (provenance). A fault part-way keeps what was found before
 //! it, with the error beside it.
 
+use super::conn;
 use super::grpcweb;
 use super::http;
 use super::layers::{unwrap_keeping, Budget, CaptureError, Decoded, Layer, Payload};
@@ -130,34 +131,12 @@ pub(crate) fn unwrapped(
         match pcap::extract(input, &limits.pcap_limits()) {
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
-                for stream_payload in pcap::payloads(&capture) {
-                    // HTTP messages (or anything else peelable) inside each direction of a stream.
-                    match unwrap_keeping(
-                        &stream_payload.bytes,
-                        &options,
-                        &mut budget,
-                        keep.as_deref_mut(),
-                    ) {
-                        Ok(found) => out
-                            .payloads
-                            .extend(found.into_iter().map(|p| under(&stream_payload, p))),
-                        Err(e) => {
-                            out.payloads.extend(
-                                e.extracted
-                                    .iter()
-                                    .cloned()
-                                    .map(|p| under(&stream_payload, p)),
-                            );
-                            out.warnings.push(format!(
-                                "{} ({}): {e}",
-                                stream_payload
-                                    .layers
-                                    .last()
-                                    .map_or("stream", |l| l.name.as_str()),
-                                stream_payload.meta_value("direction").unwrap_or("")
-                            ));
-                        }
-                    }
+                // Each connection with both directions in view (HTTP pairing, HTTP/2 streams).
+                for index in 0..capture.streams.len() {
+                    let (found, warnings) =
+                        conn::stream(&capture, index, &options, &mut budget, keep.as_deref_mut());
+                    out.payloads.extend(found);
+                    out.warnings.extend(warnings);
                 }
             }
             Err(e) => {
@@ -379,17 +358,6 @@ fn split_json_lines(payload: Payload, options: &DecodeOptions) -> Vec<Payload> {
         .collect()
 }
 
-/// `inner`, found inside `outer`, with `outer`'s layers in front of its own.
-fn under(outer: &Payload, mut inner: Payload) -> Payload {
-    let mut layers = outer.layers.clone();
-    layers.append(&mut inner.layers);
-    inner.layers = layers;
-    let mut meta = outer.meta.clone();
-    meta.append(&mut inner.meta);
-    inner.meta = meta;
-    inner
-}
-
 /// A gRPC body (marked by its HTTP layer, or bytes that are exactly a run of gRPC frames) as one
 /// payload per message; anything else as it is. A gRPC-Web trailers frame is no payload: its
 /// text goes to every message's meta (`grpc-web trailers`) and to the last message's layer
@@ -501,6 +469,51 @@ impl Payload {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The gRPC call this payload is a message of, when an HTTP/2 layer said so: the call's
+    /// `:path` (`/package.Service/Method`) and whether the payload is the request.
+    pub fn grpc_call(&self) -> Option<(String, bool)> {
+        let path = self.meta_value("grpc-method")?;
+        let request = self.meta_value("grpc-direction") != Some("response");
+        Some((path.to_string(), request))
+    }
+
+    /// What the payload is in the conversation it came from, when a layer said: `gRPC request
+    /// /pkg.Svc/Get, stream 1, client→server`, `HTTP response 304 to HEAD`. `None` for input
+    /// that is not a captured exchange.
+    pub fn headline(&self) -> Option<String> {
+        let direction = self.meta_value("direction");
+        let mut parts: Vec<String> = Vec::new();
+        if let Some((path, request)) = self.grpc_call() {
+            parts.push(format!(
+                "gRPC {} {path}",
+                if request { "request" } else { "response" }
+            ));
+            if !request {
+                if let Some(status) = self.meta_value("grpc-status") {
+                    parts.push(format!("grpc-status {status}"));
+                }
+            }
+        } else if let Some(stream) = self.meta_value("http2 stream") {
+            let what = match (self.meta_value(":method"), self.meta_value(":status")) {
+                (Some(m), _) => format!("HTTP/2 request {m} {}", self.meta_value(":path").unwrap_or("")),
+                (None, Some(s)) => format!("HTTP/2 response {s}"),
+                _ => "HTTP/2 message".to_string(),
+            };
+            parts.push(what.trim_end().to_string());
+            parts.push(format!("h2 stream {stream}"));
+        }
+        if self.grpc_call().is_some() {
+            if let Some(stream) = self.meta_value("http2 stream") {
+                parts.push(format!("h2 stream {stream}"));
+            }
+        }
+        if let Some(d) = direction {
+            parts.push(d.to_string());
+        }
+        (!parts.is_empty() && (self.meta_value("http2 stream").is_some() || self.grpc_call().is_some()))
+            .then(|| parts.join(", "))
     }
 
     /// The layer chain in one line: `pcap → TCP … → HTTP/1.1 response → gzip`, or `raw bytes`.

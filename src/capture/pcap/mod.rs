@@ -536,39 +536,83 @@ fn payload_for(
 /// One payload per non-empty direction of each TCP stream, and one per UDP datagram, in stream
 /// order (client→server before server→client).
 pub fn payloads(capture: &Capture) -> Vec<Payload> {
+    (0..capture.streams.len())
+        .flat_map(|index| stream_payloads(capture, index))
+        .collect()
+}
+
+/// [`payloads`] of stream `index` alone.
+pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
     let mut out = Vec::new();
-    for (index, stream) in capture.streams.iter().enumerate() {
-        for (which, dir) in stream.directions.iter().enumerate() {
-            match stream.protocol {
-                Transport::Tcp => {
-                    if !dir.bytes.is_empty() {
-                        out.push(payload_for(
-                            capture,
-                            index,
-                            stream,
-                            which,
-                            &dir.bytes,
-                            &dir.segments,
-                        ));
-                    }
+    let Some(stream) = capture.streams.get(index) else {
+        return out;
+    };
+    for (which, dir) in stream.directions.iter().enumerate() {
+        match stream.protocol {
+            Transport::Tcp => {
+                if !dir.bytes.is_empty() {
+                    out.push(payload_for(
+                        capture,
+                        index,
+                        stream,
+                        which,
+                        &dir.bytes,
+                        &dir.segments,
+                    ));
                 }
-                Transport::Udp => {
-                    for seg in &dir.segments {
-                        let bytes = dir.bytes.get(seg.span.range()).unwrap_or(&[]);
-                        out.push(payload_for(
-                            capture,
-                            index,
-                            stream,
-                            which,
-                            bytes,
-                            std::slice::from_ref(seg),
-                        ));
-                    }
+            }
+            Transport::Udp => {
+                for seg in &dir.segments {
+                    let bytes = dir.bytes.get(seg.span.range()).unwrap_or(&[]);
+                    out.push(payload_for(
+                        capture,
+                        index,
+                        stream,
+                        which,
+                        bytes,
+                        std::slice::from_ref(seg),
+                    ));
                 }
             }
         }
     }
     out
+}
+
+/// The capture and TCP layers (and their meta) of the bytes `span` of direction `which` of
+/// stream `index`, naming only the frames that carried that span; its bytes are empty, for the
+/// caller to fill with what the application layers made of them. Also the first of those
+/// frames' numbers, the order messages are listed in.
+pub(crate) fn span_payload(
+    capture: &Capture,
+    index: usize,
+    which: usize,
+    span: Span,
+) -> (Payload, u64) {
+    let Some(stream) = capture.streams.get(index) else {
+        return (Payload::default(), 0);
+    };
+    let Some(dir) = stream.directions.get(which) else {
+        return (Payload::default(), 0);
+    };
+    let segments = dir.segments_in(span);
+    let first = segments.iter().map(|s| s.frame).min().unwrap_or(0);
+    (
+        payload_for(capture, index, stream, which, &[], segments),
+        first,
+    )
+}
+
+/// The frame numbers that carried `span` of direction `which` of stream `index`, as a short list
+/// (`4, 6–9`).
+pub(crate) fn span_frames(capture: &Capture, index: usize, which: usize, span: Span) -> String {
+    let mut frames: Vec<u64> = capture
+        .streams
+        .get(index)
+        .and_then(|s| s.directions.get(which))
+        .map(|d| d.segments_in(span).iter().map(|s| s.frame).collect())
+        .unwrap_or_default();
+    frame_list(&mut frames)
 }
 
 #[cfg(test)]

@@ -1,0 +1,479 @@
+//! One captured connection's application protocol, read with both directions in view.
+//!
+//! A TCP stream's two directions are one conversation: whether a response has a body depends on
+//! the request it answers (HEAD), an HTTP/1.1 `101` hands both directions to another protocol
+//! (h2c, WebSocket), and an HTTP/2 connection's requests and responses share stream ids across
+//! directions. [`stream`] reads a stream as
+//! - HTTP/2 when the client's bytes start with the connection preface, or either direction reads
+//!   as frames from its first byte (a capture that began mid-connection);
+//! - HTTP/1.x when either direction starts with a request or status line: the client's requests
+//!   paired in order with the server's responses ([`http::parse_side`]), and after a switch the
+//!   rest as the protocol switched to;
+//! - otherwise each direction on its own, as any other input is peeled.
+//!
+//! Each message becomes a payload whose capture layers name only the frames that carried it;
+//! payloads are listed in the order their first frame was captured. What goes wrong on one
+//! connection is a warning naming the stream; the other connections are read all the same.
+
+use super::http::{self, Pairing};
+use super::http2;
+use super::layers::{unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
+use super::pcap::{self, Capture, Transport};
+use super::SharedBytes;
+use crate::model::Span;
+
+/// Most frames listed in a payload's `http2 frames` entry; the rest are counted.
+const LISTED_FRAMES: usize = 40;
+
+/// The payloads of stream `index` of `capture`, in capture order, and the warnings its reading
+/// gave.
+pub(crate) fn stream(
+    capture: &Capture,
+    index: usize,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    mut keep: Option<&mut Decoded>,
+) -> (Vec<Payload>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let Some(s) = capture.streams.get(index) else {
+        return (Vec::new(), warnings);
+    };
+    let label = format!("stream {index} ({} {} → {})", s.protocol.name(), s.client, s.server);
+    if s.protocol == Transport::Tcp {
+        let [c, sv] = [&s.directions[0].bytes, &s.directions[1].bytes];
+        // The preface names the client, whichever side sent the SYN.
+        let h2 = if http2::has_preface(c) {
+            Some(0)
+        } else if http2::has_preface(sv) {
+            Some(1)
+        } else if http::looks_like_http(c) || http::looks_like_http(sv) {
+            None
+        } else if http2::looks_like_frames(c) || http2::looks_like_frames(sv) {
+            Some(0)
+        } else {
+            None
+        };
+        if let Some(client) = h2 {
+            let mut out = Ordered::default();
+            read_http2(capture, index, client, [0, 0], options, budget, &mut out);
+            return finish(out, &label, warnings);
+        }
+        if http::looks_like_http(c) || http::looks_like_http(sv) {
+            let mut out = Ordered::default();
+            read_http1(capture, index, options, budget, keep, &mut out);
+            return finish(out, &label, warnings);
+        }
+    }
+    // Anything else: each direction (each UDP datagram) peeled on its own.
+    let mut payloads = Vec::new();
+    for stream_payload in pcap::stream_payloads(capture, index) {
+        match unwrap_keeping(&stream_payload.bytes, options, budget, keep.as_deref_mut()) {
+            Ok(found) => payloads.extend(found.into_iter().map(|p| under(&stream_payload, p))),
+            Err(e) => {
+                payloads.extend(
+                    e.extracted
+                        .iter()
+                        .cloned()
+                        .map(|p| under(&stream_payload, p)),
+                );
+                warnings.push(format!(
+                    "{} ({}): {e}",
+                    stream_payload
+                        .layers
+                        .last()
+                        .map_or("stream", |l| l.name.as_str()),
+                    stream_payload.meta_value("direction").unwrap_or("")
+                ));
+            }
+        }
+    }
+    (payloads, warnings)
+}
+
+/// Payloads with the capture frame each began in, put in capture order at the end.
+#[derive(Default)]
+struct Ordered {
+    items: Vec<(u64, usize, Payload)>,
+    warnings: Vec<String>,
+}
+
+impl Ordered {
+    fn push(&mut self, first_frame: u64, payload: Payload) {
+        let n = self.items.len();
+        self.items.push((first_frame, n, payload));
+    }
+}
+
+fn finish(
+    mut out: Ordered,
+    label: &str,
+    mut warnings: Vec<String>,
+) -> (Vec<Payload>, Vec<String>) {
+    out.items.sort_by_key(|(frame, n, _)| (*frame, *n));
+    warnings.extend(out.warnings.into_iter().map(|w| format!("{label}: {w}")));
+    (out.items.into_iter().map(|(_, _, p)| p).collect(), warnings)
+}
+
+/// `inner`, found inside `outer`, with `outer`'s layers and meta in front of its own.
+pub(crate) fn under(outer: &Payload, mut inner: Payload) -> Payload {
+    let mut layers = outer.layers.clone();
+    layers.append(&mut inner.layers);
+    inner.layers = layers;
+    let mut meta = outer.meta.clone();
+    meta.append(&mut inner.meta);
+    inner.meta = meta;
+    inner.hint = inner.hint.or(outer.hint);
+    inner
+}
+
+/// A message's body, peeled further as any payload is (a JSON string holding JSON, base64 text,
+/// …), under the layers that found it. An empty body stays one empty payload, so a request keeps
+/// its place beside its response.
+fn peel_body(
+    message: Payload,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    keep: Option<&mut Decoded>,
+    warnings: &mut Vec<String>,
+) -> Vec<Payload> {
+    if message.bytes.is_empty() || message.meta_value("grpc-body") == Some("true") {
+        return vec![message];
+    }
+    let body = message.bytes.clone();
+    let mut bare = message.clone();
+    bare.bytes = SharedBytes::default();
+    match unwrap_keeping(&body, options, budget, keep) {
+        Ok(found) if found.is_empty() => vec![message],
+        Ok(found) => found.into_iter().map(|p| under(&bare, p)).collect(),
+        Err(e) => {
+            warnings.push(e.to_string());
+            e.extracted.into_iter().map(|p| under(&bare, p)).collect()
+        }
+    }
+}
+
+/// HTTP/1.x on stream `index`: the client's requests, then the server's responses paired with
+/// them; after a switch, the rest of each direction as the protocol switched to.
+fn read_http1(
+    capture: &Capture,
+    index: usize,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    mut keep: Option<&mut Decoded>,
+    out: &mut Ordered,
+) {
+    let Some(s) = capture.streams.get(index) else {
+        return;
+    };
+    let mut pairing = Pairing::default();
+    let mut switches = [None, None];
+    for which in 0..2 {
+        let bytes = &s.directions[which].bytes;
+        if bytes.is_empty() {
+            continue;
+        }
+        let side = match http::parse_side(bytes, 0, options, budget, &mut pairing) {
+            Ok(side) => side,
+            Err(e) => {
+                let at = pcap::span_frames(capture, index, which, Span::empty(e.offset));
+                out.warnings.push(format!(
+                    "{} ({}): {e}{}",
+                    e.layer,
+                    direction_name(which),
+                    if at.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (frame {at})")
+                    }
+                ));
+                http::Side {
+                    payloads: e.extracted,
+                    switched: None,
+                }
+            }
+        };
+        for p in side.payloads {
+            let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
+            let (outer, first) = pcap::span_payload(capture, index, which, span);
+            let message = under(&outer, p);
+            let mut warnings = Vec::new();
+            for found in peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings) {
+                out.push(first, found);
+            }
+            out.warnings.extend(warnings);
+        }
+        switches[which] = side.switched;
+    }
+    // The server's switch is the one that counts; the client's tells where its own bytes of the
+    // new protocol begin (after the request that asked for it).
+    let Some(switch) = switches[1].clone() else {
+        return;
+    };
+    let client_at = switches[0].as_ref().map_or(s.directions[0].bytes.len(), |w| w.at);
+    let starts = [client_at, switch.at];
+    match switch.protocol.as_str() {
+        "h2c" => read_http2(capture, index, 0, starts, options, budget, out),
+        _ => {
+            for (which, &at) in starts.iter().enumerate() {
+                let bytes = &s.directions[which].bytes;
+                if at >= bytes.len() {
+                    continue;
+                }
+                let span = Span::new(at, bytes.len());
+                let (outer, first) = pcap::span_payload(capture, index, which, span);
+                let rest = Payload {
+                    bytes: bytes.get(at..).unwrap_or(&[]).into(),
+                    layers: vec![Layer {
+                        name: switch.layer_name(),
+                        detail: format!("bytes {at}.. of the {}", direction_name(which)),
+                        span,
+                    }],
+                    hint: None,
+                    meta: Vec::new(),
+                };
+                out.push(first, under(&outer, rest));
+            }
+        }
+    }
+}
+
+fn direction_name(which: usize) -> &'static str {
+    if which == 0 {
+        "client→server"
+    } else {
+        "server→client"
+    }
+}
+
+/// HTTP/2 on stream `index`, the client being direction `client`, each direction read from its
+/// offset in `starts` (`[client, server]`).
+fn read_http2(
+    capture: &Capture,
+    index: usize,
+    client: usize,
+    starts: [usize; 2],
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    out: &mut Ordered,
+) {
+    let Some(s) = capture.streams.get(index) else {
+        return;
+    };
+    let server = 1 - client;
+    let conn = http2::parse_connection(
+        &s.directions[client].bytes,
+        starts[0],
+        &s.directions[server].bytes,
+        starts[1],
+    );
+    out.warnings
+        .extend(conn.warnings.iter().map(|w| w.to_string()));
+    let mut first_payload = true;
+    for m in &conn.messages {
+        let which = match m.side {
+            Some(http2::Side::Server) => server,
+            _ => client,
+        };
+        let request = m.side != Some(http2::Side::Server);
+        // A response's method and path are its request's.
+        let peer = conn
+            .messages
+            .iter()
+            .find(|o| o.stream == m.stream && o.side != m.side);
+        let req = if request { Some(m) } else { peer };
+        let (outer, first) = pcap::span_payload(capture, index, which, m.span);
+        let mut payload = message_payload(m, req, request);
+        payload.meta.push((
+            "http2 frames".into(),
+            frame_list(capture, index, which, &m.frames),
+        ));
+        if first_payload {
+            first_payload = false;
+            for (side, lines) in ["client", "server"].iter().zip(&conn.control) {
+                if !lines.is_empty() {
+                    payload
+                        .meta
+                        .push((format!("http2 {side} control"), lines.join("; ")));
+                }
+            }
+        }
+        let payload = decode_content(payload, m, options, budget, &mut out.warnings);
+        out.push(first, under(&outer, payload));
+    }
+}
+
+/// The frames of a message as the frame list shows them: `HEADERS END_HEADERS (frame 4); DATA
+/// 120 B END_STREAM (frames 5–6)`.
+fn frame_list(capture: &Capture, index: usize, which: usize, frames: &[http2::FrameRef]) -> String {
+    let mut parts: Vec<String> = frames
+        .iter()
+        .take(LISTED_FRAMES)
+        .map(|f| {
+            let mut text = f.kind.clone();
+            if f.kind == "DATA" {
+                text.push_str(&format!(" {} B", f.data));
+            }
+            if !f.flags.is_empty() {
+                text.push(' ');
+                text.push_str(&f.flags);
+            }
+            let at = pcap::span_frames(capture, index, which, f.span);
+            if !at.is_empty() {
+                let word = if at.contains([',', '–']) { "frames" } else { "frame" };
+                text.push_str(&format!(" ({word} {at})"));
+            }
+            text
+        })
+        .collect();
+    if frames.len() > LISTED_FRAMES {
+        parts.push(format!("… {} more", frames.len() - LISTED_FRAMES));
+    }
+    parts.join("; ")
+}
+
+/// One HTTP/2 message as a payload (its body, not decompressed yet): the `HTTP/2 stream N` layer,
+/// the headers, trailers and notes in meta, the format hint from its content type.
+fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bool) -> Payload {
+    let mut meta: Vec<(String, String)> = Vec::new();
+    meta.push(("http2 stream".into(), m.stream.to_string()));
+    for (k, v) in &m.headers {
+        meta.push((k.clone(), v.clone()));
+    }
+    for (k, v) in &m.trailers {
+        meta.push((format!("trailer {k}"), v.clone()));
+    }
+    for line in &m.informational {
+        meta.push(("informational".into(), line.clone()));
+    }
+    let method = req.and_then(|r| r.header(":method"));
+    let path = req.and_then(|r| r.header(":path"));
+    if request {
+        if let Some(method) = method {
+            meta.push(("method".into(), method.to_string()));
+        }
+    } else if let Some(method) = method {
+        meta.push(("request-method".into(), method.to_string()));
+    }
+    let content_type = m.header("content-type");
+    let grpc = content_type.is_some_and(|ct| {
+        let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        media == "application/grpc" || media.starts_with("application/grpc+")
+    });
+    if grpc {
+        meta.push(("grpc-body".into(), "true".into()));
+        if let Some(path) = path {
+            meta.push(("grpc-method".into(), path.to_string()));
+        }
+        meta.push((
+            "grpc-direction".into(),
+            if request { "request" } else { "response" }.into(),
+        ));
+        for key in ["grpc-status", "grpc-message"] {
+            if let Some(v) = m.trailer(key).or_else(|| m.header(key)) {
+                meta.push((key.into(), v.to_string()));
+            }
+        }
+    }
+    let mut notes: Vec<String> = m.notes.clone();
+    if m.headers_unknown {
+        notes.push(
+            "the headers of this stream are not known (the capture does not hold the HPACK state they refer to)"
+                .into(),
+        );
+    }
+    if let Some(reset) = &m.reset {
+        notes.push(format!("the stream was reset: {reset}"));
+    }
+    if !m.ended && m.reset.is_none() && !m.frames.is_empty() {
+        notes.push("the stream does not end in the capture (no END_STREAM)".into());
+        meta.push(("truncated".into(), "true".into()));
+    }
+    for n in notes {
+        meta.push(("warning".into(), n));
+    }
+    let mut detail = if request {
+        match (method, path) {
+            (Some(method), Some(path)) => format!("request {method} {path}"),
+            _ => "request".to_string(),
+        }
+    } else {
+        match m.header(":status") {
+            Some(status) => format!("response {status}"),
+            None => "response".to_string(),
+        }
+    };
+    if m.pushed {
+        detail.push_str(" (pushed)");
+    }
+    if let Some(ct) = content_type {
+        detail.push_str(&format!("; content-type: {ct}"));
+    }
+    if grpc && !request {
+        if let Some(status) = m.trailer("grpc-status").or_else(|| m.header("grpc-status")) {
+            detail.push_str(&format!("; grpc-status {status}"));
+        }
+    }
+    let data_frames = m.frames.iter().filter(|f| f.kind == "DATA").count();
+    detail.push_str(&format!(
+        "; {data_frames} DATA frame{}, {} bytes",
+        if data_frames == 1 { "" } else { "s" },
+        m.body.len()
+    ));
+    Payload {
+        bytes: m.body.clone().into(),
+        layers: vec![Layer {
+            name: format!("HTTP/2 stream {}", m.stream),
+            detail,
+            span: m.span,
+        }],
+        hint: content_type.and_then(http::hint_for_media_type),
+        meta,
+    }
+}
+
+/// `content-encoding` undone, as for HTTP/1.1 (last applied, first undone).
+fn decode_content(
+    mut payload: Payload,
+    m: &http2::Message,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    warnings: &mut Vec<String>,
+) -> Payload {
+    let Some(codings) = m.header("content-encoding") else {
+        return payload;
+    };
+    let codings: Vec<String> = codings
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty() && c != "identity")
+        .collect();
+    for coding in codings.iter().rev() {
+        let name = match coding.as_str() {
+            "gzip" | "x-gzip" => "gzip",
+            "deflate" | "br" | "zstd" => coding.as_str(),
+            other => {
+                payload.meta.push((
+                    "warning".into(),
+                    format!("unknown content-encoding \"{other}\"; the body is left encoded"),
+                ));
+                break;
+            }
+        };
+        match http::decompress_within(name, &payload.bytes, options, budget) {
+            Ok(out) => {
+                payload.layers.push(Layer {
+                    name: name.to_string(),
+                    detail: format!("{} → {} bytes", payload.bytes.len(), out.len()),
+                    span: Span::new(0, payload.bytes.len()),
+                });
+                payload.bytes = out.into();
+            }
+            Err(message) => {
+                warnings.push(format!("HTTP/2 stream {} {name}: {message}", m.stream));
+                payload.meta.push(("truncated".into(), "true".into()));
+                break;
+            }
+        }
+    }
+    payload
+}

@@ -1,0 +1,829 @@
+//! HTTP/2 (RFC 9113) inside a reassembled TCP connection: frames, HPACK header blocks and
+//! streams, down to each request's and response's body.
+//!
+//! A capture holds both directions of a connection; each is a run of frames. The client's starts
+//! with the connection preface (`PRI * HTTP/2.0…`, prior-knowledge h2c, which is how gRPC
+//! speaks without TLS) unless the capture began mid-connection, or the connection was upgraded
+//! from HTTP/1.1 (`Upgrade: h2c`), in which case the caller starts after the `101` response.
+//! [`parse_connection`] walks both directions, decodes every header block with that direction's
+//! HPACK decoder (the dynamic table lives as long as the connection, per direction, so blocks are
+//! decoded in order), and gathers per stream and direction the headers (a `1xx` block is noted
+//! as informational), the DATA frames' bytes (padding removed) and the trailers. Control frames
+//! (SETTINGS, PING, WINDOW_UPDATE, GOAWAY, PRIORITY) are counted and named in the connection's
+//! notes; RST_STREAM marks its stream; PUSH_PROMISE opens the promised stream with the request
+//! headers it carries.
+//!
+//! What it does not do: HTTP semantics beyond framing (the caller undoes `content-encoding` and
+//! splits gRPC bodies), flow control (it reads what was sent), or HTTP/3. A header block that
+//! cannot be decoded (a capture that starts mid-connection leaves the HPACK table unknown) makes
+//! that direction's later headers unknown: the DATA frames are still given, with a note.
+//!
+//! Conventions: nothing here panics on any input; a frame cut short at the end of the capture
+//! ends its direction with a note, the bytes before it kept. Offsets are into each direction's
+//! own bytes.
+
+use std::collections::HashMap;
+
+use crate::model::Span;
+
+/// The client connection preface (RFC 9113 §3.4).
+pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Most frames read per direction; past it the direction stops with a note.
+const MAX_FRAMES: usize = 1_000_000;
+/// Most bytes of one header block (HEADERS or PUSH_PROMISE with its CONTINUATIONs).
+const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// Most streams of one connection; frames of further streams are counted, not kept.
+const MAX_STREAMS: usize = 100_000;
+
+/// Whether `bytes` start with the client connection preface.
+pub fn has_preface(bytes: &[u8]) -> bool {
+    bytes.starts_with(PREFACE)
+}
+
+/// Whether `bytes` read as HTTP/2 frames from their first byte (a capture that began
+/// mid-connection): the first frames have known types, sizes that fit, and stream ids where
+/// their types need them, and at least two frames or one that ends exactly at the end.
+pub fn looks_like_frames(bytes: &[u8]) -> bool {
+    let mut pos = 0usize;
+    let mut seen = 0usize;
+    while seen < 4 {
+        let Some(header) = FrameHeader::read(bytes, pos) else {
+            break;
+        };
+        let fits_type = match header.kind {
+            TYPE_DATA | TYPE_HEADERS | TYPE_PRIORITY | TYPE_RST_STREAM | TYPE_PUSH_PROMISE
+            | TYPE_CONTINUATION => header.stream != 0,
+            TYPE_SETTINGS | TYPE_PING | TYPE_GOAWAY => header.stream == 0,
+            TYPE_WINDOW_UPDATE => true,
+            _ => false,
+        };
+        let fits_size = match header.kind {
+            TYPE_SETTINGS => header.length % 6 == 0,
+            TYPE_PING => header.length == 8,
+            TYPE_WINDOW_UPDATE | TYPE_RST_STREAM => header.length == 4,
+            TYPE_PRIORITY => header.length == 5,
+            _ => header.length <= 1 << 24,
+        };
+        if !fits_type || !fits_size || header.reserved {
+            return false;
+        }
+        let end = pos + 9 + header.length;
+        if end > bytes.len() {
+            // A frame cut by the end of the capture still counts once others came before it.
+            return seen >= 1;
+        }
+        pos = end;
+        seen += 1;
+        if pos == bytes.len() {
+            return true;
+        }
+    }
+    seen >= 2
+}
+
+const TYPE_DATA: u8 = 0x0;
+const TYPE_HEADERS: u8 = 0x1;
+const TYPE_PRIORITY: u8 = 0x2;
+const TYPE_RST_STREAM: u8 = 0x3;
+const TYPE_SETTINGS: u8 = 0x4;
+const TYPE_PUSH_PROMISE: u8 = 0x5;
+const TYPE_PING: u8 = 0x6;
+const TYPE_GOAWAY: u8 = 0x7;
+const TYPE_WINDOW_UPDATE: u8 = 0x8;
+const TYPE_CONTINUATION: u8 = 0x9;
+
+const FLAG_END_STREAM: u8 = 0x1;
+const FLAG_END_HEADERS: u8 = 0x4;
+const FLAG_PADDED: u8 = 0x8;
+const FLAG_PRIORITY: u8 = 0x20;
+
+/// A frame type's name, as RFC 9113 writes it.
+pub fn frame_type_name(kind: u8) -> String {
+    match kind {
+        TYPE_DATA => "DATA".into(),
+        TYPE_HEADERS => "HEADERS".into(),
+        TYPE_PRIORITY => "PRIORITY".into(),
+        TYPE_RST_STREAM => "RST_STREAM".into(),
+        TYPE_SETTINGS => "SETTINGS".into(),
+        TYPE_PUSH_PROMISE => "PUSH_PROMISE".into(),
+        TYPE_PING => "PING".into(),
+        TYPE_GOAWAY => "GOAWAY".into(),
+        TYPE_WINDOW_UPDATE => "WINDOW_UPDATE".into(),
+        TYPE_CONTINUATION => "CONTINUATION".into(),
+        other => format!("type 0x{other:02x}"),
+    }
+}
+
+/// An error code's name (RFC 9113 §7).
+fn error_code_name(code: u32) -> String {
+    let name = match code {
+        0x0 => "NO_ERROR",
+        0x1 => "PROTOCOL_ERROR",
+        0x2 => "INTERNAL_ERROR",
+        0x3 => "FLOW_CONTROL_ERROR",
+        0x4 => "SETTINGS_TIMEOUT",
+        0x5 => "STREAM_CLOSED",
+        0x6 => "FRAME_SIZE_ERROR",
+        0x7 => "REFUSED_STREAM",
+        0x8 => "CANCEL",
+        0x9 => "COMPRESSION_ERROR",
+        0xa => "CONNECT_ERROR",
+        0xb => "ENHANCE_YOUR_CALM",
+        0xc => "INADEQUATE_SECURITY",
+        0xd => "HTTP_1_1_REQUIRED",
+        _ => return format!("error 0x{code:x}"),
+    };
+    name.to_string()
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FrameHeader {
+    length: usize,
+    kind: u8,
+    flags: u8,
+    stream: u32,
+    reserved: bool,
+}
+
+impl FrameHeader {
+    fn read(bytes: &[u8], pos: usize) -> Option<FrameHeader> {
+        let h = bytes.get(pos..pos.checked_add(9)?)?;
+        let (&[l0, l1, l2, kind, flags], rest) = h.split_first_chunk::<5>()?;
+        let id = u32::from_be_bytes(rest.try_into().ok()?);
+        Some(FrameHeader {
+            length: usize::from(l0) << 16 | usize::from(l1) << 8 | usize::from(l2),
+            kind,
+            flags,
+            stream: id & 0x7fff_ffff,
+            reserved: id & 0x8000_0000 != 0,
+        })
+    }
+}
+
+/// Which side sent a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The side that opened the connection (sent the preface).
+    Client,
+    /// The other side.
+    Server,
+}
+
+impl Side {
+    fn index(self) -> usize {
+        match self {
+            Side::Client => 0,
+            Side::Server => 1,
+        }
+    }
+}
+
+/// One frame of a stream, as the frame list shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameRef {
+    /// The frame type's name.
+    pub kind: String,
+    /// The whole frame (header included) in its direction's bytes.
+    pub span: Span,
+    /// Payload bytes the frame carried for the message (DATA: without padding).
+    pub data: usize,
+    /// Its flags in words (`END_STREAM`, `END_HEADERS`, `PADDED`), empty for none.
+    pub flags: String,
+}
+
+/// One direction of one stream: a request (client) or a response (server).
+#[derive(Debug, Clone, Default)]
+pub struct Message {
+    /// The stream id.
+    pub stream: u32,
+    /// The side that sent it.
+    pub side: Option<Side>,
+    /// The header fields (pseudo-headers first, as sent), once the block was decoded.
+    pub headers: Vec<(String, String)>,
+    /// Interim (`1xx`) responses' header fields, each block as one line.
+    pub informational: Vec<String>,
+    /// Trailer fields (a header block after the DATA frames).
+    pub trailers: Vec<(String, String)>,
+    /// The DATA frames' bytes, joined, padding removed.
+    pub body: Vec<u8>,
+    /// The frames, in order.
+    pub frames: Vec<FrameRef>,
+    /// From the first to the last frame, in the direction's bytes.
+    pub span: Span,
+    /// Whether END_STREAM was seen.
+    pub ended: bool,
+    /// RST_STREAM's error code, from either side.
+    pub reset: Option<String>,
+    /// Whether the headers could not be decoded (HPACK state unknown or broken).
+    pub headers_unknown: bool,
+    /// Opened by a PUSH_PROMISE (the server's promise carried these request headers).
+    pub pushed: bool,
+    /// Plain notes: a header block that failed, a frame cut short.
+    pub notes: Vec<String>,
+    /// Order of the message's first frame across the connection (for listing in order).
+    pub order: usize,
+}
+
+impl Message {
+    /// The value of header `name` (lowercase, as HTTP/2 sends names).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of trailer `name`.
+    pub fn trailer(&self, name: &str) -> Option<&str> {
+        self.trailers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What a connection held.
+#[derive(Debug, Clone, Default)]
+pub struct Connection {
+    /// Every stream's request and response, ordered by stream, request first.
+    pub messages: Vec<Message>,
+    /// Control frames and connection-level events, in words, per direction
+    /// (`[client, server]`).
+    pub control: [Vec<String>; 2],
+    /// Faults: a frame cut short, a frame too large, a limit reached.
+    pub warnings: Vec<String>,
+    /// Whether the client's bytes began with the preface.
+    pub preface: bool,
+}
+
+/// A header block being gathered (HEADERS or PUSH_PROMISE, then CONTINUATIONs).
+struct Pending {
+    stream: u32,
+    /// For PUSH_PROMISE: the promised stream.
+    promised: Option<u32>,
+    end_stream: bool,
+    block: Vec<u8>,
+}
+
+/// Parser state of one connection.
+struct State {
+    messages: Vec<Message>,
+    index: HashMap<(u32, Side), usize>,
+    order: usize,
+    dropped_streams: usize,
+}
+
+impl State {
+    fn message(&mut self, stream: u32, side: Side) -> Option<&mut Message> {
+        if let Some(&i) = self.index.get(&(stream, side)) {
+            return self.messages.get_mut(i);
+        }
+        if self.index.len() >= MAX_STREAMS * 2 {
+            self.dropped_streams += 1;
+            return None;
+        }
+        self.order += 1;
+        self.index.insert((stream, side), self.messages.len());
+        self.messages.push(Message {
+            stream,
+            side: Some(side),
+            order: self.order,
+            ..Message::default()
+        });
+        self.messages.last_mut()
+    }
+}
+
+/// Reads both directions of an HTTP/2 connection: the client's bytes from `client_start` (after
+/// the preface, if it is there) and the server's from `server_start`.
+pub fn parse_connection(
+    client: &[u8],
+    client_start: usize,
+    server: &[u8],
+    server_start: usize,
+) -> Connection {
+    let mut conn = Connection::default();
+    let mut state = State {
+        messages: Vec::new(),
+        index: HashMap::new(),
+        order: 0,
+        dropped_streams: 0,
+    };
+    let mut start = client_start;
+    if client.get(client_start..).is_some_and(has_preface) {
+        conn.preface = true;
+        start += PREFACE.len();
+    }
+    // Each direction in turn: a stream's request is always read before its response, and the
+    // order of first frames within a direction is the order streams were opened.
+    direction(client, start, Side::Client, &mut state, &mut conn);
+    direction(server, server_start, Side::Server, &mut state, &mut conn);
+    if state.dropped_streams > 0 {
+        conn.warnings.push(format!(
+            "HTTP/2: more than {MAX_STREAMS} streams; frames of {} later streams are not kept",
+            state.dropped_streams
+        ));
+    }
+    let mut messages = state.messages;
+    // By stream id (the order streams were opened), the request before the response.
+    messages.sort_by_key(|m| (m.stream, m.side.map_or(2, Side::index)));
+    conn.messages = messages;
+    conn
+}
+
+fn flag_words(kind: u8, flags: u8) -> String {
+    let mut words = Vec::new();
+    match kind {
+        TYPE_DATA | TYPE_HEADERS if flags & FLAG_END_STREAM != 0 => words.push("END_STREAM"),
+        TYPE_SETTINGS | TYPE_PING if flags & 0x1 != 0 => words.push("ACK"),
+        _ => {}
+    }
+    if matches!(kind, TYPE_HEADERS | TYPE_PUSH_PROMISE | TYPE_CONTINUATION)
+        && flags & FLAG_END_HEADERS != 0
+    {
+        words.push("END_HEADERS");
+    }
+    if matches!(kind, TYPE_DATA | TYPE_HEADERS | TYPE_PUSH_PROMISE) && flags & FLAG_PADDED != 0 {
+        words.push("PADDED");
+    }
+    if kind == TYPE_HEADERS && flags & FLAG_PRIORITY != 0 {
+        words.push("PRIORITY");
+    }
+    words.join(" ")
+}
+
+/// The frame's payload without padding (and, for HEADERS with PRIORITY, without the priority
+/// fields), or why it cannot be.
+fn unpadded(payload: &[u8], kind: u8, flags: u8) -> Result<&[u8], String> {
+    let mut body = payload;
+    let mut pad = 0usize;
+    if flags & FLAG_PADDED != 0 && matches!(kind, TYPE_DATA | TYPE_HEADERS | TYPE_PUSH_PROMISE) {
+        let (&n, rest) = body
+            .split_first()
+            .ok_or_else(|| "a PADDED frame has no pad length".to_string())?;
+        pad = usize::from(n);
+        body = rest;
+    }
+    if kind == TYPE_HEADERS && flags & FLAG_PRIORITY != 0 {
+        body = body
+            .get(5..)
+            .ok_or_else(|| "a HEADERS frame with PRIORITY is shorter than 5 bytes".to_string())?;
+    }
+    let keep = body
+        .len()
+        .checked_sub(pad)
+        .ok_or_else(|| format!("padding of {pad} bytes is longer than the frame's data"))?;
+    Ok(body.get(..keep).unwrap_or(&[]))
+}
+
+fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &mut Connection) {
+    let mut decoder = loona_hpack::Decoder::new();
+    let mut hpack_broken: Option<String> = None;
+    let mut pending: Option<Pending> = None;
+    let mut pos = start;
+    let mut frames = 0usize;
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    let side_name = match side {
+        Side::Client => "client",
+        Side::Server => "server",
+    };
+    let control = side.index();
+    while pos < bytes.len() {
+        if frames >= MAX_FRAMES {
+            conn.warnings.push(format!(
+                "HTTP/2 {side_name}: more than {MAX_FRAMES} frames; reading stopped at byte {pos}"
+            ));
+            break;
+        }
+        let Some(header) = FrameHeader::read(bytes, pos) else {
+            conn.warnings.push(format!(
+                "HTTP/2 {side_name}: the capture ends inside a frame header at byte {pos} ({} bytes left)",
+                bytes.len() - pos
+            ));
+            break;
+        };
+        let payload_start = pos + 9;
+        let end = payload_start.saturating_add(header.length);
+        let Some(payload) = bytes.get(payload_start..end) else {
+            conn.warnings.push(format!(
+                "HTTP/2 {side_name}: the {} frame at byte {pos} announces {} bytes, the capture has {}; its bytes are not read",
+                frame_type_name(header.kind),
+                header.length,
+                bytes.len() - payload_start
+            ));
+            if let Some(m) = state.message(header.stream, side).filter(|_| header.stream != 0) {
+                m.notes.push(format!(
+                    "{} frame at byte {pos} cut short by the end of the capture",
+                    frame_type_name(header.kind)
+                ));
+            }
+            break;
+        };
+        frames += 1;
+        let span = Span::new(pos, end);
+        pos = end;
+        let kind_name = frame_type_name(header.kind);
+        match counts.iter_mut().find(|(k, _)| *k == kind_name) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((kind_name.clone(), 1)),
+        }
+        if let Some(p) = &pending {
+            if header.kind != TYPE_CONTINUATION || header.stream != p.stream {
+                conn.warnings.push(format!(
+                    "HTTP/2 {side_name}: a header block of stream {} is not continued (a {kind_name} frame at byte {} came instead); it is dropped",
+                    p.stream, span.start
+                ));
+                pending = None;
+            }
+        }
+        let frame_ref = |data: usize| FrameRef {
+            kind: kind_name.clone(),
+            span,
+            data,
+            flags: flag_words(header.kind, header.flags),
+        };
+        match header.kind {
+            TYPE_DATA | TYPE_HEADERS | TYPE_PUSH_PROMISE | TYPE_CONTINUATION
+                if header.stream == 0 =>
+            {
+                conn.warnings.push(format!(
+                    "HTTP/2 {side_name}: a {kind_name} frame at byte {} is on stream 0; it is skipped",
+                    span.start
+                ));
+            }
+            TYPE_DATA => {
+                let Some(m) = state.message(header.stream, side) else {
+                    continue;
+                };
+                extend_span(m, span);
+                match unpadded(payload, header.kind, header.flags) {
+                    Ok(data) => {
+                        m.body.extend_from_slice(data);
+                        m.frames.push(frame_ref(data.len()));
+                    }
+                    Err(why) => {
+                        m.notes
+                            .push(format!("DATA frame at byte {}: {why}", span.start));
+                        m.frames.push(frame_ref(0));
+                    }
+                }
+                if header.flags & FLAG_END_STREAM != 0 {
+                    m.ended = true;
+                }
+            }
+            TYPE_HEADERS | TYPE_PUSH_PROMISE => {
+                let fragment = match unpadded(payload, header.kind, header.flags) {
+                    Ok(f) => f,
+                    Err(why) => {
+                        if let Some(m) = state.message(header.stream, side) {
+                            m.notes.push(format!("{kind_name} at byte {}: {why}", span.start));
+                        }
+                        continue;
+                    }
+                };
+                let (promised, fragment) = if header.kind == TYPE_PUSH_PROMISE {
+                    match fragment.split_first_chunk::<4>() {
+                        Some((id, rest)) => (Some(u32::from_be_bytes(*id) & 0x7fff_ffff), rest),
+                        None => {
+                            conn.warnings.push(format!(
+                                "HTTP/2 {side_name}: a PUSH_PROMISE at byte {} is too short",
+                                span.start
+                            ));
+                            continue;
+                        }
+                    }
+                } else {
+                    (None, fragment)
+                };
+                if let Some(m) = state.message(header.stream, side) {
+                    extend_span(m, span);
+                    m.frames.push(frame_ref(fragment.len()));
+                    if header.flags & FLAG_END_STREAM != 0 && header.kind == TYPE_HEADERS {
+                        m.ended = true;
+                    }
+                }
+                let block = Pending {
+                    stream: header.stream,
+                    promised,
+                    end_stream: header.kind == TYPE_HEADERS
+                        && header.flags & FLAG_END_STREAM != 0,
+                    block: fragment.to_vec(),
+                };
+                if header.flags & FLAG_END_HEADERS != 0 {
+                    finish_block(
+                        block,
+                        side,
+                        &mut decoder,
+                        &mut hpack_broken,
+                        state,
+                        span.start,
+                    );
+                } else {
+                    pending = Some(block);
+                }
+            }
+            TYPE_CONTINUATION => {
+                let Some(mut block) = pending.take() else {
+                    conn.warnings.push(format!(
+                        "HTTP/2 {side_name}: a CONTINUATION at byte {} follows no header block; it is skipped",
+                        span.start
+                    ));
+                    continue;
+                };
+                if let Some(m) = state.message(header.stream, side) {
+                    extend_span(m, span);
+                    m.frames.push(frame_ref(payload.len()));
+                }
+                if block.block.len() + payload.len() > MAX_HEADER_BLOCK {
+                    conn.warnings.push(format!(
+                        "HTTP/2 {side_name}: the header block of stream {} passes {MAX_HEADER_BLOCK} bytes; it is dropped",
+                        block.stream
+                    ));
+                    hpack_broken = Some("an earlier header block was too large to decode".into());
+                    continue;
+                }
+                block.block.extend_from_slice(payload);
+                if header.flags & FLAG_END_HEADERS != 0 {
+                    finish_block(
+                        block,
+                        side,
+                        &mut decoder,
+                        &mut hpack_broken,
+                        state,
+                        span.start,
+                    );
+                } else {
+                    pending = Some(block);
+                }
+            }
+            TYPE_RST_STREAM => {
+                let code = payload
+                    .first_chunk::<4>()
+                    .map(|c| error_code_name(u32::from_be_bytes(*c)))
+                    .unwrap_or_else(|| "a malformed code".into());
+                let reset = format!("RST_STREAM {code} from the {side_name}");
+                for s in [Side::Client, Side::Server] {
+                    if let Some(m) = state.message(header.stream, s) {
+                        m.reset = Some(reset.clone());
+                    }
+                }
+                if let Some(m) = state.message(header.stream, side) {
+                    extend_span(m, span);
+                    m.frames.push(frame_ref(0));
+                }
+            }
+            TYPE_GOAWAY => {
+                let last = payload
+                    .first_chunk::<4>()
+                    .map(|c| u32::from_be_bytes(*c) & 0x7fff_ffff);
+                let code = payload
+                    .get(4..8)
+                    .and_then(|c| <[u8; 4]>::try_from(c).ok())
+                    .map(|c| error_code_name(u32::from_be_bytes(c)));
+                let debug = payload
+                    .get(8..)
+                    .filter(|d| !d.is_empty())
+                    .map(|d| format!(" \"{}\"", String::from_utf8_lossy(d)))
+                    .unwrap_or_default();
+                conn.control[control].push(format!(
+                    "GOAWAY at byte {}: {}, last stream {}{debug}",
+                    span.start,
+                    code.unwrap_or_else(|| "no code".into()),
+                    last.map_or_else(|| "?".into(), |l| l.to_string())
+                ));
+            }
+            TYPE_SETTINGS if header.flags & 0x1 == 0 => {
+                let settings: Vec<String> = payload
+                    .chunks_exact(6)
+                    .map(|c| {
+                        let id = u16::from_be_bytes([c[0], c[1]]);
+                        let value = u32::from_be_bytes([c[2], c[3], c[4], c[5]]);
+                        let name = match id {
+                            1 => "HEADER_TABLE_SIZE".to_string(),
+                            2 => "ENABLE_PUSH".to_string(),
+                            3 => "MAX_CONCURRENT_STREAMS".to_string(),
+                            4 => "INITIAL_WINDOW_SIZE".to_string(),
+                            5 => "MAX_FRAME_SIZE".to_string(),
+                            6 => "MAX_HEADER_LIST_SIZE".to_string(),
+                            8 => "ENABLE_CONNECT_PROTOCOL".to_string(),
+                            other => format!("0x{other:x}"),
+                        };
+                        format!("{name}={value}")
+                    })
+                    .collect();
+                conn.control[control].push(format!(
+                    "SETTINGS at byte {}{}",
+                    span.start,
+                    if settings.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", settings.join(", "))
+                    }
+                ));
+            }
+            TYPE_WINDOW_UPDATE | TYPE_PRIORITY if header.stream != 0 => {
+                if let Some(m) = state.message(header.stream, side) {
+                    m.frames.push(frame_ref(0));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(p) = pending {
+        conn.warnings.push(format!(
+            "HTTP/2 {side_name}: the header block of stream {} never ends (no END_HEADERS before the end of the capture)",
+            p.stream
+        ));
+    }
+    if !counts.is_empty() {
+        let list: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        conn.control[control].insert(0, format!("{frames} frames: {}", list.join(", ")));
+    }
+}
+
+fn extend_span(m: &mut Message, span: Span) {
+    if m.frames.is_empty() {
+        m.span = span;
+    } else {
+        m.span = Span::new(m.span.start.min(span.start), m.span.end.max(span.end));
+    }
+}
+
+/// Decodes a finished header block and files it: request or response headers, an interim
+/// response, trailers, or a pushed request.
+fn finish_block(
+    block: Pending,
+    side: Side,
+    decoder: &mut loona_hpack::Decoder<'_>,
+    broken: &mut Option<String>,
+    state: &mut State,
+    at: usize,
+) {
+    let fields = match broken {
+        Some(_) => None,
+        None => match decoder.decode(&block.block) {
+            Ok(fields) => Some(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| {
+                        (
+                            String::from_utf8_lossy(&k).into_owned(),
+                            String::from_utf8_lossy(&v).into_owned(),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            Err(e) => {
+                *broken = Some(format!(
+                    "the header block at byte {at} does not decode ({e}): the capture may start mid-connection, so the HPACK table is unknown"
+                ));
+                None
+            }
+        },
+    };
+    let (stream, target_side) = match block.promised {
+        Some(promised) => (promised, Side::Client),
+        None => (block.stream, side),
+    };
+    let Some(m) = state.message(stream, target_side) else {
+        return;
+    };
+    let Some(fields) = fields else {
+        m.headers_unknown = true;
+        if let Some(why) = broken.as_deref() {
+            if !m.notes.iter().any(|n| n == why) {
+                m.notes.push(why.to_string());
+            }
+        }
+        return;
+    };
+    if block.promised.is_some() {
+        m.pushed = true;
+        m.headers = fields;
+        m.ended = true;
+        return;
+    }
+    let status = fields
+        .iter()
+        .find(|(k, _)| k == ":status")
+        .map(|(_, v)| v.as_str());
+    if m.headers.is_empty() && !m.headers_unknown {
+        if side == Side::Server && status.is_some_and(|s| s.starts_with('1')) && !block.end_stream {
+            let line: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            m.informational.push(line.join(", "));
+        } else {
+            m.headers = fields;
+        }
+    } else {
+        m.trailers.extend(fields);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let len = payload.len();
+        let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+        f.extend_from_slice(&stream.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+
+    fn hpack(fields: &[(&str, &str)]) -> Vec<u8> {
+        let mut enc = loona_hpack::Encoder::new();
+        enc.encode(fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())))
+    }
+
+    #[test]
+    fn a_request_and_its_response_with_trailers() {
+        let mut client = PREFACE.to_vec();
+        client.extend(frame(TYPE_SETTINGS, 0, 0, &[]));
+        client.extend(frame(
+            TYPE_HEADERS,
+            FLAG_END_HEADERS,
+            1,
+            &hpack(&[
+                (":method", "POST"),
+                (":path", "/pkg.Svc/Get"),
+                ("content-type", "application/grpc"),
+            ]),
+        ));
+        // Padded DATA: pad length 3, then the data, then 3 bytes of padding.
+        client.extend(frame(
+            TYPE_DATA,
+            FLAG_END_STREAM | FLAG_PADDED,
+            1,
+            b"\x03\x00\x00\x00\x00\x02\x08\x01pad",
+        ));
+        let mut server = frame(TYPE_SETTINGS, 0, 0, &[0, 4, 0, 0, 0xff, 0xff]);
+        // The header block split over HEADERS and CONTINUATION.
+        let block = hpack(&[(":status", "200"), ("content-type", "application/grpc")]);
+        let (a, b) = block.split_at(2);
+        server.extend(frame(TYPE_HEADERS, 0, 1, a));
+        server.extend(frame(TYPE_CONTINUATION, FLAG_END_HEADERS, 1, b));
+        server.extend(frame(TYPE_DATA, 0, 1, b"\x00\x00\x00\x00\x02\x08\x02"));
+        server.extend(frame(
+            TYPE_HEADERS,
+            FLAG_END_HEADERS | FLAG_END_STREAM,
+            1,
+            &hpack(&[("grpc-status", "0")]),
+        ));
+        let conn = parse_connection(&client, 0, &server, 0);
+        assert!(conn.preface);
+        assert!(conn.warnings.is_empty(), "{:?}", conn.warnings);
+        assert_eq!(conn.messages.len(), 2);
+        let (req, resp) = (&conn.messages[0], &conn.messages[1]);
+        assert_eq!(req.header(":path"), Some("/pkg.Svc/Get"));
+        assert_eq!(req.body, b"\x00\x00\x00\x00\x02\x08\x01");
+        assert!(req.ended);
+        assert_eq!(resp.header(":status"), Some("200"));
+        assert_eq!(resp.body, b"\x00\x00\x00\x00\x02\x08\x02");
+        assert_eq!(resp.trailer("grpc-status"), Some("0"));
+        assert_eq!(resp.frames.len(), 4);
+        assert!(conn.control[1][0].starts_with("4 frames"));
+        assert!(conn.control[1][1].contains("INITIAL_WINDOW_SIZE=65535"));
+    }
+
+    #[test]
+    fn the_dynamic_table_carries_over_between_blocks() {
+        let mut enc = loona_hpack::Encoder::new();
+        let fields = [(":method", "GET"), (":path", "/x"), ("x-custom", "one")];
+        let first = enc.encode(fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())));
+        let second = enc.encode(fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())));
+        assert!(second.len() < first.len());
+        let mut client = PREFACE.to_vec();
+        client.extend(frame(TYPE_HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, 1, &first));
+        client.extend(frame(TYPE_HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, 3, &second));
+        let conn = parse_connection(&client, 0, &[], 0);
+        assert_eq!(conn.messages[1].header("x-custom"), Some("one"));
+        // Without the first block (a capture started mid-connection) the second is unknown.
+        let late = frame(TYPE_HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, 3, &second);
+        let mut late_data = late.clone();
+        late_data.extend(frame(TYPE_DATA, FLAG_END_STREAM, 3, b"body"));
+        assert!(looks_like_frames(&late_data));
+        let conn = parse_connection(&late_data, 0, &[], 0);
+        assert!(conn.messages[0].headers_unknown);
+        assert_eq!(conn.messages[0].body, b"body");
+        assert!(conn.messages[0].notes[0].contains("mid-connection"));
+    }
+
+    #[test]
+    fn cut_and_hostile_frames_give_notes_not_panics() {
+        let mut client = PREFACE.to_vec();
+        client.extend(frame(TYPE_DATA, FLAG_PADDED, 1, b"\x09abc"));
+        client.extend(&frame(TYPE_DATA, 0, 1, b"abcdef")[..10]);
+        let conn = parse_connection(&client, 0, b"\x00\x00", 0);
+        assert!(conn.messages[0].notes[0].contains("padding of 9 bytes"));
+        assert!(conn.warnings.iter().any(|w| w.contains("announces 6 bytes")));
+        assert!(conn.warnings.iter().any(|w| w.contains("inside a frame header")));
+        for n in 0..400usize {
+            let junk: Vec<u8> = (0..n).map(|i| (i * 37 + n) as u8).collect();
+            let _ = parse_connection(&junk, 0, &junk, 0);
+            let _ = looks_like_frames(&junk);
+        }
+        assert!(!looks_like_frames(b"GET / HTTP/1.1\r\n\r\n"));
+    }
+}
