@@ -367,6 +367,8 @@ struct Input {
     name: String,
     bytes: SharedBytes,
     hint: Option<Format>,
+    /// The gRPC call a payload is a message of: its `:path` and whether it is the request.
+    grpc: Option<(String, bool)>,
 }
 
 fn read_input(path: &Path) -> Result<Input, Failure> {
@@ -379,6 +381,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
             name: "<stdin>".into(),
             bytes: bytes.into(),
             hint: None,
+            grpc: None,
         });
     }
     let bytes = fs::read(path)
@@ -391,6 +394,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
         name: path.display().to_string(),
         bytes: bytes.into(),
         hint,
+        grpc: None,
     })
 }
 
@@ -431,6 +435,7 @@ impl Peeling {
             name: input.name.clone(),
             bytes: p.bytes.clone(),
             hint: p.hint.or(input.hint),
+            grpc: p.grpc_call(),
         }
     }
 
@@ -562,6 +567,8 @@ struct PayloadRead {
     readings: Vec<Reading>,
     outcome: Result<Document, DecodeError>,
     message: Option<MessageDescriptor>,
+    /// Why `message` was chosen, when no `--message` named it and a gRPC method did.
+    message_reason: Option<String>,
     ranking: Vec<Candidate>,
 }
 
@@ -583,10 +590,25 @@ fn read_payload_knowing(
         ..DecodeOptions::default()
     };
     let mut ranking = Vec::new();
+    let mut message_reason = None;
     if let Some(schema) = args.schema.load()? {
+        let from_method = input
+            .grpc
+            .as_ref()
+            .and_then(|(path, request)| Some((path, *request, schema.grpc_message(path, *request)?)));
         options.message = match &args.schema.message {
             Some(name) => Some(message_in(&schema, name)?),
-            // No type named: the best fit, if the input reads as protobuf with any of them.
+            // No type named: the gRPC method's, when the schema defines the call's service.
+            None if matches!(args.from, None | Some(Format::Protobuf)) && from_method.is_some() => {
+                from_method.map(|(path, request, message)| {
+                    message_reason = Some(format!(
+                        "the {} of {path}",
+                        if request { "request" } else { "response" }
+                    ));
+                    message
+                })
+            }
+            // Else the best fit, if the input reads as protobuf with any of them.
             None if args.from.is_none() || args.from == Some(Format::Protobuf) => {
                 ranking = schema.rank(&input.bytes, &options);
                 ranking.first().map(|best| best.message.clone())
@@ -638,6 +660,7 @@ fn read_payload_knowing(
         readings,
         outcome,
         message,
+        message_reason,
         ranking,
     })
 }
@@ -687,7 +710,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             let mark = if i == peeling.chosen { '*' } else { ' ' };
             writeln!(
                 out,
-                "{mark} {}. {} bytes via {}{}",
+                "{mark} {}. {} bytes via {}{}{}",
                 i + 1,
                 p.bytes.len(),
                 p.provenance(),
@@ -695,6 +718,9 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
                     .last()
                     .filter(|l| !l.detail.is_empty())
                     .map(|l| format!(" ({})", l.detail))
+                    .unwrap_or_default(),
+                p.headline()
+                    .map(|h| format!(" [{h}]"))
                     .unwrap_or_default()
             )?;
         }
@@ -708,7 +734,10 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let read = read_payload_knowing(&input, &args.input, known)?;
     inspect::write_readings(out, &read.readings)?;
     if let Some(message) = &read.message {
-        writeln!(out, "message type: {}", message.full_name())?;
+        match &read.message_reason {
+            Some(why) => writeln!(out, "message type: {} ({why})", message.full_name())?,
+            None => writeln!(out, "message type: {}", message.full_name())?,
+        }
     }
     if !read.ranking.is_empty() {
         writeln!(out, "message types that fit, best first:")?;

@@ -227,10 +227,13 @@ impl Analysis {
     }
 }
 
-/// Detects, decodes and encodes one payload. Checks for cancel between steps.
+/// Detects, decodes and encodes one payload. Checks for cancel between steps. `grpc` is the gRPC
+/// call the payload is a message of (its `:path`, and whether it is the request): when a loaded
+/// schema defines that method, its type is the best match.
 pub fn analyze(
     bytes: &SharedBytes,
     hint: Option<Format>,
+    grpc: Option<&(String, bool)>,
     choice: &Choice,
     schemas: &SchemaSet,
     limits: &Limits,
@@ -239,7 +242,7 @@ pub fn analyze(
     let started = Instant::now();
     let mut warnings = Vec::new();
     ctx.report(0.05, "ranking message types");
-    let candidates: Vec<CandidateSummary> = if schemas.is_empty() {
+    let mut candidates: Vec<CandidateSummary> = if schemas.is_empty() {
         Vec::new()
     } else {
         schemas
@@ -252,6 +255,23 @@ pub fn analyze(
             })
             .collect()
     };
+    if let Some((path, request)) = grpc {
+        if let Some(m) = schemas.grpc_message(path, *request) {
+            let name = m.full_name().to_string();
+            candidates.retain(|c| c.message != name);
+            candidates.insert(
+                0,
+                CandidateSummary {
+                    message: name,
+                    score: 100,
+                    reasons: vec![format!(
+                        "the {} type of the gRPC method {path}",
+                        if *request { "request" } else { "response" }
+                    )],
+                },
+            );
+        }
+    }
     ctx.check()?;
     let message = match &choice.proto {
         ProtoMode::Auto => candidates

@@ -353,6 +353,7 @@ impl Workspace {
             analyze(
                 &payload.bytes,
                 payload.hint,
+                payload.grpc_call().as_ref(),
                 &choice,
                 &schemas,
                 &limits,

@@ -238,6 +238,7 @@ fn subjects(
                 Arc::new(analyze(
                     &payload.bytes,
                     payload.hint,
+                    payload.grpc_call().as_ref(),
                     &p.choice,
                     schemas,
                     limits,

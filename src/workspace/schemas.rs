@@ -163,6 +163,15 @@ impl SchemaSet {
             .find_map(|s| s.schema.message(name).ok())
     }
 
+    /// The message type of one side of a gRPC call (`path` is `/package.Service/Method`), from the
+    /// latest schema that defines the service.
+    pub fn grpc_message(&self, path: &str, request: bool) -> Option<MessageDescriptor> {
+        self.loaded
+            .iter()
+            .rev()
+            .find_map(|s| s.schema.grpc_message(path, request))
+    }
+
     /// Every loaded schema's message types ranked for `bytes` (each decode within `limits`),
     /// best first.
     pub fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate> {

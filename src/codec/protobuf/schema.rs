@@ -240,6 +240,61 @@ impl Schema {
         }
     }
 
+    /// The message type of one side of a gRPC call: `path` is the call's HTTP/2 `:path`
+    /// (`/package.Service/Method`), `request` picks the method's input type, else its output.
+    /// `None` when the schema defines no such service or method.
+    ///
+    /// ```
+    /// use wirelens::codec::protobuf::schema::Schema;
+    ///
+    /// let schema = Schema::from_proto_source(
+    ///     "svc.proto",
+    ///     "syntax = \"proto3\"; package p; message Q { int32 id = 1; } message R { string name = 1; }\n\
+    ///      service S { rpc Get(Q) returns (R); }",
+    /// )
+    /// .expect("compiles");
+    /// assert_eq!(schema.grpc_message("/p.S/Get", true).map(|m| m.full_name().to_string()), Some("p.Q".into()));
+    /// assert_eq!(schema.grpc_message("/p.S/Get", false).map(|m| m.full_name().to_string()), Some("p.R".into()));
+    /// assert!(schema.grpc_message("/p.S/Put", true).is_none());
+    /// ```
+    pub fn grpc_message(&self, path: &str, request: bool) -> Option<MessageDescriptor> {
+        let (service, method) = path.strip_prefix('/')?.split_once('/')?;
+        let service = self.pool.get_service_by_name(service)?;
+        let method = service.methods().find(|m| m.name() == method)?;
+        Some(if request { method.input() } else { method.output() })
+    }
+
+    /// Every service and its methods: `package.Service/Method (Input) returns (Output)`, with
+    /// `stream` where a side streams. Sorted.
+    pub fn methods(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .pool
+            .services()
+            .flat_map(|s| {
+                let service = s.full_name().to_string();
+                s.methods()
+                    .map(|m| {
+                        let side = |streaming: bool, msg: MessageDescriptor| {
+                            if streaming {
+                                format!("stream {}", msg.full_name())
+                            } else {
+                                msg.full_name().to_string()
+                            }
+                        };
+                        format!(
+                            "{service}/{} ({}) returns ({})",
+                            m.name(),
+                            side(m.is_client_streaming(), m.input()),
+                            side(m.is_server_streaming(), m.output())
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Decodes `bytes` with every message type (at most [`RANK_LIMIT`]) and ranks those that
     /// read it: every byte consumed and valid (else skipped), no unknown fields, known enum
     /// numbers, and more known fields score higher. Best first.
