@@ -394,6 +394,8 @@ struct Inflater {
     reset_each: bool,
     /// The stream ended (a block with BFINAL set): the next message starts a new one.
     ended: bool,
+    /// Output buffer, kept from message to message (a capture may hold a million tiny ones).
+    buf: Vec<u8>,
 }
 
 /// Why inflating stopped short.
@@ -418,6 +420,7 @@ impl Inflater {
             inner: Decompress::new(false),
             reset_each,
             ended: false,
+            buf: vec![0u8; 32 * 1024],
         }
     }
 
@@ -437,7 +440,6 @@ impl Inflater {
             self.ended = false;
         }
         let tail_bytes: &[u8] = if tail { &DEFLATE_TAIL } else { &[] };
-        let mut buf = vec![0u8; 32 * 1024];
         for chunk in [data, tail_bytes] {
             let mut rest = chunk;
             loop {
@@ -445,7 +447,7 @@ impl Inflater {
                 let before_out = self.inner.total_out();
                 let status = self
                     .inner
-                    .decompress(rest, &mut buf, FlushDecompress::Sync)
+                    .decompress(rest, &mut self.buf, FlushDecompress::Sync)
                     .map_err(|e| {
                         InflateError::Corrupt(format!(
                             "the DEFLATE data is corrupt after {} bytes of output: {e}",
@@ -456,7 +458,7 @@ impl Inflater {
                     .unwrap_or(usize::MAX);
                 let produced = usize::try_from(self.inner.total_out().wrapping_sub(before_out))
                     .unwrap_or(usize::MAX);
-                let got = buf.get(..produced).unwrap_or(&[]);
+                let got = self.buf.get(..produced).unwrap_or(&[]);
                 if out.len().saturating_add(got.len()) > limit {
                     return Err(InflateError::Limit(match overall {
                         None => format!(
@@ -476,7 +478,7 @@ impl Inflater {
                     return Ok(());
                 }
                 let stalled = consumed == 0 && produced == 0;
-                if stalled || (rest.is_empty() && produced < buf.len()) {
+                if stalled || (rest.is_empty() && produced < self.buf.len()) {
                     break;
                 }
             }
@@ -1342,6 +1344,22 @@ mod tests {
         let p = parse(&bytes, false, None, &opts());
         assert_eq!(p.warnings.len(), MAX_WARNINGS + 1);
         assert!(p.warnings[MAX_WARNINGS].starts_with("400 more warnings"));
+    }
+
+    #[test]
+    fn frame_count_is_bounded() {
+        // Continuation frames that continue nothing: read and dropped, so only the count grows.
+        let bytes = [0x80, 0x00].repeat(MAX_FRAMES + 1);
+        let p = parse(&bytes, false, None, &opts());
+        let (offset, message) = p.error.expect("too many frames");
+        assert_eq!(offset, 2 * MAX_FRAMES);
+        assert!(
+            message.contains("stopped after 1000000 frames"),
+            "{message}"
+        );
+        assert!(p.messages.is_empty() && p.controls.is_empty());
+        let p = parse(&bytes[2..], false, None, &opts());
+        assert_eq!(p.error, None);
     }
 
     #[test]
