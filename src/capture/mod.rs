@@ -5,6 +5,8 @@
 //! [`Layer`]; [`peel`] adds pcap files and splits streams ([`sequence`], [`grpcweb`]) into one
 //! payload per message; [`detect()`] then ranks the format readings of a payload, and
 //! [`peel_readings`] ranks the ways of peeling the input itself (which layers to take off).
+//! [`websocket`] reads one direction of a WebSocket connection (after its HTTP upgrade) into
+//! messages, inflating permessage-deflate.
 
 mod conn;
 pub mod detect;
@@ -18,6 +20,7 @@ pub mod readings;
 pub mod sequence;
 pub mod shared;
 pub mod text;
+pub mod websocket;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
