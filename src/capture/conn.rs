@@ -8,7 +8,9 @@
 //!   as frames from its first byte (a capture that began mid-connection);
 //! - HTTP/1.x when either direction starts with a request or status line: the client's requests
 //!   paired in order with the server's responses ([`http::parse_side`]), and after a switch the
-//!   rest as the protocol switched to;
+//!   rest as the protocol switched to (HTTP/2 after `Upgrade: h2c`, WebSocket messages after
+//!   `Upgrade: websocket`, with the permessage-deflate the `101` agreed to; a `CONNECT` tunnel
+//!   as its bytes);
 //! - otherwise each direction on its own, as any other input is peeled.
 //!
 //! Each message becomes a payload whose capture layers name only the frames that carried it;
@@ -17,6 +19,7 @@
 
 use super::http::{self, Pairing};
 use super::http2;
+use super::websocket;
 use super::layers::{unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
 use super::pcap::{self, Capture, Transport};
 use super::SharedBytes;
@@ -167,6 +170,8 @@ fn read_http1(
     };
     let mut pairing = Pairing::default();
     let mut switches = [None, None];
+    // The 101's extensions: what the server agreed to (permessage-deflate).
+    let mut extensions: Option<String> = None;
     for which in 0..2 {
         let bytes = &s.directions[which].bytes;
         if bytes.is_empty() {
@@ -193,6 +198,15 @@ fn read_http1(
             }
         };
         for p in side.payloads {
+            if which == 1 {
+                if let Some((_, v)) = p
+                    .meta
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("sec-websocket-extensions"))
+                {
+                    extensions = Some(v.clone());
+                }
+            }
             let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
             let (outer, first) = pcap::span_payload(capture, index, which, span);
             let message = under(&outer, p);
@@ -213,6 +227,12 @@ fn read_http1(
     let starts = [client_at, switch.at];
     match switch.protocol.as_str() {
         "h2c" => read_http2(capture, index, 0, starts, options, budget, out),
+        "websocket" => {
+            let deflate = extensions.as_deref().and_then(websocket::negotiated_deflate);
+            for (which, &at) in starts.iter().enumerate() {
+                read_websocket(capture, index, which, at, deflate.as_ref(), options, budget, out);
+            }
+        }
         _ => {
             for (which, &at) in starts.iter().enumerate() {
                 let bytes = &s.directions[which].bytes;
@@ -234,6 +254,90 @@ fn read_http1(
                 out.push(first, under(&outer, rest));
             }
         }
+    }
+}
+
+/// The WebSocket frames of direction `which` of stream `index` from byte `at` (after the
+/// handshake): one payload per text or binary message, unmasked, joined and inflated, its layer
+/// naming the frames; control frames listed in the first message's meta.
+#[allow(clippy::too_many_arguments)]
+fn read_websocket(
+    capture: &Capture,
+    index: usize,
+    which: usize,
+    at: usize,
+    deflate: Option<&websocket::Deflate>,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    out: &mut Ordered,
+) {
+    let Some(bytes) = capture
+        .streams
+        .get(index)
+        .and_then(|s| s.directions.get(which))
+        .and_then(|d| d.bytes.get(at..))
+    else {
+        return;
+    };
+    if bytes.is_empty() {
+        return;
+    }
+    let parsed = websocket::parse_within(bytes, which == 0, deflate, options, budget);
+    let side = direction_name(which);
+    for w in &parsed.warnings {
+        out.warnings.push(format!("WebSocket ({side}): {w}"));
+    }
+    if let Some((offset, message)) = &parsed.error {
+        out.warnings.push(format!(
+            "WebSocket ({side}): error at byte {} of the direction: {message}; the messages before it are kept",
+            at + offset
+        ));
+    }
+    let controls: Vec<String> = parsed
+        .controls
+        .iter()
+        .map(|c| format!("{} at byte {}", c.detail, at + c.span.start))
+        .collect();
+    let count = parsed.messages.len();
+    for (n, m) in parsed.messages.iter().enumerate() {
+        let (Some(first), Some(last)) = (m.frames.first(), m.frames.last()) else {
+            continue;
+        };
+        let span = Span::new(at + first.start, at + last.end);
+        let (outer, first_frame) = pcap::span_payload(capture, index, which, span);
+        let kind = m.opcode.name();
+        let mut detail = format!(
+            "{kind} message {} of {count}, {} frame{}",
+            n + 1,
+            m.frames.len(),
+            if m.frames.len() == 1 { "" } else { "s" }
+        );
+        if m.compressed {
+            detail.push_str(", permessage-deflate");
+        }
+        let mut meta = vec![("websocket opcode".to_string(), kind.clone())];
+        if !m.complete {
+            detail.push_str(", cut short");
+            meta.push(("truncated".into(), "true".into()));
+        }
+        if n == 0 && !controls.is_empty() {
+            meta.push(("websocket control".into(), controls.join("; ")));
+        }
+        let payload = Payload {
+            bytes: m.data.clone().into(),
+            layers: vec![Layer {
+                name: "WebSocket".into(),
+                detail,
+                span,
+            }],
+            hint: None,
+            meta,
+        };
+        let mut warnings = Vec::new();
+        for found in peel_body(under(&outer, payload), options, budget, None, &mut warnings) {
+            out.push(first_frame, found);
+        }
+        out.warnings.extend(warnings);
     }
 }
 

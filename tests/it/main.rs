@@ -11,6 +11,7 @@ mod fuzz_checks;
 
 mod capture_detect;
 mod capture_pcap;
+mod capture_real;
 mod capture_streams;
 mod capture_text;
 mod cbor_conformance;

@@ -1,0 +1,233 @@
+//! Captures recorded with real clients and servers (`tests/fixtures/capture/real/`, see its
+//! COMMANDS.md), each read by wirelens and compared with what tshark found in it
+//! (`NAME.answers.tsv`, written by `answers.sh`; `.ci/run` re-runs tshark so the answers cannot
+//! drift): per TCP connection and direction, the same application messages in the same order,
+//! with the same bodies.
+
+use std::collections::BTreeMap;
+
+use wirelens::capture::{peel, Payload};
+
+use super::common::data;
+
+/// One message tshark found: (kind, what, HTTP/2 stream, body as hex).
+type Row = (String, String, String, String);
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = data(&format!("../fixtures/capture/real/{name}"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// tshark's messages of `name` of the given kinds, by (TCP stream, direction), in order.
+fn answers(name: &str, kinds: &[&str]) -> BTreeMap<(String, String), Vec<Row>> {
+    let text = String::from_utf8(fixture(&format!("{name}.answers.tsv"))).expect("utf-8");
+    let mut out: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert_eq!(cols.len(), 7, "{name}: {line}");
+        if !kinds.contains(&cols[3]) {
+            continue;
+        }
+        out.entry((cols[0].to_string(), cols[1].to_string()))
+            .or_default()
+            .push((
+                cols[3].to_string(),
+                cols[4].to_string(),
+                cols[5].to_string(),
+                cols[6].to_string(),
+            ));
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What wirelens found, in tshark's terms.
+fn row(p: &Payload) -> Row {
+    let body = hex(&p.bytes);
+    if let Some((path, request)) = p.grpc_call() {
+        let side = if request { "request" } else { "response" };
+        let compressed = p
+            .layers
+            .last()
+            .is_some_and(|l| l.detail.contains("gzip-compressed"));
+        let what = format!(
+            "{path} {side}{}",
+            if compressed { " compressed" } else { "" }
+        );
+        let h2 = p.meta_value("http2 stream").unwrap_or("").to_string();
+        return ("grpc".into(), what, h2, body);
+    }
+    if let Some(method) = p.meta_value("method") {
+        let target = p
+            .meta_value("start-line")
+            .and_then(|l| l.split(' ').nth(1))
+            .or(p.meta_value(":path"))
+            .unwrap_or("");
+        let kind = if p.meta_value("http2 stream").is_some() {
+            "http2-request"
+        } else {
+            "http-request"
+        };
+        let h2 = p.meta_value("http2 stream").unwrap_or("").to_string();
+        return (kind.into(), format!("{method} {target}"), h2, body);
+    }
+    let status = p
+        .meta_value("start-line")
+        .and_then(|l| l.split(' ').nth(1))
+        .or(p.meta_value(":status"))
+        .unwrap_or("?");
+    let kind = if p.meta_value("http2 stream").is_some() {
+        "http2-response"
+    } else {
+        "http-response"
+    };
+    let h2 = p.meta_value("http2 stream").unwrap_or("").to_string();
+    (kind.into(), status.to_string(), h2, body)
+}
+
+fn found(name: &str) -> BTreeMap<(String, String), Vec<Row>> {
+    let peeled = peel(&fixture(name));
+    assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
+    let mut out: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
+    for p in &peeled.payloads {
+        let key = (
+            p.meta_value("stream").unwrap_or("?").to_string(),
+            p.meta_value("direction").unwrap_or("?").to_string(),
+        );
+        out.entry(key).or_default().push(row(p));
+    }
+    out
+}
+
+#[test]
+fn grpc_over_h2c_gives_tshark_s_messages_with_their_methods() {
+    let want = answers("grpc-h2c.pcap", &["grpc"]);
+    let got = found("grpc-h2c.pcap");
+    assert_eq!(want.values().map(Vec::len).sum::<usize>(), 14);
+    // tshark lists a direction's messages in frame order; wirelens by stream, then in order
+    // within the stream: the same messages per HTTP/2 stream and direction.
+    let by_stream = |m: &BTreeMap<(String, String), Vec<Row>>| {
+        let mut out: BTreeMap<(String, String, String), Vec<Row>> = BTreeMap::new();
+        for ((tcp, dir), rows) in m {
+            for r in rows {
+                out.entry((tcp.clone(), dir.clone(), r.2.clone()))
+                    .or_default()
+                    .push(r.clone());
+            }
+        }
+        out
+    };
+    assert_eq!(by_stream(&got), by_stream(&want));
+}
+
+#[test]
+fn grpc_payloads_name_their_call_and_status() {
+    let peeled = peel(&fixture("grpc-h2c.pcap"));
+    let response = peeled
+        .payloads
+        .iter()
+        .find(|p| p.grpc_call().is_some_and(|(_, request)| !request))
+        .expect("a response");
+    assert_eq!(response.meta_value("grpc-status"), Some("0"));
+    assert_eq!(
+        response.provenance(),
+        "pcap → TCP 127.0.0.1:50051 → 127.0.0.1:46512 → HTTP/2 stream 1 → gRPC frame"
+    );
+    let headline = response.headline().expect("a headline");
+    assert_eq!(
+        headline,
+        "gRPC response /wirelens.fixtures.v1.ProfileService/GetProfile, grpc-status 0, h2 stream 1, server→client"
+    );
+    // The frame list names the capture's frames.
+    let frames = response.meta_value("http2 frames").expect("frame list");
+    assert!(frames.starts_with("HEADERS END_HEADERS (frame "), "{frames}");
+    assert!(frames.contains("DATA 112 B"), "{frames}");
+}
+
+#[test]
+fn http1_keep_alive_gives_exactly_tshark_s_messages_and_bodies() {
+    let want = answers(
+        "http1-keepalive.pcap",
+        &["http-request", "http-response"],
+    );
+    let got = found("http1-keepalive.pcap");
+    assert_eq!(want.values().map(Vec::len).sum::<usize>(), 23);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn http1_text_bodies_match_tshark() {
+    let want = answers("http1-html.pcap", &["http-request", "http-response"]);
+    assert_eq!(found("http1-html.pcap"), want);
+}
+
+#[test]
+fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
+    // tshark lists frames; a message ends at a text, binary or continuation frame without fin=0.
+    let text = String::from_utf8(fixture("websocket.pcap.answers.tsv")).expect("utf-8");
+    let mut want: BTreeMap<(String, String), Vec<(String, String, bool)>> = BTreeMap::new();
+    let mut opcode: BTreeMap<(String, String), (String, bool)> = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols[3] != "websocket" {
+            continue;
+        }
+        let key = (cols[0].to_string(), cols[1].to_string());
+        let words: Vec<&str> = cols[4].split(' ').collect();
+        let fin = !words.contains(&"fin=0");
+        let started = match words[0] {
+            "text" | "binary" => {
+                let fragmented = !fin;
+                opcode.insert(key.clone(), (words[0].to_string(), fragmented));
+                (words[0].to_string(), fragmented)
+            }
+            "continuation" => opcode.get(&key).cloned().unwrap_or_default(),
+            _ => continue,
+        };
+        if fin {
+            want.entry(key)
+                .or_default()
+                .push((started.0, cols[6].to_string(), started.1 && cols[4].contains("compressed") || started.1));
+        }
+    }
+    let peeled = peel(&fixture("websocket.pcap"));
+    assert!(peeled.error.is_none(), "{:?}", peeled.error);
+    assert!(peeled.warnings.is_empty(), "{:?}", peeled.warnings);
+    let mut got: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
+    for p in &peeled.payloads {
+        let Some(op) = p.meta_value("websocket opcode") else {
+            continue;
+        };
+        got.entry((
+            p.meta_value("stream").unwrap_or("?").to_string(),
+            p.meta_value("direction").unwrap_or("?").to_string(),
+        ))
+        .or_default()
+        .push((op.to_string(), hex(&p.bytes)));
+    }
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    let mut fragmented = 0;
+    for (key, rows) in &want {
+        let mine = &got[key];
+        assert_eq!(mine.len(), rows.len(), "{key:?}");
+        for ((op, body), (want_op, want_body, was_fragmented)) in mine.iter().zip(rows) {
+            assert_eq!(op, want_op, "{key:?}");
+            if *was_fragmented && key.0 == "0" {
+                // tshark joins the compressed fragments but leaves them deflated: the server
+                // echoes the message, so its inflated text is the server's next message.
+                fragmented += 1;
+                let echo = &got[&(key.0.clone(), "server→client".to_string())];
+                assert!(echo.iter().any(|(_, b)| b == body), "{key:?}: {body}");
+            } else {
+                assert_eq!(body, want_body, "{key:?}");
+            }
+        }
+    }
+    assert_eq!(fragmented, 1);
+}
