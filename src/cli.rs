@@ -683,21 +683,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     }
     if peeling.peeled() {
         writeln!(out, "payloads:")?;
-        for (i, p) in peeling.payloads.iter().enumerate() {
-            let mark = if i == peeling.chosen { '*' } else { ' ' };
-            writeln!(
-                out,
-                "{mark} {}. {} bytes via {}{}",
-                i + 1,
-                p.bytes.len(),
-                p.provenance(),
-                p.layers
-                    .last()
-                    .filter(|l| !l.detail.is_empty())
-                    .map(|l| format!(" ({})", l.detail))
-                    .unwrap_or_default()
-            )?;
-        }
+        inspect::write_payloads(out, &peeling.payloads, peeling.chosen)?;
         writeln!(
             out,
             "payload {} of {}:",

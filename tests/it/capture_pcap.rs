@@ -741,6 +741,41 @@ fn overlapping_ipv4_fragments_with_different_bytes_are_reported() {
     assert_eq!(payloads(&cap)[0].bytes, expected);
 }
 
+/// A client direction carried in every other frame of 2,000 (the server's in the rest): the TCP
+/// layer's detail stays short, and the payload's `frames` meta has every frame.
+#[test]
+fn a_stream_of_alternating_frames_has_a_short_description() {
+    let mut w = PcapWriter::new(1);
+    let mut expected = Vec::new();
+    for n in 0..1000u32 {
+        full(&mut w, 2 * n, c2s(1000 + 2 * n, ACK, b"ab"));
+        full(&mut w, 2 * n + 1, s2c(9000 + n, ACK, b"c"));
+        expected.push((2 * n + 1).to_string());
+    }
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    let ps = payloads(&cap);
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[0].bytes.len(), 2000);
+    assert_eq!(meta(&ps[0], "frames"), expected.join(", "));
+    for p in &ps {
+        let detail = &p.layers[1].detail;
+        assert!(
+            detail.chars().count() <= 120,
+            "{} chars: {detail}",
+            detail.len()
+        );
+        assert!(detail.ends_with("… (1000 frames in 1000 runs)"), "{detail}");
+    }
+    assert!(
+        ps[0].layers[1]
+            .detail
+            .starts_with("stream 0, client→server, frames 1, 3, 5, "),
+        "{}",
+        ps[0].layers[1].detail
+    );
+}
+
 #[test]
 fn big_endian_pcap_is_read() {
     // A big-endian microsecond header, Ethernet, one UDP packet.

@@ -619,3 +619,83 @@ fn grpc_web_text_from_stdin_and_a_forced_framing() {
         "{out}"
     );
 }
+
+/// A classic little-endian pcap of raw IPv4 packets, each `(packet, bytes captured)`.
+fn raw_ip_pcap(packets: &[(Vec<u8>, usize)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    b.extend_from_slice(&[2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    b.extend_from_slice(&65535u32.to_le_bytes());
+    b.extend_from_slice(&101u32.to_le_bytes());
+    for (i, (packet, caplen)) in packets.iter().enumerate() {
+        b.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+        b.extend_from_slice(&(i as u32).to_le_bytes());
+        b.extend_from_slice(&(*caplen as u32).to_le_bytes());
+        b.extend_from_slice(&(packet.len() as u32).to_le_bytes());
+        b.extend_from_slice(&packet[..*caplen]);
+    }
+    b
+}
+
+fn ipv4_packet(src: [u8; 4], dst: [u8; 4], proto: u8, body: &[u8]) -> Vec<u8> {
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&((body.len() + 20) as u16).to_be_bytes());
+    ip.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    ip.extend_from_slice(body);
+    ip
+}
+
+/// A TCP segment from 10.0.0.1:51234 (`to_server`) or 10.0.0.2:80, flags ACK.
+fn tcp_packet(to_server: bool, seq: u32, payload: &[u8]) -> Vec<u8> {
+    let (c, s) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let (src, dst, sport, dport) = if to_server {
+        (c, s, 51234u16, 80u16)
+    } else {
+        (s, c, 80, 51234)
+    };
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&[0, 0, 0, 0, 5 << 4, 0x10, 0xff, 0xff, 0, 0, 0, 0]);
+    t.extend_from_slice(payload);
+    ipv4_packet(src, dst, 6, &t)
+}
+
+#[test]
+fn long_frame_lists_are_cut_on_payload_lines() {
+    // The client's 2,000 bytes in every other frame of 2,000 (the server's answer in the rest).
+    let mut packets = Vec::new();
+    for n in 0..1000u32 {
+        for p in [
+            // Letters that are no hex digits, so the stream bytes are not read as a hex dump.
+            tcp_packet(true, 1000 + 2 * n, b"xy"),
+            tcp_packet(false, 9000 + n, b"z"),
+        ] {
+            let len = p.len();
+            packets.push((p, len));
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("alternating.pcap");
+    std::fs::write(&path, raw_ip_pcap(&packets)).expect("write");
+    let out = wirelens()
+        .args(["inspect"])
+        .arg(&path)
+        .args(["--no-tree", "--no-hex"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("1. 2000 bytes via pcap → TCP"))
+        .unwrap_or_else(|| panic!("the first payload is listed: {text}"));
+    assert!(line.chars().count() < 200, "{} chars: {line}", line.len());
+    assert!(
+        line.contains(" (stream 0, client→server, frames 1, 3, 5, "),
+        "{line}"
+    );
+    assert!(line.ends_with("… (1000 frames in 1000 runs))"), "{line}");
+}
