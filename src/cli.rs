@@ -823,9 +823,10 @@ fn convert_one(
     Ok(encoded.bytes)
 }
 
-/// Writes converted bytes to `-o` (atomically) or standard output (never binary to a terminal).
+/// Writes converted bytes to `-o` (see [`write_atomically`]) or standard output (without `-o`, or
+/// with `-o -`; never binary to a terminal).
 fn write_output(args: &ConvertArgs, bytes: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
-    match &args.output {
+    match args.output.as_deref().filter(|p| p.as_os_str() != "-") {
         Some(path) => write_atomically(path, bytes)
             .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display()))),
         None => {

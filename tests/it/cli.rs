@@ -699,3 +699,75 @@ fn long_frame_lists_are_cut_on_payload_lines() {
     );
     assert!(line.ends_with("… (1000 frames in 1000 runs))"), "{line}");
 }
+
+#[test]
+fn output_dash_is_standard_output_and_a_symlink_keeps_its_target() {
+    let profile = stdout_of(
+        &["convert", &sample("user-profile.json"), "--to", "json"],
+        None,
+    );
+    assert_eq!(
+        stdout_of(
+            &[
+                "convert",
+                &sample("user-profile.json"),
+                "--to",
+                "json",
+                "-o",
+                "-"
+            ],
+            None
+        ),
+        profile
+    );
+    let msgpack = std::fs::read(sample("user-profile.msgpack")).expect("sample");
+    let out = wirelens()
+        .args([
+            "convert",
+            &sample("user-profile.json"),
+            "--to",
+            "msgpack",
+            "-o",
+            "-",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, msgpack);
+    #[cfg(unix)]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let target = dir.path().join("profile.msgpack");
+        std::fs::write(&target, b"old").expect("write");
+        let link = dir.path().join("latest.msgpack");
+        std::os::unix::fs::symlink("profile.msgpack", &link).expect("symlink");
+        wirelens()
+            .args([
+                "convert",
+                &sample("user-profile.json"),
+                "--to",
+                "msgpack",
+                "-o",
+            ])
+            .arg(&link)
+            .assert()
+            .success();
+        assert_eq!(std::fs::read(&target).expect("read"), msgpack);
+        assert!(std::fs::symlink_metadata(&link)
+            .expect("lstat")
+            .file_type()
+            .is_symlink());
+        // A link to nothing is an error naming the path.
+        let dangling = dir.path().join("dangling.msgpack");
+        std::os::unix::fs::symlink("gone/profile.msgpack", &dangling).expect("symlink");
+        wirelens()
+            .args(["convert", &sample("user-profile.json"), "--to", "msgpack", "-o"])
+            .arg(&dangling)
+            .assert()
+            .code(1)
+            .stderr(format!(
+                "error: cannot write {}: it is a symbolic link to gone/profile.msgpack, which does not exist\n",
+                dangling.display()
+            ));
+    }
+}
