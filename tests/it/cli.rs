@@ -648,7 +648,10 @@ fn convert_all_writes_what_converts_and_names_each_failure() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     // Each converted message has a note on its integer key; the rest is about the failure.
-    let lines: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("note: ")).collect();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("note: "))
+        .collect();
     assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
         lines[0].starts_with("payload 2 of 3: error at byte "),
