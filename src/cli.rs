@@ -113,7 +113,7 @@ impl LimitArgs {
 pub struct InputArgs {
     /// The payload file, or `-` for standard input.
     pub input: PathBuf,
-    /// Read the input as this format instead of detecting it: json, msgpack, cbor.
+    /// Read the input as this format instead of detecting it: json, msgpack, cbor, protobuf.
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
     #[command(flatten)]
@@ -277,10 +277,11 @@ pub struct ConvertArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
-    /// The format to write: json, msgpack, cbor.
+    /// The format to write: json, msgpack, cbor, protobuf.
     #[arg(long, value_parser = parse_format)]
     pub to: Format,
-    /// Write here (atomically) instead of standard output.
+    /// Write here instead of standard output (`-`: standard output). A file is replaced
+    /// atomically (through a symlink, its target); a FIFO or device is written in place.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Indent JSON output.
@@ -292,14 +293,20 @@ pub struct ConvertArgs {
     /// Keep each float's width (float32 stays float32) instead of the shortest exact width.
     #[arg(long)]
     pub keep_float_width: bool,
-    /// Convert every payload of a capture (JSON Lines; with --to json only).
+    /// Convert every payload of a capture (JSON Lines; with --to json only). A payload that
+    /// does not convert is reported on stderr with its number and left out; the exit status is
+    /// then 1.
     #[arg(long, conflicts_with = "pick")]
     pub all: bool,
+    /// Convert payloads a transport layer cut short (a truncated chunk or body, a packet cut by
+    /// the capture's snap length, a gap in a TCP stream) as far as they go, instead of failing.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
     Format::from_name(s)
-        .ok_or_else(|| format!("unknown format `{s}` (expected json, msgpack or cbor)"))
+        .ok_or_else(|| format!("unknown format `{s}` (expected json, msgpack, cbor or protobuf)"))
 }
 
 /// A failure with its exit status.
@@ -706,24 +713,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     }
     if peeling.peeled() {
         writeln!(out, "payloads:")?;
-        for (i, p) in peeling.payloads.iter().enumerate() {
-            let mark = if i == peeling.chosen { '*' } else { ' ' };
-            writeln!(
-                out,
-                "{mark} {}. {} bytes via {}{}{}",
-                i + 1,
-                p.bytes.len(),
-                p.provenance(),
-                p.layers
-                    .last()
-                    .filter(|l| !l.detail.is_empty())
-                    .map(|l| format!(" ({})", l.detail))
-                    .unwrap_or_default(),
-                p.headline()
-                    .map(|h| format!(" [{h}]"))
-                    .unwrap_or_default()
-            )?;
-        }
+        inspect::write_payloads(out, &peeling.payloads, peeling.chosen)?;
         writeln!(
             out,
             "payload {} of {}:",
@@ -780,34 +770,33 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     for w in &peeling.warnings {
         eprintln!("warning: {w}");
     }
+    if args.all && args.to != Format::Json {
+        return Err(Failure::Usage(
+            "--all writes JSON Lines; use it with --to json".into(),
+        ));
+    }
     let with_bytes = peeling
         .payloads
         .iter()
         .filter(|p| !p.bytes.is_empty())
         .count();
-    if args.all {
-        if args.to != Format::Json {
-            return Err(Failure::Usage(
-                "--all writes JSON Lines; use it with --to json".into(),
-            ));
-        }
-        let mut lines = Vec::new();
-        for i in 0..peeling.payloads.len() {
-            if peeling.payloads[i].bytes.is_empty() {
-                continue;
-            }
-            let input = peeling.input_for(i, &whole);
-            let known = peeling.take_detected(i, &whole);
-            let mut one = convert_one(args, &input, known, false)?;
-            one.push(b'\n');
-            lines.extend(one);
-        }
-        return write_output(args, &lines, out);
-    }
-    if with_bytes > 1 && args.input.pick.is_none() {
+    if !args.all && with_bytes > 1 && args.input.pick.is_none() {
         return Err(Failure::Usage(format!(
             "the input holds {with_bytes} payloads; choose one with --pick N (see `wirelens inspect`) or use --all"
         )));
+    }
+    if !args.partial {
+        if let Some(lost) = peeling.warnings.iter().find(|w| loses_bytes(w)) {
+            return Err(Failure::Input(format!(
+                "error: the capture lost bytes, so its payloads may be cut short ({lost}); --partial converts them as far as they go"
+            )));
+        }
+    }
+    if args.all {
+        return convert_all(args, &whole, &mut peeling, out);
+    }
+    if let Some(why) = cut_short(args, &peeling, peeling.chosen) {
+        return Err(Failure::Input(format!("error: {why}")));
     }
     let input = peeling.chosen_input(&whole);
     let known = peeling.take_detected(peeling.chosen, &whole);
@@ -816,6 +805,86 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
         bytes.push(b'\n');
     }
     write_output(args, &bytes, out)
+}
+
+/// `convert --all`: one JSON line per payload with bytes, in order. A payload that does not
+/// convert (or was cut short, without `--partial`) is named on stderr with its number and
+/// reason and left out; the others are still written, and the command then fails.
+fn convert_all(
+    args: &ConvertArgs,
+    whole: &Input,
+    peeling: &mut Peeling,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let count = peeling.payloads.len();
+    let mut lines = Vec::new();
+    let mut failed = 0usize;
+    for i in 0..count {
+        if peeling.payloads[i].bytes.is_empty() {
+            continue;
+        }
+        let converted = match cut_short(args, peeling, i) {
+            Some(why) => Err(Failure::Input(format!("error: {why}"))),
+            None => {
+                let input = peeling.input_for(i, whole);
+                let known = peeling.take_detected(i, whole);
+                convert_one(args, &input, known, false)
+            }
+        };
+        match converted {
+            Ok(one) => {
+                lines.extend(one);
+                lines.push(b'\n');
+            }
+            Err(Failure::Input(why)) => {
+                failed += 1;
+                eprintln!("payload {} of {count}: {why}", i + 1);
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    if failed == 0 {
+        return write_output(args, &lines, out);
+    }
+    let written = if lines.is_empty() {
+        "nothing was written"
+    } else {
+        write_output(args, &lines, out)?;
+        "the others were written"
+    };
+    Err(Failure::Input(format!(
+        "error: {failed} payload(s) did not convert (see above); {written}"
+    )))
+}
+
+/// Why payload `index` should not be converted without `--partial`: a layer cut it short (the
+/// meta entry `truncated = true`).
+fn cut_short(args: &ConvertArgs, peeling: &Peeling, index: usize) -> Option<String> {
+    let p = peeling.payloads.get(index)?;
+    if args.partial || p.meta_value("truncated") != Some("true") {
+        return None;
+    }
+    Some(format!(
+        "payload {} ({} bytes via {}) was cut short (see the warning above); --partial converts it as far as it goes",
+        index + 1,
+        p.bytes.len(),
+        p.provenance()
+    ))
+}
+
+/// Whether a capture warning says bytes of the traffic were lost, so any payload of the capture
+/// may be cut short: packets cut by the snap length or by the end of the file, a gap in a TCP
+/// stream, data dropped at the payload-bytes limit. These are the wordings of
+/// `capture::pcap` (`State::finish`, `tcp::Connection::finish`, `file::walk`,
+/// `State::over_budget`); the CLI tests hold them to it.
+fn loses_bytes(warning: &str) -> bool {
+    const LOSSES: [&str; 4] = [
+        "captured shorter than they were on the wire",
+        "bytes are missing after stream byte",
+        "the packet is kept as far as it goes",
+        "later payload data is dropped",
+    ];
+    LOSSES.iter().any(|l| warning.contains(l))
 }
 
 /// Converts one payload per the flags; returns the bytes (JSON without a final newline).
@@ -866,9 +935,10 @@ fn convert_one(
     Ok(encoded.bytes)
 }
 
-/// Writes converted bytes to `-o` (atomically) or standard output (never binary to a terminal).
+/// Writes converted bytes to `-o` (see [`write_atomically`]) or standard output (without `-o`, or
+/// with `-o -`; never binary to a terminal).
 fn write_output(args: &ConvertArgs, bytes: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
-    match &args.output {
+    match args.output.as_deref().filter(|p| p.as_os_str() != "-") {
         Some(path) => write_atomically(path, bytes)
             .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display()))),
         None => {

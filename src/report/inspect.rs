@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use crate::capture::{LayerReading, Reading};
+use crate::capture::{LayerReading, Payload, Reading};
 use crate::codec::Document;
 use crate::model::{ByteRole, NodeId, Segment, SpanTree, Value};
 
@@ -206,4 +206,81 @@ pub fn write_layer_readings(
         )?;
     }
     Ok(())
+}
+
+/// Most characters of a layer's detail on a payload line; a longer one is cut with `…` (the
+/// payload's meta keeps everything, e.g. a capture's whole `frames` list).
+pub const MAX_DETAIL_CHARS: usize = 120;
+
+/// Writes the payload list: one line per payload, numbered from 1 as `--pick N` takes them, the
+/// one the report shows (`chosen`) marked `*`, with its size, layer chain and the detail of its
+/// last layer (at most [`MAX_DETAIL_CHARS`] characters of it).
+pub fn write_payloads(w: &mut dyn Write, payloads: &[Payload], chosen: usize) -> io::Result<()> {
+    for (i, p) in payloads.iter().enumerate() {
+        let mark = if i == chosen { '*' } else { ' ' };
+        let detail = p
+            .layers
+            .last()
+            .filter(|l| !l.detail.is_empty())
+            .map(|l| format!(" ({})", cut_chars(&l.detail, MAX_DETAIL_CHARS)))
+            .unwrap_or_default();
+        // The call, stream and direction of a captured exchange.
+        let headline = p
+            .headline()
+            .map(|h| format!(" [{}]", cut_chars(&h, MAX_DETAIL_CHARS)))
+            .unwrap_or_default();
+        writeln!(
+            w,
+            "{mark} {}. {} bytes via {}{detail}{headline}",
+            i + 1,
+            p.bytes.len(),
+            p.provenance(),
+        )?;
+    }
+    Ok(())
+}
+
+/// `text` with at most `max` characters, the last of them `…` when it was cut.
+fn cut_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some(_) => {
+            let keep: String = text.chars().take(max.saturating_sub(1)).collect();
+            format!("{keep}…").into()
+        }
+    }
+}
+
+#[cfg(test)]
+mod payload_tests {
+    use super::*;
+    use crate::capture::Layer;
+    use crate::model::Span;
+
+    fn payload(bytes: &[u8], detail: &str) -> Payload {
+        Payload {
+            bytes: bytes.into(),
+            layers: vec![Layer {
+                name: "gRPC frame".into(),
+                detail: detail.into(),
+                span: Span::new(0, bytes.len()),
+            }],
+            ..Payload::default()
+        }
+    }
+
+    #[test]
+    fn payload_lines_cut_long_details() {
+        let long = "é".repeat(500);
+        let payloads = [payload(b"ab", "message 1 of 2"), payload(b"c", &long)];
+        let mut out = Vec::new();
+        write_payloads(&mut out, &payloads, 1).expect("written");
+        let text = String::from_utf8(out).expect("UTF-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "  1. 2 bytes via gRPC frame (message 1 of 2)");
+        let cut = format!("* 2. 1 bytes via gRPC frame ({}…)", "é".repeat(119));
+        assert_eq!(lines[1], cut);
+        assert_eq!(cut_chars("abc", 3), "abc");
+        assert_eq!(cut_chars("abcd", 3), "ab…");
+    }
 }

@@ -678,6 +678,105 @@ fn limits_truncate_with_a_warning() {
 }
 
 #[test]
+fn tcp_segments_overlapping_with_different_bytes_are_reported() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(1000, SYN, b""));
+    full(&mut w, 2, c2s(1001, ACK, b"0123456789"));
+    // A copy of stream bytes 4..10 that disagrees on 6..8, then a faithful retransmission.
+    full(&mut w, 3, c2s(1005, ACK, b"45XY89abcd"));
+    full(&mut w, 4, c2s(1001, ACK, b"0123456789"));
+    // Covers bytes 8..20 (frames 2 and 3 kept), differing only in frame 3's part.
+    full(&mut w, 5, c2s(1009, ACK, b"89abZdefghij"));
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    // The first copies are kept: frame 2's 0..10, frame 3's 10..14, frame 5's 14..20.
+    assert_eq!(cap.streams[0].directions[0].bytes, b"0123456789abcdefghij");
+    assert_eq!(
+        cap.warnings,
+        [
+            "frames 2 and 3: TCP segments of stream 0 (TCP 10.0.0.1:51234 → 10.0.0.2:80) client→server overlap at stream bytes 4..10 with different bytes; the first (frame 2) is kept",
+            "frames 3 and 5: TCP segments of stream 0 (TCP 10.0.0.1:51234 → 10.0.0.2:80) client→server overlap at stream bytes 10..14 with different bytes; the first (frame 3) is kept",
+        ]
+    );
+}
+
+#[test]
+fn overlapping_ipv4_fragments_with_different_bytes_are_reported() {
+    let payload: Vec<u8> = (0..64u8).collect();
+    let dgram = udp(5000, 53, &payload);
+    // Three fragments of the 72-byte datagram: 0..32, 24..48 (a teardrop overlap), 48..72.
+    let fragment = |from: usize, to: usize| {
+        let mut ip = ipv4(C, S, 17, &dgram[from..to]);
+        let more = if to < dgram.len() { 0x2000 } else { 0 };
+        ip[4..6].copy_from_slice(&0x1c46u16.to_be_bytes());
+        ip[6..8].copy_from_slice(&((more | (from / 8)) as u16).to_be_bytes());
+        ip
+    };
+    let (head, mut overlap, tail) = (fragment(0, 32), fragment(24, 48), fragment(48, 72));
+    // The overlap with equal bytes is silent.
+    let mut w = PcapWriter::new(101);
+    full(&mut w, 1, head.clone());
+    full(&mut w, 2, overlap.clone());
+    full(&mut w, 3, tail.clone());
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    assert_eq!(payloads(&cap)[0].bytes, payload);
+    // Datagram byte 28 differs from the first fragment's copy: warned, the first kept. Byte 47
+    // is only in this fragment, so its changed value is the datagram's.
+    let last = overlap.len() - 1;
+    overlap[20 + 4] ^= 0xff;
+    overlap[last] ^= 0xff;
+    let mut w = PcapWriter::new(101);
+    full(&mut w, 1, head);
+    full(&mut w, 2, overlap);
+    full(&mut w, 3, tail);
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert_eq!(
+        cap.warnings,
+        [
+            "frames 1 and 2: IPv4 fragments of datagram 10.0.0.1 → 10.0.0.2 (id 0x1c46) overlap at bytes 24..32 with different bytes; the first (frame 1) is kept",
+        ]
+    );
+    let mut expected = payload.clone();
+    expected[47 - 8] ^= 0xff;
+    assert_eq!(payloads(&cap)[0].bytes, expected);
+}
+
+/// A client direction carried in every other frame of 2,000 (the server's in the rest): the TCP
+/// layer's detail stays short, and the payload's `frames` meta has every frame.
+#[test]
+fn a_stream_of_alternating_frames_has_a_short_description() {
+    let mut w = PcapWriter::new(1);
+    let mut expected = Vec::new();
+    for n in 0..1000u32 {
+        full(&mut w, 2 * n, c2s(1000 + 2 * n, ACK, b"ab"));
+        full(&mut w, 2 * n + 1, s2c(9000 + n, ACK, b"c"));
+        expected.push((2 * n + 1).to_string());
+    }
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    let ps = payloads(&cap);
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[0].bytes.len(), 2000);
+    assert_eq!(meta(&ps[0], "frames"), expected.join(", "));
+    for p in &ps {
+        let detail = &p.layers[1].detail;
+        assert!(
+            detail.chars().count() <= 120,
+            "{} chars: {detail}",
+            detail.len()
+        );
+        assert!(detail.ends_with("… (1000 frames in 1000 runs)"), "{detail}");
+    }
+    assert!(
+        ps[0].layers[1]
+            .detail
+            .starts_with("stream 0, client→server, frames 1, 3, 5, "),
+        "{}",
+        ps[0].layers[1].detail
+    );
+}
+
+#[test]
 fn big_endian_pcap_is_read() {
     // A big-endian microsecond header, Ethernet, one UDP packet.
     let frame = ether(0x0800, &[], &ipv4(C, S, 17, &udp(5000, 53, b"be")));

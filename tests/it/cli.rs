@@ -619,3 +619,346 @@ fn grpc_web_text_from_stdin_and_a_forced_framing() {
         "{out}"
     );
 }
+
+/// gRPC frames back to back: `[0, length (4 bytes, big-endian), message]` each.
+fn grpc_body(messages: &[&[u8]]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for m in messages {
+        body.push(0);
+        body.extend_from_slice(&(m.len() as u32).to_be_bytes());
+        body.extend_from_slice(m);
+    }
+    body
+}
+
+#[test]
+fn convert_all_writes_what_converts_and_names_each_failure() {
+    // Three gRPC messages; the second is no format at all (a field-1 length running past the
+    // end is not protobuf, and it is neither JSON, MessagePack nor CBOR).
+    let body = grpc_body(&[b"\x08\x01", b"\x0a\x7f\xff", b"\x08\x03"]);
+    let run = wirelens()
+        .args(["convert", "-", "--to", "json", "--all"])
+        .write_stdin(body.clone())
+        .assert()
+        .code(1);
+    let output = run.get_output();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "{\"1\":1}\n{\"1\":3}\n"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Each converted message has a note on its integer key; the rest is about the failure.
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("note: "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("payload 2 of 3: error at byte "),
+        "{stderr}"
+    );
+    assert_eq!(
+        lines[1],
+        "error: 1 payload(s) did not convert (see above); the others were written"
+    );
+    // With -o, the file holds the lines that converted.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("all.jsonl");
+    wirelens()
+        .args(["convert", "-", "--to", "json", "--all", "-o"])
+        .arg(&out)
+        .write_stdin(body)
+        .assert()
+        .code(1);
+    assert_eq!(
+        std::fs::read_to_string(&out).expect("written"),
+        "{\"1\":1}\n{\"1\":3}\n"
+    );
+    // When none converts, nothing is written.
+    let none = dir.path().join("none.jsonl");
+    wirelens()
+        .args(["convert", "-", "--to", "json", "--all", "-o"])
+        .arg(&none)
+        .write_stdin(grpc_body(&[b"\x0a\x7f\xff", b"\x0a\x7f\xfe"]))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("payload 1 of 2: "))
+        .stderr(predicate::str::contains("payload 2 of 2: "))
+        .stderr(predicate::str::contains(
+            "2 payload(s) did not convert (see above); nothing was written",
+        ));
+    assert!(!none.exists());
+}
+
+#[test]
+fn a_payload_cut_short_by_its_transport_needs_partial() {
+    // The chunk header promises 2^48 bytes; two are there.
+    let chunked = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000\r\n[]".to_vec();
+    wirelens()
+        .args(["convert", "-", "--to", "json"])
+        .write_stdin(chunked.clone())
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("was cut short"))
+        .stderr(predicate::str::contains("--partial"));
+    wirelens()
+        .args(["convert", "-", "--to", "json", "--partial"])
+        .write_stdin(chunked.clone())
+        .assert()
+        .success()
+        .stdout("[]\n")
+        .stderr(predicate::str::contains("warning: "));
+    // inspect shows the partial payload as before.
+    wirelens()
+        .args(["inspect", "-", "--no-hex"])
+        .write_stdin(chunked)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("format: json"));
+    // A body shorter than its Content-Length: a whole MessagePack value, but not all that was
+    // sent.
+    let short = capture_fixture("http-truncated.http");
+    wirelens()
+        .args(["convert", &short, "--to", "json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "payload 1 (98 bytes via HTTP/1.1 response) was cut short",
+        ));
+    let profile = stdout_of(
+        &["convert", &sample("user-profile.msgpack"), "--to", "json"],
+        None,
+    );
+    assert_eq!(
+        stdout_of(&["convert", &short, "--to", "json", "--partial"], None),
+        profile
+    );
+}
+
+/// A classic little-endian pcap of raw IPv4 packets, each `(packet, bytes captured)`.
+fn raw_ip_pcap(packets: &[(Vec<u8>, usize)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    b.extend_from_slice(&[2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    b.extend_from_slice(&65535u32.to_le_bytes());
+    b.extend_from_slice(&101u32.to_le_bytes());
+    for (i, (packet, caplen)) in packets.iter().enumerate() {
+        b.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+        b.extend_from_slice(&(i as u32).to_le_bytes());
+        b.extend_from_slice(&(*caplen as u32).to_le_bytes());
+        b.extend_from_slice(&(packet.len() as u32).to_le_bytes());
+        b.extend_from_slice(&packet[..*caplen]);
+    }
+    b
+}
+
+fn ipv4_packet(src: [u8; 4], dst: [u8; 4], proto: u8, body: &[u8]) -> Vec<u8> {
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&((body.len() + 20) as u16).to_be_bytes());
+    ip.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    ip.extend_from_slice(body);
+    ip
+}
+
+/// A TCP segment from 10.0.0.1:51234 (`to_server`) or 10.0.0.2:80, flags ACK.
+fn tcp_packet(to_server: bool, seq: u32, payload: &[u8]) -> Vec<u8> {
+    let (c, s) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let (src, dst, sport, dport) = if to_server {
+        (c, s, 51234u16, 80u16)
+    } else {
+        (s, c, 80, 51234)
+    };
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&[0, 0, 0, 0, 5 << 4, 0x10, 0xff, 0xff, 0, 0, 0, 0]);
+    t.extend_from_slice(payload);
+    ipv4_packet(src, dst, 6, &t)
+}
+
+#[test]
+fn a_capture_that_lost_bytes_needs_partial() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // One UDP datagram holding `[1,2,3]`, captured without its last two bytes (snap length).
+    let mut udp = Vec::new();
+    udp.extend_from_slice(&5000u16.to_be_bytes());
+    udp.extend_from_slice(&53u16.to_be_bytes());
+    udp.extend_from_slice(&15u16.to_be_bytes());
+    udp.extend_from_slice(&[0, 0]);
+    udp.extend_from_slice(b"[1,2,3]");
+    let packet = ipv4_packet([10, 0, 0, 1], [10, 0, 0, 2], 17, &udp);
+    let cut = packet.len() - 2;
+    let snapped = dir.path().join("snapped.pcap");
+    std::fs::write(&snapped, raw_ip_pcap(&[(packet, cut)])).expect("write");
+    wirelens()
+        .args(["convert"])
+        .arg(&snapped)
+        .args(["--to", "json"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "error: the capture lost bytes, so its payloads may be cut short (1 packets were captured shorter than they were on the wire",
+        ));
+    // --partial converts what was captured: `[1,2,` is no JSON, so the error is the decoder's.
+    wirelens()
+        .args(["convert"])
+        .arg(&snapped)
+        .args(["--to", "json", "--partial"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "error at byte 5 ($[2]): JSON: the input ends where a value was expected",
+        ));
+
+    // A TCP stream with a gap: the client's bytes stop before it.
+    let gap = dir.path().join("gap.pcap");
+    let packets = [
+        (tcp_packet(true, 100, b"[1,"), 0),
+        (tcp_packet(true, 106, b"4]"), 0),
+    ]
+    .map(|(p, _)| {
+        let n = p.len();
+        (p, n)
+    });
+    std::fs::write(&gap, raw_ip_pcap(&packets)).expect("write");
+    wirelens()
+        .args(["convert"])
+        .arg(&gap)
+        .args(["--to", "json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "bytes are missing after stream byte 3",
+        ))
+        .stderr(predicate::str::contains("error: the capture lost bytes"));
+}
+
+#[test]
+fn long_frame_lists_are_cut_on_payload_lines() {
+    // The client's 2,000 bytes in every other frame of 2,000 (the server's answer in the rest).
+    let mut packets = Vec::new();
+    for n in 0..1000u32 {
+        for p in [
+            // Letters that are no hex digits, so the stream bytes are not read as a hex dump.
+            tcp_packet(true, 1000 + 2 * n, b"xy"),
+            tcp_packet(false, 9000 + n, b"z"),
+        ] {
+            let len = p.len();
+            packets.push((p, len));
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("alternating.pcap");
+    std::fs::write(&path, raw_ip_pcap(&packets)).expect("write");
+    let out = wirelens()
+        .args(["inspect"])
+        .arg(&path)
+        .args(["--no-tree", "--no-hex"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("1. 2000 bytes via pcap → TCP"))
+        .unwrap_or_else(|| panic!("the first payload is listed: {text}"));
+    assert!(line.chars().count() < 200, "{} chars: {line}", line.len());
+    assert!(
+        line.contains(" (stream 0, client→server, frames 1, 3, 5, "),
+        "{line}"
+    );
+    assert!(line.ends_with("… (1000 frames in 1000 runs))"), "{line}");
+}
+
+#[test]
+fn output_dash_is_standard_output_and_a_symlink_keeps_its_target() {
+    let profile = stdout_of(
+        &["convert", &sample("user-profile.json"), "--to", "json"],
+        None,
+    );
+    assert_eq!(
+        stdout_of(
+            &[
+                "convert",
+                &sample("user-profile.json"),
+                "--to",
+                "json",
+                "-o",
+                "-"
+            ],
+            None
+        ),
+        profile
+    );
+    let msgpack = std::fs::read(sample("user-profile.msgpack")).expect("sample");
+    let out = wirelens()
+        .args([
+            "convert",
+            &sample("user-profile.json"),
+            "--to",
+            "msgpack",
+            "-o",
+            "-",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, msgpack);
+    #[cfg(unix)]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let target = dir.path().join("profile.msgpack");
+        std::fs::write(&target, b"old").expect("write");
+        let link = dir.path().join("latest.msgpack");
+        std::os::unix::fs::symlink("profile.msgpack", &link).expect("symlink");
+        wirelens()
+            .args([
+                "convert",
+                &sample("user-profile.json"),
+                "--to",
+                "msgpack",
+                "-o",
+            ])
+            .arg(&link)
+            .assert()
+            .success();
+        assert_eq!(std::fs::read(&target).expect("read"), msgpack);
+        assert!(std::fs::symlink_metadata(&link)
+            .expect("lstat")
+            .file_type()
+            .is_symlink());
+        // A link to nothing is an error naming the path.
+        let dangling = dir.path().join("dangling.msgpack");
+        std::os::unix::fs::symlink("gone/profile.msgpack", &dangling).expect("symlink");
+        wirelens()
+            .args(["convert", &sample("user-profile.json"), "--to", "msgpack", "-o"])
+            .arg(&dangling)
+            .assert()
+            .code(1)
+            .stderr(format!(
+                "error: cannot write {}: it is a symbolic link to gone/profile.msgpack, which does not exist\n",
+                dangling.display()
+            ));
+    }
+}
+
+#[test]
+fn convert_help_names_every_output_format_and_partial() {
+    let help = stdout_of(&["convert", "--help"], None);
+    assert!(
+        help.contains("The format to write: json, msgpack, cbor, protobuf"),
+        "{help}"
+    );
+    assert!(help.contains("--partial"), "{help}");
+    wirelens()
+        .args(["convert", "-", "--to", "yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "expected json, msgpack, cbor or protobuf",
+        ));
+}

@@ -474,6 +474,35 @@ fn frame_list(frames: &mut Vec<u64>) -> String {
     out
 }
 
+/// Most characters of the frame numbers in a stream layer's detail; the whole list is in the
+/// payload's `frames` meta.
+const FRAMES_IN_DETAIL: usize = 80;
+
+/// `list` (as [`frame_list`] writes it, `count` frames) in at most about `max` characters: the
+/// list itself when it fits, else its first runs and `… (N frames in M runs)`.
+fn frame_summary(list: &str, count: usize, max: usize) -> String {
+    if list.chars().count() <= max {
+        return list.to_string();
+    }
+    let runs = list.split(", ").count();
+    let tail = format!("… ({count} frames in {runs} runs)");
+    let room = max.saturating_sub(tail.chars().count());
+    let mut out = String::new();
+    let mut used = 0usize;
+    for run in list.split(", ") {
+        let len = run.chars().count() + 2;
+        // The first run is always shown, so the summary says where the stream starts.
+        if used > 0 && used + len > room {
+            break;
+        }
+        out.push_str(run);
+        out.push_str(", ");
+        used += len;
+    }
+    out.push_str(&tail);
+    out
+}
+
 fn payload_for(
     capture: &Capture,
     index: usize,
@@ -488,7 +517,8 @@ fn payload_for(
         (stream.server, stream.client, "server→client")
     };
     let mut frames: Vec<u64> = segments.iter().map(|s| s.frame).collect();
-    let frames = frame_list(&mut frames);
+    let all_frames = frame_list(&mut frames);
+    let frames_in_detail = frame_summary(&all_frames, frames.len(), FRAMES_IN_DETAIL);
     let record = match (
         segments.iter().map(|s| s.record.start).min(),
         segments.iter().map(|s| s.record.end).max(),
@@ -513,7 +543,7 @@ fn payload_for(
     if let Some(t) = first_time {
         meta.push(("first time".to_string(), t));
     }
-    meta.push(("frames".to_string(), frames.clone()));
+    meta.push(("frames".to_string(), all_frames));
     Payload {
         bytes: bytes.into(),
         layers: vec![
@@ -524,7 +554,7 @@ fn payload_for(
             },
             Layer {
                 name: format!("{} {from} → {to}", stream.protocol.name()),
-                detail: format!("stream {index}, {dir_name}, frames {frames}"),
+                detail: format!("stream {index}, {dir_name}, frames {frames_in_detail}"),
                 span: record,
             },
         ],
@@ -628,6 +658,30 @@ mod tests {
             "1, 18446744073709551615"
         );
         assert_eq!(frame_list(&mut Vec::new()), "");
+    }
+
+    #[test]
+    fn frame_summaries_keep_the_first_runs_within_the_width() {
+        assert_eq!(frame_summary("4–6, 8–9", 5, 80), "4–6, 8–9");
+        let mut every_other: Vec<u64> = (1..=2000).map(|n| n * 2).collect();
+        let list = frame_list(&mut every_other);
+        let summary = frame_summary(&list, every_other.len(), 80);
+        assert!(summary.chars().count() <= 80, "{summary}");
+        assert!(summary.starts_with("2, 4, 6, 8, "), "{summary}");
+        assert!(
+            summary.ends_with(", … (2000 frames in 2000 runs)"),
+            "{summary}"
+        );
+        // Every run shown is a run of the full list, in order.
+        let shown: Vec<&str> = summary.split(", ").collect();
+        let full: Vec<&str> = list.split(", ").collect();
+        assert_eq!(shown[..shown.len() - 1], full[..shown.len() - 1]);
+        // A first run wider than the room is still shown.
+        let wide = "18446744073709551610–18446744073709551615, 1";
+        assert_eq!(
+            frame_summary(wide, 7, 20),
+            "18446744073709551610–18446744073709551615, … (7 frames in 2 runs)"
+        );
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! number (unwrapped step by step, so 32-bit wrap-around is handled), then put in order at the
 //! end. The stream starts after the SYN's ISN when the SYN was seen, else at the lowest offset
 //! seen. Retransmitted or overlapping data is kept once: when copies overlap, the one that
-//! starts earliest in the stream wins (on a tie, the earlier frame).
+//! starts earliest in the stream wins (on a tie, the earlier frame). A copy whose bytes differ
+//! from the kept ones (an attack on reassembly, or a broken middlebox) gives a warning naming
+//! both frames and the stream bytes; a retransmission of the same bytes passes silently.
 //! **A gap (lost or uncaptured segment) cuts that direction there**, with a warning: what follows
 //! a gap cannot be placed in the byte stream a later parser reads. FIN bounds a direction; RST
 //! ends the connection. A SYN on a 4-tuple whose connection was used or closed starts a new
@@ -135,9 +137,11 @@ impl Connection {
             let mut cursor = start;
             let end_limit = dir.fin.unwrap_or(i64::MAX);
             let mut overlaps = 0usize;
+            let mut differing = Differing::default();
             for piece in dir.pieces {
                 let piece_end = piece.off + piece.data.len() as i64;
                 let end = piece_end.min(end_limit);
+                differing.check(target, start, cursor, &piece, end);
                 if end <= cursor {
                     if piece.off >= start && piece.off < end_limit {
                         overlaps += 1;
@@ -173,7 +177,62 @@ impl Connection {
                 cursor = end;
             }
             target.retransmitted = overlaps;
+            let dir_name = names.get(i).copied().unwrap_or("");
+            for (kept, other, span) in differing.found {
+                warnings.push(format!(
+                    "frames {kept} and {other}: TCP segments of {label} {dir_name} overlap at stream bytes {span} with different bytes; the first (frame {kept}) is kept"
+                ));
+            }
+            if differing.more > 0 {
+                warnings.push(format!(
+                    "{label} {dir_name}: {} more overlaps of TCP segments with different bytes are not shown",
+                    differing.more
+                ));
+            }
         }
         out
+    }
+}
+
+/// Most overlap warnings per direction; the rest are counted.
+const MAX_DIFFERING: usize = 20;
+
+/// Overlapping copies of stream bytes that differ from the bytes kept.
+#[derive(Default)]
+struct Differing {
+    /// (frame kept, frame that differs, stream bytes of their overlap).
+    found: Vec<(u64, u64, Span)>,
+    more: usize,
+}
+
+impl Differing {
+    /// Compares the part of `piece` (up to stream offset `end`) that falls on bytes already in
+    /// `dir` (stream offsets `start..cursor`) with those bytes, per kept segment.
+    fn check(&mut self, dir: &Direction, start: i64, cursor: i64, piece: &Piece, end: i64) {
+        let from = piece.off.max(start);
+        let to = end.min(cursor);
+        if from >= to {
+            return;
+        }
+        let (Ok(lo), Ok(hi)) = (usize::try_from(from - start), usize::try_from(to - start)) else {
+            return;
+        };
+        for kept in dir.segments_in(Span::new(lo, hi)) {
+            let (a, b) = (kept.span.start.max(lo), kept.span.end.min(hi));
+            let theirs = dir.bytes.get(a..b);
+            let skip = (a as i64 + start) - piece.off;
+            let mine = usize::try_from(skip)
+                .ok()
+                .and_then(|s| piece.data.get(s..s + (b - a)));
+            if let (Some(theirs), Some(mine)) = (theirs, mine) {
+                if theirs != mine {
+                    if self.found.len() < MAX_DIFFERING {
+                        self.found.push((kept.frame, piece.frame, Span::new(a, b)));
+                    } else {
+                        self.more += 1;
+                    }
+                }
+            }
+        }
     }
 }
