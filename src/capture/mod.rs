@@ -16,6 +16,7 @@ pub mod readings;
 pub mod sequence;
 pub mod shared;
 pub mod text;
+pub mod tls;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
