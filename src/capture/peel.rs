@@ -24,6 +24,9 @@ pub struct Peeled {
     pub error: Option<CaptureError>,
     /// Notes on what was skipped or cut (pcap gaps, truncated packets).
     pub warnings: Vec<String>,
+    /// What the capture carried, when the input was read as a pcap or pcapng file: says why a
+    /// capture gives no payload ([`pcap::CaptureSummary::describe`]).
+    pub capture: Option<pcap::CaptureSummary>,
     /// What the input may still expand to: the decompressions of splitting (compressed gRPC
     /// frames) draw on the same budget as the layers peeled before.
     pub(crate) budget: Budget,
@@ -119,6 +122,7 @@ pub(crate) fn unwrapped(
         payloads: Vec::new(),
         error: None,
         warnings: Vec::new(),
+        capture: None,
         budget,
     };
     if max_layers == Some(0) {
@@ -130,6 +134,7 @@ pub(crate) fn unwrapped(
         match pcap::extract(input, &limits.pcap_limits()) {
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
+                out.capture = Some(pcap::summary(&capture));
                 for stream_payload in pcap::payloads(&capture) {
                     // HTTP messages (or anything else peelable) inside each direction of a stream.
                     match unwrap_keeping(
