@@ -15,7 +15,8 @@ use std::sync::OnceLock;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::capture::detect::add_hint;
+use crate::capture::detect::{add_hint, verdict, Verdict};
+use crate::capture::pcap::CaptureSummary;
 use crate::capture::{
     detect, peel_readings_shared, peel_shared, peel_with, Framing, LayerReading, Payload,
     PeelChoice, Reading, SharedBytes, Split,
@@ -376,6 +377,9 @@ struct Input {
     hint: Option<Format>,
     /// The gRPC call a payload is a message of: its `:path` and whether it is the request.
     grpc: Option<(String, bool)>,
+    /// What the payload is when it is no data format (text its Content-Type names, encrypted
+    /// records): then no format is guessed.
+    verdict: Option<Verdict>,
 }
 
 fn read_input(path: &Path) -> Result<Input, Failure> {
@@ -389,6 +393,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
             bytes: bytes.into(),
             hint: None,
             grpc: None,
+            verdict: None,
         });
     }
     let bytes = fs::read(path)
@@ -402,6 +407,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
         bytes: bytes.into(),
         hint,
         grpc: None,
+        verdict: None,
     })
 }
 
@@ -416,6 +422,8 @@ struct Peeling {
     /// The format readings ranking made of the payloads it sampled (index into `payloads`),
     /// documents included, so the command does not decode those payloads again.
     detected: Vec<(usize, Vec<Reading>)>,
+    /// What the capture carried, when the input was read as one.
+    capture: Option<CaptureSummary>,
 }
 
 impl Peeling {
@@ -443,6 +451,7 @@ impl Peeling {
             bytes: p.bytes.clone(),
             hint: p.hint.or(input.hint),
             grpc: p.grpc_call(),
+            verdict: verdict(p),
         }
     }
 
@@ -452,9 +461,35 @@ impl Peeling {
     }
 }
 
-/// Peels `input` into payloads per `--raw` / `--layer` (by default the best-ranked layer
-/// reading) and picks one per `--pick`, else the first with bytes.
+/// What peeling gave: payloads, or a capture that carries none.
+enum PeelOutcome {
+    Payloads(Peeling),
+    /// A capture file without a payload: the sentence saying why ("3 packets, TCP handshake
+    /// only, no application data"), and the warnings not already in it.
+    Nothing {
+        why: String,
+        warnings: Vec<String>,
+        readings: Vec<LayerReading>,
+        reading: usize,
+    },
+}
+
+/// Peels `input` as [`peel_input_or_nothing`] does; a capture without a payload is an error
+/// saying why (`convert` has nothing to convert).
 fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
+    match peel_input_or_nothing(input, args)? {
+        PeelOutcome::Payloads(peeling) => Ok(peeling),
+        PeelOutcome::Nothing { why, .. } => Err(Failure::Input(format!(
+            "error: {}: no payload to read: {why}",
+            input.name
+        ))),
+    }
+}
+
+/// Peels `input` into payloads per `--raw` / `--layer` (by default the best-ranked layer
+/// reading) and picks one per `--pick`, else the first with bytes. A capture file that gives no
+/// payload is [`PeelOutcome::Nothing`], never the file's own bytes read as a payload.
+fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome, Failure> {
     let limits = args.limits()?;
     let mut options = DecodeOptions {
         limits,
@@ -507,11 +542,26 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
         bytes: input.bytes.clone(),
         ..Payload::default()
     };
+    let capture = found.capture;
     let (payloads, mut warnings) = {
         let mut warnings = found.warnings;
         match (found.payloads.is_empty(), found.error) {
             (true, Some(e)) => return Err(Failure::Input(e.to_string())),
-            (true, None) => (vec![whole()], warnings),
+            (true, None) => {
+                if let Some(summary) = &capture {
+                    let why = summary.describe();
+                    // The skipped link types are in the sentence already.
+                    warnings.retain(|w| !why.contains(w.as_str()));
+                    warnings.dedup();
+                    return Ok(PeelOutcome::Nothing {
+                        why,
+                        warnings,
+                        readings,
+                        reading,
+                    });
+                }
+                (vec![whole()], warnings)
+            }
             (false, e) => {
                 if let Some(e) = e {
                     warnings.push(format!("{e} (the payloads before it are kept)"));
@@ -537,14 +587,15 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
             .unwrap_or(0),
     };
     warnings.dedup();
-    Ok(Peeling {
+    Ok(PeelOutcome::Payloads(Peeling {
         payloads,
         chosen,
         warnings,
         readings,
         reading,
         detected,
-    })
+        capture,
+    }))
 }
 
 /// Whether layer ranking reads payloads as the message type the user named: then protobuf is
@@ -623,6 +674,14 @@ fn read_payload_knowing(
             None => None,
         };
     }
+    if let (None, Some(v)) = (args.from, &input.verdict) {
+        // Nothing to guess: the payload is text or encrypted records.
+        return Err(Failure::Input(format!(
+            "error: {}: the payload is {}; read it as a format with --from",
+            input.name,
+            v.sentence()
+        )));
+    }
     let message = options.message.clone();
     // Ranking's documents stand when it decoded as this command does: without a message type,
     // or with the one the user named.
@@ -684,14 +743,91 @@ fn moved_out(format: Format) -> DecodeError {
     }
 }
 
+/// `inspect` of a capture without a payload: the warnings, the layer readings if asked for, and
+/// the sentence saying why there is nothing (exit 0: the file was read).
+fn inspect_nothing(
+    args: &InspectArgs,
+    whole: &Input,
+    peeled: PeelOutcome,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let PeelOutcome::Nothing {
+        why,
+        warnings,
+        readings,
+        reading,
+    } = peeled
+    else {
+        return Ok(());
+    };
+    writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
+    for w in &warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    if args.layers && !readings.is_empty() {
+        inspect::write_layer_readings(out, &readings, Some(reading))?;
+    }
+    writeln!(out, "capture: {why}")?;
+    writeln!(out, "payloads: none")?;
+    Ok(())
+}
+
+/// Lines of a text payload `inspect` shows.
+const TEXT_LINES: usize = 20;
+/// Characters of one such line shown.
+const TEXT_LINE_CHARS: usize = 200;
+
+/// `inspect` of a payload with a verdict: the sentence instead of format readings, and for text
+/// its first lines.
+fn inspect_verdict(
+    input: &Input,
+    verdict: &Verdict,
+    no_text: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    match verdict {
+        Verdict::Text { .. } => {
+            writeln!(
+                out,
+                "format: {} (read it as one with --from FORMAT)",
+                verdict.sentence()
+            )?;
+            if no_text {
+                return Ok(());
+            }
+            let text = String::from_utf8_lossy(&input.bytes);
+            let total = text.lines().count();
+            let shown = total.min(TEXT_LINES);
+            writeln!(
+                out,
+                "
+text (lines 1–{shown} of {total}):"
+            )?;
+            for line in text.lines().take(TEXT_LINES) {
+                let cut: String = line.chars().take(TEXT_LINE_CHARS).collect();
+                let more = if cut.len() < line.len() { " …" } else { "" };
+                writeln!(out, "{cut}{more}")?;
+            }
+        }
+        Verdict::Encrypted { .. } => writeln!(out, "format: {}", verdict.sentence())?,
+    }
+    Ok(())
+}
+
 fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let whole = read_input(&args.input.input)?;
-    let mut peeling = peel_input(&whole, &args.input)?;
+    let mut peeling = match peel_input_or_nothing(&whole, &args.input)? {
+        PeelOutcome::Payloads(peeling) => peeling,
+        nothing => return inspect_nothing(args, &whole, nothing, out),
+    };
     let input = peeling.chosen_input(&whole);
     let known = peeling.take_detected(peeling.chosen, &whole);
     writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
     for w in &peeling.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    if let Some(capture) = peeling.capture.as_ref().filter(|c| c.all_encrypted()) {
+        writeln!(out, "capture: {}", capture.describe())?;
     }
     if args.layers {
         let readings = if peeling.readings.is_empty() {
@@ -720,6 +856,9 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             peeling.chosen + 1,
             peeling.payloads.len()
         )?;
+    }
+    if let (None, Some(v)) = (args.input.from, &input.verdict) {
+        return inspect_verdict(&input, v, args.no_tree && args.no_hex, out);
     }
     let read = read_payload_knowing(&input, &args.input, known)?;
     inspect::write_readings(out, &read.readings)?;

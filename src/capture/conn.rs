@@ -11,6 +11,7 @@
 //!   rest as the protocol switched to (HTTP/2 after `Upgrade: h2c`, WebSocket messages after
 //!   `Upgrade: websocket`, with the permessage-deflate the `101` agreed to; a `CONNECT` tunnel
 //!   as its bytes);
+//! - TLS records as encrypted payloads, labelled from the handshake (version, SNI, cipher);
 //! - otherwise each direction on its own, as any other input is peeled.
 //!
 //! Each message becomes a payload whose capture layers name only the frames that carried it;
@@ -19,6 +20,7 @@
 
 use super::http::{self, Pairing};
 use super::http2;
+use super::tls;
 use super::websocket;
 use super::layers::{unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
 use super::pcap::{self, Capture, Transport};
@@ -51,6 +53,9 @@ pub(crate) fn stream(
             Some(1)
         } else if http::looks_like_http(c) || http::looks_like_http(sv) {
             None
+        } else if tls::looks_like_tls(c) || tls::looks_like_tls(sv) {
+            // Encrypted records: labelled below, each direction as it is.
+            None
         } else if http2::looks_like_frames(c) || http2::looks_like_frames(sv) {
             Some(0)
         } else {
@@ -70,6 +75,11 @@ pub(crate) fn stream(
     // Anything else: each direction (each UDP datagram) peeled on its own.
     let mut payloads = Vec::new();
     for stream_payload in pcap::stream_payloads(capture, index) {
+        if stream_payload.meta_value("encrypted").is_some() {
+            // TLS records (labelled by `pcap`): nothing under them can be read without keys.
+            payloads.push(stream_payload);
+            continue;
+        }
         match unwrap_keeping(&stream_payload.bytes, options, budget, keep.as_deref_mut()) {
             Ok(found) => payloads.extend(found.into_iter().map(|p| under(&stream_payload, p))),
             Err(e) => {

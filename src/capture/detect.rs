@@ -6,8 +6,122 @@
 //! keeps its decoded document or error, so nothing is decoded twice, and carries the reasons a
 //! user sees ("consumed all 812 bytes as CBOR map(6)").
 
+use super::layers::Payload;
 use crate::codec::{self, DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::Value;
+
+/// What a payload is when it is no data format to decode: text its sender labelled as such, or
+/// encrypted records. A payload with a verdict gets no format guess: a CBOR or MessagePack
+/// "reading" of an HTML page or a TLS stream is noise, however it scores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The Content-Type names a text media type (`text/html`, `application/javascript`…).
+    Text {
+        /// The media type, lower case, without parameters.
+        media_type: String,
+    },
+    /// Encrypted records (TLS): nothing to decode without the keys.
+    Encrypted {
+        /// The protocol layer: `TLS 1.3`, or the `encrypted` meta value when no layer names it.
+        protocol: String,
+        /// What the records show without a key (the layer's detail), if known.
+        detail: Option<String>,
+    },
+}
+
+impl Verdict {
+    /// A short name for the reading: `text (text/html)`, `encrypted (TLS 1.3)`.
+    pub fn name(&self) -> String {
+        match self {
+            Verdict::Text { media_type } => format!("text ({media_type})"),
+            Verdict::Encrypted { protocol, .. } => format!("encrypted ({protocol})"),
+        }
+    }
+
+    /// The sentence shown instead of a format reading.
+    pub fn sentence(&self) -> String {
+        match self {
+            Verdict::Text { media_type } => {
+                format!("text ({media_type}), as its Content-Type says; no data format is guessed")
+            }
+            Verdict::Encrypted {
+                detail: Some(detail),
+                ..
+            } => format!("encrypted TLS records: {detail}"),
+            Verdict::Encrypted { protocol, .. } => {
+                format!("encrypted {protocol} records — give a key log to decrypt")
+            }
+        }
+    }
+}
+
+/// The media type of a Content-Type value if it names text that no data format reads: `text/*`
+/// (except `text/event-stream` and JSON subtypes, which may hold JSON documents), JavaScript,
+/// XML and XHTML (`*+xml`, SVG), form data. Lower case, parameters dropped.
+///
+/// ```
+/// use wirelens::capture::detect::text_media_type;
+///
+/// assert_eq!(text_media_type("text/html; charset=utf-8").as_deref(), Some("text/html"));
+/// assert_eq!(text_media_type("application/javascript").as_deref(), Some("application/javascript"));
+/// assert_eq!(text_media_type("application/json"), None);
+/// assert_eq!(text_media_type("application/cbor"), None);
+/// ```
+pub fn text_media_type(content_type: &str) -> Option<String> {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let (kind, sub) = media.split_once('/')?;
+    if sub.contains("json") || sub.is_empty() {
+        return None;
+    }
+    let text = match kind {
+        "text" => sub != "event-stream",
+        "application" => {
+            matches!(
+                sub,
+                "javascript"
+                    | "x-javascript"
+                    | "ecmascript"
+                    | "xml"
+                    | "xhtml+xml"
+                    | "x-www-form-urlencoded"
+                    | "graphql"
+                    | "x-sh"
+                    | "rtf"
+            ) || sub.ends_with("+xml")
+        }
+        "image" => sub == "svg+xml",
+        _ => false,
+    };
+    text.then_some(media)
+}
+
+/// The verdict on a payload, from what its layers recorded: meta `encrypted` (a TLS stream), or
+/// a `Content-Type` naming a text media type ([`text_media_type`]). `None`: read its format.
+pub fn verdict(payload: &Payload) -> Option<Verdict> {
+    if let Some(what) = payload.meta_value("encrypted") {
+        let layer = payload
+            .layers
+            .iter()
+            .rev()
+            .find(|l| l.name.starts_with(what));
+        return Some(Verdict::Encrypted {
+            protocol: layer.map_or_else(|| what.to_string(), |l| l.name.clone()),
+            detail: layer.map(|l| l.detail.clone()).filter(|d| !d.is_empty()),
+        });
+    }
+    // The innermost Content-Type: a multipart part's own comes after its message's.
+    let content_type = payload
+        .meta
+        .iter()
+        .rev()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))?;
+    text_media_type(&content_type.1).map(|media_type| Verdict::Text { media_type })
+}
 
 /// A reading at or above this confidence is a claim: "these bytes are this format". Below it, the
 /// bytes are reported as unknown (the readings are still listed). Random bytes stay below it in

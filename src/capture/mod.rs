@@ -20,6 +20,7 @@ pub mod readings;
 pub mod sequence;
 pub mod shared;
 pub mod text;
+pub mod tls;
 pub mod websocket;
 
 pub use detect::{detect, Reading};

@@ -25,6 +25,9 @@ pub struct Peeled {
     pub error: Option<CaptureError>,
     /// Notes on what was skipped or cut (pcap gaps, truncated packets).
     pub warnings: Vec<String>,
+    /// What the capture carried, when the input was read as a pcap or pcapng file: says why a
+    /// capture gives no payload ([`pcap::CaptureSummary::describe`]).
+    pub capture: Option<pcap::CaptureSummary>,
     /// What the input may still expand to: the decompressions of splitting (compressed gRPC
     /// frames) draw on the same budget as the layers peeled before.
     pub(crate) budget: Budget,
@@ -120,6 +123,7 @@ pub(crate) fn unwrapped(
         payloads: Vec::new(),
         error: None,
         warnings: Vec::new(),
+        capture: None,
         budget,
     };
     if max_layers == Some(0) {
@@ -131,6 +135,7 @@ pub(crate) fn unwrapped(
         match pcap::extract(input, &limits.pcap_limits()) {
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
+                out.capture = Some(pcap::summary(&capture));
                 // Each connection with both directions in view (HTTP pairing, HTTP/2 streams).
                 for index in 0..capture.streams.len() {
                     let (found, warnings) =

@@ -9,11 +9,15 @@
 //! `--layers` and `--layer N`).
 //!
 //! A reading's confidence is the mean confidence of the best format reading of its first
-//! [`SAMPLED`] payloads with bytes, less [`FAULT_PENALTY`] when peeling stopped at a fault.
+//! [`SAMPLED`] payloads with bytes, less [`FAULT_PENALTY`] when peeling stopped at a fault. A
+//! payload with a [`Verdict`](super::detect::Verdict) (text its Content-Type names, encrypted TLS records) has no format
+//! reading; it counts [`VERDICT_CONFIDENCE`]. When the input parses as a capture file, its
+//! readings as a capture rank above the raw bytes whatever they score, even with no payload: a
+//! pcap file read as CBOR is never the answer.
 //! What this module does not do: force a layer that peeling does not find (choose a
 //! [`PeelChoice`] with [`Split::Force`] and call [`peel_choosing`](super::peel_choosing) for that).
 
-use super::detect::{detect_knowing, Reading};
+use super::detect::{detect_knowing, verdict, Reading};
 use super::layers::Decoded;
 use super::peel::{split_all, unwrapped, PeelChoice, Peeled, Split};
 use super::SharedBytes;
@@ -21,6 +25,9 @@ use crate::codec::{DecodeOptions, Format};
 
 /// Payloads per reading whose formats are detected to score it.
 pub const SAMPLED: usize = 8;
+/// What a payload with a [`Verdict`](super::detect::Verdict) counts towards its reading's confidence: as sure as a
+/// complete JSON reading, since the sender's Content-Type or the TLS record layer says what it is.
+pub const VERDICT_CONFIDENCE: u8 = 90;
 /// Taken off a reading's confidence when peeling it stopped at a fault.
 pub const FAULT_PENALTY: i32 = 15;
 /// Most layer depths tried (each depth is one more layer peeled).
@@ -61,14 +68,22 @@ impl LayerReading {
         self.peeled.payloads.len()
     }
 
-    /// The layer chain of the first payload with bytes (`hex → gzip`), or `raw bytes`.
+    /// The layer chain of the first payload with bytes (`hex → gzip`); `pcap` for a capture
+    /// that gave no payload; else `raw bytes`.
     pub fn layers(&self) -> String {
+        let none = || {
+            self.peeled
+                .capture
+                .as_ref()
+                .map_or("raw bytes", |c| c.format.name())
+                .to_string()
+        };
         self.peeled
             .payloads
             .iter()
             .find(|p| !p.bytes.is_empty())
             .or(self.peeled.payloads.first())
-            .map_or_else(|| "raw bytes".to_string(), |p| p.provenance())
+            .map_or_else(none, |p| p.provenance())
     }
 }
 
@@ -141,24 +156,38 @@ pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec
             distinct.push((choice, peeled));
         }
     }
+    // A capture file is read as a capture: the readings that opened it go before those that did
+    // not (the raw bytes), whatever they score.
+    let is_capture = distinct.iter().any(|(_, p)| p.capture.is_some());
+    let rank = |r: &LayerReading| {
+        (
+            is_capture && r.peeled.capture.is_none(),
+            std::cmp::Reverse(r.confidence),
+        )
+    };
     // Only the best reading keeps its documents (ties: the first), so at most two readings'
     // documents are held at a time.
     let mut readings: Vec<LayerReading> = Vec::with_capacity(distinct.len());
-    let mut best: Option<(usize, u8)> = None;
+    let mut best: Option<(usize, (bool, std::cmp::Reverse<u8>))> = None;
     for (choice, peeled) in distinct {
         let mut reading = score(choice, peeled, options, &mut decoded);
+        if is_capture && reading.peeled.capture.is_none() {
+            reading
+                .reasons
+                .push("ranked after the readings as a capture: the input is a capture file".into());
+        }
         match best {
-            Some((_, top)) if reading.confidence <= top => reading.detected.clear(),
+            Some((_, top)) if rank(&reading) >= top => reading.detected.clear(),
             _ => {
                 if let Some(previous) = best.and_then(|(i, _)| readings.get_mut(i)) {
                     previous.detected.clear();
                 }
-                best = Some((readings.len(), reading.confidence));
+                best = Some((readings.len(), rank(&reading)));
             }
         }
         readings.push(reading);
     }
-    readings.sort_by_key(|r| std::cmp::Reverse(r.confidence));
+    readings.sort_by_key(rank);
     readings
 }
 
@@ -195,19 +224,29 @@ fn score(
         .collect();
     let mut total = 0i32;
     let mut format = None;
-    let mut formats: Vec<(Format, usize)> = Vec::new();
+    // What each sampled payload read best as: a format's name, or a verdict's.
+    let mut formats: Vec<(String, usize)> = Vec::new();
+    let mut count_as = |name: String| match formats.iter_mut().find(|(f, _)| *f == name) {
+        Some((_, n)) => *n += 1,
+        None => formats.push((name, 1)),
+    };
     let mut detected = Vec::with_capacity(sampled.len());
     let mut kept_nodes = 0usize;
     for &(i, p) in &sampled {
+        if let Some(v) = verdict(p) {
+            // Nothing to decode: no format readings, and no JSON document kept for it.
+            let _ = decoded.take_json(&p.bytes, options);
+            total += i32::from(VERDICT_CONFIDENCE);
+            count_as(v.name());
+            detected.push((i, Vec::new()));
+            continue;
+        }
         let json = decoded.take_json(&p.bytes, options);
         let readings = detect_knowing(&p.bytes, p.hint, options, json);
         if let Some(best) = readings.first() {
             total += i32::from(best.confidence);
             format = format.or(Some(best.format));
-            match formats.iter_mut().find(|(f, _)| *f == best.format) {
-                Some((_, n)) => *n += 1,
-                None => formats.push((best.format, 1)),
-            }
+            count_as(best.format.name().to_string());
         }
         let nodes: usize = readings.iter().map(document_nodes).sum();
         kept_nodes = kept_nodes.saturating_add(nodes);
@@ -218,7 +257,10 @@ fn score(
     let mut confidence = match i32::try_from(sampled.len()) {
         Ok(n) if n > 0 => total / n,
         _ => {
-            reasons.push("no payload bytes".to_string());
+            reasons.push(match &peeled.capture {
+                Some(capture) => format!("no payload bytes: {}", capture.describe()),
+                None => "no payload bytes".to_string(),
+            });
             0
         }
     };
@@ -229,11 +271,8 @@ fn score(
             .filter(|p| !p.bytes.is_empty())
             .count();
         let what: Vec<String> = match formats.as_slice() {
-            [(f, _)] => vec![f.name().to_string()],
-            _ => formats
-                .iter()
-                .map(|(f, n)| format!("{} ×{n}", f.name()))
-                .collect(),
+            [(f, _)] => vec![f.clone()],
+            _ => formats.iter().map(|(f, n)| format!("{f} ×{n}")).collect(),
         };
         let some = if with_bytes < count {
             " with bytes"

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use super::job::{JobContext, JobError};
 use super::schemas::{ProtoMode, SchemaSet};
 use super::source::Source;
+use crate::capture::detect::{verdict, Verdict};
+use crate::capture::pcap::CaptureSummary;
 use crate::capture::{detect, peel_shared, CaptureError, Payload, PeelChoice, SharedBytes, Split};
 use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
@@ -22,7 +24,8 @@ use crate::profile::sizes;
 /// What peeling a source found.
 #[derive(Debug, Clone)]
 pub struct Opened {
-    /// The payloads, in stream order (at least one: the raw bytes when nothing was peeled).
+    /// The payloads, in stream order: at least one (the raw bytes when nothing was peeled),
+    /// except for a capture file that carries none (then [`Opened::nothing`] says why).
     pub payloads: Vec<Payload>,
     /// The fault that stopped peeling early, if any.
     pub error: Option<CaptureError>,
@@ -30,6 +33,11 @@ pub struct Opened {
     pub warnings: Vec<String>,
     /// Whether the bytes were taken as they are, without peeling.
     pub raw: bool,
+    /// What the capture carried, when the source was read as a capture file.
+    pub capture: Option<CaptureSummary>,
+    /// Why a capture file gave no payload ("3 packets, TCP handshake only, no application
+    /// data"): shown instead of the file's bytes.
+    pub nothing: Option<String>,
 }
 
 /// Peels `source` as `choice` says: every layer by default, at most `max_layers` layers, streams
@@ -53,12 +61,19 @@ pub fn open(source: &Arc<Source>, choice: &PeelChoice, limits: &Limits) -> Opene
             error: None,
             warnings: Vec::new(),
             raw,
+            capture: None,
+            nothing: None,
         };
     }
     let peeled = peel_shared(&bytes, choice, limits);
     let mut payloads = peeled.payloads;
+    let mut nothing = None;
     if payloads.is_empty() {
-        payloads.push(as_is());
+        // A capture without a payload says so; anything else is its own bytes.
+        match (&peeled.capture, &peeled.error) {
+            (Some(capture), None) => nothing = Some(capture.describe()),
+            _ => payloads.push(as_is()),
+        }
     }
     for p in &mut payloads {
         if p.hint.is_none() && p.layers.is_empty() {
@@ -70,6 +85,8 @@ pub fn open(source: &Arc<Source>, choice: &PeelChoice, limits: &Limits) -> Opene
         error: peeled.error,
         warnings: peeled.warnings,
         raw,
+        capture: peeled.capture,
+        nothing,
     }
 }
 
@@ -213,6 +230,10 @@ pub struct Analysis {
     pub columns: Vec<Column>,
     /// How long detection, decoding and encoding took.
     pub elapsed: Duration,
+    /// What the payload is when it is no data format (text its Content-Type names, encrypted
+    /// TLS records). Unless the user chose a format, nothing was guessed then: `readings` and
+    /// `columns` are empty and `format` is only the payload's hint (or JSON).
+    pub verdict: Option<Verdict>,
 }
 
 impl Analysis {
@@ -225,6 +246,42 @@ impl Analysis {
     pub fn source(&self) -> Option<&Column> {
         self.columns.iter().find(|c| c.is_source)
     }
+}
+
+/// [`analyze`] for a payload of a peeled source: a payload with a [`Verdict`] (text, encrypted
+/// records) is not decoded unless the user chose a format; its analysis carries the verdict.
+pub fn analyze_payload(
+    payload: &Payload,
+    choice: &Choice,
+    schemas: &SchemaSet,
+    limits: &Limits,
+    ctx: &JobContext,
+) -> Result<Analysis, JobError> {
+    let found = verdict(payload);
+    if found.is_some() && choice.format.is_none() {
+        return Ok(Analysis {
+            readings: Vec::new(),
+            format: payload.hint.unwrap_or(Format::Json),
+            overridden: false,
+            candidates: Vec::new(),
+            message: None,
+            warnings: Vec::new(),
+            columns: Vec::new(),
+            elapsed: Duration::ZERO,
+            verdict: found,
+        });
+    }
+    let mut analysis = analyze(
+        &payload.bytes,
+        payload.hint,
+        payload.grpc_call().as_ref(),
+        choice,
+        schemas,
+        limits,
+        ctx,
+    )?;
+    analysis.verdict = found;
+    Ok(analysis)
 }
 
 /// Detects, decodes and encodes one payload. Checks for cancel between steps. `grpc` is the gRPC
@@ -374,6 +431,7 @@ pub fn analyze(
         warnings,
         columns,
         elapsed: started.elapsed(),
+        verdict: None,
     })
 }
 

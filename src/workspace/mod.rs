@@ -18,8 +18,8 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 pub use analysis::{
-    analyze, open, Analysis, CandidateSummary, Choice, Column, ColumnError, Opened, ReadingSummary,
-    Sizes,
+    analyze, analyze_payload, open, Analysis, CandidateSummary, Choice, Column, ColumnError,
+    Opened, ReadingSummary, Sizes,
 };
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
 pub use profiling::{ProfileRun, Progress, Scope};
@@ -344,21 +344,17 @@ impl Workspace {
             return;
         };
         cancel(&e.analysis);
+        if opened.payloads.is_empty() {
+            // A capture without a payload: `Opened::nothing` says why; there is nothing to decode.
+            return;
+        }
         let p = e.payload.min(opened.payloads.len().saturating_sub(1));
         let choice = e.choice.clone();
         e.analysis = Stage::Running(Job::spawn("analyze", notify, move |ctx| {
             let Some(payload) = opened.payloads.get(p) else {
                 return Err(JobError::Failed("the source has no payload".into()));
             };
-            analyze(
-                &payload.bytes,
-                payload.hint,
-                payload.grpc_call().as_ref(),
-                &choice,
-                &schemas,
-                &limits,
-                ctx,
-            )
+            analyze_payload(payload, &choice, &schemas, &limits, ctx)
         }));
     }
 

@@ -452,3 +452,50 @@ fn a_hinted_reading_that_fails_near_the_end_stays_below_complete_readings() {
     assert_eq!(msgpack.confidence, 40);
     assert!(msgpack.confidence < CONFIDENT);
 }
+
+#[test]
+fn a_text_content_type_is_a_text_verdict_and_no_format_ranks_above_it() {
+    use wirelens::capture::detect::{verdict, Verdict};
+    for (content_type, media) in [
+        ("text/html; charset=utf-8", "text/html"),
+        ("text/plain", "text/plain"),
+        ("text/css", "text/css"),
+        ("application/javascript", "application/javascript"),
+        ("image/svg+xml", "image/svg+xml"),
+    ] {
+        // A body that CBOR and MessagePack read a few bytes of.
+        let body = "\u{7f}a{b} c: d;";
+        let message = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let peeled = peel(message.as_bytes());
+        assert_eq!(peeled.payloads.len(), 1, "{content_type}");
+        let body = &peeled.payloads[0];
+        assert_eq!(
+            verdict(body),
+            Some(Verdict::Text {
+                media_type: media.into()
+            }),
+            "{content_type}"
+        );
+        let readings = peel_readings(message.as_bytes(), &DecodeOptions::default());
+        assert_eq!(
+            readings[0].format, None,
+            "{content_type}: {:?}",
+            readings[0].reasons
+        );
+        assert!(
+            readings[0].reasons[0].contains(&format!("text ({media})")),
+            "{:?}",
+            readings[0].reasons
+        );
+    }
+    // JSON and binary media types are still read as formats.
+    let json = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"a\":1}";
+    assert_eq!(verdict(&peel(json).payloads[0]), None);
+    assert_eq!(
+        peel_readings(json, &DecodeOptions::default())[0].format,
+        Some(Format::Json)
+    );
+}

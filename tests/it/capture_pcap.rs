@@ -854,3 +854,148 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------- captures with nothing to decode
+
+/// The best layer reading of a fixture, which must be its reading as a capture.
+fn best_reading(name: &str) -> wirelens::capture::LayerReading {
+    let readings = wirelens::capture::peel_readings(
+        &fixture(name),
+        &wirelens::codec::DecodeOptions::default(),
+    );
+    let best = readings.into_iter().next().expect("at least one reading");
+    assert!(best.peeled.capture.is_some(), "{name}: read as a capture");
+    best
+}
+
+#[test]
+fn captures_without_payloads_say_why_and_outrank_the_raw_bytes() {
+    for (name, why) in [
+        ("empty.pcapng", "0 packets: the capture is empty"),
+        (
+            "handshake-only.pcap",
+            "3 packets, TCP handshake only, no application data",
+        ),
+        (
+            "nflog.pcap",
+            "link type 239 (NFLOG) is not supported: 12 packets skipped",
+        ),
+        (
+            "pktap.pcap",
+            "link type 258 (PKTAP) is not supported: 4 packets skipped",
+        ),
+    ] {
+        let best = best_reading(name);
+        assert!(best.peeled.payloads.is_empty(), "{name}");
+        assert_eq!(best.format, None, "{name}: no format guessed");
+        let summary = best.peeled.capture.as_ref().expect("a capture summary");
+        assert_eq!(summary.describe(), why, "{name}");
+        assert!(
+            best.reasons.iter().any(|r| r.contains(why)),
+            "{name}: {:?}",
+            best.reasons
+        );
+    }
+}
+
+#[test]
+fn unsupported_link_types_are_counted_once_not_warned_per_frame() {
+    let cap = extract(&fixture("nflog.pcap"), &PcapLimits::default()).expect("valid");
+    assert_eq!(cap.packets, 12);
+    assert_eq!(cap.skipped_linktypes, vec![(239, 12)]);
+    assert_eq!(
+        cap.warnings,
+        vec!["link type 239 (NFLOG) is not supported: 12 packets skipped".to_string()]
+    );
+    // A link type without a name here is still counted.
+    let mut w = PcapWriter::new(4000);
+    full(&mut w, 1, vec![1, 2, 3]);
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert_eq!(
+        cap.warnings,
+        vec!["link type 4000 is not supported: 1 packet skipped".to_string()]
+    );
+}
+
+#[test]
+fn a_handshake_only_capture_counts_its_connection() {
+    let cap = extract(&fixture("handshake-only.pcap"), &PcapLimits::default()).expect("valid");
+    let summary = wirelens::capture::pcap::summary(&cap);
+    assert_eq!(summary.packets, 3);
+    assert_eq!(summary.tcp_streams, 1);
+    assert_eq!(summary.streams_with_data, 0);
+    assert!(!summary.has_data());
+    assert!(payloads(&cap).is_empty());
+}
+
+#[test]
+fn a_tls_capture_is_labelled_encrypted_not_guessed_as_a_format() {
+    let cap = extract(&fixture("tls13.pcap"), &PcapLimits::default()).expect("valid");
+    let summary = wirelens::capture::pcap::summary(&cap);
+    assert_eq!(
+        summary.describe(),
+        "TLS 1.3: 1 encrypted stream, SNI api.example.test — give a key log to decrypt"
+    );
+    let (_, tls) = &summary.tls[0];
+    assert_eq!(tls.version, "TLS 1.3");
+    assert_eq!(tls.sni.as_deref(), Some("api.example.test"));
+    assert_eq!(tls.cipher.as_deref(), Some("TLS_AES_256_GCM_SHA384"));
+    assert_eq!(tls.alpn, ["http/1.1"]);
+    // As tshark counts them (see COMMANDS.md).
+    assert_eq!(tls.records, [5, 10]);
+    assert_eq!(tls.encrypted, [3, 8]);
+    let best = best_reading("tls13.pcap");
+    assert_eq!(best.peeled.payloads.len(), 2);
+    assert_eq!(best.format, None, "no format guessed for TLS");
+    assert!(
+        best.reasons
+            .iter()
+            .any(|r| r.contains("read best as encrypted (TLS 1.3)")),
+        "{:?}",
+        best.reasons
+    );
+    for (i, p) in best.peeled.payloads.iter().enumerate() {
+        assert_eq!(p.meta_value("encrypted"), Some("TLS"));
+        assert_eq!(p.hint, None);
+        let layer = p.layers.last().expect("a TLS layer");
+        assert_eq!(layer.name, "TLS 1.3");
+        assert_eq!(
+            layer.detail,
+            "TLS 1.3, SNI api.example.test, TLS_AES_256_GCM_SHA384, ALPN offered http/1.1, 11 records encrypted — give a key log to decrypt"
+        );
+        assert!(
+            best.detected.iter().all(|(_, r)| r.is_empty()),
+            "payload {i}: no format readings"
+        );
+        assert!(matches!(
+            wirelens::capture::detect::verdict(p),
+            Some(wirelens::capture::detect::Verdict::Encrypted { .. })
+        ));
+    }
+}
+
+#[test]
+fn an_html_body_in_a_capture_is_text_not_a_format_guess() {
+    let best = best_reading("html-listing.pcap");
+    assert_eq!(best.format, None, "{:?}", best.reasons);
+    let body = best
+        .peeled
+        .payloads
+        .iter()
+        .find(|p| !p.bytes.is_empty())
+        .expect("the response body");
+    assert!(body.bytes.starts_with(b"<!DOCTYPE HTML>"));
+    assert_eq!(
+        wirelens::capture::detect::verdict(body),
+        Some(wirelens::capture::detect::Verdict::Text {
+            media_type: "text/html".into()
+        })
+    );
+    assert!(
+        best.reasons
+            .iter()
+            .any(|r| r.contains("read best as text (text/html)")),
+        "{:?}",
+        best.reasons
+    );
+}

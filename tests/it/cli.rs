@@ -946,6 +946,61 @@ fn output_dash_is_standard_output_and_a_symlink_keeps_its_target() {
     }
 }
 
+/// `inspect` output has no format reading besides `verdict_line` (if given): no `format: cbor
+/// (11%)` guess, no `other:` lines.
+fn assert_no_format_guess(out: &str, what: &str) {
+    for line in out.lines() {
+        assert!(
+            !line.starts_with("  other: "),
+            "{what}: a format guess is offered: {line}\n{out}"
+        );
+        if let Some(rest) = line.strip_prefix("format: ") {
+            assert!(
+                rest.starts_with("text (") || rest.starts_with("encrypted TLS records"),
+                "{what}: a format guess is offered: {line}\n{out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn inspect_of_a_capture_without_payloads_says_why_and_convert_fails_with_it() {
+    for (name, why) in [
+        ("empty.pcapng", "0 packets: the capture is empty"),
+        (
+            "handshake-only.pcap",
+            "3 packets, TCP handshake only, no application data",
+        ),
+        (
+            "nflog.pcap",
+            "link type 239 (NFLOG) is not supported: 12 packets skipped",
+        ),
+        (
+            "pktap.pcap",
+            "link type 258 (PKTAP) is not supported: 4 packets skipped",
+        ),
+    ] {
+        let path = capture_fixture(&format!("pcap/{name}"));
+        let assert = wirelens().args(["inspect", &path]).assert().success();
+        let out = assert.stdout_text();
+        assert!(
+            out.contains(&format!("\ncapture: {why}\npayloads: none\n")),
+            "{name}: {out}"
+        );
+        assert_no_format_guess(&out, name);
+        // The sentence is said once, not again as a warning.
+        assert_eq!(out.matches(why).count(), 1, "{name}: {out}");
+        wirelens()
+            .args(["convert", &path, "--to", "json"])
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicate::str::contains(format!(
+                "no payload to read: {why}"
+            )));
+    }
+}
+
 #[test]
 fn convert_help_names_every_output_format_and_partial() {
     let help = stdout_of(&["convert", "--help"], None);
@@ -960,5 +1015,62 @@ fn convert_help_names_every_output_format_and_partial() {
         .code(2)
         .stderr(predicate::str::contains(
             "expected json, msgpack, cbor or protobuf",
+        ));
+}
+
+#[test]
+fn inspect_of_a_tls_capture_labels_it_and_convert_refuses_to_guess() {
+    let path = capture_fixture("pcap/tls13.pcap");
+    let assert = wirelens()
+        .args(["inspect", &path, "--no-tree", "--no-hex"])
+        .assert()
+        .success();
+    let out = assert.stdout_text();
+    assert!(
+        out.contains(
+            "capture: TLS 1.3: 1 encrypted stream, SNI api.example.test — give a key log to decrypt\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("format: encrypted TLS records: TLS 1.3, SNI api.example.test, TLS_AES_256_GCM_SHA384, ALPN offered http/1.1, 11 records encrypted — give a key log to decrypt\n"),
+        "{out}"
+    );
+    assert_no_format_guess(&out, "tls13.pcap");
+    wirelens()
+        .args(["convert", &path, "--pick", "2", "--to", "json"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("encrypted TLS records: TLS 1.3"));
+}
+
+#[test]
+fn inspect_of_an_html_body_shows_its_text() {
+    let path = capture_fixture("pcap/html-listing.pcap");
+    let assert = wirelens().args(["inspect", &path]).assert().success();
+    let out = assert.stdout_text();
+    assert!(
+        out.contains("format: text (text/html), as its Content-Type says; no data format is guessed (read it as one with --from FORMAT)\n"),
+        "{out}"
+    );
+    assert!(out.contains("\ntext (lines 1–"), "{out}");
+    assert!(
+        out.contains("<li><a href=\"hello.txt\">hello.txt</a></li>\n"),
+        "{out}"
+    );
+    assert_no_format_guess(&out, "html-listing.pcap");
+    assert!(!out.contains("annotated hex"), "{out}");
+    // Without --from there is nothing to convert; with it, the user's choice is read.
+    wirelens()
+        .args(["convert", &path, "--to", "json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("text (text/html)"));
+    wirelens()
+        .args(["inspect", &path, "--from", "cbor", "--no-tree", "--no-hex"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "format: cbor (100%): chosen with --from",
         ));
 }

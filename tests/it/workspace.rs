@@ -417,3 +417,60 @@ fn a_large_file_is_mapped_and_its_payload_and_source_column_share_the_map() {
     assert_eq!(source.bytes.as_ptr(), mapped);
     assert_eq!(source.bytes.len(), bytes.len());
 }
+
+fn capture_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture/pcap")
+        .join(name)
+}
+
+#[test]
+fn a_capture_without_payloads_says_why_instead_of_showing_the_file() {
+    let mut ws = Workspace::new(no_notify());
+    ws.open_path(capture_fixture("handshake-only.pcap"))
+        .expect("the fixture opens");
+    ws.wait_idle();
+    let entry = ws.entry().expect("an entry");
+    let opened = entry.opened.ready().expect("peeled");
+    assert!(opened.payloads.is_empty(), "the file is no payload");
+    assert_eq!(
+        opened.nothing.as_deref(),
+        Some("3 packets, TCP handshake only, no application data")
+    );
+    assert!(ws.analysis().is_none(), "nothing is decoded");
+}
+
+#[test]
+fn tls_and_html_payloads_carry_their_verdict_and_no_format_guess() {
+    use wirelens::capture::detect::Verdict;
+    let mut ws = Workspace::new(no_notify());
+    ws.open_path(capture_fixture("tls13.pcap"))
+        .expect("the fixture opens");
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert!(
+        matches!(&a.verdict, Some(Verdict::Encrypted { protocol, .. }) if protocol == "TLS 1.3"),
+        "{:?}",
+        a.verdict
+    );
+    assert!(a.readings.is_empty() && a.columns.is_empty());
+
+    ws.open_path(capture_fixture("html-listing.pcap"))
+        .expect("the fixture opens");
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(
+        a.verdict,
+        Some(Verdict::Text {
+            media_type: "text/html".into()
+        })
+    );
+    assert!(a.readings.is_empty() && a.columns.is_empty());
+    // The user can still read it as a format.
+    ws.set_format(Some(Format::Cbor));
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.format, Format::Cbor);
+    assert!(a.overridden || !a.columns.is_empty());
+    assert!(a.source().is_some());
+}

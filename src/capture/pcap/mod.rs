@@ -28,6 +28,7 @@ mod tcp;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
+use crate::capture::tls::{self, TlsSummary};
 use crate::model::{Span, Timestamp};
 
 pub use file::FileFormat;
@@ -144,6 +145,11 @@ pub struct Capture {
     pub input_len: usize,
     /// The link types seen, in order of first use.
     pub linktypes: Vec<u32>,
+    /// Packets of link types that are not read, per link type, in order of first use.
+    pub skipped_linktypes: Vec<(u32, usize)>,
+    /// Packets read whose link layer was understood but that carry no TCP or UDP over IP (ARP,
+    /// ICMP, other ethertypes).
+    pub other_packets: usize,
 }
 
 /// Whether the bytes start like a pcap (either byte order, micro- or nanosecond) or pcapng file.
@@ -193,6 +199,8 @@ struct State {
     truncated: usize,
     first_truncated: u64,
     linktypes: Vec<u32>,
+    skipped_linktypes: Vec<(u32, usize)>,
+    other_packets: usize,
     warnings: Warnings,
     frags: frag::Reassembly,
 }
@@ -234,8 +242,20 @@ impl State {
             }
             self.truncated += 1;
         }
+        if !net::is_supported(p.linktype) {
+            // Counted, not warned per frame: one line in `finish` says how many were skipped.
+            match self
+                .skipped_linktypes
+                .iter_mut()
+                .find(|(l, _)| *l == p.linktype)
+            {
+                Some((_, n)) => *n += 1,
+                None => self.skipped_linktypes.push((p.linktype, 1)),
+            }
+            return true;
+        }
         match net::parse(p.linktype, p.data) {
-            Err(None) => {}
+            Err(None) => self.other_packets += 1,
             Err(Some(why)) => self.warnings.push(format!("frame {}: {why}", p.frame)),
             Ok(net::Transport::Tcp(seg)) => self.tcp(seg, &p),
             Ok(net::Transport::Udp(dgram)) => self.udp(dgram, &p),
@@ -362,6 +382,9 @@ impl State {
     }
 
     fn finish(mut self, format: FileFormat, input_len: usize) -> Capture {
+        for &(linktype, n) in &self.skipped_linktypes {
+            self.warnings.push(skipped_sentence(linktype, n));
+        }
         for line in self.frags.unfinished() {
             self.warnings.push(line);
         }
@@ -399,7 +422,26 @@ impl State {
             format,
             input_len,
             linktypes: self.linktypes,
+            skipped_linktypes: self.skipped_linktypes,
+            other_packets: self.other_packets,
         }
+    }
+}
+
+/// `link type 239 (NFLOG) is not supported: 12 packets skipped`.
+fn skipped_sentence(linktype: u32, packets: usize) -> String {
+    format!(
+        "{} is not supported: {packets} {} skipped",
+        net::linktype_label(linktype),
+        plural(packets, "packet", "packets")
+    )
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
     }
 }
 
@@ -419,6 +461,8 @@ pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureErro
         truncated: 0,
         first_truncated: 0,
         linktypes: Vec::new(),
+        skipped_linktypes: Vec::new(),
+        other_packets: 0,
         warnings: Warnings {
             list: Vec::new(),
             dropped: 0,
@@ -565,6 +609,11 @@ fn payload_for(
 
 /// One payload per non-empty direction of each TCP stream, and one per UDP datagram, in stream
 /// order (client→server before server→client).
+///
+/// A TCP stream whose directions are TLS records ([`tls::summarize`]) is marked as encrypted:
+/// each direction gets a layer named for the version (`TLS 1.3`) whose detail is the summary's
+/// [`TlsSummary::describe`], and the meta entry `("encrypted", "TLS")`, so no format is guessed
+/// for it.
 pub fn payloads(capture: &Capture) -> Vec<Payload> {
     (0..capture.streams.len())
         .flat_map(|index| stream_payloads(capture, index))
@@ -577,18 +626,20 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
     let Some(stream) = capture.streams.get(index) else {
         return out;
     };
+    let tls = match stream.protocol {
+        Transport::Tcp => tls_of(stream),
+        Transport::Udp => None,
+    };
     for (which, dir) in stream.directions.iter().enumerate() {
         match stream.protocol {
             Transport::Tcp => {
                 if !dir.bytes.is_empty() {
-                    out.push(payload_for(
-                        capture,
-                        index,
-                        stream,
-                        which,
-                        &dir.bytes,
-                        &dir.segments,
-                    ));
+                    let mut payload =
+                        payload_for(capture, index, stream, which, &dir.bytes, &dir.segments);
+                    if let Some(summary) = &tls {
+                        mark_encrypted(&mut payload, summary);
+                    }
+                    out.push(payload);
                 }
             }
             Transport::Udp => {
@@ -643,6 +694,192 @@ pub(crate) fn span_frames(capture: &Capture, index: usize, which: usize, span: S
         .map(|d| d.segments_in(span).iter().map(|s| s.frame).collect())
         .unwrap_or_default();
     frame_list(&mut frames)
+}
+
+/// The TLS summary of a TCP stream, if it is TLS.
+fn tls_of(stream: &Stream) -> Option<TlsSummary> {
+    let [client, server] = &stream.directions;
+    tls::summarize(&client.bytes, &server.bytes)
+}
+
+/// Marks one direction of a TLS stream: a layer `TLS 1.3` with the summary as its detail, and
+/// the meta entry `("encrypted", "TLS")`.
+pub fn mark_encrypted(payload: &mut Payload, summary: &TlsSummary) {
+    payload.layers.push(Layer {
+        name: summary.version.clone(),
+        detail: summary.describe(),
+        span: Span::new(0, payload.bytes.len()),
+    });
+    payload.hint = None;
+    payload
+        .meta
+        .push(("encrypted".to_string(), "TLS".to_string()));
+}
+
+/// A link type whose packets were skipped, and how many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLinktype {
+    /// The link-layer header type number (LINKTYPE_*).
+    pub linktype: u32,
+    /// Its name, for the common ones (`NFLOG`, `PKTAP`, `IEEE 802.11`).
+    pub name: Option<String>,
+    /// Packets skipped.
+    pub packets: usize,
+}
+
+/// What a capture carried, counted: what `inspect`, `convert` and the GUI say when a capture
+/// gives no payload, or only encrypted ones ([`CaptureSummary::describe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureSummary {
+    /// pcap or pcapng.
+    pub format: FileFormat,
+    /// Packets read (skipped ones included).
+    pub packets: usize,
+    /// TCP connections seen (with or without data).
+    pub tcp_streams: usize,
+    /// UDP conversations seen.
+    pub udp_streams: usize,
+    /// Streams with at least one payload byte in either direction.
+    pub streams_with_data: usize,
+    /// Packets whose link layer was read but that carry no TCP or UDP over IP (ARP, ICMP…).
+    pub other_packets: usize,
+    /// Packets of link types that are not read, per link type.
+    pub skipped_linktypes: Vec<SkippedLinktype>,
+    /// The TLS streams: (stream index, what they show without a key).
+    pub tls: Vec<(usize, TlsSummary)>,
+}
+
+/// Counts what `capture` carried (see [`CaptureSummary`]).
+pub fn summary(capture: &Capture) -> CaptureSummary {
+    let count = |t: Transport| capture.streams.iter().filter(|s| s.protocol == t).count();
+    CaptureSummary {
+        format: capture.format,
+        packets: capture.packets,
+        tcp_streams: count(Transport::Tcp),
+        udp_streams: count(Transport::Udp),
+        streams_with_data: capture
+            .streams
+            .iter()
+            .filter(|s| s.directions.iter().any(|d| !d.bytes.is_empty()))
+            .count(),
+        other_packets: capture.other_packets,
+        skipped_linktypes: capture
+            .skipped_linktypes
+            .iter()
+            .map(|&(linktype, packets)| SkippedLinktype {
+                linktype,
+                name: net::unsupported_name(linktype).map(str::to_string),
+                packets,
+            })
+            .collect(),
+        tls: capture
+            .streams
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.protocol == Transport::Tcp)
+            .filter_map(|(i, s)| tls_of(s).map(|t| (i, t)))
+            .collect(),
+    }
+}
+
+impl CaptureSummary {
+    /// Whether any stream carried payload bytes.
+    pub fn has_data(&self) -> bool {
+        self.streams_with_data > 0
+    }
+
+    /// Whether every stream with data is TLS (and there is one).
+    pub fn all_encrypted(&self) -> bool {
+        !self.tls.is_empty() && self.tls.len() == self.streams_with_data
+    }
+
+    /// The capture in one sentence, saying why there is nothing to decode when there is not:
+    /// `0 packets: the capture is empty`, `3 packets, TCP handshake only, no application data`,
+    /// `link type 239 (NFLOG) is not supported: 12 packets skipped`, `TLS 1.3: 2 encrypted
+    /// streams, SNI api.example.test — give a key log to decrypt`.
+    pub fn describe(&self) -> String {
+        if self.packets == 0 {
+            return "0 packets: the capture is empty".to_string();
+        }
+        let skipped: usize = self.skipped_linktypes.iter().map(|s| s.packets).sum();
+        let mut parts = Vec::new();
+        let read = self.packets.saturating_sub(skipped);
+        if read > 0 {
+            parts.push(if self.all_encrypted() {
+                self.describe_tls()
+            } else {
+                self.describe_read()
+            });
+        }
+        parts.extend(
+            self.skipped_linktypes
+                .iter()
+                .map(|s| skipped_sentence(s.linktype, s.packets)),
+        );
+        parts.join("; ")
+    }
+
+    /// The packets that were read, when not every stream with data is TLS.
+    fn describe_read(&self) -> String {
+        let mut parts = vec![format!(
+            "{} {}",
+            self.packets,
+            plural(self.packets, "packet", "packets")
+        )];
+        if self.has_data() {
+            parts.push(format!(
+                "{} {} with data",
+                self.streams_with_data,
+                plural(self.streams_with_data, "stream", "streams")
+            ));
+            if !self.tls.is_empty() {
+                parts.push(format!("{} of them TLS", self.tls.len()));
+            }
+            return parts.join(", ");
+        }
+        match self.tcp_streams {
+            0 => {}
+            1 => parts.push("TCP handshake only".to_string()),
+            n => parts.push(format!("{n} TCP connections, handshakes only")),
+        }
+        if self.udp_streams > 0 {
+            parts.push(format!(
+                "{} UDP {} with empty datagrams",
+                self.udp_streams,
+                plural(self.udp_streams, "conversation", "conversations")
+            ));
+        }
+        if self.other_packets > 0 {
+            parts.push(format!("{} not TCP or UDP over IP", self.other_packets));
+        }
+        parts.push("no application data".to_string());
+        parts.join(", ")
+    }
+
+    /// `TLS 1.3: 2 encrypted streams, SNI api.example.test — give a key log to decrypt`.
+    fn describe_tls(&self) -> String {
+        let mut versions: Vec<&str> = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
+        for (_, t) in &self.tls {
+            if !versions.contains(&t.version.as_str()) {
+                versions.push(&t.version);
+            }
+            if let Some(sni) = t.sni.as_deref().filter(|s| !names.contains(s)) {
+                names.push(sni);
+            }
+        }
+        let n = self.tls.len();
+        let mut line = format!(
+            "{}: {n} encrypted {}",
+            versions.join(", "),
+            plural(n, "stream", "streams")
+        );
+        if !names.is_empty() {
+            line.push_str(&format!(", SNI {}", names.join(", ")));
+        }
+        line.push_str(" — give a key log to decrypt");
+        line
+    }
 }
 
 #[cfg(test)]

@@ -64,7 +64,63 @@ pub(crate) fn linktype_name(linktype: u32) -> String {
         228 => "raw IPv4".to_string(),
         229 => "raw IPv6".to_string(),
         276 => "Linux cooked (SLL2)".to_string(),
-        other => format!("link type {other}"),
+        other => match unsupported_name(other) {
+            Some(name) => name.to_string(),
+            None => format!("link type {other}"),
+        },
+    }
+}
+
+/// Whether [`parse`] reads frames of this link type.
+pub(crate) fn is_supported(linktype: u32) -> bool {
+    matches!(linktype, 0 | 1 | 101 | 108 | 113 | 228 | 229 | 276)
+}
+
+/// The name of a common link type wirelens does not read, for "link type 239 (NFLOG) is not
+/// supported".
+pub(crate) fn unsupported_name(linktype: u32) -> Option<&'static str> {
+    Some(match linktype {
+        6 => "Token Ring",
+        9 => "PPP",
+        10 => "FDDI",
+        50 => "PPP over serial (HDLC)",
+        104 => "Cisco HDLC",
+        105 => "IEEE 802.11",
+        107 => "Frame Relay",
+        119 => "IEEE 802.11 with Prism header",
+        127 => "IEEE 802.11 with radiotap header",
+        143 => "DOCSIS",
+        163 => "IEEE 802.11 with AVS header",
+        186 => "USB (with Linux header)",
+        187 => "Bluetooth HCI H4",
+        189 => "USB Linux",
+        192 => "PPI",
+        195 => "IEEE 802.15.4",
+        201 => "Bluetooth HCI H4 with direction",
+        215 => "IEEE 802.15.4 without FCS",
+        220 => "USB Linux (memory-mapped)",
+        227 => "SocketCAN",
+        239 => "NFLOG",
+        240 => "Netanalyzer",
+        249 => "USBPcap",
+        251 => "Bluetooth LE link layer",
+        254 => "Bluetooth Linux monitor",
+        256 => "Bluetooth LE with pseudo-header",
+        258 => "PKTAP",
+        263 => "Bluetooth BR/EDR baseband",
+        272 => "nRF Sniffer for Bluetooth LE",
+        _ => return None,
+    })
+}
+
+/// `link type 239 (NFLOG)`, or `link type 300` for a type without a name here.
+pub(crate) fn linktype_label(linktype: u32) -> String {
+    match unsupported_name(linktype) {
+        Some(name) => format!("link type {linktype} ({name})"),
+        None if is_supported(linktype) => {
+            format!("link type {linktype} ({})", linktype_name(linktype))
+        }
+        None => format!("link type {linktype}"),
     }
 }
 
@@ -118,7 +174,7 @@ pub(crate) fn parse(linktype: u32, frame: &[u8]) -> Result<Transport<'_>, Skip> 
             be16(frame, 0).ok_or(Some("Linux cooked v2 header cut short".to_string()))?,
             frame.get(20..).unwrap_or(&[]),
         ),
-        other => return Err(Some(format!("link type {other} is not supported"))),
+        other => return Err(Some(format!("{} is not supported", linktype_label(other)))),
     };
     match ethertype {
         0x0800 => ipv4(ip),

@@ -117,7 +117,14 @@ impl App {
     pub(super) fn main_area(&mut self, ui: &mut egui::Ui, analysis: Option<&Analysis>) {
         let Some(entry) = self.ws.entry() else { return };
         let source = entry.source.clone();
+        if let Some(why) = entry.opened.ready().and_then(|o| o.nothing.clone()) {
+            // A capture without a payload: say why, not the capture file's bytes.
+            ui.strong(format!("{}: no payload to decode", source.name()));
+            ui.label(why);
+            return;
+        }
         match (&entry.analysis, analysis) {
+            (_, Some(a)) if a.verdict.is_some() && a.columns.is_empty() => self.verdict_view(ui, a),
             (_, Some(a)) => {
                 self.detection_line(ui, a);
                 self.selection_line(ui, a);
@@ -144,6 +151,61 @@ impl App {
                 self.plain_hex(ui, source.bytes());
             }
         }
+    }
+
+    /// A payload that is no data format (text, encrypted records): the verdict, a way to read it
+    /// as a format anyway, and for text the text itself.
+    fn verdict_view(&mut self, ui: &mut egui::Ui, a: &Analysis) {
+        /// Bytes of a text payload shown (the rest is left out, with a note).
+        const SHOWN: usize = 1 << 20;
+        let Some(verdict) = &a.verdict else { return };
+        let payload = self.ws.entry().and_then(|e| {
+            let opened = e.opened.ready()?;
+            opened.payloads.get(e.payload).cloned()
+        });
+        ui.strong(verdict.sentence());
+        ui.horizontal_wrapped(|ui| {
+            ui.label(format!(
+                "layers: {}",
+                payload
+                    .as_ref()
+                    .map_or_else(|| "raw bytes".into(), |p| p.provenance())
+            ));
+            ui.separator();
+            let mut choice = None;
+            egui::ComboBox::from_label("read as")
+                .selected_text("no format")
+                .show_ui(ui, |ui| {
+                    for f in Format::ALL {
+                        ui.selectable_value(&mut choice, Some(f), f.title());
+                    }
+                });
+            if choice.is_some() {
+                self.ws.set_format(choice);
+            }
+        });
+        ui.separator();
+        let (Some(payload), crate::capture::detect::Verdict::Text { .. }) = (payload, verdict)
+        else {
+            return;
+        };
+        let bytes = payload.bytes.as_slice();
+        let mut text = String::from_utf8_lossy(bytes.get(..SHOWN).unwrap_or(bytes)).into_owned();
+        if bytes.len() > SHOWN {
+            ui.weak(format!(
+                "the first {} of {} bytes",
+                thousands(SHOWN),
+                thousands(bytes.len())
+            ));
+        }
+        egui::ScrollArea::both().show(ui, |ui| {
+            ui.add(
+                egui::TextEdit::multiline(&mut text)
+                    .code_editor()
+                    .interactive(false)
+                    .desired_width(f32::INFINITY),
+            );
+        });
     }
 
     fn plain_hex(&mut self, ui: &mut egui::Ui, bytes: &[u8]) {
