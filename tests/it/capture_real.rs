@@ -20,7 +20,8 @@ fn fixture(name: &str) -> Vec<u8> {
 
 /// tshark's messages of `name` of the given kinds, by (TCP stream, direction), in order.
 fn answers(name: &str, kinds: &[&str]) -> BTreeMap<(String, String), Vec<Row>> {
-    let text = String::from_utf8(fixture(&format!("{name}.answers.tsv"))).expect("utf-8");
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let text = String::from_utf8(fixture(&format!("{stem}.answers.tsv"))).expect("utf-8");
     let mut out: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
     for line in text.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
@@ -167,7 +168,7 @@ fn http1_text_bodies_match_tshark() {
 #[test]
 fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
     // tshark lists frames; a message ends at a text, binary or continuation frame without fin=0.
-    let text = String::from_utf8(fixture("websocket.pcap.answers.tsv")).expect("utf-8");
+    let text = String::from_utf8(fixture("websocket.answers.tsv")).expect("utf-8");
     let mut want: BTreeMap<(String, String), Vec<(String, String, bool)>> = BTreeMap::new();
     let mut opcode: BTreeMap<(String, String), (String, bool)> = BTreeMap::new();
     for line in text.lines().skip(1) {
