@@ -13,8 +13,6 @@
 //!   ([`TextShape::HexArray`]);
 //! - Wireshark's Follow Stream as raw hex (tshark `-z follow,tcp,raw,N`): one payload per
 //!   direction ([`TextShape::Hex`]);
-//! - plain hex: `0a0b`, `0a 0b`, `0a:0b`, `xxd -p`, `od -An -tx1`, Wireshark's "Copy as a Hex
-//!   Stream" ([`TextShape::Hex`]);
 //! - dumps with offsets ([`TextShape::HexDump`]), with the flavour in [`Decoded::detail`]:
 //!   Wireshark's Follow TCP/HTTP Stream as a hex dump (tshark `-z follow,tcp,hex,N` with its
 //!   header, or the data lines alone; the second node's lines indented, one payload per
@@ -22,15 +20,17 @@
 //!   and Wireshark's "Copy as Hex Dump" (one payload per packet dump and per data source such
 //!   as `Reassembled TCP (195 bytes):`), `od -tx1` with octal, hex or decimal offsets (and
 //!   `*` lines, and `-tx1z`'s ASCII column);
+//! - plain hex: `0a0b`, `0a 0b`, `0a:0b`, `xxd -p`, `od -An -tx1`, Wireshark's "Copy as a Hex
+//!   Stream" ([`TextShape::Hex`]);
 //! - base64 and base64url, padded or not, wrapped or not ([`TextShape::Base64`],
 //!   [`TextShape::Base64Url`]).
 //!
 //! The all-lines rule: a dump is read whole or not at all. Every non-blank line must parse in
 //! the shape's grammar (a data line, a `*` repeat line, a lone end offset, tshark's headers
 //! and section titles), and every offset must follow from the bytes before it (a `*` line
-//! repeats the line before it up to the next offset). When fewer than half of a text's lines
-//! parse in a shape, the text is not that shape and the next is tried; when at least half do
-//! (or tshark's `Follow:` header says so), a line that does not parse is an error naming the
+//! repeats the line before it up to the next offset). When half of a text's lines or fewer
+//! parse in a shape, the text is not that shape and the next is tried; when most do (or
+//! tshark's `Follow:` header says so), a line that does not parse is an error naming the
 //! line and why ([`TextError`], from [`decode_text_checked`]), never a shorter result. Arrays
 //! and `xxd -i` output are held to the same rule once their declaration is recognised.
 //!
@@ -164,10 +164,12 @@ pub fn decode_text(text: &[u8], max_output: usize) -> Option<Decoded> {
 /// ```
 /// use wirelens::capture::text::decode_text_checked;
 ///
-/// let dump = "00000000: 0102 0304 0506 0708  ........\n00000008: 0a0b zz0d  ....\n";
+/// let dump = "00000000: 0102 0304 0506 0708  ........\n\
+///             00000008: 0a0b zz0d  ....\n\
+///             0000000c: 0e0f  ..\n";
 /// let e = decode_text_checked(dump.as_bytes(), 1 << 20).expect_err("line 2 is broken");
 /// assert_eq!(e.line, 2);
-/// assert_eq!(e.offset, 37);
+/// assert_eq!(e.offset, 40); // line 1 is 39 characters and its newline
 /// assert_eq!(e.to_string(), "line 2: expected hex digits in pairs, found 'zz0d' (read as xxd)");
 /// ```
 pub fn decode_text_checked(text: &[u8], max_output: usize) -> Result<Option<Decoded>, TextError> {
@@ -198,13 +200,15 @@ pub fn decode_text_checked(text: &[u8], max_output: usize) -> Result<Option<Deco
         dumps::Verdict::Broken(e) => return Err(e),
         dumps::Verdict::No => {}
     }
-    if let Some(bytes) = plain_hex(t) {
-        return Ok(Some(decoded(bytes, TextShape::Hex, "")));
-    }
+    // Dumps before plain hex: a dump line without its ASCII column (`0000  45 00 00 3c`), or
+    // whose ASCII column looks like hex, is all hex digits too, offsets included.
     match dumps::hex_dump(text, max_output) {
         dumps::Verdict::Yes(parts) => return Ok(several(parts, TextShape::HexDump)),
         dumps::Verdict::Broken(e) => return Err(e),
         dumps::Verdict::No => {}
+    }
+    if let Some(bytes) = plain_hex(t) {
+        return Ok(Some(decoded(bytes, TextShape::Hex, "")));
     }
     Ok(base64_text(t))
 }
@@ -680,5 +684,120 @@ mod tests {
         // A `*` with nothing to repeat, or a repeat that does not fit the next offset.
         assert_eq!(bytes("*\n00000000  01 02 03 04\n"), None);
         assert_eq!(bytes("00000000  01 02\n*\n00000009\n"), None);
+    }
+
+    fn checked(text: &str) -> Result<Option<Decoded>, TextError> {
+        decode_text_checked(text.as_bytes(), 1 << 20)
+    }
+
+    const ABC: &[u8] = b"abcdefghijklmnopqrs";
+
+    #[test]
+    fn od_offsets_in_every_radix() {
+        // Printed by `printf abcdefghijklmnopqrs | od -Ax -tx1z` and `| od -Ad -tx1`.
+        let hex = "000000 61 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70  >abcdefghijklmnop<\n\
+                   000010 71 72 73                                         >qrs<\n\
+                   000013\n";
+        let dec = "0000000 61 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70\n\
+                   0000016 71 72 73\n\
+                   0000019\n";
+        for text in [hex, dec] {
+            let d = checked(text).expect("reads").expect("a dump");
+            assert_eq!((d.bytes.as_slice(), d.detail.as_str()), (ABC, "od"));
+        }
+    }
+
+    #[test]
+    fn word_dumps_are_refused_with_the_reason() {
+        // `printf abcdefghijklmnopqrs | od -x`: words in this machine's byte order.
+        let text = "0000000 6261 6463 6665 6867 6a69 6c6b 6e6d 706f\n\
+                    0000020 7271 0073\n\
+                    0000023\n";
+        let e = checked(text).expect_err("word dump");
+        assert_eq!((e.line, e.offset), (1, 0));
+        assert!(e.message.contains("byte order"), "{}", e.message);
+    }
+
+    #[test]
+    fn xxd_autoskip_star_lines() {
+        // `(head -c 48 /dev/zero; printf xy) | xxd -a`.
+        let text = "00000000: 0000 0000 0000 0000 0000 0000 0000 0000  ................\n\
+                    *\n\
+                    00000030: 7879                                     xy\n";
+        let mut want = vec![0u8; 48];
+        want.extend_from_slice(b"xy");
+        let d = checked(text).expect("reads").expect("a dump");
+        assert_eq!((d.bytes, d.detail.as_str()), (want, "xxd"));
+    }
+
+    #[test]
+    fn follow_line_of_eight_bytes_whose_ascii_looks_like_hex() {
+        // "ab cd ef" is 61 62 20 63 64 20 65 66; its ASCII column reads like three more bytes.
+        let want = b"ab cd ef".to_vec();
+        for text in [
+            "00000000  61 62 20 63 64 20 65 66                           ab cd ef\n",
+            "00000000  61 62 20 63 64 20 65 66  ab cd ef\n",
+        ] {
+            let d = checked(text).expect("reads").expect("a dump");
+            assert_eq!(d.bytes, want, "{text:?}");
+            assert_eq!(
+                d.detail,
+                "Wireshark follow-stream hex, node 0 → client side"
+            );
+        }
+    }
+
+    #[test]
+    fn follow_dialog_indents_the_server_by_four_blanks() {
+        // The Qt dialog's layout: lower-case hex, the second node's lines after four blanks.
+        let text = "00000000  47 45 54 20 2f 20 48 54  54 50 2f 31 2e 31 0d 0a  GET / HT TP/1.1..\n\
+                    \x20   00000000  48 54 54 50 2f 31 2e 31  20 32 30 34 0d 0a 0d 0a  HTTP/1.1  204....\n\
+                    00000010  0d 0a                                             ..\n";
+        let d = checked(text).expect("reads").expect("a dump");
+        assert_eq!(d.bytes, b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(d.more.len(), 1);
+        let server = d.more.first().expect("server");
+        assert_eq!(server.bytes, b"HTTP/1.1 204\r\n\r\n");
+        assert_eq!(
+            server.detail,
+            "Wireshark follow-stream hex, node 1 → server side"
+        );
+    }
+
+    #[test]
+    fn follow_raw_without_header_needs_both_nodes() {
+        let both = "474554202f20485454502f312e310d0a0d0a\n\t485454502f312e3120323034\n";
+        let d = checked(both).expect("reads").expect("hex");
+        assert_eq!(d.shape, TextShape::Hex);
+        assert_eq!(d.bytes, b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            d.more.first().map(|p| p.bytes.as_slice()),
+            Some(&b"HTTP/1.1 204"[..])
+        );
+        // One node's lines only: plain hex lines, joined as before.
+        let one = "474554202f20\n485454502f31\n";
+        let d = checked(one).expect("reads").expect("hex");
+        assert_eq!(
+            (d.bytes.as_slice(), d.more.len()),
+            (&b"GET / HTTP/1"[..], 0)
+        );
+    }
+
+    #[test]
+    fn tshark_title_must_count_its_bytes() {
+        let text = "Reassembled TCP (5 bytes):\n0000  68 65 6c 6c 6f 21                                 hello!\n";
+        let e = checked(text).expect_err("6 bytes, not 5");
+        assert_eq!((e.line, e.offset), (1, 0));
+        assert_eq!(
+            e.message,
+            "'Reassembled TCP (5 bytes):', but the dump under it holds 6 bytes"
+        );
+    }
+
+    #[test]
+    fn prose_with_a_stray_offset_is_not_a_dump() {
+        // One line of a shape among more lines of prose is not that shape, and no error.
+        let text = "see the dump below\n00000000: 0102 0304  ....\nit was cut off here\n";
+        assert_eq!(checked(text), Ok(None));
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! Every grammar accounts for every non-blank line of the text: a line is a data line of the
 //! shape, one of its decorations (a `*` repeat line, a lone end offset, tshark's headers and
-//! section titles), or it does not belong. A shape is taken when at least half of the data-like
-//! lines parse; then a line that does not parse, or an offset that does not follow from the
+//! section titles), or it does not belong. A shape is taken when most of the data-like lines
+//! (more than half) parse; then a line that does not parse, or an offset that does not follow from the
 //! bytes before it, is an error naming the line ([`Verdict::Broken`]) instead of a shorter
 //! result. Below half, the text is not that shape and the next one is tried.
 
@@ -82,8 +82,8 @@ enum Row<T> {
     Bad(String),
 }
 
-/// Reads every line with `parse`. `Err(None)`: not this shape (fewer than half of the data-like
-/// lines parse, or none does) unless `sure`; `Err(Some(verdict))`: the shape, broken at a line.
+/// Reads every line with `parse`. `Err(None)`: not this shape (half of the data-like lines or
+/// fewer parse) unless `sure`; `Err(Some(verdict))`: the shape, broken at a line.
 fn judge<'a, T>(
     lines: &[Line<'a>],
     flavour: &'static str,
@@ -112,7 +112,7 @@ fn judge<'a, T>(
             }
         }
     }
-    let matched = sure || (good > 0 && good >= bad);
+    let matched = sure || good > bad;
     if !matched || good == 0 {
         return Err(None);
     }
@@ -520,8 +520,10 @@ fn word_dump(lines: &[Line<'_>], _max_output: usize) -> Verdict {
             return Row::Mark(());
         }
         let mut tokens = t.split_whitespace();
+        // od and hexdump print 7-digit offsets; shorter first tokens are more likely plain hex
+        // in 2-byte groups.
         let offset = tokens.next().unwrap_or("");
-        if offset.len() < 4 || !offset.bytes().all(|c| c.is_ascii_hexdigit()) {
+        if offset.len() < 7 || !offset.bytes().all(|c| c.is_ascii_hexdigit()) {
             return Row::Bad("expected an offset".into());
         }
         let mut any = false;
@@ -901,10 +903,9 @@ pub(super) fn follow_raw(text: &str) -> Verdict {
         }
         *seen = true;
     }
-    if !sure && !(seen[0] && seen[1]) {
-        return Verdict::No;
-    }
-    if !seen.iter().any(|&s| s) {
+    // Without the header, only both nodes' lines tell this from plain hex.
+    let both = seen.iter().all(|&s| s);
+    if !seen.iter().any(|&s| s) || !(sure || both) {
         return Verdict::No;
     }
     Verdict::Yes(follow_parts("raw", &header, streams, seen))
