@@ -12,7 +12,10 @@
 //!    something to peel (JSON, HTTP, hex, base64…), in which case the content is the next input;
 //! 4. gRPC-Web-text pasted alone: padded base64 chunks back to back that decode to gRPC frames
 //!    ([`super::grpcweb`]);
-//! 5. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs.
+//! 5. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs. A dump
+//!    that holds several payloads (Wireshark's follow-stream directions, `tshark -x` packets)
+//!    gives one payload each; a dump broken at a line is a [`CaptureError`] in the "hex dump"
+//!    (or "hex", "hex array") layer at that line's offset, with nothing extracted.
 //!
 //! The loop is iterative (a work list, no recursion) and bounded by
 //! [`UnwrapOptions::max_layers`]; decompression is bounded in bytes and in ratio, each stream on
@@ -165,7 +168,8 @@ enum Step {
         bytes: Vec<u8>,
         hint: Option<Format>,
     },
-    /// Several payloads (HTTP messages), each with its own layers so far.
+    /// Several payloads (HTTP messages, the directions of a follow-stream dump, the packets of
+    /// `tshark -x` output), each with its own layers so far.
     Many(Vec<Payload>),
 }
 
@@ -354,10 +358,21 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
             hint: Some(Format::Protobuf),
         });
     }
-    if let Some(d) = text::decode_text(bytes, text_output) {
+    let found = text::decode_text_checked(bytes, text_output).map_err(|e| CaptureError {
+        layer: e.shape.name().to_string(),
+        offset: e.offset,
+        message: e.to_string(),
+        // A dump is read whole or not at all: nothing was extracted.
+        extracted: Vec::new(),
+    })?;
+    if let Some(d) = found {
+        let produced = d
+            .more
+            .iter()
+            .fold(d.bytes.len(), |n, p| n.saturating_add(p.bytes.len()));
         budget.left = budget
             .left
-            .saturating_sub(d.bytes.len().saturating_sub(bytes.len()));
+            .saturating_sub(produced.saturating_sub(bytes.len()));
         let start = bytes
             .iter()
             .position(|c| !c.is_ascii_whitespace())
@@ -372,12 +387,28 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
             }
             _ => None,
         };
+        let layer = |detail: String| Layer {
+            name: d.shape.name().to_string(),
+            detail,
+            span: Span::new(start, end),
+        };
+        if !d.more.is_empty() {
+            // Several payloads that must stay apart (a follow-stream dump's two directions,
+            // tshark's packet dumps): one payload each, its layer detail naming which it is.
+            let first = Payload {
+                bytes: d.bytes.into(),
+                layers: vec![layer(d.detail)],
+                ..Payload::default()
+            };
+            let rest = d.more.into_iter().map(|p| Payload {
+                bytes: p.bytes.into(),
+                layers: vec![layer(p.detail)],
+                ..Payload::default()
+            });
+            return Ok(Step::Many(std::iter::once(first).chain(rest).collect()));
+        }
         return Ok(Step::One {
-            layer: Layer {
-                name: d.shape.name().to_string(),
-                detail: d.detail,
-                span: Span::new(start, end),
-            },
+            layer: layer(d.detail),
             bytes: d.bytes,
             hint,
         });
@@ -413,7 +444,8 @@ fn json_verdict(
     };
     let peelable = http::looks_like_http(inner.as_bytes())
         || codec::decode(inner.as_bytes(), Format::Json, options).is_ok()
-        || text::decode_text(inner.as_bytes(), max_output).is_some();
+        // A string holding a broken dump is peeled too, so that the dump's error is told.
+        || !matches!(text::decode_text_checked(inner.as_bytes(), max_output), Ok(None));
     if !peelable {
         return Some(Err(doc));
     }

@@ -31,4 +31,4 @@ pub use peel::{
 pub use readings::{peel_readings, peel_readings_shared, LayerReading};
 pub use sequence::Framing;
 pub use shared::SharedBytes;
-pub use text::{decode_text, Decoded, TextShape};
+pub use text::{decode_text, decode_text_checked, Decoded, TextError, TextShape};

@@ -3,15 +3,51 @@
 //! Engineers copy payloads out of terminals, debuggers and browsers; this module turns such text
 //! back into the bytes, and says which shape it recognised so the layer chain can name it.
 //!
+//! Shapes, tried in this order (first match wins):
+//! - `data:` URLs, base64 or percent-encoded ([`TextShape::DataUrlBase64`],
+//!   [`TextShape::DataUrlPercent`]);
+//! - Python bytes literals `b'\x81\xa3key'` ([`TextShape::PythonBytes`]);
+//! - `\x0a\x0b` escapes ([`TextShape::HexEscapes`]);
+//! - `xxd -i` output (`unsigned char name[] = {…}; unsigned int name_len = N;`, the length
+//!   checked against the array) and other arrays of `0x..` bytes: C, Rust, Python
+//!   ([`TextShape::HexArray`]);
+//! - Wireshark's Follow Stream as raw hex (tshark `-z follow,tcp,raw,N`): one payload per
+//!   direction ([`TextShape::Hex`]);
+//! - dumps with offsets ([`TextShape::HexDump`]), with the flavour in [`Decoded::detail`]:
+//!   Wireshark's Follow TCP/HTTP Stream as a hex dump (tshark `-z follow,tcp,hex,N` with its
+//!   header, or the data lines alone; the second node's lines indented, one payload per
+//!   direction), `hexdump -C` (with `*` lines), `xxd` (and `xxd -a`'s `*` lines), `tshark -x`
+//!   and Wireshark's "Copy as Hex Dump" (one payload per packet dump and per data source such
+//!   as `Reassembled TCP (195 bytes):`), `od -tx1` with octal, hex or decimal offsets (and
+//!   `*` lines, and `-tx1z`'s ASCII column);
+//! - plain hex: `0a0b`, `0a 0b`, `0a:0b`, `xxd -p`, `od -An -tx1`, Wireshark's "Copy as a Hex
+//!   Stream" ([`TextShape::Hex`]);
+//! - base64 and base64url, padded or not, wrapped or not ([`TextShape::Base64`],
+//!   [`TextShape::Base64Url`]).
+//!
+//! The all-lines rule: a dump is read whole or not at all. Every non-blank line must parse in
+//! the shape's grammar (a data line, a `*` repeat line, a lone end offset, tshark's headers
+//! and section titles), and every offset must follow from the bytes before it (a `*` line
+//! repeats the line before it up to the next offset). When half of a text's lines or fewer
+//! parse in a shape, the text is not that shape and the next is tried; when most do (or
+//! tshark's `Follow:` header says so), a line that does not parse is an error naming the
+//! line and why ([`TextError`], from [`decode_text_checked`]), never a shorter result. Arrays
+//! and `xxd -i` output are held to the same rule once their declaration is recognised.
+//!
 //! Conventions: a shape is only accepted when the *whole* text (after trimming) matches it, and
 //! texts shorter than 8 characters are left alone (too ambiguous). JSON is not handled here: the
 //! caller ([`super::layers::unwrap`]) checks for JSON first so that `1234` stays a number.
 //! Every parser is a single pass over the text (no recursion, no backtracking beyond one line);
-//! output is bounded by the text's own length except for the `*` lines of `hexdump`, whose
-//! expansion is capped by the caller's limit.
+//! output is bounded by the text's own length except for the `*` lines of dumps, whose
+//! expansion is capped by the caller's limit (a dump that would pass it is not read as a dump).
 //!
-//! Not handled: `od` output in octal or decimal (`-b`, `-d`), `xxd -b` bit dumps, `*` lines in a
-//! dump without offsets (the repeat count is unknowable), base32/base85.
+//! Not handled: `od` output in octal or decimal (`-b`, `-d`), 2-byte word dumps (`od -x`,
+//! `hexdump` without `-C`: an error says why, their byte order is the dumping machine's),
+//! `xxd -b` bit dumps, `xxd -e` little-endian groups (indistinguishable from `xxd -g4`), `*`
+//! lines in a dump without offsets (the repeat count is unknowable), `tshark -P -x` packet
+//! summary lines between the dumps, base32/base85.
+
+mod dumps;
 
 use base64::Engine;
 
@@ -26,7 +62,8 @@ pub enum TextShape {
     HexEscapes,
     /// A Python bytes literal `b'\x81\xa3key\x01'`.
     PythonBytes,
-    /// A dump with offsets: `xxd`, `hexdump -C`, `od -tx1`, Wireshark's "Copy as Hex Dump".
+    /// A dump with offsets: `xxd`, `hexdump -C`, `od -tx1`, `tshark -x`, Wireshark's "Copy as
+    /// Hex Dump" and its Follow Stream hex dump.
     HexDump,
     /// Standard base64 (`+/`), padded or not, possibly wrapped over lines.
     Base64,
@@ -58,12 +95,45 @@ impl TextShape {
 /// Bytes recovered from text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decoded {
-    /// The bytes.
+    /// The bytes: all of them, or the first payload when the text holds several (see
+    /// [`Decoded::more`]).
     pub bytes: Vec<u8>,
     /// The shape they were written in.
     pub shape: TextShape,
-    /// What more the text said, e.g. the media type of a `data:` URL, or the dump's flavour.
+    /// What more the text said, e.g. the media type of a `data:` URL, or the dump's flavour;
+    /// for a text of several payloads, which one `bytes` is (`Wireshark follow-stream hex,
+    /// node 0 (127.0.0.1:40932) → client side`).
     pub detail: String,
+    /// The text's further payloads, in order, when it holds several that must not be joined:
+    /// the second direction of a Wireshark follow-stream dump, the other packet dumps and data
+    /// sources of `tshark -x` output. Empty for every other text.
+    pub more: Vec<Part>,
+}
+
+/// One more payload of a text that holds several ([`Decoded::more`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// Which payload it is, as [`Decoded::detail`] says for the first.
+    pub detail: String,
+}
+
+/// A text that is clearly one shape, but whose line `line` breaks it: it is not read at all
+/// rather than read in part.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message} (read as {flavour})")]
+pub struct TextError {
+    /// The shape the text was read as.
+    pub shape: TextShape,
+    /// Which kind of it, e.g. `xxd`, `tshark -x`, `Wireshark follow-stream hex`.
+    pub flavour: &'static str,
+    /// The line, 1-based, counted in the text as given.
+    pub line: usize,
+    /// Byte offset of that line's start in the text as given.
+    pub offset: usize,
+    /// What is wrong with it.
+    pub message: String,
 }
 
 /// Texts shorter than this (after trimming) are never decoded.
@@ -72,7 +142,10 @@ pub const MIN_LEN: usize = 8;
 /// Recognises `text` as one of the [`TextShape`]s and decodes it.
 ///
 /// `max_output` caps what a dump's `*` repeat lines may expand to. Returns `None` when the whole
-/// text matches no shape.
+/// text matches no shape, and also when it clearly is a shape but a line breaks it: call
+/// [`decode_text_checked`] to learn which line. A text of several payloads (a follow-stream
+/// dump's two directions) gives the first in [`Decoded::bytes`] and the others in
+/// [`Decoded::more`].
 ///
 /// ```
 /// use wirelens::capture::text::{decode_text, TextShape};
@@ -82,30 +155,74 @@ pub const MIN_LEN: usize = 8;
 /// assert_eq!(d.shape, TextShape::HexArray);
 /// ```
 pub fn decode_text(text: &[u8], max_output: usize) -> Option<Decoded> {
-    let text = std::str::from_utf8(text).ok()?;
+    decode_text_checked(text, max_output).ok().flatten()
+}
+
+/// [`decode_text`], saying why a text that clearly is a shape could not be read: `Ok(None)`
+/// when the text matches no shape, `Err` naming the line that breaks the shape it matched.
+///
+/// ```
+/// use wirelens::capture::text::decode_text_checked;
+///
+/// let dump = "00000000: 0102 0304 0506 0708  ........\n\
+///             00000008: 0a0b zz0d  ....\n\
+///             0000000c: 0e0f  ..\n";
+/// let e = decode_text_checked(dump.as_bytes(), 1 << 20).expect_err("line 2 is broken");
+/// assert_eq!(e.line, 2);
+/// assert_eq!(e.offset, 40); // line 1 is 39 characters and its newline
+/// assert_eq!(e.to_string(), "line 2: expected hex digits in pairs, found 'zz0d' (read as xxd)");
+/// ```
+pub fn decode_text_checked(text: &[u8], max_output: usize) -> Result<Option<Decoded>, TextError> {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return Ok(None);
+    };
     let t = text.trim();
     if t.len() < MIN_LEN {
-        return None;
+        return Ok(None);
     }
     if let Some(d) = data_url(t) {
-        return Some(d);
+        return Ok(Some(d));
     }
     if let Some(d) = python_bytes(t) {
-        return Some(d);
+        return Ok(Some(d));
     }
     if let Some(bytes) = hex_escapes(t) {
-        return Some(decoded(bytes, TextShape::HexEscapes, ""));
+        return Ok(Some(decoded(bytes, TextShape::HexEscapes, "")));
+    }
+    if let Some(d) = xxd_include(text)? {
+        return Ok(Some(d));
     }
     if let Some(bytes) = hex_array(t) {
-        return Some(decoded(bytes, TextShape::HexArray, ""));
+        return Ok(Some(decoded(bytes, TextShape::HexArray, "")));
+    }
+    match dumps::follow_raw(text) {
+        dumps::Verdict::Yes(parts) => return Ok(several(parts, TextShape::Hex)),
+        dumps::Verdict::Broken(e) => return Err(e),
+        dumps::Verdict::No => {}
+    }
+    // Dumps before plain hex: a dump line without its ASCII column (`0000  45 00 00 3c`), or
+    // whose ASCII column looks like hex, is all hex digits too, offsets included.
+    match dumps::hex_dump(text, max_output) {
+        dumps::Verdict::Yes(parts) => return Ok(several(parts, TextShape::HexDump)),
+        dumps::Verdict::Broken(e) => return Err(e),
+        dumps::Verdict::No => {}
     }
     if let Some(bytes) = plain_hex(t) {
-        return Some(decoded(bytes, TextShape::Hex, ""));
+        return Ok(Some(decoded(bytes, TextShape::Hex, "")));
     }
-    if let Some((bytes, flavour)) = hex_dump(t, max_output) {
-        return Some(decoded(bytes, TextShape::HexDump, flavour));
-    }
-    base64_text(t)
+    Ok(base64_text(t))
+}
+
+/// The first part as the [`Decoded`], the others in [`Decoded::more`].
+fn several(parts: Vec<Part>, shape: TextShape) -> Option<Decoded> {
+    let mut parts = parts.into_iter();
+    let first = parts.next()?;
+    Some(Decoded {
+        bytes: first.bytes,
+        shape,
+        detail: first.detail,
+        more: parts.collect(),
+    })
 }
 
 fn decoded(bytes: Vec<u8>, shape: TextShape, detail: &str) -> Decoded {
@@ -113,6 +230,7 @@ fn decoded(bytes: Vec<u8>, shape: TextShape, detail: &str) -> Decoded {
         bytes,
         shape,
         detail: detail.to_string(),
+        more: Vec::new(),
     }
 }
 
@@ -163,29 +281,123 @@ fn hex_array(t: &str) -> Option<Vec<u8>> {
     } else if let Some(open) = body.find('[') {
         body = body.get(open + 1..)?.strip_suffix(']')?;
     }
+    let out = array_bytes(body).ok()?;
+    (!out.is_empty()).then_some(out)
+}
+
+/// The bytes of an array body (`0x0a, 0x0b`, Rust suffixes allowed); on a token that is not a
+/// byte, its position in `body` and the token.
+fn array_bytes(body: &str) -> Result<Vec<u8>, (usize, &str)> {
     let mut out = Vec::with_capacity(body.len() / 4 + 1);
-    for token in body.split(|c: char| c.is_whitespace() || c == ',') {
+    let mut pos = 0usize;
+    for token in body.split_inclusive(|c: char| c.is_whitespace() || c == ',') {
+        let at = pos;
+        pos += token.len();
+        let token = token.trim_end_matches(|c: char| c.is_whitespace() || c == ',');
         if token.is_empty() {
             continue;
         }
-        let digits = token
+        let byte = token
             .strip_prefix("0x")
-            .or_else(|| token.strip_prefix("0X"))?;
-        // Rust suffixes: 0x0au8, 0x0a_u8.
-        let digits = digits
-            .strip_suffix("u8")
-            .map(|d| d.strip_suffix('_').unwrap_or(d))
-            .unwrap_or(digits);
-        if digits.is_empty() || digits.len() > 2 {
-            return None;
+            .or_else(|| token.strip_prefix("0X"))
+            .map(|digits| {
+                // Rust suffixes: 0x0au8, 0x0a_u8.
+                digits
+                    .strip_suffix("u8")
+                    .map(|d| d.strip_suffix('_').unwrap_or(d))
+                    .unwrap_or(digits)
+            })
+            .filter(|digits| !digits.is_empty() && digits.len() <= 2)
+            .and_then(|digits| {
+                digits
+                    .bytes()
+                    .try_fold(0u8, |value, c| Some(value << 4 | hex_val(c)?))
+            });
+        match byte {
+            Some(b) => out.push(b),
+            None => return Err((at, token)),
         }
-        let mut value = 0u8;
-        for c in digits.bytes() {
-            value = value << 4 | hex_val(c)?;
-        }
-        out.push(value);
     }
-    (!out.is_empty()).then_some(out)
+    Ok(out)
+}
+
+/// `xxd -i` output: `unsigned char name[] = { 0x86, … };` then `unsigned int name_len = 98;`.
+/// Once the `_len` line is there the text is this shape: a token that is not a byte, or a
+/// length that is not the array's, is an error.
+fn xxd_include(text: &str) -> Result<Option<Decoded>, TextError> {
+    const FLAVOUR: &str = "xxd -i";
+    let t = text.trim_end();
+    let Some((array, tail)) = t.rsplit_once("};") else {
+        return Ok(None);
+    };
+    let Some(len_decl) = tail.trim().strip_prefix("unsigned int ") else {
+        return Ok(None);
+    };
+    let Some((lhs, rhs)) = len_decl.strip_suffix(';').and_then(|d| d.split_once('=')) else {
+        return Ok(None);
+    };
+    let Some(len_name) = lhs.trim().strip_suffix("_len") else {
+        return Ok(None);
+    };
+    let Some(open) = array.find('{') else {
+        return Ok(None);
+    };
+    let head = array.get(..open).unwrap_or("");
+    let body = array.get(open + 1..).unwrap_or("");
+    let Some(name) = head
+        .trim_end()
+        .strip_suffix('=')
+        .map(str::trim_end)
+        .and_then(|h| h.strip_suffix("[]"))
+        .and_then(|h| h.rsplit(char::is_whitespace).next())
+    else {
+        return Ok(None);
+    };
+    // Where things are, for errors: line numbers and offsets in `text`.
+    let error_at = |at: usize, message: String| {
+        let before = text.get(..at).unwrap_or("");
+        let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+        TextError {
+            shape: TextShape::HexArray,
+            flavour: FLAVOUR,
+            line: before.matches('\n').count() + 1,
+            offset: line_start,
+            message,
+        }
+    };
+    let len_at = array.len() + 2 + (tail.len() - tail.trim_start().len());
+    if name != len_name {
+        return Err(error_at(
+            len_at,
+            format!("the length is of '{len_name}', but the array is '{name}'"),
+        ));
+    }
+    let bytes = array_bytes(body).map_err(|(at, token)| {
+        error_at(
+            open + 1 + at,
+            format!("'{token}' is not a byte (0x00 to 0xff)"),
+        )
+    })?;
+    let Ok(want) = rhs.trim().parse::<usize>() else {
+        return Err(error_at(
+            len_at,
+            format!("'{}' is not a length", rhs.trim()),
+        ));
+    };
+    if want != bytes.len() {
+        return Err(error_at(
+            len_at,
+            format!(
+                "{len_name}_len says {want} bytes, but the array holds {}",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(Some(decoded(
+        bytes,
+        TextShape::HexArray,
+        &format!("{FLAVOUR} {name}"),
+    )))
 }
 
 /// `\x0a\x0b` (whitespace between escapes allowed, nothing else).
@@ -381,188 +593,6 @@ fn base64_bytes(t: &str) -> Option<(Vec<u8>, bool)> {
     Some((bytes, url_chars))
 }
 
-/// One line of a dump with offsets.
-struct DumpLine<'a> {
-    /// The offset digits, or `None` for a `*` repeat line.
-    offset: Option<&'a str>,
-    /// Byte groups in the hex column, each with whether a wide gap (two or more blanks) came
-    /// before it.
-    groups: Vec<(Vec<u8>, bool)>,
-}
-
-fn parse_dump_line(line: &str) -> Option<DumpLine<'_>> {
-    let line = line.trim_end();
-    if line.trim() == "*" {
-        return Some(DumpLine {
-            offset: None,
-            groups: Vec::new(),
-        });
-    }
-    let (first, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let offset = first.strip_suffix(':').unwrap_or(first);
-    if offset.len() < 4 || !offset.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    // hexdump -C puts the ASCII column between bars.
-    let rest = rest.split('|').next().unwrap_or("");
-    let mut groups = Vec::new();
-    let mut gap = 0usize;
-    let mut token_start = None;
-    let bytes = rest.as_bytes();
-    for i in 0..=bytes.len() {
-        let c = bytes.get(i).copied();
-        match (c, token_start) {
-            (Some(b' ' | b'\t'), None) => gap += if c == Some(b'\t') { 2 } else { 1 },
-            (Some(b' ' | b'\t') | None, Some(start)) => {
-                let mut out = Vec::new();
-                if push_hex_pairs(bytes.get(start..i)?, &mut out).is_none() {
-                    break; // the ASCII column begins
-                }
-                groups.push((out, gap >= 2 && !groups.is_empty()));
-                token_start = None;
-                gap = if c == Some(b'\t') { 2 } else { 1 };
-            }
-            (Some(_), None) => token_start = Some(i),
-            _ => {}
-        }
-    }
-    Some(DumpLine {
-        offset: Some(offset),
-        groups,
-    })
-}
-
-/// Takes groups until `count` bytes are reached exactly.
-fn take_exact(groups: &[(Vec<u8>, bool)], count: usize, out: &mut Vec<u8>) -> Option<usize> {
-    let mut taken = 0usize;
-    for (bytes, _) in groups {
-        if taken == count {
-            break;
-        }
-        taken = taken.checked_add(bytes.len())?;
-        out.extend_from_slice(bytes);
-    }
-    (taken == count).then_some(taken)
-}
-
-/// Takes groups up to the first wide gap, except a gap at `mid` bytes (the middle gap of
-/// `hexdump -C` lines and some Wireshark dumps), for lines whose length no next offset tells.
-fn take_until_gap(groups: &[(Vec<u8>, bool)], mid: Option<usize>, out: &mut Vec<u8>) -> usize {
-    let mut taken = 0usize;
-    for (bytes, wide) in groups {
-        if *wide && Some(taken) != mid {
-            break;
-        }
-        taken += bytes.len();
-        out.extend_from_slice(bytes);
-    }
-    taken
-}
-
-/// Where a wide gap falls inside the first `count` bytes of a line.
-fn gap_position(groups: &[(Vec<u8>, bool)], count: usize) -> Option<usize> {
-    let mut taken = 0usize;
-    for (bytes, wide) in groups {
-        if taken >= count {
-            break;
-        }
-        if *wide && taken > 0 {
-            return Some(taken);
-        }
-        taken += bytes.len();
-    }
-    None
-}
-
-/// A dump with an offset on every line: `xxd`, `hexdump -C` (with `*` lines), `od -tx1`
-/// (octal offsets), Wireshark's "Copy as Hex Dump". The ASCII column is dropped; line lengths
-/// come from the offsets, and the last line stops at the gap before its ASCII column.
-fn hex_dump(t: &str, max_output: usize) -> Option<(Vec<u8>, &'static str)> {
-    let lines: Vec<DumpLine<'_>> = t
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(parse_dump_line)
-        .collect::<Option<_>>()?;
-    let first = lines.first()?.offset?;
-    let flavour = if t.contains('|') {
-        "hexdump -C"
-    } else if first.len() == 8 && t.lines().next()?.contains(": ") {
-        "xxd"
-    } else if first.len() == 4 {
-        "Wireshark"
-    } else {
-        "od"
-    };
-    let radixes: &[u32] = if flavour == "od" { &[8, 16] } else { &[16, 8] };
-    for &radix in radixes {
-        if let Some(bytes) = resolve_dump(&lines, radix, max_output) {
-            if !bytes.is_empty() {
-                return Some((bytes, flavour));
-            }
-        }
-    }
-    None
-}
-
-fn resolve_dump(lines: &[DumpLine<'_>], radix: u32, max_output: usize) -> Option<Vec<u8>> {
-    let offsets: Vec<Option<usize>> = lines
-        .iter()
-        .map(|l| match l.offset {
-            Some(d) => usize::from_str_radix(d, radix).ok().map(Some),
-            None => Some(None),
-        })
-        .collect::<Option<_>>()?;
-    let base = (*offsets.first()?)?;
-    let mut out: Vec<u8> = Vec::new();
-    let mut mid: Option<usize> = None;
-    let mut i = 0;
-    while let Some(line) = lines.get(i) {
-        let Some(offset) = offsets.get(i).copied().flatten() else {
-            return None; // a `*` not after a data line
-        };
-        if offset != base.checked_add(out.len())? {
-            return None;
-        }
-        let line_start = out.len();
-        let next = offsets.get(i + 1).copied();
-        match next {
-            Some(Some(next_offset)) => {
-                let count = next_offset.checked_sub(offset)?;
-                take_exact(&line.groups, count, &mut out)?;
-                if mid.is_none() {
-                    mid = gap_position(&line.groups, count);
-                }
-                i += 1;
-            }
-            Some(None) => {
-                // A data line, then `*`: it repeats up to the offset after the star.
-                let n = take_until_gap(&line.groups, mid, &mut out);
-                let after = offsets.get(i + 2).copied().flatten();
-                let repeat_to = after?.checked_sub(base)?;
-                if n == 0 || repeat_to < out.len() || (repeat_to - out.len()) % n != 0 {
-                    return None;
-                }
-                if repeat_to > max_output {
-                    return None;
-                }
-                out.reserve(repeat_to - out.len());
-                while out.len() < repeat_to {
-                    out.extend_from_within(line_start..line_start + n);
-                }
-                i += 2;
-            }
-            None => {
-                take_until_gap(&line.groups, mid, &mut out);
-                i += 1;
-            }
-        }
-        if out.len() > max_output {
-            return None;
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -654,5 +684,120 @@ mod tests {
         // A `*` with nothing to repeat, or a repeat that does not fit the next offset.
         assert_eq!(bytes("*\n00000000  01 02 03 04\n"), None);
         assert_eq!(bytes("00000000  01 02\n*\n00000009\n"), None);
+    }
+
+    fn checked(text: &str) -> Result<Option<Decoded>, TextError> {
+        decode_text_checked(text.as_bytes(), 1 << 20)
+    }
+
+    const ABC: &[u8] = b"abcdefghijklmnopqrs";
+
+    #[test]
+    fn od_offsets_in_every_radix() {
+        // Printed by `printf abcdefghijklmnopqrs | od -Ax -tx1z` and `| od -Ad -tx1`.
+        let hex = "000000 61 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70  >abcdefghijklmnop<\n\
+                   000010 71 72 73                                         >qrs<\n\
+                   000013\n";
+        let dec = "0000000 61 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70\n\
+                   0000016 71 72 73\n\
+                   0000019\n";
+        for text in [hex, dec] {
+            let d = checked(text).expect("reads").expect("a dump");
+            assert_eq!((d.bytes.as_slice(), d.detail.as_str()), (ABC, "od"));
+        }
+    }
+
+    #[test]
+    fn word_dumps_are_refused_with_the_reason() {
+        // `printf abcdefghijklmnopqrs | od -x`: words in this machine's byte order.
+        let text = "0000000 6261 6463 6665 6867 6a69 6c6b 6e6d 706f\n\
+                    0000020 7271 0073\n\
+                    0000023\n";
+        let e = checked(text).expect_err("word dump");
+        assert_eq!((e.line, e.offset), (1, 0));
+        assert!(e.message.contains("byte order"), "{}", e.message);
+    }
+
+    #[test]
+    fn xxd_autoskip_star_lines() {
+        // `(head -c 48 /dev/zero; printf xy) | xxd -a`.
+        let text = "00000000: 0000 0000 0000 0000 0000 0000 0000 0000  ................\n\
+                    *\n\
+                    00000030: 7879                                     xy\n";
+        let mut want = vec![0u8; 48];
+        want.extend_from_slice(b"xy");
+        let d = checked(text).expect("reads").expect("a dump");
+        assert_eq!((d.bytes, d.detail.as_str()), (want, "xxd"));
+    }
+
+    #[test]
+    fn follow_line_of_eight_bytes_whose_ascii_looks_like_hex() {
+        // "ab cd ef" is 61 62 20 63 64 20 65 66; its ASCII column reads like three more bytes.
+        let want = b"ab cd ef".to_vec();
+        for text in [
+            "00000000  61 62 20 63 64 20 65 66                           ab cd ef\n",
+            "00000000  61 62 20 63 64 20 65 66  ab cd ef\n",
+        ] {
+            let d = checked(text).expect("reads").expect("a dump");
+            assert_eq!(d.bytes, want, "{text:?}");
+            assert_eq!(
+                d.detail,
+                "Wireshark follow-stream hex, node 0 → client side"
+            );
+        }
+    }
+
+    #[test]
+    fn follow_dialog_indents_the_server_by_four_blanks() {
+        // The Qt dialog's layout: lower-case hex, the second node's lines after four blanks.
+        let text = "00000000  47 45 54 20 2f 20 48 54  54 50 2f 31 2e 31 0d 0a  GET / HT TP/1.1..\n\
+                    \x20   00000000  48 54 54 50 2f 31 2e 31  20 32 30 34 0d 0a 0d 0a  HTTP/1.1  204....\n\
+                    00000010  0d 0a                                             ..\n";
+        let d = checked(text).expect("reads").expect("a dump");
+        assert_eq!(d.bytes, b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(d.more.len(), 1);
+        let server = d.more.first().expect("server");
+        assert_eq!(server.bytes, b"HTTP/1.1 204\r\n\r\n");
+        assert_eq!(
+            server.detail,
+            "Wireshark follow-stream hex, node 1 → server side"
+        );
+    }
+
+    #[test]
+    fn follow_raw_without_header_needs_both_nodes() {
+        let both = "474554202f20485454502f312e310d0a0d0a\n\t485454502f312e3120323034\n";
+        let d = checked(both).expect("reads").expect("hex");
+        assert_eq!(d.shape, TextShape::Hex);
+        assert_eq!(d.bytes, b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            d.more.first().map(|p| p.bytes.as_slice()),
+            Some(&b"HTTP/1.1 204"[..])
+        );
+        // One node's lines only: plain hex lines, joined as before.
+        let one = "474554202f20\n485454502f31\n";
+        let d = checked(one).expect("reads").expect("hex");
+        assert_eq!(
+            (d.bytes.as_slice(), d.more.len()),
+            (&b"GET / HTTP/1"[..], 0)
+        );
+    }
+
+    #[test]
+    fn tshark_title_must_count_its_bytes() {
+        let text = "Reassembled TCP (5 bytes):\n0000  68 65 6c 6c 6f 21                                 hello!\n";
+        let e = checked(text).expect_err("6 bytes, not 5");
+        assert_eq!((e.line, e.offset), (1, 0));
+        assert_eq!(
+            e.message,
+            "'Reassembled TCP (5 bytes):', but the dump under it holds 6 bytes"
+        );
+    }
+
+    #[test]
+    fn prose_with_a_stray_offset_is_not_a_dump() {
+        // One line of a shape among more lines of prose is not that shape, and no error.
+        let text = "see the dump below\n00000000: 0102 0304  ....\nit was cut off here\n";
+        assert_eq!(checked(text), Ok(None));
     }
 }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use proptest::prelude::*;
-use wirelens::capture::{unwrap, Payload, UnwrapOptions};
+use wirelens::capture::{decode_text, decode_text_checked, unwrap, Payload, UnwrapOptions};
 use wirelens::codec::Format;
 
 fn root() -> PathBuf {
@@ -565,6 +565,338 @@ fn hexdump_star_cannot_bomb_memory() {
     };
     let found = unwrap(input, &tight).expect("no error, just not a dump");
     assert!(found[0].layers.is_empty(), "{:?}", found[0].layers);
+}
+
+/// The two directions of the exchange in `pcap/http-post-cbor-reply.pcap`, as tshark's
+/// `-z follow,tcp,raw,0` printed them: plain hex, one line per segment, the server's lines
+/// indented by a tab.
+fn follow_raw_truth() -> (Vec<u8>, Vec<u8>) {
+    let text = String::from_utf8(fixture("http-exchange.follow-tcp-raw")).expect("utf-8");
+    let (mut client, mut server) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('=') || t.contains(": ") {
+            continue; // tshark's header and footer
+        }
+        let out = if line.starts_with('\t') {
+            &mut server
+        } else {
+            &mut client
+        };
+        for i in (0..t.len()).step_by(2) {
+            out.push(u8::from_str_radix(&t[i..i + 2], 16).expect("hex"));
+        }
+    }
+    // What the exchange sent: a POST of user-profile.msgpack, a reply of iot-metrics.cbor.
+    assert!(client.starts_with(b"POST /ingest HTTP/1.1\r\n"));
+    assert!(client.ends_with(&sample("user-profile.msgpack")));
+    assert!(server.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    assert!(server.ends_with(&sample("iot-metrics.cbor")));
+    (client, server)
+}
+
+/// The packets of `pcap/http-post-cbor-reply.pcap`, read from its records (classic pcap,
+/// little-endian).
+fn pcap_frames() -> Vec<Vec<u8>> {
+    let pcap = fixture("pcap/http-post-cbor-reply.pcap");
+    assert_eq!(&pcap[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "little-endian pcap");
+    let mut frames = Vec::new();
+    let mut at = 24;
+    while at + 16 <= pcap.len() {
+        let len = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().expect("4 bytes")) as usize;
+        frames.push(pcap[at + 16..at + 16 + len].to_vec());
+        at += 16 + len;
+    }
+    assert_eq!(at, pcap.len());
+    frames
+}
+
+fn all_parts(text: &[u8]) -> Vec<(Vec<u8>, String)> {
+    let d = decode_text(text, 1 << 20).expect("decodes");
+    let mut parts = vec![(d.bytes, d.detail)];
+    parts.extend(d.more.into_iter().map(|p| (p.bytes, p.detail)));
+    parts
+}
+
+#[test]
+fn follow_stream_hex_keeps_both_directions_apart() {
+    let (client, server) = follow_raw_truth();
+    let cases = [
+        (
+            "http-exchange.follow-tcp-hex",
+            " (127.0.0.1:40932)",
+            " (127.0.0.1:5719)",
+        ),
+        (
+            "http-exchange.follow-http-hex",
+            " (127.0.0.1:40932)",
+            " (127.0.0.1:5719)",
+        ),
+        ("http-exchange.follow-tcp-hex-noheader", "", ""),
+    ];
+    for (file, node0, node1) in cases {
+        let parts = all_parts(&fixture(file));
+        assert_eq!(
+            parts,
+            [
+                (
+                    client.clone(),
+                    format!("Wireshark follow-stream hex, node 0{node0} → client side")
+                ),
+                (
+                    server.clone(),
+                    format!("Wireshark follow-stream hex, node 1{node1} → server side")
+                ),
+            ],
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn follow_stream_hex_unwraps_to_both_http_messages() {
+    let found = unwrap(
+        &fixture("http-exchange.follow-tcp-hex"),
+        &UnwrapOptions::default(),
+    )
+    .expect("unwraps");
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].bytes, sample("user-profile.msgpack"));
+    assert_eq!(names(&found[0]), ["hex dump", "HTTP/1.1 request"]);
+    assert_eq!(
+        found[0].layers[0].detail,
+        "Wireshark follow-stream hex, node 0 (127.0.0.1:40932) → client side"
+    );
+    assert_eq!(found[1].bytes, sample("iot-metrics.cbor"));
+    assert_eq!(names(&found[1]), ["hex dump", "HTTP/1.1 response"]);
+    assert_eq!(found[1].hint, Some(Format::Cbor));
+    assert!(found[1].layers[0]
+        .detail
+        .ends_with("node 1 (127.0.0.1:5719) → server side"));
+}
+
+#[test]
+fn follow_stream_lines_keep_every_byte() {
+    // The measured fault: three full follow-stream lines (48 bytes) once came out as 24.
+    let text = String::from_utf8(fixture("http-exchange.follow-tcp-hex-noheader")).expect("utf-8");
+    let three: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+    let d = decode_text(three.as_bytes(), 1 << 20).expect("a dump");
+    assert_eq!(d.bytes, follow_raw_truth().0[..48]);
+    assert!(d.more.is_empty());
+}
+
+#[test]
+fn follow_stream_raw_keeps_both_directions_apart() {
+    let (client, server) = follow_raw_truth();
+    let parts = all_parts(&fixture("http-exchange.follow-tcp-raw"));
+    assert_eq!(
+        parts,
+        [
+            (
+                client,
+                "Wireshark follow-stream raw, node 0 (127.0.0.1:40932) → client side".to_string()
+            ),
+            (
+                server,
+                "Wireshark follow-stream raw, node 1 (127.0.0.1:5719) → server side".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn tshark_x_gives_every_packet_and_reassembled_source() {
+    let (client, server) = follow_raw_truth();
+    let frames = pcap_frames();
+    assert_eq!(frames.len(), 14);
+    // tshark adds the reassembled request after frame 6 and the reply after frame 10.
+    let mut want: Vec<Vec<u8>> = frames[..6].to_vec();
+    want.push(client.clone());
+    want.extend_from_slice(&frames[6..10]);
+    want.push(server);
+    want.extend_from_slice(&frames[10..]);
+    let parts = all_parts(&fixture("http-exchange.tshark-x"));
+    let bytes: Vec<&Vec<u8>> = parts.iter().map(|(b, _)| b).collect();
+    assert_eq!(bytes, want.iter().collect::<Vec<_>>());
+    assert_eq!(parts[0].1, "tshark -x, dump 1 of 16");
+    assert_eq!(parts[5].1, "tshark -x, dump 6 of 16: Frame (164 bytes)");
+    assert_eq!(
+        parts[6].1,
+        "tshark -x, dump 7 of 16: Reassembled TCP (195 bytes)"
+    );
+
+    let parts = all_parts(&fixture("http-post.tshark-x"));
+    assert_eq!(
+        parts,
+        [
+            (
+                frames[5].clone(),
+                "tshark -x, dump 1 of 2: Frame (164 bytes)".to_string()
+            ),
+            (
+                client,
+                "tshark -x, dump 2 of 2: Reassembled TCP (195 bytes)".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn xxd_include_is_read_and_its_length_checked() {
+    let text = fixture("user-profile.msgpack.xxd-i");
+    let p = unwrap_one(&text);
+    assert_eq!(p.bytes, sample("user-profile.msgpack"));
+    assert_eq!(names(&p), ["hex array"]);
+    assert_eq!(p.layers[0].detail, "xxd -i user_profile_msgpack");
+
+    let text = String::from_utf8(text).expect("utf-8");
+    let wrong = text.replace("_len = 98;", "_len = 99;");
+    let e = unwrap(wrong.as_bytes(), &UnwrapOptions::default()).expect_err("length differs");
+    assert_eq!(e.layer, "hex array");
+    assert_eq!(e.offset, wrong.find("unsigned int").expect("len line"));
+    assert_eq!(
+        e.message,
+        "line 12: user_profile_msgpack_len says 99 bytes, but the array holds 98 (read as xxd -i)"
+    );
+    assert!(e.extracted.is_empty());
+
+    let bad_byte = text.replacen("0x75,", "0x7g,", 1);
+    let e = decode_text_checked(bad_byte.as_bytes(), 1 << 20).expect_err("not a byte");
+    assert_eq!(e.line, 2);
+    assert_eq!(e.message, "'0x7g' is not a byte (0x00 to 0xff)");
+}
+
+/// `text` with line `no` (1-based) passed through `edit`.
+fn edit_line(text: &[u8], no: usize, edit: impl Fn(&str) -> String) -> (String, usize) {
+    let text = String::from_utf8(text.to_vec()).expect("utf-8");
+    let mut out = String::new();
+    let mut start = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == no {
+            start = out.len();
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            out.push_str(&edit(body));
+            out.push('\n');
+        } else {
+            out.push_str(line);
+        }
+    }
+    (out, start)
+}
+
+#[test]
+fn a_broken_line_is_an_error_naming_it_never_a_shorter_result() {
+    type Case<'a> = (&'a str, usize, fn(&str) -> String, &'a str);
+    let cases: &[Case<'_>] = &[
+        (
+            "user-profile.msgpack.xxd",
+            4,
+            |l| l.replacen("636f", "zz6f", 1),
+            "line 4: expected hex digits in pairs, found 'zz6f' (read as xxd)",
+        ),
+        (
+            // A group lost from line 3: its ASCII column says so.
+            "user-profile.msgpack.xxd",
+            3,
+            |l| l.replacen(" 7765", "", 1),
+            "line 3: the ASCII column 'il.li.wei@exampl' does not match the 14 bytes before it \
+             (read as xxd)",
+        ),
+        (
+            "user-profile.msgpack.xxd",
+            3,
+            |l| l.replacen("00000020", "00000022", 1),
+            "line 3: offset 00000022 does not follow the 32 bytes before it (expected 00000020) \
+             (read as xxd)",
+        ),
+        (
+            // The last line has no next offset to check it by; its ASCII column does.
+            "user-profile.msgpack.xxd",
+            7,
+            |l| l.replacen("7665 ", "76   ", 1),
+            "line 7: the ASCII column 've' does not match the 1 bytes before it (read as xxd)",
+        ),
+        (
+            "iot-metrics.cbor.hexdump-C",
+            3,
+            |l| l.replacen(" 38 ", " 3g ", 1),
+            "line 3: expected a hex byte, found '3g' (read as hexdump -C)",
+        ),
+        (
+            "iot-metrics.cbor.od",
+            2,
+            |l| l.replacen(" 67 ", " 6 7 ", 1),
+            "line 2: expected a hex byte, found '6' (read as od)",
+        ),
+        (
+            "iot-metrics.cbor.wireshark-hexdump",
+            2,
+            |l| l.replacen("0010", "0011", 1),
+            "line 2: offset 0011 does not follow the 16 bytes before it (expected 0010) \
+             (read as Wireshark)",
+        ),
+        (
+            "http-exchange.tshark-x",
+            40,
+            |l| l.replacen(" 9f ", " zz ", 1),
+            "line 40: expected a hex byte, found 'zz' (read as tshark -x)",
+        ),
+        (
+            "http-exchange.follow-tcp-hex",
+            30,
+            |l| l.replacen(" 6b ", " zz ", 1),
+            "line 30: expected a hex byte, found 'zz' (read as Wireshark follow-stream hex)",
+        ),
+        (
+            "http-exchange.follow-tcp-hex",
+            26,
+            |l| l.replacen("00000047", "00000048", 1),
+            "line 26: offset 00000048 does not follow the 71 bytes node 1 sent before it \
+             (expected 00000047) (read as Wireshark follow-stream hex)",
+        ),
+        (
+            "http-exchange.follow-tcp-hex-noheader",
+            3,
+            |l| format!("{l} trailing words"),
+            "line 3: the ASCII column '.0.0.1.. Content- trailing words' does not match the \
+             16 bytes before it (read as Wireshark follow-stream hex)",
+        ),
+    ];
+    for (file, line, edit, message) in cases {
+        let (text, start) = edit_line(&fixture(file), *line, edit);
+        assert!(
+            decode_text(text.as_bytes(), 1 << 20).is_none(),
+            "{file}:{line}"
+        );
+        let e = unwrap(text.as_bytes(), &UnwrapOptions::default())
+            .expect_err(&format!("{file}:{line} is broken"));
+        assert_eq!(e.message, *message, "{file}:{line}");
+        assert_eq!(e.layer, "hex dump", "{file}:{line}");
+        assert_eq!(e.offset, start, "{file}:{line}: offset of the line");
+        assert!(e.extracted.is_empty(), "{file}:{line}");
+    }
+}
+
+#[test]
+fn a_line_of_prose_in_a_dump_is_an_error() {
+    let mut text = fixture("iot-metrics.cbor.hexdump-C");
+    text.extend_from_slice(b"(copied from the staging box)\n");
+    let e = unwrap(&text, &UnwrapOptions::default()).expect_err("prose line");
+    assert_eq!(
+        e.message,
+        "line 7: expected an offset in hex digits, found '(copied' (read as hexdump -C)"
+    );
+}
+
+#[test]
+fn a_broken_dump_inside_a_json_string_is_an_error_too() {
+    let (text, _) = edit_line(&fixture("user-profile.msgpack.xxd"), 2, |l| {
+        l.replacen("6c69", "6c6", 1)
+    });
+    let json = format!("{:?}", text);
+    let e = unwrap(json.as_bytes(), &UnwrapOptions::default()).expect_err("broken dump");
+    assert_eq!(e.layer, "hex dump");
+    assert!(e.message.starts_with("line 2: "), "{}", e.message);
 }
 
 proptest! {
