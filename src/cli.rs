@@ -267,7 +267,8 @@ pub struct InspectArgs {
     #[arg(long)]
     pub no_hex: bool,
     /// List every way of peeling the input (layer readings), best first, with confidence and
-    /// reasons; choose one with --layer N.
+    /// reasons; choose one with --layer N. Also the chosen payload's layers one by one, with
+    /// what they carried (an HTTP/2 stream's frames, WebSocket control frames, headers).
     #[arg(long)]
     pub layers: bool,
 }
@@ -856,6 +857,11 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             peeling.chosen + 1,
             peeling.payloads.len()
         )?;
+        if args.layers {
+            if let Some(p) = peeling.payloads.get(peeling.chosen) {
+                inspect::write_payload_layers(out, p)?;
+            }
+        }
     }
     if let (None, Some(v)) = (args.input.from, &input.verdict) {
         return inspect_verdict(&input, v, args.no_tree && args.no_hex, out);

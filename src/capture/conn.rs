@@ -30,6 +30,84 @@ use crate::model::Span;
 /// Most frames listed in a payload's `http2 frames` entry; the rest are counted.
 const LISTED_FRAMES: usize = 40;
 
+/// The two directions of a connection as its application protocol sees them (`[client→server,
+/// server→client]` as the capture found them): the reassembled TCP bytes, or the plaintext a
+/// TLS layer gave, with the way back from a range of those bytes to the capture's frames.
+pub(crate) struct Conversation<'a> {
+    capture: &'a Capture,
+    index: usize,
+    bytes: [std::borrow::Cow<'a, [u8]>; 2],
+    /// Per direction, for bytes that are not the TCP bytes themselves: which TCP bytes each range
+    /// came from (`(range of bytes, range of TCP bytes)`, in order), and the layer that made them.
+    views: [Option<View>; 2],
+}
+
+/// How a direction's bytes were made from its TCP bytes (a decryption).
+pub(crate) struct View {
+    /// `(range of the bytes, range of the TCP bytes it came from)`, in order.
+    pub(crate) map: Vec<(Span, Span)>,
+    /// The layer between TCP and what is read in these bytes (`TLS 1.3 …`).
+    pub(crate) layer: Layer,
+    /// Meta entries for every payload read from these bytes.
+    pub(crate) meta: Vec<(String, String)>,
+}
+
+impl<'a> Conversation<'a> {
+    /// Stream `index` of `capture`, its TCP bytes as they are.
+    fn tcp(capture: &'a Capture, index: usize) -> Option<Conversation<'a>> {
+        let s = capture.streams.get(index)?;
+        Some(Conversation {
+            capture,
+            index,
+            bytes: [
+                std::borrow::Cow::Borrowed(&s.directions[0].bytes[..]),
+                std::borrow::Cow::Borrowed(&s.directions[1].bytes[..]),
+            ],
+            views: [None, None],
+        })
+    }
+
+    fn bytes(&self, which: usize) -> &[u8] {
+        self.bytes.get(which).map_or(&[], |b| b.as_ref())
+    }
+
+    /// The TCP bytes `span` of direction `which` came from.
+    fn tcp_span(&self, which: usize, span: Span) -> Span {
+        let Some(Some(view)) = self.views.get(which) else {
+            return span;
+        };
+        let hit: Vec<Span> = view
+            .map
+            .iter()
+            .filter(|(plain, _)| {
+                plain.start < span.end.max(span.start + 1) && span.start < plain.end
+            })
+            .map(|(_, tcp)| *tcp)
+            .collect();
+        match (hit.first(), hit.last()) {
+            (Some(a), Some(b)) => Span::new(a.start, b.end.max(a.start)),
+            _ => Span::empty(0),
+        }
+    }
+
+    /// The capture layers (and a view's layer) of `span` of direction `which`, and the first
+    /// frame that carried it.
+    fn outer(&self, which: usize, span: Span) -> (Payload, u64) {
+        let (mut payload, first) =
+            pcap::span_payload(self.capture, self.index, which, self.tcp_span(which, span));
+        if let Some(Some(view)) = self.views.get(which) {
+            payload.layers.push(view.layer.clone());
+            payload.meta.extend(view.meta.iter().cloned());
+        }
+        (payload, first)
+    }
+
+    /// The frame numbers that carried `span` of direction `which` (`4, 6–9`).
+    fn frames(&self, which: usize, span: Span) -> String {
+        pcap::span_frames(self.capture, self.index, which, self.tcp_span(which, span))
+    }
+}
+
 /// The payloads of stream `index` of `capture`, in capture order, and the warnings its reading
 /// gave.
 pub(crate) fn stream(
@@ -61,14 +139,16 @@ pub(crate) fn stream(
         } else {
             None
         };
-        if let Some(client) = h2 {
+        let conv = Conversation::tcp(capture, index);
+        if let (Some(client), Some(conv)) = (h2, &conv) {
             let mut out = Ordered::default();
-            read_http2(capture, index, client, [0, 0], options, budget, &mut out);
+            read_http2(conv, client, [0, 0], options, budget, &mut out);
             return finish(out, &label, warnings);
         }
-        if http::looks_like_http(c) || http::looks_like_http(sv) {
+        if let (true, Some(conv)) = (http::looks_like_http(c) || http::looks_like_http(sv), &conv)
+        {
             let mut out = Ordered::default();
-            read_http1(capture, index, options, budget, keep, &mut out);
+            read_http1(conv, options, budget, keep, &mut out);
             return finish(out, &label, warnings);
         }
     }
@@ -168,29 +248,25 @@ fn peel_body(
 /// HTTP/1.x on stream `index`: the client's requests, then the server's responses paired with
 /// them; after a switch, the rest of each direction as the protocol switched to.
 fn read_http1(
-    capture: &Capture,
-    index: usize,
+    conv: &Conversation<'_>,
     options: &UnwrapOptions,
     budget: &mut Budget,
     mut keep: Option<&mut Decoded>,
     out: &mut Ordered,
 ) {
-    let Some(s) = capture.streams.get(index) else {
-        return;
-    };
     let mut pairing = Pairing::default();
     let mut switches = [None, None];
     // The 101's extensions: what the server agreed to (permessage-deflate).
     let mut extensions: Option<String> = None;
     for which in 0..2 {
-        let bytes = &s.directions[which].bytes;
+        let bytes = conv.bytes(which);
         if bytes.is_empty() {
             continue;
         }
         let side = match http::parse_side(bytes, 0, options, budget, &mut pairing) {
             Ok(side) => side,
             Err(e) => {
-                let at = pcap::span_frames(capture, index, which, Span::empty(e.offset));
+                let at = conv.frames(which, Span::empty(e.offset));
                 out.warnings.push(format!(
                     "{} ({}): {e}{}",
                     e.layer,
@@ -218,7 +294,7 @@ fn read_http1(
                 }
             }
             let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
-            let (outer, first) = pcap::span_payload(capture, index, which, span);
+            let (outer, first) = conv.outer(which, span);
             let message = under(&outer, p);
             let mut warnings = Vec::new();
             for found in peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings) {
@@ -233,24 +309,26 @@ fn read_http1(
     let Some(switch) = switches[1].clone() else {
         return;
     };
-    let client_at = switches[0].as_ref().map_or(s.directions[0].bytes.len(), |w| w.at);
+    let client_at = switches[0]
+        .as_ref()
+        .map_or(conv.bytes(0).len(), |w| w.at);
     let starts = [client_at, switch.at];
     match switch.protocol.as_str() {
-        "h2c" => read_http2(capture, index, 0, starts, options, budget, out),
+        "h2c" => read_http2(conv, 0, starts, options, budget, out),
         "websocket" => {
             let deflate = extensions.as_deref().and_then(websocket::negotiated_deflate);
             for (which, &at) in starts.iter().enumerate() {
-                read_websocket(capture, index, which, at, deflate.as_ref(), options, budget, out);
+                read_websocket(conv, which, at, deflate.as_ref(), options, budget, out);
             }
         }
         _ => {
             for (which, &at) in starts.iter().enumerate() {
-                let bytes = &s.directions[which].bytes;
+                let bytes = conv.bytes(which);
                 if at >= bytes.len() {
                     continue;
                 }
                 let span = Span::new(at, bytes.len());
-                let (outer, first) = pcap::span_payload(capture, index, which, span);
+                let (outer, first) = conv.outer(which, span);
                 let rest = Payload {
                     bytes: bytes.get(at..).unwrap_or(&[]).into(),
                     layers: vec![Layer {
@@ -272,8 +350,7 @@ fn read_http1(
 /// naming the frames; control frames listed in the first message's meta.
 #[allow(clippy::too_many_arguments)]
 fn read_websocket(
-    capture: &Capture,
-    index: usize,
+    conv: &Conversation<'_>,
     which: usize,
     at: usize,
     deflate: Option<&websocket::Deflate>,
@@ -281,12 +358,7 @@ fn read_websocket(
     budget: &mut Budget,
     out: &mut Ordered,
 ) {
-    let Some(bytes) = capture
-        .streams
-        .get(index)
-        .and_then(|s| s.directions.get(which))
-        .and_then(|d| d.bytes.get(at..))
-    else {
+    let Some(bytes) = conv.bytes(which).get(at..) else {
         return;
     };
     if bytes.is_empty() {
@@ -314,7 +386,7 @@ fn read_websocket(
             continue;
         };
         let span = Span::new(at + first.start, at + last.end);
-        let (outer, first_frame) = pcap::span_payload(capture, index, which, span);
+        let (outer, first_frame) = conv.outer(which, span);
         let kind = m.opcode.name();
         let mut detail = format!(
             "{kind} message {} of {count}, {} frame{}",
@@ -362,24 +434,15 @@ fn direction_name(which: usize) -> &'static str {
 /// HTTP/2 on stream `index`, the client being direction `client`, each direction read from its
 /// offset in `starts` (`[client, server]`).
 fn read_http2(
-    capture: &Capture,
-    index: usize,
+    conv: &Conversation<'_>,
     client: usize,
     starts: [usize; 2],
     options: &UnwrapOptions,
     budget: &mut Budget,
     out: &mut Ordered,
 ) {
-    let Some(s) = capture.streams.get(index) else {
-        return;
-    };
     let server = 1 - client;
-    let conn = http2::parse_connection(
-        &s.directions[client].bytes,
-        starts[0],
-        &s.directions[server].bytes,
-        starts[1],
-    );
+    let conn = http2::parse_connection(conv.bytes(client), starts[0], conv.bytes(server), starts[1]);
     out.warnings
         .extend(conn.warnings.iter().map(|w| w.to_string()));
     let mut first_payload = true;
@@ -395,11 +458,11 @@ fn read_http2(
             .iter()
             .find(|o| o.stream == m.stream && o.side != m.side);
         let req = if request { Some(m) } else { peer };
-        let (outer, first) = pcap::span_payload(capture, index, which, m.span);
+        let (outer, first) = conv.outer(which, m.span);
         let mut payload = message_payload(m, req, request);
         payload.meta.push((
             "http2 frames".into(),
-            frame_list(capture, index, which, &m.frames),
+            frame_list(conv, which, &m.frames),
         ));
         if first_payload {
             first_payload = false;
@@ -418,7 +481,7 @@ fn read_http2(
 
 /// The frames of a message as the frame list shows them: `HEADERS END_HEADERS (frame 4); DATA
 /// 120 B END_STREAM (frames 5–6)`.
-fn frame_list(capture: &Capture, index: usize, which: usize, frames: &[http2::FrameRef]) -> String {
+fn frame_list(conv: &Conversation<'_>, which: usize, frames: &[http2::FrameRef]) -> String {
     let mut parts: Vec<String> = frames
         .iter()
         .take(LISTED_FRAMES)
@@ -431,7 +494,7 @@ fn frame_list(capture: &Capture, index: usize, which: usize, frames: &[http2::Fr
                 text.push(' ');
                 text.push_str(&f.flags);
             }
-            let at = pcap::span_frames(capture, index, which, f.span);
+            let at = conv.frames(which, f.span);
             if !at.is_empty() {
                 let word = if at.contains([',', '–']) { "frames" } else { "frame" };
                 text.push_str(&format!(" ({word} {at})"));

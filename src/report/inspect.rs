@@ -240,6 +240,61 @@ pub fn write_payloads(w: &mut dyn Write, payloads: &[Payload], chosen: usize) ->
     Ok(())
 }
 
+/// Meta entries that describe how a payload travelled, listed with its layers.
+const LAYER_META: &[&str] = &[
+    "http2 frames",
+    "http2 client control",
+    "http2 server control",
+    "websocket control",
+    "informational",
+    "frames",
+];
+
+/// A payload's layers one per line, outermost first (name, the bytes it covered in its own
+/// input, its detail), then what the layers recorded of the way there: an HTTP/2 stream's
+/// frames, WebSocket control frames, the capture frames, the headers.
+pub fn write_payload_layers(w: &mut dyn Write, payload: &Payload) -> io::Result<()> {
+    writeln!(w, "layers:")?;
+    for (i, l) in payload.layers.iter().enumerate() {
+        let detail = if l.detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", l.detail)
+        };
+        writeln!(
+            w,
+            "  {}. {} (bytes {}..{}){detail}",
+            i + 1,
+            l.name,
+            l.span.start,
+            l.span.end
+        )?;
+    }
+    for key in LAYER_META {
+        for (k, v) in payload.meta.iter().filter(|(k, _)| k == key) {
+            writeln!(w, "  {k}: {}", cut_chars(v, 8 * MAX_DETAIL_CHARS))?;
+        }
+    }
+    let headers: Vec<&(String, String)> = payload
+        .meta
+        .iter()
+        .filter(|(k, _)| {
+            !LAYER_META.contains(&k.as_str())
+                && !matches!(
+                    k.as_str(),
+                    "stream" | "direction" | "first time" | "grpc-body" | "grpc-direction"
+                )
+        })
+        .collect();
+    if !headers.is_empty() {
+        writeln!(w, "  meta:")?;
+        for (k, v) in headers {
+            writeln!(w, "    {k}: {}", cut_chars(v, MAX_DETAIL_CHARS))?;
+        }
+    }
+    Ok(())
+}
+
 /// `text` with at most `max` characters, the last of them `…` when it was cut.
 fn cut_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     match text.char_indices().nth(max) {

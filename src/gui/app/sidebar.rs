@@ -116,6 +116,12 @@ impl App {
                     }
                     let mut hover = p.provenance();
                     for (k, v) in &p.meta {
+                        // A long value (every frame of a large stream) is cut for the tooltip.
+                        let v: String = if v.chars().count() > 200 {
+                            v.chars().take(199).chain(['…']).collect()
+                        } else {
+                            v.clone()
+                        };
                         hover.push_str(&format!("\n{k}: {v}"));
                     }
                     let r = ui.selectable_label(current == i, label);
@@ -123,7 +129,11 @@ impl App {
                     if r.clicked() {
                         pick = Some(i);
                     }
-                    ui.weak(p.provenance());
+                    // A captured exchange says which call and direction; else the layer chain.
+                    match p.headline() {
+                        Some(h) => ui.weak(h),
+                        None => ui.weak(p.provenance()),
+                    };
                 }
                 if let Some(err) = &opened.error {
                     ui.colored_label(
