@@ -228,7 +228,7 @@ fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
                     let bytes: Vec<u8> = (0..h.len() / 2)
                         .filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok())
                         .collect();
-                    String::from_utf8(bytes).expect("utf-8")
+                    String::from_utf8_lossy(&bytes).into_owned()
                 };
                 let mine = text(body);
                 let answers = &want[&(key.0.clone(), "server→client".to_string())];
@@ -244,4 +244,65 @@ fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
         }
     }
     assert_eq!(fragmented, 1);
+}
+
+#[test]
+fn an_h2c_upgrade_hands_the_connection_to_http2() {
+    let want = answers(
+        "h2c-upgrade.pcap",
+        &["http-request", "http-response", "http2-request", "http2-response"],
+    );
+    let mut got = found("h2c-upgrade.pcap");
+    assert_eq!(want.values().map(Vec::len).sum::<usize>(), 5);
+    // tshark leaves the gzip'd HTTP/2 body as it was sent; wirelens undoes the coding.
+    let cbor = std::fs::read(data("../../samples/iot-metrics.cbor")).expect("sample");
+    let gzipped = got
+        .get_mut(&("1".to_string(), "server→client".to_string()))
+        .and_then(|rows| rows.last_mut())
+        .expect("the second connection's response");
+    assert_eq!(gzipped.3, hex(&cbor));
+    let tshark_body = &want[&("1".to_string(), "server→client".to_string())][0].3;
+    assert!(tshark_body.starts_with("1f8b08"), "{tshark_body}");
+    gzipped.3 = tshark_body.clone();
+    assert_eq!(got, want);
+    let peeled = peel(&fixture("h2c-upgrade.pcap"));
+    let upgraded = peeled
+        .payloads
+        .iter()
+        .find(|p| p.meta_value(":status") == Some("200"))
+        .expect("the upgraded response");
+    assert_eq!(
+        upgraded.provenance(),
+        "pcap → TCP 127.0.0.1:18092 → 127.0.0.1:46204 → HTTP/2 stream 1"
+    );
+}
+
+#[test]
+fn a_capture_started_mid_connection_still_gives_the_http2_data() {
+    let peeled = peel(&fixture("grpc-h2c-midway.pcap"));
+    assert!(peeled.error.is_none(), "{:?}", peeled.error);
+    // The SyncProfiles messages of stream 5 (3 each way) and the GetProfile pair of stream 7,
+    // each with the bytes the full capture gives.
+    let full = peel(&fixture("grpc-h2c.pcap"));
+    let bodies = |payloads: &[Payload], stream: &str| -> Vec<Vec<u8>> {
+        payloads
+            .iter()
+            .filter(|p| p.meta_value("http2 stream") == Some(stream))
+            .map(|p| p.bytes.to_vec())
+            .collect()
+    };
+    for stream in ["5", "7"] {
+        let got = bodies(&peeled.payloads, stream);
+        assert!(!got.is_empty(), "stream {stream}");
+        assert_eq!(got, bodies(&full.payloads, stream), "stream {stream}");
+    }
+    // Headers that refer to the HPACK table the capture missed are said to be unknown.
+    assert!(
+        peeled.payloads.iter().any(|p| p
+            .meta
+            .iter()
+            .any(|(k, v)| k == "warning" && v.contains("HPACK"))),
+        "{:#?}",
+        peeled.payloads.iter().map(|p| &p.meta).collect::<Vec<_>>()
+    );
 }

@@ -260,7 +260,7 @@ impl App {
         }
     }
 
-    fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
+    pub(super) fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
         match self.ws.load_schema_files(&files, &includes) {
             Ok(label) => {
                 self.message = Some((format!("schema loaded: {label}"), false));

@@ -175,8 +175,26 @@ impl App {
         app
     }
 
-    /// Opens a file (recent list updated; an error shows in the message bar).
+    /// Opens a file (recent list updated; an error shows in the message bar). A `.proto` file
+    /// loads as a schema instead, its imports found beside it and beside the `.proto` files
+    /// loaded before it.
     pub fn open_file(&mut self, path: PathBuf) {
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("proto")) {
+            let folder = |f: &std::path::Path| match f.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let mut includes = vec![folder(&path)];
+            for s in &self.settings.schemas {
+                for dir in s.files.iter().map(|f| folder(f)) {
+                    if !includes.contains(&dir) {
+                        includes.push(dir);
+                    }
+                }
+            }
+            self.load_schema_files(vec![path], includes);
+            return;
+        }
         match self.ws.open_path(&path) {
             Ok(_) => {
                 let full = std::fs::canonicalize(&path).unwrap_or(path);
