@@ -135,7 +135,10 @@ pub(crate) fn stream(
             // Encrypted records: labelled below, each direction as it is.
             None
         } else if http2::looks_like_frames(c) || http2::looks_like_frames(sv) {
-            Some(0)
+            // No preface (the capture began mid-connection): the side that sent first opened
+            // the streams the other answers; the TCP layer only guessed the client from ports.
+            let first = |w: usize| s.directions[w].segments.first().map_or(u64::MAX, |g| g.frame);
+            Some(usize::from(first(1) < first(0)))
         } else {
             None
         };
@@ -143,6 +146,11 @@ pub(crate) fn stream(
         if let (Some(client), Some(conv)) = (h2, &conv) {
             let mut out = Ordered::default();
             read_http2(conv, client, [0, 0], options, budget, &mut out);
+            if client == 1 {
+                for (_, _, p) in &mut out.items {
+                    swap_roles(p);
+                }
+            }
             return finish(out, &label, warnings);
         }
         if let (true, Some(conv)) = (http::looks_like_http(c) || http::looks_like_http(sv), &conv)
@@ -194,6 +202,27 @@ impl Ordered {
     fn push(&mut self, first_frame: u64, payload: Payload) {
         let n = self.items.len();
         self.items.push((first_frame, n, payload));
+    }
+}
+
+/// A payload of a connection whose client is the side the TCP layer took for the server (an
+/// HTTP/2 preface or the order of streams says which side opened it): its direction names
+/// swapped.
+fn swap_roles(p: &mut Payload) {
+    let swap = |text: &str| {
+        text.replace("client→server", "\u{0}")
+            .replace("server→client", "client→server")
+            .replace('\u{0}', "server→client")
+    };
+    for (k, v) in &mut p.meta {
+        if k == "direction" {
+            *v = swap(v);
+        }
+    }
+    for l in &mut p.layers {
+        if l.name.starts_with("TCP ") {
+            l.detail = swap(&l.detail);
+        }
     }
 }
 

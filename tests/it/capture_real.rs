@@ -296,6 +296,10 @@ fn a_capture_started_mid_connection_still_gives_the_http2_data() {
         assert!(!got.is_empty(), "stream {stream}");
         assert_eq!(got, bodies(&full.payloads, stream), "stream {stream}");
     }
+    // Without a SYN the TCP layer guesses the client from the ports (the higher one, here the
+    // server's 50051); the stream order says the side that sent first opened the calls.
+    assert_eq!(peeled.payloads[0].meta_value("direction"), Some("client→server"));
+    assert!(peeled.payloads[0].layers[1].name.starts_with("TCP 127.0.0.1:46512 →"));
     // Headers that refer to the HPACK table the capture missed are said to be unknown.
     assert!(
         peeled.payloads.iter().any(|p| p
