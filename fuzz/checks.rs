@@ -25,7 +25,7 @@ use wirelens::report::inspect;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every check, by target name (the names of `fuzz_targets/*.rs` and `corpus/*/`).
-pub const TARGETS: [Target; 13] = [
+pub const TARGETS: [Target; 15] = [
     ("json", json),
     ("msgpack", msgpack),
     ("cbor", cbor),
@@ -39,6 +39,8 @@ pub const TARGETS: [Target; 13] = [
     ("detect", detect_all),
     ("roundtrip", roundtrip),
     ("encode_all", encode_all),
+    ("http2", http2),
+    ("websocket", websocket),
 ];
 
 /// Small limits, so the fuzzer spends its time on structure rather than on huge outputs.
@@ -187,6 +189,58 @@ pub fn http(bytes: &[u8]) {
             assert!(e.offset <= bytes.len(), "error offset past the end");
             check_payloads(&e.extracted, bytes.len());
         }
+    }
+}
+
+/// The two directions of one input: the first 4 bytes (big-endian) say how long the client's
+/// part is, the server's is the rest.
+fn two_directions(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let Some((head, rest)) = bytes.split_first_chunk::<4>() else {
+        return (bytes, &[]);
+    };
+    let n = (u32::from_be_bytes(*head) as usize).min(rest.len());
+    rest.split_at(n)
+}
+
+/// HTTP/2 connections: frames, HPACK, streams (the client's bytes, then the server's; see
+/// `two_directions`).
+pub fn http2(bytes: &[u8]) {
+    let (client, server) = two_directions(bytes);
+    let conn = capture::http2::parse_connection(client, 0, server, 0);
+    for m in &conn.messages {
+        let len = match m.side {
+            Some(capture::http2::Side::Server) => server.len(),
+            _ => client.len(),
+        };
+        assert!(m.span.end <= len, "a message span past its direction");
+        assert!(m.body.len() <= len, "a body longer than its direction");
+        for f in &m.frames {
+            assert!(f.span.end <= len, "a frame span past its direction");
+        }
+    }
+    let _ = capture::http2::looks_like_frames(client);
+}
+
+/// WebSocket frames of one direction (the first byte's low bit: from the client; the second:
+/// permessage-deflate agreed).
+pub fn websocket(bytes: &[u8]) {
+    let Some((&flags, rest)) = bytes.split_first() else {
+        return;
+    };
+    let deflate = capture::websocket::Deflate::default();
+    let parsed = capture::websocket::parse(
+        rest,
+        flags & 1 != 0,
+        (flags & 2 != 0).then_some(&deflate),
+        &small_unwrap(),
+    );
+    for m in &parsed.messages {
+        for f in &m.frames {
+            assert!(f.end <= rest.len(), "a frame span past the input");
+        }
+    }
+    if let Some((offset, _)) = parsed.error {
+        assert!(offset <= rest.len(), "error offset past the end");
     }
 }
 
