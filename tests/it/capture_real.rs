@@ -310,3 +310,13 @@ fn a_capture_started_mid_connection_still_gives_the_http2_data() {
         peeled.payloads.iter().map(|p| &p.meta).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn nflog_frames_are_read_like_any_other_link_layer() {
+    // The HTML exchange of http1-html.pcap wrapped in NFLOG headers and TLVs (see COMMANDS.md):
+    // tshark reads it as nflog:ip:tcp:http, and so does wirelens.
+    let want = answers("nflog.pcap", &["http-request", "http-response"]);
+    assert_eq!(want.values().map(Vec::len).sum::<usize>(), 4);
+    assert_eq!(found("nflog.pcap"), want);
+    assert_eq!(found("nflog.pcap"), found("http1-html.pcap"));
+}

@@ -972,10 +972,6 @@ fn inspect_of_a_capture_without_payloads_says_why_and_convert_fails_with_it() {
             "3 packets, TCP handshake only, no application data",
         ),
         (
-            "nflog.pcap",
-            "link type 239 (NFLOG) is not supported: 12 packets skipped",
-        ),
-        (
             "pktap.pcap",
             "link type 258 (PKTAP) is not supported: 4 packets skipped",
         ),

@@ -4,7 +4,7 @@
 //! the bytes the application sent. This module reads the file container ([`file`]: classic pcap
 //! in either byte order with micro- or nanosecond times, and pcapng with its sections, interfaces
 //! and timestamp resolutions), peels the link and network layers (`net`: Ethernet with VLAN
-//! tags, Linux cooked SLL/SLL2, raw IP, null/loopback; IPv4 and IPv6) and reassembles TCP
+//! tags, Linux cooked SLL/SLL2, raw IP, null/loopback, NFLOG; IPv4 and IPv6) and reassembles TCP
 //! streams (`tcp`) so each direction of each connection becomes one byte buffer, with a map from
 //! byte ranges back to the frames (and times) that carried them. UDP datagrams stay separate.
 //!
@@ -428,7 +428,7 @@ impl State {
     }
 }
 
-/// `link type 239 (NFLOG) is not supported: 12 packets skipped`.
+/// `link type 258 (PKTAP) is not supported: 4 packets skipped`.
 fn skipped_sentence(linktype: u32, packets: usize) -> String {
     format!(
         "{} is not supported: {packets} {} skipped",
@@ -795,7 +795,7 @@ impl CaptureSummary {
 
     /// The capture in one sentence, saying why there is nothing to decode when there is not:
     /// `0 packets: the capture is empty`, `3 packets, TCP handshake only, no application data`,
-    /// `link type 239 (NFLOG) is not supported: 12 packets skipped`, `TLS 1.3: 2 encrypted
+    /// `link type 258 (PKTAP) is not supported: 4 packets skipped`, `TLS 1.3: 2 encrypted
     /// streams, SNI api.example.test — give a key log to decrypt`.
     pub fn describe(&self) -> String {
         if self.packets == 0 {

@@ -61,6 +61,7 @@ pub(crate) fn linktype_name(linktype: u32) -> String {
         101 => "raw IP".to_string(),
         108 => "OpenBSD loopback".to_string(),
         113 => "Linux cooked (SLL)".to_string(),
+        239 => "NFLOG".to_string(),
         228 => "raw IPv4".to_string(),
         229 => "raw IPv6".to_string(),
         276 => "Linux cooked (SLL2)".to_string(),
@@ -73,10 +74,10 @@ pub(crate) fn linktype_name(linktype: u32) -> String {
 
 /// Whether [`parse`] reads frames of this link type.
 pub(crate) fn is_supported(linktype: u32) -> bool {
-    matches!(linktype, 0 | 1 | 101 | 108 | 113 | 228 | 229 | 276)
+    matches!(linktype, 0 | 1 | 101 | 108 | 113 | 228 | 229 | 239 | 276)
 }
 
-/// The name of a common link type wirelens does not read, for "link type 239 (NFLOG) is not
+/// The name of a common link type wirelens does not read, for "link type 258 (PKTAP) is not
 /// supported".
 pub(crate) fn unsupported_name(linktype: u32) -> Option<&'static str> {
     Some(match linktype {
@@ -100,7 +101,6 @@ pub(crate) fn unsupported_name(linktype: u32) -> Option<&'static str> {
         215 => "IEEE 802.15.4 without FCS",
         220 => "USB Linux (memory-mapped)",
         227 => "SocketCAN",
-        239 => "NFLOG",
         240 => "Netanalyzer",
         249 => "USBPcap",
         251 => "Bluetooth LE link layer",
@@ -113,7 +113,7 @@ pub(crate) fn unsupported_name(linktype: u32) -> Option<&'static str> {
     })
 }
 
-/// `link type 239 (NFLOG)`, or `link type 300` for a type without a name here.
+/// `link type 258 (PKTAP)`, or `link type 300` for a type without a name here.
 pub(crate) fn linktype_label(linktype: u32) -> String {
     match unsupported_name(linktype) {
         Some(name) => format!("link type {linktype} ({name})"),
@@ -174,6 +174,7 @@ pub(crate) fn parse(linktype: u32, frame: &[u8]) -> Result<Transport<'_>, Skip> 
             be16(frame, 0).ok_or(Some("Linux cooked v2 header cut short".to_string()))?,
             frame.get(20..).unwrap_or(&[]),
         ),
+        239 => nflog(frame)?,
         other => return Err(Some(format!("{} is not supported", linktype_label(other)))),
     };
     match ethertype {
@@ -181,6 +182,39 @@ pub(crate) fn parse(linktype: u32, frame: &[u8]) -> Result<Transport<'_>, Skip> 
         0x86dd => ipv6(ip),
         _ => Err(None),
     }
+}
+
+/// An NFLOG frame (Linux netfilter's log, `tcpdump -i nflog:N`): a 4-byte header (address
+/// family, version, resource id), then TLVs in the capturing host's byte order, each padded to 4
+/// bytes; the packet is the NFULA_PAYLOAD (type 9) one.
+fn nflog(frame: &[u8]) -> Result<(u16, &[u8]), Skip> {
+    let family = *frame
+        .first()
+        .ok_or_else(|| Some("NFLOG header cut short".to_string()))?;
+    let ethertype = match family {
+        2 => 0x0800,
+        10 => 0x86dd,
+        _ => return Err(None),
+    };
+    let mut at = 4usize;
+    while let Some(tlv) = frame.get(at..at.saturating_add(4)) {
+        let le = usize::from(u16::from_le_bytes([tlv[0], tlv[1]]));
+        let be = usize::from(u16::from_be_bytes([tlv[0], tlv[1]]));
+        let left = frame.len() - at;
+        // Host byte order: the reading whose length fits.
+        let (len, kind) = if (4..=left).contains(&le) {
+            (le, u16::from_le_bytes([tlv[2], tlv[3]]))
+        } else if (4..=left).contains(&be) {
+            (be, u16::from_be_bytes([tlv[2], tlv[3]]))
+        } else {
+            return Err(Some(format!("NFLOG TLV at byte {at} has no length that fits")));
+        };
+        if kind == 9 {
+            return Ok((ethertype, frame.get(at + 4..at + len).unwrap_or(&[])));
+        }
+        at += len.div_ceil(4) * 4;
+    }
+    Err(None)
 }
 
 fn ipv4(ip: &[u8]) -> Result<Transport<'_>, Skip> {
