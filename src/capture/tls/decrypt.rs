@@ -314,7 +314,7 @@ fn suite(id: u16, tls13: bool) -> Option<Suite> {
         // once the master secret is known.
         (false, 0xc02b | 0xc02f | 0x009c | 0x009e) => (Sha256, Aes128Gcm),
         (false, 0xc02c | 0xc030 | 0x009d | 0x009f) => (Sha384, Aes256Gcm),
-        (false, 0xcca8 | 0xcca9 | 0xccaa) => (Sha256, ChaCha20Poly1305),
+        (false, 0xcca8..=0xccaa) => (Sha256, ChaCha20Poly1305),
         _ => return None,
     };
     Some(Suite { hash, kind })
@@ -1054,6 +1054,75 @@ mod tests {
     }
 
     #[test]
+    fn tls13_chacha20_with_a_key_update_decrypts_like_tshark() {
+        // openssl s_client sent a KeyUpdate (update_requested) between its two lines.
+        let (c, s, keys) = fixture("tls13-chacha-keyupdate");
+        let d = decrypt(&c, &s, &keys).expect("decrypted");
+        assert_eq!(d.version, "TLS 1.3");
+        assert_eq!(d.cipher, "TLS_CHACHA20_POLY1305_SHA256");
+        assert_eq!(
+            d.errors().count(),
+            0,
+            "{:?}",
+            d.errors().collect::<Vec<_>>()
+        );
+        // tshark: frames 12 and 17 (client), 13 (server).
+        assert_eq!(
+            d.directions[0].plaintext,
+            b"first line\nafter the key update\n"
+        );
+        assert_eq!(d.directions[1].plaintext, b"hello from the server\n");
+        assert!(
+            d.notes
+                .iter()
+                .any(|n| n.starts_with("client→server: KeyUpdate")),
+            "{:?}",
+            d.notes
+        );
+        assert_eq!(d.directions[0].spans.len(), 2);
+        assert_spans_cover(&d.directions[0], &c);
+    }
+
+    #[test]
+    fn tls12_ecdhe_chacha20_decrypts_like_tshark() {
+        let (c, s, keys) = fixture("tls12-chacha");
+        let d = decrypt(&c, &s, &keys).expect("decrypted");
+        assert_eq!(d.version, "TLS 1.2");
+        assert_eq!(d.cipher, "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256");
+        assert_eq!(
+            d.errors().count(),
+            0,
+            "{:?}",
+            d.errors().collect::<Vec<_>>()
+        );
+        assert_eq!(d.directions[0].plaintext, b"first line\nsecond line\n");
+        assert_eq!(d.directions[1].plaintext, b"hello from the server\n");
+        assert_spans_cover(&d.directions[1], &s);
+    }
+
+    #[test]
+    fn a_pcapng_with_injected_secrets_decrypts_by_itself() {
+        // `editcap --inject-secrets tls,tls13-http1.keylog tls13-http1.pcap tls13-http1-dsb.pcapng`
+        let file = std::fs::read(format!("{REAL}tls13-http1-dsb.pcapng")).expect("fixture");
+        let capture = crate::capture::pcap::extract(&file, &Default::default()).expect("capture");
+        assert_eq!(capture.tls_secrets.len(), 1);
+        let keys = capture.tls_key_log().expect("a key log");
+        let (_, _, from_file) = fixture("tls13-http1");
+        assert_eq!(keys, from_file);
+        let [c, s] = &capture.streams.first().expect("a stream").directions;
+        let d = decrypt(&c.bytes, &s.bytes, &keys).expect("decrypted");
+        assert!(d.directions[0]
+            .plaintext
+            .starts_with(b"GET /api/users/42 HTTP/1.1\r\n"));
+        // A capture without the block has no secrets.
+        let (_, _, _) = fixture("tls12-http1");
+        let pcap = std::fs::read(format!("{REAL}tls12-http1.pcap")).expect("fixture");
+        let plain = crate::capture::pcap::extract(&pcap, &Default::default()).expect("capture");
+        assert!(plain.tls_secrets.is_empty());
+        assert!(plain.tls_key_log().expect("empty").is_empty());
+    }
+
+    #[test]
     fn a_corrupted_record_names_itself_and_keeps_what_came_before() {
         for name in ["tls13-http1", "tls12-http1"] {
             let (c, mut s, keys) = fixture(name);
@@ -1092,7 +1161,7 @@ mod tests {
             e.to_string().starts_with("no key for client random "),
             "{e}"
         );
-        assert!(e.to_string().contains(&"17d2fe969f448f7d27c1f548"), "{e}");
+        assert!(e.to_string().contains("17d2fe969f448f7d27c1f548"), "{e}");
         let e = decrypt(&c, &s, &KeyLog::default()).expect_err("no key");
         assert!(
             e.to_string().starts_with("no key for client random "),
