@@ -1101,6 +1101,33 @@ mod tests {
     }
 
     #[test]
+    fn aes128_gcm_in_tls13_and_tls12_decrypts_like_tshark() {
+        for (name, version, cipher) in [
+            ("tls13-aes128", "TLS 1.3", "TLS_AES_128_GCM_SHA256"),
+            (
+                "tls12-aes128",
+                "TLS 1.2",
+                "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            ),
+        ] {
+            let (c, s, keys) = fixture(name);
+            let d = decrypt(&c, &s, &keys).expect("decrypted");
+            assert_eq!((d.version.as_str(), d.cipher.as_str()), (version, cipher));
+            assert_eq!(
+                d.errors().count(),
+                0,
+                "{name}: {:?}",
+                d.errors().collect::<Vec<_>>()
+            );
+            assert_eq!(d.directions[0].plaintext, b"first line\n", "{name}");
+            assert_eq!(
+                d.directions[1].plaintext, b"hello from the server\n",
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn a_pcapng_with_injected_secrets_decrypts_by_itself() {
         // `editcap --inject-secrets tls,tls13-http1.keylog tls13-http1.pcap tls13-http1-dsb.pcapng`
         let file = std::fs::read(format!("{REAL}tls13-http1-dsb.pcapng")).expect("fixture");
