@@ -54,6 +54,10 @@ const PCAP_MICRO: u32 = 0xa1b2_c3d4;
 const PCAP_NANO: u32 = 0xa1b2_3c4d;
 const PCAPNG_SHB: u32 = 0x0a0d_0d0a;
 const PCAPNG_BOM: u32 = 0x1a2b_3c4d;
+/// pcapng Decryption Secrets Block.
+const PCAPNG_DSB: u32 = 0x0000_000a;
+/// Its secrets type for a TLS key log (NSS format), "TLSK".
+const DSB_TLS_KEY_LOG: u32 = 0x544c_534b;
 
 /// Which container the bytes start with, if any.
 pub(crate) fn sniff(bytes: &[u8]) -> Option<FileFormat> {
@@ -112,15 +116,20 @@ fn time_from_units(units: u64, units_per_sec: u128, offset_secs: i64) -> Timesta
 }
 
 /// Walks every packet of the file, calling `each` for each; stops early when `each` says false.
-/// Returns warnings for a cut-short file, or a fault when the structure is broken.
+/// Returns warnings for a cut-short file, or a fault when the structure is broken. The TLS key
+/// logs of pcapng Decryption Secrets Blocks (`editcap --inject-secrets tls,…`) are added to
+/// `secrets`, one text per block, in file order.
 pub(crate) fn walk<'a>(
     bytes: &'a [u8],
     warnings: &mut Vec<String>,
+    secrets: &mut Vec<String>,
     each: &mut dyn FnMut(Packet<'a>) -> bool,
 ) -> Result<FileFormat, FileFault> {
     match sniff(bytes) {
         Some(FileFormat::Pcap) => walk_pcap(bytes, warnings, each).map(|()| FileFormat::Pcap),
-        Some(FileFormat::Pcapng) => walk_pcapng(bytes, warnings, each).map(|()| FileFormat::Pcapng),
+        Some(FileFormat::Pcapng) => {
+            walk_pcapng(bytes, warnings, secrets, each).map(|()| FileFormat::Pcapng)
+        }
         None => Err(FileFault {
             offset: 0,
             message: "the input does not start with a pcap or pcapng header".to_string(),
@@ -215,6 +224,7 @@ struct Interface {
 fn walk_pcapng<'a>(
     bytes: &'a [u8],
     warnings: &mut Vec<String>,
+    secrets: &mut Vec<String>,
     each: &mut dyn FnMut(Packet<'a>) -> bool,
 ) -> Result<(), FileFault> {
     let mut at = 0usize;
@@ -340,6 +350,25 @@ fn walk_pcapng<'a>(
                             ));
                         }
                     }
+                }
+            }
+            PCAPNG_DSB => {
+                let kind = read_u32(bytes, body.start, big);
+                let len = read_u32(bytes, body.start + 4, big).map(|n| n as usize);
+                let data = len.and_then(|n| {
+                    let start = body.start + 8;
+                    let end = start.checked_add(n).filter(|&e| e <= body.end)?;
+                    bytes.get(start..end)
+                });
+                match (kind, data) {
+                    (Some(DSB_TLS_KEY_LOG), Some(text)) => {
+                        secrets.push(String::from_utf8_lossy(text).into_owned());
+                    }
+                    (Some(DSB_TLS_KEY_LOG), None) => warnings.push(format!(
+                        "the decryption secrets block at byte {at} is cut short; its TLS key log is not read"
+                    )),
+                    // WireGuard, ZigBee, SSH … secrets: not used.
+                    _ => {}
                 }
             }
             _ => {} // name resolution, statistics, custom blocks: nothing to extract
@@ -493,7 +522,7 @@ mod tests {
         file.extend(block(2, &packet_body(&[0, 0, 0, 0])));
         let mut warnings = Vec::new();
         let mut packets = Vec::new();
-        let format = walk(&file, &mut warnings, &mut |p| {
+        let format = walk(&file, &mut warnings, &mut Vec::new(), &mut |p| {
             packets.push((p.frame, p.time, p.data.to_vec(), p.orig_len, p.linktype));
             true
         });

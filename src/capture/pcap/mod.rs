@@ -150,6 +150,24 @@ pub struct Capture {
     /// Packets read whose link layer was understood but that carry no TCP or UDP over IP (ARP,
     /// ICMP, other ethertypes).
     pub other_packets: usize,
+    /// The TLS key logs (NSS format text) embedded in pcapng Decryption Secrets Blocks, one per
+    /// block in file order: a capture made with `editcap --inject-secrets tls,KEYLOG` carries
+    /// the keys to decrypt itself ([`Capture::tls_key_log`]).
+    pub tls_secrets: Vec<String>,
+}
+
+impl Capture {
+    /// The key log of the capture's Decryption Secrets Blocks, all blocks merged; empty when
+    /// there are none. A malformed block is an error naming the block (from 1) and its line.
+    pub fn tls_key_log(&self) -> Result<super::tls::KeyLog, String> {
+        let mut log = super::tls::KeyLog::default();
+        for (n, text) in self.tls_secrets.iter().enumerate() {
+            let block = super::tls::KeyLog::parse(text)
+                .map_err(|e| format!("decryption secrets block {}: {e}", n.saturating_add(1)))?;
+            log.merge(block);
+        }
+        Ok(log)
+    }
 }
 
 /// Whether the bytes start like a pcap (either byte order, micro- or nanosecond) or pcapng file.
@@ -381,7 +399,7 @@ impl State {
         });
     }
 
-    fn finish(mut self, format: FileFormat, input_len: usize) -> Capture {
+    fn finish(mut self, format: FileFormat, input_len: usize, tls_secrets: Vec<String>) -> Capture {
         for &(linktype, n) in &self.skipped_linktypes {
             self.warnings.push(skipped_sentence(linktype, n));
         }
@@ -424,6 +442,7 @@ impl State {
             linktypes: self.linktypes,
             skipped_linktypes: self.skipped_linktypes,
             other_packets: self.other_packets,
+            tls_secrets,
         }
     }
 }
@@ -470,17 +489,20 @@ pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureErro
         frags: frag::Reassembly::default(),
     };
     let mut file_warnings = Vec::new();
-    let walked = file::walk(bytes, &mut file_warnings, &mut |p| state.packet(p));
+    let mut secrets = Vec::new();
+    let walked = file::walk(bytes, &mut file_warnings, &mut secrets, &mut |p| {
+        state.packet(p)
+    });
     for w in file_warnings {
         state.warnings.push(w);
     }
     match walked {
-        Ok(format) => Ok(state.finish(format, bytes.len())),
+        Ok(format) => Ok(state.finish(format, bytes.len(), secrets)),
         Err(fault) => {
             let format = file::sniff(bytes);
             let layer = format.map_or("pcap", FileFormat::name).to_string();
             let extracted = match format {
-                Some(f) => payloads(&state.finish(f, bytes.len())),
+                Some(f) => payloads(&state.finish(f, bytes.len(), secrets)),
                 None => Vec::new(),
             };
             Err(CaptureError {

@@ -8,14 +8,24 @@
 //! suite). Nothing is decrypted: in TLS 1.3 the ALPN protocol the server chose travels in the
 //! encrypted EncryptedExtensions, so only the protocols offered are known.
 //!
+//! With the user's key log ([`keylog`], the NSS format browsers and curl write for
+//! `SSLKEYLOGFILE`), [`decrypt()`] turns the records of one connection back into the bytes the
+//! application sent, each plaintext byte traced to the record that carried it.
+//!
 //! Everything here is bounded by the input (each record read advances at least 5 bytes; at most
 //! [`MAX_HANDSHAKE`] bytes of handshake messages are gathered per direction) and never panics.
+
+pub mod decrypt;
+pub mod keylog;
+
+pub use decrypt::{decrypt, DecryptError, Decrypted, DirectionPlain, PlainSpan};
+pub use keylog::{KeyLog, Secrets};
 
 /// Most bytes of handshake messages gathered per direction to find the hello messages.
 pub const MAX_HANDSHAKE: usize = 64 << 10;
 
 /// The largest record length TLS allows (2^14 plus the 2048 bytes of expansion TLS 1.2 permits).
-const MAX_RECORD: usize = (1 << 14) + 2048;
+pub(crate) const MAX_RECORD: usize = (1 << 14) + 2048;
 
 /// What the two directions of a TLS stream show without a key.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -69,7 +79,7 @@ impl TlsSummary {
 }
 
 /// One record header: content type, record version, fragment length.
-fn record_header(bytes: &[u8], at: usize) -> Option<(u8, u16, usize)> {
+pub(crate) fn record_header(bytes: &[u8], at: usize) -> Option<(u8, u16, usize)> {
     let header = bytes.get(at..at.checked_add(5)?)?;
     let kind = header[0];
     let version = u16::from_be_bytes([header[1], header[2]]);
@@ -146,38 +156,38 @@ fn read_side(bytes: &[u8]) -> Side {
 }
 
 /// A cursor over handshake bytes; every read is checked.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
-    at: usize,
+    pub(crate) at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Reader { bytes, at: 0 }
     }
 
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n)?;
         let out = self.bytes.get(self.at..end)?;
         self.at = end;
         Some(out)
     }
 
-    fn u8(&mut self) -> Option<u8> {
+    pub(crate) fn u8(&mut self) -> Option<u8> {
         self.take(1).map(|b| b[0])
     }
 
-    fn u16(&mut self) -> Option<u16> {
+    pub(crate) fn u16(&mut self) -> Option<u16> {
         self.take(2).map(|b| u16::from_be_bytes([b[0], b[1]]))
     }
 
-    fn u24(&mut self) -> Option<usize> {
+    pub(crate) fn u24(&mut self) -> Option<usize> {
         self.take(3)
             .map(|b| usize::from(b[0]) << 16 | usize::from(b[1]) << 8 | usize::from(b[2]))
     }
 
     /// A vector with a length prefix of `width` bytes.
-    fn vector(&mut self, width: usize) -> Option<&'a [u8]> {
+    pub(crate) fn vector(&mut self, width: usize) -> Option<&'a [u8]> {
         let len = match width {
             1 => usize::from(self.u8()?),
             2 => usize::from(self.u16()?),
@@ -186,13 +196,13 @@ impl<'a> Reader<'a> {
         self.take(len)
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.at >= self.bytes.len()
     }
 }
 
 /// The first handshake message of type `kind` in `handshake`, as far as it was captured.
-fn message(handshake: &[u8], kind: u8) -> Option<&[u8]> {
+pub(crate) fn message(handshake: &[u8], kind: u8) -> Option<&[u8]> {
     let mut r = Reader::new(handshake);
     while !r.is_empty() {
         let t = r.u8()?;
@@ -208,7 +218,7 @@ fn message(handshake: &[u8], kind: u8) -> Option<&[u8]> {
 }
 
 /// The extensions of a hello message, as (type, data) pairs, read until they end or fail.
-fn extensions(r: &mut Reader<'_>) -> Vec<(u16, Vec<u8>)> {
+pub(crate) fn extensions(r: &mut Reader<'_>) -> Vec<(u16, Vec<u8>)> {
     let mut out = Vec::new();
     let Some(block) = r.vector(2) else {
         return out;
@@ -224,7 +234,7 @@ fn extensions(r: &mut Reader<'_>) -> Vec<(u16, Vec<u8>)> {
 }
 
 /// ALPN protocol names from an `application_layer_protocol_negotiation` extension.
-fn alpn_names(data: &[u8]) -> Vec<String> {
+pub(crate) fn alpn_names(data: &[u8]) -> Vec<String> {
     let mut names = Vec::new();
     let mut r = Reader::new(data);
     let Some(list) = r.vector(2) else {
@@ -277,7 +287,7 @@ fn client_hello(body: &[u8]) -> (Option<String>, Vec<String>) {
 }
 
 /// What a ServerHello says: the version chosen, the cipher suite, the ALPN protocol (TLS 1.2).
-fn server_hello(body: &[u8]) -> Option<(u16, u16, Option<String>)> {
+pub(crate) fn server_hello(body: &[u8]) -> Option<(u16, u16, Option<String>)> {
     let mut r = Reader::new(body);
     let legacy = r.u16()?;
     r.take(32)?;

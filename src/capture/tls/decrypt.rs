@@ -1,0 +1,1228 @@
+//! One TLS connection decrypted with the secrets of a key log: the bytes the application sent
+//! each way, and for every run of plaintext the record that carried it.
+//!
+//! Read: TLS 1.3 (`TLS_AES_128_GCM_SHA256`, `TLS_AES_256_GCM_SHA384`,
+//! `TLS_CHACHA20_POLY1305_SHA256`; the handshake traffic secrets for the encrypted handshake,
+//! then `*_TRAFFIC_SECRET_0`, then the next secret after each KeyUpdate) and TLS 1.2 with AEAD
+//! suites (AES-GCM with its explicit nonce, ChaCha20-Poly1305 per RFC 7905; keys from the master
+//! secret through the PRF). The ALPN protocol chosen is read from the ServerHello (TLS 1.2) or
+//! the decrypted EncryptedExtensions (TLS 1.3).
+//!
+//! A record whose tag does not verify, or for which the key log has no secret, stops that
+//! direction: what was decrypted before it is kept, and the error names the record (its index
+//! among the direction's records and the byte offset of its header). Everything is bounded by
+//! the input: at most [`MAX_RECORDS`] records per direction, no plaintext larger than its
+//! ciphertext, and nothing here panics.
+
+use std::fmt;
+
+use aes_gcm::aead::generic_array::GenericArray;
+use aes_gcm::aead::{Aead, KeyInit, Payload as Sealed};
+use aes_gcm::{Aes128Gcm, Aes256Gcm};
+use chacha20poly1305::ChaCha20Poly1305;
+use hkdf::Hkdf;
+use hmac::{Hmac, Mac};
+use sha2::{Sha256, Sha384};
+
+use super::keylog::{KeyLog, Secrets};
+use super::{alpn_names, cipher_name, extensions, record_header, version_name, Reader};
+use crate::model::Span;
+
+/// Most records read per direction.
+pub const MAX_RECORDS: usize = 1_000_000;
+
+/// The AEAD tag length of every suite read here.
+const TAG: usize = 16;
+
+/// Why a connection, or one record of it, could not be decrypted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecryptError {
+    /// The direction: 0 client→server, 1 server→client; `None` for the connection as a whole.
+    pub direction: Option<usize>,
+    /// The record's index among the records of its direction (from 0).
+    pub record: Option<usize>,
+    /// The byte offset of the record's header in its direction.
+    pub offset: Option<usize>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl DecryptError {
+    fn connection(message: impl Into<String>) -> Self {
+        DecryptError {
+            direction: None,
+            record: None,
+            offset: None,
+            message: message.into(),
+        }
+    }
+
+    fn record(direction: usize, record: &Record<'_>, message: impl Into<String>) -> Self {
+        DecryptError {
+            direction: Some(direction),
+            record: Some(record.index),
+            offset: Some(record.start),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DecryptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(d) = self.direction {
+            write!(f, "{}", direction_name(d))?;
+            if let (Some(r), Some(at)) = (self.record, self.offset) {
+                write!(f, " record {r} (byte {at} of the direction)")?;
+            }
+            write!(f, ": ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for DecryptError {}
+
+/// Where a run of plaintext came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainSpan {
+    /// The bytes of [`DirectionPlain::plaintext`].
+    pub plain: Span,
+    /// The whole record (header, ciphertext, tag) in the direction's bytes, as given to
+    /// [`decrypt()`]: the span to hand to `Direction::segments_in` to name capture frames.
+    pub record: Span,
+    /// The record's index among the records of its direction (from 0).
+    pub index: usize,
+}
+
+/// One direction decrypted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirectionPlain {
+    /// The application data, every record's plaintext joined in order (what HTTP reads).
+    pub plaintext: Vec<u8>,
+    /// For each record that gave application data, in order, the plaintext range and the
+    /// record; the ranges are contiguous and cover `plaintext`.
+    pub spans: Vec<PlainSpan>,
+    /// Records decrypted (handshake, alerts and application data).
+    pub records: usize,
+    /// What stopped this direction before its end, if anything; the plaintext before it is kept.
+    pub error: Option<DecryptError>,
+}
+
+impl DirectionPlain {
+    /// The records that carried any byte of `plain` (a range of [`DirectionPlain::plaintext`]).
+    pub fn spans_in(&self, plain: Span) -> &[PlainSpan] {
+        let first = self.spans.partition_point(|s| s.plain.end <= plain.start);
+        let last = self.spans.partition_point(|s| s.plain.start < plain.end);
+        self.spans.get(first..last.max(first)).unwrap_or(&[])
+    }
+
+    /// The bytes of the direction's ciphertext, from the first record header to the last
+    /// record's end, that carried `plain`; `None` when `plain` is empty or past the end.
+    pub fn record_span(&self, plain: Span) -> Option<Span> {
+        let spans = self.spans_in(plain);
+        Some(Span::new(
+            spans.first()?.record.start,
+            spans.last()?.record.end,
+        ))
+    }
+}
+
+/// A decrypted connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decrypted {
+    /// The version in use: `TLS 1.3`, `TLS 1.2`.
+    pub version: String,
+    /// The cipher suite's IANA name.
+    pub cipher: String,
+    /// The ALPN protocol the server chose (`h2`, `http/1.1`), if any.
+    pub alpn: Option<String>,
+    /// `[client→server, server→client]`.
+    pub directions: [DirectionPlain; 2],
+    /// What else was seen: alerts, records cut short, bytes that are not records.
+    pub notes: Vec<String>,
+}
+
+impl Decrypted {
+    /// The errors that stopped a direction, client→server first.
+    pub fn errors(&self) -> impl Iterator<Item = &DecryptError> {
+        self.directions.iter().filter_map(|d| d.error.as_ref())
+    }
+}
+
+fn direction_name(which: usize) -> &'static str {
+    if which == 0 {
+        "client→server"
+    } else {
+        "server→client"
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One whole record of a direction.
+struct Record<'a> {
+    index: usize,
+    /// Offset of the header in the direction.
+    start: usize,
+    kind: u8,
+    header: &'a [u8],
+    fragment: &'a [u8],
+}
+
+impl Record<'_> {
+    fn span(&self) -> Span {
+        Span::new(
+            self.start,
+            self.start
+                .saturating_add(self.header.len())
+                .saturating_add(self.fragment.len()),
+        )
+    }
+}
+
+/// The whole records of a direction, then (in `end`) why reading stopped before the end.
+struct Records<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    index: usize,
+    end: Option<String>,
+}
+
+impl<'a> Records<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Records {
+            bytes,
+            at: 0,
+            index: 0,
+            end: None,
+        }
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Record<'a>;
+
+    fn next(&mut self) -> Option<Record<'a>> {
+        if self.at >= self.bytes.len() || self.end.is_some() {
+            return None;
+        }
+        let left = self.bytes.len().saturating_sub(self.at);
+        if self.index >= MAX_RECORDS {
+            self.end = Some(format!(
+                "stopped after {MAX_RECORDS} records; {left} bytes not read"
+            ));
+            return None;
+        }
+        let Some((kind, _, len)) = record_header(self.bytes, self.at) else {
+            self.end = Some(if left < 5 {
+                format!("{left} bytes after the last whole record (a header cut short)")
+            } else {
+                format!(
+                    "the bytes from {} are not a TLS record ({left} bytes not read)",
+                    self.at
+                )
+            });
+            return None;
+        };
+        let body = self.at.saturating_add(5);
+        let end = body.saturating_add(len);
+        let (Some(header), Some(fragment)) =
+            (self.bytes.get(self.at..body), self.bytes.get(body..end))
+        else {
+            self.end = Some(format!(
+                "record {} at byte {} is cut short ({} of its {len} bytes captured)",
+                self.index,
+                self.at,
+                left.saturating_sub(5)
+            ));
+            return None;
+        };
+        let record = Record {
+            index: self.index,
+            start: self.at,
+            kind,
+            header,
+            fragment,
+        };
+        self.at = end;
+        self.index = self.index.saturating_add(1);
+        Some(record)
+    }
+}
+
+/// The handshake bytes of a direction's plaintext records before its first ChangeCipherSpec
+/// or application-data record (the hellos).
+fn plain_handshake(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in Records::new(bytes) {
+        if r.kind != 22 || out.len() >= super::MAX_HANDSHAKE {
+            break;
+        }
+        out.extend_from_slice(r.fragment);
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Hash {
+    Sha256,
+    Sha384,
+}
+
+impl Hash {
+    fn len(self) -> usize {
+        match self {
+            Hash::Sha256 => 32,
+            Hash::Sha384 => 48,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Aes128Gcm,
+    Aes256Gcm,
+    ChaCha20Poly1305,
+}
+
+impl Kind {
+    fn key_len(self) -> usize {
+        match self {
+            Kind::Aes128Gcm => 16,
+            Kind::Aes256Gcm | Kind::ChaCha20Poly1305 => 32,
+        }
+    }
+}
+
+/// A cipher suite read here: its hash (key schedule, PRF) and its record cipher.
+#[derive(Clone, Copy, Debug)]
+struct Suite {
+    hash: Hash,
+    kind: Kind,
+}
+
+fn suite(id: u16, tls13: bool) -> Option<Suite> {
+    use Hash::*;
+    use Kind::*;
+    let (hash, kind) = match (tls13, id) {
+        (true, 0x1301) => (Sha256, Aes128Gcm),
+        (true, 0x1302) => (Sha384, Aes256Gcm),
+        (true, 0x1303) => (Sha256, ChaCha20Poly1305),
+        // ECDHE_ECDSA, ECDHE_RSA, RSA and DHE_RSA with AES-GCM; the key exchange does not matter
+        // once the master secret is known.
+        (false, 0xc02b | 0xc02f | 0x009c | 0x009e) => (Sha256, Aes128Gcm),
+        (false, 0xc02c | 0xc030 | 0x009d | 0x009f) => (Sha384, Aes256Gcm),
+        (false, 0xcca8..=0xccaa) => (Sha256, ChaCha20Poly1305),
+        _ => return None,
+    };
+    Some(Suite { hash, kind })
+}
+
+/// A record cipher with its key.
+enum Cipher {
+    Aes128(Box<Aes128Gcm>),
+    Aes256(Box<Aes256Gcm>),
+    ChaCha(Box<ChaCha20Poly1305>),
+}
+
+impl Cipher {
+    fn new(kind: Kind, key: &[u8]) -> Option<Cipher> {
+        Some(match kind {
+            Kind::Aes128Gcm => Cipher::Aes128(Box::new(Aes128Gcm::new_from_slice(key).ok()?)),
+            Kind::Aes256Gcm => Cipher::Aes256(Box::new(Aes256Gcm::new_from_slice(key).ok()?)),
+            Kind::ChaCha20Poly1305 => {
+                Cipher::ChaCha(Box::new(ChaCha20Poly1305::new_from_slice(key).ok()?))
+            }
+        })
+    }
+
+    /// The plaintext, or `None` when the tag does not verify.
+    fn open(&self, nonce: [u8; 12], aad: &[u8], msg: &[u8]) -> Option<Vec<u8>> {
+        let nonce = GenericArray::from(nonce);
+        let sealed = Sealed { msg, aad };
+        match self {
+            Cipher::Aes128(c) => c.decrypt(&nonce, sealed).ok(),
+            Cipher::Aes256(c) => c.decrypt(&nonce, sealed).ok(),
+            Cipher::ChaCha(c) => c.decrypt(&nonce, sealed).ok(),
+        }
+    }
+}
+
+/// The keys of one direction, and its record sequence number.
+struct Keys {
+    cipher: Cipher,
+    /// TLS 1.3 and ChaCha20-Poly1305: the 12-byte IV; TLS 1.2 AES-GCM: the 4-byte salt.
+    iv: Vec<u8>,
+    seq: u64,
+}
+
+impl Keys {
+    /// The per-record nonce: the IV XOR the sequence number (left-padded to 12 bytes).
+    fn xor_nonce(&self) -> Option<[u8; 12]> {
+        let mut nonce: [u8; 12] = self.iv.as_slice().try_into().ok()?;
+        for (n, s) in nonce.iter_mut().skip(4).zip(self.seq.to_be_bytes()) {
+            *n ^= s;
+        }
+        Some(nonce)
+    }
+
+    fn advance(&mut self) -> Result<(), String> {
+        self.seq = self
+            .seq
+            .checked_add(1)
+            .ok_or("the record sequence number wrapped")?;
+        Ok(())
+    }
+}
+
+fn hmac(hash: Hash, key: &[u8], parts: &[&[u8]]) -> Option<Vec<u8>> {
+    match hash {
+        Hash::Sha256 => {
+            let mut m = <Hmac<Sha256> as Mac>::new_from_slice(key).ok()?;
+            for p in parts {
+                m.update(p);
+            }
+            Some(m.finalize().into_bytes().to_vec())
+        }
+        Hash::Sha384 => {
+            let mut m = <Hmac<Sha384> as Mac>::new_from_slice(key).ok()?;
+            for p in parts {
+                m.update(p);
+            }
+            Some(m.finalize().into_bytes().to_vec())
+        }
+    }
+}
+
+/// The TLS 1.2 PRF (RFC 5246 section 5): P_hash(secret, label + seed), `len` bytes.
+fn prf(hash: Hash, secret: &[u8], label: &[u8], seed: &[u8], len: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(len);
+    let mut a = hmac(hash, secret, &[label, seed])?;
+    while out.len() < len {
+        out.extend(hmac(hash, secret, &[&a, label, seed])?);
+        a = hmac(hash, secret, &[&a])?;
+    }
+    out.truncate(len);
+    Some(out)
+}
+
+/// HKDF-Expand-Label (RFC 8446 section 7.1) with an empty context.
+fn expand_label(hash: Hash, secret: &[u8], label: &str, len: usize) -> Option<Vec<u8>> {
+    let full = format!("tls13 {label}");
+    let mut info = u16::try_from(len).ok()?.to_be_bytes().to_vec();
+    info.push(u8::try_from(full.len()).ok()?);
+    info.extend_from_slice(full.as_bytes());
+    info.push(0);
+    let mut out = vec![0; len];
+    match hash {
+        Hash::Sha256 => Hkdf::<Sha256>::from_prk(secret)
+            .ok()?
+            .expand(&info, &mut out)
+            .ok()?,
+        Hash::Sha384 => Hkdf::<Sha384>::from_prk(secret)
+            .ok()?
+            .expand(&info, &mut out)
+            .ok()?,
+    }
+    Some(out)
+}
+
+/// TLS 1.3 keys from a traffic secret.
+fn keys13(suite: Suite, secret: &[u8]) -> Option<Keys> {
+    let key = expand_label(suite.hash, secret, "key", suite.kind.key_len())?;
+    let iv = expand_label(suite.hash, secret, "iv", 12)?;
+    Some(Keys {
+        cipher: Cipher::new(suite.kind, &key)?,
+        iv,
+        seq: 0,
+    })
+}
+
+fn alert_name(description: u8) -> String {
+    let name = match description {
+        0 => "close_notify",
+        10 => "unexpected_message",
+        20 => "bad_record_mac",
+        22 => "record_overflow",
+        40 => "handshake_failure",
+        42 => "bad_certificate",
+        43 => "unsupported_certificate",
+        44 => "certificate_revoked",
+        45 => "certificate_expired",
+        46 => "certificate_unknown",
+        47 => "illegal_parameter",
+        48 => "unknown_ca",
+        49 => "access_denied",
+        50 => "decode_error",
+        51 => "decrypt_error",
+        70 => "protocol_version",
+        71 => "insufficient_security",
+        80 => "internal_error",
+        86 => "inappropriate_fallback",
+        90 => "user_canceled",
+        100 => "no_renegotiation",
+        109 => "missing_extension",
+        110 => "unsupported_extension",
+        112 => "unrecognized_name",
+        113 => "bad_certificate_status_response",
+        115 => "unknown_psk_identity",
+        116 => "certificate_required",
+        120 => "no_application_protocol",
+        n => return format!("alert {n}"),
+    };
+    name.into()
+}
+
+fn alert_note(which: usize, record: &Record<'_>, alert: &[u8], encrypted: bool) -> String {
+    let what = match alert {
+        [level, description] => format!(
+            "{} alert {}",
+            match level {
+                1 => "warning",
+                2 => "fatal",
+                _ => "unknown-level",
+            },
+            alert_name(*description)
+        ),
+        _ => format!("an alert of {} bytes", alert.len()),
+    };
+    format!(
+        "{}: {what} ({}record {} at byte {})",
+        direction_name(which),
+        if encrypted { "encrypted " } else { "" },
+        record.index,
+        record.start
+    )
+}
+
+/// Handshake messages carried in the decrypted records of one direction, gathered across
+/// records until whole.
+#[derive(Default)]
+struct HandshakeBuffer {
+    pending: Vec<u8>,
+}
+
+impl HandshakeBuffer {
+    /// Adds bytes and returns the whole messages now complete, as (type, body).
+    fn feed(&mut self, bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+        self.pending.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        let mut r = Reader::new(&self.pending);
+        loop {
+            let start = r.at;
+            let (Some(kind), Some(len)) = (r.u8(), r.u24()) else {
+                r.at = start;
+                break;
+            };
+            let Some(body) = r.take(len) else {
+                r.at = start;
+                break;
+            };
+            out.push((kind, body.to_vec()));
+        }
+        let used = r.at;
+        self.pending.drain(..used.min(self.pending.len()));
+        out
+    }
+}
+
+/// The ALPN protocol in an EncryptedExtensions message.
+fn encrypted_extensions_alpn(body: &[u8]) -> Option<String> {
+    let mut r = Reader::new(body);
+    extensions(&mut r)
+        .into_iter()
+        .find(|(kind, _)| *kind == 16)
+        .and_then(|(_, data)| alpn_names(&data).into_iter().next())
+}
+
+/// Reads the hellos, finds the secrets and decrypts both directions of one TLS connection
+/// (`client` the bytes the client sent, `server` the bytes it received, each as reassembled
+/// from TCP).
+///
+/// An `Err` means nothing could be decrypted: no ClientHello or ServerHello, a version or
+/// cipher suite not read here, or no secret in `keys` for the connection's client random. A
+/// record that fails later stops only its direction: see [`DirectionPlain::error`].
+pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted, DecryptError> {
+    let client_hs = plain_handshake(client);
+    let server_hs = plain_handshake(server);
+    let hello = super::message(&client_hs, 1)
+        .ok_or_else(|| DecryptError::connection("no ClientHello in the client's first records"))?;
+    let client_random = hello
+        .get(2..34)
+        .ok_or_else(|| DecryptError::connection("the ClientHello is cut short"))?;
+    let server_hello = super::message(&server_hs, 2)
+        .ok_or_else(|| DecryptError::connection("no ServerHello in the server's first records"))?;
+    let server_random = server_hello
+        .get(2..34)
+        .ok_or_else(|| DecryptError::connection("the ServerHello is cut short"))?;
+    let (version, suite_id, alpn) = super::server_hello(server_hello)
+        .ok_or_else(|| DecryptError::connection("the ServerHello is cut short"))?;
+    let tls13 = version == 0x0304;
+    if !tls13 && version != 0x0303 {
+        return Err(DecryptError::connection(format!(
+            "{} is not decrypted (TLS 1.2 and 1.3 are)",
+            version_name(version)
+        )));
+    }
+    let suite = suite(suite_id, tls13).ok_or_else(|| {
+        DecryptError::connection(format!(
+            "the cipher suite {} is not decrypted (AES-GCM and ChaCha20-Poly1305 are)",
+            cipher_name(suite_id)
+        ))
+    })?;
+    let secrets = keys.get(client_random).ok_or_else(|| {
+        DecryptError::connection(format!(
+            "no key for client random {} in the key log",
+            hex(client_random)
+        ))
+    })?;
+    let mut out = Decrypted {
+        version: version_name(version),
+        cipher: cipher_name(suite_id),
+        alpn,
+        directions: Default::default(),
+        notes: Vec::new(),
+    };
+    if tls13 {
+        for (which, bytes) in [client, server].into_iter().enumerate() {
+            let (plain, alpn) = direction13(which, bytes, suite, secrets, &mut out.notes);
+            out.directions[which] = plain;
+            if alpn.is_some() {
+                out.alpn = alpn;
+            }
+        }
+    } else {
+        let master = secrets.master_secret.as_deref().ok_or_else(|| {
+            DecryptError::connection(format!(
+                "no key for client random {} in the key log (no CLIENT_RANDOM line; TLS 1.2 needs the master secret)",
+                hex(client_random)
+            ))
+        })?;
+        let iv_len = if suite.kind == Kind::ChaCha20Poly1305 {
+            12
+        } else {
+            4
+        };
+        let key_len = suite.kind.key_len();
+        let seed = [server_random, client_random].concat();
+        let total = key_len.saturating_add(iv_len).saturating_mul(2);
+        let block = prf(suite.hash, master, b"key expansion", &seed, total)
+            .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
+        for (which, bytes) in [client, server].into_iter().enumerate() {
+            let key_at = key_len.saturating_mul(which);
+            let iv_at = key_len
+                .saturating_mul(2)
+                .saturating_add(iv_len.saturating_mul(which));
+            let keys = block
+                .get(key_at..key_at.saturating_add(key_len))
+                .zip(block.get(iv_at..iv_at.saturating_add(iv_len)))
+                .and_then(|(key, iv)| {
+                    Some(Keys {
+                        cipher: Cipher::new(suite.kind, key)?,
+                        iv: iv.to_vec(),
+                        seq: 0,
+                    })
+                })
+                .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
+            let explicit = suite.kind != Kind::ChaCha20Poly1305;
+            out.directions[which] = direction12(which, bytes, keys, explicit, &mut out.notes);
+        }
+    }
+    Ok(out)
+}
+
+/// Adds an application-data plaintext to a direction.
+fn push_data(plain: &mut DirectionPlain, record: &Record<'_>, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    let start = plain.plaintext.len();
+    plain.plaintext.extend_from_slice(data);
+    plain.spans.push(PlainSpan {
+        plain: Span::new(start, plain.plaintext.len()),
+        record: record.span(),
+        index: record.index,
+    });
+}
+
+/// One TLS 1.3 direction; also the ALPN protocol from the server's EncryptedExtensions.
+fn direction13(
+    which: usize,
+    bytes: &[u8],
+    suite: Suite,
+    secrets: &Secrets,
+    notes: &mut Vec<String>,
+) -> (DirectionPlain, Option<String>) {
+    let (handshake, application, hs_label, app_label) = if which == 0 {
+        (
+            &secrets.client_handshake,
+            &secrets.client_traffic,
+            "CLIENT_HANDSHAKE_TRAFFIC_SECRET",
+            "CLIENT_TRAFFIC_SECRET_0",
+        )
+    } else {
+        (
+            &secrets.server_handshake,
+            &secrets.server_traffic,
+            "SERVER_HANDSHAKE_TRAFFIC_SECRET",
+            "SERVER_TRAFFIC_SECRET_0",
+        )
+    };
+    let derive = |secret: &Option<Vec<u8>>, label: &str| -> Result<(Vec<u8>, Keys), String> {
+        let secret = secret
+            .as_ref()
+            .ok_or_else(|| format!("no {label} in the key log for this connection"))?;
+        if secret.len() != suite.hash.len() {
+            return Err(format!(
+                "the {label} is {} bytes, not the {} of this cipher suite's hash",
+                secret.len(),
+                suite.hash.len()
+            ));
+        }
+        let keys = keys13(suite, secret).ok_or_else(|| format!("no keys from the {label}"))?;
+        Ok((secret.clone(), keys))
+    };
+    let mut plain = DirectionPlain::default();
+    let mut alpn = None;
+    let mut current = derive(handshake, hs_label);
+    let mut in_handshake = true;
+    let mut buffer = HandshakeBuffer::default();
+    let mut records = Records::new(bytes);
+    for record in records.by_ref() {
+        match record.kind {
+            23 => {}
+            21 => {
+                notes.push(alert_note(which, &record, record.fragment, false));
+                continue;
+            }
+            // The hellos and the compatibility ChangeCipherSpec are not encrypted.
+            _ => continue,
+        }
+        let (secret, keys) = match &mut current {
+            Ok(c) => c,
+            Err(e) => {
+                plain.error = Some(DecryptError::record(which, &record, e.clone()));
+                break;
+            }
+        };
+        let opened = keys
+            .xor_nonce()
+            .and_then(|nonce| keys.cipher.open(nonce, record.header, record.fragment));
+        let Some(mut inner) = opened else {
+            let what = if in_handshake {
+                "handshake"
+            } else {
+                "application"
+            };
+            plain.error = Some(DecryptError::record(
+                which,
+                &record,
+                format!(
+                    "the tag does not verify with the {what} keys (sequence number {}): a corrupted record or the wrong secret",
+                    keys.seq
+                ),
+            ));
+            break;
+        };
+        if let Err(e) = keys.advance() {
+            plain.error = Some(DecryptError::record(which, &record, e));
+            break;
+        }
+        plain.records = plain.records.saturating_add(1);
+        // TLSInnerPlaintext: content, the real content type, zero padding.
+        let Some(kind_at) = inner.iter().rposition(|&b| b != 0) else {
+            plain.error = Some(DecryptError::record(
+                which,
+                &record,
+                "the decrypted record has no content type (all padding)",
+            ));
+            break;
+        };
+        let inner_kind = inner.get(kind_at).copied().unwrap_or(0);
+        inner.truncate(kind_at);
+        let mut next: Option<Result<(Vec<u8>, Keys), String>> = None;
+        match inner_kind {
+            23 => push_data(&mut plain, &record, &inner),
+            21 => notes.push(alert_note(which, &record, &inner, true)),
+            22 => {
+                for (kind, body) in buffer.feed(&inner) {
+                    match kind {
+                        // EncryptedExtensions: the ALPN protocol the server chose.
+                        8 => {
+                            if let Some(p) = encrypted_extensions_alpn(&body) {
+                                alpn = Some(p);
+                            }
+                        }
+                        // Finished: the application traffic secret follows.
+                        20 if in_handshake => {
+                            in_handshake = false;
+                            next = Some(derive(application, app_label));
+                        }
+                        // KeyUpdate: the next secret from this one.
+                        24 => {
+                            let updated =
+                                expand_label(suite.hash, secret, "traffic upd", suite.hash.len())
+                                    .and_then(|s| Some((keys13(suite, &s)?, s)))
+                                    .map(|(k, s)| (s, k))
+                                    .ok_or_else(|| "no keys after a KeyUpdate".to_string());
+                            notes.push(format!(
+                                "{}: KeyUpdate in record {} at byte {}",
+                                direction_name(which),
+                                record.index,
+                                record.start
+                            ));
+                            next = Some(updated);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            other => {
+                notes.push(format!(
+                    "{}: record {} at byte {} has inner content type {other}, skipped",
+                    direction_name(which),
+                    record.index,
+                    record.start
+                ));
+            }
+        }
+        if let Some(n) = next {
+            current = n;
+        }
+    }
+    if let Some(end) = records.end {
+        notes.push(format!("{}: {end}", direction_name(which)));
+    }
+    (plain, alpn)
+}
+
+/// One TLS 1.2 direction: records after its ChangeCipherSpec are encrypted.
+fn direction12(
+    which: usize,
+    bytes: &[u8],
+    mut keys: Keys,
+    explicit_nonce: bool,
+    notes: &mut Vec<String>,
+) -> DirectionPlain {
+    let mut plain = DirectionPlain::default();
+    let mut encrypted = false;
+    let mut records = Records::new(bytes);
+    for record in records.by_ref() {
+        if !encrypted {
+            match record.kind {
+                20 => encrypted = true,
+                21 => notes.push(alert_note(which, &record, record.fragment, false)),
+                23 => notes.push(format!(
+                    "{}: application data before ChangeCipherSpec in record {} at byte {}, skipped",
+                    direction_name(which),
+                    record.index,
+                    record.start
+                )),
+                _ => {}
+            }
+            continue;
+        }
+        if record.kind == 20 {
+            notes.push(format!(
+                "{}: a second ChangeCipherSpec (renegotiation) in record {} at byte {}; the rest is not decrypted",
+                direction_name(which),
+                record.index,
+                record.start
+            ));
+            break;
+        }
+        let (nonce, msg) = if explicit_nonce {
+            let (Some(explicit), Some(msg)) = (record.fragment.get(..8), record.fragment.get(8..))
+            else {
+                plain.error = Some(DecryptError::record(
+                    which,
+                    &record,
+                    "the record is too short for its explicit nonce",
+                ));
+                break;
+            };
+            let mut nonce = [0u8; 12];
+            for (n, b) in nonce.iter_mut().zip(keys.iv.iter().chain(explicit)) {
+                *n = *b;
+            }
+            (Some(nonce), msg)
+        } else {
+            (keys.xor_nonce(), record.fragment)
+        };
+        let Some(plain_len) = msg
+            .len()
+            .checked_sub(TAG)
+            .and_then(|n| u16::try_from(n).ok())
+        else {
+            plain.error = Some(DecryptError::record(
+                which,
+                &record,
+                "the record is shorter than its tag",
+            ));
+            break;
+        };
+        let mut aad = keys.seq.to_be_bytes().to_vec();
+        aad.extend_from_slice(record.header.get(..3).unwrap_or(&[]));
+        aad.extend_from_slice(&plain_len.to_be_bytes());
+        let Some(data) = nonce.and_then(|n| keys.cipher.open(n, &aad, msg)) else {
+            plain.error = Some(DecryptError::record(
+                which,
+                &record,
+                format!(
+                    "the tag does not verify (sequence number {}): a corrupted record or the wrong master secret",
+                    keys.seq
+                ),
+            ));
+            break;
+        };
+        if let Err(e) = keys.advance() {
+            plain.error = Some(DecryptError::record(which, &record, e));
+            break;
+        }
+        plain.records = plain.records.saturating_add(1);
+        match record.kind {
+            23 => push_data(&mut plain, &record, &data),
+            21 => notes.push(alert_note(which, &record, &data, true)),
+            // Finished (and a HelloRequest, not followed).
+            _ => {}
+        }
+    }
+    if let Some(end) = records.end {
+        notes.push(format!("{}: {end}", direction_name(which)));
+    }
+    plain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/capture/real/");
+
+    /// The two directions of the fixture's only TCP stream, and its key log.
+    fn fixture(name: &str) -> (Vec<u8>, Vec<u8>, KeyLog) {
+        let pcap = std::fs::read(format!("{REAL}{name}.pcap")).expect("fixture pcap");
+        let capture = crate::capture::pcap::extract(&pcap, &Default::default()).expect("capture");
+        let stream = capture.streams.first().expect("one stream");
+        let [c, s] = &stream.directions;
+        let text = std::fs::read_to_string(format!("{REAL}{name}.keylog")).expect("key log");
+        (
+            c.bytes.clone(),
+            s.bytes.clone(),
+            KeyLog::parse(&text).expect("a key log"),
+        )
+    }
+
+    /// The bodies of the HTTP responses tshark decrypted (`answers.tsv`, `body_hex` column).
+    fn response_bodies(name: &str) -> Vec<Vec<u8>> {
+        let text = std::fs::read_to_string(format!("{REAL}{name}.answers.tsv")).expect("answers");
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
+        let kind = header.iter().position(|h| *h == "kind").expect("kind");
+        let body = header
+            .iter()
+            .position(|h| *h == "body_hex")
+            .expect("body_hex");
+        lines
+            .map(|l| l.split('\t').collect::<Vec<_>>())
+            .filter(|f| f.get(kind).is_some_and(|k| k.ends_with("response")))
+            .filter_map(|f| f.get(body).filter(|b| !b.is_empty()).map(|b| unhex(b)))
+            .collect()
+    }
+
+    fn unhex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+            .collect()
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack.windows(needle.len()).any(|w| w == needle)
+    }
+
+    /// Every plaintext byte is traced to one record, in order, without gaps.
+    fn assert_spans_cover(d: &DirectionPlain, bytes: &[u8]) {
+        let mut at = 0;
+        for s in &d.spans {
+            assert_eq!(s.plain.start, at);
+            assert!(s.plain.end > s.plain.start);
+            assert!(s.record.end <= bytes.len());
+            assert_eq!(bytes[s.record.start], 23, "an application-data record");
+            // The ciphertext is the plaintext plus at least a tag.
+            assert!(s.record.len() >= s.plain.len() + 5 + TAG);
+            at = s.plain.end;
+        }
+        assert_eq!(at, d.plaintext.len());
+    }
+
+    fn check_http1(name: &str, version: &str, cipher: &str) -> Decrypted {
+        let (c, s, keys) = fixture(name);
+        let d = decrypt(&c, &s, &keys).expect("decrypted");
+        assert_eq!(d.version, version);
+        assert_eq!(d.cipher, cipher);
+        assert_eq!(d.alpn.as_deref(), Some("http/1.1"));
+        assert_eq!(
+            d.errors().count(),
+            0,
+            "{:?}",
+            d.errors().collect::<Vec<_>>()
+        );
+        let [client, server] = &d.directions;
+        assert!(client
+            .plaintext
+            .starts_with(b"GET /api/users/42 HTTP/1.1\r\n"));
+        assert!(contains(
+            &client.plaintext,
+            b"GET /api/iot/metrics HTTP/1.1\r\n"
+        ));
+        assert!(
+            server.plaintext.starts_with(b"HTTP/1.0 200")
+                || server.plaintext.starts_with(b"HTTP/1.1 200")
+        );
+        let bodies = response_bodies(name);
+        assert_eq!(bodies.len(), 2);
+        for body in &bodies {
+            assert!(
+                contains(&server.plaintext, body),
+                "a response body tshark decrypted"
+            );
+        }
+        assert_spans_cover(client, &c);
+        assert_spans_cover(server, &s);
+        // A body byte maps back to the record, which maps to capture frames.
+        let at = server.plaintext.len() - 1;
+        let record = server.record_span(Span::new(at, at + 1)).expect("a record");
+        assert!(record.end <= s.len());
+        assert!(server
+            .record_span(Span::new(
+                server.plaintext.len(),
+                server.plaintext.len() + 1
+            ))
+            .is_none());
+        d
+    }
+
+    #[test]
+    fn tls13_aes256_gcm_http1_decrypts_like_tshark() {
+        let d = check_http1("tls13-http1", "TLS 1.3", "TLS_AES_256_GCM_SHA384");
+        // Encrypted handshake (EncryptedExtensions … Finished, session tickets) and data.
+        assert!(d.directions.iter().all(|p| p.records >= 3));
+        assert!(
+            d.notes.iter().any(|n| n.contains("close_notify")),
+            "{:?}",
+            d.notes
+        );
+    }
+
+    #[test]
+    fn tls12_ecdhe_aes256_gcm_http1_decrypts_like_tshark() {
+        check_http1(
+            "tls12-http1",
+            "TLS 1.2",
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        );
+    }
+
+    #[test]
+    fn tls13_h2_starts_with_the_preface_and_gives_alpn_h2() {
+        let (c, s, keys) = fixture("tls13-h2");
+        let d = decrypt(&c, &s, &keys).expect("decrypted");
+        assert_eq!(d.version, "TLS 1.3");
+        assert_eq!(d.alpn.as_deref(), Some("h2"));
+        assert!(d.directions[0]
+            .plaintext
+            .starts_with(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"));
+        assert_eq!(
+            d.errors().count(),
+            0,
+            "{:?}",
+            d.errors().collect::<Vec<_>>()
+        );
+        // The response bodies are in HTTP/2 DATA frames of the server's plaintext.
+        for body in response_bodies("tls13-h2") {
+            assert!(contains(&d.directions[1].plaintext, &body));
+        }
+        assert!(
+            d.notes.iter().any(|n| n.contains("decode_error")),
+            "{:?}",
+            d.notes
+        );
+        assert_spans_cover(&d.directions[0], &c);
+    }
+
+    #[test]
+    fn tls13_chacha20_with_a_key_update_decrypts_like_tshark() {
+        // openssl s_client sent a KeyUpdate (update_requested) between its two lines.
+        let (c, s, keys) = fixture("tls13-chacha-keyupdate");
+        let d = decrypt(&c, &s, &keys).expect("decrypted");
+        assert_eq!(d.version, "TLS 1.3");
+        assert_eq!(d.cipher, "TLS_CHACHA20_POLY1305_SHA256");
+        assert_eq!(
+            d.errors().count(),
+            0,
+            "{:?}",
+            d.errors().collect::<Vec<_>>()
+        );
+        // tshark: frames 12 and 17 (client), 13 (server).
+        assert_eq!(
+            d.directions[0].plaintext,
+            b"first line\nafter the key update\n"
+        );
+        assert_eq!(d.directions[1].plaintext, b"hello from the server\n");
+        assert!(
+            d.notes
+                .iter()
+                .any(|n| n.starts_with("client→server: KeyUpdate")),
+            "{:?}",
+            d.notes
+        );
+        assert_eq!(d.directions[0].spans.len(), 2);
+        assert_spans_cover(&d.directions[0], &c);
+    }
+
+    #[test]
+    fn tls12_ecdhe_chacha20_decrypts_like_tshark() {
+        let (c, s, keys) = fixture("tls12-chacha");
+        let d = decrypt(&c, &s, &keys).expect("decrypted");
+        assert_eq!(d.version, "TLS 1.2");
+        assert_eq!(d.cipher, "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256");
+        assert_eq!(
+            d.errors().count(),
+            0,
+            "{:?}",
+            d.errors().collect::<Vec<_>>()
+        );
+        assert_eq!(d.directions[0].plaintext, b"first line\nsecond line\n");
+        assert_eq!(d.directions[1].plaintext, b"hello from the server\n");
+        assert_spans_cover(&d.directions[1], &s);
+    }
+
+    #[test]
+    fn aes128_gcm_in_tls13_and_tls12_decrypts_like_tshark() {
+        for (name, version, cipher) in [
+            ("tls13-aes128", "TLS 1.3", "TLS_AES_128_GCM_SHA256"),
+            (
+                "tls12-aes128",
+                "TLS 1.2",
+                "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            ),
+        ] {
+            let (c, s, keys) = fixture(name);
+            let d = decrypt(&c, &s, &keys).expect("decrypted");
+            assert_eq!((d.version.as_str(), d.cipher.as_str()), (version, cipher));
+            assert_eq!(
+                d.errors().count(),
+                0,
+                "{name}: {:?}",
+                d.errors().collect::<Vec<_>>()
+            );
+            assert_eq!(d.directions[0].plaintext, b"first line\n", "{name}");
+            assert_eq!(
+                d.directions[1].plaintext, b"hello from the server\n",
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pcapng_with_injected_secrets_decrypts_by_itself() {
+        // `editcap --inject-secrets tls,tls13-http1.keylog tls13-http1.pcap tls13-http1-dsb.pcapng`
+        let file = std::fs::read(format!("{REAL}tls13-http1-dsb.pcapng")).expect("fixture");
+        let capture = crate::capture::pcap::extract(&file, &Default::default()).expect("capture");
+        assert_eq!(capture.tls_secrets.len(), 1);
+        let keys = capture.tls_key_log().expect("a key log");
+        let (_, _, from_file) = fixture("tls13-http1");
+        assert_eq!(keys, from_file);
+        let [c, s] = &capture.streams.first().expect("a stream").directions;
+        let d = decrypt(&c.bytes, &s.bytes, &keys).expect("decrypted");
+        assert!(d.directions[0]
+            .plaintext
+            .starts_with(b"GET /api/users/42 HTTP/1.1\r\n"));
+        // A capture without the block has no secrets.
+        let (_, _, _) = fixture("tls12-http1");
+        let pcap = std::fs::read(format!("{REAL}tls12-http1.pcap")).expect("fixture");
+        let plain = crate::capture::pcap::extract(&pcap, &Default::default()).expect("capture");
+        assert!(plain.tls_secrets.is_empty());
+        assert!(plain.tls_key_log().expect("empty").is_empty());
+    }
+
+    #[test]
+    fn a_corrupted_record_names_itself_and_keeps_what_came_before() {
+        for name in ["tls13-http1", "tls12-http1"] {
+            let (c, mut s, keys) = fixture(name);
+            let whole = decrypt(&c, &s, &keys).expect("decrypted");
+            let last = *whole.directions[1].spans.last().expect("spans");
+            s[last.record.start + 10] ^= 1;
+            let d = decrypt(&c, &s, &keys).expect("decrypted up to the record");
+            let server = &d.directions[1];
+            let e = server.error.as_ref().expect("an error");
+            assert_eq!(
+                (e.direction, e.record, e.offset),
+                (Some(1), Some(last.index), Some(last.record.start))
+            );
+            let text = e.to_string();
+            assert!(
+                text.starts_with(&format!(
+                    "server→client record {} (byte {} of the direction): the tag does not verify",
+                    last.index, last.record.start
+                )),
+                "{text}"
+            );
+            assert_eq!(
+                server.plaintext,
+                whole.directions[1].plaintext[..last.plain.start]
+            );
+            assert_eq!(d.directions[0], whole.directions[0]);
+        }
+    }
+
+    #[test]
+    fn a_key_log_without_the_client_random_says_so() {
+        let (c, s, _) = fixture("tls13-http1");
+        let (_, _, other) = fixture("tls12-http1");
+        let e = decrypt(&c, &s, &other).expect_err("no key");
+        assert!(
+            e.to_string().starts_with("no key for client random "),
+            "{e}"
+        );
+        assert!(e.to_string().contains("17d2fe969f448f7d27c1f548"), "{e}");
+        let e = decrypt(&c, &s, &KeyLog::default()).expect_err("no key");
+        assert!(
+            e.to_string().starts_with("no key for client random "),
+            "{e}"
+        );
+        // A TLS 1.3 log missing the application secret stops at the first data record.
+        let (c, s, keys) = fixture("tls13-http1");
+        let text = std::fs::read_to_string(format!("{REAL}tls13-http1.keylog")).expect("log");
+        let partial: String = text
+            .lines()
+            .filter(|l| !l.starts_with("SERVER_TRAFFIC"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let d = decrypt(&c, &s, &KeyLog::parse(&partial).expect("log")).expect("handshake");
+        let e = d.directions[1].error.as_ref().expect("stopped");
+        assert!(e.message.contains("no SERVER_TRAFFIC_SECRET_0"), "{e}");
+        assert!(d.directions[1].plaintext.is_empty());
+        assert!(d.directions[0].error.is_none());
+        let _ = keys;
+    }
+
+    #[test]
+    fn cut_and_hostile_input_does_not_panic() {
+        let (c, s, keys) = fixture("tls13-h2");
+        for end in (0..s.len()).step_by(97) {
+            let _ = decrypt(&c, &s[..end], &keys);
+            let _ = decrypt(&c[..end.min(c.len())], &s, &keys);
+        }
+        let mut noisy = s.clone();
+        for i in (0..noisy.len()).step_by(13) {
+            noisy[i] = noisy[i].wrapping_mul(31).wrapping_add(7);
+        }
+        let _ = decrypt(&c, &noisy, &keys);
+        assert!(decrypt(b"", b"", &keys).is_err());
+        assert!(decrypt(b"GET / HTTP/1.1\r\n\r\n", b"", &keys).is_err());
+    }
+}
