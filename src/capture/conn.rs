@@ -20,10 +20,10 @@
 
 use super::http::{self, Pairing};
 use super::http2;
-use super::tls;
-use super::websocket;
 use super::layers::{unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
 use super::pcap::{self, Capture, Transport};
+use super::tls;
+use super::websocket;
 use super::SharedBytes;
 use crate::model::Span;
 
@@ -121,7 +121,12 @@ pub(crate) fn stream(
     let Some(s) = capture.streams.get(index) else {
         return (Vec::new(), warnings);
     };
-    let label = format!("stream {index} ({} {} → {})", s.protocol.name(), s.client, s.server);
+    let label = format!(
+        "stream {index} ({} {} → {})",
+        s.protocol.name(),
+        s.client,
+        s.server
+    );
     if s.protocol == Transport::Tcp {
         let [c, sv] = [&s.directions[0].bytes, &s.directions[1].bytes];
         // The preface names the client, whichever side sent the SYN.
@@ -137,7 +142,12 @@ pub(crate) fn stream(
         } else if http2::looks_like_frames(c) || http2::looks_like_frames(sv) {
             // No preface (the capture began mid-connection): the side that sent first opened
             // the streams the other answers; the TCP layer only guessed the client from ports.
-            let first = |w: usize| s.directions[w].segments.first().map_or(u64::MAX, |g| g.frame);
+            let first = |w: usize| {
+                s.directions[w]
+                    .segments
+                    .first()
+                    .map_or(u64::MAX, |g| g.frame)
+            };
             Some(usize::from(first(1) < first(0)))
         } else {
             None
@@ -153,8 +163,7 @@ pub(crate) fn stream(
             }
             return finish(out, &label, warnings);
         }
-        if let (true, Some(conv)) = (http::looks_like_http(c) || http::looks_like_http(sv), &conv)
-        {
+        if let (true, Some(conv)) = (http::looks_like_http(c) || http::looks_like_http(sv), &conv) {
             let mut out = Ordered::default();
             read_http1(conv, options, budget, keep, &mut out);
             return finish(out, &label, warnings);
@@ -226,11 +235,7 @@ fn swap_roles(p: &mut Payload) {
     }
 }
 
-fn finish(
-    mut out: Ordered,
-    label: &str,
-    mut warnings: Vec<String>,
-) -> (Vec<Payload>, Vec<String>) {
+fn finish(mut out: Ordered, label: &str, mut warnings: Vec<String>) -> (Vec<Payload>, Vec<String>) {
     out.items.sort_by_key(|(frame, n, _)| (*frame, *n));
     warnings.extend(out.warnings.into_iter().map(|w| format!("{label}: {w}")));
     (out.items.into_iter().map(|(_, _, p)| p).collect(), warnings)
@@ -287,7 +292,7 @@ fn read_http1(
     let mut switches = [None, None];
     // The 101's extensions: what the server agreed to (permessage-deflate).
     let mut extensions: Option<String> = None;
-    for which in 0..2 {
+    for (which, switched) in switches.iter_mut().enumerate() {
         let bytes = conv.bytes(which);
         if bytes.is_empty() {
             continue;
@@ -331,21 +336,21 @@ fn read_http1(
             }
             out.warnings.extend(warnings);
         }
-        switches[which] = side.switched;
+        *switched = side.switched;
     }
     // The server's switch is the one that counts; the client's tells where its own bytes of the
     // new protocol begin (after the request that asked for it).
     let Some(switch) = switches[1].clone() else {
         return;
     };
-    let client_at = switches[0]
-        .as_ref()
-        .map_or(conv.bytes(0).len(), |w| w.at);
+    let client_at = switches[0].as_ref().map_or(conv.bytes(0).len(), |w| w.at);
     let starts = [client_at, switch.at];
     match switch.protocol.as_str() {
         "h2c" => read_http2(conv, 0, starts, options, budget, out),
         "websocket" => {
-            let deflate = extensions.as_deref().and_then(websocket::negotiated_deflate);
+            let deflate = extensions
+                .as_deref()
+                .and_then(websocket::negotiated_deflate);
             for (which, &at) in starts.iter().enumerate() {
                 read_websocket(conv, which, at, deflate.as_ref(), options, budget, out);
             }
@@ -471,7 +476,8 @@ fn read_http2(
     out: &mut Ordered,
 ) {
     let server = 1 - client;
-    let conn = http2::parse_connection(conv.bytes(client), starts[0], conv.bytes(server), starts[1]);
+    let conn =
+        http2::parse_connection(conv.bytes(client), starts[0], conv.bytes(server), starts[1]);
     out.warnings
         .extend(conn.warnings.iter().map(|w| w.to_string()));
     let mut first_payload = true;
@@ -489,10 +495,9 @@ fn read_http2(
         let req = if request { Some(m) } else { peer };
         let (outer, first) = conv.outer(which, m.span);
         let mut payload = message_payload(m, req, request);
-        payload.meta.push((
-            "http2 frames".into(),
-            frame_list(conv, which, &m.frames),
-        ));
+        payload
+            .meta
+            .push(("http2 frames".into(), frame_list(conv, which, &m.frames)));
         if first_payload {
             first_payload = false;
             for (side, lines) in ["client", "server"].iter().zip(&conn.control) {
@@ -525,7 +530,11 @@ fn frame_list(conv: &Conversation<'_>, which: usize, frames: &[http2::FrameRef])
             }
             let at = conv.frames(which, f.span);
             if !at.is_empty() {
-                let word = if at.contains([',', '–']) { "frames" } else { "frame" };
+                let word = if at.contains([',', '–']) {
+                    "frames"
+                } else {
+                    "frame"
+                };
                 text.push_str(&format!(" ({word} {at})"));
             }
             text
@@ -562,7 +571,12 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
     }
     let content_type = m.header("content-type");
     let grpc = content_type.is_some_and(|ct| {
-        let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let media = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         media == "application/grpc" || media.starts_with("application/grpc+")
     });
     if grpc {

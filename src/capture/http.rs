@@ -263,8 +263,8 @@ pub(crate) fn parse_side(
                             // An interim response: the final one for the same request follows.
                         } else {
                             let method = pairing.methods.pop_front();
-                            let tunnel =
-                                method.as_deref() == Some("CONNECT") && (200..300).contains(&status);
+                            let tunnel = method.as_deref() == Some("CONNECT")
+                                && (200..300).contains(&status);
                             if status == 101 || tunnel {
                                 side.switched = Some(Switch {
                                     at: next,
@@ -838,7 +838,9 @@ mod tests {
         // Pasted as one exchange, the same pairing holds.
         let mut both = requests[..29].to_vec();
         both.extend_from_slice(&responses[..39]);
-        both.extend_from_slice(b"GET /c HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
+        both.extend_from_slice(
+            b"GET /c HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+        );
         let found = parse_messages(&both, &options).expect("pasted");
         assert_eq!(found.len(), 4);
         assert_eq!(found[3].bytes, b"hi");
@@ -850,13 +852,27 @@ mod tests {
         let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
         assert_eq!(found.len(), 3);
         assert_eq!(found[2].bytes, b"\x81\x05Hello");
-        assert_eq!(found[2].layers[0].name, "websocket (after 101 Switching Protocols)");
+        assert_eq!(
+            found[2].layers[0].name,
+            "websocket (after 101 Switching Protocols)"
+        );
         // An interim 100 Continue does not answer the request: the 200 after it does.
         let input = b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nabHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz";
         let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
         let bodies: Vec<&[u8]> = found.iter().map(|p| p.bytes.as_slice()).collect();
         assert_eq!(bodies, [&b"ab"[..], b"", b"z"]);
         assert_eq!(found[2].meta_value("request-method"), Some("POST"));
+    }
+
+    #[test]
+    fn a_connect_tunnel_ends_http_and_keeps_its_bytes() {
+        let input = b"CONNECT api.example.test:443 HTTP/1.1\r\nHost: api.example.test:443\r\n\r\nHTTP/1.1 200 Connection established\r\nContent-Length: 99\r\n\r\n\x16\x03\x01\x00\x05hello";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
+        assert_eq!(found.len(), 3);
+        assert!(found[1].bytes.is_empty(), "a 2xx to CONNECT has no body");
+        assert!(found[1].layers[0].detail.contains("the tunnel follows"));
+        assert_eq!(found[2].layers[0].name, "CONNECT tunnel");
+        assert_eq!(found[2].bytes, b"\x16\x03\x01\x00\x05hello");
     }
 
     #[test]

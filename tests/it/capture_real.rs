@@ -144,16 +144,16 @@ fn grpc_payloads_name_their_call_and_status() {
     );
     // The frame list names the capture's frames.
     let frames = response.meta_value("http2 frames").expect("frame list");
-    assert!(frames.starts_with("HEADERS END_HEADERS (frame "), "{frames}");
+    assert!(
+        frames.starts_with("HEADERS END_HEADERS (frame "),
+        "{frames}"
+    );
     assert!(frames.contains("DATA 112 B"), "{frames}");
 }
 
 #[test]
 fn http1_keep_alive_gives_exactly_tshark_s_messages_and_bodies() {
-    let want = answers(
-        "http1-keepalive.pcap",
-        &["http-request", "http-response"],
-    );
+    let want = answers("http1-keepalive.pcap", &["http-request", "http-response"]);
     let got = found("http1-keepalive.pcap");
     assert_eq!(want.values().map(Vec::len).sum::<usize>(), 23);
     assert_eq!(got, want);
@@ -169,7 +169,9 @@ fn http1_text_bodies_match_tshark() {
 fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
     // tshark lists frames; a message ends at a text, binary or continuation frame without fin=0.
     let text = String::from_utf8(fixture("websocket.answers.tsv")).expect("utf-8");
-    let mut want: BTreeMap<(String, String), Vec<(String, String, bool)>> = BTreeMap::new();
+    // Per (TCP stream, direction): each message's opcode, body, and whether it was fragmented.
+    type Messages = BTreeMap<(String, String), Vec<(String, String, bool)>>;
+    let mut want: Messages = BTreeMap::new();
     let mut opcode: BTreeMap<(String, String), (String, bool)> = BTreeMap::new();
     for line in text.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
@@ -191,7 +193,7 @@ fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
         if fin {
             want.entry(key)
                 .or_default()
-                .push((started.0, cols[6].to_string(), started.1 && cols[4].contains("compressed") || started.1));
+                .push((started.0, cols[6].to_string(), started.1));
         }
     }
     let peeled = peel(&fixture("websocket.pcap"));
@@ -250,7 +252,12 @@ fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
 fn an_h2c_upgrade_hands_the_connection_to_http2() {
     let want = answers(
         "h2c-upgrade.pcap",
-        &["http-request", "http-response", "http2-request", "http2-response"],
+        &[
+            "http-request",
+            "http-response",
+            "http2-request",
+            "http2-response",
+        ],
     );
     let mut got = found("h2c-upgrade.pcap");
     assert_eq!(want.values().map(Vec::len).sum::<usize>(), 5);
@@ -298,8 +305,13 @@ fn a_capture_started_mid_connection_still_gives_the_http2_data() {
     }
     // Without a SYN the TCP layer guesses the client from the ports (the higher one, here the
     // server's 50051); the stream order says the side that sent first opened the calls.
-    assert_eq!(peeled.payloads[0].meta_value("direction"), Some("client→server"));
-    assert!(peeled.payloads[0].layers[1].name.starts_with("TCP 127.0.0.1:46512 →"));
+    assert_eq!(
+        peeled.payloads[0].meta_value("direction"),
+        Some("client→server")
+    );
+    assert!(peeled.payloads[0].layers[1]
+        .name
+        .starts_with("TCP 127.0.0.1:46512 →"));
     // Headers that refer to the HPACK table the capture missed are said to be unknown.
     assert!(
         peeled.payloads.iter().any(|p| p

@@ -207,7 +207,9 @@ fn nflog(frame: &[u8]) -> Result<(u16, &[u8]), Skip> {
         } else if (4..=left).contains(&be) {
             (be, u16::from_be_bytes([tlv[2], tlv[3]]))
         } else {
-            return Err(Some(format!("NFLOG TLV at byte {at} has no length that fits")));
+            return Err(Some(format!(
+                "NFLOG TLV at byte {at} has no length that fits"
+            )));
         };
         if kind == 9 {
             return Ok((ethertype, frame.get(at + 4..at + len).unwrap_or(&[])));

@@ -179,7 +179,10 @@ impl App {
     /// loads as a schema instead, its imports found beside it and beside the `.proto` files
     /// loaded before it.
     pub fn open_file(&mut self, path: PathBuf) {
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("proto")) {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("proto"))
+        {
             let folder = |f: &std::path::Path| match f.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                 _ => PathBuf::from("."),
