@@ -17,9 +17,10 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::capture::detect::{add_hint, verdict, Verdict};
 use crate::capture::pcap::CaptureSummary;
+use crate::capture::tls::KeyLog;
 use crate::capture::{
-    detect, peel_readings_shared, peel_shared, peel_with, Framing, LayerReading, Payload,
-    PeelChoice, Reading, SharedBytes, Split,
+    detect, peel_readings_keyed, peel_readings_shared, peel_shared_keyed, peel_with, Framing,
+    LayerReading, Payload, PeelChoice, Reading, SharedBytes, Split,
 };
 use crate::codec::protobuf::dynamic::to_proto3_json;
 use crate::codec::protobuf::schema::{Candidate, Schema};
@@ -129,6 +130,10 @@ pub struct InputArgs {
     /// Take the input as the payload itself: peel no layers (hex, base64, HTTP, pcap, gRPC).
     #[arg(long)]
     pub raw: bool,
+    /// A TLS key log (NSS format, as SSLKEYLOGFILE writes it) to decrypt the capture's TLS
+    /// connections with, besides any key log the capture carries (pcapng secrets blocks).
+    #[arg(long, value_name = "FILE")]
+    pub keylog: Option<PathBuf>,
     /// How to peel the input, instead of the best-ranked way: N (the Nth reading `inspect
     /// --layers` lists), `raw` (no layers), `whole` (every layer, streams left unsplit), or a
     /// framing to split every payload by: grpc, cbor-seq, msgpack-seq, varint-delimited,
@@ -499,20 +504,33 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
     if ranks_with_message(args) {
         options.message = named_message(args)?;
     }
+    let keys = match &args.keylog {
+        None => None,
+        Some(path) => {
+            let text = fs::read_to_string(path).map_err(|e| {
+                Failure::Input(format!("error: cannot read the key log {}: {e}", path.display()))
+            })?;
+            let keys = KeyLog::parse(&text)
+                .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))?;
+            Some(keys)
+        }
+    };
+    let keys = keys.as_ref();
     let mut readings = Vec::new();
     let mut reading = 0usize;
     let found = match args.layer {
-        _ if args.raw => peel_shared(
+        _ if args.raw => peel_shared_keyed(
             &input.bytes,
             &PeelChoice {
                 max_layers: Some(0),
                 split: Split::Never,
             },
             &limits,
+            keys,
         ),
-        Some(LayerArg::Choice(choice)) => peel_shared(&input.bytes, &choice, &limits),
+        Some(LayerArg::Choice(choice)) => peel_shared_keyed(&input.bytes, &choice, &limits, keys),
         Some(LayerArg::Reading(n)) => {
-            readings = peel_readings_shared(&input.bytes, &options);
+            readings = peel_readings_keyed(&input.bytes, &options, keys);
             if n > readings.len() {
                 return Err(Failure::Usage(format!(
                     "--layer {n}: the input has {} layer reading(s) (see `wirelens inspect --layers`)",
@@ -523,7 +541,7 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
             readings[reading].peeled.clone()
         }
         None => {
-            readings = peel_readings_shared(&input.bytes, &options);
+            readings = peel_readings_keyed(&input.bytes, &options, keys);
             readings
                 .first()
                 .map(|r| r.peeled.clone())
@@ -1114,6 +1132,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         },
         pick: None,
         raw: false,
+        keylog: None,
         layer: None,
     };
     let doc = read_payload(&input, &input_args)?

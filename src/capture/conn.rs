@@ -46,8 +46,10 @@ pub(crate) struct Conversation<'a> {
 pub(crate) struct View {
     /// `(range of the bytes, range of the TCP bytes it came from)`, in order.
     pub(crate) map: Vec<(Span, Span)>,
-    /// The layer between TCP and what is read in these bytes (`TLS 1.3 …`).
-    pub(crate) layer: Layer,
+    /// The name and detail of the layer between TCP and what is read in these bytes (`TLS 1.3`,
+    /// `TLS_AES_128_GCM_SHA256, decrypted with the key log`); its span is the TCP bytes of
+    /// what each payload was read from.
+    pub(crate) layer: (String, String),
     /// Meta entries for every payload read from these bytes.
     pub(crate) meta: Vec<(String, String)>,
 }
@@ -93,13 +95,48 @@ impl<'a> Conversation<'a> {
     /// The capture layers (and a view's layer) of `span` of direction `which`, and the first
     /// frame that carried it.
     fn outer(&self, which: usize, span: Span) -> (Payload, u64) {
-        let (mut payload, first) =
-            pcap::span_payload(self.capture, self.index, which, self.tcp_span(which, span));
+        let tcp = self.tcp_span(which, span);
+        let (mut payload, first) = pcap::span_payload(self.capture, self.index, which, tcp);
         if let Some(Some(view)) = self.views.get(which) {
-            payload.layers.push(view.layer.clone());
+            payload.layers.push(Layer {
+                name: view.layer.0.clone(),
+                detail: view.layer.1.clone(),
+                span: tcp,
+            });
             payload.meta.extend(view.meta.iter().cloned());
         }
         (payload, first)
+    }
+
+    /// Stream `index` of `capture` as `decrypted` made it: each direction's plaintext, traced
+    /// back through its records to the TCP bytes.
+    fn decrypted(
+        capture: &'a Capture,
+        index: usize,
+        decrypted: &tls::Decrypted,
+    ) -> Conversation<'a> {
+        let mut detail = format!("{}, decrypted with the key log", decrypted.cipher);
+        if let Some(alpn) = &decrypted.alpn {
+            detail.push_str(&format!(", ALPN {alpn}"));
+        }
+        let view = |d: &tls::DirectionPlain| View {
+            map: d.spans.iter().map(|s| (s.plain, s.record)).collect(),
+            layer: (
+                decrypted.version.clone(),
+                format!("{detail}, {} records", d.records),
+            ),
+            meta: vec![("tls".to_string(), decrypted.version.clone())],
+        };
+        let [c, s] = &decrypted.directions;
+        Conversation {
+            capture,
+            index,
+            bytes: [
+                std::borrow::Cow::Owned(c.plaintext.clone()),
+                std::borrow::Cow::Owned(s.plaintext.clone()),
+            ],
+            views: [Some(view(c)), Some(view(s))],
+        }
     }
 
     /// The frame numbers that carried `span` of direction `which` (`4, 6–9`).
@@ -113,6 +150,7 @@ impl<'a> Conversation<'a> {
 pub(crate) fn stream(
     capture: &Capture,
     index: usize,
+    keys: Option<&tls::KeyLog>,
     options: &UnwrapOptions,
     budget: &mut Budget,
     mut keep: Option<&mut Decoded>,
@@ -167,6 +205,18 @@ pub(crate) fn stream(
             let mut out = Ordered::default();
             read_http1(conv, options, budget, keep, &mut out);
             return finish(out, &label, warnings);
+        }
+        if let (true, Some(keys)) = (tls::looks_like_tls(c) || tls::looks_like_tls(sv), keys) {
+            match tls::decrypt(c, sv, keys) {
+                Ok(decrypted) => {
+                    let mut out = Ordered::default();
+                    read_decrypted(capture, index, &decrypted, options, budget, keep, &mut out);
+                    return finish(out, &label, warnings);
+                }
+                // Not decrypted (no key for this connection, a suite not read): labelled
+                // below as encrypted, with why.
+                Err(e) => warnings.push(format!("{label}: TLS not decrypted: {e}")),
+            }
         }
     }
     // Anything else: each direction (each UDP datagram) peeled on its own.
@@ -275,6 +325,63 @@ fn peel_body(
         Err(e) => {
             warnings.push(e.to_string());
             e.extracted.into_iter().map(|p| under(&bare, p)).collect()
+        }
+    }
+}
+
+/// A decrypted TLS connection: its plaintext read as the protocol ALPN chose (HTTP/2 for `h2`
+/// or a client preface, else HTTP/1.x when it starts like it), or each direction's plaintext as
+/// one payload. A record that did not decrypt ends its direction with a warning naming it and
+/// its frames; the plaintext before it is read.
+fn read_decrypted(
+    capture: &Capture,
+    index: usize,
+    decrypted: &tls::Decrypted,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    keep: Option<&mut Decoded>,
+    out: &mut Ordered,
+) {
+    let conv = Conversation::decrypted(capture, index, decrypted);
+    // A close_notify alert is how a connection ends, not news.
+    for note in decrypted.notes.iter().filter(|n| !n.contains("close_notify")) {
+        out.warnings.push(format!("{}: {note}", decrypted.version));
+    }
+    for (which, d) in decrypted.directions.iter().enumerate() {
+        if let Some(e) = &d.error {
+            let frames = e.offset.map_or_else(String::new, |at| {
+                let f = pcap::span_frames(capture, index, which, Span::empty(at));
+                if f.is_empty() {
+                    f
+                } else {
+                    format!(" (frame {f})")
+                }
+            });
+            out.warnings.push(format!(
+                "{e}{frames}; the {} after it is not read",
+                direction_name(which)
+            ));
+        }
+    }
+    let (c, s) = (conv.bytes(0), conv.bytes(1));
+    if decrypted.alpn.as_deref() == Some("h2") || http2::has_preface(c) {
+        read_http2(&conv, 0, [0, 0], options, budget, out);
+    } else if http::looks_like_http(c) || http::looks_like_http(s) {
+        read_http1(&conv, options, budget, keep, out);
+    } else {
+        for which in 0..2 {
+            let bytes = conv.bytes(which);
+            if bytes.is_empty() {
+                continue;
+            }
+            let span = Span::new(0, bytes.len());
+            let (outer, first) = conv.outer(which, span);
+            let mut bare = Payload {
+                bytes: bytes.into(),
+                ..Payload::default()
+            };
+            bare.meta.push(("decrypted".into(), "true".into()));
+            out.push(first, under(&outer, bare));
         }
     }
 }

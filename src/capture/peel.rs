@@ -5,6 +5,7 @@
 //! it, with the error beside it.
 
 use super::conn;
+use super::tls::KeyLog;
 use super::grpcweb;
 use super::http;
 use super::layers::{unwrap_keeping, Budget, CaptureError, Decoded, Layer, Payload};
@@ -98,8 +99,19 @@ pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) ->
 /// memory-mapped file): a payload that no layer changed, and every item split from it, is a view
 /// of `input`'s memory, not a copy.
 pub fn peel_shared(input: &SharedBytes, choice: &PeelChoice, limits: &Limits) -> Peeled {
+    peel_shared_keyed(input, choice, limits, None)
+}
+
+/// Like [`peel_shared`], decrypting the TLS connections of a capture with `keys` (an NSS key
+/// log, `SSLKEYLOGFILE`) besides the key logs the capture carries itself.
+pub fn peel_shared_keyed(
+    input: &SharedBytes,
+    choice: &PeelChoice,
+    limits: &Limits,
+    keys: Option<&KeyLog>,
+) -> Peeled {
     split_all(
-        unwrapped(input, choice.max_layers, limits, None),
+        unwrapped(input, choice.max_layers, limits, keys, None),
         choice.split,
         limits,
     )
@@ -111,6 +123,7 @@ pub(crate) fn unwrapped(
     input: &SharedBytes,
     max_layers: Option<usize>,
     limits: &Limits,
+    given_keys: Option<&KeyLog>,
     mut keep: Option<&mut Decoded>,
 ) -> Peeled {
     let mut options = limits.unwrap_options();
@@ -136,10 +149,35 @@ pub(crate) fn unwrapped(
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
                 out.capture = Some(pcap::summary(&capture));
-                // Each connection with both directions in view (HTTP pairing, HTTP/2 streams).
+                // Each connection with both directions in view (HTTP pairing, HTTP/2 streams),
+                // TLS decrypted with the key logs the capture carries (pcapng Decryption Secrets
+                // Blocks).
+                let mut keys = match capture.tls_key_log() {
+                    Ok(k) => k,
+                    Err(e) => {
+                        out.warnings.push(format!("the capture's TLS key log is not read: {e}"));
+                        KeyLog::default()
+                    }
+                };
+                if let Some(given) = given_keys {
+                    keys.merge(given.clone());
+                }
+                let keys = (!keys.is_empty()).then_some(keys);
                 for index in 0..capture.streams.len() {
-                    let (found, warnings) =
-                        conn::stream(&capture, index, &options, &mut budget, keep.as_deref_mut());
+                    let (found, warnings) = conn::stream(
+                        &capture,
+                        index,
+                        keys.as_ref(),
+                        &options,
+                        &mut budget,
+                        keep.as_deref_mut(),
+                    );
+                    // A decrypted TLS stream is no longer one to give a key log for.
+                    if found.iter().any(|p| p.meta_value("tls").is_some()) {
+                        if let Some(summary) = &mut out.capture {
+                            summary.tls.retain(|(i, _)| *i != index);
+                        }
+                    }
                     out.payloads.extend(found);
                     out.warnings.extend(warnings);
                 }

@@ -20,6 +20,7 @@
 use super::detect::{detect_knowing, verdict, Reading};
 use super::layers::Decoded;
 use super::peel::{split_all, unwrapped, PeelChoice, Peeled, Split};
+use super::tls::KeyLog;
 use super::SharedBytes;
 use crate::codec::{DecodeOptions, Format};
 
@@ -108,11 +109,21 @@ pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading>
 /// [`peel_readings`] of input the caller already holds as [`SharedBytes`]: every depth's
 /// payloads share (or slice) `input` where no layer changed them, instead of copying it.
 pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec<LayerReading> {
+    peel_readings_keyed(input, options, None)
+}
+
+/// Like [`peel_readings_shared`], decrypting the TLS connections of a capture with `keys`
+/// besides the key logs the capture carries itself.
+pub fn peel_readings_keyed(
+    input: &SharedBytes,
+    options: &DecodeOptions,
+    keys: Option<&KeyLog>,
+) -> Vec<LayerReading> {
     let limits = &options.limits;
     // Each depth is unwrapped once; the split ways split a copy of the unsplit payloads, and JSON
     // documents decoded on the way are kept for detection.
     let mut decoded = Decoded::default();
-    let whole = unwrapped(input, None, limits, Some(&mut decoded));
+    let whole = unwrapped(input, None, limits, keys, Some(&mut decoded));
     let mut found: Vec<(PeelChoice, Peeled)> = vec![
         (
             PeelChoice::default(),
@@ -133,7 +144,7 @@ pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec
             max_layers: Some(depth),
             split: Split::Never,
         };
-        let unsplit = unwrapped(input, Some(depth), limits, Some(&mut decoded));
+        let unsplit = unwrapped(input, Some(depth), limits, keys, Some(&mut decoded));
         let peeled = split_all(unsplit.clone(), Split::Never, limits);
         if same_payloads(&peeled, &found[1].1) {
             break;

@@ -76,6 +76,7 @@ impl CompareArgs {
             },
             pick: self.pick,
             raw: self.raw,
+            keylog: None,
             layer: self.layer,
         }
     }

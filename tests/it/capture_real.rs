@@ -332,3 +332,55 @@ fn nflog_frames_are_read_like_any_other_link_layer() {
     assert_eq!(found("nflog.pcap"), want);
     assert_eq!(found("nflog.pcap"), found("http1-html.pcap"));
 }
+
+/// [`found`] with a TLS key log.
+fn found_keyed(name: &str, keylog: &str) -> BTreeMap<(String, String), Vec<Row>> {
+    let keys = wirelens::capture::tls::KeyLog::parse(
+        &String::from_utf8(fixture(keylog)).expect("utf-8"),
+    )
+    .expect("a key log");
+    let peeled = wirelens::capture::peel_shared_keyed(
+        &fixture(name).into(),
+        &wirelens::capture::PeelChoice::default(),
+        &wirelens::limits::Limits::default(),
+        Some(&keys),
+    );
+    assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
+    let mut out: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
+    for p in &peeled.payloads {
+        assert_eq!(p.meta_value("tls").is_some(), true, "{name}: {}", p.provenance());
+        let key = (
+            p.meta_value("stream").unwrap_or("?").to_string(),
+            p.meta_value("direction").unwrap_or("?").to_string(),
+        );
+        out.entry(key).or_default().push(row(p));
+    }
+    out
+}
+
+#[test]
+fn tls_with_a_key_log_gives_tshark_s_decrypted_messages() {
+    let kinds = [
+        "http-request",
+        "http-response",
+        "http2-request",
+        "http2-response",
+    ];
+    for name in ["tls13-http1", "tls12-http1", "tls13-h2"] {
+        let want = answers(&format!("{name}.pcap"), &kinds);
+        assert_eq!(want.values().map(Vec::len).sum::<usize>(), 4, "{name}");
+        let got = found_keyed(&format!("{name}.pcap"), &format!("{name}.keylog"));
+        assert_eq!(got, want, "{name}");
+    }
+    // The same capture with the key log injected into the file decrypts by itself.
+    let peeled = peel(&fixture("tls13-http1-dsb.pcapng"));
+    let bodies: Vec<Vec<u8>> = peeled.payloads.iter().map(|p| p.bytes.to_vec()).collect();
+    let plain = found_keyed("tls13-http1.pcap", "tls13-http1.keylog");
+    let want: Vec<String> = plain.values().flatten().map(|r| r.3.clone()).collect();
+    let mut got: Vec<String> = bodies.iter().map(|b| hex(b)).collect();
+    got.sort();
+    let mut want = want;
+    want.sort();
+    assert_eq!(got, want);
+    assert!(peeled.payloads[1].provenance().contains("→ TLS 1.3 → HTTP/1.1 response"));
+}
