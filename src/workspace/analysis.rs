@@ -14,7 +14,10 @@ use super::schemas::{ProtoMode, SchemaSet};
 use super::source::Source;
 use crate::capture::detect::{verdict, Verdict};
 use crate::capture::pcap::CaptureSummary;
-use crate::capture::{detect, peel_shared, CaptureError, Payload, PeelChoice, SharedBytes, Split};
+use crate::capture::tls::KeyLog;
+use crate::capture::{
+    detect, peel_shared_keyed, CaptureError, Payload, PeelChoice, SharedBytes, Split,
+};
 use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
@@ -46,7 +49,14 @@ pub struct Opened {
 ///
 /// Payloads that no layer changed are views of the source's bytes (of its memory map, for a
 /// large file), not copies.
-pub fn open(source: &Arc<Source>, choice: &PeelChoice, limits: &Limits) -> Opened {
+///
+/// `keys` decrypts a capture's TLS connections (besides the key logs the capture carries).
+pub fn open(
+    source: &Arc<Source>,
+    choice: &PeelChoice,
+    limits: &Limits,
+    keys: Option<&KeyLog>,
+) -> Opened {
     let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
     let bytes = SharedBytes::shared(source.clone());
     let as_is = || Payload {
@@ -65,7 +75,7 @@ pub fn open(source: &Arc<Source>, choice: &PeelChoice, limits: &Limits) -> Opene
             nothing: None,
         };
     }
-    let peeled = peel_shared(&bytes, choice, limits);
+    let peeled = peel_shared_keyed(&bytes, choice, limits, keys);
     let mut payloads = peeled.payloads;
     let mut nothing = None;
     if payloads.is_empty() {

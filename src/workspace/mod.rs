@@ -26,6 +26,7 @@ pub use profiling::{ProfileRun, Progress, Scope};
 pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
 pub use source::{Origin, Source};
 
+use crate::capture::tls::KeyLog;
 use crate::capture::{PeelChoice, Split};
 use crate::codec::Format;
 use crate::limits::Limits;
@@ -117,6 +118,9 @@ pub struct Workspace {
     pub profile: Option<ProfileRun>,
     /// The bounds every peel and decode works within (see [`Workspace::set_limits`]).
     limits: Limits,
+    /// TLS key logs loaded ([`Workspace::load_key_log`]), merged: every capture's TLS
+    /// connections are decrypted with them.
+    keys: Option<Arc<KeyLog>>,
     notify: Notify,
 }
 
@@ -140,6 +144,7 @@ impl Workspace {
             selected: None,
             profile: None,
             limits: Limits::default(),
+            keys: None,
             notify,
         }
     }
@@ -159,6 +164,22 @@ impl Workspace {
         self.selected = None;
         self.start_open(i);
         i
+    }
+
+    /// Loads a TLS key log (NSS format, `SSLKEYLOGFILE`) on top of those loaded before and
+    /// peels every source again, so captures of TLS connections it has keys for are decrypted.
+    /// Returns how many connections (client randoms) it has keys for.
+    pub fn load_key_log(&mut self, text: &str) -> Result<usize, String> {
+        let parsed = KeyLog::parse(text)?;
+        let n = parsed.len();
+        let mut keys = self.keys.as_deref().cloned().unwrap_or_default();
+        keys.merge(parsed);
+        self.keys = Some(Arc::new(keys));
+        self.selected = None;
+        for i in 0..self.entries.len() {
+            self.start_open(i);
+        }
+        Ok(n)
     }
 
     /// Opens a file (mapped when large). The error names the file.
@@ -326,9 +347,10 @@ impl Workspace {
         let source = e.source.clone();
         let choice = e.peel;
         let limits = self.limits;
+        let keys = self.keys.clone();
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
-            Ok(open(&source, &choice, &limits))
+            Ok(open(&source, &choice, &limits, keys.as_deref()))
         }));
     }
 
@@ -420,6 +442,7 @@ impl Workspace {
                 analysis: e.analysis.ready().cloned(),
                 source: e.source.clone(),
                 peel: e.peel,
+                keys: self.keys.clone(),
                 payload: e.payload,
                 choice: e.choice.clone(),
             });

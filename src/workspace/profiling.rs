@@ -37,6 +37,8 @@ pub(super) struct Pending {
     pub analysis: Option<Arc<Analysis>>,
     pub source: Arc<Source>,
     pub peel: PeelChoice,
+    /// The key logs the source was peeled with, so it peels to the same payloads again.
+    pub keys: Option<Arc<crate::capture::tls::KeyLog>>,
     pub payload: usize,
     pub choice: Choice,
 }
@@ -231,7 +233,7 @@ fn subjects(
                     preparing,
                     Some(format!("decoding {} ({}/{n})", p.name, i + 1)),
                 );
-                let opened = open(&p.source, &p.peel, limits);
+                let opened = open(&p.source, &p.peel, limits, p.keys.as_deref());
                 let Some(payload) = opened.payloads.get(p.payload) else {
                     return Err(JobError::Failed(format!("{}: no payload", p.name)));
                 };

@@ -198,6 +198,26 @@ impl App {
             self.load_schema_files(vec![path], includes);
             return;
         }
+        if let Some(text) = key_log_text(&path) {
+            match self.ws.load_key_log(&text) {
+                Ok(n) => {
+                    self.message = Some((
+                        format!(
+                            "TLS key log loaded from {}: keys for {n} connection(s); captures are read again with them",
+                            path.display()
+                        ),
+                        false,
+                    ))
+                }
+                Err(e) => {
+                    self.message = Some((
+                        format!("key log {} not loaded: {e}", path.display()),
+                        true,
+                    ))
+                }
+            }
+            return;
+        }
         match self.ws.open_path(&path) {
             Ok(_) => {
                 let full = std::fs::canonicalize(&path).unwrap_or(path);
@@ -452,4 +472,30 @@ impl eframe::App for App {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, eframe::APP_KEY, &self.settings);
     }
+}
+
+/// The text of `path` when it is a TLS key log (named `*.keylog`, or text whose first line that
+/// is not a comment starts with an NSS key log label such as `CLIENT_RANDOM`).
+fn key_log_text(path: &std::path::Path) -> Option<String> {
+    const LABELS: [&str; 6] = [
+        "CLIENT_RANDOM ",
+        "CLIENT_HANDSHAKE_TRAFFIC_SECRET ",
+        "SERVER_HANDSHAKE_TRAFFIC_SECRET ",
+        "CLIENT_TRAFFIC_SECRET_0 ",
+        "SERVER_TRAFFIC_SECRET_0 ",
+        "EXPORTER_SECRET ",
+    ];
+    let named = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("keylog"));
+    let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() < 16 << 20);
+    if !small {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
+    (named || LABELS.iter().any(|l| first.starts_with(l))).then_some(text)
 }
