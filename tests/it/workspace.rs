@@ -474,3 +474,34 @@ fn tls_and_html_payloads_carry_their_verdict_and_no_format_guess() {
     assert!(a.overridden || !a.columns.is_empty());
     assert!(a.source().is_some());
 }
+
+#[test]
+fn a_key_log_decrypts_the_open_captures() {
+    let real = |name: &str| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/capture/real")
+            .join(name)
+    };
+    let mut ws = Workspace::new(no_notify());
+    ws.open_path(real("tls13-h2.pcap")).expect("the fixture opens");
+    ws.wait_idle();
+    let encrypted = ws.entry().and_then(|e| e.opened.ready().cloned()).expect("peeled");
+    assert!(encrypted
+        .payloads
+        .iter()
+        .all(|p| p.meta_value("encrypted") == Some("TLS")));
+    let text = std::fs::read_to_string(real("tls13-h2.keylog")).expect("key log");
+    assert_eq!(ws.load_key_log(&text), Ok(1));
+    ws.wait_idle();
+    let opened = ws.entry().and_then(|e| e.opened.ready().cloned()).expect("peeled again");
+    assert_eq!(opened.payloads.len(), 4);
+    assert_eq!(
+        opened.payloads[1].provenance(),
+        "pcap → TCP 127.0.0.1:18445 → 127.0.0.1:59892 → TLS 1.3 → HTTP/2 stream 1"
+    );
+    assert_eq!(opened.payloads[1].bytes.len(), 128);
+    // A line that is no key log entry is an error naming it; nothing loaded changes.
+    assert!(ws
+        .load_key_log("CLIENT_RANDOM zz\n")
+        .is_err_and(|e| e.contains("line 1")));
+}
