@@ -1,4 +1,5 @@
-//! The command line: `inspect`, `convert`, and no subcommand to open the GUI.
+//! The command line: `inspect`, `convert`, `infer-proto`, `compare`, `diff`, and no subcommand
+//! to open the GUI.
 //!
 //! Raw flags are parsed by clap into [`Cli`], then each command resolves them and calls the
 //! library; nothing here decodes or encodes by itself. Output goes to any `io::Write`, so the
@@ -32,7 +33,9 @@ use crate::limits::Limits;
 use crate::report::inspect;
 
 mod compare;
+mod diff;
 pub use compare::CompareArgs;
+pub use diff::DiffArgs;
 
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
 #[derive(Debug, Parser)]
@@ -63,6 +66,9 @@ pub enum Command {
     /// Profile the inputs in every format and library: sizes, bytes per field, timings,
     /// scaling and transfer estimates (a terminal table, CSV with --csv).
     Compare(CompareArgs),
+    /// Compare two payloads (any formats, captures peeled) by meaning: one line per change with
+    /// its path and bytes; exit 0 same meaning, 1 different, 2 trouble.
+    Diff(DiffArgs),
 }
 
 /// `wirelens infer-proto`.
@@ -337,6 +343,7 @@ pub fn main() -> ExitCode {
         Some(Command::Convert(args)) => convert_cmd(&args, &mut out),
         Some(Command::InferProto(args)) => infer_proto_cmd(&args, &mut out),
         Some(Command::Compare(args)) => compare::compare_cmd(&args, &mut out),
+        Some(Command::Diff(args)) => return diff::diff_main(&args, &mut out),
         None => open_gui(cli.files),
     };
     let result = result.and_then(|()| out.flush().map_err(Failure::Io));
@@ -650,10 +657,9 @@ fn read_payload_knowing(
     let mut ranking = Vec::new();
     let mut message_reason = None;
     if let Some(schema) = args.schema.load()? {
-        let from_method = input
-            .grpc
-            .as_ref()
-            .and_then(|(path, request)| Some((path, *request, schema.grpc_message(path, *request)?)));
+        let from_method = input.grpc.as_ref().and_then(|(path, request)| {
+            Some((path, *request, schema.grpc_message(path, *request)?))
+        });
         options.message = match &args.schema.message {
             Some(name) => Some(message_in(&schema, name)?),
             // No type named: the gRPC method's, when the schema defines the call's service.
