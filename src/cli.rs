@@ -657,9 +657,10 @@ fn read_payload_knowing(
     let mut ranking = Vec::new();
     let mut message_reason = None;
     if let Some(schema) = args.schema.load()? {
-        let from_method = input.grpc.as_ref().and_then(|(path, request)| {
-            Some((path, *request, schema.grpc_message(path, *request)?))
-        });
+        let from_method = input
+            .grpc
+            .as_ref()
+            .and_then(|(path, request)| Some((path, *request, schema.grpc_message(path, *request)?)));
         options.message = match &args.schema.message {
             Some(name) => Some(message_in(&schema, name)?),
             // No type named: the gRPC method's, when the schema defines the call's service.
