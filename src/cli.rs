@@ -35,7 +35,7 @@ use crate::report::inspect;
 mod compare;
 mod diff;
 pub use compare::CompareArgs;
-pub use diff::DiffArgs;
+pub use diff::{DiffArgs, DiffSchemaArgs};
 
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
 #[derive(Debug, Parser)]
@@ -69,6 +69,9 @@ pub enum Command {
     /// Compare two payloads (any formats, captures peeled) by meaning: one line per change with
     /// its path and bytes; exit 0 same meaning, 1 different, 2 trouble.
     Diff(DiffArgs),
+    /// Compare two versions of a protobuf message type for wire and JSON compatibility;
+    /// exit 0 compatible, 1 not, 2 trouble.
+    DiffSchema(DiffSchemaArgs),
 }
 
 /// `wirelens infer-proto`.
@@ -344,6 +347,7 @@ pub fn main() -> ExitCode {
         Some(Command::InferProto(args)) => infer_proto_cmd(&args, &mut out),
         Some(Command::Compare(args)) => compare::compare_cmd(&args, &mut out),
         Some(Command::Diff(args)) => return diff::diff_main(&args, &mut out),
+        Some(Command::DiffSchema(args)) => return diff::diff_schema_main(&args, &mut out),
         None => open_gui(cli.files),
     };
     let result = result.and_then(|()| out.flush().map_err(Failure::Io));

@@ -354,7 +354,12 @@ fn diff_cmd(args: &DiffArgs, out: &mut dyn Write) -> Result<bool, Failure> {
 
 /// Runs `wirelens diff` and gives its exit status (0 same meaning, 1 different, 2 trouble).
 pub fn diff_main(args: &DiffArgs, out: &mut dyn Write) -> ExitCode {
-    match diff_cmd(args, out).and_then(|same| out.flush().map(|()| same).map_err(Failure::Io)) {
+    status(diff_cmd(args, out).and_then(|same| out.flush().map(|()| same).map_err(Failure::Io)))
+}
+
+/// The exit status of a command that answers yes (0) or no (1), or failed (2, with its message).
+fn status(result: Result<bool, Failure>) -> ExitCode {
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         // A reader that stopped early (`wirelens diff a b | head`) saw the changes it wanted.
@@ -372,4 +377,72 @@ pub fn diff_main(args: &DiffArgs, out: &mut dyn Write) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `wirelens diff-schema`.
+#[derive(Debug, Args)]
+pub struct DiffSchemaArgs {
+    /// The old version's .proto file.
+    #[arg(long = "proto-a", value_name = "OLD.proto")]
+    pub proto_a: PathBuf,
+    /// The new version's .proto file.
+    #[arg(long = "proto-b", value_name = "NEW.proto")]
+    pub proto_b: PathBuf,
+    /// A folder to look for imported .proto files in (repeatable; each file's own folder is
+    /// searched too).
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    pub includes: Vec<PathBuf>,
+    /// The message type to compare (full name, or a short name only one type has).
+    #[arg(long, value_name = "pkg.Name")]
+    pub message: String,
+}
+
+/// Runs `wirelens diff-schema`: Ok(true) when every change is compatible.
+fn diff_schema_cmd(args: &DiffSchemaArgs, out: &mut dyn Write) -> Result<bool, Failure> {
+    use crate::codec::protobuf::schema::Schema;
+    use crate::diff::schema::{diff_messages, Verdict};
+    let load = |path: &PathBuf| {
+        Schema::from_proto_files(std::slice::from_ref(path), &args.includes)
+            .and_then(|s| s.message(&args.message))
+            .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))
+    };
+    let (old, new) = (load(&args.proto_a)?, load(&args.proto_b)?);
+    let changes = diff_messages(&old, &new);
+    for c in &changes {
+        writeln!(out, "{c}")?;
+    }
+    let worst = changes
+        .iter()
+        .map(|c| c.verdict)
+        .max()
+        .unwrap_or(Verdict::Compatible);
+    let mut counts = Vec::new();
+    for v in [
+        Verdict::WireBreaking,
+        Verdict::NotReserved,
+        Verdict::JsonBreaking,
+        Verdict::Compatible,
+    ] {
+        let n = changes.iter().filter(|c| c.verdict == v).count();
+        if n > 0 {
+            counts.push(format!("{n} {}", v.name()));
+        }
+    }
+    let verdict = match worst {
+        Verdict::Compatible => "compatible",
+        Verdict::JsonBreaking => "wire-compatible, breaks proto3 JSON",
+        Verdict::NotReserved => "compatible today; removed numbers are not reserved",
+        Verdict::WireBreaking => "breaks the wire",
+    };
+    if counts.is_empty() {
+        writeln!(out, "no changes: compatible")?;
+    } else {
+        writeln!(out, "{}: {verdict}", counts.join(", "))?;
+    }
+    Ok(worst == Verdict::Compatible)
+}
+
+/// Runs `wirelens diff-schema` and gives its exit status (0 compatible, 1 not, 2 trouble).
+pub fn diff_schema_main(args: &DiffSchemaArgs, out: &mut dyn Write) -> ExitCode {
+    status(diff_schema_cmd(args, out).and_then(|ok| out.flush().map(|()| ok).map_err(Failure::Io)))
 }

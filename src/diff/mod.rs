@@ -25,7 +25,8 @@
 //! counted in [`Diff::encoding`].
 //!
 //! Not done here: schema-aware equality (an int64 that proto3 JSON writes as a string is text
-//! against an integer here, whatever the schema says).
+//! against an integer here, whatever the schema says). Two versions of a `.proto` are compared
+//! for compatibility by [`schema::diff_messages`].
 //!
 //! Everything is iterative: 500-deep documents and 100,000-item arrays need no deep stack.
 //!
@@ -45,6 +46,7 @@
 //! ```
 
 mod align;
+pub mod schema;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;

@@ -501,3 +501,72 @@ fn diff_trouble_exits_2() {
     let (code, _, _) = run([json.as_str(), json.as_str(), "--no-such-flag"]);
     assert_eq!(code, 2);
 }
+
+/// Runs `wirelens diff-schema` on two versions of message `M` and gives (status, stdout).
+fn diff_schema(old: &str, new: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let header = "syntax = \"proto3\";\npackage shop;\n";
+    let a = write(dir.path(), "v1.proto", format!("{header}{old}").as_bytes());
+    let b = write(dir.path(), "v2.proto", format!("{header}{new}").as_bytes());
+    let output = wirelens()
+        .arg("diff-schema")
+        .arg("--proto-a")
+        .arg(&a)
+        .arg("--proto-b")
+        .arg(&b)
+        .args(["--message", "M"])
+        .output()
+        .expect("wirelens runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn diff_schema_gives_each_verdict() {
+    let (code, out) = diff_schema(
+        "message M { int32 id = 1; string name = 2; }",
+        "message M { int32 id = 1; string name = 2; }",
+    );
+    assert_eq!((code, out.as_str()), (0, "no changes: compatible\n"));
+    let (code, out) = diff_schema(
+        "message M { int32 id = 1; }",
+        "message M { string id = 1; }",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "wire-breaking  shop.M.id (1): int32 → string: another wire encoding\n1 wire-breaking: breaks the wire\n"
+    );
+    let (code, out) = diff_schema(
+        "message M { int32 id = 1; }",
+        "message M { int32 user_id = 1; }",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("JSON-breaking  shop.M.id (1): renamed id → user_id"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("1 JSON-breaking: wire-compatible, breaks proto3 JSON\n"),
+        "{out}"
+    );
+    let (code, out) = diff_schema(
+        "message M { int32 id = 1; string note = 2; }",
+        "message M { int32 id = 1; }",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("not reserved  shop.M.note (2): removed without `reserved 2;`"),
+        "{out}"
+    );
+    let (code, out) = diff_schema(
+        "message M { int32 id = 1; string note = 2; }",
+        "message M { int32 id = 1; reserved 2; string extra = 3; }",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.ends_with("2 compatible: compatible\n"), "{out}");
+    let (code, _) = diff_schema("message M { int32 id = 1; }", "message N { int32 id = 1; }");
+    assert_eq!(code, 2);
+}
