@@ -1,4 +1,5 @@
-//! The command line: `inspect`, `convert`, and no subcommand to open the GUI.
+//! The command line: `inspect`, `convert`, `infer-proto`, `compare`, `diff`, and no subcommand
+//! to open the GUI.
 //!
 //! Raw flags are parsed by clap into [`Cli`], then each command resolves them and calls the
 //! library; nothing here decodes or encodes by itself. Output goes to any `io::Write`, so the
@@ -33,7 +34,9 @@ use crate::limits::Limits;
 use crate::report::inspect;
 
 mod compare;
+mod diff;
 pub use compare::CompareArgs;
+pub use diff::{DiffArgs, DiffSchemaArgs};
 
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
 #[derive(Debug, Parser)]
@@ -64,6 +67,12 @@ pub enum Command {
     /// Profile the inputs in every format and library: sizes, bytes per field, timings,
     /// scaling and transfer estimates (a terminal table, CSV with --csv).
     Compare(CompareArgs),
+    /// Compare two payloads (any formats, captures peeled) by meaning: one line per change with
+    /// its path and bytes; exit 0 same meaning, 1 different, 2 trouble.
+    Diff(DiffArgs),
+    /// Compare two versions of a protobuf message type for wire and JSON compatibility;
+    /// exit 0 compatible, 1 not, 2 trouble.
+    DiffSchema(DiffSchemaArgs),
 }
 
 /// `wirelens infer-proto`.
@@ -343,6 +352,8 @@ pub fn main() -> ExitCode {
         Some(Command::Convert(args)) => convert_cmd(&args, &mut out),
         Some(Command::InferProto(args)) => infer_proto_cmd(&args, &mut out),
         Some(Command::Compare(args)) => compare::compare_cmd(&args, &mut out),
+        Some(Command::Diff(args)) => return diff::diff_main(&args, &mut out),
+        Some(Command::DiffSchema(args)) => return diff::diff_schema_main(&args, &mut out),
         None => open_gui(cli.files),
     };
     let result = result.and_then(|()| out.flush().map_err(Failure::Io));

@@ -16,6 +16,7 @@
 //! - [`capture`]: which format the bytes are in, with reasons.
 //! - [`profile`]: sizes, bytes per field, per-library timings, scaling and transfer estimates.
 //! - [`report`]: the text reports the CLI prints.
+//! - [`diff`]: two documents, in any formats, compared by meaning, with the bytes of each change.
 //!
 //! The GUI (`gui`, behind the default `gui` feature) and the CLI ([`cli`]) are thin faces over
 //! this library; the core never depends on the GUI toolkit.
@@ -45,6 +46,7 @@
 pub mod capture;
 pub mod cli;
 pub mod codec;
+pub mod diff;
 pub mod files;
 #[cfg(feature = "gui")]
 pub mod gui;

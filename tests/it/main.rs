@@ -18,6 +18,7 @@ mod cbor_conformance;
 mod cli;
 mod compare;
 mod cross_format;
+mod diff;
 mod encode_fast;
 #[cfg(feature = "gui")]
 mod gui_app;

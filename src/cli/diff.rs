@@ -1,0 +1,448 @@
+//! `wirelens diff`: two payloads, in any formats, compared by meaning (see [`crate::diff`]).
+//!
+//! Exit status, as diff(1) gives it: 0 the payloads mean the same, 1 they differ, 2 trouble
+//! (an input that cannot be read or decoded, bad flags, an output that cannot be written).
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::{
+    parse_format, parse_layer, peel_input, read_input, read_payload, Failure, InputArgs, LayerArg,
+    LimitArgs, SchemaArgs,
+};
+use crate::capture::SharedBytes;
+use crate::codec::{Document, Format};
+use crate::diff::{diff, Change, ChangeKind, Diff, DiffOptions};
+use crate::files::write_atomically;
+use crate::model::Path;
+
+/// `wirelens diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first payload (A), read like `inspect` reads its input; `-` for standard input.
+    pub a: PathBuf,
+    /// The second payload (B).
+    pub b: PathBuf,
+    /// Read A (and B, unless --from-b) as this format: json, msgpack, cbor, protobuf.
+    #[arg(long, value_parser = parse_format)]
+    pub from: Option<Format>,
+    /// Read B as this format.
+    #[arg(long, value_parser = parse_format)]
+    pub from_b: Option<Format>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub limits: LimitArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub schema: SchemaArgs,
+    /// The Nth payload (from 1) of A when it is a capture holding several.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pick: Option<u64>,
+    /// The Nth payload (from 1) of B (default: --pick).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pick_b: Option<u64>,
+    /// Take both inputs as the payloads themselves: peel no layers.
+    #[arg(long)]
+    pub raw: bool,
+    /// How to peel both inputs, as for `inspect --layer`.
+    #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
+    pub layer: Option<LayerArg>,
+    /// The identity field of an array's records, as a pattern (`$.data[*].id`); repeatable.
+    /// Without one, a key named `id` or ending in `_id` that nearly every record has is used.
+    #[arg(long = "key", value_name = "PATTERN")]
+    pub keys: Vec<String>,
+    /// Leave this path out of the comparison (a pattern: `$.data[*].updated_at`); repeatable.
+    #[arg(long = "ignore", value_name = "PATTERN")]
+    pub ignore: Vec<String>,
+    /// Count a different key order (or record order) as a change.
+    #[arg(long)]
+    pub order: bool,
+    /// Count a float of another width holding the same number (float32 vs float64) as a change.
+    #[arg(long)]
+    pub strict_widths: bool,
+    /// Most insertions plus deletions an array without identity field is aligned for; past it,
+    /// its items are compared by index.
+    #[arg(long, value_name = "N", default_value_t = DiffOptions::default().max_edits)]
+    pub max_edits: usize,
+    /// Write the changes here as JSON (atomically).
+    #[arg(long, value_name = "OUT.json")]
+    pub json: Option<PathBuf>,
+    /// Write the changes here as CSV (atomically): kind, path, a_value, b_value, a_start,
+    /// a_end, b_start, b_end.
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
+}
+
+impl DiffArgs {
+    fn input_args(&self, second: bool) -> InputArgs {
+        InputArgs {
+            input: if second { &self.b } else { &self.a }.clone(),
+            from: if second {
+                self.from_b.or(self.from)
+            } else {
+                self.from
+            },
+            limits: self.limits.clone(),
+            schema: SchemaArgs {
+                protos: self.schema.protos.clone(),
+                includes: self.schema.includes.clone(),
+                descriptor_set: self.schema.descriptor_set.clone(),
+                message: self.schema.message.clone(),
+                loaded: self.schema.loaded.clone(),
+            },
+            pick: if second {
+                self.pick_b.or(self.pick)
+            } else {
+                self.pick
+            },
+            raw: self.raw,
+            layer: self.layer,
+        }
+    }
+
+    fn options(&self) -> Result<DiffOptions, Failure> {
+        let parse = |flag: &str, text: &String| {
+            Path::parse(text).map_err(|e| {
+                Failure::Usage(format!(
+                    "{flag} {text}: not a path pattern (at character {}: {})",
+                    e.at, e.message
+                ))
+            })
+        };
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| {
+                let p = parse("--key", k)?;
+                match p.segments() {
+                    [.., crate::model::PathSegment::AnyIndex | crate::model::PathSegment::Index(_), crate::model::PathSegment::Key(_)] => Ok(p),
+                    _ => Err(Failure::Usage(format!(
+                        "--key {k}: expected an array's records and their field, like $.data[*].id"
+                    ))),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let ignore = self
+            .ignore
+            .iter()
+            .map(|i| parse("--ignore", i))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(DiffOptions {
+            keys,
+            ignore,
+            order: self.order,
+            strict_widths: self.strict_widths,
+            max_edits: self.max_edits,
+        })
+    }
+}
+
+/// One input, decoded.
+struct Side {
+    /// The file name, with the payload's number when it came out of a capture of several.
+    label: String,
+    bytes: usize,
+    payload: SharedBytes,
+    doc: Document,
+}
+
+fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
+    let input_args = args.input_args(second);
+    let whole = read_input(&input_args.input)?;
+    let peeling = peel_input(&whole, &input_args)?;
+    for w in &peeling.warnings {
+        eprintln!("warning: {}: {w}", whole.name);
+    }
+    let input = peeling.chosen_input(&whole);
+    let read = read_payload(&input, &input_args)?;
+    let doc = read
+        .outcome
+        .map_err(|e| Failure::Input(format!("error: {}: {e}", whole.name)))?;
+    let label = if peeling.payloads.len() > 1 {
+        format!(
+            "{} (payload {} of {})",
+            whole.name,
+            peeling.chosen + 1,
+            peeling.payloads.len()
+        )
+    } else {
+        whole.name.clone()
+    };
+    Ok(Side {
+        label,
+        bytes: input.bytes.len(),
+        payload: input.bytes.clone(),
+        doc,
+    })
+}
+
+/// `1234567` as `1,234,567`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The summary line when the meaning is the same: both sizes and where the bytes differ.
+fn same_line(d: &Diff, a: &Side, b: &Side, identical: bool) -> String {
+    let sizes = format!(
+        "{} {} bytes, {} {} bytes",
+        a.doc.format.title(),
+        grouped(a.bytes),
+        b.doc.format.title(),
+        grouped(b.bytes)
+    );
+    let words = d.encoding.words();
+    let tail = if identical {
+        "; identical bytes".to_string()
+    } else if !words.is_empty() {
+        format!("; differ in: {}", words.join(", "))
+    } else if a.doc.format == b.doc.format {
+        "; differ in: layout (whitespace, escapes or length encodings)".to_string()
+    } else {
+        String::new()
+    };
+    format!("same meaning ({sizes}{tail})")
+}
+
+fn span_cells(c: &Change) -> [String; 4] {
+    let cell = |s: Option<&crate::diff::Side>, end: bool| {
+        s.and_then(|s| s.span).map_or(String::new(), |sp| {
+            if end { sp.end } else { sp.start }.to_string()
+        })
+    };
+    [
+        cell(c.a.as_ref(), false),
+        cell(c.a.as_ref(), true),
+        cell(c.b.as_ref(), false),
+        cell(c.b.as_ref(), true),
+    ]
+}
+
+fn csv_bytes(d: &Diff) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "kind", "path", "a_value", "b_value", "a_start", "a_end", "b_start", "b_end",
+    ])?;
+    for c in &d.changes {
+        let [a0, a1, b0, b1] = span_cells(c);
+        let value = |s: Option<&crate::diff::Side>| s.map_or(String::new(), |s| s.summary.clone());
+        w.write_record([
+            c.kind.name().to_string(),
+            c.path.to_string(),
+            value(c.a.as_ref()),
+            value(c.b.as_ref()),
+            a0,
+            a1,
+            b0,
+            b1,
+        ])?;
+    }
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+fn json_bytes(d: &Diff, a: &Side, b: &Side, summary: &str) -> Result<Vec<u8>, serde_json::Error> {
+    let side = |s: Option<&crate::diff::Side>| {
+        s.map(|s| {
+            serde_json::json!({
+                "kind": s.kind.to_string(),
+                "value": s.summary,
+                "start": s.span.map(|sp| sp.start),
+                "end": s.span.map(|sp| sp.end),
+            })
+        })
+    };
+    let changes: Vec<serde_json::Value> = d
+        .changes
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "kind": c.kind.name(),
+                "counted": d.order_counts || c.kind != ChangeKind::Order,
+                "path": c.path.to_string(),
+                "b_path": c.b_path.as_ref().map(ToString::to_string),
+                "a": side(c.a.as_ref()),
+                "b": side(c.b.as_ref()),
+                "note": c.note,
+            })
+        })
+        .collect();
+    let input = |s: &Side| {
+        serde_json::json!({
+            "name": s.label,
+            "format": s.doc.format.name(),
+            "bytes": s.bytes,
+        })
+    };
+    let report = serde_json::json!({
+        "same_meaning": d.same_meaning(),
+        "summary": summary,
+        "a": input(a),
+        "b": input(b),
+        "changes": changes,
+        "encoding": {
+            "key_order": d.encoding.key_order,
+            "float_widths": d.encoding.float_widths,
+            "int_widths": d.encoding.int_widths,
+        },
+        "notes": d.notes,
+    });
+    serde_json::to_vec_pretty(&report)
+}
+
+/// Runs `wirelens diff`: Ok(true) when the payloads mean the same.
+fn diff_cmd(args: &DiffArgs, out: &mut dyn Write) -> Result<bool, Failure> {
+    if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
+        return Err(Failure::Usage(
+            "only one of A and B can be standard input (-)".into(),
+        ));
+    }
+    let options = args.options()?;
+    let a = read_side(args, false)?;
+    let b = read_side(args, true)?;
+    let d = diff(&a.doc, &b.doc, &options);
+    let identical = a.doc.format == b.doc.format && a.payload[..] == b.payload[..];
+    let summary = if d.same_meaning() {
+        same_line(&d, &a, &b, identical)
+    } else {
+        d.summary()
+    };
+    writeln!(
+        out,
+        "A: {}: {}, {} bytes",
+        a.label,
+        a.doc.format.title(),
+        grouped(a.bytes)
+    )?;
+    writeln!(
+        out,
+        "B: {}: {}, {} bytes",
+        b.label,
+        b.doc.format.title(),
+        grouped(b.bytes)
+    )?;
+    for c in d.counted() {
+        writeln!(out, "{c}")?;
+    }
+    for n in &d.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    writeln!(out, "{summary}")?;
+    if let Some(path) = &args.csv {
+        let bytes = csv_bytes(&d)
+            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?;
+        write_atomically(path, &bytes)
+            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.json {
+        let bytes = json_bytes(&d, &a, &b, &summary)
+            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?;
+        write_atomically(path, &bytes)
+            .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?;
+    }
+    Ok(d.same_meaning())
+}
+
+/// Runs `wirelens diff` and gives its exit status (0 same meaning, 1 different, 2 trouble).
+pub fn diff_main(args: &DiffArgs, out: &mut dyn Write) -> ExitCode {
+    status(diff_cmd(args, out).and_then(|same| out.flush().map(|()| same).map_err(Failure::Io)))
+}
+
+/// The exit status of a command that answers yes (0) or no (1), or failed (2, with its message).
+fn status(result: Result<bool, Failure>) -> ExitCode {
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        // A reader that stopped early (`wirelens diff a b | head`) saw the changes it wanted.
+        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(Failure::Io(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Input(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `wirelens diff-schema`.
+#[derive(Debug, Args)]
+pub struct DiffSchemaArgs {
+    /// The old version's .proto file.
+    #[arg(long = "proto-a", value_name = "OLD.proto")]
+    pub proto_a: PathBuf,
+    /// The new version's .proto file.
+    #[arg(long = "proto-b", value_name = "NEW.proto")]
+    pub proto_b: PathBuf,
+    /// A folder to look for imported .proto files in (repeatable; each file's own folder is
+    /// searched too).
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    pub includes: Vec<PathBuf>,
+    /// The message type to compare (full name, or a short name only one type has).
+    #[arg(long, value_name = "pkg.Name")]
+    pub message: String,
+}
+
+/// Runs `wirelens diff-schema`: Ok(true) when every change is compatible.
+fn diff_schema_cmd(args: &DiffSchemaArgs, out: &mut dyn Write) -> Result<bool, Failure> {
+    use crate::codec::protobuf::schema::Schema;
+    use crate::diff::schema::{diff_messages, Verdict};
+    let load = |path: &PathBuf| {
+        Schema::from_proto_files(std::slice::from_ref(path), &args.includes)
+            .and_then(|s| s.message(&args.message))
+            .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))
+    };
+    let (old, new) = (load(&args.proto_a)?, load(&args.proto_b)?);
+    let changes = diff_messages(&old, &new);
+    for c in &changes {
+        writeln!(out, "{c}")?;
+    }
+    let worst = changes
+        .iter()
+        .map(|c| c.verdict)
+        .max()
+        .unwrap_or(Verdict::Compatible);
+    let mut counts = Vec::new();
+    for v in [
+        Verdict::WireBreaking,
+        Verdict::NotReserved,
+        Verdict::JsonBreaking,
+        Verdict::Compatible,
+    ] {
+        let n = changes.iter().filter(|c| c.verdict == v).count();
+        if n > 0 {
+            counts.push(format!("{n} {}", v.name()));
+        }
+    }
+    let verdict = match worst {
+        Verdict::Compatible => "compatible",
+        Verdict::JsonBreaking => "wire-compatible, breaks proto3 JSON",
+        Verdict::NotReserved => "compatible today; removed numbers are not reserved",
+        Verdict::WireBreaking => "breaks the wire",
+    };
+    if counts.is_empty() {
+        writeln!(out, "no changes: compatible")?;
+    } else {
+        writeln!(out, "{}: {verdict}", counts.join(", "))?;
+    }
+    Ok(worst == Verdict::Compatible)
+}
+
+/// Runs `wirelens diff-schema` and gives its exit status (0 compatible, 1 not, 2 trouble).
+pub fn diff_schema_main(args: &DiffSchemaArgs, out: &mut dyn Write) -> ExitCode {
+    status(diff_schema_cmd(args, out).and_then(|ok| out.flush().map(|()| ok).map_err(Failure::Io)))
+}
