@@ -16,9 +16,9 @@
 //! gRPC-Web-text bodies (`application/grpc-web-text`) are base64-decoded here, chunk by chunk
 //! (a `gRPC-Web-text` layer), so the body is binary frames like any gRPC body.
 //!
-//! Responses are paired with their requests in order ([`Pairing`]): a response to HEAD, a `1xx`,
+//! Responses are paired with their requests in order (`Pairing`): a response to HEAD, a `1xx`,
 //! `204` or `304` response and a `2xx` to `CONNECT` have no body whatever their headers say; a
-//! `101 Switching Protocols` or a `CONNECT` tunnel ends HTTP/1.x on the connection ([`Switch`]).
+//! `101 Switching Protocols` or a `CONNECT` tunnel ends HTTP/1.x on the connection (`Switch`).
 //! Pasted input pairs the requests and responses it holds; a capture pairs the client's requests
 //! with the server's responses (`super::conn`).
 //!

@@ -92,7 +92,7 @@ pub(crate) fn record_header(bytes: &[u8], at: usize) -> Option<(u8, u16, usize)>
 
 /// Whether `bytes` (one direction of a stream) starts as a run of TLS records: the first record
 /// header is valid, and so is every following one up to the end of the bytes (or the first
-/// [`CHECKED`] records).
+/// 16 records).
 pub fn looks_like_tls(bytes: &[u8]) -> bool {
     const CHECKED: usize = 16;
     let mut at = 0usize;
