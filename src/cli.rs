@@ -519,7 +519,10 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
         None => None,
         Some(path) => {
             let text = fs::read_to_string(path).map_err(|e| {
-                Failure::Input(format!("error: cannot read the key log {}: {e}", path.display()))
+                Failure::Input(format!(
+                    "error: cannot read the key log {}: {e}",
+                    path.display()
+                ))
             })?;
             let keys = KeyLog::parse(&text)
                 .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))?;

@@ -344,7 +344,11 @@ fn read_decrypted(
 ) {
     let conv = Conversation::decrypted(capture, index, decrypted);
     // A close_notify alert is how a connection ends, not news.
-    for note in decrypted.notes.iter().filter(|n| !n.contains("close_notify")) {
+    for note in decrypted
+        .notes
+        .iter()
+        .filter(|n| !n.contains("close_notify"))
+    {
         out.warnings.push(format!("{}: {note}", decrypted.version));
     }
     for (which, d) in decrypted.directions.iter().enumerate() {

@@ -5,12 +5,12 @@
 //! it, with the error beside it.
 
 use super::conn;
-use super::tls::KeyLog;
 use super::grpcweb;
 use super::http;
 use super::layers::{unwrap_keeping, Budget, CaptureError, Decoded, Layer, Payload};
 use super::pcap;
 use super::sequence::{self, Framing};
+use super::tls::KeyLog;
 use super::SharedBytes;
 use crate::codec::protobuf::framing::split_grpc_with;
 use crate::codec::{json, DecodeOptions, Format};
@@ -155,7 +155,8 @@ pub(crate) fn unwrapped(
                 let mut keys = match capture.tls_key_log() {
                     Ok(k) => k,
                     Err(e) => {
-                        out.warnings.push(format!("the capture's TLS key log is not read: {e}"));
+                        out.warnings
+                            .push(format!("the capture's TLS key log is not read: {e}"));
                         KeyLog::default()
                     }
                 };

@@ -335,10 +335,9 @@ fn nflog_frames_are_read_like_any_other_link_layer() {
 
 /// [`found`] with a TLS key log.
 fn found_keyed(name: &str, keylog: &str) -> BTreeMap<(String, String), Vec<Row>> {
-    let keys = wirelens::capture::tls::KeyLog::parse(
-        &String::from_utf8(fixture(keylog)).expect("utf-8"),
-    )
-    .expect("a key log");
+    let keys =
+        wirelens::capture::tls::KeyLog::parse(&String::from_utf8(fixture(keylog)).expect("utf-8"))
+            .expect("a key log");
     let peeled = wirelens::capture::peel_shared_keyed(
         &fixture(name).into(),
         &wirelens::capture::PeelChoice::default(),
@@ -348,7 +347,12 @@ fn found_keyed(name: &str, keylog: &str) -> BTreeMap<(String, String), Vec<Row>>
     assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
     let mut out: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
     for p in &peeled.payloads {
-        assert_eq!(p.meta_value("tls").is_some(), true, "{name}: {}", p.provenance());
+        assert_eq!(
+            p.meta_value("tls").is_some(),
+            true,
+            "{name}: {}",
+            p.provenance()
+        );
         let key = (
             p.meta_value("stream").unwrap_or("?").to_string(),
             p.meta_value("direction").unwrap_or("?").to_string(),
@@ -382,5 +386,7 @@ fn tls_with_a_key_log_gives_tshark_s_decrypted_messages() {
     let mut want = want;
     want.sort();
     assert_eq!(got, want);
-    assert!(peeled.payloads[1].provenance().contains("→ TLS 1.3 → HTTP/1.1 response"));
+    assert!(peeled.payloads[1]
+        .provenance()
+        .contains("→ TLS 1.3 → HTTP/1.1 response"));
 }

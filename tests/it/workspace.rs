@@ -483,9 +483,13 @@ fn a_key_log_decrypts_the_open_captures() {
             .join(name)
     };
     let mut ws = Workspace::new(no_notify());
-    ws.open_path(real("tls13-h2.pcap")).expect("the fixture opens");
+    ws.open_path(real("tls13-h2.pcap"))
+        .expect("the fixture opens");
     ws.wait_idle();
-    let encrypted = ws.entry().and_then(|e| e.opened.ready().cloned()).expect("peeled");
+    let encrypted = ws
+        .entry()
+        .and_then(|e| e.opened.ready().cloned())
+        .expect("peeled");
     assert!(encrypted
         .payloads
         .iter()
@@ -493,7 +497,10 @@ fn a_key_log_decrypts_the_open_captures() {
     let text = std::fs::read_to_string(real("tls13-h2.keylog")).expect("key log");
     assert_eq!(ws.load_key_log(&text), Ok(1));
     ws.wait_idle();
-    let opened = ws.entry().and_then(|e| e.opened.ready().cloned()).expect("peeled again");
+    let opened = ws
+        .entry()
+        .and_then(|e| e.opened.ready().cloned())
+        .expect("peeled again");
     assert_eq!(opened.payloads.len(), 4);
     assert_eq!(
         opened.payloads[1].provenance(),
