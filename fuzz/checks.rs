@@ -25,7 +25,7 @@ use wirelens::report::inspect;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every check, by target name (the names of `fuzz_targets/*.rs` and `corpus/*/`).
-pub const TARGETS: [Target; 15] = [
+pub const TARGETS: [Target; 16] = [
     ("json", json),
     ("msgpack", msgpack),
     ("cbor", cbor),
@@ -41,6 +41,7 @@ pub const TARGETS: [Target; 15] = [
     ("encode_all", encode_all),
     ("http2", http2),
     ("websocket", websocket),
+    ("tls", tls),
 ];
 
 /// Small limits, so the fuzzer spends its time on structure rather than on huge outputs.
@@ -242,6 +243,37 @@ pub fn websocket(bytes: &[u8]) {
     if let Some((offset, _)) = parsed.error {
         assert!(offset <= rest.len(), "error offset past the end");
     }
+}
+
+/// TLS records of a connection (see `two_directions`): the handshake summary, and decryption
+/// with the key logs of the recorded captures (so mutated records of those connections reach
+/// the key schedule and the AEAD); the input as key log text too.
+pub fn tls(bytes: &[u8]) {
+    static KEYS: OnceLock<capture::tls::KeyLog> = OnceLock::new();
+    let keys = KEYS.get_or_init(|| {
+        let mut keys = capture::tls::KeyLog::default();
+        for text in [
+            include_str!("../tests/fixtures/capture/real/tls13-http1.keylog"),
+            include_str!("../tests/fixtures/capture/real/tls12-http1.keylog"),
+        ] {
+            if let Ok(k) = capture::tls::KeyLog::parse(text) {
+                keys.merge(k);
+            }
+        }
+        keys
+    });
+    let (client, server) = two_directions(bytes);
+    let _ = capture::tls::summarize(client, server);
+    let _ = capture::tls::looks_like_tls(client);
+    if let Ok(d) = capture::tls::decrypt(client, server, keys) {
+        for (dir, len) in d.directions.iter().zip([client.len(), server.len()]) {
+            assert!(dir.plaintext.len() <= len, "more plaintext than ciphertext");
+            for s in &dir.spans {
+                assert!(s.record.end <= len, "a record span past its direction");
+            }
+        }
+    }
+    let _ = capture::tls::KeyLog::parse(&String::from_utf8_lossy(bytes));
 }
 
 /// gRPC and gRPC-Web framing.

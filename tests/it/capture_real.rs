@@ -390,3 +390,18 @@ fn tls_with_a_key_log_gives_tshark_s_decrypted_messages() {
         .provenance()
         .contains("→ TLS 1.3 → HTTP/1.1 response"));
 }
+
+#[test]
+fn grpc_over_tls_with_a_key_log_gives_its_plaintext_twin_s_messages() {
+    let want = answers("grpc-tls13.pcap", &["grpc"]);
+    assert_eq!(want.values().map(Vec::len).sum::<usize>(), 2);
+    let got = found_keyed("grpc-tls13.pcap", "grpc-tls13.keylog");
+    assert_eq!(got, want);
+    // The same call over h2c (the first GetProfile of grpc-h2c.pcap): the same messages.
+    let twin = found("grpc-h2c.pcap");
+    for (key, rows) in &got {
+        let plain = &twin[&("0".to_string(), key.1.clone())][0];
+        assert_eq!(rows[0].1, plain.1, "{key:?}");
+        assert_eq!(rows[0].3, plain.3, "{key:?}");
+    }
+}
