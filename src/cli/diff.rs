@@ -47,6 +47,9 @@ pub struct DiffArgs {
     /// Take both inputs as the payloads themselves: peel no layers.
     #[arg(long)]
     pub raw: bool,
+    /// A TLS key log (NSS format) to decrypt both captures' TLS connections with.
+    #[arg(long, value_name = "FILE")]
+    pub keylog: Option<PathBuf>,
     /// How to peel both inputs, as for `inspect --layer`.
     #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
     pub layer: Option<LayerArg>,
@@ -99,6 +102,7 @@ impl DiffArgs {
                 self.pick
             },
             raw: self.raw,
+            keylog: self.keylog.clone(),
             layer: self.layer,
         }
     }

@@ -347,12 +347,7 @@ fn found_keyed(name: &str, keylog: &str) -> BTreeMap<(String, String), Vec<Row>>
     assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
     let mut out: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
     for p in &peeled.payloads {
-        assert_eq!(
-            p.meta_value("tls").is_some(),
-            true,
-            "{name}: {}",
-            p.provenance()
-        );
+        assert!(p.meta_value("tls").is_some(), "{name}: {}", p.provenance());
         let key = (
             p.meta_value("stream").unwrap_or("?").to_string(),
             p.meta_value("direction").unwrap_or("?").to_string(),
