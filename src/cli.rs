@@ -21,7 +21,7 @@ use crate::capture::{
     detect, peel_readings_shared, peel_shared, peel_with, Framing, LayerReading, Payload,
     PeelChoice, Reading, SharedBytes, Split,
 };
-use crate::codec::protobuf::dynamic::to_proto3_json;
+use crate::codec::protobuf::dynamic::{to_proto3_json, Proto3JsonOptions};
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{
@@ -288,6 +288,11 @@ pub struct ConvertArgs {
     /// Indent JSON output.
     #[arg(long)]
     pub pretty: bool,
+    /// Protobuf with a schema to JSON: write field names as in the .proto (`start_time`)
+    /// instead of their lowerCamelCase JSON names (`startTime`, protoc's default). Either is
+    /// read on input.
+    #[arg(long)]
+    pub proto_names: bool,
     /// Deterministic output: sorted map keys, shortest floats (CBOR core deterministic encoding).
     #[arg(long)]
     pub canonical: bool,
@@ -650,10 +655,9 @@ fn read_payload_knowing(
     let mut ranking = Vec::new();
     let mut message_reason = None;
     if let Some(schema) = args.schema.load()? {
-        let from_method = input
-            .grpc
-            .as_ref()
-            .and_then(|(path, request)| Some((path, *request, schema.grpc_message(path, *request)?)));
+        let from_method = input.grpc.as_ref().and_then(|(path, request)| {
+            Some((path, *request, schema.grpc_message(path, *request)?))
+        });
         options.message = match &args.schema.message {
             Some(name) => Some(message_in(&schema, name)?),
             // No type named: the gRPC method's, when the schema defines the call's service.
@@ -1037,8 +1041,13 @@ fn convert_one(
     let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
     if doc.format == Format::Protobuf && args.to == Format::Json {
         if let Some(message) = &read.message {
-            // Protobuf with its schema: the proto3 JSON mapping, field names as in the .proto.
-            return to_proto3_json(&input.bytes, message)
+            // Protobuf with its schema: the proto3 JSON mapping, lowerCamelCase names as
+            // protoc writes them unless --proto-names.
+            let json = Proto3JsonOptions {
+                proto_names: args.proto_names,
+                pretty,
+            };
+            return to_proto3_json(&input.bytes, message, json)
                 .map(String::into_bytes)
                 .map_err(|e| Failure::Input(format!("error: {e}")));
         }

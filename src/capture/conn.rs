@@ -20,10 +20,10 @@
 
 use super::http::{self, Pairing};
 use super::http2;
-use super::tls;
-use super::websocket;
 use super::layers::{unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
 use super::pcap::{self, Capture, Transport};
+use super::tls;
+use super::websocket;
 use super::SharedBytes;
 use crate::model::Span;
 
@@ -43,7 +43,12 @@ pub(crate) fn stream(
     let Some(s) = capture.streams.get(index) else {
         return (Vec::new(), warnings);
     };
-    let label = format!("stream {index} ({} {} → {})", s.protocol.name(), s.client, s.server);
+    let label = format!(
+        "stream {index} ({} {} → {})",
+        s.protocol.name(),
+        s.client,
+        s.server
+    );
     if s.protocol == Transport::Tcp {
         let [c, sv] = [&s.directions[0].bytes, &s.directions[1].bytes];
         // The preface names the client, whichever side sent the SYN.
@@ -117,11 +122,7 @@ impl Ordered {
     }
 }
 
-fn finish(
-    mut out: Ordered,
-    label: &str,
-    mut warnings: Vec<String>,
-) -> (Vec<Payload>, Vec<String>) {
+fn finish(mut out: Ordered, label: &str, mut warnings: Vec<String>) -> (Vec<Payload>, Vec<String>) {
     out.items.sort_by_key(|(frame, n, _)| (*frame, *n));
     warnings.extend(out.warnings.into_iter().map(|w| format!("{label}: {w}")));
     (out.items.into_iter().map(|(_, _, p)| p).collect(), warnings)
@@ -233,14 +234,27 @@ fn read_http1(
     let Some(switch) = switches[1].clone() else {
         return;
     };
-    let client_at = switches[0].as_ref().map_or(s.directions[0].bytes.len(), |w| w.at);
+    let client_at = switches[0]
+        .as_ref()
+        .map_or(s.directions[0].bytes.len(), |w| w.at);
     let starts = [client_at, switch.at];
     match switch.protocol.as_str() {
         "h2c" => read_http2(capture, index, 0, starts, options, budget, out),
         "websocket" => {
-            let deflate = extensions.as_deref().and_then(websocket::negotiated_deflate);
+            let deflate = extensions
+                .as_deref()
+                .and_then(websocket::negotiated_deflate);
             for (which, &at) in starts.iter().enumerate() {
-                read_websocket(capture, index, which, at, deflate.as_ref(), options, budget, out);
+                read_websocket(
+                    capture,
+                    index,
+                    which,
+                    at,
+                    deflate.as_ref(),
+                    options,
+                    budget,
+                    out,
+                );
             }
         }
         _ => {
@@ -433,7 +447,11 @@ fn frame_list(capture: &Capture, index: usize, which: usize, frames: &[http2::Fr
             }
             let at = pcap::span_frames(capture, index, which, f.span);
             if !at.is_empty() {
-                let word = if at.contains([',', '–']) { "frames" } else { "frame" };
+                let word = if at.contains([',', '–']) {
+                    "frames"
+                } else {
+                    "frame"
+                };
                 text.push_str(&format!(" ({word} {at})"));
             }
             text
@@ -470,7 +488,12 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
     }
     let content_type = m.header("content-type");
     let grpc = content_type.is_some_and(|ct| {
-        let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let media = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         media == "application/grpc" || media.starts_with("application/grpc+")
     });
     if grpc {

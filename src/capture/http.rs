@@ -263,8 +263,8 @@ pub(crate) fn parse_side(
                             // An interim response: the final one for the same request follows.
                         } else {
                             let method = pairing.methods.pop_front();
-                            let tunnel =
-                                method.as_deref() == Some("CONNECT") && (200..300).contains(&status);
+                            let tunnel = method.as_deref() == Some("CONNECT")
+                                && (200..300).contains(&status);
                             if status == 101 || tunnel {
                                 side.switched = Some(Switch {
                                     at: next,
@@ -838,7 +838,9 @@ mod tests {
         // Pasted as one exchange, the same pairing holds.
         let mut both = requests[..29].to_vec();
         both.extend_from_slice(&responses[..39]);
-        both.extend_from_slice(b"GET /c HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
+        both.extend_from_slice(
+            b"GET /c HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+        );
         let found = parse_messages(&both, &options).expect("pasted");
         assert_eq!(found.len(), 4);
         assert_eq!(found[3].bytes, b"hi");
@@ -850,7 +852,10 @@ mod tests {
         let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");
         assert_eq!(found.len(), 3);
         assert_eq!(found[2].bytes, b"\x81\x05Hello");
-        assert_eq!(found[2].layers[0].name, "websocket (after 101 Switching Protocols)");
+        assert_eq!(
+            found[2].layers[0].name,
+            "websocket (after 101 Switching Protocols)"
+        );
         // An interim 100 Continue does not answer the request: the 200 after it does.
         let input = b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nabHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz";
         let found = parse_messages(input, &UnwrapOptions::default()).expect("parses");

@@ -412,7 +412,10 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                 header.length,
                 bytes.len() - payload_start
             ));
-            if let Some(m) = state.message(header.stream, side).filter(|_| header.stream != 0) {
+            if let Some(m) = state
+                .message(header.stream, side)
+                .filter(|_| header.stream != 0)
+            {
                 m.notes.push(format!(
                     "{} frame at byte {pos} cut short by the end of the capture",
                     frame_type_name(header.kind)
@@ -477,7 +480,8 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     Ok(f) => f,
                     Err(why) => {
                         if let Some(m) = state.message(header.stream, side) {
-                            m.notes.push(format!("{kind_name} at byte {}: {why}", span.start));
+                            m.notes
+                                .push(format!("{kind_name} at byte {}: {why}", span.start));
                         }
                         continue;
                     }
@@ -506,8 +510,7 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                 let block = Pending {
                     stream: header.stream,
                     promised,
-                    end_stream: header.kind == TYPE_HEADERS
-                        && header.flags & FLAG_END_STREAM != 0,
+                    end_stream: header.kind == TYPE_HEADERS && header.flags & FLAG_END_STREAM != 0,
                     block: fragment.to_vec(),
                 };
                 if header.flags & FLAG_END_HEADERS != 0 {
@@ -795,8 +798,18 @@ mod tests {
         let second = enc.encode(fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())));
         assert!(second.len() < first.len());
         let mut client = PREFACE.to_vec();
-        client.extend(frame(TYPE_HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, 1, &first));
-        client.extend(frame(TYPE_HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, 3, &second));
+        client.extend(frame(
+            TYPE_HEADERS,
+            FLAG_END_HEADERS | FLAG_END_STREAM,
+            1,
+            &first,
+        ));
+        client.extend(frame(
+            TYPE_HEADERS,
+            FLAG_END_HEADERS | FLAG_END_STREAM,
+            3,
+            &second,
+        ));
         let conn = parse_connection(&client, 0, &[], 0);
         assert_eq!(conn.messages[1].header("x-custom"), Some("one"));
         // Without the first block (a capture started mid-connection) the second is unknown.
@@ -817,8 +830,14 @@ mod tests {
         client.extend(&frame(TYPE_DATA, 0, 1, b"abcdef")[..10]);
         let conn = parse_connection(&client, 0, b"\x00\x00", 0);
         assert!(conn.messages[0].notes[0].contains("padding of 9 bytes"));
-        assert!(conn.warnings.iter().any(|w| w.contains("announces 6 bytes")));
-        assert!(conn.warnings.iter().any(|w| w.contains("inside a frame header")));
+        assert!(conn
+            .warnings
+            .iter()
+            .any(|w| w.contains("announces 6 bytes")));
+        assert!(conn
+            .warnings
+            .iter()
+            .any(|w| w.contains("inside a frame header")));
         for n in 0..400usize {
             let junk: Vec<u8> = (0..n).map(|i| (i * 37 + n) as u8).collect();
             let _ = parse_connection(&junk, 0, &junk, 0);

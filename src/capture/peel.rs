@@ -502,7 +502,10 @@ impl Payload {
             }
         } else if let Some(stream) = self.meta_value("http2 stream") {
             let what = match (self.meta_value(":method"), self.meta_value(":status")) {
-                (Some(m), _) => format!("HTTP/2 request {m} {}", self.meta_value(":path").unwrap_or("")),
+                (Some(m), _) => format!(
+                    "HTTP/2 request {m} {}",
+                    self.meta_value(":path").unwrap_or("")
+                ),
                 (None, Some(s)) => format!("HTTP/2 response {s}"),
                 _ => "HTTP/2 message".to_string(),
             };
@@ -517,8 +520,9 @@ impl Payload {
         if let Some(d) = direction {
             parts.push(d.to_string());
         }
-        (!parts.is_empty() && (self.meta_value("http2 stream").is_some() || self.grpc_call().is_some()))
-            .then(|| parts.join(", "))
+        (!parts.is_empty()
+            && (self.meta_value("http2 stream").is_some() || self.grpc_call().is_some()))
+        .then(|| parts.join(", "))
     }
 
     /// The layer chain in one line: `pcap → TCP … → HTTP/1.1 response → gzip`, or `raw bytes`.

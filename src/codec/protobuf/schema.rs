@@ -261,7 +261,11 @@ impl Schema {
         let (service, method) = path.strip_prefix('/')?.split_once('/')?;
         let service = self.pool.get_service_by_name(service)?;
         let method = service.methods().find(|m| m.name() == method)?;
-        Some(if request { method.input() } else { method.output() })
+        Some(if request {
+            method.input()
+        } else {
+            method.output()
+        })
     }
 
     /// Every service and its methods: `package.Service/Method (Input) returns (Output)`, with
