@@ -10,7 +10,7 @@
 //! occurs once stays as it is. Each grouping is reported as a note.
 //!
 //! How: one pass over the owned value with an explicit stack (no recursion over nesting, like
-//! the decoders), so nesting costs heap only. Keys other than integers are left alone.
+//! the decoders), so nesting costs heap only; paths in notes stop at [`MAX_PATH`] characters. Keys other than integers are left alone.
 
 use std::collections::HashMap;
 
@@ -24,6 +24,19 @@ struct Grouped {
     maps: usize,
     /// Occurrences in those maps, in all.
     occurrences: usize,
+}
+
+/// The longest path a note names; deeper places are named by their first levels and `…`, so
+/// paths cost no more than this per node however deep the value nests.
+const MAX_PATH: usize = 120;
+
+/// A path at [`MAX_PATH`], ending in `…`.
+fn cut(path: &str) -> String {
+    if path.ends_with('…') {
+        path.to_string()
+    } else {
+        format!("{path}…")
+    }
 }
 
 /// An open container: its remaining children, those already done, and its path pattern.
@@ -87,6 +100,7 @@ pub fn group_repeated_fields(value: Value) -> (Value, Vec<String>) {
                     }
                     if let Some((k, v)) = rest.next() {
                         let child = match &k {
+                            _ if path.len() >= MAX_PATH => cut(path),
                             Value::Int(n) => format!("{path}.{n}"),
                             _ => format!("{path}.*"),
                         };
@@ -100,7 +114,12 @@ pub fn group_repeated_fields(value: Value) -> (Value, Vec<String>) {
                         done.push(v);
                     }
                     if let Some(v) = rest.next() {
-                        next = Some((v, format!("{path}[*]")));
+                        let child = if path.len() >= MAX_PATH {
+                            cut(path)
+                        } else {
+                            format!("{path}[*]")
+                        };
+                        next = Some((v, child));
                         break;
                     }
                 }
