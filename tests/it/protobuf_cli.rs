@@ -281,7 +281,10 @@ fn stdout_of_stdin(args: &[&str], stdin: Vec<u8>) -> Vec<u8> {
 
 /// One message as `protoc --decode_raw` prints it: (field number, a nested message or not).
 #[derive(Debug)]
-struct RawMessage(Vec<(String, Option<RawMessage>)>);
+struct RawMessage(Vec<RawField>);
+
+/// A field of a [`RawMessage`]: its number, and its fields when protoc read it as a message.
+type RawField = (String, Option<RawMessage>);
 
 fn decode_raw(bytes: &[u8]) -> RawMessage {
     use std::io::Write;
@@ -300,8 +303,7 @@ fn decode_raw(bytes: &[u8]) -> RawMessage {
     let out = child.wait_with_output().expect("protoc finishes");
     assert!(out.status.success(), "protoc --decode_raw failed");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut stack: Vec<(String, Vec<(String, Option<RawMessage>)>)> =
-        vec![(String::new(), Vec::new())];
+    let mut stack: Vec<(String, Vec<RawField>)> = vec![(String::new(), Vec::new())];
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if line == "}" {
             let (field, fields) = stack.pop().expect("open message");
