@@ -23,7 +23,8 @@ use crate::capture::{
     detect, peel_readings_keyed, peel_readings_shared, peel_shared_keyed, peel_with, Framing,
     LayerReading, Payload, PeelChoice, Reading, SharedBytes, Split,
 };
-use crate::codec::protobuf::dynamic::to_proto3_json;
+use crate::codec::protobuf::dynamic::{to_proto3_json, Proto3JsonOptions};
+use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{
@@ -123,7 +124,8 @@ impl LimitArgs {
 #[derive(Debug, Args)]
 pub struct InputArgs {
     /// The payload file, or `-` for standard input.
-    pub input: PathBuf,
+    #[arg(required = true)]
+    pub input: Option<PathBuf>,
     /// Read the input as this format instead of detecting it: json, msgpack, cbor, protobuf.
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
@@ -270,6 +272,7 @@ impl SchemaArgs {
 
 /// `wirelens inspect`.
 #[derive(Debug, Args)]
+#[command(mut_arg("input", |a| a.required(false).required_unless_present("list_types")))]
 pub struct InspectArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -285,6 +288,10 @@ pub struct InspectArgs {
     /// what they carried (an HTTP/2 stream's frames, WebSocket control frames, headers).
     #[arg(long)]
     pub layers: bool,
+    /// List the schema's message types and every service method
+    /// (`pkg.Service/Method (Input) returns (Output)`), then stop; no payload file is needed.
+    #[arg(long)]
+    pub list_types: bool,
 }
 
 /// `wirelens convert`.
@@ -303,6 +310,11 @@ pub struct ConvertArgs {
     /// Indent JSON output.
     #[arg(long)]
     pub pretty: bool,
+    /// Protobuf with a schema to JSON: write field names as in the .proto (`start_time`)
+    /// instead of their lowerCamelCase JSON names (`startTime`, protoc's default). Either is
+    /// read on input.
+    #[arg(long)]
+    pub proto_names: bool,
     /// Deterministic output: sorted map keys, shortest floats (CBOR core deterministic encoding).
     #[arg(long)]
     pub canonical: bool,
@@ -846,8 +858,54 @@ text (lines 1–{shown} of {total}):"
     Ok(())
 }
 
+/// The payload file the flags name (clap requires it wherever it is needed).
+fn input_path(args: &InputArgs) -> Result<&Path, Failure> {
+    args.input.as_deref().ok_or_else(|| {
+        Failure::Usage("the payload file is missing (or `-` for standard input)".into())
+    })
+}
+
+/// `inspect --list-types`: the schema's message types, then its services' methods.
+fn list_types(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let Some(schema) = args.input.schema.load()? else {
+        return Err(Failure::Usage(
+            "--list-types needs a schema: --proto FILE.proto or --descriptor-set FILE.pb".into(),
+        ));
+    };
+    let mut messages: Vec<String> = schema
+        .pool()
+        .all_messages()
+        .filter(|m| !m.is_map_entry())
+        .map(|m| m.full_name().to_string())
+        .collect();
+    messages.sort();
+    writeln!(out, "message types ({}):", messages.len())?;
+    for name in &messages {
+        writeln!(out, "  {name}")?;
+    }
+    let mut services: Vec<String> = schema
+        .pool()
+        .services()
+        .map(|s| s.full_name().to_string())
+        .collect();
+    services.sort();
+    writeln!(out, "services ({}):", services.len())?;
+    for service in &services {
+        writeln!(out, "  {service}")?;
+    }
+    let methods = schema.methods();
+    writeln!(out, "methods ({}):", methods.len())?;
+    for method in &methods {
+        writeln!(out, "  {method}")?;
+    }
+    Ok(())
+}
+
 fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let whole = read_input(&args.input.input)?;
+    if args.list_types {
+        return list_types(args, out);
+    }
+    let whole = read_input(input_path(&args.input)?)?;
     let mut peeling = match peel_input_or_nothing(&whole, &args.input)? {
         PeelOutcome::Payloads(peeling) => peeling,
         nothing => return inspect_nothing(args, &whole, nothing, out),
@@ -941,7 +999,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 }
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let whole = read_input(&args.input.input)?;
+    let whole = read_input(input_path(&args.input)?)?;
     let mut peeling = peel_input(&whole, &args.input)?;
     for w in &peeling.warnings {
         eprintln!("warning: {w}");
@@ -1074,8 +1132,13 @@ fn convert_one(
     let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
     if doc.format == Format::Protobuf && args.to == Format::Json {
         if let Some(message) = &read.message {
-            // Protobuf with its schema: the proto3 JSON mapping, field names as in the .proto.
-            return to_proto3_json(&input.bytes, message)
+            // Protobuf with its schema: the proto3 JSON mapping, lowerCamelCase names as
+            // protoc writes them unless --proto-names.
+            let json = Proto3JsonOptions {
+                proto_names: args.proto_names,
+                pretty,
+            };
+            return to_proto3_json(&input.bytes, message, json)
                 .map(String::into_bytes)
                 .map_err(|e| Failure::Input(format!("error: {e}")));
         }
@@ -1102,17 +1165,53 @@ fn convert_one(
             None
         },
     };
+    // Protobuf read without a schema repeats a field number once per occurrence; JSON,
+    // MessagePack and CBOR maps get one key per field, its occurrences an array.
+    let mut value = doc.value;
+    if doc.format == Format::Protobuf && read.message.is_none() && args.to != Format::Protobuf {
+        let (grouped, notes) = group_repeated_fields(value);
+        value = grouped;
+        for note in &notes {
+            eprintln!("note: {note}");
+        }
+    }
     // Only the bytes and notes are used: no spans of the output.
-    let encoded = codec::encode_fast(&doc.value, args.to, &options)
+    let encoded = codec::encode_fast(&value, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
     for note in &encoded.notes {
         eprintln!("note: {note}");
+    }
+    let nulls: Vec<_> = encoded
+        .notes
+        .iter()
+        .filter(|n| n.kind == codec::NoteKind::NullAsDefault)
+        .collect();
+    if let Some(first) = nulls.first() {
+        let count: usize = nulls.iter().map(|n| n.count).sum();
+        eprintln!(
+            "note: {} null(s) in all written as the field's default (first at {}): the reader cannot tell them from 0/\"\"",
+            count_text(count),
+            first.path.brief()
+        );
     }
     Ok(encoded.bytes)
 }
 
 /// Writes converted bytes to `-o` (see [`write_atomically`]) or standard output (without `-o`, or
 /// with `-o -`; never binary to a terminal).
+/// `n` with thousands separators: 1,254.
+fn count_text(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn write_output(args: &ConvertArgs, bytes: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
     match args.output.as_deref().filter(|p| p.as_os_str() != "-") {
         Some(path) => write_atomically(path, bytes)
@@ -1134,7 +1233,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
     use crate::codec::protobuf::infer::{infer, InferOptions};
     let input = read_input(&args.input)?;
     let input_args = InputArgs {
-        input: args.input.clone(),
+        input: Some(args.input.clone()),
         from: args.from,
         limits: args.limits.clone(),
         schema: SchemaArgs {

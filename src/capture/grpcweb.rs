@@ -81,7 +81,10 @@ pub fn base64_chunks(text: &[u8]) -> Result<(Vec<u8>, usize), (usize, String)> {
 }
 
 /// Whether `bytes` is exactly a run of gRPC frames: at least one, flags 0 or 1 (compressed),
-/// message frames non-empty, and at most one trailers frame (flag 0x80), last, holding text.
+/// and at most one trailers frame (flag 0x80), last, holding text. An uncompressed message frame
+/// may be empty (`00 00 00 00 00`: a message with every field at its default, such as
+/// `google.protobuf.Empty`), alone or among others; a compressed one may not (gzip of nothing
+/// is still 20 bytes).
 pub fn is_grpc_frames(bytes: &[u8]) -> bool {
     let mut pos = 0usize;
     let mut frames = 0usize;
@@ -95,7 +98,8 @@ pub fn is_grpc_frames(bytes: &[u8]) -> bool {
         };
         let data = bytes.get(pos + 5..end).unwrap_or(&[]);
         match head[0] {
-            0 | 1 if len > 0 => {}
+            0 => {}
+            1 if len > 0 => {}
             0x80 if end == bytes.len()
                 && data
                     .iter()
@@ -140,11 +144,16 @@ mod tests {
         assert!(is_grpc_frames(
             b"\x00\x00\x00\x00\x01\x08\x80\x00\x00\x00\x0dgrpc-status:0"
         ));
-        // A trailers frame that is not last, an empty message, an unknown flag.
+        // Empty messages (google.protobuf.Empty), alone and among others.
+        assert!(is_grpc_frames(b"\x00\x00\x00\x00\x00"));
+        assert!(is_grpc_frames(
+            b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x08\x00\x00\x00\x00\x00"
+        ));
+        // A trailers frame that is not last, an empty compressed frame, an unknown flag.
         assert!(!is_grpc_frames(
             b"\x80\x00\x00\x00\x0dgrpc-status:0\x00\x00\x00\x00\x01\x08"
         ));
-        assert!(!is_grpc_frames(b"\x00\x00\x00\x00\x00"));
+        assert!(!is_grpc_frames(b"\x01\x00\x00\x00\x00"));
         assert!(!is_grpc_frames(b"\x02\x00\x00\x00\x01\x08"));
         assert!(grpc_web_text(b"AAAAAAEI\ngAAAAA1ncnBjLXN0YXR1czow").is_none());
         let (bytes, chunks) =

@@ -64,7 +64,7 @@ pub struct CompareArgs {
 impl CompareArgs {
     fn input_args(&self, input: &std::path::Path) -> InputArgs {
         InputArgs {
-            input: input.to_path_buf(),
+            input: Some(input.to_path_buf()),
             from: self.from,
             limits: self.limits.clone(),
             schema: SchemaArgs {

@@ -42,6 +42,9 @@ pub enum NoteKind {
     FieldDropped,
     /// A proto3 field at its default value is not written, so a reader cannot tell it from unset.
     PresenceLost,
+    /// A null written to a protobuf field without presence: not written, so a reader sees the
+    /// field's default (0, "", false, an empty list) and cannot tell the null from it.
+    NullAsDefault,
     /// The target needs a schema and none was given; one was inferred from the value.
     SchemaInferred,
 }
@@ -65,6 +68,7 @@ impl NoteKind {
             NoteKind::RawField => "raw protobuf field",
             NoteKind::FieldDropped => "field dropped",
             NoteKind::PresenceLost => "presence lost",
+            NoteKind::NullAsDefault => "null as default",
             NoteKind::SchemaInferred => "schema inferred",
         }
     }

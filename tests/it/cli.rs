@@ -261,8 +261,8 @@ fn without_a_display_the_gui_fails_cleanly() {
 /// `samples/user-profile.pb` by the proto3 JSON mapping: 64-bit integers as strings, names as in
 /// the .proto.
 const USER_PROFILE_PROTO3_JSON: &str =
-    "{\"user_id\":\"10042\",\"username\":\"li_wei\",\"email\":\"li.wei@example.com\",\
-     \"is_active\":true,\"roles\":[\"admin\",\"editor\"],\"status\":\"active\"}\n";
+    "{\"userId\":\"10042\",\"username\":\"li_wei\",\"email\":\"li.wei@example.com\",\
+     \"isActive\":true,\"roles\":[\"admin\",\"editor\"],\"status\":\"active\"}\n";
 
 #[test]
 fn json_to_protobuf_with_the_users_schema_and_back() {
@@ -280,7 +280,7 @@ fn json_to_protobuf_with_the_users_schema_and_back() {
         std::fs::read(&pb).expect("written"),
         std::fs::read(sample("user-profile.pb")).expect("sample")
     );
-    // Back to JSON by the proto3 JSON mapping: 64-bit integers as strings, names as in the .proto.
+    // Back to JSON by the proto3 JSON mapping: 64-bit integers as strings, lowerCamelCase names.
     wirelens()
         .args([
             "convert",
@@ -500,7 +500,7 @@ fn a_grpc_body_lists_its_messages_and_converts_them_all() {
         .assert()
         .success()
         .stdout(
-            predicate::str::is_match("^(\\{\"user_id\":\"1004[234]\"[^\\n]*\\}\\n){3}$")
+            predicate::str::is_match("^(\\{\"userId\":\"1004[234]\"[^\\n]*\\}\\n){3}$")
                 .expect("regex"),
         );
 }

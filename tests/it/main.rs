@@ -34,6 +34,7 @@ mod hostile_memory;
 mod hostile_nodes;
 mod json_conformance;
 mod msgpack_conformance;
+mod protobuf_cli;
 mod protobuf_encode;
 mod protobuf_infer;
 mod protobuf_reencode;

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor, ReflectMessage};
-use wirelens::codec::protobuf::dynamic::{decode, to_proto3_json};
+use wirelens::codec::protobuf::dynamic::{decode, to_proto3_json, Proto3JsonOptions};
 use wirelens::codec::protobuf::schema::{Schema, SchemaError};
 use wirelens::codec::{DecodeOptions, Document, ErrorKind};
 use wirelens::model::{ByteRole, Float, Path, PathSegment, Timestamp, Value};
@@ -320,7 +320,7 @@ fn descriptor_set_decodes_to_what_protoc_printed() {
         Some(&text("google/protobuf/descriptor.proto"))
     );
     // And the proto3 JSON mapping agrees with prost-reflect's own decode.
-    let json = to_proto3_json(&bytes, &fds).expect("json");
+    let json = to_proto3_json(&bytes, &fds, proto_names()).expect("json");
     assert!(
         json.starts_with("{\"file\":[{\"name\":\"google/protobuf/descriptor.proto\""),
         "{}",
@@ -614,7 +614,7 @@ fn protoc_encoded_fixture_decodes_exactly() {
     }
 
     // The proto3 JSON mapping names fields as written in the .proto.
-    let json = to_proto3_json(&bytes, &profile).expect("json");
+    let json = to_proto3_json(&bytes, &profile, proto_names()).expect("json");
     assert!(json.contains("\"packed_ids\":[1,2,300]"), "{json}");
     assert!(
         json.contains("\"created\":\"2023-11-14T22:13:20.250Z\""),
@@ -868,4 +868,12 @@ fn protoscope_samples_decode_with_their_schemas() {
         .and_then(Value::as_array)
         .expect("files")[0];
     assert_eq!(file.get("name"), Some(&text("unittest.proto")));
+}
+
+/// The proto3 JSON options that keep the .proto's field names.
+fn proto_names() -> Proto3JsonOptions {
+    Proto3JsonOptions {
+        proto_names: true,
+        pretty: false,
+    }
 }

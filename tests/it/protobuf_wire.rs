@@ -665,7 +665,7 @@ proptest! {
 }
 
 /// Fields where our chosen reading matches protoscope's, of all fields compared (80.6 %).
-const EXPECTED_AGREEMENT: (usize, usize) = (5385, 6684);
+const EXPECTED_AGREEMENT: (usize, usize) = (5386, 6684);
 
 /// Every disagreement with protoscope, by golden and category, with its count. In all but two
 /// protoscope's reading is among ours: it prints varints ≥ 2^63 as signed (we choose uint64, as
@@ -683,7 +683,7 @@ const EXPECTED_DISAGREEMENTS: &[(&str, usize)] = &[
     ("maps.pb.golden: protoscope float, ours fixed32 (protoscope's reading is among ours)", 47),
     ("maps.pb.golden: protoscope hex bytes, ours packed varints (protoscope's reading is among ours)", 46),
     ("maps.pb.golden: protoscope signed varint, ours uint64 (protoscope's reading is among ours)", 495),
-    ("packed.pb.golden: protoscope hex bytes, ours packed varints (protoscope's reading is among ours)", 13),
+    ("packed.pb.golden: protoscope hex bytes, ours packed varints (protoscope's reading is among ours)", 12),
     ("packed.pb.golden: protoscope message of unmatched end-group tags, ours packed varints (not among ours)", 1),
     ("proto3.pb.golden: protoscope hex bytes, ours packed varints (protoscope's reading is among ours)", 14),
     ("proto3.pb.golden: protoscope message of unmatched end-group tags, ours packed varints (not among ours)", 1),

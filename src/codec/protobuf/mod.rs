@@ -8,6 +8,8 @@
 //! - [`wire`]: decode any protobuf bytes without a schema, keeping every plausible reading.
 //! - [`infer`]: a `.proto` that can carry a JSON/MessagePack/CBOR payload.
 //! - [`framing`]: split gRPC bodies and length-delimited streams into messages.
+//! - [`repeated`]: group a schema-less message's repeated field numbers into arrays, for formats
+//!   whose maps cannot repeat a key.
 //!
 //! # How a message becomes a `Value`
 //! A message is a map whose keys are the field names as written in the `.proto`, in the order the
@@ -23,6 +25,7 @@
 pub mod dynamic;
 pub mod framing;
 pub mod infer;
+pub mod repeated;
 pub mod schema;
 mod varint;
 pub mod wire;

@@ -70,35 +70,81 @@ impl Schema {
 
     /// Compiles `.proto` files in-process. Imports are looked up in `include_dirs` (in order),
     /// then in each file's own folder; the well-known types are bundled.
+    ///
+    /// Each file is named as protoc names it: by its path relative to the first include folder
+    /// that holds it (`-I api` and `api/google/api/http.proto`, or its absolute path, are both
+    /// `google/api/http.proto`), so a file that others import is compiled once. With include
+    /// folders given, a file outside all of them is an error (protoc's "does not reside within
+    /// any path"); without any, a file is named by its file name. A path that exists nowhere is
+    /// looked up as an import name in the include folders, and otherwise is "no such file".
     pub fn from_proto_files(
         files: &[impl AsRef<Path>],
         include_dirs: &[impl AsRef<Path>],
     ) -> Result<Schema, SchemaError> {
-        let mut includes: Vec<PathBuf> = include_dirs
-            .iter()
-            .map(|d| d.as_ref().to_path_buf())
-            .collect();
+        // Canonical folders, so absolute and relative spellings of a path compare equal.
+        let mut includes: Vec<PathBuf> = Vec::new();
+        for d in include_dirs {
+            let d = d.as_ref();
+            let canonical = d.canonicalize().map_err(|e| {
+                SchemaError::Other(format!(
+                    "include folder {}: {}",
+                    d.display(),
+                    no_such_file(&e)
+                ))
+            })?;
+            if !includes.contains(&canonical) {
+                includes.push(canonical);
+            }
+        }
+        let given_includes = includes.len();
+        let mut opened: Vec<PathBuf> = Vec::new();
         for f in files {
-            let parent = f
-                .as_ref()
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            let parent = if parent.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                parent
+            let f = f.as_ref();
+            let path = match f.canonicalize() {
+                Ok(path) => path,
+                Err(e) => match includes
+                    .iter()
+                    .take(given_includes)
+                    .map(|d| d.join(f))
+                    .find(|p| f.is_relative() && p.is_file())
+                {
+                    // An import name (`google/api/http.proto`) found in an include folder.
+                    Some(path) => path,
+                    None => {
+                        return Err(SchemaError::Other(format!(
+                            "{}: {}",
+                            f.display(),
+                            no_such_file(&e)
+                        )))
+                    }
+                },
             };
+            if given_includes > 0
+                && !includes
+                    .iter()
+                    .take(given_includes)
+                    .any(|d| path.starts_with(d))
+            {
+                let folders: Vec<String> = include_dirs
+                    .iter()
+                    .map(|d| d.as_ref().display().to_string())
+                    .collect();
+                return Err(SchemaError::Other(format!(
+                    "{}: File does not reside within any path specified using --proto_path (-I): {}; give an -I folder that holds it",
+                    f.display(),
+                    folders.join(", ")
+                )));
+            }
+            let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
             if !includes.contains(&parent) {
                 includes.push(parent);
             }
+            opened.push(path);
         }
         let mut compiler = protox::Compiler::new(&includes).map_err(|e| proto_error(&e, None))?;
         compiler.include_imports(true);
-        for f in files {
-            compiler
-                .open_file(f.as_ref())
-                .map_err(|e| proto_error(&e, None))?;
+        for f in &opened {
+            compiler.open_file(f).map_err(|e| proto_error(&e, None))?;
         }
         Ok(Schema::from_pool(compiler.descriptor_pool()))
     }
@@ -411,6 +457,15 @@ fn proto_error(e: &protox::Error, source: Option<(&str, &str)>) -> SchemaError {
     match file {
         Some(f) if !message.contains(&f) => SchemaError::Other(format!("{f}: {message}")),
         _ => SchemaError::Other(message),
+    }
+}
+
+/// "no such file" for a missing path, the system's words for any other failure.
+fn no_such_file(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        "no such file".into()
+    } else {
+        e.to_string()
     }
 }
 

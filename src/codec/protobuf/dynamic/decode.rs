@@ -87,16 +87,37 @@ pub fn decode_stats(
     Ok(d.stats)
 }
 
-/// The proto3 JSON mapping of `bytes` read as `message` (field names as written in the
-/// `.proto`), compact, via prost-reflect.
-pub fn to_proto3_json(bytes: &[u8], message: &MessageDescriptor) -> Result<String, String> {
+/// How [`to_proto3_json`] writes its text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Proto3JsonOptions {
+    /// Field names as written in the `.proto` (`start_time_unix_nano`) instead of their JSON
+    /// names (`startTimeUnixNano`, the descriptor's `json_name`), which protoc's
+    /// `MessageToJson`, Go's `protojson` and gRPC gateways write by default.
+    pub proto_names: bool,
+    /// Indented two spaces per level, as `MessageToJson` writes it; compact otherwise.
+    pub pretty: bool,
+}
+
+/// The proto3 JSON mapping of `bytes` read as `message`, via prost-reflect: lowerCamelCase
+/// field names (each field's `json_name`) unless [`Proto3JsonOptions::proto_names`].
+pub fn to_proto3_json(
+    bytes: &[u8],
+    message: &MessageDescriptor,
+    options: Proto3JsonOptions,
+) -> Result<String, String> {
     let msg = prost_reflect::DynamicMessage::decode(message.clone(), bytes)
         .map_err(|e| format!("cannot decode {}: {e}", message.full_name()))?;
     let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::new(&mut out);
-    let options = prost_reflect::SerializeOptions::new().use_proto_field_name(true);
-    msg.serialize_with_options(&mut ser, &options)
-        .map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
+    let serialize =
+        prost_reflect::SerializeOptions::new().use_proto_field_name(options.proto_names);
+    let written = if options.pretty {
+        let mut ser = serde_json::Serializer::pretty(&mut out);
+        msg.serialize_with_options(&mut ser, &serialize)
+    } else {
+        let mut ser = serde_json::Serializer::new(&mut out);
+        msg.serialize_with_options(&mut ser, &serialize)
+    };
+    written.map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
     String::from_utf8(out).map_err(|e| e.to_string())
 }
 

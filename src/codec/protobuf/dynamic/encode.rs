@@ -819,6 +819,9 @@ impl Encoder {
         v: &'v Value,
         path: &Trail<'_>,
     ) -> Result<Option<Out<'v>>, EncodeError> {
+        if matches!(v.untagged(), Value::Null) && !field.presence {
+            self.null_as_default(field, path);
+        }
         if field.map {
             return self.map_field(field, seg, v, path);
         }
@@ -885,6 +888,33 @@ impl Encoder {
             return Ok(None);
         }
         Ok(Some(wrap(field, seg, c)))
+    }
+
+    /// Notes a null that a field without presence cannot hold: the reader sees its default.
+    fn null_as_default(&mut self, field: &FieldInfo, path: &Trail<'_>) {
+        let default = if field.map {
+            "an empty map"
+        } else if field.list {
+            "an empty list"
+        } else {
+            match &field.kind {
+                // These two read null as a value of their own.
+                PKind::Message(m) if m.full_name() == "google.protobuf.Value" => return,
+                PKind::Enum(e) if e.full_name() == "google.protobuf.NullValue" => return,
+                PKind::String => "\"\"",
+                PKind::Bytes => "empty bytes",
+                PKind::Bool => "false",
+                PKind::Enum(_) => "the enum's first value",
+                PKind::Message(_) => "an unset message",
+                _ => "0",
+            }
+        };
+        self.notes.add(NoteKind::NullAsDefault, path.to_path(), || {
+            format!(
+                "null written as the field's default, {default}: a protobuf reader cannot tell \
+                 it from {default} (an `optional` field would keep it as unset)"
+            )
+        });
     }
 
     /// A map field: a map node whose entries' value nodes are keyed by entry tag, length and key.

@@ -10,7 +10,7 @@ use prost_reflect::MessageDescriptor;
 
 use crate::model::KeyMap;
 
-pub use decode::{decode, decode_stats, to_proto3_json, DecodeStats};
+pub use decode::{decode, decode_stats, to_proto3_json, DecodeStats, Proto3JsonOptions};
 pub use encode::encode;
 
 /// What one decode or encode works out once per message type (its field table), kept by the

@@ -25,8 +25,14 @@
 //!   fields with field numbers 1..=2^29−1, wire types 0–5, lengths inside the payload and matched
 //!   group tags; else [`Value::Text`] when it is UTF-8 and at least 90 % of its characters are
 //!   printable (controls other than tab, CR and LF count against it); else packed varints (an
-//!   [`Value::Array`] of [`Value::Int`]) when it splits exactly into varints; else
-//!   [`Value::Bytes`]. An empty payload is the empty text. Alternatives: every other of these that
+//!   [`Value::Array`] of [`Value::Int`]) when it splits exactly into varints and does not look
+//!   like a random id; else [`Value::Bytes`]. Random bytes end in a byte below 0x80 half the
+//!   time and then split into varints too: an OpenTelemetry trace id read as 9 packed varints is
+//!   a guess no one wants, and `protoc --decode_raw` shows it as bytes. So a payload of an id's
+//!   length (8, 16, 20 or 32 bytes) reads as bytes, packed varints its first alternative, when it
+//!   looks random: at least a quarter of its bytes ≥ 0x80, at least a quarter of its varints
+//!   multi-byte, and their values spread (bit lengths 7 or more apart). Genuine packed fields
+//!   (`[1, 2, 3, 300]`, a run of timestamps, small enum values) fail one of these. An empty payload is the empty text. Alternatives: every other of these that
 //!   applies, plus `packed fixed32` / `packed float` (length a multiple of 4) and `packed fixed64`
 //!   / `packed double` (multiple of 8), and always `bytes`. Protoscope's order is the same
 //!   (message, then string, then hex bytes) but it has no packed reading; it shows packed fields
@@ -87,8 +93,8 @@ use crate::model::{
     Kind, NodeId, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value, WireType,
 };
 use readings::{
-    i32_readings, i64_readings, len_readings, packed_varints, printable_text, reading, u32_le,
-    u64_le, varint_readings, LenChoice,
+    i32_readings, i64_readings, len_readings, looks_like_random_id, packed_varints, printable_text,
+    reading, u32_le, u64_le, varint_readings, LenChoice,
 };
 #[cfg(test)]
 use readings::{looks_like_float32, looks_like_float64};
@@ -664,7 +670,7 @@ impl<'a> Decoder<'a> {
             LenChoice::Message
         } else if let Some(t) = text {
             LenChoice::Text(t.to_string())
-        } else if let Some(p) = &packed {
+        } else if let Some(p) = packed.as_ref().filter(|p| !looks_like_random_id(data, p)) {
             LenChoice::Packed(p.clone())
         } else {
             LenChoice::Bytes

@@ -57,6 +57,27 @@ pub(super) fn packed_varints(bytes: &[u8], start: usize, end: usize) -> Option<V
     (!out.is_empty()).then_some(out)
 }
 
+/// The lengths of the identifiers and digests that travel as `bytes` fields: 8 (an OpenTelemetry
+/// span id), 16 (a trace id, a UUID), 20 (SHA-1), 32 (SHA-256).
+const ID_LENGTHS: [usize; 4] = [8, 16, 20, 32];
+
+/// Whether `data`, which splits into the varints `packed`, looks like random bytes (an id or a
+/// digest) rather than numbers someone packed (see the module docs of the parent): an id length,
+/// at least a quarter of its bytes ≥ 0x80, at least a quarter of the varints longer than one
+/// byte, and values spread over the range (their bit lengths differ by 7 or more), where packed
+/// numbers of one kind (counts, timestamps, enum values) sit close together.
+pub(super) fn looks_like_random_id(data: &[u8], packed: &[(u64, Span)]) -> bool {
+    if !ID_LENGTHS.contains(&data.len()) || packed.is_empty() {
+        return false;
+    }
+    let high = data.iter().filter(|&&b| b >= 0x80).count();
+    let multi = packed.iter().filter(|(_, span)| span.len() > 1).count();
+    let bits = |v: u64| 64 - v.leading_zeros().min(63);
+    let most = packed.iter().map(|(v, _)| bits(*v)).max().unwrap_or(0);
+    let least = packed.iter().map(|(v, _)| bits(*v)).min().unwrap_or(0);
+    high * 4 >= data.len() && multi * 4 >= packed.len() && most - least >= 7
+}
+
 pub(super) fn u32_le(data: &[u8]) -> u32 {
     let mut b = [0u8; 4];
     for (d, s) in b.iter_mut().zip(data) {

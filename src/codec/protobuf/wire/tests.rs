@@ -268,3 +268,49 @@ fn non_minimal_tag_is_flagged_and_long_payload_alternatives_are_null() {
     );
     assert_eq!(rs[1].value, Value::Null);
 }
+
+#[test]
+fn random_ids_read_as_bytes_and_packed_numbers_as_packed() {
+    // The W3C traceparent example's trace id and an 8-byte span id: both split into varints
+    // (their last byte is below 0x80), and both are random bytes.
+    let trace_id = [
+        0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47,
+        0x36,
+    ];
+    let span_id = [0xe1, 0x9a, 0x4f, 0x02, 0xbb, 0x7d, 0x30, 0x66];
+    let mut b = len_field(1, &trace_id);
+    b.extend(len_field(2, &span_id));
+    b.extend(len_field(3, &[0x01, 0x02, 0x03, 0xac, 0x02])); // [1, 2, 3, 300]
+                                                             // 16 bytes of small numbers: genuinely packed, at an id's length.
+    let small: Vec<u8> = (1..=16).collect();
+    b.extend(len_field(4, &small));
+    let raw = ok(&b);
+    assert_eq!(
+        raw.document.value,
+        Value::Map(vec![
+            (int(1), Value::Bytes(trace_id.to_vec())),
+            (int(2), Value::Bytes(span_id.to_vec())),
+            (int(3), Value::Array(vec![int(1), int(2), int(3), int(300)])),
+            (int(4), Value::Array((1..=16).map(int).collect())),
+        ])
+    );
+    // The packed reading is still offered, second, for the ids.
+    let labels = |i: usize| -> Vec<String> {
+        raw.readings[i]
+            .readings
+            .iter()
+            .map(|r| r.label.clone())
+            .collect()
+    };
+    let ids: Vec<usize> = raw
+        .readings
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.readings.first().is_some_and(|r| r.label == "bytes"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(ids.len(), 2, "{:?}", raw.readings);
+    for i in ids {
+        assert_eq!(labels(i)[1], "packed varints", "{:?}", labels(i));
+    }
+}
