@@ -82,7 +82,7 @@ pub struct DiffArgs {
 impl DiffArgs {
     fn input_args(&self, second: bool) -> InputArgs {
         InputArgs {
-            input: if second { &self.b } else { &self.a }.clone(),
+            input: Some(if second { &self.b } else { &self.a }.clone()),
             from: if second {
                 self.from_b.or(self.from)
             } else {
@@ -155,7 +155,7 @@ struct Side {
 
 fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
     let input_args = args.input_args(second);
-    let whole = read_input(&input_args.input)?;
+    let whole = read_input(if second { &args.b } else { &args.a })?;
     let peeling = peel_input(&whole, &input_args)?;
     for w in &peeling.warnings {
         eprintln!("warning: {}: {w}", whole.name);
