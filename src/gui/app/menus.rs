@@ -62,6 +62,23 @@ impl App {
             ui.close();
             self.open_dialog();
         }
+        if ui
+            .button("Open TLS key log…")
+            .on_hover_text(
+                "An NSS key log (SSLKEYLOGFILE) to decrypt captures' TLS with; a *.keylog file opened, dropped or typed in the path field loads the same way",
+            )
+            .clicked()
+        {
+            ui.close();
+            // Under a headless X server the dialog returns nothing: drop the file or type its
+            // path in the path field instead.
+            if let Some(path) = rfd::FileDialog::new()
+                .set_title("Open a TLS key log")
+                .pick_file()
+            {
+                self.load_key_log_file(&path);
+            }
+        }
         ui.menu_button("Open recent", |ui| {
             if self.settings.recent.is_empty() {
                 ui.weak("nothing yet");

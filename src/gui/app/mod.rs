@@ -198,24 +198,8 @@ impl App {
             self.load_schema_files(vec![path], includes);
             return;
         }
-        if let Some(text) = key_log_text(&path) {
-            match self.ws.load_key_log(&text) {
-                Ok(n) => {
-                    self.message = Some((
-                        format!(
-                            "TLS key log loaded from {}: keys for {n} connection(s); captures are read again with them",
-                            path.display()
-                        ),
-                        false,
-                    ))
-                }
-                Err(e) => {
-                    self.message = Some((
-                        format!("key log {} not loaded: {e}", path.display()),
-                        true,
-                    ))
-                }
-            }
+        if key_log_text(&path).is_some() {
+            self.load_key_log_file(&path);
             return;
         }
         match self.ws.open_path(&path) {
@@ -424,6 +408,23 @@ impl App {
         if !ctx.egui_wants_keyboard_input() && shortcut(egui::Modifiers::NONE, egui::Key::Escape) {
             self.select(None);
         }
+    }
+
+    /// Loads a TLS key log file; what happened shows in the message bar.
+    pub(super) fn load_key_log_file(&mut self, path: &std::path::Path) {
+        let loaded = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| self.ws.load_key_log(&text));
+        self.message = Some(match loaded {
+            Ok(n) => (
+                format!(
+                    "TLS key log loaded from {}: keys for {n} connection(s); captures are read again with them",
+                    path.display()
+                ),
+                false,
+            ),
+            Err(e) => (format!("key log {} not loaded: {e}", path.display()), true),
+        });
     }
 
     fn open_dialog(&mut self) {
