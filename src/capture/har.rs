@@ -50,6 +50,20 @@ pub fn looks_like_har(bytes: &[u8]) -> bool {
     head.windows(5).any(|w| w == b"\"log\"")
 }
 
+/// The warnings of payloads read from exports and snippets (bodies cut or left out, `@file`
+/// bodies), each naming its entry and JSON path, for the list of warnings beside the payloads.
+pub(crate) fn export_warnings(payloads: &[Payload]) -> Vec<String> {
+    payloads
+        .iter()
+        .filter(|p| {
+            p.layers.first().is_some_and(|l| {
+                l.name.starts_with(ENTRY_LAYER) || l.name == "cURL command" || l.name == "fetch call"
+            })
+        })
+        .flat_map(|p| p.meta.iter().filter(|(k, _)| k == "warning").map(|(_, v)| v.clone()))
+        .collect()
+}
+
 /// Whether a payload came out of a HAR (its first layer is a HAR entry).
 pub fn is_har_payload(payload: &Payload) -> bool {
     payload
@@ -413,7 +427,7 @@ pub(crate) fn text_bytes(text: &str, content_type: &str) -> (Vec<u8>, &'static s
         if let Some(bytes) = latin1 {
             return (
                 bytes,
-                "text of a binary type, each character read as the byte of its number",
+                "text, one byte per character (a binary type)",
             );
         }
     }
@@ -571,7 +585,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
             entry_layer(span.unwrap_or(whole)),
             Layer {
                 name: "request body".to_string(),
-                detail: format!("{how}, {} bytes", bytes.len()),
+                detail: format!("{detail}: {how}, {} bytes", bytes.len()),
                 span: span.unwrap_or(whole),
             },
         ];
@@ -646,7 +660,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
             entry_layer(span.unwrap_or(whole)),
             Layer {
                 name: "response body".to_string(),
-                detail: format!("{how}, {} bytes", bytes.len()),
+                detail: format!("{detail}: {how}, {} bytes", bytes.len()),
                 span: span.unwrap_or(whole),
             },
         ];
@@ -687,7 +701,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
                 entry_layer(span),
                 Layer {
                     name: "WebSocket message".to_string(),
-                    detail: format!("#{i} {kind}, {what}, {} bytes", bytes.len()),
+                    detail: format!("{detail}: #{i} {kind}, {what}, {} bytes", bytes.len()),
                     span,
                 },
             ],
@@ -725,6 +739,11 @@ fn body_payload(
     mut meta: Vec<(String, String)>,
     path: &str,
 ) -> Payload {
+    if meta.iter().any(|(k, v)| k == "truncated" && v == "true") {
+        if let Some(body) = layers.last_mut() {
+            body.detail = format!("NOT COMPLETE (cut or left out by the export); {}", body.detail);
+        }
+    }
     let media = media_of(content_type);
     let hint = hint_for(content_type);
     let mut bytes = bytes;

@@ -159,9 +159,12 @@ pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec
     // A capture file is read as a capture: the readings that opened it go before those that did
     // not (the raw bytes), whatever they score.
     let is_capture = distinct.iter().any(|(_, p)| p.capture.is_some());
+    // Likewise a HAR file is read as the exchanges it holds, not as one JSON document.
+    let from_har = |p: &Peeled| p.payloads.iter().any(super::har::is_har_payload);
+    let is_har = distinct.iter().any(|(_, p)| from_har(p));
     let rank = |r: &LayerReading| {
         (
-            is_capture && r.peeled.capture.is_none(),
+            (is_capture && r.peeled.capture.is_none()) || (is_har && !from_har(&r.peeled)),
             std::cmp::Reverse(r.confidence),
         )
     };
@@ -175,6 +178,11 @@ pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec
             reading
                 .reasons
                 .push("ranked after the readings as a capture: the input is a capture file".into());
+        }
+        if is_har && !from_har(&reading.peeled) {
+            reading
+                .reasons
+                .push("ranked after the readings as a HAR: the input is a HAR export".into());
         }
         match best {
             Some((_, top)) if rank(&reading) >= top => reading.detected.clear(),
