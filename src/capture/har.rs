@@ -50,26 +50,22 @@ pub fn looks_like_har(bytes: &[u8]) -> bool {
     head.windows(5).any(|w| w == b"\"log\"")
 }
 
+/// Whether a payload came out of a HAR or a pasted snippet (its first layer is a HAR entry, a
+/// cURL command or a fetch call): such readings rank before the input's own text or JSON.
+pub fn is_export_payload(payload: &Payload) -> bool {
+    payload.layers.first().is_some_and(|l| {
+        l.name.starts_with(ENTRY_LAYER) || l.name == "cURL command" || l.name == "fetch call"
+    })
+}
+
 /// The warnings of payloads read from exports and snippets (bodies cut or left out, `@file`
 /// bodies), each naming its entry and JSON path, for the list of warnings beside the payloads.
 pub(crate) fn export_warnings(payloads: &[Payload]) -> Vec<String> {
     payloads
         .iter()
-        .filter(|p| {
-            p.layers.first().is_some_and(|l| {
-                l.name.starts_with(ENTRY_LAYER) || l.name == "cURL command" || l.name == "fetch call"
-            })
-        })
+        .filter(|p| is_export_payload(p))
         .flat_map(|p| p.meta.iter().filter(|(k, _)| k == "warning").map(|(_, v)| v.clone()))
         .collect()
-}
-
-/// Whether a payload came out of a HAR (its first layer is a HAR entry).
-pub fn is_har_payload(payload: &Payload) -> bool {
-    payload
-        .layers
-        .first()
-        .is_some_and(|l| l.name.starts_with(ENTRY_LAYER))
 }
 
 #[derive(Deserialize)]

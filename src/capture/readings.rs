@@ -159,8 +159,9 @@ pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec
     // A capture file is read as a capture: the readings that opened it go before those that did
     // not (the raw bytes), whatever they score.
     let is_capture = distinct.iter().any(|(_, p)| p.capture.is_some());
-    // Likewise a HAR file is read as the exchanges it holds, not as one JSON document.
-    let from_har = |p: &Peeled| p.payloads.iter().any(super::har::is_har_payload);
+    // Likewise a HAR file (or a pasted cURL/fetch snippet) is read as the exchanges it holds,
+    // not as one JSON document or text.
+    let from_har = |p: &Peeled| p.payloads.iter().any(super::har::is_export_payload);
     let is_har = distinct.iter().any(|(_, p)| from_har(p));
     let rank = |r: &LayerReading| {
         (
@@ -182,7 +183,7 @@ pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec
         if is_har && !from_har(&reading.peeled) {
             reading
                 .reasons
-                .push("ranked after the readings as a HAR: the input is a HAR export".into());
+                .push("ranked after the readings as an export: the input is a HAR or a request snippet".into());
         }
         match best {
             Some((_, top)) if rank(&reading) >= top => reading.detected.clear(),

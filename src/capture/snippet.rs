@@ -88,9 +88,19 @@ impl Request {
             content_type = Some("application/x-www-form-urlencoded".to_string());
         }
         let ct = content_type.clone().unwrap_or_default();
+        let mut notes = Vec::new();
         let bytes = match (self.body, &self.body_text) {
             (Some(b), _) => b,
-            (None, Some(t)) => har::text_bytes(t, &ct).0,
+            (None, Some(t)) => {
+                let (b, how) = har::text_bytes(t, &ct);
+                if b.len() != t.len() {
+                    // Characters below U+0100 read as bytes: fetch itself would send them UTF-8.
+                    notes.push(format!(
+                        "body: {how}; run as it is, fetch would send these characters UTF-8 encoded"
+                    ));
+                }
+                b
+            }
             (None, None) => Vec::new(),
         };
         let mut meta: Vec<(String, String)> = vec![
@@ -117,6 +127,9 @@ impl Request {
         let mut detail = format!("{method} {url} ({})", self.shell);
         if let Some(ct) = &content_type {
             detail.push_str(&format!("; Content-Type: {ct}"));
+        }
+        for n in notes {
+            detail.push_str(&format!("; {n}"));
         }
         Payload {
             bytes: bytes.into(),
