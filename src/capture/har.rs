@@ -271,11 +271,20 @@ impl<'de> Deserialize<'de> for Num {
                 Ok(Num(None))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Num, A::Error> {
+                // serde_json with `arbitrary_precision` (which a dependency turns on) hands
+                // floats over as a one-entry map holding the number's text.
+                let mut value = None;
+                if map.next_key::<de::IgnoredAny>()?.is_some() {
+                    let v: serde_json::Value = map.next_value()?;
+                    value = v
+                        .as_f64()
+                        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
+                }
                 while map
                     .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
                     .is_some()
                 {}
-                Ok(Num(None))
+                Ok(Num(value))
             }
         }
         d.deserialize_any(V)
@@ -890,5 +899,15 @@ mod tests {
         assert_eq!(b, [0xa5, 0x00, 0xff]);
         let (b, _) = text_bytes("é", "application/json");
         assert_eq!(b, "é".as_bytes());
+    }
+
+    #[test]
+    fn float_times_and_sizes_are_read() {
+        let p = payloads(
+            r#"{"log":{"entries":[{"time":8.5,"timings":{"send":0.25,"wait":-1},"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":"2","text":"{}"}}}]}}"#,
+        );
+        assert_eq!(p[0].meta_value("time-ms"), Some("8.500"));
+        assert_eq!(p[0].meta_value("timings"), Some("send 0.250 (ms)"));
+        assert_eq!(p[0].meta_value("content-size"), Some("2"));
     }
 }
