@@ -64,7 +64,12 @@ pub(crate) fn export_warnings(payloads: &[Payload]) -> Vec<String> {
     payloads
         .iter()
         .filter(|p| is_export_payload(p))
-        .flat_map(|p| p.meta.iter().filter(|(k, _)| k == "warning").map(|(_, v)| v.clone()))
+        .flat_map(|p| {
+            p.meta
+                .iter()
+                .filter(|(k, _)| k == "warning")
+                .map(|(_, v)| v.clone())
+        })
         .collect()
 }
 
@@ -363,7 +368,9 @@ fn offset_of(bytes: &[u8], line: usize, column: usize) -> usize {
             None => return bytes.len(),
         }
     }
-    offset.saturating_add(column.saturating_sub(1)).min(bytes.len())
+    offset
+        .saturating_add(column.saturating_sub(1))
+        .min(bytes.len())
 }
 
 /// Where `text` lies in `input`, when it is a view of it (a JSON string without escapes).
@@ -430,10 +437,7 @@ pub(crate) fn text_bytes(text: &str, content_type: &str) -> (Vec<u8>, &'static s
     if !is_textual(content_type) && text.chars().any(|c| c as u32 >= 0x80) {
         let latin1: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(c as u32).ok()).collect();
         if let Some(bytes) = latin1 {
-            return (
-                bytes,
-                "text, one byte per character (a binary type)",
-            );
+            return (bytes, "text, one byte per character (a binary type)");
         }
     }
     (text.as_bytes().to_vec(), "text, UTF-8")
@@ -446,10 +450,7 @@ fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
             .with_decode_allow_trailing_bits(true)
             .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
     );
-    let clean: Vec<u8> = text
-        .bytes()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
+    let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
     engine.decode(&clean).map_err(|e| e.to_string())
 }
 
@@ -457,9 +458,16 @@ fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
 fn says_omitted(comment: Option<&str>) -> bool {
     comment.is_some_and(|c| {
         let c = c.to_ascii_lowercase();
-        ["omit", "truncat", "not included", "removed", "too large", "cut"]
-            .iter()
-            .any(|w| c.contains(w))
+        [
+            "omit",
+            "truncat",
+            "not included",
+            "removed",
+            "too large",
+            "cut",
+        ]
+        .iter()
+        .any(|w| c.contains(w))
     })
 }
 
@@ -659,7 +667,9 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
         }
         let mut how = how;
         if let Some(e) = encoding {
-            how.push_str(&format!("; Content-Encoding: {e} already undone by the export"));
+            how.push_str(&format!(
+                "; Content-Encoding: {e} already undone by the export"
+            ));
         }
         let layers = vec![
             entry_layer(span.unwrap_or(whole)),
@@ -689,7 +699,9 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
                     push(
                         &mut meta,
                         "warning",
-                        format!("{path}.data: a binary message that is not base64 ({e}); shown as text"),
+                        format!(
+                            "{path}.data: a binary message that is not base64 ({e}); shown as text"
+                        ),
                     );
                     (data.as_bytes().to_vec(), "binary, bad base64")
                 }
@@ -722,12 +734,7 @@ fn push_headers(meta: &mut Vec<(String, String)>, headers: &Option<Vec<Header<'_
     }
 }
 
-fn mark_truncated(
-    meta: &mut Vec<(String, String)>,
-    path: &str,
-    have: usize,
-    size: Option<usize>,
-) {
+fn mark_truncated(meta: &mut Vec<(String, String)>, path: &str, have: usize, size: Option<usize>) {
     push(meta, "truncated", "true");
     let what = match size {
         Some(n) if n > have => format!("{path}: the export holds {have} of the body's {n} bytes"),
@@ -746,7 +753,10 @@ fn body_payload(
 ) -> Payload {
     if meta.iter().any(|(k, v)| k == "truncated" && v == "true") {
         if let Some(body) = layers.last_mut() {
-            body.detail = format!("NOT COMPLETE (cut or left out by the export); {}", body.detail);
+            body.detail = format!(
+                "NOT COMPLETE (cut or left out by the export); {}",
+                body.detail
+            );
         }
     }
     let media = media_of(content_type);
@@ -882,7 +892,8 @@ mod tests {
         assert!(parse(br#"{"log":"x"}"#).is_none());
         assert!(parse(br#"{"a":1}"#).is_none());
         assert!(parse(br#"[1]"#).is_none());
-        let bad = br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{}},{"request":5}]}}"#;
+        let bad =
+            br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{}},{"request":5}]}}"#;
         match parse(bad) {
             Some(Err(e)) => assert!(e.message.contains("log.entries[1]"), "{e}"),
             _ => panic!("a bad entry is an error"),

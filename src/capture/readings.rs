@@ -181,9 +181,10 @@ pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec
                 .push("ranked after the readings as a capture: the input is a capture file".into());
         }
         if is_har && !from_har(&reading.peeled) {
-            reading
-                .reasons
-                .push("ranked after the readings as an export: the input is a HAR or a request snippet".into());
+            reading.reasons.push(
+                "ranked after the readings as an export: the input is a HAR or a request snippet"
+                    .into(),
+            );
         }
         match best {
             Some((_, top)) if rank(&reading) >= top => reading.detected.clear(),

@@ -150,7 +150,11 @@ fn lossy(b: &[u8]) -> String {
 
 fn curl(text: &[u8]) -> Option<Request> {
     let cmd = text.windows(2).any(|w| w == b"^\"") || text.windows(3).any(|w| w == b" ^\n");
-    let words = if cmd { cmd_words(text) } else { bash_words(text) };
+    let words = if cmd {
+        cmd_words(text)
+    } else {
+        bash_words(text)
+    };
     let mut req = Request {
         kind: "cURL command",
         shell: if cmd { "cmd" } else { "bash" },
@@ -171,8 +175,12 @@ fn curl(text: &[u8]) -> Option<Request> {
                 if let Some(h) = value(&mut it) {
                     let h = lossy(&h);
                     match h.split_once(':') {
-                        Some((k, v)) => req.headers.push((k.trim().to_string(), v.trim().to_string())),
-                        None => req.warnings.push(format!("header {h:?} has no `:`; not read")),
+                        Some((k, v)) => req
+                            .headers
+                            .push((k.trim().to_string(), v.trim().to_string())),
+                        None => req
+                            .warnings
+                            .push(format!("header {h:?} has no `:`; not read")),
                     }
                 }
             }
@@ -205,14 +213,33 @@ fn curl(text: &[u8]) -> Option<Request> {
             }
             "-F" | "--form" => {
                 let _ = value(&mut it);
-                req.warnings
-                    .push("a multipart -F/--form body is not rebuilt; its fields are not read".into());
+                req.warnings.push(
+                    "a multipart -F/--form body is not rebuilt; its fields are not read".into(),
+                );
             }
             _ if w.starts_with('-') && w.len() > 1 => {
                 let known = [
-                    "--compressed", "-k", "--insecure", "-L", "--location", "-s", "--silent", "-i",
-                    "--include", "-v", "--verbose", "-G", "--get", "-S", "--show-error", "-f",
-                    "--fail", "--http1.1", "--http2", "--http2-prior-knowledge", "-N",
+                    "--compressed",
+                    "-k",
+                    "--insecure",
+                    "-L",
+                    "--location",
+                    "-s",
+                    "--silent",
+                    "-i",
+                    "--include",
+                    "-v",
+                    "--verbose",
+                    "-G",
+                    "--get",
+                    "-S",
+                    "--show-error",
+                    "-f",
+                    "--fail",
+                    "--http1.1",
+                    "--http2",
+                    "--http2-prior-knowledge",
+                    "-N",
                     "--no-buffer",
                 ];
                 if !known.contains(&w.as_str()) {
@@ -610,11 +637,9 @@ impl Js<'_> {
                         b'"' | b'\'' => self.string()?,
                         _ => {
                             let start = self.i;
-                            while self
-                                .s
-                                .get(self.i)
-                                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
-                            {
+                            while self.s.get(self.i).is_some_and(|c| {
+                                c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$'
+                            }) {
                                 self.i += 1;
                             }
                             lossy(self.s.get(start..self.i)?)
@@ -723,11 +748,15 @@ mod tests {
 
     #[test]
     fn at_file_warns() {
-        let p = one("curl -X PUT https://h/x --data-binary @body.bin -H 'Content-Type: application/cbor'");
+        let p = one(
+            "curl -X PUT https://h/x --data-binary @body.bin -H 'Content-Type: application/cbor'",
+        );
         assert!(p.bytes.is_empty());
         assert_eq!(p.meta_value("method"), Some("PUT"));
         assert_eq!(p.meta_value("body-file"), Some("body.bin"));
-        assert!(p.meta_value("warning").is_some_and(|w| w.contains("body.bin")));
+        assert!(p
+            .meta_value("warning")
+            .is_some_and(|w| w.contains("body.bin")));
     }
 
     #[test]

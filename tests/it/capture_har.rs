@@ -46,10 +46,28 @@ fn mitmproxy_har_gives_each_body_as_the_server_sent_it() {
     // (entry, direction, expected body, hint, format detected)
     let expected: [(usize, &str, &str, Option<Format>, Format); 8] = [
         (0, "response", "json", Some(Format::Json), Format::Json),
-        (1, "response", "msgpack", Some(Format::MessagePack), Format::MessagePack),
+        (
+            1,
+            "response",
+            "msgpack",
+            Some(Format::MessagePack),
+            Format::MessagePack,
+        ),
         (2, "response", "cbor", Some(Format::Cbor), Format::Cbor),
-        (3, "response", "proto", Some(Format::Protobuf), Format::Protobuf),
-        (4, "response", "grpc-web", Some(Format::Protobuf), Format::Protobuf),
+        (
+            3,
+            "response",
+            "proto",
+            Some(Format::Protobuf),
+            Format::Protobuf,
+        ),
+        (
+            4,
+            "response",
+            "grpc-web",
+            Some(Format::Protobuf),
+            Format::Protobuf,
+        ),
         (5, "response", "gzip-json", Some(Format::Json), Format::Json),
         (6, "request", "json", Some(Format::Json), Format::Json),
         (6, "response", "json", Some(Format::Json), Format::Json),
@@ -68,10 +86,7 @@ fn mitmproxy_har_gives_each_body_as_the_server_sent_it() {
     }
     // The protobuf body is the sample's bytes; the gzip'd JSON was undone by mitmproxy, once.
     assert_eq!(peeled.payloads[3].bytes, sample("user-profile.pb"));
-    assert!(peeled.payloads[5]
-        .layers
-        .iter()
-        .all(|l| l.name != "gzip"));
+    assert!(peeled.payloads[5].layers.iter().all(|l| l.name != "gzip"));
     assert!(peeled.payloads[5]
         .meta
         .iter()
@@ -197,7 +212,11 @@ fn chrome_style_har_base64_cut_omitted_and_websocket() {
 fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
     // No .har extension: the bytes alone.
     let readings = peel_readings(&fixture("mitmproxy.har"), &DecodeOptions::default());
-    assert!(readings[0].layers().starts_with("HAR entry 0"), "{}", readings[0].layers());
+    assert!(
+        readings[0].layers().starts_with("HAR entry 0"),
+        "{}",
+        readings[0].layers()
+    );
     let raw = readings
         .iter()
         .find(|r| r.layers() == "raw bytes")
@@ -212,7 +231,10 @@ fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
         },
     );
     assert_eq!(peeled.payloads.len(), 1);
-    assert_eq!(best_format(&peeled.payloads[0].bytes, None), Some(Format::Json));
+    assert_eq!(
+        best_format(&peeled.payloads[0].bytes, None),
+        Some(Format::Json)
+    );
     // JSON with a `log` that is no HAR stays JSON.
     let other = peel(br#"{"log": {"level": "debug"}, "entries": []}"#);
     assert_eq!(other.payloads.len(), 1);
@@ -223,7 +245,9 @@ fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
 fn a_broken_har_names_the_entry() {
     let bad = br#"{"log":{"entries":[{"request":{"method":"GET","url":"u"},"response":{"status":200}},{"request":5}]}}"#;
     let peeled = peel(bad);
-    let e = peeled.error.expect("an entry that is not an object is an error");
+    let e = peeled
+        .error
+        .expect("an entry that is not an object is an error");
     assert_eq!(e.layer, "HAR");
     assert!(e.message.contains("log.entries[1]"), "{e}");
 }
@@ -240,7 +264,10 @@ fn curl_bash_with_ansi_c_binary_body() {
     let p = snippet("chrome-curl-bash-msgpack.txt");
     assert_eq!(p.layers[0].name, "cURL command");
     assert_eq!(p.meta_value("method"), Some("POST"));
-    assert_eq!(p.meta_value("url"), Some("https://api.example.com/v1/orders"));
+    assert_eq!(
+        p.meta_value("url"),
+        Some("https://api.example.com/v1/orders")
+    );
     assert_eq!(p.meta_value("content-type"), Some("application/msgpack"));
     assert_eq!(p.meta_value("cookie"), Some("session=abc123; theme=dark"));
     assert_eq!(p.hint, Some(Format::MessagePack));
@@ -270,7 +297,10 @@ fn fetch_and_node_fetch_bodies() {
     assert_eq!(p.bytes, b"\x82\xa2id*\xa4name\xa3Ada");
     let p = snippet("chrome-node-fetch.js");
     assert_eq!(p.meta_value("method"), Some("PUT"));
-    assert_eq!(p.meta_value("url"), Some("https://api.example.com/v1/notes"));
+    assert_eq!(
+        p.meta_value("url"),
+        Some("https://api.example.com/v1/notes")
+    );
     assert_eq!(
         p.bytes,
         "{\"text\":\"line one\\nline \\\"two\\\"\",\"x\":\"Aé\"}".as_bytes()
@@ -295,7 +325,11 @@ fn cli_inspect_lists_entries_and_picks_one() {
     let run = run_wirelens(&["inspect"], &path);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     for i in 0..7 {
-        assert!(run.stdout.contains(&format!("HAR entry {i}")), "{}", run.stdout);
+        assert!(
+            run.stdout.contains(&format!("HAR entry {i}")),
+            "{}",
+            run.stdout
+        );
     }
     let run = run_wirelens(&["inspect", "--pick", "2"], &path);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
