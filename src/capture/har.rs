@@ -91,8 +91,8 @@ struct Entry<'a> {
     started: Option<Cow<'a, str>>,
     #[serde(default)]
     time: Num,
-    #[serde(borrow)]
-    request: Request<'a>,
+    #[serde(borrow, default)]
+    request: Option<Request<'a>>,
     #[serde(borrow, default)]
     response: Option<Response<'a>>,
     #[serde(default)]
@@ -103,7 +103,7 @@ struct Entry<'a> {
     comment: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct Request<'a> {
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
@@ -349,6 +349,15 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<Payload>, CaptureError>> 
             }));
         }
     };
+    // JSON whose `log.entries` are not requests (an application's log) is no HAR.
+    if har
+        .log
+        .entries
+        .iter()
+        .any(|e| e.request.is_none() && e.response.is_none())
+    {
+        return None;
+    }
     let mut out = Vec::new();
     for (index, entry) in har.log.entries.iter().enumerate() {
         entry_payloads(bytes, index, entry, &mut out);
@@ -482,7 +491,8 @@ fn push_num(meta: &mut Vec<(String, String)>, key: &str, value: Num) {
 }
 
 fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<Payload>) {
-    let request = &entry.request;
+    let no_request = Request::default();
+    let request = entry.request.as_ref().unwrap_or(&no_request);
     let method = request.method.as_deref().unwrap_or("?");
     let url = request.url.as_deref().unwrap_or("?");
     let response = entry.response.as_ref();
@@ -892,6 +902,7 @@ mod tests {
         assert!(parse(br#"{"log":"x"}"#).is_none());
         assert!(parse(br#"{"a":1}"#).is_none());
         assert!(parse(br#"[1]"#).is_none());
+        assert!(parse(br#"{"log":{"entries":[{"level":"info","msg":"started"}]}}"#).is_none());
         let bad =
             br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{}},{"request":5}]}}"#;
         match parse(bad) {
