@@ -8,11 +8,14 @@
 //! Order of tests at each step (first match wins):
 //! 1. a raw HTTP/1.x request or response ([`super::http`]);
 //! 2. a gzip or zstd stream (by its magic number);
-//! 3. JSON text: it *is* the payload, unless it is a lone JSON string whose content is itself
+//! 3. a HAR file ([`super::har`]: a JSON object with `log.entries`), one payload per body, before
+//!    JSON so that an export is read as the exchanges it holds; then a pasted "Copy as cURL" or
+//!    "Copy as fetch" snippet ([`super::snippet`]), the request it makes;
+//! 4. JSON text: it *is* the payload, unless it is a lone JSON string whose content is itself
 //!    something to peel (JSON, HTTP, hex, base64…), in which case the content is the next input;
-//! 4. gRPC-Web-text pasted alone: padded base64 chunks back to back that decode to gRPC frames
+//! 5. gRPC-Web-text pasted alone: padded base64 chunks back to back that decode to gRPC frames
 //!    ([`super::grpcweb`]);
-//! 5. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs. A dump
+//! 6. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs. A dump
 //!    that holds several payloads (Wireshark's follow-stream directions, `tshark -x` packets)
 //!    gives one payload each; a dump broken at a line is a [`CaptureError`] in the "hex dump"
 //!    (or "hex", "hex array") layer at that line's offset, with nothing extracted.
@@ -30,7 +33,7 @@ use crate::codec::{self, DecodeOptions, Document, Format};
 use crate::limits::Limits;
 use crate::model::{Span, Value};
 
-use super::{grpcweb, http, text, SharedBytes};
+use super::{grpcweb, har, http, snippet, text, SharedBytes};
 
 /// One layer peeled off, outermost first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -321,6 +324,12 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
             bytes: out,
             hint: None,
         });
+    }
+    if let Some(found) = har::parse(bytes) {
+        return found.map(Step::Many);
+    }
+    if let Some(found) = snippet::parse(bytes) {
+        return Ok(Step::Many(found));
     }
     // What text decoding may produce: a dump's `*` lines repeat a line up to an offset, so a few
     // bytes can claim gigabytes; past the text's own size that is an expansion like a

@@ -11,6 +11,7 @@
 mod conn;
 pub mod detect;
 pub mod grpcweb;
+pub mod har;
 pub mod http;
 pub mod http2;
 pub mod layers;
@@ -19,6 +20,7 @@ mod peel;
 pub mod readings;
 pub mod sequence;
 pub mod shared;
+pub mod snippet;
 pub mod text;
 pub mod tls;
 pub mod websocket;

@@ -190,7 +190,10 @@ pub(crate) fn unwrapped(
         }
     } else {
         match unwrap_keeping(input, &options, &mut budget, keep) {
-            Ok(found) => out.payloads = found,
+            Ok(found) => {
+                out.warnings.extend(super::har::export_warnings(&found));
+                out.payloads = found;
+            }
             Err(e) => {
                 out.payloads = e.extracted.clone();
                 out.error = Some(e);

@@ -170,9 +170,13 @@ pub fn peel_readings_keyed(
     // A capture file is read as a capture: the readings that opened it go before those that did
     // not (the raw bytes), whatever they score.
     let is_capture = distinct.iter().any(|(_, p)| p.capture.is_some());
+    // Likewise a HAR file (or a pasted cURL/fetch snippet) is read as the exchanges it holds,
+    // not as one JSON document or text.
+    let from_har = |p: &Peeled| p.payloads.iter().any(super::har::is_export_payload);
+    let is_har = distinct.iter().any(|(_, p)| from_har(p));
     let rank = |r: &LayerReading| {
         (
-            is_capture && r.peeled.capture.is_none(),
+            (is_capture && r.peeled.capture.is_none()) || (is_har && !from_har(&r.peeled)),
             std::cmp::Reverse(r.confidence),
         )
     };
@@ -186,6 +190,12 @@ pub fn peel_readings_keyed(
             reading
                 .reasons
                 .push("ranked after the readings as a capture: the input is a capture file".into());
+        }
+        if is_har && !from_har(&reading.peeled) {
+            reading.reasons.push(
+                "ranked after the readings as an export: the input is a HAR or a request snippet"
+                    .into(),
+            );
         }
         match best {
             Some((_, top)) if rank(&reading) >= top => reading.detected.clear(),

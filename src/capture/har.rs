@@ -1,0 +1,935 @@
+//! HAR 1.2 files (browser DevTools, Charles, Fiddler, mitmproxy exports): one payload per request
+//! body, response body and WebSocket message.
+//!
+//! A HAR is recognised by content: a JSON object whose `log` holds `entries`. Each body becomes a
+//! payload under two layers, `HAR entry N` (N is the index in `log.entries`, from 0; its detail is
+//! `GET https://… → 200 → application/x-protobuf`) and `request body`, `response body` or
+//! `WebSocket message`. The format hint comes from the Content-Type header (else the HAR's
+//! `mimeType`) through [`http::hint_for_media_type`]; gRPC and Connect streaming bodies are marked
+//! `grpc-body = true` so they split into messages as HTTP bodies do, and gRPC-Web-text bodies are
+//! base64-decoded. A HAR holds bodies with their `Content-Encoding` already undone, so nothing is
+//! decompressed here on the headers' word (bytes that still start with a gzip header are
+//! peeled by the next step as any gzip is).
+//!
+//! Meta of each payload: `har-entry`, `direction` (`request`, `response`, `send`, `receive`),
+//! `method`, `url`, `status`, `mime-type`, the side's headers (as HTTP payloads have them),
+//! `started`, `time-ms`, `timings`, `body-size`, `headers-size`, `content-size`,
+//! `content-compression`, `transfer-size`, and for bodies the export cut or left out
+//! `truncated = true` with a `warning`.
+//!
+//! Memory: the JSON is parsed once into borrowed views of the input (strings without escapes are
+//! not copied); each body is decoded once, into its payload.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use base64::Engine;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use super::layers::{CaptureError, Layer, Payload};
+use super::{grpcweb, http};
+use crate::codec::Format;
+use crate::model::Span;
+
+/// Names of the layers this module adds (the first layer of every HAR payload).
+pub const ENTRY_LAYER: &str = "HAR entry";
+
+/// Whether `bytes` may be a HAR: a JSON object whose first key is near `"log"`. Cheap; [`parse`]
+/// decides.
+pub fn looks_like_har(bytes: &[u8]) -> bool {
+    let start = match bytes.iter().position(|c| !c.is_ascii_whitespace()) {
+        Some(i) => i,
+        None => return false,
+    };
+    if bytes.get(start) != Some(&b'{') {
+        return false;
+    }
+    let head = bytes.get(start..).unwrap_or(&[]);
+    let head = head.get(..head.len().min(4096)).unwrap_or(head);
+    head.windows(5).any(|w| w == b"\"log\"")
+}
+
+/// Whether a payload came out of a HAR or a pasted snippet (its first layer is a HAR entry, a
+/// cURL command or a fetch call): such readings rank before the input's own text or JSON.
+pub fn is_export_payload(payload: &Payload) -> bool {
+    payload.layers.first().is_some_and(|l| {
+        l.name.starts_with(ENTRY_LAYER) || l.name == "cURL command" || l.name == "fetch call"
+    })
+}
+
+/// The warnings of payloads read from exports and snippets (bodies cut or left out, `@file`
+/// bodies), each naming its entry and JSON path, for the list of warnings beside the payloads.
+pub(crate) fn export_warnings(payloads: &[Payload]) -> Vec<String> {
+    payloads
+        .iter()
+        .filter(|p| is_export_payload(p))
+        .flat_map(|p| {
+            p.meta
+                .iter()
+                .filter(|(k, _)| k == "warning")
+                .map(|(_, v)| v.clone())
+        })
+        .collect()
+}
+
+#[derive(Deserialize)]
+struct Har<'a> {
+    #[serde(borrow)]
+    log: Log<'a>,
+}
+
+#[derive(Deserialize)]
+struct Log<'a> {
+    #[serde(borrow, deserialize_with = "entries")]
+    entries: Vec<Entry<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Entry<'a> {
+    #[serde(borrow, default, rename = "startedDateTime")]
+    started: Option<Cow<'a, str>>,
+    #[serde(default)]
+    time: Num,
+    #[serde(borrow, default)]
+    request: Option<Request<'a>>,
+    #[serde(borrow, default)]
+    response: Option<Response<'a>>,
+    #[serde(default)]
+    timings: Option<Timings>,
+    #[serde(borrow, default, rename = "_webSocketMessages")]
+    websocket: Option<Vec<WsMessage<'a>>>,
+    #[serde(borrow, default)]
+    comment: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Request<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    url: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    headers: Option<Vec<Header<'a>>>,
+    #[serde(borrow, default, rename = "postData")]
+    post_data: Option<PostData<'a>>,
+    #[serde(default, rename = "bodySize")]
+    body_size: Num,
+    #[serde(default, rename = "headersSize")]
+    headers_size: Num,
+}
+
+#[derive(Deserialize)]
+struct Response<'a> {
+    #[serde(default)]
+    status: Num,
+    #[serde(borrow, default)]
+    headers: Option<Vec<Header<'a>>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(default, rename = "bodySize")]
+    body_size: Num,
+    #[serde(default, rename = "headersSize")]
+    headers_size: Num,
+    #[serde(default, rename = "_transferSize")]
+    transfer_size: Num,
+    #[serde(borrow, default)]
+    comment: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Header<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    value: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct PostData<'a> {
+    #[serde(borrow, default, rename = "mimeType")]
+    mime_type: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<Vec<Param<'a>>>,
+    #[serde(borrow, default)]
+    comment: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Param<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    value: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "fileName")]
+    file_name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Content<'a> {
+    #[serde(default)]
+    size: Num,
+    #[serde(default)]
+    compression: Num,
+    #[serde(borrow, default, rename = "mimeType")]
+    mime_type: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    encoding: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    comment: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Timings {
+    #[serde(default)]
+    blocked: Num,
+    #[serde(default)]
+    dns: Num,
+    #[serde(default)]
+    connect: Num,
+    #[serde(default)]
+    ssl: Num,
+    #[serde(default)]
+    send: Num,
+    #[serde(default)]
+    wait: Num,
+    #[serde(default)]
+    receive: Num,
+}
+
+#[derive(Deserialize)]
+struct WsMessage<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    time: Num,
+    #[serde(default)]
+    opcode: Num,
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
+}
+
+/// A number as exporters write it: a number, a numeric string, or `null`/absent/anything else
+/// (none).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Num(Option<f64>);
+
+impl Num {
+    /// The value when it is a real size or time (exporters write -1 for "unknown").
+    fn known(self) -> Option<f64> {
+        self.0.filter(|v| v.is_finite() && *v >= 0.0)
+    }
+
+    fn bytes(self) -> Option<usize> {
+        self.known().map(|v| v as usize)
+    }
+}
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => write!(f, "{}", v as i64),
+            Some(v) => write!(f, "{:.3}", v),
+            None => write!(f, "?"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(Some(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(Some(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(Some(v as f64)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
+                Ok(Num(v.trim().parse().ok()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Num, D::Error> {
+                Num::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Num, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(Num(None))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Num, A::Error> {
+                // serde_json with `arbitrary_precision` (which a dependency turns on) hands
+                // floats over as a one-entry map holding the number's text.
+                let mut value = None;
+                if map.next_key::<de::IgnoredAny>()?.is_some() {
+                    let v: serde_json::Value = map.next_value()?;
+                    value = v
+                        .as_f64()
+                        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
+                }
+                while map
+                    .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Num(value))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Prefix of the errors [`entries`] gives, to tell a HAR with a bad entry from JSON that is no HAR.
+const ENTRY_ERROR: &str = "log.entries[";
+
+/// `log.entries`, each entry's fault named by its index.
+fn entries<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Entry<'de>>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<Entry<'de>>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array of HAR entries")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            loop {
+                match seq.next_element::<Entry<'de>>() {
+                    Ok(Some(e)) => out.push(e),
+                    Ok(None) => return Ok(out),
+                    Err(e) => {
+                        return Err(de::Error::custom(format!(
+                            "{ENTRY_ERROR}{}]: {e}",
+                            out.len()
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    d.deserialize_seq(V)
+}
+
+/// The payloads of a HAR, or `None` when `bytes` is not one (then it is ordinary JSON). A HAR
+/// whose entries do not parse (or whose JSON is cut short) is an error naming the entry and the
+/// byte.
+pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<Payload>, CaptureError>> {
+    if !looks_like_har(bytes) {
+        return None;
+    }
+    let har: Har<'_> = match serde_json::from_slice(bytes) {
+        Ok(h) => h,
+        Err(e) => {
+            let message = e.to_string();
+            let broken_har = message.starts_with(ENTRY_ERROR) || e.is_eof();
+            if !broken_har {
+                return None;
+            }
+            return Some(Err(CaptureError {
+                layer: "HAR".to_string(),
+                offset: offset_of(bytes, e.line(), e.column()),
+                message: format!("the HAR does not parse: {message}"),
+                extracted: Vec::new(),
+            }));
+        }
+    };
+    // JSON whose `log.entries` are not requests (an application's log) is no HAR.
+    if har
+        .log
+        .entries
+        .iter()
+        .any(|e| e.request.is_none() && e.response.is_none())
+    {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (index, entry) in har.log.entries.iter().enumerate() {
+        entry_payloads(bytes, index, entry, &mut out);
+    }
+    Some(Ok(out))
+}
+
+/// Byte offset of a 1-based line and column in `bytes`.
+fn offset_of(bytes: &[u8], line: usize, column: usize) -> usize {
+    let mut offset = 0usize;
+    for _ in 1..line {
+        match bytes
+            .get(offset..)
+            .and_then(|rest| rest.iter().position(|&c| c == b'\n'))
+        {
+            Some(i) => offset += i + 1,
+            None => return bytes.len(),
+        }
+    }
+    offset
+        .saturating_add(column.saturating_sub(1))
+        .min(bytes.len())
+}
+
+/// Where `text` lies in `input`, when it is a view of it (a JSON string without escapes).
+fn span_in(input: &[u8], text: &str) -> Option<Span> {
+    let base = input.as_ptr() as usize;
+    let start = (text.as_ptr() as usize).checked_sub(base)?;
+    (start + text.len() <= input.len()).then(|| Span::new(start, start + text.len()))
+}
+
+fn header<'h>(headers: &'h Option<Vec<Header<'_>>>, name: &str) -> Option<&'h str> {
+    headers
+        .as_deref()?
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(name))
+        .and_then(|h| h.value.as_deref())
+}
+
+fn media_of(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// gRPC, gRPC-Web and Connect streaming bodies: 5-byte-prefixed frames.
+fn is_framed_rpc(media: &str) -> bool {
+    media == "application/grpc"
+        || media.starts_with("application/grpc+")
+        || media.starts_with("application/grpc-web")
+        || media.starts_with("application/connect+")
+}
+
+/// The format a Content-Type names, as HTTP reads it, plus Connect's streaming types.
+fn hint_for(content_type: &str) -> Option<Format> {
+    match media_of(content_type).as_str() {
+        "application/connect+proto" => Some(Format::Protobuf),
+        "application/connect+json" => Some(Format::Json),
+        _ => http::hint_for_media_type(content_type),
+    }
+}
+
+/// Whether text of this type is text (UTF-8) rather than binary bytes an exporter stored as
+/// characters.
+fn is_textual(content_type: &str) -> bool {
+    let media = media_of(content_type);
+    content_type.to_ascii_lowercase().contains("charset=")
+        || media.is_empty()
+        || media.starts_with("text/")
+        || media.ends_with("json")
+        || media.ends_with("xml")
+        || media.contains("javascript")
+        || media.contains("x-www-form-urlencoded")
+        || media.starts_with("multipart/")
+        || media.contains("graphql")
+}
+
+/// The bytes of a body given as HAR text. Exporters that store binary bodies as text (mitmproxy
+/// does, for bodies it does not find "mostly binary") map each byte to the character of the same
+/// number; such text of a binary type is read back byte for byte. Returns the bytes and how they
+/// were read.
+pub(crate) fn text_bytes(text: &str, content_type: &str) -> (Vec<u8>, &'static str) {
+    if !is_textual(content_type) && text.chars().any(|c| c as u32 >= 0x80) {
+        let latin1: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(c as u32).ok()).collect();
+        if let Some(bytes) = latin1 {
+            return (bytes, "text, one byte per character (a binary type)");
+        }
+    }
+    (text.as_bytes().to_vec(), "text, UTF-8")
+}
+
+fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+    engine.decode(&clean).map_err(|e| e.to_string())
+}
+
+/// Whether a comment says the export left the body out or cut it.
+fn says_omitted(comment: Option<&str>) -> bool {
+    comment.is_some_and(|c| {
+        let c = c.to_ascii_lowercase();
+        [
+            "omit",
+            "truncat",
+            "not included",
+            "removed",
+            "too large",
+            "cut",
+        ]
+        .iter()
+        .any(|w| c.contains(w))
+    })
+}
+
+fn push(meta: &mut Vec<(String, String)>, key: &str, value: impl ToString) {
+    meta.push((key.to_string(), value.to_string()));
+}
+
+fn push_num(meta: &mut Vec<(String, String)>, key: &str, value: Num) {
+    if value.0.is_some() {
+        push(meta, key, value);
+    }
+}
+
+fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<Payload>) {
+    let no_request = Request::default();
+    let request = entry.request.as_ref().unwrap_or(&no_request);
+    let method = request.method.as_deref().unwrap_or("?");
+    let url = request.url.as_deref().unwrap_or("?");
+    let response = entry.response.as_ref();
+    let status = response.map(|r| r.status).unwrap_or_default();
+    let response_type = response
+        .and_then(|r| header(&r.headers, "content-type").map(str::to_string))
+        .or_else(|| {
+            response
+                .and_then(|r| r.content.as_ref())
+                .and_then(|c| c.mime_type.as_deref())
+                .filter(|m| !m.is_empty())
+                .map(str::to_string)
+        });
+    let mut detail = format!("{method} {url} → {status}");
+    if let Some(t) = &response_type {
+        detail.push_str(&format!(" → {}", media_of(t)));
+    }
+    let entry_layer = |span: Span| Layer {
+        name: format!("{ENTRY_LAYER} {index}"),
+        detail: detail.clone(),
+        span,
+    };
+    let mut common = Vec::new();
+    push(&mut common, "har-entry", index);
+    push(&mut common, "method", method);
+    push(&mut common, "url", url);
+    push_num(&mut common, "status", status);
+    if let Some(s) = &entry.started {
+        push(&mut common, "started", s);
+    }
+    push_num(&mut common, "time-ms", entry.time);
+    if let Some(t) = &entry.timings {
+        let parts: Vec<String> = [
+            ("blocked", t.blocked),
+            ("dns", t.dns),
+            ("connect", t.connect),
+            ("ssl", t.ssl),
+            ("send", t.send),
+            ("wait", t.wait),
+            ("receive", t.receive),
+        ]
+        .iter()
+        .filter(|(_, v)| v.known().is_some())
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+        if !parts.is_empty() {
+            push(&mut common, "timings", format!("{} (ms)", parts.join(", ")));
+        }
+    }
+    if let Some(c) = &entry.comment {
+        push(&mut common, "comment", c);
+    }
+    let whole = Span::new(0, input.len());
+
+    // The request body.
+    if let Some(post) = &request.post_data {
+        let path = format!("log.entries[{index}].request.postData");
+        let content_type = header(&request.headers, "content-type")
+            .map(str::to_string)
+            .or_else(|| post.mime_type.as_deref().map(str::to_string))
+            .unwrap_or_default();
+        let mut meta = common.clone();
+        push(&mut meta, "direction", "request");
+        push_headers(&mut meta, &request.headers);
+        push_num(&mut meta, "body-size", request.body_size);
+        push_num(&mut meta, "headers-size", request.headers_size);
+        let params = post.params.as_deref().unwrap_or(&[]);
+        let (bytes, how, span) = match &post.text {
+            Some(text) => {
+                let (bytes, how) = text_bytes(text, &content_type);
+                (bytes, format!("postData.text, {how}"), span_in(input, text))
+            }
+            None if !params.is_empty() => {
+                let mut form = String::new();
+                for (i, p) in params.iter().enumerate() {
+                    if i > 0 {
+                        form.push('&');
+                    }
+                    form.push_str(&form_encode(&p.name));
+                    form.push('=');
+                    form.push_str(&form_encode(p.value.as_deref().unwrap_or("")));
+                    push(
+                        &mut meta,
+                        "form-field",
+                        format!("{}={}", p.name, p.value.as_deref().unwrap_or("")),
+                    );
+                    if let Some(f) = &p.file_name {
+                        push(
+                            &mut meta,
+                            "warning",
+                            format!("{path}.params[{i}]: the file {f:?} is not in the HAR, only its field"),
+                        );
+                    }
+                }
+                (
+                    form.into_bytes(),
+                    "postData.params, written as form fields (name=value&…)".to_string(),
+                    None,
+                )
+            }
+            None => (Vec::new(), "postData without text".to_string(), None),
+        };
+        let encoded = header(&request.headers, "content-encoding")
+            .is_some_and(|e| !e.eq_ignore_ascii_case("identity"));
+        let missing = post.text.is_none() && params.is_empty();
+        let short = !encoded
+            && post.text.is_some()
+            && request.body_size.bytes().is_some_and(|n| n > bytes.len());
+        if missing || short || says_omitted(post.comment.as_deref()) {
+            mark_truncated(&mut meta, &path, bytes.len(), request.body_size.bytes());
+        }
+        let layers = vec![
+            entry_layer(span.unwrap_or(whole)),
+            Layer {
+                name: "request body".to_string(),
+                detail: format!("{detail}: {how}, {} bytes", bytes.len()),
+                span: span.unwrap_or(whole),
+            },
+        ];
+        out.push(body_payload(bytes, layers, &content_type, meta, &path));
+    }
+
+    // The response body (every entry has one, an empty one included, so every entry is listed).
+    if let Some(resp) = response {
+        let path = format!("log.entries[{index}].response.content");
+        let content_type = response_type.clone().unwrap_or_default();
+        let mut meta = common.clone();
+        push(&mut meta, "direction", "response");
+        push_headers(&mut meta, &resp.headers);
+        if !content_type.is_empty() {
+            push(&mut meta, "mime-type", &content_type);
+        }
+        push_num(&mut meta, "body-size", resp.body_size);
+        push_num(&mut meta, "headers-size", resp.headers_size);
+        push_num(&mut meta, "transfer-size", resp.transfer_size);
+        let content = resp.content.as_ref();
+        if let Some(c) = content {
+            push_num(&mut meta, "content-size", c.size);
+            push_num(&mut meta, "content-compression", c.compression);
+        }
+        let encoding = header(&resp.headers, "content-encoding")
+            .filter(|e| !e.eq_ignore_ascii_case("identity"));
+        let text = content.and_then(|c| c.text.as_ref());
+        let base64 = content
+            .and_then(|c| c.encoding.as_deref())
+            .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
+        let mut warnings = Vec::new();
+        let (bytes, how, span) = match text {
+            Some(text) if base64 => match base64_decode(text) {
+                Ok(b) => (b, "content.text, base64".to_string(), span_in(input, text)),
+                Err(e) => {
+                    warnings.push(format!(
+                        "{path}.text: says base64 but does not decode ({e}); shown as text"
+                    ));
+                    (
+                        text.as_bytes().to_vec(),
+                        "content.text (bad base64)".to_string(),
+                        span_in(input, text),
+                    )
+                }
+            },
+            Some(text) => {
+                let (b, how) = text_bytes(text, &content_type);
+                (b, format!("content.text, {how}"), span_in(input, text))
+            }
+            None => (Vec::new(), "no content.text".to_string(), None),
+        };
+        let size = content.and_then(|c| c.size.bytes());
+        // content.size is the decoded size; some exporters (mitmproxy) write the size on the wire
+        // there instead, so a compressed body whose size equals bodySize says nothing of its
+        // decoded length.
+        let size_is_decoded = encoding.is_none() || size != resp.body_size.bytes();
+        let short = size_is_decoded && size.is_some_and(|n| n > bytes.len());
+        let missing = text.is_none() && size.is_some_and(|n| n > 0);
+        let omitted = says_omitted(content.and_then(|c| c.comment.as_deref()))
+            || says_omitted(resp.comment.as_deref());
+        for w in warnings {
+            push(&mut meta, "warning", w);
+        }
+        if short || missing || omitted {
+            mark_truncated(&mut meta, &path, bytes.len(), size);
+        }
+        let mut how = how;
+        if let Some(e) = encoding {
+            how.push_str(&format!(
+                "; Content-Encoding: {e} already undone by the export"
+            ));
+        }
+        let layers = vec![
+            entry_layer(span.unwrap_or(whole)),
+            Layer {
+                name: "response body".to_string(),
+                detail: format!("{detail}: {how}, {} bytes", bytes.len()),
+                span: span.unwrap_or(whole),
+            },
+        ];
+        out.push(body_payload(bytes, layers, &content_type, meta, &path));
+    }
+
+    // WebSocket messages (Chrome's and mitmproxy's `_webSocketMessages`).
+    for (i, m) in entry.websocket.iter().flatten().enumerate() {
+        let path = format!("log.entries[{index}]._webSocketMessages[{i}]");
+        let kind = m.kind.as_deref().unwrap_or("?");
+        let opcode = m.opcode.known().map(|v| v as u32);
+        let data = m.data.as_deref().unwrap_or("");
+        let mut meta = common.clone();
+        push(&mut meta, "direction", kind);
+        push_num(&mut meta, "opcode", m.opcode);
+        push_num(&mut meta, "ws-time", m.time);
+        let (bytes, what) = if opcode == Some(2) {
+            match base64_decode(data) {
+                Ok(b) => (b, "binary, base64"),
+                Err(e) => {
+                    push(
+                        &mut meta,
+                        "warning",
+                        format!(
+                            "{path}.data: a binary message that is not base64 ({e}); shown as text"
+                        ),
+                    );
+                    (data.as_bytes().to_vec(), "binary, bad base64")
+                }
+            }
+        } else if opcode == Some(1) {
+            (data.as_bytes().to_vec(), "text")
+        } else {
+            (data.as_bytes().to_vec(), "control frame")
+        };
+        let span = span_in(input, data).unwrap_or(whole);
+        out.push(Payload {
+            bytes: bytes.clone().into(),
+            layers: vec![
+                entry_layer(span),
+                Layer {
+                    name: "WebSocket message".to_string(),
+                    detail: format!("{detail}: #{i} {kind}, {what}, {} bytes", bytes.len()),
+                    span,
+                },
+            ],
+            hint: None,
+            meta,
+        });
+    }
+}
+
+fn push_headers(meta: &mut Vec<(String, String)>, headers: &Option<Vec<Header<'_>>>) {
+    for h in headers.as_deref().unwrap_or(&[]) {
+        push(meta, &h.name, h.value.as_deref().unwrap_or(""));
+    }
+}
+
+fn mark_truncated(meta: &mut Vec<(String, String)>, path: &str, have: usize, size: Option<usize>) {
+    push(meta, "truncated", "true");
+    let what = match size {
+        Some(n) if n > have => format!("{path}: the export holds {have} of the body's {n} bytes"),
+        _ if have == 0 => format!("{path}: the export left the body out"),
+        _ => format!("{path}: the export says the body was cut or left out"),
+    };
+    push(meta, "warning", what);
+}
+
+fn body_payload(
+    bytes: Vec<u8>,
+    mut layers: Vec<Layer>,
+    content_type: &str,
+    mut meta: Vec<(String, String)>,
+    path: &str,
+) -> Payload {
+    if meta.iter().any(|(k, v)| k == "truncated" && v == "true") {
+        if let Some(body) = layers.last_mut() {
+            body.detail = format!(
+                "NOT COMPLETE (cut or left out by the export); {}",
+                body.detail
+            );
+        }
+    }
+    let media = media_of(content_type);
+    let hint = hint_for(content_type);
+    let mut bytes = bytes;
+    if is_framed_rpc(&media) {
+        push(&mut meta, "grpc-body", "true");
+    }
+    if media.starts_with("application/grpc-web-text") && !bytes.is_empty() {
+        match grpcweb::base64_chunks(&bytes) {
+            Ok((frames, chunks)) => {
+                layers.push(Layer {
+                    name: "gRPC-Web-text".to_string(),
+                    detail: format!(
+                        "base64 in {chunks} chunk(s), {} → {} bytes",
+                        bytes.len(),
+                        frames.len()
+                    ),
+                    span: Span::new(0, bytes.len()),
+                });
+                bytes = frames;
+            }
+            Err((offset, message)) => push(
+                &mut meta,
+                "warning",
+                format!("{path}: gRPC-Web-text body does not decode at byte {offset}: {message}"),
+            ),
+        }
+    }
+    Payload {
+        bytes: bytes.into(),
+        layers,
+        hint,
+        meta,
+    }
+}
+
+fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payloads(har: &str) -> Vec<Payload> {
+        match parse(har.as_bytes()) {
+            Some(Ok(p)) => p,
+            Some(Err(e)) => panic!("not parsed: {e}"),
+            None => panic!("not recognised as a HAR"),
+        }
+    }
+
+    #[test]
+    fn base64_body_and_provenance() {
+        let p = payloads(
+            r#"{"log":{"version":"1.2","entries":[{"request":{"method":"GET","url":"https://api.example/orders","headers":[]},
+            "response":{"status":200,"headers":[{"name":"Content-Type","value":"application/x-protobuf"}],
+            "content":{"size":3,"mimeType":"application/x-protobuf","text":"CJYB","encoding":"base64"},"_transferSize":120}}]}}"#,
+        );
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].bytes, [0x08, 0x96, 0x01]);
+        assert_eq!(p[0].hint, Some(Format::Protobuf));
+        assert_eq!(p[0].layers[0].name, "HAR entry 0");
+        assert_eq!(
+            p[0].layers[0].detail,
+            "GET https://api.example/orders → 200 → application/x-protobuf"
+        );
+        assert_eq!(p[0].meta_value("transfer-size"), Some("120"));
+        assert_eq!(p[0].meta_value("truncated"), None);
+    }
+
+    #[test]
+    fn truncated_and_missing_bodies_are_marked() {
+        let p = payloads(
+            r#"{"log":{"entries":[
+            {"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":10,"mimeType":"application/json","text":"{\"a\""}}},
+            {"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":10,"mimeType":"application/json"}}},
+            {"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":0,"mimeType":"text/html","comment":"Response body omitted"}}}]}}"#,
+        );
+        assert_eq!(p.len(), 3);
+        for x in &p {
+            assert_eq!(x.meta_value("truncated"), Some("true"), "{x:?}");
+        }
+        assert!(p[0]
+            .meta_value("warning")
+            .is_some_and(|w| w.contains("log.entries[0].response.content") && w.contains("4 of")));
+    }
+
+    #[test]
+    fn form_params_and_websocket_messages() {
+        let p = payloads(
+            r#"{"log":{"entries":[{"request":{"method":"POST","url":"u","postData":{"mimeType":"application/x-www-form-urlencoded","params":[{"name":"a b","value":"1&2"}]}},
+            "response":{"status":101,"content":{"size":0}},
+            "_webSocketMessages":[{"type":"send","time":1.5,"opcode":1,"data":"{\"x\":1}"},{"type":"receive","time":1.6,"opcode":2,"data":"gaF4AQ=="}]}]}}"#,
+        );
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0].bytes, b"a+b=1%262");
+        assert_eq!(p[0].meta_value("direction"), Some("request"));
+        assert_eq!(p[1].bytes, b"");
+        assert_eq!(p[2].bytes, b"{\"x\":1}");
+        assert_eq!(p[3].bytes, [0x81, 0xa1, b'x', 0x01]);
+        assert_eq!(p[3].meta_value("direction"), Some("receive"));
+        assert_eq!(p[3].layers[1].name, "WebSocket message");
+    }
+
+    #[test]
+    fn grpc_web_text_and_connect_are_marked() {
+        let p = payloads(
+            r#"{"log":{"entries":[{"request":{"method":"POST","url":"u","headers":[{"name":"content-type","value":"application/connect+proto"}],"postData":{"mimeType":"application/connect+proto","text":"AAAAAAIIAQ==","comment":""}},
+            "response":{"status":200,"headers":[{"name":"content-type","value":"application/grpc-web-text"}],"content":{"size":16,"text":"AAAAAAIIAQ==gAAAAAA="}}}]}}"#,
+        );
+        // The Connect request's text is not base64 by the HAR's word: its bytes are the text.
+        assert_eq!(p[0].meta_value("grpc-body"), Some("true"));
+        assert_eq!(p[0].hint, Some(Format::Protobuf));
+        assert_eq!(p[1].meta_value("grpc-body"), Some("true"));
+        assert_eq!(p[1].bytes, [0, 0, 0, 0, 2, 8, 1, 0x80, 0, 0, 0, 0]);
+        assert_eq!(p[1].layers[2].name, "gRPC-Web-text");
+    }
+
+    #[test]
+    fn not_a_har_and_broken_har() {
+        assert!(parse(br#"{"log":"x"}"#).is_none());
+        assert!(parse(br#"{"a":1}"#).is_none());
+        assert!(parse(br#"[1]"#).is_none());
+        assert!(parse(br#"{"log":{"entries":[{"level":"info","msg":"started"}]}}"#).is_none());
+        let bad =
+            br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{}},{"request":5}]}}"#;
+        match parse(bad) {
+            Some(Err(e)) => assert!(e.message.contains("log.entries[1]"), "{e}"),
+            _ => panic!("a bad entry is an error"),
+        }
+        match parse(br#"{"log":{"entries":[{"request":{"#) {
+            Some(Err(e)) => assert_eq!(e.layer, "HAR"),
+            _ => panic!("a cut HAR is an error"),
+        }
+    }
+
+    #[test]
+    fn binary_text_of_a_binary_type_reads_back_as_bytes() {
+        let (b, _) = text_bytes("\u{a5}\u{0}\u{ff}", "application/cbor");
+        assert_eq!(b, [0xa5, 0x00, 0xff]);
+        let (b, _) = text_bytes("é", "application/json");
+        assert_eq!(b, "é".as_bytes());
+    }
+
+    #[test]
+    fn float_times_and_sizes_are_read() {
+        let p = payloads(
+            r#"{"log":{"entries":[{"time":8.5,"timings":{"send":0.25,"wait":-1},"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":"2","text":"{}"}}}]}}"#,
+        );
+        assert_eq!(p[0].meta_value("time-ms"), Some("8.500"));
+        assert_eq!(p[0].meta_value("timings"), Some("send 0.250 (ms)"));
+        assert_eq!(p[0].meta_value("content-size"), Some("2"));
+    }
+}

@@ -1,0 +1,781 @@
+//! Pasted request snippets: DevTools' "Copy as cURL" (bash and cmd) and "Copy as fetch" / "Copy
+//! as Node.js fetch" become the request they make, one payload holding its body.
+//!
+//! cURL (bash): words in `'…'`, `"…"` or `$'…'` (ANSI-C escapes: `\xHH` is that byte, `\uHHHH`
+//! its UTF-8, `\n`, `\t`, `\\`, `\'`…), `\` line continuations. cURL (cmd): `^"…^"` words with `^`
+//! escaping the next character (`^` before two line breaks is one line break, before one it
+//! continues the line), then the C runtime's `\"` and `\\`. Options read: `-X`/`--request`,
+//! `-H`/`--header`, `--url`, `--data-raw`, `--data-binary`, `--data`/`-d`, `--data-ascii`,
+//! `--data-urlencode` (several are joined with `&`, as curl does), `-b`/`--cookie`; flags such as
+//! `--compressed`, `-k`, `-L`, `-s` change nothing in the body. `@file` bodies (outside
+//! `--data-raw`) are in a file the snippet does not hold: the payload is empty, with a warning
+//! and `truncated = true`.
+//!
+//! fetch: `fetch("url", { "headers": {…}, "body": "…", "method": "POST" })`; strings are JS
+//! literals (`"…"`, `'…'`, or `` `…` `` without `${}`) with `\xHH`, `\uHHHH`, `\u{…}`, `\n`…
+//! escapes. A body of a binary Content-Type whose characters are all below U+0100 is read as one
+//! byte per character (how a binary body appears as a JS string); other text is UTF-8.
+//!
+//! Layers: `cURL command` (detail `POST https://… (bash)`) or `fetch call`. Meta: `direction =
+//! request`, `method`, `url`, `snippet`, each header as HTTP payloads have them, `cookie` from
+//! `-b`, `body-file` for `@file`.
+
+use super::layers::{Layer, Payload};
+use super::{har, http};
+use crate::model::Span;
+
+/// Most nesting of objects in a fetch call's options.
+const MAX_DEPTH: usize = 16;
+
+/// The request a pasted snippet makes, or `None` when `bytes` is not a cURL command or a fetch
+/// call.
+pub(crate) fn parse(bytes: &[u8]) -> Option<Vec<Payload>> {
+    let start = bytes.iter().position(|c| !c.is_ascii_whitespace())?;
+    let text = bytes.get(start..)?;
+    let request = if starts_with_word(text, b"curl") || starts_with_word(text, b"curl.exe") {
+        curl(text)?
+    } else {
+        let body = text.strip_prefix(b"await ").unwrap_or(text);
+        if !body.starts_with(b"fetch(") {
+            return None;
+        }
+        fetch(std::str::from_utf8(body).ok()?)?
+    };
+    Some(vec![request.payload(Span::new(start, bytes.len()))])
+}
+
+fn starts_with_word(text: &[u8], word: &[u8]) -> bool {
+    text.starts_with(word)
+        && text
+            .get(word.len())
+            .is_some_and(|c| c.is_ascii_whitespace() || *c == b'^' || *c == b'\\')
+}
+
+/// A request read from a snippet.
+#[derive(Debug, Default)]
+struct Request {
+    kind: &'static str,
+    shell: &'static str,
+    method: Option<String>,
+    url: Option<String>,
+    headers: Vec<(String, String)>,
+    body: Option<Vec<u8>>,
+    /// The body text as a string (fetch), turned into bytes by its Content-Type.
+    body_text: Option<String>,
+    cookie: Option<String>,
+    body_file: Option<String>,
+    warnings: Vec<String>,
+}
+
+impl Request {
+    fn content_type(&self) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn payload(self, span: Span) -> Payload {
+        let has_body = self.body.is_some() || self.body_text.is_some() || self.body_file.is_some();
+        let method = self
+            .method
+            .clone()
+            .unwrap_or_else(|| if has_body { "POST" } else { "GET" }.to_string());
+        let url = self.url.clone().unwrap_or_default();
+        let mut content_type = self.content_type().map(str::to_string);
+        if content_type.is_none() && has_body && self.kind == "cURL command" {
+            // What curl sends for -d and friends without a Content-Type header.
+            content_type = Some("application/x-www-form-urlencoded".to_string());
+        }
+        let ct = content_type.clone().unwrap_or_default();
+        let mut notes = Vec::new();
+        let bytes = match (self.body, &self.body_text) {
+            (Some(b), _) => b,
+            (None, Some(t)) => {
+                let (b, how) = har::text_bytes(t, &ct);
+                if b.len() != t.len() {
+                    // Characters below U+0100 read as bytes: fetch itself would send them UTF-8.
+                    notes.push(format!(
+                        "body: {how}; run as it is, fetch would send these characters UTF-8 encoded"
+                    ));
+                }
+                b
+            }
+            (None, None) => Vec::new(),
+        };
+        let mut meta: Vec<(String, String)> = vec![
+            ("direction".into(), "request".into()),
+            ("method".into(), method.clone()),
+            ("url".into(), url.clone()),
+            ("snippet".into(), format!("{} ({})", self.kind, self.shell)),
+        ];
+        meta.extend(self.headers.iter().cloned());
+        if let Some(c) = &self.cookie {
+            meta.push(("cookie".into(), c.clone()));
+        }
+        if let Some(f) = &self.body_file {
+            meta.push(("body-file".into(), f.clone()));
+            meta.push(("truncated".into(), "true".into()));
+            meta.push((
+                "warning".into(),
+                format!("the body is in the file {f:?}, which the snippet does not hold"),
+            ));
+        }
+        for w in self.warnings {
+            meta.push(("warning".into(), w));
+        }
+        let mut detail = format!("{method} {url} ({})", self.shell);
+        if let Some(ct) = &content_type {
+            detail.push_str(&format!("; Content-Type: {ct}"));
+        }
+        for n in notes {
+            detail.push_str(&format!("; {n}"));
+        }
+        Payload {
+            bytes: bytes.into(),
+            layers: vec![Layer {
+                name: self.kind.to_string(),
+                detail,
+                span,
+            }],
+            hint: content_type.as_deref().and_then(http::hint_for_media_type),
+            meta,
+        }
+    }
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn curl(text: &[u8]) -> Option<Request> {
+    let cmd = text.windows(2).any(|w| w == b"^\"") || text.windows(3).any(|w| w == b" ^\n");
+    let words = if cmd {
+        cmd_words(text)
+    } else {
+        bash_words(text)
+    };
+    let mut req = Request {
+        kind: "cURL command",
+        shell: if cmd { "cmd" } else { "bash" },
+        ..Request::default()
+    };
+    let mut data: Vec<Vec<u8>> = Vec::new();
+    let mut it = words.into_iter().skip(1);
+    while let Some(word) = it.next() {
+        let w = lossy(&word);
+        let (name, inline) = match w.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.as_bytes().to_vec())),
+            _ => (w.clone(), None),
+        };
+        let value = |it: &mut dyn Iterator<Item = Vec<u8>>| inline.clone().or_else(|| it.next());
+        match name.as_str() {
+            "-X" | "--request" => req.method = value(&mut it).map(|v| lossy(&v)),
+            "-H" | "--header" => {
+                if let Some(h) = value(&mut it) {
+                    let h = lossy(&h);
+                    match h.split_once(':') {
+                        Some((k, v)) => req
+                            .headers
+                            .push((k.trim().to_string(), v.trim().to_string())),
+                        None => req
+                            .warnings
+                            .push(format!("header {h:?} has no `:`; not read")),
+                    }
+                }
+            }
+            "--url" => req.url = value(&mut it).map(|v| lossy(&v)),
+            "-b" | "--cookie" => req.cookie = value(&mut it).map(|v| lossy(&v)),
+            "--data-raw" => data.extend(value(&mut it)),
+            "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" => {
+                if let Some(v) = value(&mut it) {
+                    match v.strip_prefix(b"@") {
+                        Some(file) if name != "--data-urlencode" => {
+                            req.body_file = Some(lossy(file));
+                        }
+                        _ => data.push(v),
+                    }
+                }
+            }
+            "-A" | "--user-agent" => {
+                if let Some(v) = value(&mut it) {
+                    req.headers.push(("User-Agent".into(), lossy(&v)));
+                }
+            }
+            "-e" | "--referer" => {
+                if let Some(v) = value(&mut it) {
+                    req.headers.push(("Referer".into(), lossy(&v)));
+                }
+            }
+            "-u" | "--user" | "-o" | "--output" | "-x" | "--proxy" | "-m" | "--max-time"
+            | "--connect-timeout" | "--resolve" | "-w" | "--write-out" => {
+                let _ = value(&mut it);
+            }
+            "-F" | "--form" => {
+                let _ = value(&mut it);
+                req.warnings.push(
+                    "a multipart -F/--form body is not rebuilt; its fields are not read".into(),
+                );
+            }
+            _ if w.starts_with('-') && w.len() > 1 => {
+                let known = [
+                    "--compressed",
+                    "-k",
+                    "--insecure",
+                    "-L",
+                    "--location",
+                    "-s",
+                    "--silent",
+                    "-i",
+                    "--include",
+                    "-v",
+                    "--verbose",
+                    "-G",
+                    "--get",
+                    "-S",
+                    "--show-error",
+                    "-f",
+                    "--fail",
+                    "--http1.1",
+                    "--http2",
+                    "--http2-prior-knowledge",
+                    "-N",
+                    "--no-buffer",
+                ];
+                if !known.contains(&w.as_str()) {
+                    req.warnings.push(format!("option {w} not read"));
+                }
+            }
+            _ => {
+                if req.url.is_none() {
+                    req.url = Some(w);
+                }
+            }
+        }
+    }
+    req.url.as_ref()?;
+    if !data.is_empty() {
+        req.body = Some(data.join(&b'&'));
+    }
+    if req.body_file.is_some() {
+        req.body = None;
+    }
+    Some(req)
+}
+
+/// Words of a bash command line: quotes, `$'…'`, backslash escapes and line continuations.
+fn bash_words(text: &[u8]) -> Vec<Vec<u8>> {
+    let mut words = Vec::new();
+    let mut word: Option<Vec<u8>> = None;
+    let mut i = 0usize;
+    let at = |i: usize| text.get(i).copied();
+    while let Some(c) = at(i) {
+        match c {
+            b'\\' => {
+                match at(i + 1) {
+                    Some(b'\n') => {}
+                    Some(b'\r') if at(i + 2) == Some(b'\n') => i += 1,
+                    Some(n) => word.get_or_insert_with(Vec::new).push(n),
+                    None => {}
+                }
+                i += 2;
+            }
+            c if c.is_ascii_whitespace() => {
+                words.extend(word.take());
+                i += 1;
+            }
+            b'\'' => {
+                let w = word.get_or_insert_with(Vec::new);
+                i += 1;
+                while let Some(c) = at(i) {
+                    i += 1;
+                    if c == b'\'' {
+                        break;
+                    }
+                    w.push(c);
+                }
+            }
+            b'$' if at(i + 1) == Some(b'\'') => {
+                let w = word.get_or_insert_with(Vec::new);
+                i += 2;
+                i = ansi_c(text, i, w);
+            }
+            b'"' => {
+                let w = word.get_or_insert_with(Vec::new);
+                i += 1;
+                while let Some(c) = at(i) {
+                    match c {
+                        b'"' => {
+                            i += 1;
+                            break;
+                        }
+                        b'\\' if matches!(at(i + 1), Some(b'"' | b'\\' | b'$' | b'`')) => {
+                            w.extend(at(i + 1));
+                            i += 2;
+                        }
+                        b'\\' if at(i + 1) == Some(b'\n') => i += 2,
+                        _ => {
+                            w.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            _ => {
+                word.get_or_insert_with(Vec::new).push(c);
+                i += 1;
+            }
+        }
+    }
+    words.extend(word);
+    words
+}
+
+/// Reads an ANSI-C quoted string (`$'…'`) from `i` (after the quote) into `w`; returns the index
+/// after its closing quote.
+fn ansi_c(text: &[u8], mut i: usize, w: &mut Vec<u8>) -> usize {
+    let at = |i: usize| text.get(i).copied();
+    let hex_run = |from: usize, max: usize| -> (u32, usize) {
+        let mut v = 0u32;
+        let mut n = 0usize;
+        while n < max {
+            match at(from + n).and_then(|c| (c as char).to_digit(16)) {
+                Some(d) => {
+                    v = v * 16 + d;
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        (v, n)
+    };
+    while let Some(c) = at(i) {
+        match c {
+            b'\'' => return i + 1,
+            b'\\' => {
+                let Some(e) = at(i + 1) else {
+                    return i + 1;
+                };
+                i += 2;
+                match e {
+                    b'n' => w.push(b'\n'),
+                    b'r' => w.push(b'\r'),
+                    b't' => w.push(b'\t'),
+                    b'a' => w.push(0x07),
+                    b'b' => w.push(0x08),
+                    b'e' | b'E' => w.push(0x1b),
+                    b'f' => w.push(0x0c),
+                    b'v' => w.push(0x0b),
+                    b'x' => {
+                        let (v, n) = hex_run(i, 2);
+                        if n == 0 {
+                            w.extend_from_slice(b"\\x");
+                        } else {
+                            w.push(v as u8);
+                            i += n;
+                        }
+                    }
+                    b'u' | b'U' => {
+                        let (v, n) = hex_run(i, if e == b'u' { 4 } else { 8 });
+                        match char::from_u32(v).filter(|_| n > 0) {
+                            Some(ch) => {
+                                let mut buf = [0u8; 4];
+                                w.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                                i += n;
+                            }
+                            None => {
+                                w.push(b'\\');
+                                w.push(e);
+                            }
+                        }
+                    }
+                    b'0'..=b'7' => {
+                        let mut v = u32::from(e - b'0');
+                        let mut n = 0;
+                        while n < 2 {
+                            match at(i) {
+                                Some(d @ b'0'..=b'7') => {
+                                    v = v * 8 + u32::from(d - b'0');
+                                    i += 1;
+                                    n += 1;
+                                }
+                                _ => break,
+                            }
+                        }
+                        w.push(v as u8);
+                    }
+                    other => w.push(other),
+                }
+            }
+            _ => {
+                w.push(c);
+                i += 1;
+            }
+        }
+    }
+    i
+}
+
+/// Words of a cmd.exe command line as Chrome writes it: `^` escapes first (cmd's pass), then the
+/// C runtime's quoting (`"` toggles, `\"` is a quote, `\\` a backslash).
+fn cmd_words(text: &[u8]) -> Vec<Vec<u8>> {
+    // cmd's pass: `^X` is X; `^` + line break + line break is one line break; `^` + one line
+    // break continues the line. A `"` from `^"` is marked as a quote for the next pass.
+    #[derive(Clone, Copy, PartialEq)]
+    enum C {
+        Byte(u8),
+        Quote,
+        Space,
+    }
+    let mut chars: Vec<C> = Vec::with_capacity(text.len());
+    let mut i = 0usize;
+    let at = |i: usize| text.get(i).copied();
+    while let Some(c) = at(i) {
+        match c {
+            b'^' => {
+                let mut j = i + 1;
+                if at(j) == Some(b'\r') {
+                    j += 1;
+                }
+                if at(j) == Some(b'\n') {
+                    let mut k = j + 1;
+                    if at(k) == Some(b'\r') {
+                        k += 1;
+                    }
+                    if at(k) == Some(b'\n') {
+                        chars.push(C::Byte(b'\n'));
+                        i = k + 1;
+                    } else {
+                        chars.push(C::Space);
+                        i = j + 1;
+                    }
+                } else {
+                    match at(j) {
+                        Some(b'"') => chars.push(C::Quote),
+                        Some(n) => chars.push(C::Byte(n)),
+                        None => {}
+                    }
+                    i = j + 1;
+                }
+            }
+            b'"' => {
+                chars.push(C::Quote);
+                i += 1;
+            }
+            c if c.is_ascii_whitespace() => {
+                chars.push(C::Space);
+                i += 1;
+            }
+            _ => {
+                chars.push(C::Byte(c));
+                i += 1;
+            }
+        }
+    }
+    // The C runtime's pass.
+    let mut words = Vec::new();
+    let mut word: Option<Vec<u8>> = None;
+    let mut quoted = false;
+    let mut k = 0usize;
+    while let Some(&c) = chars.get(k) {
+        match c {
+            C::Space if !quoted => words.extend(word.take()),
+            C::Space => word.get_or_insert_with(Vec::new).push(b' '),
+            C::Quote => {
+                word.get_or_insert_with(Vec::new);
+                quoted = !quoted;
+            }
+            C::Byte(b'\\') => {
+                let mut n = 0usize;
+                while chars.get(k + n) == Some(&C::Byte(b'\\')) {
+                    n += 1;
+                }
+                let w = word.get_or_insert_with(Vec::new);
+                if chars.get(k + n) == Some(&C::Quote) {
+                    w.extend(std::iter::repeat_n(b'\\', n / 2));
+                    if n % 2 == 1 {
+                        w.push(b'"');
+                        k += 1;
+                    }
+                } else {
+                    // Chrome doubles every backslash, so a run of them stands for half as many.
+                    w.extend(std::iter::repeat_n(b'\\', n.div_ceil(2)));
+                }
+                k += n;
+                continue;
+            }
+            C::Byte(b) => word.get_or_insert_with(Vec::new).push(b),
+        }
+        k += 1;
+    }
+    words.extend(word);
+    words
+}
+
+/// A small reader of the JS that "Copy as fetch" writes.
+struct Js<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+/// A JS value in a fetch call's options.
+enum JsValue {
+    Str(String),
+    Obj(Vec<(String, JsValue)>),
+    Other,
+}
+
+impl Js<'_> {
+    fn ws(&mut self) {
+        while let Some(c) = self.s.get(self.i) {
+            if c.is_ascii_whitespace() {
+                self.i += 1;
+            } else if self.s.get(self.i..self.i + 2) == Some(b"//") {
+                while self.s.get(self.i).is_some_and(|&c| c != b'\n') {
+                    self.i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        if self.s.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A string literal at the cursor.
+    fn string(&mut self) -> Option<String> {
+        self.ws();
+        let quote = *self.s.get(self.i)?;
+        if !matches!(quote, b'"' | b'\'' | b'`') {
+            return None;
+        }
+        self.i += 1;
+        let mut units: Vec<u16> = Vec::new();
+        let rest = std::str::from_utf8(self.s.get(self.i..)?).ok()?;
+        let mut chars = rest.char_indices().peekable();
+        let hex = |chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>, n: usize| {
+            let mut v = 0u32;
+            for _ in 0..n {
+                let d = chars.next()?.1.to_digit(16)?;
+                v = v * 16 + d;
+            }
+            Some(v)
+        };
+        while let Some((at, c)) = chars.next() {
+            match c {
+                c if c as u32 == u32::from(quote) => {
+                    self.i += at + 1;
+                    return Some(String::from_utf16_lossy(&units));
+                }
+                '$' if quote == b'`' && chars.peek().map(|p| p.1) == Some('{') => return None,
+                '\\' => {
+                    let (_, e) = chars.next()?;
+                    let v = match e {
+                        'n' => 0x0a,
+                        'r' => 0x0d,
+                        't' => 0x09,
+                        'b' => 0x08,
+                        'f' => 0x0c,
+                        'v' => 0x0b,
+                        '0' => 0,
+                        'x' => hex(&mut chars, 2)?,
+                        'u' if chars.peek().map(|p| p.1) == Some('{') => {
+                            chars.next();
+                            let mut v = 0u32;
+                            loop {
+                                let (_, d) = chars.next()?;
+                                if d == '}' {
+                                    break;
+                                }
+                                v = v.checked_mul(16)?.checked_add(d.to_digit(16)?)?;
+                            }
+                            let ch = char::from_u32(v)?;
+                            let mut buf = [0u16; 2];
+                            units.extend_from_slice(ch.encode_utf16(&mut buf));
+                            continue;
+                        }
+                        'u' => hex(&mut chars, 4)?,
+                        '\n' => continue,
+                        other => {
+                            let mut buf = [0u16; 2];
+                            units.extend_from_slice(other.encode_utf16(&mut buf));
+                            continue;
+                        }
+                    };
+                    units.push(v as u16);
+                }
+                c => {
+                    let mut buf = [0u16; 2];
+                    units.extend_from_slice(c.encode_utf16(&mut buf));
+                }
+            }
+        }
+        None
+    }
+
+    fn value(&mut self, depth: usize) -> Option<JsValue> {
+        self.ws();
+        match *self.s.get(self.i)? {
+            b'"' | b'\'' | b'`' => self.string().map(JsValue::Str),
+            b'{' if depth < MAX_DEPTH => {
+                self.i += 1;
+                let mut fields = Vec::new();
+                loop {
+                    if self.eat(b'}') {
+                        return Some(JsValue::Obj(fields));
+                    }
+                    self.ws();
+                    let key = match self.s.get(self.i)? {
+                        b'"' | b'\'' => self.string()?,
+                        _ => {
+                            let start = self.i;
+                            while self.s.get(self.i).is_some_and(|c| {
+                                c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$'
+                            }) {
+                                self.i += 1;
+                            }
+                            lossy(self.s.get(start..self.i)?)
+                        }
+                    };
+                    if key.is_empty() || !self.eat(b':') {
+                        return None;
+                    }
+                    let v = self.value(depth + 1)?;
+                    fields.push((key, v));
+                    if !self.eat(b',') {
+                        return self.eat(b'}').then_some(JsValue::Obj(fields));
+                    }
+                }
+            }
+            _ => {
+                // null, numbers, identifiers: up to the next `,` or closing brace at this level.
+                while let Some(&c) = self.s.get(self.i) {
+                    if matches!(c, b',' | b'}' | b')') {
+                        break;
+                    }
+                    if matches!(c, b'{' | b'[' | b'(') {
+                        return None;
+                    }
+                    self.i += 1;
+                }
+                Some(JsValue::Other)
+            }
+        }
+    }
+}
+
+fn fetch(text: &str) -> Option<Request> {
+    let mut js = Js {
+        s: text.as_bytes(),
+        i: "fetch(".len(),
+    };
+    let url = js.string()?;
+    let mut req = Request {
+        kind: "fetch call",
+        shell: "JavaScript",
+        url: Some(url),
+        ..Request::default()
+    };
+    if js.eat(b',') {
+        let Some(JsValue::Obj(fields)) = js.value(0) else {
+            return None;
+        };
+        for (key, v) in fields {
+            match (key.as_str(), v) {
+                ("headers", JsValue::Obj(h)) => {
+                    for (k, v) in h {
+                        if let JsValue::Str(v) = v {
+                            req.headers.push((k, v));
+                        }
+                    }
+                }
+                ("body", JsValue::Str(b)) => req.body_text = Some(b),
+                ("body", JsValue::Obj(_)) => req
+                    .warnings
+                    .push("the body is an object, not a string; not read".into()),
+                ("method", JsValue::Str(m)) => req.method = Some(m),
+                _ => {}
+            }
+        }
+    }
+    if !js.eat(b')') {
+        return None;
+    }
+    // fetch's default method is GET even with a body (which fetch then refuses).
+    if req.method.is_none() {
+        req.method = Some("GET".into());
+    }
+    Some(req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::Format;
+
+    fn one(s: &str) -> Payload {
+        let mut p = parse(s.as_bytes()).unwrap_or_default();
+        assert_eq!(p.len(), 1, "{s}");
+        p.remove(0)
+    }
+
+    #[test]
+    fn bash_curl_with_ansi_c_binary() {
+        let p = one("curl 'https://api.example/x' \\\n  -H 'content-type: application/msgpack' \\\n  --data-raw $'\\x82\\xa4name\\xa3Ada\\x01\\'' \\\n  --compressed");
+        assert_eq!(p.meta_value("method"), Some("POST"));
+        assert_eq!(p.meta_value("url"), Some("https://api.example/x"));
+        assert_eq!(p.hint, Some(Format::MessagePack));
+        assert_eq!(p.bytes, b"\x82\xa4name\xa3Ada\x01'");
+        assert_eq!(p.layers[0].name, "cURL command");
+    }
+
+    #[test]
+    fn cmd_curl() {
+        let p = one("curl ^\"https://api.example/x^\" ^\n  -H ^\"content-type: application/json^\" ^\n  --data-raw ^\"^{^\\^\"a^\\^\":^\\^\"50^%^ off^\\^\"^}^\"");
+        assert_eq!(p.meta_value("snippet"), Some("cURL command (cmd)"));
+        assert_eq!(p.meta_value("url"), Some("https://api.example/x"));
+        assert_eq!(p.bytes, b"{\"a\":\"50% off\"}");
+        assert_eq!(p.hint, Some(Format::Json));
+    }
+
+    #[test]
+    fn at_file_warns() {
+        let p = one(
+            "curl -X PUT https://h/x --data-binary @body.bin -H 'Content-Type: application/cbor'",
+        );
+        assert!(p.bytes.is_empty());
+        assert_eq!(p.meta_value("method"), Some("PUT"));
+        assert_eq!(p.meta_value("body-file"), Some("body.bin"));
+        assert!(p
+            .meta_value("warning")
+            .is_some_and(|w| w.contains("body.bin")));
+    }
+
+    #[test]
+    fn fetch_with_escapes() {
+        let p = one(
+            "fetch(\"https://api.example/y\", {\n  \"headers\": {\n    \"content-type\": \"application/msgpack\"\n  },\n  \"body\": \"\\x81\\u00a1a\\u0001\",\n  \"method\": \"POST\"\n});",
+        );
+        assert_eq!(p.meta_value("method"), Some("POST"));
+        assert_eq!(p.bytes, [0x81, 0xa1, b'a', 0x01]);
+        assert_eq!(p.hint, Some(Format::MessagePack));
+        let p = one("fetch(\"https://h/\", {\"body\": \"é\\n\", \"method\": \"POST\", \"headers\": {\"content-type\": \"text/plain\"}});");
+        assert_eq!(p.bytes, "é\n".as_bytes());
+    }
+
+    #[test]
+    fn not_snippets() {
+        assert!(parse(b"curly braces").is_none());
+        assert!(parse(b"fetch(").is_none());
+        assert!(parse(b"fetch(\"u\", {\"a\": [1]})").is_none());
+        assert!(parse(b"curl").is_none());
+    }
+}

@@ -1,0 +1,364 @@
+//! HAR exports and pasted request snippets (`tests/fixtures/capture/har/`, see its README.md):
+//! the HAR mitmproxy recorded in front of `server.py` gives one payload per body, each equal to
+//! what the server sent; hand-written HARs cover base64, cut and omitted bodies; the snippets are
+//! written as DevTools' "Copy as cURL" and "Copy as fetch" write them.
+
+use std::path::PathBuf;
+
+use wirelens::capture::{detect, peel, peel_choosing, peel_readings, PeelChoice, Split};
+use wirelens::codec::{DecodeOptions, Format};
+
+use super::common::run_wirelens;
+
+fn fixture_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture/har")
+        .join(name)
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = fixture_path(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn sample(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn best_format(bytes: &[u8], hint: Option<Format>) -> Option<Format> {
+    detect(bytes, hint, &DecodeOptions::default())
+        .first()
+        .map(|r| r.format)
+}
+
+#[test]
+fn mitmproxy_har_gives_each_body_as_the_server_sent_it() {
+    let har = fixture("mitmproxy.har");
+    let unsplit = PeelChoice {
+        max_layers: None,
+        split: Split::Never,
+    };
+    let peeled = peel_choosing(&har, &unsplit);
+    assert!(peeled.error.is_none(), "{:?}", peeled.error);
+    // (entry, direction, expected body, hint, format detected)
+    let expected: [(usize, &str, &str, Option<Format>, Format); 8] = [
+        (0, "response", "json", Some(Format::Json), Format::Json),
+        (
+            1,
+            "response",
+            "msgpack",
+            Some(Format::MessagePack),
+            Format::MessagePack,
+        ),
+        (2, "response", "cbor", Some(Format::Cbor), Format::Cbor),
+        (
+            3,
+            "response",
+            "proto",
+            Some(Format::Protobuf),
+            Format::Protobuf,
+        ),
+        (
+            4,
+            "response",
+            "grpc-web",
+            Some(Format::Protobuf),
+            Format::Protobuf,
+        ),
+        (5, "response", "gzip-json", Some(Format::Json), Format::Json),
+        (6, "request", "json", Some(Format::Json), Format::Json),
+        (6, "response", "json", Some(Format::Json), Format::Json),
+    ];
+    assert_eq!(peeled.payloads.len(), expected.len());
+    for (p, (entry, direction, body, hint, format)) in peeled.payloads.iter().zip(expected) {
+        let want = fixture(&format!("expected/{body}.body"));
+        assert_eq!(p.bytes, want, "entry {entry} {direction}: {p:?}");
+        assert_eq!(p.layers[0].name, format!("HAR entry {entry}"));
+        assert_eq!(p.meta_value("direction"), Some(direction));
+        assert_eq!(p.hint, hint, "entry {entry}");
+        assert_eq!(p.meta_value("truncated"), None, "entry {entry}");
+        if body != "grpc-web" {
+            assert_eq!(best_format(&p.bytes, p.hint), Some(format), "entry {entry}");
+        }
+    }
+    // The protobuf body is the sample's bytes; the gzip'd JSON was undone by mitmproxy, once.
+    assert_eq!(peeled.payloads[3].bytes, sample("user-profile.pb"));
+    assert!(peeled.payloads[5].layers.iter().all(|l| l.name != "gzip"));
+    assert!(peeled.payloads[5]
+        .meta
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("content-encoding") && v == "gzip"));
+    let first = &peeled.payloads[0];
+    assert_eq!(
+        first.layers[0].detail,
+        "GET http://127.0.0.1:18731/json → 200 → application/json"
+    );
+    assert_eq!(first.meta_value("method"), Some("GET"));
+    assert_eq!(first.meta_value("status"), Some("200"));
+    assert!(first.meta_value("timings").is_some());
+    assert!(first.meta_value("content-size").is_some());
+    // Split as usual: the gRPC-Web body becomes its message, the sample's bytes.
+    let split = peel(&har);
+    let grpc: Vec<_> = split
+        .payloads
+        .iter()
+        .filter(|p| p.layers[0].name == "HAR entry 4")
+        .collect();
+    assert_eq!(grpc.len(), 1);
+    assert_eq!(grpc[0].bytes, sample("user-profile.pb"));
+    assert_eq!(grpc[0].meta_value("grpc-body"), Some("true"));
+}
+
+const CHROME_HAR: &str = r#"{
+  "log": {
+    "version": "1.2",
+    "creator": { "name": "WebInspector", "version": "537.36" },
+    "pages": [],
+    "entries": [
+      {
+        "_resourceType": "fetch",
+        "request": {
+          "method": "POST",
+          "url": "https://api.example.com/v1/orders",
+          "httpVersion": "http/2.0",
+          "headers": [ { "name": "content-type", "value": "application/msgpack" } ],
+          "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 4,
+          "postData": { "mimeType": "application/msgpack", "text": "\u0081¡a\u0001" }
+        },
+        "response": {
+          "status": 200, "statusText": "", "httpVersion": "http/2.0",
+          "headers": [ { "name": "content-type", "value": "application/cbor" },
+                       { "name": "content-encoding", "value": "br" } ],
+          "cookies": [],
+          "content": { "size": 4, "mimeType": "application/cbor", "compression": -20,
+                       "text": "oWFhAQ==", "encoding": "base64" },
+          "redirectURL": "", "headersSize": -1, "bodySize": 24, "_transferSize": 120
+        },
+        "cache": {}, "timings": { "blocked": 0.5, "dns": -1, "ssl": -1, "connect": -1,
+                                  "send": 0.1, "wait": 20.3, "receive": 0.4 },
+        "time": 21.3, "startedDateTime": "2026-03-01T10:00:00.000Z"
+      },
+      {
+        "request": { "method": "GET", "url": "https://api.example.com/v1/big", "headers": [] },
+        "response": {
+          "status": 200, "headers": [],
+          "content": { "size": 250000, "mimeType": "application/json", "text": "{\"items\":[1,2," },
+          "bodySize": 250000
+        }
+      },
+      {
+        "request": { "method": "GET", "url": "https://api.example.com/v1/image", "headers": [] },
+        "response": { "status": 200, "headers": [], "content": { "size": 9000, "mimeType": "image/png" } }
+      },
+      {
+        "request": { "method": "GET", "url": "wss://api.example.com/live", "headers": [] },
+        "response": { "status": 101, "headers": [], "content": { "size": 0, "mimeType": "x-unknown" } },
+        "_resourceType": "websocket",
+        "_webSocketMessages": [
+          { "type": "send", "time": 1772359200.1, "opcode": 1, "data": "{\"subscribe\":\"orders\"}" },
+          { "type": "receive", "time": 1772359200.2, "opcode": 2, "data": "gaJpZAc=" }
+        ]
+      }
+    ]
+  }
+}"#;
+
+#[test]
+fn chrome_style_har_base64_cut_omitted_and_websocket() {
+    let peeled = peel_choosing(
+        CHROME_HAR.as_bytes(),
+        &PeelChoice {
+            max_layers: None,
+            split: Split::Never,
+        },
+    );
+    let p = &peeled.payloads;
+    assert_eq!(p.len(), 7, "{p:#?}");
+    // Request body: a binary type stored as text reads back one byte per character.
+    assert_eq!(p[0].bytes, [0x81, 0xa1, b'a', 0x01]);
+    assert_eq!(p[0].hint, Some(Format::MessagePack));
+    // Response body: base64, the brotli already undone by the export (not undone again).
+    assert_eq!(p[1].bytes, [0xa1, 0x61, 0x61, 0x01]);
+    assert_eq!(p[1].hint, Some(Format::Cbor));
+    assert_eq!(p[1].meta_value("transfer-size"), Some("120"));
+    assert_eq!(p[1].meta_value("truncated"), None);
+    assert!(p[1].layers.iter().all(|l| l.name != "br"));
+    // Cut: 14 of 250000 bytes.
+    assert_eq!(p[2].meta_value("truncated"), Some("true"));
+    assert!(p[2].layers[1].detail.starts_with("NOT COMPLETE"));
+    // Left out: no text at all.
+    assert_eq!(p[3].meta_value("truncated"), Some("true"));
+    assert!(p[3].bytes.is_empty());
+    assert!(peeled
+        .warnings
+        .iter()
+        .any(|w| w.contains("log.entries[1].response.content") && w.contains("250000")));
+    assert!(peeled
+        .warnings
+        .iter()
+        .any(|w| w.contains("log.entries[2].response.content") && w.contains("9000")));
+    // The 101 response, then its messages.
+    assert_eq!(p[5].bytes, b"{\"subscribe\":\"orders\"}");
+    assert_eq!(p[5].meta_value("direction"), Some("send"));
+    assert_eq!(p[6].bytes, [0x81, 0xa2, b'i', b'd', 0x07]);
+    assert_eq!(p[6].meta_value("direction"), Some("receive"));
+    assert_eq!(p[6].layers[1].name, "WebSocket message");
+}
+
+#[test]
+fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
+    // No .har extension: the bytes alone.
+    let readings = peel_readings(&fixture("mitmproxy.har"), &DecodeOptions::default());
+    assert!(
+        readings[0].layers().starts_with("HAR entry 0"),
+        "{}",
+        readings[0].layers()
+    );
+    let raw = readings
+        .iter()
+        .find(|r| r.layers() == "raw bytes")
+        .expect("the raw reading is still offered");
+    assert_eq!(raw.format, Some(Format::Json));
+    // `--layer raw`: the file as it is, one JSON document.
+    let peeled = peel_choosing(
+        &fixture("mitmproxy.har"),
+        &PeelChoice {
+            max_layers: Some(0),
+            split: Split::Never,
+        },
+    );
+    assert_eq!(peeled.payloads.len(), 1);
+    assert_eq!(
+        best_format(&peeled.payloads[0].bytes, None),
+        Some(Format::Json)
+    );
+    // JSON with a `log` that is no HAR stays JSON.
+    let other = peel(br#"{"log": {"level": "debug"}, "entries": []}"#);
+    assert_eq!(other.payloads.len(), 1);
+    assert!(other.payloads[0].layers.is_empty());
+}
+
+#[test]
+fn a_broken_har_names_the_entry() {
+    let bad = br#"{"log":{"entries":[{"request":{"method":"GET","url":"u"},"response":{"status":200}},{"request":5}]}}"#;
+    let peeled = peel(bad);
+    let e = peeled
+        .error
+        .expect("an entry that is not an object is an error");
+    assert_eq!(e.layer, "HAR");
+    assert!(e.message.contains("log.entries[1]"), "{e}");
+}
+
+fn snippet(name: &str) -> wirelens::capture::Payload {
+    let peeled = peel(&fixture(&format!("snippets/{name}")));
+    assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
+    assert_eq!(peeled.payloads.len(), 1, "{name}");
+    peeled.payloads.into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn curl_bash_with_ansi_c_binary_body() {
+    let p = snippet("chrome-curl-bash-msgpack.txt");
+    assert_eq!(p.layers[0].name, "cURL command");
+    assert_eq!(p.meta_value("method"), Some("POST"));
+    assert_eq!(
+        p.meta_value("url"),
+        Some("https://api.example.com/v1/orders")
+    );
+    assert_eq!(p.meta_value("content-type"), Some("application/msgpack"));
+    assert_eq!(p.meta_value("cookie"), Some("session=abc123; theme=dark"));
+    assert_eq!(p.hint, Some(Format::MessagePack));
+    assert_eq!(p.bytes, b"\x82\xa2id*\xa4name\xa3Ada");
+    assert_eq!(best_format(&p.bytes, p.hint), Some(Format::MessagePack));
+}
+
+#[test]
+fn curl_cmd_with_caret_escapes() {
+    let p = snippet("chrome-curl-cmd-json.txt");
+    assert_eq!(p.meta_value("snippet"), Some("cURL command (cmd)"));
+    assert_eq!(p.meta_value("method"), Some("POST"));
+    assert_eq!(
+        p.meta_value("url"),
+        Some("https://api.example.com/v1/orders?id=7&x=1")
+    );
+    assert_eq!(p.hint, Some(Format::Json));
+    assert_eq!(p.bytes, br#"{"note":"50% off","n":1}"#);
+}
+
+#[test]
+fn fetch_and_node_fetch_bodies() {
+    let p = snippet("chrome-fetch.js");
+    assert_eq!(p.layers[0].name, "fetch call");
+    assert_eq!(p.meta_value("method"), Some("POST"));
+    assert_eq!(p.hint, Some(Format::MessagePack));
+    assert_eq!(p.bytes, b"\x82\xa2id*\xa4name\xa3Ada");
+    let p = snippet("chrome-node-fetch.js");
+    assert_eq!(p.meta_value("method"), Some("PUT"));
+    assert_eq!(
+        p.meta_value("url"),
+        Some("https://api.example.com/v1/notes")
+    );
+    assert_eq!(
+        p.bytes,
+        "{\"text\":\"line one\\nline \\\"two\\\"\",\"x\":\"Aé\"}".as_bytes()
+    );
+    assert_eq!(best_format(&p.bytes, p.hint), Some(Format::Json));
+}
+
+#[test]
+fn curl_at_file_body_warns_and_invents_nothing() {
+    let peeled = peel(&fixture("snippets/curl-at-file.txt"));
+    let p = &peeled.payloads[0];
+    assert!(p.bytes.is_empty());
+    assert_eq!(p.meta_value("method"), Some("PUT"));
+    assert_eq!(p.meta_value("body-file"), Some("body.cbor"));
+    assert_eq!(p.meta_value("truncated"), Some("true"));
+    assert!(peeled.warnings.iter().any(|w| w.contains("body.cbor")));
+}
+
+#[test]
+fn cli_inspect_lists_entries_and_picks_one() {
+    let path = fixture_path("mitmproxy.har");
+    let run = run_wirelens(&["inspect"], &path);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for i in 0..7 {
+        assert!(
+            run.stdout.contains(&format!("HAR entry {i}")),
+            "{}",
+            run.stdout
+        );
+    }
+    let run = run_wirelens(&["inspect", "--pick", "2"], &path);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains("payload 2 of 8"), "{}", run.stdout);
+    assert!(run.stdout.contains("format: msgpack"), "{}", run.stdout);
+    let run = run_wirelens(&["inspect", "--layer", "raw"], &path);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains("format: json"), "{}", run.stdout);
+}
+
+#[test]
+fn cli_convert_all_writes_every_body() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let path = fixture_path("mitmproxy.har");
+    let run = run_wirelens(
+        &[
+            "convert",
+            "--all",
+            "--to",
+            "json",
+            "-o",
+            out.to_str().unwrap_or_default(),
+        ],
+        &path,
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    // JSON Lines, one line per body (the gRPC-Web body is its one message).
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    assert_eq!(text.lines().count(), 8, "{text}\n{}", run.stderr);
+    assert!(text.lines().all(|l| l.starts_with('{')), "{text}");
+}
