@@ -786,7 +786,11 @@ mod tests {
         assert_eq!(resp.body, b"\x00\x00\x00\x00\x02\x08\x02");
         assert_eq!(resp.trailer("grpc-status"), Some("0"));
         assert_eq!(resp.frames.len(), 4);
-        assert!(conn.control[1][0].starts_with("5 frames"), "{:?}", conn.control);
+        assert!(
+            conn.control[1][0].starts_with("5 frames"),
+            "{:?}",
+            conn.control
+        );
         assert!(conn.control[1][1].contains("INITIAL_WINDOW_SIZE=65535"));
     }
 
