@@ -35,7 +35,7 @@ use crate::model::Span;
 /// Names of the layers this module adds (the first layer of every HAR payload).
 pub const ENTRY_LAYER: &str = "HAR entry";
 
-/// Whether `bytes` may be a HAR: a JSON object whose first key is near `"log"`. Cheap; [`parse`]
+/// Whether `bytes` may be a HAR: a JSON object whose first key is near `"log"`. Cheap; `parse`
 /// decides.
 pub fn looks_like_har(bytes: &[u8]) -> bool {
     let start = match bytes.iter().position(|c| !c.is_ascii_whitespace()) {

@@ -10,7 +10,7 @@
 //! occurs once stays as it is. Each grouping is reported as a note.
 //!
 //! How: one pass over the owned value with an explicit stack (no recursion over nesting, like
-//! the decoders), so nesting costs heap only; paths in notes stop at [`MAX_PATH`] characters. Keys other than integers are left alone.
+//! the decoders), so nesting costs heap only; paths in notes stop at `MAX_PATH` characters. Keys other than integers are left alone.
 
 use std::collections::HashMap;
 
