@@ -20,7 +20,7 @@
 
 use super::http::{self, Pairing};
 use super::http2;
-use super::layers::{unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
+use super::layers::{nest, unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
 use super::pcap::{self, Capture, Transport};
 use super::tls;
 use super::websocket;
@@ -108,12 +108,12 @@ impl<'a> Conversation<'a> {
         (payload, first)
     }
 
-    /// Stream `index` of `capture` as `decrypted` made it: each direction's plaintext, traced
-    /// back through its records to the TCP bytes.
+    /// Stream `index` of `capture` as `decrypted` made it: each direction's plaintext (moved,
+    /// not copied), traced back through its records to the TCP bytes.
     fn decrypted(
         capture: &'a Capture,
         index: usize,
-        decrypted: &tls::Decrypted,
+        decrypted: tls::Decrypted,
     ) -> Conversation<'a> {
         let mut detail = format!("{}, decrypted with the key log", decrypted.cipher);
         if let Some(alpn) = &decrypted.alpn {
@@ -127,15 +127,19 @@ impl<'a> Conversation<'a> {
             ),
             meta: vec![("tls".to_string(), decrypted.version.clone())],
         };
-        let [c, s] = &decrypted.directions;
+        let views = [
+            Some(view(&decrypted.directions[0])),
+            Some(view(&decrypted.directions[1])),
+        ];
+        let [c, s] = decrypted.directions;
         Conversation {
             capture,
             index,
             bytes: [
-                std::borrow::Cow::Owned(c.plaintext.clone()),
-                std::borrow::Cow::Owned(s.plaintext.clone()),
+                std::borrow::Cow::Owned(c.plaintext),
+                std::borrow::Cow::Owned(s.plaintext),
             ],
-            views: [Some(view(c)), Some(view(s))],
+            views,
         }
     }
 
@@ -210,7 +214,7 @@ pub(crate) fn stream(
             match tls::decrypt(c, sv, keys) {
                 Ok(decrypted) => {
                     let mut out = Ordered::default();
-                    read_decrypted(capture, index, &decrypted, options, budget, keep, &mut out);
+                    read_decrypted(capture, index, decrypted, options, budget, keep, &mut out);
                     return finish(out, &label, warnings);
                 }
                 // Not decrypted (no key for this connection, a suite not read): labelled
@@ -228,13 +232,13 @@ pub(crate) fn stream(
             continue;
         }
         match unwrap_keeping(&stream_payload.bytes, options, budget, keep.as_deref_mut()) {
-            Ok(found) => payloads.extend(found.into_iter().map(|p| under(&stream_payload, p))),
+            Ok(found) => payloads.extend(found.into_iter().map(|p| nest(&stream_payload, p))),
             Err(e) => {
                 payloads.extend(
                     e.extracted
                         .iter()
                         .cloned()
-                        .map(|p| under(&stream_payload, p)),
+                        .map(|p| nest(&stream_payload, p)),
                 );
                 warnings.push(format!(
                     "{} ({}): {e}",
@@ -291,18 +295,6 @@ fn finish(mut out: Ordered, label: &str, mut warnings: Vec<String>) -> (Vec<Payl
     (out.items.into_iter().map(|(_, _, p)| p).collect(), warnings)
 }
 
-/// `inner`, found inside `outer`, with `outer`'s layers and meta in front of its own.
-pub(crate) fn under(outer: &Payload, mut inner: Payload) -> Payload {
-    let mut layers = outer.layers.clone();
-    layers.append(&mut inner.layers);
-    inner.layers = layers;
-    let mut meta = outer.meta.clone();
-    meta.append(&mut inner.meta);
-    inner.meta = meta;
-    inner.hint = inner.hint.or(outer.hint);
-    inner
-}
-
 /// A message's body, peeled further as any payload is (a JSON string holding JSON, base64 text,
 /// …), under the layers that found it. An empty body stays one empty payload, so a request keeps
 /// its place beside its response.
@@ -321,10 +313,10 @@ fn peel_body(
     bare.bytes = SharedBytes::default();
     match unwrap_keeping(&body, options, budget, keep) {
         Ok(found) if found.is_empty() => vec![message],
-        Ok(found) => found.into_iter().map(|p| under(&bare, p)).collect(),
+        Ok(found) => found.into_iter().map(|p| nest(&bare, p)).collect(),
         Err(e) => {
             warnings.push(e.to_string());
-            e.extracted.into_iter().map(|p| under(&bare, p)).collect()
+            e.extracted.into_iter().map(|p| nest(&bare, p)).collect()
         }
     }
 }
@@ -336,13 +328,12 @@ fn peel_body(
 fn read_decrypted(
     capture: &Capture,
     index: usize,
-    decrypted: &tls::Decrypted,
+    decrypted: tls::Decrypted,
     options: &UnwrapOptions,
     budget: &mut Budget,
     keep: Option<&mut Decoded>,
     out: &mut Ordered,
 ) {
-    let conv = Conversation::decrypted(capture, index, decrypted);
     // A close_notify alert is how a connection ends, not news.
     for note in decrypted
         .notes
@@ -367,8 +358,10 @@ fn read_decrypted(
             ));
         }
     }
+    let h2 = decrypted.alpn.as_deref() == Some("h2");
+    let conv = Conversation::decrypted(capture, index, decrypted);
     let (c, s) = (conv.bytes(0), conv.bytes(1));
-    if decrypted.alpn.as_deref() == Some("h2") || http2::has_preface(c) {
+    if h2 || http2::has_preface(c) {
         read_http2(&conv, 0, [0, 0], options, budget, out);
     } else if http::looks_like_http(c) || http::looks_like_http(s) {
         read_http1(&conv, options, budget, keep, out);
@@ -385,7 +378,7 @@ fn read_decrypted(
                 ..Payload::default()
             };
             bare.meta.push(("decrypted".into(), "true".into()));
-            out.push(first, under(&outer, bare));
+            out.push(first, nest(&outer, bare));
         }
     }
 }
@@ -440,7 +433,7 @@ fn read_http1(
             }
             let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
             let (outer, first) = conv.outer(which, span);
-            let message = under(&outer, p);
+            let message = nest(&outer, p);
             let mut warnings = Vec::new();
             for found in peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings) {
                 out.push(first, found);
@@ -484,7 +477,7 @@ fn read_http1(
                     hint: None,
                     meta: Vec::new(),
                 };
-                out.push(first, under(&outer, rest));
+                out.push(first, nest(&outer, rest));
             }
         }
     }
@@ -561,7 +554,7 @@ fn read_websocket(
             meta,
         };
         let mut warnings = Vec::new();
-        for found in peel_body(under(&outer, payload), options, budget, None, &mut warnings) {
+        for found in peel_body(nest(&outer, payload), options, budget, None, &mut warnings) {
             out.push(first_frame, found);
         }
         out.warnings.extend(warnings);
@@ -620,7 +613,7 @@ fn read_http2(
             }
         }
         let payload = decode_content(payload, m, options, budget, &mut out.warnings);
-        out.push(first, under(&outer, payload));
+        out.push(first, nest(&outer, payload));
     }
 }
 

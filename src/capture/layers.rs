@@ -282,7 +282,7 @@ pub(crate) fn unwrap_keeping(
 }
 
 /// `inner`, found under the layers of `outer`: layers and meta of both, outer first.
-fn nest(outer: &Payload, inner: Payload) -> Payload {
+pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
     let mut layers = outer.layers.clone();
     layers.extend(inner.layers);
     let mut meta = outer.meta.clone();
