@@ -763,41 +763,26 @@ fn decode_content(
     budget: &mut Budget,
     warnings: &mut Vec<String>,
 ) -> Payload {
-    let Some(codings) = m.header("content-encoding") else {
+    let Some(header) = m.header("content-encoding") else {
         return payload;
     };
-    let codings: Vec<String> = codings
-        .split(',')
-        .map(|c| c.trim().to_ascii_lowercase())
-        .filter(|c| !c.is_empty() && c != "identity")
-        .collect();
-    for coding in codings.iter().rev() {
-        let name = match coding.as_str() {
-            "gzip" | "x-gzip" => "gzip",
-            "deflate" | "br" | "zstd" => coding.as_str(),
-            other => {
-                payload.meta.push((
-                    "warning".into(),
-                    format!("unknown content-encoding \"{other}\"; the body is left encoded"),
-                ));
-                break;
-            }
-        };
-        match http::decompress_within(name, &payload.bytes, options, budget) {
-            Ok(out) => {
-                payload.layers.push(Layer {
-                    name: name.to_string(),
-                    detail: format!("{} → {} bytes", payload.bytes.len(), out.len()),
-                    span: Span::new(0, payload.bytes.len()),
-                });
-                payload.bytes = out.into();
-            }
-            Err(message) => {
-                warnings.push(format!("HTTP/2 stream {} {name}: {message}", m.stream));
-                payload.meta.push(("truncated".into(), "true".into()));
-                break;
-            }
+    let codings: Vec<String> = http::codings(header).collect();
+    let body = std::mem::take(&mut payload.bytes).to_vec();
+    let undone = http::undo_content_codings(
+        &codings,
+        body,
+        &mut payload.layers,
+        &mut payload.meta,
+        options,
+        budget,
+    );
+    payload.bytes = match undone {
+        Ok(body) => body.into(),
+        Err((name, message, partial)) => {
+            warnings.push(format!("HTTP/2 stream {} {name}: {message}", m.stream));
+            payload.meta.push(("truncated".into(), "true".into()));
+            partial.into()
         }
-    }
+    };
     payload
 }

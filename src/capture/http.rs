@@ -507,42 +507,23 @@ fn parse_one(
         (input.get(headers_end..end).unwrap_or(&[]).to_vec(), end)
     };
 
-    // Content codings, last applied first undone.
-    for coding in content_codings.iter().rev() {
-        if coding == "identity" {
-            continue;
-        }
-        let name = match coding.as_str() {
-            "gzip" | "x-gzip" => "gzip",
-            "deflate" => "deflate",
-            "br" => "br",
-            "zstd" => "zstd",
-            other => {
-                meta.push((
-                    "warning".to_string(),
-                    format!("unknown Content-Encoding \"{other}\"; the body is left encoded"),
-                ));
-                break;
-            }
-        };
-        match decompress_within(name, &body, options, budget) {
-            Ok(out) => {
-                layers.push(Layer {
-                    name: name.to_string(),
-                    detail: format!("{} → {} bytes", body.len(), out.len()),
-                    span: Span::new(0, body.len()),
-                });
-                body = out;
-            }
-            Err(message) => {
-                let partial = Payload {
-                    bytes: body.into(),
-                    layers,
-                    hint,
-                    meta: with_truncated(meta),
-                };
-                return Err(err(name, 0, message, vec![partial]));
-            }
+    match undo_content_codings(
+        &content_codings,
+        body,
+        &mut layers,
+        &mut meta,
+        options,
+        budget,
+    ) {
+        Ok(undone) => body = undone,
+        Err((name, message, partial)) => {
+            let partial = Payload {
+                bytes: partial.into(),
+                layers,
+                hint,
+                meta: with_truncated(meta),
+            };
+            return Err(err(name, 0, message, vec![partial]));
         }
     }
     // gRPC-Web-text: the frames are base64, often one padded chunk per frame.
@@ -592,7 +573,52 @@ fn truncate(s: &str, max: usize) -> String {
     s.chars().take(max).collect()
 }
 
-fn codings(value: &str) -> impl Iterator<Item = String> + '_ {
+/// Undoes the content codings of a body (`codings` as its Content-Encoding lists them, in the
+/// order they were applied: the last applied is undone first), each within `budget`, each
+/// adding a layer. An unknown coding leaves the body as it is from there, with a warning in
+/// `meta`. On a fault: the coding's name, why, and the body as far as it was undone.
+pub(crate) fn undo_content_codings(
+    codings: &[String],
+    mut body: Vec<u8>,
+    layers: &mut Vec<Layer>,
+    meta: &mut Vec<(String, String)>,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+) -> Result<Vec<u8>, (&'static str, String, Vec<u8>)> {
+    for coding in codings.iter().rev() {
+        if coding == "identity" {
+            continue;
+        }
+        let name = match coding.as_str() {
+            "gzip" | "x-gzip" => "gzip",
+            "deflate" => "deflate",
+            "br" => "br",
+            "zstd" => "zstd",
+            other => {
+                meta.push((
+                    "warning".to_string(),
+                    format!("unknown Content-Encoding \"{other}\"; the body is left encoded"),
+                ));
+                break;
+            }
+        };
+        match decompress_within(name, &body, options, budget) {
+            Ok(out) => {
+                layers.push(Layer {
+                    name: name.to_string(),
+                    detail: format!("{} → {} bytes", body.len(), out.len()),
+                    span: Span::new(0, body.len()),
+                });
+                body = out;
+            }
+            Err(message) => return Err((name, message, body)),
+        }
+    }
+    Ok(body)
+}
+
+/// The codings a Content-Encoding or Transfer-Encoding header lists, lowercase.
+pub(crate) fn codings(value: &str) -> impl Iterator<Item = String> + '_ {
     value
         .split(',')
         .map(|c| c.trim().to_ascii_lowercase())
