@@ -88,17 +88,19 @@ impl App {
                     ui.weak("data inspector: waiting for the decoded payload");
                     return;
                 };
-                let Some(format) = self.focus else { return };
+                let Some(format) = self.here.focus else {
+                    return;
+                };
                 let Some(column) = a.column(format) else {
                     return;
                 };
-                let cursor = self.views.get(&format).and_then(|v| v.hex.cursor());
+                let cursor = self.here.views.get(&format).and_then(|v| v.hex.cursor());
                 ui.horizontal(|ui| {
                     ui.strong(format!("Data inspector · {}", format.title()));
                     if let Some(offset) =
-                        widgets::goto_offset(ui, &mut self.goto_text, column.bytes.len())
+                        widgets::goto_offset(ui, &mut self.here.goto_text, column.bytes.len())
                     {
-                        if let Some(v) = self.views.get_mut(&format) {
+                        if let Some(v) = self.here.views.get_mut(&format) {
                             v.hex.scroll_to(offset);
                             v.hex.set_cursor(offset);
                         }
@@ -216,7 +218,7 @@ impl App {
             error_at: None,
             describe: &|_, _| String::new(),
         };
-        let r = self.raw_hex.show(ui, &input);
+        let r = self.here.raw_hex.show(ui, &input);
         if let Some((offset, _)) = r.hovered {
             self.hover = Some(Hover {
                 format: None,
@@ -317,13 +319,13 @@ impl App {
             let label = ui.label("Selected path");
             let r = ui
                 .add(
-                    egui::TextEdit::singleline(&mut self.select_text)
+                    egui::TextEdit::singleline(&mut self.here.select_text)
                         .hint_text("$.data[0].id — or click a byte or field")
                         .desired_width(260.0),
                 )
                 .labelled_by(label.id);
             if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                let text = self.select_text.trim().to_string();
+                let text = self.here.select_text.trim().to_string();
                 match Path::parse(&text) {
                     Ok(p) => {
                         self.message = None;
@@ -337,7 +339,9 @@ impl App {
             let Some(path) = self.ws.selected.clone() else {
                 return;
             };
-            let Some(format) = self.focus else { return };
+            let Some(format) = self.here.focus else {
+                return;
+            };
             let Some(column) = a.column(format) else {
                 return;
             };
@@ -390,7 +394,7 @@ impl App {
             ui.weak("every column is hidden (View > Columns)");
             return;
         }
-        let mut clicked: Option<(Format, Option<Path>)> = None;
+        let mut clicked: Option<(Format, Option<Path>, Option<usize>)> = None;
         let mut hover = None;
         ui.columns(shown.len(), |uis| {
             for (ui, column) in uis.iter_mut().zip(&shown) {
@@ -409,20 +413,23 @@ impl App {
             }
         });
         self.hover = hover;
-        if let Some((format, path)) = clicked {
-            self.focus = Some(format);
-            if path.is_some() {
+        if let Some((format, path, offset)) = clicked {
+            self.here.focus = Some(format);
+            if path.is_some() && path != self.ws.selected {
+                // The views move to the new field next frame; the byte clicked keeps the cursor.
+                self.here.clicked_at = offset.map(|o| (format, o));
                 self.select(path);
             }
         }
     }
 
-    /// One column; returns a click (its format and the path clicked) and what is hovered.
+    /// One column; returns a click (its format, the path clicked and, for a byte, its offset)
+    /// and what is hovered.
     fn column(
         &mut self,
         ui: &mut egui::Ui,
         column: &Column,
-    ) -> (Option<(Format, Option<Path>)>, Option<Hover>) {
+    ) -> (Option<(Format, Option<Path>, Option<usize>)>, Option<Hover>) {
         let format = column.format;
         let mut clicked = None;
         let mut hover = None;
@@ -486,13 +493,13 @@ impl App {
                         for n in &column.notes {
                             let text = format!("{}: {n}", n.kind.label());
                             if ui.link(text).clicked() {
-                                clicked = Some((format, Some(n.path.clone())));
+                                clicked = Some((format, Some(n.path.clone()), None));
                             }
                         }
                     });
             });
         }
-        let Some(view) = self.views.get_mut(&format) else {
+        let Some(view) = self.here.views.get_mut(&format) else {
             return (clicked, hover);
         };
         let spans = column.document.as_ref().map(|d| &d.spans);
@@ -522,8 +529,8 @@ impl App {
                 }),
             });
         }
-        if let Some((_, node)) = r.clicked {
-            clicked = Some((format, node.and_then(path_of)));
+        if let Some((offset, node)) = r.clicked {
+            clicked = Some((format, node.and_then(path_of), Some(offset)));
         }
         ui.separator();
         if let Some(doc) = &column.document {
@@ -534,7 +541,7 @@ impl App {
                 notes: &column.note_nodes,
             };
             if let Some(id) = view.tree.show(ui, &input) {
-                clicked = Some((format, Some(doc.spans.path(id))));
+                clicked = Some((format, Some(doc.spans.path(id)), None));
             }
         } else {
             ui.weak("no tree: nothing decoded");

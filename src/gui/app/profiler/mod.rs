@@ -224,17 +224,21 @@ impl App {
             return;
         }
         if self.settings.export_path.trim().is_empty() {
-            match rfd::FileDialog::new()
-                .set_title("Export the profile as CSV")
-                .add_filter("CSV", &["csv"])
-                .set_file_name("wirelens-profile.csv")
-                .save_file()
-            {
-                Some(p) => self.settings.export_path = p.display().to_string(),
-                None => {
-                    // Headless, or cancelled: the path field in the toolbar is the other way.
+            match super::dialogs::pick(|| {
+                rfd::FileDialog::new()
+                    .set_title("Export the profile as CSV")
+                    .add_filter("CSV", &["csv"])
+                    .set_file_name("wirelens-profile.csv")
+                    .save_file()
+            }) {
+                super::dialogs::Picked::Chosen(p) => {
+                    self.settings.export_path = p.display().to_string();
+                }
+                super::dialogs::Picked::Cancelled => return,
+                super::dialogs::Picked::Unavailable => {
+                    // No dialog here: the path field in the toolbar is the other way.
                     self.message = Some((
-                        "type a path in the export field (e.g. /tmp/profile.csv), then Export CSV"
+                        "no file dialog could open here: type a path in the export field (e.g. /tmp/profile.csv), then Export CSV"
                             .into(),
                         true,
                     ));
@@ -407,7 +411,7 @@ impl App {
         };
         match action {
             Some(Action::Focus(format)) => {
-                self.focus = Some(format);
+                self.here.focus = Some(format);
                 self.view = super::View::Inspector;
             }
             Some(Action::Select(path)) => {
