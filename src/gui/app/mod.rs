@@ -106,8 +106,8 @@ pub struct App {
     /// been given the focus.
     renaming: Option<(usize, String, bool)>,
     message_filter: String,
-    /// The data inspector panel's tallest height so far (it never shrinks back).
-    inspector_height: f32,
+    /// The data inspector's content height last frame (the panel's height this frame).
+    inspector_content: f32,
     quit: bool,
 }
 
@@ -155,7 +155,7 @@ impl App {
             open_path: String::new(),
             renaming: None,
             message_filter: String::new(),
-            inspector_height: 0.0,
+            inspector_content: 0.0,
             quit: false,
         };
         app.apply_theme(ctx);
@@ -419,7 +419,7 @@ impl App {
     fn message_bar(&mut self, ui: &mut egui::Ui) {
         let mut close = false;
         if let Some((text, is_error)) = &self.message {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 if *is_error {
                     ui.colored_label(ui.visuals().error_fg_color, text);
                 } else {

@@ -39,6 +39,12 @@ const SCROLL_AREA_MAX_PX: f32 = 4_194_304.0;
 /// Width of the paged mode's scroll bar.
 const BAR_WIDTH: f32 = 12.0;
 
+/// The width a view needs for `row_bytes` bytes a row of a `len`-byte buffer with its ASCII and
+/// scroll bar, with digits `char_w` wide: a column this wide shows that many bytes a row.
+pub fn row_width(char_w: f32, row_bytes: usize, len: usize) -> f32 {
+    Layout::new(char_w, 0.0, len, row_bytes.max(1)).width + BAR_WIDTH
+}
+
 /// What the app shows in a hex view this frame.
 pub struct HexInput<'a> {
     /// The buffer; may be 100 MB (memory-mapped): never copied, never scanned per frame.
@@ -212,9 +218,9 @@ impl HexView {
                 .map(|(id, s)| s.node(id).extent()),
         };
         self.keyboard(ui, len);
-        if self.viewport_height <= 0.0 {
-            self.viewport_height = ui.available_height();
-        }
+        // This frame's height, not last frame's: a panel that grew or shrank since must not
+        // put a centred target off centre.
+        self.viewport_height = ui.available_height();
         let mut out = HexResponse::default();
         ui.scope(|ui| {
             ui.spacing_mut().item_spacing.y = 0.0;

@@ -360,7 +360,7 @@ impl App {
         let ctx = ui.ctx().clone();
         self.profiler_toolbar(ui, &ctx);
         let report = self.profile_report();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             for tab in Tab::ALL {
                 ui.selectable_value(&mut self.profiler.tab, tab, tab.title());
             }
@@ -387,7 +387,7 @@ impl App {
             return;
         }
         if report.files.len() > 1 && self.profiler.tab != Tab::Compare {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.label("payload:");
                 for (i, f) in report.files.iter().enumerate() {
                     ui.selectable_value(&mut self.profiler.file, i, &f.name);
@@ -424,7 +424,7 @@ impl App {
 
     fn profiler_toolbar(&mut self, ui: &mut egui::Ui, ctx: &egui::Context) {
         let running = self.ws.is_profiling();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .add_enabled(!running, egui::Button::new("Run profile"))
                 .on_hover_text("measure the payload(s) in every format and library")
@@ -467,7 +467,7 @@ impl App {
                 text,
                 current,
             } = run.progress();
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 if let Some(p) = run.preparing() {
                     ui.spinner();
                     ui.label(p);
@@ -521,7 +521,7 @@ impl App {
                 }
             }
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("export to");
             ui.add(
                 egui::TextEdit::singleline(&mut self.settings.export_path)
