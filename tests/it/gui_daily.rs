@@ -390,3 +390,121 @@ fn selection_fields_and_scroll_belong_to_their_source() {
         "still scrolled down"
     );
 }
+
+/// The app in a window of `size` points.
+fn sized(size: [f32; 2], options: AppOptions) -> Harness<'static, Option<App>> {
+    let mut h = Harness::builder()
+        .with_size(size)
+        .with_max_steps(100)
+        .build_ui_state(
+            move |ui, app: &mut Option<App>| {
+                let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
+                app.show(ui);
+            },
+            None,
+        );
+    settle(&mut h);
+    h
+}
+
+#[test]
+fn the_data_inspector_is_as_tall_as_what_it_shows_and_collapses() {
+    let mut h = open(
+        vec![sample("iot-metrics.json"), sample("iot-metrics.cbor")],
+        None,
+    );
+    let top = |h: &Harness<'_, Option<App>>| h.get_by_label("Go to offset").rect().top();
+    let idle = top(&h);
+    h.get_by_label_contains("click a byte to inspect it");
+    let cbor = std::fs::read(sample("iot-metrics.cbor")).expect("sample");
+    let row = state(&h).here_row_bytes();
+    // The first row starts with the CBOR map header, which no other column has.
+    h.get_by_label(&hex_row(&cbor[..row])).click();
+    h.run_steps(4);
+    h.get_by_label("u32 LE");
+    let at = state(&h).cursor(Format::Cbor).expect("a byte was clicked");
+    let reading = top(&h);
+    assert!(reading < idle - 40.0, "the readings make it taller");
+    // Another source with no byte chosen: one line again, not the tallest it was.
+    h.get_by_label_contains("iot-metrics.json (").click();
+    settle(&mut h);
+    h.get_by_label_contains("click a byte to inspect it");
+    assert!(
+        (top(&h) - idle).abs() < 1.0,
+        "back to its own height: {} vs {idle}",
+        top(&h)
+    );
+    // Collapsed, only its header line shows, with the offset when a byte is chosen.
+    h.get_by_label_contains("iot-metrics.cbor (").click();
+    settle(&mut h);
+    h.get_by_label("Data inspector · CBOR").click();
+    h.run_steps(4);
+    assert!(h.query_by_label("u32 LE").is_none());
+    h.get_by_label_contains(&format!("at offset {at} (0x"));
+    assert!(top(&h) > reading + 40.0);
+    assert!(
+        !state(&h).settings.inspector_open,
+        "remembered for the next run"
+    );
+}
+
+#[test]
+fn a_column_dragged_wide_shows_16_bytes_a_row() {
+    let mut h = sized(
+        [2560.0, 1440.0],
+        AppOptions {
+            files: vec![sample("transactions-1k.json")],
+            settings: None,
+        },
+    );
+    let json = std::fs::read(sample("transactions-1k.json")).expect("sample");
+    assert!(
+        h.query_by_label(&hex_row(&json[..16])).is_none(),
+        "four columns side by side show fewer than 16 bytes a row"
+    );
+    let next = h.get_by_label("MessagePack").rect();
+    let start = egui::pos2(next.left() - 4.0, next.bottom() + 120.0);
+    h.hover_at(start);
+    h.drag_at(start);
+    for dx in [20.0, 100.0, 250.0, 400.0] {
+        h.hover_at(start + egui::vec2(dx, 0.0));
+    }
+    h.drop_at(start + egui::vec2(400.0, 0.0));
+    h.run_steps(3);
+    h.get_by_label(&hex_row(&json[..16]));
+    let widths = &state(&h).settings.column_widths;
+    let share = |name: &str| widths.iter().find(|(n, _)| n == name).map(|(_, w)| *w);
+    assert!(share("json") > share("msgpack"), "{widths:?}");
+}
+
+#[test]
+fn nothing_is_cut_at_1000_by_700() {
+    let mut h = sized(
+        [1000.0, 700.0],
+        AppOptions {
+            files: vec![sample("iot-metrics.json")],
+            settings: None,
+        },
+    );
+    h.get_by_label("Profiler").click();
+    h.run_steps(3);
+    for label in [
+        "Run profile",
+        "Copy Markdown",
+        "Save plot as PNG",
+        "Compare payloads",
+    ] {
+        let r = h.get_by_label(label).rect();
+        assert!(r.right() <= 1000.0, "{label} ends at {}", r.right());
+    }
+    h.get_by_label("Inspector").click();
+    h.run_steps(3);
+    // Every byte of a hex row has its ASCII beside it (4 a row at this width).
+    let json = std::fs::read(sample("iot-metrics.json")).expect("sample");
+    let ascii = h.get_by_label(&String::from_utf8_lossy(&json[..4])).rect();
+    let hex = h.get_by_label(&hex_row(&json[..4])).rect();
+    assert!(ascii.left() > hex.right());
+    // The columns that do not fit scroll into view instead of being squeezed.
+    let protobuf = h.get_by_label("Protobuf").rect();
+    assert!(protobuf.left() >= 1000.0 || protobuf.right() <= 1000.0);
+}

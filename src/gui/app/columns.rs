@@ -56,6 +56,31 @@ fn split_handle(
     (r.dragged() && d != 0.0).then_some(Split::Moved(d))
 }
 
+/// Moves the split after column `i` by `d` (a share of the width): the columns on the side it
+/// moves into shrink in turn, nearest first, each down to `min`; the column on the other side
+/// grows by what they gave.
+fn move_split(shares: &mut [f32], i: usize, d: f32, min: f32) {
+    let (grow, order): (usize, Vec<usize>) = if d > 0.0 {
+        (i, (i + 1..shares.len()).collect())
+    } else {
+        (i + 1, (0..=i).rev().collect())
+    };
+    let mut want = d.abs();
+    let mut given = 0.0;
+    for j in order {
+        if want <= 0.0 {
+            break;
+        }
+        let take = (shares[j] - min).clamp(0.0, want);
+        shares[j] -= take;
+        want -= take;
+        given += take;
+    }
+    if let Some(s) = shares.get_mut(grow) {
+        *s += given;
+    }
+}
+
 /// The narrowest a column gets: 4 bytes of hex per row with their ASCII, and its scroll bar.
 fn min_column_width(ui: &egui::Ui) -> f32 {
     let font = egui::TextStyle::Monospace.resolve(ui.style());
@@ -144,9 +169,13 @@ impl App {
             .resizable(false)
             .exact_size(height)
             .show(ui, |ui| {
-                let top = ui.min_rect().top();
-                self.inspector_ui(ui, analysis);
-                content = ui.min_rect().bottom() - top;
+                // Measured in a scope of its own: the panel's ui is at least as tall as the
+                // panel already is.
+                content = ui
+                    .scope(|ui| self.inspector_ui(ui, analysis))
+                    .response
+                    .rect
+                    .height();
             });
         if (content - self.inspector_content).abs() > 0.5 {
             self.inspector_content = content;
@@ -166,31 +195,34 @@ impl App {
             return;
         };
         let cursor = self.here.views.get(&format).and_then(|v| v.hex.cursor());
-        let id = ui.make_persistent_id("data-inspector");
-        let state = egui::collapsing_header::CollapsingState::load_with_default_open(
-            ui.ctx(),
-            id,
-            self.settings.inspector_open,
-        );
         let mut jump = None;
-        state
-            .show_header(ui, |ui| {
-                ui.horizontal_wrapped(|ui| {
-                    ui.strong(format!("Data inspector · {}", format.title()));
-                    jump = widgets::goto_offset(ui, &mut self.here.goto_text, column.bytes.len());
-                    if let (Some(offset), false) = (cursor, self.settings.inspector_open) {
-                        ui.weak(format!("at offset {offset} (0x{offset:x})"));
-                    }
-                });
-            })
-            .body(|ui| match cursor {
+        let mut open = self.settings.inspector_open;
+        ui.horizontal_wrapped(|ui| {
+            let title = format!("Data inspector · {}", format.title());
+            if ui
+                .add(egui::Button::selectable(
+                    open,
+                    egui::RichText::new(title).strong(),
+                ))
+                .on_hover_text(if open { "collapse" } else { "expand" })
+                .clicked()
+            {
+                open = !open;
+            }
+            jump = widgets::goto_offset(ui, &mut self.here.goto_text, column.bytes.len());
+            if let (Some(offset), false) = (cursor, open) {
+                ui.weak(format!("at offset {offset} (0x{offset:x})"));
+            }
+        });
+        if open {
+            match cursor {
                 Some(offset) => widgets::data_inspector(ui, &column.bytes, offset),
                 None => {
                     ui.weak("click a byte to inspect it");
                 }
-            });
-        self.settings.inspector_open = egui::collapsing_header::CollapsingState::load(ui.ctx(), id)
-            .is_none_or(|s| s.is_open());
+            }
+        }
+        self.settings.inspector_open = open;
         if let Some(offset) = jump {
             if let Some(v) = self.here.views.get_mut(&format) {
                 v.hex.scroll_to(offset);
@@ -525,11 +557,7 @@ impl App {
                             match d {
                                 Split::Reset => shares = vec![1.0 / n as f32; n],
                                 Split::Moved(dx) => {
-                                    let min = min_w / width;
-                                    let d =
-                                        (dx / width).max(min - shares[i]).min(shares[i + 1] - min);
-                                    shares[i] += d;
-                                    shares[i + 1] -= d;
+                                    move_split(&mut shares, i, dx / width, min_w / width);
                                 }
                             }
                             changed = true;

@@ -262,6 +262,14 @@ impl App {
         self.here.focus
     }
 
+    /// The bytes a row of the focused column's hex view showed last frame.
+    pub fn here_row_bytes(&self) -> usize {
+        self.here
+            .focus
+            .and_then(|f| self.here.views.get(&f))
+            .map_or(16, |v| v.hex.row_bytes())
+    }
+
     /// The cursor (the byte the data inspector reads) of `format`'s hex view, for the source
     /// shown.
     pub fn cursor(&self, format: Format) -> Option<usize> {
