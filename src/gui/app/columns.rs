@@ -10,6 +10,14 @@ use crate::workspace::{Analysis, Column, ProtoMode, Stage};
 
 use super::super::widgets::{self, thousands, HexInput, TreeInput};
 
+/// A click in a column: its format, the path of the field clicked (if any) and, for a byte of
+/// the hex view, its offset.
+struct ColumnClick {
+    format: Format,
+    path: Option<Path>,
+    offset: Option<usize>,
+}
+
 /// The width of the handle between two columns, and between a column's hex view and its tree.
 const GAP: f32 = 8.0;
 
@@ -509,7 +517,7 @@ impl App {
             ui.weak("every column is hidden (View > Columns)");
             return;
         }
-        let mut clicked: Option<(Format, Option<Path>, Option<usize>)> = None;
+        let mut clicked: Option<ColumnClick> = None;
         let mut hover = None;
         let formats: Vec<Format> = shown.iter().map(|c| c.format).collect();
         let mut shares = self.settings.column_shares(&formats);
@@ -577,7 +585,12 @@ impl App {
             self.settings.set_column_shares(&formats, &shares);
         }
         self.hover = hover;
-        if let Some((format, path, offset)) = clicked {
+        if let Some(ColumnClick {
+            format,
+            path,
+            offset,
+        }) = clicked
+        {
             self.here.focus = Some(format);
             if path.is_some() && path != self.ws.selected {
                 // The views move to the new field next frame; the byte clicked keeps the cursor.
@@ -593,7 +606,7 @@ impl App {
         &mut self,
         ui: &mut egui::Ui,
         column: &Column,
-    ) -> (Option<(Format, Option<Path>, Option<usize>)>, Option<Hover>) {
+    ) -> (Option<ColumnClick>, Option<Hover>) {
         let format = column.format;
         let mut clicked = None;
         let mut hover = None;
@@ -657,7 +670,11 @@ impl App {
                         for n in &column.notes {
                             let text = format!("{}: {n}", n.kind.label());
                             if ui.link(text).clicked() {
-                                clicked = Some((format, Some(n.path.clone()), None));
+                                clicked = Some(ColumnClick {
+                                    format,
+                                    path: Some(n.path.clone()),
+                                    offset: None,
+                                });
                             }
                         }
                     });
@@ -713,7 +730,11 @@ impl App {
             });
         }
         if let Some((offset, node)) = r.clicked {
-            clicked = Some((format, node.and_then(path_of), Some(offset)));
+            clicked = Some(ColumnClick {
+                format,
+                path: node.and_then(path_of),
+                offset: Some(offset),
+            });
         }
         if let Some(doc) = &column.document {
             let input = TreeInput {
@@ -723,7 +744,11 @@ impl App {
                 notes: &column.note_nodes,
             };
             if let Some(id) = view.tree.show(ui, &input) {
-                clicked = Some((format, Some(doc.spans.path(id)), None));
+                clicked = Some(ColumnClick {
+                    format,
+                    path: Some(doc.spans.path(id)),
+                    offset: None,
+                });
             }
         } else {
             ui.weak("no tree: nothing decoded");

@@ -174,8 +174,9 @@ impl App {
     }
 
     /// Opens a file (recent list updated; an error shows in the message bar). A schema loads
-    /// as a schema instead (see [`is_schema_file`]): a `.proto` with its imports found beside
-    /// it and beside the `.proto` files loaded before it, a descriptor set on its own.
+    /// as a schema instead (told by its name, and a `.pb`/`.binpb` by its content): a `.proto`
+    /// with its imports found beside it and beside the `.proto` files loaded before it, a
+    /// descriptor set on its own.
     pub fn open_file(&mut self, path: PathBuf) {
         match is_schema_file(&path) {
             Some(SchemaKind::DescriptorSet) => self.load_schema_files(vec![path], Vec::new()),
