@@ -3,6 +3,8 @@
 
 use eframe::egui;
 
+use super::Status;
+
 use super::{App, Hover, Settings};
 use crate::codec::{self, EncodeOptions, Format};
 use crate::model::{ByteRole, NodeId, Path};
@@ -451,11 +453,12 @@ impl App {
                 let text = self.here.select_text.trim().to_string();
                 match Path::parse(&text) {
                     Ok(p) => {
-                        self.message = None;
+                        self.status = None;
                         self.select(Some(p));
                     }
                     Err(e) => {
-                        self.message = Some((format!("not a path: {text}: {}", e.message), true));
+                        self.status =
+                            Some(Status::Error(format!("not a path: {text}: {}", e.message)));
                     }
                 }
             }

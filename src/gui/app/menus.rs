@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
+use super::Status;
+
 use super::{App, SAMPLES};
 use crate::codec::Format;
 use crate::workspace::ProtoMode;
@@ -141,7 +143,7 @@ impl App {
                 super::dialogs::Picked::Cancelled => {}
                 super::dialogs::Picked::Unavailable => {
                     // The schema window has path fields.
-                    self.message = Some((super::dialogs::NO_DIALOG.to_string(), true));
+                    self.status = Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
                     self.schema_open = true;
                 }
             }
@@ -296,19 +298,19 @@ impl App {
     pub(super) fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
         match self.ws.load_schema_files(&files, &includes) {
             Ok(label) => {
-                self.message = Some((format!("schema loaded: {label}"), false));
+                self.status = Some(Status::Info(format!("schema loaded: {label}")));
                 self.settings
                     .schemas
                     .push(super::SchemaFiles { files, includes });
             }
-            Err(e) => self.message = Some((format!("schema not loaded: {e}"), true)),
+            Err(e) => self.status = Some(Status::Error(format!("schema not loaded: {e}"))),
         }
     }
 
     /// Loads pasted schema text; the error is shown where it was pasted.
     pub fn load_schema_text(&mut self, text: &str) -> Result<(), String> {
         let label = self.ws.load_schema_text(text)?;
-        self.message = Some((format!("schema loaded: {label}"), false));
+        self.status = Some(Status::Info(format!("schema loaded: {label}")));
         Ok(())
     }
 
@@ -394,10 +396,10 @@ impl App {
         if ui.button("Load pasted schema").clicked() {
             let text = self.schema_text.clone();
             if let Err(e) = self.load_schema_text(&text) {
-                self.message = Some((format!("schema not loaded: {e}"), true));
+                self.status = Some(Status::Error(format!("schema not loaded: {e}")));
             }
         }
-        if let Some((m, true)) = &self.message {
+        if let Some(Status::Error(m)) = &self.status {
             ui.colored_label(ui.visuals().error_fg_color, m);
         }
         ui.separator();
@@ -438,7 +440,7 @@ impl App {
                     super::dialogs::Picked::Chosen(p) => self.save_path = p.display().to_string(),
                     super::dialogs::Picked::Cancelled => {}
                     super::dialogs::Picked::Unavailable => {
-                        self.message = Some((super::dialogs::NO_DIALOG.to_string(), true));
+                        self.status = Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
                     }
                 }
             }
@@ -450,17 +452,14 @@ impl App {
                 .clicked()
             {
                 let path = PathBuf::from(self.save_path.trim());
-                self.message = Some(match crate::files::write_atomically(&path, &column.bytes) {
-                    Ok(()) => (
-                        format!(
-                            "saved {} bytes of {} to {}",
-                            column.bytes.len(),
-                            format.title(),
-                            path.display()
-                        ),
-                        false,
-                    ),
-                    Err(e) => (format!("cannot write {}: {e}", path.display()), true),
+                self.status = Some(match crate::files::write_atomically(&path, &column.bytes) {
+                    Ok(()) => Status::Info(format!(
+                        "saved {} bytes of {} to {}",
+                        column.bytes.len(),
+                        format.title(),
+                        path.display()
+                    )),
+                    Err(e) => Status::Error(format!("cannot write {}: {e}", path.display())),
                 });
                 self.save_open = false;
             }

@@ -15,6 +15,7 @@ mod samples;
 mod settings;
 mod sidebar;
 mod source_state;
+mod status;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use eframe::egui;
 
 pub use samples::SAMPLES;
 pub use settings::{SchemaFiles, Settings};
+pub use status::Status;
 
 use super::widgets::{HexView, TreeView};
 use crate::codec::Format;
@@ -74,9 +76,9 @@ pub struct App {
     pub ws: Workspace,
     /// What is remembered across runs.
     pub settings: Settings,
-    /// A message for the user (an error opening a file, a schema that did not compile), and
-    /// whether it is an error.
-    pub message: Option<(String, bool)>,
+    /// The status line: what the last action did (a schema loaded) or why it failed (a file
+    /// that cannot open, a schema that did not compile).
+    pub status: Option<Status>,
     /// What the pointer is over.
     pub hover: Option<Hover>,
     /// The view state of the source shown (scroll, cursor, selection, fields).
@@ -135,7 +137,7 @@ impl App {
             profiler: profiler::ProfilerView::default(),
             ws,
             settings: options.settings.unwrap_or_default(),
-            message: None,
+            status: None,
             hover: None,
             here: source_state::SourceState::default(),
             here_for: None,
@@ -163,7 +165,9 @@ impl App {
         let schemas = app.settings.schemas.clone();
         for s in schemas {
             if let Err(e) = app.ws.load_schema_files(&s.files, &s.includes) {
-                app.message = Some((format!("schema from the last run not loaded: {e}"), true));
+                app.status = Some(Status::Error(format!(
+                    "schema from the last run not loaded: {e}"
+                )));
                 app.settings.schemas.retain(|t| *t != s);
             }
         }
@@ -209,9 +213,9 @@ impl App {
             Ok(_) => {
                 let full = std::fs::canonicalize(&path).unwrap_or(path);
                 self.settings.remember(full);
-                self.message = None;
+                self.status = None;
             }
-            Err(e) => self.message = Some((e, true)),
+            Err(e) => self.status = Some(Status::Error(e)),
         }
     }
 
@@ -221,15 +225,15 @@ impl App {
             // A bundled .proto is a schema, as a .proto file opened by path is.
             Some((n, bytes)) if n.ends_with(".proto") => {
                 let text = String::from_utf8_lossy(bytes);
-                self.message = Some(match self.ws.load_proto_source(n, &text) {
-                    Ok(label) => (format!("schema loaded: {label}"), false),
-                    Err(e) => (format!("schema not loaded: {e}"), true),
+                self.status = Some(match self.ws.load_proto_source(n, &text) {
+                    Ok(label) => Status::Info(format!("schema loaded: {label}")),
+                    Err(e) => Status::Error(format!("schema not loaded: {e}")),
                 });
                 true
             }
             Some((n, bytes)) => {
                 self.ws.add(Source::sample(n, bytes));
-                self.message = None;
+                self.status = None;
                 true
             }
             None => false,
@@ -240,7 +244,7 @@ impl App {
     pub fn paste(&mut self, text: &str) {
         if !text.trim().is_empty() {
             self.ws.paste(text);
-            self.message = None;
+            self.status = None;
         }
     }
 
@@ -427,18 +431,18 @@ impl App {
 
     fn message_bar(&mut self, ui: &mut egui::Ui) {
         let mut close = false;
-        if let Some((text, is_error)) = &self.message {
+        if let Some(status) = &self.status {
             ui.horizontal_wrapped(|ui| {
-                if *is_error {
-                    ui.colored_label(ui.visuals().error_fg_color, text);
+                if status.is_error() {
+                    ui.colored_label(ui.visuals().error_fg_color, status.text());
                 } else {
-                    ui.label(text);
+                    ui.label(status.text());
                 }
                 close = ui.small_button("close").clicked();
             });
         }
         if close {
-            self.message = None;
+            self.status = None;
         }
     }
 
@@ -476,7 +480,9 @@ impl App {
                             .add(Source::dropped("dropped bytes", e.into_bytes()));
                     }
                 },
-                Err(e) => self.message = Some((format!("cannot read the dropped file: {e}"), true)),
+                Err(e) => {
+                    self.status = Some(Status::Error(format!("cannot read the dropped file: {e}")))
+                }
             }
         }
         // A paste into a text field belongs to the field; anywhere else (a clicked hex byte, a
@@ -534,15 +540,13 @@ impl App {
         let loaded = std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
             .and_then(|text| self.ws.load_key_log(&text));
-        self.message = Some(match loaded {
-            Ok(n) => (
+        self.status = Some(match loaded {
+            Ok(n) => Status::Info(
                 format!(
                     "TLS key log loaded from {}: keys for {n} connection(s); captures are read again with them",
                     path.display()
-                ),
-                false,
-            ),
-            Err(e) => (format!("key log {} not loaded: {e}", path.display()), true),
+                )),
+            Err(e) => Status::Error(format!("key log {} not loaded: {e}", path.display())),
         });
     }
 
@@ -573,14 +577,11 @@ impl App {
     pub fn guarded(&mut self, ui: &mut egui::Ui, draw: impl FnOnce(&mut App, &mut egui::Ui)) {
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| draw(self, ui)));
         if let Err(panic) = caught {
-            self.message = Some((
-                format!(
-                    "internal error while drawing (please report it): {}. Your data is kept; \
+            self.status = Some(Status::Error(format!(
+                "internal error while drawing (please report it): {}. Your data is kept; \
                      the window goes on.",
-                    crate::workspace::panic_message(panic.as_ref())
-                ),
-                true,
-            ));
+                crate::workspace::panic_message(panic.as_ref())
+            )));
             ui.ctx().request_repaint();
         }
     }

@@ -17,6 +17,7 @@ mod wire;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::Status;
 use eframe::egui::{self, Color32};
 
 pub use png::encode_png;
@@ -200,9 +201,9 @@ impl App {
         match self.ws.start_profile(mode, self.profiler.scope, links) {
             Ok(()) => {
                 self.profiler.file = 0;
-                self.message = None;
+                self.status = None;
             }
-            Err(e) => self.message = Some((e, true)),
+            Err(e) => self.status = Some(Status::Error(e)),
         }
     }
 
@@ -217,9 +218,8 @@ impl App {
     /// field is empty). The outcome is shown in the message bar.
     pub fn export_profile_csv(&mut self) {
         if !self.ws.profile.as_ref().is_some_and(|r| r.has_results()) {
-            self.message = Some((
+            self.status = Some(Status::Error(
                 "nothing to export yet: press Run profile first".into(),
-                true,
             ));
             return;
         }
@@ -237,11 +237,9 @@ impl App {
                 super::dialogs::Picked::Cancelled => return,
                 super::dialogs::Picked::Unavailable => {
                     // No dialog here: the path field in the toolbar is the other way.
-                    self.message = Some((
+                    self.status = Some(Status::Error(
                         "no file dialog could open here: type a path in the export field (e.g. /tmp/profile.csv), then Export CSV"
-                            .into(),
-                        true,
-                    ));
+                            .into()));
                     self.view = super::View::Profiler;
                     return;
                 }
@@ -251,24 +249,21 @@ impl App {
             return;
         };
         let path = PathBuf::from(self.settings.export_path.trim());
-        self.message = Some(match export_csv(&report, &path) {
-            Ok(paths) => (
-                format!(
-                    "exported {}{}",
-                    paths
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(" and "),
-                    if report.cancelled {
-                        " (the run was cancelled: the files hold what finished)"
-                    } else {
-                        ""
-                    }
-                ),
-                false,
-            ),
-            Err(e) => (e, true),
+        self.status = Some(match export_csv(&report, &path) {
+            Ok(paths) => Status::Info(format!(
+                "exported {}{}",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                if report.cancelled {
+                    " (the run was cancelled: the files hold what finished)"
+                } else {
+                    ""
+                }
+            )),
+            Err(e) => Status::Error(e),
         });
     }
 
@@ -285,15 +280,12 @@ impl App {
         match text {
             Ok(t) => {
                 ctx.copy_text(t);
-                self.message = Some((
-                    format!(
-                        "copied the table as {}",
-                        if markdown { "Markdown" } else { "CSV" }
-                    ),
-                    false,
-                ));
+                self.status = Some(Status::Info(format!(
+                    "copied the table as {}",
+                    if markdown { "Markdown" } else { "CSV" }
+                )));
             }
-            Err(e) => self.message = Some((format!("cannot copy the table: {e}"), true)),
+            Err(e) => self.status = Some(Status::Error(format!("cannot copy the table: {e}"))),
         }
     }
 
@@ -301,7 +293,7 @@ impl App {
     /// screenshot of the next frame.
     fn save_plot_png(&mut self, ctx: &egui::Context) {
         let Some(rect) = self.profiler.plot_rect else {
-            self.message = Some(("no plot on screen to save".into(), true));
+            self.status = Some(Status::Error("no plot on screen to save".into()));
             return;
         };
         let base = if self.settings.export_path.trim().is_empty() {
@@ -347,9 +339,9 @@ impl App {
                 .and_then(|mut s| s.take());
             if let Some(result) = done {
                 self.profiler.png_pending = false;
-                self.message = Some(match result {
-                    Ok(p) => (format!("saved the plot as {}", p.display()), false),
-                    Err(e) => (e, true),
+                self.status = Some(match result {
+                    Ok(p) => Status::Info(format!("saved the plot as {}", p.display())),
+                    Err(e) => Status::Error(e),
                 });
             }
         }
