@@ -282,7 +282,23 @@ fn open_path_is_always_there_and_opens_what_is_typed() {
     h.run_steps(2);
     let path = h.get_by_label("Path");
     assert!(path.is_focused());
-    path.type_text(&sample("iot-metrics.cbor").display().to_string());
+    // Tab completes as far as the folder's names agree, and the field keeps the keyboard.
+    let typed = format!(
+        "{}/iot-m",
+        sample("").display().to_string().trim_end_matches('/')
+    );
+    path.type_text(&typed);
+    h.run_steps(1);
+    h.key_press(egui::Key::Tab);
+    h.run_steps(2);
+    let completed = sample("iot-metrics.").display().to_string();
+    assert_eq!(
+        h.get_by_label("Path").value().as_deref(),
+        Some(completed.as_str())
+    );
+    assert!(h.get_by_label("Path").is_focused());
+    h.get_by_label(&sample("iot-metrics.msgpack").display().to_string());
+    h.get_by_label("Path").type_text("cbor");
     h.run_steps(1);
     h.key_press(egui::Key::Enter);
     settle(&mut h);

@@ -90,6 +90,8 @@ impl OpenPathWindow {
                         .add(
                             egui::TextEdit::singleline(&mut self.text)
                                 .id(field_id)
+                                // Tab stays in the field (it completes) instead of moving on.
+                                .lock_focus(true)
                                 .hint_text("/path/to/payload.json — Tab completes")
                                 .desired_width(380.0),
                         )
