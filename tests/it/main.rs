@@ -36,6 +36,7 @@ mod hostile_nodes;
 mod json_conformance;
 mod msgpack_conformance;
 mod protobuf_cli;
+mod protobuf_editions;
 mod protobuf_encode;
 mod protobuf_infer;
 mod protobuf_reencode;
