@@ -27,6 +27,7 @@ use crate::capture::{
 use crate::codec::protobuf::dynamic::{to_proto3_json, Proto3JsonOptions};
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::schema::{Candidate, Schema};
+use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::stream;
 use crate::codec::{
@@ -153,6 +154,13 @@ pub struct InputArgs {
     /// u32-delimited.
     #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
     pub layer: Option<LayerArg>,
+    /// Protobuf without a schema: read the field at PATTERN as READING, at every occurrence
+    /// (`--read '$.1[*].2=bytes'`; patterns by field numbers, `$.1.2` or `${1}{2}`). READING is
+    /// message, string, bytes, packed-varint, packed-sint64, packed-fixed32, packed-float,
+    /// packed-fixed64, packed-double, uint64, int64, sint64, bool, fixed32, sfixed32, float,
+    /// fixed64, sfixed64 or double. Repeatable.
+    #[arg(long = "read", value_name = "PATTERN=READING", value_parser = FieldReading::parse)]
+    pub read: Vec<FieldReading>,
 }
 
 /// What `--layer` chose.
@@ -692,6 +700,7 @@ fn read_payload_knowing(
 ) -> Result<PayloadRead, Failure> {
     let mut options = DecodeOptions {
         limits: args.limits()?,
+        protobuf_readings: args.read.clone(),
         ..DecodeOptions::default()
     };
     let mut ranking = Vec::new();
@@ -731,7 +740,9 @@ fn read_payload_knowing(
     let message = options.message.clone();
     // Ranking's documents stand when it decoded as this command does: without a message type,
     // or with the one the user named.
-    let mut known = known.filter(|_| message.is_none() || ranks_with_message(args));
+    // With --read, protobuf is read again the user's way.
+    let mut known =
+        known.filter(|_| (message.is_none() || ranks_with_message(args)) && args.read.is_empty());
     let (readings, outcome) = match args.from {
         Some(format) => {
             let found = known
@@ -1375,6 +1386,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         pick: None,
         raw: false,
         keylog: None,
+        read: Vec::new(),
         layer: None,
     };
     let doc = read_payload(&input, &input_args)?

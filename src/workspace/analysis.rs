@@ -357,6 +357,7 @@ pub fn analyze(
     let decode_options = DecodeOptions {
         message: message.clone(),
         limits: *limits,
+        ..DecodeOptions::default()
     };
     ctx.report(0.15, "detecting the format");
     let mut readings = detect(bytes, hint, &decode_options);
@@ -506,6 +507,7 @@ fn encode_column(
     let read_options = DecodeOptions {
         message: read_with,
         limits: *limits,
+        ..DecodeOptions::default()
     };
     let document = match codec::decode(&encoded.bytes, format, &read_options) {
         Ok(doc) if doc.spans.len() == encoded.spans.len() => Some(doc),

@@ -39,6 +39,7 @@ mod protobuf_cli;
 mod protobuf_editions;
 mod protobuf_encode;
 mod protobuf_infer;
+mod protobuf_read_as;
 mod protobuf_reencode;
 mod protobuf_schema;
 mod protobuf_wire;
