@@ -54,11 +54,33 @@ pub fn file_features(file: &FileDescriptor) -> Option<Features> {
     if file.syntax() != prost_reflect::Syntax::Proto2 {
         return None;
     }
-    // A file without options cannot have been lowered (lowering writes `features`): skip
-    // decoding its options. prost-types' own FileOptions does not keep `features`, the pool's
-    // decoded options do.
+    // A file without options cannot have been lowered (lowering writes `features`).
     file.file_descriptor_proto().options.as_ref()?;
-    features_in(&file.options().encode_to_vec(), FILE_OPTIONS_FEATURES)
+    // Decoding a file's options for every field of every message type a decode meets would
+    // cost more than the decode of a small message: the last 16 files asked about are kept
+    // (with their pools, so at most 16 pools per thread outlive their schema).
+    thread_local! {
+        static SEEN: std::cell::RefCell<Vec<(FileDescriptor, Option<Features>)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    const KEPT: usize = 16;
+    if let Some(found) = SEEN.with(|seen| {
+        seen.borrow()
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, features)| *features)
+    }) {
+        return found;
+    }
+    let features = features_in(&file.options().encode_to_vec(), FILE_OPTIONS_FEATURES);
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if seen.len() >= KEPT {
+            seen.remove(0);
+        }
+        seen.push((file.clone(), features));
+    });
+    features
 }
 
 /// The `FeatureSet` at field `number` of serialized options.
