@@ -29,7 +29,7 @@ fn cases() -> Vec<(String, String, String)> {
             (next(), next(), next())
         })
         .collect();
-    assert_eq!(cases.len(), 7, "every case of make.py");
+    assert_eq!(cases.len(), 8, "every case of make.py");
     cases
 }
 

@@ -2,8 +2,9 @@
 """Makes the editions payloads and their golden JSON with Python's protobuf (7.36.2).
 
 Run in this folder: `python3 make.py`. It reads the descriptor sets protoc made (see SOURCE.md),
-builds each message from its dict below with json_format.ParseDict, and writes
-  NAME.binpb             the message's bytes (SerializeToString, deterministic)
+builds each message from its dict below with json_format.ParseDict (or parses the bytes a case
+gives), and writes
+  NAME.binpb             the message's bytes (SerializeToString, deterministic; or the case's)
   NAME.json              MessageToJson(msg)                                  (lowerCamelCase)
   NAME.proto-names.json  MessageToJson(msg, preserving_proto_field_name=True)
 The first line of CASES.txt names, for every case, its descriptor set and message type.
@@ -81,6 +82,11 @@ CASES = [
     ("presence_set", "presence", "wirelens.editions.Presence", {
         "count": 3, "name": "n", "color": "COLOR_BLUE", "requiredId": 0,
     }),
+    # Bytes as a peer might send them (parsed, not built): shade 7 and one of shades are numbers
+    # the closed enum Shade does not name, so the runtime keeps them as unknown fields and JSON
+    # leaves them out; color 5 is unnamed too, but Color is open, so it stays a number.
+    ("closed_enum_unknown", "presence", "wirelens.editions.Presence",
+     bytes.fromhex("2807" "62020701" "2005" "5801")),
 ]
 
 
@@ -98,9 +104,14 @@ def main():
     for name, set_name, type_name, value in CASES:
         pool = pools[set_name]
         cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(type_name))
-        msg = json_format.ParseDict(value, cls(), descriptor_pool=pool)
+        if isinstance(value, bytes):
+            msg = cls.FromString(value)
+            payload = value
+        else:
+            msg = json_format.ParseDict(value, cls(), descriptor_pool=pool)
+            payload = msg.SerializeToString(deterministic=True)
         with open(f"{name}.binpb", "wb") as f:
-            f.write(msg.SerializeToString(deterministic=True))
+            f.write(payload)
         with open(f"{name}.json", "w") as f:
             f.write(json_format.MessageToJson(msg, descriptor_pool=pool) + "\n")
         with open(f"{name}.proto-names.json", "w") as f:

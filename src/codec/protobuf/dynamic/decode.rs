@@ -130,13 +130,14 @@ pub fn to_proto3_json(
 }
 
 /// Unsets the fields of editions' implicit presence that hold their default (prost-reflect sees
-/// them as proto2 fields, which have presence), so the JSON leaves them out as protobuf's own
-/// runtimes do; messages inside are walked too.
+/// them as proto2 fields, which have presence), and drops the numbers a closed editions enum
+/// does not name (protobuf's runtimes keep those as unknown fields, which JSON does not show),
+/// so the JSON is what `MessageToJson` writes; messages inside are walked too.
 fn clear_implicit_defaults(msg: &mut prost_reflect::DynamicMessage) {
     use prost_reflect::Value as PValue;
     let mut unset = Vec::new();
     for (field, value) in msg.fields_mut() {
-        match value {
+        match &mut *value {
             PValue::Message(m) => clear_implicit_defaults(m),
             PValue::List(items) => {
                 for item in items {
@@ -157,8 +158,25 @@ fn clear_implicit_defaults(msg: &mut prost_reflect::DynamicMessage) {
                     && !editions::has_presence(&field)
                     && v.is_default_for_field(&field)
                 {
-                    unset.push(field);
+                    unset.push(field.clone());
                 }
+            }
+        }
+        if let Some(e) = field.kind().as_enum() {
+            let closed = editions::enum_features(e).is_some_and(|f| f.closed_enum());
+            let named = |v: &PValue| match v {
+                PValue::EnumNumber(n) => e.get_value(*n).is_some(),
+                _ => true,
+            };
+            match &mut *value {
+                PValue::List(items) if closed => {
+                    items.retain(named);
+                    if items.is_empty() {
+                        unset.push(field.clone());
+                    }
+                }
+                v if closed && !named(v) => unset.push(field.clone()),
+                _ => {}
             }
         }
     }

@@ -9,9 +9,10 @@
 //! has no presence (its default is not written, as in proto3), and a string field with
 //! `utf8_validation = NONE` may hold bytes that are not UTF-8 (they are read as bytes).
 //!
-//! Not done: closed enums move unknown numbers to unknown fields in protobuf's runtimes; here
-//! they stay integers, as for every enum (see [`super::dynamic`]). Language features
-//! (`pb.cpp`, `pb.java`, …) are kept as they are but not read.
+//! A closed enum's unnamed numbers are left out of proto3 JSON, as protobuf's runtimes (which
+//! keep them as unknown fields) leave them out; in the decoded value they stay integers, as for
+//! every enum (see [`super::dynamic`]). Language features (`pb.cpp`, `pb.java`, …) are kept as
+//! they are but not read.
 
 mod features;
 mod lower;
