@@ -1049,6 +1049,25 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             Some(why) => writeln!(out, "message type: {} ({why})", message.full_name())?,
             None => writeln!(out, "message type: {}", message.full_name())?,
         }
+        // Editions schemas say how they were read: lowered, and by which compiler.
+        if let Some(schema) = args.input.schema.load()? {
+            if !schema.editions().is_empty() {
+                let files: Vec<String> = schema
+                    .editions()
+                    .iter()
+                    .map(|f| format!("{} (edition {})", f.name, f.edition))
+                    .collect();
+                let compiler = schema.compiler().map_or_else(
+                    || "a descriptor set".to_string(),
+                    |c| format!("compiled by {c}"),
+                );
+                writeln!(
+                    out,
+                    "schema: {compiler}; editions files read as proto2 with their features: {}",
+                    files.join(", ")
+                )?;
+            }
+        }
     }
     if !read.ranking.is_empty() {
         writeln!(out, "message types that fit, best first:")?;

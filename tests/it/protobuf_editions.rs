@@ -373,6 +373,42 @@ fn list_types_shows_editions_and_each_fields_features() {
 }
 
 #[test]
+fn inspect_says_how_an_editions_schema_was_read() {
+    let out = assert_cmd::Command::cargo_bin("wirelens")
+        .expect("built")
+        .args([
+            "inspect",
+            "--no-hex",
+            "--no-tree",
+            "--message",
+            "Presence",
+            "--proto",
+        ])
+        .arg(dir().join("presence.proto"))
+        .arg(dir().join("presence.binpb"))
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("schema: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.starts_with("schema: compiled by protoc 36."), "{line}");
+    assert!(
+        line.ends_with(
+            "(protoc-bin-vendored); editions files read as proto2 with their features: \
+             presence.proto (edition 2024)"
+        ),
+        "{line}"
+    );
+}
+
+#[test]
 fn convert_writes_editions_json_like_message_to_json() {
     let out = assert_cmd::Command::cargo_bin("wirelens")
         .expect("built")
