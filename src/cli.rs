@@ -738,6 +738,13 @@ fn read_payload_knowing(
         )));
     }
     let message = options.message.clone();
+    if message.is_some() && !args.read.is_empty() {
+        return Err(Failure::Usage(
+            "--read chooses readings of protobuf read without a schema; with a message type the \
+             schema says what each field is"
+                .into(),
+        ));
+    }
     // Ranking's documents stand when it decoded as this command does: without a message type,
     // or with the one the user named.
     // With --read, protobuf is read again the user's way.

@@ -249,4 +249,27 @@ fn the_cli_reads_fields_the_users_way() {
             .contains("error at byte 9 (${1}{5}): Protobuf: --read bool: field 5 is the varint 5"),
         "{stderr}"
     );
+    // With a schema, the schema says what each field is.
+    let proto = dir.path().join("r.proto");
+    std::fs::write(&proto, "syntax = \"proto3\"; message R { bytes x = 1; }").expect("write");
+    let out = assert_cmd::Command::cargo_bin("wirelens")
+        .expect("built")
+        .args([
+            "inspect",
+            "--message",
+            "R",
+            "--read",
+            "$.1=bytes",
+            "--proto",
+        ])
+        .arg(&proto)
+        .arg(&path)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--read chooses readings of protobuf read without a schema"),
+        "{stderr}"
+    );
 }
