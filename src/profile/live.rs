@@ -189,7 +189,7 @@ mod tests {
         let value = decode(text, Format::Json, &DecodeOptions::default())?.value;
         let subjects = [Subject {
             name: "records.json".into(),
-            value,
+            value: value.into(),
             message: None,
         }];
         let mut settings = Settings::new(Mode::Quick);
@@ -225,7 +225,7 @@ mod tests {
         let value = decode(text, Format::Json, &DecodeOptions::default())?.value;
         let subjects = [Subject {
             name: "records.json".into(),
-            value,
+            value: value.into(),
             message: None,
         }];
         let mut settings = Settings::new(Mode::Precise);
