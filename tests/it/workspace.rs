@@ -107,7 +107,7 @@ fn a_pasted_xxd_dump_reads_as_the_bytes_it_shows() {
     assert_eq!(source.bytes, bytes);
     let direct = decode(&bytes, Format::MessagePack, &DecodeOptions::default()).expect("decodes");
     assert_eq!(
-        source.document.as_ref().map(|d| &d.value),
+        source.document.as_ref().map(|d| &*d.value),
         Some(&direct.value)
     );
 }
