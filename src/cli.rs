@@ -27,6 +27,7 @@ use crate::capture::{
 use crate::codec::protobuf::dynamic::{to_proto3_json, Proto3JsonOptions};
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::schema::{Candidate, Schema};
+use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::stream;
 use crate::codec::{
@@ -153,6 +154,13 @@ pub struct InputArgs {
     /// u32-delimited.
     #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
     pub layer: Option<LayerArg>,
+    /// Protobuf without a schema: read the field at PATTERN as READING, at every occurrence
+    /// (`--read '$.1[*].2=bytes'`; patterns by field numbers, `$.1.2` or `${1}{2}`). READING is
+    /// message, string, bytes, packed-varint, packed-sint64, packed-fixed32, packed-float,
+    /// packed-fixed64, packed-double, uint64, int64, sint64, bool, fixed32, sfixed32, float,
+    /// fixed64, sfixed64 or double. Repeatable.
+    #[arg(long = "read", value_name = "PATTERN=READING", value_parser = FieldReading::parse)]
+    pub read: Vec<FieldReading>,
 }
 
 /// What `--layer` chose.
@@ -692,6 +700,7 @@ fn read_payload_knowing(
 ) -> Result<PayloadRead, Failure> {
     let mut options = DecodeOptions {
         limits: args.limits()?,
+        protobuf_readings: args.read.clone(),
         ..DecodeOptions::default()
     };
     let mut ranking = Vec::new();
@@ -729,9 +738,18 @@ fn read_payload_knowing(
         )));
     }
     let message = options.message.clone();
+    if message.is_some() && !args.read.is_empty() {
+        return Err(Failure::Usage(
+            "--read chooses readings of protobuf read without a schema; with a message type the \
+             schema says what each field is"
+                .into(),
+        ));
+    }
     // Ranking's documents stand when it decoded as this command does: without a message type,
     // or with the one the user named.
-    let mut known = known.filter(|_| message.is_none() || ranks_with_message(args));
+    // With --read, protobuf is read again the user's way.
+    let mut known =
+        known.filter(|_| (message.is_none() || ranks_with_message(args)) && args.read.is_empty());
     let (readings, outcome) = match args.from {
         Some(format) => {
             let found = known
@@ -900,7 +918,81 @@ fn list_types(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     for method in &methods {
         writeln!(out, "  {method}")?;
     }
+    if let Some(compiler) = schema.compiler() {
+        writeln!(out, "compiled by {compiler}")?;
+    }
+    if !schema.editions().is_empty() {
+        writeln!(
+            out,
+            "editions files ({}, read as proto2 with their features):",
+            schema.editions().len()
+        )?;
+        for file in schema.editions() {
+            writeln!(out, "  {}: edition {}", file.name, file.edition)?;
+        }
+    }
+    if let Some(name) = &args.input.schema.message {
+        let message = schema
+            .message(name)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        writeln!(
+            out,
+            "fields of {} ({}):",
+            message.full_name(),
+            message.fields().len()
+        )?;
+        for field in message.fields() {
+            writeln!(out, "  {}", field_line(&field))?;
+        }
+    }
     Ok(())
+}
+
+/// One field as `--list-types --message` lists it: number, name, type, and for editions files
+/// the resolved features that decide its encoding.
+fn field_line(field: &prost_reflect::FieldDescriptor) -> String {
+    use crate::codec::protobuf::editions::{self, Scope};
+    use prost_reflect::{Cardinality, Kind};
+    let kind = field.kind();
+    let type_name = match &kind {
+        Kind::Message(m) if field.is_map() => {
+            let key = m.map_entry_key_field().kind();
+            let value = m.map_entry_value_field().kind();
+            format!("map<{}, {}>", kind_name(&key), kind_name(&value))
+        }
+        k => kind_name(k),
+    };
+    let mut words = vec![format!("{} {}:", field.number(), field.name())];
+    match field.cardinality() {
+        Cardinality::Repeated if !field.is_map() => words.push("repeated".into()),
+        Cardinality::Required => words.push("required".into()),
+        _ => {}
+    }
+    words.push(type_name);
+    if field.is_group() {
+        words.push("(group)".into());
+    }
+    if field.is_packed() {
+        words.push("(packed)".into());
+    }
+    if let Some(f) = editions::field_features(field) {
+        let mut shown = f.describe(Some(Scope::Field));
+        if let Kind::Enum(e) = &kind {
+            if let Some(ef) = editions::enum_features(e) {
+                shown.push(' ');
+                shown.push_str(&ef.describe(Some(Scope::Enum)));
+            }
+        }
+        words.push(format!("[{shown}]"));
+    }
+    words.join(" ")
+}
+
+/// A field type as a `.proto` writes it: `int32`, `string`, or the full name of a message or
+/// enum.
+fn kind_name(kind: &prost_reflect::Kind) -> String {
+    // prost-reflect's Debug writes exactly that.
+    format!("{kind:?}")
 }
 
 fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
@@ -963,6 +1055,25 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         match &read.message_reason {
             Some(why) => writeln!(out, "message type: {} ({why})", message.full_name())?,
             None => writeln!(out, "message type: {}", message.full_name())?,
+        }
+        // Editions schemas say how they were read: lowered, and by which compiler.
+        if let Some(schema) = args.input.schema.load()? {
+            if !schema.editions().is_empty() {
+                let files: Vec<String> = schema
+                    .editions()
+                    .iter()
+                    .map(|f| format!("{} (edition {})", f.name, f.edition))
+                    .collect();
+                let compiler = schema.compiler().map_or_else(
+                    || "a descriptor set".to_string(),
+                    |c| format!("compiled by {c}"),
+                );
+                writeln!(
+                    out,
+                    "schema: {compiler}; editions files read as proto2 with their features: {}",
+                    files.join(", ")
+                )?;
+            }
         }
     }
     if !read.ranking.is_empty() {
@@ -1301,6 +1412,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         pick: None,
         raw: false,
         keylog: None,
+        read: Vec::new(),
         layer: None,
     };
     let doc = read_payload(&input, &input_args)?

@@ -77,6 +77,7 @@ impl CompareArgs {
             pick: self.pick,
             raw: self.raw,
             keylog: None,
+            read: Vec::new(),
             layer: self.layer,
         }
     }

@@ -103,6 +103,7 @@ impl DiffArgs {
             },
             raw: self.raw,
             keylog: self.keylog.clone(),
+            read: Vec::new(),
             layer: self.layer,
         }
     }

@@ -126,6 +126,9 @@ pub struct DecodeOptions {
     pub limits: Limits,
     /// The protobuf message type to decode with; `None` decodes protobuf without a schema.
     pub message: Option<protobuf::MessageDescriptor>,
+    /// Without a schema: the user's reading of fields at patterns (`--read '$.1[*].2=bytes'`),
+    /// instead of the decoder's guess ([`protobuf::wire::FieldReading`]).
+    pub protobuf_readings: Vec<protobuf::wire::FieldReading>,
 }
 
 impl DecodeOptions {

@@ -414,6 +414,7 @@ pub fn analyze_previewing(
     let decode_options = DecodeOptions {
         message: message.clone(),
         limits: *limits,
+        ..DecodeOptions::default()
     };
     ctx.report(0.15, "detecting the format");
     let mut readings = detect(bytes, hint, &decode_options);
@@ -605,6 +606,7 @@ fn encode_column(
         let read_options = DecodeOptions {
             message: read_with,
             limits: *limits,
+            ..DecodeOptions::default()
         };
         codec::decode(&encoded.bytes, format, &read_options)
             .ok()

@@ -92,7 +92,8 @@ impl SchemaSet {
                     .unwrap_or_default()
             })
             .collect::<Vec<_>>()
-            .join(", ");
+            .join(", ")
+            + &editions_suffix(&schema);
         Ok(self.push(LoadedSchema {
             origin: SchemaOrigin::Files {
                 files: files.to_vec(),
@@ -110,13 +111,14 @@ impl SchemaSet {
         let looks_like_proto = text.contains("message ")
             || text.contains("syntax")
             || text.contains("package ")
-            || text.contains("enum ");
+            || text.contains("enum ")
+            || text.contains("edition");
         if looks_like_proto {
             let schema =
                 Schema::from_proto_source("pasted.proto", text).map_err(|e| e.to_string())?;
             return Ok(self.push(LoadedSchema {
                 origin: SchemaOrigin::PastedProto,
-                label: "pasted .proto".into(),
+                label: format!("pasted .proto{}", editions_suffix(&schema)),
                 schema,
             }));
         }
@@ -127,7 +129,7 @@ impl SchemaSet {
             .map_err(|e| format!("pasted {} is not a descriptor set: {e}", decoded.detail))?;
         Ok(self.push(LoadedSchema {
             origin: SchemaOrigin::PastedDescriptorSet,
-            label: "pasted descriptor set".into(),
+            label: format!("pasted descriptor set{}", editions_suffix(&schema)),
             schema,
         }))
     }
@@ -199,6 +201,25 @@ impl SchemaSet {
     }
 }
 
+/// What a schema label adds for editions files: the editions, and the compiler when text was
+/// compiled (protoc, not protox); nothing for proto2 and proto3.
+fn editions_suffix(schema: &Schema) -> String {
+    if schema.editions().is_empty() {
+        return String::new();
+    }
+    let mut editions: Vec<&str> = schema
+        .editions()
+        .iter()
+        .map(|f| f.edition.as_str())
+        .collect();
+    editions.dedup();
+    let editions = editions.join(", ");
+    match schema.compiler() {
+        Some(c) => format!(" (edition {editions}, compiled by {c})"),
+        None => format!(" (edition {editions})"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,6 +252,23 @@ mod tests {
         set.load_pasted(&hex)?;
         assert_eq!(set.loaded[0].origin, SchemaOrigin::PastedDescriptorSet);
         assert!(set.message_names().contains(&"demo.Point".to_string()));
+        Ok(())
+    }
+
+    #[test]
+    fn pasted_editions_text_is_compiled_by_protoc_and_says_so() -> Result<(), String> {
+        let mut set = SchemaSet::default();
+        let loaded = set.load_pasted(
+            "edition = \"2023\";\npackage e;\nmessage P { int32 x = 1 [features.field_presence = IMPLICIT]; }\n",
+        )?;
+        assert!(
+            loaded
+                .label
+                .starts_with("pasted .proto (edition 2023, compiled by protoc 36."),
+            "{}",
+            loaded.label
+        );
+        assert!(set.message("e.P").is_some());
         Ok(())
     }
 

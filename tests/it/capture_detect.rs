@@ -141,8 +141,8 @@ fn protobuf_samples_read_as_protobuf_with_their_schema() {
 fn protobuf_corpus_reads_as_protobuf_with_its_schema() {
     let cases = [
         ("protobuf/descriptor_set.pb", "protobuf/descriptor_set.pb"),
-        // This set does not load as a schema (prost-reflect rejects it), but it is a
-        // FileDescriptorSet, so descriptor.proto's types read it.
+        // An editions set (a schema too, once lowered), read here as the FileDescriptorSet it
+        // is, with descriptor.proto's types.
         (
             "protobuf/unittest_descriptor_set.pb",
             "protobuf/descriptor_set.pb",

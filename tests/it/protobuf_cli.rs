@@ -213,7 +213,8 @@ fn protobuf_list_types_names_messages_services_and_methods() {
          methods (3):\n  \
          demo.v1.Echo/Listen (google.protobuf.Empty) returns (stream demo.v1.EchoReply)\n  \
          demo.v1.Echo/Ping (google.protobuf.Empty) returns (google.protobuf.Empty)\n  \
-         demo.v1.Echo/Say (demo.v1.EchoRequest) returns (demo.v1.EchoReply)\n"
+         demo.v1.Echo/Say (demo.v1.EchoRequest) returns (demo.v1.EchoReply)\n\
+         compiled by protox 0.10\n"
     );
 }
 

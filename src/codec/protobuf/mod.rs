@@ -5,6 +5,8 @@
 //!   message types.
 //! - [`dynamic`]: decode bytes with a message type into a [`Value`] with a
 //!   span per field, and encode a value into a message type (the proto3 JSON mapping's rules).
+//! - [`editions`]: editions 2023 and 2024 (descriptor sets lowered to proto2, `.proto` text
+//!   compiled by the vendored protoc), and each element's resolved features.
 //! - [`wire`]: decode any protobuf bytes without a schema, keeping every plausible reading.
 //! - [`infer`]: a `.proto` that can carry a JSON/MessagePack/CBOR payload.
 //! - [`framing`]: split gRPC bodies and length-delimited streams into messages.
@@ -23,6 +25,7 @@
 //! `"@type"` and the packed message's fields (or its `"value"` bytes when the type is unknown).
 
 pub mod dynamic;
+pub mod editions;
 pub mod framing;
 pub mod infer;
 pub mod repeated;

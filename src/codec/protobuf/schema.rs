@@ -3,11 +3,13 @@
 //! buffer most likely is.
 //!
 //! What this module does not do: decode (see [`super::dynamic`]). Editions: protox 0.10 parses
-//! proto2 and proto3 only; an `edition = "2023"` file must be given as a descriptor set made by a
-//! recent `protoc` — but prost-reflect 0.16 cannot check the edition-2023 `unittest` set either
-//! (it panics while describing the problem; [`Schema::from_descriptor_set`] turns that into an
-//! error). protox 0.10 also cannot parse extension-range declarations
-//! (`extensions 1 [declaration = {...}]`), used by protobuf's newest `descriptor.proto`.
+//! proto2 and proto3 only and prost-reflect 0.16 loads no editions file, so a `.proto` that
+//! declares an edition is compiled by the vendored protoc ([`super::editions::protoc`]) and an
+//! editions descriptor set is lowered to proto2 first ([`super::editions`]); [`Schema::compiler`]
+//! says which compiler made a schema. Every call into prost-reflect's pool is guarded: a panic
+//! inside it is caught, without its message reaching stderr, and becomes an error. protox 0.10
+//! also cannot parse extension-range declarations (`extensions 1 [declaration = {...}]`), used
+//! by protobuf's newest `descriptor.proto`.
 //!
 //! Conventions: errors in `.proto` text read `file:line:column: message` (1-based line and
 //! column, the column counted in characters); descriptor-set errors are a plain sentence.
@@ -17,6 +19,7 @@ use std::path::{Path, PathBuf};
 use miette::Diagnostic;
 use prost_reflect::{DescriptorPool, MessageDescriptor};
 
+use super::editions::{self, protoc, EditionFile};
 use crate::codec::DecodeOptions;
 
 /// Why a schema could not be loaded, or a message type not found.
@@ -45,6 +48,10 @@ pub enum SchemaError {
 pub struct Schema {
     pool: DescriptorPool,
     files: Vec<String>,
+    /// The files that were editions, lowered to proto2 ([`super::editions`]).
+    editions: Vec<EditionFile>,
+    /// What compiled the `.proto` text (`None` for a descriptor set or a given pool).
+    compiler: Option<String>,
 }
 
 /// One message type's fit for a buffer, from [`Schema::rank`].
@@ -65,7 +72,33 @@ impl Schema {
     /// A schema from an existing pool.
     pub fn from_pool(pool: DescriptorPool) -> Schema {
         let files = pool.files().map(|f| f.name().to_string()).collect();
-        Schema { pool, files }
+        Schema {
+            pool,
+            files,
+            editions: Vec::new(),
+            compiler: None,
+        }
+    }
+
+    /// A schema from a descriptor set, editions files lowered, with the compiler that made it.
+    fn from_set(bytes: &[u8], compiler: Option<String>) -> Result<Schema, SchemaError> {
+        let (pool, editions) = decode_pool(bytes)?;
+        Ok(Schema {
+            editions,
+            compiler,
+            ..Schema::from_pool(pool)
+        })
+    }
+
+    /// The files that declared an edition (lowered to proto2 to load), in load order.
+    pub fn editions(&self) -> &[EditionFile] {
+        &self.editions
+    }
+
+    /// What compiled the schema's `.proto` text: `protox 0.10` for proto2 and proto3, `protoc
+    /// 36.2 (protoc-bin-vendored)` for editions files; `None` for a descriptor set.
+    pub fn compiler(&self) -> Option<&str> {
+        self.compiler.as_deref()
     }
 
     /// Compiles `.proto` files in-process. Imports are looked up in `include_dirs` (in order),
@@ -141,16 +174,50 @@ impl Schema {
             }
             opened.push(path);
         }
+        if opened.iter().any(|f| protoc::file_declares_edition(f)) {
+            return Schema::with_protoc(&opened, &includes);
+        }
         let mut compiler = protox::Compiler::new(&includes).map_err(|e| proto_error(&e, None))?;
         compiler.include_imports(true);
         for f in &opened {
-            compiler.open_file(f).map_err(|e| proto_error(&e, None))?;
+            if let Err(e) = compiler.open_file(f) {
+                // An import that declares an edition: protox stops at its first word.
+                if e.to_string().contains("found 'edition'") {
+                    return Schema::with_protoc(&opened, &includes);
+                }
+                return Err(proto_error(&e, None));
+            }
         }
-        Ok(Schema::from_pool(compiler.descriptor_pool()))
+        let pool = quietly(|| compiler.descriptor_pool())
+            .map_err(|()| SchemaError::Other(PANICKED.into()))?;
+        Ok(Schema {
+            compiler: Some(PROTOX.into()),
+            ..Schema::from_pool(pool)
+        })
+    }
+
+    /// Compiles `files` (canonical paths, each inside one of `includes`) with protoc.
+    fn with_protoc(files: &[PathBuf], includes: &[PathBuf]) -> Result<Schema, SchemaError> {
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| {
+                includes
+                    .iter()
+                    .find_map(|d| f.strip_prefix(d).ok())
+                    .unwrap_or(f)
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        let compiled = protoc::compile(&names, includes)?;
+        Schema::from_set(&compiled.set, Some(compiled.compiler))
     }
 
     /// Compiles pasted `.proto` text named `name`; it may import only the well-known types.
     pub fn from_proto_source(name: &str, text: &str) -> Result<Schema, SchemaError> {
+        if protoc::declares_edition(text) {
+            return Schema::source_with_protoc(name, text);
+        }
         let file = protox::file::File::from_source(name, text)
             .map_err(|e| proto_error(&e, Some((name, text))))?;
         let resolver = SourceResolver {
@@ -165,7 +232,36 @@ impl Schema {
         compiler
             .open_file(name)
             .map_err(|e| proto_error(&e, Some((name, text))))?;
-        Ok(Schema::from_pool(compiler.descriptor_pool()))
+        let pool = quietly(|| compiler.descriptor_pool())
+            .map_err(|()| SchemaError::Other(PANICKED.into()))?;
+        Ok(Schema {
+            compiler: Some(PROTOX.into()),
+            ..Schema::from_pool(pool)
+        })
+    }
+
+    /// Compiles pasted editions text with protoc, from a temporary folder.
+    fn source_with_protoc(name: &str, text: &str) -> Result<Schema, SchemaError> {
+        let relative = Path::new(name);
+        if relative.is_absolute()
+            || relative
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(SchemaError::Other(format!(
+                "{name}: a pasted file's name must be a relative path without `..`"
+            )));
+        }
+        let dir = tempfile::tempdir()
+            .map_err(|e| SchemaError::Other(format!("cannot make a temporary folder: {e}")))?;
+        let path = dir.path().join(relative);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, text));
+        written.map_err(|e| SchemaError::Other(format!("cannot write {name} for protoc: {e}")))?;
+        let compiled = protoc::compile(&[name.to_string()], &[dir.path().to_path_buf()])?;
+        Schema::from_set(&compiled.set, Some(compiled.compiler))
     }
 
     /// Loads a binary `FileDescriptorSet` (`protoc -o`, `.pb`/`.desc`/`.binpb`/`.protoset`).
@@ -173,7 +269,7 @@ impl Schema {
     /// prost-reflect 0.16 can panic while describing an error in some sets (an index out of
     /// bounds in its error labels); that panic is caught and reported as an error.
     pub fn from_descriptor_set(bytes: &[u8]) -> Result<Schema, SchemaError> {
-        decode_pool(bytes).map(Schema::from_pool)
+        Schema::from_set(bytes, None)
     }
 
     /// Loads a schema file: `.proto` text (compiled, imports from its folder) or a descriptor set
@@ -190,8 +286,8 @@ impl Schema {
         }
         let bytes = std::fs::read(path)
             .map_err(|e| SchemaError::Other(format!("cannot read {}: {e}", path.display())))?;
-        match decode_pool(&bytes) {
-            Ok(pool) if pool.files().len() > 0 => Ok(Schema::from_pool(pool)),
+        match Schema::from_set(&bytes, None) {
+            Ok(schema) if !schema.files.is_empty() => Ok(schema),
             Ok(_) => Err(SchemaError::Other(format!(
                 "{} holds no file descriptors; expected a FileDescriptorSet (protoc -o) or a .proto file",
                 path.display()
@@ -396,18 +492,62 @@ impl Schema {
     }
 }
 
-/// Decodes a descriptor set into a pool, turning a panic inside prost-reflect into an error.
-fn decode_pool(bytes: &[u8]) -> Result<DescriptorPool, SchemaError> {
-    match std::panic::catch_unwind(|| DescriptorPool::decode(bytes)) {
-        Ok(Ok(pool)) => Ok(pool),
+/// The compiler [`Schema::compiler`] names for proto2 and proto3 text.
+const PROTOX: &str = "protox 0.10";
+
+/// What an error says when prost-reflect panicked.
+const PANICKED: &str =
+    "not a FileDescriptorSet prost-reflect 0.16 can read (it failed while checking it)";
+
+/// Decodes a descriptor set into a pool, editions files lowered to proto2 first, turning a
+/// panic inside prost-reflect into an error.
+fn decode_pool(bytes: &[u8]) -> Result<(DescriptorPool, Vec<EditionFile>), SchemaError> {
+    if let Some((file, syntax)) = editions::unknown_syntax(bytes) {
+        return Err(SchemaError::Other(format!(
+            "not a valid FileDescriptorSet: {file} has syntax \"{syntax}\" (known: proto2, proto3, editions)"
+        )));
+    }
+    let (lowered, editions) = if editions::has_editions(bytes) {
+        let (set, files) = quietly(|| editions::lower_set(bytes))
+            .map_err(|()| SchemaError::Other(PANICKED.into()))?
+            .map_err(|e| SchemaError::Other(format!("editions descriptor set: {e}")))?;
+        (Some(set), files)
+    } else {
+        (None, Vec::new())
+    };
+    let set = lowered.as_deref().unwrap_or(bytes);
+    match quietly(|| DescriptorPool::decode(set)) {
+        Ok(Ok(pool)) => Ok((pool, editions)),
         Ok(Err(e)) => Err(SchemaError::Other(format!(
             "not a valid FileDescriptorSet: {e}"
         ))),
-        Err(_) => Err(SchemaError::Other(
-            "not a FileDescriptorSet prost-reflect 0.16 can read (it failed while checking it)"
-                .into(),
-        )),
+        Err(()) => Err(SchemaError::Other(PANICKED.into())),
     }
+}
+
+thread_local! {
+    /// Set while [`quietly`] runs a closure on this thread.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, catching a panic inside it without printing it: prost-reflect panics on some
+/// descriptor sets it cannot check, and its message and backtrace must not reach the user. The
+/// process's panic hook is wrapped once so that it stays silent on a thread inside `quietly`
+/// and prints as before everywhere else.
+pub(crate) fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, ()> {
+    static WRAP: std::sync::Once = std::sync::Once::new();
+    WRAP.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    result.map_err(|_| ())
 }
 
 /// Serves one in-memory `.proto` file to protox.
@@ -497,6 +637,15 @@ fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quietly_turns_a_panic_into_an_error() {
+        assert_eq!(quietly(|| 3), Ok(3));
+        let caught: Result<u8, ()> = quietly(|| panic!("inside prost-reflect"));
+        assert_eq!(caught, Err(()));
+        // Nested calls keep the outer one quiet.
+        assert_eq!(quietly(|| quietly(|| 1).ok()), Ok(Some(1)));
+    }
 
     #[test]
     fn line_column_counts_from_one() {

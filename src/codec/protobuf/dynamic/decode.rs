@@ -31,6 +31,7 @@ use std::rc::Rc;
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 
 use super::PerType;
+use crate::codec::protobuf::editions;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::{
     Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value, WireType,
@@ -105,8 +106,15 @@ pub fn to_proto3_json(
     message: &MessageDescriptor,
     options: Proto3JsonOptions,
 ) -> Result<String, String> {
-    let msg = prost_reflect::DynamicMessage::decode(message.clone(), bytes)
+    let mut msg = prost_reflect::DynamicMessage::decode(message.clone(), bytes)
         .map_err(|e| format!("cannot decode {}: {e}", message.full_name()))?;
+    if message
+        .parent_pool()
+        .files()
+        .any(|f| editions::file_features(&f).is_some())
+    {
+        clear_implicit_defaults(&mut msg);
+    }
     let mut out = Vec::new();
     let serialize =
         prost_reflect::SerializeOptions::new().use_proto_field_name(options.proto_names);
@@ -119,6 +127,62 @@ pub fn to_proto3_json(
     };
     written.map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
     String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// Unsets the fields of editions' implicit presence that hold their default (prost-reflect sees
+/// them as proto2 fields, which have presence), and drops the numbers a closed editions enum
+/// does not name (protobuf's runtimes keep those as unknown fields, which JSON does not show),
+/// so the JSON is what `MessageToJson` writes; messages inside are walked too.
+fn clear_implicit_defaults(msg: &mut prost_reflect::DynamicMessage) {
+    use prost_reflect::Value as PValue;
+    let mut unset = Vec::new();
+    for (field, value) in msg.fields_mut() {
+        match &mut *value {
+            PValue::Message(m) => clear_implicit_defaults(m),
+            PValue::List(items) => {
+                for item in items {
+                    if let PValue::Message(m) = item {
+                        clear_implicit_defaults(m);
+                    }
+                }
+            }
+            PValue::Map(map) => {
+                for v in map.values_mut() {
+                    if let PValue::Message(m) = v {
+                        clear_implicit_defaults(m);
+                    }
+                }
+            }
+            v => {
+                if field.supports_presence()
+                    && !editions::has_presence(&field)
+                    && v.is_default_for_field(&field)
+                {
+                    unset.push(field.clone());
+                }
+            }
+        }
+        if let Some(e) = field.kind().as_enum() {
+            let closed = editions::enum_features(e).is_some_and(|f| f.closed_enum());
+            let named = |v: &PValue| match v {
+                PValue::EnumNumber(n) => e.get_value(*n).is_some(),
+                _ => true,
+            };
+            match &mut *value {
+                PValue::List(items) if closed => {
+                    items.retain(named);
+                    if items.is_empty() {
+                        unset.push(field.clone());
+                    }
+                }
+                v if closed && !named(v) => unset.push(field.clone()),
+                _ => {}
+            }
+        }
+    }
+    for field in unset {
+        msg.clear_field(&field);
+    }
 }
 
 /// A failure before the partial document is assembled.
@@ -216,6 +280,9 @@ struct Field {
     is_map: bool,
     is_group: bool,
     extension: bool,
+    /// A string field whose editions features say `utf8_validation = NONE`: bytes that are not
+    /// UTF-8 read as bytes instead of failing.
+    loose_utf8: bool,
 }
 
 impl Field {
@@ -229,6 +296,8 @@ impl Field {
             is_map: field.is_map(),
             is_group: field.is_group(),
             extension: false,
+            loose_utf8: matches!(field.kind(), PKind::String)
+                && editions::field_features(field).is_some_and(|f| f.utf8_unchecked()),
         }
     }
 
@@ -242,6 +311,8 @@ impl Field {
             is_map: e.is_map(),
             is_group: e.is_group(),
             extension: true,
+            loose_utf8: matches!(e.kind(), PKind::String)
+                && editions::extension_features(e).is_some_and(|f| f.utf8_unchecked()),
         }
     }
 }
@@ -1358,6 +1429,8 @@ impl<'a> Decoder<'a> {
                 let data = self.bytes.get(hdr..vend).unwrap_or_default();
                 let (value, unknown_enum) = match scalar(kind, v, data) {
                     Ok(read) => read,
+                    // utf8_validation = NONE: the bytes as they are.
+                    Err(_) if info.loose_utf8 => (Value::Bytes(data.to_vec()), false),
                     Err(e) => {
                         return fail(
                             ErrorKind::Invalid,

@@ -39,6 +39,7 @@ use prost_reflect::{
 };
 
 use super::PerType;
+use crate::codec::protobuf::editions;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
     FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder,
@@ -282,10 +283,13 @@ struct FieldInfo {
     packed: bool,
     group: bool,
     presence: bool,
+    /// No presence because of editions' `field_presence = IMPLICIT` (rather than proto3).
+    implicit: bool,
 }
 
 impl FieldInfo {
     fn field(f: &FieldDescriptor) -> FieldInfo {
+        let presence = editions::has_presence(f);
         FieldInfo {
             number: f.number(),
             name: Name::Field(f.clone()),
@@ -294,7 +298,8 @@ impl FieldInfo {
             map: f.is_map(),
             packed: f.is_packed(),
             group: f.is_group(),
-            presence: f.supports_presence(),
+            presence,
+            implicit: f.supports_presence() && !presence,
         }
     }
 
@@ -308,6 +313,7 @@ impl FieldInfo {
             packed: f.is_packed(),
             group: f.is_group(),
             presence: f.supports_presence(),
+            implicit: false,
         }
     }
 }
@@ -752,6 +758,7 @@ impl Encoder {
                             packed: false,
                             group: false,
                             presence: true,
+                            implicit: false,
                         }));
                     }
                     table.number(n)
@@ -879,11 +886,19 @@ impl Encoder {
         };
         if c.default && !field.presence {
             let what = v.summary(40);
+            let implicit = field.implicit;
             self.notes.add(NoteKind::PresenceLost, path.to_path(), || {
-                format!(
-                    "proto3 field {path} is {what}, its default, and is not written: a reader \
-                     cannot tell {what} from unset"
-                )
+                if implicit {
+                    format!(
+                        "field {path} has implicit presence (editions) and is {what}, its \
+                         default, so it is not written: a reader cannot tell {what} from unset"
+                    )
+                } else {
+                    format!(
+                        "proto3 field {path} is {what}, its default, and is not written: a \
+                         reader cannot tell {what} from unset"
+                    )
+                }
             });
             return Ok(None);
         }

@@ -43,6 +43,11 @@
 //! ("non-minimal varint, 6 bytes"), field number 0 and field numbers above 2^29−1 (at the top
 //! level; inside a LEN payload they rule out the message reading).
 //!
+//! # The user's readings
+//! [`DecodeOptions::protobuf_readings`] (`--read '$.1[*].2=bytes'`, see [`FieldReading`]) names
+//! the reading of a field at a pattern; every occurrence there is read so, the reading listed
+//! first with `(chosen by --read)`, and a reading the bytes cannot have is an error at the field.
+//!
 //! # What is fatal
 //! Anything after which the next field cannot be found: a varint or tag that runs past the end or
 //! over 10 bytes, wire types 6 and 7, a length or fixed value past the end of its message, an
@@ -83,9 +88,12 @@
 //! a message was chosen, the text and packed alternatives are not computed (only `bytes` is
 //! listed), so that deep nesting stays linear.
 
+mod read_as;
 mod readings;
 #[cfg(test)]
 mod tests;
+
+pub use read_as::{FieldReading, ReadAs};
 
 use super::varint::{len as varint_len, read as read_varint, VarintError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
@@ -228,6 +236,8 @@ struct Decoder<'a> {
     work: Work,
     /// The span-tree segments of field numbers below [`SEGMENT_CACHE`], interned once.
     segments: Vec<Option<Segment>>,
+    /// The user's readings ([`DecodeOptions::protobuf_readings`]).
+    read_as: Vec<FieldReading>,
 }
 
 /// Field numbers whose segments [`Decoder::segment_of`] keeps (most messages use small ones).
@@ -266,7 +276,41 @@ impl<'a> Decoder<'a> {
             readings: Vec::new(),
             work: Work::default(),
             segments: Vec::new(),
+            read_as: options.protobuf_readings.clone(),
         }
+    }
+
+    /// The user's reading of field `field` of the innermost open message, if one names it.
+    fn forced(&self, field: u64) -> Option<ReadAs> {
+        if self.read_as.is_empty() {
+            return None;
+        }
+        let outer = || {
+            self.stack.iter().skip(1).map(|f| match f.key {
+                Value::Int(n) => u64::try_from(n).unwrap_or(0),
+                _ => 0,
+            })
+        };
+        self.read_as
+            .iter()
+            .find(|r| r.matches(outer(), field))
+            .map(|r| r.read_as)
+    }
+
+    /// `rs` with the user's reading `read_as` of value `value` first and chosen (only that one
+    /// when the alternatives are not kept).
+    fn force(&self, rs: &mut Vec<WireReading>, read_as: ReadAs, flags: &str, value: Value) {
+        if !self.keep_readings {
+            rs.clear();
+        }
+        let label = read_as.label();
+        rs.retain(|r| r.label.strip_prefix(label) != Some(flags));
+        for r in rs.iter_mut() {
+            r.chosen = false;
+        }
+        let mut r = reading(label, &format!("{flags} (chosen by --read)"), value);
+        r.chosen = true;
+        rs.insert(0, r);
     }
 
     fn run(mut self) -> Result<RawDocument, DecodeError> {
@@ -407,11 +451,16 @@ impl<'a> Decoder<'a> {
                     }
                     let span = Span::new(pos, pos + n);
                     pos += n;
-                    let rs = if self.keep_readings {
+                    let mut rs = if self.keep_readings {
                         varint_readings(v, &flags)
                     } else {
                         vec![reading("", "", Value::Int(i128::from(v)))]
                     };
+                    if let Some(r) = self.forced(field) {
+                        let value = forced_fixed(r, WireType::Varint, v)
+                            .map_err(|why| forced_fail(r, field, span.start, &why))?;
+                        self.force(&mut rs, r, &flags, value);
+                    }
                     self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
                 }
                 1 | 5 => {
@@ -429,11 +478,21 @@ impl<'a> Decoder<'a> {
                     let span = Span::new(pos, pos + width);
                     let data = bytes.get(span.range()).unwrap_or(&[]);
                     pos += width;
-                    let rs = if code == 1 {
+                    let mut rs = if code == 1 {
                         i64_readings(u64_le(data), &flags)
                     } else {
                         i32_readings(u32_le(data), &flags)
                     };
+                    if let Some(r) = self.forced(field) {
+                        let bits = if code == 1 {
+                            u64_le(data)
+                        } else {
+                            u64::from(u32_le(data))
+                        };
+                        let value = forced_fixed(r, wire_type, bits)
+                            .map_err(|why| forced_fail(r, field, span.start, &why))?;
+                        self.force(&mut rs, r, &flags, value);
+                    }
                     self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
                 }
                 2 => {
@@ -664,14 +723,26 @@ impl<'a> Decoder<'a> {
         } else {
             packed_varints(bytes, payload.start, payload.end)
         };
-        let choice = if data.is_empty() {
+        let forced = match self.forced(field) {
+            Some(r) => Some((
+                r,
+                forced_len(r, data, payload.start, is_message)
+                    .map_err(|why| forced_fail(r, field, payload.start, &why))?,
+            )),
+            None => None,
+        };
+        let mut choice = if data.is_empty() {
             LenChoice::Text(String::new())
         } else if is_message {
             LenChoice::Message
         } else if let Some(t) = text {
             LenChoice::Text(t.to_string())
         } else if let Some(p) = packed.as_ref().filter(|p| !looks_like_random_id(data, p)) {
-            LenChoice::Packed(p.clone())
+            LenChoice::Packed(
+                p.iter()
+                    .map(|(v, span)| (Value::Int(i128::from(*v)), *span))
+                    .collect(),
+            )
         } else {
             LenChoice::Bytes
         };
@@ -679,6 +750,18 @@ impl<'a> Decoder<'a> {
         let mut rs: Vec<WireReading> = Vec::new();
         if self.keep_readings {
             rs = len_readings(data, flags, &choice, text, packed.as_deref(), long);
+        }
+        if let Some((r, forced_choice)) = forced {
+            choice = forced_choice;
+            let value = match &choice {
+                LenChoice::Message => Value::Null,
+                LenChoice::Text(t) => Value::Text(t.clone()),
+                LenChoice::Packed(items) => {
+                    Value::Array(items.iter().map(|(v, _)| v.clone()).collect())
+                }
+                LenChoice::Bytes => Value::Bytes(data.to_vec()),
+            };
+            self.force(&mut rs, r, flags, value);
         }
         let header_end = payload.start;
         let segment = self.segment_of(field);
@@ -710,20 +793,17 @@ impl<'a> Decoder<'a> {
             LenChoice::Packed(items) => {
                 self.check_depth(key_span.start, field)?;
                 self.check_nodes(key_span.start, items.len().saturating_add(1))?;
-                let values: Vec<Value> = items
-                    .iter()
-                    .map(|(v, _)| Value::Int(i128::from(*v)))
-                    .collect();
+                let values: Vec<Value> = items.iter().map(|(v, _)| v.clone()).collect();
                 if let Some(r) = rs.first_mut() {
                     r.value = Value::Array(values.clone());
                 }
                 let node =
                     self.builder
                         .open(Kind::Array, segment, Some(key_span), len_start, header_end);
-                for (i, (_, span)) in items.iter().enumerate() {
+                for (i, (v, span)) in items.iter().enumerate() {
                     let seg = crate::model::Segment::Index(u32::try_from(i).unwrap_or(u32::MAX));
                     self.builder
-                        .leaf(Kind::Int, seg, None, *span, span.start, *span);
+                        .leaf(v.kind(), seg, None, *span, span.start, *span);
                 }
                 self.builder.close(payload.end, payload.end);
                 if self.keep_readings {
@@ -787,6 +867,114 @@ impl<'a> Decoder<'a> {
         if let Some(top) = self.stack.last_mut() {
             top.entries.push((key, value));
         }
+    }
+}
+
+/// The error for a user's reading the field's bytes cannot have.
+fn forced_fail(read_as: ReadAs, field: u64, offset: usize, why: &str) -> Fail {
+    Fail::new(
+        ErrorKind::Invalid,
+        offset,
+        format!("--read {}: field {field} {why}", read_as.name()),
+    )
+}
+
+/// The value of a VARINT (`bits` its value), I32 or I64 field (`bits` its little-endian bytes)
+/// read as `read_as`, or why it cannot be.
+fn forced_fixed(read_as: ReadAs, wire: WireType, bits: u64) -> Result<Value, String> {
+    use crate::model::Float;
+    if read_as.wire_type() != wire {
+        return Err(format!(
+            "has wire type {}, which {} does not read",
+            wire_name(wire),
+            read_as.name()
+        ));
+    }
+    Ok(match read_as {
+        ReadAs::Uint64 | ReadAs::Fixed64 => Value::Int(i128::from(bits)),
+        ReadAs::Int64 | ReadAs::Sfixed64 => Value::Int(i128::from(bits as i64)),
+        ReadAs::Sint64 => Value::Int(i128::from((bits >> 1) as i64 ^ -((bits & 1) as i64))),
+        ReadAs::Bool if bits <= 1 => Value::Bool(bits == 1),
+        ReadAs::Bool => return Err(format!("is the varint {bits}, not a bool (0 or 1)")),
+        ReadAs::Fixed32 => Value::Int(i128::from(bits as u32)),
+        ReadAs::Sfixed32 => Value::Int(i128::from(bits as u32 as i32)),
+        ReadAs::Float => Value::Float(Float::f32(f32::from_bits(bits as u32))),
+        ReadAs::Double => Value::Float(Float::f64(f64::from_bits(bits))),
+        _ => return Err(format!("cannot be read as {}", read_as.name())),
+    })
+}
+
+/// What a LEN payload `data` (at `start`) is read as under `read_as`, or why it cannot be.
+fn forced_len(
+    read_as: ReadAs,
+    data: &[u8],
+    start: usize,
+    is_message: bool,
+) -> Result<LenChoice, String> {
+    use crate::model::Float;
+    let chunks = |width: usize, read: &dyn Fn(&[u8]) -> Value| {
+        if data.len() % width != 0 {
+            return Err(format!(
+                "has {} bytes, not a multiple of {width}",
+                data.len()
+            ));
+        }
+        Ok(LenChoice::Packed(
+            data.chunks_exact(width)
+                .enumerate()
+                .map(|(i, c)| {
+                    let at = start + i * width;
+                    (read(c), Span::new(at, at + width))
+                })
+                .collect(),
+        ))
+    };
+    let varints = |zigzag: bool| {
+        let items = packed_varints(data, 0, data.len()).ok_or("does not split into varints")?;
+        Ok(LenChoice::Packed(
+            items
+                .into_iter()
+                .map(|(v, span)| {
+                    let value = if zigzag {
+                        i128::from((v >> 1) as i64 ^ -((v & 1) as i64))
+                    } else {
+                        i128::from(v)
+                    };
+                    (
+                        Value::Int(value),
+                        Span::new(start + span.start, start + span.end),
+                    )
+                })
+                .collect(),
+        ))
+    };
+    match read_as {
+        ReadAs::Message if is_message || data.is_empty() => Ok(LenChoice::Message),
+        ReadAs::Message => Err("does not parse as a message (its bytes are not fields)".into()),
+        ReadAs::String => std::str::from_utf8(data)
+            .map(|t| LenChoice::Text(t.to_string()))
+            .map_err(|e| format!("is not UTF-8 (byte {} of its payload)", e.valid_up_to())),
+        ReadAs::Bytes => Ok(LenChoice::Bytes),
+        ReadAs::PackedVarint => varints(false),
+        ReadAs::PackedSint64 => varints(true),
+        ReadAs::PackedFixed32 => chunks(4, &|c| Value::Int(i128::from(u32_le(c)))),
+        ReadAs::PackedFloat => chunks(4, &|c| Value::Float(Float::f32(f32::from_bits(u32_le(c))))),
+        ReadAs::PackedFixed64 => chunks(8, &|c| Value::Int(i128::from(u64_le(c)))),
+        ReadAs::PackedDouble => chunks(8, &|c| Value::Float(Float::f64(f64::from_bits(u64_le(c))))),
+        other => Err(format!(
+            "has wire type LEN, which {} does not read",
+            other.name()
+        )),
+    }
+}
+
+fn wire_name(wire: WireType) -> &'static str {
+    match wire {
+        WireType::Varint => "VARINT",
+        WireType::I64 => "I64",
+        WireType::Len => "LEN",
+        WireType::Group => "SGROUP",
+        WireType::I32 => "I32",
     }
 }
 

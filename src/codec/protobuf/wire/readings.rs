@@ -173,7 +173,8 @@ pub(super) fn reading(label: &str, flags: &str, value: Value) -> WireReading {
 pub(super) enum LenChoice {
     Message,
     Text(String),
-    Packed(Vec<(u64, Span)>),
+    /// Packed numbers, each with its bytes.
+    Packed(Vec<(Value, Span)>),
     Bytes,
 }
 
