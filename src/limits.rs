@@ -15,9 +15,6 @@
 
 use std::fmt;
 
-use crate::capture::pcap::PcapLimits;
-use crate::capture::UnwrapOptions;
-
 /// Bounds on the work and memory one input may cost.
 ///
 /// ```
@@ -234,40 +231,18 @@ impl Limits {
             .ok_or_else(|| format!("--limit takes NAME=VALUE, not {pair:?}"))?;
         self.set(name.trim(), value.trim())
     }
-
-    /// The capture layer's bounds for peeling text, HTTP and compression layers.
-    pub fn unwrap_options(&self) -> UnwrapOptions {
-        UnwrapOptions {
-            max_decompressed: self.max_decompressed,
-            max_ratio: self.max_ratio,
-            ratio_floor: self.ratio_floor,
-            max_layers: self.max_layers,
-            max_depth: self.max_depth,
-            max_nodes: self.max_nodes,
-        }
-    }
-
-    /// The pcap reader's bounds.
-    pub fn pcap_limits(&self) -> PcapLimits {
-        PcapLimits {
-            max_stream_bytes: self.max_pcap_bytes,
-            max_packets: self.max_pcap_packets,
-        }
-    }
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        let unwrap = UnwrapOptions::default();
-        let pcap = PcapLimits::default();
         Limits {
             max_depth: Limits::DEFAULT_MAX_DEPTH,
-            max_decompressed: unwrap.max_decompressed,
-            max_ratio: unwrap.max_ratio,
-            ratio_floor: unwrap.ratio_floor,
-            max_layers: unwrap.max_layers,
-            max_pcap_bytes: pcap.max_stream_bytes,
-            max_pcap_packets: pcap.max_packets,
+            max_decompressed: 256 << 20,
+            max_ratio: 1100,
+            ratio_floor: 1 << 20,
+            max_layers: 16,
+            max_pcap_bytes: 256 << 20,
+            max_pcap_packets: 10_000_000,
             max_payloads: 100_000,
             max_protobuf_scan: 16_000_000,
             max_nodes: Limits::DEFAULT_MAX_NODES,
@@ -343,9 +318,11 @@ mod tests {
 
     #[test]
     fn defaults_match_the_layers_own_defaults() {
+        use crate::capture::pcap::PcapLimits;
+        use crate::capture::UnwrapOptions;
         let l = Limits::default();
-        assert_eq!(l.unwrap_options(), UnwrapOptions::default());
-        assert_eq!(l.pcap_limits(), PcapLimits::default());
+        assert_eq!(UnwrapOptions::from(&l), UnwrapOptions::default());
+        assert_eq!(PcapLimits::from(&l), PcapLimits::default());
         assert_eq!(l.max_depth, 512);
     }
 

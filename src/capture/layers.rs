@@ -98,13 +98,20 @@ pub struct UnwrapOptions {
 
 impl Default for UnwrapOptions {
     fn default() -> Self {
+        UnwrapOptions::from(&Limits::default())
+    }
+}
+
+impl From<&Limits> for UnwrapOptions {
+    /// The capture layer's bounds for peeling text, HTTP and compression layers.
+    fn from(limits: &Limits) -> UnwrapOptions {
         UnwrapOptions {
-            max_decompressed: 256 << 20,
-            max_ratio: 1100,
-            ratio_floor: 1 << 20,
-            max_layers: 16,
-            max_depth: Limits::DEFAULT_MAX_DEPTH,
-            max_nodes: Limits::DEFAULT_MAX_NODES,
+            max_decompressed: limits.max_decompressed,
+            max_ratio: limits.max_ratio,
+            ratio_floor: limits.ratio_floor,
+            max_layers: limits.max_layers,
+            max_depth: limits.max_depth,
+            max_nodes: limits.max_nodes,
         }
     }
 }

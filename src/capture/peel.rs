@@ -126,7 +126,7 @@ pub(crate) fn unwrapped(
     given_keys: Option<&KeyLog>,
     mut keep: Option<&mut Decoded>,
 ) -> Peeled {
-    let mut options = limits.unwrap_options();
+    let mut options = super::UnwrapOptions::from(limits);
     if let Some(n) = max_layers {
         options.max_layers = n.saturating_sub(usize::from(pcap::is_pcap(input)));
     }
@@ -145,7 +145,7 @@ pub(crate) fn unwrapped(
             ..Payload::default()
         });
     } else if pcap::is_pcap(input) {
-        match pcap::extract(input, &limits.pcap_limits()) {
+        match pcap::extract(input, &pcap::PcapLimits::from(limits)) {
             Ok(capture) => {
                 out.warnings.extend(capture.warnings.iter().cloned());
                 out.capture = Some(pcap::summary(&capture));
@@ -218,7 +218,7 @@ pub(crate) fn unwrapped(
 /// left of the input's decompression budget ([`Peeled::budget`]).
 pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peeled {
     let found = std::mem::take(&mut out.payloads);
-    let options = limits.unwrap_options();
+    let options = super::UnwrapOptions::from(limits);
     // Splitting decodes JSON lines and sequence items, and tries protobuf framings.
     let decode = DecodeOptions {
         limits: *limits,

@@ -287,8 +287,8 @@ pub enum Value {
     /// and CBOR write without a tag. Use [`Value::int`] to build one from any `i128`.
     Int(i128),
     /// An integer outside [`Value::Int`]'s range: CBOR bignums (tags 2 and 3) and long JSON
-    /// integer literals.
-    BigInt(BigInt),
+    /// integer literals. Boxed, as it is rare, so that every `Value` stays 32 bytes.
+    BigInt(Box<BigInt>),
     /// A binary float with its wire width.
     Float(Float),
     /// A decimal number literal from JSON text that no float64 holds as written: beyond its range
@@ -311,9 +311,12 @@ pub enum Value {
     /// A MessagePack timestamp (extension type −1), or a `google.protobuf.Timestamp`.
     Timestamp(Timestamp),
     /// A protobuf field the schema does not describe, as it was on the wire. Its map key is the
-    /// field number.
-    Raw(RawField),
+    /// field number. Boxed, as [`Value::BigInt`].
+    Raw(Box<RawField>),
 }
+
+// Every node of a document is a `Value` (a map entry two): rare wide variants are boxed.
+const _: () = assert!(std::mem::size_of::<Value>() == 32);
 
 impl Value {
     /// An integer from any `i128`, as [`Value::Int`] when it fits its range, else [`Value::BigInt`].
@@ -321,7 +324,7 @@ impl Value {
         if (INT_MIN..=INT_MAX).contains(&n) {
             Value::Int(n)
         } else {
-            Value::BigInt(BigInt::from(n))
+            Value::BigInt(Box::new(BigInt::from(n)))
         }
     }
 
@@ -329,7 +332,7 @@ impl Value {
     pub fn bigint(n: BigInt) -> Value {
         match i128::try_from(&n) {
             Ok(small) if (INT_MIN..=INT_MAX).contains(&small) => Value::Int(small),
-            _ => Value::BigInt(n),
+            _ => Value::BigInt(Box::new(n)),
         }
     }
 

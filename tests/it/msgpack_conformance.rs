@@ -350,7 +350,7 @@ fn million_deep_input_hits_the_depth_limit() {
 fn notes_name_what_was_lost() {
     let big: num_bigint::BigInt = "-18446744073709551617".parse().expect("bigint");
     let v = Value::Map(vec![
-        (Value::text("big"), Value::BigInt(big)),
+        (Value::text("big"), Value::BigInt(Box::new(big))),
         (Value::text("undef"), Value::Undefined),
         (
             Value::text("tagged"),

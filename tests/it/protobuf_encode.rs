@@ -661,18 +661,18 @@ fn raw_fields_are_written_back_after_known_fields() {
     let v = Value::Map(vec![
         (
             Value::Int(99),
-            Value::Raw(RawField {
+            Value::Raw(Box::new(RawField {
                 wire_type: WireType::Len,
                 data: b"hi".to_vec(),
-            }),
+            })),
         ),
         (Value::text("i32"), Value::Int(1)),
         (
             Value::Int(98),
-            Value::Raw(RawField {
+            Value::Raw(Box::new(RawField {
                 wire_type: WireType::Varint,
                 data: vec![0x96, 0x01],
-            }),
+            })),
         ),
         (Value::Int(1), Value::Int(2)),
     ]);

@@ -47,9 +47,16 @@ pub struct PcapLimits {
 
 impl Default for PcapLimits {
     fn default() -> Self {
+        PcapLimits::from(&crate::limits::Limits::default())
+    }
+}
+
+impl From<&crate::limits::Limits> for PcapLimits {
+    /// The pcap reader's bounds.
+    fn from(limits: &crate::limits::Limits) -> PcapLimits {
         PcapLimits {
-            max_stream_bytes: 256 << 20,
-            max_packets: 10_000_000,
+            max_stream_bytes: limits.max_pcap_bytes,
+            max_packets: limits.max_pcap_packets,
         }
     }
 }

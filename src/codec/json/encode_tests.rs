@@ -53,7 +53,7 @@ fn floats_like_serde_json() {
 #[test]
 fn long_bigint_note_is_short() {
     let digits = "12345".repeat(20);
-    let v = Value::BigInt(digits.parse().expect("digits"));
+    let v = Value::BigInt(Box::new(digits.parse().expect("digits")));
     let e = encode(&v, &EncodeOptions::default()).expect("encodable");
     assert_eq!(e.bytes, digits.as_bytes());
     assert_eq!(

@@ -461,16 +461,16 @@ mod tests {
         assert_eq!(num("-18446744073709551616"), Value::Int(-(1i128 << 64)));
         assert_eq!(
             num("18446744073709551616"),
-            Value::BigInt(BigInt::from(1u128 << 64))
+            Value::BigInt(Box::new(BigInt::from(1u128 << 64)))
         );
         let long = "1".repeat(60);
         assert_eq!(
             num(&long),
-            Value::BigInt(long.parse::<BigInt>().expect("digits"))
+            Value::BigInt(Box::new(long.parse::<BigInt>().expect("digits")))
         );
         assert_eq!(
             num(&format!("-{long}")),
-            Value::BigInt(-long.parse::<BigInt>().expect("digits"))
+            Value::BigInt(Box::new(-long.parse::<BigInt>().expect("digits")))
         );
     }
 
@@ -483,8 +483,11 @@ mod tests {
         }
         digits.push_str(&"0".repeat(5000));
         let expected: BigInt = digits.parse().expect("digits");
-        assert_eq!(num(&digits), Value::BigInt(expected.clone()));
-        assert_eq!(num(&format!("-{digits}")), Value::BigInt(-expected));
+        assert_eq!(num(&digits), Value::BigInt(Box::new(expected.clone())));
+        assert_eq!(
+            num(&format!("-{digits}")),
+            Value::BigInt(Box::new(-expected))
+        );
     }
 
     #[test]

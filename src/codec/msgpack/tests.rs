@@ -244,7 +244,7 @@ fn canonical_sorts_by_encoded_key_bytes() {
 fn notes_for_what_msgpack_cannot_say() {
     let big: num_bigint::BigInt = "123456789012345678901234567890".parse().expect("bigint");
     let v = Value::Map(vec![
-        (Value::text("big"), Value::BigInt(big)),
+        (Value::text("big"), Value::BigInt(Box::new(big))),
         (Value::text("low"), Value::Int(crate::model::INT_MIN)),
         (Value::text("u"), Value::Undefined),
         (Value::text("s"), Value::Simple(99)),

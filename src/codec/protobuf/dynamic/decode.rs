@@ -1313,10 +1313,10 @@ impl<'a> Decoder<'a> {
             Span::new(vstart, vend),
         );
         self.stats.unknown += 1;
-        let v = Value::Raw(RawField {
+        let v = Value::Raw(Box::new(RawField {
             wire_type: wire,
             data,
-        });
+        }));
         match self.stack.last_mut() {
             Some(top) if top.mode == Mode::List => top.items.push(v),
             _ => self.push_entry(key, v),
@@ -1695,10 +1695,10 @@ mod tests {
             doc.value,
             Value::Map(vec![(
                 Value::Int(1),
-                Value::Raw(RawField {
+                Value::Raw(Box::new(RawField {
                     wire_type: WireType::Varint,
                     data: vec![1]
-                })
+                }))
             )])
         );
         doc.spans.validate(2).expect("valid");
