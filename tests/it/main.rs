@@ -34,6 +34,7 @@ mod hostile_fuzz_replay;
 mod hostile_memory;
 mod hostile_nodes;
 mod json_conformance;
+mod library_bytes;
 mod msgpack_conformance;
 mod protobuf_cli;
 mod protobuf_encode;
