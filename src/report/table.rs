@@ -37,6 +37,37 @@ fn pct(part: usize, total: usize) -> String {
     }
 }
 
+/// A variant's size against its format's default: `−4 bytes (−5.0%)`, `+2 bytes (+0.1%)` or
+/// `same size`.
+pub fn saving(delta: i64, default: usize) -> String {
+    if delta == 0 {
+        return "same size".into();
+    }
+    let sign = if delta < 0 { '−' } else { '+' };
+    let pct = if default == 0 {
+        String::new()
+    } else {
+        format!(
+            " ({sign}{:.1}%)",
+            delta.unsigned_abs() as f64 * 100.0 / default as f64
+        )
+    };
+    format!("{sign}{} bytes{pct}", group(delta.unsigned_abs()))
+}
+
+/// `63524` as `63,524`.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `median [ci_low – ci_high]`, with `*` when measured while other jobs ran; `-` when missing.
 pub fn timing(m: Option<&Measurement>) -> String {
     match m {
@@ -103,17 +134,21 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
         "\n== {} ({} bytes as JSON)",
         file.name, file.json_bytes
     )?;
-    writeln!(out, "\nsizes (gzip 6, zstd 3, brotli 6):")?;
     writeln!(
         out,
-        "  {:<12} {:>10} {:>10} {:>10} {:>10} {:>7}  {:<8} notes",
+        "\nsizes (gzip 6, zstd 3, brotli 6; MessagePack and CBOR as Python's msgpack and cbor2 \
+         write them, then their variants):"
+    )?;
+    writeln!(
+        out,
+        "  {:<18} {:>10} {:>10} {:>10} {:>10} {:>7}  {:<8} notes",
         "format", "bytes", "gzip", "zstd", "brotli", "×JSON", "schema"
     )?;
     for f in &file.formats {
         let s = &f.sizes;
         writeln!(
             out,
-            "  {:<12} {:>10} {:>10} {:>10} {:>10} {:>7.3}  {:<8} {}",
+            "  {:<18} {:>10} {:>10} {:>10} {:>10} {:>7.3}  {:<8} {}",
             s.format.title(),
             s.sizes.raw,
             opt_size(s.sizes.gzip),
@@ -123,6 +158,25 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             s.schema.name(),
             s.notes
         )?;
+        for v in &f.variants {
+            let label = format!("  {}", v.variant.name());
+            writeln!(
+                out,
+                "  {:<18} {:>10} {:>10} {:>10} {:>10} {:>7.3}  {:<8} {}",
+                label,
+                v.sizes.raw,
+                opt_size(v.sizes.gzip),
+                opt_size(v.sizes.zstd),
+                opt_size(v.sizes.brotli),
+                if file.json_bytes == 0 {
+                    f64::NAN
+                } else {
+                    v.sizes.raw as f64 / file.json_bytes as f64
+                },
+                "",
+                saving(v.delta, s.sizes.raw)
+            )?;
+        }
     }
     writeln!(out, "\nwhere the bytes go (share of each format's bytes):")?;
     writeln!(
@@ -197,6 +251,9 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             rate(r.decode.as_ref(), file.json_bytes),
             allocs(r.decode.as_ref()),
         )?;
+    }
+    for r in &file.runtimes {
+        write_runtime(out, file, r)?;
     }
     if let Some(sweep) = &file.sweep {
         writeln!(
@@ -337,4 +394,79 @@ pub fn markdown(report: &Report) -> String {
         out.push('\n');
     }
     out
+}
+
+/// One runtime's timings: a row per library with its version, whether its bytes are
+/// wirelens', and encode / decode; then what could not be measured and why.
+pub fn write_runtime(
+    out: &mut dyn Write,
+    file: &FileReport,
+    r: &crate::profile::runtimes::RuntimeReport,
+) -> io::Result<()> {
+    let version = match (&r.version, &r.implementation) {
+        (Some(v), Some(i)) => format!(" {v} ({i}, {})", r.program),
+        (Some(v), None) => format!(" {v} ({})", r.program),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "\ntimings in {}{version} (median [95% CI]; MB/s of JSON-equivalent bytes; \
+         same = the library writes wirelens' bytes):",
+        r.runtime.title()
+    )?;
+    if r.rows.iter().any(|row| row.error.is_none()) {
+        writeln!(
+            out,
+            "  {:<12} {:<18} {:<24} {:>9} {:<4} {:<32} {:>6} {:<32} {:>6}",
+            "format", "library", "version", "bytes", "same", "encode", "MB/s", "decode", "MB/s"
+        )?;
+    }
+    for row in r.rows.iter().filter(|row| row.error.is_none()) {
+        writeln!(
+            out,
+            "  {:<12} {:<18} {:<24} {:>9} {:<4} {:<32} {:>6} {:<32} {:>6}",
+            row.format.title(),
+            row.library,
+            row.version.as_deref().unwrap_or("-"),
+            row.bytes,
+            match row.same_bytes_as_wirelens {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            },
+            timing(row.encode.as_ref()),
+            rate(row.encode.as_ref(), file.json_bytes),
+            timing(row.decode.as_ref()),
+            rate(row.decode.as_ref(), file.json_bytes),
+        )?;
+    }
+    for row in r.rows.iter() {
+        if let Some(e) = &row.error {
+            writeln!(
+                out,
+                "  {}: {} {}: not measured: {e}",
+                r.runtime.name(),
+                row.format.title(),
+                row.library
+            )?;
+        }
+    }
+    if let Some(e) = &r.error {
+        writeln!(out, "  {}: {e}", r.runtime.name())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saving;
+
+    #[test]
+    fn savings_are_signed_grouped_and_in_percent_of_the_default() {
+        assert_eq!(saving(-4, 80), "−4 bytes (−5.0%)");
+        assert_eq!(saving(-63_524, 32_292_691), "−63,524 bytes (−0.2%)");
+        assert_eq!(saving(2, 1000), "+2 bytes (+0.2%)");
+        assert_eq!(saving(0, 1000), "same size");
+        assert_eq!(saving(-1, 0), "−1 bytes");
+    }
 }

@@ -18,6 +18,7 @@ mod capture_text;
 mod cbor_conformance;
 mod cli;
 mod compare;
+mod compare_runtimes;
 mod cross_format;
 mod diff;
 mod encode_fast;
