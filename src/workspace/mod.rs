@@ -415,13 +415,15 @@ impl Workspace {
 
     /// Starts profiling (a run already going is cancelled and replaced). The payloads are the
     /// current one or every open source's selected payload; those not decoded yet are decoded
-    /// on the worker. `links` are the transfer estimates' links (empty: the defaults). Fails
-    /// when there is no payload to profile.
+    /// on the worker. `links` are the transfer estimates' links (empty: the defaults);
+    /// `runtimes` are timed after the Rust jobs ([`crate::profile::runtimes`]). Fails when there
+    /// is no payload to profile.
     pub fn start_profile(
         &mut self,
         mode: Mode,
         scope: Scope,
         links: Vec<Link>,
+        runtimes: Vec<crate::profile::runtimes::Runtime>,
     ) -> Result<(), String> {
         let indices: Vec<usize> = match scope {
             Scope::Current => self.current.into_iter().collect(),
@@ -454,6 +456,7 @@ impl Workspace {
             pending,
             mode,
             links,
+            runtimes,
             self.schemas.clone(),
             self.limits,
             self.notify.clone(),
