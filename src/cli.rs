@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 use clap::{Args, Parser, Subcommand};
 
 use crate::capture::detect::{add_hint, verdict, Verdict};
+use crate::capture::har;
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
@@ -27,6 +28,7 @@ use crate::codec::protobuf::dynamic::{to_proto3_json, Proto3JsonOptions};
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
+use crate::codec::stream;
 use crate::codec::{
     self, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
 };
@@ -1005,6 +1007,9 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let whole = read_input(input_path(&args.input)?)?;
+    if convert_streaming(args, &whole, out)? {
+        return Ok(());
+    }
     let mut peeling = peel_input(&whole, &args.input)?;
     for w in &peeling.warnings {
         eprintln!("warning: {w}");
@@ -1044,6 +1049,66 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
         bytes.push(b'\n');
     }
     write_output(args, &bytes, out)
+}
+
+/// `convert` of a JSON document with nothing to peel and no schema, streamed by
+/// [`stream::transcode_json`] so that a large file is never held decoded. `false` when that does
+/// not apply (or the document needs the ordinary way: an error to report, canonical or pretty
+/// output): then nothing was written and the caller converts as usual.
+fn convert_streaming(
+    args: &ConvertArgs,
+    whole: &Input,
+    out: &mut dyn Write,
+) -> Result<bool, Failure> {
+    let a = &args.input;
+    let plain = !args.all
+        && a.pick.is_none_or(|n| n == 1)
+        && a.layer.is_none()
+        && a.keylog.is_none()
+        && !a.schema.given()
+        && matches!(a.from, None | Some(Format::Json))
+        && matches!(whole.hint, None | Some(Format::Json))
+        && args.to != Format::Protobuf;
+    let bytes = &whole.bytes;
+    let text = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
+    let first = text.iter().find(|c| !c.is_ascii_whitespace());
+    // Peeling reads a HAR as its entries, and a JSON string may hold a payload to peel.
+    if !plain || !matches!(first, Some(b'{' | b'[')) || har::looks_like_har(text) {
+        return Ok(false);
+    }
+    let limits = a.limits()?;
+    let Some(encoded) =
+        stream::transcode_json(bytes, args.to, &encode_options(args, None), &limits)
+    else {
+        return Ok(false);
+    };
+    for note in &encoded.notes {
+        eprintln!("note: {note}");
+    }
+    let mut bytes = encoded.bytes;
+    if args.to == Format::Json {
+        bytes.push(b'\n');
+    }
+    write_output(args, &bytes, out)?;
+    Ok(true)
+}
+
+/// How `convert` writes: its flags, and the protobuf message type when writing protobuf.
+fn encode_options(args: &ConvertArgs, message: Option<MessageDescriptor>) -> EncodeOptions {
+    EncodeOptions {
+        canonical: args.canonical,
+        floats: if args.shortest_floats {
+            FloatPolicy::Shortest
+        } else {
+            FloatPolicy::Keep
+        },
+        pretty: args.pretty,
+        message: if args.to == Format::Protobuf {
+            message
+        } else {
+            None
+        },
+    }
 }
 
 /// `convert --all`: one JSON line per payload with bytes, in order. A payload that does not
@@ -1157,18 +1222,8 @@ fn convert_one(
         ));
     }
     let options = EncodeOptions {
-        canonical: args.canonical,
-        floats: if args.shortest_floats {
-            FloatPolicy::Shortest
-        } else {
-            FloatPolicy::Keep
-        },
         pretty,
-        message: if args.to == Format::Protobuf {
-            read.message.clone()
-        } else {
-            None
-        },
+        ..encode_options(args, read.message.clone())
     };
     // Protobuf read without a schema repeats a field number once per occurrence; JSON,
     // MessagePack and CBOR maps get one key per field, its occurrences an array.

@@ -452,7 +452,7 @@ fn json_verdict(
         return Some(Err(doc));
     };
     let peelable = http::looks_like_http(inner.as_bytes())
-        || codec::decode(inner.as_bytes(), Format::Json, options).is_ok()
+        || codec::json::is_json(inner.as_bytes(), &options.limits)
         // A string holding a broken dump is peeled too, so that the dump's error is told.
         || !matches!(text::decode_text_checked(inner.as_bytes(), max_output), Ok(None));
     if !peelable {

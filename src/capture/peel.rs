@@ -382,8 +382,8 @@ fn split_json_lines(payload: Payload, options: &DecodeOptions) -> Vec<Payload> {
     if lines.len() < 2
         || !lines
             .iter()
-            .all(|span| json::decode(&line_bytes(span), options).is_ok())
-        || json::decode(&payload.bytes, options).is_ok()
+            .all(|span| json::is_json(&line_bytes(span), &options.limits))
+        || json::is_json(&payload.bytes, &options.limits)
     {
         return vec![payload];
     }

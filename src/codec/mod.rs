@@ -16,6 +16,7 @@ pub mod msgpack;
 mod note;
 pub mod protobuf;
 mod repeats;
+pub mod stream;
 
 use std::fmt;
 

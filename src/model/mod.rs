@@ -7,7 +7,9 @@ mod value;
 
 pub use path::{Path, PathParseError, PathSegment};
 pub(crate) use span::KeyMap;
-pub use span::{ByteRole, Children, Node, NodeId, Run, Segment, Span, SpanTree, SpanTreeBuilder};
+pub use span::{
+    ByteRole, Children, Node, NodeId, Nodes, Run, Segment, Span, SpanTree, SpanTreeBuilder,
+};
 pub use value::{
     format_float, Float, FloatWidth, Kind, RawField, Timestamp, Value, WireType, DEBUG_DEPTH,
     INT_MAX, INT_MIN,

@@ -126,8 +126,9 @@ impl ByteRole {
     }
 }
 
-/// One node: a value, with the bytes that hold it.
-#[derive(Debug, Clone, PartialEq)]
+/// One node: a value, with the bytes that hold it. [`SpanTree`] stores nodes packed and hands
+/// out copies.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Node {
     /// What the node holds.
     pub kind: Kind,
@@ -173,16 +174,198 @@ pub struct Run {
 }
 
 /// The spans of every node of one decoded or encoded buffer. See the module docs.
+///
+/// Nodes are stored packed, 32 bytes each ([`Packed`]): `u32` offsets, and the header, payload
+/// and key lengths in a byte or two relative to the span. A node whose numbers do not fit (an
+/// offset past 4 GiB, a header longer than 254 bytes, a key longer than 65,534) is stored whole
+/// in a side table, so every input works and typical ones pay 32 bytes per node.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpanTree {
-    nodes: Vec<Node>,
+    nodes: Vec<Packed>,
+    wide: HashMap<u32, Node>,
     keys: Vec<String>,
+}
+
+/// A [`Node`] in 32 bytes. See [`SpanTree`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Packed {
+    /// `span.start`.
+    start: u32,
+    /// `span.end`.
+    end: u32,
+    /// The parent's id, [`Packed::NONE`] for the root.
+    parent: u32,
+    subtree_end: u32,
+    /// The index or key id of the segment.
+    segment: u32,
+    /// Where the key starts, `start` when there is none: the node's extent starts here.
+    key_start: u32,
+    kind: Kind,
+    /// Segment tag (bits 0–1), has a key (bit 2), stored whole in `SpanTree::wide` (bit 3).
+    flags: u8,
+    /// `header_end - start`.
+    header_len: u8,
+    /// `payload.start - header_end`.
+    payload_gap: u8,
+    /// `end - payload.end`.
+    payload_tail: u8,
+    /// `key.end - key.start`.
+    key_len: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<Packed>() == 32);
+
+impl Packed {
+    const NONE: u32 = u32::MAX;
+    const HAS_KEY: u8 = 4;
+    const WIDE: u8 = 8;
+
+    /// `node` packed, or `None` when one of its numbers does not fit.
+    fn pack(node: &Node) -> Option<Packed> {
+        let small = |n: usize| u8::try_from(n).ok();
+        let offset = |n: usize| u32::try_from(n).ok().filter(|&n| n != Packed::NONE);
+        let (tag, segment) = match node.segment {
+            Segment::Root => (0, 0),
+            Segment::Index(i) => (1, i),
+            Segment::Key(k) => (2, k),
+            Segment::OtherKey(k) => (3, k),
+        };
+        let (key_start, key_len, has_key) = match node.key {
+            Some(k) => (
+                offset(k.start)?,
+                u16::try_from(k.len()).ok()?,
+                Packed::HAS_KEY,
+            ),
+            None => (offset(node.span.start)?, 0, 0),
+        };
+        let parent = match node.parent {
+            Some(p) if p.0 != Packed::NONE => p.0,
+            Some(_) => return None,
+            None => Packed::NONE,
+        };
+        Some(Packed {
+            start: offset(node.span.start)?,
+            end: offset(node.span.end)?,
+            parent,
+            subtree_end: node.subtree_end,
+            segment,
+            key_start,
+            kind: node.kind,
+            flags: tag | has_key,
+            header_len: small(node.header_end.checked_sub(node.span.start)?)?,
+            payload_gap: small(node.payload.start.checked_sub(node.header_end)?)?,
+            payload_tail: small(node.span.end.checked_sub(node.payload.end)?)?,
+            key_len,
+        })
+    }
+
+    fn unpack(&self) -> Node {
+        let start = self.start as usize;
+        let end = self.end as usize;
+        let header_end = start + usize::from(self.header_len);
+        let segment = match self.flags & 3 {
+            0 => Segment::Root,
+            1 => Segment::Index(self.segment),
+            2 => Segment::Key(self.segment),
+            _ => Segment::OtherKey(self.segment),
+        };
+        let key_start = self.key_start as usize;
+        Node {
+            kind: self.kind,
+            segment,
+            parent: (self.parent != Packed::NONE).then_some(NodeId(self.parent)),
+            key: (self.flags & Packed::HAS_KEY != 0)
+                .then(|| Span::new(key_start, key_start + usize::from(self.key_len))),
+            span: Span::new(start, end),
+            header_end,
+            payload: Span::new(
+                header_end + usize::from(self.payload_gap),
+                end - usize::from(self.payload_tail),
+            ),
+            subtree_end: self.subtree_end,
+        }
+    }
+
+    /// A placeholder for a node kept in the side table: only its tree links are read from it.
+    fn wide(node: &Node) -> Packed {
+        Packed {
+            start: 0,
+            end: 0,
+            parent: node.parent.map_or(Packed::NONE, |p| p.0),
+            subtree_end: node.subtree_end,
+            segment: 0,
+            key_start: 0,
+            kind: node.kind,
+            flags: Packed::WIDE,
+            header_len: 0,
+            payload_gap: 0,
+            payload_tail: 0,
+            key_len: 0,
+        }
+    }
 }
 
 impl SpanTree {
     /// All nodes in pre-order.
-    pub fn nodes(&self) -> &[Node] {
-        &self.nodes
+    pub fn nodes(&self) -> Nodes<'_> {
+        Nodes {
+            tree: self,
+            next: 0,
+            end: self.nodes.len() as u32,
+        }
+    }
+
+    /// Memory the tree holds, in bytes (nodes, side table and key texts), for measurements.
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Packed>()
+            + self.wide.capacity() * (std::mem::size_of::<(u32, Node)>() + 1)
+            + self.keys.capacity() * std::mem::size_of::<String>()
+            + self.keys.iter().map(String::capacity).sum::<usize>()
+    }
+
+    /// Stores `node` as node `index` (a new last node when `index` is the length).
+    fn store(&mut self, index: usize, node: Node) {
+        let packed = match Packed::pack(&node) {
+            Some(p) => {
+                if self
+                    .nodes
+                    .get(index)
+                    .is_some_and(|old| old.flags & Packed::WIDE != 0)
+                {
+                    self.wide.remove(&(index as u32));
+                }
+                p
+            }
+            None => {
+                self.wide.insert(index as u32, node);
+                Packed::wide(&node)
+            }
+        };
+        if index == self.nodes.len() {
+            self.nodes.push(packed);
+        } else {
+            self.nodes[index] = packed;
+        }
+    }
+
+    fn unpack(&self, index: usize) -> Node {
+        let p = &self.nodes[index];
+        if p.flags & Packed::WIDE != 0 {
+            if let Some(n) = self.wide.get(&(index as u32)) {
+                return *n;
+            }
+        }
+        p.unpack()
+    }
+
+    /// Where node `index`'s extent starts (its key, else its value).
+    fn extent_start(&self, index: usize) -> usize {
+        let p = &self.nodes[index];
+        if p.flags & Packed::WIDE != 0 {
+            self.unpack(index).extent().start
+        } else {
+            p.key_start as usize
+        }
     }
 
     /// Number of nodes.
@@ -199,8 +382,24 @@ impl SpanTree {
     ///
     /// # Panics
     /// If `id` is not from this tree.
-    pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id.index()]
+    pub fn node(&self, id: NodeId) -> Node {
+        self.unpack(id.index())
+    }
+
+    /// The parent of `id` (`None` for the root), without unpacking the node.
+    pub fn parent(&self, id: NodeId) -> Option<NodeId> {
+        let p = self.nodes[id.index()].parent;
+        (p != Packed::NONE).then_some(NodeId(p))
+    }
+
+    /// One past the id of `id`'s last descendant, without unpacking the node.
+    pub fn subtree_end(&self, id: NodeId) -> u32 {
+        self.nodes[id.index()].subtree_end
+    }
+
+    /// What `id` holds, without unpacking the node.
+    pub fn kind(&self, id: NodeId) -> Kind {
+        self.nodes[id.index()].kind
     }
 
     /// The root, if anything was decoded.
@@ -215,11 +414,10 @@ impl SpanTree {
 
     /// Direct children of `id`, in order.
     pub fn children(&self, id: NodeId) -> Children<'_> {
-        let node = self.node(id);
         Children {
             tree: self,
             next: id.0 + 1,
-            end: node.subtree_end,
+            end: self.subtree_end(id),
         }
     }
 
@@ -244,7 +442,7 @@ impl SpanTree {
         let mut cur = Some(id);
         while let Some(c) = cur {
             segments.extend(self.path_segment(c));
-            cur = self.node(c).parent;
+            cur = self.parent(c);
         }
         segments.reverse();
         Path::from_segments(segments)
@@ -283,13 +481,27 @@ impl SpanTree {
     /// The innermost node holding byte `offset`, and the byte's role in it. `None` when no node
     /// holds it (whitespace around the root, or bytes past the end).
     pub fn node_at(&self, offset: usize) -> Option<(NodeId, ByteRole)> {
-        let after = self.nodes.partition_point(|n| n.extent().start <= offset);
+        let after = if self.wide.is_empty() {
+            self.nodes
+                .partition_point(|n| n.key_start as usize <= offset)
+        } else {
+            let (mut lo, mut hi) = (0, self.nodes.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.extent_start(mid) <= offset {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
         let mut cur = after.checked_sub(1).map(|i| NodeId(i as u32));
         while let Some(id) = cur {
             let n = self.node(id);
             // The gap between a key and its value (a JSON colon) belongs to the map.
             if n.span.contains(offset) || n.key.is_some_and(|k| k.contains(offset)) {
-                return Some((id, self.role_in(n, offset)));
+                return Some((id, self.role_in(&n, offset)));
             }
             cur = n.parent;
         }
@@ -332,7 +544,7 @@ impl SpanTree {
         let mut cursor = 0usize;
         // Containers whose payload we are inside, innermost last.
         let mut open: Vec<NodeId> = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
+        for (i, n) in self.nodes().enumerate() {
             let id = NodeId(i as u32);
             while let Some(&top) = open.last() {
                 if Some(top) == n.parent {
@@ -384,7 +596,7 @@ impl SpanTree {
     /// Checks the tree's invariants: spans inside `len`, header and payload inside the span,
     /// children inside their parent and in byte order, pre-order ids. Returns the first broken one.
     pub fn validate(&self, len: usize) -> Result<(), String> {
-        for (i, n) in self.nodes.iter().enumerate() {
+        for (i, n) in self.nodes().enumerate() {
             let here = || format!("node {i} ({})", self.path(NodeId(i as u32)));
             if n.span.start > n.span.end || n.span.end > len {
                 return Err(format!("{}: span {} outside 0..{len}", here(), n.span));
@@ -431,7 +643,7 @@ impl SpanTree {
                 }
                 None => {}
             }
-            if i > 0 && self.nodes[i - 1].extent().start > n.extent().start {
+            if i > 0 && self.extent_start(i - 1) > n.extent().start {
                 return Err(format!("{}: starts before the node before it", here()));
             }
         }
@@ -455,10 +667,55 @@ impl Iterator for Children<'_> {
             return None;
         }
         let id = NodeId(self.next);
-        self.next = self.tree.node(id).subtree_end;
+        self.next = self.tree.subtree_end(id);
         Some(id)
     }
 }
+
+/// Iterator over every node of a [`SpanTree`] in pre-order, unpacked.
+#[derive(Debug, Clone)]
+pub struct Nodes<'a> {
+    tree: &'a SpanTree,
+    next: u32,
+    end: u32,
+}
+
+impl Nodes<'_> {
+    /// Node `i` of the tree, if it has one (whatever has been iterated).
+    pub fn get(&self, i: usize) -> Option<Node> {
+        (i < self.tree.nodes.len()).then(|| self.tree.unpack(i))
+    }
+}
+
+impl Iterator for Nodes<'_> {
+    type Item = Node;
+
+    fn next(&mut self) -> Option<Node> {
+        if self.next >= self.end {
+            return None;
+        }
+        let n = self.tree.unpack(self.next as usize);
+        self.next += 1;
+        Some(n)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = (self.end - self.next) as usize;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for Nodes<'_> {
+    fn next_back(&mut self) -> Option<Node> {
+        if self.next >= self.end {
+            return None;
+        }
+        self.end -= 1;
+        Some(self.tree.unpack(self.end as usize))
+    }
+}
+
+impl ExactSizeIterator for Nodes<'_> {}
 
 /// Builds a [`SpanTree`] in pre-order as a decoder or encoder walks its bytes.
 ///
@@ -610,16 +867,20 @@ impl SpanTreeBuilder {
         payload: Span,
     ) -> NodeId {
         let id = NodeId(self.tree.nodes.len() as u32);
-        self.tree.nodes.push(Node {
-            kind,
-            segment,
-            parent: self.current(),
-            key,
-            span,
-            header_end,
-            payload,
-            subtree_end: id.0 + 1,
-        });
+        let parent = self.current();
+        self.tree.store(
+            id.index(),
+            Node {
+                kind,
+                segment,
+                parent,
+                key,
+                span,
+                header_end,
+                payload,
+                subtree_end: id.0 + 1,
+            },
+        );
         id
     }
 
@@ -648,28 +909,30 @@ impl SpanTreeBuilder {
     pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
         let id = self.open.pop()?;
         let subtree_end = self.tree.nodes.len() as u32;
-        let n = &mut self.tree.nodes[id.index()];
+        let mut n = self.tree.unpack(id.index());
         n.payload.end = payload_end.max(n.payload.start);
         n.span.end = end.max(n.payload.end);
         n.subtree_end = subtree_end;
+        self.tree.store(id.index(), n);
         Some(id)
     }
 
     /// Widens a node's header (a CBOR tag or similar seen late); used by encoders that learn the
     /// header length after writing it.
     pub fn set_header_end(&mut self, id: NodeId, header_end: usize) {
-        let n = &mut self.tree.nodes[id.index()];
+        let mut n = self.tree.unpack(id.index());
         n.header_end = header_end;
         n.payload.start = n.payload.start.max(header_end);
         n.payload.end = n.payload.end.max(n.payload.start);
         n.span.end = n.span.end.max(n.payload.end);
+        self.tree.store(id.index(), n);
     }
 
     /// The finished tree. Every container must have been closed.
     pub fn finish(mut self) -> SpanTree {
         debug_assert!(self.open.is_empty(), "containers left open");
         while !self.open.is_empty() {
-            let end = self.tree.nodes.last().map_or(0, |n| n.span.end);
+            let end = self.tree.nodes().next_back().map_or(0, |n| n.span.end);
             self.close(end, end);
         }
         self.tree
@@ -759,6 +1022,47 @@ mod tests {
         assert_eq!(t.node(hits[0]).span, Span::new(8, 9));
         assert_eq!(t.find(&Path::parse("$.a[*]").expect("path")).len(), 2);
         assert!(t.find(&Path::parse("$.b").expect("path")).is_empty());
+    }
+
+    #[test]
+    fn nodes_are_packed_in_32_bytes_and_wide_ones_kept_whole() {
+        assert_eq!(std::mem::size_of::<Packed>(), 32);
+        // A node past 4 GiB, one with a 300-byte header and one with a 70,000-byte key: each is
+        // kept exactly, beside packed ones.
+        let far = 5usize << 30;
+        let mut b = SpanTreeBuilder::new();
+        b.open(Kind::Map, Segment::Root, None, 0, 300);
+        let k = b.key("long");
+        b.leaf(
+            Kind::Text,
+            k,
+            Some(Span::new(300, 70_300)),
+            Span::new(70_301, 70_305),
+            70_302,
+            Span::new(70_302, 70_304),
+        );
+        let k = b.key("far");
+        b.leaf(
+            Kind::Int,
+            k,
+            Some(Span::new(70_305, 70_310)),
+            Span::new(far, far + 9),
+            far + 1,
+            Span::new(far + 1, far + 9),
+        );
+        b.close(far + 9, far + 10);
+        let t = b.finish();
+        t.validate(far + 10).expect("valid");
+        assert_eq!(t.node(NodeId(0)).header_end, 300);
+        assert_eq!(t.node(NodeId(0)).span, Span::new(0, far + 10));
+        assert_eq!(t.node(NodeId(1)).key, Some(Span::new(300, 70_300)));
+        assert_eq!(t.node(NodeId(1)).payload, Span::new(70_302, 70_304));
+        assert_eq!(t.node(NodeId(2)).span, Span::new(far, far + 9));
+        assert_eq!(t.node(NodeId(2)).parent, Some(NodeId::ROOT));
+        assert_eq!(t.node_at(far + 3).map(|x| x.0), Some(NodeId(2)));
+        assert_eq!(t.node_at(70_303), Some((NodeId(1), ByteRole::Value)));
+        assert_eq!(t.node_at(500), Some((NodeId(1), ByteRole::Key)));
+        assert_eq!(t.path(NodeId(2)).to_string(), "$.far");
     }
 
     #[test]

@@ -53,11 +53,10 @@ pub fn write_tree(w: &mut dyn Write, doc: &Document) -> io::Result<()> {
     let mut depth = vec![0usize; tree.len()];
     let width = tree
         .nodes()
-        .iter()
         .map(|n| n.span.to_string().len())
         .max()
         .unwrap_or(1);
-    for (i, n) in tree.nodes().iter().enumerate() {
+    for (i, n) in tree.nodes().enumerate() {
         let id = NodeId(i as u32);
         if let Some(p) = n.parent {
             depth[i] = depth[p.index()] + 1;
@@ -93,7 +92,7 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
     // No node holds a byte past the root's end (trailing data), so those bytes need no lookup:
     // asking the tree byte by byte walked up every open container of a deep partial document
     // for each trailing byte (depth × size).
-    let root_end = tree.nodes().first().map_or(0, |root| root.extent().end);
+    let root_end = tree.nodes().next().map_or(0, |root| root.extent().end);
     bounds.push(root_end);
     bounds.retain(|&b| b <= bytes.len());
     bounds.sort_unstable();

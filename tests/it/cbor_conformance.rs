@@ -384,7 +384,7 @@ proptest! {
         // Same byte layout. (Key texts may differ: the encoder names entries by the source
         // value's keys, and a float key written narrower reads back with another summary.)
         let layout = |t: &wirelens::model::SpanTree| -> Vec<_> {
-            t.nodes().iter().map(|n| (n.kind, n.parent, n.key, n.span, n.header_end, n.payload, n.subtree_end)).collect()
+            t.nodes().map(|n| (n.kind, n.parent, n.key, n.span, n.header_end, n.payload, n.subtree_end)).collect()
         };
         prop_assert_eq!(layout(&d.spans), layout(&e.spans));
         // Canonical encoding of the decoded value is a fixed point, spans and all.

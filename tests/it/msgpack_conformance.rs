@@ -523,7 +523,7 @@ proptest! {
         let d = decode(&e.bytes, &DecodeOptions::default()).expect("decodes");
         prop_assert_eq!(widen(&d.value), widen(&v));
         let layout = |t: &wirelens::model::SpanTree| -> Vec<_> {
-            t.nodes().iter().map(|n| (n.key, n.span, n.header_end, n.payload, n.parent)).collect()
+            t.nodes().map(|n| (n.key, n.span, n.header_end, n.payload, n.parent)).collect()
         };
         prop_assert_eq!(layout(&d.spans), layout(&e.spans));
     }

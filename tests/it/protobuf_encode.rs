@@ -603,7 +603,7 @@ fn spans_link_source_keys_to_tag_length_and_value_bytes() {
     let node = |p: &str| {
         let hits = t.find(&path(p));
         assert_eq!(hits.len(), 1, "one node at {p}");
-        t.node(hits[0]).clone()
+        t.node(hits[0])
     };
     let inner = node("$.inner");
     assert_eq!(inner.key, Some(Span::new(0, 2)));
@@ -640,13 +640,13 @@ fn map_entry_and_wrapper_spans() {
     let got = ours(&d, r#"{"counts": {"k": 5}, "wI32": 7}"#);
     assert_eq!(hex(&got.bytes), "aa01050a016b10058202020807");
     let t = &got.spans;
-    let k = t.node(t.find(&path("$.counts.k"))[0]).clone();
+    let k = t.node(t.find(&path("$.counts.k"))[0]);
     assert_eq!(k.key, Some(Span::new(0, 6)));
     assert_eq!(
         (k.span, k.header_end, k.payload),
         (Span::new(6, 8), 7, Span::new(7, 8))
     );
-    let w = t.node(t.find(&path("$.wI32"))[0]).clone();
+    let w = t.node(t.find(&path("$.wI32"))[0]);
     assert_eq!(w.key, Some(Span::new(8, 10)));
     assert_eq!(
         (w.span, w.header_end, w.payload),

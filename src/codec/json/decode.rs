@@ -664,6 +664,11 @@ fn escape(b: &[u8], at: usize) -> Result<(char, usize), Fail> {
     Ok((simple, at + 2))
 }
 
+/// Where the `\uXXXX` escape (with its low surrogate, if any) at `at` ends, if it is valid.
+pub(super) fn unicode_escape_end(b: &[u8], at: usize) -> Option<usize> {
+    unicode_escape(b, at).ok().map(|(_, end)| end)
+}
+
 /// Decodes `\uXXXX` (and a following `\uXXXX` low surrogate) at `at`.
 fn unicode_escape(b: &[u8], at: usize) -> Result<(char, usize), Fail> {
     let hi = hex4(b, at + 2, at)?;

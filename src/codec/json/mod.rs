@@ -30,7 +30,9 @@
 
 mod decode;
 mod encode;
+mod validate;
 pub(crate) use encode::encode_with;
+pub(crate) use validate::is_json;
 
 use super::{DecodeError, DecodeOptions, Document, EncodeError, EncodeOptions, Encoded};
 use crate::model::{Float, Value};

@@ -1884,7 +1884,7 @@ mod tests {
         assert_eq!(buf, [0x02, 0xaa, 0x08, 0x01, 0xbb]);
         let t = b.finish();
         t.validate(buf.len()).expect("valid tree");
-        assert_eq!(t.nodes()[0].payload, Span::new(1, 4));
-        assert_eq!(t.nodes()[1].key, Some(Span::new(2, 3)));
+        assert_eq!(t.node(crate::model::NodeId(0)).payload, Span::new(1, 4));
+        assert_eq!(t.node(crate::model::NodeId(1)).key, Some(Span::new(2, 3)));
     }
 }

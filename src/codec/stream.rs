@@ -1,0 +1,449 @@
+//! Converting a large JSON document without holding it whole: [`transcode_json`].
+//!
+//! `convert` of a 50 MB JSON file used to decode the whole document into a [`Value`] with its
+//! span tree (about 20 times the file) and then encode it. Most large documents are a few big
+//! containers holding many small records, so the walk here writes the big containers itself (their
+//! item counts from a first pass over their bytes) and hands every subtree of at most
+//! [`CHUNK`] bytes to the ordinary decoder and encoder, one at a time. The output is byte for
+//! byte what [`super::encode_fast`] writes for the whole document, with the same notes (a test
+//! holds the two together on every sample and corpus file): each chunk's notes are placed under
+//! the chunk's path and grouped as one conversion groups them (by kind and path pattern, counts
+//! added, the first occurrence's path and message kept).
+//!
+//! What it does not do: anything that needs the whole document at once. Canonical output (map
+//! entries sorted), pretty JSON, protobuf, and a map with a repeated key at the level walked here
+//! give `None`, and so does any input the decoder would refuse or stop on a limit: the caller then
+//! converts the ordinary way, which reports the error with its partial document.
+
+use crate::codec::note::FidelityNote;
+use crate::codec::{json, DecodeOptions, EncodeOptions, Encoded, Format};
+use crate::limits::Limits;
+use crate::model::{Path, PathSegment, SpanTree, Value};
+use std::collections::HashSet;
+
+/// Subtrees of at most this many bytes are decoded and encoded whole.
+pub const CHUNK: usize = 64 << 10;
+
+/// `bytes` (one JSON text) written as `to` like [`super::encode_fast`] of its decoded value,
+/// holding at most one chunk of the document at a time; `None` when the walk does not apply
+/// (see the module docs) and the caller should convert the ordinary way.
+pub fn transcode_json(
+    bytes: &[u8],
+    to: Format,
+    options: &EncodeOptions,
+    limits: &Limits,
+) -> Option<Encoded> {
+    transcode_json_in_chunks(bytes, to, options, limits, CHUNK)
+}
+
+/// [`transcode_json`] with another chunk size (tests walk tiny chunks to exercise the walk).
+pub fn transcode_json_in_chunks(
+    bytes: &[u8],
+    to: Format,
+    options: &EncodeOptions,
+    limits: &Limits,
+    chunk: usize,
+) -> Option<Encoded> {
+    let streams =
+        matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
+    if !streams || options.canonical || options.message.is_some() {
+        return None;
+    }
+    let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        3
+    } else {
+        0
+    };
+    let mut walk = Walk {
+        b: bytes,
+        to,
+        options,
+        limits,
+        chunk,
+        out: Vec::with_capacity(bytes.len() / 2),
+        notes: Vec::new(),
+        seen: std::collections::HashMap::new(),
+        nodes: 0,
+        path: Vec::new(),
+    };
+    let at = skip_ws(bytes, start);
+    let end = walk.value(at, 0)?;
+    if skip_ws(bytes, end) != bytes.len() {
+        return None;
+    }
+    Some(Encoded {
+        format: to,
+        bytes: walk.out,
+        spans: SpanTree::default(),
+        notes: walk.notes,
+    })
+}
+
+struct Walk<'a> {
+    b: &'a [u8],
+    to: Format,
+    options: &'a EncodeOptions,
+    limits: &'a Limits,
+    chunk: usize,
+    out: Vec<u8>,
+    notes: Vec<FidelityNote>,
+    /// Index into `notes` by kind and path pattern, as [`Notes`] groups them.
+    seen: std::collections::HashMap<(super::NoteKind, Path), usize>,
+    /// Nodes so far, against the node limit.
+    nodes: usize,
+    /// Where the walk is.
+    path: Vec<PathSegment>,
+}
+
+impl Walk<'_> {
+    /// Writes the value starting at `at` (at depth `depth`, the number of containers around it);
+    /// returns where it ends.
+    fn value(&mut self, at: usize, depth: usize) -> Option<usize> {
+        let end = skip_value(self.b, at)?;
+        let c = *self.b.get(at)?;
+        if end - at <= self.chunk || !matches!(c, b'[' | b'{') {
+            self.whole(at, end, depth)?;
+            return Some(end);
+        }
+        if depth >= self.limits.depth() || self.nodes >= self.limits.max_nodes {
+            return None;
+        }
+        self.nodes += 1;
+        if c == b'[' {
+            let items = children(self.b, at, false)?;
+            self.header(false, items.len())?;
+            for (i, &item) in items.iter().enumerate() {
+                if i > 0 && self.to == Format::Json {
+                    self.out.push(b',');
+                }
+                self.path.push(PathSegment::Index(i));
+                self.value(item, depth + 1)?;
+                self.path.pop();
+            }
+            if self.to == Format::Json {
+                self.out.push(b']');
+            }
+        } else {
+            let entries = children(self.b, at, true)?;
+            self.header(true, entries.len())?;
+            let mut keys = HashSet::with_capacity(entries.len());
+            for (i, &key_at) in entries.iter().enumerate() {
+                let key_end = skip_value(self.b, key_at)?;
+                let key = match json::decode(&self.b[key_at..key_end], &DecodeOptions::default()) {
+                    Ok(doc) => match doc.value {
+                        Value::Text(k) => k,
+                        _ => return None,
+                    },
+                    Err(_) => return None,
+                };
+                if !keys.insert(key.clone()) {
+                    // The encoder's duplicate-key note is about the whole map: convert whole.
+                    return None;
+                }
+                if i > 0 && self.to == Format::Json {
+                    self.out.push(b',');
+                }
+                let written =
+                    super::encode_fast(&Value::Text(key.clone()), self.to, self.options).ok()?;
+                self.out.extend_from_slice(&written.bytes);
+                if self.to == Format::Json {
+                    self.out.push(b':');
+                }
+                let colon = skip_ws(self.b, key_end);
+                let value_at = skip_ws(self.b, colon + 1);
+                self.path.push(PathSegment::Key(key));
+                self.value(value_at, depth + 1)?;
+                self.path.pop();
+            }
+            if self.to == Format::Json {
+                self.out.push(b'}');
+            }
+        }
+        Some(end)
+    }
+
+    /// Decodes and encodes `at..end` as one document.
+    fn whole(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
+        let mut limits = *self.limits;
+        limits.max_depth = limits.depth().checked_sub(depth)?;
+        limits.max_nodes = limits.max_nodes.checked_sub(self.nodes)?;
+        let options = DecodeOptions {
+            limits,
+            ..DecodeOptions::default()
+        };
+        let doc = json::decode(&self.b[at..end], &options).ok()?;
+        self.nodes += doc.spans.len();
+        let encoded = super::encode_fast(&doc.value, self.to, self.options).ok()?;
+        self.out.extend_from_slice(&encoded.bytes);
+        for note in encoded.notes {
+            let mut segments = self.path.clone();
+            segments.extend(note.path.segments().iter().cloned());
+            let path = Path::from_segments(segments);
+            let key = (note.kind, path.pattern());
+            match self.seen.get(&key) {
+                Some(&i) => self.notes[i].count += note.count,
+                None => {
+                    self.seen.insert(key, self.notes.len());
+                    self.notes.push(FidelityNote { path, ..note });
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// The header of an array or map of `n` items, as the encoders write it.
+    fn header(&mut self, map: bool, n: usize) -> Option<()> {
+        let out = &mut self.out;
+        match self.to {
+            Format::Json => out.push(if map { b'{' } else { b'[' }),
+            Format::MessagePack => {
+                let (fix, w16, w32) = if map {
+                    (0x80, 0xde, 0xdf)
+                } else {
+                    (0x90, 0xdc, 0xdd)
+                };
+                if n < 16 {
+                    out.push(fix | n as u8);
+                } else if let Ok(n) = u16::try_from(n) {
+                    out.push(w16);
+                    out.extend_from_slice(&n.to_be_bytes());
+                } else {
+                    out.push(w32);
+                    out.extend_from_slice(&u32::try_from(n).ok()?.to_be_bytes());
+                }
+            }
+            Format::Cbor => {
+                let major = if map { 0xa0 } else { 0x80 };
+                let n = n as u64;
+                if n < 24 {
+                    out.push(major | n as u8);
+                } else if let Ok(n) = u8::try_from(n) {
+                    out.extend_from_slice(&[major | 24, n]);
+                } else if let Ok(n) = u16::try_from(n) {
+                    out.push(major | 25);
+                    out.extend_from_slice(&n.to_be_bytes());
+                } else if let Ok(n) = u32::try_from(n) {
+                    out.push(major | 26);
+                    out.extend_from_slice(&n.to_be_bytes());
+                } else {
+                    out.push(major | 27);
+                    out.extend_from_slice(&n.to_be_bytes());
+                }
+            }
+            Format::Protobuf => return None,
+        }
+        Some(())
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Where the string whose opening quote is at `at` ends (after its closing quote).
+fn skip_string(b: &[u8], at: usize) -> Option<usize> {
+    let mut i = at + 1;
+    loop {
+        match *b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// Where the value starting at `at` ends, by its brackets and quotes only: the decoder checks
+/// the rest when the value is converted.
+fn skip_value(b: &[u8], at: usize) -> Option<usize> {
+    match *b.get(at)? {
+        b'"' => skip_string(b, at),
+        b'[' | b'{' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match *b.get(i)? {
+                    b'"' => {
+                        i = skip_string(b, i)?;
+                        continue;
+                    }
+                    b'[' | b'{' => depth += 1,
+                    b']' | b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let mut i = at;
+            while let Some(&c) = b.get(i) {
+                if matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+                    break;
+                }
+                i += 1;
+            }
+            (i > at).then_some(i)
+        }
+    }
+}
+
+/// Where each item of the array (or each key of the map) opening at `at` starts, checking the
+/// separators between them.
+fn children(b: &[u8], at: usize, map: bool) -> Option<Vec<usize>> {
+    let close = if map { b'}' } else { b']' };
+    let mut out = Vec::new();
+    let mut i = skip_ws(b, at + 1);
+    if b.get(i) == Some(&close) {
+        return Some(out);
+    }
+    loop {
+        out.push(i);
+        if map {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            i = skip_ws(b, skip_string(b, i)?);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(b, i + 1);
+        }
+        i = skip_ws(b, skip_value(b, i)?);
+        match *b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            c if c == close => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{decode, encode_fast, FloatPolicy};
+
+    /// The walk's bytes and notes against converting the whole document, for every chunk size
+    /// from "every container walked" to "one chunk".
+    fn same_as_whole(name: &str, bytes: &[u8]) -> usize {
+        let limits = Limits::default();
+        let options = DecodeOptions::default();
+        let Ok(doc) = decode(bytes, Format::Json, &options) else {
+            for to in [Format::Json, Format::MessagePack, Format::Cbor] {
+                let got =
+                    transcode_json_in_chunks(bytes, to, &EncodeOptions::default(), &limits, 0);
+                assert!(
+                    got.is_none(),
+                    "{name}: an input the decoder refuses was converted"
+                );
+            }
+            return 0;
+        };
+        let mut walked = 0;
+        for to in [Format::Json, Format::MessagePack, Format::Cbor] {
+            for floats in [FloatPolicy::Shortest, FloatPolicy::Keep] {
+                let options = EncodeOptions {
+                    floats,
+                    ..EncodeOptions::default()
+                };
+                let want = encode_fast(&doc.value, to, &options).ok();
+                for chunk in [0, 16, 4096, CHUNK] {
+                    let got = transcode_json_in_chunks(bytes, to, &options, &limits, chunk);
+                    let Some(got) = got else {
+                        continue;
+                    };
+                    let want = want
+                        .as_ref()
+                        .expect("the walk wrote what the encoder refused");
+                    assert!(
+                        got.bytes == want.bytes,
+                        "{name} as {to:?}, chunk {chunk}: bytes"
+                    );
+                    assert_eq!(
+                        got.notes, want.notes,
+                        "{name} as {to:?}, chunk {chunk}: notes"
+                    );
+                    walked += 1;
+                }
+            }
+        }
+        walked
+    }
+
+    #[test]
+    fn writes_what_the_encoder_writes_for_every_sample_and_corpus_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in [
+            "samples",
+            "tests/data/json-bench",
+            "tests/data/json-test-suite/test_parsing",
+        ] {
+            for entry in std::fs::read_dir(root.join(dir)).expect(dir) {
+                let path = entry.expect("entry").path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut walked = 0;
+        for path in &files {
+            let bytes = std::fs::read(path).expect("file");
+            walked += same_as_whole(&path.display().to_string(), &bytes);
+        }
+        assert!(
+            files.len() > 300 && walked > 1000,
+            "{} files, {walked} walks",
+            files.len()
+        );
+    }
+
+    #[test]
+    fn notes_of_many_chunks_are_grouped_as_one_conversion_groups_them() {
+        let text = br#"{"a":[{"x":18446744073709551615,"b":1e400},{"x":18446744073709551616,"b":1.5}],"n":[1,2,3.25]}"#;
+        assert!(same_as_whole("big numbers", text) > 0);
+        let got = transcode_json_in_chunks(
+            text,
+            Format::MessagePack,
+            &EncodeOptions::default(),
+            &Limits::default(),
+            0,
+        )
+        .expect("walked");
+        assert!(!got.notes.is_empty());
+    }
+
+    #[test]
+    fn what_needs_the_whole_document_is_left_to_the_ordinary_way() {
+        let limits = Limits::default();
+        let plain = EncodeOptions::default();
+        let dup = br#"{"a":[1,2,3],"a":[4,5,6]}"#;
+        assert!(transcode_json_in_chunks(dup, Format::Cbor, &plain, &limits, 0).is_none());
+        let canonical = EncodeOptions {
+            canonical: true,
+            ..EncodeOptions::default()
+        };
+        assert!(transcode_json_in_chunks(b"[1]", Format::Cbor, &canonical, &limits, 0).is_none());
+        let pretty = EncodeOptions {
+            pretty: true,
+            ..EncodeOptions::default()
+        };
+        assert!(transcode_json_in_chunks(b"[1]", Format::Json, &pretty, &limits, 0).is_none());
+        assert!(transcode_json_in_chunks(b"[1]", Format::Protobuf, &plain, &limits, 0).is_none());
+        let mut shallow = Limits::default();
+        shallow.max_depth = 2;
+        assert!(transcode_json_in_chunks(b"[[[1]]]", Format::Cbor, &plain, &shallow, 0).is_none());
+        let mut few = Limits::default();
+        few.max_nodes = 3;
+        assert!(transcode_json_in_chunks(b"[[1],[2]]", Format::Cbor, &plain, &few, 0).is_none());
+        assert!(
+            transcode_json_in_chunks(b"[[1],[2]] x", Format::Cbor, &plain, &limits, 0).is_none()
+        );
+    }
+}
