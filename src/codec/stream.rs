@@ -436,11 +436,15 @@ mod tests {
         };
         assert!(transcode_json_in_chunks(b"[1]", Format::Json, &pretty, &limits, 0).is_none());
         assert!(transcode_json_in_chunks(b"[1]", Format::Protobuf, &plain, &limits, 0).is_none());
-        let mut shallow = Limits::default();
-        shallow.max_depth = 2;
+        let shallow = Limits {
+            max_depth: 2,
+            ..Limits::default()
+        };
         assert!(transcode_json_in_chunks(b"[[[1]]]", Format::Cbor, &plain, &shallow, 0).is_none());
-        let mut few = Limits::default();
-        few.max_nodes = 3;
+        let few = Limits {
+            max_nodes: 3,
+            ..Limits::default()
+        };
         assert!(transcode_json_in_chunks(b"[[1],[2]]", Format::Cbor, &plain, &few, 0).is_none());
         assert!(
             transcode_json_in_chunks(b"[[1],[2]] x", Format::Cbor, &plain, &limits, 0).is_none()

@@ -175,7 +175,7 @@ pub struct Run {
 
 /// The spans of every node of one decoded or encoded buffer. See the module docs.
 ///
-/// Nodes are stored packed, 32 bytes each ([`Packed`]): `u32` offsets, and the header, payload
+/// Nodes are stored packed, 32 bytes each (a private `Packed`): `u32` offsets, and the header, payload
 /// and key lengths in a byte or two relative to the span. A node whose numbers do not fit (an
 /// offset past 4 GiB, a header longer than 254 bytes, a key longer than 65,534) is stored whole
 /// in a side table, so every input works and typical ones pay 32 bytes per node.

@@ -217,8 +217,10 @@ mod tests {
 
     #[test]
     fn stops_at_the_depth_and_node_limits_like_the_decoder() {
-        let mut limits = Limits::default();
-        limits.max_depth = 3;
+        let mut limits = Limits {
+            max_depth: 3,
+            ..Limits::default()
+        };
         same_as_decoder(b"[[[1]]]", &limits);
         same_as_decoder(b"[[[[1]]]]", &limits);
         limits = Limits::default();
