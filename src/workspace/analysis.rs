@@ -22,7 +22,7 @@ use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
 use crate::model::{NodeId, Path, Span};
-use crate::profile::sizes;
+use crate::profile::sizes::{self, Variant};
 
 /// What peeling a source found.
 #[derive(Debug, Clone)]
@@ -107,6 +107,10 @@ pub struct Choice {
     pub format: Option<Format>,
     /// How protobuf is read and written.
     pub proto: ProtoMode,
+    /// How the MessagePack and CBOR columns are written: `None` as the reference libraries
+    /// write them (Python's msgpack and cbor2: floats at their width, keys in order), or a
+    /// variant (shortest floats, canonical) to see what it would change byte by byte.
+    pub encoding: Option<Variant>,
 }
 
 /// Compressed sizes of a column's bytes.
@@ -179,6 +183,8 @@ pub struct Column {
     pub error: Option<ColumnError>,
     /// For protobuf: the message type used, or that the schema was inferred.
     pub schema: Option<String>,
+    /// The variant the column was written in (MessagePack and CBOR, when one was chosen).
+    pub variant: Option<Variant>,
 }
 
 impl Column {
@@ -408,6 +414,7 @@ pub fn analyze(
         error,
         schema: source_schema,
         document,
+        variant: None,
     };
     let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
     let mut rest = Vec::with_capacity(others.len());
@@ -418,7 +425,13 @@ pub fn analyze(
             &format!("encoding as {}", target.title()),
         );
         rest.push(match (complete, &source.document) {
-            (true, Some(doc)) => encode_column(&doc.value, *target, message.as_ref(), limits),
+            (true, Some(doc)) => encode_column(
+                &doc.value,
+                *target,
+                message.as_ref(),
+                choice.encoding,
+                limits,
+            ),
             _ => not_encoded(
                 *target,
                 ColumnError {
@@ -456,6 +469,7 @@ fn not_encoded(format: Format, error: ColumnError) -> Column {
         sizes: None,
         error: Some(error),
         schema: None,
+        variant: None,
     }
 }
 
@@ -466,15 +480,17 @@ fn encode_column(
     value: &crate::model::Value,
     format: Format,
     message: Option<&crate::codec::protobuf::MessageDescriptor>,
+    encoding: Option<Variant>,
     limits: &Limits,
 ) -> Column {
+    let variant = encoding.filter(|v| v.applies_to(format));
     let options = EncodeOptions {
         message: if format == Format::Protobuf {
             message.cloned()
         } else {
             None
         },
-        ..EncodeOptions::default()
+        ..variant.map_or_else(EncodeOptions::default, Variant::options)
     };
     let encoded = match codec::encode(value, format, &options) {
         Ok(e) => e,
@@ -541,5 +557,6 @@ fn encode_column(
         note_nodes,
         error: None,
         schema,
+        variant,
     }
 }

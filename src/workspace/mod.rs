@@ -278,6 +278,17 @@ impl Workspace {
         }
     }
 
+    /// Sets how the current source's MessagePack and CBOR columns are written: as the reference
+    /// libraries write them (`None`), or in a variant (shortest floats, canonical).
+    pub fn set_encoding(&mut self, encoding: Option<crate::profile::sizes::Variant>) {
+        if let Some(i) = self.current {
+            if self.entries[i].choice.encoding != encoding {
+                self.entries[i].choice.encoding = encoding;
+                self.start_analysis(i);
+            }
+        }
+    }
+
     /// Loads schema files (`.proto` with include folders, or one descriptor set) and re-reads
     /// the current payload with them.
     pub fn load_schema_files(
