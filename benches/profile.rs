@@ -223,7 +223,8 @@ fn main() {
             name: name.to_string(),
             value: decode(json, Format::Json, &DecodeOptions::default())
                 .unwrap()
-                .value,
+                .value
+                .into(),
             message: None,
         })
         .collect();

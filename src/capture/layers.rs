@@ -244,7 +244,7 @@ pub(crate) fn unwrap_keeping(
                 ));
                 break;
             }
-            match step(&current.bytes, options, budget) {
+            match step(&current.bytes, options, budget, keep.is_some()) {
                 Ok(Step::Done(doc)) => {
                     if let (Some(keep), Some(doc)) = (keep.as_deref_mut(), doc) {
                         let depth = options.json_options().limits.depth();
@@ -295,7 +295,14 @@ pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
     }
 }
 
-fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<Step, CaptureError> {
+/// One layer off `bytes`. `want_doc`: a JSON payload's document is kept for detection, so it is
+/// decoded; otherwise JSON is only validated, which builds nothing.
+fn step(
+    bytes: &[u8],
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    want_doc: bool,
+) -> Result<Step, CaptureError> {
     if bytes.is_empty() {
         return Ok(Step::Done(None));
     }
@@ -335,9 +342,9 @@ fn step(bytes: &[u8], options: &UnwrapOptions, budget: &mut Budget) -> Result<St
     // bytes can claim gigabytes; past the text's own size that is an expansion like a
     // decompression's, and it draws on the same budget.
     let text_output = budget.left.max(bytes.len());
-    if let Some(inner) = json_verdict(bytes, text_output, &options.json_options()) {
+    if let Some(inner) = json_verdict(bytes, text_output, &options.json_options(), want_doc) {
         return Ok(match inner {
-            Err(doc) => Step::Done(Some(doc)),
+            Err(doc) => Step::Done(doc),
             Ok(text) => {
                 let start = bytes.iter().position(|&c| c == b'"').unwrap_or(0);
                 let end = bytes
@@ -433,13 +440,15 @@ fn compression_magic(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// `None`: not JSON. `Some(Err(document))`: JSON, and it is the payload. `Some(Ok(text))`: a lone
-/// JSON string whose content is to be peeled further.
+/// `None`: not JSON. `Some(Err(document))`: JSON, and it is the payload (its document when
+/// `want_doc`, else only validated: `None`). `Some(Ok(text))`: a lone JSON string whose content is
+/// to be peeled further.
 fn json_verdict(
     bytes: &[u8],
     max_output: usize,
     options: &DecodeOptions,
-) -> Option<Result<String, Document>> {
+    want_doc: bool,
+) -> Option<Result<String, Option<Document>>> {
     let first = *bytes.iter().find(|c| !c.is_ascii_whitespace())?;
     if !matches!(
         first,
@@ -447,19 +456,22 @@ fn json_verdict(
     ) {
         return None;
     }
+    if first != b'"' && !want_doc {
+        return codec::json::is_json(bytes, &options.limits).then_some(Err(None));
+    }
     let doc = codec::decode(bytes, Format::Json, options).ok()?;
     let Value::Text(inner) = &doc.value else {
-        return Some(Err(doc));
+        return Some(Err(Some(doc)));
     };
     let peelable = http::looks_like_http(inner.as_bytes())
         || codec::json::is_json(inner.as_bytes(), &options.limits)
         // A string holding a broken dump is peeled too, so that the dump's error is told.
         || !matches!(text::decode_text_checked(inner.as_bytes(), max_output), Ok(None));
     if !peelable {
-        return Some(Err(doc));
+        return Some(Err(Some(doc)));
     }
     match doc.value {
         Value::Text(inner) => Some(Ok(inner)),
-        _ => Some(Err(doc)),
+        _ => Some(Err(Some(doc))),
     }
 }

@@ -148,7 +148,7 @@ fn subject(args: &CompareArgs, path: &std::path::Path) -> Result<Subject, Failur
     };
     Ok(Subject {
         name: whole.name,
-        value: doc.value,
+        value: doc.value.into(),
         message,
     })
 }

@@ -16,8 +16,31 @@ pub use eframe::egui;
 pub use app::{App, AppOptions, Hover, SchemaFiles, Settings, View, SAMPLES};
 pub use widgets::thousands;
 
+/// When the app started, for [`log_time`].
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// With `WIRELENS_LOG_TIMES` set, says on stderr once per distinct `event` how many seconds after
+/// the start it happened (`scripts/bench-memory.sh` reads these lines to time the app).
+pub(crate) fn log_time(event: &str) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    if std::env::var_os("WIRELENS_LOG_TIMES").is_none() {
+        return;
+    }
+    let Ok(mut seen) = SEEN.lock() else { return };
+    if seen.iter().any(|e| e == event) {
+        return;
+    }
+    seen.push(event.to_string());
+    let secs = STARTED
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64();
+    eprintln!("wirelens: {secs:.2} s: {event}");
+}
+
 /// Opens the window with `files` loaded, and returns when it closes.
 pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
+    STARTED.get_or_init(std::time::Instant::now);
     let options = eframe::NativeOptions {
         renderer: eframe::Renderer::Glow,
         viewport: egui::ViewportBuilder::default()

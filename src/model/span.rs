@@ -323,6 +323,12 @@ impl SpanTree {
             + self.keys.iter().map(String::capacity).sum::<usize>()
     }
 
+    /// Gives back the room the builder's doubling left: a finished tree never grows.
+    fn shrink(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.keys.shrink_to_fit();
+    }
+
     /// Stores `node` as node `index` (a new last node when `index` is the length).
     fn store(&mut self, index: usize, node: Node) {
         let packed = match Packed::pack(&node) {
@@ -434,6 +440,35 @@ impl SpanTree {
             Segment::Key(k) => Some(PathSegment::Key(self.key_text(k).to_string())),
             Segment::OtherKey(k) => Some(PathSegment::OtherKey(self.key_text(k).to_string())),
         }
+    }
+
+    /// The node `id` of `value`, the value this tree holds the spans of (`value.preorder()[id]`,
+    /// found by walking down from the root instead of listing every node).
+    pub fn value_of<'v>(&self, value: &'v Value, id: NodeId) -> Option<&'v Value> {
+        let mut chain = Vec::new();
+        let mut cur = id;
+        while let Some(parent) = self.parent(cur) {
+            chain.push((parent, cur));
+            cur = parent;
+        }
+        let mut v = value;
+        for &(parent, child) in chain.iter().rev() {
+            v = match v.untagged() {
+                Value::Array(items) => {
+                    let i = match self.node(child).segment {
+                        Segment::Index(i) => i as usize,
+                        _ => self.children(parent).position(|c| c == child)?,
+                    };
+                    items.get(i)?
+                }
+                Value::Map(entries) => {
+                    let i = self.children(parent).position(|c| c == child)?;
+                    &entries.get(i)?.1
+                }
+                _ => return None,
+            };
+        }
+        Some(v)
     }
 
     /// The full path of `id`.
@@ -935,6 +970,7 @@ impl SpanTreeBuilder {
             let end = self.tree.nodes().next_back().map_or(0, |n| n.span.end);
             self.close(end, end);
         }
+        self.tree.shrink();
         self.tree
     }
 
@@ -943,6 +979,7 @@ impl SpanTreeBuilder {
         while !self.open.is_empty() {
             self.close(at, at);
         }
+        self.tree.shrink();
         self.tree
     }
 }

@@ -436,6 +436,23 @@ impl Value {
         max
     }
 
+    /// How many nodes a [`crate::model::SpanTree`] of this value has: every value except map
+    /// keys, a tagged value counted once (the tag is part of the node). Counted without listing
+    /// them.
+    pub fn node_count(&self) -> usize {
+        let mut n = 0;
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            n += 1;
+            match v.untagged() {
+                Value::Array(items) => stack.extend(items.iter()),
+                Value::Map(entries) => stack.extend(entries.iter().map(|(_, val)| val)),
+                _ => {}
+            }
+        }
+        n
+    }
+
     /// The values that get a node in a [`crate::model::SpanTree`], in the tree's pre-order: every
     /// value except map keys, with tagged values counted once (the tag is part of the node). So
     /// `value.preorder()[i]` is what node `i` of a decoded or encoded tree holds.

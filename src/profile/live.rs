@@ -190,7 +190,7 @@ mod tests {
         let value = decode(text, Format::Json, &DecodeOptions::default())?.value;
         let subjects = [Subject {
             name: "records.json".into(),
-            value,
+            value: value.into(),
             message: None,
         }];
         let mut settings = Settings::new(Mode::Quick);
@@ -226,7 +226,7 @@ mod tests {
         let value = decode(text, Format::Json, &DecodeOptions::default())?.value;
         let subjects = [Subject {
             name: "records.json".into(),
-            value,
+            value: value.into(),
             message: None,
         }];
         let mut settings = Settings::new(Mode::Precise);

@@ -27,7 +27,7 @@ pub struct Subject {
     /// A name for reports (the file name).
     pub name: String,
     /// The decoded payload.
-    pub value: Value,
+    pub value: std::sync::Arc<Value>,
     /// The protobuf message type the user gave; `None` infers one (schema source "inferred").
     pub message: Option<MessageDescriptor>,
 }
@@ -690,7 +690,7 @@ fn prepare_sweep(
     for n in sweep::sweep_counts(&settings.sweep_counts, records.count, settings.sweep_all) {
         let full = n == records.count;
         let slice = if full {
-            Cow::Borrowed(&subject.value)
+            Cow::Borrowed(&*subject.value)
         } else {
             Cow::Owned(sweep::slice_records(&subject.value, &records, n))
         };

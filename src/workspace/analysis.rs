@@ -21,7 +21,7 @@ use crate::capture::{
 use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
-use crate::model::{NodeId, Path, Span};
+use crate::model::{NodeId, Path, Span, SpanTree, Value};
 use crate::profile::sizes::{self, Variant};
 
 /// What peeling a source found.
@@ -161,6 +161,30 @@ impl std::fmt::Display for ColumnError {
     }
 }
 
+/// A column's tree: a value and which of the column's bytes hold each of its nodes.
+///
+/// The payload is decoded once. Its value is shared by the source column and by every column
+/// whose encoder's spans line up with it node for node (JSON, MessagePack and CBOR always do); a
+/// column keeps only its own bytes and span tree. Only an encoding that changed the tree's shape
+/// (protobuf dropping a null, wrapping a list) is read back into a value of its own.
+#[derive(Debug, Clone)]
+pub struct ColumnDoc {
+    /// What the bytes say.
+    pub value: Arc<Value>,
+    /// Which bytes say it (shared, so the preview of an analysis and the analysis hold one).
+    pub spans: Arc<SpanTree>,
+}
+
+impl ColumnDoc {
+    /// A decoded document as a column's tree.
+    pub fn of(doc: Document) -> ColumnDoc {
+        ColumnDoc {
+            value: Arc::new(doc.value),
+            spans: Arc::new(doc.spans),
+        }
+    }
+}
+
 /// One format's view of the payload.
 #[derive(Debug, Clone)]
 pub struct Column {
@@ -170,9 +194,9 @@ pub struct Column {
     pub is_source: bool,
     /// The bytes shown (the source column shares the payload's).
     pub bytes: SharedBytes,
-    /// The value and spans of `bytes` (`value.preorder()[i]` is span node `i`); partial when
-    /// `error` is set; `None` when nothing could be decoded or encoded.
-    pub document: Option<Document>,
+    /// The value and the spans of `bytes` (`value.preorder()[i]` is span node `i`); partial
+    /// when `error` is set; `None` when nothing could be decoded or encoded.
+    pub document: Option<ColumnDoc>,
     /// What this format could not say.
     pub notes: Vec<FidelityNote>,
     /// Nodes a note is about (every node matching a note's path pattern).
@@ -273,6 +297,19 @@ pub fn analyze_payload(
     limits: &Limits,
     ctx: &JobContext,
 ) -> Result<Analysis, JobError> {
+    analyze_payload_previewing(payload, choice, schemas, limits, ctx, &|_| {})
+}
+
+/// [`analyze_payload`], handing `preview` the analysis with only the source column decoded as
+/// soon as it is (the other columns say they are being encoded), before the encodings.
+pub fn analyze_payload_previewing(
+    payload: &Payload,
+    choice: &Choice,
+    schemas: &SchemaSet,
+    limits: &Limits,
+    ctx: &JobContext,
+    preview: &(dyn Fn(Analysis) + Sync),
+) -> Result<Analysis, JobError> {
     let found = verdict(payload);
     if found.is_some() && choice.format.is_none() {
         return Ok(Analysis {
@@ -287,7 +324,7 @@ pub fn analyze_payload(
             verdict: found,
         });
     }
-    let mut analysis = analyze(
+    let mut analysis = analyze_previewing(
         &payload.bytes,
         payload.hint,
         payload.grpc_call().as_ref(),
@@ -295,6 +332,10 @@ pub fn analyze_payload(
         schemas,
         limits,
         ctx,
+        &|mut partial: Analysis| {
+            partial.verdict = found.clone();
+            preview(partial)
+        },
     )?;
     analysis.verdict = found;
     Ok(analysis)
@@ -311,6 +352,22 @@ pub fn analyze(
     schemas: &SchemaSet,
     limits: &Limits,
     ctx: &JobContext,
+) -> Result<Analysis, JobError> {
+    analyze_previewing(bytes, hint, grpc, choice, schemas, limits, ctx, &|_| {})
+}
+
+/// [`analyze`], handing `preview` the analysis with the source column alone as soon as the
+/// payload is decoded (see [`analyze_payload_previewing`]).
+#[allow(clippy::too_many_arguments)]
+pub fn analyze_previewing(
+    bytes: &SharedBytes,
+    hint: Option<Format>,
+    grpc: Option<&(String, bool)>,
+    choice: &Choice,
+    schemas: &SchemaSet,
+    limits: &Limits,
+    ctx: &JobContext,
+    preview: &(dyn Fn(Analysis) + Sync),
 ) -> Result<Analysis, JobError> {
     let started = Instant::now();
     let mut warnings = Vec::new();
@@ -367,7 +424,7 @@ pub fn analyze(
     ctx.report(0.15, "detecting the format");
     let mut readings = detect(bytes, hint, &decode_options);
     ctx.check()?;
-    let summaries = readings
+    let summaries: Vec<ReadingSummary> = readings
         .iter()
         .map(|r| ReadingSummary {
             format: r.format,
@@ -392,9 +449,9 @@ pub fn analyze(
             .unwrap_or_else(|| "no schema (field numbers)".into())
     });
     let (document, error) = match reading.outcome {
-        Ok(doc) => (Some(doc), None),
+        Ok(doc) => (Some(ColumnDoc::of(doc)), None),
         Err(e) => (
-            e.partial.map(|b| *b),
+            e.partial.map(|b| ColumnDoc::of(*b)),
             Some(ColumnError {
                 offset: Some(e.offset),
                 path: Some(e.path),
@@ -403,45 +460,81 @@ pub fn analyze(
         ),
     };
     let complete = error.is_none();
-    let source = Column {
+    let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
+    let source_column = |sizes: Option<Sizes>| Column {
         format,
         is_source: true,
         // The payload's bytes, shared: for a large unpeeled file, its memory map.
         bytes: bytes.clone(),
         note_nodes: Vec::new(),
         notes: Vec::new(),
-        sizes: Some(Sizes::of(bytes)),
-        error,
-        schema: source_schema,
-        document,
+        sizes,
+        error: error.clone(),
+        schema: source_schema.clone(),
+        document: document.clone(),
         variant: None,
     };
-    let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
-    let mut rest = Vec::with_capacity(others.len());
-    for (i, target) in others.iter().enumerate() {
-        ctx.check()?;
-        ctx.report(
-            0.3 + 0.7 * i as f32 / others.len() as f32,
-            &format!("encoding as {}", target.title()),
-        );
-        rest.push(match (complete, &source.document) {
-            (true, Some(doc)) => encode_column(
-                &doc.value,
-                *target,
-                message.as_ref(),
-                choice.encoding,
-                limits,
-            ),
-            _ => not_encoded(
-                *target,
-                ColumnError {
-                    offset: None,
-                    path: None,
-                    message: "not encoded: the payload did not decode completely".into(),
-                },
-            ),
-        });
-    }
+    let mut shown = vec![source_column(None)];
+    shown.extend(others.iter().map(|&target| {
+        not_encoded(
+            target,
+            ColumnError {
+                offset: None,
+                path: None,
+                message: format!("encoding as {}…", target.title()),
+            },
+        )
+    }));
+    preview(Analysis {
+        readings: summaries.clone(),
+        format,
+        overridden: pick != 0,
+        candidates: candidates.clone(),
+        message: message_name.clone(),
+        warnings: warnings.clone(),
+        columns: shown,
+        elapsed: started.elapsed(),
+        verdict: None,
+    });
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    ctx.report(0.3, "encoding the other formats and measuring sizes");
+    // The encodings and every column's compressed sizes run side by side on the worker pool;
+    // they share the one decoded value.
+    let value = document.as_ref().filter(|_| complete).map(|d| &d.value);
+    let (source_sizes, rest) = rayon::join(
+        || Sizes::of(bytes),
+        || {
+            use rayon::prelude::*;
+            others
+                .par_iter()
+                .map(|&target| {
+                    ctx.check()?;
+                    let column = match value {
+                        Some(value) => {
+                            encode_column(value, target, message.as_ref(), choice.encoding, limits)
+                        }
+                        None => not_encoded(
+                            target,
+                            ColumnError {
+                                offset: None,
+                                path: None,
+                                message: "not encoded: the payload did not decode completely"
+                                    .into(),
+                            },
+                        ),
+                    };
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    ctx.report(
+                        0.3 + 0.7 * n as f32 / others.len() as f32,
+                        &format!("encoded as {}", target.title()),
+                    );
+                    Ok(column)
+                })
+                .collect::<Result<Vec<Column>, JobError>>()
+        },
+    );
+    let rest = rest?;
+    let source = source_column(Some(source_sizes));
     let mut columns = vec![source];
     columns.extend(rest);
     ctx.report(1.0, "done");
@@ -473,11 +566,12 @@ fn not_encoded(format: Format, error: ColumnError) -> Column {
     }
 }
 
-/// Encodes `value` as `format`, then reads the bytes back so the column's tree matches its own
-/// bytes node for node (a protobuf encoding can wrap or drop what the source had); the read
-/// keeps within `limits`, as the source's own decode did.
+/// Encodes `value` as `format`. The column's tree is the shared value with the encoder's own
+/// spans when they line up with it node for node; otherwise (a protobuf encoding can wrap or
+/// drop what the source had) the bytes are read back so the tree matches them, within
+/// `limits`, as the source's own decode was.
 fn encode_column(
-    value: &crate::model::Value,
+    value: &Arc<Value>,
     format: Format,
     message: Option<&crate::codec::protobuf::MessageDescriptor>,
     encoding: Option<Variant>,
@@ -492,7 +586,7 @@ fn encode_column(
         },
         ..variant.map_or_else(EncodeOptions::default, Variant::options)
     };
-    let encoded = match codec::encode(value, format, &options) {
+    let mut encoded = match codec::encode(value, format, &options) {
         Ok(e) => e,
         Err(e) => {
             return not_encoded(
@@ -505,35 +599,33 @@ fn encode_column(
             )
         }
     };
-    // The message type the bytes were written with: the chosen one, or the inferred one.
-    let (read_with, schema) = if format == Format::Protobuf {
-        match message {
-            Some(m) => (Some(m.clone()), Some(m.full_name().to_string())),
-            None => (
-                infer::infer(value, &infer::InferOptions::default())
-                    .ok()
-                    .map(|i| i.message),
-                Some("inferred schema (message Payload)".to_string()),
-            ),
-        }
+    let lines_up = encoded.spans.len() == value.node_count();
+    let document = if lines_up {
+        Some(ColumnDoc {
+            value: Arc::clone(value),
+            spans: Arc::new(std::mem::take(&mut encoded.spans)),
+        })
     } else {
-        (None, None)
+        // The message type the bytes were written with: the chosen one, or the inferred one.
+        let read_with = match (format, message) {
+            (Format::Protobuf, Some(m)) => Some(m.clone()),
+            (Format::Protobuf, None) => infer::infer(value, &infer::InferOptions::default())
+                .ok()
+                .map(|i| i.message),
+            _ => None,
+        };
+        let read_options = DecodeOptions {
+            message: read_with,
+            limits: *limits,
+        };
+        codec::decode(&encoded.bytes, format, &read_options)
+            .ok()
+            .map(ColumnDoc::of)
     };
-    let read_options = DecodeOptions {
-        message: read_with,
-        limits: *limits,
-    };
-    let document = match codec::decode(&encoded.bytes, format, &read_options) {
-        Ok(doc) if doc.spans.len() == encoded.spans.len() => Some(doc),
-        // Reading back gave a different shape: keep the encoder's spans with the value only when
-        // they line up node for node.
-        _ if value.preorder().len() == encoded.spans.len() => Some(Document {
-            format,
-            value: value.clone(),
-            spans: encoded.spans.clone(),
-        }),
-        _ => None,
-    };
+    let schema = (format == Format::Protobuf).then(|| match message {
+        Some(m) => m.full_name().to_string(),
+        None => "inferred schema (message Payload)".to_string(),
+    });
     let note_nodes = match &document {
         Some(doc) => {
             let mut ids: Vec<NodeId> = encoded

@@ -71,6 +71,24 @@ pub struct Job<T> {
     name: String,
     ctx: JobContext,
     rx: Receiver<Result<T, JobError>>,
+    preview: Arc<Mutex<Option<Arc<T>>>>,
+}
+
+/// Where a job publishes a first, partial result while it works on the rest (the decoded
+/// payload before its encodings): [`Job::preview`] hands it to the app.
+pub struct Preview<T> {
+    slot: Arc<Mutex<Option<Arc<T>>>>,
+    notify: Notify,
+}
+
+impl<T> Preview<T> {
+    /// Replaces the preview with `partial`, and wakes the app.
+    pub fn publish(&self, partial: T) {
+        if let Ok(mut slot) = self.slot.lock() {
+            *slot = Some(Arc::new(partial));
+        }
+        (self.notify)();
+    }
 }
 
 impl<T> std::fmt::Debug for Job<T> {
@@ -79,7 +97,7 @@ impl<T> std::fmt::Debug for Job<T> {
     }
 }
 
-impl<T: Send + 'static> Job<T> {
+impl<T: Send + Sync + 'static> Job<T> {
     /// Starts `work` on a new thread named after `name`; `notify` is called when progress is
     /// reported and when the result is ready.
     pub fn spawn(
@@ -87,6 +105,20 @@ impl<T: Send + 'static> Job<T> {
         notify: Notify,
         work: impl FnOnce(&JobContext) -> Result<T, JobError> + Send + 'static,
     ) -> Job<T> {
+        Job::spawn_with_preview(name, notify, move |ctx, _| work(ctx))
+    }
+
+    /// [`Job::spawn`], for work that can publish a partial result on the way ([`Preview`]).
+    pub fn spawn_with_preview(
+        name: &str,
+        notify: Notify,
+        work: impl FnOnce(&JobContext, &Preview<T>) -> Result<T, JobError> + Send + 'static,
+    ) -> Job<T> {
+        let preview = Arc::new(Mutex::new(None));
+        let publisher = Preview {
+            slot: preview.clone(),
+            notify: notify.clone(),
+        };
         let ctx = JobContext {
             cancel: Arc::new(AtomicBool::new(false)),
             progress: Arc::new(AtomicU32::new(0)),
@@ -98,8 +130,9 @@ impl<T: Send + 'static> Job<T> {
         let spawned = std::thread::Builder::new()
             .name(format!("wirelens-{name}"))
             .spawn(move || {
-                let caught =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&worker_ctx)));
+                let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    work(&worker_ctx, &publisher)
+                }));
                 let result = match caught {
                     Ok(r) => r,
                     Err(panic) => Err(JobError::Panicked(panic_message(panic.as_ref()))),
@@ -119,12 +152,14 @@ impl<T: Send + 'static> Job<T> {
                 name: name.to_string(),
                 ctx,
                 rx: rx2,
+                preview,
             };
         }
         Job {
             name: name.to_string(),
             ctx,
             rx,
+            preview,
         }
     }
 }
@@ -143,6 +178,11 @@ impl<T> Job<T> {
     /// Whether [`Job::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
         self.ctx.is_cancelled()
+    }
+
+    /// The partial result the work published last, if any ([`Preview::publish`]).
+    pub fn preview(&self) -> Option<Arc<T>> {
+        self.preview.lock().ok().and_then(|p| p.clone())
     }
 
     /// The last reported progress (0.0–1.0) and stage.

@@ -57,6 +57,15 @@ impl<T> Stage<T> {
         }
     }
 
+    /// The result when ready, else what the running job published so far.
+    pub fn ready_or_preview(&self) -> Option<Arc<T>> {
+        match self {
+            Stage::Ready(t) => Some(t.clone()),
+            Stage::Running(job) => job.preview(),
+            _ => None,
+        }
+    }
+
     /// Whether a worker is on it.
     pub fn is_running(&self) -> bool {
         matches!(self, Stage::Running(_))
@@ -207,6 +216,12 @@ impl Workspace {
     /// The current payload's analysis, when ready.
     pub fn analysis(&self) -> Option<&Arc<Analysis>> {
         self.entry().and_then(|e| e.analysis.ready())
+    }
+
+    /// What to show of the current payload: its analysis when ready, else the decoded payload
+    /// alone while its other formats are being encoded (their columns say so).
+    pub fn shown_analysis(&self) -> Option<Arc<Analysis>> {
+        self.entry().and_then(|e| e.analysis.ready_or_preview())
     }
 
     /// Shows source `i` (analysing its payload if that is not done yet).
@@ -383,12 +398,23 @@ impl Workspace {
         }
         let p = e.payload.min(opened.payloads.len().saturating_sub(1));
         let choice = e.choice.clone();
-        e.analysis = Stage::Running(Job::spawn("analyze", notify, move |ctx| {
-            let Some(payload) = opened.payloads.get(p) else {
-                return Err(JobError::Failed("the source has no payload".into()));
-            };
-            analyze_payload(payload, &choice, &schemas, &limits, ctx)
-        }));
+        e.analysis = Stage::Running(Job::spawn_with_preview(
+            "analyze",
+            notify,
+            move |ctx, preview| {
+                let Some(payload) = opened.payloads.get(p) else {
+                    return Err(JobError::Failed("the source has no payload".into()));
+                };
+                analysis::analyze_payload_previewing(
+                    payload,
+                    &choice,
+                    &schemas,
+                    &limits,
+                    ctx,
+                    &|partial| preview.publish(partial),
+                )
+            },
+        ));
     }
 
     /// Moves finished results in and starts what follows them. Returns whether anything changed

@@ -283,7 +283,7 @@ fn subjects(
         let message = analysis.message.as_deref().and_then(|m| schemas.message(m));
         out.push(Subject {
             name: p.name,
-            value: doc.value.clone(),
+            value: std::sync::Arc::clone(&doc.value),
             message,
         });
     }

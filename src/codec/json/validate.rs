@@ -217,14 +217,16 @@ mod tests {
 
     #[test]
     fn stops_at_the_depth_and_node_limits_like_the_decoder() {
-        let mut limits = Limits {
+        let limits = Limits {
             max_depth: 3,
             ..Limits::default()
         };
         same_as_decoder(b"[[[1]]]", &limits);
         same_as_decoder(b"[[[[1]]]]", &limits);
-        limits = Limits::default();
-        limits.max_nodes = 3;
+        let limits = Limits {
+            max_nodes: 3,
+            ..Limits::default()
+        };
         same_as_decoder(b"[1,2]", &limits);
         same_as_decoder(b"[1,2,3]", &limits);
         same_as_decoder(b"{\"a\":1,\"b\":2}", &limits);

@@ -18,9 +18,8 @@ fn describe(column: &Column, id: NodeId, role: ByteRole) -> String {
     let node = doc.spans.node(id);
     let path = doc.spans.path(id);
     let value = doc
-        .value
-        .preorder()
-        .get(id.index())
+        .spans
+        .value_of(&doc.value, id)
         .map(|v| v.summary(60))
         .unwrap_or_default();
     let extent = node.extent();
@@ -359,8 +358,7 @@ impl App {
             if ui.button("JSON").clicked() {
                 let json = column.resolve(&path).and_then(|id| {
                     let doc = column.document.as_ref()?;
-                    let values = doc.value.preorder();
-                    let v = values.get(id.index())?;
+                    let v = doc.spans.value_of(&doc.value, id)?;
                     let options = EncodeOptions {
                         pretty: true,
                         ..EncodeOptions::default()
@@ -498,7 +496,7 @@ impl App {
         let Some(view) = self.views.get_mut(&format) else {
             return (clicked, hover);
         };
-        let spans = column.document.as_ref().map(|d| &d.spans);
+        let spans = column.document.as_ref().map(|d| &*d.spans);
         let describe = |id: NodeId, role: ByteRole| describe(column, id, role);
         let input = HexInput {
             bytes: &column.bytes,

@@ -300,7 +300,11 @@ impl App {
         self.ws.poll();
         self.handle_input(&ctx);
         self.profiler_input(&ctx);
-        let analysis = self.ws.analysis().cloned();
+        let analysis = self.ws.shown_analysis();
+        if let Some(a) = &analysis {
+            let shown = a.columns.iter().filter(|c| c.document.is_some()).count();
+            crate::gui::log_time(&format!("{shown} of {} columns shown", a.columns.len()));
+        }
         self.sync_views(analysis.as_ref());
         self.menu_bar(ui);
         self.status_bar(ui, analysis.as_deref());

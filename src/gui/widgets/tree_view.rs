@@ -432,30 +432,7 @@ fn row_text(value: &Value, spans: &SpanTree, id: NodeId) -> RowText {
 /// The value node `id` holds, found by walking down from the root along its ancestors (so no
 /// pre-order list of every value is needed). `None` if the value and the tree disagree.
 fn value_of<'v>(value: &'v Value, spans: &SpanTree, id: NodeId) -> Option<&'v Value> {
-    let mut chain = Vec::new();
-    let mut cur = id;
-    while let Some(parent) = spans.node(cur).parent {
-        chain.push((parent, cur));
-        cur = parent;
-    }
-    let mut v = value;
-    for &(parent, child) in chain.iter().rev() {
-        v = match v.untagged() {
-            Value::Array(items) => {
-                let i = match spans.node(child).segment {
-                    Segment::Index(i) => i as usize,
-                    _ => spans.children(parent).position(|c| c == child)?,
-                };
-                items.get(i)?
-            }
-            Value::Map(entries) => {
-                let i = spans.children(parent).position(|c| c == child)?;
-                &entries.get(i)?.1
-            }
-            _ => return None,
-        };
-    }
-    Some(v)
+    spans.value_of(value, id)
 }
 
 #[cfg(test)]
