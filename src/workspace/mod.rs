@@ -111,6 +111,15 @@ pub struct Entry {
     pub choice: Choice,
     /// The selected payload, decoded and encoded.
     pub analysis: Stage<Analysis>,
+    /// The name the user gave it ([`Workspace::rename`]); `None`: the source's own name.
+    pub label: Option<String>,
+}
+
+impl Entry {
+    /// The name lists and titles use: the user's, else the source's ([`Source::name`]).
+    pub fn name(&self) -> String {
+        self.label.clone().unwrap_or_else(|| self.source.name())
+    }
 }
 
 /// The sources, the schemas, the selection and the work in progress.
@@ -167,6 +176,7 @@ impl Workspace {
             payload: 0,
             choice: Choice::default(),
             analysis: Stage::Empty,
+            label: None,
         });
         let i = self.entries.len() - 1;
         self.current = Some(i);
@@ -199,9 +209,71 @@ impl Workspace {
         Ok(self.add(source))
     }
 
-    /// Adds pasted text as a source.
+    /// Adds pasted text as a source, or shows the open source that holds exactly these bytes
+    /// (pasting the same dump twice does not make a copy).
     pub fn paste(&mut self, text: &str) -> usize {
-        self.add(Source::pasted(text))
+        match self.find_bytes(text.as_bytes()) {
+            Some(i) => {
+                self.select_source(i);
+                i
+            }
+            None => self.add(Source::pasted(text)),
+        }
+    }
+
+    /// The first open source whose bytes are exactly `bytes`.
+    pub fn find_bytes(&self, bytes: &[u8]) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|e| e.source.len() == bytes.len() && e.source.bytes() == bytes)
+    }
+
+    /// Closes source `i`: its jobs are cancelled and it leaves the list. The source after it
+    /// (else the one before) is shown when it was the current one.
+    pub fn close(&mut self, i: usize) {
+        if i >= self.entries.len() {
+            return;
+        }
+        let e = self.entries.remove(i);
+        cancel(&e.opened);
+        cancel(&e.analysis);
+        self.current = match self.current {
+            _ if self.entries.is_empty() => None,
+            Some(c) if c > i => Some(c - 1),
+            Some(c) if c == i => {
+                self.selected = None;
+                let next = i.min(self.entries.len() - 1);
+                if matches!(self.entries[next].analysis, Stage::Empty) {
+                    self.start_analysis(next);
+                }
+                Some(next)
+            }
+            other => other,
+        };
+        if self.entries.is_empty() {
+            self.selected = None;
+        }
+    }
+
+    /// Closes every source but `i`, which becomes the current one.
+    pub fn close_others(&mut self, i: usize) {
+        if i >= self.entries.len() {
+            return;
+        }
+        self.select_source(i);
+        for j in (0..self.entries.len()).rev() {
+            if j != i {
+                self.close(j);
+            }
+        }
+    }
+
+    /// Names source `i` as the user wants it listed; an empty name gives it back its own.
+    pub fn rename(&mut self, i: usize, name: &str) {
+        if let Some(e) = self.entries.get_mut(i) {
+            let name = name.trim();
+            e.label = (!name.is_empty() && name != e.source.name()).then(|| name.to_string());
+        }
     }
 
     /// The current entry.
@@ -319,6 +391,13 @@ impl Workspace {
     /// Loads pasted `.proto` text or a base64/hex descriptor set.
     pub fn load_schema_text(&mut self, text: &str) -> Result<String, String> {
         let label = self.schemas.load_pasted(text)?.label.clone();
+        self.schemas_changed();
+        Ok(label)
+    }
+
+    /// Loads `.proto` source named `name` (a bundled sample's file name).
+    pub fn load_proto_source(&mut self, name: &str, text: &str) -> Result<String, String> {
+        let label = self.schemas.load_proto_source(name, text)?.label.clone();
         self.schemas_changed();
         Ok(label)
     }
@@ -472,7 +551,7 @@ impl Workspace {
                 continue;
             };
             let payloads = e.opened.ready().map_or(1, |o| o.payloads.len());
-            let mut name = e.source.name();
+            let mut name = e.name();
             if payloads > 1 {
                 name = format!("{name} #{}", e.payload + 1);
             }

@@ -132,6 +132,16 @@ impl SchemaSet {
         }))
     }
 
+    /// Loads `.proto` source that came with a name (a bundled sample), labelled with it.
+    pub fn load_proto_source(&mut self, name: &str, text: &str) -> Result<&LoadedSchema, String> {
+        let schema = Schema::from_proto_source(name, text).map_err(|e| e.to_string())?;
+        Ok(self.push(LoadedSchema {
+            origin: SchemaOrigin::PastedProto,
+            label: name.to_string(),
+            schema,
+        }))
+    }
+
     fn push(&mut self, s: LoadedSchema) -> &LoadedSchema {
         self.loaded.push(s);
         let last = self.loaded.len() - 1;

@@ -25,6 +25,8 @@ mod encode_fast;
 #[cfg(feature = "gui")]
 mod gui_app;
 #[cfg(feature = "gui")]
+mod gui_daily;
+#[cfg(feature = "gui")]
 mod gui_profiler;
 #[cfg(feature = "gui")]
 mod gui_widgets;

@@ -107,7 +107,7 @@ fn a_pasted_xxd_dump_reads_as_the_bytes_it_shows() {
     assert_eq!(source.bytes, bytes);
     let direct = decode(&bytes, Format::MessagePack, &DecodeOptions::default()).expect("decodes");
     assert_eq!(
-        source.document.as_ref().map(|d| &d.value),
+        source.document.as_ref().map(|d| &*d.value),
         Some(&direct.value)
     );
 }
@@ -550,4 +550,51 @@ fn the_binary_columns_are_the_libraries_bytes_or_a_chosen_variant() {
     ws.wait_idle();
     let back = ws.analysis().cloned().expect("analysed again");
     assert_eq!(size(&back, Format::Cbor), Some(80));
+}
+
+#[test]
+fn sources_close_rename_and_a_repeated_paste_shows_the_open_one() {
+    let mut ws = Workspace::new(no_notify());
+    let a = ws.paste("[1, 2, 3]");
+    let b = ws.paste(r#"{"b": true}"#);
+    assert_eq!((a, b), (0, 1));
+    // The same text again: no copy, the open source is shown.
+    assert_eq!(ws.paste("[1, 2, 3]"), 0);
+    assert_eq!(ws.entries.len(), 2);
+    assert_eq!(ws.current, Some(0));
+    // A file with the same bytes as a paste is the same source too.
+    let bytes = std::fs::read(sample("iot-metrics.json")).expect("sample");
+    open(&mut ws, "iot-metrics.json");
+    let text = String::from_utf8(bytes).expect("JSON is text");
+    assert_eq!(ws.paste(&text), 2);
+    assert_eq!(ws.entries.len(), 3);
+
+    ws.rename(1, "  the flag  ");
+    assert_eq!(ws.entries[1].name(), "the flag");
+    ws.rename(1, "");
+    assert_eq!(ws.entries[1].name(), "pasted text");
+
+    // Closing the current source shows the one after it; one before it keeps it current.
+    ws.select_source(1);
+    ws.select(Some(path("$.b")));
+    ws.close(1);
+    assert_eq!(ws.entries.len(), 2);
+    assert_eq!(ws.current, Some(1));
+    assert_eq!(ws.entries[1].name(), "iot-metrics.json");
+    assert_eq!(ws.selected, None, "a path of the closed source is not kept");
+    ws.wait_idle();
+    assert!(ws.analysis().is_some(), "the source shown is analysed");
+    ws.close(0);
+    assert_eq!(ws.current, Some(0));
+    assert_eq!(ws.entries[0].name(), "iot-metrics.json");
+
+    ws.paste("[4]");
+    ws.paste("[5]");
+    ws.close_others(1);
+    assert_eq!(ws.entries.len(), 1);
+    assert_eq!(ws.current, Some(0));
+    assert_eq!(ws.entry().and_then(|e| e.source.text()), Some("[4]"));
+    ws.close(0);
+    assert_eq!((ws.entries.len(), ws.current), (0, None));
+    ws.close(0); // nothing left: nothing happens
 }

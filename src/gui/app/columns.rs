@@ -3,12 +3,100 @@
 
 use eframe::egui;
 
-use super::{App, Hover};
+use super::Status;
+
+use super::{App, Hover, Settings};
 use crate::codec::{self, EncodeOptions, Format};
 use crate::model::{ByteRole, NodeId, Path};
 use crate::workspace::{Analysis, Column, ProtoMode, Stage};
 
 use super::super::widgets::{self, thousands, HexInput, TreeInput};
+
+/// A click in a column: its format, the path of the field clicked (if any) and, for a byte of
+/// the hex view, its offset.
+struct ColumnClick {
+    format: Format,
+    path: Option<Path>,
+    offset: Option<usize>,
+}
+
+/// The width of the handle between two columns, and between a column's hex view and its tree.
+const GAP: f32 = 8.0;
+
+/// What the user did with a split handle.
+enum Split {
+    /// Dragged it by this many points (along the direction it separates).
+    Moved(f32),
+    /// Double-clicked it: back to the default split.
+    Reset,
+}
+
+/// A handle between two parts of a split (`LeftToRight`: columns side by side; `TopDown`: one
+/// above the other): a line that highlights under the pointer, dragged to resize and
+/// double-clicked to reset.
+fn split_handle(
+    ui: &mut egui::Ui,
+    rect: egui::Rect,
+    id: egui::Id,
+    dir: egui::Direction,
+) -> Option<Split> {
+    let r = ui.interact(rect, id, egui::Sense::click_and_drag());
+    let horizontal = dir == egui::Direction::LeftToRight;
+    let r = r.on_hover_cursor(if horizontal {
+        egui::CursorIcon::ResizeHorizontal
+    } else {
+        egui::CursorIcon::ResizeVertical
+    });
+    let active = r.hovered() || r.dragged();
+    let stroke = if active {
+        ui.visuals().widgets.active.fg_stroke
+    } else {
+        ui.visuals().widgets.noninteractive.bg_stroke
+    };
+    if horizontal {
+        ui.painter().vline(rect.center().x, rect.y_range(), stroke);
+    } else {
+        ui.painter().hline(rect.x_range(), rect.center().y, stroke);
+    }
+    if r.double_clicked() {
+        return Some(Split::Reset);
+    }
+    let d = r.drag_delta();
+    let d = if horizontal { d.x } else { d.y };
+    (r.dragged() && d != 0.0).then_some(Split::Moved(d))
+}
+
+/// Moves the split after column `i` by `d` (a share of the width): the columns on the side it
+/// moves into shrink in turn, nearest first, each down to `min`; the column on the other side
+/// grows by what they gave.
+fn move_split(shares: &mut [f32], i: usize, d: f32, min: f32) {
+    let (grow, order): (usize, Vec<usize>) = if d > 0.0 {
+        (i, (i + 1..shares.len()).collect())
+    } else {
+        (i + 1, (0..=i).rev().collect())
+    };
+    let mut want = d.abs();
+    let mut given = 0.0;
+    for j in order {
+        if want <= 0.0 {
+            break;
+        }
+        let take = (shares[j] - min).clamp(0.0, want);
+        shares[j] -= take;
+        want -= take;
+        given += take;
+    }
+    if let Some(s) = shares.get_mut(grow) {
+        *s += given;
+    }
+}
+
+/// The narrowest a column gets: 4 bytes of hex per row with their ASCII, and its scroll bar.
+fn min_column_width(ui: &egui::Ui) -> f32 {
+    let font = egui::TextStyle::Monospace.resolve(ui.style());
+    let char_w = ui.fonts_mut(|f| f.glyph_width(&font, '0'));
+    widgets::hex_view::row_width(char_w, 4, 0) + 16.0
+}
 
 /// The tooltip for a node: path, type, value, byte range.
 fn describe(column: &Column, id: NodeId, role: ByteRole) -> String {
@@ -73,44 +161,83 @@ impl App {
         });
     }
 
+    /// The data inspector: a panel as tall as what it shows this time (one line when collapsed
+    /// or with no byte chosen), not as tall as it ever was.
     pub(super) fn bottom_panel(&mut self, ui: &mut egui::Ui, analysis: Option<&Analysis>) {
-        // The panel keeps the tallest height it has had, so clicking a byte (which fills the
-        // readings in) does not shrink the columns above in the same frame: a hex view centring
-        // a selection would measure the old height and land off centre.
-        let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
-        let min = self.inspector_height.max(10.0 * row);
-        let shown = egui::Panel::bottom("inspector")
+        // The content's height is measured as it is drawn and the panel gets exactly that the
+        // next frame (egui's panels only grow). The hex views centre a selection on the height
+        // they are given in the frame they draw it, so a panel growing under them is harmless.
+        let margin = egui::Frame::side_top_panel(ui.style())
+            .total_margin()
+            .sum()
+            .y;
+        let row = ui.spacing().interact_size.y;
+        let height = self.inspector_content.max(row) + margin;
+        let mut content = 0.0;
+        egui::Panel::bottom("inspector")
             .resizable(false)
-            .min_size(min)
+            .exact_size(height)
             .show(ui, |ui| {
-                let Some(a) = analysis else {
-                    ui.weak("data inspector: waiting for the decoded payload");
-                    return;
-                };
-                let Some(format) = self.focus else { return };
-                let Some(column) = a.column(format) else {
-                    return;
-                };
-                let cursor = self.views.get(&format).and_then(|v| v.hex.cursor());
-                ui.horizontal(|ui| {
-                    ui.strong(format!("Data inspector · {}", format.title()));
-                    if let Some(offset) =
-                        widgets::goto_offset(ui, &mut self.goto_text, column.bytes.len())
-                    {
-                        if let Some(v) = self.views.get_mut(&format) {
-                            v.hex.scroll_to(offset);
-                            v.hex.set_cursor(offset);
-                        }
-                    }
-                });
-                match cursor {
-                    Some(offset) => widgets::data_inspector(ui, &column.bytes, offset),
-                    None => {
-                        ui.weak("click a byte to inspect it");
-                    }
-                }
+                // Measured in a scope of its own: the panel's ui is at least as tall as the
+                // panel already is.
+                content = ui
+                    .scope(|ui| self.inspector_ui(ui, analysis))
+                    .response
+                    .rect
+                    .height();
             });
-        self.inspector_height = self.inspector_height.max(shown.response.rect.height());
+        if (content - self.inspector_content).abs() > 0.5 {
+            self.inspector_content = content;
+            ui.ctx().request_repaint();
+        }
+    }
+
+    fn inspector_ui(&mut self, ui: &mut egui::Ui, analysis: Option<&Analysis>) {
+        let Some(a) = analysis else {
+            ui.weak("data inspector: waiting for the decoded payload");
+            return;
+        };
+        let Some(format) = self.here.focus else {
+            return;
+        };
+        let Some(column) = a.column(format) else {
+            return;
+        };
+        let cursor = self.here.views.get(&format).and_then(|v| v.hex.cursor());
+        let mut jump = None;
+        let mut open = self.settings.inspector_open;
+        ui.horizontal_wrapped(|ui| {
+            let title = format!("Data inspector · {}", format.title());
+            if ui
+                .add(egui::Button::selectable(
+                    open,
+                    egui::RichText::new(title).strong(),
+                ))
+                .on_hover_text(if open { "collapse" } else { "expand" })
+                .clicked()
+            {
+                open = !open;
+            }
+            jump = widgets::goto_offset(ui, &mut self.here.goto_text, column.bytes.len());
+            if let (Some(offset), false) = (cursor, open) {
+                ui.weak(format!("at offset {offset} (0x{offset:x})"));
+            }
+        });
+        if open {
+            match cursor {
+                Some(offset) => widgets::data_inspector(ui, &column.bytes, offset),
+                None => {
+                    ui.weak("click a byte to inspect it");
+                }
+            }
+        }
+        self.settings.inspector_open = open;
+        if let Some(offset) = jump {
+            if let Some(v) = self.here.views.get_mut(&format) {
+                v.hex.scroll_to(offset);
+                v.hex.set_cursor(offset);
+            }
+        }
     }
 
     pub(super) fn main_area(&mut self, ui: &mut egui::Ui, analysis: Option<&Analysis>) {
@@ -215,7 +342,7 @@ impl App {
             error_at: None,
             describe: &|_, _| String::new(),
         };
-        let r = self.raw_hex.show(ui, &input);
+        let r = self.here.raw_hex.show(ui, &input);
         if let Some((offset, _)) = r.hovered {
             self.hover = Some(Hover {
                 format: None,
@@ -312,31 +439,34 @@ impl App {
     }
 
     fn selection_line(&mut self, ui: &mut egui::Ui, a: &Analysis) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let label = ui.label("Selected path");
             let r = ui
                 .add(
-                    egui::TextEdit::singleline(&mut self.select_text)
+                    egui::TextEdit::singleline(&mut self.here.select_text)
                         .hint_text("$.data[0].id — or click a byte or field")
                         .desired_width(260.0),
                 )
                 .labelled_by(label.id);
             if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                let text = self.select_text.trim().to_string();
+                let text = self.here.select_text.trim().to_string();
                 match Path::parse(&text) {
                     Ok(p) => {
-                        self.message = None;
+                        self.status = None;
                         self.select(Some(p));
                     }
                     Err(e) => {
-                        self.message = Some((format!("not a path: {text}: {}", e.message), true));
+                        self.status =
+                            Some(Status::Error(format!("not a path: {text}: {}", e.message)));
                     }
                 }
             }
             let Some(path) = self.ws.selected.clone() else {
                 return;
             };
-            let Some(format) = self.focus else { return };
+            let Some(format) = self.here.focus else {
+                return;
+            };
             let Some(column) = a.column(format) else {
                 return;
             };
@@ -388,39 +518,96 @@ impl App {
             ui.weak("every column is hidden (View > Columns)");
             return;
         }
-        let mut clicked: Option<(Format, Option<Path>)> = None;
+        let mut clicked: Option<ColumnClick> = None;
         let mut hover = None;
-        ui.columns(shown.len(), |uis| {
-            for (ui, column) in uis.iter_mut().zip(&shown) {
-                ui.push_id(column.format.name(), |ui| {
-                    // A widget wider than its column is cut at the column's edge, not drawn
-                    // over the next one.
-                    ui.shrink_clip_rect(ui.max_rect());
-                    let (c, h) = self.column(ui, column);
-                    if c.is_some() {
-                        clicked = c;
+        let formats: Vec<Format> = shown.iter().map(|c| c.format).collect();
+        let mut shares = self.settings.column_shares(&formats);
+        let full = ui.available_rect_before_wrap();
+        let n = shown.len();
+        let gaps = GAP * (n - 1) as f32;
+        // Each column is at least wide enough for 4 bytes of hex with their ASCII; when the
+        // window is narrower than that, the columns scroll sideways instead of being cut.
+        let min_w = min_column_width(ui);
+        let width = (full.width() - gaps).max(min_w * n as f32);
+        let mut changed = false;
+        egui::ScrollArea::horizontal()
+            .id_salt("columns-scroll")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                let top = ui.max_rect().top();
+                let mut x = ui.max_rect().left();
+                let height = ui.available_height();
+                for (i, column) in shown.iter().enumerate() {
+                    let w = (width * shares[i]).max(min_w);
+                    let rect = egui::Rect::from_min_size(egui::pos2(x, top), egui::vec2(w, height));
+                    let builder = egui::UiBuilder::new()
+                        .max_rect(rect)
+                        .layout(egui::Layout::top_down(egui::Align::Min))
+                        .id_salt(column.format.name());
+                    ui.scope_builder(builder, |ui| {
+                        // A widget wider than its column is cut at the column's edge, not drawn
+                        // over the next one.
+                        ui.shrink_clip_rect(rect);
+                        let (c, h) = self.column(ui, column);
+                        if c.is_some() {
+                            clicked = c;
+                        }
+                        if h.is_some() {
+                            hover = h;
+                        }
+                    });
+                    x += w;
+                    if i + 1 < n {
+                        let handle =
+                            egui::Rect::from_min_size(egui::pos2(x, top), egui::vec2(GAP, height));
+                        let id = ui.scope_id().with(("column-split", i));
+                        if let Some(d) = split_handle(ui, handle, id, egui::Direction::LeftToRight)
+                        {
+                            match d {
+                                Split::Reset => shares = vec![1.0 / n as f32; n],
+                                Split::Moved(dx) => {
+                                    move_split(&mut shares, i, dx / width, min_w / width);
+                                }
+                            }
+                            changed = true;
+                        }
+                        x += GAP;
                     }
-                    if h.is_some() {
-                        hover = h;
-                    }
-                });
-            }
-        });
+                }
+                ui.allocate_rect(
+                    egui::Rect::from_min_max(
+                        egui::pos2(ui.max_rect().left(), top),
+                        egui::pos2(x, top + height),
+                    ),
+                    egui::Sense::hover(),
+                );
+            });
+        if changed {
+            self.settings.set_column_shares(&formats, &shares);
+        }
         self.hover = hover;
-        if let Some((format, path)) = clicked {
-            self.focus = Some(format);
-            if path.is_some() {
+        if let Some(ColumnClick {
+            format,
+            path,
+            offset,
+        }) = clicked
+        {
+            self.here.focus = Some(format);
+            if path.is_some() && path != self.ws.selected {
+                // The views move to the new field next frame; the byte clicked keeps the cursor.
+                self.here.clicked_at = offset.map(|o| (format, o));
                 self.select(path);
             }
         }
     }
 
-    /// One column; returns a click (its format and the path clicked) and what is hovered.
+    /// One column; returns a click (its format, the path clicked and, for a byte, its offset)
+    /// and what is hovered.
     fn column(
         &mut self,
         ui: &mut egui::Ui,
         column: &Column,
-    ) -> (Option<(Format, Option<Path>)>, Option<Hover>) {
+    ) -> (Option<ColumnClick>, Option<Hover>) {
         let format = column.format;
         let mut clicked = None;
         let mut hover = None;
@@ -487,13 +674,17 @@ impl App {
                         for n in &column.notes {
                             let text = format!("{}: {n}", n.kind.label());
                             if ui.link(text).clicked() {
-                                clicked = Some((format, Some(n.path.clone())));
+                                clicked = Some(ColumnClick {
+                                    format,
+                                    path: Some(n.path.clone()),
+                                    offset: None,
+                                });
                             }
                         }
                     });
             });
         }
-        let Some(view) = self.views.get_mut(&format) else {
+        let Some(view) = self.here.views.get_mut(&format) else {
             return (clicked, hover);
         };
         let spans = column.document.as_ref().map(|d| &*d.spans);
@@ -505,13 +696,32 @@ impl App {
             error_at: column.error.as_ref().and_then(|e| e.offset),
             describe: &describe,
         };
-        let tree_height = (ui.available_height() * 0.45).max(80.0);
-        let hex_height = (ui.available_height() - tree_height - 8.0).max(80.0);
+        // The hex view and the tree share the height as the user split it (the same split in
+        // every column, so rows line up).
+        let room = (ui.available_height() - GAP).max(160.0);
+        let hex_height = (room * self.settings.hex_share.clamp(0.1, 0.9)).max(80.0);
         let r = ui
             .allocate_ui(egui::vec2(ui.available_width(), hex_height), |ui| {
                 view.hex.show(ui, &input)
             })
             .inner;
+        let handle = egui::Rect::from_min_size(
+            egui::pos2(ui.max_rect().left(), ui.cursor().top()),
+            egui::vec2(ui.max_rect().width(), GAP),
+        );
+        match split_handle(
+            ui,
+            handle,
+            ui.scope_id().with("hex-tree-split"),
+            egui::Direction::TopDown,
+        ) {
+            Some(Split::Moved(dy)) => {
+                self.settings.hex_share = (self.settings.hex_share + dy / room).clamp(0.1, 0.9);
+            }
+            Some(Split::Reset) => self.settings.hex_share = Settings::default().hex_share,
+            None => {}
+        }
+        ui.allocate_rect(handle, egui::Sense::hover());
         let path_of = |id: NodeId| spans.map(|s| s.path(id));
         if let Some((offset, node)) = r.hovered {
             hover = Some(Hover {
@@ -523,10 +733,13 @@ impl App {
                 }),
             });
         }
-        if let Some((_, node)) = r.clicked {
-            clicked = Some((format, node.and_then(path_of)));
+        if let Some((offset, node)) = r.clicked {
+            clicked = Some(ColumnClick {
+                format,
+                path: node.and_then(path_of),
+                offset: Some(offset),
+            });
         }
-        ui.separator();
         if let Some(doc) = &column.document {
             let input = TreeInput {
                 value: &doc.value,
@@ -535,7 +748,11 @@ impl App {
                 notes: &column.note_nodes,
             };
             if let Some(id) = view.tree.show(ui, &input) {
-                clicked = Some((format, Some(doc.spans.path(id))));
+                clicked = Some(ColumnClick {
+                    format,
+                    path: Some(doc.spans.path(id)),
+                    offset: None,
+                });
             }
         } else {
             ui.weak("no tree: nothing decoded");

@@ -4,6 +4,8 @@
 
 use eframe::egui;
 
+use super::Status;
+
 use super::App;
 use crate::limits::Limits;
 
@@ -63,7 +65,9 @@ impl App {
         match limits_from(stored.map(|(name, value)| (name.as_str(), value.as_str()))) {
             Ok(limits) => self.ws.set_limits(limits),
             Err(e) => {
-                self.message = Some((format!("limits from the last run not used: {e}"), true));
+                self.status = Some(Status::Error(format!(
+                    "limits from the last run not used: {e}"
+                )));
                 self.settings.limits.clear();
             }
         }
@@ -121,12 +125,10 @@ impl App {
                     self.settings.limits = overrides(&limits);
                     let changed = self.settings.limits.len();
                     self.ws.set_limits(limits);
-                    self.message = Some((
+                    self.status = Some(Status::Info(
                         format!(
                             "limits applied ({changed} differ from the defaults); every source is read again"
-                        ),
-                        false,
-                    ));
+                        )));
                 }
             }
         }

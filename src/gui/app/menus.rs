@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
+use super::Status;
+
 use super::{App, SAMPLES};
 use crate::codec::Format;
 use crate::workspace::ProtoMode;
@@ -14,9 +16,11 @@ use crate::workspace::ProtoMode;
 /// The shortcuts, as the help window lists them.
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Ctrl+O", "open files"),
+    ("Ctrl+L", "open a file by typing its path (with completion)"),
+    ("Ctrl+W", "close the source shown"),
     (
-        "Ctrl+V",
-        "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …)",
+        "Ctrl+V, Shift+Insert",
+        "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …) anywhere but in a text field",
     ),
     ("Ctrl+Shift+V", "open the paste area"),
     (
@@ -62,6 +66,10 @@ impl App {
             ui.close();
             self.open_dialog();
         }
+        if ui.button("Open path… (Ctrl+L)").clicked() {
+            ui.close();
+            self.open_path_window.show(None);
+        }
         if ui
             .button("Open TLS key log…")
             .on_hover_text(
@@ -72,11 +80,17 @@ impl App {
             ui.close();
             // Under a headless X server the dialog returns nothing: drop the file or type its
             // path in the path field instead.
-            if let Some(path) = rfd::FileDialog::new()
-                .set_title("Open a TLS key log")
-                .pick_file()
-            {
-                self.load_key_log_file(&path);
+            match super::dialogs::pick(|| {
+                rfd::FileDialog::new()
+                    .set_title("Open a TLS key log")
+                    .pick_file()
+            }) {
+                super::dialogs::Picked::Chosen(path) => self.load_key_log_file(&path),
+                super::dialogs::Picked::Cancelled => {}
+                // A *.keylog typed in the path field loads as a key log.
+                super::dialogs::Picked::Unavailable => {
+                    self.open_path_window.show(Some(super::dialogs::NO_DIALOG));
+                }
             }
         }
         ui.menu_button("Open recent", |ui| {
@@ -99,7 +113,7 @@ impl App {
             }
         });
         if ui.button("Paste… (Ctrl+Shift+V)").clicked() {
-            self.paste_open = true;
+            self.paste_window.show();
             ui.close();
         }
         let can_save = self.ws.analysis().is_some();
@@ -120,14 +134,18 @@ impl App {
     fn schema_menu(&mut self, ui: &mut egui::Ui) {
         if ui.button("Load .proto / descriptor set…").clicked() {
             ui.close();
-            if let Some(files) = rfd::FileDialog::new()
-                .add_filter("schema", &["proto", "pb", "desc", "binpb", "protoset"])
-                .pick_files()
-            {
-                self.load_schema_files(files, Vec::new());
-            } else {
-                // No dialog (headless) or cancelled: the schema window has path fields.
-                self.schema_open = true;
+            match super::dialogs::pick(|| {
+                rfd::FileDialog::new()
+                    .add_filter("schema", &["proto", "pb", "desc", "binpb", "protoset"])
+                    .pick_files()
+            }) {
+                super::dialogs::Picked::Chosen(files) => self.load_schema_files(files, Vec::new()),
+                super::dialogs::Picked::Cancelled => {}
+                super::dialogs::Picked::Unavailable => {
+                    // The schema window has path fields.
+                    self.status = Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
+                    self.schema_open = true;
+                }
             }
         }
         if ui.button("Paste .proto or descriptor set…").clicked() {
@@ -303,50 +321,29 @@ impl App {
     pub(super) fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
         match self.ws.load_schema_files(&files, &includes) {
             Ok(label) => {
-                self.message = Some((format!("schema loaded: {label}"), false));
+                self.status = Some(Status::Info(format!("schema loaded: {label}")));
                 self.settings
                     .schemas
                     .push(super::SchemaFiles { files, includes });
             }
-            Err(e) => self.message = Some((format!("schema not loaded: {e}"), true)),
+            Err(e) => self.status = Some(Status::Error(format!("schema not loaded: {e}"))),
         }
     }
 
     /// Loads pasted schema text; the error is shown where it was pasted.
     pub fn load_schema_text(&mut self, text: &str) -> Result<(), String> {
         let label = self.ws.load_schema_text(text)?;
-        self.message = Some((format!("schema loaded: {label}"), false));
+        self.status = Some(Status::Info(format!("schema loaded: {label}")));
         Ok(())
     }
 
     pub(super) fn windows(&mut self, ctx: &egui::Context) {
-        let mut open = self.paste_open;
-        let mut inspect = false;
-        egui::Window::new("Paste")
-            .open(&mut open)
-            .default_width(520.0)
-            .show(ctx, |ui| {
-                let label = ui.label("Paste a hex dump, base64, an HTTP message, JSON, …");
-                egui::ScrollArea::vertical()
-                    .max_height(300.0)
-                    .show(ui, |ui| {
-                        ui.add(
-                            egui::TextEdit::multiline(&mut self.paste_text)
-                                .code_editor()
-                                .desired_rows(12)
-                                .desired_width(f32::INFINITY)
-                                .hint_text("paste here"),
-                        )
-                        .labelled_by(label.id);
-                    });
-                inspect = ui.button("Inspect").clicked();
-            });
-        if inspect {
-            let text = std::mem::take(&mut self.paste_text);
+        if let Some(text) = self.paste_window.ui(ctx) {
             self.paste(&text);
-            open = false;
         }
-        self.paste_open = open;
+        if let Some(path) = self.open_path_window.ui(ctx) {
+            self.open_file(path);
+        }
 
         let mut open = self.schema_open;
         egui::Window::new("Schema")
@@ -422,10 +419,10 @@ impl App {
         if ui.button("Load pasted schema").clicked() {
             let text = self.schema_text.clone();
             if let Err(e) = self.load_schema_text(&text) {
-                self.message = Some((format!("schema not loaded: {e}"), true));
+                self.status = Some(Status::Error(format!("schema not loaded: {e}")));
             }
         }
-        if let Some((m, true)) = &self.message {
+        if let Some(Status::Error(m)) = &self.status {
             ui.colored_label(ui.visuals().error_fg_color, m);
         }
         ui.separator();
@@ -438,7 +435,10 @@ impl App {
             ui.label("nothing decoded yet");
             return;
         };
-        let format = self.save_format.or(self.focus).unwrap_or(analysis.format);
+        let format = self
+            .save_format
+            .or(self.here.focus)
+            .unwrap_or(analysis.format);
         egui::ComboBox::from_label("column")
             .selected_text(format.title())
             .show_ui(ui, |ui| {
@@ -455,11 +455,16 @@ impl App {
         .labelled_by(label.id);
         ui.horizontal(|ui| {
             if ui.button("Choose…").clicked() {
-                if let Some(p) = rfd::FileDialog::new()
-                    .set_file_name(format!("payload.{}", format.extension()))
-                    .save_file()
-                {
-                    self.save_path = p.display().to_string();
+                match super::dialogs::pick(|| {
+                    rfd::FileDialog::new()
+                        .set_file_name(format!("payload.{}", format.extension()))
+                        .save_file()
+                }) {
+                    super::dialogs::Picked::Chosen(p) => self.save_path = p.display().to_string(),
+                    super::dialogs::Picked::Cancelled => {}
+                    super::dialogs::Picked::Unavailable => {
+                        self.status = Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
+                    }
                 }
             }
             let Some(column) = analysis.column(format) else {
@@ -470,17 +475,14 @@ impl App {
                 .clicked()
             {
                 let path = PathBuf::from(self.save_path.trim());
-                self.message = Some(match crate::files::write_atomically(&path, &column.bytes) {
-                    Ok(()) => (
-                        format!(
-                            "saved {} bytes of {} to {}",
-                            column.bytes.len(),
-                            format.title(),
-                            path.display()
-                        ),
-                        false,
-                    ),
-                    Err(e) => (format!("cannot write {}: {e}", path.display()), true),
+                self.status = Some(match crate::files::write_atomically(&path, &column.bytes) {
+                    Ok(()) => Status::Info(format!(
+                        "saved {} bytes of {} to {}",
+                        column.bytes.len(),
+                        format.title(),
+                        path.display()
+                    )),
+                    Err(e) => Status::Error(format!("cannot write {}: {e}", path.display())),
                 });
                 self.save_open = false;
             }

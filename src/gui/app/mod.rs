@@ -7,14 +7,16 @@
 //! in its own span tree, scrolls its hex view to it and reveals it in its tree.
 
 mod columns;
+mod dialogs;
 mod limits;
 mod menus;
 pub mod profiler;
 mod samples;
 mod settings;
 mod sidebar;
+mod source_state;
+mod status;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,6 +24,7 @@ use eframe::egui;
 
 pub use samples::SAMPLES;
 pub use settings::{SchemaFiles, Settings};
+pub use status::Status;
 
 use super::widgets::{HexView, TreeView};
 use crate::codec::Format;
@@ -73,22 +76,21 @@ pub struct App {
     pub ws: Workspace,
     /// What is remembered across runs.
     pub settings: Settings,
-    /// A message for the user (an error opening a file, a schema that did not compile), and
-    /// whether it is an error.
-    pub message: Option<(String, bool)>,
+    /// The status line: what the last action did (a schema loaded) or why it failed (a file
+    /// that cannot open, a schema that did not compile).
+    pub status: Option<Status>,
     /// What the pointer is over.
     pub hover: Option<Hover>,
-    views: HashMap<Format, ColumnView>,
-    /// The analysis the views were made for.
-    views_for: usize,
-    /// The hex view of a source whose analysis is not ready yet.
-    raw_hex: HexView,
-    /// The column the data inspector and copy buttons use.
-    focus: Option<Format>,
-    /// The selection the views were last moved to.
-    shown_selection: Option<Path>,
-    paste_open: bool,
-    paste_text: String,
+    /// The view state of the source shown (scroll, cursor, selection, fields).
+    here: source_state::SourceState,
+    /// The source [`App::here`] belongs to.
+    here_for: Option<Arc<Source>>,
+    /// The view state of the other open sources.
+    parked: Vec<(Arc<Source>, source_state::SourceState)>,
+    /// File ▸ Paste… (Ctrl+Shift+V).
+    paste_window: dialogs::PasteWindow,
+    /// File ▸ Open path….
+    open_path_window: dialogs::OpenPathWindow,
     schema_open: bool,
     schema_text: String,
     schema_files: String,
@@ -102,11 +104,12 @@ pub struct App {
     /// Which system fonts draw payload text the built-in fonts lack (shown in the help window).
     font_summary: String,
     open_path: String,
-    select_text: String,
+    /// A source being renamed in the list: its index, the name typed, whether the field has
+    /// been given the focus.
+    renaming: Option<(usize, String, bool)>,
     message_filter: String,
-    goto_text: String,
-    /// The data inspector panel's tallest height so far (it never shrinks back).
-    inspector_height: f32,
+    /// The data inspector's content height last frame (the panel's height this frame).
+    inspector_content: f32,
     quit: bool,
 }
 
@@ -134,15 +137,13 @@ impl App {
             profiler: profiler::ProfilerView::default(),
             ws,
             settings: options.settings.unwrap_or_default(),
-            message: None,
+            status: None,
             hover: None,
-            views: HashMap::new(),
-            views_for: 0,
-            raw_hex: HexView::new(),
-            focus: None,
-            shown_selection: None,
-            paste_open: false,
-            paste_text: String::new(),
+            here: source_state::SourceState::default(),
+            here_for: None,
+            parked: Vec::new(),
+            paste_window: dialogs::PasteWindow::default(),
+            open_path_window: dialogs::OpenPathWindow::default(),
             schema_open: false,
             schema_text: String::new(),
             schema_files: String::new(),
@@ -154,10 +155,9 @@ impl App {
             limits: limits::LimitsWindow::default(),
             font_summary: String::new(),
             open_path: String::new(),
-            select_text: String::new(),
+            renaming: None,
             message_filter: String::new(),
-            goto_text: String::new(),
-            inspector_height: 0.0,
+            inspector_content: 0.0,
             quit: false,
         };
         app.apply_theme(ctx);
@@ -165,7 +165,9 @@ impl App {
         let schemas = app.settings.schemas.clone();
         for s in schemas {
             if let Err(e) = app.ws.load_schema_files(&s.files, &s.includes) {
-                app.message = Some((format!("schema from the last run not loaded: {e}"), true));
+                app.status = Some(Status::Error(format!(
+                    "schema from the last run not loaded: {e}"
+                )));
                 app.settings.schemas.retain(|t| *t != s);
             }
         }
@@ -175,29 +177,34 @@ impl App {
         app
     }
 
-    /// Opens a file (recent list updated; an error shows in the message bar). A `.proto` file
-    /// loads as a schema instead, its imports found beside it and beside the `.proto` files
-    /// loaded before it.
+    /// Opens a file (recent list updated; an error shows in the message bar). A schema loads
+    /// as a schema instead (told by its name, and a `.pb`/`.binpb` by its content): a `.proto`
+    /// with its imports found beside it and beside the `.proto` files loaded before it, a
+    /// descriptor set on its own.
     pub fn open_file(&mut self, path: PathBuf) {
-        if path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("proto"))
-        {
-            let folder = |f: &std::path::Path| match f.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            let mut includes = vec![folder(&path)];
-            for s in &self.settings.schemas {
-                for dir in s.files.iter().map(|f| folder(f)) {
-                    if !includes.contains(&dir) {
-                        includes.push(dir);
+        match is_schema_file(&path) {
+            Some(SchemaKind::DescriptorSet) => self.load_schema_files(vec![path], Vec::new()),
+            Some(SchemaKind::Proto) => {
+                let folder = |f: &std::path::Path| match f.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let mut includes = vec![folder(&path)];
+                for s in &self.settings.schemas {
+                    for dir in s.files.iter().map(|f| folder(f)) {
+                        if !includes.contains(&dir) {
+                            includes.push(dir);
+                        }
                     }
                 }
+                self.load_schema_files(vec![path], includes);
             }
-            self.load_schema_files(vec![path], includes);
-            return;
+            None => self.open_payload_file(path),
         }
+    }
+
+    /// Opens a file as a payload source (or a TLS key log).
+    fn open_payload_file(&mut self, path: PathBuf) {
         if key_log_text(&path).is_some() {
             self.load_key_log_file(&path);
             return;
@@ -206,18 +213,27 @@ impl App {
             Ok(_) => {
                 let full = std::fs::canonicalize(&path).unwrap_or(path);
                 self.settings.remember(full);
-                self.message = None;
+                self.status = None;
             }
-            Err(e) => self.message = Some((e, true)),
+            Err(e) => self.status = Some(Status::Error(e)),
         }
     }
 
     /// Opens a bundled sample by file name.
     pub fn open_sample(&mut self, name: &str) -> bool {
         match SAMPLES.iter().find(|(n, _)| *n == name) {
+            // A bundled .proto is a schema, as a .proto file opened by path is.
+            Some((n, bytes)) if n.ends_with(".proto") => {
+                let text = String::from_utf8_lossy(bytes);
+                self.status = Some(match self.ws.load_proto_source(n, &text) {
+                    Ok(label) => Status::Info(format!("schema loaded: {label}")),
+                    Err(e) => Status::Error(format!("schema not loaded: {e}")),
+                });
+                true
+            }
             Some((n, bytes)) => {
                 self.ws.add(Source::sample(n, bytes));
-                self.message = None;
+                self.status = None;
                 true
             }
             None => false,
@@ -228,21 +244,41 @@ impl App {
     pub fn paste(&mut self, text: &str) {
         if !text.trim().is_empty() {
             self.ws.paste(text);
-            self.message = None;
+            self.status = None;
         }
+    }
+
+    /// Closes source `i` (its view state goes with it).
+    pub fn close_source(&mut self, i: usize) {
+        self.renaming = None;
+        self.ws.close(i);
     }
 
     /// Selects `path` in every column (each hex view scrolls to it, each tree reveals it).
     pub fn select(&mut self, path: Option<Path>) {
         if let Some(p) = &path {
-            self.select_text = p.to_string();
+            self.here.select_text = p.to_string();
         }
         self.ws.select(path);
     }
 
     /// The column the data inspector follows.
     pub fn focus(&self) -> Option<Format> {
-        self.focus
+        self.here.focus
+    }
+
+    /// The bytes a row of the focused column's hex view showed last frame.
+    pub fn here_row_bytes(&self) -> usize {
+        self.here
+            .focus
+            .and_then(|f| self.here.views.get(&f))
+            .map_or(16, |v| v.hex.row_bytes())
+    }
+
+    /// The cursor (the byte the data inspector reads) of `format`'s hex view, for the source
+    /// shown.
+    pub fn cursor(&self, format: Format) -> Option<usize> {
+        self.here.views.get(&format).and_then(|v| v.hex.cursor())
     }
 
     fn apply_theme(&self, ctx: &egui::Context) {
@@ -258,37 +294,66 @@ impl App {
         self.quit
     }
 
-    /// Makes new views when the analysis changed, and moves them to a new selection.
+    /// Makes new views when the analysis changed (scrolled to offset 0, or to a decode error,
+    /// whose byte gets the cursor), and moves them to a new selection.
     fn sync_views(&mut self, analysis: Option<&Arc<Analysis>>) {
-        let id = analysis.map_or(0, |a| Arc::as_ptr(a) as usize);
-        if id != self.views_for {
-            self.views_for = id;
-            self.views.clear();
-            self.shown_selection = None;
+        let here = &mut self.here;
+        let same = match (analysis, &here.views_for) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            here.views_for = analysis.cloned();
+            here.views.clear();
+            here.shown_selection = None;
+            here.clicked_at = None;
             if let Some(a) = analysis {
                 for c in &a.columns {
-                    self.views.insert(c.format, ColumnView::new());
+                    here.views.insert(c.format, ColumnView::new());
                 }
-                if self.focus.is_none_or(|f| a.column(f).is_none()) {
-                    self.focus = a.source().map(|c| c.format);
+                if here.focus.is_none_or(|f| a.column(f).is_none()) {
+                    here.focus = a.source().map(|c| c.format);
+                }
+                // A decode error is brought into view with the cursor on its byte, so the data
+                // inspector reads it.
+                for c in &a.columns {
+                    let at = c.error.as_ref().and_then(|e| e.offset);
+                    let (Some(at), Some(view)) = (at, here.views.get_mut(&c.format)) else {
+                        continue;
+                    };
+                    let Some(last) = c.bytes.len().checked_sub(1) else {
+                        continue;
+                    };
+                    view.hex.scroll_to(at.min(last));
+                    view.hex.set_cursor(at.min(last));
+                    here.focus = Some(c.format);
                 }
             }
         }
         let Some(a) = analysis else { return };
-        if self.ws.selected != self.shown_selection {
-            self.shown_selection = self.ws.selected.clone();
+        if self.ws.selected != here.shown_selection {
+            here.shown_selection = self.ws.selected.clone();
+            let clicked = here.clicked_at.take();
             let Some(path) = &self.ws.selected else {
+                here.select_text.clear();
                 return;
             };
             for c in &a.columns {
                 let (Some(view), Some(doc), Some(id)) =
-                    (self.views.get_mut(&c.format), &c.document, c.resolve(path))
+                    (here.views.get_mut(&c.format), &c.document, c.resolve(path))
                 else {
                     continue;
                 };
-                let extent = doc.spans.node(id).extent();
-                view.hex.scroll_to(extent.start);
-                view.hex.set_cursor(extent.start);
+                match clicked {
+                    // The clicked column keeps its cursor on the byte clicked (and is in view).
+                    Some((f, offset)) if f == c.format => view.hex.set_cursor(offset),
+                    _ => {
+                        let extent = doc.spans.node(id).extent();
+                        view.hex.scroll_to(extent.start);
+                        view.hex.set_cursor(extent.start);
+                    }
+                }
                 view.tree.reveal(&doc.spans, id);
             }
         }
@@ -297,9 +362,40 @@ impl App {
     /// Draws one frame (the window's whole content). Tests call this through a harness.
     pub fn show(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
+        self.draw(ui);
+        self.middle_click_paste(&ctx);
+        // A source switched mid-frame (a click in the list, a paste) is parked with the
+        // selection it had; then the shown source's selection is noted for its next switch.
+        self.sync_source();
+        self.here.selected = self.ws.selected.clone();
+    }
+
+    /// A middle click's paste (X11/Wayland primary selection) outside a text field opens the
+    /// text as a source. Taken after drawing: a text field under the pointer pastes it itself
+    /// and takes the focus, so it is not pasted twice.
+    fn middle_click_paste(&mut self, ctx: &egui::Context) {
+        let texts: Vec<String> = ctx.input(|i| {
+            i.events
+                .iter()
+                .filter_map(|e| match e {
+                    egui::Event::MiddleClickPaste { text, .. } => Some(text.clone()),
+                    _ => None,
+                })
+                .collect()
+        });
+        if !texts.is_empty() && !ctx.text_edit_focused() {
+            for t in texts {
+                self.paste(&t);
+            }
+        }
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
         self.ws.poll();
         self.handle_input(&ctx);
         self.profiler_input(&ctx);
+        self.sync_source();
         let analysis = self.ws.shown_analysis();
         if let Some(a) = &analysis {
             let shown = a.columns.iter().filter(|c| c.document.is_some()).count();
@@ -339,22 +435,27 @@ impl App {
 
     fn message_bar(&mut self, ui: &mut egui::Ui) {
         let mut close = false;
-        if let Some((text, is_error)) = &self.message {
-            ui.horizontal(|ui| {
-                if *is_error {
-                    ui.colored_label(ui.visuals().error_fg_color, text);
+        if let Some(status) = &self.status {
+            ui.horizontal_wrapped(|ui| {
+                if status.is_error() {
+                    ui.colored_label(ui.visuals().error_fg_color, status.text());
                 } else {
-                    ui.label(text);
+                    ui.label(status.text());
                 }
                 close = ui.small_button("close").clicked();
             });
         }
         if close {
-            self.message = None;
+            self.status = None;
         }
     }
 
     /// Drops, pastes and shortcuts.
+    ///
+    /// A paste (Ctrl+V, Shift+Insert, a drop of text) opens the clipboard's text as a source
+    /// wherever the keyboard is, except in a text field, whose paste it is. A middle click's
+    /// paste (the X11/Wayland primary selection) is taken at the end of the frame
+    /// ([`App::middle_click_paste`]), once a text field under the pointer had its chance.
     fn handle_input(&mut self, ctx: &egui::Context) {
         let (dropped, pasted) = ctx.input(|i| {
             let dropped = i.raw.dropped_files.clone();
@@ -375,17 +476,33 @@ impl App {
                 continue;
             }
             match f.bytes() {
-                Ok(bytes) => {
-                    self.ws.add(Source::dropped("dropped bytes", bytes));
+                // Dropped text (a selection dragged from another window) is read as a paste.
+                Ok(bytes) => match String::from_utf8(bytes) {
+                    Ok(text) => self.paste(&text),
+                    Err(e) => {
+                        self.ws
+                            .add(Source::dropped("dropped bytes", e.into_bytes()));
+                    }
+                },
+                Err(e) => {
+                    self.status = Some(Status::Error(format!("cannot read the dropped file: {e}")))
                 }
-                Err(e) => self.message = Some((format!("cannot read the dropped file: {e}"), true)),
             }
         }
-        // A paste into a text field belongs to the field.
-        if !ctx.egui_wants_keyboard_input() {
+        // A paste into a text field belongs to the field; anywhere else (a clicked hex byte, a
+        // tree row, a button) it is the app's.
+        if !ctx.text_edit_focused() {
             for t in pasted {
                 self.paste(&t);
             }
+        }
+        // Shift+Insert: egui turns it into a paste only on Windows; elsewhere ask the
+        // integration for the clipboard, which comes back as a paste next frame (to the focused
+        // text field, if any, else to the app).
+        let shift_insert =
+            ctx.input_mut(|i| i.consume_key(egui::Modifiers::SHIFT, egui::Key::Insert));
+        if shift_insert {
+            ctx.send_viewport_cmd(egui::ViewportCommand::RequestPaste);
         }
         let shortcut = |m: egui::Modifiers, k: egui::Key| {
             ctx.input_mut(|i| i.consume_shortcut(&egui::KeyboardShortcut::new(m, k)))
@@ -397,7 +514,15 @@ impl App {
             egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
             egui::Key::V,
         ) {
-            self.paste_open = true;
+            self.paste_window.show();
+        }
+        if shortcut(egui::Modifiers::COMMAND, egui::Key::L) {
+            self.open_path_window.show(None);
+        }
+        if shortcut(egui::Modifiers::COMMAND, egui::Key::W) {
+            if let Some(i) = self.ws.current {
+                self.close_source(i);
+            }
         }
         if shortcut(egui::Modifiers::COMMAND, egui::Key::Q) {
             self.quit = true;
@@ -419,28 +544,31 @@ impl App {
         let loaded = std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
             .and_then(|text| self.ws.load_key_log(&text));
-        self.message = Some(match loaded {
-            Ok(n) => (
+        self.status = Some(match loaded {
+            Ok(n) => Status::Info(
                 format!(
                     "TLS key log loaded from {}: keys for {n} connection(s); captures are read again with them",
                     path.display()
-                ),
-                false,
-            ),
-            Err(e) => (format!("key log {} not loaded: {e}", path.display()), true),
+                )),
+            Err(e) => Status::Error(format!("key log {} not loaded: {e}", path.display())),
         });
     }
 
+    /// File ▸ Open…: the native dialog, or where none can open, File ▸ Open path… with a note.
     fn open_dialog(&mut self) {
-        // Under a headless X server the dialog returns nothing; the path field, drops, pastes
-        // and the command line are the other ways in.
-        if let Some(files) = rfd::FileDialog::new()
-            .set_title("Open payloads")
-            .pick_files()
-        {
-            for f in files {
-                self.open_file(f);
+        let picked = dialogs::pick(|| {
+            rfd::FileDialog::new()
+                .set_title("Open payloads")
+                .pick_files()
+        });
+        match picked {
+            dialogs::Picked::Chosen(files) => {
+                for f in files {
+                    self.open_file(f);
+                }
             }
+            dialogs::Picked::Cancelled => {}
+            dialogs::Picked::Unavailable => self.open_path_window.show(Some(dialogs::NO_DIALOG)),
         }
     }
 }
@@ -453,14 +581,11 @@ impl App {
     pub fn guarded(&mut self, ui: &mut egui::Ui, draw: impl FnOnce(&mut App, &mut egui::Ui)) {
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| draw(self, ui)));
         if let Err(panic) = caught {
-            self.message = Some((
-                format!(
-                    "internal error while drawing (please report it): {}. Your data is kept; \
+            self.status = Some(Status::Error(format!(
+                "internal error while drawing (please report it): {}. Your data is kept; \
                      the window goes on.",
-                    crate::workspace::panic_message(panic.as_ref())
-                ),
-                true,
-            ));
+                crate::workspace::panic_message(panic.as_ref())
+            )));
             ui.ctx().request_repaint();
         }
     }
@@ -503,4 +628,35 @@ fn key_log_text(path: &std::path::Path) -> Option<String> {
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'))?;
     (named || LABELS.iter().any(|l| first.starts_with(l))).then_some(text)
+}
+
+/// What kind of schema file a path is, by name and, for descriptor sets, content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaKind {
+    /// `.proto` source.
+    Proto,
+    /// A binary `FileDescriptorSet` (`protoc -o`).
+    DescriptorSet,
+}
+
+/// Whether `path` is a schema rather than a payload: `*.proto` is `.proto` source; `*.desc` and
+/// `*.protoset` are descriptor sets; `*.pb` and `*.binpb` (names payloads use too) are
+/// descriptor sets only when their bytes decode as one with at least one file.
+pub fn is_schema_file(path: &std::path::Path) -> Option<SchemaKind> {
+    /// A descriptor set larger than this is not looked into (it is opened as a payload).
+    const LARGEST_SET: u64 = 64 << 20;
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "proto" => Some(SchemaKind::Proto),
+        "desc" | "protoset" => Some(SchemaKind::DescriptorSet),
+        "pb" | "binpb" => {
+            let small =
+                std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= LARGEST_SET);
+            let bytes = small.then(|| std::fs::read(path).ok()).flatten()?;
+            let schema =
+                crate::codec::protobuf::schema::Schema::from_descriptor_set(&bytes).ok()?;
+            (!schema.files().is_empty()).then_some(SchemaKind::DescriptorSet)
+        }
+        _ => None,
+    }
 }

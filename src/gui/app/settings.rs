@@ -48,6 +48,13 @@ pub struct Settings {
     pub wire_gzip: bool,
     /// The limits that differ from the defaults, as (name, value) in `--limit` syntax.
     pub limits: Vec<(String, String)>,
+    /// The data inspector is open (else only its header line shows).
+    pub inspector_open: bool,
+    /// The columns' widths as the user dragged them: each format's share of the width, by name
+    /// (normalised among the columns shown).
+    pub column_widths: Vec<(String, f32)>,
+    /// The share of a column's height its hex view has (the tree has the rest).
+    pub hex_share: f32,
 }
 
 impl Default for Settings {
@@ -67,6 +74,9 @@ impl Default for Settings {
             links: Link::defaults(),
             wire_gzip: false,
             limits: Vec::new(),
+            inspector_open: true,
+            column_widths: Vec::new(),
+            hex_share: 0.55,
         }
     }
 }
@@ -97,6 +107,40 @@ impl Settings {
             .iter()
             .map(|(f, s)| (f.name().to_string(), *s))
             .collect();
+    }
+
+    /// The share of the width each of `formats` has (summing to 1; equal unless the user
+    /// dragged a split).
+    pub fn column_shares(&self, formats: &[Format]) -> Vec<f32> {
+        let raw: Vec<f32> = formats
+            .iter()
+            .map(|f| {
+                self.column_widths
+                    .iter()
+                    .find(|(n, _)| n == f.name())
+                    .map_or(1.0, |(_, w)| *w)
+            })
+            .map(|w| if w.is_finite() && w > 0.0 { w } else { 1.0 })
+            .collect();
+        let sum: f32 = raw.iter().sum();
+        raw.iter().map(|w| w / sum).collect()
+    }
+
+    /// Stores the shares of `formats` (see [`Settings::column_shares`]), scaled so a format
+    /// with no stored share (1.0) keeps an average column's width.
+    pub fn set_column_shares(&mut self, formats: &[Format], shares: &[f32]) {
+        let n = formats.len() as f32;
+        for (f, s) in formats.iter().zip(shares) {
+            let w = s * n;
+            match self
+                .column_widths
+                .iter_mut()
+                .find(|(name, _)| name == f.name())
+            {
+                Some(slot) => slot.1 = w,
+                None => self.column_widths.push((f.name().to_string(), w)),
+            }
+        }
     }
 
     /// The single-column format, if that mode is on.

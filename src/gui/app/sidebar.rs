@@ -4,7 +4,8 @@ use eframe::egui;
 
 use super::{App, SAMPLES};
 use crate::capture::{Framing, PeelChoice, Split};
-use crate::workspace::Stage;
+use crate::gui::widgets::thousands;
+use crate::workspace::{Origin, Stage};
 
 impl App {
     pub(super) fn welcome(&mut self, ui: &mut egui::Ui) {
@@ -22,7 +23,7 @@ impl App {
                     self.open_dialog();
                 }
                 if ui.button("Paste…").clicked() {
-                    self.paste_open = true;
+                    self.paste_window.show();
                 }
             });
             ui.horizontal(|ui| {
@@ -76,23 +77,124 @@ impl App {
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| {
                     ui.strong("Sources");
-                    let mut pick = None;
-                    for (i, e) in self.ws.entries.iter().enumerate() {
-                        let label = format!("{} ({} bytes)", e.source.name(), e.source.len());
-                        if ui
-                            .selectable_label(self.ws.current == Some(i), label)
-                            .clicked()
-                        {
-                            pick = Some(i);
-                        }
-                    }
-                    if let Some(i) = pick {
-                        self.ws.select_source(i);
-                    }
+                    self.source_list(ui);
                     ui.separator();
                     self.payload_list(ui);
                 });
             });
+    }
+
+    /// The open sources: click to show one; a × (on hover), Ctrl+W or the context menu
+    /// closes it; the context menu also closes the others and renames it (in place).
+    fn source_list(&mut self, ui: &mut egui::Ui) {
+        enum Act {
+            Show(usize),
+            Close(usize),
+            CloseOthers(usize),
+            Rename(usize),
+        }
+        let mut act = None;
+        let mut rename_done = None;
+        for (i, e) in self.ws.entries.iter().enumerate() {
+            let name = e.name();
+            if let Some((at, text, focused)) = &mut self.renaming {
+                if *at == i {
+                    let mut r = None;
+                    ui.horizontal(|ui| {
+                        let label = ui.label("New name");
+                        r = Some(
+                            ui.add(
+                                egui::TextEdit::singleline(text)
+                                    .hint_text(e.source.name())
+                                    .desired_width(f32::INFINITY),
+                            )
+                            .labelled_by(label.id),
+                        );
+                    });
+                    let Some(r) = r else { continue };
+                    if !*focused {
+                        r.request_focus();
+                        *focused = true;
+                    }
+                    let enter = ui.input(|inp| inp.key_pressed(egui::Key::Enter));
+                    let escape = ui.input(|inp| inp.key_pressed(egui::Key::Escape));
+                    if escape {
+                        rename_done = Some(None);
+                    } else if r.lost_focus() || (enter && r.has_focus()) {
+                        rename_done = Some(Some((i, text.clone())));
+                    }
+                    continue;
+                }
+            }
+            let label = format!("{name} ({} bytes)", thousands(e.source.len()));
+            let row = ui.horizontal(|ui| {
+                let current = self.ws.current == Some(i);
+                let width = (ui.available_width() - 24.0).max(40.0);
+                let r = ui.add_sized(
+                    [width, ui.spacing().interact_size.y],
+                    egui::Button::selectable(current, label.as_str()).truncate(),
+                );
+                (r, ui.max_rect())
+            });
+            let (r, rect) = row.inner;
+            let hovered = ui.rect_contains_pointer(rect) || self.ws.current == Some(i);
+            // The × shows on the row under the pointer and on the current one.
+            let close = ui
+                .scope_builder(
+                    egui::UiBuilder::new().max_rect(egui::Rect::from_min_max(
+                        egui::pos2(rect.right() - 22.0, rect.top()),
+                        rect.right_bottom(),
+                    )),
+                    |ui| {
+                        ui.add_visible(hovered, egui::Button::new("×").small().frame(false))
+                            .on_hover_text(format!("close {name} (Ctrl+W)"))
+                    },
+                )
+                .inner;
+            if close.clicked() {
+                act = Some(Act::Close(i));
+            }
+            if r.clicked() {
+                act = Some(Act::Show(i));
+            }
+            r.on_hover_text(origin_text(&e.source.origin))
+                .context_menu(|ui| {
+                    if ui.button("Rename…").clicked() {
+                        act = Some(Act::Rename(i));
+                        ui.close();
+                    }
+                    if ui.button("Close (Ctrl+W)").clicked() {
+                        act = Some(Act::Close(i));
+                        ui.close();
+                    }
+                    if ui
+                        .add_enabled(self.ws.entries.len() > 1, egui::Button::new("Close others"))
+                        .clicked()
+                    {
+                        act = Some(Act::CloseOthers(i));
+                        ui.close();
+                    }
+                });
+        }
+        if let Some(done) = rename_done {
+            if let Some((i, name)) = done {
+                self.ws.rename(i, &name);
+            }
+            self.renaming = None;
+        }
+        match act {
+            Some(Act::Show(i)) => self.ws.select_source(i),
+            Some(Act::Close(i)) => self.close_source(i),
+            Some(Act::CloseOthers(i)) => {
+                self.renaming = None;
+                self.ws.close_others(i);
+            }
+            Some(Act::Rename(i)) => {
+                let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();
+                self.renaming = Some((i, name, false));
+            }
+            None => {}
+        }
     }
 
     fn payload_list(&mut self, ui: &mut egui::Ui) {
@@ -230,4 +332,14 @@ fn peel_choice(ui: &mut egui::Ui, current: PeelChoice, deepest: usize) -> Option
             );
     });
     (choice != current).then_some(choice)
+}
+
+/// Where a source came from, for its tooltip in the list.
+fn origin_text(origin: &Origin) -> String {
+    match origin {
+        Origin::File(p) => p.display().to_string(),
+        Origin::Pasted => "pasted text".into(),
+        Origin::Sample(n) => format!("bundled sample {n}"),
+        Origin::Dropped(n) => format!("dropped: {n}"),
+    }
 }

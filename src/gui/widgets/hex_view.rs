@@ -39,6 +39,12 @@ const SCROLL_AREA_MAX_PX: f32 = 4_194_304.0;
 /// Width of the paged mode's scroll bar.
 const BAR_WIDTH: f32 = 12.0;
 
+/// The width a view needs for `row_bytes` bytes a row of a `len`-byte buffer with its ASCII and
+/// scroll bar, with digits `char_w` wide: a column this wide shows that many bytes a row.
+pub fn row_width(char_w: f32, row_bytes: usize, len: usize) -> f32 {
+    Layout::new(char_w, 0.0, len, row_bytes.max(1)).width + BAR_WIDTH
+}
+
 /// What the app shows in a hex view this frame.
 pub struct HexInput<'a> {
     /// The buffer; may be 100 MB (memory-mapped): never copied, never scanned per frame.
@@ -77,6 +83,10 @@ pub struct HexView {
     /// Paged mode: first row shown, and wheel movement not yet a whole row.
     top_row: usize,
     wheel_px: f32,
+    /// The last target scrolled to, the height it was centred in, and for how many more
+    /// frames it is centred again if the height changes (a panel below that grows because of
+    /// the same click, a frame later).
+    centred: Option<(usize, f32, u8)>,
 }
 
 impl Default for HexView {
@@ -155,6 +165,7 @@ impl HexView {
             visible_rows: 0..0,
             top_row: 0,
             wheel_px: 0.0,
+            centred: None,
         }
     }
 
@@ -212,9 +223,9 @@ impl HexView {
                 .map(|(id, s)| s.node(id).extent()),
         };
         self.keyboard(ui, len);
-        if self.viewport_height <= 0.0 {
-            self.viewport_height = ui.available_height();
-        }
+        // This frame's height, not last frame's: a panel that grew or shrank since must not
+        // put a centred target off centre.
+        self.viewport_height = ui.available_height();
         let mut out = HexResponse::default();
         ui.scope(|ui| {
             ui.spacing_mut().item_spacing.y = 0.0;
@@ -232,6 +243,23 @@ impl HexView {
         out
     }
 
+    /// The offset to centre this frame: a new target, or the last one again when the height
+    /// changed in the few frames after it was centred.
+    fn target(&mut self) -> Option<usize> {
+        let height = self.viewport_height;
+        if let Some(offset) = self.scroll_target.take() {
+            self.centred = Some((offset, height, 3));
+            return Some(offset);
+        }
+        let (offset, was, left) = self.centred?;
+        if left == 0 {
+            self.centred = None;
+            return None;
+        }
+        self.centred = Some((offset, height, left - 1));
+        ((height - was).abs() > 0.5).then_some(offset)
+    }
+
     fn show_scrolled(
         &mut self,
         ui: &mut egui::Ui,
@@ -243,7 +271,7 @@ impl HexView {
         let mut area = egui::ScrollArea::both()
             .id_salt(self.id)
             .auto_shrink([false, false]);
-        if let Some(offset) = self.scroll_target.take() {
+        if let Some(offset) = self.target() {
             let row = offset / frame.layout.row_bytes;
             let y = row as f32 * row_h - 0.5 * self.viewport_height + 0.5 * row_h;
             area = area.vertical_scroll_offset(y.max(0.0));
@@ -275,7 +303,7 @@ impl HexView {
         self.viewport_height = body.height();
         let visible = ((body.height() / row_h).floor() as usize).max(1);
         let max_top = rows.saturating_sub(visible);
-        if let Some(offset) = self.scroll_target.take() {
+        if let Some(offset) = self.target() {
             let row = offset / frame.layout.row_bytes;
             self.top_row = row.saturating_sub(visible / 2);
         }

@@ -381,7 +381,7 @@ pub(super) fn timings(
     file_index: usize,
 ) -> Option<Action> {
     let file = &report.files[file_index];
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.selectable_value(&mut view.op, Op::Decode, "decode");
         ui.selectable_value(&mut view.op, Op::Encode, "encode");
         ui.separator();

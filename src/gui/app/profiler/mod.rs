@@ -17,6 +17,7 @@ mod wire;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::Status;
 use eframe::egui::{self, Color32};
 
 pub use png::encode_png;
@@ -208,9 +209,9 @@ impl App {
         {
             Ok(()) => {
                 self.profiler.file = 0;
-                self.message = None;
+                self.status = None;
             }
-            Err(e) => self.message = Some((e, true)),
+            Err(e) => self.status = Some(Status::Error(e)),
         }
     }
 
@@ -225,27 +226,28 @@ impl App {
     /// field is empty). The outcome is shown in the message bar.
     pub fn export_profile_csv(&mut self) {
         if !self.ws.profile.as_ref().is_some_and(|r| r.has_results()) {
-            self.message = Some((
+            self.status = Some(Status::Error(
                 "nothing to export yet: press Run profile first".into(),
-                true,
             ));
             return;
         }
         if self.settings.export_path.trim().is_empty() {
-            match rfd::FileDialog::new()
-                .set_title("Export the profile as CSV")
-                .add_filter("CSV", &["csv"])
-                .set_file_name("wirelens-profile.csv")
-                .save_file()
-            {
-                Some(p) => self.settings.export_path = p.display().to_string(),
-                None => {
-                    // Headless, or cancelled: the path field in the toolbar is the other way.
-                    self.message = Some((
-                        "type a path in the export field (e.g. /tmp/profile.csv), then Export CSV"
-                            .into(),
-                        true,
-                    ));
+            match super::dialogs::pick(|| {
+                rfd::FileDialog::new()
+                    .set_title("Export the profile as CSV")
+                    .add_filter("CSV", &["csv"])
+                    .set_file_name("wirelens-profile.csv")
+                    .save_file()
+            }) {
+                super::dialogs::Picked::Chosen(p) => {
+                    self.settings.export_path = p.display().to_string();
+                }
+                super::dialogs::Picked::Cancelled => return,
+                super::dialogs::Picked::Unavailable => {
+                    // No dialog here: the path field in the toolbar is the other way.
+                    self.status = Some(Status::Error(
+                        "no file dialog could open here: type a path in the export field (e.g. /tmp/profile.csv), then Export CSV"
+                            .into()));
                     self.view = super::View::Profiler;
                     return;
                 }
@@ -255,24 +257,21 @@ impl App {
             return;
         };
         let path = PathBuf::from(self.settings.export_path.trim());
-        self.message = Some(match export_csv(&report, &path) {
-            Ok(paths) => (
-                format!(
-                    "exported {}{}",
-                    paths
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(" and "),
-                    if report.cancelled {
-                        " (the run was cancelled: the files hold what finished)"
-                    } else {
-                        ""
-                    }
-                ),
-                false,
-            ),
-            Err(e) => (e, true),
+        self.status = Some(match export_csv(&report, &path) {
+            Ok(paths) => Status::Info(format!(
+                "exported {}{}",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                if report.cancelled {
+                    " (the run was cancelled: the files hold what finished)"
+                } else {
+                    ""
+                }
+            )),
+            Err(e) => Status::Error(e),
         });
     }
 
@@ -289,15 +288,12 @@ impl App {
         match text {
             Ok(t) => {
                 ctx.copy_text(t);
-                self.message = Some((
-                    format!(
-                        "copied the table as {}",
-                        if markdown { "Markdown" } else { "CSV" }
-                    ),
-                    false,
-                ));
+                self.status = Some(Status::Info(format!(
+                    "copied the table as {}",
+                    if markdown { "Markdown" } else { "CSV" }
+                )));
             }
-            Err(e) => self.message = Some((format!("cannot copy the table: {e}"), true)),
+            Err(e) => self.status = Some(Status::Error(format!("cannot copy the table: {e}"))),
         }
     }
 
@@ -305,7 +301,7 @@ impl App {
     /// screenshot of the next frame.
     fn save_plot_png(&mut self, ctx: &egui::Context) {
         let Some(rect) = self.profiler.plot_rect else {
-            self.message = Some(("no plot on screen to save".into(), true));
+            self.status = Some(Status::Error("no plot on screen to save".into()));
             return;
         };
         let base = if self.settings.export_path.trim().is_empty() {
@@ -351,9 +347,9 @@ impl App {
                 .and_then(|mut s| s.take());
             if let Some(result) = done {
                 self.profiler.png_pending = false;
-                self.message = Some(match result {
-                    Ok(p) => (format!("saved the plot as {}", p.display()), false),
-                    Err(e) => (e, true),
+                self.status = Some(match result {
+                    Ok(p) => Status::Info(format!("saved the plot as {}", p.display())),
+                    Err(e) => Status::Error(e),
                 });
             }
         }
@@ -364,7 +360,7 @@ impl App {
         let ctx = ui.ctx().clone();
         self.profiler_toolbar(ui, &ctx);
         let report = self.profile_report();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             for tab in Tab::ALL {
                 ui.selectable_value(&mut self.profiler.tab, tab, tab.title());
             }
@@ -391,7 +387,7 @@ impl App {
             return;
         }
         if report.files.len() > 1 && self.profiler.tab != Tab::Compare {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.label("payload:");
                 for (i, f) in report.files.iter().enumerate() {
                     ui.selectable_value(&mut self.profiler.file, i, &f.name);
@@ -415,7 +411,7 @@ impl App {
         };
         match action {
             Some(Action::Focus(format)) => {
-                self.focus = Some(format);
+                self.here.focus = Some(format);
                 self.view = super::View::Inspector;
             }
             Some(Action::Select(path)) => {
@@ -428,7 +424,7 @@ impl App {
 
     fn profiler_toolbar(&mut self, ui: &mut egui::Ui, ctx: &egui::Context) {
         let running = self.ws.is_profiling();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .add_enabled(!running, egui::Button::new("Run profile"))
                 .on_hover_text("measure the payload(s) in every format and library")
@@ -477,7 +473,7 @@ impl App {
                 text,
                 current,
             } = run.progress();
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 if let Some(p) = run.preparing() {
                     ui.spinner();
                     ui.label(p);
@@ -531,7 +527,7 @@ impl App {
                 }
             }
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("export to");
             ui.add(
                 egui::TextEdit::singleline(&mut self.settings.export_path)

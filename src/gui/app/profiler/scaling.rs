@@ -1,7 +1,7 @@
 //! The scaling view: size or time per format against the record count, on log-log axes.
 
 use eframe::egui;
-use egui_plot::{HoverPosition, Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{HoverPosition, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
 use super::charts::{plot_height, with_axes};
 use super::{format_color, Action, ProfilerView, ScaleMetric};
@@ -39,6 +39,69 @@ fn power_label(v: f64, unit: &str) -> String {
     format!("{text}{unit}")
 }
 
+/// Each format's line dash and marker in the scaling plot.
+fn format_style(format: crate::codec::Format) -> (LineStyle, MarkerShape) {
+    use crate::codec::Format;
+    match format {
+        Format::Json => (LineStyle::Solid, MarkerShape::Circle),
+        Format::MessagePack => (LineStyle::Dashed { length: 10.0 }, MarkerShape::Square),
+        Format::Cbor => (LineStyle::Dotted { spacing: 6.0 }, MarkerShape::Diamond),
+        Format::Protobuf => (LineStyle::Dashed { length: 4.0 }, MarkerShape::Up),
+    }
+}
+
+/// A format's line and marker, drawn small, for the legend row.
+fn legend_swatch(ui: &mut egui::Ui, format: crate::codec::Format) {
+    use egui::{pos2, vec2, Shape, Stroke};
+    let (rect, _) = ui.allocate_exact_size(vec2(28.0, 12.0), egui::Sense::hover());
+    let color = format_color(format);
+    let stroke = Stroke::new(2.0, color);
+    let (a, b) = (
+        pos2(rect.left(), rect.center().y),
+        pos2(rect.right(), rect.center().y),
+    );
+    let (style, shape) = format_style(format);
+    let painter = ui.painter();
+    match style {
+        LineStyle::Solid => {
+            painter.line_segment([a, b], stroke);
+        }
+        LineStyle::Dashed { length } => {
+            painter.extend(Shape::dashed_line(
+                &[a, b],
+                stroke,
+                length * 0.5,
+                length * 0.3,
+            ));
+        }
+        LineStyle::Dotted { spacing } => {
+            painter.extend(Shape::dotted_line(&[a, b], color, spacing * 0.6, 1.2));
+        }
+    }
+    let c = rect.center();
+    let r = 4.0;
+    let points = match shape {
+        MarkerShape::Square => vec![
+            c + vec2(-r, -r),
+            c + vec2(r, -r),
+            c + vec2(r, r),
+            c + vec2(-r, r),
+        ],
+        MarkerShape::Diamond => vec![
+            c + vec2(0.0, -r),
+            c + vec2(r, 0.0),
+            c + vec2(0.0, r),
+            c + vec2(-r, 0.0),
+        ],
+        MarkerShape::Up => vec![c + vec2(0.0, -r), c + vec2(r, r), c + vec2(-r, r)],
+        _ => {
+            painter.circle_filled(c, r, color);
+            return;
+        }
+    };
+    painter.add(Shape::convex_polygon(points, color, Stroke::NONE));
+}
+
 /// Scaling: size or time per format against the record count, on log-log axes.
 pub(super) fn scaling(
     ui: &mut egui::Ui,
@@ -53,7 +116,7 @@ pub(super) fn scaling(
         view.plot_rect = None;
         return None;
     };
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label(format!(
             "{} records at {} · log-log · the reference library per format",
             thousands(sweep.records.count),
@@ -76,9 +139,18 @@ pub(super) fn scaling(
         ScaleMetric::Encode => ("encode time", " ns"),
         ScaleMetric::Decode => ("decode time", " ns"),
     };
+    // The legend is a row above the plot, never over the points; each format has its own
+    // dash and marker as well as its colour, so one line lying on another (MessagePack and
+    // CBOR often do) still shows.
+    let legend = ui.horizontal_wrapped(|ui| {
+        for format in crate::codec::Format::ALL {
+            legend_swatch(ui, format);
+            ui.label(egui::RichText::new(format.title()).color(format_color(format)));
+            ui.add_space(8.0);
+        }
+    });
     let response = Plot::new("profile-scaling")
         .height(plot_height(ui, 0.7))
-        .legend(Legend::default())
         .x_axis_label("records (log)")
         .y_axis_label(format!("{y_label} (log)"))
         .x_axis_formatter(|m, _| power_label(m.value, ""))
@@ -120,18 +192,22 @@ pub(super) fn scaling(
                     continue;
                 }
                 let color = format_color(format);
+                let (style, shape) = format_style(format);
                 p.line(
                     Line::new(format.title(), PlotPoints::new(points.clone()))
                         .color(color)
+                        .style(style)
                         .width(2.0),
                 );
                 p.points(
                     Points::new(format.title(), PlotPoints::new(points))
                         .color(color)
-                        .radius(3.5),
+                        .shape(shape)
+                        .radius(4.5),
                 );
             }
         });
-    view.plot_rect = Some(with_axes(ui, &response.response));
+    // A saved PNG has the legend row too.
+    view.plot_rect = Some(with_axes(ui, &response.response).union(legend.response.rect));
     None
 }

@@ -35,7 +35,7 @@ pub(super) fn field_table(
     view: &mut ProfilerView,
     file: &FileReport,
 ) -> Option<Action> {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.strong("field paths of");
         for f in &file.formats {
             let format = f.sizes.format;

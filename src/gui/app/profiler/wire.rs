@@ -38,7 +38,7 @@ pub(super) fn wire(
     gzip: &mut bool,
     file: &FileReport,
 ) -> Option<Action> {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.checkbox(gzip, "gzip on the wire")
             .on_hover_text("add gzip compress and decompress time, send the gzip bytes");
         if ui.button("default links").clicked() {
@@ -74,7 +74,7 @@ pub(super) fn wire(
     if let Some(i) = remove {
         links.remove(i);
     }
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("add a link");
         let field = ui.add(
             egui::TextEdit::singleline(&mut view.new_link)
