@@ -317,6 +317,82 @@ fn edge_cases_cbor() -> Value {
     Value::Map(entries)
 }
 
+/// A typical FastAPI list endpoint's response: `{"code":0,"msg":"ok","data":[…]}`, 300 orders
+/// with Chinese customer names and items, prices in yuan, RFC 3339 timestamps.
+fn orders_api() -> Value {
+    const CUSTOMERS: &[&str] = &[
+        "王芳", "李娜", "张伟", "刘洋", "陈静", "杨磊", "赵敏", "黄强", "周杰", "吴婷",
+    ];
+    const ITEMS: &[&str] = &[
+        "无线耳机",
+        "机械键盘",
+        "保温杯",
+        "运动鞋",
+        "茶叶礼盒",
+        "充电宝",
+        "台灯",
+        "背包",
+    ];
+    const STATUS: &[&str] = &["paid", "shipped", "delivered", "refunded"];
+    let mut rng = Rng(0x5eed_0300);
+    let mut t: i64 = 1_764_547_200; // 2025-12-01T00:00:00Z
+    let rows = (0..300)
+        .map(|i| {
+            t += 30 + rng.below(900) as i64;
+            let items: Vec<Value> = (0..1 + rng.below(3))
+                .map(|_| Value::text(rng.pick(ITEMS)))
+                .collect();
+            Value::object([
+                ("id", Value::Int(880_000 + i as i128)),
+                ("order_no", Value::text(format!("SO2025{:06}", 120_000 + i))),
+                ("customer", Value::text(rng.pick(CUSTOMERS))),
+                ("amount", cents(990 + rng.below(99_000))),
+                ("quantity", Value::Int(1 + rng.below(5) as i128)),
+                ("status", Value::text(rng.pick(STATUS))),
+                (
+                    "created_at",
+                    Value::text(
+                        Timestamp {
+                            seconds: t,
+                            nanos: 0,
+                        }
+                        .to_rfc3339(),
+                    ),
+                ),
+                ("items", Value::Array(items)),
+            ])
+        })
+        .collect();
+    Value::object([
+        ("code", Value::Int(0)),
+        ("msg", Value::text("ok")),
+        ("data", Value::Array(rows)),
+    ])
+}
+
+const ORDERS_API_PROTO: &str = r#"// The orders endpoint's response, as the service would declare it.
+syntax = "proto3";
+
+package wirelens.samples;
+
+message OrderList {
+  int32 code = 1;
+  string msg = 2;
+  repeated Order data = 3;
+}
+
+message Order {
+  int64 id = 1;
+  string order_no = 2;
+  string customer = 3;
+  double amount = 4;
+  int32 quantity = 5;
+  string status = 6;
+  string created_at = 7;
+  repeated string items = 8;
+}
+"#;
+
 const USER_PROFILE_PROTO: &str = r#"// The user profile sample's message, as a service would declare it.
 syntax = "proto3";
 
@@ -443,6 +519,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &[MessagePack],
     )?;
     write(&dir, "edge-cases", &edge_cases_cbor(), &[Cbor])?;
+    write(&dir, "orders-api", &orders_api(), &[Json])?;
 
     write_protobuf(
         &dir,
@@ -450,6 +527,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         USER_PROFILE_PROTO,
         "wirelens.samples.UserProfile",
         &[("user-profile.pb", user_profile())],
+    )?;
+    write_protobuf(
+        &dir,
+        "orders-api.proto",
+        ORDERS_API_PROTO,
+        "wirelens.samples.OrderList",
+        &[("orders-api.pb", orders_api())],
     )?;
     write_protobuf(
         &dir,

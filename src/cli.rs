@@ -328,8 +328,13 @@ pub struct ConvertArgs {
     /// Deterministic output: sorted map keys, shortest floats (CBOR core deterministic encoding).
     #[arg(long)]
     pub canonical: bool,
-    /// Keep each float's width (float32 stays float32) instead of the shortest exact width.
+    /// Write every float in the shortest width that holds it exactly (CBOR preferred
+    /// serialization: 537.25 as a float16, a float32 in MessagePack) instead of the width it had,
+    /// which is what Python's msgpack and cbor2 and most libraries write.
     #[arg(long)]
+    pub shortest_floats: bool,
+    /// Keep each float's width: the default now; accepted so that older scripts still run.
+    #[arg(long, hide = true, conflicts_with = "shortest_floats")]
     pub keep_float_width: bool,
     /// Convert every payload of a capture (JSON Lines; with --to json only). A payload that
     /// does not convert is reported on stderr with its number and left out; the exit status is
@@ -1203,10 +1208,10 @@ fn convert_streaming(
 fn encode_options(args: &ConvertArgs, message: Option<MessageDescriptor>) -> EncodeOptions {
     EncodeOptions {
         canonical: args.canonical,
-        floats: if args.keep_float_width {
-            FloatPolicy::Keep
-        } else {
+        floats: if args.shortest_floats {
             FloatPolicy::Shortest
+        } else {
+            FloatPolicy::Keep
         },
         pretty: args.pretty,
         message: if args.to == Format::Protobuf {

@@ -12,8 +12,9 @@ use super::{
 };
 use crate::codec::Format;
 use crate::files::write_atomically;
+use crate::profile::runtimes::Runtime;
 use crate::profile::sweep::Link;
-use crate::profile::{run, Event, Settings, Subject};
+use crate::profile::{run, run_runtimes, Event, Settings, Subject};
 use crate::report::{csv, table, Mode};
 
 /// `wirelens compare`.
@@ -59,6 +60,49 @@ pub struct CompareArgs {
     /// repeatable, replaces the defaults (mobile, broadband, datacenter).
     #[arg(long = "link", value_name = "NAME=BW,RTT", value_parser = Link::parse)]
     pub links: Vec<Link>,
+    /// Also time the libraries of these runtimes on the same bytes: python (json, orjson,
+    /// ujson, msgpack, ormsgpack, cbor2, protobuf), node (JSON, @msgpack/msgpack, msgpackr,
+    /// cbor-x, protobufjs), rust (always timed), or all. The interpreters are `python3` and
+    /// `node`, or $WIRELENS_PYTHON and $WIRELENS_NODE; Node packages are found as `require`
+    /// finds them, and in ./node_modules. A runtime or library not installed is reported, not
+    /// fatal.
+    #[arg(long = "runtime", value_name = "LIST", value_delimiter = ',', value_parser = parse_runtime)]
+    pub runtimes: Vec<RuntimeArg>,
+    /// Stop a runtime's harness after this many seconds (its results so far are kept).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub runtime_timeout: u64,
+}
+
+/// One name given to `--runtime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeArg {
+    /// Rust: the main rows, always timed.
+    Rust,
+    /// Every runtime wirelens has a harness for.
+    All,
+    /// This one.
+    Other(Runtime),
+}
+
+fn parse_runtime(s: &str) -> Result<RuntimeArg, String> {
+    match s.trim() {
+        "rust" => Ok(RuntimeArg::Rust),
+        "all" => Ok(RuntimeArg::All),
+        name => Runtime::parse(name)
+            .map(RuntimeArg::Other)
+            .ok_or_else(|| format!("unknown runtime {name:?}: python, node, rust or all")),
+    }
+}
+
+/// The runtimes `--runtime` asks for besides Rust, each once, in report order.
+pub fn runtimes_asked(args: &[RuntimeArg]) -> Vec<Runtime> {
+    Runtime::ALL
+        .into_iter()
+        .filter(|r| {
+            args.iter()
+                .any(|a| *a == RuntimeArg::All || *a == RuntimeArg::Other(*r))
+        })
+        .collect()
 }
 
 impl CompareArgs {
@@ -153,7 +197,21 @@ pub fn compare_cmd(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Failur
         }
         Event::Started { .. } | Event::Measured { .. } | Event::Prepared { .. } => {}
     };
-    let report = run(&subjects, &settings, &cancel, &on_event);
+    let mut report = run(&subjects, &settings, &cancel, &on_event);
+    let runtimes = runtimes_asked(&args.runtimes);
+    if !runtimes.is_empty() {
+        bar.set_length(0);
+        bar.set_position(0);
+        run_runtimes(
+            &subjects,
+            &mut report,
+            &runtimes,
+            &settings.bench,
+            std::time::Duration::from_secs(args.runtime_timeout),
+            &cancel,
+            &|label| bar.set_message(label.to_string()),
+        );
+    }
     bar.finish_and_clear();
     table::write_report(out, &report)?;
     let write = |path: &PathBuf, bytes: Result<Vec<u8>, String>| -> Result<(), Failure> {

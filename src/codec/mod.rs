@@ -191,15 +191,22 @@ impl fmt::Display for DecodeError {
 impl std::error::Error for DecodeError {}
 
 /// How encoders choose the width of floats.
+///
+/// The default is [`FloatPolicy::Keep`], because that is what the libraries people send these
+/// formats with write: a JSON number with a fraction or exponent is a float64 to every JSON
+/// library, and Python's `msgpack.packb`, `cbor2.dumps`, rmp-serde with `f64` and most others
+/// write it as a float64 (`tests/fixtures/library-bytes/` holds their bytes, and a test checks
+/// wirelens' default encodings against them). [`FloatPolicy::Shortest`] is the variant that
+/// shows what narrowing would save.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FloatPolicy {
-    /// The narrowest width the format has that holds the value exactly (CBOR's preferred
-    /// serialization; in MessagePack float32 when exact, else float64).
-    #[default]
-    Shortest,
     /// The width the value had; where the format lacks it (float16 in MessagePack), the next wider
-    /// one, with a note.
+    /// one, with a note. What the reference libraries write.
+    #[default]
     Keep,
+    /// The narrowest width the format has that holds the value exactly (CBOR's preferred
+    /// serialization, RFC 8949 §4.1; in MessagePack float32 when exact, else float64).
+    Shortest,
 }
 
 /// Settings for encoding.

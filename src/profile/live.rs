@@ -132,6 +132,7 @@ fn placeholder(name: String) -> FileReport {
         timings: Vec::new(),
         sweep: None,
         transfer: Vec::new(),
+        runtimes: Vec::new(),
     }
 }
 

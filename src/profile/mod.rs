@@ -27,13 +27,14 @@ pub mod cost;
 pub mod libs;
 pub mod live;
 mod run;
+pub mod runtimes;
 pub mod sizes;
 pub mod stats;
 pub mod sweep;
 pub mod turns;
 
 pub use live::Live;
-pub use run::{run, Event, Op, Settings, Slot, Subject};
+pub use run::{run, run_runtimes, runtime_payload, Event, Op, Settings, Slot, Subject};
 
 use crate::codec::Format;
 

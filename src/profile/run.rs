@@ -473,6 +473,56 @@ fn encode_for(
     codec::encode(value, format, &options).map_err(|e| e.to_string())
 }
 
+/// The payload the runtime harnesses time ([`super::runtimes`]): wirelens' default encoding of
+/// `subject` in every format it can be written in, and for protobuf the descriptor set of the
+/// message type used (given, or inferred as for the Rust rows).
+pub fn runtime_payload(subject: &Subject) -> super::runtimes::Payload {
+    let mut payload = super::runtimes::Payload::default();
+    for format in Format::ALL {
+        let Ok((value, message, _)) = for_format(&subject.value, format, subject.message.as_ref())
+        else {
+            continue;
+        };
+        let Ok(encoded) = encode_for(&value, format, message.as_ref()) else {
+            continue;
+        };
+        if let Some(m) = &message {
+            payload.descriptor_set = Some(m.parent_pool().encode_to_vec());
+            payload.message = Some(m.full_name().to_string());
+        }
+        payload.files.push((format, encoded.bytes));
+    }
+    payload
+}
+
+/// Times every subject in each of `runtimes` ([`super::runtimes::measure`]) and puts the results
+/// in `report` (whose files are the subjects', in order). The harnesses run one after another,
+/// after the Rust jobs, so they do not share the cores with them. `on_start` is told each
+/// harness before it runs.
+pub fn run_runtimes(
+    subjects: &[Subject],
+    report: &mut Report,
+    runtimes: &[super::runtimes::Runtime],
+    bench: &BenchConfig,
+    timeout: std::time::Duration,
+    cancel: &AtomicBool,
+    on_start: &dyn Fn(&str),
+) {
+    for (subject, file) in subjects.iter().zip(&mut report.files) {
+        let payload = runtime_payload(subject);
+        for &runtime in runtimes {
+            if cancel.load(Ordering::Relaxed) {
+                report.cancelled = true;
+                return;
+            }
+            on_start(&format!("{} · {} harness", subject.name, runtime.title()));
+            file.runtimes.push(super::runtimes::measure(
+                runtime, &payload, bench, timeout, cancel,
+            ));
+        }
+    }
+}
+
 fn label(file: &str, format: Format, library: Library, op: &str) -> String {
     format!("{file} · {} · {} · {op}", format.title(), library.name())
 }
@@ -534,6 +584,7 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                     .map(|n| n.to_string())
                     .collect(),
             },
+            variants: sizes::variant_sizes(&value, format, encoded.bytes.len()),
             fields: field_costs(format, encoded.bytes.len(), &encoded.spans),
             gzip_compress: None,
             gzip_decompress: None,
@@ -616,6 +667,7 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
             timings,
             sweep,
             transfer: Vec::new(),
+            runtimes: Vec::new(),
         },
         jobs,
     )

@@ -154,6 +154,86 @@ pub struct FormatSizes {
     pub note_texts: Vec<String>,
 }
 
+/// Another way to write a format than its default, sized beside it so the saving is visible:
+/// the default is what the reference libraries write (floats at their width, keys in the
+/// payload's order), a variant what a choice of the sender would change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Every float in the narrowest width that holds it exactly (CBOR preferred serialization,
+    /// RFC 8949 §4.1; float32 in MessagePack where exact).
+    ShortestFloats,
+    /// Deterministic: map keys sorted by their encoded bytes, floats shortest (CBOR core
+    /// deterministic encoding, RFC 8949 §4.2.1; MessagePack likewise).
+    Canonical,
+}
+
+impl Variant {
+    /// Every variant, in report order.
+    pub const ALL: [Variant; 2] = [Variant::ShortestFloats, Variant::Canonical];
+
+    /// `shortest floats` or `canonical`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::ShortestFloats => "shortest floats",
+            Variant::Canonical => "canonical",
+        }
+    }
+
+    /// The formats it applies to: MessagePack and CBOR (JSON's canonical form only reorders
+    /// keys, and protobuf has one encoding per schema).
+    pub fn applies_to(self, format: Format) -> bool {
+        matches!(format, Format::MessagePack | Format::Cbor)
+    }
+
+    /// The encoder options that write it.
+    pub fn options(self) -> crate::codec::EncodeOptions {
+        match self {
+            Variant::ShortestFloats => crate::codec::EncodeOptions {
+                floats: crate::codec::FloatPolicy::Shortest,
+                ..Default::default()
+            },
+            Variant::Canonical => crate::codec::EncodeOptions {
+                canonical: true,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// A variant's sizes, beside its format's default.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VariantSizes {
+    /// Which variant.
+    pub variant: Variant,
+    /// Raw and compressed sizes of wirelens' encoding in this variant.
+    pub sizes: Compressed,
+    /// Raw bytes minus the default encoding's (negative: the variant is smaller).
+    pub delta: i64,
+}
+
+/// Sizes of `value` written as `format` in each [`Variant`] that applies to it, against the
+/// default encoding's `default_raw` bytes. A variant the encoder refuses is left out.
+pub fn variant_sizes(
+    value: &crate::model::Value,
+    format: Format,
+    default_raw: usize,
+) -> Vec<VariantSizes> {
+    Variant::ALL
+        .into_iter()
+        .filter(|v| v.applies_to(format))
+        .filter_map(|variant| {
+            let encoded = crate::codec::encode_fast(value, format, &variant.options()).ok()?;
+            let raw = encoded.bytes.len();
+            Some(VariantSizes {
+                variant,
+                sizes: compressed_sizes(&encoded.bytes),
+                delta: raw as i64 - default_raw as i64,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +289,30 @@ mod tests {
             zstd::bulk::decompress(&zs, data.len()).expect("unzstd"),
             data
         );
+    }
+
+    #[test]
+    fn variants_of_iot_metrics_save_what_narrow_floats_save() {
+        let json = br#"{"device_id":"sensor-0042","metrics":[24.5,26.1,25.8],"active":true,"retry_count":3}"#;
+        let doc = crate::codec::decode(json, Format::Json, &Default::default()).expect("json");
+        // The defaults are 80 bytes each (what Python's msgpack and cbor2 write); only 24.5
+        // narrows: to a float32 in MessagePack (−4), a float16 in CBOR (−6). Canonical also
+        // sorts the keys, which changes no size.
+        for (format, default, saved) in [(Format::MessagePack, 80, -4), (Format::Cbor, 80, -6)] {
+            let v = variant_sizes(&doc.value, format, default);
+            let names: Vec<_> = v.iter().map(|v| (v.variant, v.delta)).collect();
+            assert_eq!(
+                names,
+                [
+                    (Variant::ShortestFloats, saved),
+                    (Variant::Canonical, saved)
+                ],
+                "{format:?}"
+            );
+            assert_eq!(v[0].sizes.raw as i64, default as i64 + saved);
+        }
+        assert!(variant_sizes(&doc.value, Format::Json, 84).is_empty());
+        assert!(variant_sizes(&doc.value, Format::Protobuf, 30).is_empty());
     }
 
     #[test]

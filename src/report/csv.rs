@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `file` | the input as given |
 //! | `format` | `json`, `msgpack`, `cbor`, `protobuf` |
-//! | `library` | `serde_json`, `sonic-rs`, `rmp-serde`, `rmpv`, `ciborium`, `cbor4ii`, `prost-reflect`, `wirelens` |
+//! | `library` | `serde_json`, `sonic-rs`, `rmp-serde`, `rmpv`, `ciborium`, `cbor4ii`, `prost-reflect`, `wirelens`; in other runtimes as their users name them (`orjson`, `@msgpack/msgpack`) |
 //! | `schema_source` | `given`, `inferred` (protobuf), `none` |
 //! | `bytes` | size of this library's own encoding |
 //! | `gzip_bytes`, `zstd_bytes`, `brotli_bytes` | wirelens' encoding of the format compressed (gzip 6, zstd 3, brotli 6) |
@@ -15,6 +15,8 @@
 //! | `fidelity_notes` | notes wirelens' encoding raised (what the format could not say) |
 //! | `e2e_<link>_ms`, `e2e_<link>_gzip_ms` | encode + transfer + decode estimate per link, without and with gzip |
 //! | `error` | why a timing is missing |
+//! | `runtime` | `rust`, or `python` / `node` for the rows `compare --runtime` adds (the library's own bytes and timings; no allocations or transfer estimates) |
+//! | `library_version` | the library's version as the runtime reported it (empty for Rust rows) |
 //!
 //! Empty cells mean "not measured". **Fields** ([`fields_csv`]): one row per file × format ×
 //! path pattern: `file, format, path, nodes, key_bytes, header_bytes, value_bytes,
@@ -69,6 +71,8 @@ pub fn timings_header(links: &[String]) -> Vec<String> {
         h.push(format!("e2e_{l}_gzip_ms"));
     }
     h.push("error".into());
+    h.push("runtime".into());
+    h.push("library_version".into());
     h
 }
 
@@ -155,6 +159,47 @@ fn timing_record(report: &Report, file: &super::FileReport, row: &TimingRow) -> 
         }
     }
     r.push(row.error.clone().unwrap_or_default());
+    r.push("rust".into());
+    r.push(String::new());
+    r
+}
+
+/// A row of another runtime ([`crate::profile::runtimes`]): the same columns, with the
+/// library's own bytes and version; no allocations, notes or transfer estimates.
+fn runtime_record(
+    report: &Report,
+    file: &super::FileReport,
+    runtime: &crate::profile::runtimes::RuntimeReport,
+    row: &crate::profile::runtimes::RuntimeRow,
+) -> Vec<String> {
+    let f = file.format(row.format);
+    let sizes = f.map(|f| f.sizes.sizes);
+    let mut r = vec![
+        file.name.clone(),
+        row.format.name().to_string(),
+        row.library.clone(),
+        f.map(|f| f.sizes.schema.name().to_string())
+            .unwrap_or_default(),
+        row.bytes.to_string(),
+        opt(sizes.and_then(|s| s.gzip)),
+        opt(sizes.and_then(|s| s.zstd)),
+        opt(sizes.and_then(|s| s.brotli)),
+        if file.json_bytes > 0 && row.bytes > 0 {
+            format!("{:.4}", row.bytes as f64 / file.json_bytes as f64)
+        } else {
+            String::new()
+        },
+    ];
+    r.extend(op_cells(row.encode.as_ref(), row.bytes, file.json_bytes));
+    r.extend(op_cells(row.decode.as_ref(), row.bytes, file.json_bytes));
+    r.push(String::new());
+    for _ in &report.links {
+        r.push(String::new());
+        r.push(String::new());
+    }
+    r.push(row.error.clone().unwrap_or_default());
+    r.push(runtime.runtime.name().to_string());
+    r.push(row.version.clone().unwrap_or_default());
     r
 }
 
@@ -166,6 +211,11 @@ pub fn timings_csv(report: &Report) -> Result<Vec<u8>, csv::Error> {
     for file in &report.files {
         for row in &file.timings {
             w.write_record(timing_record(report, file, row))?;
+        }
+        for runtime in &file.runtimes {
+            for row in &runtime.rows {
+                w.write_record(runtime_record(report, file, runtime, row))?;
+            }
         }
     }
     w.into_inner().map_err(|e| e.into_error().into())

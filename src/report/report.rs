@@ -10,7 +10,8 @@ use crate::codec::Format;
 use crate::profile::bench::Measurement;
 use crate::profile::cost::FieldCosts;
 use crate::profile::libs::Library;
-use crate::profile::sizes::{FormatSizes, SchemaSource};
+use crate::profile::runtimes::RuntimeReport;
+use crate::profile::sizes::{FormatSizes, SchemaSource, VariantSizes};
 use crate::profile::stats::Summary;
 use crate::profile::sweep::{Link, Sweep, Transfer};
 
@@ -74,6 +75,8 @@ pub struct FileReport {
     pub sweep: Option<Sweep>,
     /// End-to-end estimates per format × library × link, with and without gzip.
     pub transfer: Vec<Transfer>,
+    /// Timings in other runtimes (Python, Node), when asked for: one report per runtime.
+    pub runtimes: Vec<RuntimeReport>,
 }
 
 impl Report {
@@ -107,6 +110,9 @@ impl FileReport {
 pub struct FormatReport {
     /// Sizes raw and compressed, ratio to JSON, schema source, notes.
     pub sizes: FormatSizes,
+    /// The same data in this format's variants (shortest floats, canonical), with what each
+    /// saves against `sizes`; empty for JSON and protobuf.
+    pub variants: Vec<VariantSizes>,
     /// Bytes per field path pattern.
     pub fields: FieldCosts,
     /// gzip compress time of these bytes.

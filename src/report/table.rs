@@ -37,6 +37,37 @@ fn pct(part: usize, total: usize) -> String {
     }
 }
 
+/// A variant's size against its format's default: `−4 bytes (−5.0%)`, `+2 bytes (+0.1%)` or
+/// `same size`.
+pub fn saving(delta: i64, default: usize) -> String {
+    if delta == 0 {
+        return "same size".into();
+    }
+    let sign = if delta < 0 { '−' } else { '+' };
+    let pct = if default == 0 {
+        String::new()
+    } else {
+        format!(
+            " ({sign}{:.1}%)",
+            delta.unsigned_abs() as f64 * 100.0 / default as f64
+        )
+    };
+    format!("{sign}{} bytes{pct}", group(delta.unsigned_abs()))
+}
+
+/// `63524` as `63,524`.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `median [ci_low – ci_high]`, with `*` when measured while other jobs ran; `-` when missing.
 pub fn timing(m: Option<&Measurement>) -> String {
     match m {
@@ -103,17 +134,21 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
         "\n== {} ({} bytes as JSON)",
         file.name, file.json_bytes
     )?;
-    writeln!(out, "\nsizes (gzip 6, zstd 3, brotli 6):")?;
     writeln!(
         out,
-        "  {:<12} {:>10} {:>10} {:>10} {:>10} {:>7}  {:<8} notes",
+        "\nsizes (gzip 6, zstd 3, brotli 6; MessagePack and CBOR as Python's msgpack and cbor2 \
+         write them, then their variants):"
+    )?;
+    writeln!(
+        out,
+        "  {:<18} {:>10} {:>10} {:>10} {:>10} {:>7}  {:<8} notes",
         "format", "bytes", "gzip", "zstd", "brotli", "×JSON", "schema"
     )?;
     for f in &file.formats {
         let s = &f.sizes;
         writeln!(
             out,
-            "  {:<12} {:>10} {:>10} {:>10} {:>10} {:>7.3}  {:<8} {}",
+            "  {:<18} {:>10} {:>10} {:>10} {:>10} {:>7.3}  {:<8} {}",
             s.format.title(),
             s.sizes.raw,
             opt_size(s.sizes.gzip),
@@ -123,6 +158,25 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             s.schema.name(),
             s.notes
         )?;
+        for v in &f.variants {
+            let label = format!("  {}", v.variant.name());
+            writeln!(
+                out,
+                "  {:<18} {:>10} {:>10} {:>10} {:>10} {:>7.3}  {:<8} {}",
+                label,
+                v.sizes.raw,
+                opt_size(v.sizes.gzip),
+                opt_size(v.sizes.zstd),
+                opt_size(v.sizes.brotli),
+                if file.json_bytes == 0 {
+                    f64::NAN
+                } else {
+                    v.sizes.raw as f64 / file.json_bytes as f64
+                },
+                "",
+                saving(v.delta, s.sizes.raw)
+            )?;
+        }
     }
     writeln!(out, "\nwhere the bytes go (share of each format's bytes):")?;
     writeln!(
@@ -197,6 +251,10 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             rate(r.decode.as_ref(), file.json_bytes),
             allocs(r.decode.as_ref()),
         )?;
+    }
+    for r in &file.runtimes {
+        write_runtime(out, file, r)?;
+        write_runtime_wire(out, &report.links, r)?;
     }
     if let Some(sweep) = &file.sweep {
         writeln!(
@@ -337,4 +395,227 @@ pub fn markdown(report: &Report) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Encode + transfer + decode in one runtime, seconds: the fastest library of each format (by
+/// encode + decode median) over each link, the bytes uncompressed (`(format, library, totals
+/// per link)`). The same model as the Rust rows' estimates ([`crate::profile::sweep::estimate`]):
+/// bytes × 8 / bandwidth + round trip, no slow start.
+pub fn runtime_wire(
+    links: &[crate::profile::sweep::Link],
+    r: &crate::profile::runtimes::RuntimeReport,
+) -> Vec<(crate::codec::Format, String, Vec<f64>)> {
+    let mut out = Vec::new();
+    for format in crate::codec::Format::ALL {
+        let best = r
+            .rows
+            .iter()
+            .filter(|row| row.format == format)
+            .filter_map(|row| match (&row.encode, &row.decode) {
+                (Some(e), Some(d)) => Some((row, (e.ns.median + d.ns.median) / 1e9)),
+                _ => None,
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((row, cpu)) = best else { continue };
+        let totals = links
+            .iter()
+            .map(|l| cpu + row.bytes as f64 * 8.0 / l.bits_per_second + l.rtt_seconds)
+            .collect();
+        out.push((format, row.library.clone(), totals));
+    }
+    out
+}
+
+fn write_runtime_wire(
+    out: &mut dyn Write,
+    links: &[crate::profile::sweep::Link],
+    r: &crate::profile::runtimes::RuntimeReport,
+) -> io::Result<()> {
+    let rows = runtime_wire(links, r);
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "  end to end in {}, encode + transfer + decode (plain), fastest library per format:",
+        r.runtime.title()
+    )?;
+    write!(out, "  {:<12} {:<18}", "format", "library")?;
+    for l in links {
+        write!(out, " {:>12}", l.name)?;
+    }
+    writeln!(out)?;
+    for (format, library, totals) in &rows {
+        write!(out, "  {:<12} {:<18}", format.title(), library)?;
+        for t in totals {
+            write!(out, " {:>12}", duration(t * 1e9))?;
+        }
+        writeln!(out)?;
+    }
+    // The fastest format per link.
+    for (i, l) in links.iter().enumerate() {
+        if let Some((format, library, totals)) =
+            rows.iter().min_by(|a, b| a.2[i].total_cmp(&b.2[i]))
+        {
+            writeln!(
+                out,
+                "  in {} on {}: {} ({library}) wins, {}",
+                r.runtime.title(),
+                l.name,
+                format.title(),
+                duration(totals[i] * 1e9)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One runtime's timings: a row per library with its version, whether its bytes are
+/// wirelens', and encode / decode; then what could not be measured and why.
+pub fn write_runtime(
+    out: &mut dyn Write,
+    file: &FileReport,
+    r: &crate::profile::runtimes::RuntimeReport,
+) -> io::Result<()> {
+    let version = match (&r.version, &r.implementation) {
+        (Some(v), Some(i)) => format!(" {v} ({i}, {})", r.program),
+        (Some(v), None) => format!(" {v} ({})", r.program),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "\ntimings in {}{version} (median [95% CI]; MB/s of JSON-equivalent bytes; \
+         same = the library writes wirelens' bytes):",
+        r.runtime.title()
+    )?;
+    if r.rows.iter().any(|row| row.error.is_none()) {
+        writeln!(
+            out,
+            "  {:<12} {:<18} {:<24} {:>9} {:<4} {:<32} {:>6} {:<32} {:>6}",
+            "format", "library", "version", "bytes", "same", "encode", "MB/s", "decode", "MB/s"
+        )?;
+    }
+    for row in r.rows.iter().filter(|row| row.error.is_none()) {
+        writeln!(
+            out,
+            "  {:<12} {:<18} {:<24} {:>9} {:<4} {:<32} {:>6} {:<32} {:>6}",
+            row.format.title(),
+            row.library,
+            row.version.as_deref().unwrap_or("-"),
+            row.bytes,
+            match row.same_bytes_as_wirelens {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            },
+            timing(row.encode.as_ref()),
+            rate(row.encode.as_ref(), file.json_bytes),
+            timing(row.decode.as_ref()),
+            rate(row.decode.as_ref(), file.json_bytes),
+        )?;
+    }
+    for row in r.rows.iter() {
+        if let Some(e) = &row.error {
+            writeln!(
+                out,
+                "  {}: {} {}: not measured: {e}",
+                r.runtime.name(),
+                row.format.title(),
+                row.library
+            )?;
+        }
+    }
+    if let Some(e) = &r.error {
+        writeln!(out, "  {}: {e}", r.runtime.name())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{runtime_wire, saving};
+    use crate::codec::Format;
+    use crate::profile::bench::Measurement;
+    use crate::profile::runtimes::{Runtime, RuntimeReport, RuntimeRow};
+    use crate::profile::stats::summarize;
+    use crate::profile::sweep::Link;
+
+    fn timed(ns: f64) -> Option<Measurement> {
+        Some(Measurement {
+            ns: summarize(&[ns], 0, 1)?,
+            batch: 1,
+            iterations: 1,
+            allocs_per_op: None,
+            alloc_bytes_per_op: None,
+            concurrent: false,
+            probes: Vec::new(),
+        })
+    }
+
+    fn row(format: Format, library: &str, bytes: usize, enc: f64, dec: f64) -> RuntimeRow {
+        RuntimeRow {
+            format,
+            library: library.into(),
+            version: Some("1".into()),
+            bytes,
+            same_bytes_as_wirelens: Some(true),
+            encode: timed(enc),
+            decode: timed(dec),
+            install: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_runtimes_wire_estimate_takes_each_formats_fastest_library() {
+        let r = RuntimeReport {
+            runtime: Runtime::Python,
+            program: "python3".into(),
+            version: Some("3.11".into()),
+            implementation: None,
+            rows: vec![
+                // 1.25 MB of JSON: 1 s on a 10 Mbit/s link; orjson is the faster JSON library.
+                row(Format::Json, "json", 1_250_000, 4e6, 6e6),
+                row(Format::Json, "orjson", 1_250_000, 1e6, 2e6),
+                // Half the bytes, slower to encode and decode.
+                row(Format::MessagePack, "msgpack", 625_000, 10e6, 20e6),
+            ],
+            error: None,
+        };
+        let links = [
+            Link {
+                name: "mobile".into(),
+                bits_per_second: 10e6,
+                rtt_seconds: 0.06,
+            },
+            Link {
+                name: "datacenter".into(),
+                bits_per_second: 10e9,
+                rtt_seconds: 0.0002,
+            },
+        ];
+        let est = runtime_wire(&links, &r);
+        assert_eq!(est.len(), 2);
+        let (format, library, totals) = &est[0];
+        assert_eq!((*format, library.as_str()), (Format::Json, "orjson"));
+        // 3 ms of CPU + 1 s on the wire + 60 ms round trip.
+        assert!((totals[0] - 1.063).abs() < 1e-9, "{totals:?}");
+        assert!(
+            (totals[1] - (0.003 + 0.001 + 0.0002)).abs() < 1e-9,
+            "{totals:?}"
+        );
+        let (format, _, totals) = &est[1];
+        assert_eq!(*format, Format::MessagePack);
+        // On the slow link the smaller format wins, in the datacenter the faster CPU does.
+        assert!(totals[0] < est[0].2[0] && totals[1] > est[0].2[1]);
+    }
+
+    #[test]
+    fn savings_are_signed_grouped_and_in_percent_of_the_default() {
+        assert_eq!(saving(-4, 80), "−4 bytes (−5.0%)");
+        assert_eq!(saving(-63_524, 32_292_691), "−63,524 bytes (−0.2%)");
+        assert_eq!(saving(2, 1000), "+2 bytes (+0.2%)");
+        assert_eq!(saving(0, 1000), "same size");
+        assert_eq!(saving(-1, 0), "−1 bytes");
+    }
 }

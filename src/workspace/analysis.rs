@@ -22,7 +22,7 @@ use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
 use crate::model::{NodeId, Path, Span, SpanTree, Value};
-use crate::profile::sizes;
+use crate::profile::sizes::{self, Variant};
 
 /// What peeling a source found.
 #[derive(Debug, Clone)]
@@ -107,6 +107,10 @@ pub struct Choice {
     pub format: Option<Format>,
     /// How protobuf is read and written.
     pub proto: ProtoMode,
+    /// How the MessagePack and CBOR columns are written: `None` as the reference libraries
+    /// write them (Python's msgpack and cbor2: floats at their width, keys in order), or a
+    /// variant (shortest floats, canonical) to see what it would change byte by byte.
+    pub encoding: Option<Variant>,
 }
 
 /// Compressed sizes of a column's bytes.
@@ -203,6 +207,8 @@ pub struct Column {
     pub error: Option<ColumnError>,
     /// For protobuf: the message type used, or that the schema was inferred.
     pub schema: Option<String>,
+    /// The variant the column was written in (MessagePack and CBOR, when one was chosen).
+    pub variant: Option<Variant>,
 }
 
 impl Column {
@@ -467,6 +473,7 @@ pub fn analyze_previewing(
         error: error.clone(),
         schema: source_schema.clone(),
         document: document.clone(),
+        variant: None,
     };
     let mut shown = vec![source_column(None)];
     shown.extend(others.iter().map(|&target| {
@@ -504,7 +511,9 @@ pub fn analyze_previewing(
                 .map(|&target| {
                     ctx.check()?;
                     let column = match value {
-                        Some(value) => encode_column(value, target, message.as_ref(), limits),
+                        Some(value) => {
+                            encode_column(value, target, message.as_ref(), choice.encoding, limits)
+                        }
                         None => not_encoded(
                             target,
                             ColumnError {
@@ -554,6 +563,7 @@ fn not_encoded(format: Format, error: ColumnError) -> Column {
         sizes: None,
         error: Some(error),
         schema: None,
+        variant: None,
     }
 }
 
@@ -565,15 +575,17 @@ fn encode_column(
     value: &Arc<Value>,
     format: Format,
     message: Option<&crate::codec::protobuf::MessageDescriptor>,
+    encoding: Option<Variant>,
     limits: &Limits,
 ) -> Column {
+    let variant = encoding.filter(|v| v.applies_to(format));
     let options = EncodeOptions {
         message: if format == Format::Protobuf {
             message.cloned()
         } else {
             None
         },
-        ..EncodeOptions::default()
+        ..variant.map_or_else(EncodeOptions::default, Variant::options)
     };
     let mut encoded = match codec::encode(value, format, &options) {
         Ok(e) => e,
@@ -639,5 +651,6 @@ fn encode_column(
         note_nodes,
         error: None,
         schema,
+        variant,
     }
 }

@@ -365,6 +365,17 @@ impl Workspace {
         }
     }
 
+    /// Sets how the current source's MessagePack and CBOR columns are written: as the reference
+    /// libraries write them (`None`), or in a variant (shortest floats, canonical).
+    pub fn set_encoding(&mut self, encoding: Option<crate::profile::sizes::Variant>) {
+        if let Some(i) = self.current {
+            if self.entries[i].choice.encoding != encoding {
+                self.entries[i].choice.encoding = encoding;
+                self.start_analysis(i);
+            }
+        }
+    }
+
     /// Loads schema files (`.proto` with include folders, or one descriptor set) and re-reads
     /// the current payload with them.
     pub fn load_schema_files(
@@ -520,13 +531,15 @@ impl Workspace {
 
     /// Starts profiling (a run already going is cancelled and replaced). The payloads are the
     /// current one or every open source's selected payload; those not decoded yet are decoded
-    /// on the worker. `links` are the transfer estimates' links (empty: the defaults). Fails
-    /// when there is no payload to profile.
+    /// on the worker. `links` are the transfer estimates' links (empty: the defaults);
+    /// `runtimes` are timed after the Rust jobs ([`crate::profile::runtimes`]). Fails when there
+    /// is no payload to profile.
     pub fn start_profile(
         &mut self,
         mode: Mode,
         scope: Scope,
         links: Vec<Link>,
+        runtimes: Vec<crate::profile::runtimes::Runtime>,
     ) -> Result<(), String> {
         let indices: Vec<usize> = match scope {
             Scope::Current => self.current.into_iter().collect(),
@@ -559,6 +572,7 @@ impl Workspace {
             pending,
             mode,
             links,
+            runtimes,
             self.schemas.clone(),
             self.limits,
             self.notify.clone(),

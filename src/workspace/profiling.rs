@@ -17,7 +17,11 @@ use super::source::Source;
 use crate::capture::PeelChoice;
 use crate::files::write_atomically;
 use crate::limits::Limits;
+use crate::profile::runtimes::Runtime;
 use crate::profile::sweep::Link;
+
+/// How long a runtime's harness may take in the app (as `compare --runtime-timeout`'s default).
+const RUNTIME_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 use crate::profile::{self, Live, Settings, Subject};
 use crate::report::{csv, table, Mode, Report};
 
@@ -69,6 +73,7 @@ impl ProfileRun {
         pending: Vec<Pending>,
         mode: Mode,
         links: Vec<Link>,
+        runtimes: Vec<Runtime>,
         schemas: SchemaSet,
         limits: Limits,
         notify: Notify,
@@ -97,12 +102,27 @@ impl ProfileRun {
             )?;
             set(&worker_preparing, None);
             // The flag is read between samples, so a cancel stops the run within one sample.
-            let report = profile::run(&subjects, &settings, &worker_cancel, &|event| {
+            let mut report = profile::run(&subjects, &settings, &worker_cancel, &|event| {
                 if let Ok(mut l) = worker_live.lock() {
                     l.apply(event);
                 }
                 worker_notify();
             });
+            // Other runtimes after the Rust jobs, so they do not share the cores; the view
+            // names the harness running meanwhile.
+            profile::run_runtimes(
+                &subjects,
+                &mut report,
+                &runtimes,
+                &settings.bench,
+                RUNTIME_TIMEOUT,
+                &worker_cancel,
+                &|label| {
+                    set(&worker_preparing, Some(format!("timing {label}…")));
+                    worker_notify();
+                },
+            );
+            set(&worker_preparing, None);
             Ok(report)
         });
         ProfileRun {

@@ -58,6 +58,8 @@ fn expected_header() -> Vec<String> {
         h.push(format!("e2e_{link}_gzip_ms"));
     }
     h.push("error".into());
+    h.push("runtime".into());
+    h.push("library_version".into());
     h
 }
 
@@ -172,6 +174,11 @@ fn compare_writes_every_row_with_sane_values() {
 
     for r in &rows {
         assert_eq!(r["error"], "", "{r:?}");
+        // Without --runtime, only Rust is timed.
+        assert_eq!(
+            (r["runtime"].as_str(), r["library_version"].as_str()),
+            ("rust", "")
+        );
         let bytes = num(r, "bytes");
         assert!(bytes > 0.0);
         for c in ["gzip_bytes", "zstd_bytes", "brotli_bytes"] {

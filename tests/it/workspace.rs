@@ -513,6 +513,45 @@ fn a_key_log_decrypts_the_open_captures() {
         .is_err_and(|e| e.contains("line 1")));
 }
 
+/// The MessagePack and CBOR columns show what Python's msgpack and cbor2 write (80 bytes each
+/// for iot-metrics.json), and, chosen in View, a variant's bytes: with shortest floats 24.5 is a
+/// float32 (76 bytes) and a float16 (74 bytes), with every number read back the same.
+#[test]
+fn the_binary_columns_are_the_libraries_bytes_or_a_chosen_variant() {
+    use wirelens::profile::sizes::Variant;
+    let mut ws = Workspace::new(no_notify());
+    let a = open(&mut ws, "iot-metrics.json");
+    let size = |a: &Analysis, f: Format| a.column(f).and_then(|c| c.sizes).map(|s| s.raw);
+    assert_eq!(size(&a, Format::MessagePack), Some(80));
+    assert_eq!(size(&a, Format::Cbor), Some(80));
+    assert!(a.column(Format::Cbor).is_some_and(|c| c.variant.is_none()));
+
+    ws.set_encoding(Some(Variant::ShortestFloats));
+    ws.wait_idle();
+    let short = ws.analysis().cloned().expect("analysed again");
+    assert_eq!(size(&short, Format::MessagePack), Some(76));
+    assert_eq!(size(&short, Format::Cbor), Some(74));
+    let cbor = short.column(Format::Cbor).expect("the CBOR column");
+    assert_eq!(cbor.variant, Some(Variant::ShortestFloats));
+    // The column's tree is its own bytes read back: 24.5 as a float16, the same number.
+    let at = cbor
+        .resolve(&path("$.metrics[0]"))
+        .expect("the first metric");
+    let doc = cbor.document.as_ref().expect("decoded");
+    let span = doc.spans.node(at).span;
+    assert_eq!(&cbor.bytes[span.range()], &[0xf9, 0x4e, 0x20]);
+    // JSON and protobuf are not variants.
+    assert!(short
+        .column(Format::Json)
+        .is_some_and(|c| c.variant.is_none()));
+    assert_eq!(size(&short, Format::Json), size(&a, Format::Json));
+
+    ws.set_encoding(None);
+    ws.wait_idle();
+    let back = ws.analysis().cloned().expect("analysed again");
+    assert_eq!(size(&back, Format::Cbor), Some(80));
+}
+
 #[test]
 fn sources_close_rename_and_a_repeated_paste_shows_the_open_one() {
     let mut ws = Workspace::new(no_notify());

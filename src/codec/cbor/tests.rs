@@ -298,14 +298,25 @@ fn encoder_writes_shortest_heads() {
 #[test]
 fn float_policies() {
     let f = Value::f64(1.5);
-    assert_eq!(to_hex(&enc(&f).bytes), "f93e00");
+    // By default a float keeps its width, as cbor2.dumps writes a Python float.
+    assert_eq!(to_hex(&enc(&f).bytes), "fb3ff8000000000000");
     let keep = EncodeOptions {
         floats: FloatPolicy::Keep,
         ..EncodeOptions::default()
     };
-    assert_eq!(to_hex(&enc_with(&f, &keep).bytes), "fb3ff8000000000000");
-    assert_eq!(to_hex(&enc(&Value::f64(f64::NAN)).bytes), "f97e00");
-    assert_eq!(to_hex(&enc(&Value::f64(100000.0)).bytes), "fa47c35000");
+    assert_eq!(keep, EncodeOptions::default());
+    // Shortest: preferred serialization (RFC 8949 §4.1).
+    let shortest = EncodeOptions {
+        floats: FloatPolicy::Shortest,
+        ..EncodeOptions::default()
+    };
+    assert_eq!(to_hex(&enc_with(&f, &shortest).bytes), "f93e00");
+    let nan = Value::f64(f64::NAN);
+    assert_eq!(to_hex(&enc_with(&nan, &shortest).bytes), "f97e00");
+    assert_eq!(to_hex(&enc(&nan).bytes), "fb7ff8000000000000");
+    let big = Value::f64(100000.0);
+    assert_eq!(to_hex(&enc_with(&big, &shortest).bytes), "fa47c35000");
+    assert_eq!(to_hex(&enc(&big).bytes), "fb40f86a0000000000");
     // Canonical forces shortest even with Keep.
     let canon = EncodeOptions {
         canonical: true,

@@ -27,6 +27,13 @@ fn keep() -> EncodeOptions {
     }
 }
 
+fn shortest() -> EncodeOptions {
+    EncodeOptions {
+        floats: FloatPolicy::Shortest,
+        ..EncodeOptions::default()
+    }
+}
+
 #[test]
 fn decodes_every_scalar_marker() {
     let cases: Vec<(&str, Value)> = vec![
@@ -151,9 +158,6 @@ fn encodes_smallest_forms() {
             "d3 ff ff ff ff 7f ff ff ff",
         ),
         (Value::Int(u64::MAX.into()), "cf ff ff ff ff ff ff ff ff"),
-        (Value::f64(1.5), "ca 3f c0 00 00"),
-        (Value::f64(1.1), "cb 3f f1 99 99 99 99 99 9a"),
-        (Value::f64(f64::NAN), "ca 7f c0 00 00"),
         (Value::Ext(3, vec![1, 2, 3]), "c7 03 03 01 02 03"),
         (
             Value::Timestamp(Timestamp {
@@ -182,6 +186,21 @@ fn encodes_smallest_forms() {
     ];
     for (v, h) in cases {
         assert_eq!(enc(&v).bytes, hex(h), "{v:?}");
+    }
+    // Floats: by default the width they had, as msgpack.packb writes a Python float; the
+    // shortest variant narrows to float32 where that is exact.
+    for (v, default, narrowest) in [
+        (1.5, "cb 3f f8 00 00 00 00 00 00", "ca 3f c0 00 00"),
+        (
+            1.1,
+            "cb 3f f1 99 99 99 99 99 9a",
+            "cb 3f f1 99 99 99 99 99 9a",
+        ),
+        (f64::NAN, "cb 7f f8 00 00 00 00 00 00", "ca 7f c0 00 00"),
+    ] {
+        assert_eq!(enc(&Value::f64(v)).bytes, hex(default), "{v}");
+        let e = encode(&Value::f64(v), &shortest()).expect("encodes");
+        assert_eq!(e.bytes, hex(narrowest), "{v}");
     }
     assert_eq!(
         enc(&Value::Bytes(vec![0; 256])).bytes[..3],
@@ -282,10 +301,8 @@ fn notes_for_what_msgpack_cannot_say() {
         Some(&Value::text("123456789012345678901234567890"))
     );
     assert_eq!(d.value.get("t"), Some(&Value::text("x")));
-    assert_eq!(
-        d.value.get("d"),
-        Some(&Value::Float(Float::f32(f32::INFINITY)))
-    );
+    // Beyond float64: infinity, a float64 as Python's msgpack writes `json.loads("1e400")`.
+    assert_eq!(d.value.get("d"), Some(&Value::f64(f64::INFINITY)));
     assert_eq!(d.value.as_map().map(<[_]>::len), Some(8));
     assert_eq!(d.spans, e.spans);
 }

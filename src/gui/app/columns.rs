@@ -632,6 +632,9 @@ impl App {
         if let Some(schema) = &column.schema {
             ui.weak(format!("schema: {schema}"));
         }
+        if let Some(v) = column.variant {
+            ui.weak(format!("written with {} (see the View menu)", v.name()));
+        }
         if let Some(err) = &column.error {
             ui.colored_label(ui.visuals().error_fg_color, err.to_string());
         }

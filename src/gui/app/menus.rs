@@ -236,7 +236,30 @@ impl App {
         }
     }
 
+    /// How the MessagePack and CBOR columns are written: as the libraries write them, or a
+    /// variant whose bytes the columns then show.
+    fn encoding_menu(&mut self, ui: &mut egui::Ui) {
+        use crate::profile::sizes::Variant;
+        ui.label("MessagePack and CBOR");
+        let current = self.ws.entry().and_then(|e| e.choice.encoding);
+        let choices = [
+            (None, "as Python's msgpack and cbor2 write them"),
+            (Some(Variant::ShortestFloats), "shortest floats"),
+            (
+                Some(Variant::Canonical),
+                "canonical (sorted keys, shortest floats)",
+            ),
+        ];
+        for (choice, label) in choices {
+            if ui.radio(current == choice, label).clicked() {
+                self.ws.set_encoding(choice);
+            }
+        }
+    }
+
     fn view_menu(&mut self, ui: &mut egui::Ui) {
+        self.encoding_menu(ui);
+        ui.separator();
         let mut order = self.settings.column_order();
         let mut changed = false;
         ui.label("Columns (shown, order)");

@@ -31,6 +31,18 @@ pub const SAMPLES: &[(&str, &[u8])] = &[
         include_bytes!("../../../samples/order-graphql.json"),
     ),
     (
+        "orders-api.json",
+        include_bytes!("../../../samples/orders-api.json"),
+    ),
+    (
+        "orders-api.pb",
+        include_bytes!("../../../samples/orders-api.pb"),
+    ),
+    (
+        "orders-api.proto",
+        include_bytes!("../../../samples/orders-api.proto"),
+    ),
+    (
         "risk-batch.cbor",
         include_bytes!("../../../samples/risk-batch.cbor"),
     ),

@@ -38,6 +38,8 @@ pub struct Settings {
     pub schemas: Vec<SchemaFiles>,
     /// The profiler's mode: quick, standard or precise.
     pub profile_mode: Mode,
+    /// The profiler also times Python's and Node's libraries (`compare --runtime python,node`).
+    pub profile_runtimes: bool,
     /// Where the profiler's CSV (and plot PNGs) are exported.
     pub export_path: String,
     /// The links of the wire view, as the user set them.
@@ -67,6 +69,7 @@ impl Default for Settings {
             single: None,
             schemas: Vec::new(),
             profile_mode: Mode::Quick,
+            profile_runtimes: false,
             export_path: String::new(),
             links: Link::defaults(),
             wire_gzip: false,

@@ -237,6 +237,26 @@ pub(super) fn sizes(
                     notes.on_hover_text(s.note_texts.join("\n"));
                 }
                 ui.end_row();
+                // The variants: what the sender could save (or not) against the libraries'
+                // default bytes above.
+                for v in &f.variants {
+                    ui.label(format!("  {}, {}", s.format.title(), v.variant.name()));
+                    ui.monospace(thousands(v.sizes.raw));
+                    ui.monospace(if file.json_bytes == 0 {
+                        "-".to_string()
+                    } else {
+                        format!(
+                            "{:.1}%",
+                            v.sizes.raw as f64 * 100.0 / file.json_bytes as f64
+                        )
+                    });
+                    for c in [v.sizes.gzip, v.sizes.zstd, v.sizes.brotli] {
+                        ui.monospace(c.map_or("-".into(), thousands));
+                    }
+                    ui.label("");
+                    ui.label(crate::report::table::saving(v.delta, s.sizes.raw));
+                    ui.end_row();
+                }
             }
         });
     action

@@ -198,7 +198,15 @@ impl App {
     pub fn start_profile(&mut self) {
         let mode = self.settings.profile_mode;
         let links = self.settings.links.clone();
-        match self.ws.start_profile(mode, self.profiler.scope, links) {
+        let runtimes = if self.settings.profile_runtimes {
+            crate::profile::runtimes::Runtime::ALL.to_vec()
+        } else {
+            Vec::new()
+        };
+        match self
+            .ws
+            .start_profile(mode, self.profiler.scope, links, runtimes)
+        {
             Ok(()) => {
                 self.profiler.file = 0;
                 self.status = None;
@@ -431,6 +439,12 @@ impl App {
                     .on_hover_text("30–100 samples per operation, jobs in parallel");
                 ui.selectable_value(&mut self.settings.profile_mode, Mode::Precise, "Precise")
                     .on_hover_text("like Standard, one timing job at a time");
+                ui.separator();
+                ui.checkbox(&mut self.settings.profile_runtimes, "Python and Node")
+                    .on_hover_text(
+                        "also time Python's and Node's libraries on the same bytes (python3 and \
+                         node, or $WIRELENS_PYTHON and $WIRELENS_NODE), after the Rust jobs",
+                    );
                 ui.separator();
                 let n = self.ws.entries.len();
                 ui.selectable_value(&mut self.profiler.scope, Scope::Current, "this payload");

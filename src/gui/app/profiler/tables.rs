@@ -196,7 +196,73 @@ pub(super) fn timing_table(ui: &mut egui::Ui, report: &Report, file: &FileReport
             if report.parallel {
                 ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
             }
+            for r in &file.runtimes {
+                runtime_table(ui, file, r);
+            }
         });
+}
+
+/// One runtime's libraries (`Python 3.11.7 (CPython)`): version, own bytes, whether they are
+/// wirelens' bytes, encode and decode; then what was not measured and why.
+fn runtime_table(
+    ui: &mut egui::Ui,
+    file: &FileReport,
+    r: &crate::profile::runtimes::RuntimeReport,
+) {
+    ui.add_space(8.0);
+    ui.strong(match (&r.version, &r.implementation) {
+        (Some(v), Some(i)) => format!("{} {v} ({i})", r.runtime.title()),
+        (Some(v), None) => format!("{} {v}", r.runtime.title()),
+        _ => r.runtime.title().to_string(),
+    });
+    let measured: Vec<_> = r.rows.iter().filter(|row| row.error.is_none()).collect();
+    if !measured.is_empty() {
+        egui::Grid::new(("runtime-grid", r.runtime.name()))
+            .striped(true)
+            .num_columns(8)
+            .show(ui, |ui| {
+                for h in [
+                    "format",
+                    "library",
+                    "version",
+                    "bytes",
+                    "same bytes",
+                    "encode median [95% CI]",
+                    "decode median [95% CI]",
+                    "MB/s (decode)",
+                ] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for row in measured {
+                    ui.colored_label(format_color(row.format), row.format.title());
+                    ui.label(&row.library);
+                    ui.label(row.version.as_deref().unwrap_or("-"));
+                    ui.monospace(thousands(row.bytes));
+                    ui.label(match row.same_bytes_as_wirelens {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "-",
+                    })
+                    .on_hover_text("whether the library writes the bytes wirelens writes");
+                    ui.monospace(cell(row.encode.as_ref()));
+                    ui.monospace(cell(row.decode.as_ref()));
+                    ui.monospace(rate(row.decode.as_ref(), file.json_bytes));
+                    ui.end_row();
+                }
+            });
+    }
+    for row in r.rows.iter() {
+        if let Some(e) = &row.error {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("{} {}: {e}", row.format.title(), row.library),
+            );
+        }
+    }
+    if let Some(e) = &r.error {
+        ui.colored_label(ui.visuals().warn_fg_color, e);
+    }
 }
 
 /// Several payloads side by side: size per format (bars grouped by payload) and a table with

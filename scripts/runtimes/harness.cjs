@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+// wirelens' timing harness for Node: times each library's encode and decode of the payload
+// files wirelens wrote, and streams raw samples back as JSON lines on standard output.
+//
+// Run by `wirelens compare --runtime node` (the binary carries a copy of this file and writes it
+// to a temporary folder); by hand: `node harness.cjs JOB.json`. The job and the lines out are
+// those of harness.py: runtime, library (ok | missing | failed, with the library's version and
+// the size and SHA-256 of its own encoding), samples (batch and per-sample totals in ns), done.
+// Packages are looked up as `require` does, then in the current folder's node_modules (the
+// folder wirelens was started in). Every library is checked before it is timed: it decodes the
+// payload, encodes what it read, and must read its own bytes back as the same data. The clock is
+// process.hrtime.bigint (monotonic).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+const util = require('util');
+
+function emit(obj) {
+  process.stdout.write(JSON.stringify(obj) + '\n');
+}
+
+function load(name) {
+  try {
+    return require(name);
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e;
+    return require(require.resolve(name, { paths: [process.cwd(), path.join(process.cwd(), 'node_modules')] }));
+  }
+}
+
+function versionOf(name) {
+  for (const base of [undefined, process.cwd()]) {
+    try {
+      const opts = base ? { paths: [base] } : undefined;
+      const main = require.resolve(name, opts);
+      let dir = path.dirname(main);
+      for (let i = 0; i < 6; i++) {
+        const pj = path.join(dir, 'package.json');
+        if (fs.existsSync(pj)) {
+          const p = JSON.parse(fs.readFileSync(pj, 'utf8'));
+          if (p.name === name) return p.version;
+        }
+        dir = path.dirname(dir);
+      }
+    } catch (e) {
+      // try the next base
+    }
+  }
+  return 'unknown';
+}
+
+const LIBRARIES = [
+  ['json', 'JSON', null, () => ({
+    version: `built in (Node ${process.versions.node})`,
+    decode: (b) => JSON.parse(b.toString('utf8')),
+    encode: (o) => Buffer.from(JSON.stringify(o), 'utf8'),
+  })],
+  ['msgpack', '@msgpack/msgpack', '@msgpack/msgpack', () => {
+    const m = load('@msgpack/msgpack');
+    return { version: versionOf('@msgpack/msgpack'), decode: (b) => m.decode(b), encode: (o) => m.encode(o) };
+  }],
+  ['msgpack', 'msgpackr', 'msgpackr', () => {
+    const m = load('msgpackr');
+    const p = new m.Packr({ useRecords: false });
+    return { version: versionOf('msgpackr'), decode: (b) => p.unpack(b), encode: (o) => p.pack(o) };
+  }],
+  ['cbor', 'cbor-x', 'cbor-x', () => {
+    const m = load('cbor-x');
+    const e = new m.Encoder({ useRecords: false });
+    return { version: versionOf('cbor-x'), decode: (b) => e.decode(b), encode: (o) => e.encode(o) };
+  }],
+  ['protobuf', 'protobufjs', 'protobufjs', (job) => {
+    const pb = load('protobufjs');
+    const descriptor = load('protobufjs/ext/descriptor');
+    const root = pb.Root.fromDescriptor(descriptor.FileDescriptorSet.decode(fs.readFileSync(job.descriptor_set)));
+    const type = root.lookupType(job.message);
+    return {
+      version: versionOf('protobufjs'),
+      decode: (b) => type.decode(b),
+      encode: (m) => type.encode(m).finish(),
+      same: (a, b) => util.isDeepStrictEqual(type.toObject(a, { longs: String, bytes: String }), type.toObject(b, { longs: String, bytes: String })),
+    };
+  }],
+];
+
+function measure(fn, arg, s) {
+  const clock = process.hrtime.bigint;
+  const warmUntil = clock() + BigInt(s.warm_up_ns);
+  for (;;) {
+    fn(arg);
+    if (clock() >= warmUntil) break;
+  }
+  // The batch doubles until one batch lasts a sample's time.
+  let batch = 1;
+  let took;
+  for (;;) {
+    const t0 = clock();
+    for (let j = 0; j < batch; j++) fn(arg);
+    took = Number(clock() - t0);
+    if (took >= s.sample_ns || took >= s.slow_ns) break;
+    batch *= 2;
+  }
+  const perCall = Math.max(took / batch, 1);
+  let n;
+  if (perCall >= s.slow_ns) {
+    batch = 1;
+    n = s.slow_samples;
+  } else {
+    const fit = Math.floor(s.measurement_ns / (perCall * batch));
+    n = Math.max(s.min_samples, Math.min(s.max_samples, fit));
+  }
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = clock();
+    for (let j = 0; j < batch; j++) fn(arg);
+    samples.push(Number(clock() - t0));
+  }
+  return { batch, samples };
+}
+
+function main() {
+  const job = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+  const s = job.settings;
+  emit({ type: 'runtime', runtime: 'node', version: process.versions.node, implementation: `V8 ${process.versions.v8}`, executable: process.execPath });
+  for (const [format, name, pkg, make] of LIBRARIES) {
+    if (job.libraries && !job.libraries.includes(name)) continue;
+    const file = job.files[format];
+    if (file === undefined || file === null) continue;
+    if (format === 'protobuf' && !job.descriptor_set) continue;
+    const row = { type: 'library', format, library: name };
+    let lib;
+    try {
+      lib = make(job);
+    } catch (e) {
+      if (e && e.code === 'MODULE_NOT_FOUND') {
+        emit({ ...row, status: 'missing', version: null, install: `npm install ${pkg}`, message: String(e.message).split('\n')[0] });
+      } else {
+        emit({ ...row, status: 'failed', version: null, message: String(e && e.message) });
+      }
+      continue;
+    }
+    row.version = lib.version;
+    const payload = fs.readFileSync(file);
+    let value;
+    let own;
+    try {
+      value = lib.decode(payload);
+      own = Buffer.from(lib.encode(value));
+      const back = lib.decode(own);
+      const same = lib.same ? lib.same(back, value) : util.isDeepStrictEqual(back, value);
+      if (!same) throw new Error('its own bytes read back as different data');
+    } catch (e) {
+      emit({ ...row, status: 'failed', message: `round trip: ${e && e.message}` });
+      continue;
+    }
+    emit({ ...row, status: 'ok', bytes: own.length, sha256: crypto.createHash('sha256').update(own).digest('hex') });
+    for (const [op, fn, arg] of [['encode', lib.encode, value], ['decode', lib.decode, own]]) {
+      const { batch, samples } = measure(fn, arg, s);
+      emit({ type: 'samples', format, library: name, op, batch, ns: samples });
+    }
+  }
+  emit({ type: 'done' });
+}
+
+main();

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""wirelens' timing harness for Python: times each library's encode and decode of the payload
+files wirelens wrote, and streams raw samples back as JSON lines on standard output.
+
+Run by `wirelens compare --runtime python` (the binary carries a copy of this file and writes it
+to a temporary folder); it can be run by hand: `python3 harness.py JOB.json`. The job names the
+payload files per format (JSON, MessagePack, CBOR and, with a descriptor set and a message
+name, Protobuf) and the sampling settings. Each line out is one JSON object with a "type":
+
+- runtime: {"runtime", "version", "implementation", "executable"}
+- library: {"format", "library", "version", "status": "ok" | "missing" | "failed",
+  "install" (missing), "message" (failed), "bytes", "sha256" (ok: the library's own encoding)}
+- samples: {"format", "library", "op": "encode" | "decode", "batch", "ns": [per-sample total]}
+- done: {}
+
+Every library is checked before it is timed: it decodes the payload, encodes what it read, and
+must read its own bytes back as the same data. The clock is time.perf_counter_ns (monotonic).
+Uses only the standard library besides the libraries it times.
+"""
+import hashlib
+import json
+import platform
+import sys
+import time
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def version_of(module, dist):
+    v = getattr(module, "__version__", None)
+    if v is None and hasattr(module, "version") and isinstance(module.version, tuple):
+        v = ".".join(map(str, module.version))
+    if v is None:
+        try:
+            from importlib.metadata import version
+            v = version(dist)
+        except Exception:
+            v = "unknown"
+    return str(v)
+
+
+class Stdlib:
+    __version__ = f"stdlib (Python {platform.python_version()})"
+
+
+def json_lib():
+    # What Starlette's (FastAPI's) JSONResponse writes: compact, UTF-8, no NaN.
+    return Stdlib, lambda b: json.loads(b), lambda o: json.dumps(
+        o, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def orjson_lib():
+    import orjson
+    return orjson, orjson.loads, orjson.dumps
+
+
+def ujson_lib():
+    import ujson
+    return ujson, ujson.loads, lambda o: ujson.dumps(o, ensure_ascii=False).encode("utf-8")
+
+
+def msgpack_lib():
+    import msgpack
+    return msgpack, lambda b: msgpack.unpackb(b, raw=False, strict_map_key=False), msgpack.packb
+
+
+def ormsgpack_lib():
+    import ormsgpack
+    return ormsgpack, ormsgpack.unpackb, ormsgpack.packb
+
+
+def cbor2_lib():
+    import cbor2
+    return cbor2, cbor2.loads, cbor2.dumps
+
+
+def protobuf_lib(job):
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    import google.protobuf
+    with open(job["descriptor_set"], "rb") as f:
+        fds = descriptor_pb2.FileDescriptorSet.FromString(f.read())
+    pool = descriptor_pool.DescriptorPool()
+    for file in fds.file:
+        pool.Add(file)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(job["message"]))
+
+    class Version:  # which backend: upb (the C one), cpp or python
+        from google.protobuf.internal import api_implementation
+        __version__ = f"{google.protobuf.__version__} ({api_implementation.Type()})"
+    return Version, cls.FromString, lambda m: m.SerializeToString()
+
+
+# format, library, distribution name (for `pip install`), loader
+LIBRARIES = [
+    ("json", "json", None, json_lib),
+    ("json", "orjson", "orjson", orjson_lib),
+    ("json", "ujson", "ujson", ujson_lib),
+    ("msgpack", "msgpack", "msgpack", msgpack_lib),
+    ("msgpack", "ormsgpack", "ormsgpack", ormsgpack_lib),
+    ("cbor", "cbor2", "cbor2", cbor2_lib),
+    ("protobuf", "protobuf", "protobuf", protobuf_lib),
+]
+
+
+def same(a, b):
+    """Equality that holds NaN equal to NaN (a lossless round trip of a NaN is not a change)."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return len(a) == len(b) and all(k in b and same(v, b[k]) for k, v in a.items())
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def measure(fn, arg, settings):
+    """Warm-up, a batch size so one sample lasts sample_ns, then the samples (totals in ns)."""
+    clock = time.perf_counter_ns
+    warm_until = clock() + settings["warm_up_ns"]
+    while True:
+        fn(arg)
+        if clock() >= warm_until:
+            break
+    # The batch doubles until one batch lasts a sample's time.
+    batch = 1
+    while True:
+        t0 = clock()
+        for _ in range(batch):
+            fn(arg)
+        took = clock() - t0
+        if took >= settings["sample_ns"] or took >= settings["slow_ns"]:
+            break
+        batch *= 2
+    per_call = max(took / batch, 1)
+    if per_call >= settings["slow_ns"]:
+        batch, n = 1, settings["slow_samples"]
+    else:
+        fit = int(settings["measurement_ns"] / (per_call * batch))
+        n = max(settings["min_samples"], min(settings["max_samples"], fit))
+    samples = []
+    for _ in range(n):
+        t0 = clock()
+        for _ in range(batch):
+            fn(arg)
+        samples.append(clock() - t0)
+    return batch, samples
+
+
+def main():
+    with open(sys.argv[1], encoding="utf-8") as f:
+        job = json.load(f)
+    settings = job["settings"]
+    emit({
+        "type": "runtime",
+        "runtime": "python",
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+    })
+    wanted = job.get("libraries")
+    for fmt, name, dist, load in LIBRARIES:
+        if wanted is not None and name not in wanted:
+            continue
+        path = job["files"].get(fmt)
+        if path is None:
+            continue
+        if fmt == "protobuf" and not job.get("descriptor_set"):
+            continue
+        row = {"type": "library", "format": fmt, "library": name}
+        try:
+            module, decode, encode = load(job) if fmt == "protobuf" else load()
+        except ImportError as e:
+            emit({**row, "status": "missing", "version": None,
+                  "install": f"pip install {dist}" if dist else None, "message": str(e)})
+            continue
+        except Exception as e:
+            emit({**row, "status": "failed", "version": None,
+                  "message": f"{type(e).__name__}: {e}"})
+            continue
+        row["version"] = version_of(module, dist or name)
+        with open(path, "rb") as f:
+            payload = f.read()
+        try:
+            value = decode(payload)
+            own = encode(value)
+            if not same(decode(own), value):
+                raise ValueError("its own bytes read back as different data")
+        except Exception as e:
+            emit({**row, "status": "failed", "message": f"round trip: {type(e).__name__}: {e}"})
+            continue
+        emit({**row, "status": "ok", "bytes": len(own), "sha256": hashlib.sha256(own).hexdigest()})
+        for op, fn, arg in (("encode", encode, value), ("decode", decode, own)):
+            batch, samples = measure(fn, arg, settings)
+            emit({"type": "samples", "format": fmt, "library": name, "op": op,
+                  "batch": batch, "ns": samples})
+    emit({"type": "done"})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,521 @@
+//! Timings in the user's own runtime: Python and Node libraries timed on the same payload bytes
+//! as the Rust rows, beside them.
+//!
+//! Why: the people deciding between JSON, MessagePack, CBOR and Protobuf mostly run Python or
+//! Node services, where `orjson` against `json`, or `protobuf` (upb) against `msgpack`, rank
+//! differently from serde_json against rmp-serde. A profiler that times only Rust answers a
+//! question they did not ask.
+//!
+//! How: a small harness script per runtime (`scripts/runtimes/harness.py` and `harness.cjs`,
+//! carried in the binary with `include_str!`) is written to a temporary folder with the payload
+//! in every format (wirelens' default encodings, and for protobuf a descriptor set of the message
+//! type used, given or inferred) and a job file, and run as a child process: `python3` (or
+//! `$WIRELENS_PYTHON`) and `node` (or `$WIRELENS_NODE`). It checks each library's round trip,
+//! times encode and decode with the runtime's monotonic clock in batches, and streams raw samples
+//! back as JSON lines ([`parse_lines`] reads them); wirelens computes the same statistics as for
+//! Rust ([`super::stats::summarize`]). A runtime that is not installed, a library that is not
+//! installed (with the command that installs it), a harness that fails or outlives its timeout
+//! (killed, with its stderr) are reported as such: never a made-up number, never a hung profiler.
+//!
+//! What it does not do: count allocations (`allocs_per_op` is `None`), run while the Rust jobs
+//! run (the CLI runs the harnesses after them, so they do not share the cores), or time in
+//! turns.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::bench::{BenchConfig, Measurement};
+use super::stats::summarize;
+use crate::codec::Format;
+
+/// The Python harness, as shipped in `scripts/runtimes/harness.py`.
+pub const PYTHON_HARNESS: &str = include_str!("../../scripts/runtimes/harness.py");
+/// The Node harness, as shipped in `scripts/runtimes/harness.cjs`.
+pub const NODE_HARNESS: &str = include_str!("../../scripts/runtimes/harness.cjs");
+
+/// A runtime whose libraries can be timed beside Rust's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// CPython (or whatever `python3` is): json, orjson, ujson, msgpack, ormsgpack, cbor2,
+    /// protobuf.
+    Python,
+    /// Node.js: JSON, @msgpack/msgpack, msgpackr, cbor-x, protobufjs.
+    Node,
+}
+
+impl Runtime {
+    /// Every runtime, in report order.
+    pub const ALL: [Runtime; 2] = [Runtime::Python, Runtime::Node];
+
+    /// `python` or `node`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Python => "python",
+            Runtime::Node => "node",
+        }
+    }
+
+    /// `Python` or `Node`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Runtime::Python => "Python",
+            Runtime::Node => "Node",
+        }
+    }
+
+    /// Reads `python` or `node`.
+    pub fn parse(s: &str) -> Option<Runtime> {
+        Runtime::ALL.into_iter().find(|r| r.name() == s)
+    }
+
+    /// The environment variable that names the interpreter, and the program run without it.
+    pub fn program(self) -> (&'static str, &'static str) {
+        match self {
+            Runtime::Python => ("WIRELENS_PYTHON", "python3"),
+            Runtime::Node => ("WIRELENS_NODE", "node"),
+        }
+    }
+
+    fn harness(self) -> (&'static str, &'static str) {
+        match self {
+            Runtime::Python => ("harness.py", PYTHON_HARNESS),
+            Runtime::Node => ("harness.cjs", NODE_HARNESS),
+        }
+    }
+}
+
+/// What one runtime measured on one payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuntimeReport {
+    /// Which runtime.
+    pub runtime: Runtime,
+    /// The interpreter run (`python3`, or `$WIRELENS_PYTHON`).
+    pub program: String,
+    /// Its version (`3.11.7`), once the harness said it.
+    pub version: Option<String>,
+    /// Its implementation (`CPython`, `V8 11.3…`).
+    pub implementation: Option<String>,
+    /// One row per library the harness knows, measured or not.
+    pub rows: Vec<RuntimeRow>,
+    /// Why the runtime gave no (or not every) result: not installed, crashed, timed out (with
+    /// the end of its stderr).
+    pub error: Option<String>,
+}
+
+/// One library of a runtime.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuntimeRow {
+    /// The format.
+    #[serde(serialize_with = "super::ser_format")]
+    pub format: Format,
+    /// The library, as the runtime's users name it (`orjson`, `@msgpack/msgpack`).
+    pub library: String,
+    /// Its version as installed (`None` when not installed).
+    pub version: Option<String>,
+    /// Bytes of the library's own encoding of the payload (0 when not measured).
+    pub bytes: usize,
+    /// Whether those bytes are wirelens' default encoding of the format, byte for byte.
+    pub same_bytes_as_wirelens: Option<bool>,
+    /// Encode timing.
+    pub encode: Option<Measurement>,
+    /// Decode timing (of the library's own bytes).
+    pub decode: Option<Measurement>,
+    /// Not installed: the command that installs it (`pip install orjson`).
+    pub install: Option<String>,
+    /// Why a timing is missing.
+    pub error: Option<String>,
+}
+
+/// One line of the harness protocol.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Line {
+    /// The runtime itself.
+    Runtime {
+        /// Its version.
+        version: String,
+        /// `CPython`, `V8 …`.
+        #[serde(default)]
+        implementation: Option<String>,
+    },
+    /// A library: found and checked, missing, or failed.
+    Library {
+        /// `json`, `msgpack`, `cbor` or `protobuf`.
+        format: String,
+        /// The library's name.
+        library: String,
+        /// `ok`, `missing` or `failed`.
+        status: String,
+        /// Its version.
+        #[serde(default)]
+        version: Option<String>,
+        /// Size of its own encoding (`ok`).
+        #[serde(default)]
+        bytes: Option<usize>,
+        /// SHA-256 of its own encoding, hex (`ok`).
+        #[serde(default)]
+        sha256: Option<String>,
+        /// How to install it (`missing`).
+        #[serde(default)]
+        install: Option<String>,
+        /// What went wrong (`missing`, `failed`).
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// Raw samples of one operation: each the total of `batch` calls, in nanoseconds.
+    Samples {
+        /// The format.
+        format: String,
+        /// The library.
+        library: String,
+        /// `encode` or `decode`.
+        op: String,
+        /// Calls per sample.
+        batch: u64,
+        /// Per-sample totals (ns).
+        ns: Vec<f64>,
+    },
+    /// The harness finished.
+    Done {},
+}
+
+/// The payload as the harness gets it: each format's bytes (wirelens' default encodings) and,
+/// for protobuf, the message type's descriptor set and full name.
+#[derive(Debug, Clone, Default)]
+pub struct Payload {
+    /// Per format: the bytes.
+    pub files: Vec<(Format, Vec<u8>)>,
+    /// A `FileDescriptorSet` holding the protobuf message type.
+    pub descriptor_set: Option<Vec<u8>>,
+    /// The message type's full name.
+    pub message: Option<String>,
+}
+
+/// Reads the harness's output into `report`: one row per library line, timings from the sample
+/// lines (summarised as the Rust rows are, `resamples` bootstrap resamples), checked against
+/// `wirelens` (each format's default bytes) for "same bytes". A line that is not the protocol
+/// is an error naming the line; what came before it is kept. Returns whether `done` was read.
+pub fn parse_lines(
+    text: &str,
+    report: &mut RuntimeReport,
+    wirelens: &[(Format, Vec<u8>)],
+    resamples: usize,
+) -> Result<bool, String> {
+    use sha2::{Digest, Sha256};
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: Line = serde_json::from_str(line).map_err(|e| {
+            format!(
+                "{} harness, line {}: {e}: {}",
+                report.runtime.name(),
+                n + 1,
+                line.chars().take(120).collect::<String>()
+            )
+        })?;
+        match parsed {
+            Line::Runtime {
+                version,
+                implementation,
+            } => {
+                report.version = Some(version);
+                report.implementation = implementation;
+            }
+            Line::Library {
+                format,
+                library,
+                status,
+                version,
+                bytes,
+                sha256,
+                install,
+                message,
+            } => {
+                let format = parse_format(&format, n)?;
+                let ours = wirelens
+                    .iter()
+                    .find(|(f, _)| *f == format)
+                    .map(|(_, b)| format!("{:x}", Sha256::digest(b)));
+                let (error, install) = match status.as_str() {
+                    "ok" => (None, None),
+                    "missing" => (
+                        Some(format!(
+                            "{library} not installed{}",
+                            install
+                                .as_ref()
+                                .map(|i| format!(" — `{i}`"))
+                                .unwrap_or_default()
+                        )),
+                        install,
+                    ),
+                    _ => (
+                        Some(message.unwrap_or_else(|| format!("{library} failed"))),
+                        None,
+                    ),
+                };
+                report.rows.push(RuntimeRow {
+                    format,
+                    library,
+                    version,
+                    bytes: bytes.unwrap_or(0),
+                    same_bytes_as_wirelens: match (&sha256, ours) {
+                        (Some(theirs), Some(ours)) if status == "ok" => Some(*theirs == ours),
+                        _ => None,
+                    },
+                    encode: None,
+                    decode: None,
+                    install,
+                    error,
+                });
+            }
+            Line::Samples {
+                format,
+                library,
+                op,
+                batch,
+                ns,
+            } => {
+                let format = parse_format(&format, n)?;
+                let row = report
+                    .rows
+                    .iter_mut()
+                    .find(|r| r.format == format && r.library == library)
+                    .ok_or_else(|| format!("line {}: samples of {library} before it", n + 1))?;
+                let batch = batch.max(1);
+                let per_op: Vec<f64> = ns.iter().map(|t| t / batch as f64).collect();
+                let measurement =
+                    summarize(&per_op, resamples, n as u64 + 1).map(|ns| Measurement {
+                        iterations: batch * ns.n as u64,
+                        ns,
+                        batch,
+                        allocs_per_op: None,
+                        alloc_bytes_per_op: None,
+                        concurrent: false,
+                        probes: Vec::new(),
+                    });
+                match op.as_str() {
+                    "encode" => row.encode = measurement,
+                    "decode" => row.decode = measurement,
+                    other => return Err(format!("line {}: unknown op {other:?}", n + 1)),
+                }
+            }
+            Line::Done {} => return Ok(true),
+        }
+    }
+    Ok(false)
+}
+
+fn parse_format(name: &str, line: usize) -> Result<Format, String> {
+    Format::ALL
+        .into_iter()
+        .find(|f| f.name() == name)
+        .ok_or_else(|| format!("line {}: unknown format {name:?}", line + 1))
+}
+
+/// The job file the harness reads: payload files, descriptor set, sampling settings.
+fn job_json(
+    files: &[(Format, PathBuf)],
+    payload: &Payload,
+    dir: &Path,
+    bench: &BenchConfig,
+) -> serde_json::Value {
+    let ns = |d: Duration| d.as_nanos() as u64;
+    let mut map = serde_json::Map::new();
+    for (format, path) in files {
+        map.insert(format.name().into(), path.display().to_string().into());
+    }
+    serde_json::json!({
+        "files": map,
+        "descriptor_set": payload.descriptor_set.as_ref().map(|_| dir.join("schema.pb").display().to_string()),
+        "message": payload.message,
+        "settings": {
+            "warm_up_ns": ns(bench.warm_up),
+            "sample_ns": ns(bench.sample_time),
+            "min_samples": bench.min_samples,
+            "max_samples": bench.max_samples,
+            "measurement_ns": ns(bench.measurement_time),
+            "slow_ns": ns(bench.slow_threshold),
+            "slow_samples": bench.slow_samples,
+        }
+    })
+}
+
+/// Runs `runtime`'s harness on `payload` and reads what it measured. The harness is killed
+/// when `timeout` passes or `cancel` is raised; whatever it had streamed is kept.
+pub fn measure(
+    runtime: Runtime,
+    payload: &Payload,
+    bench: &BenchConfig,
+    timeout: Duration,
+    cancel: &AtomicBool,
+) -> RuntimeReport {
+    let (var, default) = runtime.program();
+    let program = std::env::var(var).unwrap_or_else(|_| default.to_string());
+    let mut report = RuntimeReport {
+        runtime,
+        program: program.clone(),
+        version: None,
+        implementation: None,
+        rows: Vec::new(),
+        error: None,
+    };
+    if let Err(e) = run_harness(
+        runtime,
+        &program,
+        payload,
+        bench,
+        timeout,
+        cancel,
+        &mut report,
+    ) {
+        report.error = Some(e);
+    }
+    report
+}
+
+fn run_harness(
+    runtime: Runtime,
+    program: &str,
+    payload: &Payload,
+    bench: &BenchConfig,
+    timeout: Duration,
+    cancel: &AtomicBool,
+    report: &mut RuntimeReport,
+) -> Result<(), String> {
+    let dir = tempfile::Builder::new()
+        .prefix("wirelens-runtime-")
+        .tempdir()
+        .map_err(|e| format!("no temporary folder: {e}"))?;
+    let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, String> {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    };
+    let mut files = Vec::new();
+    for (format, bytes) in &payload.files {
+        files.push((
+            *format,
+            write(&format!("payload.{}", format.name()), bytes)?,
+        ));
+    }
+    if let Some(set) = &payload.descriptor_set {
+        write("schema.pb", set)?;
+    }
+    let (script_name, script) = runtime.harness();
+    let script = write(script_name, script.as_bytes())?;
+    let job = job_json(&files, payload, dir.path(), bench);
+    let job = write("job.json", job.to_string().as_bytes())?;
+    let mut child = Command::new(program)
+        .arg(&script)
+        .arg(&job)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "{} not found: `{program}` is not on PATH (set {} to the interpreter to use)",
+                runtime.title(),
+                runtime.program().0
+            ),
+            _ => format!("cannot run `{program}`: {e}"),
+        })?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let out = std::thread::Builder::new()
+        .name(format!("wirelens-{}-stdout", runtime.name()))
+        .spawn(move || {
+            let mut text = String::new();
+            if let Some(s) = stdout {
+                for line in BufReader::new(s).lines().map_while(Result::ok) {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+            }
+            text
+        })
+        .map_err(|e| format!("no thread: {e}"))?;
+    let err = std::thread::Builder::new()
+        .name(format!("wirelens-{}-stderr", runtime.name()))
+        .spawn(move || {
+            let mut text = String::new();
+            if let Some(mut s) = stderr {
+                let _ = s.read_to_string(&mut text);
+            }
+            text
+        })
+        .map_err(|e| format!("no thread: {e}"))?;
+    let start = Instant::now();
+    let (status, stopped) = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break (Some(status), None),
+            Ok(None) => {}
+            Err(e) => break (None, Some(format!("cannot wait for `{program}`: {e}"))),
+        }
+        let why = if cancel.load(Ordering::Relaxed) {
+            Some("cancelled".to_string())
+        } else if start.elapsed() >= timeout {
+            Some(format!(
+                "the {} harness did not finish in {} s and was stopped",
+                runtime.name(),
+                seconds(timeout)
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            let _ = child.kill();
+            let _ = child.wait();
+            break (None, Some(why));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    let done = parse_lines(&text, report, &payload.files, bench.resamples);
+    let tail = stderr_tail(&stderr);
+    if let Some(why) = stopped {
+        return Err(format!("{why}{tail}"));
+    }
+    match (done, status) {
+        (Err(e), _) => Err(format!("{e}{tail}")),
+        (Ok(true), Some(s)) if s.success() => Ok(()),
+        (Ok(_), Some(s)) => Err(format!(
+            "the {} harness exited with {s} before it finished{tail}",
+            runtime.name()
+        )),
+        (Ok(_), None) => Err(format!("the {} harness stopped{tail}", runtime.name())),
+    }
+}
+
+/// `300`, `0.3`: a timeout in seconds, as given.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        d.as_secs().to_string()
+    } else {
+        format!("{:.1}", d.as_secs_f64())
+    }
+}
+
+/// The last lines of a harness's stderr, for an error message (`""` when it said nothing).
+fn stderr_tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let tail = &lines[lines.len().saturating_sub(6)..];
+    let mut s = String::from("; stderr: ");
+    s.push_str(&tail.join(" | "));
+    s
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,196 @@
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::*;
+
+fn empty(runtime: Runtime) -> RuntimeReport {
+    RuntimeReport {
+        runtime,
+        program: runtime.program().1.to_string(),
+        version: None,
+        implementation: None,
+        rows: Vec::new(),
+        error: None,
+    }
+}
+
+/// What harness.py printed for the user-profile sample on the machine it was written on
+/// (shortened to three samples), with a missing library and its install command.
+const PYTHON_OUTPUT: &str = r#"{"type": "runtime", "runtime": "python", "version": "3.11.7", "implementation": "CPython", "executable": "/usr/bin/python3"}
+{"type": "library", "format": "json", "library": "orjson", "version": "3.8.3", "status": "ok", "bytes": 3, "sha256": "080a9ed428559ef602668b4c00f114f1a11c3f6b02a435f0bdc154578e4d7f22"}
+{"type": "samples", "format": "json", "library": "orjson", "op": "encode", "batch": 450, "ns": [149593, 123705, 123264]}
+{"type": "samples", "format": "json", "library": "orjson", "op": "decode", "batch": 242, "ns": [144846, 132529, 131645]}
+{"type": "library", "format": "json", "library": "ujson", "status": "missing", "version": null, "install": "pip install ujson", "message": "No module named 'ujson'"}
+{"type": "library", "format": "msgpack", "library": "msgpack", "version": "1.2.4", "status": "ok", "bytes": 2, "sha256": "00"}
+{"type": "library", "format": "cbor", "library": "cbor2", "version": "6.3.0", "status": "failed", "message": "round trip: ValueError: its own bytes read back as different data"}
+{"type": "done"}
+"#;
+
+#[test]
+fn the_protocol_reads_into_rows_with_statistics() {
+    let mut report = empty(Runtime::Python);
+    // wirelens' JSON of the payload is `[1]`, whose SHA-256 the orjson line carries.
+    let ours = vec![
+        (Format::Json, b"[1]".to_vec()),
+        (Format::MessagePack, vec![0x91, 0x01]),
+    ];
+    let done = parse_lines(PYTHON_OUTPUT, &mut report, &ours, 100).expect("parses");
+    assert!(done);
+    assert_eq!(report.version.as_deref(), Some("3.11.7"));
+    assert_eq!(report.implementation.as_deref(), Some("CPython"));
+    assert_eq!(report.rows.len(), 4);
+
+    let orjson = &report.rows[0];
+    assert_eq!(
+        (orjson.format, orjson.library.as_str()),
+        (Format::Json, "orjson")
+    );
+    assert_eq!(orjson.version.as_deref(), Some("3.8.3"));
+    assert_eq!(orjson.same_bytes_as_wirelens, Some(true));
+    let encode = orjson.encode.as_ref().expect("encode timed");
+    // Each sample is the total of 450 calls: the median sample 123,705 ns is 274.9 ns a call.
+    assert_eq!(encode.batch, 450);
+    assert_eq!(encode.ns.n, 3);
+    assert_eq!(encode.iterations, 1350);
+    assert!((encode.ns.median - 123_705.0 / 450.0).abs() < 1e-9);
+    assert!((encode.ns.min - 123_264.0 / 450.0).abs() < 1e-9);
+    assert!(encode.allocs_per_op.is_none());
+    let decode = orjson.decode.as_ref().expect("decode timed");
+    assert!((decode.ns.median - 132_529.0 / 242.0).abs() < 1e-9);
+
+    let ujson = &report.rows[1];
+    assert_eq!(ujson.install.as_deref(), Some("pip install ujson"));
+    assert_eq!(
+        ujson.error.as_deref(),
+        Some("ujson not installed — `pip install ujson`")
+    );
+    assert!(ujson.encode.is_none() && ujson.version.is_none());
+
+    // msgpack's bytes are not wirelens' (the digest differs): said, and no timing made up.
+    let msgpack = &report.rows[2];
+    assert_eq!(msgpack.same_bytes_as_wirelens, Some(false));
+    assert!(msgpack.encode.is_none());
+
+    let cbor2 = &report.rows[3];
+    assert!(cbor2
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("round trip")));
+    assert_eq!(cbor2.same_bytes_as_wirelens, None);
+}
+
+#[test]
+fn a_line_that_is_not_the_protocol_is_an_error_naming_it_and_keeps_what_came_before() {
+    let mut report = empty(Runtime::Node);
+    let text =
+        "{\"type\":\"runtime\",\"version\":\"20.20.2\"}\nTraceback (most recent call last):\n";
+    let e = parse_lines(text, &mut report, &[], 100).expect_err("not the protocol");
+    assert!(e.starts_with("node harness, line 2:"), "{e}");
+    assert!(e.contains("Traceback"), "{e}");
+    assert_eq!(report.version.as_deref(), Some("20.20.2"));
+    // Samples for a library never announced are refused too.
+    let mut report = empty(Runtime::Node);
+    let text =
+        r#"{"type":"samples","format":"json","library":"JSON","op":"encode","batch":1,"ns":[5]}"#;
+    assert!(parse_lines(text, &mut report, &[], 100).is_err());
+    // Output cut short (no `done`) parses, and says it did not finish.
+    let mut report = empty(Runtime::Python);
+    let cut: String = PYTHON_OUTPUT
+        .lines()
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(parse_lines(&cut, &mut report, &[], 100), Ok(false));
+    assert!(report.rows[0].encode.is_some() && report.rows[0].decode.is_none());
+}
+
+#[test]
+fn a_runtime_that_is_not_installed_is_reported_not_fatal() {
+    // A program that does not exist stands for a runtime that is not installed.
+    let mut report = empty(Runtime::Python);
+    let payload = Payload {
+        files: vec![(Format::Json, b"[1]".to_vec())],
+        ..Payload::default()
+    };
+    let cancel = AtomicBool::new(false);
+    let e = run_harness(
+        Runtime::Python,
+        "/nonexistent/wirelens-test-python3",
+        &payload,
+        &BenchConfig::quick(),
+        Duration::from_secs(5),
+        &cancel,
+        &mut report,
+    )
+    .expect_err("not installed");
+    assert!(e.starts_with("Python not found"), "{e}");
+    assert!(e.contains("WIRELENS_PYTHON"), "{e}");
+    assert!(report.rows.is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_harness_that_hangs_is_stopped_after_its_timeout_with_its_stderr() {
+    // `sh` stands for a runtime whose harness hangs: it says something on stderr, then sleeps.
+    let dir = tempfile::tempdir().expect("temp");
+    let fake = dir.path().join("fake-python");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'stuck in import' >&2\nexec sleep 30\n",
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut report = empty(Runtime::Python);
+    let cancel = AtomicBool::new(false);
+    let start = std::time::Instant::now();
+    let e = run_harness(
+        Runtime::Python,
+        &fake.display().to_string(),
+        &Payload::default(),
+        &BenchConfig::quick(),
+        Duration::from_millis(300),
+        &cancel,
+        &mut report,
+    )
+    .expect_err("timed out");
+    assert!(
+        e.contains("the python harness did not finish in 0.3 s and was stopped"),
+        "{e}"
+    );
+    assert!(e.ends_with("; stderr: stuck in import"), "{e}");
+    // Killed, not waited for: well before the 30 s the child wanted.
+    assert!(start.elapsed() < Duration::from_secs(20));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_harness_that_crashes_is_reported_with_its_exit_status_and_stderr() {
+    let dir = tempfile::tempdir().expect("temp");
+    let fake = dir.path().join("fake-node");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho '{\"type\":\"runtime\",\"version\":\"1.0\"}'\necho 'boom' >&2\nexit 3\n",
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut report = empty(Runtime::Node);
+    let cancel = AtomicBool::new(false);
+    let e = run_harness(
+        Runtime::Node,
+        &fake.display().to_string(),
+        &Payload::default(),
+        &BenchConfig::quick(),
+        Duration::from_secs(20),
+        &cancel,
+        &mut report,
+    )
+    .expect_err("crashed");
+    assert!(
+        e.contains("exited with exit status: 3 before it finished"),
+        "{e}"
+    );
+    assert!(e.ends_with("; stderr: boom"), "{e}");
+    assert_eq!(report.version.as_deref(), Some("1.0"));
+}
