@@ -98,7 +98,7 @@ PY
   echo
   echo "JSON: $RECORDS records, $JSON_MB MB."
   echo
-  echo "| command | seconds | peak RSS (MB) | × input |"
+  echo "| command | seconds | peak RSS (MiB) | × input |"
   echo "|---|---:|---:|---:|"
   row "wirelens convert --to msgpack" "$JSON_MB" "$WL" convert "$WORK/big.json" --to msgpack -o "$WORK/o.msgpack"
   row "Python json + msgpack" "$JSON_MB" python3 -c "$PY_MSGPACK" "$WORK/big.json" "$WORK/py.msgpack"
@@ -108,7 +108,7 @@ PY
   echo
   echo "OTLP: $SPANS spans, $OTLP_MB MB, with its schema."
   echo
-  echo "| command | seconds | peak RSS (MB) | × input |"
+  echo "| command | seconds | peak RSS (MiB) | × input |"
   echo "|---|---:|---:|---:|"
   row "wirelens convert --to json" "$OTLP_MB" "$WL" convert "$WORK/otlp.pb" "${PROTO[@]}" --to json -o "$WORK/otlp.json"
   row "wirelens compare --quick" "$OTLP_MB" "$WL" compare "$WORK/otlp.pb" "${PROTO[@]}" --quick
