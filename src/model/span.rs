@@ -461,14 +461,49 @@ impl SpanTree {
                     };
                     items.get(i)?
                 }
-                Value::Map(entries) => {
-                    let i = self.children(parent).position(|c| c == child)?;
-                    &entries.get(i)?.1
-                }
+                Value::Map(entries) => self.entry_value(entries, parent, child)?,
                 _ => return None,
             };
         }
         Some(v)
+    }
+
+    /// The value of the map entry `child` of `parent` names, found by its key: the nth entry
+    /// with that key when `child` is the nth sibling with it. By key rather than by position, so
+    /// a tree that left entries out (a protobuf encoding does not write a null) still finds each
+    /// node's value.
+    fn entry_value<'v>(
+        &self,
+        entries: &'v [(Value, Value)],
+        parent: NodeId,
+        child: NodeId,
+    ) -> Option<&'v Value> {
+        let segment = self.node(child).segment;
+        let names = |key: &Value| match (segment, key) {
+            (Segment::Key(k), Value::Text(text)) => text == self.key_text(k),
+            (Segment::OtherKey(k), key) if !matches!(key, Value::Text(_)) => {
+                key.summary(48) == self.key_text(k)
+            }
+            _ => false,
+        };
+        match segment {
+            Segment::Key(_) | Segment::OtherKey(_) => {
+                let nth = self
+                    .children(parent)
+                    .take_while(|&c| c != child)
+                    .filter(|&c| self.node(c).segment == segment)
+                    .count();
+                entries
+                    .iter()
+                    .filter(|(key, _)| names(key))
+                    .nth(nth)
+                    .map(|(_, v)| v)
+            }
+            _ => {
+                let i = self.children(parent).position(|c| c == child)?;
+                entries.get(i).map(|(_, v)| v)
+            }
+        }
     }
 
     /// The full path of `id`.

@@ -552,6 +552,23 @@ pub fn analyze_previewing(
     })
 }
 
+/// Whether every node of `spans` (sampled: at most 512, evenly spread, and the last) is found
+/// in `value` by its path, a container where the tree has one, so the column can show the
+/// shared value with its own spans (an encoding that wrapped the value does not fit).
+fn spans_fit(value: &Value, spans: &SpanTree) -> bool {
+    let n = spans.len();
+    if n == 0 {
+        return false;
+    }
+    let step = (n / 512).max(1);
+    (0..n).step_by(step).chain(std::iter::once(n - 1)).all(|i| {
+        let id = NodeId(i as u32);
+        spans
+            .value_of(value, id)
+            .is_some_and(|v| v.untagged().kind().is_container() == spans.kind(id).is_container())
+    })
+}
+
 fn not_encoded(format: Format, error: ColumnError) -> Column {
     Column {
         format,
@@ -600,7 +617,13 @@ fn encode_column(
             )
         }
     };
-    let lines_up = encoded.spans.len() == value.node_count();
+    let lines_up = if format == Format::Protobuf {
+        // A protobuf encoding may leave nodes out (a null is not written): its tree still fits
+        // the value when its nodes are found in it by path.
+        spans_fit(value, &encoded.spans)
+    } else {
+        encoded.spans.len() == value.node_count()
+    };
     let document = if lines_up {
         Some(ColumnDoc {
             value: Arc::clone(value),

@@ -598,3 +598,44 @@ fn sources_close_rename_and_a_repeated_paste_shows_the_open_one() {
     assert_eq!((ws.entries.len(), ws.current), (0, None));
     ws.close(0); // nothing left: nothing happens
 }
+
+/// The payload is decoded once: every column shows the one value with its own bytes' spans,
+/// the protobuf column too, although its encoding leaves the nulls out.
+#[test]
+fn every_column_shares_the_decoded_value() {
+    let text =
+        r#"{"rows":[{"id":1,"note":null,"tags":["a","b"]},{"id":2,"note":"x","tags":[]}],"n":2}"#;
+    let mut ws = Workspace::new(no_notify());
+    ws.paste(text);
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    let source = a
+        .source()
+        .and_then(|c| c.document.as_ref())
+        .expect("decoded");
+    assert_eq!(a.columns.len(), 4);
+    for column in &a.columns {
+        let doc = column.document.as_ref().expect("a tree in every column");
+        assert!(
+            std::sync::Arc::ptr_eq(&doc.value, &source.value),
+            "{:?} has a value of its own",
+            column.format
+        );
+        // Each node's value is found in the shared value by the node's path, and its bytes are
+        // this column's.
+        let id = doc.spans.find(&path("$.rows[1].note"))[0];
+        assert_eq!(
+            doc.spans.value_of(&doc.value, id),
+            Some(&wirelens::model::Value::text("x"))
+        );
+        let extent = doc.spans.node(id).extent();
+        assert!(extent.end <= column.bytes.len(), "{:?}", column.format);
+    }
+    let pb = a.column(Format::Protobuf).and_then(|c| c.document.as_ref());
+    let pb = pb.expect("protobuf tree");
+    assert!(
+        pb.spans.find(&path("$.rows[0].note")).is_empty(),
+        "the null is not written"
+    );
+    assert_eq!(pb.spans.find(&path("$.rows[0].id")).len(), 1);
+}
