@@ -159,7 +159,13 @@ pub(crate) fn encode_with(
 ) -> Result<(Encoded, bool), EncodeError> {
     let mut e = Encoder {
         out: Vec::new(),
-        builder: SpanTreeBuilder::new(),
+        // Room for every node at once: a large document's tree is not grown by doubling (which
+        // briefly held twice the tree, for each of the app's encoders at once).
+        builder: if spans {
+            SpanTreeBuilder::with_capacity(value.node_count())
+        } else {
+            SpanTreeBuilder::new()
+        },
         notes: Notes::new(),
         canonical: options.canonical,
         shortest: options.canonical || options.floats == FloatPolicy::Shortest,
