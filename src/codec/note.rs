@@ -131,6 +131,19 @@ impl Notes {
         }
     }
 
+    /// Records `note` (a group of `note.count` occurrences, from a conversion of part of the
+    /// document) as [`Notes::add`] would have recorded each occurrence: into its kind and path
+    /// pattern's group, counts added, the first path and message kept.
+    pub fn merge(&mut self, note: FidelityNote) {
+        let key = (note.kind, note.path.pattern());
+        if let Some(&i) = self.index.get(&key) {
+            self.list[i].count += note.count;
+        } else {
+            self.index.insert(key, self.list.len());
+            self.list.push(note);
+        }
+    }
+
     /// Whether no note was recorded.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()

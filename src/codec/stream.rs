@@ -15,7 +15,8 @@
 //! give `None`, and so does any input the decoder would refuse or stop on a limit: the caller then
 //! converts the ordinary way, which reports the error with its partial document.
 
-use crate::codec::note::FidelityNote;
+use crate::codec::json::skip_ws;
+use crate::codec::note::Notes;
 use crate::codec::{json, DecodeOptions, EncodeOptions, Encoded, Format};
 use crate::limits::Limits;
 use crate::model::{Path, PathSegment, SpanTree, Value};
@@ -61,8 +62,7 @@ pub fn transcode_json_in_chunks(
         limits,
         chunk,
         out: Vec::with_capacity(bytes.len() / 2),
-        notes: Vec::new(),
-        seen: std::collections::HashMap::new(),
+        notes: Notes::new(),
         nodes: 0,
         path: Vec::new(),
     };
@@ -75,7 +75,7 @@ pub fn transcode_json_in_chunks(
         format: to,
         bytes: walk.out,
         spans: SpanTree::default(),
-        notes: walk.notes,
+        notes: walk.notes.into_vec(),
     })
 }
 
@@ -86,9 +86,7 @@ struct Walk<'a> {
     limits: &'a Limits,
     chunk: usize,
     out: Vec<u8>,
-    notes: Vec<FidelityNote>,
-    /// Index into `notes` by kind and path pattern, as [`Notes`] groups them.
-    seen: std::collections::HashMap<(super::NoteKind, Path), usize>,
+    notes: Notes,
     /// Nodes so far, against the node limit.
     nodes: usize,
     /// Where the walk is.
@@ -175,18 +173,11 @@ impl Walk<'_> {
         self.nodes += doc.spans.len();
         let encoded = super::encode_fast(&doc.value, self.to, self.options).ok()?;
         self.out.extend_from_slice(&encoded.bytes);
-        for note in encoded.notes {
+        for mut note in encoded.notes {
             let mut segments = self.path.clone();
             segments.extend(note.path.segments().iter().cloned());
-            let path = Path::from_segments(segments);
-            let key = (note.kind, path.pattern());
-            match self.seen.get(&key) {
-                Some(&i) => self.notes[i].count += note.count,
-                None => {
-                    self.seen.insert(key, self.notes.len());
-                    self.notes.push(FidelityNote { path, ..note });
-                }
-            }
+            note.path = Path::from_segments(segments);
+            self.notes.merge(note);
         }
         Some(())
     }
@@ -234,13 +225,6 @@ impl Walk<'_> {
         }
         Some(())
     }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
-        i += 1;
-    }
-    i
 }
 
 /// Where the string whose opening quote is at `at` ends (after its closing quote).

@@ -166,9 +166,7 @@ fn chunk_has_special(x: u64) -> bool {
 
 impl Parser<'_> {
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
-            self.i += 1;
-        }
+        self.i = super::skip_ws(self.b, self.i);
     }
 
     /// The whole decode: a loop reading one value at a time, never recursing.

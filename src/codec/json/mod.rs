@@ -34,6 +34,16 @@ mod validate;
 pub(crate) use encode::encode_with;
 pub(crate) use validate::is_json;
 
+/// The offset of the first byte at or after `i` that is not JSON whitespace (space, tab, line
+/// feed, carriage return: RFC 8259 allows no other). The decoder, the validator and the streaming
+/// converter all skip whitespace with it.
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
 use super::{DecodeError, DecodeOptions, Document, EncodeError, EncodeOptions, Encoded};
 use crate::model::{Float, Value};
 

@@ -37,9 +37,7 @@ struct Validator<'a> {
 
 impl Validator<'_> {
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
-            self.i += 1;
-        }
+        self.i = super::skip_ws(self.b, self.i);
     }
 
     fn run(&mut self) -> Option<()> {
