@@ -123,6 +123,8 @@ fn describe(column: &Column, id: NodeId, role: ByteRole) -> String {
 
 impl App {
     pub(super) fn status_bar(&mut self, ui: &mut egui::Ui, analysis: Option<&Analysis>) {
+        // What is shown before the analysis is ready is its preview: decoded, not yet encoded.
+        let encoded = self.ws.analysis().is_some();
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 if let Some((fraction, stage)) = self.ws.progress() {
@@ -150,10 +152,12 @@ impl App {
                     }
                     None => {
                         if let Some(a) = analysis {
-                            ui.weak(format!(
-                                "decoded and encoded in {} ms",
-                                a.elapsed.as_millis()
-                            ));
+                            let done = if encoded {
+                                "decoded and encoded"
+                            } else {
+                                "decoded"
+                            };
+                            ui.weak(format!("{done} in {} ms", a.elapsed.as_millis()));
                         }
                     }
                 }
