@@ -625,12 +625,24 @@ impl App {
             ui.heading(title);
         });
         match column.sizes {
+            None if column.pending => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.weak(format!("encoding as {}…", format.title()));
+                })
+                .response
+            }
             Some(sizes) => ui.label(format!(
                 "{} bytes · gzip {} · zstd {}",
                 thousands(sizes.raw),
                 thousands(sizes.gzip),
                 thousands(sizes.zstd)
             )),
+            None if column.error.is_none() && (column.is_source || column.document.is_some()) => ui
+                .label(format!(
+                    "{} bytes · measuring gzip and zstd…",
+                    thousands(column.bytes.len())
+                )),
             None => ui.weak("no bytes"),
         };
         if let Some(schema) = &column.schema {
@@ -758,7 +770,7 @@ impl App {
                     offset: None,
                 });
             }
-        } else {
+        } else if !column.pending {
             ui.weak("no tree: nothing decoded");
         }
         (clicked, hover)
