@@ -649,3 +649,48 @@ fn diff_with_a_schema_sees_a_changed_int64_written_as_text() {
         "{out}"
     );
 }
+
+/// Two real captures of one API (`tests/fixtures/capture/real/diff-api/`, recorded with curl
+/// and tcpdump against two versions of a Python http.server app): the health checks (payload
+/// 2) are the same bytes; the orders (payload 4, JSON in version 1, MessagePack in version 2)
+/// differ in exactly the six places the server's second version changed.
+#[test]
+fn diff_two_real_captures_of_one_api() {
+    let real = |name: &str| fixture(&format!("real/diff-api/{name}"));
+    let (code, out, err) = run([real("orders-v1.pcap"), real("orders-v2.pcap")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        summary(&out),
+        "same meaning (JSON 16 bytes, JSON 16 bytes; identical bytes)"
+    );
+    let (code, out, err) = run([
+        real("orders-v1.pcap"),
+        real("orders-v2.pcap"),
+        "--pick".into(),
+        "4".into(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "A: ".to_string() + &real("orders-v1.pcap") + " (payload 4 of 4): JSON, 506 bytes",
+            "B: ".to_string() + &real("orders-v2.pcap") + " (payload 4 of 4): MessagePack, 411 bytes",
+            "~ $.total: 4 → 5  (A bytes 21..22, B bytes 13..14)".into(),
+            "- $.data[0].coupon: \"WINTER10\"  (A bytes 147..167)".into(),
+            "~ $.data[1].amount: 12.5 → 13.75  (A bytes 212..216, B bytes 127..136)".into(),
+            "~ $.data[1].status: \"pending\" → \"shipped\"  (A bytes 247..256, B bytes 156..164)".into(),
+            "+ $.data[2]: {…}  (B bytes 177..251)".into(),
+            "t $.data[2].customer_id (B $.data[3].customer_id): int 31 → text \"31\"  (A bytes 307..309, B bytes 270..273); the same number, as an integer and as text".into(),
+            "note: $.data: records matched by `id`".into(),
+            "6 changes: 3 changed, 1 type changed, 1 added, 1 removed; same key order".into(),
+        ]
+    );
+    // The bytes named are the values' own: A's amount is the JSON text `12.5`.
+    let a = std::fs::read(real("orders-v1.pcap")).expect("fixture");
+    let body = a
+        .windows(9)
+        .position(|w| w == b"{\"page\": ")
+        .expect("the orders body is in one segment");
+    assert_eq!(&a[body + 212..body + 216], b"12.5");
+}
