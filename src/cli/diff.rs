@@ -204,24 +204,7 @@ fn grouped(n: usize) -> String {
 
 /// The summary line when the meaning is the same: both sizes and where the bytes differ.
 fn same_line(d: &Diff, a: &Side, b: &Side, identical: bool) -> String {
-    let sizes = format!(
-        "{} {} bytes, {} {} bytes",
-        a.doc.format.title(),
-        grouped(a.bytes),
-        b.doc.format.title(),
-        grouped(b.bytes)
-    );
-    let words = d.encoding.words();
-    let tail = if identical {
-        "; identical bytes".to_string()
-    } else if !words.is_empty() {
-        format!("; differ in: {}", words.join(", "))
-    } else if a.doc.format == b.doc.format {
-        "; differ in: layout (whitespace, escapes or length encodings)".to_string()
-    } else {
-        String::new()
-    };
-    format!("same meaning ({sizes}{tail})")
+    d.same_meaning_line((a.doc.format, a.bytes), (b.doc.format, b.bytes), identical)
 }
 
 fn json_bytes(d: &Diff, a: &Side, b: &Side, summary: &str) -> Result<Vec<u8>, serde_json::Error> {

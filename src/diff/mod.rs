@@ -284,6 +284,36 @@ impl Diff {
         self.counted().filter(|c| c.kind == kind).count()
     }
 
+    /// The summary line of two inputs that mean the same: both formats and sizes, and how
+    /// their bytes differ: `same meaning (JSON 1,234 bytes, MessagePack 890 bytes; differ in:
+    /// key order, float widths)`; `identical`: the two inputs are the same bytes.
+    pub fn same_meaning_line(
+        &self,
+        a: (crate::codec::Format, usize),
+        b: (crate::codec::Format, usize),
+        identical: bool,
+    ) -> String {
+        let group = |n: usize| crate::report::table::group(n as u64);
+        let sizes = format!(
+            "{} {} bytes, {} {} bytes",
+            a.0.title(),
+            group(a.1),
+            b.0.title(),
+            group(b.1)
+        );
+        let words = self.encoding.words();
+        let tail = if identical {
+            "; identical bytes".to_string()
+        } else if !words.is_empty() {
+            format!("; differ in: {}", words.join(", "))
+        } else if a.0 == b.0 {
+            "; differ in: layout (whitespace, escapes or length encodings)".to_string()
+        } else {
+            String::new()
+        };
+        format!("same meaning ({sizes}{tail})")
+    }
+
     /// `3 changes: 1 changed, 1 added, 1 removed; same key order`, or `same meaning`.
     pub fn summary(&self) -> String {
         let total = self.counted().count();

@@ -158,9 +158,7 @@ impl Ctx {
                 | "google.protobuf.UInt64Value"
                 | "google.protobuf.Int32Value"
                 | "google.protobuf.UInt32Value" => Some(Scalar::Integer),
-                "google.protobuf.DoubleValue" | "google.protobuf.FloatValue" => {
-                    Some(Scalar::Float)
-                }
+                "google.protobuf.DoubleValue" | "google.protobuf.FloatValue" => Some(Scalar::Float),
                 "google.protobuf.Timestamp" => Some(Scalar::Timestamp),
                 _ => None,
             },

@@ -63,21 +63,12 @@ impl Comparison {
             return self.diff.summary();
         }
         let (a, b) = (&self.a.column, &self.b.column);
-        let sizes = format!(
-            "{} {} bytes, {} {} bytes",
-            a.format.title(),
-            crate::report::table::group(a.bytes.len() as u64),
-            b.format.title(),
-            crate::report::table::group(b.bytes.len() as u64)
-        );
-        let words = self.diff.encoding.words();
-        if a.format == b.format && a.bytes[..] == b.bytes[..] {
-            format!("same meaning ({sizes}; identical bytes)")
-        } else if words.is_empty() {
-            format!("same meaning ({sizes})")
-        } else {
-            format!("same meaning ({sizes}; differ in: {})", words.join(", "))
-        }
+        let identical = a.format == b.format && a.bytes[..] == b.bytes[..];
+        self.diff.same_meaning_line(
+            (a.format, a.bytes.len()),
+            (b.format, b.bytes.len()),
+            identical,
+        )
     }
 }
 

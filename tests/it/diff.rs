@@ -601,10 +601,20 @@ fn diff_with_a_schema_reads_proto3_json_as_the_binary() {
     assert_eq!(code, 1, "{out}{err}");
     let lines = change_lines(&out);
     assert_eq!(lines.len(), 2, "{out}");
-    assert!(lines[0].starts_with("t $.traceId (B $.trace_id): text \"W4768DyRLUenD9O2keQoxQ==\" → bytes"), "{out}");
-    assert!(lines[1].starts_with("t $.spanId (B $.span_id): text \"4ZpPArt9MGY=\" → bytes"), "{out}");
+    assert!(
+        lines[0]
+            .starts_with("t $.traceId (B $.trace_id): text \"W4768DyRLUenD9O2keQoxQ==\" → bytes"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("t $.spanId (B $.span_id): text \"4ZpPArt9MGY=\" → bytes"),
+        "{out}"
+    );
     for l in &lines {
-        assert!(l.ends_with("the text is the bytes in base64 (JSON has no byte strings)"), "{l}");
+        assert!(
+            l.ends_with("the text is the bytes in base64 (JSON has no byte strings)"),
+            "{l}"
+        );
     }
     assert_eq!(summary(&out), "2 changes: 2 type changed; same key order");
 
@@ -636,16 +646,22 @@ fn diff_with_a_schema_sees_a_changed_int64_written_as_text() {
         ),
         "{out}"
     );
-    assert!(lines[2].ends_with("; read with the schema (integers as JSON text)"), "{out}");
+    assert!(
+        lines[2].ends_with("; read with the schema (integers as JSON text)"),
+        "{out}"
+    );
 
     // Two JSON writings of one span (JSON names, and the names of the .proto) mean the same
     // with the schema named: neither input is protobuf, --message says what they are.
-    let (code, out, err) = run([json_names("span.json"), json_names("span.proto-names.json")]
-        .into_iter()
-        .chain(span_schema()));
+    let (code, out, err) = run(
+        [json_names("span.json"), json_names("span.proto-names.json")]
+            .into_iter()
+            .chain(span_schema()),
+    );
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        summary(&out).starts_with("same meaning (JSON 962 bytes, JSON 994 bytes; differ in: field names"),
+        summary(&out)
+            .starts_with("same meaning (JSON 962 bytes, JSON 994 bytes; differ in: field names"),
         "{out}"
     );
 }

@@ -82,7 +82,10 @@ fn a_change_clicked_in_the_list_selects_its_bytes_in_both_payloads() {
     h.get_by_label(AMOUNT).click();
     h.run_steps(3);
     let c = app(&h).ws.comparison().cloned().expect("compared");
-    let selected = app(&h).diff_view().selected().expect("a change is selected");
+    let selected = app(&h)
+        .diff_view()
+        .selected()
+        .expect("a change is selected");
     assert_eq!(c.diff.changes[selected].to_string(), AMOUNT);
     // Both hex views put their cursor on the change's first byte, and both say its bytes.
     assert_eq!(app(&h).diff_view().cursors(), (Some(212), Some(127)));
@@ -100,7 +103,10 @@ fn a_change_clicked_in_the_list_selects_its_bytes_in_both_payloads() {
     // A row of A's tree selects the change it is: `total`.
     h.get_by_label("total: 4").click();
     h.run_steps(3);
-    let selected = app(&h).diff_view().selected().expect("a change is selected");
+    let selected = app(&h)
+        .diff_view()
+        .selected()
+        .expect("a change is selected");
     assert_eq!(c.diff.changes[selected].path.to_string(), "$.total");
     assert_eq!(app(&h).diff_view().cursors(), (Some(21), Some(13)));
     h.get_by_label("B · $.total: bytes 13..14 (1 bytes)");

@@ -312,7 +312,9 @@ impl App {
         ui.horizontal_wrapped(|ui| {
             ui.strong(c.summary());
             if let Some(m) = &c.message {
-                ui.weak(format!("compared with the schema of {m} (proto3 JSON forms)"));
+                ui.weak(format!(
+                    "compared with the schema of {m} (proto3 JSON forms)"
+                ));
             }
         });
         for n in &c.diff.notes {
@@ -336,18 +338,31 @@ impl App {
                 .map_or_else(|| "choose a payload".to_string(), |(_, n)| n.clone())
         };
         // Defaults: the payload shown, and the next source's (or the next payload).
-        if self.diff.a.is_none_or(|p| !choices.iter().any(|(q, _)| *q == p)) {
+        if self
+            .diff
+            .a
+            .is_none_or(|p| !choices.iter().any(|(q, _)| *q == p))
+        {
             self.diff.a = self
                 .ws
                 .current
                 .and_then(|i| self.ws.entries.get(i).map(|e| (i, e.payload)));
         }
-        if self.diff.b.is_none_or(|p| !choices.iter().any(|(q, _)| *q == p)) {
+        if self
+            .diff
+            .b
+            .is_none_or(|p| !choices.iter().any(|(q, _)| *q == p))
+        {
             self.diff.b = choices
                 .iter()
                 .map(|(p, _)| *p)
                 .find(|p| Some(*p) != self.diff.a && Some(p.0) != self.diff.a.map(|a| a.0))
-                .or_else(|| choices.iter().map(|(p, _)| *p).find(|p| Some(*p) != self.diff.a));
+                .or_else(|| {
+                    choices
+                        .iter()
+                        .map(|(p, _)| *p)
+                        .find(|p| Some(*p) != self.diff.a)
+                });
         }
         let mut go = false;
         ui.horizontal_wrapped(|ui| {
@@ -427,7 +442,9 @@ impl App {
             let can = !self.diff.export_path.trim().is_empty();
             if ui
                 .add_enabled(can, egui::Button::new("Export CSV"))
-                .on_hover_text("the changes listed, one row each, as `wirelens diff --csv` writes them")
+                .on_hover_text(
+                    "the changes listed, one row each, as `wirelens diff --csv` writes them",
+                )
                 .clicked()
             {
                 self.export_diff(c);

@@ -155,7 +155,9 @@ struct Frame<'a, 'b> {
 
 /// The colour of the mark holding byte `off`, if any (`marks` sorted by start, not overlapping).
 fn mark_at(marks: &[(Span, Color32)], off: usize) -> Option<Color32> {
-    let i = marks.partition_point(|(s, _)| s.start <= off).checked_sub(1)?;
+    let i = marks
+        .partition_point(|(s, _)| s.start <= off)
+        .checked_sub(1)?;
     let (span, color) = marks[i];
     span.contains(off).then_some(color)
 }
