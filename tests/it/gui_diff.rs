@@ -9,7 +9,7 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use wirelens::gui::{App, AppOptions};
 
-use crate::gui_app::{app, harness};
+use crate::gui_app::{app, harness_with};
 
 fn real(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -21,6 +21,13 @@ fn json_names(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/protobuf/json-names")
         .join(name)
+}
+
+/// The change lines (as `wirelens diff` prints them) and the captures' layer chains use `→`
+/// (U+2192), which egui's built-in font lacks: the app draws it with the system fallback fonts it
+/// installs at start (tested in the fonts module), which the harness does not have.
+fn harness(options: AppOptions) -> Harness<'static, Option<App>> {
+    harness_with(options, true)
 }
 
 fn app_mut<'h>(h: &'h mut Harness<'_, Option<App>>) -> &'h mut App {
@@ -63,6 +70,10 @@ fn compared_orders() -> Harness<'static, Option<App>> {
     h.run_steps(2);
     h.get_by_label("Compare with…").hover();
     h.run_steps(2);
+    if h.query_by_label("orders-v1.pcap #4").is_none() {
+        h.get_by_label("Compare with…").click();
+        h.run_steps(2);
+    }
     h.get_by_label("orders-v1.pcap #4").click();
     settle(&mut h);
     h.get_by_label("A: orders-v2.pcap #4");
