@@ -344,6 +344,7 @@ impl App {
             spans: None,
             selected: None,
             error_at: None,
+            marks: &[],
             describe: &|_, _| String::new(),
         };
         let r = self.here.raw_hex.show(ui, &input);
@@ -710,6 +711,7 @@ impl App {
             spans,
             selected: selected_span,
             error_at: column.error.as_ref().and_then(|e| e.offset),
+            marks: &[],
             describe: &describe,
         };
         // The hex view and the tree share the height as the user split it (the same split in
@@ -762,6 +764,7 @@ impl App {
                 spans: &doc.spans,
                 selected: selected_id,
                 notes: &column.note_nodes,
+                marks: &[],
             };
             if let Some(id) = view.tree.show(ui, &input) {
                 clicked = Some(ColumnClick {
