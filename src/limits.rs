@@ -15,6 +15,29 @@
 
 use std::fmt;
 
+/// Which limit stopped a decode, as an [`ErrorKind::Limit`](crate::codec::ErrorKind) error
+/// names it, so a caller (and a test) knows which one without reading the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LimitName {
+    /// [`Limits::max_depth`]: nesting of containers, tags, messages and groups.
+    Depth,
+    /// [`Limits::max_nodes`]: nodes of one decode.
+    Nodes,
+    /// [`Limits::max_protobuf_nodes`]: nodes of one schema-less protobuf decode.
+    ProtobufNodes,
+}
+
+impl LimitName {
+    /// The name `--limit NAME=N` takes (one of [`Limits::NAMES`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            LimitName::Depth => "depth",
+            LimitName::Nodes => "nodes",
+            LimitName::ProtobufNodes => "protobuf-nodes",
+        }
+    }
+}
+
 /// Bounds on the work and memory one input may cost.
 ///
 /// ```
@@ -150,14 +173,20 @@ impl Limits {
         )
     }
 
-    /// The node bound of a schema-less protobuf decode and its message: the smaller of
+    /// The node bound of a schema-less protobuf decode, which limit it is, and its message: the
+    /// smaller of
     /// [`Limits::max_nodes`] and [`Limits::max_protobuf_nodes`].
-    pub fn schemaless_nodes(&self) -> (usize, String) {
+    pub fn schemaless_nodes(&self) -> (usize, LimitName, String) {
         if self.max_protobuf_nodes < self.max_nodes {
             let n = self.max_protobuf_nodes;
-            (n, Limits::protobuf_nodes_message(n))
+            (
+                n,
+                LimitName::ProtobufNodes,
+                Limits::protobuf_nodes_message(n),
+            )
         } else {
-            (self.max_nodes, Limits::nodes_message(self.max_nodes))
+            let n = self.max_nodes;
+            (n, LimitName::Nodes, Limits::nodes_message(n))
         }
     }
 

@@ -298,7 +298,7 @@ fn read_as(
                     bytes.len().saturating_sub(e.offset)
                 ));
                 10 + frac
-            } else if e.kind == ErrorKind::Limit {
+            } else if matches!(e.kind, ErrorKind::Limit(_)) {
                 // Every byte read was valid; a limit (nesting, values) stopped the reading, not
                 // the bytes, so it ranks as a complete value followed by more.
                 reasons.push(format!(

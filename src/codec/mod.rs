@@ -22,6 +22,7 @@ use std::fmt;
 
 pub use note::{FidelityNote, NoteKind, Notes};
 
+pub use crate::limits::LimitName;
 use crate::limits::Limits;
 use crate::model::{Path, RawField, SpanTree, Value};
 
@@ -152,8 +153,9 @@ pub enum ErrorKind {
     Eof,
     /// Well-formed but not valid: invalid UTF-8 in text, a reserved value, a bad timestamp.
     Invalid,
-    /// A limit was reached (nesting depth).
-    Limit,
+    /// A limit was reached: which one ([`Limits::max_depth`], [`Limits::max_nodes`],
+    /// [`Limits::max_protobuf_nodes`]).
+    Limit(LimitName),
     /// A complete value was followed by more bytes.
     TrailingData,
 }

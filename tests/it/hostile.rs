@@ -5,7 +5,7 @@
 //! under an rlimit by `scripts/hostile-limits.sh`, not here).
 
 use wirelens::codec::{
-    decode, encode, DecodeError, DecodeOptions, EncodeOptions, ErrorKind, Format,
+    decode, encode, DecodeError, DecodeOptions, EncodeOptions, ErrorKind, Format, LimitName,
 };
 use wirelens::limits::Limits;
 use wirelens::model::Value;
@@ -150,7 +150,7 @@ fn length_headers_that_lie() {
         assert!(
             matches!(
                 e.kind,
-                ErrorKind::Eof | ErrorKind::Syntax | ErrorKind::Limit
+                ErrorKind::Eof | ErrorKind::Syntax | ErrorKind::Limit(_)
             ),
             "{format} {input}: {e}"
         );
@@ -259,7 +259,7 @@ fn depth_limit_is_exact_in_every_format() {
     ];
     for (format, bytes) in cases {
         let e = decode(&bytes, format, &options).expect_err("too deep");
-        assert_eq!(e.kind, ErrorKind::Limit, "{format}: {e}");
+        assert_eq!(e.kind, ErrorKind::Limit(LimitName::Depth), "{format}: {e}");
         assert!(
             e.offset == depth || e.offset + 1 == depth,
             "{format}: offset {}",

@@ -8,7 +8,7 @@
 
 use crate::common::run_wirelens;
 use wirelens::capture::{detect, peel};
-use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, ErrorKind, Format};
+use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, ErrorKind, Format, LimitName};
 use wirelens::model::{Value, DEBUG_DEPTH};
 use wirelens::report::inspect;
 
@@ -94,7 +94,7 @@ fn a_million_levels_on_a_small_stack() {
             let e = decode(&bytes, format, &DecodeOptions::default()).expect_err(name);
             let depth_limit = DecodeOptions::DEFAULT_MAX_DEPTH;
             assert!(
-                e.kind == ErrorKind::Limit || format == Format::Protobuf,
+                e.kind == ErrorKind::Limit(LimitName::Depth) || format == Format::Protobuf,
                 "{name}: {e}"
             );
             assert!(e.offset < bytes.len(), "{name}: offset");
@@ -167,7 +167,7 @@ fn the_depth_ceiling_fits_a_two_mebibyte_stack() {
         .stack_size(2 << 20)
         .spawn(move || {
             let e = decode(&bytes, Format::Cbor, &options).expect_err("too deep");
-            assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+            assert_eq!(e.kind, ErrorKind::Limit(LimitName::Depth), "{e}");
             let partial = e.partial.expect("kept");
             let depth = partial.value.depth();
             assert!(

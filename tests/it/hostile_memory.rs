@@ -8,7 +8,7 @@
 use crate::common::run_wirelens;
 use wirelens::capture::{detect, readings};
 use wirelens::codec::protobuf::wire;
-use wirelens::codec::{decode, DecodeOptions, ErrorKind, Format};
+use wirelens::codec::{decode, DecodeOptions, ErrorKind, Format, LimitName};
 use wirelens::limits::Limits;
 use wirelens::model::Value;
 
@@ -28,7 +28,7 @@ fn the_node_limit_names_itself_and_the_offset_and_keeps_the_fields_before() {
     // The root message is one node, so 101 nodes hold 100 fields; field 101's tag is at byte
     // 200 (two bytes per field), where decoding stops.
     let e = decode(&xs(1000), Format::Protobuf, &with_nodes(101)).expect_err("over the limit");
-    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::ProtobufNodes), "{e}");
     assert_eq!(e.offset, 200, "{e}");
     let text = e.to_string();
     assert!(text.contains("error at byte 200"), "{text}");
@@ -68,7 +68,11 @@ fn a_packed_field_over_the_limit_stops_at_its_tag() {
     let whole = decode(&bytes, Format::Protobuf, &DecodeOptions::default()).expect("decodes");
     assert_eq!(whole.spans.len(), 52, "root, the array, 50 elements");
     let e = decode(&bytes, Format::Protobuf, &with_nodes(20)).expect_err("over");
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 0), "{e}");
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::ProtobufNodes), 0),
+        "{e}"
+    );
     let partial = e.partial.expect("kept");
     assert_eq!(partial.value, Value::Map(Vec::new()));
 }
@@ -161,7 +165,7 @@ fn detection_ranks_json_cut_short_by_the_depth_limit_as_json() {
     let why = best.reasons.join("; ");
     assert!(why.contains("cut short at byte 512 by a limit"), "{why}");
     let e = best.outcome.as_ref().expect_err("too deep");
-    assert_eq!(e.kind, ErrorKind::Limit);
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::Depth));
 }
 
 /// A pcap of TCP streams (client port 40000, 40001, … to port 80), each `size` bytes of `x` in

@@ -6,7 +6,7 @@
 //! a memory rlimit.
 
 use crate::common::run_wirelens;
-use wirelens::codec::{decode, DecodeError, DecodeOptions, ErrorKind, Format};
+use wirelens::codec::{decode, DecodeError, DecodeOptions, ErrorKind, Format, LimitName};
 use wirelens::limits::Limits;
 use wirelens::model::Value;
 
@@ -19,7 +19,7 @@ fn with_nodes(n: usize) -> DecodeOptions {
 /// The error is the node limit's, at `offset`, for the item at `path`; its partial document is
 /// an array of `kept` zeros whose spans fit the bytes before `offset`.
 fn assert_stopped(e: DecodeError, offset: usize, path: &str, kept: usize) {
-    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::Nodes), "{e}");
     assert_eq!(e.offset, offset, "{e}");
     assert_eq!(e.path.to_string(), path, "{e}");
     let text = e.to_string();
@@ -75,7 +75,7 @@ fn json_objects_stop_at_the_value_past_the_limit() {
     }
     text.push('}');
     let e = decode(text.as_bytes(), Format::Json, &with_nodes(101)).expect_err("past the limit");
-    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::Nodes), "{e}");
     assert_eq!(e.offset, value_100, "{e}");
     assert_eq!(e.path.to_string(), "$.k100", "{e}");
     let partial = e.partial.expect("kept");
@@ -128,7 +128,7 @@ fn protobuf_with_a_schema_stops_at_the_node_limit() {
     let mut bytes = vec![0xfa, 0x01, 0xe8, 0x07];
     bytes.extend(std::iter::repeat_n(0u8, 1000));
     let e = decode(&bytes, Format::Protobuf, &options).expect_err("past the limit");
-    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::Nodes), "{e}");
     assert_eq!(e.offset, 4 + 99, "{e}");
     assert_eq!(e.path.to_string(), "$.repeated_int32[99]", "{e}");
     assert!(e.to_string().contains("--limit nodes=N"), "{e}");
@@ -144,7 +144,11 @@ fn protobuf_with_a_schema_stops_at_the_node_limit() {
     let mut options = with_nodes(101);
     options.message = Some(crate::fuzz_checks::test_all_types().clone());
     let e = decode(&bytes, Format::Protobuf, &options).expect_err("past the limit");
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 300), "{e}");
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::Nodes), 300),
+        "{e}"
+    );
     let partial = e.partial.expect("kept");
     assert_eq!(partial.value.as_map().map(<[_]>::len), Some(100));
     assert_eq!(partial.spans.len(), 101);
@@ -155,12 +159,20 @@ fn schemaless_protobuf_takes_the_smaller_of_both_limits() {
     // `xx` is field 15 = 120; 1 root + 100 fields fit in 101 nodes, field 101 is at byte 200.
     let bytes = vec![b'x'; 2000];
     let e = decode(&bytes, Format::Protobuf, &with_nodes(101)).expect_err("past `nodes`");
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 200), "{e}");
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::Nodes), 200),
+        "{e}"
+    );
     assert!(e.to_string().contains("--limit nodes=N"), "{e}");
     let mut options = with_nodes(101);
     options.limits.max_protobuf_nodes = 51;
     let e = decode(&bytes, Format::Protobuf, &options).expect_err("past `protobuf-nodes`");
-    assert_eq!(e.offset, 100, "{e}");
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::ProtobufNodes), 100),
+        "{e}"
+    );
     assert!(e.to_string().contains("--limit protobuf-nodes=N"), "{e}");
 }
 
@@ -201,7 +213,7 @@ fn a_json_payload_stops_at_the_node_limit_through_peeling() {
     let best = &readings[0].detected[0].1[0];
     assert_eq!(best.format, Format::Json);
     let e = best.outcome.as_ref().expect_err("past the node limit");
-    assert_eq!(e.kind, ErrorKind::Limit);
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::Nodes));
     assert_eq!(e.offset, 20, "{e}");
 
     // The same bytes with room for every node: the document peeling decoded is used whole.

@@ -15,7 +15,9 @@ use std::path::{Path as FsPath, PathBuf};
 
 use proptest::prelude::*;
 use wirelens::codec::json::{self, parse_number};
-use wirelens::codec::{DecodeError, DecodeOptions, Document, EncodeOptions, ErrorKind, NoteKind};
+use wirelens::codec::{
+    DecodeError, DecodeOptions, Document, EncodeOptions, ErrorKind, LimitName, NoteKind,
+};
 use wirelens::model::{Float, Kind, Path, Timestamp, Value};
 
 fn data_dir(sub: &str) -> PathBuf {
@@ -181,7 +183,7 @@ fn n_deep_nesting_is_a_limit_error() {
     ] {
         let bytes = fs::read(data_dir("json-test-suite/test_parsing").join(name)).expect("file");
         let e = decode(&bytes).expect_err("too deep");
-        assert_eq!(e.kind, ErrorKind::Limit, "{name}: {e}");
+        assert_eq!(e.kind, ErrorKind::Limit(LimitName::Depth), "{name}: {e}");
     }
 }
 
@@ -538,7 +540,10 @@ fn invalid_utf8_is_invalid() {
 fn million_deep_input_is_a_limit_error_at_the_limit() {
     let bytes = vec![b'['; 1_000_000];
     let e = fail(&bytes);
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 512));
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::Depth), 512)
+    );
     assert_eq!(e.path.segments().len(), 512);
     let p = e.partial.expect("partial document");
     // 512 arrays, the innermost empty.
@@ -549,7 +554,7 @@ fn million_deep_input_is_a_limit_error_at_the_limit() {
     let deep_maps = r#"{"a":"#.repeat(1000);
     let e = json::decode(deep_maps.as_bytes(), &DecodeOptions::with_max_depth(10))
         .expect_err("too deep");
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 50));
+    assert_eq!((e.kind, e.offset), (ErrorKind::Limit(LimitName::Depth), 50));
     assert_eq!(e.path.to_string(), "$.a.a.a.a.a.a.a.a.a.a");
     // Exactly at the limit is fine.
     let ok = format!("{}{}", "[".repeat(512), "]".repeat(512));

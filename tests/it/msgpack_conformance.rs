@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use wirelens::codec::msgpack::{decode, encode};
-use wirelens::codec::{DecodeOptions, EncodeOptions, Encoded, ErrorKind, FloatPolicy, NoteKind};
+use wirelens::codec::{
+    DecodeOptions, EncodeOptions, Encoded, ErrorKind, FloatPolicy, LimitName, NoteKind,
+};
 use wirelens::model::{Float, Path, Timestamp, Value};
 
 fn data(rel: &str) -> PathBuf {
@@ -338,7 +340,7 @@ fn errors_have_exact_kind_offset_and_path() {
 fn million_deep_input_hits_the_depth_limit() {
     let bytes = vec![0x91u8; 1_000_000];
     let e = decode(&bytes, &DecodeOptions::default()).expect_err("too deep");
-    assert_eq!(e.kind, ErrorKind::Limit);
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::Depth));
     assert_eq!(e.offset, DecodeOptions::DEFAULT_MAX_DEPTH);
     let p = e.partial.expect("partial");
     // 512 nested arrays, the innermost empty: `Value::depth` counts 511 levels below the root.

@@ -13,7 +13,7 @@ use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor, ReflectMessage};
 use wirelens::codec::protobuf::dynamic::{decode, to_proto3_json, Proto3JsonOptions};
 use wirelens::codec::protobuf::schema::{Schema, SchemaError};
-use wirelens::codec::{DecodeOptions, Document, ErrorKind};
+use wirelens::codec::{DecodeOptions, Document, ErrorKind, LimitName};
 use wirelens::model::{ByteRole, Float, Path, PathSegment, Timestamp, Value};
 
 fn data(path: &str) -> PathBuf {
@@ -818,7 +818,7 @@ fn a_million_nested_messages_hit_the_depth_limit() {
         bytes.push(v as u8);
     }
     let err = decode(&bytes, &dp, &opts()).expect_err("too deep");
-    assert_eq!(err.kind, ErrorKind::Limit);
+    assert_eq!(err.kind, ErrorKind::Limit(LimitName::Depth));
     let partial = err.partial.expect("partial");
     partial.spans.validate(bytes.len()).expect("valid");
 }

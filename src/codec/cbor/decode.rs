@@ -4,7 +4,7 @@
 use num_bigint::{BigInt, BigUint};
 
 use super::scalar_layout;
-use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{Float, NodeId, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
 /// Most items reserved up front for one array or map, whatever its head claims.
@@ -203,7 +203,7 @@ impl Decoder<'_> {
             return Ok(());
         }
         fail(
-            ErrorKind::Limit,
+            ErrorKind::Limit(LimitName::Nodes),
             start,
             crate::limits::Limits::nodes_message(self.max_nodes),
         )
@@ -339,7 +339,7 @@ impl Decoder<'_> {
             };
             if self.tag_depth.saturating_add(tags.len()) >= self.max_depth {
                 return fail(
-                    ErrorKind::Limit,
+                    ErrorKind::Limit(LimitName::Depth),
                     head.start,
                     format!(
                         "more than {} tags are nested here (the limit)",
@@ -553,7 +553,7 @@ impl Decoder<'_> {
         let is_map = head.major == 5;
         if self.stack.len() >= self.max_depth {
             return fail(
-                ErrorKind::Limit,
+                ErrorKind::Limit(LimitName::Depth),
                 head.start,
                 format!(
                     "arrays and maps are nested deeper than {} levels (the limit)",

@@ -1,7 +1,7 @@
 //! Unit tests of the CBOR codec: spans, errors, encoder decisions, diagnostic notation.
 
 use super::*;
-use crate::codec::{DecodeOptions, EncodeOptions, ErrorKind, FloatPolicy, NoteKind};
+use crate::codec::{DecodeOptions, EncodeOptions, ErrorKind, FloatPolicy, LimitName, NoteKind};
 use crate::model::{ByteRole, Float, Kind, NodeId, Path, Span, Timestamp, Value};
 
 fn hex(s: &str) -> Vec<u8> {
@@ -194,7 +194,10 @@ fn error_invalid_utf8() {
 fn error_deep_nesting_is_a_limit_not_a_stack_overflow() {
     let bytes = vec![0x81u8; 1_000_000];
     let e = err(&bytes);
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 512));
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::Depth), 512)
+    );
     assert_eq!(e.path.segments().len(), 512);
     let p = e.partial.expect("partial");
     // 512 open arrays, the innermost empty (Value::depth counts the levels holding items).
@@ -217,7 +220,10 @@ fn error_deep_nesting_is_a_limit_not_a_stack_overflow() {
 fn error_chained_tags_do_not_recurse() {
     let bytes = vec![0xc6u8; 1_000_000];
     let e = err(&bytes);
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 512));
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::Depth), 512)
+    );
     assert!(e.partial.is_none());
     // Within the budget, tags nest as values.
     let mut ok = vec![0xc6u8; 512];

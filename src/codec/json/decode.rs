@@ -2,7 +2,7 @@
 //! (no recursion over input nesting), spans recorded as it goes.
 
 use super::{number_value, scan_number, text_number_value, NumberError};
-use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{Kind, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
 /// Decodes one JSON text. See the module docs of [`super`] for the rules.
@@ -202,7 +202,7 @@ impl Parser<'_> {
             );
             if starts_value && self.builder.len() >= self.max_nodes {
                 return Err(Fail::item(
-                    ErrorKind::Limit,
+                    ErrorKind::Limit(LimitName::Nodes),
                     start,
                     crate::limits::Limits::nodes_message(self.max_nodes),
                 ));
@@ -211,7 +211,7 @@ impl Parser<'_> {
                 b'[' | b'{' => {
                     if self.stack.len() >= self.max_depth {
                         return Err(Fail::item(
-                            ErrorKind::Limit,
+                            ErrorKind::Limit(LimitName::Depth),
                             start,
                             format!(
                                 "nesting goes deeper than the limit of {} levels",

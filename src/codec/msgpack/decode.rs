@@ -1,7 +1,7 @@
 //! The MessagePack decoder: an explicit stack, spans for every node. See the parent module docs.
 
 use super::{key_path_segment, parse_timestamp, TIMESTAMP_EXT};
-use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{Float, Kind, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
 /// Most item slots reserved up front for one container; more grow as items arrive.
@@ -145,7 +145,7 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
         };
         if slot.node.is_some() && builder.len() >= max_nodes {
             let f = Fail::new(
-                ErrorKind::Limit,
+                ErrorKind::Limit(LimitName::Nodes),
                 pos,
                 crate::limits::Limits::nodes_message(max_nodes),
             );
@@ -172,7 +172,7 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             } => {
                 if stack.len() >= options.limits.depth() {
                     let f = Fail::new(
-                        ErrorKind::Limit,
+                        ErrorKind::Limit(LimitName::Depth),
                         pos,
                         format!(
                             "nesting goes deeper than the limit of {} containers",

@@ -1,5 +1,5 @@
 use super::*;
-use crate::codec::{DecodeOptions, EncodeOptions, ErrorKind, FloatPolicy, NoteKind};
+use crate::codec::{DecodeOptions, EncodeOptions, ErrorKind, FloatPolicy, LimitName, NoteKind};
 use crate::model::{ByteRole, Float, Kind, NodeId, Path, Span, Timestamp};
 
 fn hex(s: &str) -> Vec<u8> {
@@ -402,7 +402,10 @@ fn depth_limit_without_recursion() {
     let mut bytes = vec![0x91u8; 1_000_000];
     bytes.push(0xc0);
     let e = err(&bytes);
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 512));
+    assert_eq!(
+        (e.kind, e.offset),
+        (ErrorKind::Limit(LimitName::Depth), 512)
+    );
     assert_eq!(e.path.segments().len(), 512);
     // Exactly at the limit decodes.
     let mut ok = vec![0x91u8; 512];
@@ -411,7 +414,7 @@ fn depth_limit_without_recursion() {
     // Containers inside keys count too.
     let opts = DecodeOptions::with_max_depth(2);
     let e = decode(&hex("81 91 91 c0 c0"), &opts).expect_err("too deep");
-    assert_eq!((e.kind, e.offset), (ErrorKind::Limit, 2));
+    assert_eq!((e.kind, e.offset), (ErrorKind::Limit(LimitName::Depth), 2));
 }
 
 #[test]

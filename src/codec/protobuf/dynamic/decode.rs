@@ -32,7 +32,7 @@ use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, Message
 
 use super::PerType;
 use crate::codec::protobuf::editions;
-use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{
     Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value, WireType,
 };
@@ -691,7 +691,7 @@ impl<'a> Decoder<'a> {
     fn check_depth(&self, at: usize, segment: Segment) -> Result<(), Failure> {
         if self.builder.depth() >= self.max_depth {
             return fail(
-                ErrorKind::Limit,
+                ErrorKind::Limit(LimitName::Depth),
                 at,
                 segment,
                 format!("nesting deeper than {} levels", self.max_depth),
@@ -706,7 +706,7 @@ impl<'a> Decoder<'a> {
             return Ok(());
         }
         fail(
-            ErrorKind::Limit,
+            ErrorKind::Limit(LimitName::Nodes),
             at,
             segment,
             crate::limits::Limits::nodes_message(self.max_nodes),
@@ -824,7 +824,7 @@ impl<'a> Decoder<'a> {
                 3 => {
                     if open.len() >= self.max_depth {
                         return fail(
-                            ErrorKind::Limit,
+                            ErrorKind::Limit(LimitName::Depth),
                             tag_start,
                             seg,
                             format!("groups nested deeper than {} levels", self.max_depth),

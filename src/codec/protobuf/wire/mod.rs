@@ -96,7 +96,7 @@ mod tests;
 pub use read_as::{FieldReading, ReadAs};
 
 use super::varint::{len as varint_len, read as read_varint, VarintError};
-use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{
     Kind, NodeId, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value, WireType,
 };
@@ -224,9 +224,9 @@ struct Decoder<'a> {
     max_depth: usize,
     /// Tags scans may still read (see [`crate::limits::Limits::max_protobuf_scan`]).
     scan_budget: usize,
-    /// Most nodes the document may have, and the error message naming that limit (see
-    /// [`crate::limits::Limits::schemaless_nodes`]).
-    max_nodes: (usize, String),
+    /// Most nodes the document may have, the limit that is, and the error message naming it
+    /// (see [`crate::limits::Limits::schemaless_nodes`]).
+    max_nodes: (usize, LimitName, String),
     builder: SpanTreeBuilder,
     stack: Vec<Frame>,
     /// Whether the alternative readings are built and kept ([`decode_raw`]) or only the chosen
@@ -578,7 +578,7 @@ impl<'a> Decoder<'a> {
     fn check_depth(&self, offset: usize, field: u64) -> Result<(), Fail> {
         if self.stack.len() >= self.max_depth {
             return Err(Fail::new(
-                ErrorKind::Limit,
+                ErrorKind::Limit(LimitName::Depth),
                 offset,
                 format!(
                     "field {field} nests deeper than the limit of {} levels",
@@ -596,9 +596,9 @@ impl<'a> Decoder<'a> {
             return Ok(());
         }
         Err(Fail::new(
-            ErrorKind::Limit,
+            ErrorKind::Limit(self.max_nodes.1),
             offset,
-            self.max_nodes.1.clone(),
+            self.max_nodes.2.clone(),
         ))
     }
 

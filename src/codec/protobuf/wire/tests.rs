@@ -207,7 +207,7 @@ fn deep_nesting_hits_the_limit_without_recursion() {
     }
     let (r, work) = decode_counting(&b, &DecodeOptions::default());
     let e = r.expect_err("too deep");
-    assert_eq!(e.kind, ErrorKind::Limit);
+    assert_eq!(e.kind, ErrorKind::Limit(LimitName::Depth));
     assert!(work.trial_parses <= DecodeOptions::DEFAULT_MAX_DEPTH + 1);
     let p = e.partial.expect("partial");
     p.spans.validate(b.len()).expect("valid partial");
