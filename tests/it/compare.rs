@@ -122,6 +122,7 @@ fn compare_writes_every_row_with_sane_values() {
         .arg("compare")
         .args(&inputs)
         .arg("--quick")
+        .args(["--runtime", "rust"])
         .arg("--csv")
         .arg(&csv_path)
         .arg("--csv-fields")

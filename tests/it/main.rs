@@ -29,6 +29,8 @@ mod gui_daily;
 #[cfg(feature = "gui")]
 mod gui_profiler;
 #[cfg(feature = "gui")]
+mod gui_runtimes;
+#[cfg(feature = "gui")]
 mod gui_widgets;
 mod hostile;
 mod hostile_capture;

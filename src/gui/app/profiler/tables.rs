@@ -147,12 +147,30 @@ fn allocs(m: Option<&Measurement>) -> String {
 }
 
 /// Every format × library: bytes, encode and decode medians with their confidence intervals,
-/// throughput of JSON-equivalent bytes, allocations. Rows not measured yet show `…`.
-pub(super) fn timing_table(ui: &mut egui::Ui, report: &Report, file: &FileReport) {
+/// throughput of JSON-equivalent bytes, allocations. Rows not measured yet show `…`. Grouped by
+/// runtime (Rust's rows, then a table per runtime timed too), as the runtime filter shows them.
+pub(super) fn timing_table(
+    ui: &mut egui::Ui,
+    view: &ProfilerView,
+    report: &Report,
+    file: &FileReport,
+) {
+    let several = super::runtimes::groups(file).len() > 1;
     egui::ScrollArea::vertical()
         .id_salt("timing-table")
         .auto_shrink([false, true])
         .show(ui, |ui| {
+            if !super::runtimes::shown(view, None) {
+                for r in &file.runtimes {
+                    if super::runtimes::shown(view, Some(r.runtime)) {
+                        runtime_table(ui, file, r);
+                    }
+                }
+                return;
+            }
+            if several {
+                ui.strong("Rust (this build of wirelens)");
+            }
             egui::Grid::new("timing-grid")
                 .striped(true)
                 .num_columns(10)
@@ -197,7 +215,9 @@ pub(super) fn timing_table(ui: &mut egui::Ui, report: &Report, file: &FileReport
                 ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
             }
             for r in &file.runtimes {
-                runtime_table(ui, file, r);
+                if super::runtimes::shown(view, Some(r.runtime)) {
+                    runtime_table(ui, file, r);
+                }
             }
         });
 }
