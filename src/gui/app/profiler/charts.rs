@@ -420,7 +420,8 @@ pub(super) fn timings(
         Metric::Throughput => "MB/s of JSON-equivalent bytes",
         Metric::Allocations => "allocations per operation",
     };
-    let height = (n as f32 * 26.0 + 60.0).clamp(180.0, (ui.available_height() * 0.6).max(180.0));
+    // Tall enough to label every row (the tab scrolls): every runtime's rows make dozens.
+    let height = (n as f32 * 22.0 + 60.0).max(180.0);
     let rule = ui.visuals().weak_text_color();
     let response = still("profile-timings", height)
         .y_grid_spacer(integer_marks)

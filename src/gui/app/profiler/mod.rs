@@ -406,7 +406,15 @@ impl App {
         let action = match self.profiler.tab {
             Tab::Sizes => charts::sizes(ui, &mut self.profiler, &report.files[file]),
             Tab::Fields => charts::fields(ui, &mut self.profiler, &report.files[file]),
-            Tab::Timings => charts::timings(ui, &mut self.profiler, &report, file),
+            Tab::Timings => {
+                egui::ScrollArea::vertical()
+                    .id_salt("timings-tab")
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| {
+                        charts::timings(ui, &mut self.profiler, &report, file)
+                    })
+                    .inner
+            }
             Tab::Scaling => scaling::scaling(ui, &mut self.profiler, &report.files[file]),
             Tab::Wire => wire::wire(
                 ui,

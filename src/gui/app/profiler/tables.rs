@@ -156,70 +156,66 @@ pub(super) fn timing_table(
     file: &FileReport,
 ) {
     let several = super::runtimes::groups(file).len() > 1;
-    egui::ScrollArea::vertical()
-        .id_salt("timing-table")
-        .auto_shrink([false, true])
+    // The Timings tab scrolls as a whole (the profiler wraps it in a scroll area).
+    if !super::runtimes::shown(view, None) {
+        for r in &file.runtimes {
+            if super::runtimes::shown(view, Some(r.runtime)) {
+                runtime_table(ui, file, r);
+            }
+        }
+        return;
+    }
+    if several {
+        ui.strong("Rust (this build of wirelens)");
+    }
+    egui::Grid::new("timing-grid")
+        .striped(true)
+        .num_columns(10)
         .show(ui, |ui| {
-            if !super::runtimes::shown(view, None) {
-                for r in &file.runtimes {
-                    if super::runtimes::shown(view, Some(r.runtime)) {
-                        runtime_table(ui, file, r);
+            for h in [
+                "format",
+                "library",
+                "bytes",
+                "encode median [95% CI]",
+                "MB/s",
+                "allocs",
+                "decode median [95% CI]",
+                "MB/s",
+                "allocs",
+                "",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for r in &file.timings {
+                ui.colored_label(format_color(r.format), r.format.title());
+                ui.label(r.library.name());
+                ui.monospace(thousands(r.bytes));
+                ui.monospace(cell(r.encode.as_ref()));
+                ui.monospace(rate(r.encode.as_ref(), file.json_bytes));
+                ui.monospace(allocs(r.encode.as_ref()));
+                ui.monospace(cell(r.decode.as_ref()));
+                ui.monospace(rate(r.decode.as_ref(), file.json_bytes));
+                ui.monospace(allocs(r.decode.as_ref()));
+                match &r.error {
+                    Some(e) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, e);
+                    }
+                    None => {
+                        ui.label("");
                     }
                 }
-                return;
-            }
-            if several {
-                ui.strong("Rust (this build of wirelens)");
-            }
-            egui::Grid::new("timing-grid")
-                .striped(true)
-                .num_columns(10)
-                .show(ui, |ui| {
-                    for h in [
-                        "format",
-                        "library",
-                        "bytes",
-                        "encode median [95% CI]",
-                        "MB/s",
-                        "allocs",
-                        "decode median [95% CI]",
-                        "MB/s",
-                        "allocs",
-                        "",
-                    ] {
-                        ui.strong(h);
-                    }
-                    ui.end_row();
-                    for r in &file.timings {
-                        ui.colored_label(format_color(r.format), r.format.title());
-                        ui.label(r.library.name());
-                        ui.monospace(thousands(r.bytes));
-                        ui.monospace(cell(r.encode.as_ref()));
-                        ui.monospace(rate(r.encode.as_ref(), file.json_bytes));
-                        ui.monospace(allocs(r.encode.as_ref()));
-                        ui.monospace(cell(r.decode.as_ref()));
-                        ui.monospace(rate(r.decode.as_ref(), file.json_bytes));
-                        ui.monospace(allocs(r.decode.as_ref()));
-                        match &r.error {
-                            Some(e) => {
-                                ui.colored_label(ui.visuals().warn_fg_color, e);
-                            }
-                            None => {
-                                ui.label("");
-                            }
-                        }
-                        ui.end_row();
-                    }
-                });
-            if report.parallel {
-                ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
-            }
-            for r in &file.runtimes {
-                if super::runtimes::shown(view, Some(r.runtime)) {
-                    runtime_table(ui, file, r);
-                }
+                ui.end_row();
             }
         });
+    if report.parallel {
+        ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
+    }
+    for r in &file.runtimes {
+        if super::runtimes::shown(view, Some(r.runtime)) {
+            runtime_table(ui, file, r);
+        }
+    }
 }
 
 /// One runtime's libraries (`Python 3.11.7 (CPython)`): version, own bytes, whether they are
