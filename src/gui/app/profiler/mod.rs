@@ -472,13 +472,6 @@ impl App {
                         self.settings.set_profiles(runtime, on);
                     }
                 }
-                if ui
-                    .button("Runtimes…")
-                    .on_hover_text("which runtimes and libraries are installed here")
-                    .clicked()
-                {
-                    self.open_runtimes_window(ctx);
-                }
                 ui.separator();
                 let n = self.ws.entries.len();
                 ui.selectable_value(&mut self.profiler.scope, Scope::Current, "this payload");
@@ -495,6 +488,13 @@ impl App {
                     .on_hover_text("compare the payloads of every open source");
                 });
             });
+            if ui
+                .button("Runtimes…")
+                .on_hover_text("which runtimes and libraries are installed here")
+                .clicked()
+            {
+                self.open_runtimes_window(ctx);
+            }
             if running && ui.button("Cancel").clicked() {
                 self.cancel_profile();
             }

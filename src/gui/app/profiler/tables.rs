@@ -390,6 +390,57 @@ pub(super) fn compare(
                         }
                     }
                 });
+            runtimes_compared(ui, view, report);
         });
     None
+}
+
+/// The payloads side by side in the other runtimes timed: per payload, runtime and format, the
+/// fastest library there (by encode + decode medians, as the wire estimates pick it).
+fn runtimes_compared(ui: &mut egui::Ui, view: &ProfilerView, report: &Report) {
+    let any = report.files.iter().any(|f| {
+        f.runtimes
+            .iter()
+            .any(|r| super::runtimes::shown(view, Some(r.runtime)) && !r.rows.is_empty())
+    });
+    if !any {
+        return;
+    }
+    ui.add_space(8.0);
+    ui.strong("in the other runtimes timed: each format's fastest library there");
+    egui::Grid::new("compare-runtimes-grid")
+        .striped(true)
+        .num_columns(7)
+        .show(ui, |ui| {
+            for h in [
+                "payload", "runtime", "format", "library", "bytes", "encode", "decode",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for file in &report.files {
+                for r in &file.runtimes {
+                    if !super::runtimes::shown(view, Some(r.runtime)) {
+                        continue;
+                    }
+                    for (format, library, _) in crate::report::table::runtime_wire(&[], r) {
+                        let Some(row) = r
+                            .rows
+                            .iter()
+                            .find(|row| row.format == format && row.library == library)
+                        else {
+                            continue;
+                        };
+                        ui.label(&file.name);
+                        ui.label(r.runtime.title());
+                        ui.colored_label(format_color(format), format.title());
+                        ui.label(&library);
+                        ui.monospace(thousands(row.bytes));
+                        ui.monospace(cell(row.encode.as_ref()));
+                        ui.monospace(cell(row.decode.as_ref()));
+                        ui.end_row();
+                    }
+                }
+            }
+        });
 }
