@@ -303,7 +303,13 @@ fn protobuf_with_the_users_schema_is_given() {
             "--proto",
             &sample("user-profile.proto"),
         ])
-        .args(["--message", "wirelens.samples.UserProfile", "--csv"])
+        .args([
+            "--message",
+            "wirelens.samples.UserProfile",
+            "--runtime",
+            "rust",
+            "--csv",
+        ])
         .arg(&csv_path)
         .assert()
         .success();

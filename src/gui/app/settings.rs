@@ -41,7 +41,7 @@ pub struct Settings {
     pub profile_mode: Mode,
     /// The runtimes the profiler also times, after the Rust jobs (`compare --runtime`): Python's
     /// and Node's libraries on the same bytes.
-    pub profile_runtimes: Vec<Runtime>,
+    pub timed_runtimes: Vec<Runtime>,
     /// The interpreter per runtime the user chose in Profile ▸ Runtimes (absent: `python3` and
     /// `node`, or `$WIRELENS_PYTHON` and `$WIRELENS_NODE`).
     pub interpreters: Vec<(Runtime, String)>,
@@ -74,7 +74,7 @@ impl Default for Settings {
             single: None,
             schemas: Vec::new(),
             profile_mode: Mode::Quick,
-            profile_runtimes: Vec::new(),
+            timed_runtimes: Vec::new(),
             interpreters: Vec::new(),
             export_path: String::new(),
             links: Link::defaults(),
@@ -108,15 +108,15 @@ impl Settings {
 
     /// Whether the profiler times `runtime` too.
     pub fn profiles(&self, runtime: Runtime) -> bool {
-        self.profile_runtimes.contains(&runtime)
+        self.timed_runtimes.contains(&runtime)
     }
 
     /// Times `runtime` too (or not), keeping the runtimes in report order.
     pub fn set_profiles(&mut self, runtime: Runtime, on: bool) {
-        self.profile_runtimes.retain(|r| *r != runtime);
+        self.timed_runtimes.retain(|r| *r != runtime);
         if on {
-            self.profile_runtimes.push(runtime);
-            self.profile_runtimes.sort();
+            self.timed_runtimes.push(runtime);
+            self.timed_runtimes.sort();
         }
     }
 

@@ -207,7 +207,7 @@ impl App {
         let links = self.settings.links.clone();
         let runtimes = self
             .settings
-            .profile_runtimes
+            .timed_runtimes
             .iter()
             .map(|&r| (r, self.settings.interpreter(r)))
             .collect();
