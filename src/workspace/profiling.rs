@@ -114,12 +114,17 @@ impl ProfileRun {
             // running and what it has done.
             let n = subjects.len() * runtimes.len();
             let mut k = 0;
-            for (i, subject) in subjects.iter().enumerate() {
+            'files: for (i, subject) in subjects.iter().enumerate() {
+                if runtimes.is_empty() {
+                    break;
+                }
+                // The payload in every format, as the harnesses read it (encoded only when a
+                // runtime is to be timed).
                 let payload = profile::runtime_payload(subject);
                 for (runtime, program) in &runtimes {
                     if worker_cancel.load(Ordering::Relaxed) {
                         report.cancelled = true;
-                        break;
+                        break 'files;
                     }
                     k += 1;
                     let what = format!(
