@@ -111,7 +111,7 @@ PY
   echo "| command | seconds | peak RSS (MiB) | × input |"
   echo "|---|---:|---:|---:|"
   row "wirelens convert --to json" "$OTLP_MB" "$WL" convert "$WORK/otlp.pb" "${PROTO[@]}" --to json -o "$WORK/otlp.json"
-  row "wirelens compare --quick" "$OTLP_MB" "$WL" compare "$WORK/otlp.pb" "${PROTO[@]}" --quick
+  row "wirelens compare --quick" "$OTLP_MB" "$WL" compare "$WORK/otlp.pb" "${PROTO[@]}" --quick --runtime rust
   echo "<!-- bench-memory:end -->"
 } | tee "$WORK/table.md"
 

@@ -3,7 +3,8 @@
 // files wirelens wrote, and streams raw samples back as JSON lines on standard output.
 //
 // Run by `wirelens compare --runtime node` (the binary carries a copy of this file and writes it
-// to a temporary folder); by hand: `node harness.cjs JOB.json`. The job and the lines out are
+// to a temporary folder); by hand: `node harness.cjs JOB.json`, or `node harness.cjs --probe`
+// to list the runtime and which packages are installed (no timing). The job and the lines out are
 // those of harness.py: runtime, library (ok | missing | failed, with the library's version and
 // the size and SHA-256 of its own encoding), samples (batch and per-sample totals in ns), done.
 // Packages are looked up as `require` does, then in the current folder's node_modules (the
@@ -119,10 +120,41 @@ function measure(fn, arg, s) {
   return { batch, samples };
 }
 
+function emitRuntime() {
+  emit({ type: 'runtime', runtime: 'node', version: process.versions.node, implementation: `V8 ${process.versions.v8}`, executable: process.execPath });
+}
+
+// Which packages are installed, with their versions (nothing is timed).
+function probe() {
+  emitRuntime();
+  for (const [format, name, pkg] of LIBRARIES) {
+    const row = { type: 'library', format, library: name };
+    if (pkg === null) {
+      emit({ ...row, status: 'ok', version: `built in (Node ${process.versions.node})` });
+      continue;
+    }
+    try {
+      load(pkg);
+      emit({ ...row, status: 'ok', version: versionOf(pkg) });
+    } catch (e) {
+      if (e && e.code === 'MODULE_NOT_FOUND') {
+        emit({ ...row, status: 'missing', version: null, install: `npm install ${pkg}`, message: String(e.message).split('\n')[0] });
+      } else {
+        emit({ ...row, status: 'failed', version: null, message: String(e && e.message) });
+      }
+    }
+  }
+  emit({ type: 'done' });
+}
+
 function main() {
+  if (process.argv[2] === '--probe') {
+    probe();
+    return;
+  }
   const job = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
   const s = job.settings;
-  emit({ type: 'runtime', runtime: 'node', version: process.versions.node, implementation: `V8 ${process.versions.v8}`, executable: process.execPath });
+  emitRuntime();
   for (const [format, name, pkg, make] of LIBRARIES) {
     if (job.libraries && !job.libraries.includes(name)) continue;
     const file = job.files[format];

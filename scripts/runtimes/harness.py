@@ -3,7 +3,9 @@
 files wirelens wrote, and streams raw samples back as JSON lines on standard output.
 
 Run by `wirelens compare --runtime python` (the binary carries a copy of this file and writes it
-to a temporary folder); it can be run by hand: `python3 harness.py JOB.json`. The job names the
+to a temporary folder); it can be run by hand: `python3 harness.py JOB.json`, or
+`python3 harness.py --probe` to list the runtime and which libraries are installed (runtime and
+library lines, "ok" or "missing", then done: what the app's Profile > Runtimes window shows). The job names the
 payload files per format (JSON, MessagePack, CBOR and, with a descriptor set and a message
 name, Protobuf) and the sampling settings. Each line out is one JSON object with a "type":
 
@@ -77,6 +79,49 @@ def cbor2_lib():
     return cbor2, cbor2.loads, cbor2.dumps
 
 
+def shape_of(values, name):
+    """The type every one of `values` (decoded JSON at one place in the payload) has: a
+    TypedDict per object position (keys every object has are required, the others not), list[T]
+    with T the shape of every element, and scalars; several kinds make a Union (smart mode keeps
+    1 an int and 1.5 a float)."""
+    from typing import Any, List, Optional, Union
+    from typing_extensions import NotRequired, TypedDict
+    dicts = [v for v in values if isinstance(v, dict)]
+    lists = [v for v in values if isinstance(v, list)]
+    types = []
+    if dicts:
+        keys = {}
+        for d in dicts:
+            for k in d:
+                keys.setdefault(k, None)
+        fields = {}
+        for i, k in enumerate(keys):
+            inner = shape_of([d[k] for d in dicts if k in d], f"{name}_{i}")
+            fields[k] = inner if all(k in d for d in dicts) else NotRequired[inner]
+        types.append(TypedDict(name, fields))
+    if lists:
+        items = [x for l in lists for x in l]
+        types.append(List[shape_of(items, f"{name}_item")] if items else List[Any])
+    for t in (str, bool, int, float):
+        # bool before int: True is an int to isinstance.
+        if any(type(v) is t for v in values):
+            types.append(t)
+    if not types:
+        return Any if not values else type(None)
+    shape = types[0] if len(types) == 1 else Union[tuple(types)]
+    return Optional[shape] if any(v is None for v in values) else shape
+
+
+def pydantic_lib(job):
+    # pydantic v2 as a FastAPI response model would use it: a TypeAdapter over the payload's
+    # shape, inferred from the JSON file, validating JSON bytes and dumping them.
+    import pydantic
+    with open(job["files"]["json"], "rb") as f:
+        sample = json.loads(f.read())
+    adapter = pydantic.TypeAdapter(shape_of([sample], "Payload"))
+    return pydantic, adapter.validate_json, adapter.dump_json
+
+
 def protobuf_lib(job):
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
     import google.protobuf
@@ -93,16 +138,19 @@ def protobuf_lib(job):
     return Version, cls.FromString, lambda m: m.SerializeToString()
 
 
-# format, library, distribution name (for `pip install`), loader
+# format, library, distribution name (for `pip install`), module (what --probe imports), loader
 LIBRARIES = [
-    ("json", "json", None, json_lib),
-    ("json", "orjson", "orjson", orjson_lib),
-    ("json", "ujson", "ujson", ujson_lib),
-    ("msgpack", "msgpack", "msgpack", msgpack_lib),
-    ("msgpack", "ormsgpack", "ormsgpack", ormsgpack_lib),
-    ("cbor", "cbor2", "cbor2", cbor2_lib),
-    ("protobuf", "protobuf", "protobuf", protobuf_lib),
+    ("json", "json", None, "json", json_lib),
+    ("json", "orjson", "orjson", "orjson", orjson_lib),
+    ("json", "ujson", "ujson", "ujson", ujson_lib),
+    ("json", "pydantic", "pydantic", "pydantic", pydantic_lib),
+    ("msgpack", "msgpack", "msgpack", "msgpack", msgpack_lib),
+    ("msgpack", "ormsgpack", "ormsgpack", "ormsgpack", ormsgpack_lib),
+    ("cbor", "cbor2", "cbor2", "cbor2", cbor2_lib),
+    ("protobuf", "protobuf", "protobuf", "google.protobuf", protobuf_lib),
 ]
+# Loaders that need the job (a descriptor set, the JSON file).
+NEEDS_JOB = {"protobuf", "pydantic"}
 
 
 def same(a, b):
@@ -149,10 +197,7 @@ def measure(fn, arg, settings):
     return batch, samples
 
 
-def main():
-    with open(sys.argv[1], encoding="utf-8") as f:
-        job = json.load(f)
-    settings = job["settings"]
+def emit_runtime():
     emit({
         "type": "runtime",
         "runtime": "python",
@@ -160,8 +205,38 @@ def main():
         "implementation": platform.python_implementation(),
         "executable": sys.executable,
     })
+
+
+def probe():
+    """Which libraries are installed, with their versions (nothing is timed)."""
+    import importlib
+    emit_runtime()
+    for fmt, name, dist, module_name, _ in LIBRARIES:
+        row = {"type": "library", "format": fmt, "library": name}
+        try:
+            module = Stdlib if dist is None else importlib.import_module(module_name)
+        except ImportError as e:
+            emit({**row, "status": "missing", "version": None,
+                  "install": f"pip install {dist}", "message": str(e)})
+            continue
+        except Exception as e:
+            emit({**row, "status": "failed", "version": None,
+                  "message": f"{type(e).__name__}: {e}"})
+            continue
+        emit({**row, "status": "ok", "version": version_of(module, dist or name)})
+    emit({"type": "done"})
+
+
+def main():
+    if sys.argv[1:] == ["--probe"]:
+        probe()
+        return
+    with open(sys.argv[1], encoding="utf-8") as f:
+        job = json.load(f)
+    settings = job["settings"]
+    emit_runtime()
     wanted = job.get("libraries")
-    for fmt, name, dist, load in LIBRARIES:
+    for fmt, name, dist, _, load in LIBRARIES:
         if wanted is not None and name not in wanted:
             continue
         path = job["files"].get(fmt)
@@ -171,7 +246,7 @@ def main():
             continue
         row = {"type": "library", "format": fmt, "library": name}
         try:
-            module, decode, encode = load(job) if fmt == "protobuf" else load()
+            module, decode, encode = load(job) if name in NEEDS_JOB else load()
         except ImportError as e:
             emit({**row, "status": "missing", "version": None,
                   "install": f"pip install {dist}" if dist else None, "message": str(e)})

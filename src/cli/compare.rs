@@ -12,7 +12,7 @@ use super::{
 };
 use crate::codec::Format;
 use crate::files::write_atomically;
-use crate::profile::runtimes::Runtime;
+use crate::profile::runtimes::{self, Runtime, RuntimeReport};
 use crate::profile::sweep::Link;
 use crate::profile::{run, run_runtimes, Event, Settings, Subject};
 use crate::report::{csv, table, Mode};
@@ -60,12 +60,12 @@ pub struct CompareArgs {
     /// repeatable, replaces the defaults (mobile, broadband, datacenter).
     #[arg(long = "link", value_name = "NAME=BW,RTT", value_parser = Link::parse)]
     pub links: Vec<Link>,
-    /// Also time the libraries of these runtimes on the same bytes: python (json, orjson,
-    /// ujson, msgpack, ormsgpack, cbor2, protobuf), node (JSON, @msgpack/msgpack, msgpackr,
-    /// cbor-x, protobufjs), rust (always timed), or all. The interpreters are `python3` and
-    /// `node`, or $WIRELENS_PYTHON and $WIRELENS_NODE; Node packages are found as `require`
-    /// finds them, and in ./node_modules. A runtime or library not installed is reported, not
-    /// fatal.
+    /// Which runtimes' libraries to time on the same bytes: python (json, orjson, ujson,
+    /// pydantic, msgpack, ormsgpack, cbor2, protobuf), node (JSON, @msgpack/msgpack, msgpackr,
+    /// cbor-x, protobufjs), rust (always timed), or all. Default: every runtime installed here
+    /// (`--runtime rust` times Rust alone). The interpreters are `python3` and `node`, or
+    /// $WIRELENS_PYTHON and $WIRELENS_NODE; Node packages are found as `require` finds them,
+    /// and in ./node_modules. A runtime or library not installed is reported, not fatal.
     #[arg(long = "runtime", value_name = "LIST", value_delimiter = ',', value_parser = parse_runtime)]
     pub runtimes: Vec<RuntimeArg>,
     /// Stop a runtime's harness after this many seconds (its results so far are kept).
@@ -103,6 +103,48 @@ pub fn runtimes_asked(args: &[RuntimeArg]) -> Vec<Runtime> {
                 .any(|a| *a == RuntimeArg::All || *a == RuntimeArg::Other(*r))
         })
         .collect()
+}
+
+/// The runtimes whose interpreter answers [`runtimes::probe`] within `timeout`, and a report
+/// (no rows, its `error` saying why) for each of the others.
+pub fn installed_runtimes(timeout: std::time::Duration) -> (Vec<Runtime>, Vec<RuntimeReport>) {
+    let probes: Vec<RuntimeReport> = std::thread::scope(|s| {
+        let handles: Vec<_> = Runtime::ALL
+            .into_iter()
+            .map(|r| s.spawn(move || runtimes::probe(r, &r.default_program(), timeout)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(Runtime::ALL)
+            .map(|(h, r)| {
+                h.join().unwrap_or_else(|_| RuntimeReport {
+                    runtime: r,
+                    program: r.default_program(),
+                    version: None,
+                    implementation: None,
+                    rows: Vec::new(),
+                    error: Some("the probe failed".into()),
+                })
+            })
+            .collect()
+    });
+    let mut found = Vec::new();
+    let mut absent = Vec::new();
+    for mut p in probes {
+        if runtimes::answered(&p) {
+            found.push(p.runtime);
+        } else {
+            p.rows.clear();
+            let why = p.error.take().unwrap_or_else(|| "no answer".into());
+            p.error = Some(format!(
+                "{why}; not timed (`--runtime {}` asks for it, `--runtime rust` for Rust alone)",
+                p.runtime.name()
+            ));
+            p.version = None;
+            absent.push(p);
+        }
+    }
+    (found, absent)
 }
 
 impl CompareArgs {
@@ -198,7 +240,15 @@ pub fn compare_cmd(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Failur
         Event::Started { .. } | Event::Measured { .. } | Event::Prepared { .. } => {}
     };
     let mut report = run(&subjects, &settings, &cancel, &on_event);
-    let runtimes = runtimes_asked(&args.runtimes);
+    let timeout = std::time::Duration::from_secs(args.runtime_timeout);
+    // No --runtime: every runtime that answers a quick probe; the others are listed as not
+    // found (with why) and not run.
+    let (runtimes, absent) = if args.runtimes.is_empty() {
+        bar.set_message("looking for Python and Node…");
+        installed_runtimes(timeout.min(runtimes::PROBE_TIMEOUT))
+    } else {
+        (runtimes_asked(&args.runtimes), Vec::new())
+    };
     if !runtimes.is_empty() {
         bar.set_length(0);
         bar.set_position(0);
@@ -207,10 +257,16 @@ pub fn compare_cmd(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Failur
             &mut report,
             &runtimes,
             &settings.bench,
-            std::time::Duration::from_secs(args.runtime_timeout),
+            timeout,
             &cancel,
             &|label| bar.set_message(label.to_string()),
         );
+    }
+    if !absent.is_empty() {
+        for file in &mut report.files {
+            file.runtimes.extend(absent.iter().cloned());
+            file.runtimes.sort_by_key(|r| r.runtime);
+        }
     }
     bar.finish_and_clear();
     table::write_report(out, &report)?;

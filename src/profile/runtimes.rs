@@ -39,11 +39,11 @@ pub const PYTHON_HARNESS: &str = include_str!("../../scripts/runtimes/harness.py
 pub const NODE_HARNESS: &str = include_str!("../../scripts/runtimes/harness.cjs");
 
 /// A runtime whose libraries can be timed beside Rust's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {
-    /// CPython (or whatever `python3` is): json, orjson, ujson, msgpack, ormsgpack, cbor2,
-    /// protobuf.
+    /// CPython (or whatever `python3` is): json, orjson, ujson, pydantic, msgpack, ormsgpack,
+    /// cbor2, protobuf.
     Python,
     /// Node.js: JSON, @msgpack/msgpack, msgpackr, cbor-x, protobufjs.
     Node,
@@ -347,8 +347,70 @@ fn job_json(
     })
 }
 
+impl Runtime {
+    /// The interpreter run when the user named none: `$WIRELENS_PYTHON` or `python3`,
+    /// `$WIRELENS_NODE` or `node`.
+    pub fn default_program(self) -> String {
+        let (var, default) = self.program();
+        std::env::var(var).unwrap_or_else(|_| default.to_string())
+    }
+}
+
+/// How long [`probe`] waits for an interpreter at most: an interpreter that does not answer a
+/// version and an import of each library in this long is reported as not answering.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Asks `program` (`runtime`'s interpreter) what it is and which of the libraries the harness
+/// times are installed, without timing anything (`harness --probe`). The report's rows have
+/// versions, or the command that installs what is missing; `error` says why there is no answer
+/// (not installed, crashed, no answer within `timeout`: killed). Quick: one interpreter start and
+/// an import per library.
+pub fn probe(runtime: Runtime, program: &str, timeout: Duration) -> RuntimeReport {
+    let mut report = empty_report(runtime, program);
+    let never = AtomicBool::new(false);
+    let result = (|| {
+        let dir = temp_dir()?;
+        let (script_name, script) = runtime.harness();
+        let script = write_in(dir.path(), script_name, script.as_bytes())?;
+        let probe = std::ffi::OsString::from("--probe");
+        run_child(
+            runtime,
+            "probe",
+            program,
+            &[script.as_os_str(), &probe],
+            timeout,
+            &never,
+            &|_| {},
+            &[],
+            0,
+            &mut report,
+        )
+    })();
+    if let Err(e) = result {
+        report.error = Some(e);
+    }
+    report
+}
+
+/// Whether `report` (of [`probe`]) found a working interpreter.
+pub fn answered(report: &RuntimeReport) -> bool {
+    report.version.is_some() && report.error.is_none()
+}
+
+fn empty_report(runtime: Runtime, program: &str) -> RuntimeReport {
+    RuntimeReport {
+        runtime,
+        program: program.to_string(),
+        version: None,
+        implementation: None,
+        rows: Vec::new(),
+        error: None,
+    }
+}
+
 /// Runs `runtime`'s harness on `payload` and reads what it measured. The harness is killed
-/// when `timeout` passes or `cancel` is raised; whatever it had streamed is kept.
+/// when `timeout` passes or `cancel` is raised; whatever it had streamed is kept. The
+/// interpreter is [`Runtime::default_program`].
 pub fn measure(
     runtime: Runtime,
     payload: &Payload,
@@ -356,23 +418,37 @@ pub fn measure(
     timeout: Duration,
     cancel: &AtomicBool,
 ) -> RuntimeReport {
-    let (var, default) = runtime.program();
-    let program = std::env::var(var).unwrap_or_else(|_| default.to_string());
-    let mut report = RuntimeReport {
+    measure_with(
         runtime,
-        program: program.clone(),
-        version: None,
-        implementation: None,
-        rows: Vec::new(),
-        error: None,
-    };
-    if let Err(e) = run_harness(
-        runtime,
-        &program,
+        &runtime.default_program(),
         payload,
         bench,
         timeout,
         cancel,
+        &|_| {},
+    )
+}
+
+/// [`measure`] with the interpreter `program`, telling `on_progress` what the harness has done
+/// as it streams (`orjson: decode measured`), from another thread.
+pub fn measure_with(
+    runtime: Runtime,
+    program: &str,
+    payload: &Payload,
+    bench: &BenchConfig,
+    timeout: Duration,
+    cancel: &AtomicBool,
+    on_progress: &(dyn Fn(&str) + Sync),
+) -> RuntimeReport {
+    let mut report = empty_report(runtime, program);
+    if let Err(e) = run_harness_with(
+        runtime,
+        program,
+        payload,
+        bench,
+        timeout,
+        cancel,
+        on_progress,
         &mut report,
     ) {
         report.error = Some(e);
@@ -380,6 +456,36 @@ pub fn measure(
     report
 }
 
+/// What one line of the harness says it did, for a progress label (`None`: nothing to say).
+pub fn progress_of(line: &str) -> Option<String> {
+    match serde_json::from_str::<Line>(line).ok()? {
+        Line::Runtime { version, .. } => Some(format!("started (version {version})")),
+        Line::Library {
+            library, status, ..
+        } => Some(match status.as_str() {
+            "ok" => format!("{library}: round trip checked"),
+            "missing" => format!("{library}: not installed"),
+            _ => format!("{library}: failed"),
+        }),
+        Line::Samples { library, op, .. } => Some(format!("{library}: {op} measured")),
+        Line::Done {} => Some("done".into()),
+    }
+}
+
+fn temp_dir() -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix("wirelens-runtime-")
+        .tempdir()
+        .map_err(|e| format!("no temporary folder: {e}"))
+}
+
+fn write_in(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+#[cfg(test)]
 fn run_harness(
     runtime: Runtime,
     program: &str,
@@ -389,16 +495,31 @@ fn run_harness(
     cancel: &AtomicBool,
     report: &mut RuntimeReport,
 ) -> Result<(), String> {
-    let dir = tempfile::Builder::new()
-        .prefix("wirelens-runtime-")
-        .tempdir()
-        .map_err(|e| format!("no temporary folder: {e}"))?;
-    let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, String> {
-        let path = dir.path().join(name);
-        std::fs::write(&path, bytes)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        Ok(path)
-    };
+    run_harness_with(
+        runtime,
+        program,
+        payload,
+        bench,
+        timeout,
+        cancel,
+        &|_| {},
+        report,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_harness_with(
+    runtime: Runtime,
+    program: &str,
+    payload: &Payload,
+    bench: &BenchConfig,
+    timeout: Duration,
+    cancel: &AtomicBool,
+    on_progress: &(dyn Fn(&str) + Sync),
+    report: &mut RuntimeReport,
+) -> Result<(), String> {
+    let dir = temp_dir()?;
+    let write = |name: &str, bytes: &[u8]| write_in(dir.path(), name, bytes);
     let mut files = Vec::new();
     for (format, bytes) in &payload.files {
         files.push((
@@ -413,9 +534,41 @@ fn run_harness(
     let script = write(script_name, script.as_bytes())?;
     let job = job_json(&files, payload, dir.path(), bench);
     let job = write("job.json", job.to_string().as_bytes())?;
+    run_child(
+        runtime,
+        "harness",
+        program,
+        &[script.as_os_str(), job.as_os_str()],
+        timeout,
+        cancel,
+        &|line| {
+            if let Some(p) = progress_of(line) {
+                on_progress(&p);
+            }
+        },
+        &payload.files,
+        bench.resamples,
+        report,
+    )
+}
+
+/// Runs `program args…` (the `task`, `harness` or `probe`, as messages name it), reading its lines as they come (each told to `on_line`), killing it
+/// when `timeout` passes or `cancel` is raised, and parses what it wrote into `report`.
+#[allow(clippy::too_many_arguments)]
+fn run_child(
+    runtime: Runtime,
+    task: &str,
+    program: &str,
+    args: &[&std::ffi::OsStr],
+    timeout: Duration,
+    cancel: &AtomicBool,
+    on_line: &(dyn Fn(&str) + Sync),
+    wirelens: &[(Format, Vec<u8>)],
+    resamples: usize,
+    report: &mut RuntimeReport,
+) -> Result<(), String> {
     let mut child = Command::new(program)
-        .arg(&script)
-        .arg(&job)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -430,57 +583,58 @@ fn run_harness(
         })?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
-    let out = std::thread::Builder::new()
-        .name(format!("wirelens-{}-stdout", runtime.name()))
-        .spawn(move || {
+    let (status, stopped, text, stderr) = std::thread::scope(|s| {
+        let out = s.spawn(move || {
             let mut text = String::new();
-            if let Some(s) = stdout {
-                for line in BufReader::new(s).lines().map_while(Result::ok) {
+            if let Some(o) = stdout {
+                for line in BufReader::new(o).lines().map_while(Result::ok) {
+                    on_line(&line);
                     text.push_str(&line);
                     text.push('\n');
                 }
             }
             text
-        })
-        .map_err(|e| format!("no thread: {e}"))?;
-    let err = std::thread::Builder::new()
-        .name(format!("wirelens-{}-stderr", runtime.name()))
-        .spawn(move || {
+        });
+        let err = s.spawn(move || {
             let mut text = String::new();
-            if let Some(mut s) = stderr {
-                let _ = s.read_to_string(&mut text);
+            if let Some(mut e) = stderr {
+                let _ = e.read_to_string(&mut text);
             }
             text
-        })
-        .map_err(|e| format!("no thread: {e}"))?;
-    let start = Instant::now();
-    let (status, stopped) = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break (Some(status), None),
-            Ok(None) => {}
-            Err(e) => break (None, Some(format!("cannot wait for `{program}`: {e}"))),
-        }
-        let why = if cancel.load(Ordering::Relaxed) {
-            Some("cancelled".to_string())
-        } else if start.elapsed() >= timeout {
-            Some(format!(
-                "the {} harness did not finish in {} s and was stopped",
-                runtime.name(),
-                seconds(timeout)
-            ))
-        } else {
-            None
+        });
+        let start = Instant::now();
+        let (status, stopped) = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break (Some(status), None),
+                Ok(None) => {}
+                Err(e) => break (None, Some(format!("cannot wait for `{program}`: {e}"))),
+            }
+            let why = if cancel.load(Ordering::Relaxed) {
+                Some("cancelled".to_string())
+            } else if start.elapsed() >= timeout {
+                Some(format!(
+                    "the {} {task} did not finish in {} s and was stopped",
+                    runtime.name(),
+                    seconds(timeout)
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                let _ = child.kill();
+                let _ = child.wait();
+                break (None, Some(why));
+            }
+            std::thread::sleep(Duration::from_millis(20));
         };
-        if let Some(why) = why {
-            let _ = child.kill();
-            let _ = child.wait();
-            break (None, Some(why));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let text = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
-    let done = parse_lines(&text, report, &payload.files, bench.resamples);
+        (
+            status,
+            stopped,
+            out.join().unwrap_or_default(),
+            err.join().unwrap_or_default(),
+        )
+    });
+    let done = parse_lines(&text, report, wirelens, resamples);
     let tail = stderr_tail(&stderr);
     if let Some(why) = stopped {
         return Err(format!("{why}{tail}"));
@@ -489,10 +643,10 @@ fn run_harness(
         (Err(e), _) => Err(format!("{e}{tail}")),
         (Ok(true), Some(s)) if s.success() => Ok(()),
         (Ok(_), Some(s)) => Err(format!(
-            "the {} harness exited with {s} before it finished{tail}",
+            "the {} {task} exited with {s} before it finished{tail}",
             runtime.name()
         )),
-        (Ok(_), None) => Err(format!("the {} harness stopped{tail}", runtime.name())),
+        (Ok(_), None) => Err(format!("the {} {task} stopped{tail}", runtime.name())),
     }
 }
 

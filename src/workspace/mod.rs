@@ -605,14 +605,14 @@ impl Workspace {
     /// Starts profiling (a run already going is cancelled and replaced). The payloads are the
     /// current one or every open source's selected payload; those not decoded yet are decoded
     /// on the worker. `links` are the transfer estimates' links (empty: the defaults);
-    /// `runtimes` are timed after the Rust jobs ([`crate::profile::runtimes`]). Fails when there
-    /// is no payload to profile.
+    /// `runtimes` (each with the interpreter to run) are timed after the Rust jobs
+    /// ([`crate::profile::runtimes`]). Fails when there is no payload to profile.
     pub fn start_profile(
         &mut self,
         mode: Mode,
         scope: Scope,
         links: Vec<Link>,
-        runtimes: Vec<crate::profile::runtimes::Runtime>,
+        runtimes: Vec<(crate::profile::runtimes::Runtime, String)>,
     ) -> Result<(), String> {
         let indices: Vec<usize> = match scope {
             Scope::Current => self.current.into_iter().collect(),

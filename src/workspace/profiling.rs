@@ -68,12 +68,13 @@ impl std::fmt::Debug for ProfileRun {
 }
 
 impl ProfileRun {
-    /// Starts profiling `pending` on a worker thread.
+    /// Starts profiling `pending` on a worker thread; then each of `runtimes` with its
+    /// interpreter.
     pub(super) fn start(
         pending: Vec<Pending>,
         mode: Mode,
         links: Vec<Link>,
-        runtimes: Vec<Runtime>,
+        runtimes: Vec<(Runtime, String)>,
         schemas: SchemaSet,
         limits: Limits,
         notify: Notify,
@@ -108,20 +109,54 @@ impl ProfileRun {
                 }
                 worker_notify();
             });
-            // Other runtimes after the Rust jobs, so they do not share the cores; the view
-            // names the harness running meanwhile.
-            profile::run_runtimes(
-                &subjects,
-                &mut report,
-                &runtimes,
-                &settings.bench,
-                RUNTIME_TIMEOUT,
-                &worker_cancel,
-                &|label| {
-                    set(&worker_preparing, Some(format!("timing {label}…")));
+            // Other runtimes after the Rust jobs, so they do not share the cores. Each
+            // runtime's report joins the live one as it finishes; the view names the harness
+            // running and what it has done.
+            let n = subjects.len() * runtimes.len();
+            let mut k = 0;
+            'files: for (i, subject) in subjects.iter().enumerate() {
+                if runtimes.is_empty() {
+                    break;
+                }
+                // The payload in every format, as the harnesses read it (encoded only when a
+                // runtime is to be timed).
+                let payload = profile::runtime_payload(subject);
+                for (runtime, program) in &runtimes {
+                    if worker_cancel.load(Ordering::Relaxed) {
+                        report.cancelled = true;
+                        break 'files;
+                    }
+                    k += 1;
+                    let what = format!(
+                        "timing {} in {} ({k} of {n} harnesses)",
+                        subject.name,
+                        runtime.title()
+                    );
+                    set(&worker_preparing, Some(format!("{what}…")));
                     worker_notify();
-                },
-            );
+                    let r = crate::profile::runtimes::measure_with(
+                        *runtime,
+                        program,
+                        &payload,
+                        &settings.bench,
+                        RUNTIME_TIMEOUT,
+                        &worker_cancel,
+                        &|step| {
+                            set(&worker_preparing, Some(format!("{what}: {step}")));
+                            worker_notify();
+                        },
+                    );
+                    if let Ok(mut l) = worker_live.lock() {
+                        if let Some(f) = l.report.files.get_mut(i) {
+                            f.runtimes.push(r.clone());
+                        }
+                    }
+                    if let Some(f) = report.files.get_mut(i) {
+                        f.runtimes.push(r);
+                    }
+                    worker_notify();
+                }
+            }
             set(&worker_preparing, None);
             Ok(report)
         });

@@ -122,6 +122,7 @@ fn compare_writes_every_row_with_sane_values() {
         .arg("compare")
         .args(&inputs)
         .arg("--quick")
+        .args(["--runtime", "rust"])
         .arg("--csv")
         .arg(&csv_path)
         .arg("--csv-fields")
@@ -302,7 +303,13 @@ fn protobuf_with_the_users_schema_is_given() {
             "--proto",
             &sample("user-profile.proto"),
         ])
-        .args(["--message", "wirelens.samples.UserProfile", "--csv"])
+        .args([
+            "--message",
+            "wirelens.samples.UserProfile",
+            "--runtime",
+            "rust",
+            "--csv",
+        ])
         .arg(&csv_path)
         .assert()
         .success();

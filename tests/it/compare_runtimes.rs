@@ -54,7 +54,8 @@ fn sizes_are_the_libraries_bytes_and_the_variants_say_what_they_save() {
     let dir = tempfile::tempdir().expect("temp dir");
     let json = dir.path().join("r.json");
     let out = wirelens()
-        .args(["compare", "--quick", &sample("iot-metrics.json"), "--json"])
+        .args(["compare", "--quick", &sample("iot-metrics.json")])
+        .args(["--runtime", "rust", "--json"])
         .arg(&json)
         .assert()
         .success()
@@ -141,6 +142,55 @@ fn a_runtime_that_is_not_installed_is_said_and_the_rust_rows_stay() {
     assert!(rows.iter().all(|r| r["runtime"] == "rust"));
 }
 
+/// Without `--runtime`, every runtime installed is timed: one that is not installed, and one
+/// whose interpreter hangs (a probe bounded by `--runtime-timeout`), are each listed with why and
+/// how to ask for it, and the run goes on with the Rust rows.
+#[cfg(unix)]
+#[test]
+fn by_default_every_installed_runtime_is_timed_and_the_others_are_listed() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let hang = dir.path().join("hanging-python");
+    std::fs::write(&hang, "#!/bin/sh\nexec sleep 60\n").expect("write");
+    std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let csv_path = dir.path().join("t.csv");
+    let start = std::time::Instant::now();
+    let out = wirelens()
+        .env("WIRELENS_PYTHON", &hang)
+        .env("WIRELENS_NODE", "/nonexistent/node")
+        .args([
+            "compare",
+            "--quick",
+            &sample("user-profile.json"),
+            "--runtime-timeout",
+            "1",
+            "--csv",
+        ])
+        .arg(&csv_path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    // The probe was stopped after its second, not waited for (the interpreter sleeps a minute).
+    assert!(start.elapsed() < std::time::Duration::from_secs(50));
+    let text = String::from_utf8(out).expect("utf-8");
+    for expected in [
+        "python: the python probe did not finish in 1 s and was stopped; not timed \
+         (`--runtime python` asks for it, `--runtime rust` for Rust alone)"
+            .to_string(),
+        "node: Node not found: `/nonexistent/node` is not on PATH (set WIRELENS_NODE to the \
+         interpreter to use); not timed (`--runtime node` asks for it, `--runtime rust` for \
+         Rust alone)"
+            .to_string(),
+    ] {
+        assert!(text.contains(&expected), "no {expected:?} in:\n{text}");
+    }
+    let rows = read_csv(&csv_path);
+    assert_eq!(rows.len(), 11, "only the Rust rows");
+    assert!(rows.iter().all(|r| r["runtime"] == "rust"));
+}
+
 #[test]
 fn an_unknown_runtime_is_a_usage_error() {
     wirelens()
@@ -164,6 +214,7 @@ const EXPECTED: &[(&str, &str, &str, bool)] = &[
     ("python", "json", "json", true),
     ("python", "json", "orjson", true),
     ("python", "json", "ujson", true),
+    ("python", "json", "pydantic", true),
     ("python", "msgpack", "msgpack", true),
     ("python", "msgpack", "ormsgpack", true),
     ("python", "cbor", "cbor2", true),
@@ -288,6 +339,7 @@ fn a_python_without_the_packages_times_json_and_names_what_to_install() {
     for (format, library) in [
         ("JSON", "orjson"),
         ("JSON", "ujson"),
+        ("JSON", "pydantic"),
         ("MessagePack", "msgpack"),
         ("MessagePack", "ormsgpack"),
         ("CBOR", "cbor2"),

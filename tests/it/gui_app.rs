@@ -312,6 +312,31 @@ fn settings_survive_a_round_trip_and_tolerate_old_orders() {
     let old: Settings = serde_json::from_str(r#"{"dark": true}"#).expect("old settings load");
     assert!(old.dark);
     assert_eq!(old.column_order().len(), 4);
+    // The runtimes chosen survive; the old "Python and Node" box (a bool) does not break a load.
+    let mut s = Settings::default();
+    s.set_profiles(wirelens::profile::runtimes::Runtime::Node, true);
+    s.set_profiles(wirelens::profile::runtimes::Runtime::Python, true);
+    s.set_interpreter(
+        wirelens::profile::runtimes::Runtime::Python,
+        "/venv/bin/python",
+    );
+    let back: Settings =
+        serde_json::from_str(&serde_json::to_string(&s).expect("serializes")).expect("loads");
+    assert_eq!(back, s);
+    assert_eq!(
+        back.timed_runtimes,
+        [
+            wirelens::profile::runtimes::Runtime::Python,
+            wirelens::profile::runtimes::Runtime::Node
+        ]
+    );
+    assert_eq!(
+        back.interpreter(wirelens::profile::runtimes::Runtime::Python),
+        "/venv/bin/python"
+    );
+    let old: Settings = serde_json::from_str(r#"{"dark": false, "profile_runtimes": true}"#)
+        .expect("settings with the old box load");
+    assert!(!old.dark && old.timed_runtimes.is_empty());
 }
 
 /// A panic while drawing does not end the app: it is caught, the message bar reports it on the

@@ -11,7 +11,7 @@ use crate::gui_app::{app, harness, harness_with, sample, settle};
 
 /// Steps frames until the profiler run is over (bounded: a quick run on these samples takes
 /// seconds).
-fn finish_profile(h: &mut Harness<'_, Option<App>>) {
+pub(crate) fn finish_profile(h: &mut Harness<'_, Option<App>>) {
     for _ in 0..20_000 {
         if h.state().as_ref().is_some_and(|a| !a.ws.is_profiling()) {
             break;
@@ -252,55 +252,4 @@ fn export_before_a_profile_says_there_is_nothing_yet() {
     h.key_combination_modifiers(egui::Modifiers::COMMAND, &[egui::Key::S]);
     h.run_steps(2);
     h.get_by_label_contains("nothing to export yet");
-}
-
-/// "Python and Node" times those runtimes' libraries after the Rust jobs, and the Timings view
-/// shows each runtime: its heading with the version, a row per library it measured, and what it
-/// could not measure and why (a library or the runtime itself not installed).
-#[test]
-fn the_runtimes_box_adds_python_and_node_to_the_timings() -> Result<(), Box<dyn std::error::Error>>
-{
-    let mut h = harness(AppOptions {
-        files: vec![sample("iot-metrics.json")],
-        settings: None,
-    });
-    settle(&mut h);
-    h.get_by_label("Profiler").click();
-    h.run_steps(2);
-    h.get_by_label("Python and Node").click();
-    h.run_steps(1);
-    assert!(app(&h).settings.profile_runtimes);
-    h.get_by_label("Run profile").click();
-    h.run_steps(2);
-    finish_profile(&mut h);
-    let report = app(&h).ws.profile.as_ref().ok_or("a run")?.report();
-    let runtimes = &report.files[0].runtimes;
-    let names: Vec<_> = runtimes.iter().map(|r| r.runtime.name()).collect();
-    assert_eq!(names, ["python", "node"]);
-    h.get_by_label("Timings").click();
-    h.run_steps(2);
-    for r in runtimes {
-        match (&r.version, &r.implementation) {
-            (Some(v), Some(i)) => {
-                h.get_by_label(&format!("{} {v} ({i})", r.runtime.title()));
-            }
-            _ => {
-                // Not installed here: the reason is shown instead.
-                let e = r.error.as_deref().ok_or("no version and no reason")?;
-                h.get_by_label(e);
-            }
-        }
-        for row in &r.rows {
-            match &row.error {
-                None => {
-                    assert!(row.encode.is_some() && row.decode.is_some(), "{row:?}");
-                    assert!(h.query_all_by_label(&row.library).count() >= 1, "{row:?}");
-                }
-                Some(e) => {
-                    h.get_by_label(&format!("{} {}: {e}", row.format.title(), row.library));
-                }
-            }
-        }
-    }
-    Ok(())
 }

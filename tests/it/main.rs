@@ -31,6 +31,8 @@ mod gui_diff;
 #[cfg(feature = "gui")]
 mod gui_profiler;
 #[cfg(feature = "gui")]
+mod gui_runtimes;
+#[cfg(feature = "gui")]
 mod gui_widgets;
 mod hostile;
 mod hostile_capture;

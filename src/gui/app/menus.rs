@@ -234,6 +234,15 @@ impl App {
             ui.close();
             self.view = super::View::Profiler;
         }
+        if ui
+            .button("Runtimes…")
+            .on_hover_text("Python and Node: which are installed, with which libraries")
+            .clicked()
+        {
+            ui.close();
+            let ctx = ui.ctx().clone();
+            self.open_runtimes_window(&ctx);
+        }
     }
 
     /// How the MessagePack and CBOR columns are written: as the libraries write them, or a
@@ -359,6 +368,7 @@ impl App {
         self.save_open = open && self.save_open;
 
         self.limits_window(ctx);
+        self.runtimes_window_ui(ctx);
 
         let mut open = self.help_open;
         egui::Window::new("Shortcuts")

@@ -106,6 +106,8 @@ pub struct App {
     help_open: bool,
     /// View ▸ Limits….
     limits: limits::LimitsWindow,
+    /// Profile ▸ Runtimes….
+    runtimes_window: profiler::runtimes::RuntimesWindow,
     /// Which system fonts draw payload text the built-in fonts lack (shown in the help window).
     font_summary: String,
     open_path: String,
@@ -159,6 +161,7 @@ impl App {
             save_format: None,
             help_open: false,
             limits: limits::LimitsWindow::default(),
+            runtimes_window: profiler::runtimes::RuntimesWindow::default(),
             font_summary: String::new(),
             open_path: String::new(),
             renaming: None,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::codec::Format;
+use crate::profile::runtimes::Runtime;
 use crate::profile::sweep::Link;
 use crate::report::Mode;
 
@@ -38,8 +39,12 @@ pub struct Settings {
     pub schemas: Vec<SchemaFiles>,
     /// The profiler's mode: quick, standard or precise.
     pub profile_mode: Mode,
-    /// The profiler also times Python's and Node's libraries (`compare --runtime python,node`).
-    pub profile_runtimes: bool,
+    /// The runtimes the profiler also times, after the Rust jobs (`compare --runtime`): Python's
+    /// and Node's libraries on the same bytes.
+    pub timed_runtimes: Vec<Runtime>,
+    /// The interpreter per runtime the user chose in Profile ▸ Runtimes (absent: `python3` and
+    /// `node`, or `$WIRELENS_PYTHON` and `$WIRELENS_NODE`).
+    pub interpreters: Vec<(Runtime, String)>,
     /// Where the profiler's CSV (and plot PNGs) are exported.
     pub export_path: String,
     /// The links of the wire view, as the user set them.
@@ -69,7 +74,8 @@ impl Default for Settings {
             single: None,
             schemas: Vec::new(),
             profile_mode: Mode::Quick,
-            profile_runtimes: false,
+            timed_runtimes: Vec::new(),
+            interpreters: Vec::new(),
             export_path: String::new(),
             links: Link::defaults(),
             wire_gzip: false,
@@ -82,6 +88,38 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The interpreter `runtime` runs: the one chosen in Profile ▸ Runtimes, else
+    /// [`Runtime::default_program`].
+    pub fn interpreter(&self, runtime: Runtime) -> String {
+        self.interpreters
+            .iter()
+            .find(|(r, p)| *r == runtime && !p.trim().is_empty())
+            .map_or_else(|| runtime.default_program(), |(_, p)| p.trim().to_string())
+    }
+
+    /// Chooses `program` as `runtime`'s interpreter (empty: back to the default).
+    pub fn set_interpreter(&mut self, runtime: Runtime, program: &str) {
+        self.interpreters.retain(|(r, _)| *r != runtime);
+        if !program.trim().is_empty() {
+            self.interpreters
+                .push((runtime, program.trim().to_string()));
+        }
+    }
+
+    /// Whether the profiler times `runtime` too.
+    pub fn profiles(&self, runtime: Runtime) -> bool {
+        self.timed_runtimes.contains(&runtime)
+    }
+
+    /// Times `runtime` too (or not), keeping the runtimes in report order.
+    pub fn set_profiles(&mut self, runtime: Runtime, on: bool) {
+        self.timed_runtimes.retain(|r| *r != runtime);
+        if on {
+            self.timed_runtimes.push(runtime);
+            self.timed_runtimes.sort();
+        }
+    }
+
     /// Every format in the user's order with its visibility (formats missing from a stored
     /// order are appended, shown; unknown names are dropped).
     pub fn column_order(&self) -> Vec<(Format, bool)> {

@@ -194,3 +194,82 @@ fn a_harness_that_crashes_is_reported_with_its_exit_status_and_stderr() {
     assert!(e.ends_with("; stderr: boom"), "{e}");
     assert_eq!(report.version.as_deref(), Some("1.0"));
 }
+
+/// `harness --probe` as the machine's python3 answered it (tests/fixtures/runtimes/record.sh),
+/// replayed by a fake interpreter: the runtime's version, each library with its version or the
+/// command that installs it.
+#[cfg(unix)]
+#[test]
+fn a_probe_lists_the_libraries_found_and_what_installs_the_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let recorded = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/runtimes/python-probe.jsonl"
+    );
+    let dir = tempfile::tempdir().expect("temp");
+    let fake = dir.path().join("fake-python");
+    // The harness script comes first, then `--probe`.
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\n[ \"$2\" = --probe ] || exit 9\nexec cat '{recorded}'\n"),
+    )
+    .expect("write");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let report = probe(
+        Runtime::Python,
+        &fake.display().to_string(),
+        Duration::from_secs(20),
+    );
+    assert!(answered(&report), "{:?}", report.error);
+    assert_eq!(report.version.as_deref(), Some("3.11.7"));
+    let libraries: Vec<(&str, Option<&str>, Option<&str>)> = report
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.library.as_str(),
+                r.version.as_deref(),
+                r.install.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        libraries,
+        [
+            ("json", Some("stdlib (Python 3.11.7)"), None),
+            ("orjson", Some("3.8.3"), None),
+            ("ujson", None, Some("pip install ujson")),
+            ("pydantic", Some("2.13.4"), None),
+            ("msgpack", Some("1.2.4"), None),
+            ("ormsgpack", None, Some("pip install ormsgpack")),
+            ("cbor2", Some("6.3.0"), None),
+            ("protobuf", Some("7.36.2"), None),
+        ]
+    );
+    // Nothing was timed.
+    assert!(report.rows.iter().all(|r| r.encode.is_none()));
+}
+
+#[test]
+fn a_probe_of_an_interpreter_that_is_not_installed_says_so_at_once() {
+    let start = std::time::Instant::now();
+    let report = probe(
+        Runtime::Node,
+        "/nonexistent/wirelens-test-node",
+        Duration::from_secs(20),
+    );
+    assert!(!answered(&report));
+    let e = report.error.as_deref().expect("a reason");
+    assert!(e.starts_with("Node not found"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn progress_names_what_the_harness_did() {
+    let lines: Vec<Option<String>> = PYTHON_OUTPUT.lines().map(progress_of).collect();
+    assert_eq!(lines[0].as_deref(), Some("started (version 3.11.7)"));
+    assert_eq!(lines[1].as_deref(), Some("orjson: round trip checked"));
+    assert_eq!(lines[3].as_deref(), Some("orjson: decode measured"));
+    assert_eq!(lines[4].as_deref(), Some("ujson: not installed"));
+    assert_eq!(progress_of("not json"), None);
+}

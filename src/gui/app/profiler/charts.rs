@@ -365,15 +365,17 @@ pub(super) fn fields(
     action
 }
 
-fn measurement(row: &crate::report::TimingRow, op: Op) -> Option<&Measurement> {
+fn measurement<'a>(row: &super::runtimes::Entry<'a>, op: Op) -> Option<&'a Measurement> {
     match op {
-        Op::Encode => row.encode.as_ref(),
-        Op::Decode => row.decode.as_ref(),
+        Op::Encode => row.encode,
+        Op::Decode => row.decode,
     }
 }
 
-/// Timings per format and library: box plots (p5–p95 whiskers, quartile box, median) of the
-/// time per operation, or bars of throughput or allocations; rows fill in as jobs finish.
+/// Timings per runtime, format and library: box plots (p5–p95 whiskers, quartile box, median)
+/// of the time per operation, or bars of throughput or allocations; rows fill in as jobs
+/// finish. Rows are grouped by runtime (Rust, then the runtimes timed too, a line between the
+/// groups), and the runtime filter hides groups.
 pub(super) fn timings(
     ui: &mut egui::Ui,
     view: &mut ProfilerView,
@@ -389,15 +391,28 @@ pub(super) fn timings(
         ui.selectable_value(&mut view.metric, Metric::Throughput, "MB/s (of JSON bytes)");
         ui.selectable_value(&mut view.metric, Metric::Allocations, "allocations per op");
     });
+    super::runtimes::filter(ui, view, file);
     let op = view.op;
     let metric = view.metric;
+    let rows = super::runtimes::entries(file, view);
     // Rows top to bottom in report order: the plot's y grows upwards, so row i sits at n-1-i.
-    let n = file.timings.len();
-    let labels: Vec<String> = file
-        .timings
+    let n = rows.len();
+    let several = super::runtimes::groups(file).len() > 1;
+    let labels: Vec<String> = rows
         .iter()
         .rev()
-        .map(|r| format!("{} · {}", r.format.title(), r.library.name()))
+        .map(|r| {
+            if several {
+                r.label()
+            } else {
+                format!("{} · {}", r.format.title(), r.library)
+            }
+        })
+        .collect();
+    // Where one runtime's rows end and the next one's begin.
+    let boundaries: Vec<f64> = (1..n)
+        .filter(|&i| rows[i].group != rows[i - 1].group)
+        .map(|i| (n - i) as f64 - 0.5)
         .collect();
     let y_labels = labels.clone();
     let x_label = match metric {
@@ -405,11 +420,13 @@ pub(super) fn timings(
         Metric::Throughput => "MB/s of JSON-equivalent bytes",
         Metric::Allocations => "allocations per operation",
     };
-    let height = (n as f32 * 26.0 + 60.0).clamp(180.0, (ui.available_height() * 0.6).max(180.0));
+    // Tall enough to label every row (the tab scrolls): every runtime's rows make dozens.
+    let height = (n as f32 * 22.0 + 60.0).max(180.0);
+    let rule = ui.visuals().weak_text_color();
     let response = still("profile-timings", height)
         .y_grid_spacer(integer_marks)
         .y_axis_formatter(move |m, _| category(&y_labels, m.value))
-        .y_axis_min_width(150.0)
+        .y_axis_min_width(if several { 210.0 } else { 150.0 })
         .x_axis_label(x_label)
         .x_axis_formatter(move |m, _| {
             if metric == Metric::Time {
@@ -428,13 +445,12 @@ pub(super) fn timings(
         .include_y(-0.6)
         .include_y(n as f64 - 0.4)
         .show(ui, |p| {
+            for y in &boundaries {
+                p.hline(egui_plot::HLine::new("", *y).color(rule).width(1.0));
+            }
             for format in crate::codec::Format::ALL {
                 let color = format_color(format);
-                let rows = file
-                    .timings
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| r.format == format);
+                let rows = rows.iter().enumerate().filter(|(_, r)| r.format == format);
                 match metric {
                     Metric::Time => {
                         let boxes: Vec<BoxElem> = rows
@@ -455,9 +471,8 @@ pub(super) fn timings(
                                     .box_width(0.6)
                                     .whisker_width(0.4)
                                     .name(format!(
-                                        "{} · {} {}\nmedian {} (95% CI {} – {})\np5 {} · p95 {} · {} samples{}",
-                                        r.format.title(),
-                                        r.library.name(),
+                                        "{} {}\nmedian {} (95% CI {} – {})\np5 {} · p95 {} · {} samples · {} bytes{}",
+                                        r.label(),
                                         op.name(),
                                         duration(s.median),
                                         duration(s.ci_low),
@@ -465,6 +480,7 @@ pub(super) fn timings(
                                         duration(s.p5),
                                         duration(s.p95),
                                         s.n,
+                                        thousands(r.bytes),
                                         if m.concurrent {
                                             "\nmeasured while other jobs ran"
                                         } else {
@@ -498,11 +514,7 @@ pub(super) fn timings(
                                         .width(0.6)
                                         .fill(solid(color))
                                         .horizontal()
-                                        .name(format!(
-                                            "{} · {}: {v:.1}",
-                                            r.format.title(),
-                                            r.library.name()
-                                        )),
+                                        .name(format!("{}: {v:.1}", r.label())),
                                 )
                             })
                             .collect();
@@ -520,8 +532,11 @@ pub(super) fn timings(
     if metric == Metric::Allocations && !report.allocations_counted {
         ui.weak("allocations are counted only in the wirelens binary (its counting allocator)");
     }
+    if metric == Metric::Allocations && several {
+        ui.weak("allocations are counted in Rust only: Python's and Node's rows have none");
+    }
     ui.add_space(4.0);
-    tables::timing_table(ui, report, file);
+    tables::timing_table(ui, view, report, file);
     None
 }
 

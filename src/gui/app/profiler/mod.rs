@@ -10,6 +10,7 @@
 
 mod charts;
 mod png;
+pub mod runtimes;
 mod scaling;
 mod tables;
 mod wire;
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::Status;
-use eframe::egui::{self, Color32};
+use eframe::egui::{self, Color32, RichText};
 
 pub use png::encode_png;
 
@@ -147,6 +148,10 @@ pub struct ProfilerView {
     pub field_format: Format,
     /// The field table's sort column and whether it is descending.
     pub sort: (SortBy, bool),
+    /// The runtimes whose rows the timing views hide (`rust`, `python`, `node`).
+    pub hidden: Vec<String>,
+    /// The runtime whose encode and decode times the wire view uses (`None`: Rust's).
+    pub wire_runtime: Option<crate::profile::runtimes::Runtime>,
     /// The wire view's "add a link" text, and why the last one did not parse.
     pub new_link: String,
     link_error: Option<String>,
@@ -168,6 +173,8 @@ impl Default for ProfilerView {
             scale: ScaleMetric::Bytes,
             field_format: Format::Json,
             sort: (SortBy::Total, true),
+            hidden: Vec::new(),
+            wire_runtime: None,
             new_link: String::new(),
             link_error: None,
             plot_rect: None,
@@ -198,11 +205,12 @@ impl App {
     pub fn start_profile(&mut self) {
         let mode = self.settings.profile_mode;
         let links = self.settings.links.clone();
-        let runtimes = if self.settings.profile_runtimes {
-            crate::profile::runtimes::Runtime::ALL.to_vec()
-        } else {
-            Vec::new()
-        };
+        let runtimes = self
+            .settings
+            .timed_runtimes
+            .iter()
+            .map(|&r| (r, self.settings.interpreter(r)))
+            .collect();
         match self
             .ws
             .start_profile(mode, self.profiler.scope, links, runtimes)
@@ -398,7 +406,15 @@ impl App {
         let action = match self.profiler.tab {
             Tab::Sizes => charts::sizes(ui, &mut self.profiler, &report.files[file]),
             Tab::Fields => charts::fields(ui, &mut self.profiler, &report.files[file]),
-            Tab::Timings => charts::timings(ui, &mut self.profiler, &report, file),
+            Tab::Timings => {
+                egui::ScrollArea::vertical()
+                    .id_salt("timings-tab")
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| {
+                        charts::timings(ui, &mut self.profiler, &report, file)
+                    })
+                    .inner
+            }
             Tab::Scaling => scaling::scaling(ui, &mut self.profiler, &report.files[file]),
             Tab::Wire => wire::wire(
                 ui,
@@ -440,11 +456,22 @@ impl App {
                 ui.selectable_value(&mut self.settings.profile_mode, Mode::Precise, "Precise")
                     .on_hover_text("like Standard, one timing job at a time");
                 ui.separator();
-                ui.checkbox(&mut self.settings.profile_runtimes, "Python and Node")
-                    .on_hover_text(
-                        "also time Python's and Node's libraries on the same bytes (python3 and \
-                         node, or $WIRELENS_PYTHON and $WIRELENS_NODE), after the Rust jobs",
-                    );
+                ui.label("also in");
+                for runtime in crate::profile::runtimes::Runtime::ALL {
+                    let mut on = self.settings.profiles(runtime);
+                    if ui
+                        .checkbox(&mut on, runtime.title())
+                        .on_hover_text(format!(
+                            "also time {}'s libraries on the same bytes after the Rust jobs \
+                             (interpreter: {}; Profile ▸ Runtimes shows what it has)",
+                            runtime.title(),
+                            self.settings.interpreter(runtime)
+                        ))
+                        .changed()
+                    {
+                        self.settings.set_profiles(runtime, on);
+                    }
+                }
                 ui.separator();
                 let n = self.ws.entries.len();
                 ui.selectable_value(&mut self.profiler.scope, Scope::Current, "this payload");
@@ -461,6 +488,13 @@ impl App {
                     .on_hover_text("compare the payloads of every open source");
                 });
             });
+            if ui
+                .button("Runtimes…")
+                .on_hover_text("which runtimes and libraries are installed here")
+                .clicked()
+            {
+                self.open_runtimes_window(ctx);
+            }
             if running && ui.button("Cancel").clicked() {
                 self.cancel_profile();
             }
@@ -515,6 +549,25 @@ impl App {
                     ));
                 }
             });
+            // A harness that failed (not installed, crashed, timed out) says so here too, not only
+            // in the timing views.
+            let report = run.report();
+            for file in &report.files {
+                for r in file.runtimes.iter().filter(|r| r.error.is_some()) {
+                    ui.add(
+                        egui::Label::new(
+                            RichText::new(format!(
+                                "{} harness on {}: {}",
+                                r.runtime.title(),
+                                file.name,
+                                r.error.as_deref().unwrap_or_default()
+                            ))
+                            .color(ui.visuals().warn_fg_color),
+                        )
+                        .wrap(),
+                    );
+                }
+            }
             // The precise mode's word on the machine, on a line of its own (it is long).
             if !run.is_running() && run.error.is_none() {
                 if let Some(note) = run.report().probe_note() {

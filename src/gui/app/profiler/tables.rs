@@ -147,59 +147,75 @@ fn allocs(m: Option<&Measurement>) -> String {
 }
 
 /// Every format × library: bytes, encode and decode medians with their confidence intervals,
-/// throughput of JSON-equivalent bytes, allocations. Rows not measured yet show `…`.
-pub(super) fn timing_table(ui: &mut egui::Ui, report: &Report, file: &FileReport) {
-    egui::ScrollArea::vertical()
-        .id_salt("timing-table")
-        .auto_shrink([false, true])
-        .show(ui, |ui| {
-            egui::Grid::new("timing-grid")
-                .striped(true)
-                .num_columns(10)
-                .show(ui, |ui| {
-                    for h in [
-                        "format",
-                        "library",
-                        "bytes",
-                        "encode median [95% CI]",
-                        "MB/s",
-                        "allocs",
-                        "decode median [95% CI]",
-                        "MB/s",
-                        "allocs",
-                        "",
-                    ] {
-                        ui.strong(h);
-                    }
-                    ui.end_row();
-                    for r in &file.timings {
-                        ui.colored_label(format_color(r.format), r.format.title());
-                        ui.label(r.library.name());
-                        ui.monospace(thousands(r.bytes));
-                        ui.monospace(cell(r.encode.as_ref()));
-                        ui.monospace(rate(r.encode.as_ref(), file.json_bytes));
-                        ui.monospace(allocs(r.encode.as_ref()));
-                        ui.monospace(cell(r.decode.as_ref()));
-                        ui.monospace(rate(r.decode.as_ref(), file.json_bytes));
-                        ui.monospace(allocs(r.decode.as_ref()));
-                        match &r.error {
-                            Some(e) => {
-                                ui.colored_label(ui.visuals().warn_fg_color, e);
-                            }
-                            None => {
-                                ui.label("");
-                            }
-                        }
-                        ui.end_row();
-                    }
-                });
-            if report.parallel {
-                ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
-            }
-            for r in &file.runtimes {
+/// throughput of JSON-equivalent bytes, allocations. Rows not measured yet show `…`. Grouped by
+/// runtime (Rust's rows, then a table per runtime timed too), as the runtime filter shows them.
+pub(super) fn timing_table(
+    ui: &mut egui::Ui,
+    view: &ProfilerView,
+    report: &Report,
+    file: &FileReport,
+) {
+    let several = super::runtimes::groups(file).len() > 1;
+    // The Timings tab scrolls as a whole (the profiler wraps it in a scroll area).
+    if !super::runtimes::shown(view, None) {
+        for r in &file.runtimes {
+            if super::runtimes::shown(view, Some(r.runtime)) {
                 runtime_table(ui, file, r);
             }
+        }
+        return;
+    }
+    if several {
+        ui.strong("Rust (this build of wirelens)");
+    }
+    egui::Grid::new("timing-grid")
+        .striped(true)
+        .num_columns(10)
+        .show(ui, |ui| {
+            for h in [
+                "format",
+                "library",
+                "bytes",
+                "encode median [95% CI]",
+                "MB/s",
+                "allocs",
+                "decode median [95% CI]",
+                "MB/s",
+                "allocs",
+                "",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for r in &file.timings {
+                ui.colored_label(format_color(r.format), r.format.title());
+                ui.label(r.library.name());
+                ui.monospace(thousands(r.bytes));
+                ui.monospace(cell(r.encode.as_ref()));
+                ui.monospace(rate(r.encode.as_ref(), file.json_bytes));
+                ui.monospace(allocs(r.encode.as_ref()));
+                ui.monospace(cell(r.decode.as_ref()));
+                ui.monospace(rate(r.decode.as_ref(), file.json_bytes));
+                ui.monospace(allocs(r.decode.as_ref()));
+                match &r.error {
+                    Some(e) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, e);
+                    }
+                    None => {
+                        ui.label("");
+                    }
+                }
+                ui.end_row();
+            }
         });
+    if report.parallel {
+        ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
+    }
+    for r in &file.runtimes {
+        if super::runtimes::shown(view, Some(r.runtime)) {
+            runtime_table(ui, file, r);
+        }
+    }
 }
 
 /// One runtime's libraries (`Python 3.11.7 (CPython)`): version, own bytes, whether they are
@@ -374,6 +390,57 @@ pub(super) fn compare(
                         }
                     }
                 });
+            runtimes_compared(ui, view, report);
         });
     None
+}
+
+/// The payloads side by side in the other runtimes timed: per payload, runtime and format, the
+/// fastest library there (by encode + decode medians, as the wire estimates pick it).
+fn runtimes_compared(ui: &mut egui::Ui, view: &ProfilerView, report: &Report) {
+    let any = report.files.iter().any(|f| {
+        f.runtimes
+            .iter()
+            .any(|r| super::runtimes::shown(view, Some(r.runtime)) && !r.rows.is_empty())
+    });
+    if !any {
+        return;
+    }
+    ui.add_space(8.0);
+    ui.strong("in the other runtimes timed: each format's fastest library there");
+    egui::Grid::new("compare-runtimes-grid")
+        .striped(true)
+        .num_columns(7)
+        .show(ui, |ui| {
+            for h in [
+                "payload", "runtime", "format", "library", "bytes", "encode", "decode",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for file in &report.files {
+                for r in &file.runtimes {
+                    if !super::runtimes::shown(view, Some(r.runtime)) {
+                        continue;
+                    }
+                    for (format, library, _) in crate::report::table::runtime_wire(&[], r) {
+                        let Some(row) = r
+                            .rows
+                            .iter()
+                            .find(|row| row.format == format && row.library == library)
+                        else {
+                            continue;
+                        };
+                        ui.label(&file.name);
+                        ui.label(r.runtime.title());
+                        ui.colored_label(format_color(format), format.title());
+                        ui.label(&library);
+                        ui.monospace(thousands(row.bytes));
+                        ui.monospace(cell(row.encode.as_ref()));
+                        ui.monospace(cell(row.decode.as_ref()));
+                        ui.end_row();
+                    }
+                }
+            }
+        });
 }

@@ -7,9 +7,78 @@ use egui_plot::{Bar, BarChart, PlotPoint, Text};
 use super::charts::{axis_duration, category, integer_marks, solid, still, with_axes};
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
+use crate::profile::runtimes::RuntimeReport;
 use crate::profile::sweep::{transfer_estimates, Link, Transfer};
 use crate::report::table::duration;
 use crate::report::FileReport;
+
+/// One format's estimate on one link, whichever runtime's times it uses.
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    /// The format.
+    pub format: Format,
+    /// The library whose times are used.
+    pub library: String,
+    /// The link's name.
+    pub link: String,
+    /// Bytes on the wire.
+    pub wire_bytes: usize,
+    /// Encode (plus compress), seconds.
+    pub cpu_send: f64,
+    /// Size / bandwidth + round trip, seconds.
+    pub wire: f64,
+    /// (Decompress plus) decode, seconds.
+    pub cpu_receive: f64,
+}
+
+impl Estimate {
+    /// The whole estimate, seconds.
+    pub fn total(&self) -> f64 {
+        self.cpu_send + self.wire + self.cpu_receive
+    }
+
+    fn of(t: &Transfer) -> Estimate {
+        Estimate {
+            format: t.format,
+            library: t.library.name().to_string(),
+            link: t.link.clone(),
+            wire_bytes: t.wire_bytes,
+            cpu_send: t.cpu_send,
+            wire: t.wire,
+            cpu_receive: t.cpu_receive,
+        }
+    }
+}
+
+/// The estimates per format on `link` from another runtime's times: each format's fastest
+/// library there (encode + decode medians, as `compare` prints it), its own bytes uncompressed;
+/// fastest first.
+pub fn runtime_best_per_format(r: &RuntimeReport, links: &[Link], link: &str) -> Vec<Estimate> {
+    let Some(l) = links.iter().find(|l| l.name == link) else {
+        return Vec::new();
+    };
+    let mut best: Vec<Estimate> = crate::report::table::runtime_wire(std::slice::from_ref(l), r)
+        .into_iter()
+        .filter_map(|(format, library, _)| {
+            let row = r
+                .rows
+                .iter()
+                .find(|row| row.format == format && row.library == library)?;
+            let (e, d) = (row.encode.as_ref()?, row.decode.as_ref()?);
+            Some(Estimate {
+                format,
+                library,
+                link: l.name.clone(),
+                wire_bytes: row.bytes,
+                cpu_send: e.ns.median / 1e9,
+                wire: row.bytes as f64 * 8.0 / l.bits_per_second + l.rtt_seconds,
+                cpu_receive: d.ns.median / 1e9,
+            })
+        })
+        .collect();
+    best.sort_by(|a, b| a.total().total_cmp(&b.total()));
+    best
+}
 
 /// The fastest library's estimate per format on `link` (compressed or not), fastest first.
 pub fn best_per_format(file: &FileReport, links: &[Link], link: &str, gzip: bool) -> Vec<Transfer> {
@@ -29,7 +98,8 @@ pub fn best_per_format(file: &FileReport, links: &[Link], link: &str, gzip: bool
 }
 
 /// Link editors (bandwidth and round trip, remove, add by `NAME=BANDWIDTH,RTT` as `--link` takes
-/// it), the gzip switch, and per link a bar per format
+/// it), whose encode and decode times to use (Rust's, or another runtime's when it was timed),
+/// the gzip switch (Rust's times only: gzip is timed in Rust), and per link a bar per format
 /// (its fastest library) with the winner marked.
 pub(super) fn wire(
     ui: &mut egui::Ui,
@@ -38,9 +108,53 @@ pub(super) fn wire(
     gzip: &mut bool,
     file: &FileReport,
 ) -> Option<Action> {
+    let timed: Vec<&RuntimeReport> = file
+        .runtimes
+        .iter()
+        .filter(|r| {
+            r.rows
+                .iter()
+                .any(|row| row.encode.is_some() && row.decode.is_some())
+        })
+        .collect();
+    if view
+        .wire_runtime
+        .is_some_and(|w| !timed.iter().any(|r| r.runtime == w))
+    {
+        view.wire_runtime = None;
+    }
+    if !timed.is_empty() {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("encode and decode times of");
+            ui.selectable_value(&mut view.wire_runtime, None, "Rust");
+            for r in &timed {
+                let text = match &r.version {
+                    Some(v) => format!("{} {v}", r.runtime.title()),
+                    None => r.runtime.title().to_string(),
+                };
+                ui.selectable_value(&mut view.wire_runtime, Some(r.runtime), text)
+                    .on_hover_text(format!(
+                        "the fastest {} library of each format, its own bytes",
+                        r.runtime.title()
+                    ));
+            }
+        });
+    }
+    let runtime = view
+        .wire_runtime
+        .and_then(|w| timed.iter().find(|r| r.runtime == w).copied());
     ui.horizontal_wrapped(|ui| {
-        ui.checkbox(gzip, "gzip on the wire")
-            .on_hover_text("add gzip compress and decompress time, send the gzip bytes");
+        ui.add_enabled_ui(runtime.is_none(), |ui| {
+            ui.checkbox(gzip, "gzip on the wire").on_hover_text(
+                "add gzip compress and decompress time, send the gzip bytes (timed in Rust)",
+            );
+        });
+        if let Some(r) = runtime {
+            ui.weak(format!(
+                "in {}: plain bodies (gzip is timed in Rust only)",
+                r.runtime.title()
+            ));
+        }
         if ui.button("default links").clicked() {
             *links = Link::defaults();
         }
@@ -97,10 +211,20 @@ pub(super) fn wire(
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
     });
-    let rows: Vec<(String, Vec<Transfer>)> = links
+    let rows: Vec<(String, Vec<Estimate>)> = links
         .iter()
-        .map(|l| (l.name.clone(), best_per_format(file, links, &l.name, *gzip)))
+        .map(|l| {
+            let best = match runtime {
+                Some(r) => runtime_best_per_format(r, links, &l.name),
+                None => best_per_format(file, links, &l.name, *gzip)
+                    .iter()
+                    .map(Estimate::of)
+                    .collect(),
+            };
+            (l.name.clone(), best)
+        })
         .collect();
+    let whose = runtime.map_or("Rust", |r| r.runtime.title());
     if rows.iter().all(|(_, r)| r.is_empty()) {
         ui.label("the estimates appear as soon as a format's encode and decode are measured");
         view.plot_rect = None;
@@ -118,7 +242,9 @@ pub(super) fn wire(
     .y_axis_formatter(move |m, _| category(&y_labels, m.value))
     .y_axis_min_width(90.0)
     .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightBottom))
-    .x_axis_label("end to end: encode + transfer + decode")
+    .x_axis_label(format!(
+        "end to end in {whose}: encode + transfer + decode"
+    ))
     .x_axis_formatter(|m, _| {
         if m.value <= 0.0 {
             "0".into()
@@ -143,9 +269,9 @@ pub(super) fn wire(
                         .horizontal()
                         .fill(solid(format_color(format)))
                         .name(format!(
-                            "{} · {} on {}: {}\nencode {} + wire {} ({} bytes) + decode {}",
+                            "{} · {} ({whose}) on {}: {}\nencode {} + wire {} ({} bytes) + decode {}",
                             format.title(),
-                            t.library.name(),
+                            t.library,
                             t.link,
                             duration(t.total() * 1e9),
                             duration(t.cpu_send * 1e9),
@@ -193,7 +319,7 @@ pub(super) fn wire(
                 let Some(t) = best.first() else { continue };
                 ui.label(name);
                 ui.colored_label(format_color(t.format), t.format.title());
-                ui.label(t.library.name());
+                ui.label(format!("{} ({whose})", t.library));
                 ui.monospace(duration(t.total() * 1e9));
                 ui.monospace(duration(t.cpu_send * 1e9));
                 ui.monospace(duration(t.wire * 1e9));
