@@ -92,6 +92,7 @@ impl App {
             Close(usize),
             CloseOthers(usize),
             Rename(usize),
+            Compare((usize, usize), (usize, usize)),
         }
         let mut act = None;
         let mut rename_done = None;
@@ -174,6 +175,17 @@ impl App {
                         act = Some(Act::CloseOthers(i));
                         ui.close();
                     }
+                    // Its selected payload against another source's.
+                    ui.add_enabled_ui(self.ws.entries.len() > 1, |ui| {
+                        ui.menu_button("Compare with…", |ui| {
+                            for (j, other) in self.ws.entries.iter().enumerate() {
+                                if j != i && ui.button(other.name()).clicked() {
+                                    act = Some(Act::Compare((i, e.payload), (j, other.payload)));
+                                    ui.close();
+                                }
+                            }
+                        });
+                    });
                 });
         }
         if let Some(done) = rename_done {
@@ -189,6 +201,7 @@ impl App {
                 self.renaming = None;
                 self.ws.close_others(i);
             }
+            Some(Act::Compare(a, b)) => self.compare(a, b),
             Some(Act::Rename(i)) => {
                 let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();
                 self.renaming = Some((i, name, false));
@@ -198,6 +211,7 @@ impl App {
     }
 
     fn payload_list(&mut self, ui: &mut egui::Ui) {
+        let choices = self.payload_choices();
         let Some(entry) = self.ws.entry() else { return };
         let peel = entry.peel;
         let mut raw = peel.max_layers == Some(0) && peel.split == Split::Never;
@@ -206,7 +220,9 @@ impl App {
             _ => 0,
         };
         let current = entry.payload;
+        let this = self.ws.current.unwrap_or(0);
         let mut pick = None;
+        let mut compare_from = None;
         match &entry.opened {
             Stage::Ready(opened) => {
                 ui.strong(format!("Payloads ({})", opened.payloads.len()));
@@ -231,6 +247,16 @@ impl App {
                     if r.clicked() {
                         pick = Some(i);
                     }
+                    r.context_menu(|ui| {
+                        ui.menu_button("Compare with…", |ui| {
+                            for (p, name) in choices.iter().filter(|(p, _)| *p != (this, i)) {
+                                if ui.button(name).clicked() {
+                                    compare_from = Some(((this, i), *p));
+                                    ui.close();
+                                }
+                            }
+                        });
+                    });
                     // A captured exchange says which call and direction; else the layer chain.
                     match p.headline() {
                         Some(h) => ui.weak(h),
@@ -272,6 +298,9 @@ impl App {
         };
         if let Some(i) = pick {
             self.ws.select_payload(i);
+        }
+        if let Some((a, b)) = compare_from {
+            self.compare(a, b);
         }
         if raw_changed {
             self.ws.set_raw(raw);
