@@ -671,13 +671,13 @@ struct Prepared {
     gzip_seconds: f64,
 }
 
+/// A format's report, its encoding's size and what its rows need; or why it cannot be written.
+type FormatOutcome = Result<(FormatReport, usize, Prepared), String>;
+
 /// `format`'s part of the report (sizes, variants, bytes per field) and what its rows need, or
 /// why the value cannot be written in it. Runs on the pool: the compressors, the bytes per field
 /// and the variants side by side.
-fn prepare_format(
-    subject: &Subject,
-    format: Format,
-) -> Result<(FormatReport, usize, Prepared), String> {
+fn prepare_format(subject: &Subject, format: Format) -> FormatOutcome {
     let (value, message, schema) = for_format(&subject.value, format, subject.message.as_ref())?;
     let value = match value {
         Cow::Borrowed(_) => Arc::clone(&subject.value),
@@ -730,7 +730,7 @@ fn prepare_format(
 
 fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileReport, Vec<Job>) {
     let name = &subject.name;
-    let prepared: Vec<(Format, Result<(FormatReport, usize, Prepared), String>)> = Format::ALL
+    let prepared: Vec<(Format, FormatOutcome)> = Format::ALL
         .par_iter()
         .map(|&format| (format, prepare_format(subject, format)))
         .collect();
