@@ -8,7 +8,10 @@
 //! 3. **Sampling**: at least [`BenchConfig::min_samples`] samples (30 by default), more when
 //!    [`BenchConfig::measurement_time`] allows; an operation slower than
 //!    [`BenchConfig::slow_threshold`] (100 ms) gets [`BenchConfig::slow_samples`] samples of one
-//!    call each (flat sampling) so a large file does not take minutes.
+//!    call each (flat sampling) so a large file does not take minutes; with a
+//!    [`BenchConfig::slow_budget`] (the quick mode's), fewer of them, never fewer than one, so
+//!    the time spent on an operation is bounded by the budget rather than growing with the
+//!    payload.
 //!
 //! Each sample's time is divided by its batch size; [`super::stats::summarize`] turns the samples
 //! into the reported statistics. Inputs are prepared by the caller outside the timed region; the
@@ -16,6 +19,12 @@
 //! through `black_box` into a vector reserved before the clock starts and are dropped after it
 //! stops. Allocations are counted on the current thread over the timed calls only (see
 //! [`super::alloc`]).
+//!
+//! A slow operation that its caller has just run on the same input (a library's preparation
+//! decodes the payload and encodes it once) is not warmed up again when
+//! [`BenchConfig::prepared_warms`] is set (the quick mode): that call was its warm-up and its
+//! time the estimate ([`Bencher::warmed`]). [`Bencher::iter_checked`] checks the first output
+//! of a routine and reports a failure instead of timing it.
 //!
 //! Between samples the cancel flag is checked; a cancelled measurement returns
 //! [`BenchError::Cancelled`].
@@ -48,6 +57,13 @@ pub struct BenchConfig {
     pub slow_threshold: Duration,
     /// Samples for such a slow operation.
     pub slow_samples: usize,
+    /// The most time the samples of a slow operation should take: `None` takes all
+    /// `slow_samples`; `Some(budget)` takes as many as fit in it, at least one (see
+    /// [`plan_samples`]).
+    pub slow_budget: Option<Duration>,
+    /// Whether a slow operation the caller has just run ([`Bencher::warmed`]) skips the
+    /// warm-up.
+    pub prepared_warms: bool,
     /// Bootstrap resamples for the confidence interval.
     pub resamples: usize,
     /// In interleaved measuring (a [`Seat`] given), the turns the samples are spread over.
@@ -65,12 +81,16 @@ impl BenchConfig {
             measurement_time: Duration::from_millis(500),
             slow_threshold: Duration::from_millis(100),
             slow_samples: 10,
+            slow_budget: None,
+            prepared_warms: false,
             resamples: 10_000,
             rounds: 10,
         }
     }
 
-    /// A quick look (and what tests use): 10 ms warm-up, 8 samples, 3 for slow operations.
+    /// A quick look (and what tests use): 10 ms warm-up, 8 samples, up to 3 for slow operations
+    /// within half a second of sampling (one sample of an operation slower than a quarter
+    /// second), no second warm-up of a slow operation just prepared.
     pub fn quick() -> BenchConfig {
         BenchConfig {
             warm_up: Duration::from_millis(10),
@@ -80,6 +100,8 @@ impl BenchConfig {
             measurement_time: Duration::from_millis(20),
             slow_threshold: Duration::from_millis(50),
             slow_samples: 3,
+            slow_budget: Some(Duration::from_millis(500)),
+            prepared_warms: true,
             resamples: 1_000,
             rounds: 2,
         }
@@ -131,6 +153,7 @@ pub struct Bencher<'a> {
     seed: u64,
     capacity: usize,
     seat: Option<Seat<'a, 'a>>,
+    warmed: Option<f64>,
     result: Option<Result<Measurement, BenchError>>,
 }
 
@@ -149,6 +172,7 @@ impl<'a> Bencher<'a> {
             seed,
             capacity,
             seat: None,
+            warmed: None,
             result: None,
         }
     }
@@ -171,6 +195,7 @@ impl<'a> Bencher<'a> {
             seed,
             capacity,
             seat: Some(seat),
+            warmed: None,
             result: None,
         }
     }
@@ -190,14 +215,32 @@ impl<'a> Bencher<'a> {
         self.result = Some(Err(BenchError::Failed(message.into())));
     }
 
+    /// Says the routine about to be measured has just run once, taking `seconds`, on the same
+    /// input (outside the timed region: a library's preparation). With
+    /// [`BenchConfig::prepared_warms`], a routine that slow skips the warm-up (that call was
+    /// it) and is sampled by that estimate; otherwise this changes nothing.
+    pub fn warmed(&mut self, seconds: Option<f64>) {
+        self.warmed = seconds;
+    }
+
     /// Measures `routine`, which gets the preallocated output buffer (cleared before each call is
     /// the routine's job, so that clearing is timed like a real service would do it).
-    pub fn iter<O>(&mut self, mut routine: impl FnMut(&mut Vec<u8>) -> O) {
+    pub fn iter<O>(&mut self, routine: impl FnMut(&mut Vec<u8>) -> O) {
+        self.iter_checked(|_| Ok(()), routine);
+    }
+
+    /// [`Bencher::iter`], with `check` run on the routine's first output (after the clock, if
+    /// that call is timed): an error fails the measurement with its message, nothing is timed.
+    pub fn iter_checked<O>(
+        &mut self,
+        check: impl Fn(&O) -> Result<(), String>,
+        mut routine: impl FnMut(&mut Vec<u8>) -> O,
+    ) {
         if let Some(seat) = &mut self.seat {
             seat.take();
             self.buffer.reserve(self.capacity);
         }
-        self.result = Some(self.run(&mut routine));
+        self.result = Some(self.run(&check, &mut routine));
         if let Some(seat) = &mut self.seat {
             seat.leave();
         }
@@ -209,44 +252,47 @@ impl<'a> Bencher<'a> {
 
     fn run<O>(
         &mut self,
+        check: &impl Fn(&O) -> Result<(), String>,
         routine: &mut impl FnMut(&mut Vec<u8>) -> O,
     ) -> Result<Measurement, BenchError> {
         let cfg = self.config;
-        // Warm-up, in doubling chunks; the last (largest) chunk estimates the time per call,
-        // free of the first calls' cold caches.
-        let start = Instant::now();
-        let mut chunk: u64 = 1;
-        let per_call = loop {
-            let t = Instant::now();
-            for _ in 0..chunk {
-                drop(black_box(routine(black_box(&mut self.buffer))));
+        let mut unchecked = true;
+        let mut checked = |o: &O| -> Result<(), BenchError> {
+            if std::mem::take(&mut unchecked) {
+                check(o).map_err(BenchError::Failed)?;
             }
-            let spent = t.elapsed().as_secs_f64();
-            if start.elapsed() >= cfg.warm_up {
-                break spent / chunk as f64;
-            }
-            if self.cancelled() {
-                return Err(BenchError::Cancelled);
-            }
-            chunk = chunk.saturating_mul(2);
+            Ok(())
         };
+        let prepared = self
+            .warmed
+            .filter(|&s| cfg.prepared_warms && s >= cfg.slow_threshold.as_secs_f64());
+        let per_call = match prepared {
+            Some(seconds) => seconds,
+            None => {
+                // Warm-up, in doubling chunks; the last (largest) chunk estimates the time per
+                // call, free of the first calls' cold caches.
+                let start = Instant::now();
+                let mut chunk: u64 = 1;
+                loop {
+                    let t = Instant::now();
+                    for _ in 0..chunk {
+                        let o = black_box(routine(black_box(&mut self.buffer)));
+                        checked(&o)?;
+                        drop(o);
+                    }
+                    let spent = t.elapsed().as_secs_f64();
+                    if start.elapsed() >= cfg.warm_up {
+                        break spent / chunk as f64;
+                    }
+                    if self.cancelled() {
+                        return Err(BenchError::Cancelled);
+                    }
+                    chunk = chunk.saturating_mul(2);
+                }
+            }
+        };
+        let (batch, samples) = plan_samples(cfg, per_call);
         let slow = per_call >= cfg.slow_threshold.as_secs_f64();
-        let (batch, samples) = if slow {
-            (1u64, cfg.slow_samples.max(1))
-        } else {
-            let batch = (cfg.sample_time.as_secs_f64() / per_call.max(1e-9))
-                .ceil()
-                .max(1.0) as u64;
-            let sample_secs = batch as f64 * per_call;
-            let fit = (cfg.measurement_time.as_secs_f64() / sample_secs.max(1e-9)) as usize;
-            (
-                batch,
-                fit.clamp(
-                    cfg.min_samples.max(1),
-                    cfg.max_samples.max(cfg.min_samples).max(1),
-                ),
-            )
-        };
         let mut times = Vec::with_capacity(samples);
         let mut probes = Vec::new();
         let mut allocs = alloc::snapshot().map(|_| alloc::AllocCount::default());
@@ -287,6 +333,9 @@ impl<'a> Bencher<'a> {
             }
             let elapsed = t.elapsed();
             let after = alloc::snapshot();
+            if let Some(first) = outputs.first() {
+                checked(first)?;
+            }
             if let (Some(total), Some(b), Some(a)) = (allocs.as_mut(), before, after) {
                 let d = a.since(b);
                 total.count += d.count;
@@ -309,9 +358,138 @@ impl<'a> Bencher<'a> {
     }
 }
 
+/// How a routine taking `per_call` seconds (the warm-up's estimate) is sampled under `cfg`:
+/// calls per sample and samples. A slow routine gets one call per sample and
+/// [`BenchConfig::slow_samples`] samples, or as many as fit in [`BenchConfig::slow_budget`] (at
+/// least one); a fast one, batches of at least [`BenchConfig::sample_time`] and between
+/// `min_samples` and `max_samples` of them, as many as fit in `measurement_time`.
+pub fn plan_samples(cfg: &BenchConfig, per_call: f64) -> (u64, usize) {
+    if per_call >= cfg.slow_threshold.as_secs_f64() {
+        let mut samples = cfg.slow_samples.max(1);
+        if let Some(budget) = cfg.slow_budget {
+            let fit = (budget.as_secs_f64() / per_call.max(1e-9)) as usize;
+            samples = samples.min(fit.max(1));
+        }
+        return (1, samples);
+    }
+    let batch = (cfg.sample_time.as_secs_f64() / per_call.max(1e-9))
+        .ceil()
+        .max(1.0) as u64;
+    let sample_secs = batch as f64 * per_call;
+    let fit = (cfg.measurement_time.as_secs_f64() / sample_secs.max(1e-9)) as usize;
+    (
+        batch,
+        fit.clamp(
+            cfg.min_samples.max(1),
+            cfg.max_samples.max(cfg.min_samples).max(1),
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_quick_budget_bounds_the_samples_of_slow_operations() {
+        let quick = BenchConfig::quick();
+        // 0.1 s a call: all three samples fit in the half second.
+        assert_eq!(plan_samples(&quick, 0.1), (1, 3));
+        // 0.2 s: two fit; 0.3 s and a payload's 5 s: one, never none.
+        assert_eq!(plan_samples(&quick, 0.2), (1, 2));
+        assert_eq!(plan_samples(&quick, 0.3), (1, 1));
+        assert_eq!(plan_samples(&quick, 5.0), (1, 1));
+        // The standard mode has no budget: a slow operation always gets its ten samples.
+        let standard = BenchConfig::standard();
+        assert_eq!(plan_samples(&standard, 5.0), (1, standard.slow_samples));
+        // Fast operations are batched as before, the budget does not apply.
+        let (batch, samples) = plan_samples(&quick, 1e-6);
+        assert!((1000..=1001).contains(&batch), "{batch}");
+        assert_eq!(samples, quick.min_samples);
+    }
+
+    #[test]
+    fn a_slow_routine_run_just_before_is_not_warmed_up_again_in_quick_mode() {
+        for (prepared_warms, calls_made) in [(true, 3), (false, 4)] {
+            let cfg = BenchConfig {
+                slow_threshold: Duration::from_millis(2),
+                warm_up: Duration::from_millis(1),
+                slow_samples: 3,
+                slow_budget: None,
+                prepared_warms,
+                ..BenchConfig::quick()
+            };
+            let cancel = AtomicBool::new(false);
+            let mut b = Bencher::new(&cfg, &cancel, 0, 1);
+            b.warmed(Some(0.003));
+            let calls = std::cell::Cell::new(0);
+            b.iter(|_| {
+                calls.set(calls.get() + 1);
+                std::thread::sleep(Duration::from_millis(3))
+            });
+            let m = b.finish().expect("measured");
+            assert_eq!((m.batch, m.ns.n), (1, 3));
+            assert_eq!(calls.get(), calls_made, "prepared_warms {prepared_warms}");
+        }
+        // A fast routine is warmed up whatever its caller says.
+        let cfg = BenchConfig::quick();
+        let cancel = AtomicBool::new(false);
+        let mut b = Bencher::new(&cfg, &cancel, 0, 1);
+        b.warmed(Some(1e-6));
+        b.iter(|_| 1 + 1);
+        let m = b.finish().expect("measured");
+        assert!(m.batch > 1, "{m:?}");
+    }
+
+    #[test]
+    fn a_failing_first_output_fails_the_measurement() {
+        let cfg = BenchConfig::quick();
+        let cancel = AtomicBool::new(false);
+        let mut b = Bencher::new(&cfg, &cancel, 0, 1);
+        b.iter_checked(
+            |r: &Result<u8, String>| r.as_ref().map(|_| ()).map_err(|e| format!("lib: {e}")),
+            |_| Err::<u8, _>("bad byte at 3".to_string()),
+        );
+        assert_eq!(
+            b.finish(),
+            Err(BenchError::Failed("lib: bad byte at 3".into()))
+        );
+        // Also when the first call is a timed one (no warm-up).
+        let cfg = BenchConfig {
+            slow_threshold: Duration::from_millis(1),
+            ..BenchConfig::quick()
+        };
+        let mut b = Bencher::new(&cfg, &cancel, 0, 1);
+        b.warmed(Some(1.0));
+        b.iter_checked(
+            |&ok: &bool| if ok { Ok(()) } else { Err("no".into()) },
+            |_| false,
+        );
+        assert_eq!(b.finish(), Err(BenchError::Failed("no".into())));
+    }
+
+    #[test]
+    fn a_routine_slower_than_the_budget_is_sampled_once() {
+        let cfg = BenchConfig {
+            slow_threshold: Duration::from_millis(2),
+            warm_up: Duration::from_millis(1),
+            slow_samples: 5,
+            slow_budget: Some(Duration::from_millis(1)),
+            ..BenchConfig::quick()
+        };
+        let cancel = AtomicBool::new(false);
+        let mut b = Bencher::new(&cfg, &cancel, 0, 1);
+        let calls = std::cell::Cell::new(0);
+        b.iter(|_| {
+            calls.set(calls.get() + 1);
+            std::thread::sleep(Duration::from_millis(3))
+        });
+        let m = b.finish().expect("measured");
+        assert_eq!((m.batch, m.ns.n, m.iterations), (1, 1, 1));
+        // One warm-up call, one timed.
+        assert_eq!(calls.get(), 2);
+        assert!(m.ns.min >= 3e6);
+    }
 
     #[test]
     fn measures_a_routine_and_counts_nothing_without_the_allocator() {

@@ -65,13 +65,14 @@ impl Live {
                 label,
                 slot,
                 result,
+                bytes,
             } => {
                 self.done = self.done.max(done);
                 self.total = total;
                 if let Some(i) = self.running.iter().position(|l| *l == label) {
                     self.running.remove(i);
                 }
-                self.report.cancelled |= record(&mut self.report.files, slot, *result);
+                self.report.cancelled |= record(&mut self.report.files, slot, *result, bytes);
                 let file = match slot {
                     Slot::Timing { file, .. }
                     | Slot::Gzip { file, .. }

@@ -5,14 +5,14 @@
 use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
 use super::bench::{BenchConfig, BenchError, Bencher, Measurement};
 use super::cost::field_costs;
 use super::libs::{self, Adapter, Library, Source};
-use super::sizes::{self, compressed_sizes, FormatSizes, SchemaSource};
+use super::sizes::{self, FormatSizes, SchemaSource};
 use super::sweep::{self, Link, Sweep, SweepPoint};
 use super::turns::Turns;
 use crate::codec::protobuf::infer::{infer, wrap_for_inferred, InferOptions};
@@ -168,15 +168,86 @@ pub enum Event {
         slot: Slot,
         /// The measurement (boxed: it is far larger than the other events).
         result: Box<Result<Measurement, BenchError>>,
+        /// For a library's timing row: the size of the library's own encoding, known once the
+        /// job has prepared the library (the row's [`TimingRow::bytes`]).
+        bytes: Option<usize>,
     },
 }
 
-/// A job's slot and what it measured.
-type Outcome = (Slot, Result<Measurement, BenchError>);
+/// A job's slot, what it measured, and (a library's row) the size of the library's encoding.
+type Outcome = (Slot, Result<Measurement, BenchError>, Option<usize>);
 
 enum Task {
-    Adapter(Arc<dyn Adapter>, Op),
-    Gzip(Arc<Vec<u8>>, Op),
+    Adapter(Arc<Lazy>, Op),
+    /// gzip compress (the bytes, and the seconds preparing took to gzip them) or decompress.
+    Gzip(Arc<Vec<u8>>, Op, Option<f64>),
+}
+
+/// What a library needs to be prepared: the value, wirelens' encoding of it, the message type.
+struct Inputs {
+    library: Library,
+    format: Format,
+    value: Arc<Value>,
+    bytes: Arc<Vec<u8>>,
+    message: Option<MessageDescriptor>,
+}
+
+enum Stage {
+    Waiting(Inputs),
+    Ready(Result<Arc<dyn Adapter>, String>),
+    Released,
+}
+
+/// A library prepared by the first of its jobs (encode, decode) to run, and dropped when the
+/// last one finishes. A library's value of a large payload takes hundreds of megabytes, so only
+/// the libraries being measured hold one (before, every library of every format was prepared
+/// up front and held to the end of the run: 3 GB for a 9 MB protobuf batch), and preparing runs
+/// on the pool beside the other jobs instead of before them all.
+struct Lazy {
+    stage: Mutex<Stage>,
+    /// Jobs that have not finished yet.
+    left: AtomicUsize,
+}
+
+impl Lazy {
+    fn new(inputs: Inputs, jobs: usize) -> Lazy {
+        Lazy {
+            stage: Mutex::new(Stage::Waiting(inputs)),
+            left: AtomicUsize::new(jobs),
+        }
+    }
+
+    /// The prepared library, preparing it now if no job has (another job of the same library
+    /// waits meanwhile).
+    fn adapter(&self) -> Result<Arc<dyn Adapter>, String> {
+        let mut stage = self.stage.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Stage::Waiting(_) = &*stage {
+            let Stage::Waiting(i) = std::mem::replace(&mut *stage, Stage::Released) else {
+                unreachable!("matched above")
+            };
+            let source = Source {
+                value: &i.value,
+                bytes: &i.bytes,
+                message: i.message.as_ref(),
+            };
+            *stage = Stage::Ready(libs::prepare(i.library, i.format, source).map(Arc::from));
+        }
+        match &*stage {
+            Stage::Ready(r) => r.clone(),
+            Stage::Waiting(_) | Stage::Released => Err("the library was released".into()),
+        }
+    }
+
+    /// One job is done with it; the last one drops the library and its inputs.
+    fn release(&self) {
+        if self.left.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let old = std::mem::replace(
+                &mut *self.stage.lock().unwrap_or_else(PoisonError::into_inner),
+                Stage::Released,
+            );
+            drop(old);
+        }
+    }
 }
 
 struct Job {
@@ -194,13 +265,24 @@ pub fn run(
     cancel: &AtomicBool,
     on_event: &(dyn Fn(Event) + Sync),
 ) -> Report {
+    let parallel = settings.mode != Mode::Precise;
+    // The pool prepares too (encodings, compressed sizes, bytes per field), in every mode: in
+    // precise mode only the timing jobs take turns.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.threads)
+        .build()
+        .ok();
+    let on_pool = |work: &(dyn Fn() -> (FileReport, Vec<Job>) + Sync)| match &pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    };
     let mut files = Vec::new();
     let mut jobs = Vec::new();
     for (i, subject) in subjects.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
             break;
         }
-        let (file, file_jobs) = prepare_file(i, subject, settings);
+        let (file, file_jobs) = on_pool(&|| prepare_file(i, subject, settings));
         on_event(Event::Prepared {
             file: i,
             report: Box::new(file.clone()),
@@ -212,7 +294,6 @@ pub fn run(
     let done = AtomicUsize::new(0);
     let running = AtomicUsize::new(0);
     let started = AtomicUsize::new(0);
-    let parallel = settings.mode != Mode::Precise;
     let turns_planned = jobs.len() * settings.bench.rounds.max(1);
     let on_turn = |seat: usize, taken: usize| {
         if let Some(job) = jobs.get(seat) {
@@ -228,7 +309,10 @@ pub fn run(
         // Precise mode: every job has a seat in the ring and measures only in its turns.
         let seat = (!parallel).then(|| turns.seat(index));
         if cancel.load(Ordering::Relaxed) {
-            return (job.slot, Err(BenchError::Cancelled));
+            if let Task::Adapter(lazy, _) = &job.task {
+                lazy.release();
+            }
+            return (job.slot, Err(BenchError::Cancelled), None);
         }
         on_event(Event::Started {
             done: done.load(Ordering::SeqCst),
@@ -242,18 +326,43 @@ pub fn run(
             Some(seat) => Bencher::interleaved(&settings.bench, cancel, job.capacity, seed, seat),
             None => Bencher::new(&settings.bench, cancel, job.capacity, seed),
         };
+        let mut bytes = None;
         match &job.task {
-            Task::Adapter(a, Op::Encode) => a.encode(&mut b),
-            Task::Adapter(a, Op::Decode) => a.decode(&mut b),
-            Task::Gzip(bytes, Op::Encode) => b.iter(|buf| {
-                buf.clear();
-                let mut e = flate2::write::GzEncoder::new(
-                    &mut *buf,
-                    flate2::Compression::new(sizes::GZIP_LEVEL),
-                );
-                e.write_all(bytes).is_ok() && e.finish().is_ok()
-            }),
-            Task::Gzip(gz, Op::Decode) => b.iter(|buf| {
+            Task::Adapter(lazy, op) => {
+                // Prepared outside the timed region, which starts in `encode`/`decode`.
+                match lazy.adapter() {
+                    Ok(a) => {
+                        bytes = Some(a.bytes().len());
+                        let warmed = a.warmed();
+                        b.warmed(match op {
+                            Op::Encode => warmed.encode,
+                            Op::Decode => warmed.decode,
+                        });
+                        match op {
+                            Op::Encode => {
+                                a.encode(&mut b);
+                                // The decode job reads the bytes only.
+                                a.release_value();
+                            }
+                            Op::Decode => a.decode(&mut b),
+                        }
+                    }
+                    Err(e) => b.fail(e),
+                }
+                lazy.release();
+            }
+            Task::Gzip(bytes, Op::Encode, warmed) => {
+                b.warmed(*warmed);
+                b.iter(|buf| {
+                    buf.clear();
+                    let mut e = flate2::write::GzEncoder::new(
+                        &mut *buf,
+                        flate2::Compression::new(sizes::GZIP_LEVEL),
+                    );
+                    e.write_all(bytes).is_ok() && e.finish().is_ok()
+                })
+            }
+            Task::Gzip(gz, Op::Decode, _) => b.iter(|buf| {
                 buf.clear();
                 flate2::read::GzDecoder::new(&gz[..])
                     .read_to_end(buf)
@@ -274,14 +383,11 @@ pub fn run(
             label: job.label.clone(),
             slot: job.slot,
             result: Box::new(result.clone()),
+            bytes,
         });
-        (job.slot, result)
+        (job.slot, result, bytes)
     };
     let results: Vec<Outcome> = if parallel {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(settings.threads)
-            .build()
-            .ok();
         match &pool {
             Some(pool) => pool.install(|| jobs.par_iter().enumerate().map(run_one).collect()),
             None => jobs.iter().enumerate().map(run_one).collect(),
@@ -291,8 +397,8 @@ pub fn run(
     };
     let probe = probes(&results);
     let mut cancelled = false;
-    for (slot, result) in results {
-        cancelled |= record(&mut files, slot, result);
+    for (slot, result, bytes) in results {
+        cancelled |= record(&mut files, slot, result, bytes);
     }
     for file in &mut files {
         finish_file(file, &settings.links);
@@ -337,9 +443,14 @@ fn in_turns(
                     (
                         slot,
                         Err(BenchError::Failed("the measurement panicked".into())),
+                        None,
                     )
                 }),
-                Err(e) => (slot, Err(BenchError::Failed(format!("no thread: {e}")))),
+                Err(e) => (
+                    slot,
+                    Err(BenchError::Failed(format!("no thread: {e}"))),
+                    None,
+                ),
             })
             .collect()
     })
@@ -350,19 +461,26 @@ fn in_turns(
 fn probes(results: &[Outcome]) -> Option<super::stats::Summary> {
     let probes: Vec<f64> = results
         .iter()
-        .filter_map(|(_, r)| r.as_ref().ok())
+        .filter_map(|(_, r, _)| r.as_ref().ok())
         .flat_map(|m| m.probes.iter().copied())
         .collect();
     super::stats::summarize(&probes, 0, 0)
 }
 
 /// Puts a job's result in its slot: a measurement, or (for a timing row) the reason it is
-/// missing. Returns whether the job was cancelled.
+/// missing, and the size of the library's encoding when the job says it. Returns whether the
+/// job was cancelled.
 pub(super) fn record(
     files: &mut [FileReport],
     slot: Slot,
     result: Result<Measurement, BenchError>,
+    bytes: Option<usize>,
 ) -> bool {
+    if let (Slot::Timing { file, row, .. }, Some(bytes)) = (slot, bytes) {
+        if let Some(r) = files.get_mut(file).and_then(|f| f.timings.get_mut(row)) {
+            r.bytes = bytes;
+        }
+    }
     let measurement = match result {
         Ok(m) => Some(m),
         Err(BenchError::Cancelled) => {
@@ -473,6 +591,21 @@ fn encode_for(
     codec::encode(value, format, &options).map_err(|e| e.to_string())
 }
 
+/// [`encode_for`]'s bytes, without recording spans (for sizes alone).
+fn encode_fast_for(
+    value: &Value,
+    format: Format,
+    message: Option<&MessageDescriptor>,
+) -> Result<Vec<u8>, String> {
+    let options = EncodeOptions {
+        message: message.cloned(),
+        ..EncodeOptions::default()
+    };
+    codec::encode_fast(value, format, &options)
+        .map(|e| e.bytes)
+        .map_err(|e| e.to_string())
+}
+
 /// The payload the runtime harnesses time ([`super::runtimes`]): wirelens' default encoding of
 /// `subject` in every format it can be written in, and for protobuf the descriptor set of the
 /// message type used (given, or inferred as for the Rust rows).
@@ -527,20 +660,91 @@ fn label(file: &str, format: Format, library: Library, op: &str) -> String {
     format!("{file} · {} · {} · {op}", format.title(), library.name())
 }
 
+/// One format of a payload, ready for its rows: the value as the format takes it, the message
+/// type, wirelens' encoding and its gzip.
+struct Prepared {
+    value: Arc<Value>,
+    message: Option<MessageDescriptor>,
+    schema: SchemaSource,
+    bytes: Arc<Vec<u8>>,
+    gzip: Vec<u8>,
+    gzip_seconds: f64,
+}
+
+/// A format's report, its encoding's size and what its rows need; or why it cannot be written.
+type FormatOutcome = Result<(FormatReport, usize, Prepared), String>;
+
+/// `format`'s part of the report (sizes, variants, bytes per field) and what its rows need, or
+/// why the value cannot be written in it. Runs on the pool: the compressors, the bytes per field
+/// and the variants side by side.
+fn prepare_format(subject: &Subject, format: Format) -> FormatOutcome {
+    let (value, message, schema) = for_format(&subject.value, format, subject.message.as_ref())?;
+    let value = match value {
+        Cow::Borrowed(_) => Arc::clone(&subject.value),
+        Cow::Owned(v) => Arc::new(v),
+    };
+    let encoded = encode_for(&value, format, message.as_ref())?;
+    let bytes = Arc::new(encoded.bytes);
+    let (gzipped, fields) = rayon::join(
+        || sizes::compressed_sizes_and_gzip(&bytes),
+        || field_costs(format, bytes.len(), &encoded.spans),
+    );
+    drop(encoded.spans);
+    let sizes = gzipped.sizes;
+    let variants = sizes::variant_sizes(&value, format, &bytes, sizes);
+    let gzip = gzipped.gzip.unwrap_or_default();
+    let report = FormatReport {
+        sizes: FormatSizes {
+            format,
+            sizes,
+            // Set once the JSON encoding's size is known.
+            ratio_to_json: f64::NAN,
+            schema,
+            notes: encoded.notes.iter().map(|n| n.count).sum(),
+            note_texts: encoded
+                .notes
+                .iter()
+                .take(5)
+                .map(|n| n.to_string())
+                .collect(),
+        },
+        variants,
+        fields,
+        gzip_compress: None,
+        gzip_decompress: None,
+    };
+    let len = bytes.len();
+    Ok((
+        report,
+        len,
+        Prepared {
+            value,
+            message,
+            schema,
+            bytes,
+            gzip,
+            gzip_seconds: gzipped.gzip_seconds,
+        },
+    ))
+}
+
 fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileReport, Vec<Job>) {
     let name = &subject.name;
-    let json_bytes = encode_for(&subject.value, Format::Json, None).map_or(0, |e| e.bytes.len());
+    let prepared: Vec<(Format, FormatOutcome)> = Format::ALL
+        .par_iter()
+        .map(|&format| (format, prepare_format(subject, format)))
+        .collect();
+    let json_bytes = prepared
+        .iter()
+        .find(|(f, _)| *f == Format::Json)
+        .and_then(|(_, p)| p.as_ref().ok())
+        .map_or(0, |(_, len, _)| *len);
     let mut formats = Vec::new();
     let mut timings = Vec::new();
     let mut jobs = Vec::new();
-    for format in Format::ALL {
-        let prepared = for_format(&subject.value, format, subject.message.as_ref()).and_then(
-            |(value, message, schema)| {
-                let encoded = encode_for(&value, format, message.as_ref())?;
-                Ok((value, message, schema, encoded))
-            },
-        );
-        let (value, message, schema, encoded) = match prepared {
+    let mut whole = Vec::new();
+    for (format, outcome) in prepared {
+        let (mut report, len, p) = match outcome {
             Ok(p) => p,
             Err(e) => {
                 let schema = if format == Format::Protobuf && subject.message.is_some() {
@@ -564,36 +768,20 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                 continue;
             }
         };
-        let sizes = compressed_sizes(&encoded.bytes);
+        report.sizes.ratio_to_json = if json_bytes == 0 {
+            f64::NAN
+        } else {
+            len as f64 / json_bytes as f64
+        };
+        whole.push((format, len, report.sizes.sizes.gzip));
         let format_index = formats.len();
-        formats.push(FormatReport {
-            sizes: FormatSizes {
-                format,
-                sizes,
-                ratio_to_json: if json_bytes == 0 {
-                    f64::NAN
-                } else {
-                    encoded.bytes.len() as f64 / json_bytes as f64
-                },
-                schema,
-                notes: encoded.notes.iter().map(|n| n.count).sum(),
-                note_texts: encoded
-                    .notes
-                    .iter()
-                    .take(5)
-                    .map(|n| n.to_string())
-                    .collect(),
-            },
-            variants: sizes::variant_sizes(&value, format, encoded.bytes.len()),
-            fields: field_costs(format, encoded.bytes.len(), &encoded.spans),
-            gzip_compress: None,
-            gzip_decompress: None,
-        });
-        let raw = Arc::new(encoded.bytes.clone());
-        let gz = sizes::gzip(&encoded.bytes).unwrap_or_default();
+        formats.push(report);
         for (op, task) in [
-            (Op::Encode, Task::Gzip(raw, Op::Encode)),
-            (Op::Decode, Task::Gzip(Arc::new(gz), Op::Decode)),
+            (
+                Op::Encode,
+                Task::Gzip(Arc::clone(&p.bytes), Op::Encode, Some(p.gzip_seconds)),
+            ),
+            (Op::Decode, Task::Gzip(Arc::new(p.gzip), Op::Decode, None)),
         ] {
             jobs.push(Job {
                 slot: Slot::Gzip {
@@ -610,55 +798,47 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                         "decompress"
                     }
                 ),
-                capacity: encoded.bytes.len() + 1024,
+                capacity: len + 1024,
                 task,
             });
         }
         for &library in Library::for_format(format) {
-            let source = Source {
-                value: &value,
-                bytes: &encoded.bytes,
-                message: message.as_ref(),
-            };
             let row = timings.len();
-            match libs::prepare(library, format, source) {
-                Ok(adapter) => {
-                    let adapter: Arc<dyn Adapter> = Arc::from(adapter);
-                    timings.push(TimingRow {
-                        format,
-                        library,
-                        schema,
-                        bytes: adapter.bytes().len(),
-                        encode: None,
-                        decode: None,
-                        error: None,
-                    });
-                    for op in [Op::Encode, Op::Decode] {
-                        jobs.push(Job {
-                            slot: Slot::Timing {
-                                file: index,
-                                row,
-                                op,
-                            },
-                            label: label(name, format, library, op.name()),
-                            capacity: adapter.bytes().len() * 2 + 1024,
-                            task: Task::Adapter(adapter.clone(), op),
-                        });
-                    }
-                }
-                Err(e) => timings.push(TimingRow {
-                    format,
+            // The row's bytes are the library's own encoding's, known once its job prepares it.
+            timings.push(TimingRow {
+                format,
+                library,
+                schema: p.schema,
+                bytes: 0,
+                encode: None,
+                decode: None,
+                error: None,
+            });
+            let lazy = Arc::new(Lazy::new(
+                Inputs {
                     library,
-                    schema,
-                    bytes: 0,
-                    encode: None,
-                    decode: None,
-                    error: Some(e),
-                }),
+                    format,
+                    value: Arc::clone(&p.value),
+                    bytes: Arc::clone(&p.bytes),
+                    message: p.message.clone(),
+                },
+                2,
+            ));
+            for op in [Op::Encode, Op::Decode] {
+                jobs.push(Job {
+                    slot: Slot::Timing {
+                        file: index,
+                        row,
+                        op,
+                    },
+                    label: label(name, format, library, op.name()),
+                    capacity: len * 2 + 1024,
+                    task: Task::Adapter(Arc::clone(&lazy), op),
+                });
             }
         }
     }
-    let sweep = prepare_sweep(index, subject, settings, &mut jobs);
+    let sweep = prepare_sweep(index, subject, settings, &whole, &mut jobs);
     (
         FileReport {
             name: name.clone(),
@@ -673,10 +853,13 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
     )
 }
 
+/// The sweep's points and their jobs. `whole` holds each format's size and gzipped size of the
+/// whole payload (already measured), which the point of every record reuses.
 fn prepare_sweep(
     index: usize,
     subject: &Subject,
     settings: &Settings,
+    whole: &[(Format, usize, Option<usize>)],
     jobs: &mut Vec<Job>,
 ) -> Option<Sweep> {
     if settings.sweep_counts.is_empty() {
@@ -689,65 +872,84 @@ fn prepare_sweep(
     let mut points = Vec::new();
     for n in sweep::sweep_counts(&settings.sweep_counts, records.count, settings.sweep_all) {
         let full = n == records.count;
-        let slice = if full {
-            Cow::Borrowed(&*subject.value)
-        } else {
-            Cow::Owned(sweep::slice_records(&subject.value, &records, n))
-        };
-        for format in Format::ALL {
-            let library = Library::reference(format);
-            let mut point = SweepPoint {
-                records: n,
-                format,
-                library,
-                bytes: 0,
-                gzip: None,
-                encode: None,
-                decode: None,
-                error: None,
-            };
-            let prepared = for_format(&slice, format, subject.message.as_ref()).and_then(
-                |(value, message, _)| {
-                    let encoded = encode_for(&value, format, message.as_ref())?;
-                    Ok((value, message, encoded))
-                },
-            );
-            match prepared {
-                Err(e) => point.error = Some(e),
-                Ok((value, message, encoded)) => {
-                    point.bytes = encoded.bytes.len();
-                    point.gzip = sizes::gzip(&encoded.bytes).ok().map(|g| g.len());
-                    // The whole payload's timings are the main rows' (copied at the end).
-                    if !full {
-                        let source = Source {
-                            value: &value,
-                            bytes: &encoded.bytes,
-                            message: message.as_ref(),
-                        };
-                        match libs::prepare(library, format, source) {
-                            Err(e) => point.error = Some(e),
-                            Ok(adapter) => {
-                                let adapter: Arc<dyn Adapter> = Arc::from(adapter);
-                                for op in [Op::Encode, Op::Decode] {
-                                    jobs.push(Job {
-                                        slot: Slot::Sweep {
-                                            file: index,
-                                            point: points.len(),
-                                            op,
-                                        },
-                                        label: format!(
-                                            "{} · {n} records · {} · {}",
-                                            subject.name,
-                                            format.title(),
-                                            op.name()
-                                        ),
-                                        capacity: adapter.bytes().len() * 2 + 1024,
-                                        task: Task::Adapter(adapter.clone(), op),
-                                    });
-                                }
-                            }
+        let slice = (!full).then(|| Arc::new(sweep::slice_records(&subject.value, &records, n)));
+        let prepared: Vec<_> = Format::ALL
+            .par_iter()
+            .map(|&format| {
+                let library = Library::reference(format);
+                let mut point = SweepPoint {
+                    records: n,
+                    format,
+                    library,
+                    bytes: 0,
+                    gzip: None,
+                    encode: None,
+                    decode: None,
+                    error: None,
+                };
+                let Some(slice) = &slice else {
+                    // The whole payload: its sizes are the formats' and its timings the main
+                    // rows' (copied at the end).
+                    match whole.iter().find(|(f, ..)| *f == format) {
+                        Some(&(_, bytes, gzip)) => {
+                            point.bytes = bytes;
+                            point.gzip = gzip;
                         }
+                        None => point.error = Some(format!("cannot encode as {}", format.title())),
                     }
+                    return (point, None);
+                };
+                let prepared = for_format(slice, format, subject.message.as_ref()).and_then(
+                    |(value, message, _)| {
+                        let bytes = encode_fast_for(&value, format, message.as_ref())?;
+                        let value = match value {
+                            Cow::Borrowed(_) => Arc::clone(slice),
+                            Cow::Owned(v) => Arc::new(v),
+                        };
+                        Ok((value, message, bytes))
+                    },
+                );
+                match prepared {
+                    Err(e) => {
+                        point.error = Some(e);
+                        (point, None)
+                    }
+                    Ok((value, message, bytes)) => {
+                        point.bytes = bytes.len();
+                        point.gzip = sizes::gzip_size(&bytes).ok();
+                        let inputs = Inputs {
+                            library,
+                            format,
+                            value,
+                            bytes: Arc::new(bytes),
+                            message,
+                        };
+                        (point, Some(inputs))
+                    }
+                }
+            })
+            .collect();
+        for (point, inputs) in prepared {
+            if let Some(inputs) = inputs {
+                let len = inputs.bytes.len();
+                let format = inputs.format;
+                let lazy = Arc::new(Lazy::new(inputs, 2));
+                for op in [Op::Encode, Op::Decode] {
+                    jobs.push(Job {
+                        slot: Slot::Sweep {
+                            file: index,
+                            point: points.len(),
+                            op,
+                        },
+                        label: format!(
+                            "{} · {n} records · {} · {}",
+                            subject.name,
+                            format.title(),
+                            op.name()
+                        ),
+                        capacity: len * 2 + 1024,
+                        task: Task::Adapter(Arc::clone(&lazy), op),
+                    });
                 }
             }
             points.push(point);

@@ -47,6 +47,42 @@ pub fn compressed_sizes(bytes: &[u8]) -> Compressed {
     }
 }
 
+/// [`compressed_sizes`] computed with the gzipped bytes kept.
+#[derive(Debug)]
+pub struct Gzipped {
+    /// The sizes.
+    pub sizes: Compressed,
+    /// The gzipped bytes (the profiler times decompressing them).
+    pub gzip: std::io::Result<Vec<u8>>,
+    /// Seconds gzip took (the warm-up of the profiler's gzip timing, which compresses the
+    /// same bytes the same way).
+    pub gzip_seconds: f64,
+}
+
+/// [`compressed_sizes`] with the three compressors side by side on the current rayon pool (the
+/// profiler's), and the gzipped bytes kept.
+pub fn compressed_sizes_and_gzip(bytes: &[u8]) -> Gzipped {
+    let ((gz, gzip_seconds), (zstd, brotli)) = rayon::join(
+        || {
+            let t = std::time::Instant::now();
+            let gz = gzip(bytes);
+            (gz, t.elapsed().as_secs_f64())
+        },
+        || rayon::join(|| zstd_size(bytes), || brotli_size(bytes)),
+    );
+    let sizes = Compressed {
+        raw: bytes.len(),
+        gzip: gz.as_ref().ok().map(Vec::len),
+        zstd: zstd.ok(),
+        brotli: brotli.ok(),
+    };
+    Gzipped {
+        sizes,
+        gzip: gz,
+        gzip_seconds,
+    }
+}
+
 /// A writer that keeps nothing and counts what it is given: compressed sizes without holding
 /// the compressed bytes (a 100 MB file's zstd output buffer is sized for the worst case, more
 /// than the file).
@@ -213,22 +249,32 @@ pub struct VariantSizes {
 }
 
 /// Sizes of `value` written as `format` in each [`Variant`] that applies to it, against the
-/// default encoding's `default_raw` bytes. A variant the encoder refuses is left out.
+/// default encoding (`default`, whose sizes are `default_sizes`). A variant the encoder refuses
+/// is left out; one whose bytes are the default's (no float narrows, keys already in order) has
+/// the default's sizes without compressing it again. The variants are encoded and compressed
+/// side by side on the current rayon pool.
 pub fn variant_sizes(
     value: &crate::model::Value,
     format: Format,
-    default_raw: usize,
+    default: &[u8],
+    default_sizes: Compressed,
 ) -> Vec<VariantSizes> {
+    use rayon::prelude::*;
     Variant::ALL
-        .into_iter()
+        .into_par_iter()
         .filter(|v| v.applies_to(format))
         .filter_map(|variant| {
             let encoded = crate::codec::encode_fast(value, format, &variant.options()).ok()?;
             let raw = encoded.bytes.len();
+            let sizes = if encoded.bytes == default {
+                default_sizes
+            } else {
+                compressed_sizes_and_gzip(&encoded.bytes).sizes
+            };
             Some(VariantSizes {
                 variant,
-                sizes: compressed_sizes(&encoded.bytes),
-                delta: raw as i64 - default_raw as i64,
+                sizes,
+                delta: raw as i64 - default.len() as i64,
             })
         })
         .collect()
@@ -299,7 +345,11 @@ mod tests {
         // narrows: to a float32 in MessagePack (−4), a float16 in CBOR (−6). Canonical also
         // sorts the keys, which changes no size.
         for (format, default, saved) in [(Format::MessagePack, 80, -4), (Format::Cbor, 80, -6)] {
-            let v = variant_sizes(&doc.value, format, default);
+            let bytes = crate::codec::encode(&doc.value, format, &Default::default())
+                .expect("encodes")
+                .bytes;
+            assert_eq!(bytes.len(), default);
+            let v = variant_sizes(&doc.value, format, &bytes, compressed_sizes(&bytes));
             let names: Vec<_> = v.iter().map(|v| (v.variant, v.delta)).collect();
             assert_eq!(
                 names,
@@ -310,9 +360,45 @@ mod tests {
                 "{format:?}"
             );
             assert_eq!(v[0].sizes.raw as i64, default as i64 + saved);
+            // Sizes of the variant's own bytes, not the default's.
+            let own = crate::codec::encode(&doc.value, format, &Variant::ShortestFloats.options())
+                .expect("encodes")
+                .bytes;
+            assert_eq!(v[0].sizes, compressed_sizes(&own));
         }
-        assert!(variant_sizes(&doc.value, Format::Json, 84).is_empty());
-        assert!(variant_sizes(&doc.value, Format::Protobuf, 30).is_empty());
+        let none = compressed_sizes(b"");
+        assert!(variant_sizes(&doc.value, Format::Json, b"", none).is_empty());
+        assert!(variant_sizes(&doc.value, Format::Protobuf, b"", none).is_empty());
+    }
+
+    #[test]
+    fn a_variant_written_as_the_default_has_its_sizes_without_compressing_again() {
+        // No float to narrow and the keys in order: both variants are the default's bytes.
+        let json = br#"{"a":1,"b":"text","c":[true,null]}"#;
+        let doc = crate::codec::decode(json, Format::Json, &Default::default()).expect("json");
+        for format in [Format::MessagePack, Format::Cbor] {
+            let bytes = crate::codec::encode(&doc.value, format, &Default::default())
+                .expect("encodes")
+                .bytes;
+            // Sizes the compressors could not give: if the variant were compressed again, its
+            // sizes would be the real ones, not these.
+            let marked = Compressed {
+                raw: bytes.len(),
+                gzip: Some(1),
+                zstd: Some(2),
+                brotli: Some(3),
+            };
+            let v = variant_sizes(&doc.value, format, &bytes, marked);
+            assert_eq!(v.len(), 2, "{format:?}");
+            for variant in &v {
+                assert_eq!((variant.sizes, variant.delta), (marked, 0), "{format:?}");
+            }
+        }
+        // The sizes computed side by side are the one-by-one ones, and the kept gzip is theirs.
+        let data = b"{\"user_id\":12345,\"status\":\"ok\"},".repeat(100);
+        let both = compressed_sizes_and_gzip(&data);
+        assert_eq!(both.sizes, compressed_sizes(&data));
+        assert_eq!(both.gzip.expect("gzip"), gzip(&data).expect("gzip"));
     }
 
     #[test]

@@ -68,10 +68,17 @@ pub fn group(n: u64) -> String {
     out
 }
 
-/// `median [ci_low – ci_high]`, with `*` when measured while other jobs ran; `-` when missing.
+/// `median [ci_low – ci_high]`, with `*` when measured while other jobs ran; `-` when missing;
+/// `time [1 sample]` when one sample is all there is (the quick mode's budget for a slow
+/// operation), which has no interval to show.
 pub fn timing(m: Option<&Measurement>) -> String {
     match m {
         None => "-".into(),
+        Some(m) if m.ns.n == 1 => format!(
+            "{} [1 sample]{}",
+            duration(m.ns.median),
+            if m.concurrent { "*" } else { "" }
+        ),
         Some(m) => format!(
             "{} [{} – {}]{}",
             duration(m.ns.median),
@@ -533,7 +540,7 @@ pub fn write_runtime(
 
 #[cfg(test)]
 mod tests {
-    use super::{runtime_wire, saving};
+    use super::{runtime_wire, saving, timing};
     use crate::codec::Format;
     use crate::profile::bench::Measurement;
     use crate::profile::runtimes::{Runtime, RuntimeReport, RuntimeRow};
@@ -550,6 +557,23 @@ mod tests {
             concurrent: false,
             probes: Vec::new(),
         })
+    }
+
+    #[test]
+    fn a_single_sample_says_so_instead_of_an_interval() {
+        let one = timed(1.5e9);
+        assert_eq!(timing(one.as_ref()), "1.50 s [1 sample]");
+        let mut two = one.clone();
+        if let Some(m) = two.as_mut() {
+            m.ns = summarize(&[1.5e9, 1.7e9], 100, 1).expect("summary");
+            m.concurrent = true;
+        }
+        let text = timing(two.as_ref());
+        assert!(
+            text.contains('[') && text.contains('–') && text.ends_with("]*"),
+            "{text}"
+        );
+        assert_eq!(timing(None), "-");
     }
 
     fn row(format: Format, library: &str, bytes: usize, enc: f64, dec: f64) -> RuntimeRow {

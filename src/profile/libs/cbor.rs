@@ -6,27 +6,39 @@ use cbor4ii::core::dec::Decode;
 use cbor4ii::core::enc::Encode;
 use cbor4ii::core::utils::{BufWriter, SliceReader};
 
-use super::{mismatch, Library};
+use super::{mismatch, timed, Held, Library, Warmed};
 use crate::profile::bench::Bencher;
 
 /// ciborium on `ciborium::Value`.
 pub struct Ciborium {
-    value: ciborium::Value,
+    value: Held<ciborium::Value>,
     bytes: Vec<u8>,
+    warmed: Warmed,
 }
 
 impl Ciborium {
     pub fn new(cbor: &[u8]) -> Result<Ciborium, String> {
-        let value: ciborium::Value =
-            ciborium::from_reader(cbor).map_err(|e| format!("ciborium: {e}"))?;
+        let (value, decode) = timed(|| ciborium::from_reader::<ciborium::Value, _>(cbor));
+        let value = value.map_err(|e| format!("ciborium: {e}"))?;
         let mut bytes = Vec::new();
-        ciborium::into_writer(&value, &mut bytes).map_err(|e| format!("ciborium: {e}"))?;
-        let back: ciborium::Value =
-            ciborium::from_reader(&bytes[..]).map_err(|e| format!("ciborium: {e}"))?;
-        if back != value {
-            return Err(mismatch(Library::Ciborium));
+        let (written, encode) = timed(|| ciborium::into_writer(&value, &mut bytes));
+        written.map_err(|e| format!("ciborium: {e}"))?;
+        let warmed = Warmed {
+            encode: Some(encode),
+            decode: (bytes == cbor).then_some(decode),
+        };
+        if bytes != cbor {
+            let back: ciborium::Value =
+                ciborium::from_reader(&bytes[..]).map_err(|e| format!("ciborium: {e}"))?;
+            if back != value {
+                return Err(mismatch(Library::Ciborium));
+            }
         }
-        Ok(Ciborium { value, bytes })
+        Ok(Ciborium {
+            value: Held::new(value),
+            bytes,
+            warmed,
+        })
     }
 }
 
@@ -35,13 +47,21 @@ impl super::Adapter for Ciborium {
         &self.bytes
     }
     fn encode(&self, b: &mut Bencher<'_>) {
-        b.iter(|buf| {
-            buf.clear();
-            ciborium::into_writer(black_box(&self.value), &mut *buf).is_ok()
+        self.value.with(b, |b, value| {
+            b.iter(|buf| {
+                buf.clear();
+                ciborium::into_writer(black_box(value), &mut *buf).is_ok()
+            })
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
         b.iter(|_| ciborium::from_reader::<ciborium::Value, _>(black_box(&self.bytes[..])));
+    }
+    fn release_value(&self) {
+        self.value.release();
+    }
+    fn warmed(&self) -> Warmed {
+        self.warmed
     }
 }
 
@@ -52,22 +72,31 @@ fn read_cbor4ii(bytes: &[u8]) -> Result<cbor4ii::core::Value, String> {
 
 /// cbor4ii on `cbor4ii::core::Value`.
 pub struct Cbor4ii {
-    value: cbor4ii::core::Value,
+    value: Held<cbor4ii::core::Value>,
     bytes: Vec<u8>,
+    warmed: Warmed,
 }
 
 impl Cbor4ii {
     pub fn new(cbor: &[u8]) -> Result<Cbor4ii, String> {
-        let value = read_cbor4ii(cbor)?;
+        let (value, decode) = timed(|| read_cbor4ii(cbor));
+        let value = value?;
         let mut w = BufWriter::new(Vec::new());
-        value
-            .encode(&mut w)
-            .map_err(|e| format!("cbor4ii: {e:?}"))?;
+        let (written, encode) = timed(|| value.encode(&mut w));
+        written.map_err(|e| format!("cbor4ii: {e:?}"))?;
         let bytes = w.into_inner();
-        if read_cbor4ii(&bytes)? != value {
+        let warmed = Warmed {
+            encode: Some(encode),
+            decode: (bytes == cbor).then_some(decode),
+        };
+        if bytes != cbor && read_cbor4ii(&bytes)? != value {
             return Err(mismatch(Library::Cbor4ii));
         }
-        Ok(Cbor4ii { value, bytes })
+        Ok(Cbor4ii {
+            value: Held::new(value),
+            bytes,
+            warmed,
+        })
     }
 }
 
@@ -76,16 +105,24 @@ impl super::Adapter for Cbor4ii {
         &self.bytes
     }
     fn encode(&self, b: &mut Bencher<'_>) {
-        b.iter(|buf| {
-            // The writer owns its Vec: lend it the preallocated buffer and take it back.
-            let mut w = BufWriter::new(std::mem::take(buf));
-            w.clear();
-            let ok = black_box(&self.value).encode(&mut w).is_ok();
-            *buf = w.into_inner();
-            ok
+        self.value.with(b, |b, value| {
+            b.iter(|buf| {
+                // The writer owns its Vec: lend it the preallocated buffer and take it back.
+                let mut w = BufWriter::new(std::mem::take(buf));
+                w.clear();
+                let ok = black_box(value).encode(&mut w).is_ok();
+                *buf = w.into_inner();
+                ok
+            })
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
         b.iter(|_| cbor4ii::core::Value::decode(&mut SliceReader::new(black_box(&self.bytes))));
+    }
+    fn release_value(&self) {
+        self.value.release();
+    }
+    fn warmed(&self) -> Warmed {
+        self.warmed
     }
 }

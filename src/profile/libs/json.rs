@@ -2,26 +2,38 @@
 
 use std::hint::black_box;
 
-use super::{mismatch, Library};
+use super::{mismatch, timed, Held, Library, Warmed};
 use crate::profile::bench::Bencher;
 
 /// serde_json on `serde_json::Value`.
 pub struct SerdeJson {
-    value: serde_json::Value,
+    value: Held<serde_json::Value>,
     bytes: Vec<u8>,
+    warmed: Warmed,
 }
 
 impl SerdeJson {
     pub fn new(json: &[u8]) -> Result<SerdeJson, String> {
-        let value: serde_json::Value =
-            serde_json::from_slice(json).map_err(|e| format!("serde_json: {e}"))?;
-        let bytes = serde_json::to_vec(&value).map_err(|e| format!("serde_json: {e}"))?;
-        let back: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| format!("serde_json: {e}"))?;
-        if back != value {
-            return Err(mismatch(Library::SerdeJson));
+        let (value, decode) = timed(|| serde_json::from_slice::<serde_json::Value>(json));
+        let value = value.map_err(|e| format!("serde_json: {e}"))?;
+        let (bytes, encode) = timed(|| serde_json::to_vec(&value));
+        let bytes = bytes.map_err(|e| format!("serde_json: {e}"))?;
+        let warmed = Warmed {
+            encode: Some(encode),
+            decode: (bytes == json).then_some(decode),
+        };
+        if bytes != json {
+            let back: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|e| format!("serde_json: {e}"))?;
+            if back != value {
+                return Err(mismatch(Library::SerdeJson));
+            }
         }
-        Ok(SerdeJson { value, bytes })
+        Ok(SerdeJson {
+            value: Held::new(value),
+            bytes,
+            warmed,
+        })
     }
 }
 
@@ -30,33 +42,53 @@ impl super::Adapter for SerdeJson {
         &self.bytes
     }
     fn encode(&self, b: &mut Bencher<'_>) {
-        b.iter(|buf| {
-            buf.clear();
-            serde_json::to_writer(&mut *buf, black_box(&self.value)).is_ok()
+        self.value.with(b, |b, value| {
+            b.iter(|buf| {
+                buf.clear();
+                serde_json::to_writer(&mut *buf, black_box(value)).is_ok()
+            })
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
         b.iter(|_| serde_json::from_slice::<serde_json::Value>(black_box(&self.bytes)));
     }
+    fn release_value(&self) {
+        self.value.release();
+    }
+    fn warmed(&self) -> Warmed {
+        self.warmed
+    }
 }
 
 /// sonic-rs on `sonic_rs::Value`.
 pub struct Sonic {
-    value: sonic_rs::Value,
+    value: Held<sonic_rs::Value>,
     bytes: Vec<u8>,
+    warmed: Warmed,
 }
 
 impl Sonic {
     pub fn new(json: &[u8]) -> Result<Sonic, String> {
-        let value: sonic_rs::Value =
-            sonic_rs::from_slice(json).map_err(|e| format!("sonic-rs: {e}"))?;
-        let bytes = sonic_rs::to_vec(&value).map_err(|e| format!("sonic-rs: {e}"))?;
-        let back: sonic_rs::Value =
-            sonic_rs::from_slice(&bytes).map_err(|e| format!("sonic-rs: {e}"))?;
-        if back != value {
-            return Err(mismatch(Library::SonicRs));
+        let (value, decode) = timed(|| sonic_rs::from_slice::<sonic_rs::Value>(json));
+        let value = value.map_err(|e| format!("sonic-rs: {e}"))?;
+        let (bytes, encode) = timed(|| sonic_rs::to_vec(&value));
+        let bytes = bytes.map_err(|e| format!("sonic-rs: {e}"))?;
+        let warmed = Warmed {
+            encode: Some(encode),
+            decode: (bytes == json).then_some(decode),
+        };
+        if bytes != json {
+            let back: sonic_rs::Value =
+                sonic_rs::from_slice(&bytes).map_err(|e| format!("sonic-rs: {e}"))?;
+            if back != value {
+                return Err(mismatch(Library::SonicRs));
+            }
         }
-        Ok(Sonic { value, bytes })
+        Ok(Sonic {
+            value: Held::new(value),
+            bytes,
+            warmed,
+        })
     }
 }
 
@@ -65,12 +97,20 @@ impl super::Adapter for Sonic {
         &self.bytes
     }
     fn encode(&self, b: &mut Bencher<'_>) {
-        b.iter(|buf| {
-            buf.clear();
-            sonic_rs::to_writer(&mut *buf, black_box(&self.value)).is_ok()
+        self.value.with(b, |b, value| {
+            b.iter(|buf| {
+                buf.clear();
+                sonic_rs::to_writer(&mut *buf, black_box(value)).is_ok()
+            })
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
         b.iter(|_| sonic_rs::from_slice::<sonic_rs::Value>(black_box(&self.bytes)));
+    }
+    fn release_value(&self) {
+        self.value.release();
+    }
+    fn warmed(&self) -> Warmed {
+        self.warmed
     }
 }

@@ -4,7 +4,9 @@
 //! `rmpv::Value`, a `DynamicMessage`), so that is what is timed. [`prepare`] builds a library's
 //! value from wirelens' [`Value`] *outside* the timed region (through wirelens' encoding of the
 //! format, decoded by the library), encodes it once to get the library's own bytes, and checks
-//! that those bytes decode back to an equal value: a broken path is reported, never timed.
+//! that those bytes decode back to an equal value: a broken path is reported, never timed. (When
+//! the library's bytes are the very bytes its value was decoded from, by the same decoder, they
+//! decode to that value without a second decode, which for a large payload costs a second value.)
 //!
 //! Timed operations ([`Adapter::encode`], [`Adapter::decode`]):
 //! - encode: library value → bytes, into the bencher's preallocated buffer (cleared each call);
@@ -18,6 +20,8 @@ mod json;
 mod msgpack;
 mod protobuf;
 mod wirelens;
+
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -99,14 +103,71 @@ pub trait Adapter: Send + Sync {
     fn encode(&self, b: &mut Bencher<'_>);
     /// Times decoding [`Adapter::bytes`].
     fn decode(&self, b: &mut Bencher<'_>);
+    /// What the preparation's own calls took, where they were the timed routine's work on the
+    /// same input (the warm-up of a slow routine; see [`Bencher::warmed`]).
+    fn warmed(&self) -> Warmed {
+        Warmed::default()
+    }
+    /// Drops the library's value once its encode is measured: the decode reads the bytes
+    /// alone, and a large payload's value need not be held beside the values it decodes.
+    /// Encoding after this fails the measurement.
+    fn release_value(&self) {}
+}
+
+/// A library's value, held until its encode is measured ([`Adapter::release_value`]).
+struct Held<V>(std::sync::Mutex<Option<V>>);
+
+impl<V> Held<V> {
+    fn new(value: V) -> Held<V> {
+        Held(std::sync::Mutex::new(Some(value)))
+    }
+
+    /// Runs `measure` with the value, or fails the measurement if it was released.
+    fn with(&self, b: &mut Bencher<'_>, measure: impl FnOnce(&mut Bencher<'_>, &V)) {
+        let held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match held.as_ref() {
+            Some(value) => measure(b, value),
+            None => b.fail("the library's value was released before its encode"),
+        }
+    }
+
+    fn release(&self) {
+        let value = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        drop(value);
+    }
+}
+
+/// Seconds the preparation spent in one call of each timed routine; `None` where its call was
+/// not the routine's (a library whose bytes differ from the ones it decoded, or that decodes
+/// them with another reader than the timed one).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Warmed {
+    /// Encoding the library's value.
+    pub encode: Option<f64>,
+    /// Decoding the library's bytes.
+    pub decode: Option<f64>,
+}
+
+/// Runs `f`, returning its result and the seconds it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = std::time::Instant::now();
+    let out = f();
+    (out, t.elapsed().as_secs_f64())
 }
 
 /// What an adapter starts from: the value, wirelens' encoding of it in the format, and for
 /// protobuf the message type that encoding used.
 #[derive(Debug, Clone, Copy)]
 pub struct Source<'a> {
-    /// The value.
-    pub value: &'a Value,
+    /// The value (shared: wirelens' adapter times it in place rather than holding a copy).
+    pub value: &'a Arc<Value>,
     /// wirelens' encoding of it in the adapter's format.
     pub bytes: &'a [u8],
     /// The protobuf message type of `bytes` (protobuf only).

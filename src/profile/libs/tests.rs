@@ -36,6 +36,7 @@ fn prepare_all(value: &Value) -> Vec<Prepared> {
             ..EncodeOptions::default()
         };
         let encoded = encode(&value, format, &options).expect("encodes");
+        let value = Arc::new(value);
         for &library in Library::for_format(format) {
             let source = Source {
                 value: &value,
@@ -123,7 +124,7 @@ fn encode_routines_write_the_library_bytes() {
 
 #[test]
 fn wrong_pairs_are_refused() {
-    let value = Value::int(1);
+    let value = Arc::new(Value::int(1));
     let source = Source {
         value: &value,
         bytes: b"1",
