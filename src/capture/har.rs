@@ -14,8 +14,10 @@
 //! Meta of each payload: `har-entry`, `direction` (`request`, `response`, `send`, `receive`),
 //! `method`, `url`, `status`, `mime-type`, the side's headers (as HTTP payloads have them),
 //! `started`, `time-ms`, `timings`, `body-size`, `headers-size`, `content-size`,
-//! `content-compression`, `transfer-size`, and for bodies the export cut or left out
-//! `truncated = true` with a `warning`.
+//! `content-compression`, `transfer-size`, for bodies the export cut or left out
+//! `truncated = true` with a `warning`, and for binary bodies the export wrote as UTF-8 text
+//! with U+FFFD in place of the bytes that were not (Playwright's request bodies) `lossy = true`
+//! with a `warning`.
 //!
 //! Memory: the JSON is parsed once into borrowed views of the input (strings without escapes are
 //! not copied); each body is decoded once, into its payload.
@@ -563,6 +565,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
         let (bytes, how, span) = match &post.text {
             Some(text) => {
                 let (bytes, how) = text_bytes(text, &content_type);
+                mark_lossy(&mut meta, &format!("{path}.text"), text, &content_type);
                 (bytes, format!("postData.text, {how}"), span_in(input, text))
             }
             None if !params.is_empty() => {
@@ -656,6 +659,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
             },
             Some(text) => {
                 let (b, how) = text_bytes(text, &content_type);
+                mark_lossy(&mut meta, &format!("{path}.text"), text, &content_type);
                 (b, format!("content.text, {how}"), span_in(input, text))
             }
             None => (Vec::new(), "no content.text".to_string(), None),
@@ -754,6 +758,28 @@ fn mark_truncated(meta: &mut Vec<(String, String)>, path: &str, have: usize, siz
     push(meta, "warning", what);
 }
 
+/// A binary body an exporter wrote as text after decoding it as UTF-8 (Playwright's HAR does,
+/// for request bodies): each byte sequence that is not UTF-8 became U+FFFD, so the bytes sent
+/// are lost. Marked `lossy = true` with a warning; the bytes kept are the text's.
+fn mark_lossy(meta: &mut Vec<(String, String)>, path: &str, text: &str, content_type: &str) {
+    if is_textual(content_type) {
+        return;
+    }
+    let replaced = text.chars().filter(|&c| c == '\u{FFFD}').count();
+    if replaced == 0 {
+        return;
+    }
+    push(meta, "lossy", "true");
+    push(
+        meta,
+        "warning",
+        format!(
+            "{path}: a binary body written as text, with {replaced} byte sequence(s) that were not \
+             UTF-8 replaced by U+FFFD: these are not the bytes sent"
+        ),
+    );
+}
+
 fn body_payload(
     bytes: Vec<u8>,
     mut layers: Vec<Layer>,
@@ -765,6 +791,14 @@ fn body_payload(
         if let Some(body) = layers.last_mut() {
             body.detail = format!(
                 "NOT COMPLETE (cut or left out by the export); {}",
+                body.detail
+            );
+        }
+    }
+    if meta.iter().any(|(k, v)| k == "lossy" && v == "true") {
+        if let Some(body) = layers.last_mut() {
+            body.detail = format!(
+                "NOT THE BYTES SENT (the export replaced bytes with U+FFFD); {}",
                 body.detail
             );
         }
@@ -913,6 +947,21 @@ mod tests {
             Some(Err(e)) => assert_eq!(e.layer, "HAR"),
             _ => panic!("a cut HAR is an error"),
         }
+    }
+
+    #[test]
+    fn a_binary_body_with_replacement_characters_is_marked_lossy() {
+        let p = payloads(
+            r#"{"log":{"entries":[{"request":{"method":"POST","url":"u","headers":[{"name":"content-type","value":"application/msgpack"}],"postData":{"mimeType":"application/msgpack","text":"\u0081\ufffdid*"},"bodySize":5},
+            "response":{"status":200,"content":{"size":2,"mimeType":"application/json","text":"\"\ufffd\""}}}]}}"#,
+        );
+        assert_eq!(p[0].meta_value("lossy"), Some("true"));
+        assert!(p[0].layers[1].detail.starts_with("NOT THE BYTES SENT"));
+        assert!(p[0].meta_value("warning").is_some_and(|w| w
+            .contains("log.entries[0].request.postData.text")
+            && w.contains("U+FFFD")));
+        // Text of a text type may hold U+FFFD as a character like any other.
+        assert_eq!(p[1].meta_value("lossy"), None);
     }
 
     #[test]
