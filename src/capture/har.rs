@@ -20,7 +20,8 @@
 //! with a `warning`.
 //!
 //! Memory: the JSON is parsed once into borrowed views of the input (strings without escapes are
-//! not copied); each body is decoded once, into its payload.
+//! not copied, optional ones included: see `borrowed`); each body is decoded once, into its
+//! payload.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -89,7 +90,7 @@ struct Log<'a> {
 
 #[derive(Deserialize)]
 struct Entry<'a> {
-    #[serde(borrow, default, rename = "startedDateTime")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "startedDateTime")]
     started: Option<Cow<'a, str>>,
     #[serde(default)]
     time: Num,
@@ -101,15 +102,15 @@ struct Entry<'a> {
     timings: Option<Timings>,
     #[serde(borrow, default, rename = "_webSocketMessages")]
     websocket: Option<Vec<WsMessage<'a>>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
 struct Request<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     url: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     headers: Option<Vec<Header<'a>>>,
@@ -135,7 +136,7 @@ struct Response<'a> {
     headers_size: Num,
     #[serde(default, rename = "_transferSize")]
     transfer_size: Num,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
@@ -143,19 +144,19 @@ struct Response<'a> {
 struct Header<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     value: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct PostData<'a> {
-    #[serde(borrow, default, rename = "mimeType")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "mimeType")]
     mime_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     text: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<Vec<Param<'a>>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
@@ -163,9 +164,9 @@ struct PostData<'a> {
 struct Param<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     value: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "fileName")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "fileName")]
     file_name: Option<Cow<'a, str>>,
 }
 
@@ -175,13 +176,13 @@ struct Content<'a> {
     size: Num,
     #[serde(default)]
     compression: Num,
-    #[serde(borrow, default, rename = "mimeType")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "mimeType")]
     mime_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     encoding: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
@@ -205,14 +206,23 @@ struct Timings {
 
 #[derive(Deserialize)]
 struct WsMessage<'a> {
-    #[serde(borrow, default, rename = "type")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "type")]
     kind: Option<Cow<'a, str>>,
     #[serde(default)]
     time: Num,
     #[serde(default)]
     opcode: Num,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     data: Option<Cow<'a, str>>,
+}
+
+/// An optional string, borrowed from the input when it has no escapes. serde borrows a
+/// `Cow<str>` only where it is the field's own type, so an `Option<Cow<str>>` field would be
+/// copied: each base64 body of a large HAR a second time.
+fn borrowed<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+    Ok(Option::<Text<'a>>::deserialize(d)?.map(|t| t.0))
 }
 
 /// A number as exporters write it: a number, a numeric string, or `null`/absent/anything else
@@ -881,6 +891,17 @@ mod tests {
         );
         assert_eq!(p[0].meta_value("transfer-size"), Some("120"));
         assert_eq!(p[0].meta_value("truncated"), None);
+    }
+
+    #[test]
+    fn bodies_without_escapes_are_read_in_place() {
+        // The body's span is where its text lies in the input: the text was borrowed, not
+        // copied (a copy has no place in the input, and the span would be the whole file).
+        let har = r#"{"log":{"entries":[{"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":3,"mimeType":"application/x-protobuf","text":"CJYB","encoding":"base64"}}}]}}"#;
+        let p = payloads(har);
+        let at = har.find("CJYB").unwrap_or(0);
+        assert_eq!(p[0].layers[1].span, Span::new(at, at + 4));
+        assert_eq!(p[0].layers[0].span, Span::new(at, at + 4));
     }
 
     #[test]
