@@ -112,6 +112,7 @@ fn hex_case(name: &str, bytes: Vec<u8>, spans: SpanTree) {
                     spans: Some(&s.spans),
                     selected: spans.nodes().get(5).map(|n| n.extent()),
                     error_at: None,
+                    marks: &[],
                     describe: &describe,
                 };
                 s.view.show(ui, &input);
@@ -260,6 +261,7 @@ fn main() {
                     spans: &s.spans,
                     selected: None,
                     notes: &[],
+                    marks: &[],
                 };
                 s.view.show(ui, &input);
             },

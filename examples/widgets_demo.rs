@@ -61,6 +61,7 @@ impl eframe::App for Demo {
                     spans: &self.doc.spans,
                     selected: self.selected,
                     notes: &[],
+                    marks: &[],
                 };
                 if let Some(id) = self.tree.show(ui, &input) {
                     self.select(id, true);
@@ -97,6 +98,7 @@ impl eframe::App for Demo {
                 spans: Some(spans),
                 selected: self.selected.map(|id| spans.node(id).extent()),
                 error_at: None,
+                marks: &[],
                 describe: &describe,
             };
             let out = self.hex.show(ui, &input);

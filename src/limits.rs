@@ -66,16 +66,19 @@ pub struct Limits {
     /// document. A node costs about 200 bytes decoded (its [`crate::model::Value`], its span
     /// node, its share of the vectors) and can take as little as one input byte (a MessagePack
     /// or CBOR small integer), so the input's size alone does not bound memory. Default 8 Mi
-    /// (8,388,608; about 1.6 GiB at most): real documents have far fewer nodes per byte (a
-    /// 100 MB JSON file shaped like `canada.json`, a node every 13.5 bytes, has 7.5 million).
+    /// (8,388,608; about 1.6 GiB at most), or one node per 4 bytes of an input larger than
+    /// 32 MiB ([`Limits::nodes_for`]): real documents have far fewer nodes per byte (a 100 MB
+    /// JSON file shaped like `canada.json`, a node every 13.5 bytes, has 7.5 million; one of
+    /// API records, a node every 11.7 bytes, 8.5 million). A value set here is used as it is.
     /// Name: `nodes`.
     pub max_nodes: usize,
     /// Most nodes one schema-less protobuf decode may produce, on top of [`Limits::max_nodes`]
     /// (the smaller of the two applies). Detection reads every payload as schema-less protobuf,
     /// and almost any byte string reads as fields (a 20 MB stream of `x` is ten million fields
     /// of number 15), so this reading gets a tighter bound than the decoders that make nodes
-    /// only of bytes that really are their format. Default 1 million (about 200 MiB). Name:
-    /// `protobuf-nodes`.
+    /// only of bytes that really are their format. Default 1 million (about 200 MiB), or one
+    /// node per 8 bytes of an input larger than 8 MB ([`Limits::protobuf_nodes_for`]). A value
+    /// set here is used as it is. Name: `protobuf-nodes`.
     pub max_protobuf_nodes: usize,
 }
 
@@ -88,6 +91,48 @@ impl Limits {
 
     /// The default [`Limits::max_protobuf_nodes`].
     pub const DEFAULT_MAX_PROTOBUF_NODES: usize = 1_000_000;
+
+    /// Input bytes per node by which the default [`Limits::max_nodes`] grows: an input larger
+    /// than 32 MiB gets one node per 4 bytes (100 MB of JSON: 25 million nodes), as a JSON
+    /// node takes at least two bytes (`1,`) and real documents take 10 to 45.
+    pub const BYTES_PER_NODE: usize = 4;
+
+    /// Input bytes per node by which the default [`Limits::max_protobuf_nodes`] grows: an input
+    /// larger than 8 MB gets one schema-less node per 8 bytes (a 9.3 MB OTLP trace batch reads
+    /// as about 1.03 million fields and messages, 9 bytes each).
+    pub const BYTES_PER_PROTOBUF_NODE: usize = 8;
+
+    /// [`Limits::max_nodes`] for an input of `len` bytes: the default grows with a large input
+    /// (see [`Limits::BYTES_PER_NODE`]), so real documents of 100 MB and more decode, while a
+    /// small hostile input still stops at 8 Mi nodes; any other value is used as it is.
+    pub fn nodes_for(&self, len: usize) -> usize {
+        if self.max_nodes == Limits::DEFAULT_MAX_NODES {
+            self.max_nodes.max(len / Limits::BYTES_PER_NODE)
+        } else {
+            self.max_nodes
+        }
+    }
+
+    /// [`Limits::max_protobuf_nodes`] for an input of `len` bytes: the default grows with a
+    /// large input (see [`Limits::BYTES_PER_PROTOBUF_NODE`]); any other value is used as it is.
+    pub fn protobuf_nodes_for(&self, len: usize) -> usize {
+        if self.max_protobuf_nodes == Limits::DEFAULT_MAX_PROTOBUF_NODES {
+            self.max_protobuf_nodes
+                .max(len / Limits::BYTES_PER_PROTOBUF_NODE)
+        } else {
+            self.max_protobuf_nodes
+        }
+    }
+
+    /// These limits for an input of `len` bytes: the node budgets as [`Limits::nodes_for`] and
+    /// [`Limits::protobuf_nodes_for`] give them.
+    pub fn for_input(&self, len: usize) -> Limits {
+        Limits {
+            max_nodes: self.nodes_for(len),
+            max_protobuf_nodes: self.protobuf_nodes_for(len),
+            ..*self
+        }
+    }
 
     /// The error message of a decode stopped by [`Limits::max_nodes`]: names the limit and how to
     /// raise it (the error itself carries the byte offset and the path).
@@ -314,6 +359,27 @@ mod tests {
         assert_eq!(Limits::count_text(2048 << 20), "2G");
         assert_eq!(Limits::count_text(0), "0");
         assert_eq!(l.get("no-such-limit"), None);
+    }
+
+    #[test]
+    fn default_node_budgets_grow_with_the_input_and_set_ones_do_not() {
+        let l = Limits::default();
+        assert_eq!(l.nodes_for(1 << 20), Limits::DEFAULT_MAX_NODES);
+        assert_eq!(l.nodes_for(100_000_000), 25_000_000);
+        assert_eq!(
+            l.protobuf_nodes_for(1 << 20),
+            Limits::DEFAULT_MAX_PROTOBUF_NODES
+        );
+        assert_eq!(l.protobuf_nodes_for(9_286_193), 1_160_774);
+        let grown = l.for_input(100_000_000);
+        assert_eq!(grown.max_nodes, 25_000_000);
+        assert_eq!(grown.max_protobuf_nodes, 12_500_000);
+        assert_eq!(grown.max_depth, l.max_depth);
+        let mut set = Limits::default();
+        set.set("nodes", "1M").expect("valid");
+        set.set("protobuf-nodes", "none").expect("valid");
+        assert_eq!(set.nodes_for(100_000_000), 1 << 20);
+        assert_eq!(set.protobuf_nodes_for(100_000_000), usize::MAX);
     }
 
     #[test]

@@ -90,7 +90,12 @@ struct Log<'a> {
 
 #[derive(Deserialize)]
 struct Entry<'a> {
-    #[serde(borrow, deserialize_with = "borrowed", default, rename = "startedDateTime")]
+    #[serde(
+        borrow,
+        deserialize_with = "borrowed",
+        default,
+        rename = "startedDateTime"
+    )]
     started: Option<Cow<'a, str>>,
     #[serde(default)]
     time: Num,

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::capture::SharedBytes;
 use crate::codec::{Document, Format};
-use crate::diff::{diff, Change, ChangeKind, Diff, DiffOptions};
+use crate::diff::{diff, ChangeKind, Diff, DiffOptions};
 use crate::files::write_atomically;
 use crate::model::Path;
 
@@ -141,6 +141,7 @@ impl DiffArgs {
             order: self.order,
             strict_widths: self.strict_widths,
             max_edits: self.max_edits,
+            message: None,
         })
     }
 }
@@ -152,6 +153,8 @@ struct Side {
     bytes: usize,
     payload: SharedBytes,
     doc: Document,
+    /// The protobuf message type it was read with.
+    message: Option<crate::codec::protobuf::MessageDescriptor>,
 }
 
 fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
@@ -163,6 +166,7 @@ fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
     }
     let input = peeling.chosen_input(&whole);
     let read = read_payload(&input, &input_args)?;
+    let message = read.message.clone();
     let doc = read
         .outcome
         .map_err(|e| Failure::Input(format!("error: {}: {e}", whole.name)))?;
@@ -181,6 +185,7 @@ fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
         bytes: input.bytes.len(),
         payload: input.bytes.clone(),
         doc,
+        message,
     })
 }
 
@@ -199,60 +204,7 @@ fn grouped(n: usize) -> String {
 
 /// The summary line when the meaning is the same: both sizes and where the bytes differ.
 fn same_line(d: &Diff, a: &Side, b: &Side, identical: bool) -> String {
-    let sizes = format!(
-        "{} {} bytes, {} {} bytes",
-        a.doc.format.title(),
-        grouped(a.bytes),
-        b.doc.format.title(),
-        grouped(b.bytes)
-    );
-    let words = d.encoding.words();
-    let tail = if identical {
-        "; identical bytes".to_string()
-    } else if !words.is_empty() {
-        format!("; differ in: {}", words.join(", "))
-    } else if a.doc.format == b.doc.format {
-        "; differ in: layout (whitespace, escapes or length encodings)".to_string()
-    } else {
-        String::new()
-    };
-    format!("same meaning ({sizes}{tail})")
-}
-
-fn span_cells(c: &Change) -> [String; 4] {
-    let cell = |s: Option<&crate::diff::Side>, end: bool| {
-        s.and_then(|s| s.span).map_or(String::new(), |sp| {
-            if end { sp.end } else { sp.start }.to_string()
-        })
-    };
-    [
-        cell(c.a.as_ref(), false),
-        cell(c.a.as_ref(), true),
-        cell(c.b.as_ref(), false),
-        cell(c.b.as_ref(), true),
-    ]
-}
-
-fn csv_bytes(d: &Diff) -> Result<Vec<u8>, csv::Error> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "kind", "path", "a_value", "b_value", "a_start", "a_end", "b_start", "b_end",
-    ])?;
-    for c in &d.changes {
-        let [a0, a1, b0, b1] = span_cells(c);
-        let value = |s: Option<&crate::diff::Side>| s.map_or(String::new(), |s| s.summary.clone());
-        w.write_record([
-            c.kind.name().to_string(),
-            c.path.to_string(),
-            value(c.a.as_ref()),
-            value(c.b.as_ref()),
-            a0,
-            a1,
-            b0,
-            b1,
-        ])?;
-    }
-    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    d.same_meaning_line((a.doc.format, a.bytes), (b.doc.format, b.bytes), identical)
 }
 
 fn json_bytes(d: &Diff, a: &Side, b: &Side, summary: &str) -> Result<Vec<u8>, serde_json::Error> {
@@ -298,6 +250,9 @@ fn json_bytes(d: &Diff, a: &Side, b: &Side, summary: &str) -> Result<Vec<u8>, se
             "key_order": d.encoding.key_order,
             "float_widths": d.encoding.float_widths,
             "int_widths": d.encoding.int_widths,
+            "int_texts": d.encoding.int_texts,
+            "json_forms": d.encoding.json_forms,
+            "field_names": d.encoding.field_names,
         },
         "notes": d.notes,
     });
@@ -311,9 +266,16 @@ fn diff_cmd(args: &DiffArgs, out: &mut dyn Write) -> Result<bool, Failure> {
             "only one of A and B can be standard input (-)".into(),
         ));
     }
-    let options = args.options()?;
+    let mut options = args.options()?;
     let a = read_side(args, false)?;
     let b = read_side(args, true)?;
+    // The schema the comparison follows: the message type a protobuf input was read with,
+    // else the one --message names (two JSON inputs of a protobuf API).
+    let read_with = |s: &Side| (s.doc.format == Format::Protobuf).then(|| s.message.clone());
+    options.message = match read_with(&a).flatten().or(read_with(&b).flatten()) {
+        Some(m) => Some(m),
+        None => super::named_message(&args.input_args(false))?,
+    };
     let d = diff(&a.doc, &b.doc, &options);
     let identical = a.doc.format == b.doc.format && a.payload[..] == b.payload[..];
     let summary = if d.same_meaning() {
@@ -343,7 +305,7 @@ fn diff_cmd(args: &DiffArgs, out: &mut dyn Write) -> Result<bool, Failure> {
     }
     writeln!(out, "{summary}")?;
     if let Some(path) = &args.csv {
-        let bytes = csv_bytes(&d)
+        let bytes = crate::diff::to_csv(&d)
             .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?;
         write_atomically(path, &bytes)
             .map_err(|e| Failure::Input(format!("error: cannot write {}: {e}", path.display())))?;

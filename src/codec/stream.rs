@@ -55,6 +55,8 @@ pub fn transcode_json_in_chunks(
     } else {
         0
     };
+    // The node budget of the whole input, as the whole-document decode would have it.
+    let limits = &limits.for_input(bytes.len());
     let mut walk = Walk {
         b: bytes,
         to,

@@ -24,9 +24,13 @@
 //! inputs' bytes differ while meaning the same (key order, float widths, integer widths) is
 //! counted in [`Diff::encoding`].
 //!
-//! Not done here: schema-aware equality (an int64 that proto3 JSON writes as a string is text
-//! against an integer here, whatever the schema says). Two versions of a `.proto` are compared
-//! for compatibility by [`schema::diff_messages`].
+//! With a protobuf message type ([`DiffOptions::message`]), the comparison follows the proto3
+//! JSON mapping: where the schema says a field is an integer, JSON text holding the number
+//! (`"9007199254740993"`, as the mapping writes every 64-bit integer) is that number; a float
+//! field's `1` or `"NaN"` is that float, an enum's number is its name, a timestamp's RFC 3339 text
+//! is the instant, and a field's JSON name (`userId`) is the field (`user_id`). Such values count
+//! in [`Diff::encoding`], not as changes. Bytes against base64 text stay a change of type with a
+//! note. Two versions of a `.proto` are compared for compatibility by [`schema::diff_messages`].
 //!
 //! Everything is iterative: 500-deep documents and 100,000-item arrays need no deep stack.
 //!
@@ -46,6 +50,7 @@
 //! ```
 
 mod align;
+mod proto;
 pub mod schema;
 
 use std::collections::hash_map::DefaultHasher;
@@ -55,6 +60,8 @@ use std::hash::{Hash, Hasher};
 
 use base64::Engine as _;
 
+use self::proto::Ctx;
+use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::Document;
 use crate::model::{Kind, NodeId, Path, PathSegment, Span, SpanTree, Timestamp, Value};
 
@@ -73,6 +80,9 @@ pub struct DiffOptions {
     /// Most insertions plus deletions an unkeyed array is aligned for; past it, items are
     /// paired by index.
     pub max_edits: usize,
+    /// The protobuf message type both documents are (the one a protobuf input was read with):
+    /// values are compared as the proto3 JSON mapping writes them (see the module docs).
+    pub message: Option<MessageDescriptor>,
 }
 
 impl Default for DiffOptions {
@@ -83,6 +93,7 @@ impl Default for DiffOptions {
             order: false,
             strict_widths: false,
             max_edits: 2_000,
+            message: None,
         }
     }
 }
@@ -203,6 +214,15 @@ pub struct EncodingDiff {
     /// Integers of the same value written in a different number of bytes (both inputs binary:
     /// MessagePack, CBOR or protobuf).
     pub int_widths: usize,
+    /// Integers one input writes as JSON text where the schema says the field is an integer
+    /// (proto3 JSON writes every 64-bit integer so).
+    pub int_texts: usize,
+    /// Other values in a form of the proto3 JSON mapping the schema reads as the other input's
+    /// value: floats written as integers or as `"NaN"`, enums as numbers, timestamps as text.
+    pub json_forms: usize,
+    /// Entries one input names by the field's JSON name (`userId`) and the other by its name
+    /// in the `.proto` (`user_id`).
+    pub field_names: usize,
 }
 
 impl EncodingDiff {
@@ -217,6 +237,15 @@ impl EncodingDiff {
         }
         if self.int_widths > 0 {
             out.push("integer widths");
+        }
+        if self.int_texts > 0 {
+            out.push("integers as JSON text");
+        }
+        if self.json_forms > 0 {
+            out.push("other proto3 JSON forms");
+        }
+        if self.field_names > 0 {
+            out.push("field names (JSON names and .proto names)");
         }
         out
     }
@@ -253,6 +282,36 @@ impl Diff {
     /// How many counted changes are of `kind`.
     pub fn count(&self, kind: ChangeKind) -> usize {
         self.counted().filter(|c| c.kind == kind).count()
+    }
+
+    /// The summary line of two inputs that mean the same: both formats and sizes, and how
+    /// their bytes differ: `same meaning (JSON 1,234 bytes, MessagePack 890 bytes; differ in:
+    /// key order, float widths)`; `identical`: the two inputs are the same bytes.
+    pub fn same_meaning_line(
+        &self,
+        a: (crate::codec::Format, usize),
+        b: (crate::codec::Format, usize),
+        identical: bool,
+    ) -> String {
+        let group = |n: usize| crate::report::table::group(n as u64);
+        let sizes = format!(
+            "{} {} bytes, {} {} bytes",
+            a.0.title(),
+            group(a.1),
+            b.0.title(),
+            group(b.1)
+        );
+        let words = self.encoding.words();
+        let tail = if identical {
+            "; identical bytes".to_string()
+        } else if !words.is_empty() {
+            format!("; differ in: {}", words.join(", "))
+        } else if a.0 == b.0 {
+            "; differ in: layout (whitespace, escapes or length encodings)".to_string()
+        } else {
+            String::new()
+        };
+        format!("same meaning ({sizes}{tail})")
     }
 
     /// `3 changes: 1 changed, 1 added, 1 removed; same key order`, or `same meaning`.
@@ -297,14 +356,72 @@ impl Diff {
     }
 }
 
+/// A decoded document, borrowed: what [`diff_refs`] compares (the app's columns share their
+/// value and span tree rather than own a [`Document`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DocRef<'a> {
+    /// The format it was decoded from.
+    pub format: crate::codec::Format,
+    /// What the bytes say.
+    pub value: &'a Value,
+    /// Which bytes say it.
+    pub spans: &'a SpanTree,
+}
+
+impl<'a> From<&'a Document> for DocRef<'a> {
+    fn from(d: &'a Document) -> DocRef<'a> {
+        DocRef {
+            format: d.format,
+            value: &d.value,
+            spans: &d.spans,
+        }
+    }
+}
+
+/// The changes as CSV, one row each (key-order changes included): kind, path, a_value,
+/// b_value, a_start, a_end, b_start, b_end (byte offsets; empty where a side has no bytes).
+/// What `wirelens diff --csv` and the app's export write.
+pub fn to_csv(d: &Diff) -> Result<Vec<u8>, ::csv::Error> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "kind", "path", "a_value", "b_value", "a_start", "a_end", "b_start", "b_end",
+    ])?;
+    for c in &d.changes {
+        let cell = |s: Option<&Side>, end: bool| {
+            s.and_then(|s| s.span).map_or(String::new(), |sp| {
+                if end { sp.end } else { sp.start }.to_string()
+            })
+        };
+        let value = |s: Option<&Side>| s.map_or(String::new(), |s| s.summary.clone());
+        w.write_record([
+            c.kind.name().to_string(),
+            c.path.to_string(),
+            value(c.a.as_ref()),
+            value(c.b.as_ref()),
+            cell(c.a.as_ref(), false),
+            cell(c.a.as_ref(), true),
+            cell(c.b.as_ref(), false),
+            cell(c.b.as_ref(), true),
+        ])?;
+    }
+    w.into_inner()
+        .map_err(|e| ::csv::Error::from(e.into_error()))
+}
+
 /// Compares `a` with `b` (see the module docs).
 pub fn diff(a: &Document, b: &Document, options: &DiffOptions) -> Diff {
-    let hashes_a = meaning_hashes(&a.value, options);
-    let hashes_b = meaning_hashes(&b.value, options);
+    diff_refs(a.into(), b.into(), options)
+}
+
+/// [`diff`] of two borrowed documents.
+pub fn diff_refs(a: DocRef<'_>, b: DocRef<'_>, options: &DiffOptions) -> Diff {
+    let root = Ctx::root(options.message.as_ref());
+    let hashes_a = meaning_hashes(a.value, options, &root);
+    let hashes_b = meaning_hashes(b.value, options, &root);
     let mut walk = Walk {
         options,
-        a_tree: &a.spans,
-        b_tree: &b.spans,
+        a_tree: a.spans,
+        b_tree: b.spans,
         hashes_a,
         hashes_b,
         binary: a.format != crate::codec::Format::Json && b.format != crate::codec::Format::Json,
@@ -316,12 +433,13 @@ pub fn diff(a: &Document, b: &Document, options: &DiffOptions) -> Diff {
         },
     };
     let mut stack = vec![Task::Compare(Pair {
-        a: &a.value,
-        b: &b.value,
+        a: a.value,
+        b: b.value,
         a_node: a.spans.root(),
         b_node: b.spans.root(),
         path: Path::root(),
         b_path: None,
+        ctx: root,
     })];
     while let Some(task) = stack.pop() {
         match task {
@@ -347,6 +465,8 @@ struct Pair<'v> {
     b_node: Option<NodeId>,
     path: Path,
     b_path: Option<Path>,
+    /// What the schema says about the two values.
+    ctx: Ctx,
 }
 
 struct Walk<'o, 't> {
@@ -462,6 +582,14 @@ impl<'v> Walk<'_, '_> {
             );
             return;
         }
+        if !pair.ctx.is_none() {
+            let na = pair.ctx.normalize(ua);
+            let nb = pair.ctx.normalize(ub);
+            if na.is_some() || nb.is_some() {
+                self.schema_forms(&pair, same, na, nb);
+                return;
+            }
+        }
         match (ua, ub) {
             (Value::Map(ma), Value::Map(mb)) => self.maps(&pair, ma, mb, stack),
             (Value::Array(xa), Value::Array(xb)) => self.arrays(&pair, xa, xb, stack),
@@ -506,6 +634,38 @@ impl<'v> Walk<'_, '_> {
         }
     }
 
+    /// Two values of which one (or both) the schema reads in another form (`na`, `nb`: the
+    /// canonical forms, with their names); `same`: their canonical forms mean the same.
+    fn schema_forms(
+        &mut self,
+        pair: &Pair<'v>,
+        same: bool,
+        na: Option<(Value, &'static str)>,
+        nb: Option<(Value, &'static str)>,
+    ) {
+        let form = na.as_ref().or(nb.as_ref()).map_or("", |n| n.1);
+        let va = na.as_ref().map_or(pair.a.untagged(), |n| &n.0);
+        let vb = nb.as_ref().map_or(pair.b.untagged(), |n| &n.0);
+        if same {
+            if pair.a.untagged().kind() == pair.b.untagged().kind() {
+                // Both written the same way (two JSON texts of one number).
+            } else if form == "integers as JSON text" {
+                self.out.encoding.int_texts += 1;
+            } else {
+                self.out.encoding.json_forms += 1;
+            }
+        } else if va.kind() == vb.kind() {
+            self.push(
+                ChangeKind::Changed,
+                pair,
+                Some(format!("read with the schema ({form})")),
+            );
+        } else {
+            let note = type_note(va, vb);
+            self.push(ChangeKind::TypeChanged, pair, note);
+        }
+    }
+
     fn maps(
         &mut self,
         pair: &Pair<'v>,
@@ -515,9 +675,10 @@ impl<'v> Walk<'_, '_> {
     ) {
         let nodes_a = child_nodes(self.a_tree, pair.a_node, ma.len());
         let nodes_b = child_nodes(self.b_tree, pair.b_node, mb.len());
+        let ctx = &pair.ctx;
         let mut in_b: HashMap<u64, Vec<usize>> = HashMap::new();
         for (j, (k, _)) in mb.iter().enumerate().rev() {
-            in_b.entry(key_hash(k)).or_default().push(j);
+            in_b.entry(ctx_key_hash(ctx, k)).or_default().push(j);
         }
         let mut matched_b = vec![false; mb.len()];
         let mut order: Vec<usize> = Vec::new();
@@ -525,11 +686,24 @@ impl<'v> Walk<'_, '_> {
         for (i, (k, va)) in ma.iter().enumerate() {
             let seg = key_segment(k);
             let path = pair.path.child(seg.clone());
-            let b_path = pair.b_path.as_ref().map(|p| p.child(seg));
-            match in_b.get_mut(&key_hash(k)).and_then(Vec::pop) {
+            match in_b.get_mut(&ctx_key_hash(ctx, k)).and_then(Vec::pop) {
                 Some(j) => {
                     matched_b[j] = true;
                     order.push(j);
+                    // B names the entry its own way when the schema matched another key
+                    // (`userId` for `user_id`).
+                    let kb = &mb[j].0;
+                    let b_path = if kb != k {
+                        self.out.encoding.field_names += 1;
+                        Some(
+                            pair.b_path
+                                .as_ref()
+                                .unwrap_or(&pair.path)
+                                .child(key_segment(kb)),
+                        )
+                    } else {
+                        pair.b_path.as_ref().map(|p| p.child(seg))
+                    };
                     children.push(Task::Compare(Pair {
                         a: va,
                         b: &mb[j].1,
@@ -537,6 +711,7 @@ impl<'v> Walk<'_, '_> {
                         b_node: nodes_b[j],
                         path,
                         b_path,
+                        ctx: ctx.entry(k),
                     }));
                 }
                 None => {
@@ -550,6 +725,7 @@ impl<'v> Walk<'_, '_> {
                                 b_node: None,
                                 path,
                                 b_path: None,
+                                ctx: Ctx::None,
                             },
                         ));
                     }
@@ -574,6 +750,7 @@ impl<'v> Walk<'_, '_> {
                     b_node: nodes_b[j],
                     path: path.clone(),
                     b_path: Some(path),
+                    ctx: Ctx::None,
                 },
             ));
         }
@@ -605,11 +782,12 @@ impl<'v> Walk<'_, '_> {
         let nodes_a = child_nodes(self.a_tree, pair.a_node, xa.len());
         let nodes_b = child_nodes(self.b_tree, pair.b_node, xb.len());
         let b_base = pair.b_path.as_ref().unwrap_or(&pair.path);
+        let item_ctx = pair.ctx.item();
         // Matched (a, b) index pairs, increasing in a.
         let mut pairs: Vec<(usize, usize)>;
         let mut positional = false;
-        if let Some((field, why)) = self.identity(&pair.path, xa, xb) {
-            pairs = self.match_by_key(&field, xa, xb);
+        if let Some((field, why)) = self.identity(&pair.path, xa, xb, &item_ctx) {
+            pairs = self.match_by_key(&field, xa, xb, &item_ctx);
             if pairs.windows(2).any(|w| w[0].1 > w[1].1) {
                 self.out.encoding.key_order += 1;
                 self.push(
@@ -664,6 +842,7 @@ impl<'v> Walk<'_, '_> {
                 b_node: nodes_b[j],
                 path,
                 b_path,
+                ctx: item_ctx.clone(),
             });
         }
         // Removals and additions interleave with the matched items in A's order; the stack is
@@ -703,6 +882,7 @@ impl<'v> Walk<'_, '_> {
                                 b_node: None,
                                 path,
                                 b_path: None,
+                                ctx: Ctx::None,
                             },
                         ));
                     }
@@ -719,6 +899,7 @@ impl<'v> Walk<'_, '_> {
                                 b_node: nodes_b[j],
                                 path: path.clone(),
                                 b_path: Some(path),
+                                ctx: Ctx::None,
                             },
                         ));
                     }
@@ -730,7 +911,13 @@ impl<'v> Walk<'_, '_> {
     }
 
     /// The identity field of the items of the array at `path`, and why it was chosen.
-    fn identity(&self, path: &Path, xa: &[Value], xb: &[Value]) -> Option<(String, Why)> {
+    fn identity(
+        &self,
+        path: &Path,
+        xa: &[Value],
+        xb: &[Value],
+        item_ctx: &Ctx,
+    ) -> Option<(String, Why)> {
         let pattern = path.pattern();
         for key in &self.options.keys {
             let segs = key.segments();
@@ -752,12 +939,13 @@ impl<'v> Walk<'_, '_> {
             if name != "id" && !name.ends_with("_id") {
                 continue;
             }
+            let field_ctx = item_ctx.entry(k);
             let have = |items: &[Value]| {
                 let mut seen = std::collections::HashSet::new();
                 let mut n = 0usize;
                 for item in items {
                     if let Some(v) = item.get(name) {
-                        if !seen.insert(key_hash(v)) {
+                        if !seen.insert(ctx_value_hash(&field_ctx, v)) {
                             return None;
                         }
                         n += 1;
@@ -781,13 +969,20 @@ impl<'v> Walk<'_, '_> {
 
     /// Items paired by the value of `field`; items without it are paired by index among
     /// themselves.
-    fn match_by_key(&self, field: &str, xa: &[Value], xb: &[Value]) -> Vec<(usize, usize)> {
+    fn match_by_key(
+        &self,
+        field: &str,
+        xa: &[Value],
+        xb: &[Value],
+        item_ctx: &Ctx,
+    ) -> Vec<(usize, usize)> {
+        let field_ctx = item_ctx.entry(&Value::text(field));
         let mut in_b: HashMap<u64, usize> = HashMap::new();
         let mut keyless_b = Vec::new();
         for (j, item) in xb.iter().enumerate() {
             match item.get(field) {
                 Some(v) => {
-                    in_b.entry(key_hash(v)).or_insert(j);
+                    in_b.entry(ctx_value_hash(&field_ctx, v)).or_insert(j);
                 }
                 None => keyless_b.push(j),
             }
@@ -796,7 +991,7 @@ impl<'v> Walk<'_, '_> {
         let mut pairs = Vec::new();
         for (i, item) in xa.iter().enumerate() {
             let j = match item.get(field) {
-                Some(v) => in_b.remove(&key_hash(v)),
+                Some(v) => in_b.remove(&ctx_value_hash(&field_ctx, v)),
                 None => keyless_b.next(),
             };
             if let Some(j) = j {
@@ -908,11 +1103,28 @@ fn type_note(a: &Value, b: &Value) -> Option<String> {
     }
 }
 
+/// Hash of a key of a map in context `ctx` (in its canonical form: see [`Ctx::key`]).
+fn ctx_key_hash(ctx: &Ctx, k: &Value) -> u64 {
+    match ctx.key(k) {
+        Some(canonical) => key_hash(&canonical),
+        None => key_hash(k),
+    }
+}
+
+/// Hash of an identity field's value in context `ctx` (in its canonical form: see
+/// [`Ctx::normalize`]).
+fn ctx_value_hash(ctx: &Ctx, v: &Value) -> u64 {
+    match ctx.normalize(v) {
+        Some((canonical, _)) => key_hash(&canonical),
+        None => key_hash(v),
+    }
+}
+
 /// Hash of a map key (keys are almost always scalars; a container key is hashed in full).
 fn key_hash(k: &Value) -> u64 {
     scalar_hash(k, false).unwrap_or_else(|| {
         let options = DiffOptions::default();
-        meaning_hashes(k, &options)
+        meaning_hashes(k, &options, &Ctx::None)
             .get(&(k as *const Value))
             .copied()
             .unwrap_or(0)
@@ -959,18 +1171,21 @@ fn scalar_hash(v: &Value, strict_widths: bool) -> Option<u64> {
 /// The meaning hash of every value under `root` (map keys excluded), by address. Equal
 /// hashes mean equal meaning: maps hash without their order unless `order` is set, floats
 /// without their width unless `strict_widths` is set, and values at ignored paths are left out.
-fn meaning_hashes(root: &Value, options: &DiffOptions) -> HashMap<*const Value, u64> {
+///
+/// With a schema (`ctx` at the root), values hash in their canonical form ([`Ctx::normalize`])
+/// and keys as their fields ([`Ctx::key`]).
+fn meaning_hashes(root: &Value, options: &DiffOptions, ctx: &Ctx) -> HashMap<*const Value, u64> {
     enum Step<'a> {
-        Enter(&'a Value, Option<PathSegment>),
-        Exit(&'a Value, bool),
+        Enter(&'a Value, Option<PathSegment>, Ctx),
+        Exit(&'a Value, bool, Ctx),
     }
     let mut out: HashMap<*const Value, u64> = HashMap::new();
     let mut path = Path::root();
-    let mut stack = vec![Step::Enter(root, None)];
+    let mut stack = vec![Step::Enter(root, None, ctx.clone())];
     let check_ignore = !options.ignore.is_empty();
     while let Some(step) = stack.pop() {
         match step {
-            Step::Enter(v, seg) => {
+            Step::Enter(v, seg, ctx) => {
                 let has_seg = seg.is_some();
                 if let Some(s) = seg {
                     path.push(s);
@@ -981,31 +1196,38 @@ fn meaning_hashes(root: &Value, options: &DiffOptions) -> HashMap<*const Value, 
                     }
                     continue;
                 }
-                if let Some(h) = scalar_hash(v, options.strict_widths) {
+                let canonical = if ctx.is_none() {
+                    None
+                } else {
+                    ctx.normalize(v.untagged()).map(|(n, _)| n)
+                };
+                if let Some(h) = scalar_hash(canonical.as_ref().unwrap_or(v), options.strict_widths)
+                {
                     out.insert(v as *const Value, h);
                     if has_seg {
                         path.pop();
                     }
                     continue;
                 }
-                stack.push(Step::Exit(v, has_seg));
+                stack.push(Step::Exit(v, has_seg, ctx.clone()));
                 match v.untagged() {
                     Value::Array(items) => {
+                        let item_ctx = ctx.item();
                         for (i, item) in items.iter().enumerate().rev() {
                             let seg = check_ignore.then_some(PathSegment::Index(i));
-                            stack.push(Step::Enter(item, seg));
+                            stack.push(Step::Enter(item, seg, item_ctx.clone()));
                         }
                     }
                     Value::Map(entries) => {
                         for (k, val) in entries.iter().rev() {
                             let seg = check_ignore.then(|| key_segment(k));
-                            stack.push(Step::Enter(val, seg));
+                            stack.push(Step::Enter(val, seg, ctx.entry(k)));
                         }
                     }
                     _ => {}
                 }
             }
-            Step::Exit(v, has_seg) => {
+            Step::Exit(v, has_seg, ctx) => {
                 let untagged = v.untagged();
                 let mut h = match untagged {
                     Value::Array(items) => {
@@ -1024,7 +1246,7 @@ fn meaning_hashes(root: &Value, options: &DiffOptions) -> HashMap<*const Value, 
                         let mut sum = 0u64;
                         for (k, val) in entries {
                             if let Some(vh) = out.get(&(val as *const Value)) {
-                                let eh = finish((key_hash(k), vh));
+                                let eh = finish((ctx_key_hash(&ctx, k), vh));
                                 if options.order {
                                     eh.hash(&mut s);
                                 } else {

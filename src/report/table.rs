@@ -56,7 +56,7 @@ pub fn saving(delta: i64, default: usize) -> String {
 }
 
 /// `63524` as `63,524`.
-fn group(n: u64) -> String {
+pub fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

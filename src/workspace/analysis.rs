@@ -125,10 +125,12 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// Measures `bytes`.
+    /// Measures `bytes` (gzip and zstd side by side on the worker pool).
     pub fn of(bytes: &[u8]) -> Sizes {
-        let gzip = sizes::gzip_size(bytes).unwrap_or(0);
-        let zstd = sizes::zstd_size(bytes).unwrap_or(0);
+        let (gzip, zstd) = rayon::join(
+            || sizes::gzip_size(bytes).unwrap_or(0),
+            || sizes::zstd_size(bytes).unwrap_or(0),
+        );
         Sizes {
             raw: bytes.len(),
             gzip,
@@ -201,7 +203,8 @@ pub struct Column {
     pub notes: Vec<FidelityNote>,
     /// Nodes a note is about (every node matching a note's path pattern).
     pub note_nodes: Vec<NodeId>,
-    /// Sizes of `bytes`; `None` when nothing was encoded (an empty payload is still measured).
+    /// Sizes of `bytes`; `None` when nothing was encoded (an empty payload is still measured),
+    /// and in a preview, while they are being measured (they are measured last).
     pub sizes: Option<Sizes>,
     /// Why decoding (source) or encoding stopped.
     pub error: Option<ColumnError>,
@@ -209,6 +212,9 @@ pub struct Column {
     pub schema: Option<String>,
     /// The variant the column was written in (MessagePack and CBOR, when one was chosen).
     pub variant: Option<Variant>,
+    /// Whether the column is still being encoded (in a preview of the analysis): it has no
+    /// bytes and no error yet.
+    pub pending: bool,
 }
 
 impl Column {
@@ -300,8 +306,9 @@ pub fn analyze_payload(
     analyze_payload_previewing(payload, choice, schemas, limits, ctx, &|_| {})
 }
 
-/// [`analyze_payload`], handing `preview` the analysis with only the source column decoded as
-/// soon as it is (the other columns say they are being encoded), before the encodings.
+/// [`analyze_payload`], handing `preview` the analysis as it fills in: the source column alone as
+/// soon as it is decoded (the other columns say they are being encoded), then each encoding as it
+/// is done, before the compressed sizes.
 pub fn analyze_payload_previewing(
     payload: &Payload,
     choice: &Choice,
@@ -356,8 +363,9 @@ pub fn analyze(
     analyze_previewing(bytes, hint, grpc, choice, schemas, limits, ctx, &|_| {})
 }
 
-/// [`analyze`], handing `preview` the analysis with the source column alone as soon as the
-/// payload is decoded (see [`analyze_payload_previewing`]).
+/// [`analyze`], handing `preview` the analysis as it fills in: with the source column alone as
+/// soon as the payload is decoded, then again as each encoding is done, and once more when every
+/// column is (before the compressed sizes, which are measured last).
 #[allow(clippy::too_many_arguments)]
 pub fn analyze_previewing(
     bytes: &SharedBytes,
@@ -474,18 +482,10 @@ pub fn analyze_previewing(
         schema: source_schema.clone(),
         document: document.clone(),
         variant: None,
+        pending: false,
     };
     let mut shown = vec![source_column(None)];
-    shown.extend(others.iter().map(|&target| {
-        not_encoded(
-            target,
-            ColumnError {
-                offset: None,
-                path: None,
-                message: format!("encoding as {}…", target.title()),
-            },
-        )
-    }));
+    shown.extend(others.iter().map(|&target| pending(target)));
     preview(Analysis {
         readings: summaries.clone(),
         format,
@@ -497,47 +497,85 @@ pub fn analyze_previewing(
         elapsed: started.elapsed(),
         verdict: None,
     });
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    ctx.report(0.3, "encoding the other formats and measuring sizes");
-    // The encodings and every column's compressed sizes run side by side on the worker pool;
-    // they share the one decoded value.
+    ctx.report(0.3, "encoding the other formats");
+    // The encodings run side by side on the worker pool, sharing the one decoded value; each
+    // column is shown as soon as it is encoded.
     let value = document.as_ref().filter(|_| complete).map(|d| &d.value);
-    let (source_sizes, rest) = rayon::join(
-        || Sizes::of(bytes),
-        || {
-            use rayon::prelude::*;
-            others
-                .par_iter()
-                .map(|&target| {
-                    ctx.check()?;
-                    let column = match value {
-                        Some(value) => {
-                            encode_column(value, target, message.as_ref(), choice.encoding, limits)
-                        }
-                        None => not_encoded(
-                            target,
-                            ColumnError {
-                                offset: None,
-                                path: None,
-                                message: "not encoded: the payload did not decode completely"
-                                    .into(),
-                            },
-                        ),
-                    };
-                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    ctx.report(
-                        0.3 + 0.7 * n as f32 / others.len() as f32,
-                        &format!("encoded as {}", target.title()),
-                    );
-                    Ok(column)
-                })
-                .collect::<Result<Vec<Column>, JobError>>()
-        },
-    );
-    let rest = rest?;
-    let source = source_column(Some(source_sizes));
-    let mut columns = vec![source];
-    columns.extend(rest);
+    let encoded: std::sync::Mutex<Vec<Option<Column>>> =
+        std::sync::Mutex::new(vec![None; others.len()]);
+    let snapshot = |slots: &[Option<Column>]| {
+        let mut columns = vec![source_column(None)];
+        columns.extend(
+            slots
+                .iter()
+                .zip(&others)
+                .map(|(slot, &target)| slot.clone().unwrap_or_else(|| pending(target))),
+        );
+        columns
+    };
+    {
+        use rayon::prelude::*;
+        others.par_iter().enumerate().try_for_each(|(i, &target)| {
+            ctx.check()?;
+            let column = match value {
+                Some(value) => {
+                    encode_column(value, target, message.as_ref(), choice.encoding, limits)
+                }
+                None => not_encoded(
+                    target,
+                    ColumnError {
+                        offset: None,
+                        path: None,
+                        message: "not encoded: the payload did not decode completely".into(),
+                    },
+                ),
+            };
+            let columns = {
+                let mut slots = encoded
+                    .lock()
+                    .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
+                slots[i] = Some(column);
+                let n = slots.iter().filter(|s| s.is_some()).count();
+                ctx.report(
+                    0.3 + 0.5 * n as f32 / others.len() as f32,
+                    &format!("encoded as {}", target.title()),
+                );
+                snapshot(&slots)
+            };
+            preview(Analysis {
+                readings: summaries.clone(),
+                format,
+                overridden: pick != 0,
+                candidates: candidates.clone(),
+                message: message_name.clone(),
+                warnings: warnings.clone(),
+                columns,
+                elapsed: started.elapsed(),
+                verdict: None,
+            });
+            Ok::<(), JobError>(())
+        })?;
+    }
+    let slots = encoded
+        .into_inner()
+        .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
+    let mut columns = vec![source_column(None)];
+    columns.extend(slots.into_iter().flatten());
+    // Compressed sizes last: every column is already shown, and compressing tens of megabytes
+    // takes seconds. The source is always measured (an empty payload too); an encoding when it
+    // succeeded.
+    ctx.report(0.8, "measuring compressed sizes");
+    {
+        use rayon::prelude::*;
+        columns
+            .par_iter_mut()
+            .filter(|c| c.is_source || c.error.is_none())
+            .try_for_each(|c| {
+                ctx.check()?;
+                c.sizes = Some(Sizes::of(&c.bytes));
+                Ok::<(), JobError>(())
+            })?;
+    }
     ctx.report(1.0, "done");
     Ok(Analysis {
         readings: summaries,
@@ -571,6 +609,15 @@ fn spans_fit(value: &Value, spans: &SpanTree) -> bool {
 
 fn not_encoded(format: Format, error: ColumnError) -> Column {
     Column {
+        error: Some(error),
+        pending: false,
+        ..pending(format)
+    }
+}
+
+/// A column whose encoding is still running, in a preview.
+fn pending(format: Format) -> Column {
+    Column {
         format,
         is_source: false,
         bytes: SharedBytes::default(),
@@ -578,9 +625,10 @@ fn not_encoded(format: Format, error: ColumnError) -> Column {
         notes: Vec::new(),
         note_nodes: Vec::new(),
         sizes: None,
-        error: Some(error),
+        error: None,
         schema: None,
         variant: None,
+        pending: true,
     }
 }
 
@@ -667,7 +715,7 @@ fn encode_column(
     Column {
         format,
         is_source: false,
-        sizes: Some(Sizes::of(&encoded.bytes)),
+        sizes: None,
         bytes: encoded.bytes.into(),
         document,
         notes: encoded.notes,
@@ -675,5 +723,6 @@ fn encode_column(
         error: None,
         schema,
         variant,
+        pending: false,
     }
 }

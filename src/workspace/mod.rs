@@ -9,6 +9,7 @@
 //! ([`Workspace::poll`]) and the jobs call a [`Notify`] so the app repaints when work finishes.
 
 pub mod analysis;
+pub mod compare;
 pub mod job;
 pub mod profiling;
 pub mod schemas;
@@ -21,6 +22,7 @@ pub use analysis::{
     analyze, analyze_payload, open, Analysis, CandidateSummary, Choice, Column, ColumnError,
     Opened, ReadingSummary, Sizes,
 };
+pub use compare::{export_diff_csv, CompareRun, Compared, Comparison};
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
 pub use profiling::{ProfileRun, Progress, Scope};
 pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
@@ -134,6 +136,8 @@ pub struct Workspace {
     pub selected: Option<Path>,
     /// The last profiler run (running, finished or cancelled).
     pub profile: Option<ProfileRun>,
+    /// The last comparison of two payloads (running, made or failed).
+    pub comparison: Option<CompareRun>,
     /// The bounds every peel and decode works within (see [`Workspace::set_limits`]).
     limits: Limits,
     /// TLS key logs loaded ([`Workspace::load_key_log`]), merged: every capture's TLS
@@ -161,6 +165,7 @@ impl Workspace {
             schemas: SchemaSet::default(),
             selected: None,
             profile: None,
+            comparison: None,
             limits: Limits::default(),
             keys: None,
             notify,
@@ -526,7 +531,75 @@ impl Workspace {
         if let Some(run) = &mut self.profile {
             changed |= run.poll();
         }
+        if let Some(run) = &mut self.comparison {
+            changed |= run.poll();
+        }
         changed
+    }
+
+    /// The name of payload `payload` of source `i` as the diff view lists it: the source's
+    /// name, with `#N` (from 1) when it holds several payloads.
+    pub fn payload_name(&self, i: usize, payload: usize) -> String {
+        let Some(e) = self.entries.get(i) else {
+            return String::new();
+        };
+        match e.opened.ready().map(|o| o.payloads.len()) {
+            Some(n) if n > 1 => format!("{} #{}", e.name(), payload + 1),
+            _ => e.name(),
+        }
+    }
+
+    /// Compares payload `a.1` of source `a.0` with payload `b.1` of source `b.0` on a worker
+    /// (a comparison already going is cancelled and replaced). A payload not decoded yet is
+    /// decoded there, with its source's choices. Fails when either source is not open.
+    pub fn compare(
+        &mut self,
+        a: (usize, usize),
+        b: (usize, usize),
+        options: crate::diff::DiffOptions,
+    ) -> Result<(), String> {
+        let pick = |(i, p): (usize, usize)| -> Result<compare::Pick, String> {
+            let e = self
+                .entries
+                .get(i)
+                .ok_or_else(|| format!("no source {} is open", i + 1))?;
+            // The analysis shown is for the entry's selected payload only.
+            let analysis = (e.payload == p)
+                .then(|| e.analysis.ready().cloned())
+                .flatten();
+            Ok(compare::Pick {
+                name: self.payload_name(i, p),
+                analysis,
+                source: e.source.clone(),
+                peel: e.peel,
+                keys: self.keys.clone(),
+                payload: p,
+                choice: e.choice.clone(),
+            })
+        };
+        let (pa, pb) = (pick(a)?, pick(b)?);
+        if let Some(old) = &self.comparison {
+            cancel(&old.result);
+        }
+        self.comparison = Some(CompareRun::start(
+            pa,
+            pb,
+            options,
+            self.schemas.clone(),
+            self.limits,
+            self.notify.clone(),
+        ));
+        Ok(())
+    }
+
+    /// Whether a comparison is being made.
+    pub fn is_comparing(&self) -> bool {
+        self.comparison.as_ref().is_some_and(CompareRun::is_running)
+    }
+
+    /// The comparison made, when ready.
+    pub fn comparison(&self) -> Option<&Arc<Comparison>> {
+        self.comparison.as_ref().and_then(|c| c.result.ready())
     }
 
     /// Starts profiling (a run already going is cancelled and replaced). The payloads are the

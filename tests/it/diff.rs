@@ -570,3 +570,143 @@ fn diff_schema_gives_each_verdict() {
     let (code, _) = diff_schema("message M { int32 id = 1; }", "message N { int32 id = 1; }");
     assert_eq!(code, 2);
 }
+
+fn json_names(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/protobuf/json-names/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// The schema flags for `tests/fixtures/protobuf/json-names/` (a Span written by protoc's Python
+/// runtime as binary and as proto3 JSON).
+fn span_schema() -> [String; 4] {
+    [
+        "--proto".into(),
+        json_names("trace.proto"),
+        "--message".into(),
+        "fixture.trace.Span".into(),
+    ]
+}
+
+/// protoc's Python runtime writes the span's int64/fixed64/sint64 fields as JSON strings, its
+/// field names in lowerCamelCase, its enum by name and its timestamp as RFC 3339 text: with the
+/// schema, all of it is the binary's meaning, and only the two bytes fields (base64 text in
+/// JSON) stay changes of type, with their note.
+#[test]
+fn diff_with_a_schema_reads_proto3_json_as_the_binary() {
+    let (code, out, err) = run([json_names("span.json"), json_names("span.pb")]
+        .into_iter()
+        .chain(span_schema()));
+    assert_eq!(code, 1, "{out}{err}");
+    let lines = change_lines(&out);
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0]
+            .starts_with("t $.traceId (B $.trace_id): text \"W4768DyRLUenD9O2keQoxQ==\" → bytes"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("t $.spanId (B $.span_id): text \"4ZpPArt9MGY=\" → bytes"),
+        "{out}"
+    );
+    for l in &lines {
+        assert!(
+            l.ends_with("the text is the bytes in base64 (JSON has no byte strings)"),
+            "{l}"
+        );
+    }
+    assert_eq!(summary(&out), "2 changes: 2 type changed; same key order");
+
+    // Without the schema the names differ and the numbers are text: nothing lines up.
+    let (code, out, _) = run([json_names("span.json"), json_names("span.pb")]);
+    assert_eq!(code, 1);
+    assert!(change_lines(&out).len() > 20, "{out}");
+}
+
+/// A 64-bit integer changed in the JSON is a changed value (not a change of type) with the
+/// schema; the same number written as text is no change, and the summary says where the bytes
+/// differ.
+#[test]
+fn diff_with_a_schema_sees_a_changed_int64_written_as_text() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = std::fs::read_to_string(json_names("span.json")).expect("fixture");
+    let changed = json.replace("\"1700000000223456789\"", "\"1700000000223456790\"");
+    assert_ne!(changed, json);
+    let a = write(dir.path(), "changed.json", changed.as_bytes());
+    let (code, out, err) = run([a.display().to_string(), json_names("span.pb")]
+        .into_iter()
+        .chain(span_schema()));
+    assert_eq!(code, 1, "{out}{err}");
+    let lines = change_lines(&out);
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[2].starts_with(
+            "~ $.endTimeUnixNano (B $.end_time_unix_nano): \"1700000000223456790\" → 1700000000223456789"
+        ),
+        "{out}"
+    );
+    assert!(
+        lines[2].ends_with("; read with the schema (integers as JSON text)"),
+        "{out}"
+    );
+
+    // Two JSON writings of one span (JSON names, and the names of the .proto) mean the same
+    // with the schema named: neither input is protobuf, --message says what they are.
+    let (code, out, err) = run(
+        [json_names("span.json"), json_names("span.proto-names.json")]
+            .into_iter()
+            .chain(span_schema()),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        summary(&out)
+            .starts_with("same meaning (JSON 962 bytes, JSON 994 bytes; differ in: field names"),
+        "{out}"
+    );
+}
+
+/// Two real captures of one API (`tests/fixtures/capture/real/diff-api/`, recorded with curl
+/// and tcpdump against two versions of a Python http.server app): the health checks (payload
+/// 2) are the same bytes; the orders (payload 4, JSON in version 1, MessagePack in version 2)
+/// differ in exactly the six places the server's second version changed.
+#[test]
+fn diff_two_real_captures_of_one_api() {
+    let real = |name: &str| fixture(&format!("real/diff-api/{name}"));
+    let (code, out, err) = run([real("orders-v1.pcap"), real("orders-v2.pcap")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        summary(&out),
+        "same meaning (JSON 16 bytes, JSON 16 bytes; identical bytes)"
+    );
+    let (code, out, err) = run([
+        real("orders-v1.pcap"),
+        real("orders-v2.pcap"),
+        "--pick".into(),
+        "4".into(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "A: ".to_string() + &real("orders-v1.pcap") + " (payload 4 of 4): JSON, 506 bytes",
+            "B: ".to_string() + &real("orders-v2.pcap") + " (payload 4 of 4): MessagePack, 411 bytes",
+            "~ $.total: 4 → 5  (A bytes 21..22, B bytes 13..14)".into(),
+            "- $.data[0].coupon: \"WINTER10\"  (A bytes 147..167)".into(),
+            "~ $.data[1].amount: 12.5 → 13.75  (A bytes 212..216, B bytes 127..136)".into(),
+            "~ $.data[1].status: \"pending\" → \"shipped\"  (A bytes 247..256, B bytes 156..164)".into(),
+            "+ $.data[2]: {…}  (B bytes 177..251)".into(),
+            "t $.data[2].customer_id (B $.data[3].customer_id): int 31 → text \"31\"  (A bytes 307..309, B bytes 270..273); the same number, as an integer and as text".into(),
+            "note: $.data: records matched by `id`".into(),
+            "6 changes: 3 changed, 1 type changed, 1 added, 1 removed; same key order".into(),
+        ]
+    );
+    // The bytes named are the values' own: A's amount is the JSON text `12.5`.
+    let a = std::fs::read(real("orders-v1.pcap")).expect("fixture");
+    let body = a
+        .windows(9)
+        .position(|w| w == b"{\"page\": ")
+        .expect("the orders body is in one segment");
+    assert_eq!(&a[body + 212..body + 216], b"12.5");
+}

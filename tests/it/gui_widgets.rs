@@ -59,6 +59,7 @@ fn hex_harness_sized(
                     spans: s.spans.as_ref(),
                     selected: None,
                     error_at: None,
+                    marks: &[],
                     describe: &describe,
                 };
                 s.last = s.view.show(ui, &input);
@@ -220,6 +221,7 @@ fn tree_harness(json: &[u8]) -> Harness<'static, TreeState> {
                     spans: &s.spans,
                     selected: s.selected,
                     notes: &[],
+                    marks: &[],
                 };
                 if let Some(id) = s.view.show(ui, &input) {
                     s.clicked = Some(id);

@@ -27,6 +27,8 @@ mod gui_app;
 #[cfg(feature = "gui")]
 mod gui_daily;
 #[cfg(feature = "gui")]
+mod gui_diff;
+#[cfg(feature = "gui")]
 mod gui_har;
 #[cfg(feature = "gui")]
 mod gui_profiler;

@@ -127,7 +127,7 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
         bytes,
         pos: 0,
         max_depth: options.limits.depth(),
-        max_nodes: options.limits.max_nodes,
+        max_nodes: options.limits.nodes_for(bytes.len()),
         stack: Vec::new(),
         tag_depth: 0,
         builder: SpanTreeBuilder::new(),

@@ -16,7 +16,7 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
         items: Vec::new(),
         entries: Vec::new(),
         max_depth: options.limits.depth(),
-        max_nodes: options.limits.max_nodes,
+        max_nodes: options.limits.nodes_for(bytes.len()),
     };
     match p.run() {
         Ok(value) => {

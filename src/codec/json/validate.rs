@@ -20,7 +20,7 @@ pub(crate) fn is_json(b: &[u8], limits: &Limits) -> bool {
         b,
         i: 0,
         nodes: 0,
-        max_nodes: limits.max_nodes,
+        max_nodes: limits.nodes_for(b.len()),
         max_depth: limits.depth(),
     }
     .run()
@@ -229,6 +229,29 @@ mod tests {
         same_as_decoder(b"[1,2,3]", &limits);
         same_as_decoder(b"{\"a\":1,\"b\":2}", &limits);
         same_as_decoder(b"{\"a\":1,\"b\":2,\"c\":3}", &limits);
+    }
+
+    /// The default node budget grows with a large input: 9 million numbers in 54 MB pass the
+    /// default (13.5 million nodes for that size) but not a budget set to 8 million.
+    #[test]
+    fn the_default_node_budget_grows_with_the_input() {
+        let n = 9_000_000;
+        let mut big = Vec::with_capacity(n * 6 + 2);
+        big.push(b'[');
+        for i in 0..n {
+            if i > 0 {
+                big.push(b',');
+            }
+            big.extend_from_slice(b"100.5");
+        }
+        big.push(b']');
+        assert!(n > Limits::DEFAULT_MAX_NODES);
+        assert!(is_json(&big, &Limits::default()));
+        let set = Limits {
+            max_nodes: 8_000_000,
+            ..Limits::default()
+        };
+        assert!(!is_json(&big, &set));
     }
 
     /// Every file of JSONTestSuite's `test_parsing` and of the JSON fuzz corpus gets the

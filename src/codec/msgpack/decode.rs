@@ -108,6 +108,7 @@ struct Slot {
 /// A [`DecodeError`] for malformed, truncated or invalid input, nesting deeper than
 /// `options.limits.depth()`, or bytes after the value; see the module docs for offsets and paths.
 pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    let max_nodes = options.limits.nodes_for(bytes.len());
     let mut builder = SpanTreeBuilder::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut pos = 0usize;
@@ -142,11 +143,11 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             Ok(h) => h,
             Err(f) => return Err(fail(f, stack, builder)),
         };
-        if slot.node.is_some() && builder.len() >= options.limits.max_nodes {
+        if slot.node.is_some() && builder.len() >= max_nodes {
             let f = Fail::new(
                 ErrorKind::Limit,
                 pos,
-                crate::limits::Limits::nodes_message(options.limits.max_nodes),
+                crate::limits::Limits::nodes_message(max_nodes),
             );
             return Err(fail(f, stack, builder));
         }

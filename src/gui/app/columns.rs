@@ -344,6 +344,7 @@ impl App {
             spans: None,
             selected: None,
             error_at: None,
+            marks: &[],
             describe: &|_, _| String::new(),
         };
         let r = self.here.raw_hex.show(ui, &input);
@@ -625,12 +626,24 @@ impl App {
             ui.heading(title);
         });
         match column.sizes {
+            None if column.pending => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.weak(format!("encoding as {}…", format.title()));
+                })
+                .response
+            }
             Some(sizes) => ui.label(format!(
                 "{} bytes · gzip {} · zstd {}",
                 thousands(sizes.raw),
                 thousands(sizes.gzip),
                 thousands(sizes.zstd)
             )),
+            None if column.error.is_none() && (column.is_source || column.document.is_some()) => ui
+                .label(format!(
+                    "{} bytes · measuring gzip and zstd…",
+                    thousands(column.bytes.len())
+                )),
             None => ui.weak("no bytes"),
         };
         if let Some(schema) = &column.schema {
@@ -698,6 +711,7 @@ impl App {
             spans,
             selected: selected_span,
             error_at: column.error.as_ref().and_then(|e| e.offset),
+            marks: &[],
             describe: &describe,
         };
         // The hex view and the tree share the height as the user split it (the same split in
@@ -750,6 +764,7 @@ impl App {
                 spans: &doc.spans,
                 selected: selected_id,
                 notes: &column.note_nodes,
+                marks: &[],
             };
             if let Some(id) = view.tree.show(ui, &input) {
                 clicked = Some(ColumnClick {
@@ -758,7 +773,7 @@ impl App {
                     offset: None,
                 });
             }
-        } else {
+        } else if !column.pending {
             ui.weak("no tree: nothing decoded");
         }
         (clicked, hover)

@@ -8,6 +8,7 @@
 
 mod columns;
 mod dialogs;
+pub mod diff_view;
 mod limits;
 mod menus;
 pub mod profiler;
@@ -64,6 +65,8 @@ pub enum View {
     Inspector,
     /// What each format costs: sizes, fields, timings, scaling, the wire.
     Profiler,
+    /// Two payloads compared by meaning: the changes, and their bytes in both.
+    Diff,
 }
 
 /// The inspector app.
@@ -72,6 +75,8 @@ pub struct App {
     pub view: View,
     /// The profiler's view state.
     pub profiler: profiler::ProfilerView,
+    /// The diff view's state.
+    diff: diff_view::DiffView,
     /// The model: sources, payloads, analyses, schemas, selection.
     pub ws: Workspace,
     /// What is remembered across runs.
@@ -135,6 +140,7 @@ impl App {
         let mut app = App {
             view: View::Inspector,
             profiler: profiler::ProfilerView::default(),
+            diff: diff_view::DiffView::default(),
             ws,
             settings: options.settings.unwrap_or_default(),
             status: None,
@@ -420,14 +426,19 @@ impl App {
                 if self.ws.is_profiling() {
                     ui.spinner();
                 }
+                ui.selectable_value(&mut self.view, View::Diff, "Diff");
+                if self.ws.is_comparing() {
+                    ui.spinner();
+                }
             });
             self.message_bar(ui);
             match self.view {
                 View::Inspector => self.main_area(ui, analysis.as_deref()),
                 View::Profiler => self.profiler_view(ui),
+                View::Diff => self.diff_area(ui),
             }
         });
-        if self.ws.is_busy() || self.ws.is_profiling() {
+        if self.ws.is_busy() || self.ws.is_profiling() || self.ws.is_comparing() {
             // Progress comes from the worker's notify; keep the spinner moving meanwhile.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }

@@ -95,6 +95,7 @@ impl App {
             Close(usize),
             CloseOthers(usize),
             Rename(usize),
+            Compare((usize, usize), (usize, usize)),
         }
         let mut act = None;
         let mut rename_done = None;
@@ -177,6 +178,17 @@ impl App {
                         act = Some(Act::CloseOthers(i));
                         ui.close();
                     }
+                    // Its selected payload against another source's.
+                    ui.add_enabled_ui(self.ws.entries.len() > 1, |ui| {
+                        ui.menu_button("Compare with…", |ui| {
+                            for (j, other) in self.ws.entries.iter().enumerate() {
+                                if j != i && ui.button(other.name()).clicked() {
+                                    act = Some(Act::Compare((i, e.payload), (j, other.payload)));
+                                    ui.close();
+                                }
+                            }
+                        });
+                    });
                 });
         }
         if let Some(done) = rename_done {
@@ -192,6 +204,7 @@ impl App {
                 self.renaming = None;
                 self.ws.close_others(i);
             }
+            Some(Act::Compare(a, b)) => self.compare(a, b),
             Some(Act::Rename(i)) => {
                 let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();
                 self.renaming = Some((i, name, false));
@@ -201,6 +214,7 @@ impl App {
     }
 
     fn payload_list(&mut self, ui: &mut egui::Ui) {
+        let choices = self.payload_choices();
         let Some(entry) = self.ws.entry() else { return };
         let peel = entry.peel;
         let mut raw = peel.max_layers == Some(0) && peel.split == Split::Never;
@@ -209,7 +223,9 @@ impl App {
             _ => 0,
         };
         let current = entry.payload;
+        let this = self.ws.current.unwrap_or(0);
         let mut pick = None;
+        let mut compare_from = None;
         match &entry.opened {
             Stage::Ready(opened) => {
                 let here = &mut self.here;
@@ -245,8 +261,20 @@ impl App {
                         }
                     }
                 }
-                if let Some(i) = payload_rows(ui, &opened.payloads, exchanges, &shown, current) {
+                let rows = Rows {
+                    payloads: &opened.payloads,
+                    exchanges,
+                    shown: &shown,
+                    current,
+                    this,
+                    choices: &choices,
+                };
+                let (clicked, compare) = payload_rows(ui, &rows);
+                if let Some(i) = clicked {
                     pick = Some(i);
+                }
+                if compare.is_some() {
+                    compare_from = compare;
                 }
                 if let Some(err) = &opened.error {
                     ui.colored_label(
@@ -283,6 +311,9 @@ impl App {
         };
         if let Some(i) = pick {
             self.ws.select_payload(i);
+        }
+        if let Some((a, b)) = compare_from {
+            self.compare(a, b);
         }
         if raw_changed {
             self.ws.set_raw(raw);
@@ -369,6 +400,20 @@ fn shown_text(payloads: &[Payload], shown: &[usize], unfiltered: bool) -> String
     text
 }
 
+/// Two payloads to compare: (source, payload) each.
+type Comparison = ((usize, usize), (usize, usize));
+
+/// What the payload rows show: the payloads of source `this`, their exchanges, the indices the
+/// filter leaves, the selected one, and every payload a row's "Compare with…" offers.
+struct Rows<'a> {
+    payloads: &'a [Payload],
+    exchanges: &'a [Exchange],
+    shown: &'a [usize],
+    current: usize,
+    this: usize,
+    choices: &'a [((usize, usize), String)],
+}
+
 /// One row's first line: `#7 POST 200 · 71 bytes · JSON`.
 fn row_title(index: usize, p: &Payload, e: &Exchange) -> String {
     // Numbered from 1, as `wirelens inspect` lists them and `--pick N` takes them.
@@ -398,13 +443,15 @@ fn row_title(index: usize, p: &Payload, e: &Exchange) -> String {
 /// The rows of the payloads in `shown`, each two lines high (the title, then the direction and
 /// URL, or the layer chain); only the rows in view are laid out, so a HAR of thousands of bodies scrolls
 /// as fast as a short list. Returns the payload clicked.
-fn payload_rows(
-    ui: &mut egui::Ui,
-    payloads: &[Payload],
-    exchanges: &[Exchange],
-    shown: &[usize],
-    current: usize,
-) -> Option<usize> {
+fn payload_rows(ui: &mut egui::Ui, rows: &Rows<'_>) -> (Option<usize>, Option<Comparison>) {
+    let Rows {
+        payloads,
+        exchanges,
+        shown,
+        current,
+        this,
+        choices,
+    } = *rows;
     let spacing = ui.spacing().item_spacing.y;
     let line = ui.spacing().interact_size.y;
     let text = ui.text_style_height(&egui::TextStyle::Body);
@@ -420,6 +467,7 @@ fn payload_rows(
         ui.allocate_space(egui::vec2(width, first as f32 * step - spacing));
     }
     let mut pick = None;
+    let mut compare = None;
     for &i in shown.get(first..last).unwrap_or(&[]) {
         let Some(p) = payloads.get(i) else { continue };
         let fallback;
@@ -450,13 +498,22 @@ fn payload_rows(
         if r.clicked() {
             pick = Some(i);
         }
-        r.on_hover_text(hover_text(p));
+        r.on_hover_text(hover_text(p)).context_menu(|ui| {
+            ui.menu_button("Compare with…", |ui| {
+                for (p, name) in choices.iter().filter(|(p, _)| *p != (this, i)) {
+                    if ui.button(name).clicked() {
+                        compare = Some(((this, i), *p));
+                        ui.close();
+                    }
+                }
+            });
+        });
     }
     let rest = shown.len() - last;
     if rest > 0 {
         ui.allocate_space(egui::vec2(width, rest as f32 * step - spacing));
     }
-    pick
+    (pick, compare)
 }
 
 /// A payload's tooltip: its layer chain, then its meta (long values cut).

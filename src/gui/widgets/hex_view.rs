@@ -55,6 +55,9 @@ pub struct HexInput<'a> {
     pub selected: Option<Span>,
     /// A decode error offset, marked.
     pub error_at: Option<usize>,
+    /// Byte ranges tinted with their colour (the changes of a diff), sorted by start and not
+    /// overlapping; the error, the selection and the hovered node draw over them.
+    pub marks: &'a [(Span, Color32)],
     /// Tooltip body for a byte's node and role (path, type, value, range); the app supplies it.
     pub describe: &'a dyn Fn(NodeId, ByteRole) -> String,
 }
@@ -148,6 +151,15 @@ struct Frame<'a, 'b> {
     text: Color32,
     weak: Color32,
     hovered_extent: Option<Span>,
+}
+
+/// The colour of the mark holding byte `off`, if any (`marks` sorted by start, not overlapping).
+fn mark_at(marks: &[(Span, Color32)], off: usize) -> Option<Color32> {
+    let i = marks
+        .partition_point(|(s, _)| s.start <= off)
+        .checked_sub(1)?;
+    let (span, color) = marks[i];
+    span.contains(off).then_some(color)
 }
 
 impl HexView {
@@ -457,6 +469,8 @@ impl HexView {
                 Some(error_bg(frame.dark))
             } else if input.selected.is_some_and(|s| s.contains(off)) {
                 Some(selection_bg(frame.dark))
+            } else if let Some(c) = mark_at(input.marks, off) {
+                Some(c)
             } else if frame.hovered_extent.is_some_and(|s| s.contains(off)) {
                 Some(hover_bg(frame.dark))
             } else {

@@ -72,6 +72,24 @@ pub fn hover_bg(dark: bool) -> Color32 {
     }
 }
 
+/// Background of the bytes and rows of a diff's change, by its kind: green added, red removed,
+/// amber changed, violet changed type, grey another order.
+pub fn change_bg(kind: crate::diff::ChangeKind, dark: bool) -> Color32 {
+    use crate::diff::ChangeKind;
+    match (kind, dark) {
+        (ChangeKind::Added, false) => Color32::from_rgb(0xc6, 0xef, 0xc6),
+        (ChangeKind::Added, true) => Color32::from_rgb(0x1f, 0x4d, 0x2a),
+        (ChangeKind::Removed, false) => Color32::from_rgb(0xff, 0xcc, 0xd2),
+        (ChangeKind::Removed, true) => Color32::from_rgb(0x5c, 0x24, 0x2c),
+        (ChangeKind::Changed, false) => Color32::from_rgb(0xff, 0xe4, 0x9c),
+        (ChangeKind::Changed, true) => Color32::from_rgb(0x5a, 0x48, 0x16),
+        (ChangeKind::TypeChanged, false) => Color32::from_rgb(0xe4, 0xd2, 0xff),
+        (ChangeKind::TypeChanged, true) => Color32::from_rgb(0x46, 0x2c, 0x62),
+        (ChangeKind::Order, false) => Color32::from_rgb(0xe0, 0xe0, 0xe0),
+        (ChangeKind::Order, true) => Color32::from_rgb(0x44, 0x44, 0x48),
+    }
+}
+
 /// Background of a byte where decoding failed.
 pub fn error_bg(dark: bool) -> Color32 {
     if dark {

@@ -41,6 +41,8 @@ pub struct TreeInput<'a> {
     pub selected: Option<NodeId>,
     /// Nodes that carry a fidelity note (marked).
     pub notes: &'a [NodeId],
+    /// Rows tinted with their colour (the changes of a diff), sorted by node.
+    pub marks: &'a [(NodeId, egui::Color32)],
 }
 
 /// One visible row: a node and its depth.
@@ -211,6 +213,11 @@ impl TreeView {
                         let expanded =
                             expanded_in(&self.expanded, &self.collapsed, row.id, row.depth);
                         let noted = self.notes.contains(&row.id);
+                        let mark = input
+                            .marks
+                            .binary_search_by_key(&row.id, |m| m.0)
+                            .ok()
+                            .map(|i| input.marks[i].1);
                         let text = self
                             .texts
                             .entry(row.id)
@@ -225,6 +232,7 @@ impl TreeView {
                                 row_h,
                                 selected: input.selected == Some(row.id),
                                 noted,
+                                mark,
                                 expanded,
                             },
                         );
@@ -265,6 +273,7 @@ struct RowState {
     row_h: f32,
     selected: bool,
     noted: bool,
+    mark: Option<egui::Color32>,
     expanded: bool,
 }
 
@@ -290,6 +299,8 @@ fn draw_row(
     let painter = ui.painter().clone();
     if state.selected {
         painter.rect_filled(rect, 2.0, selection_bg(dark));
+    } else if let Some(c) = state.mark {
+        painter.rect_filled(rect, 2.0, c);
     } else if response.hovered() {
         painter.rect_filled(rect, 2.0, hover_bg(dark));
     }

@@ -562,7 +562,7 @@ impl<'a> Decoder<'a> {
             bytes,
             pos: 0,
             max_depth: options.limits.depth().max(1),
-            max_nodes: options.limits.max_nodes,
+            max_nodes: options.limits.nodes_for(bytes.len()),
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             entries: Vec::new(),

@@ -56,27 +56,35 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<Encoded, EncodeError> {
     let mut enc = Encoder {
-        builder: SpanTreeBuilder::new(),
+        // Sized for the value up front: a large document's span tree is not grown by doubling.
+        builder: SpanTreeBuilder::with_capacity(value.node_count()),
         notes: Notes::new(),
         canonical: options.canonical,
         tables: PerType::new(),
     };
-    let root = enc.message_content(value, message, &Trail::ROOT)?;
-    let out = Out::new(
-        root.kind,
-        Segment::Root,
-        Bytes::new(),
-        root.prefix,
-        root.body,
-        Bytes::new(),
-    );
-    let mut bytes = Vec::with_capacity(out.size);
-    let mut builder = std::mem::take(&mut enc.builder);
-    write(&out, &mut bytes, &mut builder);
+    let mut bytes = Vec::new();
+    if enc.stream_root(value, message, &mut bytes)? {
+        // Grown as it was written: give back what the doubling left over.
+        bytes.shrink_to_fit();
+    } else {
+        let root = enc.message_content(value, message, &Trail::ROOT)?;
+        let out = Out::new(
+            root.kind,
+            Segment::Root,
+            Bytes::new(),
+            root.prefix,
+            root.body,
+            Bytes::new(),
+        );
+        bytes.reserve_exact(out.size);
+        let mut builder = std::mem::take(&mut enc.builder);
+        write(&out, &mut bytes, &mut builder);
+        enc.builder = builder;
+    }
     Ok(Encoded {
         format: Format::Protobuf,
         bytes,
-        spans: builder.finish(),
+        spans: enc.builder.finish(),
         notes: enc.notes.into_vec(),
     })
 }
@@ -253,6 +261,13 @@ impl Piece<'_> {
             Piece::Gap(g) => g.len(),
         }
     }
+}
+
+/// The entries of a message given as a map, by the field each is: known fields (field, source
+/// key, value) sorted by number, then unknown raw fields in their order.
+struct FieldPlan<'v> {
+    known: Vec<(Rc<FieldInfo>, &'v Value, &'v Value)>,
+    raws: Vec<(u32, &'v Value, &'v RawField)>,
 }
 
 /// What one value becomes inside its field: the node kind, the wire type of the field's tag,
@@ -723,6 +738,31 @@ impl Encoder {
         path: &Trail<'_>,
         skip_type: bool,
     ) -> Result<Vec<Piece<'v>>, EncodeError> {
+        let plan = self.field_plan(v, desc, path, skip_type)?;
+        let mut pieces = Vec::with_capacity(plan.known.len() + plan.raws.len());
+        for (field, key, value) in self.planned(&plan, path) {
+            let seg = self.builder.segment_for_key(key);
+            let fpath = path.key(key);
+            if let Some(out) = self.field(&field, seg, value, &fpath)? {
+                pieces.push(Piece::Node(out));
+            }
+        }
+        for (number, key, raw) in plan.raws {
+            let seg = self.builder.segment_for_key(key);
+            pieces.push(Piece::Node(raw_out(number, seg, raw)));
+        }
+        Ok(pieces)
+    }
+
+    /// Which field each entry of a message given as a map is (notes for the entries that are
+    /// none), in the order they are written: by field number, then unknown raw fields.
+    fn field_plan<'v>(
+        &mut self,
+        v: &'v Value,
+        desc: &MessageDescriptor,
+        path: &Trail<'_>,
+        skip_type: bool,
+    ) -> Result<FieldPlan<'v>, EncodeError> {
         let Some(entries) = v.as_map() else {
             return Err(self.expected(path, &format!("a map for {}", desc.full_name()), v));
         };
@@ -786,7 +826,19 @@ impl Encoder {
             known.push((field, key, value));
         }
         known.sort_by_key(|(f, _, _)| f.number);
-        let mut pieces = Vec::with_capacity(known.len() + raws.len());
+        Ok(FieldPlan { known, raws })
+    }
+
+    /// The known fields of `plan` in order, noting a field that is given more than once. (Their
+    /// segments are made as each is written, so keys are interned in byte order, as a decoder
+    /// of the bytes interns them.)
+    fn planned<'v>(
+        &mut self,
+        plan: &FieldPlan<'v>,
+        path: &Trail<'_>,
+    ) -> Vec<(Rc<FieldInfo>, &'v Value, &'v Value)> {
+        let known = &plan.known;
+        let mut out = Vec::with_capacity(known.len());
         // Sorted by number (stably), the entries of one field are a run.
         let (mut run_end, mut count) = (0, 0);
         for (i, (field, key, value)) in known.iter().enumerate() {
@@ -805,17 +857,59 @@ impl Encoder {
                     )
                 });
             }
+            out.push((Rc::clone(field), *key, *value));
+        }
+        out
+    }
+
+    /// Writes a plain message at the root straight into `bytes`, one field at a time, and the
+    /// items of a repeated message or text field one at a time: the root has no length to know
+    /// first, so only one field's (one item's) nodes are held at once instead of the whole
+    /// document's. `false` (nothing written) for a root that is a well-known type.
+    fn stream_root(
+        &mut self,
+        value: &Value,
+        desc: &MessageDescriptor,
+        bytes: &mut Vec<u8>,
+    ) -> Result<bool, EncodeError> {
+        let v = value.untagged();
+        let name = desc.full_name();
+        if is_wkt_json(name) || name == "google.protobuf.Any" {
+            return Ok(false);
+        }
+        let path = &Trail::ROOT;
+        let plan = self.field_plan(v, desc, path, false)?;
+        self.builder.open(Kind::Map, Segment::Root, None, 0, 0);
+        for (field, key, value) in self.planned(&plan, path) {
             let seg = self.builder.segment_for_key(key);
             let fpath = path.key(key);
-            if let Some(out) = self.field(field, seg, value, &fpath)? {
-                pieces.push(Piece::Node(out));
+            match value.as_array() {
+                Some(items) if field.list && !field.packed && !field.map && !items.is_empty() => {
+                    let start = bytes.len();
+                    self.builder.open(Kind::Array, seg, None, start, start);
+                    for (i, item) in items.iter().enumerate() {
+                        let ipath = fpath.index(i);
+                        let Some(c) = self.single(&field.kind, item, &ipath, false)? else {
+                            return Err(self.expected(&ipath, &kind_name(&field.kind), item));
+                        };
+                        let out = wrap(&field, Segment::Index(i as u32), c);
+                        write(&out, bytes, &mut self.builder);
+                    }
+                    self.builder.close(bytes.len(), bytes.len());
+                }
+                _ => {
+                    if let Some(out) = self.field(&field, seg, value, &fpath)? {
+                        write(&out, bytes, &mut self.builder);
+                    }
+                }
             }
         }
-        for (number, key, raw) in raws {
+        for (number, key, raw) in plan.raws {
             let seg = self.builder.segment_for_key(key);
-            pieces.push(Piece::Node(raw_out(number, seg, raw)));
+            write(&raw_out(number, seg, raw), bytes, &mut self.builder);
         }
-        Ok(pieces)
+        self.builder.close(bytes.len(), bytes.len());
+        Ok(true)
     }
 
     /// One field's node (singular, repeated or map); `None` when nothing is written.

@@ -269,7 +269,7 @@ impl<'a> Decoder<'a> {
             bytes,
             max_depth: options.limits.depth().max(1),
             scan_budget: options.limits.max_protobuf_scan,
-            max_nodes: options.limits.schemaless_nodes(),
+            max_nodes: options.limits.for_input(bytes.len()).schemaless_nodes(),
             builder: SpanTreeBuilder::new(),
             stack: Vec::new(),
             keep_readings: true,

@@ -1,0 +1,117 @@
+//! What the app's analysis of one file costs, without a window: opens FILE as the app does
+//! (a memory map for a large file), peels it, and analyses its first payload on a job, printing
+//! the elapsed time and the process's RSS and peak RSS (`/proc/self/status`) at every preview
+//! and at the end.
+//!
+//! `cargo run --release --no-default-features --example app_probe -- FILE`
+
+#![allow(clippy::print_stdout)] // a probe reports on stdout
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use wirelens::capture::PeelChoice;
+use wirelens::limits::Limits;
+use wirelens::workspace::analysis::{analyze_payload_previewing, open, Choice};
+use wirelens::workspace::{no_notify, Job, SchemaSet, Source};
+
+/// `VmRSS` and `VmHWM` in MiB.
+fn rss() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn main() -> ExitCode {
+    let Some(file) = std::env::args().nth(1) else {
+        eprintln!("usage: app_probe FILE");
+        return ExitCode::from(2);
+    };
+    let started = Instant::now();
+    let source = match Source::open(&file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{file}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let limits = Limits::default();
+    let opened = open(&source, &PeelChoice::default(), &limits, None);
+    let Some(payload) = opened.payloads.into_iter().next() else {
+        eprintln!("{file}: no payload");
+        return ExitCode::FAILURE;
+    };
+    let (r, h) = rss();
+    println!(
+        "{:7.2} s  opened: rss {r} MiB, peak {h} MiB",
+        started.elapsed().as_secs_f64()
+    );
+    let job = Job::spawn_with_preview("probe", no_notify(), move |ctx, preview| {
+        analyze_payload_previewing(
+            &payload,
+            &Choice::default(),
+            &SchemaSet::default(),
+            &limits,
+            ctx,
+            &|partial| {
+                let shown = partial
+                    .columns
+                    .iter()
+                    .filter(|c| c.document.is_some())
+                    .count();
+                let sized = partial.columns.iter().filter(|c| c.sizes.is_some()).count();
+                let (r, h) = rss();
+                println!(
+                    "{:7.2} s  preview: {shown} of {} columns, {sized} sized: rss {r} MiB, peak {h} MiB",
+                    started.elapsed().as_secs_f64(),
+                    partial.columns.len()
+                );
+                preview.publish(partial);
+            },
+        )
+    });
+    let analysis = match job.wait() {
+        Ok(a) => Arc::new(a),
+        Err(e) => {
+            eprintln!("{file}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (r, h) = rss();
+    println!(
+        "{:7.2} s  done: {} columns: rss {r} MiB, peak {h} MiB",
+        started.elapsed().as_secs_f64(),
+        analysis.columns.len()
+    );
+    let source_value = analysis
+        .source()
+        .and_then(|c| c.document.as_ref())
+        .map(|d| &d.value);
+    for c in &analysis.columns {
+        let shared = match (source_value, &c.document) {
+            (Some(v), Some(d)) => Arc::ptr_eq(v, &d.value),
+            _ => false,
+        };
+        println!(
+            "  {:12} {:>12} bytes  {} nodes, {} MiB of spans, {}, {} notes on {} nodes  {:?}",
+            c.format.title(),
+            c.bytes.len(),
+            c.document.as_ref().map_or(0, |d| d.spans.len()),
+            c.document
+                .as_ref()
+                .map_or(0, |d| d.spans.heap_bytes() >> 20),
+            if shared { "shared value" } else { "own value" },
+            c.notes.len(),
+            c.note_nodes.len(),
+            c.sizes
+        );
+    }
+    ExitCode::SUCCESS
+}
