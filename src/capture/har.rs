@@ -14,11 +14,14 @@
 //! Meta of each payload: `har-entry`, `direction` (`request`, `response`, `send`, `receive`),
 //! `method`, `url`, `status`, `mime-type`, the side's headers (as HTTP payloads have them),
 //! `started`, `time-ms`, `timings`, `body-size`, `headers-size`, `content-size`,
-//! `content-compression`, `transfer-size`, and for bodies the export cut or left out
-//! `truncated = true` with a `warning`.
+//! `content-compression`, `transfer-size`, for bodies the export cut or left out
+//! `truncated = true` with a `warning`, and for binary bodies the export wrote as UTF-8 text
+//! with U+FFFD in place of the bytes that were not (Playwright's request bodies) `lossy = true`
+//! with a `warning`.
 //!
 //! Memory: the JSON is parsed once into borrowed views of the input (strings without escapes are
-//! not copied); each body is decoded once, into its payload.
+//! not copied, optional ones included: see `borrowed`); each body is decoded once, into its
+//! payload.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -87,7 +90,12 @@ struct Log<'a> {
 
 #[derive(Deserialize)]
 struct Entry<'a> {
-    #[serde(borrow, default, rename = "startedDateTime")]
+    #[serde(
+        borrow,
+        deserialize_with = "borrowed",
+        default,
+        rename = "startedDateTime"
+    )]
     started: Option<Cow<'a, str>>,
     #[serde(default)]
     time: Num,
@@ -99,15 +107,15 @@ struct Entry<'a> {
     timings: Option<Timings>,
     #[serde(borrow, default, rename = "_webSocketMessages")]
     websocket: Option<Vec<WsMessage<'a>>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
 struct Request<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     url: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     headers: Option<Vec<Header<'a>>>,
@@ -133,7 +141,7 @@ struct Response<'a> {
     headers_size: Num,
     #[serde(default, rename = "_transferSize")]
     transfer_size: Num,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
@@ -141,19 +149,19 @@ struct Response<'a> {
 struct Header<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     value: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct PostData<'a> {
-    #[serde(borrow, default, rename = "mimeType")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "mimeType")]
     mime_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     text: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<Vec<Param<'a>>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
@@ -161,9 +169,9 @@ struct PostData<'a> {
 struct Param<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     value: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "fileName")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "fileName")]
     file_name: Option<Cow<'a, str>>,
 }
 
@@ -173,13 +181,13 @@ struct Content<'a> {
     size: Num,
     #[serde(default)]
     compression: Num,
-    #[serde(borrow, default, rename = "mimeType")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "mimeType")]
     mime_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     encoding: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     comment: Option<Cow<'a, str>>,
 }
 
@@ -203,14 +211,23 @@ struct Timings {
 
 #[derive(Deserialize)]
 struct WsMessage<'a> {
-    #[serde(borrow, default, rename = "type")]
+    #[serde(borrow, deserialize_with = "borrowed", default, rename = "type")]
     kind: Option<Cow<'a, str>>,
     #[serde(default)]
     time: Num,
     #[serde(default)]
     opcode: Num,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "borrowed", default)]
     data: Option<Cow<'a, str>>,
+}
+
+/// An optional string, borrowed from the input when it has no escapes. serde borrows a
+/// `Cow<str>` only where it is the field's own type, so an `Option<Cow<str>>` field would be
+/// copied: each base64 body of a large HAR a second time.
+fn borrowed<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+    Ok(Option::<Text<'a>>::deserialize(d)?.map(|t| t.0))
 }
 
 /// A number as exporters write it: a number, a numeric string, or `null`/absent/anything else
@@ -563,6 +580,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
         let (bytes, how, span) = match &post.text {
             Some(text) => {
                 let (bytes, how) = text_bytes(text, &content_type);
+                mark_lossy(&mut meta, &format!("{path}.text"), text, &content_type);
                 (bytes, format!("postData.text, {how}"), span_in(input, text))
             }
             None if !params.is_empty() => {
@@ -656,6 +674,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
             },
             Some(text) => {
                 let (b, how) = text_bytes(text, &content_type);
+                mark_lossy(&mut meta, &format!("{path}.text"), text, &content_type);
                 (b, format!("content.text, {how}"), span_in(input, text))
             }
             None => (Vec::new(), "no content.text".to_string(), None),
@@ -754,6 +773,28 @@ fn mark_truncated(meta: &mut Vec<(String, String)>, path: &str, have: usize, siz
     push(meta, "warning", what);
 }
 
+/// A binary body an exporter wrote as text after decoding it as UTF-8 (Playwright's HAR does,
+/// for request bodies): each byte sequence that is not UTF-8 became U+FFFD, so the bytes sent
+/// are lost. Marked `lossy = true` with a warning; the bytes kept are the text's.
+fn mark_lossy(meta: &mut Vec<(String, String)>, path: &str, text: &str, content_type: &str) {
+    if is_textual(content_type) {
+        return;
+    }
+    let replaced = text.chars().filter(|&c| c == '\u{FFFD}').count();
+    if replaced == 0 {
+        return;
+    }
+    push(meta, "lossy", "true");
+    push(
+        meta,
+        "warning",
+        format!(
+            "{path}: a binary body written as text, with {replaced} byte sequence(s) that were not \
+             UTF-8 replaced by U+FFFD: these are not the bytes sent"
+        ),
+    );
+}
+
 fn body_payload(
     bytes: Vec<u8>,
     mut layers: Vec<Layer>,
@@ -765,6 +806,14 @@ fn body_payload(
         if let Some(body) = layers.last_mut() {
             body.detail = format!(
                 "NOT COMPLETE (cut or left out by the export); {}",
+                body.detail
+            );
+        }
+    }
+    if meta.iter().any(|(k, v)| k == "lossy" && v == "true") {
+        if let Some(body) = layers.last_mut() {
+            body.detail = format!(
+                "NOT THE BYTES SENT (the export replaced bytes with U+FFFD); {}",
                 body.detail
             );
         }
@@ -850,6 +899,17 @@ mod tests {
     }
 
     #[test]
+    fn bodies_without_escapes_are_read_in_place() {
+        // The body's span is where its text lies in the input: the text was borrowed, not
+        // copied (a copy has no place in the input, and the span would be the whole file).
+        let har = r#"{"log":{"entries":[{"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":3,"mimeType":"application/x-protobuf","text":"CJYB","encoding":"base64"}}}]}}"#;
+        let p = payloads(har);
+        let at = har.find("CJYB").unwrap_or(0);
+        assert_eq!(p[0].layers[1].span, Span::new(at, at + 4));
+        assert_eq!(p[0].layers[0].span, Span::new(at, at + 4));
+    }
+
+    #[test]
     fn truncated_and_missing_bodies_are_marked() {
         let p = payloads(
             r#"{"log":{"entries":[
@@ -913,6 +973,21 @@ mod tests {
             Some(Err(e)) => assert_eq!(e.layer, "HAR"),
             _ => panic!("a cut HAR is an error"),
         }
+    }
+
+    #[test]
+    fn a_binary_body_with_replacement_characters_is_marked_lossy() {
+        let p = payloads(
+            r#"{"log":{"entries":[{"request":{"method":"POST","url":"u","headers":[{"name":"content-type","value":"application/msgpack"}],"postData":{"mimeType":"application/msgpack","text":"\u0081\ufffdid*"},"bodySize":5},
+            "response":{"status":200,"content":{"size":2,"mimeType":"application/json","text":"\"\ufffd\""}}}]}}"#,
+        );
+        assert_eq!(p[0].meta_value("lossy"), Some("true"));
+        assert!(p[0].layers[1].detail.starts_with("NOT THE BYTES SENT"));
+        assert!(p[0].meta_value("warning").is_some_and(|w| w
+            .contains("log.entries[0].request.postData.text")
+            && w.contains("U+FFFD")));
+        // Text of a text type may hold U+FFFD as a character like any other.
+        assert_eq!(p[1].meta_value("lossy"), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod har;
 pub mod http;
 pub mod http2;
 pub mod layers;
+pub mod listing;
 pub mod pcap;
 mod peel;
 pub mod readings;
@@ -27,6 +28,7 @@ pub mod websocket;
 
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
+pub use listing::{Exchange, PayloadFilter};
 pub use peel::{
     peel, peel_choosing, peel_choosing_with, peel_shared, peel_shared_keyed, peel_with, PeelChoice,
     Peeled, Split,

@@ -140,6 +140,11 @@ pub fn peel_readings_keyed(
     // Fewer layers, until peeling that many already gives everything.
     let mut seen: Vec<(PeelChoice, Peeled)> = Vec::new();
     for depth in 0..MAX_DEPTHS {
+        if depth >= 1 && har_in_one_step(&found[1].1) {
+            // Every depth from 1 gives these payloads: not peeled again (a second copy of
+            // every body of a large HAR).
+            break;
+        }
         let choice = PeelChoice {
             max_layers: Some(depth),
             split: Split::Never,
@@ -185,7 +190,11 @@ pub fn peel_readings_keyed(
     let mut readings: Vec<LayerReading> = Vec::with_capacity(distinct.len());
     let mut best: Option<(usize, (bool, std::cmp::Reverse<u8>))> = None;
     for (choice, peeled) in distinct {
-        let mut reading = score(choice, peeled, options, &mut decoded);
+        let mut reading = if is_har && choice.max_layers == Some(0) && !from_har(&peeled) {
+            raw_har(choice, peeled, options)
+        } else {
+            score(choice, peeled, options, &mut decoded)
+        };
         if is_capture && reading.peeled.capture.is_none() {
             reading
                 .reasons
@@ -210,6 +219,49 @@ pub fn peel_readings_keyed(
     }
     readings.sort_by_key(rank);
     readings
+}
+
+/// Whether `whole` (every layer, unsplit) is a HAR's bodies that no layer was peeled from: then
+/// peeling one layer, the HAR, gives the same payloads, and so does every depth after it.
+fn har_in_one_step(whole: &Peeled) -> bool {
+    whole.error.is_none()
+        && whole.capture.is_none()
+        && !whole.payloads.is_empty()
+        && whole.payloads.iter().all(|p| {
+            p.layers.len() <= 2
+                && p.layers
+                    .first()
+                    .is_some_and(|l| l.name.starts_with(super::har::ENTRY_LAYER))
+        })
+}
+
+/// The raw reading of a HAR (the file as one JSON document), which ranks after the HAR's own
+/// readings whatever it scores: validated, not decoded, so a 100 MB HAR is not also held as a
+/// 100 MB document while the readings are ranked. Choosing it (`--layer raw`, "raw bytes")
+/// decodes it as any payload.
+fn raw_har(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> LayerReading {
+    let valid = peeled.payloads.len() == 1
+        && peeled
+            .payloads
+            .first()
+            .is_some_and(|p| crate::codec::json::is_json(&p.bytes, &options.limits));
+    let (confidence, format, reason) = if valid {
+        (
+            100,
+            Some(Format::Json),
+            "the file is valid JSON, one document (validated, not decoded: it reads as a HAR)",
+        )
+    } else {
+        (0, None, "the file is not one JSON document")
+    };
+    LayerReading {
+        choice,
+        peeled,
+        confidence,
+        reasons: vec![reason.to_string()],
+        format,
+        detected: Vec::new(),
+    }
 }
 
 /// Nodes a format reading's document holds (the partial one of an error).

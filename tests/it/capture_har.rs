@@ -362,3 +362,222 @@ fn cli_convert_all_writes_every_body() {
     assert_eq!(text.lines().count(), 8, "{text}\n{}", run.stderr);
     assert!(text.lines().all(|l| l.starts_with('{')), "{text}");
 }
+
+/// A value as JSON for comparison with what Python's libraries decoded (`chromium/server.py`
+/// writes them): maps with text keys as objects, bytes as `{"$bytes": [..]}`.
+fn as_json(v: &wirelens::model::Value) -> serde_json::Value {
+    use wirelens::model::Value;
+    match v {
+        Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => (*b).into(),
+        Value::Int(i) => match i64::try_from(*i) {
+            Ok(n) => n.into(),
+            Err(_) => panic!("integer {i} out of the fixtures' range"),
+        },
+        Value::Float(f) => serde_json::json!(f.value),
+        Value::Text(t) => t.clone().into(),
+        Value::Bytes(b) => serde_json::json!({ "$bytes": b }),
+        Value::Array(items) => items.iter().map(as_json).collect(),
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| match k {
+                Value::Text(k) => (k.clone(), as_json(v)),
+                other => panic!("a key that is not text: {other:?}"),
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => panic!("a value the fixtures do not hold: {other:?}"),
+    }
+}
+
+fn chromium(name: &str) -> Vec<u8> {
+    fixture(&format!("chromium/{name}"))
+}
+
+/// `chromium/chromium.har`: headless Chromium 156 (Debian) driven by playwright-core 1.65's
+/// `recordHar`, calling `chromium/server.py` on loopback. Every body equals what the server sent,
+/// byte for byte, and decodes to what Python's json, msgpack and protobuf decoded from it; the
+/// request body Playwright wrote as lossy UTF-8 text says so.
+#[test]
+fn chromium_har_gives_each_body_as_the_server_sent_it() {
+    use wirelens::codec::protobuf::schema::Schema;
+    let har = chromium("chromium.har");
+    let unsplit = PeelChoice {
+        max_layers: None,
+        split: Split::Never,
+    };
+    let peeled = peel_choosing(&har, &unsplit);
+    assert!(peeled.error.is_none(), "{:?}", peeled.error);
+    let find = |path: &str, direction: &str| {
+        let found: Vec<_> = peeled
+            .payloads
+            .iter()
+            .filter(|p| {
+                p.meta_value("url")
+                    .is_some_and(|u| u.ends_with(&format!("127.0.0.1:18741{path}")))
+                    && p.meta_value("direction") == Some(direction)
+            })
+            .collect();
+        assert!(!found.is_empty(), "{path} {direction}");
+        found
+    };
+    // (path, direction, expected body, format, Python's reading)
+    let bodies = [
+        ("/api/json", "response", "json", Some(Format::Json)),
+        (
+            "/api/msgpack",
+            "response",
+            "msgpack",
+            Some(Format::MessagePack),
+        ),
+        ("/api/proto", "response", "proto", Some(Format::Protobuf)),
+        ("/api/binary", "response", "binary", None),
+        ("/api/grpc-web", "request", "grpc-web-request", None),
+        ("/api/grpc-web", "response", "grpc-web-response", None),
+        (
+            "/api/echo",
+            "response",
+            "msgpack",
+            Some(Format::MessagePack),
+        ),
+    ];
+    let schema = Schema::from_proto_source(
+        "user-profile.proto",
+        &String::from_utf8(sample("user-profile.proto")).expect("UTF-8"),
+    )
+    .expect("the sample schema compiles");
+    let with_schema = DecodeOptions {
+        message: Some(
+            schema
+                .message("wirelens.samples.UserProfile")
+                .expect("the message type"),
+        ),
+        ..DecodeOptions::default()
+    };
+    for (path, direction, body, format) in bodies {
+        for p in find(path, direction) {
+            assert_eq!(
+                p.bytes,
+                chromium(&format!("expected/{body}.body")),
+                "{path} {direction}"
+            );
+            assert_eq!(p.meta_value("truncated"), None, "{path}");
+            assert_eq!(p.meta_value("lossy"), None, "{path}");
+            let Some(format) = format else { continue };
+            assert_eq!(p.hint, Some(format), "{path}");
+            let options = if format == Format::Protobuf {
+                &with_schema
+            } else {
+                assert_eq!(best_format(&p.bytes, p.hint), Some(format), "{path}");
+                &DecodeOptions::default()
+            };
+            let doc = wirelens::codec::decode(&p.bytes, format, options).expect("decodes");
+            let want: serde_json::Value =
+                serde_json::from_slice(&chromium(&format!("expected/{body}.json")))
+                    .expect("expected JSON");
+            assert_eq!(as_json(&doc.value), want, "{path} {direction}");
+        }
+    }
+
+    // The msgpack request body: Playwright writes postData.text as the body decoded as UTF-8,
+    // so its bytes are lost; wirelens says so instead of showing them as the body.
+    let echo = find("/api/echo", "request");
+    assert_eq!(echo.len(), 1);
+    assert_eq!(echo[0].meta_value("lossy"), Some("true"));
+    assert_ne!(echo[0].bytes, chromium("expected/msgpack.body"));
+    assert!(echo[0].layers[1].detail.starts_with("NOT THE BYTES SENT"));
+    assert!(peeled
+        .warnings
+        .iter()
+        .any(|w| w.contains("log.entries[8].request.postData.text") && w.contains("U+FFFD")));
+
+    // Split as usual: each gRPC-Web body is its one message, decoding as Python decoded it.
+    let split = peel(&har);
+    assert!(split.error.is_none(), "{:?}", split.error);
+    for (direction, body) in [
+        ("request", "grpc-web-request"),
+        ("response", "grpc-web-response"),
+    ] {
+        let messages: Vec<_> = split
+            .payloads
+            .iter()
+            .filter(|p| {
+                p.meta_value("url")
+                    .is_some_and(|u| u.ends_with("/api/grpc-web"))
+                    && p.meta_value("direction") == Some(direction)
+            })
+            .collect();
+        assert_eq!(messages.len(), 1, "{direction}");
+        let m = messages[0];
+        assert_eq!(m.layers.last().map(|l| l.name.as_str()), Some("gRPC frame"));
+        assert_eq!(m.hint, Some(Format::Protobuf));
+        let frame = chromium(&format!("expected/{body}.body"));
+        let len = u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]) as usize;
+        assert_eq!(m.bytes, frame[5..5 + len]);
+        let doc =
+            wirelens::codec::decode(&m.bytes, Format::Protobuf, &with_schema).expect("decodes");
+        let want: serde_json::Value =
+            serde_json::from_slice(&chromium(&format!("expected/{body}.json"))).expect("JSON");
+        assert_eq!(as_json(&doc.value), want, "{direction}");
+    }
+    if let Some(m) = split.payloads.iter().find(|p| {
+        p.meta_value("direction") == Some("response")
+            && p.meta_value("url")
+                .is_some_and(|u| u.ends_with("/api/grpc-web"))
+    }) {
+        assert_eq!(
+            m.meta_value("grpc-web trailers"),
+            Some("grpc-status:0; grpc-message:")
+        );
+    }
+
+    // The WebSocket: Playwright's recordHar writes `_webSocketMessages` as DevTools does (text
+    // frames as text, binary ones base64), and each message is a payload.
+    let ws: Vec<_> = peeled
+        .payloads
+        .iter()
+        .filter(|p| {
+            p.layers
+                .get(1)
+                .is_some_and(|l| l.name == "WebSocket message")
+        })
+        .collect();
+    let directions: Vec<_> = ws.iter().map(|p| p.meta_value("direction")).collect();
+    assert_eq!(
+        directions,
+        [Some("send"), Some("send"), Some("receive"), Some("receive")]
+    );
+    for (i, p) in ws.iter().enumerate() {
+        let (body, format) = if i % 2 == 0 {
+            ("ws-text", Format::Json)
+        } else {
+            ("ws-binary", Format::MessagePack)
+        };
+        assert_eq!(
+            p.bytes,
+            chromium(&format!("expected/{body}.body")),
+            "ws #{i}"
+        );
+        assert_eq!(best_format(&p.bytes, p.hint), Some(format), "ws #{i}");
+        let doc =
+            wirelens::codec::decode(&p.bytes, format, &DecodeOptions::default()).expect("decodes");
+        let want: serde_json::Value =
+            serde_json::from_slice(&chromium(&format!("expected/{body}.json"))).expect("JSON");
+        assert_eq!(as_json(&doc.value), want, "ws #{i}");
+    }
+}
+
+#[test]
+fn cli_lists_the_chromium_har_and_picks_a_body() {
+    let path = fixture_path("chromium/chromium.har");
+    let run = run_wirelens(&["inspect"], &path);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // 10 entries: one body each, two for the two POSTs, four WebSocket messages; the gRPC-Web
+    // bodies are split into their messages.
+    assert!(run.stdout.contains("  16. "), "{}", run.stdout);
+    assert!(!run.stdout.contains("  17. "), "{}", run.stdout);
+    assert!(run.stdout.contains("NOT THE BYTES SENT"), "{}", run.stdout);
+    let run = run_wirelens(&["inspect", "--pick", "3"], &path);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains("format: msgpack"), "{}", run.stdout);
+}

@@ -66,7 +66,8 @@ fn compared_orders() -> Harness<'static, Option<App>> {
     settle(&mut h);
     // The source shown is the last opened (version 2): right-click its orders payload,
     // Compare with… ▸ version 1's orders.
-    h.get_by_label_contains("#4 · 411 bytes").click_secondary();
+    h.get_by_label("#4 GET 200 · 411 bytes · MessagePack")
+        .click_secondary();
     h.run_steps(2);
     h.get_by_label("Compare with…").hover();
     h.run_steps(2);

@@ -1,9 +1,12 @@
-//! The welcome panel and the left side: sources and, for captures, their payloads.
+//! The welcome panel and the left side: sources and, for captures and HAR files, their payloads
+//! (method, status, URL, size, format), filtered by URL text and content type.
 
 use eframe::egui;
 
+use std::sync::Arc;
+
 use super::{App, SAMPLES};
-use crate::capture::{Framing, PeelChoice, Split};
+use crate::capture::{har, listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Split};
 use crate::gui::widgets::thousands;
 use crate::workspace::{Origin, Stage};
 
@@ -225,43 +228,53 @@ impl App {
         let mut compare_from = None;
         match &entry.opened {
             Stage::Ready(opened) => {
-                ui.strong(format!("Payloads ({})", opened.payloads.len()));
-                for (i, p) in opened.payloads.iter().enumerate() {
-                    // Numbered from 1, as `wirelens inspect` lists them and `--pick N` takes them.
-                    let mut label = format!("#{} · {} bytes", i + 1, p.bytes.len());
-                    if let Some(last) = p.layers.last() {
-                        label.push_str(&format!(" · {}", last.name));
+                let here = &mut self.here;
+                let fresh = here
+                    .listing
+                    .as_ref()
+                    .is_none_or(|(made_for, _)| !Arc::ptr_eq(made_for, opened));
+                if fresh {
+                    let exchanges = opened.payloads.iter().map(|p| p.exchange()).collect();
+                    here.listing = Some((opened.clone(), exchanges));
+                }
+                let exchanges: &[Exchange] = here.listing.as_ref().map_or(&[], |(_, e)| e);
+                let filter = &mut here.payload_filter;
+                let total = opened.payloads.len();
+                ui.strong(format!("Payloads ({total})"));
+                if total > 1 {
+                    filter_bar(ui, filter, exchanges);
+                }
+                let shown: Vec<usize> = (0..total)
+                    .filter(|&i| exchanges.get(i).is_none_or(|e| filter.matches_exchange(e)))
+                    .collect();
+                if total > 1 {
+                    ui.label(shown_text(&opened.payloads, &shown, filter.is_empty()));
+                    if !filter.is_empty() {
+                        if current < total && !shown.contains(&current) {
+                            ui.weak(format!(
+                                "#{} is selected, hidden by the filter",
+                                current + 1
+                            ));
+                        }
+                        if ui.small_button("Show all").clicked() {
+                            *filter = PayloadFilter::default();
+                        }
                     }
-                    let mut hover = p.provenance();
-                    for (k, v) in &p.meta {
-                        // A long value (every frame of a large stream) is cut for the tooltip.
-                        let v: String = if v.chars().count() > 200 {
-                            v.chars().take(199).chain(['…']).collect()
-                        } else {
-                            v.clone()
-                        };
-                        hover.push_str(&format!("\n{k}: {v}"));
-                    }
-                    let r = ui.selectable_label(current == i, label);
-                    let r = r.on_hover_text(hover);
-                    if r.clicked() {
-                        pick = Some(i);
-                    }
-                    r.context_menu(|ui| {
-                        ui.menu_button("Compare with…", |ui| {
-                            for (p, name) in choices.iter().filter(|(p, _)| *p != (this, i)) {
-                                if ui.button(name).clicked() {
-                                    compare_from = Some(((this, i), *p));
-                                    ui.close();
-                                }
-                            }
-                        });
-                    });
-                    // A captured exchange says which call and direction; else the layer chain.
-                    match p.headline() {
-                        Some(h) => ui.weak(h),
-                        None => ui.weak(p.provenance()),
-                    };
+                }
+                let rows = Rows {
+                    payloads: &opened.payloads,
+                    exchanges,
+                    shown: &shown,
+                    current,
+                    this,
+                    choices: &choices,
+                };
+                let (clicked, compare) = payload_rows(ui, &rows);
+                if let Some(i) = clicked {
+                    pick = Some(i);
+                }
+                if compare.is_some() {
+                    compare_from = compare;
                 }
                 if let Some(err) = &opened.error {
                     ui.colored_label(
@@ -308,6 +321,214 @@ impl App {
             self.ws.set_peel(c);
         }
     }
+}
+
+/// The payload list's filter: a URL text field and a content-type choice made of the types the
+/// payloads have, each with its count.
+fn filter_bar(ui: &mut egui::Ui, filter: &mut PayloadFilter, exchanges: &[Exchange]) {
+    let any_url = exchanges.iter().any(|e| e.url.is_some());
+    if any_url || !filter.url.is_empty() {
+        ui.horizontal(|ui| {
+            let label = ui.label("URL");
+            ui.add(
+                egui::TextEdit::singleline(&mut filter.url)
+                    .hint_text("filter: part of the URL")
+                    .desired_width(f32::INFINITY),
+            )
+            .labelled_by(label.id);
+        });
+    }
+    let types = listing::content_types(exchanges);
+    let type_text = |t: &Option<String>| t.clone().unwrap_or_else(|| "no content type".into());
+    let selected = match &filter.content_type {
+        None => "every type".to_string(),
+        Some(t) => type_text(t),
+    };
+    ui.horizontal(|ui| {
+        let label = ui.label("type");
+        egui::ComboBox::from_id_salt("payload-type")
+            .selected_text(selected)
+            .width(ui.available_width().max(60.0))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut filter.content_type, None, "every type");
+                for (t, n) in &types {
+                    ui.selectable_value(
+                        &mut filter.content_type,
+                        Some(t.clone()),
+                        format!("{} ({n})", type_text(t)),
+                    );
+                }
+            })
+            .response
+            .labelled_by(label.id)
+            .on_hover_text("show only the payloads of one content type");
+    });
+}
+
+/// "3 of 8 payloads shown, from 2 of 7 HAR entries": what the filter leaves, so nothing is
+/// hidden without a word.
+fn shown_text(payloads: &[Payload], shown: &[usize], unfiltered: bool) -> String {
+    let entry_of = |p: &Payload| {
+        p.layers
+            .first()
+            .filter(|l| l.name.starts_with(har::ENTRY_LAYER))
+            .map(|l| l.name.clone())
+    };
+    let mut entries: Vec<String> = payloads.iter().filter_map(entry_of).collect();
+    entries.dedup();
+    let entries_total = entries.len();
+    let mut text = if unfiltered {
+        format!("{} payloads", payloads.len())
+    } else {
+        format!("{} of {} payloads shown", shown.len(), payloads.len())
+    };
+    if entries_total > 0 {
+        let mut kept: Vec<String> = shown
+            .iter()
+            .filter_map(|&i| payloads.get(i).and_then(entry_of))
+            .collect();
+        kept.dedup();
+        if unfiltered {
+            text.push_str(&format!(" from {entries_total} HAR entries"));
+        } else {
+            text.push_str(&format!(
+                ", from {} of {entries_total} HAR entries",
+                kept.len()
+            ));
+        }
+    }
+    text
+}
+
+/// Two payloads to compare: (source, payload) each.
+type Comparison = ((usize, usize), (usize, usize));
+
+/// What the payload rows show: the payloads of source `this`, their exchanges, the indices the
+/// filter leaves, the selected one, and every payload a row's "Compare with…" offers.
+struct Rows<'a> {
+    payloads: &'a [Payload],
+    exchanges: &'a [Exchange],
+    shown: &'a [usize],
+    current: usize,
+    this: usize,
+    choices: &'a [((usize, usize), String)],
+}
+
+/// One row's first line: `#7 POST 200 · 71 bytes · JSON`.
+fn row_title(index: usize, p: &Payload, e: &Exchange) -> String {
+    // Numbered from 1, as `wirelens inspect` lists them and `--pick N` takes them.
+    let mut head = format!("#{}", index + 1);
+    for part in [&e.method, &e.status].into_iter().flatten() {
+        head.push(' ');
+        head.push_str(part);
+    }
+    let mut parts = vec![head];
+    parts.push(format!("{} bytes", thousands(p.bytes.len())));
+    let kind = match (e.format, &e.content_type) {
+        (Some(f), _) => Some(f.title().to_string()),
+        (None, Some(t)) => Some(t.clone()),
+        (None, None) => None,
+    };
+    match kind {
+        Some(k) => parts.push(k),
+        None => {
+            if let Some(last) = p.layers.last() {
+                parts.push(last.name.clone());
+            }
+        }
+    }
+    parts.join(" · ")
+}
+
+/// The rows of the payloads in `shown`, each two lines high (the title, then the direction and
+/// URL, or the layer chain); only the rows in view are laid out, so a HAR of thousands of bodies scrolls
+/// as fast as a short list. Returns the payload clicked.
+fn payload_rows(ui: &mut egui::Ui, rows: &Rows<'_>) -> (Option<usize>, Option<Comparison>) {
+    let Rows {
+        payloads,
+        exchanges,
+        shown,
+        current,
+        this,
+        choices,
+    } = *rows;
+    let spacing = ui.spacing().item_spacing.y;
+    let line = ui.spacing().interact_size.y;
+    let text = ui.text_style_height(&egui::TextStyle::Body);
+    let row = line + text + spacing;
+    let step = row + spacing;
+    let width = ui.available_width();
+    let top = ui.cursor().top();
+    let clip = ui.clip_rect();
+    let first = (((clip.top() - top) / step).floor().max(0.0) as usize).min(shown.len());
+    let last = ((((clip.bottom() - top) / step).ceil().max(0.0)) as usize + 1).min(shown.len());
+    let last = last.max(first);
+    if first > 0 {
+        ui.allocate_space(egui::vec2(width, first as f32 * step - spacing));
+    }
+    let mut pick = None;
+    let mut compare = None;
+    for &i in shown.get(first..last).unwrap_or(&[]) {
+        let Some(p) = payloads.get(i) else { continue };
+        let fallback;
+        let e = match exchanges.get(i) {
+            Some(e) => e,
+            None => {
+                fallback = p.exchange();
+                &fallback
+            }
+        };
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(width, row), egui::Sense::hover());
+        let mut cell = ui.new_child(egui::UiBuilder::new().max_rect(rect));
+        let title = row_title(i, p, e);
+        let r = cell.add(egui::Button::selectable(current == i, title.as_str()).truncate());
+        let second = match (&e.url, p.headline()) {
+            (Some(url), _) => {
+                // The scheme is left off (the tooltip has it): the path is what tells rows apart.
+                let url = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+                match &e.direction {
+                    Some(d) => format!("{d} {url}"),
+                    None => url.to_string(),
+                }
+            }
+            (None, Some(h)) => h,
+            (None, None) => p.provenance(),
+        };
+        cell.add(egui::Label::new(egui::RichText::new(second).weak()).truncate());
+        if r.clicked() {
+            pick = Some(i);
+        }
+        r.on_hover_text(hover_text(p)).context_menu(|ui| {
+            ui.menu_button("Compare with…", |ui| {
+                for (p, name) in choices.iter().filter(|(p, _)| *p != (this, i)) {
+                    if ui.button(name).clicked() {
+                        compare = Some(((this, i), *p));
+                        ui.close();
+                    }
+                }
+            });
+        });
+    }
+    let rest = shown.len() - last;
+    if rest > 0 {
+        ui.allocate_space(egui::vec2(width, rest as f32 * step - spacing));
+    }
+    (pick, compare)
+}
+
+/// A payload's tooltip: its layer chain, then its meta (long values cut).
+fn hover_text(p: &Payload) -> String {
+    let mut hover = p.provenance();
+    for (k, v) in &p.meta {
+        // A long value (every frame of a large stream) is cut for the tooltip.
+        let v: String = if v.chars().count() > 200 {
+            v.chars().take(199).chain(['…']).collect()
+        } else {
+            v.clone()
+        };
+        hover.push_str(&format!("\n{k}: {v}"));
+    }
+    hover
 }
 
 /// The layer override: how many layers to peel and how streams split. Returns a new choice when

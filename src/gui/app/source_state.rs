@@ -1,6 +1,6 @@
 //! What the window remembers about one source while it is open: its column views (hex scroll,
 //! cursor, tree state), the column the data inspector follows, the selection, the path and
-//! go-to-offset fields.
+//! go-to-offset fields, the payload list's filter.
 //!
 //! A source shown again comes back as it was left; a source opened for the first time starts
 //! from nothing (scrolled to offset 0, no selection, empty fields). The workspace knows nothing of
@@ -11,9 +11,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{App, ColumnView};
+use crate::capture::{Exchange, PayloadFilter};
 use crate::codec::Format;
 use crate::model::Path;
-use crate::workspace::{Analysis, Source};
+use crate::workspace::{Analysis, Opened, Source};
 
 /// One source's view state (see the module docs).
 #[derive(Default)]
@@ -37,6 +38,11 @@ pub(super) struct SourceState {
     pub select_text: String,
     /// The data inspector's go-to-offset field.
     pub goto_text: String,
+    /// The payload list's filter (URL text, content type).
+    pub payload_filter: PayloadFilter,
+    /// Each payload's [`Exchange`], made once for the payloads they were read from (held, as
+    /// [`SourceState::views_for`] is).
+    pub listing: Option<(Arc<Opened>, Vec<Exchange>)>,
 }
 
 impl App {
