@@ -2,7 +2,7 @@
 //! while the run goes on (the GUI's profiler fills its bars and plots from one of these).
 
 use super::run::{finish_file, record, Event, Settings, Slot};
-use crate::report::{FileReport, Report};
+use crate::profile::report::{FileReport, Report};
 
 /// What a run has produced so far.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ impl Live {
         Live {
             report: Report {
                 mode: settings.mode,
-                parallel: settings.mode != crate::report::Mode::Precise,
+                parallel: settings.mode != crate::profile::report::Mode::Precise,
                 allocations_counted: super::alloc::installed(),
                 links: settings.links.clone(),
                 files: Vec::new(),
@@ -146,7 +146,7 @@ mod tests {
     use crate::codec::{decode, DecodeOptions, Format};
     use crate::profile::bench::BenchConfig;
     use crate::profile::{run, Subject};
-    use crate::report::Mode;
+    use crate::profile::report::Mode;
 
     /// Replaying a run's events gives the report the run returns: the same sizes, the same
     /// measurements in the same slots, the same transfer estimates.

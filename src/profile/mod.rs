@@ -11,11 +11,11 @@
 //! - **scaling** and **transfer** ([`sweep`]): size and time at growing record counts, and
 //!   encode + wire + decode estimates over network links, with and without gzip.
 //!
-//! Everything ends in one [`crate::report::Report`]. The run streams: each finished measurement
+//! Everything ends in one [`crate::profile::report::Report`]. The run streams: each finished measurement
 //! is handed to the caller's callback as an [`Event`] (the CLI drives a progress bar with it, the
 //! GUI forwards events through a channel from a worker thread), and a shared cancel flag stops it
 //! between samples. Timing jobs run on a rayon pool unless the mode is
-//! [`Mode::Precise`](crate::report::Mode::Precise); measurements taken while other jobs ran are
+//! [`Mode::Precise`](crate::profile::report::Mode::Precise); measurements taken while other jobs ran are
 //! marked `concurrent`.
 //!
 //! It does not decode the user's input (the CLI and GUI do, with `capture` and `codec`) and it
@@ -26,6 +26,7 @@ pub mod bench;
 pub mod cost;
 pub mod libs;
 pub mod live;
+pub mod report;
 mod run;
 pub mod runtimes;
 pub mod sizes;

@@ -19,7 +19,7 @@ use crate::codec::protobuf::infer::{infer, wrap_for_inferred, InferOptions};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{self, EncodeOptions, Encoded, Format};
 use crate::model::Value;
-use crate::report::{FileReport, FormatReport, Mode, Report, TimingRow};
+use crate::profile::report::{FileReport, FormatReport, Mode, Report, TimingRow};
 
 /// One payload to profile.
 #[derive(Debug, Clone)]

@@ -23,7 +23,7 @@
 //! structure_bytes, total_bytes, share` (share of the format's bytes, 0–1). Per file and format
 //! the `total_bytes` sum to the encoded size exactly.
 
-use super::report::{Report, TimingRow};
+use crate::profile::report::{Report, TimingRow};
 use crate::profile::bench::Measurement;
 
 /// The operation columns, repeated for `encode_` and `decode_`.

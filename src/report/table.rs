@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::report::{FileReport, Report};
+use crate::profile::report::{FileReport, Report};
 use crate::profile::bench::Measurement;
 
 /// How many field patterns to list per format.
