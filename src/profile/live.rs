@@ -145,8 +145,8 @@ mod tests {
     use super::*;
     use crate::codec::{decode, DecodeOptions, Format};
     use crate::profile::bench::BenchConfig;
-    use crate::profile::{run, Subject};
     use crate::profile::report::Mode;
+    use crate::profile::{run, Subject};
 
     /// Replaying a run's events gives the report the run returns: the same sizes, the same
     /// measurements in the same slots, the same transfer estimates.

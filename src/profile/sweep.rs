@@ -289,7 +289,10 @@ pub fn estimate(costs: &Costs<'_>, links: &[Link]) -> Vec<Transfer> {
 
 /// Every estimate of one payload's report over `links`: for each format × library row whose
 /// encode and decode are both measured, with and (when gzip was timed) without compression.
-pub fn transfer_estimates(file: &crate::profile::report::FileReport, links: &[Link]) -> Vec<Transfer> {
+pub fn transfer_estimates(
+    file: &crate::profile::report::FileReport,
+    links: &[Link],
+) -> Vec<Transfer> {
     let mut out = Vec::new();
     for row in &file.timings {
         let (Some(encode), Some(decode)) = (&row.encode, &row.decode) else {

@@ -23,8 +23,8 @@
 //! structure_bytes, total_bytes, share` (share of the format's bytes, 0–1). Per file and format
 //! the `total_bytes` sum to the encoded size exactly.
 
-use crate::profile::report::{Report, TimingRow};
 use crate::profile::bench::Measurement;
+use crate::profile::report::{Report, TimingRow};
 
 /// The operation columns, repeated for `encode_` and `decode_`.
 pub const OP_COLUMNS: [&str; 16] = [

@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use crate::profile::report::{FileReport, Report};
 use crate::profile::bench::Measurement;
+use crate::profile::report::{FileReport, Report};
 
 /// How many field patterns to list per format.
 pub const TOP_FIELDS: usize = 6;
