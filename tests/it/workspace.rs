@@ -639,3 +639,68 @@ fn every_column_shares_the_decoded_value() {
     );
     assert_eq!(pb.spans.find(&path("$.rows[0].id")).len(), 1);
 }
+
+/// The analysis fills in as it goes: first the source column alone (the others pending, with no
+/// error), then each encoding as it is done, then every column with its compressed sizes last.
+#[test]
+fn an_analysis_shows_each_column_as_it_is_encoded_and_measures_sizes_last() {
+    use std::sync::Mutex;
+    use wirelens::capture::PeelChoice;
+    use wirelens::limits::Limits;
+    use wirelens::workspace::analysis::{analyze_payload_previewing, open, Choice};
+    use wirelens::workspace::{Job, SchemaSet};
+
+    let source = Source::open(sample("transactions-1k.json")).expect("the sample opens");
+    let limits = Limits::default();
+    let payload = open(&source, &PeelChoice::default(), &limits, None)
+        .payloads
+        .into_iter()
+        .next()
+        .expect("a payload");
+    // (columns with a tree, columns pending, columns with sizes) of every preview.
+    let seen: std::sync::Arc<Mutex<Vec<(usize, usize, usize)>>> = Default::default();
+    let log = seen.clone();
+    let job = Job::spawn_with_preview("previews", no_notify(), move |ctx, _| {
+        analyze_payload_previewing(
+            &payload,
+            &Choice::default(),
+            &SchemaSet::default(),
+            &limits,
+            ctx,
+            &|a| {
+                let count = |f: &dyn Fn(&wirelens::workspace::Column) -> bool| {
+                    a.columns.iter().filter(|c| f(c)).count()
+                };
+                let shown = count(&|c| c.document.is_some());
+                let pending = count(&|c| c.pending);
+                let sized = count(&|c| c.sizes.is_some());
+                log.lock().expect("log").push((shown, pending, sized));
+            },
+        )
+    });
+    let done = job.wait().expect("analysed");
+    let seen = seen.lock().expect("log").clone();
+    assert_eq!(seen.first(), Some(&(1, 3, 0)), "the source first: {seen:?}");
+    assert_eq!(seen.len(), 4, "one preview more per encoding: {seen:?}");
+    for (i, &(shown, pending, sized)) in seen.iter().enumerate() {
+        assert_eq!(
+            (shown, pending, sized),
+            (i + 1, 3 - i, 0),
+            "preview {i}: {seen:?}"
+        );
+    }
+    assert_eq!(done.columns.len(), 4);
+    for c in &done.columns {
+        assert!(!c.pending, "{:?} is done", c.format);
+        assert!(c.error.is_none(), "{:?}: {:?}", c.format, c.error);
+        let sizes = c
+            .sizes
+            .unwrap_or_else(|| panic!("{:?} is measured", c.format));
+        assert_eq!(sizes.raw, c.bytes.len());
+        assert!(
+            sizes.gzip > 0 && sizes.zstd > 0,
+            "{:?}: {sizes:?}",
+            c.format
+        );
+    }
+}
