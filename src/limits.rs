@@ -99,9 +99,12 @@ pub struct Limits {
     /// (the smaller of the two applies). Detection reads every payload as schema-less protobuf,
     /// and almost any byte string reads as fields (a 20 MB stream of `x` is ten million fields
     /// of number 15), so this reading gets a tighter bound than the decoders that make nodes
-    /// only of bytes that really are their format. Default 1 million (about 200 MiB), or one
-    /// node per 8 bytes of an input larger than 8 MB ([`Limits::protobuf_nodes_for`]). A value
-    /// set here is used as it is. Name: `protobuf-nodes`.
+    /// only of bytes that really are their format. Default 1 million (about 200 MiB). Unlike
+    /// [`Limits::max_nodes`] it does not grow with the input: bytes that are no protobuf read as
+    /// two-byte fields, so a budget growing with the input would let 20 MB of `x` take more
+    /// than 512 MiB. A real message has longer fields (a 9.3 MB OTLP trace batch reads as about
+    /// 1.03 million schema-less nodes, 9 bytes each): read it with its schema (the node bound is
+    /// then [`Limits::max_nodes`]) or raise this. Name: `protobuf-nodes`.
     pub max_protobuf_nodes: usize,
 }
 
@@ -120,11 +123,6 @@ impl Limits {
     /// node takes at least two bytes (`1,`) and real documents take 10 to 45.
     pub const BYTES_PER_NODE: usize = 4;
 
-    /// Input bytes per node by which the default [`Limits::max_protobuf_nodes`] grows: an input
-    /// larger than 8 MB gets one schema-less node per 8 bytes (a 9.3 MB OTLP trace batch reads
-    /// as about 1.03 million fields and messages, 9 bytes each).
-    pub const BYTES_PER_PROTOBUF_NODE: usize = 8;
-
     /// [`Limits::max_nodes`] for an input of `len` bytes: the default grows with a large input
     /// (see [`Limits::BYTES_PER_NODE`]), so real documents of 100 MB and more decode, while a
     /// small hostile input still stops at 8 Mi nodes; any other value is used as it is.
@@ -136,23 +134,11 @@ impl Limits {
         }
     }
 
-    /// [`Limits::max_protobuf_nodes`] for an input of `len` bytes: the default grows with a
-    /// large input (see [`Limits::BYTES_PER_PROTOBUF_NODE`]); any other value is used as it is.
-    pub fn protobuf_nodes_for(&self, len: usize) -> usize {
-        if self.max_protobuf_nodes == Limits::DEFAULT_MAX_PROTOBUF_NODES {
-            self.max_protobuf_nodes
-                .max(len / Limits::BYTES_PER_PROTOBUF_NODE)
-        } else {
-            self.max_protobuf_nodes
-        }
-    }
-
-    /// These limits for an input of `len` bytes: the node budgets as [`Limits::nodes_for`] and
-    /// [`Limits::protobuf_nodes_for`] give them.
+    /// These limits for an input of `len` bytes: the node budget as [`Limits::nodes_for`] gives
+    /// it ([`Limits::max_protobuf_nodes`] stays as it is).
     pub fn for_input(&self, len: usize) -> Limits {
         Limits {
             max_nodes: self.nodes_for(len),
-            max_protobuf_nodes: self.protobuf_nodes_for(len),
             ..*self
         }
     }
@@ -391,24 +377,18 @@ mod tests {
     }
 
     #[test]
-    fn default_node_budgets_grow_with_the_input_and_set_ones_do_not() {
+    fn the_default_node_budget_grows_with_the_input_and_a_set_one_does_not() {
         let l = Limits::default();
         assert_eq!(l.nodes_for(1 << 20), Limits::DEFAULT_MAX_NODES);
         assert_eq!(l.nodes_for(100_000_000), 25_000_000);
-        assert_eq!(
-            l.protobuf_nodes_for(1 << 20),
-            Limits::DEFAULT_MAX_PROTOBUF_NODES
-        );
-        assert_eq!(l.protobuf_nodes_for(9_286_193), 1_160_774);
         let grown = l.for_input(100_000_000);
         assert_eq!(grown.max_nodes, 25_000_000);
-        assert_eq!(grown.max_protobuf_nodes, 12_500_000);
+        // Garbage reads as two-byte schema-less fields: that budget does not grow.
+        assert_eq!(grown.max_protobuf_nodes, Limits::DEFAULT_MAX_PROTOBUF_NODES);
         assert_eq!(grown.max_depth, l.max_depth);
         let mut set = Limits::default();
         set.set("nodes", "1M").expect("valid");
-        set.set("protobuf-nodes", "none").expect("valid");
         assert_eq!(set.nodes_for(100_000_000), 1 << 20);
-        assert_eq!(set.protobuf_nodes_for(100_000_000), usize::MAX);
     }
 
     #[test]
