@@ -889,9 +889,7 @@ impl Encoder {
                     self.builder.open(Kind::Array, seg, None, start, start);
                     for (i, item) in items.iter().enumerate() {
                         let ipath = fpath.index(i);
-                        let Some(c) = self.single(&field.kind, item, &ipath, false)? else {
-                            return Err(self.expected(&ipath, &kind_name(&field.kind), item));
-                        };
+                        let c = self.list_item(&field, item, &ipath)?;
                         let out = wrap(&field, Segment::Index(i as u32), c);
                         write(&out, bytes, &mut self.builder);
                     }
@@ -910,6 +908,20 @@ impl Encoder {
         }
         self.builder.close(bytes.len(), bytes.len());
         Ok(true)
+    }
+
+    /// What an item of the repeated `field` becomes; an error when it is not of the field's
+    /// type.
+    fn list_item<'v>(
+        &mut self,
+        field: &FieldInfo,
+        item: &'v Value,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
+        match self.single(&field.kind, item, path, false)? {
+            Some(c) => Ok(c),
+            None => Err(self.expected(path, &kind_name(&field.kind), item)),
+        }
     }
 
     /// One field's node (singular, repeated or map); `None` when nothing is written.
@@ -944,9 +956,7 @@ impl Encoder {
             for (i, item) in items.iter().enumerate() {
                 let ipath = path.index(i);
                 let iseg = Segment::Index(i as u32);
-                let Some(c) = self.single(&field.kind, item, &ipath, false)? else {
-                    return Err(self.expected(&ipath, &kind_name(&field.kind), item));
-                };
+                let c = self.list_item(field, item, &ipath)?;
                 if field.packed {
                     children.push(Piece::Node(Out::new(
                         c.kind,
