@@ -218,6 +218,12 @@ pub struct Column {
 }
 
 impl Column {
+    /// Whether the column's compressed sizes are measured (once every column is shown): the
+    /// source always (an empty payload too), an encoding when it succeeded.
+    pub fn is_measured(&self) -> bool {
+        !self.pending && (self.is_source || self.error.is_none())
+    }
+
     /// The node at `path` in this column.
     pub fn resolve(&self, path: &Path) -> Option<NodeId> {
         self.document
@@ -470,49 +476,50 @@ pub fn analyze_previewing(
     };
     let complete = error.is_none();
     let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
-    let source_column = |sizes: Option<Sizes>| Column {
+    // Its compressed sizes are measured last, with every column's.
+    let source_column = || Column {
         format,
         is_source: true,
         // The payload's bytes, shared: for a large unpeeled file, its memory map.
         bytes: bytes.clone(),
         note_nodes: Vec::new(),
         notes: Vec::new(),
-        sizes,
+        sizes: None,
         error: error.clone(),
         schema: source_schema.clone(),
         document: document.clone(),
         variant: None,
         pending: false,
     };
-    let mut shown = vec![source_column(None)];
-    shown.extend(others.iter().map(|&target| pending(target)));
-    preview(Analysis {
-        readings: summaries.clone(),
-        format,
-        overridden: pick != 0,
-        candidates: candidates.clone(),
-        message: message_name.clone(),
-        warnings: warnings.clone(),
-        columns: shown,
-        elapsed: started.elapsed(),
-        verdict: None,
-    });
-    ctx.report(0.3, "encoding the other formats");
-    // The encodings run side by side on the worker pool, sharing the one decoded value; each
-    // column is shown as soon as it is encoded.
-    let value = document.as_ref().filter(|_| complete).map(|d| &d.value);
-    let encoded: std::sync::Mutex<Vec<Option<Column>>> =
-        std::sync::Mutex::new(vec![None; others.len()]);
-    let snapshot = |slots: &[Option<Column>]| {
-        let mut columns = vec![source_column(None)];
+    // The source column and the encodings done so far (`slots`, one per other format), the
+    // rest pending, as a preview.
+    let show = |slots: &[Option<Column>]| {
+        let mut columns = vec![source_column()];
         columns.extend(
             slots
                 .iter()
                 .zip(&others)
                 .map(|(slot, &target)| slot.clone().unwrap_or_else(|| pending(target))),
         );
-        columns
+        preview(Analysis {
+            readings: summaries.clone(),
+            format,
+            overridden: pick != 0,
+            candidates: candidates.clone(),
+            message: message_name.clone(),
+            warnings: warnings.clone(),
+            columns,
+            elapsed: started.elapsed(),
+            verdict: None,
+        });
     };
+    let encoded: std::sync::Mutex<Vec<Option<Column>>> =
+        std::sync::Mutex::new(vec![None; others.len()]);
+    show(&vec![None; others.len()]);
+    ctx.report(0.3, "encoding the other formats");
+    // The encodings run side by side on the worker pool, sharing the one decoded value; each
+    // column is shown as soon as it is encoded.
+    let value = document.as_ref().filter(|_| complete).map(|d| &d.value);
     {
         use rayon::prelude::*;
         others.par_iter().enumerate().try_for_each(|(i, &target)| {
@@ -530,46 +537,33 @@ pub fn analyze_previewing(
                     },
                 ),
             };
-            let columns = {
-                let mut slots = encoded
-                    .lock()
-                    .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
-                slots[i] = Some(column);
-                let n = slots.iter().filter(|s| s.is_some()).count();
-                ctx.report(
-                    0.3 + 0.5 * n as f32 / others.len() as f32,
-                    &format!("encoded as {}", target.title()),
-                );
-                snapshot(&slots)
-            };
-            preview(Analysis {
-                readings: summaries.clone(),
-                format,
-                overridden: pick != 0,
-                candidates: candidates.clone(),
-                message: message_name.clone(),
-                warnings: warnings.clone(),
-                columns,
-                elapsed: started.elapsed(),
-                verdict: None,
-            });
+            let mut slots = encoded
+                .lock()
+                .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
+            slots[i] = Some(column);
+            let n = slots.iter().filter(|s| s.is_some()).count();
+            ctx.report(
+                0.3 + 0.5 * n as f32 / others.len() as f32,
+                &format!("encoded as {}", target.title()),
+            );
+            // Under the lock, so previews go out in the order the columns were done.
+            show(&slots);
             Ok::<(), JobError>(())
         })?;
     }
     let slots = encoded
         .into_inner()
         .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
-    let mut columns = vec![source_column(None)];
+    let mut columns = vec![source_column()];
     columns.extend(slots.into_iter().flatten());
     // Compressed sizes last: every column is already shown, and compressing tens of megabytes
-    // takes seconds. The source is always measured (an empty payload too); an encoding when it
-    // succeeded.
+    // takes seconds.
     ctx.report(0.8, "measuring compressed sizes");
     {
         use rayon::prelude::*;
         columns
             .par_iter_mut()
-            .filter(|c| c.is_source || c.error.is_none())
+            .filter(|c| c.is_measured())
             .try_for_each(|c| {
                 ctx.check()?;
                 c.sizes = Some(Sizes::of(&c.bytes));

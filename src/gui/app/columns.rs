@@ -639,11 +639,10 @@ impl App {
                 thousands(sizes.gzip),
                 thousands(sizes.zstd)
             )),
-            None if column.error.is_none() && (column.is_source || column.document.is_some()) => ui
-                .label(format!(
-                    "{} bytes · measuring gzip and zstd…",
-                    thousands(column.bytes.len())
-                )),
+            None if column.is_measured() => ui.label(format!(
+                "{} bytes · measuring gzip and zstd…",
+                thousands(column.bytes.len())
+            )),
             None => ui.weak("no bytes"),
         };
         if let Some(schema) = &column.schema {
