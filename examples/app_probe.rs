@@ -90,17 +90,20 @@ fn main() -> ExitCode {
         started.elapsed().as_secs_f64(),
         analysis.columns.len()
     );
-    let source_value = analysis
-        .source()
-        .and_then(|c| c.document.as_ref())
-        .map(|d| &d.value);
+    let source = analysis.source().and_then(|c| c.document.as_ref());
     for c in &analysis.columns {
-        let shared = match (source_value, &c.document) {
-            (Some(v), Some(d)) => Arc::ptr_eq(v, &d.value),
+        let shared = match (source, &c.document) {
+            (Some(s), Some(d)) => Arc::ptr_eq(&s.value, &d.value),
             _ => false,
         };
+        let shape = match (source, &c.document) {
+            (Some(s), Some(d)) if !c.is_source && d.spans.shares_shape_with(&s.spans) => {
+                " (shape shared with the source's)"
+            }
+            _ => "",
+        };
         println!(
-            "  {:12} {:>12} bytes  {} nodes, {} MiB of spans, {}, {} notes on {} nodes  {:?}",
+            "  {:12} {:>12} bytes  {} nodes, {} MiB of spans{shape}, {}, {} notes on {} nodes  {:?}",
             c.format.title(),
             c.bytes.len(),
             c.document.as_ref().map_or(0, |d| d.spans.len()),

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use super::path::{Path, PathSegment};
 use super::value::{Kind, Value};
@@ -175,106 +176,157 @@ pub struct Run {
 
 /// The spans of every node of one decoded or encoded buffer. See the module docs.
 ///
-/// Nodes are stored packed, 32 bytes each (`Packed`): `u32` offsets, and the header, payload
-/// and key lengths in a byte or two relative to the span. A node whose numbers do not fit (an
-/// offset past 4 GiB, a header longer than 254 bytes, a key longer than 65,534) is stored whole
-/// in a side table, so every input works and typical ones pay 32 bytes per node.
+/// A tree is two tables, 16 bytes a node each. Its *shape* says what each node is and where it
+/// sits (kind, parent, subtree end, segment, and the key texts); its *offsets* say which bytes
+/// hold it, with `u32` offsets and the header, payload and key lengths in a byte or two relative
+/// to the span. Encodings of one value have one shape, so the app's columns share it
+/// ([`SpanTree::share_shape`]) and each pays only its offsets. A node whose offsets do not fit (an
+/// offset past 4 GiB, a header longer than 255 bytes, a key longer than 65,535 or further than
+/// that before its value) is stored whole in a side table, so every input works and typical ones
+/// pay 32 bytes a node, 16 when the shape is shared.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpanTree {
-    nodes: Vec<Packed>,
+    shape: Arc<Shape>,
+    offsets: Vec<Offsets>,
     wide: HashMap<u32, Node>,
+}
+
+/// What each node of a tree is and where it sits, without its bytes. See [`SpanTree`].
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Shape {
+    links: Vec<Link>,
     keys: Vec<String>,
 }
 
-/// A [`Node`] in 32 bytes. See [`SpanTree`].
+/// A node's place in the tree, in 16 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Packed {
-    /// `span.start`.
-    start: u32,
-    /// `span.end`.
-    end: u32,
-    /// The parent's id, [`Packed::NONE`] for the root.
+struct Link {
+    /// The parent's id, [`Link::NONE`] for the root.
     parent: u32,
     subtree_end: u32,
     /// The index or key id of the segment.
     segment: u32,
-    /// Where the key starts, `start` when there is none: the node's extent starts here.
-    key_start: u32,
     kind: Kind,
-    /// Segment tag (bits 0–1), has a key (bit 2), stored whole in `SpanTree::wide` (bit 3).
-    flags: u8,
+    /// Segment tag: 0 root, 1 index, 2 key, 3 other key.
+    tag: u8,
+}
+
+/// A node's bytes, in 16 bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Offsets {
+    /// `span.start`.
+    start: u32,
+    /// `span.end`.
+    end: u32,
+    /// `span.start - key.start`.
+    key_back: u16,
+    /// `key.end - key.start`.
+    key_len: u16,
     /// `header_end - start`.
     header_len: u8,
     /// `payload.start - header_end`.
     payload_gap: u8,
     /// `end - payload.end`.
     payload_tail: u8,
-    /// `key.end - key.start`.
-    key_len: u16,
+    /// Has a key ([`Offsets::HAS_KEY`]), stored whole in `SpanTree::wide` ([`Offsets::WIDE`]).
+    flags: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<Packed>() == 32);
+const _: () = assert!(std::mem::size_of::<Link>() == 16);
+const _: () = assert!(std::mem::size_of::<Offsets>() == 16);
 
-impl Packed {
+impl Link {
     const NONE: u32 = u32::MAX;
-    const HAS_KEY: u8 = 4;
-    const WIDE: u8 = 8;
 
-    /// `node` packed, or `None` when one of its numbers does not fit.
-    fn pack(node: &Node) -> Option<Packed> {
-        let small = |n: usize| u8::try_from(n).ok();
-        let offset = |n: usize| u32::try_from(n).ok().filter(|&n| n != Packed::NONE);
+    /// `node`'s place. Every node has one: ids and key ids are `u32` already.
+    fn of(node: &Node) -> Link {
         let (tag, segment) = match node.segment {
             Segment::Root => (0, 0),
             Segment::Index(i) => (1, i),
             Segment::Key(k) => (2, k),
             Segment::OtherKey(k) => (3, k),
         };
-        let (key_start, key_len, has_key) = match node.key {
-            Some(k) => (
-                offset(k.start)?,
-                u16::try_from(k.len()).ok()?,
-                Packed::HAS_KEY,
-            ),
-            None => (offset(node.span.start)?, 0, 0),
-        };
-        let parent = match node.parent {
-            Some(p) if p.0 != Packed::NONE => p.0,
-            Some(_) => return None,
-            None => Packed::NONE,
-        };
-        Some(Packed {
-            start: offset(node.span.start)?,
-            end: offset(node.span.end)?,
-            parent,
+        Link {
+            parent: node.parent.map_or(Link::NONE, |p| p.0),
             subtree_end: node.subtree_end,
             segment,
-            key_start,
             kind: node.kind,
-            flags: tag | has_key,
-            header_len: small(node.header_end.checked_sub(node.span.start)?)?,
-            payload_gap: small(node.payload.start.checked_sub(node.header_end)?)?,
-            payload_tail: small(node.span.end.checked_sub(node.payload.end)?)?,
-            key_len,
-        })
+            tag,
+        }
     }
 
-    fn unpack(&self) -> Node {
-        let start = self.start as usize;
-        let end = self.end as usize;
-        let header_end = start + usize::from(self.header_len);
-        let segment = match self.flags & 3 {
+    fn parent(&self) -> Option<NodeId> {
+        (self.parent != Link::NONE).then_some(NodeId(self.parent))
+    }
+
+    fn segment(&self) -> Segment {
+        match self.tag {
             0 => Segment::Root,
             1 => Segment::Index(self.segment),
             2 => Segment::Key(self.segment),
             _ => Segment::OtherKey(self.segment),
+        }
+    }
+}
+
+impl Offsets {
+    const HAS_KEY: u8 = 1;
+    const WIDE: u8 = 2;
+    /// The placeholder of a node kept in the side table.
+    const WIDE_NODE: Offsets = Offsets {
+        start: 0,
+        end: 0,
+        key_back: 0,
+        key_len: 0,
+        header_len: 0,
+        payload_gap: 0,
+        payload_tail: 0,
+        flags: Offsets::WIDE,
+    };
+
+    /// `node`'s bytes packed, or `None` when one of its numbers does not fit.
+    fn pack(node: &Node) -> Option<Offsets> {
+        let small = |n: usize| u8::try_from(n).ok();
+        let start = u32::try_from(node.span.start).ok()?;
+        let (key_back, key_len, flags) = match node.key {
+            Some(k) => (
+                u16::try_from(node.span.start.checked_sub(k.start)?).ok()?,
+                u16::try_from(k.len()).ok()?,
+                Offsets::HAS_KEY,
+            ),
+            None => (0, 0, 0),
         };
-        let key_start = self.key_start as usize;
+        Some(Offsets {
+            start,
+            end: u32::try_from(node.span.end).ok()?,
+            key_back,
+            key_len,
+            header_len: small(node.header_end.checked_sub(node.span.start)?)?,
+            payload_gap: small(node.payload.start.checked_sub(node.header_end)?)?,
+            payload_tail: small(node.span.end.checked_sub(node.payload.end)?)?,
+            flags,
+        })
+    }
+
+    fn is_wide(&self) -> bool {
+        self.flags & Offsets::WIDE != 0
+    }
+
+    /// Where the node's extent starts (its key, else its value); not for a wide node.
+    fn extent_start(&self) -> usize {
+        self.start as usize - usize::from(self.key_back)
+    }
+
+    fn unpack(&self, link: &Link) -> Node {
+        let start = self.start as usize;
+        let end = self.end as usize;
+        let header_end = start + usize::from(self.header_len);
+        let key_start = self.extent_start();
         Node {
-            kind: self.kind,
-            segment,
-            parent: (self.parent != Packed::NONE).then_some(NodeId(self.parent)),
-            key: (self.flags & Packed::HAS_KEY != 0)
+            kind: link.kind,
+            segment: link.segment(),
+            parent: link.parent(),
+            key: (self.flags & Offsets::HAS_KEY != 0)
                 .then(|| Span::new(key_start, key_start + usize::from(self.key_len))),
             span: Span::new(start, end),
             header_end,
@@ -282,25 +334,7 @@ impl Packed {
                 header_end + usize::from(self.payload_gap),
                 end - usize::from(self.payload_tail),
             ),
-            subtree_end: self.subtree_end,
-        }
-    }
-
-    /// A placeholder for a node kept in the side table: only its tree links are read from it.
-    fn wide(node: &Node) -> Packed {
-        Packed {
-            start: 0,
-            end: 0,
-            parent: node.parent.map_or(Packed::NONE, |p| p.0),
-            subtree_end: node.subtree_end,
-            segment: 0,
-            key_start: 0,
-            kind: node.kind,
-            flags: Packed::WIDE,
-            header_len: 0,
-            payload_gap: 0,
-            payload_tail: 0,
-            key_len: 0,
+            subtree_end: link.subtree_end,
         }
     }
 }
@@ -311,77 +345,102 @@ impl SpanTree {
         Nodes {
             tree: self,
             next: 0,
-            end: self.nodes.len() as u32,
+            end: self.offsets.len() as u32,
         }
     }
 
-    /// Memory the tree holds, in bytes (nodes, side table and key texts), for measurements.
+    /// Memory the tree holds, in bytes (offsets, side table, and its shape with the key texts:
+    /// a shape shared with other trees is counted by each of them), for measurements.
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Packed>()
+        self.offsets.capacity() * std::mem::size_of::<Offsets>()
             + self.wide.capacity() * (std::mem::size_of::<(u32, Node)>() + 1)
-            + self.keys.capacity() * std::mem::size_of::<String>()
-            + self.keys.iter().map(String::capacity).sum::<usize>()
+            + self.shape.links.capacity() * std::mem::size_of::<Link>()
+            + self.shape.keys.capacity() * std::mem::size_of::<String>()
+            + self.shape.keys.iter().map(String::capacity).sum::<usize>()
+    }
+
+    /// Takes `other`'s shape when it is the same as this tree's (same nodes, kinds, segments and
+    /// key texts: both hold the spans of one value), so the two keep one copy of it. Returns
+    /// whether they share it.
+    pub fn share_shape(&mut self, other: &SpanTree) -> bool {
+        if Arc::ptr_eq(&self.shape, &other.shape) {
+            return true;
+        }
+        if self.shape != other.shape {
+            return false;
+        }
+        self.shape = Arc::clone(&other.shape);
+        true
+    }
+
+    /// Whether this tree and `other` hold one shape ([`SpanTree::share_shape`]).
+    pub fn shares_shape_with(&self, other: &SpanTree) -> bool {
+        Arc::ptr_eq(&self.shape, &other.shape)
+    }
+
+    fn shape_mut(&mut self) -> &mut Shape {
+        Arc::make_mut(&mut self.shape)
     }
 
     /// Gives back the room the builder's doubling left: a finished tree never grows.
     fn shrink(&mut self) {
-        self.nodes.shrink_to_fit();
-        self.keys.shrink_to_fit();
+        self.offsets.shrink_to_fit();
+        let shape = self.shape_mut();
+        shape.links.shrink_to_fit();
+        shape.keys.shrink_to_fit();
     }
 
     /// Stores `node` as node `index` (a new last node when `index` is the length).
     fn store(&mut self, index: usize, node: Node) {
-        let packed = match Packed::pack(&node) {
-            Some(p) => {
-                if self
-                    .nodes
-                    .get(index)
-                    .is_some_and(|old| old.flags & Packed::WIDE != 0)
-                {
+        let link = Link::of(&node);
+        let offsets = match Offsets::pack(&node) {
+            Some(o) => {
+                if self.offsets.get(index).is_some_and(Offsets::is_wide) {
                     self.wide.remove(&(index as u32));
                 }
-                p
+                o
             }
             None => {
                 self.wide.insert(index as u32, node);
-                Packed::wide(&node)
+                Offsets::WIDE_NODE
             }
         };
-        if index == self.nodes.len() {
-            self.nodes.push(packed);
+        if index == self.offsets.len() {
+            self.offsets.push(offsets);
+            self.shape_mut().links.push(link);
         } else {
-            self.nodes[index] = packed;
+            self.offsets[index] = offsets;
+            self.shape_mut().links[index] = link;
         }
     }
 
     fn unpack(&self, index: usize) -> Node {
-        let p = &self.nodes[index];
-        if p.flags & Packed::WIDE != 0 {
+        let o = &self.offsets[index];
+        if o.is_wide() {
             if let Some(n) = self.wide.get(&(index as u32)) {
                 return *n;
             }
         }
-        p.unpack()
+        o.unpack(&self.shape.links[index])
     }
 
     /// Where node `index`'s extent starts (its key, else its value).
     fn extent_start(&self, index: usize) -> usize {
-        let p = &self.nodes[index];
-        if p.flags & Packed::WIDE != 0 {
+        let o = &self.offsets[index];
+        if o.is_wide() {
             self.unpack(index).extent().start
         } else {
-            p.key_start as usize
+            o.extent_start()
         }
     }
-
     /// Number of nodes.
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.offsets.len()
     }
 
     /// Whether the tree has no node (nothing was decoded).
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.offsets.is_empty()
     }
 
     /// One node.
@@ -394,28 +453,27 @@ impl SpanTree {
 
     /// The parent of `id` (`None` for the root), without unpacking the node.
     pub fn parent(&self, id: NodeId) -> Option<NodeId> {
-        let p = self.nodes[id.index()].parent;
-        (p != Packed::NONE).then_some(NodeId(p))
+        self.shape.links[id.index()].parent()
     }
 
     /// One past the id of `id`'s last descendant, without unpacking the node.
     pub fn subtree_end(&self, id: NodeId) -> u32 {
-        self.nodes[id.index()].subtree_end
+        self.shape.links[id.index()].subtree_end
     }
 
     /// What `id` holds, without unpacking the node.
     pub fn kind(&self, id: NodeId) -> Kind {
-        self.nodes[id.index()].kind
+        self.shape.links[id.index()].kind
     }
 
     /// The root, if anything was decoded.
     pub fn root(&self) -> Option<NodeId> {
-        (!self.nodes.is_empty()).then_some(NodeId::ROOT)
+        (!self.offsets.is_empty()).then_some(NodeId::ROOT)
     }
 
     /// The key text (or non-text key summary) a [`Segment::Key`] or [`Segment::OtherKey`] refers to.
     pub fn key_text(&self, key: u32) -> &str {
-        self.keys.get(key as usize).map_or("", String::as_str)
+        self.shape.keys.get(key as usize).map_or("", String::as_str)
     }
 
     /// Direct children of `id`, in order.
@@ -552,10 +610,9 @@ impl SpanTree {
     /// holds it (whitespace around the root, or bytes past the end).
     pub fn node_at(&self, offset: usize) -> Option<(NodeId, ByteRole)> {
         let after = if self.wide.is_empty() {
-            self.nodes
-                .partition_point(|n| n.key_start as usize <= offset)
+            self.offsets.partition_point(|o| o.extent_start() <= offset)
         } else {
-            let (mut lo, mut hi) = (0, self.nodes.len());
+            let (mut lo, mut hi) = (0, self.offsets.len());
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
                 if self.extent_start(mid) <= offset {
@@ -692,7 +749,7 @@ impl SpanTree {
                     return Err(format!("{}: key {k} overlaps value {}", here(), n.span));
                 }
             }
-            if (n.subtree_end as usize) <= i || n.subtree_end as usize > self.nodes.len() {
+            if (n.subtree_end as usize) <= i || n.subtree_end as usize > self.offsets.len() {
                 return Err(format!("{}: bad subtree end {}", here(), n.subtree_end));
             }
             match n.parent {
@@ -753,7 +810,7 @@ pub struct Nodes<'a> {
 impl Nodes<'_> {
     /// Node `i` of the tree, if it has one (whatever has been iterated).
     pub fn get(&self, i: usize) -> Option<Node> {
-        (i < self.tree.nodes.len()).then(|| self.tree.unpack(i))
+        (i < self.tree.offsets.len()).then(|| self.tree.unpack(i))
     }
 }
 
@@ -851,7 +908,8 @@ impl SpanTreeBuilder {
     /// An empty builder with room for `nodes` nodes.
     pub fn with_capacity(nodes: usize) -> SpanTreeBuilder {
         let mut b = SpanTreeBuilder::default();
-        b.tree.nodes.reserve(nodes);
+        b.tree.offsets.reserve(nodes);
+        b.tree.shape_mut().links.reserve(nodes);
         b
     }
 
@@ -882,8 +940,9 @@ impl SpanTreeBuilder {
         if let Some(&id) = self.interned.get(text) {
             return id;
         }
-        let id = self.tree.keys.len() as u32;
-        self.tree.keys.push(text.to_string());
+        let keys = &mut self.tree.shape_mut().keys;
+        let id = keys.len() as u32;
+        keys.push(text.to_string());
         self.interned.insert(text.to_string(), id);
         id
     }
@@ -900,12 +959,12 @@ impl SpanTreeBuilder {
 
     /// Number of nodes so far.
     pub fn len(&self) -> usize {
-        self.tree.nodes.len()
+        self.tree.offsets.len()
     }
 
     /// Whether no node was added yet.
     pub fn is_empty(&self) -> bool {
-        self.tree.nodes.is_empty()
+        self.tree.offsets.is_empty()
     }
 
     /// Path of a node added so far.
@@ -936,7 +995,7 @@ impl SpanTreeBuilder {
         header_end: usize,
         payload: Span,
     ) -> NodeId {
-        let id = NodeId(self.tree.nodes.len() as u32);
+        let id = NodeId(self.tree.offsets.len() as u32);
         let parent = self.current();
         self.tree.store(
             id.index(),
@@ -978,7 +1037,7 @@ impl SpanTreeBuilder {
     /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
     pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
         let id = self.open.pop()?;
-        let subtree_end = self.tree.nodes.len() as u32;
+        let subtree_end = self.tree.offsets.len() as u32;
         let mut n = self.tree.unpack(id.index());
         n.payload.end = payload_end.max(n.payload.start);
         n.span.end = end.max(n.payload.end);
@@ -1050,6 +1109,59 @@ mod tests {
         b.finish()
     }
 
+    /// `{"a":[1,2]}` as MessagePack (`81 a1 61 92 01 02`), built by hand: `sample`'s shape.
+    fn sample_msgpack() -> SpanTree {
+        let mut b = SpanTreeBuilder::new();
+        b.open(Kind::Map, Segment::Root, None, 0, 1);
+        let a = b.key("a");
+        b.open(Kind::Array, a, Some(Span::new(1, 3)), 3, 4);
+        for i in 0..2 {
+            b.leaf(
+                Kind::Int,
+                Segment::Index(i),
+                None,
+                Span::new(4 + i as usize, 5 + i as usize),
+                4 + i as usize,
+                Span::new(4 + i as usize, 5 + i as usize),
+            );
+        }
+        b.close(6, 6);
+        b.close(6, 6);
+        b.finish()
+    }
+
+    #[test]
+    fn trees_of_one_value_share_their_shape_and_keep_their_own_bytes() {
+        let json = sample();
+        let mut packed = sample_msgpack();
+        assert!(!packed.shares_shape_with(&json));
+        assert!(packed.share_shape(&json));
+        assert!(packed.shares_shape_with(&json));
+        packed.validate(6).expect("valid");
+        assert_eq!(packed.node(NodeId(1)).key, Some(Span::new(1, 3)));
+        assert_eq!(packed.node(NodeId(3)).span, Span::new(5, 6));
+        assert_eq!(json.node(NodeId(3)).span, Span::new(8, 9));
+        assert_eq!(packed.path(NodeId(3)).to_string(), "$.a[1]");
+        assert_eq!(packed.node_at(2), Some((NodeId(1), ByteRole::Key)));
+
+        // Another shape (a third item) is not taken.
+        let mut b = SpanTreeBuilder::new();
+        b.open(Kind::Array, Segment::Root, None, 0, 1);
+        b.leaf(
+            Kind::Int,
+            Segment::Index(0),
+            None,
+            Span::new(1, 2),
+            1,
+            Span::new(1, 2),
+        );
+        b.close(2, 2);
+        let mut other = b.finish();
+        assert!(!other.share_shape(&json));
+        assert_eq!(other.len(), 2);
+        assert_eq!(other.kind(NodeId::ROOT), Kind::Array);
+    }
+
     #[test]
     fn lookup_by_offset_finds_innermost_node_and_role() {
         let t = sample();
@@ -1098,7 +1210,10 @@ mod tests {
 
     #[test]
     fn nodes_are_packed_in_32_bytes_and_wide_ones_kept_whole() {
-        assert_eq!(std::mem::size_of::<Packed>(), 32);
+        assert_eq!(
+            std::mem::size_of::<Link>() + std::mem::size_of::<Offsets>(),
+            32
+        );
         // A node past 4 GiB, one with a 300-byte header and one with a 70,000-byte key: each is
         // kept exactly, beside packed ones.
         let far = 5usize << 30;

@@ -519,14 +519,14 @@ pub fn analyze_previewing(
     ctx.report(0.3, "encoding the other formats");
     // The encodings run side by side on the worker pool, sharing the one decoded value; each
     // column is shown as soon as it is encoded.
-    let value = document.as_ref().filter(|_| complete).map(|d| &d.value);
+    let source = document.as_ref().filter(|_| complete);
     {
         use rayon::prelude::*;
         others.par_iter().enumerate().try_for_each(|(i, &target)| {
             ctx.check()?;
-            let column = match value {
-                Some(value) => {
-                    encode_column(value, target, message.as_ref(), choice.encoding, limits)
+            let column = match source {
+                Some(source) => {
+                    encode_column(source, target, message.as_ref(), choice.encoding, limits)
                 }
                 None => not_encoded(
                     target,
@@ -626,17 +626,19 @@ fn pending(format: Format) -> Column {
     }
 }
 
-/// Encodes `value` as `format`. The column's tree is the shared value with the encoder's own
-/// spans when they line up with it node for node; otherwise (a protobuf encoding can wrap or
-/// drop what the source had) the bytes are read back so the tree matches them, within
-/// `limits`, as the source's own decode was.
+/// Encodes the source's value as `format`. The column's tree is the shared value with the
+/// encoder's own spans when they line up with it node for node, sharing the source tree's shape
+/// when it is the same (JSON, MessagePack and CBOR of one value are); otherwise (a protobuf
+/// encoding can wrap or drop what the source had) the bytes are read back so the tree matches
+/// them, within `limits`, as the source's own decode was.
 fn encode_column(
-    value: &Arc<Value>,
+    source: &ColumnDoc,
     format: Format,
     message: Option<&crate::codec::protobuf::MessageDescriptor>,
     encoding: Option<Variant>,
     limits: &Limits,
 ) -> Column {
+    let value = &source.value;
     let variant = encoding.filter(|v| v.applies_to(format));
     let options = EncodeOptions {
         message: if format == Format::Protobuf {
@@ -667,9 +669,11 @@ fn encode_column(
         encoded.spans.len() == value.node_count()
     };
     let document = if lines_up {
+        let mut spans = std::mem::take(&mut encoded.spans);
+        spans.share_shape(&source.spans);
         Some(ColumnDoc {
             value: Arc::clone(value),
-            spans: Arc::new(std::mem::take(&mut encoded.spans)),
+            spans: Arc::new(spans),
         })
     } else {
         // The message type the bytes were written with: the chosen one, or the inferred one.
