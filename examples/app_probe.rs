@@ -92,15 +92,16 @@ fn main() -> ExitCode {
     );
     let source = analysis.source().and_then(|c| c.document.as_ref());
     for c in &analysis.columns {
-        let shared = match (source, &c.document) {
-            (Some(s), Some(d)) => Arc::ptr_eq(&s.value, &d.value),
-            _ => false,
-        };
-        let shape = match (source, &c.document) {
-            (Some(s), Some(d)) if !c.is_source && d.spans.shares_shape_with(&s.spans) => {
-                " (shape shared with the source's)"
-            }
-            _ => "",
+        let (shared, shape) = match (source, &c.document) {
+            (Some(s), Some(d)) => (
+                Arc::ptr_eq(&s.value, &d.value),
+                if !c.is_source && d.spans.shares_shape_with(&s.spans) {
+                    " (shape shared with the source's)"
+                } else {
+                    ""
+                },
+            ),
+            _ => (false, ""),
         };
         println!(
             "  {:12} {:>12} bytes  {} nodes, {} MiB of spans{shape}, {}, {} notes on {} nodes  {:?}",

@@ -1082,28 +1082,26 @@ impl SpanTreeBuilder {
 mod tests {
     use super::*;
 
+    /// Adds item `index` of the open array: a one-byte integer at `at`.
+    fn one_byte_int(b: &mut SpanTreeBuilder, index: u32, at: usize) {
+        b.leaf(
+            Kind::Int,
+            Segment::Index(index),
+            None,
+            Span::new(at, at + 1),
+            at,
+            Span::new(at, at + 1),
+        );
+    }
+
     /// `{"a":[1,2]}` as JSON, built by hand.
     fn sample() -> SpanTree {
         let mut b = SpanTreeBuilder::new();
         b.open(Kind::Map, Segment::Root, None, 0, 1);
         let a = b.key("a");
         b.open(Kind::Array, a, Some(Span::new(1, 4)), 5, 6);
-        b.leaf(
-            Kind::Int,
-            Segment::Index(0),
-            None,
-            Span::new(6, 7),
-            6,
-            Span::new(6, 7),
-        );
-        b.leaf(
-            Kind::Int,
-            Segment::Index(1),
-            None,
-            Span::new(8, 9),
-            8,
-            Span::new(8, 9),
-        );
+        one_byte_int(&mut b, 0, 6);
+        one_byte_int(&mut b, 1, 8);
         b.close(9, 10);
         b.close(10, 11);
         b.finish()
@@ -1115,16 +1113,8 @@ mod tests {
         b.open(Kind::Map, Segment::Root, None, 0, 1);
         let a = b.key("a");
         b.open(Kind::Array, a, Some(Span::new(1, 3)), 3, 4);
-        for i in 0..2 {
-            b.leaf(
-                Kind::Int,
-                Segment::Index(i),
-                None,
-                Span::new(4 + i as usize, 5 + i as usize),
-                4 + i as usize,
-                Span::new(4 + i as usize, 5 + i as usize),
-            );
-        }
+        one_byte_int(&mut b, 0, 4);
+        one_byte_int(&mut b, 1, 5);
         b.close(6, 6);
         b.close(6, 6);
         b.finish()
@@ -1144,17 +1134,10 @@ mod tests {
         assert_eq!(packed.path(NodeId(3)).to_string(), "$.a[1]");
         assert_eq!(packed.node_at(2), Some((NodeId(1), ByteRole::Key)));
 
-        // Another shape (a third item) is not taken.
+        // Another shape (an array of one item) is not taken.
         let mut b = SpanTreeBuilder::new();
         b.open(Kind::Array, Segment::Root, None, 0, 1);
-        b.leaf(
-            Kind::Int,
-            Segment::Index(0),
-            None,
-            Span::new(1, 2),
-            1,
-            Span::new(1, 2),
-        );
+        one_byte_int(&mut b, 0, 1);
         b.close(2, 2);
         let mut other = b.finish();
         assert!(!other.share_shape(&json));
@@ -1256,14 +1239,7 @@ mod tests {
     fn partial_tree_closes_open_containers() {
         let mut b = SpanTreeBuilder::new();
         b.open(Kind::Array, Segment::Root, None, 0, 1);
-        b.leaf(
-            Kind::Int,
-            Segment::Index(0),
-            None,
-            Span::new(1, 2),
-            1,
-            Span::new(1, 2),
-        );
+        one_byte_int(&mut b, 0, 1);
         let t = b.finish_partial(3);
         t.validate(3).expect("valid");
         assert_eq!(t.node(NodeId::ROOT).span, Span::new(0, 3));
