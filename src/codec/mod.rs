@@ -24,7 +24,7 @@ pub use note::{FidelityNote, NoteKind, Notes};
 
 pub use crate::limits::LimitName;
 use crate::limits::Limits;
-use crate::model::{Path, RawField, SpanTree, Value};
+use crate::model::{Path, RawField, SpanTree, SpanTreeBuilder, Value};
 
 /// A wire format wirelens decodes and encodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -335,9 +335,9 @@ pub fn encode_fast(
 ) -> Result<Encoded, EncodeError> {
     on_deep_stack(value, || {
         let fast = match format {
-            Format::Json => json::encode_with(value, options, false)?,
-            Format::MessagePack => msgpack::encode_with(value, options, false)?,
-            Format::Cbor => cbor::encode_with(value, options, false)?,
+            Format::Json => json::encode_with(value, options, Spans::Off)?,
+            Format::MessagePack => msgpack::encode_with(value, options, Spans::Off)?,
+            Format::Cbor => cbor::encode_with(value, options, Spans::Off)?,
             Format::Protobuf => (protobuf::encode(value, options)?, false),
         };
         let mut encoded = match fast {
@@ -347,6 +347,56 @@ pub fn encode_fast(
         encoded.spans = SpanTree::default();
         Ok(encoded)
     })
+}
+
+/// Encodes `value` as `format` like [`encode`], for a value whose spans in another encoding
+/// are `like`: the output's tree takes `like`'s shape where it has the same one (every
+/// MessagePack, CBOR and JSON encoding of a value of JSON's types does), so the two trees keep one copy of it
+/// ([`SpanTree::shares_shape_with`]) and the new one is never built whole first.
+pub fn encode_like(
+    value: &Value,
+    format: Format,
+    options: &EncodeOptions,
+    like: &SpanTree,
+) -> Result<Encoded, EncodeError> {
+    on_deep_stack(value, || {
+        let spans = Spans::Like(like);
+        Ok(match format {
+            Format::Json => json::encode_with(value, options, spans)?.0,
+            Format::MessagePack => msgpack::encode_with(value, options, spans)?.0,
+            Format::Cbor => cbor::encode_with(value, options, spans)?.0,
+            Format::Protobuf => protobuf::encode(value, options)?,
+        })
+    })
+}
+
+/// Whether and how an encoder records the spans of its output.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Spans<'a> {
+    /// The bytes only.
+    Off,
+    /// The spans, in a tree of their own.
+    On,
+    /// The spans, in a tree expected to have this one's shape ([`encode_like`]).
+    Like(&'a SpanTree),
+}
+
+impl Spans<'_> {
+    /// Whether spans are recorded.
+    pub(crate) fn on(self) -> bool {
+        !matches!(self, Spans::Off)
+    }
+
+    /// The builder for the spans of `value`'s encoding. With spans, it has room for every node
+    /// at once: a large document's tree is not grown by doubling (which briefly held twice the
+    /// tree, for each of the app's encoders at once).
+    pub(crate) fn builder(self, value: &Value) -> SpanTreeBuilder {
+        match self {
+            Spans::Off => SpanTreeBuilder::new(),
+            Spans::On => SpanTreeBuilder::with_capacity(value.node_count()),
+            Spans::Like(tree) => SpanTreeBuilder::like(tree),
+        }
+    }
 }
 
 /// Runs `work` here, or for a value nested deeper than [`SHALLOW`] on a thread with a stack
@@ -510,5 +560,49 @@ mod nesting_tests {
                 assert_eq!(nesting_within(v, limit), reference(v) <= limit);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod like_tests {
+    use super::*;
+
+    /// Samples decoded and encoded as each format: an encoding made like the source's tree has
+    /// the tree a plain encode makes, holding the source's shape instead of a copy wherever the
+    /// shapes are the same (the edge cases' MessagePack extensions and non-text keys make other
+    /// shapes in JSON and CBOR).
+    #[test]
+    fn encodings_like_the_source_share_its_shape_and_have_the_same_spans() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let samples = [
+            ("order-graphql.json", Format::Json),
+            ("iot-metrics.cbor", Format::Cbor),
+            ("edge-cases.msgpack", Format::MessagePack),
+            ("transactions-1k.json", Format::Json),
+        ];
+        let mut shared = 0;
+        for (name, from) in samples {
+            let bytes = std::fs::read(dir.join(name)).expect("sample");
+            let doc = decode(&bytes, from, &DecodeOptions::default()).expect("decodes");
+            for to in [Format::Json, Format::MessagePack, Format::Cbor] {
+                let options = EncodeOptions::default();
+                let plain = encode(&doc.value, to, &options).expect("encodes");
+                let like = encode_like(&doc.value, to, &options, &doc.spans).expect("encodes");
+                assert_eq!(like.bytes, plain.bytes, "{name} as {to:?}");
+                assert_eq!(like.spans, plain.spans, "{name} as {to:?}");
+                // Shared exactly when the shapes are the same.
+                let same_shape = plain.spans.clone().share_shape(&doc.spans);
+                assert_eq!(
+                    like.spans.shares_shape_with(&doc.spans),
+                    same_shape,
+                    "{name} as {to:?}"
+                );
+                shared += usize::from(same_shape);
+            }
+        }
+        assert_eq!(
+            shared, 10,
+            "every encoding but the edge cases' JSON and CBOR"
+        );
     }
 }

@@ -180,10 +180,10 @@ pub struct Run {
 /// sits (kind, parent, subtree end, segment, and the key texts); its *offsets* say which bytes
 /// hold it, with `u32` offsets and the header, payload and key lengths in a byte or two relative
 /// to the span. Encodings of one value have one shape, so the app's columns share it
-/// ([`SpanTree::share_shape`]) and each pays only its offsets. A node whose offsets do not fit (an
-/// offset past 4 GiB, a header longer than 255 bytes, a key longer than 65,535 or further than
-/// that before its value) is stored whole in a side table, so every input works and typical ones
-/// pay 32 bytes a node, 16 when the shape is shared.
+/// ([`SpanTreeBuilder::like`], [`SpanTree::share_shape`]) and each pays only its offsets. A node
+/// whose offsets do not fit (an offset past 4 GiB, a header longer than 255 bytes, a key longer
+/// than 65,535 or further than that before its value) is stored whole in a side table, so every
+/// input works and typical ones pay 32 bytes a node, 16 when the shape is shared.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpanTree {
     shape: Arc<Shape>,
@@ -378,50 +378,8 @@ impl SpanTree {
         Arc::ptr_eq(&self.shape, &other.shape)
     }
 
-    fn shape_mut(&mut self) -> &mut Shape {
-        Arc::make_mut(&mut self.shape)
-    }
-
-    /// Gives back the room the builder's doubling left: a finished tree never grows.
-    fn shrink(&mut self) {
-        self.offsets.shrink_to_fit();
-        let shape = self.shape_mut();
-        shape.links.shrink_to_fit();
-        shape.keys.shrink_to_fit();
-    }
-
-    /// Stores `node` as node `index` (a new last node when `index` is the length).
-    fn store(&mut self, index: usize, node: Node) {
-        let link = Link::of(&node);
-        let offsets = match Offsets::pack(&node) {
-            Some(o) => {
-                if self.offsets.get(index).is_some_and(Offsets::is_wide) {
-                    self.wide.remove(&(index as u32));
-                }
-                o
-            }
-            None => {
-                self.wide.insert(index as u32, node);
-                Offsets::WIDE_NODE
-            }
-        };
-        if index == self.offsets.len() {
-            self.offsets.push(offsets);
-            self.shape_mut().links.push(link);
-        } else {
-            self.offsets[index] = offsets;
-            self.shape_mut().links[index] = link;
-        }
-    }
-
     fn unpack(&self, index: usize) -> Node {
-        let o = &self.offsets[index];
-        if o.is_wide() {
-            if let Some(n) = self.wide.get(&(index as u32)) {
-                return *n;
-            }
-        }
-        o.unpack(&self.shape.links[index])
+        unpack(&self.offsets, &self.wide, &self.shape.links, index)
     }
 
     /// Where node `index`'s extent starts (its key, else its value).
@@ -473,7 +431,7 @@ impl SpanTree {
 
     /// The key text (or non-text key summary) a [`Segment::Key`] or [`Segment::OtherKey`] refers to.
     pub fn key_text(&self, key: u32) -> &str {
-        self.shape.keys.get(key as usize).map_or("", String::as_str)
+        key_text(&self.shape.keys, key)
     }
 
     /// Direct children of `id`, in order.
@@ -487,17 +445,12 @@ impl SpanTree {
 
     /// The path segment by which `id`'s parent addresses it.
     pub fn path_segment(&self, id: NodeId) -> Option<PathSegment> {
-        self.segment_path(self.node(id).segment)
+        self.segment_path(self.shape.links[id.index()].segment())
     }
 
     /// The path segment `segment` stands for (`None` for [`Segment::Root`]).
     pub fn segment_path(&self, segment: Segment) -> Option<PathSegment> {
-        match segment {
-            Segment::Root => None,
-            Segment::Index(i) => Some(PathSegment::Index(i as usize)),
-            Segment::Key(k) => Some(PathSegment::Key(self.key_text(k).to_string())),
-            Segment::OtherKey(k) => Some(PathSegment::OtherKey(self.key_text(k).to_string())),
-        }
+        segment_path(&self.shape.keys, segment)
     }
 
     /// The node `id` of `value`, the value this tree holds the spans of (`value.preorder()[id]`,
@@ -566,14 +519,7 @@ impl SpanTree {
 
     /// The full path of `id`.
     pub fn path(&self, id: NodeId) -> Path {
-        let mut segments = Vec::new();
-        let mut cur = Some(id);
-        while let Some(c) = cur {
-            segments.extend(self.path_segment(c));
-            cur = self.parent(c);
-        }
-        segments.reverse();
-        Path::from_segments(segments)
+        path(&self.shape, id)
     }
 
     /// Every node at `path` (several when a map repeats a key; `[*]` matches every index).
@@ -778,6 +724,45 @@ impl SpanTree {
     }
 }
 
+/// Node `index` of the tables of a tree or of one being built.
+fn unpack(offsets: &[Offsets], wide: &HashMap<u32, Node>, links: &[Link], index: usize) -> Node {
+    let o = &offsets[index];
+    if o.is_wide() {
+        if let Some(n) = wide.get(&(index as u32)) {
+            return *n;
+        }
+    }
+    o.unpack(&links[index])
+}
+
+/// The text of key `key` of a shape's key table (`""` for an id it does not have).
+fn key_text(keys: &[String], key: u32) -> &str {
+    keys.get(key as usize).map_or("", String::as_str)
+}
+
+/// The path segment `segment` stands for, with the key texts of `keys`.
+fn segment_path(keys: &[String], segment: Segment) -> Option<PathSegment> {
+    match segment {
+        Segment::Root => None,
+        Segment::Index(i) => Some(PathSegment::Index(i as usize)),
+        Segment::Key(k) => Some(PathSegment::Key(key_text(keys, k).to_string())),
+        Segment::OtherKey(k) => Some(PathSegment::OtherKey(key_text(keys, k).to_string())),
+    }
+}
+
+/// The full path of node `id` of `shape`.
+fn path(shape: &Shape, id: NodeId) -> Path {
+    let mut segments = Vec::new();
+    let mut cur = Some(id);
+    while let Some(c) = cur {
+        let link = &shape.links[c.index()];
+        segments.extend(segment_path(&shape.keys, link.segment()));
+        cur = link.parent();
+    }
+    segments.reverse();
+    Path::from_segments(segments)
+}
+
 /// Iterator over the children of a node.
 #[derive(Debug, Clone)]
 pub struct Children<'a> {
@@ -850,9 +835,21 @@ impl ExactSizeIterator for Nodes<'_> {}
 /// [`SpanTreeBuilder::close`]; scalars are added whole with [`SpanTreeBuilder::leaf`]. The parent
 /// of each new node is the innermost open container. [`SpanTreeBuilder::finish_partial`] closes
 /// whatever is still open at an error offset, so a failed decode still yields the tree so far.
+///
+/// A builder made with [`SpanTreeBuilder::like`] expects the shape of another tree (an encoding
+/// of the same value): while every node matches it, only offsets are stored, and the finished
+/// tree shares that shape. At the first node or key that differs it copies the shape so far and
+/// goes on with its own.
 #[derive(Debug, Default)]
 pub struct SpanTreeBuilder {
-    tree: SpanTree,
+    offsets: Vec<Offsets>,
+    wide: HashMap<u32, Node>,
+    /// The links and key texts stored so far; empty while `like` is followed.
+    shape: Shape,
+    /// The shape every node so far matches, while the builder follows one.
+    like: Option<Arc<Shape>>,
+    /// How many key texts were interned (`shape.keys.len()` unless `like` is followed).
+    keys: u32,
     open: Vec<NodeId>,
     interned: KeyMap<String, u32>,
 }
@@ -908,9 +905,90 @@ impl SpanTreeBuilder {
     /// An empty builder with room for `nodes` nodes.
     pub fn with_capacity(nodes: usize) -> SpanTreeBuilder {
         let mut b = SpanTreeBuilder::default();
-        b.tree.offsets.reserve(nodes);
-        b.tree.shape_mut().links.reserve(nodes);
+        b.offsets.reserve(nodes);
+        b.shape.links.reserve(nodes);
         b
+    }
+
+    /// An empty builder that expects `tree`'s shape: for the spans of another encoding of the
+    /// value `tree` holds the spans of. See the type's docs.
+    pub fn like(tree: &SpanTree) -> SpanTreeBuilder {
+        let mut b = SpanTreeBuilder::default();
+        b.offsets.reserve(tree.len());
+        b.like = Some(Arc::clone(&tree.shape));
+        b
+    }
+
+    /// The shape of the nodes so far: the one followed, or the builder's own.
+    fn current_shape(&self) -> &Shape {
+        self.like.as_deref().unwrap_or(&self.shape)
+    }
+
+    /// Stops following the expected shape: the builder's own shape becomes a copy of it as far
+    /// as the nodes and keys so far go.
+    fn diverge(&mut self) {
+        let Some(like) = self.like.take() else {
+            return;
+        };
+        let mut links = Vec::with_capacity(like.links.len());
+        links.extend_from_slice(&like.links[..self.offsets.len()]);
+        self.shape = Shape {
+            links,
+            keys: like.keys[..self.keys as usize].to_vec(),
+        };
+    }
+
+    /// Stores `node` as node `index` (a new last node when `index` is the length). `settled`:
+    /// its subtree end is final (not a container just opened).
+    fn store(&mut self, index: usize, node: Node, settled: bool) {
+        let link = Link::of(&node);
+        if let Some(like) = &self.like {
+            let fits = like.links.get(index).is_some_and(|l| {
+                *l == link
+                    || (!settled
+                        && *l
+                            == Link {
+                                subtree_end: l.subtree_end,
+                                ..link
+                            })
+            });
+            if !fits {
+                self.diverge();
+            }
+        }
+        let offsets = match Offsets::pack(&node) {
+            Some(o) => {
+                if self.offsets.get(index).is_some_and(Offsets::is_wide) {
+                    self.wide.remove(&(index as u32));
+                }
+                o
+            }
+            None => {
+                self.wide.insert(index as u32, node);
+                Offsets::WIDE_NODE
+            }
+        };
+        let own = self.like.is_none();
+        if index == self.offsets.len() {
+            self.offsets.push(offsets);
+            if own {
+                self.shape.links.push(link);
+            }
+        } else {
+            self.offsets[index] = offsets;
+            if own {
+                self.shape.links[index] = link;
+            }
+        }
+    }
+
+    fn unpack(&self, index: usize) -> Node {
+        unpack(
+            &self.offsets,
+            &self.wide,
+            &self.current_shape().links,
+            index,
+        )
     }
 
     /// The segment for a text map key.
@@ -940,9 +1018,16 @@ impl SpanTreeBuilder {
         if let Some(&id) = self.interned.get(text) {
             return id;
         }
-        let keys = &mut self.tree.shape_mut().keys;
-        let id = keys.len() as u32;
-        keys.push(text.to_string());
+        let id = self.keys;
+        if let Some(like) = &self.like {
+            if like.keys.get(id as usize).is_none_or(|k| k != text) {
+                self.diverge();
+            }
+        }
+        if self.like.is_none() {
+            self.shape.keys.push(text.to_string());
+        }
+        self.keys += 1;
         self.interned.insert(text.to_string(), id);
         id
     }
@@ -959,29 +1044,28 @@ impl SpanTreeBuilder {
 
     /// Number of nodes so far.
     pub fn len(&self) -> usize {
-        self.tree.offsets.len()
+        self.offsets.len()
     }
 
     /// Whether no node was added yet.
     pub fn is_empty(&self) -> bool {
-        self.tree.offsets.is_empty()
+        self.offsets.is_empty()
     }
 
     /// Path of a node added so far.
     pub fn path(&self, id: NodeId) -> Path {
-        self.tree.path(id)
+        path(self.current_shape(), id)
     }
 
     /// The path segment `segment` stands for, its key text as interned so far (`None` for
     /// [`Segment::Root`]).
     pub fn segment_path(&self, segment: Segment) -> Option<PathSegment> {
-        self.tree.segment_path(segment)
+        segment_path(&self.current_shape().keys, segment)
     }
 
     /// Path of the place the next node would go (the innermost open container's path).
     pub fn current_path(&self) -> Path {
-        self.current()
-            .map_or_else(Path::root, |id| self.tree.path(id))
+        self.current().map_or_else(Path::root, |id| self.path(id))
     }
 
     /// Adds a scalar: `span` is all its bytes, `header_end` where its header stops, `payload` its
@@ -995,9 +1079,24 @@ impl SpanTreeBuilder {
         header_end: usize,
         payload: Span,
     ) -> NodeId {
-        let id = NodeId(self.tree.offsets.len() as u32);
+        self.add(kind, segment, key, span, header_end, payload, true)
+    }
+
+    /// Adds a node; `settled` as for [`SpanTreeBuilder::store`].
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        kind: Kind,
+        segment: Segment,
+        key: Option<Span>,
+        span: Span,
+        header_end: usize,
+        payload: Span,
+        settled: bool,
+    ) -> NodeId {
+        let id = NodeId(self.offsets.len() as u32);
         let parent = self.current();
-        self.tree.store(
+        self.store(
             id.index(),
             Node {
                 kind,
@@ -1009,6 +1108,7 @@ impl SpanTreeBuilder {
                 payload,
                 subtree_end: id.0 + 1,
             },
+            settled,
         );
         id
     }
@@ -1022,13 +1122,14 @@ impl SpanTreeBuilder {
         start: usize,
         header_end: usize,
     ) -> NodeId {
-        let id = self.leaf(
+        let id = self.add(
             kind,
             segment,
             key,
             Span::new(start, header_end),
             header_end,
             Span::empty(header_end),
+            false,
         );
         self.open.push(id);
         id
@@ -1037,35 +1138,39 @@ impl SpanTreeBuilder {
     /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
     pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
         let id = self.open.pop()?;
-        let subtree_end = self.tree.offsets.len() as u32;
-        let mut n = self.tree.unpack(id.index());
+        let subtree_end = self.offsets.len() as u32;
+        let mut n = self.unpack(id.index());
         n.payload.end = payload_end.max(n.payload.start);
         n.span.end = end.max(n.payload.end);
         n.subtree_end = subtree_end;
-        self.tree.store(id.index(), n);
+        self.store(id.index(), n, true);
         Some(id)
     }
 
     /// Widens a node's header (a CBOR tag or similar seen late); used by encoders that learn the
     /// header length after writing it.
     pub fn set_header_end(&mut self, id: NodeId, header_end: usize) {
-        let mut n = self.tree.unpack(id.index());
+        let mut n = self.unpack(id.index());
         n.header_end = header_end;
         n.payload.start = n.payload.start.max(header_end);
         n.payload.end = n.payload.end.max(n.payload.start);
         n.span.end = n.span.end.max(n.payload.end);
-        self.tree.store(id.index(), n);
+        let settled = !self.open.contains(&id);
+        self.store(id.index(), n, settled);
     }
 
     /// The finished tree. Every container must have been closed.
     pub fn finish(mut self) -> SpanTree {
         debug_assert!(self.open.is_empty(), "containers left open");
         while !self.open.is_empty() {
-            let end = self.tree.nodes().next_back().map_or(0, |n| n.span.end);
+            let end = self
+                .offsets
+                .len()
+                .checked_sub(1)
+                .map_or(0, |last| self.unpack(last).span.end);
             self.close(end, end);
         }
-        self.tree.shrink();
-        self.tree
+        self.into_tree()
     }
 
     /// The tree so far, with every open container closed at `at` (where decoding stopped).
@@ -1073,8 +1178,29 @@ impl SpanTreeBuilder {
         while !self.open.is_empty() {
             self.close(at, at);
         }
-        self.tree.shrink();
-        self.tree
+        self.into_tree()
+    }
+
+    /// The tree: with the followed shape when it has every node and key, else its own, without
+    /// the room the builder's doubling left (a finished tree never grows).
+    fn into_tree(mut self) -> SpanTree {
+        let whole = self.like.as_ref().is_some_and(|like| {
+            like.links.len() == self.offsets.len() && like.keys.len() == self.keys as usize
+        });
+        if !whole {
+            self.diverge();
+        }
+        let shape = self.like.take().unwrap_or_else(|| {
+            self.shape.links.shrink_to_fit();
+            self.shape.keys.shrink_to_fit();
+            Arc::new(std::mem::take(&mut self.shape))
+        });
+        self.offsets.shrink_to_fit();
+        SpanTree {
+            shape,
+            offsets: self.offsets,
+            wide: self.wide,
+        }
     }
 }
 
@@ -1107,17 +1233,65 @@ mod tests {
         b.finish()
     }
 
-    /// `{"a":[1,2]}` as MessagePack (`81 a1 61 92 01 02`), built by hand: `sample`'s shape.
+    /// `{KEY:[1,2,…]}` with `items` items as MessagePack (`81 a1 61 92 01 02` for `{"a":[1,2]}`),
+    /// built by hand into `b`; with key `a` and two items it has `sample`'s shape.
+    fn msgpack_into(b: &mut SpanTreeBuilder, key: &str, items: u32) {
+        b.open(Kind::Map, Segment::Root, None, 0, 1);
+        let k = b.key(key);
+        b.open(Kind::Array, k, Some(Span::new(1, 3)), 3, 4);
+        for i in 0..items {
+            one_byte_int(b, i, 4 + i as usize);
+        }
+        let end = 4 + items as usize;
+        b.close(end, end);
+        b.close(end, end);
+    }
+
+    /// `{"a":[1,2]}` as MessagePack, built by hand: `sample`'s shape.
     fn sample_msgpack() -> SpanTree {
         let mut b = SpanTreeBuilder::new();
-        b.open(Kind::Map, Segment::Root, None, 0, 1);
-        let a = b.key("a");
-        b.open(Kind::Array, a, Some(Span::new(1, 3)), 3, 4);
-        one_byte_int(&mut b, 0, 4);
-        one_byte_int(&mut b, 1, 5);
-        b.close(6, 6);
-        b.close(6, 6);
+        msgpack_into(&mut b, "a", 2);
         b.finish()
+    }
+
+    #[test]
+    fn a_builder_like_another_tree_shares_its_shape_until_a_node_differs() {
+        let json = sample();
+        let mut b = SpanTreeBuilder::like(&json);
+        msgpack_into(&mut b, "a", 2);
+        let shared = b.finish();
+        assert!(shared.shares_shape_with(&json));
+        assert_eq!(shared, sample_msgpack());
+
+        // Another key, one item more or less, a tree cut short: each is the tree a builder of
+        // its own makes, and none shares the expected shape.
+        let cases: [(&str, u32, Option<usize>); 4] = [
+            ("b", 2, None),
+            ("a", 3, None),
+            ("a", 1, None),
+            ("a", 2, Some(5)),
+        ];
+        for (key, items, cut) in cases {
+            let build = |mut b: SpanTreeBuilder| match cut {
+                Some(at) => {
+                    b.open(Kind::Map, Segment::Root, None, 0, 1);
+                    let k = b.key(key);
+                    b.open(Kind::Array, k, Some(Span::new(1, 3)), 3, 4);
+                    one_byte_int(&mut b, 0, 4);
+                    b.finish_partial(at)
+                }
+                None => {
+                    msgpack_into(&mut b, key, items);
+                    b.finish()
+                }
+            };
+            let followed = build(SpanTreeBuilder::like(&json));
+            let own = build(SpanTreeBuilder::new());
+            assert_eq!(followed, own, "{key} with {items} items, cut at {cut:?}");
+            assert!(!followed.shares_shape_with(&json));
+            followed.validate(16).expect("valid");
+            assert_eq!(followed.path(NodeId(2)).to_string(), format!("$.{key}[0]"));
+        }
     }
 
     #[test]

@@ -648,7 +648,7 @@ fn encode_column(
         },
         ..variant.map_or_else(EncodeOptions::default, Variant::options)
     };
-    let mut encoded = match codec::encode(value, format, &options) {
+    let mut encoded = match codec::encode_like(value, format, &options, &source.spans) {
         Ok(e) => e,
         Err(e) => {
             return not_encoded(
@@ -669,11 +669,9 @@ fn encode_column(
         encoded.spans.len() == value.node_count()
     };
     let document = if lines_up {
-        let mut spans = std::mem::take(&mut encoded.spans);
-        spans.share_shape(&source.spans);
         Some(ColumnDoc {
             value: Arc::clone(value),
-            spans: Arc::new(spans),
+            spans: Arc::new(std::mem::take(&mut encoded.spans)),
         })
     } else {
         // The message type the bytes were written with: the chosen one, or the inferred one.

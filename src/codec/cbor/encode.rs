@@ -4,6 +4,7 @@
 use num_bigint::{BigInt, Sign};
 
 use super::scalar_layout;
+use crate::codec::Spans;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
 use crate::model::{
     FloatWidth, Kind, NodeId, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value, INT_MAX,
@@ -146,35 +147,29 @@ struct Encoder {
 ///
 /// Fails only for a [`Value::Decimal`] whose text is not a decimal number.
 pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
-    encode_with(value, options, true).map(|(encoded, _)| encoded)
+    encode_with(value, options, Spans::On).map(|(encoded, _)| encoded)
 }
 
-/// Encodes `value`, with the spans of the output when `spans`. Without spans, the encoder stops
+/// Encodes `value`, with the spans of the output unless `spans` is [`Spans::Off`]. Without spans, the encoder stops
 /// recording at the first note or error and the flag returned is `false`: the caller encodes
 /// again with spans (notes and errors are placed by the paths the spans give).
 pub(crate) fn encode_with(
     value: &Value,
     options: &EncodeOptions,
-    spans: bool,
+    spans: Spans<'_>,
 ) -> Result<(Encoded, bool), EncodeError> {
     let mut e = Encoder {
         out: Vec::new(),
-        // Room for every node at once: a large document's tree is not grown by doubling (which
-        // briefly held twice the tree, for each of the app's encoders at once).
-        builder: if spans {
-            SpanTreeBuilder::with_capacity(value.node_count())
-        } else {
-            SpanTreeBuilder::new()
-        },
+        builder: spans.builder(value),
         notes: Notes::new(),
         canonical: options.canonical,
         shortest: options.canonical || options.floats == FloatPolicy::Shortest,
         in_key: 0,
-        spans,
+        spans: spans.on(),
         bailed: false,
     };
     let result = e.item(value, Slot::Root);
-    if e.bailed || (!spans && result.is_err()) {
+    if e.bailed || (!spans.on() && result.is_err()) {
         return Ok((Encoded::empty(Format::Cbor), false));
     }
     result?;

@@ -5,12 +5,12 @@ use std::borrow::Cow;
 use base64::Engine as _;
 
 use super::scan_number;
-use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes, Step};
+use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes, Spans, Step};
 use crate::model::{FloatWidth, Kind, NodeId, Segment, Span, SpanTreeBuilder, Value};
 
 /// Encodes `value`; see the module docs of [`super`].
 pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
-    encode_with(value, options, true).map(|(encoded, _)| encoded)
+    encode_with(value, options, Spans::On).map(|(encoded, _)| encoded)
 }
 
 /// How deep container map keys may nest in container map keys. Each such key is written as the
@@ -19,12 +19,12 @@ pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, 
 /// would be 2^36 bytes). Three levels cost at most eightfold.
 const MAX_KEY_NESTING: usize = 3;
 
-/// Encodes `value`, with the spans of the output when `spans`. The flag returned is `true`: the
+/// Encodes `value`, with the spans of the output unless `spans` is [`Spans::Off`]. The flag returned is `true`: the
 /// JSON encoder places notes without spans too (the MessagePack and CBOR ones give up instead).
 pub(crate) fn encode_with(
     value: &Value,
     options: &EncodeOptions,
-    spans: bool,
+    spans: Spans<'_>,
 ) -> Result<(Encoded, bool), EncodeError> {
     encode_in_key(value, options, spans, 0)
 }
@@ -33,24 +33,18 @@ pub(crate) fn encode_with(
 fn encode_in_key(
     value: &Value,
     options: &EncodeOptions,
-    spans: bool,
+    spans: Spans<'_>,
     key_depth: usize,
 ) -> Result<(Encoded, bool), EncodeError> {
     let mut e = Encoder {
         out: Vec::new(),
-        // Room for every node at once: a large document's tree is not grown by doubling (which
-        // briefly held twice the tree, for each of the app's encoders at once).
-        builder: if spans {
-            SpanTreeBuilder::with_capacity(value.node_count())
-        } else {
-            SpanTreeBuilder::new()
-        },
+        builder: spans.builder(value),
         notes: Notes::new(),
         canonical: options.canonical,
         pretty: options.pretty,
         level: 0,
         key_depth,
-        spans,
+        spans: spans.on(),
         trail: Vec::new(),
     };
     e.value(value, Segment::Root, None)?;
@@ -640,7 +634,7 @@ fn key_text(k: &Value, canonical: bool, key_depth: usize) -> Result<Cow<'_, str>
                 canonical,
                 ..EncodeOptions::default()
             };
-            let bytes = encode_in_key(other, &options, false, key_depth + 1)?
+            let bytes = encode_in_key(other, &options, Spans::Off, key_depth + 1)?
                 .0
                 .bytes;
             Cow::Owned(String::from_utf8_lossy(&bytes).into_owned())

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::{epoch_float, key_path_segment, parse_timestamp, timestamp_data, TIMESTAMP_EXT};
-use crate::codec::{raw_field_note, Step};
+use crate::codec::{raw_field_note, Spans, Step};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
 use crate::model::{
     format_float, Float, FloatWidth, Kind, Path, Segment, Span, SpanTreeBuilder, Timestamp, Value,
@@ -16,26 +16,20 @@ use crate::model::{
 /// An [`EncodeError`] when a string, byte string, ext, array or map is longer than MessagePack's
 /// 2^32 − 1 limit.
 pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
-    encode_with(value, options, true).map(|(encoded, _)| encoded)
+    encode_with(value, options, Spans::On).map(|(encoded, _)| encoded)
 }
 
-/// Encodes `value`, with the spans of the output when `spans`. Without spans, the encoder stops
+/// Encodes `value`, with the spans of the output unless `spans` is [`Spans::Off`]. Without spans, the encoder stops
 /// recording at the first note or error and the flag returned is `false`: the caller encodes
 /// again with spans (notes and errors are placed by the paths the spans give).
 pub(crate) fn encode_with(
     value: &Value,
     options: &EncodeOptions,
-    spans: bool,
+    spans: Spans<'_>,
 ) -> Result<(Encoded, bool), EncodeError> {
     let mut enc = Encoder {
         out: Vec::new(),
-        // Room for every node at once: a large document's tree is not grown by doubling (which
-        // briefly held twice the tree, for each of the app's encoders at once).
-        builder: if spans {
-            SpanTreeBuilder::with_capacity(value.node_count())
-        } else {
-            SpanTreeBuilder::new()
-        },
+        builder: spans.builder(value),
         notes: Notes::new(),
         canonical: options.canonical,
         floats: if options.canonical {
@@ -44,7 +38,7 @@ pub(crate) fn encode_with(
             options.floats
         },
         muted: false,
-        spans,
+        spans: spans.on(),
         bailed: false,
     };
     let result = enc.value(
@@ -55,7 +49,7 @@ pub(crate) fn encode_with(
             step: None,
         },
     );
-    if enc.bailed || (!spans && result.is_err()) {
+    if enc.bailed || (!spans.on() && result.is_err()) {
         return Ok((Encoded::empty(Format::MessagePack), false));
     }
     result?;
