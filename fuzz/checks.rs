@@ -12,7 +12,7 @@
 use std::sync::OnceLock;
 
 use wirelens::capture::pcap::{self, PcapLimits};
-use wirelens::capture::{self, decode_text, detect, peel, unwrap, UnwrapOptions};
+use wirelens::capture::{self, decode_text, detect, peel, unwrap, PeelOptions, UnwrapOptions};
 use wirelens::codec::protobuf::framing::split_grpc;
 use wirelens::codec::protobuf::schema::Schema;
 use wirelens::codec::protobuf::MessageDescriptor;
@@ -309,7 +309,7 @@ pub fn pcap_file(bytes: &[u8]) {
 
 /// Everything the capture layer does, from one entry point.
 pub fn peel_all(bytes: &[u8]) {
-    let peeled = peel(bytes);
+    let peeled = peel(bytes, &PeelOptions::default());
     if let Some(e) = &peeled.error {
         let _ = e.to_string();
     }

@@ -21,8 +21,8 @@ use crate::capture::har;
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
-    detect, peel_readings_keyed, peel_readings_shared, peel_shared_keyed, peel_with, Framing,
-    LayerReading, Payload, PeelChoice, Reading, SharedBytes, Split,
+    detect, peel, peel_readings, Framing, LayerReading, Payload, PeelChoice, PeelOptions, Reading,
+    SharedBytes, Split,
 };
 use crate::codec::protobuf::dynamic::{to_proto3_json, Proto3JsonOptions};
 use crate::codec::protobuf::repeated::group_repeated_fields;
@@ -560,18 +560,27 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
     let mut readings = Vec::new();
     let mut reading = 0usize;
     let found = match args.layer {
-        _ if args.raw => peel_shared_keyed(
+        _ if args.raw => peel(
             &input.bytes,
-            &PeelChoice {
-                max_layers: Some(0),
-                split: Split::Never,
+            &PeelOptions {
+                choice: PeelChoice {
+                    max_layers: Some(0),
+                    split: Split::Never,
+                },
+                limits,
+                keys,
             },
-            &limits,
-            keys,
         ),
-        Some(LayerArg::Choice(choice)) => peel_shared_keyed(&input.bytes, &choice, &limits, keys),
+        Some(LayerArg::Choice(choice)) => peel(
+            &input.bytes,
+            &PeelOptions {
+                choice,
+                limits,
+                keys,
+            },
+        ),
         Some(LayerArg::Reading(n)) => {
-            readings = peel_readings_keyed(&input.bytes, &options, keys);
+            readings = peel_readings(&input.bytes, &options, keys);
             if n > readings.len() {
                 return Err(Failure::Usage(format!(
                     "--layer {n}: the input has {} layer reading(s) (see `wirelens inspect --layers`)",
@@ -582,11 +591,11 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
             readings[reading].peeled.clone()
         }
         None => {
-            readings = peel_readings_keyed(&input.bytes, &options, keys);
+            readings = peel_readings(&input.bytes, &options, keys);
             readings
                 .first()
                 .map(|r| r.peeled.clone())
-                .unwrap_or_else(|| peel_with(&input.bytes, &limits))
+                .unwrap_or_else(|| peel(&input.bytes, &PeelOptions::within(limits)))
         }
     };
     // The chosen reading's decoded payloads go on to the command; the other readings' are only
@@ -1025,7 +1034,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
                 limits: args.input.limits()?,
                 ..DecodeOptions::default()
             };
-            peel_readings_shared(&whole.bytes, &options)
+            peel_readings(&whole.bytes, &options, None)
         } else {
             Vec::new()
         };

@@ -5,7 +5,7 @@
 //! thousandfold, a payload may nest a million levels deep. Each of those is bounded by one field
 //! here, with a documented default that no real payload we know of reaches. The decoders
 //! ([`crate::codec::DecodeOptions::limits`]) and the capture layer
-//! ([`crate::capture::peel_with`], [`crate::capture::UnwrapOptions`],
+//! ([`crate::capture::peel`], [`crate::capture::UnwrapOptions`],
 //! [`crate::capture::pcap::PcapLimits`]) take their bounds from it; the CLI sets them with
 //! `--max-depth` and `--limit NAME=VALUE` ([`Limits::set`] names them).
 //!

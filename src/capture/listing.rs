@@ -164,7 +164,7 @@ pub fn content_types<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::peel;
+    use crate::capture::{peel, PeelOptions};
 
     fn payload(meta: &[(&str, &str)]) -> Payload {
         Payload {
@@ -178,18 +178,14 @@ mod tests {
 
     #[test]
     fn http1_request_and_response_from_a_raw_exchange() {
-        let peeled = peel(
-            b"POST /ingest HTTP/1.1\r\nHost: 127.0.0.1:5719\r\nContent-Type: application/msgpack\r\nContent-Length: 1\r\n\r\n\xc0",
-        );
+        let peeled = peel(b"POST /ingest HTTP/1.1\r\nHost: 127.0.0.1:5719\r\nContent-Type: application/msgpack\r\nContent-Length: 1\r\n\r\n\xc0", &PeelOptions::default());
         let e = peeled.payloads[0].exchange();
         assert_eq!(e.method.as_deref(), Some("POST"));
         assert_eq!(e.url.as_deref(), Some("127.0.0.1:5719/ingest"));
         assert_eq!(e.status, None);
         assert_eq!(e.content_type.as_deref(), Some("application/msgpack"));
         assert_eq!(e.format, Some(Format::MessagePack));
-        let peeled = peel(
-            b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}",
-        );
+        let peeled = peel(b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}", &PeelOptions::default());
         let e = peeled.payloads[0].exchange();
         assert_eq!(e.status.as_deref(), Some("404"));
         assert_eq!(e.content_type.as_deref(), Some("application/json"));

@@ -29,11 +29,8 @@ pub mod websocket;
 pub use detect::{detect, Reading};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 pub use listing::{Exchange, PayloadFilter};
-pub use peel::{
-    peel, peel_choosing, peel_choosing_with, peel_shared, peel_shared_keyed, peel_with, PeelChoice,
-    Peeled, Split,
-};
-pub use readings::{peel_readings, peel_readings_keyed, peel_readings_shared, LayerReading};
+pub use peel::{peel, PeelChoice, PeelOptions, Peeled, Split};
+pub use readings::{peel_readings, LayerReading};
 pub use sequence::Framing;
 pub use shared::SharedBytes;
 pub use text::{decode_text, decode_text_checked, Decoded, TextError, TextShape};

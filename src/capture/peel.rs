@@ -58,61 +58,66 @@ pub enum Split {
     Force(Framing),
 }
 
-/// Finds the payloads in `input`.
+/// How to peel an input: which layers and splitting ([`PeelChoice`]), within which bounds, and
+/// which TLS keys to decrypt a capture's connections with besides the key logs it carries.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PeelOptions<'a> {
+    /// The layers to peel and how to split streams.
+    pub choice: PeelChoice,
+    /// Decompression, layers, pcap reassembly, payloads kept.
+    pub limits: Limits,
+    /// An NSS key log (`SSLKEYLOGFILE`) for the capture's TLS connections.
+    pub keys: Option<&'a KeyLog>,
+}
+
+impl PeelOptions<'_> {
+    /// Every layer, split where sure, within `limits`.
+    pub fn within(limits: Limits) -> PeelOptions<'static> {
+        PeelOptions {
+            limits,
+            ..PeelOptions::default()
+        }
+    }
+
+    /// The layers `choice` allows, within the default limits.
+    pub fn choosing(choice: PeelChoice) -> PeelOptions<'static> {
+        PeelOptions {
+            choice,
+            ..PeelOptions::default()
+        }
+    }
+}
+
+/// Finds the payloads in `input`, peeling the layers `options` allow. Input held as
+/// [`SharedBytes`] (a memory-mapped file) is not copied: a payload that no layer changed, and
+/// every item split from it, is a view of its memory.
 ///
 /// ```
-/// use wirelens::capture::peel;
+/// use wirelens::capture::{peel, PeelChoice, PeelOptions};
 ///
-/// let peeled = peel(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"a\":1}");
+/// let peeled = peel(
+///     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"a\":1}",
+///     &PeelOptions::default(),
+/// );
 /// assert_eq!(peeled.payloads.len(), 1);
 /// assert_eq!(peeled.payloads[0].bytes, b"{\"a\":1}");
-/// ```
-pub fn peel(input: &[u8]) -> Peeled {
-    peel_with(input, &Limits::default())
-}
-
-/// Like [`peel`], within `limits` (decompression, layers, pcap reassembly, payloads kept).
-pub fn peel_with(input: &[u8], limits: &Limits) -> Peeled {
-    peel_choosing_with(input, &PeelChoice::default(), limits)
-}
-
-/// Finds the payloads in `input`, peeling the layers `choice` allows.
-///
-/// ```
-/// use wirelens::capture::{peel_choosing, PeelChoice};
 ///
 /// let raw = PeelChoice { max_layers: Some(0), ..PeelChoice::default() };
-/// let peeled = peel_choosing(b"gaNrZXkB", &raw);
+/// let peeled = peel(b"gaNrZXkB", &PeelOptions::choosing(raw));
 /// assert_eq!(peeled.payloads[0].bytes, b"gaNrZXkB");
 /// assert!(peeled.payloads[0].layers.is_empty());
 /// ```
-pub fn peel_choosing(input: &[u8], choice: &PeelChoice) -> Peeled {
-    peel_choosing_with(input, choice, &Limits::default())
-}
-
-/// Like [`peel_choosing`], within `limits`.
-pub fn peel_choosing_with(input: &[u8], choice: &PeelChoice, limits: &Limits) -> Peeled {
-    peel_shared(&SharedBytes::from(input), choice, limits)
-}
-
-/// Like [`peel_choosing_with`], for input the caller already holds as [`SharedBytes`] (a
-/// memory-mapped file): a payload that no layer changed, and every item split from it, is a view
-/// of `input`'s memory, not a copy.
-pub fn peel_shared(input: &SharedBytes, choice: &PeelChoice, limits: &Limits) -> Peeled {
-    peel_shared_keyed(input, choice, limits, None)
-}
-
-/// Like [`peel_shared`], decrypting the TLS connections of a capture with `keys` (an NSS key
-/// log, `SSLKEYLOGFILE`) besides the key logs the capture carries itself.
-pub fn peel_shared_keyed(
-    input: &SharedBytes,
-    choice: &PeelChoice,
-    limits: &Limits,
-    keys: Option<&KeyLog>,
-) -> Peeled {
+pub fn peel(input: impl Into<SharedBytes>, options: &PeelOptions<'_>) -> Peeled {
+    let limits = &options.limits;
     split_all(
-        unwrapped(input, choice.max_layers, limits, keys, None),
-        choice.split,
+        unwrapped(
+            &input.into(),
+            options.choice.max_layers,
+            limits,
+            options.keys,
+            None,
+        ),
+        options.choice.split,
         limits,
     )
 }
@@ -590,7 +595,7 @@ mod tests {
     fn a_grpc_body_becomes_one_payload_per_message() {
         let mut body = grpc_frame(b"\x08\x01", false);
         body.extend(grpc_frame(b"\x08\x02", false));
-        let peeled = peel(&body);
+        let peeled = peel(&body, &PeelOptions::default());
         assert_eq!(peeled.payloads.len(), 2);
         assert_eq!(peeled.payloads[1].bytes, b"\x08\x02");
         assert_eq!(peeled.payloads[1].provenance(), "gRPC frame");
@@ -600,18 +605,26 @@ mod tests {
 
     #[test]
     fn json_lines_become_one_payload_per_line() {
-        let peeled = peel(b"{\"id\":1}\n\n{\"id\":2}\r\n[3]\n");
+        let peeled = peel(
+            b"{\"id\":1}\n\n{\"id\":2}\r\n[3]\n",
+            &PeelOptions::default(),
+        );
         let bodies: Vec<&[u8]> = peeled.payloads.iter().map(|p| p.bytes.as_slice()).collect();
         assert_eq!(bodies, [&b"{\"id\":1}"[..], b"{\"id\":2}", b"[3]"]);
         assert_eq!(peeled.payloads[1].layers[0].detail, "line 2 of 3");
         assert_eq!(peeled.payloads[1].layers[0].span, Span::new(10, 20));
         // One JSON document over several lines stays one payload.
-        assert_eq!(peel(b"{\n\"id\": 1\n}\n").payloads.len(), 1);
+        assert_eq!(
+            peel(b"{\n\"id\": 1\n}\n", &PeelOptions::default())
+                .payloads
+                .len(),
+            1
+        );
     }
 
     #[test]
     fn plain_payloads_pass_through() {
-        let peeled = peel(b"\x82\xa1a\x01\xa1b\x02");
+        let peeled = peel(b"\x82\xa1a\x01\xa1b\x02", &PeelOptions::default());
         assert_eq!(peeled.payloads.len(), 1);
         assert_eq!(peeled.payloads[0].bytes, b"\x82\xa1a\x01\xa1b\x02");
         assert!(peeled.error.is_none());

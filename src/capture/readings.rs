@@ -15,7 +15,7 @@
 //! readings as a capture rank above the raw bytes whatever they score, even with no payload: a
 //! pcap file read as CBOR is never the answer.
 //! What this module does not do: force a layer that peeling does not find (choose a
-//! [`PeelChoice`] with [`Split::Force`] and call [`peel_choosing`](super::peel_choosing) for that).
+//! [`PeelChoice`] with [`Split::Force`] and call [`peel`](super::peel) for that).
 
 use super::detect::{detect_knowing, verdict, Reading};
 use super::layers::Decoded;
@@ -43,7 +43,7 @@ pub const KEPT_NODES: usize = 1_000_000;
 /// One way of peeling the input.
 #[derive(Debug, Clone)]
 pub struct LayerReading {
-    /// The choice that gives this reading (hand it to [`peel_choosing`](super::peel_choosing) to peel it again).
+    /// The choice that gives this reading (hand it to [`peel`](super::peel) to peel it again).
     pub choice: PeelChoice,
     /// The payloads found this way.
     pub peeled: Peeled,
@@ -91,34 +91,26 @@ impl LayerReading {
 /// Peels `input` every plausible way and ranks the readings, best first (ties keep the order
 /// "every layer, split" → "every layer, unsplit" → fewer layers → none).
 ///
-/// `options` carries the protobuf message type, if the user gave one, for the format readings.
+/// `options` carries the protobuf message type, if the user gave one, for the format readings;
+/// `keys`, an NSS key log to decrypt a capture's TLS connections with besides the key logs it
+/// carries. Input held as [`SharedBytes`] is not copied: every depth's payloads share (or slice)
+/// it where no layer changed them.
 ///
 /// ```
 /// use wirelens::capture::peel_readings;
 /// use wirelens::codec::{DecodeOptions, Format};
 ///
-/// let readings = peel_readings(b"gaNrZXkB", &DecodeOptions::default());
+/// let readings = peel_readings(b"gaNrZXkB", &DecodeOptions::default(), None);
 /// assert_eq!(readings[0].layers(), "base64");
 /// assert_eq!(readings[0].format, Some(Format::MessagePack));
 /// assert_eq!(readings.last().map(|r| r.layers()), Some("raw bytes".to_string()));
 /// ```
-pub fn peel_readings(input: &[u8], options: &DecodeOptions) -> Vec<LayerReading> {
-    peel_readings_shared(&SharedBytes::from(input), options)
-}
-
-/// [`peel_readings`] of input the caller already holds as [`SharedBytes`]: every depth's
-/// payloads share (or slice) `input` where no layer changed them, instead of copying it.
-pub fn peel_readings_shared(input: &SharedBytes, options: &DecodeOptions) -> Vec<LayerReading> {
-    peel_readings_keyed(input, options, None)
-}
-
-/// Like [`peel_readings_shared`], decrypting the TLS connections of a capture with `keys`
-/// besides the key logs the capture carries itself.
-pub fn peel_readings_keyed(
-    input: &SharedBytes,
+pub fn peel_readings(
+    input: impl Into<SharedBytes>,
     options: &DecodeOptions,
     keys: Option<&KeyLog>,
 ) -> Vec<LayerReading> {
+    let input = &input.into();
     let limits = &options.limits;
     // Each depth is unwrapped once; the split ways split a copy of the unsplit payloads, and JSON
     // documents decoded on the way are kept for detection.

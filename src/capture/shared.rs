@@ -84,6 +84,25 @@ impl From<&[u8]> for SharedBytes {
     }
 }
 
+impl From<&Vec<u8>> for SharedBytes {
+    fn from(bytes: &Vec<u8>) -> SharedBytes {
+        SharedBytes::from(bytes.as_slice())
+    }
+}
+
+impl<const N: usize> From<&[u8; N]> for SharedBytes {
+    fn from(bytes: &[u8; N]) -> SharedBytes {
+        SharedBytes::from(bytes.as_slice())
+    }
+}
+
+/// The same bytes, not a copy.
+impl From<&SharedBytes> for SharedBytes {
+    fn from(bytes: &SharedBytes) -> SharedBytes {
+        bytes.clone()
+    }
+}
+
 impl fmt::Debug for SharedBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)

@@ -16,7 +16,7 @@ use crate::capture::detect::{verdict, Verdict};
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
-    detect, peel_shared_keyed, CaptureError, Payload, PeelChoice, SharedBytes, Split,
+    detect, peel, CaptureError, Payload, PeelChoice, PeelOptions, SharedBytes, Split,
 };
 use crate::codec::protobuf::infer;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
@@ -75,7 +75,14 @@ pub fn open(
             nothing: None,
         };
     }
-    let peeled = peel_shared_keyed(&bytes, choice, limits, keys);
+    let peeled = peel(
+        &bytes,
+        &PeelOptions {
+            choice: *choice,
+            limits: *limits,
+            keys,
+        },
+    );
     let mut payloads = peeled.payloads;
     let mut nothing = None;
     if payloads.is_empty() {

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::data;
 use wirelens::capture::detect::CONFIDENT;
-use wirelens::capture::{detect, peel, peel_readings};
+use wirelens::capture::{detect, peel, peel_readings, PeelOptions};
 use wirelens::codec::protobuf::schema::Schema;
 use wirelens::codec::{DecodeOptions, Format};
 
@@ -388,7 +388,7 @@ fn random_bytes_are_not_split_into_streams_or_layers() {
     let mut confident = Vec::new();
     for _ in 0..total {
         let bytes = rng.buffer(1024);
-        let peeled = peel(&bytes);
+        let peeled = peel(&bytes, &PeelOptions::default());
         if peeled.payloads.len() > 1 {
             split.push(format!(
                 "{}: {} payloads via {}",
@@ -397,7 +397,7 @@ fn random_bytes_are_not_split_into_streams_or_layers() {
                 peeled.payloads[0].provenance()
             ));
         }
-        let readings = peel_readings(&bytes, &options);
+        let readings = peel_readings(&bytes, &options, None);
         if readings[0].confidence >= CONFIDENT {
             confident.push(format!(
                 "{}: {} ({}%)",
@@ -469,7 +469,7 @@ fn a_text_content_type_is_a_text_verdict_and_no_format_ranks_above_it() {
             "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
-        let peeled = peel(message.as_bytes());
+        let peeled = peel(message.as_bytes(), &PeelOptions::default());
         assert_eq!(peeled.payloads.len(), 1, "{content_type}");
         let body = &peeled.payloads[0];
         assert_eq!(
@@ -479,7 +479,7 @@ fn a_text_content_type_is_a_text_verdict_and_no_format_ranks_above_it() {
             }),
             "{content_type}"
         );
-        let readings = peel_readings(message.as_bytes(), &DecodeOptions::default());
+        let readings = peel_readings(message.as_bytes(), &DecodeOptions::default(), None);
         assert_eq!(
             readings[0].format, None,
             "{content_type}: {:?}",
@@ -493,9 +493,12 @@ fn a_text_content_type_is_a_text_verdict_and_no_format_ranks_above_it() {
     }
     // JSON and binary media types are still read as formats.
     let json = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"a\":1}";
-    assert_eq!(verdict(&peel(json).payloads[0]), None);
     assert_eq!(
-        peel_readings(json, &DecodeOptions::default())[0].format,
+        verdict(&peel(json, &PeelOptions::default()).payloads[0]),
+        None
+    );
+    assert_eq!(
+        peel_readings(json, &DecodeOptions::default(), None)[0].format,
         Some(Format::Json)
     );
 }

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use wirelens::capture::{detect, peel, peel_choosing, peel_readings, PeelChoice, Split};
+use wirelens::capture::{detect, peel, peel_readings, PeelChoice, PeelOptions, Split};
 use wirelens::codec::{DecodeOptions, Format};
 
 use super::common::run_wirelens;
@@ -41,7 +41,7 @@ fn mitmproxy_har_gives_each_body_as_the_server_sent_it() {
         max_layers: None,
         split: Split::Never,
     };
-    let peeled = peel_choosing(&har, &unsplit);
+    let peeled = peel(&har, &PeelOptions::choosing(unsplit));
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     // (entry, direction, expected body, hint, format detected)
     let expected: [(usize, &str, &str, Option<Format>, Format); 8] = [
@@ -101,7 +101,7 @@ fn mitmproxy_har_gives_each_body_as_the_server_sent_it() {
     assert!(first.meta_value("timings").is_some());
     assert!(first.meta_value("content-size").is_some());
     // Split as usual: the gRPC-Web body becomes its message, the sample's bytes.
-    let split = peel(&har);
+    let split = peel(&har, &PeelOptions::default());
     let grpc: Vec<_> = split
         .payloads
         .iter()
@@ -168,12 +168,12 @@ const CHROME_HAR: &str = r#"{
 
 #[test]
 fn chrome_style_har_base64_cut_omitted_and_websocket() {
-    let peeled = peel_choosing(
+    let peeled = peel(
         CHROME_HAR.as_bytes(),
-        &PeelChoice {
+        &PeelOptions::choosing(PeelChoice {
             max_layers: None,
             split: Split::Never,
-        },
+        }),
     );
     let p = &peeled.payloads;
     assert_eq!(p.len(), 7, "{p:#?}");
@@ -211,7 +211,7 @@ fn chrome_style_har_base64_cut_omitted_and_websocket() {
 #[test]
 fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
     // No .har extension: the bytes alone.
-    let readings = peel_readings(&fixture("mitmproxy.har"), &DecodeOptions::default());
+    let readings = peel_readings(&fixture("mitmproxy.har"), &DecodeOptions::default(), None);
     assert!(
         readings[0].layers().starts_with("HAR entry 0"),
         "{}",
@@ -223,12 +223,12 @@ fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
         .expect("the raw reading is still offered");
     assert_eq!(raw.format, Some(Format::Json));
     // `--layer raw`: the file as it is, one JSON document.
-    let peeled = peel_choosing(
+    let peeled = peel(
         &fixture("mitmproxy.har"),
-        &PeelChoice {
+        &PeelOptions::choosing(PeelChoice {
             max_layers: Some(0),
             split: Split::Never,
-        },
+        }),
     );
     assert_eq!(peeled.payloads.len(), 1);
     assert_eq!(
@@ -236,7 +236,10 @@ fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
         Some(Format::Json)
     );
     // JSON with a `log` that is no HAR stays JSON.
-    let other = peel(br#"{"log": {"level": "debug"}, "entries": []}"#);
+    let other = peel(
+        br#"{"log": {"level": "debug"}, "entries": []}"#,
+        &PeelOptions::default(),
+    );
     assert_eq!(other.payloads.len(), 1);
     assert!(other.payloads[0].layers.is_empty());
 }
@@ -244,7 +247,7 @@ fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
 #[test]
 fn a_broken_har_names_the_entry() {
     let bad = br#"{"log":{"entries":[{"request":{"method":"GET","url":"u"},"response":{"status":200}},{"request":5}]}}"#;
-    let peeled = peel(bad);
+    let peeled = peel(bad, &PeelOptions::default());
     let e = peeled
         .error
         .expect("an entry that is not an object is an error");
@@ -253,7 +256,10 @@ fn a_broken_har_names_the_entry() {
 }
 
 fn snippet(name: &str) -> wirelens::capture::Payload {
-    let peeled = peel(&fixture(&format!("snippets/{name}")));
+    let peeled = peel(
+        &fixture(&format!("snippets/{name}")),
+        &PeelOptions::default(),
+    );
     assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
     assert_eq!(peeled.payloads.len(), 1, "{name}");
     peeled.payloads.into_iter().next().unwrap_or_default()
@@ -310,7 +316,10 @@ fn fetch_and_node_fetch_bodies() {
 
 #[test]
 fn curl_at_file_body_warns_and_invents_nothing() {
-    let peeled = peel(&fixture("snippets/curl-at-file.txt"));
+    let peeled = peel(
+        &fixture("snippets/curl-at-file.txt"),
+        &PeelOptions::default(),
+    );
     let p = &peeled.payloads[0];
     assert!(p.bytes.is_empty());
     assert_eq!(p.meta_value("method"), Some("PUT"));
@@ -406,7 +415,7 @@ fn chromium_har_gives_each_body_as_the_server_sent_it() {
         max_layers: None,
         split: Split::Never,
     };
-    let peeled = peel_choosing(&har, &unsplit);
+    let peeled = peel(&har, &PeelOptions::choosing(unsplit));
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     let find = |path: &str, direction: &str| {
         let found: Vec<_> = peeled
@@ -492,7 +501,7 @@ fn chromium_har_gives_each_body_as_the_server_sent_it() {
         .any(|w| w.contains("log.entries[8].request.postData.text") && w.contains("U+FFFD")));
 
     // Split as usual: each gRPC-Web body is its one message, decoding as Python decoded it.
-    let split = peel(&har);
+    let split = peel(&har, &PeelOptions::default());
     assert!(split.error.is_none(), "{:?}", split.error);
     for (direction, body) in [
         ("request", "grpc-web-request"),

@@ -862,6 +862,7 @@ fn best_reading(name: &str) -> wirelens::capture::LayerReading {
     let readings = wirelens::capture::peel_readings(
         &fixture(name),
         &wirelens::codec::DecodeOptions::default(),
+        None,
     );
     let best = readings.into_iter().next().expect("at least one reading");
     assert!(best.peeled.capture.is_some(), "{name}: read as a capture");

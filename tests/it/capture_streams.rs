@@ -3,7 +3,7 @@
 //! the ways of peeling an input. Fixtures are in `tests/fixtures/capture/` (see `COMMANDS.md`);
 //! every message must come out as exactly the bytes it was made from.
 
-use wirelens::capture::{peel, peel_choosing, peel_readings, Framing, PeelChoice, Split};
+use wirelens::capture::{peel, peel_readings, Framing, PeelChoice, PeelOptions, Split};
 use wirelens::codec::{DecodeOptions, Format};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -26,7 +26,7 @@ fn grpc_messages() -> Vec<Vec<u8>> {
 }
 
 fn bodies(input: &[u8]) -> Vec<Vec<u8>> {
-    peel(input)
+    peel(input, &PeelOptions::default())
         .payloads
         .into_iter()
         .map(|p| p.bytes.to_vec())
@@ -35,7 +35,7 @@ fn bodies(input: &[u8]) -> Vec<Vec<u8>> {
 
 #[test]
 fn grpc_web_text_response_gives_each_message_and_the_trailers_as_meta() {
-    let peeled = peel(&fixture("http-grpc-web-text.http"));
+    let peeled = peel(&fixture("http-grpc-web-text.http"), &PeelOptions::default());
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     let got: Vec<Vec<u8>> = peeled.payloads.iter().map(|p| p.bytes.to_vec()).collect();
     assert_eq!(got, grpc_messages());
@@ -61,12 +61,12 @@ fn grpc_web_text_response_gives_each_message_and_the_trailers_as_meta() {
 #[test]
 fn grpc_web_text_pasted_alone_and_binary_grpc_web_bodies() {
     assert_eq!(bodies(&fixture("grpc-web-text.b64")), grpc_messages());
-    let pasted = peel(&fixture("grpc-web-text.b64"));
+    let pasted = peel(&fixture("grpc-web-text.b64"), &PeelOptions::default());
     assert_eq!(
         pasted.payloads[0].provenance(),
         "gRPC-Web-text → gRPC frame"
     );
-    let binary = peel(&fixture("grpc-web-trailers.bin"));
+    let binary = peel(&fixture("grpc-web-trailers.bin"), &PeelOptions::default());
     assert_eq!(
         binary
             .payloads
@@ -84,7 +84,7 @@ fn a_trailers_only_grpc_web_body_is_one_empty_payload_with_the_trailers() {
         b"HTTP/1.1 200 OK\r\nContent-Type: application/grpc-web+proto\r\nContent-Length: 23\r\n\r\n"
             .to_vec();
     input.extend(b"\x80\x00\x00\x00\x12grpc-status: 5\r\n\r\n");
-    let peeled = peel(&input);
+    let peeled = peel(&input, &PeelOptions::default());
     assert_eq!(peeled.payloads.len(), 1);
     assert!(peeled.payloads[0].bytes.is_empty());
     assert_eq!(
@@ -104,7 +104,7 @@ fn a_cut_grpc_body_names_the_layer_and_keeps_the_messages_before() {
     )
     .into_bytes();
     input.extend_from_slice(cut);
-    let peeled = peel(&input);
+    let peeled = peel(&input, &PeelOptions::default());
     let e = peeled.error.expect("an error");
     assert_eq!(e.layer, "gRPC frame");
     assert_eq!(e.offset, 122, "{e}");
@@ -120,7 +120,7 @@ fn a_cut_grpc_body_names_the_layer_and_keeps_the_messages_before() {
 fn a_bad_grpc_web_text_body_names_the_layer_and_offset() {
     let mut input = b"HTTP/1.1 200 OK\r\nContent-Type: application/grpc-web-text\r\n\r\n".to_vec();
     input.extend(b"AAAAAAIIAQ==AA*A");
-    let peeled = peel(&input);
+    let peeled = peel(&input, &PeelOptions::default());
     let e = peeled.error.expect("an error");
     assert_eq!((e.layer.as_str(), e.offset), ("gRPC-Web-text", 14));
     assert_eq!(
@@ -137,7 +137,7 @@ fn cbor_sequence_and_msgpack_stream_split_into_their_documents() {
         "order-graphql.cbor",
     ]
     .map(sample);
-    let peeled = peel(&fixture("three.cbor-seq"));
+    let peeled = peel(&fixture("three.cbor-seq"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -161,7 +161,7 @@ fn cbor_sequence_and_msgpack_stream_split_into_their_documents() {
         "edge-cases.msgpack",
     ]
     .map(sample);
-    let peeled = peel(&fixture("three.msgpack-stream"));
+    let peeled = peel(&fixture("three.msgpack-stream"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -175,7 +175,7 @@ fn cbor_sequence_and_msgpack_stream_split_into_their_documents() {
 
 #[test]
 fn an_announced_cbor_sequence_splits_scalars_too() {
-    let peeled = peel(&fixture("http-cbor-seq.http"));
+    let peeled = peel(&fixture("http-cbor-seq.http"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -202,19 +202,23 @@ fn single_values_and_cut_sequences_are_not_split() {
         "risk-batch.cbor",
         "transactions-1k.msgpack",
     ] {
-        assert_eq!(peel(&sample(name)).payloads.len(), 1, "{name}");
+        assert_eq!(
+            peel(&sample(name), &PeelOptions::default()).payloads.len(),
+            1,
+            "{name}"
+        );
     }
     // A sequence cut inside its last item is not taken as a sequence (detection is sure or
     // silent); forcing the framing names the fault and keeps the items before it.
     let seq = fixture("three.cbor-seq");
     let cut = &seq[..seq.len() - 10];
-    assert_eq!(peel(cut).payloads.len(), 1);
-    let forced = peel_choosing(
+    assert_eq!(peel(cut, &PeelOptions::default()).payloads.len(), 1);
+    let forced = peel(
         cut,
-        &PeelChoice {
+        &PeelOptions::choosing(PeelChoice {
             max_layers: None,
             split: Split::Force(Framing::CborSeq),
-        },
+        }),
     );
     let e = forced.error.expect("error");
     assert_eq!(e.layer, "CBOR sequence");
@@ -228,7 +232,10 @@ fn single_values_and_cut_sequences_are_not_split() {
 #[test]
 fn delimited_protobuf_streams_split_into_messages() {
     let one = sample("user-profile.pb");
-    let peeled = peel(&fixture("user-profile-x3.pb-varint"));
+    let peeled = peel(
+        &fixture("user-profile-x3.pb-varint"),
+        &PeelOptions::default(),
+    );
     assert_eq!(
         peeled
             .payloads
@@ -239,7 +246,7 @@ fn delimited_protobuf_streams_split_into_messages() {
     );
     assert_eq!(peeled.payloads[0].provenance(), "varint-delimited");
     assert_eq!(peeled.payloads[0].hint, Some(Format::Protobuf));
-    let peeled = peel(&fixture("user-profile-x2.pb-u32"));
+    let peeled = peel(&fixture("user-profile-x2.pb-u32"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -257,7 +264,7 @@ fn delimited_protobuf_streams_split_into_messages() {
 fn layer_readings_rank_the_ways_of_peeling() {
     let options = DecodeOptions::default();
     // A CBOR sequence: split beats one value with trailing data.
-    let readings = peel_readings(&fixture("three.cbor-seq"), &options);
+    let readings = peel_readings(&fixture("three.cbor-seq"), &options, None);
     assert_eq!(readings[0].layers(), "CBOR sequence");
     assert_eq!(readings[0].payload_count(), 3);
     assert_eq!(readings[0].format, Some(Format::Cbor));
@@ -269,7 +276,7 @@ fn layer_readings_rank_the_ways_of_peeling() {
 
     // An HTTP message: its JSON body beats the message text.
     let http = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"id\": 7}";
-    let readings = peel_readings(http, &options);
+    let readings = peel_readings(http, &options, None);
     assert_eq!(readings[0].layers(), "HTTP/1.1 response");
     assert_eq!(readings[0].format, Some(Format::Json));
     assert_eq!(readings.len(), 2, "body, raw");
@@ -277,11 +284,11 @@ fn layer_readings_rank_the_ways_of_peeling() {
     assert_eq!(readings[1].peeled.payloads[0].bytes, http);
 
     // Hex text of a MessagePack map: the bytes beat the text.
-    let readings = peel_readings(b"81 a3 6b 65 79 01", &options);
+    let readings = peel_readings(b"81 a3 6b 65 79 01", &options, None);
     assert_eq!(readings[0].layers(), "hex");
     assert_eq!(readings[0].format, Some(Format::MessagePack));
     assert!(readings[1].confidence < readings[0].confidence);
 
     // JSON is read as itself: one reading.
-    assert_eq!(peel_readings(br#"{"a": [1, 2]}"#, &options).len(), 1);
+    assert_eq!(peel_readings(br#"{"a": [1, 2]}"#, &options, None).len(), 1);
 }

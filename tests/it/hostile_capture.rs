@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::common::run_wirelens;
 use wirelens::capture::pcap::{extract, PcapLimits};
-use wirelens::capture::{peel, peel_with};
+use wirelens::capture::{peel, PeelOptions};
 use wirelens::codec::protobuf::framing::split_grpc;
 use wirelens::files::write_atomically;
 use wirelens::limits::Limits;
@@ -37,7 +37,7 @@ fn grpc_frame_longer_than_the_body() {
     )
     .into_bytes();
     http.extend_from_slice(&body);
-    let peeled = peel(&http);
+    let peeled = peel(&http, &PeelOptions::default());
     assert_eq!(peeled.payloads.len(), 2, "{:?}", peeled.payloads);
     assert_eq!(peeled.payloads[0].bytes, [0x08, 0x01]);
     let rest = &peeled.payloads[1];
@@ -156,7 +156,7 @@ fn decompression_bombs_stop_at_the_limits() {
     let bomb = gzip(&vec![0u8; 16 << 20]);
     let mut limits = Limits::default();
     limits.set("decompressed", "1M").expect("valid");
-    let peeled = peel_with(&http_response("gzip", &bomb), &limits);
+    let peeled = peel(&http_response("gzip", &bomb), &PeelOptions::within(limits));
     let said = format!(
         "{:?} {:?}",
         peeled.error.as_ref().map(|e| e.to_string()),
@@ -170,7 +170,7 @@ fn decompression_bombs_stop_at_the_limits() {
     // Default byte limit, small ratio: 16 MiB of zeros is far past 10:1.
     let mut limits = Limits::default();
     limits.set("ratio", "10").expect("valid");
-    let peeled = peel_with(&http_response("gzip", &bomb), &limits);
+    let peeled = peel(&http_response("gzip", &bomb), &PeelOptions::within(limits));
     let said = format!(
         "{:?} {:?}",
         peeled.error.as_ref().map(|e| e.to_string()),
@@ -182,7 +182,10 @@ fn decompression_bombs_stop_at_the_limits() {
     assert!(nested.len() < 4096, "{}", nested.len());
     let mut limits = Limits::default();
     limits.set("decompressed", "8M").expect("valid");
-    let peeled = peel_with(&http_response("gzip, gzip", &nested), &limits);
+    let peeled = peel(
+        &http_response("gzip, gzip", &nested),
+        &PeelOptions::within(limits),
+    );
     let said = format!(
         "{:?} {:?}",
         peeled.error.as_ref().map(|e| e.to_string()),
@@ -237,7 +240,7 @@ fn zstd_and_brotli_bombs_stop_at_the_limits() {
         let limit = allowed(&limits, bomb.len());
         // Far past: 200 MB is more than ten times what the ratio allows for this input.
         assert!(limit * 10 < 200 << 20, "{coding}: {limit}");
-        let peeled = peel_with(&input, &limits);
+        let peeled = peel(&input, &PeelOptions::within(limits));
         let e = peeled.error.as_ref().expect("stops with an error");
         assert_eq!(e.layer, coding, "{e}");
         assert!(
@@ -253,7 +256,7 @@ fn zstd_and_brotli_bombs_stop_at_the_limits() {
             "zstd" => zstd_zeros(1 << 20),
             _ => brotli_zeros(1 << 20),
         };
-        let peeled = peel_with(&http_response(coding, &fine), &limits);
+        let peeled = peel(&http_response(coding, &fine), &PeelOptions::within(limits));
         assert!(peeled.error.is_none(), "{coding}: {:?}", peeled.error);
         assert_eq!(peeled.payloads[0].bytes.len(), 1 << 20);
     }
@@ -276,7 +279,7 @@ fn nested_compression_is_bounded_overall() {
     for (what, input) in inputs {
         let limit = allowed(&limits, input.len());
         assert!(limit < zeros.len(), "{what}: {limit}");
-        let peeled = peel_with(&input, &limits);
+        let peeled = peel(&input, &PeelOptions::within(limits));
         let e = peeled.error.as_ref().expect("stops with an error");
         assert_eq!(e.layer, "gzip", "{what}: {e}");
         let said = e.to_string();
@@ -296,14 +299,17 @@ fn nested_compression_is_bounded_overall() {
     let input: Vec<u8> = (0..8).flat_map(|_| http_response("gzip", &one)).collect();
     let limit = allowed(&four, input.len());
     assert_eq!(limit, 4 << 20);
-    let peeled = peel_with(&input, &four);
+    let peeled = peel(&input, &PeelOptions::within(four));
     let e = peeled.error.as_ref().expect("stops with an error");
     assert!(e.to_string().contains("overall limit"), "{e}");
     let total: usize = peeled.payloads.iter().map(|p| p.bytes.len()).sum();
     assert!(total <= limit + one.len(), "{total} > {limit}");
     // Nested layers that stay within the budget still peel all the way.
     let small = gzip(&gzip(br#"{"id": 7}"#));
-    let peeled = peel_with(&http_response("gzip, gzip", &small), &limits);
+    let peeled = peel(
+        &http_response("gzip, gzip", &small),
+        &PeelOptions::within(limits),
+    );
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     assert_eq!(peeled.payloads[0].bytes, br#"{"id": 7}"#);
 }
@@ -312,10 +318,15 @@ fn nested_compression_is_bounded_overall() {
 #[test]
 fn payload_count_limit() {
     let lines: String = (0..50).map(|i| format!("{{\"n\":{i}}}\n")).collect();
-    assert_eq!(peel(lines.as_bytes()).payloads.len(), 50);
+    assert_eq!(
+        peel(lines.as_bytes(), &PeelOptions::default())
+            .payloads
+            .len(),
+        50
+    );
     let mut limits = Limits::default();
     limits.set("payloads", "10").expect("valid");
-    let peeled = peel_with(lines.as_bytes(), &limits);
+    let peeled = peel(lines.as_bytes(), &PeelOptions::within(limits));
     assert_eq!(peeled.payloads.len(), 10);
     assert_eq!(peeled.payloads[9].bytes, b"{\"n\":9}");
     assert!(
@@ -440,7 +451,7 @@ fn compressed_grpc_frames_share_the_input_budget() {
     http.extend_from_slice(&body);
 
     // Under the default budget (at least 1 MiB) every frame decompresses.
-    let peeled = peel(&http);
+    let peeled = peel(&http, &PeelOptions::default());
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     assert_eq!(peeled.payloads.len(), 10);
     assert!(peeled.payloads.iter().all(|p| p.bytes == [0u8; 10 << 10]));
@@ -449,7 +460,7 @@ fn compressed_grpc_frames_share_the_input_budget() {
         max_decompressed: 64 << 10,
         ..Limits::default()
     };
-    let peeled = peel_with(&http, &limits);
+    let peeled = peel(&http, &PeelOptions::within(limits));
     let e = peeled
         .error
         .as_ref()
@@ -476,7 +487,7 @@ fn compressed_grpc_frames_share_the_input_budget() {
 #[test]
 fn hexdump_repeats_draw_on_the_decompression_budget() {
     let bomb = b"0000000 00 0\n*\n\n44018a0 07\n";
-    let peeled = peel(bomb);
+    let peeled = peel(bomb, &PeelOptions::default());
     assert_eq!(peeled.payloads.len(), 1);
     assert!(
         peeled.payloads[0].layers.is_empty(),
@@ -487,7 +498,7 @@ fn hexdump_repeats_draw_on_the_decompression_budget() {
 
     // 64 KiB from one line: under the budget's 1 MiB floor, so it is a dump.
     let fits = b"00000000  01 01 01 01 01 01 01 01  01 01 01 01 01 01 01 01  |................|\n*\n00010000\n";
-    let peeled = peel(fits);
+    let peeled = peel(fits, &PeelOptions::default());
     let layers: Vec<&str> = peeled.payloads[0]
         .layers
         .iter()

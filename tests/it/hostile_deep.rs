@@ -7,7 +7,7 @@
 //! after that works on a value at most that deep.
 
 use crate::common::run_wirelens;
-use wirelens::capture::{detect, peel};
+use wirelens::capture::{detect, peel, PeelOptions};
 use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, ErrorKind, Format, LimitName};
 use wirelens::model::{Value, DEBUG_DEPTH};
 use wirelens::report::inspect;
@@ -142,7 +142,7 @@ fn detection_and_peeling_of_deep_input_on_a_small_stack() {
         on_small_stack(move || {
             let readings = detect(&bytes, None, &DecodeOptions::default());
             assert!(!readings.is_empty(), "{name}");
-            let peeled = peel(&bytes);
+            let peeled = peel(&bytes, &PeelOptions::default());
             assert!(!peeled.payloads.is_empty(), "{name}");
         });
     }

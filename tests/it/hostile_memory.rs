@@ -217,7 +217,7 @@ fn pcap_of_x_streams(streams: u16, size: usize) -> Vec<u8> {
 #[test]
 fn layer_ranking_keeps_documents_of_one_huge_payload_not_of_every_one() {
     let pcap = pcap_of_x_streams(2, 2_200_000);
-    let ranked = wirelens::capture::peel_readings(&pcap, &DecodeOptions::default());
+    let ranked = wirelens::capture::peel_readings(&pcap, &DecodeOptions::default(), None);
     let best = &ranked[0];
     assert_eq!(best.payload_count(), 2, "{:?}", best.reasons);
     assert_eq!(best.format, Some(Format::Protobuf));

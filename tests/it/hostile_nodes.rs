@@ -209,7 +209,7 @@ fn a_json_payload_stops_at_the_node_limit_through_peeling() {
     let json = br#"{"items": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}"#;
     let mut options = DecodeOptions::default();
     options.limits.max_nodes = 5;
-    let readings = wirelens::capture::peel_readings(json, &options);
+    let readings = wirelens::capture::peel_readings(json, &options, None);
     let best = &readings[0].detected[0].1[0];
     assert_eq!(best.format, Format::Json);
     let e = best.outcome.as_ref().expect_err("past the node limit");
@@ -218,7 +218,7 @@ fn a_json_payload_stops_at_the_node_limit_through_peeling() {
 
     // The same bytes with room for every node: the document peeling decoded is used whole.
     options.limits.max_nodes = 12;
-    let readings = wirelens::capture::peel_readings(json, &options);
+    let readings = wirelens::capture::peel_readings(json, &options, None);
     let doc = readings[0].detected[0].1[0]
         .outcome
         .as_ref()

@@ -376,7 +376,10 @@ fn protobuf_without_a_schema_converts_to_json_with_every_field() {
     }
     let pcap =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/real/grpc-h2c.pcap");
-    let peeled = wirelens::capture::peel(&std::fs::read(&pcap).expect("pcap"));
+    let peeled = wirelens::capture::peel(
+        &std::fs::read(&pcap).expect("pcap"),
+        &wirelens::capture::PeelOptions::default(),
+    );
     let mut picks = 0;
     for (i, p) in peeled.payloads.iter().enumerate() {
         if !p.bytes.is_empty() {
