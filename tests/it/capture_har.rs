@@ -211,7 +211,7 @@ fn chrome_style_har_base64_cut_omitted_and_websocket() {
 #[test]
 fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
     // No .har extension: the bytes alone.
-    let readings = peel_readings(&fixture("mitmproxy.har"), &DecodeOptions::default(), None);
+    let readings = peel_readings(fixture("mitmproxy.har"), &DecodeOptions::default(), None);
     assert!(
         readings[0].layers().starts_with("HAR entry 0"),
         "{}",
@@ -224,7 +224,7 @@ fn a_har_is_recognised_by_content_and_outranks_one_json_document() {
     assert_eq!(raw.format, Some(Format::Json));
     // `--layer raw`: the file as it is, one JSON document.
     let peeled = peel(
-        &fixture("mitmproxy.har"),
+        fixture("mitmproxy.har"),
         &PeelOptions::choosing(PeelChoice {
             max_layers: Some(0),
             split: Split::Never,
@@ -257,7 +257,7 @@ fn a_broken_har_names_the_entry() {
 
 fn snippet(name: &str) -> wirelens::capture::Payload {
     let peeled = peel(
-        &fixture(&format!("snippets/{name}")),
+        fixture(&format!("snippets/{name}")),
         &PeelOptions::default(),
     );
     assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
@@ -317,7 +317,7 @@ fn fetch_and_node_fetch_bodies() {
 #[test]
 fn curl_at_file_body_warns_and_invents_nothing() {
     let peeled = peel(
-        &fixture("snippets/curl-at-file.txt"),
+        fixture("snippets/curl-at-file.txt"),
         &PeelOptions::default(),
     );
     let p = &peeled.payloads[0];

@@ -860,7 +860,7 @@ proptest! {
 /// The best layer reading of a fixture, which must be its reading as a capture.
 fn best_reading(name: &str) -> wirelens::capture::LayerReading {
     let readings = wirelens::capture::peel_readings(
-        &fixture(name),
+        fixture(name),
         &wirelens::codec::DecodeOptions::default(),
         None,
     );

@@ -90,7 +90,7 @@ fn row(p: &Payload) -> Row {
 }
 
 fn found(name: &str) -> BTreeMap<(String, String), Vec<Row>> {
-    let peeled = peel(&fixture(name), &PeelOptions::default());
+    let peeled = peel(fixture(name), &PeelOptions::default());
     assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
     let mut out: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
     for p in &peeled.payloads {
@@ -126,7 +126,7 @@ fn grpc_over_h2c_gives_tshark_s_messages_with_their_methods() {
 
 #[test]
 fn grpc_payloads_name_their_call_and_status() {
-    let peeled = peel(&fixture("grpc-h2c.pcap"), &PeelOptions::default());
+    let peeled = peel(fixture("grpc-h2c.pcap"), &PeelOptions::default());
     let response = peeled
         .payloads
         .iter()
@@ -196,7 +196,7 @@ fn websocket_messages_match_tshark_unmasked_joined_and_inflated() {
                 .push((started.0, cols[6].to_string(), started.1));
         }
     }
-    let peeled = peel(&fixture("websocket.pcap"), &PeelOptions::default());
+    let peeled = peel(fixture("websocket.pcap"), &PeelOptions::default());
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     assert!(peeled.warnings.is_empty(), "{:?}", peeled.warnings);
     let mut got: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
@@ -272,7 +272,7 @@ fn an_h2c_upgrade_hands_the_connection_to_http2() {
     assert!(tshark_body.starts_with("1f8b08"), "{tshark_body}");
     gzipped.3 = tshark_body.clone();
     assert_eq!(got, want);
-    let peeled = peel(&fixture("h2c-upgrade.pcap"), &PeelOptions::default());
+    let peeled = peel(fixture("h2c-upgrade.pcap"), &PeelOptions::default());
     let upgraded = peeled
         .payloads
         .iter()
@@ -286,11 +286,11 @@ fn an_h2c_upgrade_hands_the_connection_to_http2() {
 
 #[test]
 fn a_capture_started_mid_connection_still_gives_the_http2_data() {
-    let peeled = peel(&fixture("grpc-h2c-midway.pcap"), &PeelOptions::default());
+    let peeled = peel(fixture("grpc-h2c-midway.pcap"), &PeelOptions::default());
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     // The SyncProfiles messages of stream 5 (3 each way) and the GetProfile pair of stream 7,
     // each with the bytes the full capture gives.
-    let full = peel(&fixture("grpc-h2c.pcap"), &PeelOptions::default());
+    let full = peel(fixture("grpc-h2c.pcap"), &PeelOptions::default());
     let bodies = |payloads: &[Payload], stream: &str| -> Vec<Vec<u8>> {
         payloads
             .iter()
@@ -339,7 +339,7 @@ fn found_keyed(name: &str, keylog: &str) -> BTreeMap<(String, String), Vec<Row>>
         wirelens::capture::tls::KeyLog::parse(&String::from_utf8(fixture(keylog)).expect("utf-8"))
             .expect("a key log");
     let peeled = wirelens::capture::peel(
-        &fixture(name),
+        fixture(name),
         &PeelOptions {
             keys: Some(&keys),
             ..PeelOptions::default()
@@ -373,7 +373,7 @@ fn tls_with_a_key_log_gives_tshark_s_decrypted_messages() {
         assert_eq!(got, want, "{name}");
     }
     // The same capture with the key log injected into the file decrypts by itself.
-    let peeled = peel(&fixture("tls13-http1-dsb.pcapng"), &PeelOptions::default());
+    let peeled = peel(fixture("tls13-http1-dsb.pcapng"), &PeelOptions::default());
     let bodies: Vec<Vec<u8>> = peeled.payloads.iter().map(|p| p.bytes.to_vec()).collect();
     let plain = found_keyed("tls13-http1.pcap", "tls13-http1.keylog");
     let want: Vec<String> = plain.values().flatten().map(|r| r.3.clone()).collect();

@@ -35,7 +35,7 @@ fn bodies(input: &[u8]) -> Vec<Vec<u8>> {
 
 #[test]
 fn grpc_web_text_response_gives_each_message_and_the_trailers_as_meta() {
-    let peeled = peel(&fixture("http-grpc-web-text.http"), &PeelOptions::default());
+    let peeled = peel(fixture("http-grpc-web-text.http"), &PeelOptions::default());
     assert!(peeled.error.is_none(), "{:?}", peeled.error);
     let got: Vec<Vec<u8>> = peeled.payloads.iter().map(|p| p.bytes.to_vec()).collect();
     assert_eq!(got, grpc_messages());
@@ -61,12 +61,12 @@ fn grpc_web_text_response_gives_each_message_and_the_trailers_as_meta() {
 #[test]
 fn grpc_web_text_pasted_alone_and_binary_grpc_web_bodies() {
     assert_eq!(bodies(&fixture("grpc-web-text.b64")), grpc_messages());
-    let pasted = peel(&fixture("grpc-web-text.b64"), &PeelOptions::default());
+    let pasted = peel(fixture("grpc-web-text.b64"), &PeelOptions::default());
     assert_eq!(
         pasted.payloads[0].provenance(),
         "gRPC-Web-text → gRPC frame"
     );
-    let binary = peel(&fixture("grpc-web-trailers.bin"), &PeelOptions::default());
+    let binary = peel(fixture("grpc-web-trailers.bin"), &PeelOptions::default());
     assert_eq!(
         binary
             .payloads
@@ -137,7 +137,7 @@ fn cbor_sequence_and_msgpack_stream_split_into_their_documents() {
         "order-graphql.cbor",
     ]
     .map(sample);
-    let peeled = peel(&fixture("three.cbor-seq"), &PeelOptions::default());
+    let peeled = peel(fixture("three.cbor-seq"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -161,7 +161,7 @@ fn cbor_sequence_and_msgpack_stream_split_into_their_documents() {
         "edge-cases.msgpack",
     ]
     .map(sample);
-    let peeled = peel(&fixture("three.msgpack-stream"), &PeelOptions::default());
+    let peeled = peel(fixture("three.msgpack-stream"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -175,7 +175,7 @@ fn cbor_sequence_and_msgpack_stream_split_into_their_documents() {
 
 #[test]
 fn an_announced_cbor_sequence_splits_scalars_too() {
-    let peeled = peel(&fixture("http-cbor-seq.http"), &PeelOptions::default());
+    let peeled = peel(fixture("http-cbor-seq.http"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -203,7 +203,7 @@ fn single_values_and_cut_sequences_are_not_split() {
         "transactions-1k.msgpack",
     ] {
         assert_eq!(
-            peel(&sample(name), &PeelOptions::default()).payloads.len(),
+            peel(sample(name), &PeelOptions::default()).payloads.len(),
             1,
             "{name}"
         );
@@ -233,7 +233,7 @@ fn single_values_and_cut_sequences_are_not_split() {
 fn delimited_protobuf_streams_split_into_messages() {
     let one = sample("user-profile.pb");
     let peeled = peel(
-        &fixture("user-profile-x3.pb-varint"),
+        fixture("user-profile-x3.pb-varint"),
         &PeelOptions::default(),
     );
     assert_eq!(
@@ -246,7 +246,7 @@ fn delimited_protobuf_streams_split_into_messages() {
     );
     assert_eq!(peeled.payloads[0].provenance(), "varint-delimited");
     assert_eq!(peeled.payloads[0].hint, Some(Format::Protobuf));
-    let peeled = peel(&fixture("user-profile-x2.pb-u32"), &PeelOptions::default());
+    let peeled = peel(fixture("user-profile-x2.pb-u32"), &PeelOptions::default());
     assert_eq!(
         peeled
             .payloads
@@ -264,7 +264,7 @@ fn delimited_protobuf_streams_split_into_messages() {
 fn layer_readings_rank_the_ways_of_peeling() {
     let options = DecodeOptions::default();
     // A CBOR sequence: split beats one value with trailing data.
-    let readings = peel_readings(&fixture("three.cbor-seq"), &options, None);
+    let readings = peel_readings(fixture("three.cbor-seq"), &options, None);
     assert_eq!(readings[0].layers(), "CBOR sequence");
     assert_eq!(readings[0].payload_count(), 3);
     assert_eq!(readings[0].format, Some(Format::Cbor));

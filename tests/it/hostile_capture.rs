@@ -156,7 +156,7 @@ fn decompression_bombs_stop_at_the_limits() {
     let bomb = gzip(&vec![0u8; 16 << 20]);
     let mut limits = Limits::default();
     limits.set("decompressed", "1M").expect("valid");
-    let peeled = peel(&http_response("gzip", &bomb), &PeelOptions::within(limits));
+    let peeled = peel(http_response("gzip", &bomb), &PeelOptions::within(limits));
     let said = format!(
         "{:?} {:?}",
         peeled.error.as_ref().map(|e| e.to_string()),
@@ -170,7 +170,7 @@ fn decompression_bombs_stop_at_the_limits() {
     // Default byte limit, small ratio: 16 MiB of zeros is far past 10:1.
     let mut limits = Limits::default();
     limits.set("ratio", "10").expect("valid");
-    let peeled = peel(&http_response("gzip", &bomb), &PeelOptions::within(limits));
+    let peeled = peel(http_response("gzip", &bomb), &PeelOptions::within(limits));
     let said = format!(
         "{:?} {:?}",
         peeled.error.as_ref().map(|e| e.to_string()),
@@ -183,7 +183,7 @@ fn decompression_bombs_stop_at_the_limits() {
     let mut limits = Limits::default();
     limits.set("decompressed", "8M").expect("valid");
     let peeled = peel(
-        &http_response("gzip, gzip", &nested),
+        http_response("gzip, gzip", &nested),
         &PeelOptions::within(limits),
     );
     let said = format!(
@@ -256,7 +256,7 @@ fn zstd_and_brotli_bombs_stop_at_the_limits() {
             "zstd" => zstd_zeros(1 << 20),
             _ => brotli_zeros(1 << 20),
         };
-        let peeled = peel(&http_response(coding, &fine), &PeelOptions::within(limits));
+        let peeled = peel(http_response(coding, &fine), &PeelOptions::within(limits));
         assert!(peeled.error.is_none(), "{coding}: {:?}", peeled.error);
         assert_eq!(peeled.payloads[0].bytes.len(), 1 << 20);
     }
@@ -307,7 +307,7 @@ fn nested_compression_is_bounded_overall() {
     // Nested layers that stay within the budget still peel all the way.
     let small = gzip(&gzip(br#"{"id": 7}"#));
     let peeled = peel(
-        &http_response("gzip, gzip", &small),
+        http_response("gzip, gzip", &small),
         &PeelOptions::within(limits),
     );
     assert!(peeled.error.is_none(), "{:?}", peeled.error);

@@ -377,7 +377,7 @@ fn protobuf_without_a_schema_converts_to_json_with_every_field() {
     let pcap =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/real/grpc-h2c.pcap");
     let peeled = wirelens::capture::peel(
-        &std::fs::read(&pcap).expect("pcap"),
+        std::fs::read(&pcap).expect("pcap"),
         &wirelens::capture::PeelOptions::default(),
     );
     let mut picks = 0;
