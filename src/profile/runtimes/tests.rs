@@ -10,6 +10,7 @@ fn empty(runtime: Runtime) -> RuntimeReport {
         version: None,
         implementation: None,
         rows: Vec::new(),
+        compressors: Vec::new(),
         error: None,
     }
 }
