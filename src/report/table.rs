@@ -749,6 +749,63 @@ mod tests {
     }
 
     #[test]
+    fn a_runtimes_gzip_estimate_uses_its_own_gzip_and_none_without_one() {
+        use crate::profile::runtimes::{Codec, RuntimeCompressor};
+        use crate::profile::sweep::runtime_transfers;
+        let gzip = RuntimeCompressor {
+            format: Format::Json,
+            codec: Codec::Gzip,
+            library: "gzip".into(),
+            version: Some("stdlib".into()),
+            // A quarter of the 1.25 MB, 5 ms to compress, 1 ms to decompress.
+            bytes: 312_500,
+            compress: timed(5e6),
+            decompress: timed(1e6),
+            install: None,
+            error: None,
+        };
+        let r = RuntimeReport {
+            runtime: Runtime::Python,
+            program: "python3".into(),
+            version: Some("3.11".into()),
+            implementation: None,
+            rows: vec![
+                row(Format::Json, "orjson", 1_250_000, 1e6, 2e6),
+                row(Format::MessagePack, "msgpack", 625_000, 10e6, 20e6),
+            ],
+            compressors: vec![gzip],
+            error: None,
+        };
+        // No Rust formats in this report: MessagePack has neither the runtime's gzip nor Rust's.
+        let file = crate::profile::report::FileReport {
+            name: "t.json".into(),
+            json_bytes: 1_250_000,
+            formats: Vec::new(),
+            timings: Vec::new(),
+            sweep: None,
+            transfer: Vec::new(),
+            runtimes: Vec::new(),
+        };
+        let links = [Link {
+            name: "mobile".into(),
+            bits_per_second: 10e6,
+            rtt_seconds: 0.06,
+        }];
+        let plain = runtime_transfers(&file, &r, &links, false);
+        assert_eq!(plain.len(), 2);
+        let gz = runtime_transfers(&file, &r, &links, true);
+        assert_eq!(gz.len(), 1, "{gz:?}");
+        let t = &gz[0];
+        assert_eq!((t.format, t.library.as_str()), (Format::Json, "orjson"));
+        assert!(t.compressed && t.fallback.is_none());
+        assert_eq!(t.wire_bytes, 312_500);
+        // 1 ms encode + 5 ms gzip; 0.25 s + 60 ms on the wire; 1 ms gunzip + 2 ms decode.
+        assert!((t.cpu_send - 0.006).abs() < 1e-12);
+        assert!((t.wire - 0.31).abs() < 1e-12);
+        assert!((t.cpu_receive - 0.003).abs() < 1e-12);
+    }
+
+    #[test]
     fn savings_are_signed_grouped_and_in_percent_of_the_default() {
         assert_eq!(saving(-4, 80), "−4 bytes (−5.0%)");
         assert_eq!(saving(-63_524, 32_292_691), "−63,524 bytes (−0.2%)");

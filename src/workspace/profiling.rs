@@ -126,7 +126,9 @@ impl ProfileRun {
                 crate::profile::runtimes::probe_installed(
                     &runtimes,
                     crate::profile::runtimes::PROBE_TIMEOUT,
-                    &|_| "untick it in Profile ▸ Runtimes to stop asking".into(),
+                    &|_| {
+                        "untick it in the Runtimes window of the Profile menu to stop asking".into()
+                    },
                 )
             };
             let n = subjects.len() * runtimes.len();

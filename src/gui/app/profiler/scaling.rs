@@ -261,8 +261,8 @@ pub(super) fn scaling(
         }
         for runtime in &others {
             ui.label(match runtime {
-                Runtime::Python => "✕ thin: Python, one line per library",
-                Runtime::Node => "+ thin: Node, one line per library",
+                Runtime::Python => "thin lines, x markers: Python, one per library",
+                Runtime::Node => "thin lines, + markers: Node, one per library",
             });
             ui.add_space(8.0);
         }
