@@ -616,12 +616,12 @@ pub fn write_runtime(
         for c in r.compressors.iter().filter(|c| c.error.is_none()) {
             writeln!(
                 out,
-                "  {:<12} {:<7} {:<28} {:>10} B  {:>10} / {:<10}",
+                "  {:<12} {:<7} {:<44} {:>10} B  {:>10} / {:<10}",
                 c.format.title(),
                 c.codec.name(),
                 format!("{} {}", c.library, c.version.as_deref().unwrap_or_default())
                     .chars()
-                    .take(28)
+                    .take(44)
                     .collect::<String>(),
                 c.bytes,
                 timing(c.compress.as_ref()),
