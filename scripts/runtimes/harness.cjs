@@ -10,7 +10,9 @@
 // Packages are looked up as `require` does, then in the current folder's node_modules (the
 // folder wirelens was started in). Every library is checked before it is timed: it decodes the
 // payload, encodes what it read, and must read its own bytes back as the same data. The clock is
-// process.hrtime.bigint (monotonic).
+// process.hrtime.bigint (monotonic). When the job asks for "compressors", each codec the zlib
+// module has (gzip and brotli; zstd where zlib.zstdCompressSync exists, Node 22.15 and newer)
+// compresses and decompresses each format's file, as harness.py's compressor lines say.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -120,6 +122,71 @@ function measure(fn, arg, s) {
   return { batch, samples };
 }
 
+// codec, and its compress and decompress at wirelens' levels (or why it is not there).
+function codecs(levels) {
+  const zlib = require('zlib');
+  const version = `built in zlib (Node ${process.versions.node}, zlib ${process.versions.zlib})`;
+  const c = zlib.constants;
+  const out = [
+    ['gzip', () => ({
+      version,
+      compress: (b) => zlib.gzipSync(b, { level: levels.gzip ?? 6 }),
+      decompress: (b) => zlib.gunzipSync(b),
+    })],
+    ['brotli', () => ({
+      version,
+      compress: (b) => zlib.brotliCompressSync(b, { params: {
+        [c.BROTLI_PARAM_QUALITY]: levels.brotli ?? 6,
+        [c.BROTLI_PARAM_LGWIN]: levels.brotli_window ?? 22,
+        [c.BROTLI_PARAM_SIZE_HINT]: b.length,
+      } }),
+      decompress: (b) => zlib.brotliDecompressSync(b),
+    })],
+    ['zstd', () => {
+      if (typeof zlib.zstdCompressSync !== 'function') {
+        throw new Error(`Node ${process.versions.node} has no zlib.zstdCompressSync (Node 22.15 or newer has)`);
+      }
+      return {
+        version,
+        compress: (b) => zlib.zstdCompressSync(b, { params: { [c.ZSTD_c_compressionLevel]: levels.zstd ?? 3 } }),
+        decompress: (b) => zlib.zstdDecompressSync(b),
+      };
+    }],
+  ];
+  return out;
+}
+
+function compressors(job, s) {
+  for (const [codec, make] of codecs(job.levels || {})) {
+    let lib;
+    try {
+      lib = make();
+    } catch (e) {
+      for (const format of Object.keys(job.files)) {
+        emit({ type: 'compressor', format, codec, library: 'zlib', status: 'missing', version: null, message: String(e && e.message) });
+      }
+      continue;
+    }
+    for (const [format, file] of Object.entries(job.files)) {
+      const row = { type: 'compressor', format, codec, library: 'zlib', version: lib.version };
+      const payload = fs.readFileSync(file);
+      let packed;
+      try {
+        packed = lib.compress(payload);
+        if (!lib.decompress(packed).equals(payload)) throw new Error('decompressed bytes differ from the file');
+      } catch (e) {
+        emit({ ...row, status: 'failed', message: String(e && e.message) });
+        continue;
+      }
+      emit({ ...row, status: 'ok', bytes: packed.length });
+      for (const [op, fn, arg] of [['compress', lib.compress, payload], ['decompress', lib.decompress, packed]]) {
+        const { batch, samples } = measure(fn, arg, s);
+        emit({ type: 'samples', format, library: codec, op, batch, ns: samples });
+      }
+    }
+  }
+}
+
 function emitRuntime() {
   emit({ type: 'runtime', runtime: 'node', version: process.versions.node, implementation: `V8 ${process.versions.v8}`, executable: process.execPath });
 }
@@ -192,6 +259,7 @@ function main() {
       emit({ type: 'samples', format, library: name, op, batch, ns: samples });
     }
   }
+  if (job.compressors) compressors(job, s);
   emit({ type: 'done' });
 }
 

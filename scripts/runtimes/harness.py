@@ -12,7 +12,11 @@ name, Protobuf) and the sampling settings. Each line out is one JSON object with
 - runtime: {"runtime", "version", "implementation", "executable"}
 - library: {"format", "library", "version", "status": "ok" | "missing" | "failed",
   "install" (missing), "message" (failed), "bytes", "sha256" (ok: the library's own encoding)}
-- samples: {"format", "library", "op": "encode" | "decode", "batch", "ns": [per-sample total]}
+- compressor: {"format", "codec": "gzip" | "zstd" | "brotli", "library", "version", "status",
+  "install" (missing), "message", "bytes" (ok: the compressed size of the format's file)}; only
+  when the job asks for "compressors" (the levels wirelens uses: gzip 6, zstd 3, brotli 6)
+- samples: {"format", "library", "op": "encode" | "decode", "batch", "ns": [per-sample total]};
+  for a compressor, "library" is its codec and "op" is "compress" | "decompress"
 - done: {}
 
 Every library is checked before it is timed: it decodes the payload, encodes what it read, and
@@ -136,6 +140,84 @@ def protobuf_lib(job):
         from google.protobuf.internal import api_implementation
         __version__ = f"{google.protobuf.__version__} ({api_implementation.Type()})"
     return Version, cls.FromString, lambda m: m.SerializeToString()
+
+
+def gzip_codec(levels):
+    import gzip
+    import zlib
+    level = levels.get("gzip", 6)
+
+    class Version:
+        __version__ = f"stdlib gzip (zlib {zlib.ZLIB_RUNTIME_VERSION})"
+    return Version, lambda b: gzip.compress(b, compresslevel=level, mtime=0), gzip.decompress
+
+
+def zstd_codec(levels):
+    level = levels.get("zstd", 3)
+    try:
+        import zstandard
+    except ImportError:
+        # Python 3.14's standard library has zstd too.
+        try:
+            from compression import zstd
+
+            class Version:
+                __version__ = "stdlib compression.zstd"
+            return (Version, lambda b: zstd.compress(b, level=level), zstd.decompress)
+        except ImportError:
+            pass
+        raise
+    c = zstandard.ZstdCompressor(level=level)
+    d = zstandard.ZstdDecompressor()
+    return zstandard, c.compress, d.decompress
+
+
+def brotli_codec(levels):
+    import brotli
+    quality = levels.get("brotli", 6)
+    window = levels.get("brotli_window", 22)
+    return brotli, lambda b: brotli.compress(b, quality=quality, lgwin=window), brotli.decompress
+
+
+# codec, library, distribution name (for `pip install`), loader
+CODECS = [
+    ("gzip", "gzip", None, gzip_codec),
+    ("zstd", "zstandard", "zstandard", zstd_codec),
+    ("brotli", "brotli", "brotli", brotli_codec),
+]
+
+
+def compressors(job, settings):
+    """Each codec's compress and decompress of each format's file, checked first: the
+    decompressed bytes are the file's."""
+    levels = job.get("levels") or {}
+    for codec, name, dist, load in CODECS:
+        try:
+            module, compress, decompress = load(levels)
+        except ImportError as e:
+            for fmt in job["files"]:
+                emit({"type": "compressor", "format": fmt, "codec": codec, "library": name,
+                      "status": "missing", "version": None, "install": f"pip install {dist}",
+                      "message": str(e)})
+            continue
+        version = version_of(module, dist or name)
+        for fmt, path in job["files"].items():
+            row = {"type": "compressor", "format": fmt, "codec": codec, "library": name,
+                   "version": version}
+            with open(path, "rb") as f:
+                payload = f.read()
+            try:
+                packed = compress(payload)
+                if decompress(packed) != payload:
+                    raise ValueError("decompressed bytes differ from the file")
+            except Exception as e:
+                emit({**row, "status": "failed", "message": f"{type(e).__name__}: {e}"})
+                continue
+            emit({**row, "status": "ok", "bytes": len(packed)})
+            for op, fn, arg in (("compress", compress, payload), ("decompress", decompress, packed)):
+                batch, samples = measure(fn, arg, settings)
+                emit({"type": "samples", "format": fmt, "library": codec, "op": op,
+                      "batch": batch, "ns": samples})
 
 
 # format, library, distribution name (for `pip install`), module (what --probe imports), loader
@@ -271,6 +353,8 @@ def main():
             batch, samples = measure(fn, arg, settings)
             emit({"type": "samples", "format": fmt, "library": name, "op": op,
                   "batch": batch, "ns": samples})
+    if job.get("compressors"):
+        compressors(job, settings)
     emit({"type": "done"})
 
 

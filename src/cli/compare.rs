@@ -108,43 +108,17 @@ pub fn runtimes_asked(args: &[RuntimeArg]) -> Vec<Runtime> {
 /// The runtimes whose interpreter answers [`runtimes::probe`] within `timeout`, and a report
 /// (no rows, its `error` saying why) for each of the others.
 pub fn installed_runtimes(timeout: std::time::Duration) -> (Vec<Runtime>, Vec<RuntimeReport>) {
-    let probes: Vec<RuntimeReport> = std::thread::scope(|s| {
-        let handles: Vec<_> = Runtime::ALL
-            .into_iter()
-            .map(|r| s.spawn(move || runtimes::probe(r, &r.default_program(), timeout)))
-            .collect();
-        handles
-            .into_iter()
-            .zip(Runtime::ALL)
-            .map(|(h, r)| {
-                h.join().unwrap_or_else(|_| RuntimeReport {
-                    runtime: r,
-                    program: r.default_program(),
-                    version: None,
-                    implementation: None,
-                    rows: Vec::new(),
-                    error: Some("the probe failed".into()),
-                })
-            })
-            .collect()
+    let programs: Vec<(Runtime, String)> = Runtime::ALL
+        .into_iter()
+        .map(|r| (r, r.default_program()))
+        .collect();
+    let (found, absent) = runtimes::probe_installed(&programs, timeout, &|r| {
+        format!(
+            "`--runtime {}` asks for it, `--runtime rust` for Rust alone",
+            r.name()
+        )
     });
-    let mut found = Vec::new();
-    let mut absent = Vec::new();
-    for mut p in probes {
-        if runtimes::answered(&p) {
-            found.push(p.runtime);
-        } else {
-            p.rows.clear();
-            let why = p.error.take().unwrap_or_else(|| "no answer".into());
-            p.error = Some(format!(
-                "{why}; not timed (`--runtime {}` asks for it, `--runtime rust` for Rust alone)",
-                p.runtime.name()
-            ));
-            p.version = None;
-            absent.push(p);
-        }
-    }
-    (found, absent)
+    (found.into_iter().map(|(r, _)| r).collect(), absent)
 }
 
 impl CompareArgs {

@@ -35,7 +35,10 @@ pub mod sweep;
 pub mod turns;
 
 pub use live::Live;
-pub use run::{run, run_runtimes, runtime_payload, Event, Op, Settings, Slot, Subject};
+pub use run::{
+    measure_runtime_sweep, run, run_runtimes, runtime_payload, runtime_sweep_payloads, Event, Op,
+    Settings, Slot, Subject,
+};
 
 use crate::codec::Format;
 

@@ -610,10 +610,71 @@ fn encode_fast_for(
 /// `subject` in every format it can be written in, and for protobuf the descriptor set of the
 /// message type used (given, or inferred as for the Rust rows).
 pub fn runtime_payload(subject: &Subject) -> super::runtimes::Payload {
+    super::runtimes::Payload {
+        compressors: true,
+        ..payload_of(&subject.value, subject.message.as_ref())
+    }
+}
+
+/// Each slice of `sweep` below the whole payload ([`Sweep::slice_counts`]) as the harnesses
+/// read it: its record count and the slice in every format.
+pub fn runtime_sweep_payloads(
+    subject: &Subject,
+    sweep: &Sweep,
+) -> Vec<(usize, super::runtimes::Payload)> {
+    sweep
+        .slice_counts()
+        .into_iter()
+        .map(|n| {
+            let slice = sweep::slice_records(&subject.value, &sweep.records, n);
+            (n, payload_of(&slice, subject.message.as_ref()))
+        })
+        .collect()
+}
+
+/// Runs `runtime`'s harness (interpreter `program`) on each of `slices` in turn (see
+/// [`runtime_sweep_payloads`]), telling `on_progress` which slice runs and what it did; stops
+/// when `cancel` is raised. A slice whose harness failed has its report's error, like any run.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_runtime_sweep(
+    runtime: super::runtimes::Runtime,
+    program: &str,
+    slices: &[(usize, super::runtimes::Payload)],
+    bench: &BenchConfig,
+    timeout: std::time::Duration,
+    cancel: &AtomicBool,
+    on_progress: &(dyn Fn(&str) + Sync),
+) -> Vec<sweep::RuntimeSweepPoint> {
+    let mut out = Vec::new();
+    for (records, payload) in slices {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let what = format!("scaling, {records} records");
+        on_progress(&what);
+        let report = super::runtimes::measure_with(
+            runtime,
+            program,
+            payload,
+            bench,
+            timeout,
+            cancel,
+            &|step| on_progress(&format!("{what}: {step}")),
+        );
+        out.push(sweep::RuntimeSweepPoint {
+            records: *records,
+            report,
+        });
+    }
+    out
+}
+
+/// The payload `value` in every format (protobuf with `message`, else an inferred type), as
+/// the harnesses read it.
+fn payload_of(value: &Value, message: Option<&MessageDescriptor>) -> super::runtimes::Payload {
     let mut payload = super::runtimes::Payload::default();
     for format in Format::ALL {
-        let Ok((value, message, _)) = for_format(&subject.value, format, subject.message.as_ref())
-        else {
+        let Ok((value, message, _)) = for_format(value, format, message) else {
             continue;
         };
         let Ok(encoded) = encode_for(&value, format, message.as_ref()) else {
@@ -639,19 +700,38 @@ pub fn run_runtimes(
     bench: &BenchConfig,
     timeout: std::time::Duration,
     cancel: &AtomicBool,
-    on_start: &dyn Fn(&str),
+    on_start: &(dyn Fn(&str) + Sync),
 ) {
     for (subject, file) in subjects.iter().zip(&mut report.files) {
         let payload = runtime_payload(subject);
+        let slices = file
+            .sweep
+            .as_ref()
+            .map(|s| runtime_sweep_payloads(subject, s))
+            .unwrap_or_default();
         for &runtime in runtimes {
             if cancel.load(Ordering::Relaxed) {
                 report.cancelled = true;
                 return;
             }
-            on_start(&format!("{} · {} harness", subject.name, runtime.title()));
-            file.runtimes.push(super::runtimes::measure(
-                runtime, &payload, bench, timeout, cancel,
-            ));
+            let what = format!("{} · {} harness", subject.name, runtime.title());
+            on_start(&what);
+            let whole = super::runtimes::measure(runtime, &payload, bench, timeout, cancel);
+            // A runtime that failed on the whole payload is not asked again for each slice.
+            let failed = whole.error.is_some() && whole.rows.is_empty();
+            file.runtimes.push(whole);
+            if let (Some(sweep), false) = (file.sweep.as_mut(), failed) {
+                let points = measure_runtime_sweep(
+                    runtime,
+                    &runtime.default_program(),
+                    &slices,
+                    bench,
+                    timeout,
+                    cancel,
+                    &|step| on_start(&format!("{what} · {step}")),
+                );
+                sweep.runtimes.extend(points);
+            }
         }
     }
 }
@@ -955,5 +1035,9 @@ fn prepare_sweep(
             points.push(point);
         }
     }
-    Some(Sweep { records, points })
+    Some(Sweep {
+        records,
+        points,
+        runtimes: Vec::new(),
+    })
 }

@@ -103,6 +103,9 @@ pub struct RuntimeReport {
     pub implementation: Option<String>,
     /// One row per library the harness knows, measured or not.
     pub rows: Vec<RuntimeRow>,
+    /// The runtime's own compressors on each format's bytes (only for the whole payload's run),
+    /// measured or not.
+    pub compressors: Vec<RuntimeCompressor>,
     /// Why the runtime gave no (or not every) result: not installed, crashed, timed out (with
     /// the end of its stderr).
     pub error: Option<String>,
@@ -130,6 +133,70 @@ pub struct RuntimeRow {
     pub install: Option<String>,
     /// Why a timing is missing.
     pub error: Option<String>,
+}
+
+/// A compression codec the wire estimate can send the bytes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Codec {
+    /// gzip (deflate), level 6.
+    Gzip,
+    /// zstd, level 3.
+    Zstd,
+    /// brotli, quality 6, 4 MiB window.
+    Brotli,
+}
+
+impl Codec {
+    /// Every codec, in report order.
+    pub const ALL: [Codec; 3] = [Codec::Gzip, Codec::Zstd, Codec::Brotli];
+
+    /// `gzip`, `zstd`, `brotli`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Gzip => "gzip",
+            Codec::Zstd => "zstd",
+            Codec::Brotli => "brotli",
+        }
+    }
+
+    /// Reads `gzip`, `zstd` or `brotli`.
+    pub fn parse(s: &str) -> Option<Codec> {
+        Codec::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+/// One of a runtime's compressors on one format's bytes (wirelens' default encoding).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuntimeCompressor {
+    /// The format whose bytes were compressed.
+    #[serde(serialize_with = "super::ser_format")]
+    pub format: Format,
+    /// The codec.
+    pub codec: Codec,
+    /// The library, as the runtime's users name it (`gzip`, `zstandard`, `zlib`).
+    pub library: String,
+    /// Its version (`None` when not there).
+    pub version: Option<String>,
+    /// The compressed size (0 when not measured).
+    pub bytes: usize,
+    /// Compress timing.
+    pub compress: Option<Measurement>,
+    /// Decompress timing.
+    pub decompress: Option<Measurement>,
+    /// Not installed: the command that installs it.
+    pub install: Option<String>,
+    /// Why it is not measured (not installed, not in this version, failed).
+    pub error: Option<String>,
+}
+
+impl RuntimeReport {
+    /// The runtime's own `codec` on `format`'s bytes, when both timings are there.
+    pub fn compressor(&self, format: Format, codec: Codec) -> Option<&RuntimeCompressor> {
+        self.compressors.iter().find(|c| {
+            c.format == format && c.codec == codec && c.compress.is_some() && c.decompress.is_some()
+        })
+    }
 }
 
 /// One line of the harness protocol.
@@ -168,7 +235,31 @@ pub enum Line {
         #[serde(default)]
         message: Option<String>,
     },
-    /// Raw samples of one operation: each the total of `batch` calls, in nanoseconds.
+    /// A compressor on one format's bytes: found and checked, missing, or failed.
+    Compressor {
+        /// The format.
+        format: String,
+        /// `gzip`, `zstd` or `brotli`.
+        codec: String,
+        /// The library's name.
+        library: String,
+        /// `ok`, `missing` or `failed`.
+        status: String,
+        /// Its version.
+        #[serde(default)]
+        version: Option<String>,
+        /// The compressed size (`ok`).
+        #[serde(default)]
+        bytes: Option<usize>,
+        /// How to install it (`missing`).
+        #[serde(default)]
+        install: Option<String>,
+        /// What went wrong (`missing`, `failed`).
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// Raw samples of one operation: each the total of `batch` calls, in nanoseconds. For a
+    /// compressor, `library` is its codec and `op` is `compress` or `decompress`.
     Samples {
         /// The format.
         format: String,
@@ -195,6 +286,9 @@ pub struct Payload {
     pub descriptor_set: Option<Vec<u8>>,
     /// The message type's full name.
     pub message: Option<String>,
+    /// Whether the harness also times its runtime's compressors on each format's bytes (the
+    /// wire estimate's; at wirelens' levels).
+    pub compressors: bool,
 }
 
 /// Reads the harness's output into `report`: one row per library line, timings from the sample
@@ -275,6 +369,40 @@ pub fn parse_lines(
                     error,
                 });
             }
+            Line::Compressor {
+                format,
+                codec,
+                library,
+                status,
+                version,
+                bytes,
+                install,
+                message,
+            } => {
+                let format = parse_format(&format, n)?;
+                let codec = Codec::parse(&codec)
+                    .ok_or_else(|| format!("line {}: unknown codec {codec:?}", n + 1))?;
+                let error = match status.as_str() {
+                    "ok" => None,
+                    "missing" => Some(match (&install, &message) {
+                        (Some(i), _) => format!("{library} not installed — `{i}`"),
+                        (None, Some(m)) => m.clone(),
+                        (None, None) => format!("{library} not installed"),
+                    }),
+                    _ => Some(message.unwrap_or_else(|| format!("{library} failed"))),
+                };
+                report.compressors.push(RuntimeCompressor {
+                    format,
+                    codec,
+                    library,
+                    version,
+                    bytes: bytes.unwrap_or(0),
+                    compress: None,
+                    decompress: None,
+                    install,
+                    error,
+                });
+            }
             Line::Samples {
                 format,
                 library,
@@ -283,15 +411,10 @@ pub fn parse_lines(
                 ns,
             } => {
                 let format = parse_format(&format, n)?;
-                let row = report
-                    .rows
-                    .iter_mut()
-                    .find(|r| r.format == format && r.library == library)
-                    .ok_or_else(|| format!("line {}: samples of {library} before it", n + 1))?;
                 let batch = batch.max(1);
                 let per_op: Vec<f64> = ns.iter().map(|t| t / batch as f64).collect();
-                let measurement =
-                    summarize(&per_op, resamples, n as u64 + 1).map(|ns| Measurement {
+                let summary = |per_op: &[f64]| {
+                    summarize(per_op, resamples, n as u64 + 1).map(|ns| Measurement {
                         iterations: batch * ns.n as u64,
                         ns,
                         batch,
@@ -299,7 +422,32 @@ pub fn parse_lines(
                         alloc_bytes_per_op: None,
                         concurrent: false,
                         probes: Vec::new(),
-                    });
+                    })
+                };
+                if op == "compress" || op == "decompress" {
+                    let c = report
+                        .compressors
+                        .iter_mut()
+                        .find(|c| c.format == format && c.codec.name() == library)
+                        .ok_or_else(|| {
+                            format!(
+                                "line {}: samples of the {library} compressor before it",
+                                n + 1
+                            )
+                        })?;
+                    if op == "compress" {
+                        c.compress = summary(&per_op);
+                    } else {
+                        c.decompress = summary(&per_op);
+                    }
+                    continue;
+                }
+                let row = report
+                    .rows
+                    .iter_mut()
+                    .find(|r| r.format == format && r.library == library)
+                    .ok_or_else(|| format!("line {}: samples of {library} before it", n + 1))?;
+                let measurement = summary(&per_op);
                 match op.as_str() {
                     "encode" => row.encode = measurement,
                     "decode" => row.decode = measurement,
@@ -335,6 +483,13 @@ fn job_json(
         "files": map,
         "descriptor_set": payload.descriptor_set.as_ref().map(|_| dir.join("schema.pb").display().to_string()),
         "message": payload.message,
+        "compressors": payload.compressors,
+        "levels": {
+            "gzip": super::sizes::GZIP_LEVEL,
+            "zstd": super::sizes::ZSTD_LEVEL,
+            "brotli": super::sizes::BROTLI_QUALITY,
+            "brotli_window": super::sizes::BROTLI_WINDOW,
+        },
         "settings": {
             "warm_up_ns": ns(bench.warm_up),
             "sample_ns": ns(bench.sample_time),
@@ -397,6 +552,48 @@ pub fn answered(report: &RuntimeReport) -> bool {
     report.version.is_some() && report.error.is_none()
 }
 
+/// Probes each of `programs` (a runtime and its interpreter) at once, each within `timeout`:
+/// the runtimes that answered (with their interpreters, in the order given), and for each of
+/// the others a report without rows whose `error` says why, followed by `hint` (what the user
+/// can do about it, e.g. "untick it in Profile ▸ Runtimes"). Nothing here is fatal: a missing
+/// runtime is listed, not timed.
+pub fn probe_installed(
+    programs: &[(Runtime, String)],
+    timeout: Duration,
+    hint: &dyn Fn(Runtime) -> String,
+) -> (Vec<(Runtime, String)>, Vec<RuntimeReport>) {
+    let probes: Vec<RuntimeReport> = std::thread::scope(|s| {
+        let handles: Vec<_> = programs
+            .iter()
+            .map(|(r, p)| s.spawn(move || probe(*r, p, timeout)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(programs)
+            .map(|(h, (r, p))| {
+                h.join().unwrap_or_else(|_| RuntimeReport {
+                    error: Some("the probe failed".into()),
+                    ..empty_report(*r, p)
+                })
+            })
+            .collect()
+    });
+    let mut found = Vec::new();
+    let mut absent = Vec::new();
+    for mut p in probes {
+        if answered(&p) {
+            found.push((p.runtime, p.program.clone()));
+        } else {
+            p.rows.clear();
+            let why = p.error.take().unwrap_or_else(|| "no answer".into());
+            p.error = Some(format!("{why}; not timed ({})", hint(p.runtime)));
+            p.version = None;
+            absent.push(p);
+        }
+    }
+    (found, absent)
+}
+
 fn empty_report(runtime: Runtime, program: &str) -> RuntimeReport {
     RuntimeReport {
         runtime,
@@ -404,6 +601,7 @@ fn empty_report(runtime: Runtime, program: &str) -> RuntimeReport {
         version: None,
         implementation: None,
         rows: Vec::new(),
+        compressors: Vec::new(),
         error: None,
     }
 }
@@ -466,6 +664,16 @@ pub fn progress_of(line: &str) -> Option<String> {
             "ok" => format!("{library}: round trip checked"),
             "missing" => format!("{library}: not installed"),
             _ => format!("{library}: failed"),
+        }),
+        Line::Compressor {
+            format,
+            codec,
+            status,
+            ..
+        } => Some(match status.as_str() {
+            "ok" => format!("{codec} on {format}: round trip checked"),
+            "missing" => format!("{codec}: not there"),
+            _ => format!("{codec} on {format}: failed"),
         }),
         Line::Samples { library, op, .. } => Some(format!("{library}: {op} measured")),
         Line::Done {} => Some("done".into()),

@@ -141,6 +141,55 @@ pub struct Sweep {
     pub records: Records,
     /// Points, by record count then format.
     pub points: Vec<SweepPoint>,
+    /// Other runtimes' measurements of the slices below the whole payload (the whole payload's
+    /// are the file's own runtime reports), by runtime then record count.
+    pub runtimes: Vec<RuntimeSweepPoint>,
+}
+
+/// One runtime's harness run on one slice of the sweep: every library it has, timed on the
+/// first `records` records.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuntimeSweepPoint {
+    /// Records in the slice.
+    pub records: usize,
+    /// What the harness measured on it.
+    pub report: super::runtimes::RuntimeReport,
+}
+
+impl Sweep {
+    /// The record counts below the whole payload's, each once, ascending: the slices a runtime
+    /// harness is run on (the whole payload is timed by the file's own harness run).
+    pub fn slice_counts(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .points
+            .iter()
+            .map(|p| p.records)
+            .filter(|&n| n < self.records.count)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// `runtime`'s measurements at each record count, ascending, the whole payload's (`whole`,
+    /// the file's own report of that runtime) last.
+    pub fn runtime_points<'a>(
+        &'a self,
+        runtime: super::runtimes::Runtime,
+        whole: Option<&'a super::runtimes::RuntimeReport>,
+    ) -> Vec<(usize, &'a super::runtimes::RuntimeReport)> {
+        let mut out: Vec<(usize, &super::runtimes::RuntimeReport)> = self
+            .runtimes
+            .iter()
+            .filter(|p| p.report.runtime == runtime)
+            .map(|p| (p.records, &p.report))
+            .collect();
+        out.sort_by_key(|(n, _)| *n);
+        if let Some(w) = whole {
+            out.push((self.records.count, w));
+        }
+        out
+    }
 }
 
 /// A network link: bandwidth and round-trip time.
@@ -312,6 +361,120 @@ pub fn transfer_estimates(
             },
             links,
         ));
+    }
+    out
+}
+
+/// End-to-end time of one payload in one format over one link with another runtime's times:
+/// its fastest library for the format (encode + decode medians), and with gzip its own gzip
+/// timings, or Rust's where the runtime's were not measured (`fallback` says so).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuntimeTransfer {
+    /// The format.
+    #[serde(serialize_with = "super::ser_format")]
+    pub format: Format,
+    /// The runtime's library whose encode and decode times are used.
+    pub library: String,
+    /// The link's name.
+    pub link: String,
+    /// Whether the bytes were gzip-compressed for the wire.
+    pub compressed: bool,
+    /// Bytes on the wire.
+    pub wire_bytes: usize,
+    /// Encode (plus compress) time, seconds.
+    pub cpu_send: f64,
+    /// Size / bandwidth + round trip, seconds.
+    pub wire: f64,
+    /// (Decompress plus) decode time, seconds.
+    pub cpu_receive: f64,
+    /// Whose gzip times are used when they are not the runtime's own (`Rust's gzip: Python's
+    /// gzip was not measured`).
+    pub fallback: Option<String>,
+}
+
+impl RuntimeTransfer {
+    /// The whole estimate, seconds.
+    pub fn total(&self) -> f64 {
+        self.cpu_send + self.wire + self.cpu_receive
+    }
+}
+
+/// The estimates of `runtime` (one of `file`'s runtime reports) over `links`, plain or with
+/// gzip: per format its fastest library. With gzip, the runtime's own gzip of the format's bytes
+/// (wirelens' default encoding, which its harness compressed) when it was timed; else Rust's
+/// gzip timings and size, with a note saying so; a format with neither has no gzip estimate.
+pub fn runtime_transfers(
+    file: &crate::profile::report::FileReport,
+    runtime: &super::runtimes::RuntimeReport,
+    links: &[Link],
+    gzip: bool,
+) -> Vec<RuntimeTransfer> {
+    use super::runtimes::Codec;
+    let secs = |m: &Measurement| m.ns.median / 1e9;
+    let mut out = Vec::new();
+    for format in Format::ALL {
+        let best = runtime
+            .rows
+            .iter()
+            .filter(|row| row.format == format && row.error.is_none())
+            .filter_map(|row| match (&row.encode, &row.decode) {
+                (Some(e), Some(d)) => Some((row, secs(e), secs(d))),
+                _ => None,
+            })
+            .min_by(|a, b| (a.1 + a.2).total_cmp(&(b.1 + b.2)));
+        let Some((row, encode, decode)) = best else {
+            continue;
+        };
+        // (bytes, compress s, decompress s, fallback note)
+        let sent = if !gzip {
+            Some((row.bytes, 0.0, 0.0, None))
+        } else if let Some(c) = runtime.compressor(format, Codec::Gzip) {
+            c.compress
+                .as_ref()
+                .zip(c.decompress.as_ref())
+                .map(|(a, b)| (c.bytes, secs(a), secs(b), None))
+        } else {
+            let rust = file.format(format);
+            match (
+                rust.and_then(|f| f.sizes.sizes.gzip),
+                rust.and_then(|f| f.gzip_compress.as_ref()),
+                rust.and_then(|f| f.gzip_decompress.as_ref()),
+            ) {
+                (Some(bytes), Some(c), Some(d)) => Some((
+                    bytes,
+                    secs(c),
+                    secs(d),
+                    Some(format!(
+                        "Rust's gzip times: {}'s gzip was not measured{}",
+                        runtime.runtime.title(),
+                        runtime
+                            .compressors
+                            .iter()
+                            .find(|c| c.format == format && c.codec == Codec::Gzip)
+                            .and_then(|c| c.error.as_deref())
+                            .map(|e| format!(" ({e})"))
+                            .unwrap_or_default()
+                    )),
+                )),
+                _ => None,
+            }
+        };
+        let Some((bytes, compress, decompress, fallback)) = sent else {
+            continue;
+        };
+        for link in links {
+            out.push(RuntimeTransfer {
+                format,
+                library: row.library.clone(),
+                link: link.name.clone(),
+                compressed: gzip,
+                wire_bytes: bytes,
+                cpu_send: encode + compress,
+                wire: bytes as f64 * 8.0 / link.bits_per_second + link.rtt_seconds,
+                cpu_receive: decompress + decode,
+                fallback: fallback.clone(),
+            });
+        }
     }
     out
 }

@@ -261,7 +261,7 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
     }
     for r in &file.runtimes {
         write_runtime(out, file, r)?;
-        write_runtime_wire(out, &report.links, r)?;
+        write_runtime_wire(out, file, &report.links, r)?;
     }
     if let Some(sweep) = &file.sweep {
         writeln!(
@@ -285,6 +285,44 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
                     .map(|e| format!("  ({e})"))
                     .unwrap_or_default()
             )?;
+        }
+        // Other runtimes on the same slices: every library each measured, the whole payload's
+        // point from its own run.
+        for whole in &file.runtimes {
+            let at = sweep.runtime_points(whole.runtime, Some(whole));
+            if at.len() < 2 {
+                continue;
+            }
+            writeln!(
+                out,
+                "  {} {}:",
+                whole.runtime.title(),
+                whole.version.as_deref().unwrap_or("")
+            )?;
+            for (records, report) in at {
+                if let Some(e) = report.error.as_deref().filter(|_| report.rows.is_empty()) {
+                    writeln!(out, "  {records:>7} records  ({e})")?;
+                    continue;
+                }
+                for r in &report.rows {
+                    let t =
+                        |m: Option<&Measurement>| m.map_or("-".into(), |m| duration(m.ns.median));
+                    writeln!(
+                        out,
+                        "  {:>7} records  {:<12} {:<14} {:>10} B  {:>10} / {:<10}{}",
+                        records,
+                        r.format.title(),
+                        r.library,
+                        r.bytes,
+                        t(r.encode.as_ref()),
+                        t(r.decode.as_ref()),
+                        r.error
+                            .as_deref()
+                            .map(|e| format!("  ({e})"))
+                            .unwrap_or_default()
+                    )?;
+                }
+            }
         }
     }
     if !file.transfer.is_empty() {
@@ -435,43 +473,79 @@ pub fn runtime_wire(
 
 fn write_runtime_wire(
     out: &mut dyn Write,
+    file: &FileReport,
     links: &[crate::profile::sweep::Link],
     r: &crate::profile::runtimes::RuntimeReport,
 ) -> io::Result<()> {
-    let rows = runtime_wire(links, r);
-    if rows.is_empty() {
+    use crate::profile::sweep::runtime_transfers;
+    let plain = runtime_transfers(file, r, links, false);
+    if plain.is_empty() {
         return Ok(());
     }
+    let gzip = runtime_transfers(file, r, links, true);
     writeln!(
         out,
-        "  end to end in {}, encode + transfer + decode (plain), fastest library per format:",
+        "  end to end in {}, encode + transfer + decode (plain / gzip), fastest library per format:",
         r.runtime.title()
     )?;
     write!(out, "  {:<12} {:<18}", "format", "library")?;
     for l in links {
-        write!(out, " {:>12}", l.name)?;
+        write!(out, " {:>24}", l.name)?;
     }
     writeln!(out)?;
-    for (format, library, totals) in &rows {
-        write!(out, "  {:<12} {:<18}", format.title(), library)?;
-        for t in totals {
-            write!(out, " {:>12}", duration(t * 1e9))?;
+    let find = |all: &[crate::profile::sweep::RuntimeTransfer], format, link: &str| {
+        all.iter()
+            .find(|t| t.format == format && t.link == link)
+            .map(|t| t.total())
+    };
+    let mut notes: Vec<String> = Vec::new();
+    for format in crate::codec::Format::ALL {
+        let Some(first) = plain.iter().find(|t| t.format == format) else {
+            continue;
+        };
+        write!(out, "  {:<12} {:<18}", format.title(), first.library)?;
+        for l in links {
+            let cell = |t: Option<f64>| t.map_or("-".into(), |t| duration(t * 1e9));
+            write!(
+                out,
+                " {:>24}",
+                format!(
+                    "{} / {}",
+                    cell(find(&plain, format, &l.name)),
+                    cell(find(&gzip, format, &l.name))
+                )
+            )?;
         }
         writeln!(out)?;
-    }
-    // The fastest format per link.
-    for (i, l) in links.iter().enumerate() {
-        if let Some((format, library, totals)) =
-            rows.iter().min_by(|a, b| a.2[i].total_cmp(&b.2[i]))
+        if let Some(n) = gzip
+            .iter()
+            .find(|t| t.format == format)
+            .and_then(|t| t.fallback.as_ref())
         {
-            writeln!(
-                out,
-                "  in {} on {}: {} ({library}) wins, {}",
-                r.runtime.title(),
-                l.name,
-                format.title(),
-                duration(totals[i] * 1e9)
-            )?;
+            notes.push(format!("  note: {} gzip: {n}", format.title()));
+        }
+    }
+    for n in notes {
+        writeln!(out, "{n}")?;
+    }
+    // The fastest format per link, plain and with gzip.
+    for l in links {
+        for (all, how) in [(&plain, "plain"), (&gzip, "gzip")] {
+            if let Some(t) = all
+                .iter()
+                .filter(|t| t.link == l.name)
+                .min_by(|a, b| a.total().total_cmp(&b.total()))
+            {
+                writeln!(
+                    out,
+                    "  in {} on {} ({how}): {} ({}) wins, {}",
+                    r.runtime.title(),
+                    l.name,
+                    t.format.title(),
+                    t.library,
+                    duration(t.total() * 1e9)
+                )?;
+            }
         }
     }
     Ok(())
@@ -531,6 +605,45 @@ pub fn write_runtime(
                 row.library
             )?;
         }
+    }
+    // The runtime's own compressors (the wire estimate's gzip), then what it lacks.
+    if r.compressors.iter().any(|c| c.error.is_none()) {
+        writeln!(
+            out,
+            "  {} compressors on wirelens' bytes (compressed size, compress / decompress median):",
+            r.runtime.title()
+        )?;
+        for c in r.compressors.iter().filter(|c| c.error.is_none()) {
+            writeln!(
+                out,
+                "  {:<12} {:<7} {:<44} {:>10} B  {:>10} / {:<10}",
+                c.format.title(),
+                c.codec.name(),
+                format!("{} {}", c.library, c.version.as_deref().unwrap_or_default())
+                    .chars()
+                    .take(44)
+                    .collect::<String>(),
+                c.bytes,
+                timing(c.compress.as_ref()),
+                timing(c.decompress.as_ref()),
+            )?;
+        }
+    }
+    let mut lacking: Vec<String> = Vec::new();
+    for c in r.compressors.iter() {
+        if let Some(e) = &c.error {
+            let line = format!(
+                "  {}: {}: not measured: {e}",
+                r.runtime.name(),
+                c.codec.name()
+            );
+            if !lacking.contains(&line) {
+                lacking.push(line);
+            }
+        }
+    }
+    for line in lacking {
+        writeln!(out, "{line}")?;
     }
     if let Some(e) = &r.error {
         writeln!(out, "  {}: {e}", r.runtime.name())?;
@@ -604,6 +717,7 @@ mod tests {
                 // Half the bytes, slower to encode and decode.
                 row(Format::MessagePack, "msgpack", 625_000, 10e6, 20e6),
             ],
+            compressors: Vec::new(),
             error: None,
         };
         let links = [
@@ -632,6 +746,63 @@ mod tests {
         assert_eq!(*format, Format::MessagePack);
         // On the slow link the smaller format wins, in the datacenter the faster CPU does.
         assert!(totals[0] < est[0].2[0] && totals[1] > est[0].2[1]);
+    }
+
+    #[test]
+    fn a_runtimes_gzip_estimate_uses_its_own_gzip_and_none_without_one() {
+        use crate::profile::runtimes::{Codec, RuntimeCompressor};
+        use crate::profile::sweep::runtime_transfers;
+        let gzip = RuntimeCompressor {
+            format: Format::Json,
+            codec: Codec::Gzip,
+            library: "gzip".into(),
+            version: Some("stdlib".into()),
+            // A quarter of the 1.25 MB, 5 ms to compress, 1 ms to decompress.
+            bytes: 312_500,
+            compress: timed(5e6),
+            decompress: timed(1e6),
+            install: None,
+            error: None,
+        };
+        let r = RuntimeReport {
+            runtime: Runtime::Python,
+            program: "python3".into(),
+            version: Some("3.11".into()),
+            implementation: None,
+            rows: vec![
+                row(Format::Json, "orjson", 1_250_000, 1e6, 2e6),
+                row(Format::MessagePack, "msgpack", 625_000, 10e6, 20e6),
+            ],
+            compressors: vec![gzip],
+            error: None,
+        };
+        // No Rust formats in this report: MessagePack has neither the runtime's gzip nor Rust's.
+        let file = crate::profile::report::FileReport {
+            name: "t.json".into(),
+            json_bytes: 1_250_000,
+            formats: Vec::new(),
+            timings: Vec::new(),
+            sweep: None,
+            transfer: Vec::new(),
+            runtimes: Vec::new(),
+        };
+        let links = [Link {
+            name: "mobile".into(),
+            bits_per_second: 10e6,
+            rtt_seconds: 0.06,
+        }];
+        let plain = runtime_transfers(&file, &r, &links, false);
+        assert_eq!(plain.len(), 2);
+        let gz = runtime_transfers(&file, &r, &links, true);
+        assert_eq!(gz.len(), 1, "{gz:?}");
+        let t = &gz[0];
+        assert_eq!((t.format, t.library.as_str()), (Format::Json, "orjson"));
+        assert!(t.compressed && t.fallback.is_none());
+        assert_eq!(t.wire_bytes, 312_500);
+        // 1 ms encode + 5 ms gzip; 0.25 s + 60 ms on the wire; 1 ms gunzip + 2 ms decode.
+        assert!((t.cpu_send - 0.006).abs() < 1e-12);
+        assert!((t.wire - 0.31).abs() < 1e-12);
+        assert!((t.cpu_receive - 0.003).abs() < 1e-12);
     }
 
     #[test]

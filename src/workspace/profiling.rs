@@ -112,6 +112,25 @@ impl ProfileRun {
             // Other runtimes after the Rust jobs, so they do not share the cores. Each
             // runtime's report joins the live one as it finishes; the view names the harness
             // running and what it has done.
+            // Which of them are installed: a quick probe (in parallel); the others are listed
+            // on every payload with why, not run.
+            let (runtimes, absent) = if runtimes.is_empty() || worker_cancel.load(Ordering::Relaxed)
+            {
+                (Vec::new(), Vec::new())
+            } else {
+                set(
+                    &worker_preparing,
+                    Some("looking for the other runtimes…".into()),
+                );
+                worker_notify();
+                crate::profile::runtimes::probe_installed(
+                    &runtimes,
+                    crate::profile::runtimes::PROBE_TIMEOUT,
+                    &|_| {
+                        "untick it in the Runtimes window of the Profile menu to stop asking".into()
+                    },
+                )
+            };
             let n = subjects.len() * runtimes.len();
             let mut k = 0;
             'files: for (i, subject) in subjects.iter().enumerate() {
@@ -146,6 +165,8 @@ impl ProfileRun {
                             worker_notify();
                         },
                     );
+                    // A runtime that failed on the whole payload is not asked again per slice.
+                    let failed = r.error.is_some() && r.rows.is_empty();
                     if let Ok(mut l) = worker_live.lock() {
                         if let Some(f) = l.report.files.get_mut(i) {
                             f.runtimes.push(r.clone());
@@ -155,7 +176,48 @@ impl ProfileRun {
                         f.runtimes.push(r);
                     }
                     worker_notify();
+                    // The scaling view's slices, one harness run each, after the whole payload.
+                    let slices = match report.files.get(i).and_then(|f| f.sweep.as_ref()) {
+                        Some(sweep) if !failed => profile::runtime_sweep_payloads(subject, sweep),
+                        _ => Vec::new(),
+                    };
+                    for slice in slices.chunks(1) {
+                        let points = profile::measure_runtime_sweep(
+                            *runtime,
+                            program,
+                            slice,
+                            &settings.bench,
+                            RUNTIME_TIMEOUT,
+                            &worker_cancel,
+                            &|step| {
+                                set(&worker_preparing, Some(format!("{what}: {step}")));
+                                worker_notify();
+                            },
+                        );
+                        let add = |f: Option<&mut crate::profile::report::FileReport>| {
+                            if let Some(sweep) = f.and_then(|f| f.sweep.as_mut()) {
+                                sweep.runtimes.extend(points.iter().cloned());
+                            }
+                        };
+                        if let Ok(mut l) = worker_live.lock() {
+                            add(l.report.files.get_mut(i));
+                        }
+                        add(report.files.get_mut(i));
+                        worker_notify();
+                    }
                 }
+            }
+            if !absent.is_empty() {
+                let add = |files: &mut Vec<crate::profile::report::FileReport>| {
+                    for f in files {
+                        f.runtimes.extend(absent.iter().cloned());
+                        f.runtimes.sort_by_key(|r| r.runtime);
+                    }
+                };
+                if let Ok(mut l) = worker_live.lock() {
+                    add(&mut l.report.files);
+                }
+                add(&mut report.files);
             }
             set(&worker_preparing, None);
             Ok(report)

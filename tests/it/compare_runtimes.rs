@@ -302,6 +302,32 @@ fn python_and_node_time_every_library_on_the_same_bytes() {
         rows.iter().filter(|r| r["runtime"] != "rust").count(),
         EXPECTED.len()
     );
+    // Each runtime's own compressors on each format's bytes: gzip and brotli in both (zstd in
+    // Python with the pinned zstandard; in Node where zlib has it), each round-tripped and timed.
+    for r in runtimes {
+        let compressors = r["compressors"].as_array().expect("compressors");
+        let name = r["runtime"].as_str().unwrap_or_default();
+        let mut codecs = vec!["gzip", "brotli"];
+        if name == "python" {
+            codecs.push("zstd");
+        }
+        for codec in codecs {
+            let timed: Vec<_> = compressors
+                .iter()
+                .filter(|c| c["codec"] == codec && c["error"].is_null())
+                .collect();
+            assert_eq!(timed.len(), 4, "{name} {codec}: one per format");
+            for c in timed {
+                assert!(c["bytes"].as_u64().is_some_and(|b| b > 0), "{c}");
+                assert!(c["compress"]["ns"]["median"]
+                    .as_f64()
+                    .is_some_and(|m| m > 0.0));
+                assert!(c["decompress"]["ns"]["median"]
+                    .as_f64()
+                    .is_some_and(|m| m > 0.0));
+            }
+        }
+    }
 }
 
 /// A Python without its site-packages (`python3 -S`, through a wrapper) has only the standard

@@ -36,6 +36,17 @@ pub(crate) fn harness_with(
     if payload_text {
         builder = builder.allow_missing_glyphs();
     }
+    // The app times every installed runtime by default; these tests time Rust alone unless
+    // they bring settings of their own (the runtime tests do), so they do not depend on the
+    // Python and Node of the machine.
+    let mut options = options;
+    options.settings = options.settings.or_else(|| {
+        let mut s = wirelens::gui::Settings::default();
+        for r in wirelens::profile::runtimes::Runtime::ALL {
+            s.set_profiles(r, false);
+        }
+        Some(s)
+    });
     builder.build_ui_state(
         move |ui, app: &mut Option<App>| {
             let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
@@ -312,31 +323,31 @@ fn settings_survive_a_round_trip_and_tolerate_old_orders() {
     let old: Settings = serde_json::from_str(r#"{"dark": true}"#).expect("old settings load");
     assert!(old.dark);
     assert_eq!(old.column_order().len(), 4);
-    // The runtimes chosen survive; the old "Python and Node" box (a bool) does not break a load.
+    // Every runtime is timed by default; the user's "off" survives, and a runtime installed
+    // later (not in the stored list) is asked for. The old "Python and Node" box (a bool) and
+    // the old list of runtimes ticked do not break a load.
+    use wirelens::profile::runtimes::Runtime;
+    let s = Settings::default();
+    assert!(s.profiles(Runtime::Python) && s.profiles(Runtime::Node));
+    let names: Vec<Runtime> = s.timed_runtimes().into_iter().map(|(r, _)| r).collect();
+    assert_eq!(names, [Runtime::Python, Runtime::Node]);
     let mut s = Settings::default();
-    s.set_profiles(wirelens::profile::runtimes::Runtime::Node, true);
-    s.set_profiles(wirelens::profile::runtimes::Runtime::Python, true);
-    s.set_interpreter(
-        wirelens::profile::runtimes::Runtime::Python,
-        "/venv/bin/python",
-    );
+    s.set_profiles(Runtime::Node, false);
+    s.set_interpreter(Runtime::Python, "/venv/bin/python");
     let back: Settings =
         serde_json::from_str(&serde_json::to_string(&s).expect("serializes")).expect("loads");
     assert_eq!(back, s);
     assert_eq!(
-        back.timed_runtimes,
-        [
-            wirelens::profile::runtimes::Runtime::Python,
-            wirelens::profile::runtimes::Runtime::Node
-        ]
+        back.timed_runtimes(),
+        [(Runtime::Python, "/venv/bin/python".to_string())]
     );
-    assert_eq!(
-        back.interpreter(wirelens::profile::runtimes::Runtime::Python),
-        "/venv/bin/python"
-    );
-    let old: Settings = serde_json::from_str(r#"{"dark": false, "profile_runtimes": true}"#)
-        .expect("settings with the old box load");
-    assert!(!old.dark && old.timed_runtimes.is_empty());
+    assert_eq!(back.runtimes_off, [Runtime::Node]);
+    let old: Settings = serde_json::from_str(
+        r#"{"dark": false, "profile_runtimes": true, "timed_runtimes": ["python"]}"#,
+    )
+    .expect("settings with the old box and list load");
+    assert!(!old.dark && old.runtimes_off.is_empty());
+    assert_eq!(old.timed_runtimes().len(), 2);
 }
 
 /// A panic while drawing does not end the app: it is caught, the message bar reports it on the

@@ -138,9 +138,22 @@ fn runtime_rows_are_grouped_filtered_and_feed_the_wire_view(
     h.get_by_label("Python 3.11.7").click();
     h.run_steps(2);
     assert_eq!(app(&h).profiler.wire_runtime, Some(Runtime::Python));
-    h.get_by_label_contains("plain bodies (gzip is timed in Rust only)");
     let winners = h.query_all_by_label_contains("(Python)").count();
     assert_eq!(winners, report.links.len(), "a Python winner per link");
+    // With gzip: the recording has no compressor lines, so Rust's gzip times stand in, and the
+    // view says so per format; Python still wins each link with its own encode and decode.
+    h.get_by_label("gzip on the wire").click();
+    h.run_steps(2);
+    h.get_by_label("JSON: Rust's gzip times: Python's gzip was not measured");
+    assert_eq!(
+        h.query_all_by_label_contains("(Python)").count(),
+        report.links.len()
+    );
+    h.get_by_label("gzip on the wire").click();
+    h.run_steps(2);
+    assert!(h
+        .query_by_label("JSON: Rust's gzip times: Python's gzip was not measured")
+        .is_none());
     h.get_by_label("Rust").click();
     h.run_steps(2);
     assert_eq!(app(&h).profiler.wire_runtime, None);
@@ -167,6 +180,100 @@ fn runtime_rows_are_grouped_filtered_and_feed_the_wire_view(
         .count(),
         2
     );
+    Ok(())
+}
+
+/// Out of the box the app times every runtime a quick probe finds, like `compare`: the recorded
+/// Python is timed, the Node that is not there is listed (with why and how to stop asking), not
+/// fatal. Unticking Node in Profile ▸ Runtimes is remembered and the next run does not ask.
+#[cfg(unix)]
+#[test]
+fn every_installed_runtime_is_timed_by_default_and_an_untick_is_kept(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let python = fake_python(dir.path());
+    let mut settings = wirelens::gui::Settings::default();
+    settings.set_interpreter(Runtime::Python, &python.display().to_string());
+    settings.set_interpreter(Runtime::Node, "/nonexistent/wirelens-test-node");
+    let mut h = harness(AppOptions {
+        files: vec![sample("iot-metrics.json")],
+        settings: Some(settings),
+    });
+    settle(&mut h);
+    h.get_by_label("Profiler").click();
+    h.run_steps(2);
+    h.get_by_label("Run profile").click();
+    h.run_steps(2);
+    finish_profile(&mut h);
+    let report = app(&h).ws.profile.as_ref().ok_or("a run")?.report();
+    let runtimes = &report.files[0].runtimes;
+    let names: Vec<_> = runtimes.iter().map(|r| r.runtime.name()).collect();
+    assert_eq!(names, ["python", "node"]);
+    assert!(runtimes[0].error.is_none(), "{:?}", runtimes[0].error);
+    assert!(runtimes[0].rows.iter().any(|r| r.decode.is_some()));
+    let node = runtimes[1].error.as_deref().ok_or("node's error")?;
+    assert!(node.starts_with("Node not found"), "{node}");
+    assert!(
+        node.ends_with(
+            "not timed (untick it in the Runtimes window of the Profile menu to stop asking)"
+        ),
+        "{node}"
+    );
+    assert!(runtimes[1].rows.is_empty());
+    // The run finished: Rust's and Python's rows are there despite Node.
+    assert!(!report.files[0].timings.is_empty());
+
+    // Scaling: Python was run on each slice below the whole payload (the 3 metrics: 1 record),
+    // Node (not there) on none; the view draws Python's lines and the filter takes them out.
+    let sweep = report.files[0].sweep.as_ref().ok_or("a sweep")?;
+    let at: Vec<(usize, &str)> = sweep
+        .runtimes
+        .iter()
+        .map(|p| (p.records, p.report.runtime.name()))
+        .collect();
+    assert_eq!(at, [(1, "python")]);
+    assert!(sweep.runtimes[0]
+        .report
+        .rows
+        .iter()
+        .any(|r| r.encode.is_some()));
+    let points = sweep.runtime_points(Runtime::Python, Some(&runtimes[0]));
+    let counts: Vec<usize> = points.iter().map(|(n, _)| *n).collect();
+    assert_eq!(counts, [1, 3]);
+    h.get_by_label("Scaling").click();
+    h.run_steps(2);
+    h.get_by_label("thin lines, x markers: Python, one per library");
+    h.get_by_label("Python 3.11.7").click();
+    h.run_steps(2);
+    assert!(h
+        .query_by_label("thin lines, x markers: Python, one per library")
+        .is_none());
+    h.get_by_label("Python 3.11.7").click();
+    h.run_steps(2);
+
+    h.get_by_label("Runtimes…").click();
+    h.run_steps(1);
+    wait_for_label(&mut h, "pip install ujson");
+    let boxes = h.query_all_by_label("time in the profiler").count();
+    assert_eq!(boxes, Runtime::ALL.len());
+    h.query_all_by_label("time in the profiler")
+        .nth(1)
+        .ok_or("Node's box")?
+        .click();
+    h.run_steps(2);
+    assert_eq!(app(&h).settings.runtimes_off, [Runtime::Node]);
+    h.get_by_label("Close window").click();
+    h.run_steps(2);
+    h.get_by_label("Run profile").click();
+    h.run_steps(2);
+    finish_profile(&mut h);
+    let report = app(&h).ws.profile.as_ref().ok_or("a run")?.report();
+    let names: Vec<_> = report.files[0]
+        .runtimes
+        .iter()
+        .map(|r| r.runtime.name())
+        .collect();
+    assert_eq!(names, ["python"]);
     Ok(())
 }
 

@@ -39,9 +39,10 @@ pub struct Settings {
     pub schemas: Vec<SchemaFiles>,
     /// The profiler's mode: quick, standard or precise.
     pub profile_mode: Mode,
-    /// The runtimes the profiler also times, after the Rust jobs (`compare --runtime`): Python's
-    /// and Node's libraries on the same bytes.
-    pub timed_runtimes: Vec<Runtime>,
+    /// The runtimes the user turned off in Profile ▸ Runtimes. Every other runtime is timed after
+    /// the Rust jobs (as `compare` does by default) when a quick probe finds it installed, so a
+    /// runtime installed later is picked up without a visit to the settings.
+    pub runtimes_off: Vec<Runtime>,
     /// The interpreter per runtime the user chose in Profile ▸ Runtimes (absent: `python3` and
     /// `node`, or `$WIRELENS_PYTHON` and `$WIRELENS_NODE`).
     pub interpreters: Vec<(Runtime, String)>,
@@ -74,7 +75,7 @@ impl Default for Settings {
             single: None,
             schemas: Vec::new(),
             profile_mode: Mode::Quick,
-            timed_runtimes: Vec::new(),
+            runtimes_off: Vec::new(),
             interpreters: Vec::new(),
             export_path: String::new(),
             links: Link::defaults(),
@@ -106,18 +107,28 @@ impl Settings {
         }
     }
 
-    /// Whether the profiler times `runtime` too.
+    /// Whether the profiler times `runtime` too (when it is installed): yes unless the user
+    /// turned it off.
     pub fn profiles(&self, runtime: Runtime) -> bool {
-        self.timed_runtimes.contains(&runtime)
+        !self.runtimes_off.contains(&runtime)
     }
 
-    /// Times `runtime` too (or not), keeping the runtimes in report order.
+    /// Times `runtime` too (or not).
     pub fn set_profiles(&mut self, runtime: Runtime, on: bool) {
-        self.timed_runtimes.retain(|r| *r != runtime);
-        if on {
-            self.timed_runtimes.push(runtime);
-            self.timed_runtimes.sort();
+        self.runtimes_off.retain(|r| *r != runtime);
+        if !on {
+            self.runtimes_off.push(runtime);
+            self.runtimes_off.sort();
         }
+    }
+
+    /// The runtimes the profiler asks for, in report order, each with its interpreter.
+    pub fn timed_runtimes(&self) -> Vec<(Runtime, String)> {
+        Runtime::ALL
+            .into_iter()
+            .filter(|r| self.profiles(*r))
+            .map(|r| (r, self.interpreter(r)))
+            .collect()
     }
 
     /// Every format in the user's order with its visibility (formats missing from a stored

@@ -10,6 +10,7 @@ fn empty(runtime: Runtime) -> RuntimeReport {
         version: None,
         implementation: None,
         rows: Vec::new(),
+        compressors: Vec::new(),
         error: None,
     }
 }
@@ -272,4 +273,51 @@ fn progress_names_what_the_harness_did() {
     assert_eq!(lines[3].as_deref(), Some("orjson: decode measured"));
     assert_eq!(lines[4].as_deref(), Some("ujson: not installed"));
     assert_eq!(progress_of("not json"), None);
+}
+
+/// Compressor lines as harness.py writes them (shortened): gzip measured on the JSON file,
+/// zstandard not installed, Node's zstd not in its version.
+const COMPRESSOR_OUTPUT: &str = r#"{"type": "runtime", "runtime": "python", "version": "3.11.7", "implementation": "CPython"}
+{"type": "compressor", "format": "json", "codec": "gzip", "library": "gzip", "version": "stdlib gzip (zlib 1.2.13)", "status": "ok", "bytes": 23}
+{"type": "samples", "format": "json", "library": "gzip", "op": "compress", "batch": 100, "ns": [400000, 500000, 450000]}
+{"type": "samples", "format": "json", "library": "gzip", "op": "decompress", "batch": 100, "ns": [100000, 120000, 110000]}
+{"type": "compressor", "format": "json", "codec": "zstd", "library": "zstandard", "status": "missing", "version": null, "install": "pip install zstandard", "message": "No module named 'zstandard'"}
+{"type": "compressor", "format": "cbor", "codec": "zstd", "library": "zlib", "status": "missing", "version": null, "message": "Node 20.20.2 has no zlib.zstdCompressSync (Node 22.15 or newer has)"}
+{"type": "done"}
+"#;
+
+#[test]
+fn compressor_lines_read_into_the_runtimes_compressors() {
+    let mut report = empty(Runtime::Python);
+    assert!(parse_lines(COMPRESSOR_OUTPUT, &mut report, &[], 10).expect("parses"));
+    assert!(report.rows.is_empty());
+    assert_eq!(report.compressors.len(), 3);
+    let gzip = report
+        .compressor(Format::Json, Codec::Gzip)
+        .expect("gzip on JSON, both timings");
+    assert_eq!((gzip.bytes, gzip.library.as_str()), (23, "gzip"));
+    // 450,000 ns for 100 calls: 4.5 µs a call.
+    let c = gzip.compress.as_ref().expect("compress");
+    assert!((c.ns.median - 4_500.0).abs() < 1e-9);
+    let d = gzip.decompress.as_ref().expect("decompress");
+    assert!((d.ns.median - 1_100.0).abs() < 1e-9);
+    assert!(report.compressor(Format::Json, Codec::Zstd).is_none());
+    assert_eq!(
+        report.compressors[1].error.as_deref(),
+        Some("zstandard not installed — `pip install zstandard`")
+    );
+    assert_eq!(
+        report.compressors[2].error.as_deref(),
+        Some("Node 20.20.2 has no zlib.zstdCompressSync (Node 22.15 or newer has)")
+    );
+    // Samples of a compressor that was never announced are an error naming the line.
+    let mut report = empty(Runtime::Python);
+    let err = parse_lines(
+        r#"{"type": "samples", "format": "json", "library": "brotli", "op": "compress", "batch": 1, "ns": [1]}"#,
+        &mut report,
+        &[],
+        10,
+    )
+    .expect_err("samples before their compressor");
+    assert!(err.contains("line 1") && err.contains("brotli"), "{err}");
 }

@@ -205,12 +205,7 @@ impl App {
     pub fn start_profile(&mut self) {
         let mode = self.settings.profile_mode;
         let links = self.settings.links.clone();
-        let runtimes = self
-            .settings
-            .timed_runtimes
-            .iter()
-            .map(|&r| (r, self.settings.interpreter(r)))
-            .collect();
+        let runtimes = self.settings.timed_runtimes();
         match self
             .ws
             .start_profile(mode, self.profiler.scope, links, runtimes)

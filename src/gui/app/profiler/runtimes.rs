@@ -234,7 +234,8 @@ impl App {
         let ctx = ui.ctx().clone();
         ui.label(
             "The profiler times these runtimes' libraries on the payload's bytes after the Rust \
-             jobs (as `wirelens compare --runtime`). Rust is always timed.",
+             jobs, every one installed unless unticked here (as `wirelens compare`). Rust is \
+             always timed.",
         );
         let answers = self.runtimes_window.answers();
         let checking = self.runtimes_window.is_checking();

@@ -1,12 +1,115 @@
-//! The scaling view: size or time per format against the record count, on log-log axes.
+//! The scaling view: size or time per format against the record count, on log-log axes; Rust's
+//! reference library per format, and every library of each other runtime timed (on the same
+//! slices), grouped by runtime and following the runtime filter.
 
 use eframe::egui;
 use egui_plot::{HoverPosition, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
 use super::charts::{plot_height, with_axes};
+use super::runtimes::{filter, group_title, shown};
 use super::{format_color, Action, ProfilerView, ScaleMetric};
+use crate::codec::Format;
 use crate::gui::widgets::thousands;
+use crate::profile::bench::Measurement;
+use crate::profile::runtimes::Runtime;
 use crate::report::FileReport;
+
+/// One line of the plot: whose, which format and library, and its points (record count, bytes,
+/// encode, decode) in record order.
+pub struct ScalingLine<'a> {
+    /// `None`: Rust's reference library.
+    pub runtime: Option<Runtime>,
+    /// The format.
+    pub format: Format,
+    /// The library, as its users name it.
+    pub library: String,
+    /// Per record count: bytes, encode and decode timings.
+    pub points: Vec<(
+        usize,
+        usize,
+        Option<&'a Measurement>,
+        Option<&'a Measurement>,
+    )>,
+}
+
+impl ScalingLine<'_> {
+    /// `JSON` for Rust's reference lines, `Python · JSON · orjson` for another runtime's.
+    pub fn name(&self) -> String {
+        match self.runtime {
+            None => self.format.title().to_string(),
+            Some(_) => format!(
+                "{} · {} · {}",
+                group_title(self.runtime),
+                self.format.title(),
+                self.library
+            ),
+        }
+    }
+}
+
+/// The lines the scaling view draws for `file`: Rust's reference library per format, then per
+/// runtime (in report order) each library it measured at some record count, the filter's hidden
+/// runtimes left out.
+pub fn scaling_lines<'a>(file: &'a FileReport, view: &ProfilerView) -> Vec<ScalingLine<'a>> {
+    let Some(sweep) = &file.sweep else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if shown(view, None) {
+        for format in Format::ALL {
+            let points: Vec<_> = sweep
+                .points
+                .iter()
+                .filter(|p| p.format == format && p.error.is_none())
+                .map(|p| (p.records, p.bytes, p.encode.as_ref(), p.decode.as_ref()))
+                .collect();
+            if let Some(p) = sweep.points.iter().find(|p| p.format == format) {
+                out.push(ScalingLine {
+                    runtime: None,
+                    format,
+                    library: p.library.name().to_string(),
+                    points,
+                });
+            }
+        }
+    }
+    for whole in &file.runtimes {
+        if !shown(view, Some(whole.runtime)) {
+            continue;
+        }
+        let at = sweep.runtime_points(whole.runtime, Some(whole));
+        for row in whole.rows.iter().filter(|r| r.error.is_none()) {
+            let points: Vec<_> = at
+                .iter()
+                .filter_map(|(n, report)| {
+                    report
+                        .rows
+                        .iter()
+                        .find(|r| {
+                            r.format == row.format && r.library == row.library && r.error.is_none()
+                        })
+                        .map(|r| (*n, r.bytes, r.encode.as_ref(), r.decode.as_ref()))
+                })
+                .collect();
+            out.push(ScalingLine {
+                runtime: Some(whole.runtime),
+                format: row.format,
+                library: row.library.clone(),
+                points,
+            });
+        }
+    }
+    out
+}
+
+/// Each runtime's marker: Rust keeps the format's own, the others a cross or a plus.
+fn runtime_marker(runtime: Option<Runtime>, format: Format) -> MarkerShape {
+    match runtime {
+        None => format_style(format).1,
+        Some(Runtime::Python) => MarkerShape::Cross,
+        Some(Runtime::Node) => MarkerShape::Plus,
+    }
+}
 
 /// A number with about four significant digits, without exponent for everyday sizes.
 fn significant(v: f64) -> String {
@@ -116,9 +219,10 @@ pub(super) fn scaling(
         view.plot_rect = None;
         return None;
     };
+    filter(ui, view, file);
     ui.horizontal_wrapped(|ui| {
         ui.label(format!(
-            "{} records at {} · log-log · the reference library per format",
+            "{} records at {} · log-log · Rust: the reference library per format",
             thousands(sweep.records.count),
             sweep.records.path
         ));
@@ -142,10 +246,24 @@ pub(super) fn scaling(
     // The legend is a row above the plot, never over the points; each format has its own
     // dash and marker as well as its colour, so one line lying on another (MessagePack and
     // CBOR often do) still shows.
+    let lines = scaling_lines(file, view);
+    let others: Vec<Runtime> = file
+        .runtimes
+        .iter()
+        .map(|r| r.runtime)
+        .filter(|r| lines.iter().any(|l| l.runtime == Some(*r)))
+        .collect();
     let legend = ui.horizontal_wrapped(|ui| {
         for format in crate::codec::Format::ALL {
             legend_swatch(ui, format);
             ui.label(egui::RichText::new(format.title()).color(format_color(format)));
+            ui.add_space(8.0);
+        }
+        for runtime in &others {
+            ui.label(match runtime {
+                Runtime::Python => "thin lines, x markers: Python, one per library",
+                Runtime::Node => "thin lines, + markers: Node, one per library",
+            });
             ui.add_space(8.0);
         }
     });
@@ -171,39 +289,43 @@ pub(super) fn scaling(
             ))
         })
         .show(ui, |p| {
-            for format in crate::codec::Format::ALL {
-                let points: Vec<[f64; 2]> = sweep
+            for line in &lines {
+                let points: Vec<[f64; 2]> = line
                     .points
                     .iter()
-                    .filter(|pt| pt.format == format && pt.records > 0)
-                    .filter_map(|pt| {
+                    .filter(|(records, ..)| *records > 0)
+                    .filter_map(|&(records, bytes, encode, decode)| {
                         let y = match metric {
-                            ScaleMetric::Bytes => Some(pt.bytes as f64),
-                            ScaleMetric::BytesPerRecord => {
-                                Some(pt.bytes as f64 / pt.records as f64)
-                            }
-                            ScaleMetric::Encode => pt.encode.as_ref().map(|m| m.ns.median),
-                            ScaleMetric::Decode => pt.decode.as_ref().map(|m| m.ns.median),
+                            ScaleMetric::Bytes => Some(bytes as f64),
+                            ScaleMetric::BytesPerRecord => Some(bytes as f64 / records as f64),
+                            ScaleMetric::Encode => encode.map(|m| m.ns.median),
+                            ScaleMetric::Decode => decode.map(|m| m.ns.median),
                         }?;
-                        (y > 0.0).then(|| [(pt.records as f64).log10(), y.log10()])
+                        (y > 0.0).then(|| [(records as f64).log10(), y.log10()])
                     })
                     .collect();
                 if points.is_empty() {
                     continue;
                 }
-                let color = format_color(format);
-                let (style, shape) = format_style(format);
+                let color = format_color(line.format);
+                let (style, _) = format_style(line.format);
+                let (width, radius) = if line.runtime.is_none() {
+                    (2.0, 4.5)
+                } else {
+                    (1.2, 5.0)
+                };
+                let name = line.name();
                 p.line(
-                    Line::new(format.title(), PlotPoints::new(points.clone()))
+                    Line::new(name.clone(), PlotPoints::new(points.clone()))
                         .color(color)
                         .style(style)
-                        .width(2.0),
+                        .width(width),
                 );
                 p.points(
-                    Points::new(format.title(), PlotPoints::new(points))
+                    Points::new(name, PlotPoints::new(points))
                         .color(color)
-                        .shape(shape)
-                        .radius(4.5),
+                        .shape(runtime_marker(line.runtime, line.format))
+                        .radius(radius),
                 );
             }
         });

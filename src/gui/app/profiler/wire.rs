@@ -8,7 +8,7 @@ use super::charts::{axis_duration, category, integer_marks, solid, still, with_a
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
 use crate::profile::runtimes::RuntimeReport;
-use crate::profile::sweep::{transfer_estimates, Link, Transfer};
+use crate::profile::sweep::{runtime_transfers, transfer_estimates, Link, Transfer};
 use crate::report::table::duration;
 use crate::report::FileReport;
 
@@ -51,33 +51,37 @@ impl Estimate {
 }
 
 /// The estimates per format on `link` from another runtime's times: each format's fastest
-/// library there (encode + decode medians, as `compare` prints it), its own bytes uncompressed;
-/// fastest first.
-pub fn runtime_best_per_format(r: &RuntimeReport, links: &[Link], link: &str) -> Vec<Estimate> {
-    let Some(l) = links.iter().find(|l| l.name == link) else {
-        return Vec::new();
-    };
-    let mut best: Vec<Estimate> = crate::report::table::runtime_wire(std::slice::from_ref(l), r)
+/// library there (encode + decode medians, as `compare` prints it), plain or with gzip (the
+/// runtime's own gzip, else Rust's: [`runtime_transfers`]); fastest first, with the notes of
+/// the formats whose gzip times are Rust's.
+pub fn runtime_best_per_format(
+    file: &FileReport,
+    r: &RuntimeReport,
+    links: &[Link],
+    link: &str,
+    gzip: bool,
+) -> (Vec<Estimate>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut best: Vec<Estimate> = runtime_transfers(file, r, links, gzip)
         .into_iter()
-        .filter_map(|(format, library, _)| {
-            let row = r
-                .rows
-                .iter()
-                .find(|row| row.format == format && row.library == library)?;
-            let (e, d) = (row.encode.as_ref()?, row.decode.as_ref()?);
-            Some(Estimate {
-                format,
-                library,
-                link: l.name.clone(),
-                wire_bytes: row.bytes,
-                cpu_send: e.ns.median / 1e9,
-                wire: row.bytes as f64 * 8.0 / l.bits_per_second + l.rtt_seconds,
-                cpu_receive: d.ns.median / 1e9,
-            })
+        .filter(|t| t.link == link)
+        .map(|t| {
+            if let Some(n) = &t.fallback {
+                notes.push(format!("{}: {n}", t.format.title()));
+            }
+            Estimate {
+                format: t.format,
+                library: t.library,
+                link: t.link,
+                wire_bytes: t.wire_bytes,
+                cpu_send: t.cpu_send,
+                wire: t.wire,
+                cpu_receive: t.cpu_receive,
+            }
         })
         .collect();
     best.sort_by(|a, b| a.total().total_cmp(&b.total()));
-    best
+    (best, notes)
 }
 
 /// The fastest library's estimate per format on `link` (compressed or not), fastest first.
@@ -144,17 +148,10 @@ pub(super) fn wire(
         .wire_runtime
         .and_then(|w| timed.iter().find(|r| r.runtime == w).copied());
     ui.horizontal_wrapped(|ui| {
-        ui.add_enabled_ui(runtime.is_none(), |ui| {
-            ui.checkbox(gzip, "gzip on the wire").on_hover_text(
-                "add gzip compress and decompress time, send the gzip bytes (timed in Rust)",
-            );
-        });
-        if let Some(r) = runtime {
-            ui.weak(format!(
-                "in {}: plain bodies (gzip is timed in Rust only)",
-                r.runtime.title()
-            ));
-        }
+        ui.checkbox(gzip, "gzip on the wire").on_hover_text(
+            "add gzip compress and decompress time, send the gzip bytes (timed in the chosen \
+             runtime's own gzip where it was measured, else in Rust's)",
+        );
         if ui.button("default links").clicked() {
             *links = Link::defaults();
         }
@@ -211,11 +208,20 @@ pub(super) fn wire(
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
     });
+    let mut notes: Vec<String> = Vec::new();
     let rows: Vec<(String, Vec<Estimate>)> = links
         .iter()
         .map(|l| {
             let best = match runtime {
-                Some(r) => runtime_best_per_format(r, links, &l.name),
+                Some(r) => {
+                    let (best, n) = runtime_best_per_format(file, r, links, &l.name, *gzip);
+                    for n in n {
+                        if !notes.contains(&n) {
+                            notes.push(n);
+                        }
+                    }
+                    best
+                }
                 None => best_per_format(file, links, &l.name, *gzip)
                     .iter()
                     .map(Estimate::of)
@@ -224,6 +230,14 @@ pub(super) fn wire(
             (l.name.clone(), best)
         })
         .collect();
+    if let (Some(r), true) = (runtime, *gzip) {
+        if notes.is_empty() {
+            ui.weak(format!("gzip timed in {}'s own gzip", r.runtime.title()));
+        }
+        for n in &notes {
+            ui.colored_label(ui.visuals().warn_fg_color, n);
+        }
+    }
     let whose = runtime.map_or("Rust", |r| r.runtime.title());
     if rows.iter().all(|(_, r)| r.is_empty()) {
         ui.label("the estimates appear as soon as a format's encode and decode are measured");
