@@ -22,7 +22,7 @@
 //!   lost. `Any` whose packed type is itself a well-known type, or not in the pool, keeps its
 //!   `"value"` bytes. Field masks keep their paths as written, joined by commas.
 //!
-//! Not done here: encoding (`encode.rs`), proto3 JSON (see [`to_proto3_json`], which uses
+//! Not done here: encoding (`encode.rs`), proto3 JSON (`proto3_json.rs`, which uses
 //! prost-reflect).
 
 use std::cell::Cell;
@@ -86,103 +86,6 @@ pub fn decode_stats(
         partial: None,
     })?;
     Ok(d.stats)
-}
-
-/// How [`to_proto3_json`] writes its text.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Proto3JsonOptions {
-    /// Field names as written in the `.proto` (`start_time_unix_nano`) instead of their JSON
-    /// names (`startTimeUnixNano`, the descriptor's `json_name`), which protoc's
-    /// `MessageToJson`, Go's `protojson` and gRPC gateways write by default.
-    pub proto_names: bool,
-    /// Indented two spaces per level, as `MessageToJson` writes it; compact otherwise.
-    pub pretty: bool,
-}
-
-/// The proto3 JSON mapping of `bytes` read as `message`, via prost-reflect: lowerCamelCase
-/// field names (each field's `json_name`) unless [`Proto3JsonOptions::proto_names`].
-pub fn to_proto3_json(
-    bytes: &[u8],
-    message: &MessageDescriptor,
-    options: Proto3JsonOptions,
-) -> Result<String, String> {
-    let mut msg = prost_reflect::DynamicMessage::decode(message.clone(), bytes)
-        .map_err(|e| format!("cannot decode {}: {e}", message.full_name()))?;
-    if message
-        .parent_pool()
-        .files()
-        .any(|f| editions::file_features(&f).is_some())
-    {
-        clear_implicit_defaults(&mut msg);
-    }
-    let mut out = Vec::new();
-    let serialize =
-        prost_reflect::SerializeOptions::new().use_proto_field_name(options.proto_names);
-    let written = if options.pretty {
-        let mut ser = serde_json::Serializer::pretty(&mut out);
-        msg.serialize_with_options(&mut ser, &serialize)
-    } else {
-        let mut ser = serde_json::Serializer::new(&mut out);
-        msg.serialize_with_options(&mut ser, &serialize)
-    };
-    written.map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
-    String::from_utf8(out).map_err(|e| e.to_string())
-}
-
-/// Unsets the fields of editions' implicit presence that hold their default (prost-reflect sees
-/// them as proto2 fields, which have presence), and drops the numbers a closed editions enum
-/// does not name (protobuf's runtimes keep those as unknown fields, which JSON does not show),
-/// so the JSON is what `MessageToJson` writes; messages inside are walked too.
-fn clear_implicit_defaults(msg: &mut prost_reflect::DynamicMessage) {
-    use prost_reflect::Value as PValue;
-    let mut unset = Vec::new();
-    for (field, value) in msg.fields_mut() {
-        match &mut *value {
-            PValue::Message(m) => clear_implicit_defaults(m),
-            PValue::List(items) => {
-                for item in items {
-                    if let PValue::Message(m) = item {
-                        clear_implicit_defaults(m);
-                    }
-                }
-            }
-            PValue::Map(map) => {
-                for v in map.values_mut() {
-                    if let PValue::Message(m) = v {
-                        clear_implicit_defaults(m);
-                    }
-                }
-            }
-            v => {
-                if field.supports_presence()
-                    && !editions::has_presence(&field)
-                    && v.is_default_for_field(&field)
-                {
-                    unset.push(field.clone());
-                }
-            }
-        }
-        if let Some(e) = field.kind().as_enum() {
-            let closed = editions::enum_features(e).is_some_and(|f| f.closed_enum());
-            let named = |v: &PValue| match v {
-                PValue::EnumNumber(n) => e.get_value(*n).is_some(),
-                _ => true,
-            };
-            match &mut *value {
-                PValue::List(items) if closed => {
-                    items.retain(named);
-                    if items.is_empty() {
-                        unset.push(field.clone());
-                    }
-                }
-                v if closed && !named(v) => unset.push(field.clone()),
-                _ => {}
-            }
-        }
-    }
-    for field in unset {
-        msg.clear_field(&field);
-    }
 }
 
 /// A failure before the partial document is assembled.

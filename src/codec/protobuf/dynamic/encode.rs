@@ -300,6 +300,9 @@ struct FieldInfo {
     presence: bool,
     /// No presence because of editions' `field_presence = IMPLICIT` (rather than proto3).
     implicit: bool,
+    /// A string field with editions' `utf8_validation = NONE`: bytes (as the decoder reads
+    /// such a string that is not UTF-8) are written as they are.
+    loose_utf8: bool,
 }
 
 impl FieldInfo {
@@ -315,6 +318,8 @@ impl FieldInfo {
             group: f.is_group(),
             presence,
             implicit: f.supports_presence() && !presence,
+            loose_utf8: matches!(f.kind(), PKind::String)
+                && editions::field_features(f).is_some_and(|x| x.utf8_unchecked()),
         }
     }
 
@@ -329,6 +334,17 @@ impl FieldInfo {
             group: f.is_group(),
             presence: f.supports_presence(),
             implicit: false,
+            loose_utf8: matches!(f.kind(), PKind::String)
+                && editions::extension_features(f).is_some_and(|x| x.utf8_unchecked()),
+        }
+    }
+
+    /// The kind a value of this field is written as: a loose string's bytes as bytes.
+    fn kind_for(&self, v: &Value) -> &PKind {
+        if self.loose_utf8 && matches!(v.untagged(), Value::Bytes(_)) {
+            &PKind::Bytes
+        } else {
+            &self.kind
         }
     }
 }
@@ -799,6 +815,7 @@ impl Encoder {
                             group: false,
                             presence: true,
                             implicit: false,
+                            loose_utf8: false,
                         }));
                     }
                     table.number(n)
@@ -918,7 +935,7 @@ impl Encoder {
         item: &'v Value,
         path: &Trail<'_>,
     ) -> Result<Content<'v>, EncodeError> {
-        match self.single(&field.kind, item, path, false)? {
+        match self.single(field.kind_for(item), item, path, false)? {
             Some(c) => Ok(c),
             None => Err(self.expected(path, &kind_name(&field.kind), item)),
         }
@@ -985,7 +1002,7 @@ impl Encoder {
                 Bytes::new(),
             )));
         }
-        let Some(c) = self.single(&field.kind, v, path, true)? else {
+        let Some(c) = self.single(field.kind_for(v), v, path, true)? else {
             return Ok(None);
         };
         if c.default && !field.presence {

@@ -3,6 +3,7 @@
 
 mod decode;
 mod encode;
+mod proto3_json;
 
 use std::rc::Rc;
 
@@ -10,8 +11,9 @@ use prost_reflect::MessageDescriptor;
 
 use crate::model::KeyMap;
 
-pub use decode::{decode, decode_stats, to_proto3_json, DecodeStats, Proto3JsonOptions};
+pub use decode::{decode, decode_stats, DecodeStats};
 pub use encode::encode;
+pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonOptions};
 
 /// What one decode or encode works out once per message type (its field table), kept by the
 /// type's full name, with the type used last at hand (fields of one type usually come together).
