@@ -43,6 +43,8 @@ pub struct TreeInput<'a> {
     pub notes: &'a [NodeId],
     /// Rows tinted with their colour (the changes of a diff), sorted by node.
     pub marks: &'a [(NodeId, egui::Color32)],
+    /// The right-click menu of a row, drawn for its node (`None`: rows have no menu).
+    pub row_menu: Option<&'a dyn Fn(&mut egui::Ui, NodeId)>,
 }
 
 /// One visible row: a node and its depth.
@@ -234,6 +236,7 @@ impl TreeView {
                                 noted,
                                 mark,
                                 expanded,
+                                menu: input.row_menu,
                             },
                         );
                         match action {
@@ -268,13 +271,14 @@ fn expanded_in(
 }
 
 /// How one row is drawn this frame.
-struct RowState {
+struct RowState<'a> {
     width: f32,
     row_h: f32,
     selected: bool,
     noted: bool,
     mark: Option<egui::Color32>,
     expanded: bool,
+    menu: Option<&'a dyn Fn(&mut egui::Ui, NodeId)>,
 }
 
 enum RowAction {
@@ -288,9 +292,12 @@ fn draw_row(
     view_id: egui::Id,
     row: Row,
     text: &RowText,
-    state: RowState,
+    state: RowState<'_>,
 ) -> RowAction {
     let (rect, response) = ui.allocate_exact_size(vec2(state.width, state.row_h), Sense::click());
+    if let Some(menu) = state.menu {
+        response.context_menu(|ui| menu(ui, row.id));
+    }
     if !ui.is_rect_visible(rect) {
         return RowAction::None;
     }
