@@ -444,7 +444,6 @@ pub fn analyze_previewing(
         },
         message: message.clone(),
         limits: *limits,
-        ..DecodeOptions::default()
     };
     ctx.report(0.15, "detecting the format");
     let mut readings = detect(bytes, hint, &decode_options);

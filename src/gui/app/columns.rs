@@ -780,7 +780,7 @@ impl App {
                 selected: selected_id,
                 notes: &column.note_nodes,
                 marks: &[],
-                row_menu: readable.then_some(&menu as &dyn Fn(&mut egui::Ui, NodeId)),
+                row_menu: readable.then_some(&menu as &widgets::RowMenu<'_>),
             };
             if let Some(id) = view.tree.show(ui, &input) {
                 clicked = Some(ColumnClick {

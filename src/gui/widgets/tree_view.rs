@@ -31,6 +31,9 @@ const SUMMARY_CHARS: usize = 60;
 /// Cached row texts are dropped past this many (they are cheap to make again).
 const TEXT_CACHE_MAX: usize = 20_000;
 
+/// Draws the right-click menu of a node's row.
+pub type RowMenu<'a> = dyn Fn(&mut egui::Ui, NodeId) + 'a;
+
 /// What the app shows in a tree view this frame.
 pub struct TreeInput<'a> {
     /// The document; `value.preorder()[i]` is node `i`.
@@ -44,7 +47,7 @@ pub struct TreeInput<'a> {
     /// Rows tinted with their colour (the changes of a diff), sorted by node.
     pub marks: &'a [(NodeId, egui::Color32)],
     /// The right-click menu of a row, drawn for its node (`None`: rows have no menu).
-    pub row_menu: Option<&'a dyn Fn(&mut egui::Ui, NodeId)>,
+    pub row_menu: Option<&'a RowMenu<'a>>,
 }
 
 /// One visible row: a node and its depth.
@@ -278,7 +281,7 @@ struct RowState<'a> {
     noted: bool,
     mark: Option<egui::Color32>,
     expanded: bool,
-    menu: Option<&'a dyn Fn(&mut egui::Ui, NodeId)>,
+    menu: Option<&'a RowMenu<'a>>,
 }
 
 enum RowAction {
