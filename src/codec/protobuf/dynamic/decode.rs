@@ -330,17 +330,6 @@ fn read_varint(
         })
 }
 
-fn wire_of(n: u64) -> Option<WireType> {
-    match n & 7 {
-        0 => Some(WireType::Varint),
-        1 => Some(WireType::I64),
-        2 => Some(WireType::Len),
-        3 => Some(WireType::Group),
-        5 => Some(WireType::I32),
-        _ => None,
-    }
-}
-
 /// The wire type a field of `kind` is written with.
 fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
     match kind {
@@ -736,7 +725,7 @@ impl<'a> Decoder<'a> {
                     open.push(n);
                 }
                 w => {
-                    let Some(wire) = wire_of(w) else {
+                    let Some(wire) = WireType::of_tag(w) else {
                         return fail(
                             ErrorKind::Syntax,
                             tag_start,
@@ -758,7 +747,7 @@ impl<'a> Decoder<'a> {
         let mut p = start;
         while p < end {
             let (tag, next) = read_varint(self.bytes, p, end).ok()?;
-            let wire = wire_of(tag)?;
+            let wire = WireType::of_tag(tag)?;
             let number = u32::try_from(tag >> 3).ok()?;
             if number == 0 || wire == WireType::Group {
                 return None;
@@ -1168,7 +1157,7 @@ impl<'a> Decoder<'a> {
                     format!("end tag of group {number} without a matching start tag"),
                 );
             }
-            let Some(wire) = wire_of(tag) else {
+            let Some(wire) = WireType::of_tag(tag) else {
                 return fail(
                     ErrorKind::Syntax,
                     pos,

@@ -429,14 +429,7 @@ fn varint(n: u64, out: &mut Vec<u8>) {
 }
 
 fn tag<'v>(number: u32, wire: WireType) -> Bytes<'v> {
-    let wt = match wire {
-        WireType::Varint => 0,
-        WireType::I64 => 1,
-        WireType::Len => 2,
-        WireType::Group => 3,
-        WireType::I32 => 5,
-    };
-    Bytes::varint((u64::from(number) << 3) | wt)
+    Bytes::varint((u64::from(number) << 3) | wire.code())
 }
 
 fn len_prefix<'v>(n: usize) -> Bytes<'v> {

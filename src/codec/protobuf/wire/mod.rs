@@ -195,17 +195,6 @@ fn non_minimal(value: u64, len: usize) -> bool {
     len > varint_len(value)
 }
 
-fn wire_type_of(code: u64) -> Option<WireType> {
-    match code {
-        0 => Some(WireType::Varint),
-        1 => Some(WireType::I64),
-        2 => Some(WireType::Len),
-        3 | 4 => Some(WireType::Group),
-        5 => Some(WireType::I32),
-        _ => None,
-    }
-}
-
 /// One message or group being read.
 struct Frame {
     /// Its key in the parent (`Int` field number); `Null` for the top level.
@@ -432,7 +421,7 @@ impl<'a> Decoder<'a> {
                     " (field number {field} is above the maximum 536870911)"
                 ));
             }
-            let Some(wire_type) = wire_type_of(code) else {
+            let Some(wire_type) = WireType::of_tag(code) else {
                 return Err(Fail::new(
                     ErrorKind::Syntax,
                     tag_start,

@@ -177,7 +177,7 @@ pub fn field_of_node(bytes: &[u8], spans: &SpanTree, id: NodeId) -> Option<(Vec<
         }
         let key = node.key?;
         let (tag, _) = varint::read(bytes, key.start, key.end).ok()?;
-        Some((tag >> 3, super::wire_type_of(tag & 7)?))
+        Some((tag >> 3, WireType::of_tag(tag)?))
     };
     let mut id = id;
     if id.index() >= spans.len() {
