@@ -30,8 +30,8 @@ use std::rc::Rc;
 
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 
+use super::field::FieldFacts;
 use super::PerType;
-use crate::codec::protobuf::editions;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{
     Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value, WireType,
@@ -177,15 +177,17 @@ struct Field {
     key: Value,
     /// The key interned in the span tree, once it was first needed.
     segment: Cell<Option<Segment>>,
-    number: u32,
-    kind: PKind,
-    is_list: bool,
-    is_map: bool,
-    is_group: bool,
     extension: bool,
-    /// A string field whose editions features say `utf8_validation = NONE`: bytes that are not
-    /// UTF-8 read as bytes instead of failing.
-    loose_utf8: bool,
+    /// The facts both directions share.
+    facts: FieldFacts,
+}
+
+impl std::ops::Deref for Field {
+    type Target = FieldFacts;
+
+    fn deref(&self) -> &FieldFacts {
+        &self.facts
+    }
 }
 
 impl Field {
@@ -193,14 +195,8 @@ impl Field {
         Field {
             key: Value::text(field.name()),
             segment: Cell::new(None),
-            number: field.number(),
-            kind: field.kind(),
-            is_list: field.is_list(),
-            is_map: field.is_map(),
-            is_group: field.is_group(),
             extension: false,
-            loose_utf8: matches!(field.kind(), PKind::String)
-                && editions::field_features(field).is_some_and(|f| f.utf8_unchecked()),
+            facts: FieldFacts::of_field(field),
         }
     }
 
@@ -208,14 +204,8 @@ impl Field {
         Field {
             key: Value::Text(format!("[{}]", e.full_name())),
             segment: Cell::new(None),
-            number: e.number(),
-            kind: e.kind(),
-            is_list: e.is_list(),
-            is_map: e.is_map(),
-            is_group: e.is_group(),
             extension: true,
-            loose_utf8: matches!(e.kind(), PKind::String)
-                && editions::extension_features(e).is_some_and(|f| f.utf8_unchecked()),
+            facts: FieldFacts::of_extension(e),
         }
     }
 }
@@ -1225,8 +1215,8 @@ impl<'a> Decoder<'a> {
         limit: usize,
         mode: Mode,
     ) -> Result<(), Failure> {
-        let expected = expected_wire(&info.kind, info.is_group);
-        let packed = info.is_list && wire == WireType::Len && is_packable(&info.kind);
+        let expected = expected_wire(&info.kind, info.group);
+        let packed = info.list && wire == WireType::Len && is_packable(&info.kind);
         if wire != expected && !packed {
             return self.read_unknown(info.number, wire, tag, limit);
         }
@@ -1249,7 +1239,7 @@ impl<'a> Decoder<'a> {
                 // Struct entries: the segment comes from the entry's key, below.
                 (Attach::Entry(Value::Null), Segment::Root)
             }
-        } else if info.is_list || info.is_map {
+        } else if info.list || info.map {
             let need_new = self
                 .stack
                 .last()
@@ -1257,13 +1247,13 @@ impl<'a> Decoder<'a> {
             if need_new {
                 let seg = self.field_segment(&info);
                 self.check_depth(tag.start, seg)?;
-                let kind = if info.is_map { Kind::Map } else { Kind::Array };
+                let kind = if info.map { Kind::Map } else { Kind::Array };
                 self.builder.open(kind, seg, None, tag.start, tag.start);
                 if let Some(top) = self.stack.last_mut() {
                     top.run = Some(Run {
                         number: info.number,
                         key: info.key.clone(),
-                        is_map: info.is_map,
+                        is_map: info.map,
                         items: Vec::new(),
                         keys: Vec::new(),
                         last_end: tag.start,
@@ -1280,7 +1270,7 @@ impl<'a> Decoder<'a> {
             let seg = self.field_segment(&info);
             (Attach::Entry(info.key.clone()), seg)
         };
-        if info.is_map || (direct && mode == Mode::Struct) {
+        if info.map || (direct && mode == Mode::Struct) {
             return self.read_map_entry(&info, tag, limit, direct);
         }
         // Errors name the item or the field; a Struct's entry is named by its key, below.

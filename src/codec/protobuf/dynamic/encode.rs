@@ -38,8 +38,8 @@ use prost_reflect::{
     EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor,
 };
 
+use super::field::FieldFacts;
 use super::PerType;
-use crate::codec::protobuf::editions;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
     FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder,
@@ -289,53 +289,32 @@ impl Content<'_> {
 
 /// A field or an extension, with what the encoder needs of it.
 struct FieldInfo {
-    number: u32,
     /// Where the field's name comes from (made into text only for a note).
     name: Name,
-    kind: PKind,
-    list: bool,
-    map: bool,
-    packed: bool,
-    group: bool,
-    presence: bool,
-    /// No presence because of editions' `field_presence = IMPLICIT` (rather than proto3).
-    implicit: bool,
-    /// A string field with editions' `utf8_validation = NONE`: bytes (as the decoder reads
-    /// such a string that is not UTF-8) are written as they are.
-    loose_utf8: bool,
+    /// The facts both directions share.
+    facts: FieldFacts,
+}
+
+impl std::ops::Deref for FieldInfo {
+    type Target = FieldFacts;
+
+    fn deref(&self) -> &FieldFacts {
+        &self.facts
+    }
 }
 
 impl FieldInfo {
     fn field(f: &FieldDescriptor) -> FieldInfo {
-        let presence = editions::has_presence(f);
         FieldInfo {
-            number: f.number(),
             name: Name::Field(f.clone()),
-            kind: f.kind(),
-            list: f.is_list(),
-            map: f.is_map(),
-            packed: f.is_packed(),
-            group: f.is_group(),
-            presence,
-            implicit: f.supports_presence() && !presence,
-            loose_utf8: matches!(f.kind(), PKind::String)
-                && editions::field_features(f).is_some_and(|x| x.utf8_unchecked()),
+            facts: FieldFacts::of_field(f),
         }
     }
 
     fn extension(f: &ExtensionDescriptor) -> FieldInfo {
         FieldInfo {
-            number: f.number(),
             name: Name::Extension(f.clone()),
-            kind: f.kind(),
-            list: f.is_list(),
-            map: f.is_map(),
-            packed: f.is_packed(),
-            group: f.is_group(),
-            presence: f.supports_presence(),
-            implicit: false,
-            loose_utf8: matches!(f.kind(), PKind::String)
-                && editions::extension_features(f).is_some_and(|x| x.utf8_unchecked()),
+            facts: FieldFacts::of_extension(f),
         }
     }
 
@@ -799,16 +778,18 @@ impl Encoder {
                 Value::Int(n) => u32::try_from(*n).ok().and_then(|n| {
                     if let Value::Raw(_) = value {
                         return Some(Rc::new(FieldInfo {
-                            number: n,
                             name: Name::Number,
-                            kind: PKind::Bytes,
-                            list: false,
-                            map: false,
-                            packed: false,
-                            group: false,
-                            presence: true,
-                            implicit: false,
-                            loose_utf8: false,
+                            facts: FieldFacts {
+                                number: n,
+                                kind: PKind::Bytes,
+                                list: false,
+                                map: false,
+                                packed: false,
+                                group: false,
+                                presence: true,
+                                implicit: false,
+                                loose_utf8: false,
+                            },
                         }));
                     }
                     table.number(n)

@@ -1,8 +1,10 @@
-//! Schema-guided protobuf: decode bytes with a message type into a value with spans, and encode
-//! a value into a message type.
+//! Schema-guided protobuf: decode bytes with a message type into a value with spans
+//! (`decode.rs`), encode a value into a message type (`encode.rs`), both from one table of what
+//! each field is (`field.rs`), and the proto3 JSON mapping (`proto3_json.rs`).
 
 mod decode;
 mod encode;
+mod field;
 mod proto3_json;
 
 use std::rc::Rc;
