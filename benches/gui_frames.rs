@@ -262,6 +262,7 @@ fn main() {
                     selected: None,
                     notes: &[],
                     marks: &[],
+                    row_menu: None,
                 };
                 s.view.show(ui, &input);
             },

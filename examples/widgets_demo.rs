@@ -62,6 +62,7 @@ impl eframe::App for Demo {
                     selected: self.selected,
                     notes: &[],
                     marks: &[],
+                    row_menu: None,
                 };
                 if let Some(id) = self.tree.show(ui, &input) {
                     self.select(id, true);

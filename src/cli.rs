@@ -1328,9 +1328,12 @@ fn convert_one(
                 proto_names: args.proto_names,
                 pretty,
             };
-            return to_proto3_json(&input.bytes, message, json)
-                .map(String::into_bytes)
-                .map_err(|e| Failure::Input(format!("error: {e}")));
+            let written = to_proto3_json(&input.bytes, message, json)
+                .map_err(|e| Failure::Input(format!("error: {e}")))?;
+            for note in &written.notes {
+                eprintln!("note: {note}");
+            }
+            return Ok(written.text.into_bytes());
         }
     }
     if args.to == Format::Protobuf

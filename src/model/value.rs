@@ -248,6 +248,31 @@ pub enum WireType {
 }
 
 impl WireType {
+    /// The wire type a tag's low three bits name (`tag & 7`; the field number above them is
+    /// ignored): 3 (a group's start) and 4 (its end) are both [`WireType::Group`]; 6 and 7 are
+    /// none.
+    pub fn of_tag(tag: u64) -> Option<WireType> {
+        match tag & 7 {
+            0 => Some(WireType::Varint),
+            1 => Some(WireType::I64),
+            2 => Some(WireType::Len),
+            3 | 4 => Some(WireType::Group),
+            5 => Some(WireType::I32),
+            _ => None,
+        }
+    }
+
+    /// The code a tag carries for this wire type (for a group, its start tag's 3).
+    pub fn code(self) -> u64 {
+        match self {
+            WireType::Varint => 0,
+            WireType::I64 => 1,
+            WireType::Len => 2,
+            WireType::Group => 3,
+            WireType::I32 => 5,
+        }
+    }
+
     /// The name protoscope and the protobuf docs use: `VARINT`, `I64`, `LEN`, `SGROUP`, `I32`.
     pub fn name(self) -> &'static str {
         match self {

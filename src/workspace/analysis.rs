@@ -19,6 +19,7 @@ use crate::capture::{
     detect, peel, CaptureError, Payload, PeelChoice, PeelOptions, SharedBytes, Split,
 };
 use crate::codec::protobuf::infer;
+use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
 use crate::model::{NodeId, Path, Span, SpanTree, Value};
@@ -118,6 +119,10 @@ pub struct Choice {
     /// write them (Python's msgpack and cbor2: floats at their width, keys in order), or a
     /// variant (shortest floats, canonical) to see what it would change byte by byte.
     pub encoding: Option<Variant>,
+    /// The user's readings of fields of protobuf read without a schema (a field read as bytes,
+    /// a message, packed fixed32…, at every occurrence); see [`FieldReading`]. While there is
+    /// one, the payload is read as protobuf.
+    pub field_readings: Vec<FieldReading>,
 }
 
 /// Compressed sizes of a column's bytes.
@@ -439,9 +444,13 @@ pub fn analyze_previewing(
         ProtoMode::SchemaLess => None,
     };
     let decode_options = DecodeOptions {
+        protobuf_readings: if message.is_none() {
+            choice.field_readings.clone()
+        } else {
+            Vec::new()
+        },
         message: message.clone(),
         limits: *limits,
-        ..DecodeOptions::default()
     };
     ctx.report(0.15, "detecting the format");
     let mut readings = detect(bytes, hint, &decode_options);
@@ -455,8 +464,13 @@ pub fn analyze_previewing(
             complete: r.is_complete(),
         })
         .collect();
-    let pick = choice
-        .format
+    // A field reading the user chose is one of protobuf: a reading that fails shows its error
+    // in the protobuf column rather than another format taking the payload.
+    let wanted = match choice.format {
+        None if !decode_options.protobuf_readings.is_empty() => Some(Format::Protobuf),
+        f => f,
+    };
+    let pick = wanted
         .and_then(|f| readings.iter().position(|r| r.format == f))
         .unwrap_or(0);
     if pick >= readings.len() {

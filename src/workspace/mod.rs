@@ -30,6 +30,7 @@ pub use source::{Origin, Source};
 
 use crate::capture::tls::KeyLog;
 use crate::capture::{PeelChoice, Split};
+use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::Format;
 use crate::limits::Limits;
 use crate::model::Path;
@@ -365,6 +366,33 @@ impl Workspace {
         if let Some(i) = self.current {
             if self.entries[i].choice.proto != mode {
                 self.entries[i].choice.proto = mode;
+                self.start_analysis(i);
+            }
+        }
+    }
+
+    /// Reads a field of the current source's schema-less protobuf the user's way
+    /// (`reading.fields` at every occurrence, as `reading.read_as`), in place of an earlier
+    /// reading of the same field, and decodes the payload again. The readings stay with the
+    /// source: other sources are not read with them, and this one keeps them when shown again.
+    pub fn set_field_reading(&mut self, reading: FieldReading) {
+        if let Some(i) = self.current {
+            let readings = &mut self.entries[i].choice.field_readings;
+            if readings.contains(&reading) {
+                return;
+            }
+            readings.retain(|r| r.fields != reading.fields);
+            readings.push(reading);
+            self.start_analysis(i);
+        }
+    }
+
+    /// Drops the current source's field readings ([`Workspace::set_field_reading`]) and decodes
+    /// the payload again with the decoder's own guesses.
+    pub fn clear_field_readings(&mut self) {
+        if let Some(i) = self.current {
+            if !self.entries[i].choice.field_readings.is_empty() {
+                self.entries[i].choice.field_readings.clear();
                 self.start_analysis(i);
             }
         }

@@ -222,6 +222,7 @@ fn tree_harness(json: &[u8]) -> Harness<'static, TreeState> {
                     selected: s.selected,
                     notes: &[],
                     marks: &[],
+                    row_menu: None,
                 };
                 if let Some(id) = s.view.show(ui, &input) {
                     s.clicked = Some(id);

@@ -29,6 +29,8 @@ mod gui_daily;
 #[cfg(feature = "gui")]
 mod gui_diff;
 #[cfg(feature = "gui")]
+mod gui_field_readings;
+#[cfg(feature = "gui")]
 mod gui_har;
 #[cfg(feature = "gui")]
 mod gui_profiler;

@@ -29,7 +29,7 @@ fn cases() -> Vec<(String, String, String)> {
             (next(), next(), next())
         })
         .collect();
-    assert_eq!(cases.len(), 8, "every case of make.py");
+    assert_eq!(cases.len(), 10, "every case of make.py");
     cases
 }
 
@@ -64,9 +64,9 @@ fn check_json(schema: &Schema, how: &str, name: &str, type_name: &str) {
         };
         let got = to_proto3_json(&payload, &message, options)
             .unwrap_or_else(|e| panic!("{name} ({how}): {e}"));
-        let got: serde_json::Value = serde_json::from_str(&got).expect("wirelens writes JSON");
-        let want = json(&dir().join(&golden));
-        assert_eq!(got, want, "{name} ({how}) against {golden}");
+        assert_eq!(got.notes, notes_of(name), "{name} ({how})");
+        let got: serde_json::Value = serde_json::from_str(&got.text).expect("wirelens writes JSON");
+        assert_eq!(got, golden_of(&golden), "{name} ({how}) against {golden}");
     }
     // wirelens' own decoder reads the payload whole, and its encoder writes the value back to
     // bytes (fields in number order) that give the same JSON.
@@ -88,10 +88,10 @@ fn check_json(schema: &Schema, how: &str, name: &str, type_name: &str) {
     .unwrap_or_else(|e| panic!("{name} ({how}): {e}"));
     let again = to_proto3_json(&enc.bytes, &message, Proto3JsonOptions::default())
         .unwrap_or_else(|e| panic!("{name} ({how}): re-encoded: {e}"));
-    let again: serde_json::Value = serde_json::from_str(&again).expect("JSON");
+    let again: serde_json::Value = serde_json::from_str(&again.text).expect("JSON");
     assert_eq!(
         again,
-        json(&dir().join(format!("{name}.json"))),
+        golden_of(&format!("{name}.json")),
         "{name} ({how}): re-encoded"
     );
     // Groups stay groups: the DELIMITED fields are written with start/end-group tags, as the
@@ -111,6 +111,31 @@ fn check_json(schema: &Schema, how: &str, name: &str, type_name: &str) {
             contains(&enc.bytes, tag),
             "{name} ({how}): {what} as a group"
         );
+    }
+}
+
+/// The JSON `MessageToJson` wrote, except where wirelens writes otherwise on purpose: a
+/// `utf8_validation = NONE` string that is not UTF-8, which Python writes as a Python bytes
+/// literal and wirelens as text with U+FFFD for each bad sequence (with a note).
+fn golden_of(golden: &str) -> serde_json::Value {
+    let mut want = json(&dir().join(golden));
+    if golden.starts_with("loose_not_utf8.") {
+        assert_eq!(want["loose"], "b'a\\xffb'", "Python's bytes literal");
+        want["loose"] = "a\u{fffd}b".into();
+    }
+    want
+}
+
+/// The notes wirelens gives for a case's JSON.
+fn notes_of(name: &str) -> Vec<String> {
+    match name {
+        "loose_not_utf8" => vec![
+            "$.loose: a string field with utf8_validation = NONE holds bytes that are not UTF-8 \
+             (byte 1 of 3); JSON text cannot hold them, so it has U+FFFD for each bad sequence \
+             (the bytes in base64: Yf9i)"
+                .to_string(),
+        ],
+        _ => Vec::new(),
     }
 }
 
@@ -489,5 +514,33 @@ fn descriptor_sets_prost_reflect_panics_on_are_quiet_errors() {
                 "{stderr}"
             );
         }
+    }
+}
+
+#[test]
+fn convert_writes_a_loose_string_that_is_not_utf8_as_text_and_says_so() {
+    for schema in ["--descriptor-set", "--proto"] {
+        let file = if schema == "--proto" {
+            "presence.proto"
+        } else {
+            "presence.pb"
+        };
+        let out = assert_cmd::Command::cargo_bin("wirelens")
+            .expect("built")
+            .current_dir(dir())
+            .args(["convert", "--to", "json", "--message", "Presence", schema])
+            .arg(file)
+            .arg("loose_not_utf8.binpb")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{schema}: {stderr}");
+        let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(got, golden_of("loose_not_utf8.json"), "{schema}");
+        assert!(
+            stderr.contains("note: $.loose: a string field with utf8_validation = NONE")
+                && stderr.contains("(the bytes in base64: Yf9i)"),
+            "{schema}: {stderr}"
+        );
     }
 }

@@ -345,7 +345,9 @@ fn descriptor_set_decodes_to_what_protoc_printed() {
         Some(&text("google/protobuf/descriptor.proto"))
     );
     // And the proto3 JSON mapping agrees with prost-reflect's own decode.
-    let json = to_proto3_json(&bytes, &fds, proto_names()).expect("json");
+    let json = to_proto3_json(&bytes, &fds, proto_names())
+        .expect("json")
+        .text;
     assert!(
         json.starts_with("{\"file\":[{\"name\":\"google/protobuf/descriptor.proto\""),
         "{}",
@@ -639,7 +641,9 @@ fn protoc_encoded_fixture_decodes_exactly() {
     }
 
     // The proto3 JSON mapping names fields as written in the .proto.
-    let json = to_proto3_json(&bytes, &profile, proto_names()).expect("json");
+    let json = to_proto3_json(&bytes, &profile, proto_names())
+        .expect("json")
+        .text;
     assert!(json.contains("\"packed_ids\":[1,2,300]"), "{json}");
     assert!(
         json.contains("\"created\":\"2023-11-14T22:13:20.250Z\""),

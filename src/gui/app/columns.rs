@@ -1,8 +1,11 @@
 //! The main area: the detection line with its overrides, the columns side by side (header,
 //! fidelity notes, hex view, tree view), the data inspector and the status bar.
 
+use std::cell::Cell;
+
 use eframe::egui;
 
+use super::field_readings;
 use super::Status;
 
 use super::{App, Hover, Settings};
@@ -553,7 +556,7 @@ impl App {
                         // A widget wider than its column is cut at the column's edge, not drawn
                         // over the next one.
                         ui.shrink_clip_rect(rect);
-                        let (c, h) = self.column(ui, column);
+                        let (c, h) = self.column(ui, column, a.message.is_none());
                         if c.is_some() {
                             clicked = c;
                         }
@@ -607,15 +610,24 @@ impl App {
     }
 
     /// One column; returns a click (its format, the path clicked and, for a byte, its offset)
-    /// and what is hovered.
+    /// and what is hovered. `schema_less`: the payload was read without a message type (the
+    /// protobuf source column's rows then offer readings of their field, see
+    /// [`field_readings`]).
     fn column(
         &mut self,
         ui: &mut egui::Ui,
         column: &Column,
+        schema_less: bool,
     ) -> (Option<ColumnClick>, Option<Hover>) {
         let format = column.format;
         let mut clicked = None;
         let mut hover = None;
+        let readable = schema_less && column.is_source && format == Format::Protobuf;
+        let readings = match self.ws.entry() {
+            Some(e) if readable => e.choice.field_readings.clone(),
+            _ => Vec::new(),
+        };
+        let chosen = Cell::new(None);
         // Header: format, source marker, sizes, notes.
         ui.horizontal_wrapped(|ui| {
             let title = if column.is_source {
@@ -651,6 +663,7 @@ impl App {
         if let Some(v) = column.variant {
             ui.weak(format!("written with {} (see the View menu)", v.name()));
         }
+        field_readings::in_force(ui, &readings, &chosen);
         if let Some(err) = &column.error {
             ui.colored_label(ui.visuals().error_fg_color, err.to_string());
         }
@@ -758,12 +771,16 @@ impl App {
             });
         }
         if let Some(doc) = &column.document {
+            let menu = |ui: &mut egui::Ui, id: NodeId| {
+                field_readings::menu(ui, &column.bytes, &doc.spans, id, &readings, &chosen);
+            };
             let input = TreeInput {
                 value: &doc.value,
                 spans: &doc.spans,
                 selected: selected_id,
                 notes: &column.note_nodes,
                 marks: &[],
+                row_menu: readable.then_some(&menu as &widgets::RowMenu<'_>),
             };
             if let Some(id) = view.tree.show(ui, &input) {
                 clicked = Some(ColumnClick {
@@ -774,6 +791,9 @@ impl App {
             }
         } else if !column.pending {
             ui.weak("no tree: nothing decoded");
+        }
+        if let Some(choice) = chosen.take() {
+            choice.apply(&mut self.ws);
         }
         (clicked, hover)
     }

@@ -615,6 +615,7 @@ impl App {
             selected: selected_node,
             notes: &[],
             marks: &view.tree_marks,
+            row_menu: None,
         };
         let tree_click = view.tree.show(ui, &tree_input);
         if let Some((offset, _)) = r.clicked {

@@ -9,6 +9,7 @@
 mod columns;
 mod dialogs;
 pub mod diff_view;
+mod field_readings;
 mod limits;
 mod menus;
 pub mod profiler;

@@ -31,6 +31,9 @@ const SUMMARY_CHARS: usize = 60;
 /// Cached row texts are dropped past this many (they are cheap to make again).
 const TEXT_CACHE_MAX: usize = 20_000;
 
+/// Draws the right-click menu of a node's row.
+pub type RowMenu<'a> = dyn Fn(&mut egui::Ui, NodeId) + 'a;
+
 /// What the app shows in a tree view this frame.
 pub struct TreeInput<'a> {
     /// The document; `value.preorder()[i]` is node `i`.
@@ -43,6 +46,8 @@ pub struct TreeInput<'a> {
     pub notes: &'a [NodeId],
     /// Rows tinted with their colour (the changes of a diff), sorted by node.
     pub marks: &'a [(NodeId, egui::Color32)],
+    /// The right-click menu of a row, drawn for its node (`None`: rows have no menu).
+    pub row_menu: Option<&'a RowMenu<'a>>,
 }
 
 /// One visible row: a node and its depth.
@@ -234,6 +239,7 @@ impl TreeView {
                                 noted,
                                 mark,
                                 expanded,
+                                menu: input.row_menu,
                             },
                         );
                         match action {
@@ -268,13 +274,14 @@ fn expanded_in(
 }
 
 /// How one row is drawn this frame.
-struct RowState {
+struct RowState<'a> {
     width: f32,
     row_h: f32,
     selected: bool,
     noted: bool,
     mark: Option<egui::Color32>,
     expanded: bool,
+    menu: Option<&'a RowMenu<'a>>,
 }
 
 enum RowAction {
@@ -288,9 +295,12 @@ fn draw_row(
     view_id: egui::Id,
     row: Row,
     text: &RowText,
-    state: RowState,
+    state: RowState<'_>,
 ) -> RowAction {
     let (rect, response) = ui.allocate_exact_size(vec2(state.width, state.row_h), Sense::click());
+    if let Some(menu) = state.menu {
+        response.context_menu(|ui| menu(ui, row.id));
+    }
     if !ui.is_rect_visible(rect) {
         return RowAction::None;
     }

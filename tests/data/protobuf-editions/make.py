@@ -87,6 +87,14 @@ CASES = [
     # leaves them out; color 5 is unnamed too, but Color is open, so it stays a number.
     ("closed_enum_unknown", "presence", "wirelens.editions.Presence",
      bytes.fromhex("2807" "62020701" "2005" "5801")),
+    # utf8_validation = NONE: text that is UTF-8 is written as any string; bytes that are not
+    # (parsed, as a peer might send them) are kept by the upb runtime, whose MessageToJson then
+    # writes them as a Python bytes literal ("b'a\\xffb'"); pure-Python protobuf refuses them.
+    ("loose_utf8", "presence", "wirelens.editions.Presence", {
+        "loose": "h\u00e9llo \u4e16\u754c", "requiredId": 1,
+    }),
+    ("loose_not_utf8", "presence", "wirelens.editions.Presence",
+     bytes.fromhex("520361ff62" "5801")),
 ]
 
 

@@ -22,7 +22,7 @@
 //!   lost. `Any` whose packed type is itself a well-known type, or not in the pool, keeps its
 //!   `"value"` bytes. Field masks keep their paths as written, joined by commas.
 //!
-//! Not done here: encoding (`encode.rs`), proto3 JSON (see [`to_proto3_json`], which uses
+//! Not done here: encoding (`encode.rs`), proto3 JSON (`proto3_json.rs`, which uses
 //! prost-reflect).
 
 use std::cell::Cell;
@@ -30,8 +30,8 @@ use std::rc::Rc;
 
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 
+use super::field::FieldFacts;
 use super::PerType;
-use crate::codec::protobuf::editions;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{
     Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value, WireType,
@@ -86,103 +86,6 @@ pub fn decode_stats(
         partial: None,
     })?;
     Ok(d.stats)
-}
-
-/// How [`to_proto3_json`] writes its text.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Proto3JsonOptions {
-    /// Field names as written in the `.proto` (`start_time_unix_nano`) instead of their JSON
-    /// names (`startTimeUnixNano`, the descriptor's `json_name`), which protoc's
-    /// `MessageToJson`, Go's `protojson` and gRPC gateways write by default.
-    pub proto_names: bool,
-    /// Indented two spaces per level, as `MessageToJson` writes it; compact otherwise.
-    pub pretty: bool,
-}
-
-/// The proto3 JSON mapping of `bytes` read as `message`, via prost-reflect: lowerCamelCase
-/// field names (each field's `json_name`) unless [`Proto3JsonOptions::proto_names`].
-pub fn to_proto3_json(
-    bytes: &[u8],
-    message: &MessageDescriptor,
-    options: Proto3JsonOptions,
-) -> Result<String, String> {
-    let mut msg = prost_reflect::DynamicMessage::decode(message.clone(), bytes)
-        .map_err(|e| format!("cannot decode {}: {e}", message.full_name()))?;
-    if message
-        .parent_pool()
-        .files()
-        .any(|f| editions::file_features(&f).is_some())
-    {
-        clear_implicit_defaults(&mut msg);
-    }
-    let mut out = Vec::new();
-    let serialize =
-        prost_reflect::SerializeOptions::new().use_proto_field_name(options.proto_names);
-    let written = if options.pretty {
-        let mut ser = serde_json::Serializer::pretty(&mut out);
-        msg.serialize_with_options(&mut ser, &serialize)
-    } else {
-        let mut ser = serde_json::Serializer::new(&mut out);
-        msg.serialize_with_options(&mut ser, &serialize)
-    };
-    written.map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
-    String::from_utf8(out).map_err(|e| e.to_string())
-}
-
-/// Unsets the fields of editions' implicit presence that hold their default (prost-reflect sees
-/// them as proto2 fields, which have presence), and drops the numbers a closed editions enum
-/// does not name (protobuf's runtimes keep those as unknown fields, which JSON does not show),
-/// so the JSON is what `MessageToJson` writes; messages inside are walked too.
-fn clear_implicit_defaults(msg: &mut prost_reflect::DynamicMessage) {
-    use prost_reflect::Value as PValue;
-    let mut unset = Vec::new();
-    for (field, value) in msg.fields_mut() {
-        match &mut *value {
-            PValue::Message(m) => clear_implicit_defaults(m),
-            PValue::List(items) => {
-                for item in items {
-                    if let PValue::Message(m) = item {
-                        clear_implicit_defaults(m);
-                    }
-                }
-            }
-            PValue::Map(map) => {
-                for v in map.values_mut() {
-                    if let PValue::Message(m) = v {
-                        clear_implicit_defaults(m);
-                    }
-                }
-            }
-            v => {
-                if field.supports_presence()
-                    && !editions::has_presence(&field)
-                    && v.is_default_for_field(&field)
-                {
-                    unset.push(field.clone());
-                }
-            }
-        }
-        if let Some(e) = field.kind().as_enum() {
-            let closed = editions::enum_features(e).is_some_and(|f| f.closed_enum());
-            let named = |v: &PValue| match v {
-                PValue::EnumNumber(n) => e.get_value(*n).is_some(),
-                _ => true,
-            };
-            match &mut *value {
-                PValue::List(items) if closed => {
-                    items.retain(named);
-                    if items.is_empty() {
-                        unset.push(field.clone());
-                    }
-                }
-                v if closed && !named(v) => unset.push(field.clone()),
-                _ => {}
-            }
-        }
-    }
-    for field in unset {
-        msg.clear_field(&field);
-    }
 }
 
 /// A failure before the partial document is assembled.
@@ -274,15 +177,17 @@ struct Field {
     key: Value,
     /// The key interned in the span tree, once it was first needed.
     segment: Cell<Option<Segment>>,
-    number: u32,
-    kind: PKind,
-    is_list: bool,
-    is_map: bool,
-    is_group: bool,
     extension: bool,
-    /// A string field whose editions features say `utf8_validation = NONE`: bytes that are not
-    /// UTF-8 read as bytes instead of failing.
-    loose_utf8: bool,
+    /// The facts both directions share.
+    facts: FieldFacts,
+}
+
+impl std::ops::Deref for Field {
+    type Target = FieldFacts;
+
+    fn deref(&self) -> &FieldFacts {
+        &self.facts
+    }
 }
 
 impl Field {
@@ -290,14 +195,8 @@ impl Field {
         Field {
             key: Value::text(field.name()),
             segment: Cell::new(None),
-            number: field.number(),
-            kind: field.kind(),
-            is_list: field.is_list(),
-            is_map: field.is_map(),
-            is_group: field.is_group(),
             extension: false,
-            loose_utf8: matches!(field.kind(), PKind::String)
-                && editions::field_features(field).is_some_and(|f| f.utf8_unchecked()),
+            facts: FieldFacts::of_field(field),
         }
     }
 
@@ -305,14 +204,8 @@ impl Field {
         Field {
             key: Value::Text(format!("[{}]", e.full_name())),
             segment: Cell::new(None),
-            number: e.number(),
-            kind: e.kind(),
-            is_list: e.is_list(),
-            is_map: e.is_map(),
-            is_group: e.is_group(),
             extension: true,
-            loose_utf8: matches!(e.kind(), PKind::String)
-                && editions::extension_features(e).is_some_and(|f| f.utf8_unchecked()),
+            facts: FieldFacts::of_extension(e),
         }
     }
 }
@@ -425,17 +318,6 @@ fn read_varint(
             VarintError::Overflow => (ErrorKind::Syntax, "varint is longer than 64 bits".into()),
             VarintError::TooLong => (ErrorKind::Syntax, "varint is longer than 10 bytes".into()),
         })
-}
-
-fn wire_of(n: u64) -> Option<WireType> {
-    match n & 7 {
-        0 => Some(WireType::Varint),
-        1 => Some(WireType::I64),
-        2 => Some(WireType::Len),
-        3 => Some(WireType::Group),
-        5 => Some(WireType::I32),
-        _ => None,
-    }
 }
 
 /// The wire type a field of `kind` is written with.
@@ -833,7 +715,7 @@ impl<'a> Decoder<'a> {
                     open.push(n);
                 }
                 w => {
-                    let Some(wire) = wire_of(w) else {
+                    let Some(wire) = WireType::of_tag(w) else {
                         return fail(
                             ErrorKind::Syntax,
                             tag_start,
@@ -855,7 +737,7 @@ impl<'a> Decoder<'a> {
         let mut p = start;
         while p < end {
             let (tag, next) = read_varint(self.bytes, p, end).ok()?;
-            let wire = wire_of(tag)?;
+            let wire = WireType::of_tag(tag)?;
             let number = u32::try_from(tag >> 3).ok()?;
             if number == 0 || wire == WireType::Group {
                 return None;
@@ -1265,7 +1147,7 @@ impl<'a> Decoder<'a> {
                     format!("end tag of group {number} without a matching start tag"),
                 );
             }
-            let Some(wire) = wire_of(tag) else {
+            let Some(wire) = WireType::of_tag(tag) else {
                 return fail(
                     ErrorKind::Syntax,
                     pos,
@@ -1333,8 +1215,8 @@ impl<'a> Decoder<'a> {
         limit: usize,
         mode: Mode,
     ) -> Result<(), Failure> {
-        let expected = expected_wire(&info.kind, info.is_group);
-        let packed = info.is_list && wire == WireType::Len && is_packable(&info.kind);
+        let expected = expected_wire(&info.kind, info.group);
+        let packed = info.list && wire == WireType::Len && is_packable(&info.kind);
         if wire != expected && !packed {
             return self.read_unknown(info.number, wire, tag, limit);
         }
@@ -1357,7 +1239,7 @@ impl<'a> Decoder<'a> {
                 // Struct entries: the segment comes from the entry's key, below.
                 (Attach::Entry(Value::Null), Segment::Root)
             }
-        } else if info.is_list || info.is_map {
+        } else if info.list || info.map {
             let need_new = self
                 .stack
                 .last()
@@ -1365,13 +1247,13 @@ impl<'a> Decoder<'a> {
             if need_new {
                 let seg = self.field_segment(&info);
                 self.check_depth(tag.start, seg)?;
-                let kind = if info.is_map { Kind::Map } else { Kind::Array };
+                let kind = if info.map { Kind::Map } else { Kind::Array };
                 self.builder.open(kind, seg, None, tag.start, tag.start);
                 if let Some(top) = self.stack.last_mut() {
                     top.run = Some(Run {
                         number: info.number,
                         key: info.key.clone(),
-                        is_map: info.is_map,
+                        is_map: info.map,
                         items: Vec::new(),
                         keys: Vec::new(),
                         last_end: tag.start,
@@ -1388,7 +1270,7 @@ impl<'a> Decoder<'a> {
             let seg = self.field_segment(&info);
             (Attach::Entry(info.key.clone()), seg)
         };
-        if info.is_map || (direct && mode == Mode::Struct) {
+        if info.map || (direct && mode == Mode::Struct) {
             return self.read_map_entry(&info, tag, limit, direct);
         }
         // Errors name the item or the field; a Struct's entry is named by its key, below.

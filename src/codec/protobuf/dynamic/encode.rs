@@ -38,8 +38,8 @@ use prost_reflect::{
     EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor,
 };
 
+use super::field::FieldFacts;
 use super::PerType;
-use crate::codec::protobuf::editions;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
     FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder,
@@ -289,46 +289,41 @@ impl Content<'_> {
 
 /// A field or an extension, with what the encoder needs of it.
 struct FieldInfo {
-    number: u32,
     /// Where the field's name comes from (made into text only for a note).
     name: Name,
-    kind: PKind,
-    list: bool,
-    map: bool,
-    packed: bool,
-    group: bool,
-    presence: bool,
-    /// No presence because of editions' `field_presence = IMPLICIT` (rather than proto3).
-    implicit: bool,
+    /// The facts both directions share.
+    facts: FieldFacts,
+}
+
+impl std::ops::Deref for FieldInfo {
+    type Target = FieldFacts;
+
+    fn deref(&self) -> &FieldFacts {
+        &self.facts
+    }
 }
 
 impl FieldInfo {
     fn field(f: &FieldDescriptor) -> FieldInfo {
-        let presence = editions::has_presence(f);
         FieldInfo {
-            number: f.number(),
             name: Name::Field(f.clone()),
-            kind: f.kind(),
-            list: f.is_list(),
-            map: f.is_map(),
-            packed: f.is_packed(),
-            group: f.is_group(),
-            presence,
-            implicit: f.supports_presence() && !presence,
+            facts: FieldFacts::of_field(f),
         }
     }
 
     fn extension(f: &ExtensionDescriptor) -> FieldInfo {
         FieldInfo {
-            number: f.number(),
             name: Name::Extension(f.clone()),
-            kind: f.kind(),
-            list: f.is_list(),
-            map: f.is_map(),
-            packed: f.is_packed(),
-            group: f.is_group(),
-            presence: f.supports_presence(),
-            implicit: false,
+            facts: FieldFacts::of_extension(f),
+        }
+    }
+
+    /// The kind a value of this field is written as: a loose string's bytes as bytes.
+    fn kind_for(&self, v: &Value) -> &PKind {
+        if self.loose_utf8 && matches!(v.untagged(), Value::Bytes(_)) {
+            &PKind::Bytes
+        } else {
+            &self.kind
         }
     }
 }
@@ -413,14 +408,7 @@ fn varint(n: u64, out: &mut Vec<u8>) {
 }
 
 fn tag<'v>(number: u32, wire: WireType) -> Bytes<'v> {
-    let wt = match wire {
-        WireType::Varint => 0,
-        WireType::I64 => 1,
-        WireType::Len => 2,
-        WireType::Group => 3,
-        WireType::I32 => 5,
-    };
-    Bytes::varint((u64::from(number) << 3) | wt)
+    Bytes::varint((u64::from(number) << 3) | wire.code())
 }
 
 fn len_prefix<'v>(n: usize) -> Bytes<'v> {
@@ -790,15 +778,18 @@ impl Encoder {
                 Value::Int(n) => u32::try_from(*n).ok().and_then(|n| {
                     if let Value::Raw(_) = value {
                         return Some(Rc::new(FieldInfo {
-                            number: n,
                             name: Name::Number,
-                            kind: PKind::Bytes,
-                            list: false,
-                            map: false,
-                            packed: false,
-                            group: false,
-                            presence: true,
-                            implicit: false,
+                            facts: FieldFacts {
+                                number: n,
+                                kind: PKind::Bytes,
+                                list: false,
+                                map: false,
+                                packed: false,
+                                group: false,
+                                presence: true,
+                                implicit: false,
+                                loose_utf8: false,
+                            },
                         }));
                     }
                     table.number(n)
@@ -918,7 +909,7 @@ impl Encoder {
         item: &'v Value,
         path: &Trail<'_>,
     ) -> Result<Content<'v>, EncodeError> {
-        match self.single(&field.kind, item, path, false)? {
+        match self.single(field.kind_for(item), item, path, false)? {
             Some(c) => Ok(c),
             None => Err(self.expected(path, &kind_name(&field.kind), item)),
         }
@@ -985,7 +976,7 @@ impl Encoder {
                 Bytes::new(),
             )));
         }
-        let Some(c) = self.single(&field.kind, v, path, true)? else {
+        let Some(c) = self.single(field.kind_for(v), v, path, true)? else {
             return Ok(None);
         };
         if c.default && !field.presence {

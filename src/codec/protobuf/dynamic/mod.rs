@@ -1,8 +1,11 @@
-//! Schema-guided protobuf: decode bytes with a message type into a value with spans, and encode
-//! a value into a message type.
+//! Schema-guided protobuf: decode bytes with a message type into a value with spans
+//! (`decode.rs`), encode a value into a message type (`encode.rs`), both from one table of what
+//! each field is (`field.rs`), and the proto3 JSON mapping (`proto3_json.rs`).
 
 mod decode;
 mod encode;
+mod field;
+mod proto3_json;
 
 use std::rc::Rc;
 
@@ -10,8 +13,9 @@ use prost_reflect::MessageDescriptor;
 
 use crate::model::KeyMap;
 
-pub use decode::{decode, decode_stats, to_proto3_json, DecodeStats, Proto3JsonOptions};
+pub use decode::{decode, decode_stats, DecodeStats};
 pub use encode::encode;
+pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonOptions};
 
 /// What one decode or encode works out once per message type (its field table), kept by the
 /// type's full name, with the type used last at hand (fields of one type usually come together).

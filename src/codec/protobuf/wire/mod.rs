@@ -93,7 +93,7 @@ mod readings;
 #[cfg(test)]
 mod tests;
 
-pub use read_as::{FieldReading, ReadAs};
+pub use read_as::{field_of_node, pattern, FieldReading, ReadAs};
 
 use super::varint::{len as varint_len, read as read_varint, VarintError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
@@ -193,17 +193,6 @@ impl Fail {
 /// Whether a varint of `len` bytes holding `value` could have been shorter.
 fn non_minimal(value: u64, len: usize) -> bool {
     len > varint_len(value)
-}
-
-fn wire_type_of(code: u64) -> Option<WireType> {
-    match code {
-        0 => Some(WireType::Varint),
-        1 => Some(WireType::I64),
-        2 => Some(WireType::Len),
-        3 | 4 => Some(WireType::Group),
-        5 => Some(WireType::I32),
-        _ => None,
-    }
 }
 
 /// One message or group being read.
@@ -432,7 +421,7 @@ impl<'a> Decoder<'a> {
                     " (field number {field} is above the maximum 536870911)"
                 ));
             }
-            let Some(wire_type) = wire_type_of(code) else {
+            let Some(wire_type) = WireType::of_tag(code) else {
                 return Err(Fail::new(
                     ErrorKind::Syntax,
                     tag_start,

@@ -10,7 +10,8 @@
 
 use std::fmt;
 
-use crate::model::WireType;
+use crate::codec::protobuf::varint;
+use crate::model::{NodeId, Segment, SpanTree, WireType};
 
 /// What a field is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -92,9 +93,18 @@ impl ReadAs {
             .map_or("?", |(n, _)| n)
     }
 
+    /// The readings a field of wire type `wire` may be given, in the order `--read` lists
+    /// them (none for a group).
+    pub fn all_for(wire: WireType) -> impl Iterator<Item = ReadAs> {
+        NAMES
+            .iter()
+            .map(|(_, r)| *r)
+            .filter(move |r| r.wire_type() == wire)
+    }
+
     /// The label of this reading in the decoder's list of readings (`packed fixed32`,
     /// `sint64 (zigzag)`).
-    pub(super) fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             ReadAs::PackedVarint => "packed varints",
             ReadAs::PackedSint64 => "packed sint64",
@@ -155,13 +165,53 @@ impl FieldReading {
     }
 }
 
+/// The field that node `id` of a schema-less protobuf tree (`spans` over `bytes`) is: its
+/// numbers from the top-level message down and its wire type, read from the tags. An item of a
+/// packed array is its array's field. `None` for the root and for a node that is no field (a
+/// tree of another format, a tag that does not read).
+pub fn field_of_node(bytes: &[u8], spans: &SpanTree, id: NodeId) -> Option<(Vec<u64>, WireType)> {
+    let tag = |id: NodeId| -> Option<(u64, WireType)> {
+        let node = spans.node(id);
+        if !matches!(node.segment, Segment::OtherKey(_)) {
+            return None;
+        }
+        let key = node.key?;
+        let (tag, _) = varint::read(bytes, key.start, key.end).ok()?;
+        Some((tag >> 3, WireType::of_tag(tag)?))
+    };
+    let mut id = id;
+    if id.index() >= spans.len() {
+        return None;
+    }
+    if matches!(spans.node(id).segment, Segment::Index(_)) {
+        id = spans.parent(id)?;
+    }
+    let (number, wire) = tag(id)?;
+    let mut fields = vec![number];
+    let mut up = spans.parent(id);
+    while let Some(p) = up {
+        if spans.parent(p).is_none() {
+            break;
+        }
+        fields.push(tag(p)?.0);
+        up = spans.parent(p);
+    }
+    fields.reverse();
+    Some((fields, wire))
+}
+
+/// The pattern of a field in the CLI tree's spelling: `${1}{2}`.
+pub fn pattern(fields: &[u64]) -> String {
+    let mut text = "$".to_string();
+    for n in fields {
+        text.push_str(&format!("{{{n}}}"));
+    }
+    text
+}
+
 impl fmt::Display for FieldReading {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "$")?;
-        for n in &self.fields {
-            write!(f, "{{{n}}}")?;
-        }
-        write!(f, "={}", self.read_as.name())
+        write!(f, "{}={}", pattern(&self.fields), self.read_as.name())
     }
 }
 
