@@ -273,7 +273,8 @@ fn identity_fields_are_found_by_their_json_names_with_a_schema() {
         let d = diff(first, second, &options);
         let counted: Vec<String> = d.counted().map(|c| c.path.to_string()).collect();
         assert_eq!(counted, [path], "{:?}", d.changes);
-        assert_eq!(d.count(ChangeKind::Order), 1, "{:?}", d.changes);
+        let orders = d.changes.iter().filter(|c| c.kind == ChangeKind::Order);
+        assert_eq!(orders.count(), 1, "{:?}", d.changes);
         assert_eq!(d.notes, ["$.orders: records matched by `order_id`"]);
         let evident: Vec<String> = d.evident_keys.iter().map(ToString::to_string).collect();
         assert_eq!(evident, ["$.orders[*].order_id"]);

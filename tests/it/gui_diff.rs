@@ -244,6 +244,17 @@ fn click_hex_byte(h: &mut Harness<'_, Option<App>>, row: &str, i: usize) {
 fn a_byte_clicked_in_one_hex_view_selects_its_change_in_both() {
     let mut h = compared_orders();
     let c = app(&h).ws.comparison().cloned().expect("compared");
+    // A's byte 21 is the `4` of `"total": 4`: that change, and B's byte 13.
+    let row = hex_row(&c.a.column.bytes, 16);
+    click_hex_byte(&mut h, &row, 5);
+    let selected = app(&h)
+        .diff_view()
+        .selected()
+        .expect("a change is selected");
+    assert_eq!(c.diff.changes[selected].path.to_string(), "$.total");
+    assert_eq!(app(&h).diff_view().cursors(), (Some(21), Some(13)));
+    h.get_by_label("B · $.total: bytes 13..14 (1 bytes)");
+
     // B's byte 130 is inside the float64 13.75 (B bytes 127..136): the amount's change is
     // selected, and A's hex view moves its cursor to the change's first byte there, 212.
     let row = hex_row(&c.b.column.bytes, 128);
@@ -256,17 +267,6 @@ fn a_byte_clicked_in_one_hex_view_selects_its_change_in_both() {
     assert_eq!(app(&h).diff_view().cursors(), (Some(212), Some(127)));
     h.get_by_label("A · $.data[1].amount: bytes 212..216 (4 bytes)");
     h.get_by_label("B · $.data[1].amount: bytes 127..136 (9 bytes)");
-
-    // A's byte 21 is the `4` of `"total": 4`: that change, and B's byte 13.
-    let row = hex_row(&c.a.column.bytes, 16);
-    click_hex_byte(&mut h, &row, 5);
-    let selected = app(&h)
-        .diff_view()
-        .selected()
-        .expect("a change is selected");
-    assert_eq!(c.diff.changes[selected].path.to_string(), "$.total");
-    assert_eq!(app(&h).diff_view().cursors(), (Some(21), Some(13)));
-    h.get_by_label("B · $.total: bytes 13..14 (1 bytes)");
 }
 
 /// The options the CLI takes, edited in the view: a key pattern that does not parse is kept as
@@ -332,7 +332,7 @@ fn the_schema_diff_view_shows_each_fields_verdict() {
     )
     .expect("written");
     let mut h = harness(AppOptions {
-        files: Vec::new(),
+        files: vec![real("orders-v1.pcap")],
         settings: None,
     });
     settle(&mut h);

@@ -344,8 +344,8 @@ impl App {
 
     /// The diff view (the main area's third face).
     pub(super) fn diff_area(&mut self, ui: &mut egui::Ui) {
-        self.diff_pickers(ui);
-        self.diff_option_fields(ui);
+        let edited = self.diff_pickers(ui);
+        self.diff_option_fields(ui, edited);
         let mut comparison = self.ws.comparison().cloned();
         match &self.ws.comparison {
             None => {
@@ -400,8 +400,9 @@ impl App {
         self.diff_sides(ui, &c);
     }
 
-    /// A and B: a combo box each, Compare and Swap.
-    fn diff_pickers(&mut self, ui: &mut egui::Ui) {
+    /// A and B: a combo box each, Compare and Swap, then the options; whether an option was
+    /// edited.
+    fn diff_pickers(&mut self, ui: &mut egui::Ui) -> bool {
         let choices = self.payload_choices();
         let name = |p: Option<(usize, usize)>| {
             p.and_then(|p| choices.iter().find(|(q, _)| *q == p))
@@ -435,6 +436,7 @@ impl App {
                 });
         }
         let mut go = false;
+        let mut edited = false;
         ui.horizontal_wrapped(|ui| {
             for (label, slot) in [("A", 0), ("B", 1)] {
                 let current = if slot == 0 { self.diff.a } else { self.diff.b };
@@ -442,7 +444,7 @@ impl App {
                 ui.strong(label);
                 egui::ComboBox::from_id_salt(("diff-pick", slot))
                     .selected_text(name(current))
-                    .width(220.0)
+                    .width(170.0)
                     .show_ui(ui, |ui| {
                         for (p, n) in &choices {
                             ui.selectable_value(&mut pick, Some(*p), n);
@@ -467,45 +469,18 @@ impl App {
             {
                 go = true;
             }
+            ui.separator();
+            edited = self.diff_option_widgets(ui);
         });
         if let (true, Some(a), Some(b)) = (go, self.diff.a, self.diff.b) {
             self.compare(a, b);
         }
+        edited
     }
 
-    /// The comparison's options: identity keys, paths ignored, key order. An edit that parses
-    /// compares again on the worker; one that does not is kept as typed, its error under it.
-    fn diff_option_fields(&mut self, ui: &mut egui::Ui) {
-        let mut changed = false;
-        ui.horizontal_wrapped(|ui| {
-            let label = ui.label("Identity keys");
-            changed |= ui
-                .add(
-                    egui::TextEdit::singleline(&mut self.settings.diff_keys)
-                        .hint_text("$.data[*].id")
-                        .desired_width(200.0),
-                )
-                .labelled_by(label.id)
-                .on_hover_text(
-                    "the field that identifies an array's records, as `wirelens diff --key`; \
-                     several separated by commas. Empty: a key named `id` or ending in `_id` \
-                     that nearly every record has",
-                )
-                .changed();
-            let label = ui.label("Ignore");
-            changed |= ui
-                .add(
-                    egui::TextEdit::singleline(&mut self.settings.diff_ignore)
-                        .hint_text("$.data[*].updated_at")
-                        .desired_width(200.0),
-                )
-                .labelled_by(label.id)
-                .on_hover_text("paths left out of the comparison, as `wirelens diff --ignore`")
-                .changed();
-            changed |= ui
-                .checkbox(&mut self.settings.diff_order, "count key order as a change")
-                .changed();
-        });
+    /// The options' errors under the pickers' row, and a new comparison when an option was
+    /// `edited` and every text parses (one that does not is kept as typed, its error shown).
+    fn diff_option_fields(&mut self, ui: &mut egui::Ui, edited: bool) {
         let valid = self
             .diff
             .parse(&self.settings.diff_keys, &self.settings.diff_ignore);
@@ -518,27 +493,59 @@ impl App {
                 ui.colored_label(error, format!("{what}: {e}"));
             }
         }
-        if let Some(c) = self.ws.comparison() {
-            if !c.diff.evident_keys.is_empty() {
-                let keys: Vec<String> = c
-                    .diff
-                    .evident_keys
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect();
-                ui.horizontal_wrapped(|ui| {
-                    ui.weak(format!(
-                        "records matched by evident identity: {}",
-                        keys.join(", ")
-                    ));
-                });
-            }
-        }
-        if changed && valid && self.ws.comparison.is_some() {
+        if edited && valid && self.ws.comparison.is_some() {
             if let (Some(a), Some(b)) = (self.diff.a, self.diff.b) {
                 self.compare(a, b);
             }
         }
+    }
+
+    /// The comparison's options (identity keys, paths ignored, key order), on the pickers'
+    /// row; whether one was edited. The empty keys' field shows the identity fields found
+    /// evident.
+    fn diff_option_widgets(&mut self, ui: &mut egui::Ui) -> bool {
+        let evident = self
+            .ws
+            .comparison()
+            .map(|c| {
+                c.diff
+                    .evident_keys
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .filter(|k| !k.is_empty())
+            .map_or_else(|| "$.data[*].id".to_string(), |k| format!("{k} (evident)"));
+        let mut changed = false;
+        let label = ui.label("Identity keys");
+        changed |= ui
+            .add(
+                egui::TextEdit::singleline(&mut self.settings.diff_keys)
+                    .hint_text(evident)
+                    .desired_width(140.0),
+            )
+            .labelled_by(label.id)
+            .on_hover_text(
+                "the field that identifies an array's records, as `wirelens diff --key`; \
+                 several separated by commas. Empty: a key named `id` or ending in `_id` \
+                 that nearly every record has (shown greyed when one was found)",
+            )
+            .changed();
+        let label = ui.label("Ignore");
+        changed |= ui
+            .add(
+                egui::TextEdit::singleline(&mut self.settings.diff_ignore)
+                    .hint_text("$.data[*].updated_at")
+                    .desired_width(140.0),
+            )
+            .labelled_by(label.id)
+            .on_hover_text("paths left out of the comparison, as `wirelens diff --ignore`")
+            .changed();
+        changed |= ui
+            .checkbox(&mut self.settings.diff_order, "count key order as a change")
+            .changed();
+        changed
     }
 
     /// The kind filter (with counts) and the CSV export.
