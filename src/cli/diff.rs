@@ -17,7 +17,6 @@ use crate::capture::SharedBytes;
 use crate::codec::{Document, Format};
 use crate::diff::{diff, ChangeKind, Diff, DiffOptions};
 use crate::files::write_atomically;
-use crate::model::Path;
 
 /// `wirelens diff`.
 #[derive(Debug, Args)]
@@ -109,31 +108,17 @@ impl DiffArgs {
     }
 
     fn options(&self) -> Result<DiffOptions, Failure> {
-        let parse = |flag: &str, text: &String| {
-            Path::parse(text).map_err(|e| {
-                Failure::Usage(format!(
-                    "{flag} {text}: not a path pattern (at character {}: {})",
-                    e.at, e.message
-                ))
-            })
-        };
         let keys = self
             .keys
             .iter()
-            .map(|k| {
-                let p = parse("--key", k)?;
-                match p.segments() {
-                    [.., crate::model::PathSegment::AnyIndex | crate::model::PathSegment::Index(_), crate::model::PathSegment::Key(_)] => Ok(p),
-                    _ => Err(Failure::Usage(format!(
-                        "--key {k}: expected an array's records and their field, like $.data[*].id"
-                    ))),
-                }
-            })
+            .map(|k| DiffOptions::key_pattern(k).map_err(|e| Failure::Usage(format!("--key {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
         let ignore = self
             .ignore
             .iter()
-            .map(|i| parse("--ignore", i))
+            .map(|i| {
+                DiffOptions::ignore_pattern(i).map_err(|e| Failure::Usage(format!("--ignore {e}")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(DiffOptions {
             keys,
@@ -349,10 +334,10 @@ fn status(result: Result<bool, Failure>) -> ExitCode {
 /// `wirelens diff-schema`.
 #[derive(Debug, Args)]
 pub struct DiffSchemaArgs {
-    /// The old version's .proto file.
+    /// The old version's .proto file (or a descriptor set: any other extension).
     #[arg(long = "proto-a", value_name = "OLD.proto")]
     pub proto_a: PathBuf,
-    /// The new version's .proto file.
+    /// The new version's .proto file (or a descriptor set).
     #[arg(long = "proto-b", value_name = "NEW.proto")]
     pub proto_b: PathBuf,
     /// A folder to look for imported .proto files in (repeatable; each file's own folder is
@@ -366,12 +351,10 @@ pub struct DiffSchemaArgs {
 
 /// Runs `wirelens diff-schema`: Ok(true) when every change is compatible.
 fn diff_schema_cmd(args: &DiffSchemaArgs, out: &mut dyn Write) -> Result<bool, Failure> {
-    use crate::codec::protobuf::schema::Schema;
-    use crate::diff::schema::{diff_messages, Verdict};
+    use crate::diff::schema::{diff_messages, load_version, Verdict};
     let load = |path: &PathBuf| {
-        Schema::from_proto_files(std::slice::from_ref(path), &args.includes)
-            .and_then(|s| s.message(&args.message))
-            .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))
+        load_version(path, &args.includes, &args.message)
+            .map_err(|e| Failure::Input(format!("error: {e}")))
     };
     let (old, new) = (load(&args.proto_a)?, load(&args.proto_b)?);
     let changes = diff_messages(&old, &new);

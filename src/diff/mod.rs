@@ -98,6 +98,62 @@ impl Default for DiffOptions {
     }
 }
 
+impl DiffOptions {
+    /// An identity-field pattern (`--key`) checked: a path pattern ending in an array's records
+    /// and their field, like `$.data[*].id`. The error says where the text goes wrong.
+    pub fn key_pattern(text: &str) -> Result<Path, String> {
+        let p = Self::ignore_pattern(text)?;
+        match p.segments() {
+            [.., PathSegment::AnyIndex | PathSegment::Index(_), PathSegment::Key(_)] => Ok(p),
+            _ => Err(format!(
+                "{text}: expected an array's records and their field, like $.data[*].id"
+            )),
+        }
+    }
+
+    /// A pattern of paths to leave out (`--ignore`), like `$.data[*].updated_at`.
+    pub fn ignore_pattern(text: &str) -> Result<Path, String> {
+        Path::parse(text).map_err(|e| {
+            format!(
+                "{text}: not a path pattern (at character {}: {})",
+                e.at, e.message
+            )
+        })
+    }
+
+    /// A list of patterns typed on one line, split at the commas outside brackets (`$.a[*].id,
+    /// $.b[*].id`), each checked with `check`; empty items are skipped. The first bad pattern is
+    /// the error.
+    pub fn patterns(
+        text: &str,
+        check: fn(&str) -> Result<Path, String>,
+    ) -> Result<Vec<Path>, String> {
+        let mut items = Vec::new();
+        let (mut depth, mut quote, mut start) = (0usize, None, 0);
+        for (i, c) in text.char_indices() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => quote = Some(c),
+                (None, '[') => depth += 1,
+                (None, ']') => depth = depth.saturating_sub(1),
+                (None, ',') if depth == 0 => {
+                    items.push(&text[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        items.push(&text[start..]);
+        items
+            .into_iter()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(check)
+            .collect()
+    }
+}
+
 /// What sort of difference a [`Change`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ChangeKind {
@@ -264,6 +320,9 @@ pub struct Diff {
     /// Remarks on how the comparison was made (arrays too different to align, matched by
     /// index; arrays matched by an identity field).
     pub notes: Vec<String>,
+    /// The identity fields found evident (no key pattern named them), as key patterns that
+    /// would name them (`$.data[*].id`), in the order first met.
+    pub evident_keys: Vec<Path>,
 }
 
 impl Diff {
@@ -430,6 +489,7 @@ pub fn diff_refs(a: DocRef<'_>, b: DocRef<'_>, options: &DiffOptions) -> Diff {
             order_counts: options.order,
             encoding: EncodingDiff::default(),
             notes: Vec::new(),
+            evident_keys: Vec::new(),
         },
     };
     let mut stack = vec![Task::Compare(Pair {
@@ -801,6 +861,14 @@ impl<'v> Walk<'_, '_> {
                 if !self.out.notes.contains(&note) {
                     self.out.notes.push(note);
                 }
+                let key = pair
+                    .path
+                    .pattern()
+                    .child(PathSegment::AnyIndex)
+                    .child(PathSegment::Key(field.clone()));
+                if !self.out.evident_keys.contains(&key) {
+                    self.out.evident_keys.push(key);
+                }
             }
         } else {
             let ha: Vec<u64> = xa.iter().map(|v| self.hash_a(v)).collect();
@@ -935,7 +1003,11 @@ impl<'v> Walk<'_, '_> {
         let first = xa.first().or(xb.first())?.as_map()?;
         let mut best: Option<(String, usize)> = None;
         for (k, _) in first {
-            let Some(name) = k.as_str() else { continue };
+            // With a schema, a key is judged by its field's name: JSON's `userId` is `user_id`.
+            let canonical = item_ctx.key(k);
+            let Some(name) = canonical.as_ref().unwrap_or(k).as_str() else {
+                continue;
+            };
             if name != "id" && !name.ends_with("_id") {
                 continue;
             }
@@ -944,7 +1016,7 @@ impl<'v> Walk<'_, '_> {
                 let mut seen = std::collections::HashSet::new();
                 let mut n = 0usize;
                 for item in items {
-                    if let Some(v) = item.get(name) {
+                    if let Some(v) = entry_named(item, name, item_ctx) {
                         if !seen.insert(ctx_value_hash(&field_ctx, v)) {
                             return None;
                         }
@@ -980,7 +1052,7 @@ impl<'v> Walk<'_, '_> {
         let mut in_b: HashMap<u64, usize> = HashMap::new();
         let mut keyless_b = Vec::new();
         for (j, item) in xb.iter().enumerate() {
-            match item.get(field) {
+            match entry_named(item, field, item_ctx) {
                 Some(v) => {
                     in_b.entry(ctx_value_hash(&field_ctx, v)).or_insert(j);
                 }
@@ -990,7 +1062,7 @@ impl<'v> Walk<'_, '_> {
         let mut keyless_b = keyless_b.into_iter();
         let mut pairs = Vec::new();
         for (i, item) in xa.iter().enumerate() {
-            let j = match item.get(field) {
+            let j = match entry_named(item, field, item_ctx) {
                 Some(v) => in_b.remove(&ctx_value_hash(&field_ctx, v)),
                 None => keyless_b.next(),
             };
@@ -1000,6 +1072,22 @@ impl<'v> Walk<'_, '_> {
         }
         pairs
     }
+}
+
+/// The value of `item`'s entry `field`. With a schema (`ctx` an item's message type), a key
+/// names the field by its name or its JSON name, so `user_id` finds `userId` and back.
+fn entry_named<'a>(item: &'a Value, field: &str, ctx: &Ctx) -> Option<&'a Value> {
+    if let Some(v) = item.get(field) {
+        return Some(v);
+    }
+    if ctx.is_none() {
+        return None;
+    }
+    let wanted = ctx.key(&Value::text(field))?;
+    item.as_map()?
+        .iter()
+        .find(|(k, _)| ctx.key(k).as_ref() == Some(&wanted))
+        .map(|(_, v)| v)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,6 +46,34 @@ impl Verdict {
     }
 }
 
+/// A field as one version declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldVersion {
+    /// Its name in the `.proto`.
+    pub name: String,
+    /// Its proto3 JSON name (`userId`).
+    pub json_name: String,
+    /// Its type as the `.proto` writes it: `int32`, `repeated string`, `pkg.Other`.
+    pub kind: String,
+}
+
+impl FieldVersion {
+    fn of(f: &FieldDescriptor) -> FieldVersion {
+        let kind = kind_name(&f.kind());
+        FieldVersion {
+            name: f.name().to_string(),
+            json_name: f.json_name().to_string(),
+            kind: if f.is_map() {
+                "map".into()
+            } else if f.cardinality() == Cardinality::Repeated {
+                format!("repeated {kind}")
+            } else {
+                kind
+            },
+        }
+    }
+}
+
 /// One difference between the two versions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaChange {
@@ -59,6 +87,13 @@ pub struct SchemaChange {
     pub field: String,
     /// What changed, in words.
     pub what: String,
+    /// The field in the old version, when it has one on this number.
+    pub old: Option<FieldVersion>,
+    /// The field in the new version, when it has one on this number.
+    pub new: Option<FieldVersion>,
+    /// Whether the version without the field reserves its number or name (the new one for a
+    /// removed field, the old one for an added field); `false` when both have it.
+    pub reserved: bool,
 }
 
 impl fmt::Display for SchemaChange {
@@ -74,6 +109,26 @@ impl fmt::Display for SchemaChange {
             self.what
         )
     }
+}
+
+/// One version of message type `message` (full name, or a short name only one type has) from a
+/// schema file: a `.proto` (imports found beside it and in `includes`) or a descriptor set (any
+/// other extension). The error names the file.
+pub fn load_version(
+    path: &std::path::Path,
+    includes: &[std::path::PathBuf],
+    message: &str,
+) -> Result<MessageDescriptor, String> {
+    use crate::codec::protobuf::schema::Schema;
+    let is_proto = path.extension().is_some_and(|e| e == "proto");
+    let schema = if is_proto {
+        Schema::from_proto_files(std::slice::from_ref(&path), includes)
+    } else {
+        Schema::load(path)
+    };
+    schema
+        .and_then(|s| s.message(message))
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// How a field's values are laid out on the wire; two kinds in one class read as each other.
@@ -143,15 +198,24 @@ pub fn diff_messages(old: &MessageDescriptor, new: &MessageDescriptor) -> Vec<Sc
         numbers.dedup();
         let mut nested = Vec::new();
         for number in numbers {
+            let (old, new) = (a.get_field(number), b.get_field(number));
+            let is_reserved = match (&old, &new) {
+                (Some(f), None) => reserved(&b, number, f.name()),
+                (None, Some(f)) => reserved(&a, number, f.name()),
+                _ => false,
+            };
             let change = |verdict, field: &str, what: String| SchemaChange {
                 verdict,
                 message: a.full_name().to_string(),
                 number,
                 field: field.to_string(),
                 what,
+                old: old.as_ref().map(FieldVersion::of),
+                new: new.as_ref().map(FieldVersion::of),
+                reserved: is_reserved,
             };
-            match (a.get_field(number), b.get_field(number)) {
-                (Some(fa), None) => out.push(if reserved(&b, number, fa.name()) {
+            match (old.clone(), new.clone()) {
+                (Some(fa), None) => out.push(if is_reserved {
                     change(
                         Verdict::Compatible,
                         fa.name(),
@@ -166,7 +230,7 @@ pub fn diff_messages(old: &MessageDescriptor, new: &MessageDescriptor) -> Vec<Sc
                         ),
                     )
                 }),
-                (None, Some(fb)) => out.push(if reserved(&a, number, fb.name()) {
+                (None, Some(fb)) => out.push(if is_reserved {
                     change(
                         Verdict::WireBreaking,
                         fb.name(),
@@ -323,6 +387,55 @@ mod tests {
             ),
             [(Verdict::WireBreaking, "x".to_string())]
         );
+    }
+
+    #[test]
+    fn each_change_has_both_versions_of_its_field() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let a = message(
+            dir.path(),
+            "a.proto",
+            "message M { int32 user_id = 1; string note = 2; repeated string tags = 4; }",
+        );
+        let b = message(
+            dir.path(),
+            "b.proto",
+            "message M { string user_id = 1; reserved 2; repeated string labels = 4; }",
+        );
+        let changes = diff_messages(&a, &b);
+        let rows: Vec<_> = changes
+            .iter()
+            .map(|c| {
+                (
+                    c.number,
+                    c.old.as_ref().map(|f| (f.name.as_str(), f.kind.as_str())),
+                    c.new
+                        .as_ref()
+                        .map(|f| (f.json_name.as_str(), f.kind.as_str())),
+                    c.reserved,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    1,
+                    Some(("user_id", "int32")),
+                    Some(("userId", "string")),
+                    false
+                ),
+                (2, Some(("note", "string")), None, true),
+                (
+                    4,
+                    Some(("tags", "repeated string")),
+                    Some(("labels", "repeated string")),
+                    false
+                ),
+            ]
+        );
+        assert_eq!(changes[1].verdict, Verdict::Compatible);
+        assert_eq!(changes[2].verdict, Verdict::JsonBreaking);
     }
 
     #[test]

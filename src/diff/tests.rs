@@ -211,3 +211,104 @@ fn deep_documents_do_not_overflow() {
     assert_eq!(d.count(ChangeKind::Changed), 1);
     assert_eq!(d.changes[0].path.segments().len(), depth);
 }
+
+/// An API's proto3 JSON (`orderId` as text, as the mapping writes an int64) against its protobuf
+/// twin with the records in another order and one amount changed: with the schema, `orderId` is
+/// the field `order_id`, evident as the records' identity on either side, so the pair is one
+/// changed amount and a record order, not removals and additions.
+#[test]
+fn identity_fields_are_found_by_their_json_names_with_a_schema() {
+    let schema = crate::codec::protobuf::schema::Schema::from_proto_source(
+        "orders.proto",
+        "syntax = \"proto3\";\npackage shop;\n\
+         message Order { int64 order_id = 1; string user_id = 2; double amount = 3; }\n\
+         message Orders { repeated Order orders = 1; }\n",
+    )
+    .expect("compiles");
+    let message = schema.message("shop.Orders").expect("the message type");
+    let a = json(
+        r#"{"orders": [
+            {"orderId": "9007199254740993", "userId": "u-7", "amount": 12.5},
+            {"orderId": "1002", "userId": "u-7", "amount": 3},
+            {"orderId": "1003", "userId": "u-9", "amount": 40.25}
+        ]}"#,
+    );
+    let order = |id: i128, user: &str, amount: f64| {
+        Value::object([
+            ("order_id", Value::int(id)),
+            ("user_id", Value::text(user)),
+            ("amount", Value::Float(crate::model::Float::f64(amount))),
+        ])
+    };
+    let b_value = Value::object([(
+        "orders",
+        Value::Array(vec![
+            order(1002, "u-7", 3.0),
+            order(9_007_199_254_740_993, "u-7", 13.75),
+            order(1003, "u-9", 40.25),
+        ]),
+    )]);
+    let with_message = EncodeOptions {
+        message: Some(message.clone()),
+        ..EncodeOptions::default()
+    };
+    let pb = encode(&b_value, Format::Protobuf, &with_message).expect("encodes");
+    let b = decode(
+        &pb.bytes,
+        Format::Protobuf,
+        &DecodeOptions {
+            message: Some(message.clone()),
+            ..DecodeOptions::default()
+        },
+    )
+    .expect("decodes");
+    let options = DiffOptions {
+        message: Some(message),
+        ..DiffOptions::default()
+    };
+    for (first, second, path) in [
+        (&a, &b, "$.orders[0].amount"),
+        (&b, &a, "$.orders[1].amount"),
+    ] {
+        let d = diff(first, second, &options);
+        let counted: Vec<String> = d.counted().map(|c| c.path.to_string()).collect();
+        assert_eq!(counted, [path], "{:?}", d.changes);
+        let orders = d.changes.iter().filter(|c| c.kind == ChangeKind::Order);
+        assert_eq!(orders.count(), 1, "{:?}", d.changes);
+        assert_eq!(d.notes, ["$.orders: records matched by `order_id`"]);
+        let evident: Vec<String> = d.evident_keys.iter().map(ToString::to_string).collect();
+        assert_eq!(evident, ["$.orders[*].order_id"]);
+    }
+    // The user's key may name the field by its JSON name too.
+    let given = DiffOptions {
+        keys: vec![Path::parse("$.orders[*].orderId").expect("a pattern")],
+        ..options
+    };
+    let d = diff(&b, &a, &given);
+    assert_eq!(d.counted().count(), 1, "{:?}", d.changes);
+    assert!(d.notes.is_empty(), "{:?}", d.notes);
+}
+
+#[test]
+fn patterns_typed_on_one_line_are_split_outside_brackets_and_checked() {
+    let keys = DiffOptions::patterns(
+        " $.data[*].id, $[\"a,b\"][*].user_id ,",
+        DiffOptions::key_pattern,
+    )
+    .expect("two patterns");
+    assert_eq!(keys.len(), 2);
+    assert_eq!(keys[0].to_string(), "$.data[*].id");
+    assert_eq!(
+        DiffOptions::patterns("$.data[*].id, $.data", DiffOptions::key_pattern),
+        Err("$.data: expected an array's records and their field, like $.data[*].id".into())
+    );
+    let bad = DiffOptions::patterns("data.id", DiffOptions::ignore_pattern).expect_err("no $");
+    assert!(
+        bad.starts_with("data.id: not a path pattern (at character 0"),
+        "{bad}"
+    );
+    assert_eq!(
+        DiffOptions::patterns("  ", DiffOptions::ignore_pattern),
+        Ok(Vec::new())
+    );
+}

@@ -710,3 +710,38 @@ fn diff_two_real_captures_of_one_api() {
         .expect("the orders body is in one segment");
     assert_eq!(&a[body + 212..body + 216], b"12.5");
 }
+
+/// `diff-schema` takes a descriptor set for either version (any extension but `.proto`): the
+/// old version compiled and written as a set, against the new `.proto`.
+#[test]
+fn diff_schema_reads_a_descriptor_set_for_a_version() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let header = "syntax = \"proto3\";\npackage shop;\n";
+    let old = format!("{header}message M {{ int32 id = 1; string note = 2; }}");
+    let schema = wirelens::codec::protobuf::schema::Schema::from_proto_source("v1.proto", &old)
+        .expect("compiles");
+    let set = schema.pool().encode_to_vec();
+    let a = write(dir.path(), "v1.pb", &set);
+    let b = write(
+        dir.path(),
+        "v2.proto",
+        format!("{header}message M {{ string id = 1; reserved 2; }}").as_bytes(),
+    );
+    let output = wirelens()
+        .arg("diff-schema")
+        .arg("--proto-a")
+        .arg(&a)
+        .arg("--proto-b")
+        .arg(&b)
+        .args(["--message", "shop.M"])
+        .output()
+        .expect("wirelens runs");
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    assert_eq!(
+        out,
+        "wire-breaking  shop.M.id (1): int32 → string: another wire encoding\n\
+         compatible  shop.M.note (2): removed; the new version reserves it\n\
+         1 wire-breaking, 1 compatible: breaks the wire\n"
+    );
+}

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use eframe::egui;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use wirelens::gui::{App, AppOptions};
@@ -209,4 +210,173 @@ fn the_diff_view_compares_proto3_json_with_the_schema() {
         (9, 1, 18),
         "{e:?}"
     );
+}
+
+/// Row `offset` (a multiple of 16) of a hex view showing `bytes`: its label, as the hex view
+/// gives it (the bytes in hex, space-separated).
+fn hex_row(bytes: &[u8], offset: usize) -> String {
+    bytes[offset..(offset + 16).min(bytes.len())]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Clicks byte `i` (0..16) of the hex row labelled `row`.
+fn click_hex_byte(h: &mut Harness<'_, Option<App>>, row: &str, i: usize) {
+    let rect = h.get_by_label(row).rect();
+    let cell = rect.width() / 16.0;
+    let pos = egui::pos2(rect.left() + cell * (i as f32 + 0.5), rect.center().y);
+    h.hover_at(pos);
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    h.run_steps(3);
+}
+
+#[test]
+fn a_byte_clicked_in_one_hex_view_selects_its_change_in_both() {
+    let mut h = compared_orders();
+    let c = app(&h).ws.comparison().cloned().expect("compared");
+    // A's byte 21 is the `4` of `"total": 4`: that change, and B's byte 13.
+    let row = hex_row(&c.a.column.bytes, 16);
+    click_hex_byte(&mut h, &row, 5);
+    let selected = app(&h)
+        .diff_view()
+        .selected()
+        .expect("a change is selected");
+    assert_eq!(c.diff.changes[selected].path.to_string(), "$.total");
+    assert_eq!(app(&h).diff_view().cursors(), (Some(21), Some(13)));
+    h.get_by_label("B · $.total: bytes 13..14 (1 bytes)");
+
+    // B's byte 130 is inside the float64 13.75 (B bytes 127..136): the amount's change is
+    // selected, and A's hex view moves its cursor to the change's first byte there, 212.
+    let row = hex_row(&c.b.column.bytes, 128);
+    click_hex_byte(&mut h, &row, 2);
+    let selected = app(&h)
+        .diff_view()
+        .selected()
+        .expect("a change is selected");
+    assert_eq!(c.diff.changes[selected].to_string(), AMOUNT);
+    assert_eq!(app(&h).diff_view().cursors(), (Some(212), Some(127)));
+    h.get_by_label("A · $.data[1].amount: bytes 212..216 (4 bytes)");
+    h.get_by_label("B · $.data[1].amount: bytes 127..136 (9 bytes)");
+}
+
+/// The options the CLI takes, edited in the view: a key pattern that does not parse is kept as
+/// typed with its error under it and compares nothing; an ignore pattern compares again
+/// without the paths it names; key order can count.
+#[test]
+fn the_diff_options_are_edited_in_the_view_and_compare_again() {
+    let mut h = compared_orders();
+    h.get_by_label("Identity keys").focus();
+    h.get_by_label("Identity keys").type_text("$.data");
+    h.run_steps(3);
+    h.get_by_label(
+        "Identity keys: $.data: expected an array's records and their field, like $.data[*].id",
+    );
+    assert_eq!(app(&h).settings.diff_keys, "$.data");
+    assert!(!app(&h).ws.is_comparing(), "a bad pattern compares nothing");
+    assert_eq!(
+        app(&h).diff_view().key_error(),
+        Some("$.data: expected an array's records and their field, like $.data[*].id")
+    );
+
+    // Finished, it parses: the error goes and the records are matched by their id.
+    h.get_by_label("Identity keys").type_text("[*].id");
+    settle(&mut h);
+    assert_eq!(app(&h).diff_view().key_error(), None);
+    let c = app(&h).ws.comparison().cloned().expect("compared");
+    assert_eq!(c.diff.changes.len(), 6, "{:?}", c.diff.changes);
+
+    h.get_by_label("Ignore").focus();
+    h.get_by_label("Ignore").type_text("$.data[*].coupon");
+    settle(&mut h);
+    h.get_by_label("5 changes: 3 changed, 1 type changed, 1 added; same key order");
+    let c = app(&h).ws.comparison().cloned().expect("compared");
+    assert!(c
+        .diff
+        .changes
+        .iter()
+        .all(|ch| ch.path.to_string() != "$.data[0].coupon"));
+
+    h.get_by_label("count key order as a change").click();
+    settle(&mut h);
+    let c = app(&h).ws.comparison().cloned().expect("compared");
+    assert!(c.diff.order_counts);
+    assert!(app(&h).settings.diff_order);
+}
+
+/// Two versions of a `.proto`, typed as paths, compared in the schema diff view: each
+/// verdict's row, with both versions' field and whether the removed number is reserved.
+#[test]
+fn the_schema_diff_view_shows_each_fields_verdict() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let header = "syntax = \"proto3\";\npackage shop;\n";
+    let v1 = dir.path().join("v1.proto");
+    let v2 = dir.path().join("v2.proto");
+    std::fs::write(
+        &v1,
+        format!("{header}message Order {{ int32 id = 1; string note = 2; double amount = 3; int64 user = 4; }}"),
+    )
+    .expect("written");
+    std::fs::write(
+        &v2,
+        format!("{header}message Order {{ string id = 1; double total = 3; int64 user = 4; string extra = 5; }}"),
+    )
+    .expect("written");
+    let mut h = harness(AppOptions {
+        files: vec![real("orders-v1.pcap")],
+        settings: None,
+    });
+    settle(&mut h);
+    h.get_by_label("Schema diff").click();
+    h.run_steps(2);
+    for (label, path) in [("Old version (A)", &v1), ("New version (B)", &v2)] {
+        h.get_by_label(label).focus();
+        h.get_by_label(label).type_text(&path.display().to_string());
+        h.run_steps(1);
+    }
+    h.get_by_label("Message").focus();
+    h.get_by_label("Message").type_text("Order");
+    h.run_steps(1);
+    h.get_by_label("Compare schemas").click();
+    h.run_steps(3);
+    h.get_by_label(
+        "1 wire-breaking, 1 not reserved, 1 JSON-breaking, 1 compatible: breaks the wire",
+    );
+    let rows: Vec<(String, u32, bool)> = app(&h)
+        .schema_diff_view()
+        .changes()
+        .expect("compared")
+        .iter()
+        .map(|c| (c.verdict.name().to_string(), c.number, c.reserved))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("wire-breaking".to_string(), 1, false),
+            ("not reserved".to_string(), 2, false),
+            ("JSON-breaking".to_string(), 3, false),
+            ("compatible".to_string(), 5, false),
+        ]
+    );
+    h.get_by_label("int32 → string: another wire encoding");
+    // "not reserved": the legend, note's verdict and its reserved column.
+    assert_eq!(h.query_all_by_label("not reserved").count(), 3);
+    h.get_by_label("total");
+
+    // A message type neither version has: the error, not a table.
+    h.get_by_label("Message").focus();
+    h.get_by_label("Message").type_text("Missing");
+    h.get_by_label("Compare schemas").click();
+    h.run_steps(3);
+    assert!(app(&h).schema_diff_view().changes().is_none());
+    h.get_by_label_contains("cannot compare: ");
 }

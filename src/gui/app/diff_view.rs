@@ -6,7 +6,9 @@
 //! change clicked in the list selects its bytes in both hex views and its node in both trees; a
 //! byte or a row clicked in either payload selects the change that holds it. Every change is
 //! tinted by its kind in both hex views and trees, the kinds shown can be chosen, and the list
-//! shown exports as CSV to a typed path (the native dialog is a second way).
+//! shown exports as CSV to a typed path (the native dialog is a second way). The options of
+//! `wirelens diff` (identity keys, ignored paths, key order) are typed above the list; an edit
+//! that parses compares again, one that does not shows its error and keeps the text.
 //!
 //! What it does not do: compute anything. The changes, their bytes and the summary come from
 //! the core; this file only draws them and turns clicks into selections.
@@ -17,9 +19,9 @@ use std::sync::Arc;
 use eframe::egui;
 
 use super::{App, Status};
-use crate::diff::{Change, ChangeKind};
+use crate::diff::{Change, ChangeKind, DiffOptions};
 use crate::gui::widgets::{change_bg, thousands, HexInput, HexView, TreeInput, TreeView};
-use crate::model::{NodeId, Span, SpanTree};
+use crate::model::{NodeId, Path, Span, SpanTree};
 use crate::workspace::{export_diff_csv, Compared, Comparison, Stage};
 
 /// The kinds, in the order the filter lists them.
@@ -66,6 +68,16 @@ pub struct DiffView {
     listed: Vec<usize>,
     /// Each change's node in A and in B.
     nodes: Vec<[Option<NodeId>; 2]>,
+    /// The option texts (keys, ignore) the patterns below were parsed from.
+    parsed_for: Option<(String, String)>,
+    /// The identity-field patterns compared with: the last that parsed.
+    keys: Vec<Path>,
+    /// The patterns of paths left out: the last that parsed.
+    ignore: Vec<Path>,
+    /// Why the keys' text does not parse (shown under it; the text is kept).
+    key_error: Option<String>,
+    /// Why the ignore text does not parse.
+    ignore_error: Option<String>,
 }
 
 impl Default for DiffView {
@@ -82,6 +94,11 @@ impl Default for DiffView {
             lines: Vec::new(),
             listed: Vec::new(),
             nodes: Vec::new(),
+            parsed_for: None,
+            keys: Vec::new(),
+            ignore: Vec::new(),
+            key_error: None,
+            ignore_error: None,
         }
     }
 }
@@ -100,6 +117,40 @@ impl DiffView {
     /// The changes listed (their indices), as filtered.
     pub fn listed(&self) -> &[usize] {
         &self.listed
+    }
+
+    /// Why the identity keys typed do not parse, if they do not.
+    pub fn key_error(&self) -> Option<&str> {
+        self.key_error.as_deref()
+    }
+
+    /// Why the ignore patterns typed do not parse, if they do not.
+    pub fn ignore_error(&self) -> Option<&str> {
+        self.ignore_error.as_deref()
+    }
+
+    /// Parses the option texts when they changed: a text that parses replaces its patterns, one
+    /// that does not keeps the last good ones and says why. Whether every text parses.
+    fn parse(&mut self, keys: &str, ignore: &str) -> bool {
+        let texts = (keys.to_string(), ignore.to_string());
+        if self.parsed_for.as_ref() != Some(&texts) {
+            match DiffOptions::patterns(keys, DiffOptions::key_pattern) {
+                Ok(k) => {
+                    self.keys = k;
+                    self.key_error = None;
+                }
+                Err(e) => self.key_error = Some(e),
+            }
+            match DiffOptions::patterns(ignore, DiffOptions::ignore_pattern) {
+                Ok(i) => {
+                    self.ignore = i;
+                    self.ignore_error = None;
+                }
+                Err(e) => self.ignore_error = Some(e),
+            }
+            self.parsed_for = Some(texts);
+        }
+        self.key_error.is_none() && self.ignore_error.is_none()
     }
 
     fn shows(&self, kind: ChangeKind) -> bool {
@@ -254,9 +305,23 @@ impl App {
         self.diff.a = Some(a);
         self.diff.b = Some(b);
         self.view = super::View::Diff;
-        match self.ws.compare(a, b, crate::diff::DiffOptions::default()) {
+        let options = self.diff_options();
+        match self.ws.compare(a, b, options) {
             Ok(()) => self.status = None,
             Err(e) => self.status = Some(Status::Error(e)),
+        }
+    }
+
+    /// The options the diff view compares with: the patterns typed (the last good ones where
+    /// a text does not parse) and whether key order counts.
+    fn diff_options(&mut self) -> DiffOptions {
+        self.diff
+            .parse(&self.settings.diff_keys, &self.settings.diff_ignore);
+        DiffOptions {
+            keys: self.diff.keys.clone(),
+            ignore: self.diff.ignore.clone(),
+            order: self.settings.diff_order,
+            ..DiffOptions::default()
         }
     }
 
@@ -279,8 +344,9 @@ impl App {
 
     /// The diff view (the main area's third face).
     pub(super) fn diff_area(&mut self, ui: &mut egui::Ui) {
-        self.diff_pickers(ui);
-        let comparison = self.ws.comparison().cloned();
+        let edited = self.diff_pickers(ui);
+        self.diff_option_fields(ui, edited);
+        let mut comparison = self.ws.comparison().cloned();
         match &self.ws.comparison {
             None => {
                 ui.weak(
@@ -295,7 +361,11 @@ impl App {
                         ui.spinner();
                         ui.label(format!("comparing {} with {}…", run.names.0, run.names.1));
                     });
-                    return;
+                    // The last comparison stays in view (an option being typed re-runs it).
+                    match &self.diff.made_for {
+                        Some(last) => comparison = Some(last.clone()),
+                        None => return,
+                    }
                 }
                 Stage::Failed(e) => {
                     ui.colored_label(
@@ -330,8 +400,9 @@ impl App {
         self.diff_sides(ui, &c);
     }
 
-    /// A and B: a combo box each, Compare and Swap.
-    fn diff_pickers(&mut self, ui: &mut egui::Ui) {
+    /// A and B: a combo box each, Compare and Swap, then the options; whether an option was
+    /// edited.
+    fn diff_pickers(&mut self, ui: &mut egui::Ui) -> bool {
         let choices = self.payload_choices();
         let name = |p: Option<(usize, usize)>| {
             p.and_then(|p| choices.iter().find(|(q, _)| *q == p))
@@ -365,6 +436,7 @@ impl App {
                 });
         }
         let mut go = false;
+        let mut edited = false;
         ui.horizontal_wrapped(|ui| {
             for (label, slot) in [("A", 0), ("B", 1)] {
                 let current = if slot == 0 { self.diff.a } else { self.diff.b };
@@ -372,7 +444,7 @@ impl App {
                 ui.strong(label);
                 egui::ComboBox::from_id_salt(("diff-pick", slot))
                     .selected_text(name(current))
-                    .width(220.0)
+                    .width(170.0)
                     .show_ui(ui, |ui| {
                         for (p, n) in &choices {
                             ui.selectable_value(&mut pick, Some(*p), n);
@@ -397,10 +469,83 @@ impl App {
             {
                 go = true;
             }
+            ui.separator();
+            edited = self.diff_option_widgets(ui);
         });
         if let (true, Some(a), Some(b)) = (go, self.diff.a, self.diff.b) {
             self.compare(a, b);
         }
+        edited
+    }
+
+    /// The options' errors under the pickers' row, and a new comparison when an option was
+    /// `edited` and every text parses (one that does not is kept as typed, its error shown).
+    fn diff_option_fields(&mut self, ui: &mut egui::Ui, edited: bool) {
+        let valid = self
+            .diff
+            .parse(&self.settings.diff_keys, &self.settings.diff_ignore);
+        let error = ui.visuals().error_fg_color;
+        for (what, e) in [
+            ("Identity keys", &self.diff.key_error),
+            ("Ignore", &self.diff.ignore_error),
+        ] {
+            if let Some(e) = e {
+                ui.colored_label(error, format!("{what}: {e}"));
+            }
+        }
+        if edited && valid && self.ws.comparison.is_some() {
+            if let (Some(a), Some(b)) = (self.diff.a, self.diff.b) {
+                self.compare(a, b);
+            }
+        }
+    }
+
+    /// The comparison's options (identity keys, paths ignored, key order), on the pickers'
+    /// row; whether one was edited. The empty keys' field shows the identity fields found
+    /// evident.
+    fn diff_option_widgets(&mut self, ui: &mut egui::Ui) -> bool {
+        let evident = self
+            .ws
+            .comparison()
+            .map(|c| {
+                c.diff
+                    .evident_keys
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .filter(|k| !k.is_empty())
+            .map_or_else(|| "$.data[*].id".to_string(), |k| format!("{k} (evident)"));
+        let mut changed = false;
+        let label = ui.label("Identity keys");
+        changed |= ui
+            .add(
+                egui::TextEdit::singleline(&mut self.settings.diff_keys)
+                    .hint_text(evident)
+                    .desired_width(140.0),
+            )
+            .labelled_by(label.id)
+            .on_hover_text(
+                "the field that identifies an array's records, as `wirelens diff --key`; \
+                 several separated by commas. Empty: a key named `id` or ending in `_id` \
+                 that nearly every record has (shown greyed when one was found)",
+            )
+            .changed();
+        let label = ui.label("Ignore");
+        changed |= ui
+            .add(
+                egui::TextEdit::singleline(&mut self.settings.diff_ignore)
+                    .hint_text("$.data[*].updated_at")
+                    .desired_width(140.0),
+            )
+            .labelled_by(label.id)
+            .on_hover_text("paths left out of the comparison, as `wirelens diff --ignore`")
+            .changed();
+        changed |= ui
+            .checkbox(&mut self.settings.diff_order, "count key order as a change")
+            .changed();
+        changed
     }
 
     /// The kind filter (with counts) and the CSV export.

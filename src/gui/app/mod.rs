@@ -14,6 +14,7 @@ mod limits;
 mod menus;
 pub mod profiler;
 mod samples;
+pub mod schema_diff;
 mod settings;
 mod sidebar;
 mod source_state;
@@ -68,6 +69,8 @@ pub enum View {
     Profiler,
     /// Two payloads compared by meaning: the changes, and their bytes in both.
     Diff,
+    /// Two versions of a protobuf message type compared for compatibility, field by field.
+    SchemaDiff,
 }
 
 /// The inspector app.
@@ -78,6 +81,7 @@ pub struct App {
     pub profiler: profiler::ProfilerView,
     /// The diff view's state.
     diff: diff_view::DiffView,
+    schema_diff: schema_diff::SchemaDiffView,
     /// The model: sources, payloads, analyses, schemas, selection.
     pub ws: Workspace,
     /// What is remembered across runs.
@@ -144,6 +148,7 @@ impl App {
             view: View::Inspector,
             profiler: profiler::ProfilerView::default(),
             diff: diff_view::DiffView::default(),
+            schema_diff: schema_diff::SchemaDiffView::default(),
             ws,
             settings: options.settings.unwrap_or_default(),
             status: None,
@@ -434,12 +439,14 @@ impl App {
                 if self.ws.is_comparing() {
                     ui.spinner();
                 }
+                ui.selectable_value(&mut self.view, View::SchemaDiff, "Schema diff");
             });
             self.message_bar(ui);
             match self.view {
                 View::Inspector => self.main_area(ui, analysis.as_deref()),
                 View::Profiler => self.profiler_view(ui),
                 View::Diff => self.diff_area(ui),
+                View::SchemaDiff => self.schema_diff_area(ui),
             }
         });
         if self.ws.is_busy() || self.ws.is_profiling() || self.ws.is_comparing() {

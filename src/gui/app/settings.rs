@@ -1,6 +1,6 @@
 //! What the app remembers across runs (eframe storage): recent files, theme, the columns'
 //! order and visibility, single-column mode, the schema files loaded, the profiler's mode,
-//! export path and links, and the limits changed from their defaults.
+//! export path and links, the limits changed from their defaults and the diff view's options.
 
 use std::path::PathBuf;
 
@@ -61,6 +61,12 @@ pub struct Settings {
     pub column_widths: Vec<(String, f32)>,
     /// The share of a column's height its hex view has (the tree has the rest).
     pub hex_share: f32,
+    /// The diff view's identity-field patterns, as typed (`$.data[*].id`, comma-separated).
+    pub diff_keys: String,
+    /// The diff view's patterns of paths left out, as typed.
+    pub diff_ignore: String,
+    /// The diff view counts a different key order as a change.
+    pub diff_order: bool,
 }
 
 impl Default for Settings {
@@ -84,6 +90,9 @@ impl Default for Settings {
             inspector_open: true,
             column_widths: Vec::new(),
             hex_share: 0.55,
+            diff_keys: String::new(),
+            diff_ignore: String::new(),
+            diff_order: false,
         }
     }
 }

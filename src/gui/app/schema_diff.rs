@@ -1,0 +1,289 @@
+//! The schema diff view: two versions of one protobuf message type compared for wire and
+//! proto3 JSON compatibility ([`crate::diff::schema::diff_messages`], `wirelens diff-schema`),
+//! one row per field change with its verdict's colour.
+//!
+//! Each version is a schema file typed as a path (`.proto` or a descriptor set; native dialogs
+//! are not needed) or one of the schemas the app has loaded. What it does not do: decide
+//! anything. The verdicts come from the core; this file loads, draws and reports errors.
+
+use eframe::egui;
+
+use super::App;
+use crate::codec::protobuf::MessageDescriptor;
+use crate::diff::schema::{diff_messages, load_version, SchemaChange, Verdict};
+
+/// Where one version comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VersionSource {
+    /// The path typed in its field.
+    #[default]
+    Path,
+    /// The app's loaded schema at this index.
+    Loaded(usize),
+}
+
+/// The view's state: both versions' sources and paths, the message type, the outcome.
+#[derive(Default)]
+pub struct SchemaDiffView {
+    /// Where the old (A) and new (B) versions come from.
+    pub sources: [VersionSource; 2],
+    /// The paths typed for the old and new versions.
+    pub paths: [String; 2],
+    /// The message type to compare (full name, or a short name only one type has).
+    pub message: String,
+    /// The last comparison: its field changes, or why it could not be made.
+    pub outcome: Option<Result<Vec<SchemaChange>, String>>,
+}
+
+impl SchemaDiffView {
+    /// The last comparison's changes, when it was made.
+    pub fn changes(&self) -> Option<&[SchemaChange]> {
+        self.outcome.as_ref()?.as_ref().ok().map(Vec::as_slice)
+    }
+}
+
+/// A verdict's background colour: red breaks the wire, orange leaves a number free, yellow
+/// breaks JSON, green is compatible.
+pub fn verdict_bg(verdict: Verdict, dark: bool) -> egui::Color32 {
+    use egui::Color32;
+    match (verdict, dark) {
+        (Verdict::WireBreaking, false) => Color32::from_rgb(0xff, 0xc4, 0xc4),
+        (Verdict::WireBreaking, true) => Color32::from_rgb(0x6a, 0x20, 0x24),
+        (Verdict::NotReserved, false) => Color32::from_rgb(0xff, 0xd8, 0xa8),
+        (Verdict::NotReserved, true) => Color32::from_rgb(0x5e, 0x3a, 0x12),
+        (Verdict::JsonBreaking, false) => Color32::from_rgb(0xff, 0xf0, 0xa0),
+        (Verdict::JsonBreaking, true) => Color32::from_rgb(0x52, 0x4a, 0x14),
+        (Verdict::Compatible, false) => Color32::from_rgb(0xcc, 0xef, 0xcc),
+        (Verdict::Compatible, true) => Color32::from_rgb(0x1f, 0x4d, 0x2a),
+    }
+}
+
+impl App {
+    /// The schema diff view's state.
+    pub fn schema_diff_view(&self) -> &SchemaDiffView {
+        &self.schema_diff
+    }
+
+    /// Loads both versions and compares them; the outcome is shown in the view.
+    pub fn compare_schemas(&mut self) {
+        let v = &self.schema_diff;
+        let message = v.message.trim().to_string();
+        let outcome = if message.is_empty() {
+            Err("name the message type to compare (pkg.Name)".to_string())
+        } else {
+            self.schema_version(0, &message)
+                .and_then(|old| Ok((old, self.schema_version(1, &message)?)))
+                .map(|(old, new)| diff_messages(&old, &new))
+        };
+        self.schema_diff.outcome = Some(outcome);
+    }
+
+    /// Version `k` (0 old, 1 new) of `message`, from its source.
+    fn schema_version(&self, k: usize, message: &str) -> Result<MessageDescriptor, String> {
+        let which = if k == 0 { "old" } else { "new" };
+        match self.schema_diff.sources[k] {
+            VersionSource::Path => {
+                let path = self.schema_diff.paths[k].trim();
+                if path.is_empty() {
+                    return Err(format!("type the {which} version's schema file"));
+                }
+                load_version(std::path::Path::new(path), &[], message)
+            }
+            VersionSource::Loaded(i) => {
+                let loaded =
+                    self.ws.schemas.loaded.get(i).ok_or_else(|| {
+                        format!("the {which} version's schema is no longer loaded")
+                    })?;
+                loaded
+                    .schema
+                    .message(message)
+                    .map_err(|e| format!("{}: {e}", loaded.label))
+            }
+        }
+    }
+
+    /// The schema diff view (the main area's fourth face).
+    pub(super) fn schema_diff_area(&mut self, ui: &mut egui::Ui) {
+        let labels: Vec<String> = self
+            .ws
+            .schemas
+            .loaded
+            .iter()
+            .map(|l| l.label.clone())
+            .collect();
+        let mut go = false;
+        egui::Grid::new("schema-diff-inputs")
+            .num_columns(3)
+            .spacing([8.0, 4.0])
+            .show(ui, |ui| {
+                for (k, title) in [(0, "Old version (A)"), (1, "New version (B)")] {
+                    let label = ui.label(title);
+                    let source = &mut self.schema_diff.sources[k];
+                    let shown = match *source {
+                        VersionSource::Path => "schema file below".to_string(),
+                        VersionSource::Loaded(i) => labels.get(i).cloned().unwrap_or_default(),
+                    };
+                    egui::ComboBox::from_id_salt(("schema-diff-source", k))
+                        .selected_text(shown)
+                        .width(200.0)
+                        .show_ui(ui, |ui| {
+                            ui.selectable_value(source, VersionSource::Path, "schema file below");
+                            for (i, l) in labels.iter().enumerate() {
+                                ui.selectable_value(source, VersionSource::Loaded(i), l);
+                            }
+                        });
+                    let enabled = self.schema_diff.sources[k] == VersionSource::Path;
+                    let r = ui
+                        .add_enabled(
+                            enabled,
+                            egui::TextEdit::singleline(&mut self.schema_diff.paths[k])
+                                .hint_text(if k == 0 {
+                                    "/path/v1.proto"
+                                } else {
+                                    "/path/v2.proto"
+                                })
+                                .desired_width(360.0),
+                        )
+                        .labelled_by(label.id);
+                    go |= r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    ui.end_row();
+                }
+                let label = ui.label("Message");
+                let r = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut self.schema_diff.message)
+                            .hint_text("pkg.Name")
+                            .desired_width(200.0),
+                    )
+                    .labelled_by(label.id);
+                go |= r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                go |= ui.button("Compare schemas").clicked();
+                ui.end_row();
+            });
+        if go {
+            self.compare_schemas();
+        }
+        ui.separator();
+        let dark = ui.visuals().dark_mode;
+        match &self.schema_diff.outcome {
+            None => {
+                ui.weak(
+                    "Two versions of a message type, compared field by field by number: can a \
+                     reader of one read what a writer of the other wrote, on the wire and in \
+                     proto3 JSON? (`wirelens diff-schema`)",
+                );
+            }
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("cannot compare: {e}"));
+            }
+            Some(Ok(changes)) => {
+                ui.strong(summary(changes));
+                ui.horizontal_wrapped(|ui| {
+                    for v in [
+                        Verdict::WireBreaking,
+                        Verdict::NotReserved,
+                        Verdict::JsonBreaking,
+                        Verdict::Compatible,
+                    ] {
+                        let (r, _) =
+                            ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
+                        ui.painter().rect_filled(r, 2.0, verdict_bg(v, dark));
+                        ui.label(v.name());
+                    }
+                });
+                ui.add_space(4.0);
+                egui::ScrollArea::both()
+                    .id_salt("schema-diff-rows")
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| change_table(ui, changes, dark));
+            }
+        }
+    }
+}
+
+/// `2 wire-breaking, 1 JSON-breaking: breaks the wire`, as `wirelens diff-schema` ends.
+fn summary(changes: &[SchemaChange]) -> String {
+    let mut counts = Vec::new();
+    for v in [
+        Verdict::WireBreaking,
+        Verdict::NotReserved,
+        Verdict::JsonBreaking,
+        Verdict::Compatible,
+    ] {
+        let n = changes.iter().filter(|c| c.verdict == v).count();
+        if n > 0 {
+            counts.push(format!("{n} {}", v.name()));
+        }
+    }
+    let worst = changes.iter().map(|c| c.verdict).max();
+    let verdict = match worst {
+        None | Some(Verdict::Compatible) => "compatible",
+        Some(Verdict::JsonBreaking) => "wire-compatible, breaks proto3 JSON",
+        Some(Verdict::NotReserved) => "compatible today; removed numbers are not reserved",
+        Some(Verdict::WireBreaking) => "breaks the wire",
+    };
+    if counts.is_empty() {
+        "no changes: compatible".into()
+    } else {
+        format!("{}: {verdict}", counts.join(", "))
+    }
+}
+
+/// One row per change: verdict (coloured), message, number, both versions' name and type,
+/// reserved, what.
+fn change_table(ui: &mut egui::Ui, changes: &[SchemaChange], dark: bool) {
+    egui::Grid::new("schema-diff-table")
+        .num_columns(9)
+        .striped(true)
+        .spacing([12.0, 4.0])
+        .show(ui, |ui| {
+            for h in [
+                "verdict",
+                "message",
+                "number",
+                "old field",
+                "old type",
+                "new field",
+                "new type",
+                "reserved",
+                "what changed",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            let field = |f: &Option<crate::diff::schema::FieldVersion>| {
+                f.as_ref().map_or(("—".to_string(), "—".to_string()), |f| {
+                    let name = if f.json_name == f.name {
+                        f.name.clone()
+                    } else {
+                        format!("{} (JSON {})", f.name, f.json_name)
+                    };
+                    (name, f.kind.clone())
+                })
+            };
+            for c in changes {
+                let text = egui::RichText::new(c.verdict.name())
+                    .background_color(verdict_bg(c.verdict, dark))
+                    .strong();
+                ui.label(text);
+                ui.label(&c.message);
+                ui.label(c.number.to_string());
+                let (on, ot) = field(&c.old);
+                let (nn, nt) = field(&c.new);
+                ui.label(on);
+                ui.label(ot);
+                ui.label(nn);
+                ui.label(nt);
+                // A removed field's number: reserved by the new version or not; an added
+                // field's: reserved by the old one (a reuse) or not (nothing to say).
+                ui.label(match (&c.old, &c.new, c.reserved) {
+                    (Some(_), None, true) => "reserved",
+                    (Some(_), None, false) => "not reserved",
+                    (None, Some(_), true) => "was reserved",
+                    _ => "",
+                });
+                ui.label(&c.what);
+                ui.end_row();
+            }
+        });
+}
