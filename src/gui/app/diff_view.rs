@@ -437,6 +437,9 @@ impl App {
         }
         let mut go = false;
         let mut edited = false;
+        // The options follow the pickers where the row holds both, else on a row of their own,
+        // each label kept with its field.
+        let one_row = ui.available_width() >= 1200.0;
         ui.horizontal_wrapped(|ui| {
             for (label, slot) in [("A", 0), ("B", 1)] {
                 let current = if slot == 0 { self.diff.a } else { self.diff.b };
@@ -469,9 +472,16 @@ impl App {
             {
                 go = true;
             }
-            ui.separator();
-            edited = self.diff_option_widgets(ui);
+            if one_row {
+                ui.separator();
+                edited = self.diff_option_widgets(ui);
+            }
         });
+        if !one_row {
+            ui.horizontal_wrapped(|ui| {
+                edited = self.diff_option_widgets(ui);
+            });
+        }
         if let (true, Some(a), Some(b)) = (go, self.diff.a, self.diff.b) {
             self.compare(a, b);
         }
@@ -500,8 +510,8 @@ impl App {
         }
     }
 
-    /// The comparison's options (identity keys, paths ignored, key order), on the pickers'
-    /// row; whether one was edited. The empty keys' field shows the identity fields found
+    /// The comparison's options (identity keys, paths ignored, key order); whether one was
+    /// edited. The empty keys' field shows the identity fields found
     /// evident.
     fn diff_option_widgets(&mut self, ui: &mut egui::Ui) -> bool {
         let evident = self
@@ -518,30 +528,36 @@ impl App {
             .filter(|k| !k.is_empty())
             .map_or_else(|| "$.data[*].id".to_string(), |k| format!("{k} (evident)"));
         let mut changed = false;
-        let label = ui.label("Identity keys");
         changed |= ui
-            .add(
-                egui::TextEdit::singleline(&mut self.settings.diff_keys)
-                    .hint_text(evident)
-                    .desired_width(140.0),
-            )
-            .labelled_by(label.id)
-            .on_hover_text(
-                "the field that identifies an array's records, as `wirelens diff --key`; \
-                 several separated by commas. Empty: a key named `id` or ending in `_id` \
-                 that nearly every record has (shown greyed when one was found)",
-            )
-            .changed();
-        let label = ui.label("Ignore");
+            .horizontal(|ui| {
+                let label = ui.label("Identity keys");
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.settings.diff_keys)
+                        .hint_text(evident)
+                        .desired_width(140.0),
+                )
+                .labelled_by(label.id)
+                .on_hover_text(
+                    "the field that identifies an array's records, as `wirelens diff --key`; \
+                     several separated by commas. Empty: a key named `id` or ending in `_id` \
+                     that nearly every record has (shown greyed when one was found)",
+                )
+                .changed()
+            })
+            .inner;
         changed |= ui
-            .add(
-                egui::TextEdit::singleline(&mut self.settings.diff_ignore)
-                    .hint_text("$.data[*].updated_at")
-                    .desired_width(140.0),
-            )
-            .labelled_by(label.id)
-            .on_hover_text("paths left out of the comparison, as `wirelens diff --ignore`")
-            .changed();
+            .horizontal(|ui| {
+                let label = ui.label("Ignore");
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.settings.diff_ignore)
+                        .hint_text("$.data[*].updated_at")
+                        .desired_width(140.0),
+                )
+                .labelled_by(label.id)
+                .on_hover_text("paths left out of the comparison, as `wirelens diff --ignore`")
+                .changed()
+            })
+            .inner;
         changed |= ui
             .checkbox(&mut self.settings.diff_order, "count key order as a change")
             .changed();
