@@ -1319,11 +1319,15 @@ fn convert_one(
     pretty: bool,
 ) -> Result<Vec<u8>, Failure> {
     let read = read_payload_knowing(input, &args.input, known)?;
+    drop(read.readings);
+    drop(read.ranking);
     let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
     if doc.format == Format::Protobuf && args.to == Format::Json {
         if let Some(message) = &read.message {
             // Protobuf with its schema: the proto3 JSON mapping, lowerCamelCase names as
-            // protoc writes them unless --proto-names.
+            // protoc writes them unless --proto-names. prost-reflect reads the bytes for it, so
+            // the document is let go first: the two are never held at once.
+            drop(doc);
             let json = Proto3JsonOptions {
                 proto_names: args.proto_names,
                 pretty,
