@@ -351,7 +351,7 @@ pub struct DiffSchemaArgs {
 
 /// Runs `wirelens diff-schema`: Ok(true) when every change is compatible.
 fn diff_schema_cmd(args: &DiffSchemaArgs, out: &mut dyn Write) -> Result<bool, Failure> {
-    use crate::diff::schema::{diff_messages, load_version, Verdict};
+    use crate::diff::schema::{diff_messages, load_version, summary, worst, Verdict};
     let load = |path: &PathBuf| {
         load_version(path, &args.includes, &args.message)
             .map_err(|e| Failure::Input(format!("error: {e}")))
@@ -361,35 +361,8 @@ fn diff_schema_cmd(args: &DiffSchemaArgs, out: &mut dyn Write) -> Result<bool, F
     for c in &changes {
         writeln!(out, "{c}")?;
     }
-    let worst = changes
-        .iter()
-        .map(|c| c.verdict)
-        .max()
-        .unwrap_or(Verdict::Compatible);
-    let mut counts = Vec::new();
-    for v in [
-        Verdict::WireBreaking,
-        Verdict::NotReserved,
-        Verdict::JsonBreaking,
-        Verdict::Compatible,
-    ] {
-        let n = changes.iter().filter(|c| c.verdict == v).count();
-        if n > 0 {
-            counts.push(format!("{n} {}", v.name()));
-        }
-    }
-    let verdict = match worst {
-        Verdict::Compatible => "compatible",
-        Verdict::JsonBreaking => "wire-compatible, breaks proto3 JSON",
-        Verdict::NotReserved => "compatible today; removed numbers are not reserved",
-        Verdict::WireBreaking => "breaks the wire",
-    };
-    if counts.is_empty() {
-        writeln!(out, "no changes: compatible")?;
-    } else {
-        writeln!(out, "{}: {verdict}", counts.join(", "))?;
-    }
-    Ok(worst == Verdict::Compatible)
+    writeln!(out, "{}", summary(&changes))?;
+    Ok(worst(&changes) == Verdict::Compatible)
 }
 
 /// Runs `wirelens diff-schema` and gives its exit status (0 compatible, 1 not, 2 trouble).

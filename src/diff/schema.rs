@@ -183,6 +183,42 @@ fn reserved(m: &MessageDescriptor, number: u32, name: &str) -> bool {
     m.reserved_ranges().any(|r| r.contains(&number)) || m.reserved_names().any(|n| n == name)
 }
 
+/// The worst verdict of `changes` ([`Verdict::Compatible`] when there are none).
+pub fn worst(changes: &[SchemaChange]) -> Verdict {
+    changes
+        .iter()
+        .map(|c| c.verdict)
+        .max()
+        .unwrap_or(Verdict::Compatible)
+}
+
+/// The line a comparison ends with: `2 wire-breaking, 1 JSON-breaking: breaks the wire`
+/// (`no changes: compatible` when there are none).
+pub fn summary(changes: &[SchemaChange]) -> String {
+    let counts: Vec<String> = [
+        Verdict::WireBreaking,
+        Verdict::NotReserved,
+        Verdict::JsonBreaking,
+        Verdict::Compatible,
+    ]
+    .into_iter()
+    .filter_map(|v| {
+        let n = changes.iter().filter(|c| c.verdict == v).count();
+        (n > 0).then(|| format!("{n} {}", v.name()))
+    })
+    .collect();
+    if counts.is_empty() {
+        return "no changes: compatible".into();
+    }
+    let verdict = match worst(changes) {
+        Verdict::Compatible => "compatible",
+        Verdict::JsonBreaking => "wire-compatible, breaks proto3 JSON",
+        Verdict::NotReserved => "compatible today; removed numbers are not reserved",
+        Verdict::WireBreaking => "breaks the wire",
+    };
+    format!("{}: {verdict}", counts.join(", "))
+}
+
 /// Compares message type `old` with `new` (see the module docs). Changes come in field-number
 /// order within each message; compatible renames of nothing are not listed.
 pub fn diff_messages(old: &MessageDescriptor, new: &MessageDescriptor) -> Vec<SchemaChange> {

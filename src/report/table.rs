@@ -269,21 +269,32 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             "\nscaling over the records at {} ({} records; bytes, encode / decode median):",
             sweep.records.path, sweep.records.count
         )?;
-        for p in &sweep.points {
-            let t = |m: Option<&Measurement>| m.map_or("-".into(), |m| duration(m.ns.median));
+        // One line per point: records, format, library, bytes, encode / decode median, error.
+        let t = |m: &Option<Measurement>| m.as_ref().map_or("-".into(), |m| duration(m.ns.median));
+        let point = |out: &mut dyn Write,
+                     records: usize,
+                     format: &str,
+                     library: &str,
+                     bytes: usize,
+                     (encode, decode): (&Option<Measurement>, &Option<Measurement>),
+                     error: Option<&str>| {
             writeln!(
                 out,
-                "  {:>7} records  {:<12} {:<14} {:>10} B  {:>10} / {:<10}{}",
+                "  {records:>7} records  {format:<12} {library:<14} {bytes:>10} B  {:>10} / {:<10}{}",
+                t(encode),
+                t(decode),
+                error.map(|e| format!("  ({e})")).unwrap_or_default()
+            )
+        };
+        for p in &sweep.points {
+            point(
+                out,
                 p.records,
                 p.format.title(),
                 p.library.name(),
                 p.bytes,
-                t(p.encode.as_ref()),
-                t(p.decode.as_ref()),
-                p.error
-                    .as_deref()
-                    .map(|e| format!("  ({e})"))
-                    .unwrap_or_default()
+                (&p.encode, &p.decode),
+                p.error.as_deref(),
             )?;
         }
         // Other runtimes on the same slices: every library each measured, the whole payload's
@@ -305,21 +316,14 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
                     continue;
                 }
                 for r in &report.rows {
-                    let t =
-                        |m: Option<&Measurement>| m.map_or("-".into(), |m| duration(m.ns.median));
-                    writeln!(
+                    point(
                         out,
-                        "  {:>7} records  {:<12} {:<14} {:>10} B  {:>10} / {:<10}{}",
                         records,
                         r.format.title(),
-                        r.library,
+                        &r.library,
                         r.bytes,
-                        t(r.encode.as_ref()),
-                        t(r.decode.as_ref()),
-                        r.error
-                            .as_deref()
-                            .map(|e| format!("  ({e})"))
-                            .unwrap_or_default()
+                        (&r.encode, &r.decode),
+                        r.error.as_deref(),
                     )?;
                 }
             }

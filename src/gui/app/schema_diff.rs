@@ -10,7 +10,7 @@ use eframe::egui;
 
 use super::App;
 use crate::codec::protobuf::MessageDescriptor;
-use crate::diff::schema::{diff_messages, load_version, SchemaChange, Verdict};
+use crate::diff::schema::{diff_messages, load_version, summary, SchemaChange, Verdict};
 
 /// Where one version comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -198,34 +198,6 @@ impl App {
                     .show(ui, |ui| change_table(ui, changes, dark));
             }
         }
-    }
-}
-
-/// `2 wire-breaking, 1 JSON-breaking: breaks the wire`, as `wirelens diff-schema` ends.
-fn summary(changes: &[SchemaChange]) -> String {
-    let mut counts = Vec::new();
-    for v in [
-        Verdict::WireBreaking,
-        Verdict::NotReserved,
-        Verdict::JsonBreaking,
-        Verdict::Compatible,
-    ] {
-        let n = changes.iter().filter(|c| c.verdict == v).count();
-        if n > 0 {
-            counts.push(format!("{n} {}", v.name()));
-        }
-    }
-    let worst = changes.iter().map(|c| c.verdict).max();
-    let verdict = match worst {
-        None | Some(Verdict::Compatible) => "compatible",
-        Some(Verdict::JsonBreaking) => "wire-compatible, breaks proto3 JSON",
-        Some(Verdict::NotReserved) => "compatible today; removed numbers are not reserved",
-        Some(Verdict::WireBreaking) => "breaks the wire",
-    };
-    if counts.is_empty() {
-        "no changes: compatible".into()
-    } else {
-        format!("{}: {verdict}", counts.join(", "))
     }
 }
 
