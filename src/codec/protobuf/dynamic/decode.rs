@@ -266,6 +266,20 @@ pub(super) struct Flat {
     pub(super) varint: u64,
 }
 
+/// Where one message's node sits: `start..content` is its header (a length; for a map value the
+/// value's tag and length), `content..limit` its bytes, `resume` where the node ends and reading
+/// goes on; `segment` and `key` are its place in the tree, `path_seg` its segment in error paths.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MessageNode {
+    pub(super) segment: Segment,
+    pub(super) key: Option<Span>,
+    pub(super) start: usize,
+    pub(super) content: usize,
+    pub(super) limit: usize,
+    pub(super) resume: usize,
+    pub(super) path_seg: Segment,
+}
+
 pub(super) struct Decoder<'a> {
     pub(super) bytes: &'a [u8],
     pub(super) pos: usize,
@@ -735,60 +749,50 @@ impl<'a> Decoder<'a> {
 
     fn run(&mut self, message: &MessageDescriptor) -> Result<(), Failure> {
         let len = self.bytes.len();
-        self.begin_message(
-            message,
-            Segment::Root,
-            None,
-            0,
-            0,
-            len,
-            len,
-            Attach::Root,
-            Segment::Root,
-        )?;
+        let root = MessageNode {
+            segment: Segment::Root,
+            key: None,
+            start: 0,
+            content: 0,
+            limit: len,
+            resume: len,
+            path_seg: Segment::Root,
+        };
+        self.begin_message(message, root, Attach::Root)?;
         self.main_loop()
     }
 
-    /// Starts a message field (or the root): a well-known type reads naturally, anything else
-    /// pushes a frame. `start..content` is the header (a length; for a map value the value's
-    /// tag and length), `content..limit` the message bytes, `resume` where its node ends.
-    #[allow(clippy::too_many_arguments)]
+    /// Starts a message field (or the root) at `node`: a well-known type reads naturally,
+    /// anything else pushes a frame.
     pub(super) fn begin_message(
         &mut self,
         desc: &MessageDescriptor,
-        segment: Segment,
-        key: Option<Span>,
-        start: usize,
-        content: usize,
-        limit: usize,
-        resume: usize,
+        node: MessageNode,
         attach: Attach,
-        path_seg: Segment,
     ) -> Result<(), Failure> {
         let fields = self.fields_of(desc);
         if fields.wkt {
-            match self.try_wkt(
-                desc, segment, key, start, content, limit, resume, &attach, path_seg,
-            )? {
+            match self.try_wkt(desc, &node, &attach)? {
                 Wkt::Leaf(done) => {
-                    self.attach(attach, done, resume);
-                    self.pos = resume;
+                    self.attach(attach, done, node.resume);
+                    self.pos = node.resume;
                     return Ok(());
                 }
                 Wkt::Pushed => return Ok(()),
                 Wkt::Plain => {}
             }
         }
-        self.check_depth(start, path_seg)?;
+        self.check_depth(node.start, node.path_seg)?;
         let kind = if fields.mode == Mode::List {
             Kind::Array
         } else {
             Kind::Map
         };
-        self.builder.open(kind, segment, key, start, content);
+        self.builder
+            .open(kind, node.segment, node.key, node.start, node.content);
         let mode = fields.mode;
-        self.push_frame(fields, limit, resume, None, mode, attach);
-        self.pos = content;
+        self.push_frame(fields, node.limit, node.resume, None, mode, attach);
+        self.pos = node.content;
         Ok(())
     }
 
@@ -1026,17 +1030,16 @@ impl<'a> Decoder<'a> {
             }
             PKind::Message(m) => {
                 let _ = v;
-                self.begin_message(
-                    m,
+                let node = MessageNode {
                     segment,
-                    Some(tag),
-                    tag.end,
-                    hdr,
-                    vend,
-                    vend,
-                    attach,
+                    key: Some(tag),
+                    start: tag.end,
+                    content: hdr,
+                    limit: vend,
+                    resume: vend,
                     path_seg,
-                )
+                };
+                self.begin_message(m, node, attach)
             }
             kind => {
                 let data = self.bytes.get(hdr..vend).unwrap_or_default();
@@ -1187,9 +1190,16 @@ impl<'a> Decoder<'a> {
         match (&val_kind, vf) {
             (PKind::Message(m), Some(f)) => {
                 let m = m.clone();
-                self.begin_message(
-                    &m, segment, key_span, key_end, f.start, f.end, end, attach, entry_path,
-                )
+                let node = MessageNode {
+                    segment,
+                    key: key_span,
+                    start: key_end,
+                    content: f.start,
+                    limit: f.end,
+                    resume: end,
+                    path_seg: entry_path,
+                };
+                self.begin_message(&m, node, attach)
             }
             (kind, f) => {
                 let (value, header_end, payload) = match f {

@@ -8,7 +8,9 @@
 
 use prost_reflect::{Kind as PKind, MessageDescriptor};
 
-use super::decode::{default_of, expected_wire, scalar, Attach, Decoder, Failure, Flat, Mode, Wkt};
+use super::decode::{
+    default_of, expected_wire, scalar, Attach, Decoder, Failure, Flat, MessageNode, Mode, Wkt,
+};
 use super::encode::{
     implicit_varint, kind_name, leaf, len_prefix, tag, Body, Bytes, Content, Encoder, Out, Piece,
     Trail,
@@ -136,19 +138,21 @@ impl Decoder<'_> {
     /// it was a leaf (already added to the tree); `None` to decode it as a frame (either the
     /// ordinary message, or, for `Any`/`Value` containers, a frame this pushed itself — then
     /// `self.stack` grew and the caller must not push again).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn try_wkt(
         &mut self,
         desc: &MessageDescriptor,
-        segment: Segment,
-        key: Option<Span>,
-        start: usize,
-        content: usize,
-        limit: usize,
-        resume: usize,
+        node: &MessageNode,
         attach: &Attach,
-        path_seg: Segment,
     ) -> Result<Wkt, Failure> {
+        let MessageNode {
+            segment,
+            key,
+            start,
+            content,
+            limit,
+            resume,
+            path_seg,
+        } = *node;
         let name = desc.full_name();
         if matches!(name, "google.protobuf.Struct" | "google.protobuf.ListValue") {
             return Ok(Wkt::Plain);
@@ -249,17 +253,12 @@ impl Decoder<'_> {
                         };
                         // The Value node is the struct or list node: its header runs to the
                         // inner message's bytes.
-                        self.begin_message(
-                            &inner,
-                            segment,
-                            key,
-                            start,
-                            f.start,
-                            f.end,
-                            resume,
-                            attach.clone(),
-                            path_seg,
-                        )?;
+                        let inner_node = MessageNode {
+                            content: f.start,
+                            limit: f.end,
+                            ..*node
+                        };
+                        self.begin_message(&inner, inner_node, attach.clone())?;
                         return Ok(Wkt::Pushed);
                     }
                     _ => return Ok(Wkt::Plain),
