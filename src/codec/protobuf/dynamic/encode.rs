@@ -39,7 +39,7 @@ use prost_reflect::{
 };
 
 use super::field::FieldFacts;
-use super::well_known::is_wkt_json;
+use super::well_known::{is_wkt_json, WellKnown};
 use super::PerType;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
@@ -282,7 +282,18 @@ pub(super) struct Content<'v> {
     pub(super) default: bool,
 }
 
-impl Content<'_> {
+impl<'v> Content<'v> {
+    /// A message-like body (a message, `Struct`, `ListValue`) of `pieces`.
+    pub(super) fn children(kind: Kind, pieces: Vec<Piece<'v>>) -> Content<'v> {
+        Content {
+            kind,
+            wire: WireType::Len,
+            prefix: Bytes::new(),
+            body: Body::children(pieces),
+            default: false,
+        }
+    }
+
     pub(super) fn size(&self) -> usize {
         self.prefix.len() + self.body.size()
     }
@@ -621,52 +632,21 @@ impl Encoder {
         path: &Trail<'_>,
     ) -> Result<Content<'v>, EncodeError> {
         let v = v.untagged();
-        match desc.full_name() {
-            "google.protobuf.Timestamp" => self.timestamp(v, path),
-            "google.protobuf.Duration" => self.duration(v, path),
-            "google.protobuf.DoubleValue"
-            | "google.protobuf.FloatValue"
-            | "google.protobuf.Int64Value"
-            | "google.protobuf.UInt64Value"
-            | "google.protobuf.Int32Value"
-            | "google.protobuf.UInt32Value"
-            | "google.protobuf.BoolValue"
-            | "google.protobuf.StringValue"
-            | "google.protobuf.BytesValue" => self.wrapper(v, desc, path),
-            "google.protobuf.Struct" => {
-                let entries = self.struct_entries(v, path)?;
-                Ok(Content {
-                    kind: Kind::Map,
-                    wire: WireType::Len,
-                    prefix: Bytes::new(),
-                    body: Body::children(entries),
-                    default: false,
-                })
-            }
-            "google.protobuf.ListValue" => {
-                let items = self.list_items(v, path)?;
-                Ok(Content {
-                    kind: Kind::Array,
-                    wire: WireType::Len,
-                    prefix: Bytes::new(),
-                    body: Body::children(items),
-                    default: false,
-                })
-            }
-            "google.protobuf.Value" => self.json_value(v, path),
-            "google.protobuf.FieldMask" => self.field_mask(v, path),
-            "google.protobuf.Any" => self.any(v, desc, path),
-            _ => {
-                let pieces = self.message_fields(v, desc, path, false)?;
-                Ok(Content {
-                    kind: Kind::Map,
-                    wire: WireType::Len,
-                    prefix: Bytes::new(),
-                    body: Body::children(pieces),
-                    default: false,
-                })
-            }
+        match WellKnown::of(desc.full_name()) {
+            Some(wkt) => self.well_known(wkt, v, desc, path),
+            None => self.fields_content(v, desc, path),
         }
+    }
+
+    /// The body of an ordinary message of type `desc`: its fields.
+    pub(super) fn fields_content<'v>(
+        &mut self,
+        v: &'v Value,
+        desc: &MessageDescriptor,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
+        let pieces = self.message_fields(v, desc, path, false)?;
+        Ok(Content::children(Kind::Map, pieces))
     }
 
     /// The fields of a message given as a map; `skip_type` leaves out an `Any`'s `"@type"`.

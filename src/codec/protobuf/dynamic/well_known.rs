@@ -18,41 +18,31 @@ use super::encode::{
 use crate::codec::{EncodeError, NoteKind};
 use crate::model::{Kind, Segment, Span, Timestamp, Value, WireType};
 
-/// The well-known types read as scalars from their flat fields.
-pub(super) const SCALAR_WKTS: [&str; 13] = [
-    "google.protobuf.Timestamp",
-    "google.protobuf.Duration",
-    "google.protobuf.FieldMask",
-    "google.protobuf.Empty",
-    "google.protobuf.DoubleValue",
-    "google.protobuf.FloatValue",
-    "google.protobuf.Int64Value",
-    "google.protobuf.UInt64Value",
-    "google.protobuf.Int32Value",
-    "google.protobuf.UInt32Value",
-    "google.protobuf.BoolValue",
-    "google.protobuf.StringValue",
-    "google.protobuf.BytesValue",
-];
-
-pub(super) fn is_wkt(name: &str) -> bool {
-    SCALAR_WKTS.contains(&name)
-        || matches!(
-            name,
-            "google.protobuf.Struct"
-                | "google.protobuf.Value"
-                | "google.protobuf.ListValue"
-                | "google.protobuf.Any"
-        )
+/// The well-known types this module reads and writes in their JSON form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WellKnown {
+    Timestamp,
+    Duration,
+    FieldMask,
+    Empty,
+    /// `DoubleValue`, `Int32Value`…: one field 1 of a scalar type.
+    Wrapper,
+    Struct,
+    /// `google.protobuf.Value`: null, number, text, bool, struct or list.
+    Value,
+    ListValue,
+    Any,
 }
 
-/// Well-known types whose JSON form is not a map of fields (an `Any` of one has `"value"`).
-pub(super) fn is_wkt_json(name: &str) -> bool {
-    matches!(
-        name,
-        "google.protobuf.Timestamp"
-            | "google.protobuf.Duration"
-            | "google.protobuf.DoubleValue"
+impl WellKnown {
+    /// The well-known type named `name` (a message's full name), if it is one.
+    pub(super) fn of(name: &str) -> Option<WellKnown> {
+        Some(match name {
+            "google.protobuf.Timestamp" => WellKnown::Timestamp,
+            "google.protobuf.Duration" => WellKnown::Duration,
+            "google.protobuf.FieldMask" => WellKnown::FieldMask,
+            "google.protobuf.Empty" => WellKnown::Empty,
+            "google.protobuf.DoubleValue"
             | "google.protobuf.FloatValue"
             | "google.protobuf.Int64Value"
             | "google.protobuf.UInt64Value"
@@ -60,11 +50,26 @@ pub(super) fn is_wkt_json(name: &str) -> bool {
             | "google.protobuf.UInt32Value"
             | "google.protobuf.BoolValue"
             | "google.protobuf.StringValue"
-            | "google.protobuf.BytesValue"
-            | "google.protobuf.Struct"
-            | "google.protobuf.Value"
-            | "google.protobuf.ListValue"
-            | "google.protobuf.FieldMask"
+            | "google.protobuf.BytesValue" => WellKnown::Wrapper,
+            "google.protobuf.Struct" => WellKnown::Struct,
+            "google.protobuf.Value" => WellKnown::Value,
+            "google.protobuf.ListValue" => WellKnown::ListValue,
+            "google.protobuf.Any" => WellKnown::Any,
+            _ => return None,
+        })
+    }
+}
+
+/// Whether the decoder reads `name` in its natural form (when its bytes are plain).
+pub(super) fn is_wkt(name: &str) -> bool {
+    WellKnown::of(name).is_some()
+}
+
+/// Well-known types whose JSON form is not a map of fields (an `Any` of one has `"value"`).
+pub(super) fn is_wkt_json(name: &str) -> bool {
+    !matches!(
+        WellKnown::of(name),
+        None | Some(WellKnown::Empty | WellKnown::Any)
     )
 }
 
@@ -364,6 +369,34 @@ impl Decoder<'_> {
 }
 
 impl Encoder {
+    /// The content of a well-known type from its JSON form.
+    pub(super) fn well_known<'v>(
+        &mut self,
+        wkt: WellKnown,
+        v: &'v Value,
+        desc: &MessageDescriptor,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
+        match wkt {
+            WellKnown::Timestamp => self.timestamp(v, path),
+            WellKnown::Duration => self.duration(v, path),
+            WellKnown::Wrapper => self.wrapper(v, desc, path),
+            WellKnown::Struct => {
+                let entries = self.struct_entries(v, path)?;
+                Ok(Content::children(Kind::Map, entries))
+            }
+            WellKnown::ListValue => {
+                let items = self.list_items(v, path)?;
+                Ok(Content::children(Kind::Array, items))
+            }
+            WellKnown::Value => self.json_value(v, path),
+            WellKnown::FieldMask => self.field_mask(v, path),
+            WellKnown::Any => self.any(v, desc, path),
+            // Written as the ordinary (empty) message.
+            WellKnown::Empty => self.fields_content(v, desc, path),
+        }
+    }
+
     pub(super) fn timestamp<'v>(
         &mut self,
         v: &'v Value,
@@ -712,13 +745,7 @@ impl Encoder {
                 }
             }
         }
-        Ok(Content {
-            kind: Kind::Map,
-            wire: WireType::Len,
-            prefix: Bytes::new(),
-            body: Body::children(pieces),
-            default: false,
-        })
+        Ok(Content::children(Kind::Map, pieces))
     }
 }
 
