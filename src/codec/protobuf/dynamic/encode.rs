@@ -1388,15 +1388,29 @@ fn wrap<'v>(field: &FieldInfo, seg: Segment, c: Content<'v>) -> Out<'v> {
             end_group_tag(field.number),
         );
     }
-    let mut header = Bytes::new();
     if c.wire == WireType::Len {
-        header = len_prefix(c.size());
+        return len_node(field.number, seg, c);
     }
+    let mut header = Bytes::new();
     header.extend(c.prefix);
     Out::new(
         c.kind,
         seg,
         tag(field.number, c.wire),
+        header,
+        c.body,
+        Bytes::new(),
+    )
+}
+
+/// A LEN occurrence of field `number`: tag as key; length and prefix as header.
+pub(super) fn len_node<'v>(number: u32, seg: Segment, c: Content<'v>) -> Out<'v> {
+    let mut header = len_prefix(c.size());
+    header.extend(c.prefix);
+    Out::new(
+        c.kind,
+        seg,
+        tag(number, WireType::Len),
         header,
         c.body,
         Bytes::new(),

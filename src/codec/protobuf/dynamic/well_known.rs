@@ -12,8 +12,8 @@ use super::decode::{
     default_of, expected_wire, scalar, Attach, Decoder, Failure, Flat, MessageNode, Mode, Wkt,
 };
 use super::encode::{
-    implicit_varint, kind_name, leaf, len_prefix, tag, Body, Bytes, Content, Encoder, Out, Piece,
-    Trail,
+    implicit_varint, kind_name, leaf, len_node, len_prefix, tag, Body, Bytes, Content, Encoder,
+    Out, Piece, Trail,
 };
 use crate::codec::{EncodeError, NoteKind};
 use crate::model::{Kind, Segment, Span, Timestamp, Value, WireType};
@@ -546,16 +546,7 @@ impl Encoder {
         let mut pieces = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let c = self.json_value(item, &path.index(i))?;
-            let mut header = len_prefix(c.size());
-            header.extend(c.prefix);
-            pieces.push(Piece::Node(Out::new(
-                c.kind,
-                Segment::Index(i as u32),
-                tag(1, WireType::Len),
-                header,
-                c.body,
-                Bytes::new(),
-            )));
+            pieces.push(Piece::Node(len_node(1, Segment::Index(i as u32), c)));
         }
         Ok(pieces)
     }
@@ -697,16 +688,7 @@ impl Encoder {
                 let c = self.message_content(vv, &packed, &path.key(vk))?;
                 let seg = self.builder.segment_for_key(vk);
                 if c.size() > 0 {
-                    let mut header = len_prefix(c.size());
-                    header.extend(c.prefix);
-                    pieces.push(Piece::Node(Out::new(
-                        c.kind,
-                        seg,
-                        tag(2, WireType::Len),
-                        header,
-                        c.body,
-                        Bytes::new(),
-                    )));
+                    pieces.push(Piece::Node(len_node(2, seg, c)));
                 }
             }
             Some(packed) => {
