@@ -22,6 +22,8 @@
 //!   lost. `Any` whose packed type is itself a well-known type, or not in the pool, keeps its
 //!   `"value"` bytes. Field masks keep their paths as written, joined by commas.
 //!
+//! How each well-known type reads is in `well_known.rs`, beside how it is written.
+//!
 //! Not done here: encoding (`encode.rs`), proto3 JSON (`proto3_json.rs`, which uses
 //! prost-reflect).
 
@@ -31,11 +33,10 @@ use std::rc::Rc;
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 
 use super::field::FieldFacts;
+use super::well_known::is_wkt;
 use super::PerType;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
-use crate::model::{
-    Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Timestamp, Value, WireType,
-};
+use crate::model::{Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Value, WireType};
 
 /// Decodes `bytes` as one `message`.
 pub fn decode(
@@ -89,18 +90,18 @@ pub fn decode_stats(
 }
 
 /// A failure before the partial document is assembled.
-struct Failure {
-    kind: ErrorKind,
-    offset: usize,
+pub(super) struct Failure {
+    pub(super) kind: ErrorKind,
+    pub(super) offset: usize,
     /// The step below the open node that the failure is in ([`Segment::Root`] for none), turned
     /// into a path segment only when the error is reported.
-    segment: Segment,
-    message: String,
+    pub(super) segment: Segment,
+    pub(super) message: String,
 }
 
 /// Where a finished value goes in the frame below it.
 #[derive(Debug, Clone)]
-enum Attach {
+pub(super) enum Attach {
     Root,
     /// An entry of the message (or struct) with this key.
     Entry(Value),
@@ -111,7 +112,7 @@ enum Attach {
 }
 
 /// What [`Decoder::try_wkt`] did.
-enum Wkt {
+pub(super) enum Wkt {
     /// Read as one leaf node with this value.
     Leaf(Value),
     /// Pushed its own frame (an `Any` with a known type, a `Value` holding a struct or list).
@@ -122,7 +123,7 @@ enum Wkt {
 
 /// How a frame's fields become its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     Message,
     /// `google.protobuf.Struct`: field 1's entries are the frame's own entries.
     Struct,
@@ -211,7 +212,7 @@ impl Field {
 }
 
 /// A message type's fields by number, and how the decoder reads the type.
-struct Fields {
+pub(super) struct Fields {
     desc: MessageDescriptor,
     /// Sorted by number.
     by_number: Vec<Rc<Field>>,
@@ -255,29 +256,43 @@ impl Fields {
 
 /// One field of a message read without descending into it.
 #[derive(Debug, Clone, Copy)]
-struct Flat {
-    number: u32,
-    wire: WireType,
-    tag_start: usize,
+pub(super) struct Flat {
+    pub(super) number: u32,
+    pub(super) wire: WireType,
+    pub(super) tag_start: usize,
     /// Start of the value bytes (after a LEN's length).
-    start: usize,
-    end: usize,
-    varint: u64,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) varint: u64,
 }
 
-struct Decoder<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+/// Where one message's node sits: `start..content` is its header (a length; for a map value the
+/// value's tag and length), `content..limit` its bytes, `resume` where the node ends and reading
+/// goes on; `segment` and `key` are its place in the tree, `path_seg` its segment in error paths.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MessageNode {
+    pub(super) segment: Segment,
+    pub(super) key: Option<Span>,
+    pub(super) start: usize,
+    pub(super) content: usize,
+    pub(super) limit: usize,
+    pub(super) resume: usize,
+    pub(super) path_seg: Segment,
+}
+
+pub(super) struct Decoder<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) pos: usize,
     max_depth: usize,
-    builder: SpanTreeBuilder,
+    pub(super) builder: SpanTreeBuilder,
     stack: Vec<Frame>,
     /// The entries of every open frame, each frame's above the one below it (only the top frame
     /// adds entries), so a finished message's map is allocated once at its exact size.
-    entries: Vec<(Value, Value)>,
+    pub(super) entries: Vec<(Value, Value)>,
     /// The field tables of the message types met so far.
     tables: PerType<Fields>,
     root: Option<Value>,
-    stats: DecodeStats,
+    pub(super) stats: DecodeStats,
     /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]), checked before
     /// each field and each packed element (a map entry or an `Any` adds up to three nodes).
     max_nodes: usize,
@@ -321,7 +336,7 @@ fn read_varint(
 }
 
 /// The wire type a field of `kind` is written with.
-fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
+pub(super) fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
     match kind {
         PKind::Double | PKind::Fixed64 | PKind::Sfixed64 => WireType::I64,
         PKind::Float | PKind::Fixed32 | PKind::Sfixed32 => WireType::I32,
@@ -339,7 +354,11 @@ fn is_packable(kind: &PKind) -> bool {
 /// The value of a scalar of `kind` whose value bytes are `data` (a varint already read as `v`),
 /// and whether it is an enum number the enum does not name (those stay integers). Fails only
 /// for a string that is not UTF-8.
-fn scalar(kind: &PKind, v: u64, data: &[u8]) -> Result<(Value, bool), std::str::Utf8Error> {
+pub(super) fn scalar(
+    kind: &PKind,
+    v: u64,
+    data: &[u8],
+) -> Result<(Value, bool), std::str::Utf8Error> {
     let le32 = || {
         data.get(..4)
             .and_then(|d| <[u8; 4]>::try_from(d).ok())
@@ -382,7 +401,7 @@ fn scalar(kind: &PKind, v: u64, data: &[u8]) -> Result<(Value, bool), std::str::
 }
 
 /// The default of a scalar of `kind` (for a map entry without its key or value).
-fn default_of(kind: &PKind) -> Value {
+pub(super) fn default_of(kind: &PKind) -> Value {
     match kind {
         PKind::Bool => Value::Bool(false),
         PKind::Float => Value::Float(Float::f32(0.0)),
@@ -393,49 +412,6 @@ fn default_of(kind: &PKind) -> Value {
         PKind::Message(_) => Value::Map(Vec::new()),
         _ => Value::Int(0),
     }
-}
-
-/// `seconds` and `nanos` as proto3 JSON text with the fewest fraction digits: `"1.5s"`,
-/// `"-0.000001s"`.
-fn duration_text(seconds: i64, nanos: i32) -> String {
-    let neg = seconds < 0 || nanos < 0;
-    let s = seconds.unsigned_abs();
-    let n = nanos.unsigned_abs();
-    // Shortest exact fraction ("1.5s"), as the contract shows; proto3 JSON readers accept it.
-    let frac = if n == 0 {
-        String::new()
-    } else {
-        format!(".{n:09}").trim_end_matches('0').to_string()
-    };
-    format!("{}{s}{frac}s", if neg { "-" } else { "" })
-}
-
-/// The well-known types read as scalars from their flat fields.
-const SCALAR_WKTS: [&str; 13] = [
-    "google.protobuf.Timestamp",
-    "google.protobuf.Duration",
-    "google.protobuf.FieldMask",
-    "google.protobuf.Empty",
-    "google.protobuf.DoubleValue",
-    "google.protobuf.FloatValue",
-    "google.protobuf.Int64Value",
-    "google.protobuf.UInt64Value",
-    "google.protobuf.Int32Value",
-    "google.protobuf.UInt32Value",
-    "google.protobuf.BoolValue",
-    "google.protobuf.StringValue",
-    "google.protobuf.BytesValue",
-];
-
-fn is_wkt(name: &str) -> bool {
-    SCALAR_WKTS.contains(&name)
-        || matches!(
-            name,
-            "google.protobuf.Struct"
-                | "google.protobuf.Value"
-                | "google.protobuf.ListValue"
-                | "google.protobuf.Any"
-        )
 }
 
 impl<'a> Decoder<'a> {
@@ -455,7 +431,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// The field table of `desc`, made on first use.
-    fn fields_of(&mut self, desc: &MessageDescriptor) -> Rc<Fields> {
+    pub(super) fn fields_of(&mut self, desc: &MessageDescriptor) -> Rc<Fields> {
         self.tables.get(desc, Fields::new)
     }
 
@@ -470,7 +446,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Opens a frame for a message whose fields start at `self.entries`' end.
-    fn push_frame(
+    pub(super) fn push_frame(
         &mut self,
         fields: Rc<Fields>,
         limit: usize,
@@ -570,7 +546,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn check_depth(&self, at: usize, segment: Segment) -> Result<(), Failure> {
+    pub(super) fn check_depth(&self, at: usize, segment: Segment) -> Result<(), Failure> {
         if self.builder.depth() >= self.max_depth {
             return fail(
                 ErrorKind::Limit(LimitName::Depth),
@@ -732,7 +708,7 @@ impl<'a> Decoder<'a> {
 
     /// The fields of `start..end` without descending into them; `None` if they are not
     /// well-formed or hold a group.
-    fn flat(&self, start: usize, end: usize) -> Option<Vec<Flat>> {
+    pub(super) fn flat(&self, start: usize, end: usize) -> Option<Vec<Flat>> {
         let mut out = Vec::new();
         let mut p = start;
         while p < end {
@@ -773,296 +749,55 @@ impl<'a> Decoder<'a> {
 
     fn run(&mut self, message: &MessageDescriptor) -> Result<(), Failure> {
         let len = self.bytes.len();
-        self.begin_message(
-            message,
-            Segment::Root,
-            None,
-            0,
-            0,
-            len,
-            len,
-            Attach::Root,
-            Segment::Root,
-        )?;
+        let root = MessageNode {
+            segment: Segment::Root,
+            key: None,
+            start: 0,
+            content: 0,
+            limit: len,
+            resume: len,
+            path_seg: Segment::Root,
+        };
+        self.begin_message(message, root, Attach::Root)?;
         self.main_loop()
     }
 
-    /// Starts a message field (or the root): a well-known type reads naturally, anything else
-    /// pushes a frame. `start..content` is the header (a length; for a map value the value's
-    /// tag and length), `content..limit` the message bytes, `resume` where its node ends.
-    #[allow(clippy::too_many_arguments)]
-    fn begin_message(
+    /// Starts a message field (or the root) at `node`: a well-known type reads naturally,
+    /// anything else pushes a frame.
+    pub(super) fn begin_message(
         &mut self,
         desc: &MessageDescriptor,
-        segment: Segment,
-        key: Option<Span>,
-        start: usize,
-        content: usize,
-        limit: usize,
-        resume: usize,
+        node: MessageNode,
         attach: Attach,
-        path_seg: Segment,
     ) -> Result<(), Failure> {
         let fields = self.fields_of(desc);
         if fields.wkt {
-            match self.try_wkt(
-                desc, segment, key, start, content, limit, resume, &attach, path_seg,
-            )? {
+            match self.try_wkt(desc, &node, &attach)? {
                 Wkt::Leaf(done) => {
-                    self.attach(attach, done, resume);
-                    self.pos = resume;
+                    self.attach(attach, done, node.resume);
+                    self.pos = node.resume;
                     return Ok(());
                 }
                 Wkt::Pushed => return Ok(()),
                 Wkt::Plain => {}
             }
         }
-        self.check_depth(start, path_seg)?;
+        self.check_depth(node.start, node.path_seg)?;
         let kind = if fields.mode == Mode::List {
             Kind::Array
         } else {
             Kind::Map
         };
-        self.builder.open(kind, segment, key, start, content);
+        self.builder
+            .open(kind, node.segment, node.key, node.start, node.content);
         let mode = fields.mode;
-        self.push_frame(fields, limit, resume, None, mode, attach);
-        self.pos = content;
+        self.push_frame(fields, node.limit, node.resume, None, mode, attach);
+        self.pos = node.content;
         Ok(())
     }
 
-    /// Reads a well-known type in its natural form when its bytes are plain. `Some(value)` when
-    /// it was a leaf (already added to the tree); `None` to decode it as a frame (either the
-    /// ordinary message, or, for `Any`/`Value` containers, a frame this pushed itself — then
-    /// `self.stack` grew and the caller must not push again).
-    #[allow(clippy::too_many_arguments)]
-    fn try_wkt(
-        &mut self,
-        desc: &MessageDescriptor,
-        segment: Segment,
-        key: Option<Span>,
-        start: usize,
-        content: usize,
-        limit: usize,
-        resume: usize,
-        attach: &Attach,
-        path_seg: Segment,
-    ) -> Result<Wkt, Failure> {
-        let name = desc.full_name();
-        if matches!(name, "google.protobuf.Struct" | "google.protobuf.ListValue") {
-            return Ok(Wkt::Plain);
-        }
-        let Some(fields) = self.flat(content, limit) else {
-            return Ok(Wkt::Plain);
-        };
-        let one = |n: u32, w: WireType| -> Option<Option<Flat>> {
-            let mut found = None;
-            for f in &fields {
-                if f.number != n {
-                    continue;
-                }
-                if f.wire != w || found.is_some() {
-                    return None;
-                }
-                found = Some(*f);
-            }
-            Some(found)
-        };
-        let only = |allowed: &[u32]| fields.iter().all(|f| allowed.contains(&f.number));
-        let bytes = self.bytes;
-        let slice = |f: &Flat| bytes.get(f.start..f.end).unwrap_or_default();
-        let mut payload = Span::new(content, limit);
-        let value = match name {
-            "google.protobuf.Timestamp" | "google.protobuf.Duration" => {
-                let (Some(s), Some(n)) = (one(1, WireType::Varint), one(2, WireType::Varint))
-                else {
-                    return Ok(Wkt::Plain);
-                };
-                if !only(&[1, 2]) {
-                    return Ok(Wkt::Plain);
-                }
-                let seconds = s.map_or(0, |f| f.varint as i64);
-                let nanos = n.map_or(0, |f| f.varint as i32);
-                if name == "google.protobuf.Timestamp" {
-                    // The range proto3 JSON allows: 0001-01-01 to 9999-12-31.
-                    if !(0..1_000_000_000).contains(&nanos)
-                        || !(-62_135_596_800..=253_402_300_799).contains(&seconds)
-                    {
-                        return Ok(Wkt::Plain);
-                    }
-                    Value::Timestamp(Timestamp {
-                        seconds,
-                        nanos: nanos as u32,
-                    })
-                } else {
-                    if nanos.unsigned_abs() >= 1_000_000_000
-                        || (seconds > 0 && nanos < 0)
-                        || (seconds < 0 && nanos > 0)
-                    {
-                        return Ok(Wkt::Plain);
-                    }
-                    Value::Text(duration_text(seconds, nanos))
-                }
-            }
-            "google.protobuf.FieldMask" => {
-                if !only(&[1]) || fields.iter().any(|f| f.wire != WireType::Len) {
-                    return Ok(Wkt::Plain);
-                }
-                let mut paths = Vec::new();
-                for f in &fields {
-                    match std::str::from_utf8(slice(f)) {
-                        Ok(s) if !s.contains(',') => paths.push(s.to_string()),
-                        _ => return Ok(Wkt::Plain),
-                    }
-                }
-                Value::Text(paths.join(","))
-            }
-            "google.protobuf.Empty" => {
-                if !fields.is_empty() {
-                    return Ok(Wkt::Plain);
-                }
-                Value::Map(Vec::new())
-            }
-            "google.protobuf.Value" => {
-                if fields.len() > 1 {
-                    return Ok(Wkt::Plain);
-                }
-                let Some(f) = fields.first() else {
-                    return Ok(Wkt::Plain);
-                };
-                payload = Span::new(f.start, f.end);
-                match (f.number, f.wire) {
-                    (1, WireType::Varint) => Value::Null,
-                    (2, WireType::I64) => scalar(&PKind::Double, 0, slice(f)).unwrap_or_default().0,
-                    (3, WireType::Len) => match std::str::from_utf8(slice(f)) {
-                        Ok(s) => Value::text(s),
-                        Err(_) => return Ok(Wkt::Plain),
-                    },
-                    (4, WireType::Varint) => Value::Bool(f.varint != 0),
-                    (5 | 6, WireType::Len) => {
-                        let Some(inner) = desc
-                            .get_field(f.number)
-                            .and_then(|fd| fd.kind().as_message().cloned())
-                        else {
-                            return Ok(Wkt::Plain);
-                        };
-                        // The Value node is the struct or list node: its header runs to the
-                        // inner message's bytes.
-                        self.begin_message(
-                            &inner,
-                            segment,
-                            key,
-                            start,
-                            f.start,
-                            f.end,
-                            resume,
-                            attach.clone(),
-                            path_seg,
-                        )?;
-                        return Ok(Wkt::Pushed);
-                    }
-                    _ => return Ok(Wkt::Plain),
-                }
-            }
-            "google.protobuf.Any" => {
-                let (Some(Some(t)), Some(v)) = (one(1, WireType::Len), one(2, WireType::Len))
-                else {
-                    return Ok(Wkt::Plain);
-                };
-                if !only(&[1, 2]) || v.is_some_and(|v| v.tag_start < t.tag_start) {
-                    return Ok(Wkt::Plain);
-                }
-                let Ok(type_url) = std::str::from_utf8(slice(&t)) else {
-                    return Ok(Wkt::Plain);
-                };
-                let type_name = type_url.rsplit('/').next().unwrap_or_default();
-                let resolved = desc
-                    .parent_pool()
-                    .get_message_by_name(type_name)
-                    .filter(|m| !is_wkt(m.full_name()));
-                self.check_depth(start, path_seg)?;
-                self.builder.open(Kind::Map, segment, key, start, content);
-                let at_type = self.builder.key("@type");
-                let type_tag = Span::new(t.tag_start, self.len_start(t.tag_start));
-                self.builder.leaf(
-                    Kind::Text,
-                    at_type,
-                    Some(type_tag),
-                    Span::new(self.len_start(t.tag_start), t.end),
-                    t.start,
-                    Span::new(t.start, t.end),
-                );
-                let mut entries = vec![(Value::text("@type"), Value::text(type_url))];
-                match (resolved, v) {
-                    (Some(m), v) => {
-                        let (vs, ve) = v.map_or((t.end, t.end), |v| (v.start, v.end));
-                        let fields = self.fields_of(&m);
-                        self.push_frame(fields, ve, resume, None, Mode::Message, attach.clone());
-                        self.entries.extend(entries);
-                        self.pos = vs;
-                        return Ok(Wkt::Pushed);
-                    }
-                    (None, v) => {
-                        if let Some(v) = v {
-                            let seg = self.builder.key("value");
-                            let after_tag = self.len_start(v.tag_start);
-                            self.builder.leaf(
-                                Kind::Bytes,
-                                seg,
-                                Some(Span::new(v.tag_start, after_tag)),
-                                Span::new(after_tag, v.end),
-                                v.start,
-                                Span::new(v.start, v.end),
-                            );
-                            entries.push((Value::text("value"), Value::Bytes(slice(&v).to_vec())));
-                        }
-                        self.builder.close(limit, resume);
-                        self.stats.known += entries.len();
-                        return Ok(Wkt::Leaf(Value::Map(entries)));
-                    }
-                }
-            }
-            _ => {
-                // Wrappers: field 1 of the wrapped type, or absent (the default).
-                let Some(fd) = desc.get_field(1) else {
-                    return Ok(Wkt::Plain);
-                };
-                let kind = fd.kind();
-                let Some(f) = one(1, expected_wire(&kind, false)) else {
-                    return Ok(Wkt::Plain);
-                };
-                if !only(&[1]) {
-                    return Ok(Wkt::Plain);
-                }
-                match f {
-                    None => {
-                        payload = Span::empty(limit);
-                        default_of(&kind)
-                    }
-                    Some(f) => {
-                        payload = Span::new(f.start, f.end);
-                        match scalar(&kind, f.varint, slice(&f)) {
-                            Ok((v, _)) => v,
-                            Err(_) => return Ok(Wkt::Plain),
-                        }
-                    }
-                }
-            }
-        };
-        self.stats.known += 1;
-        let header_end = payload.start.max(content);
-        self.builder.leaf(
-            value.kind(),
-            segment,
-            key,
-            Span::new(start, resume),
-            header_end,
-            payload,
-        );
-        Ok(Wkt::Leaf(value))
-    }
-
     /// End of the tag varint starting at `tag_start` (the start of what follows it).
-    fn len_start(&self, tag_start: usize) -> usize {
+    pub(super) fn len_start(&self, tag_start: usize) -> usize {
         match read_varint(self.bytes, tag_start, self.bytes.len()) {
             Ok((_, e)) => e,
             Err(_) => tag_start,
@@ -1295,17 +1030,16 @@ impl<'a> Decoder<'a> {
             }
             PKind::Message(m) => {
                 let _ = v;
-                self.begin_message(
-                    m,
+                let node = MessageNode {
                     segment,
-                    Some(tag),
-                    tag.end,
-                    hdr,
-                    vend,
-                    vend,
-                    attach,
+                    key: Some(tag),
+                    start: tag.end,
+                    content: hdr,
+                    limit: vend,
+                    resume: vend,
                     path_seg,
-                )
+                };
+                self.begin_message(m, node, attach)
             }
             kind => {
                 let data = self.bytes.get(hdr..vend).unwrap_or_default();
@@ -1456,9 +1190,16 @@ impl<'a> Decoder<'a> {
         match (&val_kind, vf) {
             (PKind::Message(m), Some(f)) => {
                 let m = m.clone();
-                self.begin_message(
-                    &m, segment, key_span, key_end, f.start, f.end, end, attach, entry_path,
-                )
+                let node = MessageNode {
+                    segment,
+                    key: key_span,
+                    start: key_end,
+                    content: f.start,
+                    limit: f.end,
+                    resume: end,
+                    path_seg: entry_path,
+                };
+                self.begin_message(&m, node, attach)
             }
             (kind, f) => {
                 let (value, header_end, payload) = match f {
@@ -1508,17 +1249,10 @@ impl<'a> Decoder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Timestamp;
 
     fn pool() -> prost_reflect::DescriptorPool {
         prost_reflect::DescriptorPool::global()
-    }
-
-    #[test]
-    fn durations_read_as_proto3_json_text() {
-        assert_eq!(duration_text(1, 500_000_000), "1.5s");
-        assert_eq!(duration_text(0, -1_000), "-0.000001s");
-        assert_eq!(duration_text(-3, 0), "-3s");
-        assert_eq!(duration_text(0, 1), "0.000000001s");
     }
 
     #[test]

@@ -39,11 +39,12 @@ use prost_reflect::{
 };
 
 use super::field::FieldFacts;
+use super::well_known::{is_wkt_json, WellKnown};
 use super::PerType;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
-    FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder,
-    Timestamp, Value, WireType,
+    FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder, Value,
+    WireType,
 };
 
 /// Encodes `value` as one `message`.
@@ -93,7 +94,7 @@ pub fn encode(
 /// text and bytes borrowed from the value being encoded, anything else owned. Most parts are
 /// short, so most nodes allocate nothing of their own.
 #[derive(Debug)]
-enum Bytes<'v> {
+pub(super) enum Bytes<'v> {
     Inline([u8; Bytes::INLINE], u8),
     Borrowed(&'v [u8]),
     Owned(Vec<u8>),
@@ -102,25 +103,25 @@ enum Bytes<'v> {
 impl<'v> Bytes<'v> {
     const INLINE: usize = 22;
 
-    fn new() -> Bytes<'v> {
+    pub(super) fn new() -> Bytes<'v> {
         Bytes::Inline([0; Bytes::INLINE], 0)
     }
 
     /// A copy of `bytes`, inline when they fit.
-    fn copy(bytes: &[u8]) -> Bytes<'v> {
+    pub(super) fn copy(bytes: &[u8]) -> Bytes<'v> {
         let mut b = Bytes::new();
         b.extend(bytes);
         b
     }
 
     /// `n` as a minimal varint.
-    fn varint(n: u64) -> Bytes<'v> {
+    pub(super) fn varint(n: u64) -> Bytes<'v> {
         let mut b = Bytes::new();
         b.push_varint(n);
         b
     }
 
-    fn as_slice(&self) -> &[u8] {
+    pub(super) fn as_slice(&self) -> &[u8] {
         match self {
             Bytes::Inline(buf, n) => buf.get(..usize::from(*n)).unwrap_or_default(),
             Bytes::Borrowed(b) => b,
@@ -128,15 +129,15 @@ impl<'v> Bytes<'v> {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.as_slice().len()
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn extend(&mut self, more: impl AsRef<[u8]>) {
+    pub(super) fn extend(&mut self, more: impl AsRef<[u8]>) {
         let more = more.as_ref();
         if more.is_empty() {
             return;
@@ -160,7 +161,7 @@ impl<'v> Bytes<'v> {
         }
     }
 
-    fn push_varint(&mut self, n: u64) {
+    pub(super) fn push_varint(&mut self, n: u64) {
         let (bytes, len) = crate::codec::protobuf::varint::bytes(n);
         self.extend(bytes.get(..len).unwrap_or_default());
     }
@@ -192,7 +193,7 @@ impl From<Vec<u8>> for Bytes<'_> {
 
 /// A node to write: its key bytes (tag), header, body and trailing structure (a group's end tag).
 #[derive(Debug)]
-struct Out<'v> {
+pub(super) struct Out<'v> {
     kind: Kind,
     segment: Segment,
     key: Bytes<'v>,
@@ -204,7 +205,7 @@ struct Out<'v> {
 }
 
 impl<'v> Out<'v> {
-    fn new(
+    pub(super) fn new(
         kind: Kind,
         segment: Segment,
         key: Bytes<'v>,
@@ -226,7 +227,7 @@ impl<'v> Out<'v> {
 }
 
 #[derive(Debug)]
-enum Body<'v> {
+pub(super) enum Body<'v> {
     /// A scalar's value bytes.
     Leaf(Bytes<'v>),
     /// A container's items (with their total size).
@@ -234,28 +235,28 @@ enum Body<'v> {
 }
 
 impl<'v> Body<'v> {
-    fn size(&self) -> usize {
+    pub(super) fn size(&self) -> usize {
         match self {
             Body::Leaf(b) => b.len(),
             Body::Children(_, n) => *n,
         }
     }
 
-    fn children(pieces: Vec<Piece<'v>>) -> Body<'v> {
+    pub(super) fn children(pieces: Vec<Piece<'v>>) -> Body<'v> {
         let n = pieces.iter().map(Piece::size).sum();
         Body::Children(pieces, n)
     }
 }
 
 #[derive(Debug)]
-enum Piece<'v> {
+pub(super) enum Piece<'v> {
     Node(Out<'v>),
     /// Bytes inside a container that belong to no child (an `Any`'s value tag and length).
     Gap(Bytes<'v>),
 }
 
 impl Piece<'_> {
-    fn size(&self) -> usize {
+    pub(super) fn size(&self) -> usize {
         match self {
             Piece::Node(o) => o.size,
             Piece::Gap(g) => g.len(),
@@ -273,16 +274,27 @@ struct FieldPlan<'v> {
 /// What one value becomes inside its field: the node kind, the wire type of the field's tag,
 /// header bytes after the field's own length (wrapper tags), the body, and whether it is the
 /// field's default (for implicit presence).
-struct Content<'v> {
-    kind: Kind,
-    wire: WireType,
-    prefix: Bytes<'v>,
-    body: Body<'v>,
-    default: bool,
+pub(super) struct Content<'v> {
+    pub(super) kind: Kind,
+    pub(super) wire: WireType,
+    pub(super) prefix: Bytes<'v>,
+    pub(super) body: Body<'v>,
+    pub(super) default: bool,
 }
 
-impl Content<'_> {
-    fn size(&self) -> usize {
+impl<'v> Content<'v> {
+    /// A message-like body (a message, `Struct`, `ListValue`) of `pieces`.
+    pub(super) fn children(kind: Kind, pieces: Vec<Piece<'v>>) -> Content<'v> {
+        Content {
+            kind,
+            wire: WireType::Len,
+            prefix: Bytes::new(),
+            body: Body::children(pieces),
+            default: false,
+        }
+    }
+
+    pub(super) fn size(&self) -> usize {
         self.prefix.len() + self.body.size()
     }
 }
@@ -394,10 +406,10 @@ impl Table {
     }
 }
 
-struct Encoder {
-    builder: SpanTreeBuilder,
-    notes: Notes,
-    canonical: bool,
+pub(super) struct Encoder {
+    pub(super) builder: SpanTreeBuilder,
+    pub(super) notes: Notes,
+    pub(super) canonical: bool,
     /// The field tables of the message types met so far.
     tables: PerType<Table>,
 }
@@ -407,11 +419,11 @@ fn varint(n: u64, out: &mut Vec<u8>) {
     crate::codec::protobuf::varint::put(out, n);
 }
 
-fn tag<'v>(number: u32, wire: WireType) -> Bytes<'v> {
+pub(super) fn tag<'v>(number: u32, wire: WireType) -> Bytes<'v> {
     Bytes::varint((u64::from(number) << 3) | wire.code())
 }
 
-fn len_prefix<'v>(n: usize) -> Bytes<'v> {
+pub(super) fn len_prefix<'v>(n: usize) -> Bytes<'v> {
     Bytes::varint(n as u64)
 }
 
@@ -424,7 +436,7 @@ fn path_segment(key: &Value) -> PathSegment {
 
 /// Where the encoder is in the source value: borrowed steps, made into a [`Path`] only for an
 /// error or a note.
-struct Trail<'a> {
+pub(super) struct Trail<'a> {
     parent: Option<&'a Trail<'a>>,
     step: Step<'a>,
 }
@@ -444,7 +456,7 @@ impl<'a> Trail<'a> {
     };
 
     /// The value of this one's entry `key`.
-    fn key(&'a self, key: &'a Value) -> Trail<'a> {
+    pub(super) fn key(&'a self, key: &'a Value) -> Trail<'a> {
         Trail {
             parent: Some(self),
             step: Step::Key(key),
@@ -452,14 +464,14 @@ impl<'a> Trail<'a> {
     }
 
     /// This one's item `i`.
-    fn index(&'a self, i: usize) -> Trail<'a> {
+    pub(super) fn index(&'a self, i: usize) -> Trail<'a> {
         Trail {
             parent: Some(self),
             step: Step::Index(i),
         }
     }
 
-    fn to_path(&self) -> Path {
+    pub(super) fn to_path(&self) -> Path {
         let mut steps = Vec::new();
         let mut at = Some(self);
         while let Some(t) = at {
@@ -497,7 +509,7 @@ fn describe(v: &Value) -> String {
 }
 
 /// The proto name of a scalar kind, for messages.
-fn kind_name(kind: &PKind) -> String {
+pub(super) fn kind_name(kind: &PKind) -> String {
     match kind {
         PKind::Double => "double".into(),
         PKind::Float => "float".into(),
@@ -586,58 +598,8 @@ fn decode_base64(s: &str) -> Option<Vec<u8>> {
     standard.decode(s).or_else(|_| url.decode(s)).ok()
 }
 
-/// `"1.5s"`, `"-0.000000001s"` into seconds and nanos (same sign).
-fn parse_duration(s: &str) -> Option<(i64, i32)> {
-    let body = s.strip_suffix('s')?;
-    let (neg, body) = match body.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, body),
-    };
-    let (whole, frac) = match body.split_once('.') {
-        Some((w, f)) => (w, f),
-        None => (body, ""),
-    };
-    if whole.is_empty()
-        || !whole.bytes().all(|c| c.is_ascii_digit())
-        || frac.len() > 9
-        || !frac.bytes().all(|c| c.is_ascii_digit())
-        || (body.contains('.') && frac.is_empty())
-    {
-        return None;
-    }
-    let secs: i64 = whole.parse().ok()?;
-    if secs > 315_576_000_000 {
-        return None;
-    }
-    let mut nanos: i32 = 0;
-    for (i, c) in frac
-        .bytes()
-        .chain(std::iter::repeat(b'0'))
-        .take(9)
-        .enumerate()
-    {
-        let _ = i;
-        nanos = nanos * 10 + i32::from(c - b'0');
-    }
-    Some(if neg { (-secs, -nanos) } else { (secs, nanos) })
-}
-
-/// `fooBar` → `foo_bar` (a FieldMask path from its JSON form).
-fn snake_case(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 4);
-    for c in s.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// A varint field `number` with value `n`, or nothing at the default 0.
-fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
+pub(super) fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
     if n != 0 {
         out.extend_from_slice(tag(number, WireType::Varint).as_slice());
         varint(n, out);
@@ -650,7 +612,7 @@ impl Encoder {
         self.tables.get(desc, Table::new)
     }
 
-    fn error(&self, path: &Trail<'_>, message: String) -> EncodeError {
+    pub(super) fn error(&self, path: &Trail<'_>, message: String) -> EncodeError {
         EncodeError {
             format: Format::Protobuf,
             path: path.to_path(),
@@ -658,68 +620,37 @@ impl Encoder {
         }
     }
 
-    fn expected(&self, path: &Trail<'_>, what: &str, v: &Value) -> EncodeError {
+    pub(super) fn expected(&self, path: &Trail<'_>, what: &str, v: &Value) -> EncodeError {
         self.error(path, format!("expected {what}, found {}", describe(v)))
     }
 
     /// The body of one message (or a well-known type's JSON form) of type `desc`.
-    fn message_content<'v>(
+    pub(super) fn message_content<'v>(
         &mut self,
         v: &'v Value,
         desc: &MessageDescriptor,
         path: &Trail<'_>,
     ) -> Result<Content<'v>, EncodeError> {
         let v = v.untagged();
-        match desc.full_name() {
-            "google.protobuf.Timestamp" => self.timestamp(v, path),
-            "google.protobuf.Duration" => self.duration(v, path),
-            "google.protobuf.DoubleValue"
-            | "google.protobuf.FloatValue"
-            | "google.protobuf.Int64Value"
-            | "google.protobuf.UInt64Value"
-            | "google.protobuf.Int32Value"
-            | "google.protobuf.UInt32Value"
-            | "google.protobuf.BoolValue"
-            | "google.protobuf.StringValue"
-            | "google.protobuf.BytesValue" => self.wrapper(v, desc, path),
-            "google.protobuf.Struct" => {
-                let entries = self.struct_entries(v, path)?;
-                Ok(Content {
-                    kind: Kind::Map,
-                    wire: WireType::Len,
-                    prefix: Bytes::new(),
-                    body: Body::children(entries),
-                    default: false,
-                })
-            }
-            "google.protobuf.ListValue" => {
-                let items = self.list_items(v, path)?;
-                Ok(Content {
-                    kind: Kind::Array,
-                    wire: WireType::Len,
-                    prefix: Bytes::new(),
-                    body: Body::children(items),
-                    default: false,
-                })
-            }
-            "google.protobuf.Value" => self.json_value(v, path),
-            "google.protobuf.FieldMask" => self.field_mask(v, path),
-            "google.protobuf.Any" => self.any(v, desc, path),
-            _ => {
-                let pieces = self.message_fields(v, desc, path, false)?;
-                Ok(Content {
-                    kind: Kind::Map,
-                    wire: WireType::Len,
-                    prefix: Bytes::new(),
-                    body: Body::children(pieces),
-                    default: false,
-                })
-            }
+        match WellKnown::of(desc.full_name()) {
+            Some(wkt) => self.well_known(wkt, v, desc, path),
+            None => self.fields_content(v, desc, path),
         }
     }
 
+    /// The body of an ordinary message of type `desc`: its fields.
+    pub(super) fn fields_content<'v>(
+        &mut self,
+        v: &'v Value,
+        desc: &MessageDescriptor,
+        path: &Trail<'_>,
+    ) -> Result<Content<'v>, EncodeError> {
+        let pieces = self.message_fields(v, desc, path, false)?;
+        Ok(Content::children(Kind::Map, pieces))
+    }
+
     /// The fields of a message given as a map; `skip_type` leaves out an `Any`'s `"@type"`.
-    fn message_fields<'v>(
+    pub(super) fn message_fields<'v>(
         &mut self,
         v: &'v Value,
         desc: &MessageDescriptor,
@@ -1195,7 +1126,7 @@ impl Encoder {
     }
 
     /// One value of a field's type; `None` for null where null means "not set".
-    fn single<'v>(
+    pub(super) fn single<'v>(
         &mut self,
         kind: &PKind,
         v: &'v Value,
@@ -1324,7 +1255,7 @@ impl Encoder {
         })
     }
 
-    fn float<'v>(
+    pub(super) fn float<'v>(
         &mut self,
         kind: &PKind,
         v: &'v Value,
@@ -1433,384 +1364,9 @@ impl Encoder {
             ..leaf(kind, WireType::Varint, bytes)
         })
     }
-
-    fn timestamp<'v>(
-        &mut self,
-        v: &'v Value,
-        path: &Trail<'_>,
-    ) -> Result<Content<'v>, EncodeError> {
-        let t = match v {
-            Value::Timestamp(t) => *t,
-            Value::Text(s) => match Timestamp::parse_rfc3339(s) {
-                Some(t) => t,
-                None => {
-                    return Err(self.expected(
-                        path,
-                        "google.protobuf.Timestamp (RFC 3339 text or a timestamp)",
-                        v,
-                    ))
-                }
-            },
-            other => {
-                return Err(self.expected(
-                    path,
-                    "google.protobuf.Timestamp (RFC 3339 text or a timestamp)",
-                    other,
-                ))
-            }
-        };
-        if !(-62_135_596_800..=253_402_300_799).contains(&t.seconds) {
-            return Err(self.error(
-                path,
-                format!(
-                    "timestamp {} is outside 0001-01-01..9999-12-31, the range of \
-                     google.protobuf.Timestamp",
-                    t.to_rfc3339()
-                ),
-            ));
-        }
-        let mut bytes = Vec::new();
-        implicit_varint(1, t.seconds as u64, &mut bytes);
-        implicit_varint(2, u64::from(t.nanos), &mut bytes);
-        Ok(leaf(Kind::Timestamp, WireType::Len, bytes))
-    }
-
-    fn duration<'v>(&mut self, v: &'v Value, path: &Trail<'_>) -> Result<Content<'v>, EncodeError> {
-        let what = "google.protobuf.Duration (text like \"1.5s\")";
-        let Some((secs, nanos)) = v.as_str().and_then(parse_duration) else {
-            return Err(self.expected(path, what, v));
-        };
-        let mut bytes = Vec::new();
-        implicit_varint(1, secs as u64, &mut bytes);
-        implicit_varint(2, i64::from(nanos) as u64, &mut bytes);
-        Ok(leaf(Kind::Text, WireType::Len, bytes))
-    }
-
-    /// A wrapper (`Int32Value`…) from its inner value: the inner tag is header.
-    fn wrapper<'v>(
-        &mut self,
-        v: &'v Value,
-        desc: &MessageDescriptor,
-        path: &Trail<'_>,
-    ) -> Result<Content<'v>, EncodeError> {
-        let Some(inner) = desc.get_field(1) else {
-            return Err(self.error(path, format!("{} has no field 1", desc.full_name())));
-        };
-        let Some(c) = self.single(&inner.kind(), v, path, false)? else {
-            return Err(self.expected(path, &kind_name(&inner.kind()), v));
-        };
-        if c.default {
-            return Ok(Content {
-                prefix: Bytes::new(),
-                body: Body::Leaf(Bytes::new()),
-                ..c
-            });
-        }
-        let mut prefix = tag(1, c.wire);
-        if c.wire == WireType::Len {
-            prefix.extend(len_prefix(c.size()));
-        }
-        prefix.extend(c.prefix);
-        Ok(Content {
-            kind: c.kind,
-            wire: WireType::Len,
-            prefix,
-            body: c.body,
-            default: false,
-        })
-    }
-
-    /// A `Struct`'s entries: map entries of field 1, keyed by text, valued by `Value`s.
-    fn struct_entries<'v>(
-        &mut self,
-        v: &'v Value,
-        path: &Trail<'_>,
-    ) -> Result<Vec<Piece<'v>>, EncodeError> {
-        let Some(entries) = v.as_map() else {
-            return Err(self.expected(path, "google.protobuf.Struct (a map)", v));
-        };
-        let mut order: Vec<usize> = (0..entries.len()).collect();
-        if self.canonical {
-            order.sort_by(|&a, &b| entries[a].0.as_str().cmp(&entries[b].0.as_str()));
-        }
-        let mut pieces = Vec::with_capacity(entries.len());
-        for i in order {
-            let (k, val) = (entries[i].0.untagged(), &entries[i].1);
-            let kpath = path.key(k);
-            let Value::Text(key) = k else {
-                return Err(self.expected(&kpath, "a text key in google.protobuf.Struct", k));
-            };
-            let seg = self.builder.segment_for_key(k);
-            let c = self.json_value(val, &kpath)?;
-            let mut key_bytes = Bytes::new();
-            if !key.is_empty() {
-                key_bytes.extend(tag(1, WireType::Len));
-                key_bytes.extend(len_prefix(key.len()));
-                key_bytes.extend(key.as_bytes());
-            }
-            let mut header = tag(2, WireType::Len);
-            header.extend(len_prefix(c.size()));
-            header.extend(c.prefix);
-            let entry_len = key_bytes.len() + header.len() + c.body.size();
-            let mut k = tag(1, WireType::Len);
-            k.extend(len_prefix(entry_len));
-            k.extend(key_bytes);
-            pieces.push(Piece::Node(Out::new(
-                c.kind,
-                seg,
-                k,
-                header,
-                c.body,
-                Bytes::new(),
-            )));
-        }
-        Ok(pieces)
-    }
-
-    /// A `ListValue`'s items: field 1, each a `Value`.
-    fn list_items<'v>(
-        &mut self,
-        v: &'v Value,
-        path: &Trail<'_>,
-    ) -> Result<Vec<Piece<'v>>, EncodeError> {
-        let Some(items) = v.as_array() else {
-            return Err(self.expected(path, "google.protobuf.ListValue (an array)", v));
-        };
-        let mut pieces = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let c = self.json_value(item, &path.index(i))?;
-            let mut header = len_prefix(c.size());
-            header.extend(c.prefix);
-            pieces.push(Piece::Node(Out::new(
-                c.kind,
-                Segment::Index(i as u32),
-                tag(1, WireType::Len),
-                header,
-                c.body,
-                Bytes::new(),
-            )));
-        }
-        Ok(pieces)
-    }
-
-    /// A `google.protobuf.Value` from any JSON-like value: the oneof member's tag (and length)
-    /// is header.
-    fn json_value<'v>(
-        &mut self,
-        v: &'v Value,
-        path: &Trail<'_>,
-    ) -> Result<Content<'v>, EncodeError> {
-        let v = v.untagged();
-        let (kind, number, wire, body) = match v {
-            Value::Null => (
-                Kind::Null,
-                1,
-                WireType::Varint,
-                Body::Leaf(Bytes::copy(&[0])),
-            ),
-            Value::Undefined | Value::Simple(_) => {
-                let what = v.summary(20);
-                self.notes.add(NoteKind::SimpleAsNull, path.to_path(), || {
-                    format!("CBOR {what} has no protobuf equivalent; written as null")
-                });
-                (
-                    Kind::Null,
-                    1,
-                    WireType::Varint,
-                    Body::Leaf(Bytes::copy(&[0])),
-                )
-            }
-            Value::Bool(b) => (
-                Kind::Bool,
-                4,
-                WireType::Varint,
-                Body::Leaf(Bytes::copy(&[u8::from(*b)])),
-            ),
-            Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Decimal(_) => {
-                let c = self.float(&PKind::Double, v, path)?;
-                (c.kind, 2, WireType::I64, c.body)
-            }
-            Value::Text(s) => (
-                Kind::Text,
-                3,
-                WireType::Len,
-                Body::Leaf(Bytes::Borrowed(s.as_bytes())),
-            ),
-            Value::Map(_) => {
-                let pieces = self.struct_entries(v, path)?;
-                (Kind::Map, 5, WireType::Len, Body::children(pieces))
-            }
-            Value::Array(_) => {
-                let pieces = self.list_items(v, path)?;
-                (Kind::Array, 6, WireType::Len, Body::children(pieces))
-            }
-            other => {
-                return Err(self.expected(
-                    path,
-                    "google.protobuf.Value (null, bool, number, text, map or array)",
-                    other,
-                ))
-            }
-        };
-        let mut prefix = tag(number, wire);
-        if wire == WireType::Len {
-            prefix.extend(len_prefix(body.size()));
-        }
-        Ok(Content {
-            kind,
-            wire: WireType::Len,
-            prefix,
-            body,
-            default: false,
-        })
-    }
-
-    fn field_mask<'v>(
-        &mut self,
-        v: &'v Value,
-        path: &Trail<'_>,
-    ) -> Result<Content<'v>, EncodeError> {
-        let Some(s) = v.as_str() else {
-            return Err(self.expected(path, "google.protobuf.FieldMask (comma-separated text)", v));
-        };
-        let mut bytes = Vec::new();
-        for p in s.split(',').filter(|p| !p.is_empty()) {
-            let p = snake_case(p);
-            bytes.extend_from_slice(&tag(1, WireType::Len));
-            bytes.extend_from_slice(&len_prefix(p.len()));
-            bytes.extend_from_slice(p.as_bytes());
-        }
-        Ok(leaf(Kind::Text, WireType::Len, bytes))
-    }
-
-    /// An `Any`: `"@type"` names the packed type; its fields (or `"value"` for a well-known
-    /// type, or raw bytes for a type not in the pool) follow.
-    fn any<'v>(
-        &mut self,
-        v: &'v Value,
-        desc: &MessageDescriptor,
-        path: &Trail<'_>,
-    ) -> Result<Content<'v>, EncodeError> {
-        let Some(entries) = v.as_map() else {
-            return Err(self.expected(path, "google.protobuf.Any (a map with \"@type\")", v));
-        };
-        let Some((type_key, type_value)) =
-            entries.iter().find(|(k, _)| k.as_str() == Some("@type"))
-        else {
-            return Err(self.error(
-                path,
-                "google.protobuf.Any needs an \"@type\" entry naming the packed type".into(),
-            ));
-        };
-        let tpath = path.key(type_key.untagged());
-        let Some(url) = type_value.as_str() else {
-            return Err(self.expected(&tpath, "a type URL (text)", type_value));
-        };
-        let type_name = url.rsplit('/').next().unwrap_or(url);
-        let mut pieces = Vec::new();
-        let tseg = self.builder.segment_for_key(type_key.untagged());
-        pieces.push(Piece::Node(Out::new(
-            Kind::Text,
-            tseg,
-            tag(1, WireType::Len),
-            len_prefix(url.len()),
-            Body::Leaf(Bytes::Borrowed(url.as_bytes())),
-            Bytes::new(),
-        )));
-        let value_entry = entries.iter().find(|(k, _)| k.as_str() == Some("value"));
-        match desc.parent_pool().get_message_by_name(type_name) {
-            Some(packed) if is_wkt_json(packed.full_name()) => {
-                let Some((vk, vv)) = value_entry else {
-                    return Err(self.error(
-                        path,
-                        format!("google.protobuf.Any of {type_name} needs a \"value\" entry"),
-                    ));
-                };
-                let vk = vk.untagged();
-                let c = self.message_content(vv, &packed, &path.key(vk))?;
-                let seg = self.builder.segment_for_key(vk);
-                if c.size() > 0 {
-                    let mut header = len_prefix(c.size());
-                    header.extend(c.prefix);
-                    pieces.push(Piece::Node(Out::new(
-                        c.kind,
-                        seg,
-                        tag(2, WireType::Len),
-                        header,
-                        c.body,
-                        Bytes::new(),
-                    )));
-                }
-            }
-            Some(packed) => {
-                let inner = self.message_fields(v, &packed, path, true)?;
-                let size: usize = inner.iter().map(Piece::size).sum();
-                if size > 0 {
-                    let mut gap = tag(2, WireType::Len);
-                    gap.extend(len_prefix(size));
-                    pieces.push(Piece::Gap(gap));
-                    pieces.extend(inner);
-                }
-            }
-            None => {
-                let Some((vk, vv)) = value_entry else {
-                    return Err(self.error(
-                        &tpath,
-                        format!("type {type_name:?} is not in the schema's descriptor pool"),
-                    ));
-                };
-                let vk = vk.untagged();
-                let vpath = path.key(vk);
-                let Some(c) = self.single(&PKind::Bytes, vv, &vpath, false)? else {
-                    return Err(self.expected(&vpath, "bytes", vv));
-                };
-                if !c.default {
-                    let seg = self.builder.segment_for_key(vk);
-                    let header = len_prefix(c.size());
-                    pieces.push(Piece::Node(Out::new(
-                        c.kind,
-                        seg,
-                        tag(2, WireType::Len),
-                        header,
-                        c.body,
-                        Bytes::new(),
-                    )));
-                }
-            }
-        }
-        Ok(Content {
-            kind: Kind::Map,
-            wire: WireType::Len,
-            prefix: Bytes::new(),
-            body: Body::children(pieces),
-            default: false,
-        })
-    }
 }
 
-/// Well-known types whose JSON form is not a map of fields (an `Any` of one has `"value"`).
-fn is_wkt_json(name: &str) -> bool {
-    matches!(
-        name,
-        "google.protobuf.Timestamp"
-            | "google.protobuf.Duration"
-            | "google.protobuf.DoubleValue"
-            | "google.protobuf.FloatValue"
-            | "google.protobuf.Int64Value"
-            | "google.protobuf.UInt64Value"
-            | "google.protobuf.Int32Value"
-            | "google.protobuf.UInt32Value"
-            | "google.protobuf.BoolValue"
-            | "google.protobuf.StringValue"
-            | "google.protobuf.BytesValue"
-            | "google.protobuf.Struct"
-            | "google.protobuf.Value"
-            | "google.protobuf.ListValue"
-            | "google.protobuf.FieldMask"
-    )
-}
-
-fn leaf<'v>(kind: Kind, wire: WireType, bytes: impl Into<Bytes<'v>>) -> Content<'v> {
+pub(super) fn leaf<'v>(kind: Kind, wire: WireType, bytes: impl Into<Bytes<'v>>) -> Content<'v> {
     Content {
         kind,
         wire,
@@ -1832,15 +1388,29 @@ fn wrap<'v>(field: &FieldInfo, seg: Segment, c: Content<'v>) -> Out<'v> {
             end_group_tag(field.number),
         );
     }
-    let mut header = Bytes::new();
     if c.wire == WireType::Len {
-        header = len_prefix(c.size());
+        return len_node(field.number, seg, c);
     }
+    let mut header = Bytes::new();
     header.extend(c.prefix);
     Out::new(
         c.kind,
         seg,
         tag(field.number, c.wire),
+        header,
+        c.body,
+        Bytes::new(),
+    )
+}
+
+/// A LEN occurrence of field `number`: tag as key; length and prefix as header.
+pub(super) fn len_node<'v>(number: u32, seg: Segment, c: Content<'v>) -> Out<'v> {
+    let mut header = len_prefix(c.size());
+    header.extend(c.prefix);
+    Out::new(
+        c.kind,
+        seg,
+        tag(number, WireType::Len),
         header,
         c.body,
         Bytes::new(),
@@ -1938,13 +1508,6 @@ mod tests {
 
     #[test]
     fn durations_masks_and_base64() {
-        assert_eq!(parse_duration("1.5s"), Some((1, 500_000_000)));
-        assert_eq!(parse_duration("-0.000000001s"), Some((0, -1)));
-        assert_eq!(parse_duration("3s"), Some((3, 0)));
-        assert_eq!(parse_duration("1.s"), None);
-        assert_eq!(parse_duration("1.5"), None);
-        assert_eq!(parse_duration("1.0000000001s"), None);
-        assert_eq!(snake_case("fooBar.bazQux"), "foo_bar.baz_qux");
         assert_eq!(decode_base64("AAEC/w=="), Some(vec![0, 1, 2, 255]));
         assert_eq!(decode_base64("AAEC_w"), Some(vec![0, 1, 2, 255]));
         assert_eq!(decode_base64("!!"), None);

@@ -1,11 +1,13 @@
 //! Schema-guided protobuf: decode bytes with a message type into a value with spans
 //! (`decode.rs`), encode a value into a message type (`encode.rs`), both from one table of what
-//! each field is (`field.rs`), and the proto3 JSON mapping (`proto3_json.rs`).
+//! each field is (`field.rs`) and one place for the well-known types in both directions
+//! (`well_known.rs`), and the proto3 JSON mapping (`proto3_json.rs`).
 
 mod decode;
 mod encode;
 mod field;
 mod proto3_json;
+mod well_known;
 
 use std::rc::Rc;
 
