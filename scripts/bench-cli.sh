@@ -73,7 +73,7 @@ run cbor \
 {
   echo "<!-- bench-cli:start -->"
   echo "Made by \`scripts/bench-cli.sh\` on $(date -u +%Y-%m-%d) ($(nproc) cores, load average"
-  echo "$(cut -d' ' -f1-3 /proc/loadavg) at the end; other work was running). Inputs: $RECORDS"
+  echo "$(cut -d' ' -f1-3 /proc/loadavg) at the end, this script's own runs included). Inputs: $RECORDS"
   echo "transaction records: JSON $(size "$WORK/big.json"), MessagePack $(size "$WORK/big.msgpack"),"
   echo "CBOR $(size "$WORK/big.cbor"), Protobuf $(size "$WORK/big.pb"). Whole processes, output to"
   echo "/dev/null, $RUNS runs after one warm-up."
