@@ -1079,37 +1079,28 @@ impl SpanTreeBuilder {
         header_end: usize,
         payload: Span,
     ) -> NodeId {
-        self.add(kind, segment, key, span, header_end, payload, true)
-    }
-
-    /// Adds a node; `settled` as for [`SpanTreeBuilder::store`].
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        kind: Kind,
-        segment: Segment,
-        key: Option<Span>,
-        span: Span,
-        header_end: usize,
-        payload: Span,
-        settled: bool,
-    ) -> NodeId {
-        let id = NodeId(self.offsets.len() as u32);
-        let parent = self.current();
-        self.store(
-            id.index(),
+        self.add(
             Node {
                 kind,
                 segment,
-                parent,
+                parent: None,
                 key,
                 span,
                 header_end,
                 payload,
-                subtree_end: id.0 + 1,
+                subtree_end: 0,
             },
-            settled,
-        );
+            true,
+        )
+    }
+
+    /// Adds `node` as the next node, a child of the innermost open container; `settled` as for
+    /// [`SpanTreeBuilder::store`].
+    fn add(&mut self, mut node: Node, settled: bool) -> NodeId {
+        let id = NodeId(self.offsets.len() as u32);
+        node.parent = self.current();
+        node.subtree_end = id.0 + 1;
+        self.store(id.index(), node, settled);
         id
     }
 
@@ -1123,12 +1114,16 @@ impl SpanTreeBuilder {
         header_end: usize,
     ) -> NodeId {
         let id = self.add(
-            kind,
-            segment,
-            key,
-            Span::new(start, header_end),
-            header_end,
-            Span::empty(header_end),
+            Node {
+                kind,
+                segment,
+                parent: None,
+                key,
+                span: Span::new(start, header_end),
+                header_end,
+                payload: Span::empty(header_end),
+                subtree_end: 0,
+            },
             false,
         );
         self.open.push(id);
