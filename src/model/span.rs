@@ -340,6 +340,41 @@ impl Offsets {
 }
 
 impl SpanTree {
+    /// This tree with `other`'s key texts, when the two have the same nodes apart from their
+    /// keys' texts and kinds (the encoding of a copy of `other`'s value with renamed keys, such
+    /// as protobuf fields under their JSON names, where bytes are written as text): paths then
+    /// find the nodes by `other`'s keys. Gives the tree back unchanged when the nodes differ in
+    /// any other way.
+    pub fn with_keys_of(mut self, other: &SpanTree) -> Result<SpanTree, SpanTree> {
+        let (mine, theirs) = (&self.shape.links, &other.shape.links);
+        let same = mine.len() == theirs.len()
+            && mine.iter().zip(theirs).all(|(a, b)| {
+                a.parent == b.parent
+                    && a.subtree_end == b.subtree_end
+                    && a.tag == b.tag
+                    && (a.tag != 1 || a.segment == b.segment)
+            });
+        if !same {
+            return Err(self);
+        }
+        let links = mine
+            .iter()
+            .zip(theirs)
+            .map(|(a, b)| Link {
+                segment: b.segment,
+                ..*a
+            })
+            .collect();
+        for (i, node) in &mut self.wide {
+            node.segment = theirs[*i as usize].segment();
+        }
+        self.shape = Arc::new(Shape {
+            links,
+            keys: other.shape.keys.clone(),
+        });
+        Ok(self)
+    }
+
     /// All nodes in pre-order.
     pub fn nodes(&self) -> Nodes<'_> {
         Nodes {

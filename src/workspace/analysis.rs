@@ -19,6 +19,7 @@ use crate::capture::{
     detect, peel, CaptureError, Payload, PeelChoice, PeelOptions, SharedBytes, Split,
 };
 use crate::codec::protobuf::infer;
+use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
@@ -123,6 +124,11 @@ pub struct Choice {
     /// a message, packed fixed32…, at every occurrence); see [`FieldReading`]. While there is
     /// one, the payload is read as protobuf.
     pub field_readings: Vec<FieldReading>,
+    /// The JSON column of a payload read as protobuf with a schema writes the `.proto` field
+    /// names (`start_time_unix_nano`, `preserving_proto_field_name` in Python) instead of the
+    /// JSON names protoc's `MessageToJson` writes by default (`startTimeUnixNano`). Either way
+    /// the tree and paths keep the `.proto` names, so a selection links every column.
+    pub proto_names: bool,
 }
 
 /// Compressed sizes of a column's bytes.
@@ -304,6 +310,23 @@ impl Analysis {
     /// The column for `format`.
     pub fn column(&self, format: Format) -> Option<&Column> {
         self.columns.iter().find(|c| c.format == format)
+    }
+
+    /// The node at `path` as indented JSON, read from the JSON column's own bytes for it: the
+    /// field names that column writes (for protobuf with a schema, protoc's JSON names unless
+    /// [`Choice::proto_names`]). `None` when the JSON column has no such node.
+    pub fn json_at(&self, path: &Path) -> Option<String> {
+        let column = self.column(Format::Json)?;
+        let doc = column.document.as_ref()?;
+        let span = doc.spans.node(column.resolve(path)?).span;
+        let bytes = column.bytes.get(span.range())?;
+        let node = codec::decode(bytes, Format::Json, &DecodeOptions::default()).ok()?;
+        let options = EncodeOptions {
+            pretty: true,
+            ..EncodeOptions::default()
+        };
+        let json = codec::encode(&node.value, Format::Json, &options).ok()?;
+        String::from_utf8(json.bytes).ok()
     }
 
     /// The source column.
@@ -497,6 +520,16 @@ pub fn analyze_previewing(
     };
     let complete = error.is_none();
     let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
+    // The message whose JSON names the JSON column writes: protobuf read with a schema, unless
+    // the user asked for the `.proto` names.
+    let writing = Writing {
+        message: message.as_ref(),
+        json_names: message
+            .as_ref()
+            .filter(|_| format == Format::Protobuf && !choice.proto_names),
+        group_repeated: format == Format::Protobuf && message.is_none(),
+        encoding: choice.encoding,
+    };
     // Its compressed sizes are measured last, with every column's.
     let source_column = || Column {
         format,
@@ -546,9 +579,7 @@ pub fn analyze_previewing(
         others.par_iter().enumerate().try_for_each(|(i, &target)| {
             ctx.check()?;
             let column = match source {
-                Some(source) => {
-                    encode_column(source, target, message.as_ref(), choice.encoding, limits)
-                }
+                Some(source) => encode_column(source, target, &writing, limits),
                 None => not_encoded(
                     target,
                     ColumnError {
@@ -647,20 +678,38 @@ fn pending(format: Format) -> Column {
     }
 }
 
-/// Encodes the source's value as `format`. The column's tree is the shared value with the
-/// encoder's own spans when they line up with it node for node, sharing the source tree's shape
-/// when it is the same (JSON, MessagePack and CBOR of one value are); otherwise (a protobuf
-/// encoding can wrap or drop what the source had) the bytes are read back so the tree matches
+/// How the other columns write the source's value.
+#[derive(Clone, Copy)]
+struct Writing<'a> {
+    /// The protobuf column's message type; `None` infers one from the value.
+    message: Option<&'a crate::codec::protobuf::MessageDescriptor>,
+    /// The JSON column of a message read as this type names its fields as protoc's
+    /// `MessageToJson` does; the tree keeps the shared value's `.proto` names, as the renamed
+    /// copy it writes has the same nodes.
+    json_names: Option<&'a crate::codec::protobuf::MessageDescriptor>,
+    /// Protobuf read without a schema: a field number that repeats in a message becomes one
+    /// key whose value is the array of its occurrences in JSON, MessagePack and CBOR (JSON
+    /// readers keep only the last of duplicate keys).
+    group_repeated: bool,
+    /// The MessagePack and CBOR variant, if not as the reference libraries write them.
+    encoding: Option<Variant>,
+}
+
+/// Encodes the source's value as `format`, as `writing` says. The column's tree is the shared
+/// value with the encoder's own spans when they line up with it node for node, sharing the
+/// source tree's shape when it is the same (JSON, MessagePack and CBOR of one value are);
+/// otherwise (a protobuf encoding can wrap or drop what the source had; grouped repeated
+/// fields are arrays the source does not have) the bytes are read back so the tree matches
 /// them, within `limits`, as the source's own decode was.
 fn encode_column(
     source: &ColumnDoc,
     format: Format,
-    message: Option<&crate::codec::protobuf::MessageDescriptor>,
-    encoding: Option<Variant>,
+    writing: &Writing<'_>,
     limits: &Limits,
 ) -> Column {
     let value = &source.value;
-    let variant = encoding.filter(|v| v.applies_to(format));
+    let message = writing.message;
+    let variant = writing.encoding.filter(|v| v.applies_to(format));
     let options = EncodeOptions {
         message: if format == Format::Protobuf {
             message.cloned()
@@ -669,7 +718,25 @@ fn encode_column(
         },
         ..variant.map_or_else(EncodeOptions::default, Variant::options)
     };
-    let mut encoded = match codec::encode_like(value, format, &options, &source.spans) {
+    let grouped = (writing.group_repeated && format != Format::Protobuf)
+        .then(|| group_repeated_fields(Value::clone(value)))
+        .filter(|(_, notes)| !notes.is_empty());
+    let renamed = writing
+        .json_names
+        .filter(|_| format == Format::Json)
+        .and_then(|m| crate::codec::protobuf::dynamic::with_json_names(value, m));
+    let written = match (&grouped, &renamed) {
+        (Some((g, _)), _) => g,
+        (None, Some(r)) => r,
+        (None, None) => value,
+    };
+    let result = if grouped.is_some() {
+        // Not the source's shape: the encoder's own spans, read back below.
+        codec::encode(written, format, &options)
+    } else {
+        codec::encode_like(written, format, &options, &source.spans)
+    };
+    let mut encoded = match result {
         Ok(e) => e,
         Err(e) => {
             return not_encoded(
@@ -682,7 +749,16 @@ fn encode_column(
             )
         }
     };
-    let lines_up = if format == Format::Protobuf {
+    if renamed.is_some() {
+        // The renamed keys are the JSON column's bytes; its tree keeps the source's keys so a
+        // path selects the same node in every column.
+        match std::mem::take(&mut encoded.spans).with_keys_of(&source.spans) {
+            Ok(spans) | Err(spans) => encoded.spans = spans,
+        }
+    }
+    let lines_up = if grouped.is_some() {
+        false
+    } else if format == Format::Protobuf {
         // A protobuf encoding may leave nodes out (a null is not written): its tree still fits
         // the value when its nodes are found in it by path.
         spans_fit(value, &encoded.spans)
@@ -729,13 +805,25 @@ fn encode_column(
         }
         None => Vec::new(),
     };
+    let mut notes = encoded.notes;
+    notes.extend(
+        grouped
+            .into_iter()
+            .flat_map(|(_, n)| n)
+            .map(|message| FidelityNote {
+                kind: codec::NoteKind::DuplicateKey,
+                path: Path::root(),
+                count: 1,
+                message,
+            }),
+    );
     Column {
         format,
         is_source: false,
         sizes: None,
         bytes: encoded.bytes.into(),
         document,
-        notes: encoded.notes,
+        notes,
         note_nodes,
         error: None,
         schema,

@@ -409,6 +409,18 @@ impl Workspace {
         }
     }
 
+    /// Sets whether the current source's JSON column writes the `.proto` field names of a
+    /// payload read as protobuf with a schema, or (`false`, the default) the JSON names protoc
+    /// writes (see [`Choice::proto_names`]).
+    pub fn set_proto_names(&mut self, proto_names: bool) {
+        if let Some(i) = self.current {
+            if self.entries[i].choice.proto_names != proto_names {
+                self.entries[i].choice.proto_names = proto_names;
+                self.start_analysis(i);
+            }
+        }
+    }
+
     /// Loads schema files (`.proto` with include folders, or one descriptor set) and re-reads
     /// the current payload with them.
     pub fn load_schema_files(

@@ -704,3 +704,132 @@ fn an_analysis_shows_each_column_as_it_is_encoded_and_measures_sizes_last() {
         );
     }
 }
+
+/// Every object key of `value`, at every depth, in order.
+fn keys_of(value: &wirelens::model::Value, out: &mut Vec<String>) {
+    use wirelens::model::Value;
+    match value {
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                if let Value::Text(k) = k {
+                    out.push(k.clone());
+                }
+                keys_of(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys_of(v, out)),
+        _ => {}
+    }
+}
+
+fn sorted_keys(bytes: &[u8]) -> Vec<String> {
+    let doc = decode(bytes, Format::Json, &DecodeOptions::default()).expect("JSON");
+    let mut keys = Vec::new();
+    keys_of(&doc.value, &mut keys);
+    keys.sort();
+    keys
+}
+
+#[test]
+fn the_json_column_of_protobuf_names_fields_as_protoc_does_and_the_tree_still_links() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/protobuf/json-names");
+    let mut ws = Workspace::new(no_notify());
+    ws.load_schema_files(&[dir.join("trace.proto")], std::slice::from_ref(&dir))
+        .expect("the .proto compiles");
+    ws.set_proto_mode(ProtoMode::Message("fixture.trace.Span".into()));
+    ws.open_path(dir.join("span.pb")).expect("opens");
+    ws.wait_idle();
+    // protoc's Python runtime is the reference: MessageToJson without and with
+    // preserving_proto_field_name.
+    for (proto_names, reference) in [(false, "span.json"), (true, "span.proto-names.json")] {
+        ws.set_proto_names(proto_names);
+        ws.wait_idle();
+        let a = ws.analysis().cloned().expect("analysed");
+        assert_eq!(a.format, Format::Protobuf);
+        let json = a.column(Format::Json).expect("a JSON column");
+        let expected = sorted_keys(&std::fs::read(dir.join(reference)).expect("fixture"));
+        assert_eq!(
+            sorted_keys(&json.bytes),
+            expected,
+            "keys against {reference}"
+        );
+        // The tree keeps the .proto names: a path selects the field's bytes in the JSON
+        // column, whose key is written as the chosen name.
+        let key = if proto_names {
+            "start_time_unix_nano"
+        } else {
+            "startTimeUnixNano"
+        };
+        let extent = json
+            .extent(&path("$.start_time_unix_nano"))
+            .expect("the field's bytes");
+        let written = &json.bytes[extent.range()];
+        assert!(
+            written.starts_with(format!("\"{key}\"").as_bytes()),
+            "{}",
+            String::from_utf8_lossy(written)
+        );
+        assert!(json.extent(&path("$.http_status_text")).is_some());
+        // Copy as JSON gives what the column writes.
+        let copied = a.json_at(&path("$.events[0]")).expect("copied");
+        let event_key = if proto_names {
+            "event_name"
+        } else {
+            "eventName"
+        };
+        assert!(copied.contains(&format!("\"{event_key}\"")), "{copied}");
+    }
+}
+
+#[test]
+fn schema_less_protobuf_columns_write_each_repeated_field_once_as_an_array() {
+    use wirelens::model::Value;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/protobuf/json-names");
+    let mut ws = Workspace::new(no_notify());
+    ws.set_proto_mode(ProtoMode::SchemaLess);
+    ws.open_path(dir.join("span.pb")).expect("opens");
+    ws.set_format(Some(Format::Protobuf));
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.format, Format::Protobuf);
+    // The source keeps one entry per occurrence: span.pb has two attributes (field 8).
+    let source = a
+        .source()
+        .and_then(|c| c.document.as_ref())
+        .expect("source");
+    let Value::Map(entries) = &*source.value else {
+        panic!("a message")
+    };
+    let occurrences = entries.iter().filter(|(k, _)| *k == Value::Int(8)).count();
+    assert_eq!(occurrences, 2);
+    for format in [Format::Json, Format::MessagePack, Format::Cbor] {
+        let column = a.column(format).expect("column");
+        let doc = decode(&column.bytes, format, &DecodeOptions::default()).expect("decodes");
+        let Value::Map(entries) = &doc.value else {
+            panic!("{format:?}: a map")
+        };
+        let mut keys: Vec<String> = entries.iter().map(|(k, _)| format!("{k:?}")).collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), all, "{format:?} repeats a key: {keys:?}");
+        let attributes = entries
+            .iter()
+            .find(|(k, _)| matches!(k, Value::Int(8)) || *k == Value::text("8"))
+            .map(|(_, v)| v);
+        assert!(
+            matches!(attributes, Some(Value::Array(items)) if items.len() == 2),
+            "{format:?}: {attributes:?}"
+        );
+        assert!(
+            column
+                .notes
+                .iter()
+                .any(|n| n.message.contains("field 8 occurs 2 times")),
+            "{format:?}: {:?}",
+            column.notes
+        );
+        // The column's tree is its own bytes read back: the array's items have paths.
+        assert!(column.document.is_some());
+    }
+}

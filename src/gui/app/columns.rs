@@ -494,18 +494,20 @@ impl App {
                     .copy_text(base64::engine::general_purpose::STANDARD.encode(bytes));
             }
             if ui.button("JSON").clicked() {
-                let json = column.resolve(&path).and_then(|id| {
+                // As the JSON column writes it (its field names), else from the shared value.
+                let json = a.json_at(&path).or_else(|| {
+                    let id = column.resolve(&path)?;
                     let doc = column.document.as_ref()?;
                     let v = doc.spans.value_of(&doc.value, id)?;
                     let options = EncodeOptions {
                         pretty: true,
                         ..EncodeOptions::default()
                     };
-                    codec::encode(v, Format::Json, &options).ok()
+                    let enc = codec::encode(v, Format::Json, &options).ok()?;
+                    Some(String::from_utf8_lossy(&enc.bytes).into_owned())
                 });
-                if let Some(enc) = json {
-                    ui.ctx()
-                        .copy_text(String::from_utf8_lossy(&enc.bytes).into_owned());
+                if let Some(json) = json {
+                    ui.ctx().copy_text(json);
                 }
             }
         });

@@ -266,8 +266,28 @@ impl App {
         }
     }
 
+    /// The field names the JSON column writes for protobuf read with a schema.
+    fn json_names_menu(&mut self, ui: &mut egui::Ui) {
+        ui.label("JSON of protobuf with a schema");
+        let current = self.ws.entry().is_some_and(|e| e.choice.proto_names);
+        let choices = [
+            (
+                false,
+                "JSON names (startTimeUnixNano), as protoc writes them",
+            ),
+            (true, ".proto names (start_time_unix_nano)"),
+        ];
+        for (choice, label) in choices {
+            if ui.radio(current == choice, label).clicked() {
+                self.ws.set_proto_names(choice);
+            }
+        }
+    }
+
     fn view_menu(&mut self, ui: &mut egui::Ui) {
         self.encoding_menu(ui);
+        ui.separator();
+        self.json_names_menu(ui);
         ui.separator();
         let mut order = self.settings.column_order();
         let mut changed = false;

@@ -6,6 +6,7 @@
 mod decode;
 mod encode;
 mod field;
+mod json_names;
 mod proto3_json;
 mod well_known;
 
@@ -17,6 +18,7 @@ use crate::model::KeyMap;
 
 pub use decode::{decode, decode_stats, DecodeStats};
 pub use encode::encode;
+pub use json_names::with_json_names;
 pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonOptions};
 
 /// What one decode or encode works out once per message type (its field table), kept by the
