@@ -25,7 +25,7 @@ pub use analysis::{
 pub use compare::{export_diff_csv, CompareRun, Compared, Comparison};
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
 pub use profiling::{ProfileRun, Progress, Scope};
-pub use schemas::{LoadedSchema, ProtoMode, SchemaOrigin, SchemaSet};
+pub use schemas::{LoadedSchema, Method, ProtoMode, SchemaOrigin, SchemaSet};
 pub use source::{Origin, Source};
 
 use crate::capture::tls::KeyLog;

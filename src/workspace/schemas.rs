@@ -40,6 +40,21 @@ pub struct LoadedSchema {
     pub schema: Schema,
 }
 
+/// One method of a loaded service, as the message picker lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Method {
+    /// Its gRPC path, `/package.Service/Method`.
+    pub path: String,
+    /// The request type's full name.
+    pub input: String,
+    /// The response type's full name.
+    pub output: String,
+    /// The client sends a stream of requests.
+    pub client_streaming: bool,
+    /// The server answers with a stream of responses.
+    pub server_streaming: bool,
+}
+
 /// How protobuf is read and written.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ProtoMode {
@@ -165,6 +180,31 @@ impl SchemaSet {
         names.sort();
         names.dedup();
         names
+    }
+
+    /// Every service method of the loaded schemas, sorted by gRPC path, without duplicates: the
+    /// picker offers each one's request and response type.
+    pub fn methods(&self) -> Vec<Method> {
+        let mut methods: Vec<Method> = self
+            .loaded
+            .iter()
+            .flat_map(|s| s.schema.pool().services())
+            .flat_map(|service| {
+                service
+                    .methods()
+                    .map(|m| Method {
+                        path: format!("/{}/{}", service.full_name(), m.name()),
+                        input: m.input().full_name().to_string(),
+                        output: m.output().full_name().to_string(),
+                        client_streaming: m.is_client_streaming(),
+                        server_streaming: m.is_server_streaming(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        methods.sort_by(|a, b| a.path.cmp(&b.path));
+        methods.dedup_by(|a, b| a.path == b.path);
+        methods
     }
 
     /// The message type named `name` (full name) from the latest schema that has it.

@@ -465,3 +465,48 @@ fn the_view_menu_writes_the_binary_columns_in_a_variant() {
         2
     );
 }
+
+#[test]
+fn the_message_picker_offers_each_service_methods_request_and_response() {
+    let mut h = harness_with(
+        AppOptions {
+            files: vec![sample("user-profile.pb")],
+            settings: None,
+        },
+        true,
+    );
+    settle(&mut h);
+    // Loaded as the paste window loads it (that window is driven in
+    // picking_a_message_type_reads_protobuf_with_it).
+    let proto = std::fs::read_to_string(sample("user-profile.proto")).expect("sample")
+        + "message GetProfile { uint64 user_id = 1; } service Profiles { rpc Get(GetProfile) \
+           returns (UserProfile); rpc Watch(GetProfile) returns (stream UserProfile); }";
+    h.state_mut()
+        .as_mut()
+        .expect("app")
+        .ws
+        .load_schema_text(&proto)
+        .expect("the .proto compiles");
+    settle(&mut h);
+    // The picker in the protobuf menu of the column header.
+    h.get_by_label("protobuf: best match wirelens.samples.UserProfile")
+        .click();
+    h.run_steps(2);
+    h.get_by_label("/wirelens.samples.Profiles/Get");
+    h.get_by_label("/wirelens.samples.Profiles/Watch");
+    assert_eq!(
+        h.query_all_by_label("request: wirelens.samples.GetProfile")
+            .count(),
+        2
+    );
+    h.get_by_label("response (stream): wirelens.samples.UserProfile")
+        .click();
+    settle(&mut h);
+    h.get_by_label("schema: wirelens.samples.UserProfile");
+    assert_eq!(
+        app(&h).ws.entry().map(|e| e.choice.proto.clone()),
+        Some(wirelens::workspace::ProtoMode::Message(
+            "wirelens.samples.UserProfile".into()
+        ))
+    );
+}

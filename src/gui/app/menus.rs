@@ -197,6 +197,43 @@ impl App {
                     }
                 }
             });
+        let methods = self.ws.schemas.methods();
+        let shown: Vec<_> = methods
+            .iter()
+            .filter(|m| {
+                [&m.path, &m.input, &m.output]
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(&filter))
+            })
+            .collect();
+        if shown.is_empty() {
+            return;
+        }
+        ui.separator();
+        ui.label("Service methods: read as a request or a response");
+        egui::ScrollArea::vertical()
+            .id_salt("service methods")
+            .max_height(200.0)
+            .show(ui, |ui| {
+                for m in shown {
+                    ui.label(&m.path);
+                    ui.horizontal_wrapped(|ui| {
+                        let sides = [
+                            ("request", &m.input, m.client_streaming),
+                            ("response", &m.output, m.server_streaming),
+                        ];
+                        for (side, name, streaming) in sides {
+                            let stream = if streaming { " (stream)" } else { "" };
+                            let chosen = current == Some(ProtoMode::Message(name.clone()));
+                            let text = format!("{side}{stream}: {name}");
+                            if ui.selectable_label(chosen, text).clicked() {
+                                self.ws.set_proto_mode(ProtoMode::Message(name.clone()));
+                                ui.close();
+                            }
+                        }
+                    });
+                }
+            });
     }
 
     fn profile_menu(&mut self, ui: &mut egui::Ui) {
