@@ -956,57 +956,14 @@ fn list_types(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             message.fields().len()
         )?;
         for field in message.fields() {
-            writeln!(out, "  {}", field_line(&field))?;
+            writeln!(
+                out,
+                "  {}",
+                crate::codec::protobuf::schema::field_line(&field)
+            )?;
         }
     }
     Ok(())
-}
-
-/// One field as `--list-types --message` lists it: number, name, type, and for editions files
-/// the resolved features that decide its encoding.
-fn field_line(field: &prost_reflect::FieldDescriptor) -> String {
-    use crate::codec::protobuf::editions::{self, Scope};
-    use prost_reflect::{Cardinality, Kind};
-    let kind = field.kind();
-    let type_name = match &kind {
-        Kind::Message(m) if field.is_map() => {
-            let key = m.map_entry_key_field().kind();
-            let value = m.map_entry_value_field().kind();
-            format!("map<{}, {}>", kind_name(&key), kind_name(&value))
-        }
-        k => kind_name(k),
-    };
-    let mut words = vec![format!("{} {}:", field.number(), field.name())];
-    match field.cardinality() {
-        Cardinality::Repeated if !field.is_map() => words.push("repeated".into()),
-        Cardinality::Required => words.push("required".into()),
-        _ => {}
-    }
-    words.push(type_name);
-    if field.is_group() {
-        words.push("(group)".into());
-    }
-    if field.is_packed() {
-        words.push("(packed)".into());
-    }
-    if let Some(f) = editions::field_features(field) {
-        let mut shown = f.describe(Some(Scope::Field));
-        if let Kind::Enum(e) = &kind {
-            if let Some(ef) = editions::enum_features(e) {
-                shown.push(' ');
-                shown.push_str(&ef.describe(Some(Scope::Enum)));
-            }
-        }
-        words.push(format!("[{shown}]"));
-    }
-    words.join(" ")
-}
-
-/// A field type as a `.proto` writes it: `int32`, `string`, or the full name of a message or
-/// enum.
-fn kind_name(kind: &prost_reflect::Kind) -> String {
-    // prost-reflect's Debug writes exactly that.
-    format!("{kind:?}")
 }
 
 fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {

@@ -510,3 +510,23 @@ fn the_message_picker_offers_each_service_methods_request_and_response() {
         ))
     );
 }
+
+#[test]
+fn a_right_click_on_a_field_read_with_its_schema_shows_its_declaration() {
+    let mut h = harness_with(
+        AppOptions {
+            files: vec![sample("user-profile.proto"), sample("user-profile.pb")],
+            settings: None,
+        },
+        true,
+    );
+    settle(&mut h);
+    h.get_by_label("schema: wirelens.samples.UserProfile");
+    let column_left = h.get_by_label("Protobuf (source)").rect().left();
+    h.query_all_by_label_contains("username: ")
+        .find(|n| (n.rect().left() - column_left).abs() < 8.0)
+        .expect("the username row in the protobuf column")
+        .click_secondary();
+    h.run_steps(2);
+    h.get_by_label("wirelens.samples.UserProfile: 2 username: string");
+}

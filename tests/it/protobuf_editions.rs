@@ -544,3 +544,34 @@ fn convert_writes_a_loose_string_that_is_not_utf8_as_text_and_says_so() {
         );
     }
 }
+
+#[test]
+fn a_path_names_its_field_and_the_declaration_shows_the_resolved_features() {
+    use wirelens::codec::protobuf::schema::{field_at, field_line};
+    let bytes = std::fs::read(common::data("protobuf/unittest_descriptor_set.pb")).expect("set");
+    let schema = Schema::from_descriptor_set(&bytes).expect("loads");
+    let path = |t: &str| wirelens::model::Path::parse(t).expect("path");
+    let required = schema
+        .pool()
+        .get_message_by_name("proto2_unittest.TestRequired")
+        .expect("TestRequired");
+    let a = field_at(&required, &path("$.a")).expect("field a");
+    // The same line `inspect --list-types --message` prints, which the app shows on a
+    // right-click of the field's row.
+    assert_eq!(
+        field_line(&a),
+        "1 a: required int32 [field_presence=LEGACY_REQUIRED repeated_field_encoding=EXPANDED \
+         utf8_validation=NONE message_encoding=LENGTH_PREFIXED]"
+    );
+    let all = schema
+        .pool()
+        .get_message_by_name("proto2_unittest.TestAllTypes")
+        .expect("TestAllTypes");
+    let bb = field_at(&all, &path("$.repeated_nested_message[1].bb")).expect("nested field");
+    assert_eq!(
+        bb.full_name(),
+        "proto2_unittest.TestAllTypes.NestedMessage.bb"
+    );
+    assert!(field_at(&all, &path("$.no_such_field")).is_none());
+    assert!(field_at(&all, &path("$")).is_none());
+}

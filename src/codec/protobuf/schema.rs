@@ -68,6 +68,91 @@ pub struct Candidate {
 /// The most message types [`Schema::rank`] tries.
 pub const RANK_LIMIT: usize = 500;
 
+/// One field as `inspect --list-types --message` lists it and the app shows it on a right-click: number, name, type, and for editions files
+/// the resolved features that decide its encoding.
+pub fn field_line(field: &prost_reflect::FieldDescriptor) -> String {
+    use super::editions::Scope;
+    use prost_reflect::{Cardinality, Kind};
+    let kind = field.kind();
+    let type_name = match &kind {
+        Kind::Message(m) if field.is_map() => {
+            let key = m.map_entry_key_field().kind();
+            let value = m.map_entry_value_field().kind();
+            format!("map<{}, {}>", kind_name(&key), kind_name(&value))
+        }
+        k => kind_name(k),
+    };
+    let mut words = vec![format!("{} {}:", field.number(), field.name())];
+    match field.cardinality() {
+        Cardinality::Repeated if !field.is_map() => words.push("repeated".into()),
+        Cardinality::Required => words.push("required".into()),
+        _ => {}
+    }
+    words.push(type_name);
+    if field.is_group() {
+        words.push("(group)".into());
+    }
+    if field.is_packed() {
+        words.push("(packed)".into());
+    }
+    if let Some(f) = editions::field_features(field) {
+        let mut shown = f.describe(Some(Scope::Field));
+        if let Kind::Enum(e) = &kind {
+            if let Some(ef) = editions::enum_features(e) {
+                shown.push(' ');
+                shown.push_str(&ef.describe(Some(Scope::Enum)));
+            }
+        }
+        words.push(format!("[{shown}]"));
+    }
+    words.join(" ")
+}
+
+/// A field type as a `.proto` writes it: `int32`, `string`, or the full name of a message or
+/// enum.
+fn kind_name(kind: &prost_reflect::Kind) -> String {
+    // prost-reflect's Debug writes exactly that.
+    format!("{kind:?}")
+}
+
+/// The field a path names in a value read as `message` (`$.events[0].time_unix_nano`: field
+/// `time_unix_nano` of `SpanEvent`), through nested messages, repeated items and map values;
+/// `None` for the root, a path that leaves the schema, or an extension.
+pub fn field_at(
+    message: &MessageDescriptor,
+    path: &crate::model::Path,
+) -> Option<prost_reflect::FieldDescriptor> {
+    use crate::model::PathSegment;
+    use prost_reflect::Kind;
+    let mut message = message.clone();
+    let mut field: Option<prost_reflect::FieldDescriptor> = None;
+    // Set after a map field: the next key is a map key, and its value is the map's value field.
+    let mut in_map: Option<prost_reflect::FieldDescriptor> = None;
+    for segment in path.segments() {
+        match segment {
+            PathSegment::Index(_) | PathSegment::AnyIndex => continue,
+            PathSegment::Key(name) | PathSegment::OtherKey(name) => {
+                let next = match in_map.take() {
+                    Some(map) => match map.kind() {
+                        Kind::Message(entry) => entry.map_entry_value_field(),
+                        _ => return None,
+                    },
+                    None => message.get_field_by_name(name)?,
+                };
+                if let Kind::Message(m) = next.kind() {
+                    if next.is_map() {
+                        in_map = Some(next.clone());
+                    } else {
+                        message = m;
+                    }
+                }
+                field = Some(next);
+            }
+        }
+    }
+    field
+}
+
 impl Schema {
     /// A schema from an existing pool.
     pub fn from_pool(pool: DescriptorPool) -> Schema {

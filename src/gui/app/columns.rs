@@ -558,7 +558,11 @@ impl App {
                         // A widget wider than its column is cut at the column's edge, not drawn
                         // over the next one.
                         ui.shrink_clip_rect(rect);
-                        let (c, h) = self.column(ui, column, a.message.is_none());
+                        let message = a
+                            .message
+                            .as_deref()
+                            .and_then(|m| self.ws.schemas.message(m));
+                        let (c, h) = self.column(ui, column, message.as_ref());
                         if c.is_some() {
                             clicked = c;
                         }
@@ -612,19 +616,20 @@ impl App {
     }
 
     /// One column; returns a click (its format, the path clicked and, for a byte, its offset)
-    /// and what is hovered. `schema_less`: the payload was read without a message type (the
-    /// protobuf source column's rows then offer readings of their field, see
-    /// [`field_readings`]).
+    /// and what is hovered. `message`: the type the payload was read as. Without one the
+    /// protobuf source column's rows offer readings of their field (see [`field_readings`]);
+    /// with one, a row's right-click shows its field's declaration (with the resolved
+    /// features of an editions file).
     fn column(
         &mut self,
         ui: &mut egui::Ui,
         column: &Column,
-        schema_less: bool,
+        message: Option<&crate::codec::protobuf::MessageDescriptor>,
     ) -> (Option<ColumnClick>, Option<Hover>) {
         let format = column.format;
         let mut clicked = None;
         let mut hover = None;
-        let readable = schema_less && column.is_source && format == Format::Protobuf;
+        let readable = message.is_none() && column.is_source && format == Format::Protobuf;
         let readings = match self.ws.entry() {
             Some(e) if readable => e.choice.field_readings.clone(),
             _ => Vec::new(),
@@ -776,13 +781,36 @@ impl App {
             let menu = |ui: &mut egui::Ui, id: NodeId| {
                 field_readings::menu(ui, &column.bytes, &doc.spans, id, &readings, &chosen);
             };
+            let declaration = |ui: &mut egui::Ui, id: NodeId| {
+                use crate::codec::protobuf::schema::{field_at, field_line};
+                let field = message.and_then(|m| field_at(m, &doc.spans.path(id)));
+                match field {
+                    Some(f) => {
+                        ui.label(format!(
+                            "{}: {}",
+                            f.parent_message().full_name(),
+                            field_line(&f)
+                        ));
+                    }
+                    None => {
+                        ui.weak("not a field of the schema: choose a field's row");
+                    }
+                }
+            };
+            let declared = message.is_some() && format == Format::Protobuf;
             let input = TreeInput {
                 value: &doc.value,
                 spans: &doc.spans,
                 selected: selected_id,
                 notes: &column.note_nodes,
                 marks: &[],
-                row_menu: readable.then_some(&menu as &widgets::RowMenu<'_>),
+                row_menu: if readable {
+                    Some(&menu as &widgets::RowMenu<'_>)
+                } else if declared {
+                    Some(&declaration as &widgets::RowMenu<'_>)
+                } else {
+                    None
+                },
             };
             if let Some(id) = view.tree.show(ui, &input) {
                 clicked = Some(ColumnClick {
