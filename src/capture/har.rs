@@ -20,8 +20,12 @@
 //! with a `warning`.
 //!
 //! Memory: the JSON is parsed once into borrowed views of the input (strings without escapes are
-//! not copied, optional ones included: see `borrowed`); each body is decoded once, into its
-//! payload.
+//! not copied, optional ones included: see `borrowed`). A body that is its text's own UTF-8 is a
+//! view of the file; a base64 body that lies in the file is [`SharedBytes::lazy`]: its length is
+//! found by decoding it piece by piece into a small buffer, and its bytes are decoded from the
+//! file when someone first reads them (peeling and splitting only peek), so a large HAR's bodies
+//! are not all in memory at once. Text with escapes, and bytes stored as characters, are decoded
+//! at once.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -31,6 +35,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use super::layers::{CaptureError, Layer, Payload};
+use super::SharedBytes;
 use super::{grpcweb, http};
 use crate::codec::Format;
 use crate::model::Span;
@@ -346,7 +351,9 @@ fn entries<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Entry<'de>>, D::Error>
 /// The payloads of a HAR, or `None` when `bytes` is not one (then it is ordinary JSON). A HAR
 /// whose entries do not parse (or whose JSON is cut short) is an error naming the entry and the
 /// byte.
-pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<Payload>, CaptureError>> {
+pub(crate) fn parse(input: impl Into<SharedBytes>) -> Option<Result<Vec<Payload>, CaptureError>> {
+    let input = &input.into();
+    let bytes: &[u8] = input;
     if !looks_like_har(bytes) {
         return None;
     }
@@ -377,7 +384,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Result<Vec<Payload>, CaptureError>> 
     }
     let mut out = Vec::new();
     for (index, entry) in har.log.entries.iter().enumerate() {
-        entry_payloads(bytes, index, entry, &mut out);
+        entry_payloads(input, index, entry, &mut out);
     }
     Some(Ok(out))
 }
@@ -469,15 +476,81 @@ pub(crate) fn text_bytes(text: &str, content_type: &str) -> (Vec<u8>, &'static s
     (text.as_bytes().to_vec(), "text, UTF-8")
 }
 
-fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let engine = base64::engine::GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        base64::engine::GeneralPurposeConfig::new()
-            .with_decode_allow_trailing_bits(true)
-            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
-    );
-    let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    engine.decode(&clean).map_err(|e| e.to_string())
+/// How HAR exporters write base64: the standard alphabet, padding optional, line breaks allowed.
+const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+);
+
+fn base64_decode(text: &[u8]) -> Result<Vec<u8>, String> {
+    if !text.iter().any(u8::is_ascii_whitespace) {
+        return BASE64.decode(text).map_err(|e| e.to_string());
+    }
+    let clean: Vec<u8> = text
+        .iter()
+        .copied()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    BASE64.decode(&clean).map_err(|e| e.to_string())
+}
+
+/// How many bytes `text` decodes to, found by decoding it piece by piece into a small buffer
+/// (nothing the size of the body is allocated); `None` where [`base64_decode`] might not agree
+/// (an error, or padding before the last piece), and then the caller decodes it whole.
+fn base64_len(text: &[u8]) -> Option<usize> {
+    const PIECE: usize = 16 * 1024; // a multiple of 4: pieces decode as the whole would
+    let mut piece = Vec::with_capacity(PIECE);
+    let mut out = vec![0u8; PIECE / 4 * 3];
+    let mut total = 0usize;
+    let mut chars = text
+        .iter()
+        .copied()
+        .filter(|c| !c.is_ascii_whitespace())
+        .peekable();
+    loop {
+        piece.clear();
+        piece.extend(chars.by_ref().take(PIECE));
+        let last = chars.peek().is_none();
+        if !last && piece.contains(&b'=') {
+            return None;
+        }
+        total += BASE64.decode_slice(&piece, &mut out).ok()?;
+        if last {
+            return Some(total);
+        }
+    }
+}
+
+/// The bytes of a base64 body whose text is `text`: when the text lies in `input` (no JSON
+/// escapes) and decodes, bytes decoded from the file when first read (a large HAR's bodies are
+/// not all held at once); otherwise decoded now, or the error.
+fn base64_body(input: &SharedBytes, text: &str) -> Result<SharedBytes, String> {
+    let lazy = span_in(input, text).and_then(|span| {
+        let len = base64_len(text.as_bytes())?;
+        let file = input.clone();
+        let range = span.start..span.end;
+        let make =
+            move || base64_decode(file.get(range.clone()).unwrap_or(&[])).unwrap_or_default();
+        Some(SharedBytes::lazy(len, Box::new(make)))
+    });
+    match lazy {
+        Some(bytes) => Ok(bytes),
+        None => base64_decode(text.as_bytes()).map(SharedBytes::from),
+    }
+}
+
+/// [`text_bytes`], as a view of `input` where the body is the text's own UTF-8 and the text
+/// lies in the file.
+fn text_body(input: &SharedBytes, text: &str, content_type: &str) -> (SharedBytes, &'static str) {
+    let (bytes, how) = text_bytes(text, content_type);
+    match span_in(input, text) {
+        Some(span) if bytes.as_slice() == text.as_bytes() => {
+            (input.slice(span.start..span.end), how)
+        }
+        _ => (bytes.into(), how),
+    }
 }
 
 /// Whether a comment says the export left the body out or cut it.
@@ -507,7 +580,7 @@ fn push_num(meta: &mut Vec<(String, String)>, key: &str, value: Num) {
     }
 }
 
-fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<Payload>) {
+fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mut Vec<Payload>) {
     let no_request = Request::default();
     let request = entry.request.as_ref().unwrap_or(&no_request);
     let method = request.method.as_deref().unwrap_or("?");
@@ -579,7 +652,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
         let params = post.params.as_deref().unwrap_or(&[]);
         let (bytes, how, span) = match &post.text {
             Some(text) => {
-                let (bytes, how) = text_bytes(text, &content_type);
+                let (bytes, how) = text_body(input, text, &content_type);
                 mark_lossy(&mut meta, &format!("{path}.text"), text, &content_type);
                 (bytes, format!("postData.text, {how}"), span_in(input, text))
             }
@@ -606,12 +679,16 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
                     }
                 }
                 (
-                    form.into_bytes(),
+                    form.into_bytes().into(),
                     "postData.params, written as form fields (name=value&…)".to_string(),
                     None,
                 )
             }
-            None => (Vec::new(), "postData without text".to_string(), None),
+            None => (
+                SharedBytes::default(),
+                "postData without text".to_string(),
+                None,
+            ),
         };
         let encoded = header(&request.headers, "content-encoding")
             .is_some_and(|e| !e.eq_ignore_ascii_case("identity"));
@@ -659,25 +736,25 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
             .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
         let mut warnings = Vec::new();
         let (bytes, how, span) = match text {
-            Some(text) if base64 => match base64_decode(text) {
+            Some(text) if base64 => match base64_body(input, text) {
                 Ok(b) => (b, "content.text, base64".to_string(), span_in(input, text)),
                 Err(e) => {
                     warnings.push(format!(
                         "{path}.text: says base64 but does not decode ({e}); shown as text"
                     ));
                     (
-                        text.as_bytes().to_vec(),
+                        text_body(input, text, "text/plain").0,
                         "content.text (bad base64)".to_string(),
                         span_in(input, text),
                     )
                 }
             },
             Some(text) => {
-                let (b, how) = text_bytes(text, &content_type);
+                let (b, how) = text_body(input, text, &content_type);
                 mark_lossy(&mut meta, &format!("{path}.text"), text, &content_type);
                 (b, format!("content.text, {how}"), span_in(input, text))
             }
-            None => (Vec::new(), "no content.text".to_string(), None),
+            None => (SharedBytes::default(), "no content.text".to_string(), None),
         };
         let size = content.and_then(|c| c.size.bytes());
         // content.size is the decoded size; some exporters (mitmproxy) write the size on the wire
@@ -722,7 +799,7 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
         push_num(&mut meta, "opcode", m.opcode);
         push_num(&mut meta, "ws-time", m.time);
         let (bytes, what) = if opcode == Some(2) {
-            match base64_decode(data) {
+            match base64_body(input, data) {
                 Ok(b) => (b, "binary, base64"),
                 Err(e) => {
                     push(
@@ -732,17 +809,17 @@ fn entry_payloads(input: &[u8], index: usize, entry: &Entry<'_>, out: &mut Vec<P
                             "{path}.data: a binary message that is not base64 ({e}); shown as text"
                         ),
                     );
-                    (data.as_bytes().to_vec(), "binary, bad base64")
+                    (text_body(input, data, "text/plain").0, "binary, bad base64")
                 }
             }
         } else if opcode == Some(1) {
-            (data.as_bytes().to_vec(), "text")
+            (text_body(input, data, "text/plain").0, "text")
         } else {
-            (data.as_bytes().to_vec(), "control frame")
+            (text_body(input, data, "text/plain").0, "control frame")
         };
         let span = span_in(input, data).unwrap_or(whole);
         out.push(Payload {
-            bytes: bytes.clone().into(),
+            bytes: bytes.clone(),
             layers: vec![
                 entry_layer(span),
                 Layer {
@@ -796,7 +873,7 @@ fn mark_lossy(meta: &mut Vec<(String, String)>, path: &str, text: &str, content_
 }
 
 fn body_payload(
-    bytes: Vec<u8>,
+    bytes: SharedBytes,
     mut layers: Vec<Layer>,
     content_type: &str,
     mut meta: Vec<(String, String)>,
@@ -836,7 +913,7 @@ fn body_payload(
                     ),
                     span: Span::new(0, bytes.len()),
                 });
-                bytes = frames;
+                bytes = frames.into();
             }
             Err((offset, message)) => push(
                 &mut meta,
@@ -846,7 +923,7 @@ fn body_payload(
         }
     }
     Payload {
-        bytes: bytes.into(),
+        bytes,
         layers,
         hint,
         meta,

@@ -222,7 +222,10 @@ impl Decoded {
     }
 }
 
-/// [`unwrap`] within `budget`, keeping in `keep` the JSON documents that are payloads.
+/// How many JSON documents [`unwrap_keeping`] keeps: as many as detection samples.
+const KEPT_DOCS: usize = super::readings::SAMPLED;
+
+/// [`unwrap`] within `budget`, keeping in `keep` the JSON documents of the first payloads.
 pub(crate) fn unwrap_keeping(
     input: &SharedBytes,
     options: &UnwrapOptions,
@@ -251,7 +254,15 @@ pub(crate) fn unwrap_keeping(
                 ));
                 break;
             }
-            match step(&current.bytes, options, budget, keep.is_some()) {
+            // Only the first payloads are sampled for detection: documents of later ones would
+            // be held for nothing (a HAR's every JSON body at once).
+            let want_doc = keep.as_deref().is_some_and(|k| k.docs.len() < KEPT_DOCS);
+            // Bytes a HAR left in its base64 are read for this step only: a body with no layer
+            // under it stays unread until someone looks at it.
+            let stepped = current
+                .bytes
+                .peek_shared(|bytes| step(bytes, options, budget, want_doc));
+            match stepped {
                 Ok(Step::Done(doc)) => {
                     if let (Some(keep), Some(doc)) = (keep.as_deref_mut(), doc) {
                         let depth = options.json_options().limits.depth();
@@ -305,7 +316,7 @@ pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
 /// One layer off `bytes`. `want_doc`: a JSON payload's document is kept for detection, so it is
 /// decoded; otherwise JSON is only validated, which builds nothing.
 fn step(
-    bytes: &[u8],
+    bytes: &SharedBytes,
     options: &UnwrapOptions,
     budget: &mut Budget,
     want_doc: bool,

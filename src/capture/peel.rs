@@ -234,7 +234,7 @@ pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peele
     for payload in found {
         let split = match split {
             Split::Never => Ok(vec![payload]),
-            Split::Auto => split_auto(payload, &decode, &mut gunzip),
+            Split::Auto => split_auto_unread(payload, &decode, &mut gunzip),
             Split::Force(framing) => split_framed(payload, framing, true, &decode, &mut gunzip),
         };
         match split {
@@ -263,6 +263,33 @@ pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peele
 
 /// How a compressed gRPC frame is decompressed (within the input's budget, see [`split_all`]).
 type Gunzip<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, String> + 'a;
+
+/// [`split_auto`], which reads bytes a HAR left in its base64 only for a look when they do not
+/// split: such a body stays unread (a large HAR's bodies are not all held at once).
+#[allow(clippy::result_large_err)]
+fn split_auto_unread(
+    payload: Payload,
+    options: &DecodeOptions,
+    gunzip: &mut Gunzip,
+) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
+    if !payload.bytes.is_unmade() {
+        return split_auto(payload, options, gunzip);
+    }
+    let lazy = payload.bytes.clone();
+    lazy.peek_shared(|made| {
+        let probe = Payload {
+            bytes: made.clone(),
+            ..payload
+        };
+        let mut parts = split_auto(probe, options, gunzip)?;
+        if let [whole] = parts.as_mut_slice() {
+            if whole.bytes.same_view(made) {
+                whole.bytes = lazy.clone();
+            }
+        }
+        Ok(parts)
+    })
+}
 
 /// One payload split the way [`Split::Auto`] does: gRPC bodies, JSON Lines, then the framings
 /// [`sequence::detect_framing`] is sure of (or the Content-Type names), each read within

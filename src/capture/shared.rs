@@ -1,23 +1,61 @@
-//! [`SharedBytes`]: a payload's bytes, owned or a view of bytes someone else owns.
+//! [`SharedBytes`]: a payload's bytes, owned, a view of bytes someone else owns, or made on
+//! first read.
 //!
 //! Why: a payload that no layer changed is the input itself. Copying it into a `Vec` for the
 //! payload (and again for the inspector's source column) doubled and tripled the memory of a
 //! large file that the app had memory-mapped precisely so that it would not be read into memory.
 //! A `SharedBytes` made from the input's owner ([`SharedBytes::shared`]) is a reference count
 //! and a range: cloning, slicing and handing it on never copies the bytes.
+//!
+//! A large HAR holds hundreds of base64 bodies, and most are never looked at: those are
+//! [`SharedBytes::lazy`], decoded from the file when first read and kept from then on. Code that
+//! only glances at every payload (peeling, splitting) reads through [`SharedBytes::peek`], which
+//! decodes into a buffer it drops again, so one body at a time is in memory, not all of them.
 
 use std::fmt;
 use std::ops::{Deref, Range};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Whatever holds the bytes: a `Vec<u8>`, a memory map, an opened file's buffer.
 pub type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
-/// Immutable bytes, cheap to clone and slice: a range of an [`Owner`]'s bytes. Reads as a
-/// `[u8]` (it dereferences to one) and compares equal to any byte slice with the same content.
+/// Makes bytes on demand (decodes a HAR body's base64 from the file).
+pub type Maker = Box<dyn Fn() -> Vec<u8> + Send + Sync>;
+
+/// Bytes made when first read, and kept from then on.
+struct Lazy {
+    /// How long the made bytes are; known before they are made.
+    len: usize,
+    make: Maker,
+    made: OnceLock<Vec<u8>>,
+}
+
+impl Lazy {
+    fn bytes(&self) -> &[u8] {
+        self.made.get_or_init(|| self.fitted((self.make)()))
+    }
+
+    /// `made`, exactly `len` long whatever the maker gave (a maker that breaks its promise
+    /// cannot move the ranges of the views made before).
+    fn fitted(&self, mut made: Vec<u8>) -> Vec<u8> {
+        debug_assert_eq!(made.len(), self.len, "a lazy maker gave another length");
+        made.resize(self.len, 0);
+        made
+    }
+}
+
+#[derive(Clone)]
+enum Holder {
+    Owner(Owner),
+    Lazy(Arc<Lazy>),
+}
+
+/// Immutable bytes, cheap to clone and slice: a range of an [`Owner`]'s bytes (or of bytes made
+/// on first read, [`SharedBytes::lazy`]). Reads as a `[u8]` (it dereferences to one) and compares
+/// equal to any byte slice with the same content.
 #[derive(Clone)]
 pub struct SharedBytes {
-    owner: Owner,
+    holder: Holder,
     range: Range<usize>,
 }
 
@@ -26,8 +64,65 @@ impl SharedBytes {
     pub fn shared(owner: Owner) -> SharedBytes {
         let len = (*owner).as_ref().len();
         SharedBytes {
-            owner,
+            holder: Holder::Owner(owner),
             range: 0..len,
+        }
+    }
+
+    /// `len` bytes that `make` makes when they are first read (through `Deref`); [`peek`]
+    /// reads them without keeping them. `make` must give exactly `len` bytes (more are cut,
+    /// fewer are padded with zeros, and debug builds stop).
+    ///
+    /// [`peek`]: SharedBytes::peek
+    pub fn lazy(len: usize, make: Maker) -> SharedBytes {
+        SharedBytes {
+            holder: Holder::Lazy(Arc::new(Lazy {
+                len,
+                make,
+                made: OnceLock::new(),
+            })),
+            range: 0..len,
+        }
+    }
+
+    /// How many bytes these are (without making lazy bytes).
+    pub fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    /// Whether there are none (without making lazy bytes).
+    pub fn is_empty(&self) -> bool {
+        self.range.is_empty()
+    }
+
+    /// Whether reading these bytes would make them first (they are [`lazy`] and not read yet).
+    ///
+    /// [`lazy`]: SharedBytes::lazy
+    pub fn is_unmade(&self) -> bool {
+        matches!(&self.holder, Holder::Lazy(lazy) if lazy.made.get().is_none())
+    }
+
+    /// `f` of the bytes. Lazy bytes not read yet are made for `f` alone and dropped after it, so
+    /// glancing at many payloads holds one at a time.
+    pub fn peek<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match &self.holder {
+            Holder::Lazy(lazy) if lazy.made.get().is_none() => {
+                let made = lazy.fitted((lazy.make)());
+                f(made.get(self.range.clone()).unwrap_or(&[]))
+            }
+            _ => f(self),
+        }
+    }
+
+    /// [`peek`](SharedBytes::peek) handing `f` the bytes as `SharedBytes` (views `f` makes of
+    /// unmade bytes hold the buffer made for it).
+    pub fn peek_shared<R>(&self, f: impl FnOnce(&SharedBytes) -> R) -> R {
+        match &self.holder {
+            Holder::Lazy(lazy) if lazy.made.get().is_none() => {
+                let made = SharedBytes::from(lazy.fitted((lazy.make)()));
+                f(&made.slice(self.range.clone()))
+            }
+            _ => f(self),
         }
     }
 
@@ -37,7 +132,7 @@ impl SharedBytes {
         let end = range.end.min(len);
         let start = range.start.min(end);
         SharedBytes {
-            owner: self.owner.clone(),
+            holder: self.holder.clone(),
             range: self.range.start + start..self.range.start + end,
         }
     }
@@ -46,17 +141,28 @@ impl SharedBytes {
     pub fn as_slice(&self) -> &[u8] {
         self
     }
+
+    /// Whether both are the same range of the same holder (then they are equal unread).
+    pub(crate) fn same_view(&self, other: &SharedBytes) -> bool {
+        self.range == other.range
+            && match (&self.holder, &other.holder) {
+                (Holder::Owner(a), Holder::Owner(b)) => Arc::ptr_eq(a, b),
+                (Holder::Lazy(a), Holder::Lazy(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
 }
 
 impl Deref for SharedBytes {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        // The range is checked against the owner's length whenever one is made.
-        (*self.owner)
-            .as_ref()
-            .get(self.range.clone())
-            .unwrap_or(&[])
+        // The range is checked against the holder's length whenever one is made.
+        let all = match &self.holder {
+            Holder::Owner(owner) => (**owner).as_ref(),
+            Holder::Lazy(lazy) => lazy.bytes(),
+        };
+        all.get(self.range.clone()).unwrap_or(&[])
     }
 }
 
@@ -111,7 +217,7 @@ impl fmt::Debug for SharedBytes {
 
 impl PartialEq for SharedBytes {
     fn eq(&self, other: &SharedBytes) -> bool {
-        **self == **other
+        self.same_view(other) || (self.len() == other.len() && **self == **other)
     }
 }
 
@@ -172,5 +278,47 @@ mod tests {
         assert_eq!(backwards, b"");
         assert_eq!(SharedBytes::default(), b"");
         assert_eq!(format!("{:?}", world.slice(0..2)), "[119, 111]");
+    }
+
+    #[test]
+    fn lazy_bytes_are_made_on_first_read_and_a_peek_does_not_keep_them() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let lazy = SharedBytes::lazy(
+            5,
+            Box::new(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                b"lazy!".to_vec()
+            }),
+        );
+        let tail = lazy.slice(2..5);
+        assert_eq!((lazy.len(), tail.len(), lazy.is_empty()), (5, 3, false));
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            0,
+            "length and slices make nothing"
+        );
+        assert!(lazy.is_unmade());
+        assert_eq!(tail.peek(|b| b.to_vec()), b"zy!");
+        assert_eq!(lazy.peek(|b| b.len()), 5);
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "each peek makes its own");
+        assert!(lazy.is_unmade(), "a peek keeps nothing");
+        assert_eq!(lazy.clone(), lazy, "the same view is equal unread");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(tail, b"zy!");
+        assert_eq!(lazy, b"lazy!");
+        assert!(!lazy.is_unmade());
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            3,
+            "made once, then kept for every view"
+        );
+        assert_eq!(lazy.peek(|b| b.to_vec()), b"lazy!");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            3,
+            "a peek of made bytes reads them"
+        );
     }
 }

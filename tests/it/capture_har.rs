@@ -590,3 +590,79 @@ fn cli_lists_the_chromium_har_and_picks_a_body() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stdout.contains("format: msgpack"), "{}", run.stdout);
 }
+
+/// A HAR of `n` entries, each answering a different MessagePack body in base64.
+fn har_of_base64_bodies(n: usize) -> (String, Vec<Vec<u8>>) {
+    use base64::Engine;
+    let mut entries = Vec::new();
+    let mut bodies = Vec::new();
+    for i in 0..n {
+        // fixarray of i + 1 positive fixints: a different body each time.
+        let mut body = vec![0x90 | (i % 15 + 1) as u8];
+        body.extend((0..=i % 15).map(|k| (k * 3) as u8));
+        let text = base64::engine::general_purpose::STANDARD.encode(&body);
+        entries.push(format!(
+            r#"{{"request":{{"method":"GET","url":"https://api.example/{i}"}},"response":{{"status":200,"headers":[{{"name":"content-type","value":"application/msgpack"}}],"content":{{"size":{},"mimeType":"application/msgpack","text":"{text}","encoding":"base64"}}}}}}"#,
+            body.len()
+        ));
+        bodies.push(body);
+    }
+    (
+        format!(
+            r#"{{"log":{{"version":"1.2","entries":[{}]}}}}"#,
+            entries.join(",")
+        ),
+        bodies,
+    )
+}
+
+#[test]
+fn a_hars_base64_bodies_are_decoded_when_read_not_all_at_once() {
+    let (har, bodies) = har_of_base64_bodies(40);
+    let readings = peel_readings(har.into_bytes(), &DecodeOptions::default(), None);
+    let payloads = &readings[0].peeled.payloads;
+    assert_eq!(payloads.len(), 40, "{}", readings[0].layers());
+    // Ranking read the sampled bodies; the others are still base64 in the file.
+    let unread = payloads.iter().filter(|p| p.bytes.is_unmade()).count();
+    assert!(
+        unread >= 40 - wirelens::capture::readings::SAMPLED,
+        "{unread} of 40 bodies unread"
+    );
+    // Lengths are known unread, and reading gives each body as the server sent it.
+    for (p, body) in payloads.iter().zip(&bodies) {
+        assert_eq!(p.bytes.len(), body.len());
+        assert_eq!(p.bytes, *body);
+        assert!(!p.bytes.is_unmade());
+        assert_eq!(best_format(&p.bytes, p.hint), Some(Format::MessagePack));
+    }
+}
+
+#[test]
+fn base64_the_file_cannot_lend_is_decoded_at_once_and_bad_base64_still_warns() {
+    // `\/` escapes (some exporters write them) and padding inside the text.
+    let har = r#"{"log":{"entries":[
+      {"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"mimeType":"application/octet-stream","text":"\/\/8A","encoding":"base64"}}},
+      {"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"mimeType":"application/octet-stream","text":"QQ==QQ==","encoding":"base64"}}}
+    ]}}"#;
+    let peeled = peel(
+        har.as_bytes(),
+        &PeelOptions::choosing(PeelChoice {
+            max_layers: Some(1),
+            split: Split::Never,
+        }),
+    );
+    let p = &peeled.payloads;
+    assert_eq!(p[0].bytes, [0xff, 0xff, 0x00]);
+    assert!(
+        !p[0].bytes.is_unmade(),
+        "escaped text is decoded as it is read"
+    );
+    assert_eq!(p[1].bytes, b"QQ==QQ==", "shown as the text it is");
+    assert!(
+        p[1].meta
+            .iter()
+            .any(|(k, v)| k == "warning" && v.contains("does not decode")),
+        "{:?}",
+        p[1].meta
+    );
+}
