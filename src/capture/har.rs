@@ -464,16 +464,19 @@ fn is_textual(content_type: &str) -> bool {
 
 /// The bytes of a body given as HAR text. Exporters that store binary bodies as text (mitmproxy
 /// does, for bodies it does not find "mostly binary") map each byte to the character of the same
-/// number; such text of a binary type is read back byte for byte. Returns the bytes and how they
-/// were read.
-pub(crate) fn text_bytes(text: &str, content_type: &str) -> (Vec<u8>, &'static str) {
+/// number; such text of a binary type is read back byte for byte. Returns the bytes (the text's
+/// own UTF-8 borrowed, not copied) and how they were read.
+pub(crate) fn text_bytes<'t>(text: &'t str, content_type: &str) -> (Cow<'t, [u8]>, &'static str) {
     if !is_textual(content_type) && text.chars().any(|c| c as u32 >= 0x80) {
         let latin1: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(c as u32).ok()).collect();
         if let Some(bytes) = latin1 {
-            return (bytes, "text, one byte per character (a binary type)");
+            return (
+                Cow::Owned(bytes),
+                "text, one byte per character (a binary type)",
+            );
         }
     }
-    (text.as_bytes().to_vec(), "text, UTF-8")
+    (Cow::Borrowed(text.as_bytes()), "text, UTF-8")
 }
 
 /// How HAR exporters write base64: the standard alphabet, padding optional, line breaks allowed.
@@ -545,11 +548,9 @@ fn base64_body(input: &SharedBytes, text: &str) -> Result<SharedBytes, String> {
 /// lies in the file.
 fn text_body(input: &SharedBytes, text: &str, content_type: &str) -> (SharedBytes, &'static str) {
     let (bytes, how) = text_bytes(text, content_type);
-    match span_in(input, text) {
-        Some(span) if bytes.as_slice() == text.as_bytes() => {
-            (input.slice(span.start..span.end), how)
-        }
-        _ => (bytes.into(), how),
+    match (&bytes, span_in(input, text)) {
+        (Cow::Borrowed(_), Some(span)) => (input.slice(span.start..span.end), how),
+        _ => (bytes.into_owned().into(), how),
     }
 }
 
@@ -798,6 +799,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         push(&mut meta, "direction", kind);
         push_num(&mut meta, "opcode", m.opcode);
         push_num(&mut meta, "ws-time", m.time);
+        let as_text = || text_body(input, data, "text/plain").0;
         let (bytes, what) = if opcode == Some(2) {
             match base64_body(input, data) {
                 Ok(b) => (b, "binary, base64"),
@@ -809,13 +811,13 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
                             "{path}.data: a binary message that is not base64 ({e}); shown as text"
                         ),
                     );
-                    (text_body(input, data, "text/plain").0, "binary, bad base64")
+                    (as_text(), "binary, bad base64")
                 }
             }
         } else if opcode == Some(1) {
-            (text_body(input, data, "text/plain").0, "text")
+            (as_text(), "text")
         } else {
-            (text_body(input, data, "text/plain").0, "control frame")
+            (as_text(), "control frame")
         };
         let span = span_in(input, data).unwrap_or(whole);
         out.push(Payload {
@@ -1070,9 +1072,9 @@ mod tests {
     #[test]
     fn binary_text_of_a_binary_type_reads_back_as_bytes() {
         let (b, _) = text_bytes("\u{a5}\u{0}\u{ff}", "application/cbor");
-        assert_eq!(b, [0xa5, 0x00, 0xff]);
+        assert_eq!(*b, [0xa5, 0x00, 0xff]);
         let (b, _) = text_bytes("é", "application/json");
-        assert_eq!(b, "é".as_bytes());
+        assert_eq!(*b, *"é".as_bytes());
     }
 
     #[test]

@@ -261,7 +261,7 @@ pub(crate) fn unwrap_keeping(
             // under it stays unread until someone looks at it.
             let stepped = current
                 .bytes
-                .peek_shared(|bytes| step(bytes, options, budget, want_doc));
+                .peek(|bytes| step(bytes, options, budget, want_doc));
             match stepped {
                 Ok(Step::Done(doc)) => {
                     if let (Some(keep), Some(doc)) = (keep.as_deref_mut(), doc) {

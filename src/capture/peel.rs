@@ -276,7 +276,7 @@ fn split_auto_unread(
         return split_auto(payload, options, gunzip);
     }
     let lazy = payload.bytes.clone();
-    lazy.peek_shared(|made| {
+    lazy.peek(|made| {
         let probe = Payload {
             bytes: made.clone(),
             ..payload

@@ -102,21 +102,10 @@ impl SharedBytes {
         matches!(&self.holder, Holder::Lazy(lazy) if lazy.made.get().is_none())
     }
 
-    /// `f` of the bytes. Lazy bytes not read yet are made for `f` alone and dropped after it, so
-    /// glancing at many payloads holds one at a time.
-    pub fn peek<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        match &self.holder {
-            Holder::Lazy(lazy) if lazy.made.get().is_none() => {
-                let made = lazy.fitted((lazy.make)());
-                f(made.get(self.range.clone()).unwrap_or(&[]))
-            }
-            _ => f(self),
-        }
-    }
-
-    /// [`peek`](SharedBytes::peek) handing `f` the bytes as `SharedBytes` (views `f` makes of
-    /// unmade bytes hold the buffer made for it).
-    pub fn peek_shared<R>(&self, f: impl FnOnce(&SharedBytes) -> R) -> R {
+    /// `f` of the bytes. Lazy bytes not read yet are made for `f` alone and dropped after it
+    /// (views `f` keeps of them hold that buffer), so glancing at many payloads holds one at a
+    /// time.
+    pub fn peek<R>(&self, f: impl FnOnce(&SharedBytes) -> R) -> R {
         match &self.holder {
             Holder::Lazy(lazy) if lazy.made.get().is_none() => {
                 let made = SharedBytes::from(lazy.fitted((lazy.make)()));

@@ -99,7 +99,7 @@ impl Request {
                         "body: {how}; run as it is, fetch would send these characters UTF-8 encoded"
                     ));
                 }
-                b
+                b.into_owned()
             }
             (None, None) => Vec::new(),
         };
