@@ -661,6 +661,8 @@ mod tests {
         assert_eq!(bytes("gaN=rZXkB"), None, "padding in the middle");
         assert_eq!(bytes("ab+c_def"), None, "mixed alphabets");
         assert_eq!(bytes("abcdefghi"), None, "a word");
+        assert_eq!(bytes("Zhbatmcaaaaa"), None, "a capitalised word");
+        assert_eq!(bytes("ZhbatmcaaaaA").map(|b| b.1), Some(TextShape::Base64));
     }
 
     #[test]

@@ -927,6 +927,13 @@ proptest! {
         // Hex of text can peel further; the first layer is always hex.
         prop_assert_eq!(&p[0].layers[0].name, "hex");
         let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        // A short run of letters shaped like a word ("Zhbatmcaaaaa", from 9 random bytes) is
+        // read as text by design (`base64_rules` pins that); only other base64 must be found.
+        let word = b64.len() < 20
+            && b64.bytes().all(|c| c.is_ascii_alphabetic())
+            && (b64[1..].bytes().all(|c| c.is_ascii_lowercase())
+                || b64.bytes().all(|c| c.is_ascii_uppercase()));
+        prop_assume!(!word);
         let found = unwrap(b64.as_bytes(), &UnwrapOptions::default()).expect("base64");
         prop_assert_eq!(&found[0].layers[0].name, "base64");
     }
