@@ -487,8 +487,34 @@ const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::n
         .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
 );
 
+/// Whether every byte of `text` is a base64 letter (not padding, not white space). Written as
+/// whole blocks without early exits so that it runs over many bytes at a time: this scans whole
+/// bodies of large HARs.
+fn all_in_alphabet(text: &[u8]) -> bool {
+    let outside = |c: u8| {
+        let letter = (c | 0x20).wrapping_sub(b'a') < 26;
+        !(letter | (c.wrapping_sub(b'0') < 10) | (c == b'+') | (c == b'/'))
+    };
+    !any_in_blocks(text, outside)
+}
+
+/// Whether `text` has white space in it, in the same way as [`all_in_alphabet`].
+fn any_white_space(text: &[u8]) -> bool {
+    any_in_blocks(text, |c| {
+        (c == b' ') | (c.wrapping_sub(b'\t') < 5) // tab, line feed, vertical tab, form feed, CR
+    })
+}
+
+fn any_in_blocks(text: &[u8], hit: impl Fn(u8) -> bool) -> bool {
+    let mut blocks = text.chunks_exact(64);
+    let in_blocks = blocks
+        .by_ref()
+        .any(|block| block.iter().fold(0u8, |any, &c| any | u8::from(hit(c))) != 0);
+    in_blocks || blocks.remainder().iter().any(|&c| hit(c))
+}
+
 fn base64_decode(text: &[u8]) -> Result<Vec<u8>, String> {
-    if !text.iter().any(u8::is_ascii_whitespace) {
+    if !any_white_space(text) {
         return BASE64.decode(text).map_err(|e| e.to_string());
     }
     let clean: Vec<u8> = text
@@ -499,10 +525,25 @@ fn base64_decode(text: &[u8]) -> Result<Vec<u8>, String> {
     BASE64.decode(&clean).map_err(|e| e.to_string())
 }
 
-/// How many bytes `text` decodes to, found by decoding it piece by piece into a small buffer
-/// (nothing the size of the body is allocated); `None` where [`base64_decode`] might not agree
-/// (an error, or padding before the last piece), and then the caller decodes it whole.
+/// How many bytes `text` decodes to, found without decoding it into anything the size of the
+/// body; `None` where [`base64_decode`] might not agree (an error, or padding before the last
+/// piece), and then the caller decodes it whole.
 fn base64_len(text: &[u8]) -> Option<usize> {
+    // The usual body, one line of the alphabet: every whole group of four before the last group
+    // decodes to three bytes, so only the last group needs decoding.
+    let whole = text.len().saturating_sub(1) / 4 * 4;
+    let (groups, last) = text.split_at(whole);
+    if all_in_alphabet(groups) {
+        let mut out = [0u8; 3];
+        if let Ok(tail) = BASE64.decode_slice(last, &mut out) {
+            return Some(whole / 4 * 3 + tail);
+        }
+    }
+    base64_len_in_pieces(text)
+}
+
+/// [`base64_len`] of text with line breaks (or an error somewhere), decoded in pieces.
+fn base64_len_in_pieces(text: &[u8]) -> Option<usize> {
     const PIECE: usize = 16 * 1024; // a multiple of 4: pieces decode as the whole would
     let mut piece = Vec::with_capacity(PIECE);
     let mut out = vec![0u8; PIECE / 4 * 3];
@@ -949,6 +990,29 @@ fn form_encode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base64_len_agrees_with_decoding_or_declines() {
+        use base64::Engine as _;
+        let std = base64::engine::general_purpose::STANDARD;
+        for n in 0..40usize {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            let padded = std.encode(&bytes);
+            let bare = padded.trim_end_matches('=').to_string();
+            let wrapped: String = padded
+                .as_bytes()
+                .chunks(8)
+                .map(|c| format!("{}\r\n", String::from_utf8_lossy(c)))
+                .collect();
+            for text in [&padded, &bare, &wrapped] {
+                assert_eq!(base64_len(text.as_bytes()), Some(n), "{text:?}");
+                assert_eq!(base64_decode(text.as_bytes()).map(|b| b.len()), Ok(n));
+            }
+        }
+        for bad in ["Q", "QUJD=RA", "QU*D", "QUJD\nR", "QQ==="] {
+            assert_eq!(base64_len(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
 
     fn payloads(har: &str) -> Vec<Payload> {
         match parse(har.as_bytes()) {
