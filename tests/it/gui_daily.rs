@@ -10,7 +10,7 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use wirelens::codec::Format;
 use wirelens::gui::egui;
-use wirelens::gui::{App, AppOptions, Settings};
+use wirelens::gui::{App, AppOptions, Command, Settings, View};
 
 use crate::common;
 use crate::gui_app::{app, harness, harness_with, sample, settle};
@@ -227,6 +227,32 @@ fn sources_close_with_ctrl_w_the_cross_and_the_context_menu_and_can_be_renamed()
 }
 
 #[test]
+fn commands_run_in_the_order_pushed_within_the_frame() {
+    let mut h = open(vec![sample("iot-metrics.json")], None);
+    let app = h.state_mut().as_mut().expect("app");
+    app.push(Command::OpenSample("user-profile.json"));
+    app.push(Command::Rename(1, "profile".into()));
+    app.push(Command::CloseOthers(1));
+    app.push(Command::SetView(View::Profiler));
+    // Nothing happens until the commands run.
+    assert_eq!(state(&h).ws.entries.len(), 1);
+    h.step();
+    let names: Vec<String> = state(&h).ws.entries.iter().map(|e| e.name()).collect();
+    assert_eq!(
+        names,
+        ["profile"],
+        "opened, renamed, then the others closed"
+    );
+    assert_eq!(state(&h).view, View::Profiler);
+    // A command from a shortcut runs in the frame that saw the key: Ctrl+W on the last source
+    // leaves the welcome panel.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::W);
+    h.step();
+    assert!(state(&h).ws.entries.is_empty());
+    h.get_by_label("Bundled samples");
+}
+
+#[test]
 fn a_bundled_proto_loads_as_a_schema() {
     let mut h = harness(AppOptions::default());
     h.run_steps(2);
@@ -279,7 +305,9 @@ fn open_path_is_always_there_and_opens_what_is_typed() {
     h.get_by_label("File").click();
     h.run_steps(2);
     h.get_by_label("Open path… (Ctrl+L)").click();
-    h.run_steps(2);
+    // The click's command runs at the end of its frame; the window sizes itself unseen in the
+    // next, and is shown in the one after.
+    h.run_steps(3);
     let path = h.get_by_label("Path");
     assert!(path.is_focused());
     // Tab completes as far as the folder's names agree, and the field keeps the keyboard.

@@ -314,7 +314,7 @@ impl App {
                     }
                 });
             if choice.is_some() {
-                self.ws.set_format(choice);
+                self.push(super::Command::ReadAs(choice));
             }
         });
         ui.separator();
@@ -402,7 +402,7 @@ impl App {
                     }
                 });
             if choice != current {
-                self.ws.set_format(choice);
+                self.push(super::Command::ReadAs(choice));
             }
             ui.separator();
             let mode = self
@@ -418,7 +418,7 @@ impl App {
             ui.menu_button(mode_text, |ui| {
                 for m in [ProtoMode::Auto, ProtoMode::SchemaLess] {
                     if ui.radio(mode == m, m.label()).clicked() {
-                        self.ws.set_proto_mode(m);
+                        self.push(super::Command::SetProtoMode(m));
                     }
                 }
                 ui.separator();
@@ -461,7 +461,7 @@ impl App {
                 match Path::parse(&text) {
                     Ok(p) => {
                         self.status = None;
-                        self.select(Some(p));
+                        self.push(super::Command::Select(Some(p)));
                     }
                     Err(e) => {
                         self.status =
@@ -610,7 +610,7 @@ impl App {
             if path.is_some() && path != self.ws.selected {
                 // The views move to the new field next frame; the byte clicked keeps the cursor.
                 self.here.clicked_at = offset.map(|o| (format, o));
-                self.select(path);
+                self.push(super::Command::Select(path));
             }
         }
     }

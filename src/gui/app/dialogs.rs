@@ -39,6 +39,37 @@ pub(super) fn pick<T>(dialog: impl FnOnce() -> Option<T>) -> Picked<T> {
 pub(super) const NO_DIALOG: &str =
     "no file dialog could open here (no desktop portal or zenity): type the path instead";
 
+/// Schema ▸ Paste .proto or descriptor set…: schema paths to load, or pasted schema text.
+#[derive(Debug, Default)]
+pub(super) struct SchemaWindow {
+    /// Shown.
+    pub open: bool,
+    /// Pasted `.proto` text, or a descriptor set as base64 or hex.
+    pub text: String,
+    /// Schema files, separated by `;`.
+    pub files: String,
+    /// Include folders for imports, separated by `;`.
+    pub includes: String,
+}
+
+/// File ▸ Save column bytes…: which column's bytes, and where to.
+#[derive(Debug, Default)]
+pub(super) struct SaveWindow {
+    /// Shown.
+    pub open: bool,
+    /// The path typed (or chosen in the native dialog).
+    pub path: String,
+    /// The column chosen; `None` follows the column the data inspector follows.
+    pub format: Option<crate::codec::Format>,
+}
+
+/// Help ▸ Shortcuts (F1).
+#[derive(Debug, Default)]
+pub(super) struct HelpWindow {
+    /// Shown.
+    pub open: bool,
+}
+
 /// File ▸ Open path…: a path field with completion from the file system.
 #[derive(Debug, Default)]
 pub(super) struct OpenPathWindow {

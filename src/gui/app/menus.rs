@@ -9,7 +9,7 @@ use eframe::egui;
 
 use super::Status;
 
-use super::{App, SAMPLES};
+use super::{App, Command, SAMPLES};
 use crate::codec::Format;
 use crate::workspace::ProtoMode;
 
@@ -53,7 +53,7 @@ impl App {
                 ui.menu_button("Profile", |ui| self.profile_menu(ui));
                 ui.menu_button("Help", |ui| {
                     if ui.button("Shortcuts (F1)").clicked() {
-                        self.help_open = true;
+                        self.push(Command::ToggleHelp);
                         ui.close();
                     }
                 });
@@ -64,11 +64,11 @@ impl App {
     fn file_menu(&mut self, ui: &mut egui::Ui) {
         if ui.button("Open… (Ctrl+O)").clicked() {
             ui.close();
-            self.open_dialog();
+            self.push(Command::OpenDialog);
         }
         if ui.button("Open path… (Ctrl+L)").clicked() {
             ui.close();
-            self.open_path_window.show(None);
+            self.push(Command::OpenPathField);
         }
         if ui
             .button("Open TLS key log…")
@@ -100,7 +100,7 @@ impl App {
             for p in self.settings.recent.clone() {
                 if ui.button(p.display().to_string()).clicked() {
                     ui.close();
-                    self.open_file(p);
+                    self.push(Command::Open(p));
                 }
             }
         });
@@ -108,12 +108,12 @@ impl App {
             for (name, _) in SAMPLES {
                 if ui.button(*name).clicked() {
                     ui.close();
-                    self.open_sample(name);
+                    self.push(Command::OpenSample(name));
                 }
             }
         });
         if ui.button("Paste… (Ctrl+Shift+V)").clicked() {
-            self.paste_window.show();
+            self.push(Command::PasteArea);
             ui.close();
         }
         let can_save = self.ws.analysis().is_some();
@@ -121,12 +121,12 @@ impl App {
             .add_enabled(can_save, egui::Button::new("Save column bytes…"))
             .clicked()
         {
-            self.save_open = true;
+            self.save_window.open = true;
             ui.close();
         }
         ui.separator();
         if ui.button("Quit (Ctrl+Q)").clicked() {
-            self.quit = true;
+            self.push(Command::Quit);
             ui.close();
         }
     }
@@ -144,12 +144,12 @@ impl App {
                 super::dialogs::Picked::Unavailable => {
                     // The schema window has path fields.
                     self.status = Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
-                    self.schema_open = true;
+                    self.schema_window.open = true;
                 }
             }
         }
         if ui.button("Paste .proto or descriptor set…").clicked() {
-            self.schema_open = true;
+            self.schema_window.open = true;
             ui.close();
         }
         if !self.ws.schemas.is_empty() && ui.button("Forget loaded schemas").clicked() {
@@ -166,7 +166,7 @@ impl App {
             .unwrap_or_default();
         for mode in [ProtoMode::Auto, ProtoMode::SchemaLess] {
             if ui.radio(current == mode, mode.label()).clicked() {
-                self.ws.set_proto_mode(mode);
+                self.push(Command::SetProtoMode(mode));
             }
         }
         ui.menu_button("Message type", |ui| self.message_picker(ui));
@@ -192,7 +192,7 @@ impl App {
                 for name in names.iter().filter(|n| n.to_lowercase().contains(&filter)) {
                     let chosen = current == Some(ProtoMode::Message(name.clone()));
                     if ui.selectable_label(chosen, name).clicked() {
-                        self.ws.set_proto_mode(ProtoMode::Message(name.clone()));
+                        self.push(Command::SetProtoMode(ProtoMode::Message(name.clone())));
                         ui.close();
                     }
                 }
@@ -227,7 +227,7 @@ impl App {
                             let chosen = current == Some(ProtoMode::Message(name.clone()));
                             let text = format!("{side}{stream}: {name}");
                             if ui.selectable_label(chosen, text).clicked() {
-                                self.ws.set_proto_mode(ProtoMode::Message(name.clone()));
+                                self.push(Command::SetProtoMode(ProtoMode::Message(name.clone())));
                                 ui.close();
                             }
                         }
@@ -247,8 +247,8 @@ impl App {
             if ui.add_enabled(!running, egui::Button::new(text)).clicked() {
                 ui.close();
                 self.settings.profile_mode = mode;
-                self.view = super::View::Profiler;
-                self.start_profile();
+                self.push(Command::SetView(super::View::Profiler));
+                self.push(Command::StartProfile);
             }
         }
         if ui
@@ -256,7 +256,7 @@ impl App {
             .clicked()
         {
             ui.close();
-            self.cancel_profile();
+            self.push(Command::CancelProfile);
         }
         ui.separator();
         let has = self.ws.profile.is_some();
@@ -265,11 +265,11 @@ impl App {
             .clicked()
         {
             ui.close();
-            self.export_profile_csv();
+            self.push(Command::ExportProfile);
         }
         if ui.button("Show the profiler").clicked() {
             ui.close();
-            self.view = super::View::Profiler;
+            self.push(Command::SetView(super::View::Profiler));
         }
         if ui
             .button("Runtimes…")
@@ -379,8 +379,7 @@ impl App {
         ui.separator();
         let mut dark = self.settings.dark;
         if ui.checkbox(&mut dark, "Dark theme (Ctrl+D)").changed() {
-            self.settings.dark = dark;
-            self.apply_theme(ui.ctx());
+            self.push(Command::ToggleTheme);
         }
     }
 
@@ -405,29 +404,29 @@ impl App {
 
     pub(super) fn windows(&mut self, ctx: &egui::Context) {
         if let Some(text) = self.paste_window.ui(ctx) {
-            self.paste(&text);
+            self.push(Command::Paste(text));
         }
         if let Some(path) = self.open_path_window.ui(ctx) {
-            self.open_file(path);
+            self.push(Command::Open(path));
         }
 
-        let mut open = self.schema_open;
+        let mut open = self.schema_window.open;
         egui::Window::new("Schema")
             .open(&mut open)
             .default_width(520.0)
             .show(ctx, |ui| self.schema_window(ui));
-        self.schema_open = open && self.schema_open;
+        self.schema_window.open = open && self.schema_window.open;
 
-        let mut open = self.save_open;
+        let mut open = self.save_window.open;
         egui::Window::new("Save column bytes")
             .open(&mut open)
             .show(ctx, |ui| self.save_window(ui));
-        self.save_open = open && self.save_open;
+        self.save_window.open = open && self.save_window.open;
 
         self.limits_window(ctx);
         self.runtimes_window_ui(ctx);
 
-        let mut open = self.help_open;
+        let mut open = self.help.open;
         egui::Window::new("Shortcuts")
             .open(&mut open)
             .show(ctx, |ui| {
@@ -445,27 +444,27 @@ impl App {
                     ui.label(format!("Fonts for payload text: {}", self.font_summary));
                 }
             });
-        self.help_open = open;
+        self.help.open = open;
     }
 
     fn schema_window(&mut self, ui: &mut egui::Ui) {
         let label = ui.label("Schema files (.proto or descriptor set), separated by ';'");
         ui.add(
-            egui::TextEdit::singleline(&mut self.schema_files)
+            egui::TextEdit::singleline(&mut self.schema_window.files)
                 .hint_text("path/to/api.proto")
                 .desired_width(f32::INFINITY),
         )
         .labelled_by(label.id);
         let label = ui.label("Include folders for imports, separated by ';'");
         ui.add(
-            egui::TextEdit::singleline(&mut self.schema_includes)
+            egui::TextEdit::singleline(&mut self.schema_window.includes)
                 .hint_text("path/to/protos")
                 .desired_width(f32::INFINITY),
         )
         .labelled_by(label.id);
         if ui.button("Load files").clicked() {
-            let files = split_paths(&self.schema_files);
-            let includes = split_paths(&self.schema_includes);
+            let files = split_paths(&self.schema_window.files);
+            let includes = split_paths(&self.schema_window.includes);
             self.load_schema_files(files, includes);
         }
         ui.separator();
@@ -475,7 +474,7 @@ impl App {
             .max_height(260.0)
             .show(ui, |ui| {
                 ui.add(
-                    egui::TextEdit::multiline(&mut self.schema_text)
+                    egui::TextEdit::multiline(&mut self.schema_window.text)
                         .code_editor()
                         .desired_rows(10)
                         .desired_width(f32::INFINITY)
@@ -484,7 +483,7 @@ impl App {
                 .labelled_by(label.id);
             });
         if ui.button("Load pasted schema").clicked() {
-            let text = self.schema_text.clone();
+            let text = self.schema_window.text.clone();
             if let Err(e) = self.load_schema_text(&text) {
                 self.status = Some(Status::Error(format!("schema not loaded: {e}")));
             }
@@ -503,19 +502,24 @@ impl App {
             return;
         };
         let format = self
-            .save_format
+            .save_window
+            .format
             .or(self.here.focus)
             .unwrap_or(analysis.format);
         egui::ComboBox::from_label("column")
             .selected_text(format.title())
             .show_ui(ui, |ui| {
                 for c in &analysis.columns {
-                    ui.selectable_value(&mut self.save_format, Some(c.format), c.format.title());
+                    ui.selectable_value(
+                        &mut self.save_window.format,
+                        Some(c.format),
+                        c.format.title(),
+                    );
                 }
             });
         let label = ui.label("Save to");
         ui.add(
-            egui::TextEdit::singleline(&mut self.save_path)
+            egui::TextEdit::singleline(&mut self.save_window.path)
                 .hint_text(format!("out.{}", format.extension()))
                 .desired_width(360.0),
         )
@@ -527,7 +531,9 @@ impl App {
                         .set_file_name(format!("payload.{}", format.extension()))
                         .save_file()
                 }) {
-                    super::dialogs::Picked::Chosen(p) => self.save_path = p.display().to_string(),
+                    super::dialogs::Picked::Chosen(p) => {
+                        self.save_window.path = p.display().to_string();
+                    }
                     super::dialogs::Picked::Cancelled => {}
                     super::dialogs::Picked::Unavailable => {
                         self.status = Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
@@ -538,10 +544,13 @@ impl App {
                 return;
             };
             if ui
-                .add_enabled(!self.save_path.trim().is_empty(), egui::Button::new("Save"))
+                .add_enabled(
+                    !self.save_window.path.trim().is_empty(),
+                    egui::Button::new("Save"),
+                )
                 .clicked()
             {
-                let path = PathBuf::from(self.save_path.trim());
+                let path = PathBuf::from(self.save_window.path.trim());
                 self.status = Some(match crate::files::write_atomically(&path, &column.bytes) {
                     Ok(()) => Status::Info(format!(
                         "saved {} bytes of {} to {}",
@@ -551,7 +560,7 @@ impl App {
                     )),
                     Err(e) => Status::Error(format!("cannot write {}: {e}", path.display())),
                 });
-                self.save_open = false;
+                self.save_window.open = false;
             }
         });
     }

@@ -7,6 +7,7 @@
 //! in its own span tree, scrolls its hex view to it and reveals it in its tree.
 
 mod columns;
+mod command;
 mod dialogs;
 pub mod diff_view;
 mod field_readings;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 use eframe::egui;
 
+pub use command::Command;
 pub use samples::SAMPLES;
 pub use settings::{SchemaFiles, Settings};
 pub use status::Status;
@@ -101,14 +103,14 @@ pub struct App {
     paste_window: dialogs::PasteWindow,
     /// File ▸ Open path….
     open_path_window: dialogs::OpenPathWindow,
-    schema_open: bool,
-    schema_text: String,
-    schema_files: String,
-    schema_includes: String,
-    save_open: bool,
-    save_path: String,
-    save_format: Option<Format>,
-    help_open: bool,
+    /// Schema ▸ Paste….
+    schema_window: dialogs::SchemaWindow,
+    /// File ▸ Save column bytes….
+    save_window: dialogs::SaveWindow,
+    /// Help ▸ Shortcuts.
+    help: dialogs::HelpWindow,
+    /// What the user asked for this frame, not yet done ([`App::run_commands`]).
+    commands: Vec<Command>,
     /// View ▸ Limits….
     limits: limits::LimitsWindow,
     /// Profile ▸ Runtimes….
@@ -158,14 +160,10 @@ impl App {
             parked: Vec::new(),
             paste_window: dialogs::PasteWindow::default(),
             open_path_window: dialogs::OpenPathWindow::default(),
-            schema_open: false,
-            schema_text: String::new(),
-            schema_files: String::new(),
-            schema_includes: String::new(),
-            save_open: false,
-            save_path: String::new(),
-            save_format: None,
-            help_open: false,
+            schema_window: dialogs::SchemaWindow::default(),
+            save_window: dialogs::SaveWindow::default(),
+            help: dialogs::HelpWindow::default(),
+            commands: Vec::new(),
             limits: limits::LimitsWindow::default(),
             runtimes_window: profiler::runtimes::RuntimesWindow::default(),
             font_summary: String::new(),
@@ -379,6 +377,7 @@ impl App {
         let ctx = ui.ctx().clone();
         self.draw(ui);
         self.middle_click_paste(&ctx);
+        self.run_commands(&ctx);
         // A source switched mid-frame (a click in the list, a paste) is parked with the
         // selection it had; then the shown source's selection is noted for its next switch.
         self.sync_source();
@@ -400,7 +399,7 @@ impl App {
         });
         if !texts.is_empty() && !ctx.text_edit_focused() {
             for t in texts {
-                self.paste(&t);
+                self.push(Command::Paste(t));
             }
         }
     }
@@ -410,6 +409,8 @@ impl App {
         self.ws.poll();
         self.handle_input(&ctx);
         self.profiler_input(&ctx);
+        // Input is carried out before drawing, so this frame already shows what it did.
+        self.run_commands(&ctx);
         self.sync_source();
         let analysis = self.ws.shown_analysis();
         if let Some(a) = &analysis {
@@ -494,17 +495,14 @@ impl App {
         for f in dropped {
             let path = f.path();
             if !path.as_os_str().is_empty() {
-                self.open_file(path.to_path_buf());
+                self.push(Command::Open(path.to_path_buf()));
                 continue;
             }
             match f.bytes() {
                 // Dropped text (a selection dragged from another window) is read as a paste.
                 Ok(bytes) => match String::from_utf8(bytes) {
-                    Ok(text) => self.paste(&text),
-                    Err(e) => {
-                        self.ws
-                            .add(Source::dropped("dropped bytes", e.into_bytes()));
-                    }
+                    Ok(text) => self.push(Command::Paste(text)),
+                    Err(e) => self.push(Command::DroppedBytes(e.into_bytes())),
                 },
                 Err(e) => {
                     self.status = Some(Status::Error(format!("cannot read the dropped file: {e}")))
@@ -515,7 +513,7 @@ impl App {
         // tree row, a button) it is the app's.
         if !ctx.text_edit_focused() {
             for t in pasted {
-                self.paste(&t);
+                self.push(Command::Paste(t));
             }
         }
         // Shift+Insert: egui turns it into a paste only on Windows; elsewhere ask the
@@ -529,35 +527,27 @@ impl App {
         let shortcut = |m: egui::Modifiers, k: egui::Key| {
             ctx.input_mut(|i| i.consume_shortcut(&egui::KeyboardShortcut::new(m, k)))
         };
-        if shortcut(egui::Modifiers::COMMAND, egui::Key::O) {
-            self.open_dialog();
-        }
-        if shortcut(
-            egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
-            egui::Key::V,
-        ) {
-            self.paste_window.show();
-        }
-        if shortcut(egui::Modifiers::COMMAND, egui::Key::L) {
-            self.open_path_window.show(None);
-        }
-        if shortcut(egui::Modifiers::COMMAND, egui::Key::W) {
-            if let Some(i) = self.ws.current {
-                self.close_source(i);
+        let command = egui::Modifiers::COMMAND;
+        let keys = [
+            (command, egui::Key::O, Command::OpenDialog),
+            (
+                command | egui::Modifiers::SHIFT,
+                egui::Key::V,
+                Command::PasteArea,
+            ),
+            (command, egui::Key::L, Command::OpenPathField),
+            (command, egui::Key::W, Command::CloseShown),
+            (command, egui::Key::Q, Command::Quit),
+            (egui::Modifiers::NONE, egui::Key::F1, Command::ToggleHelp),
+            (command, egui::Key::D, Command::ToggleTheme),
+        ];
+        for (modifiers, key, what) in keys {
+            if shortcut(modifiers, key) {
+                self.push(what);
             }
         }
-        if shortcut(egui::Modifiers::COMMAND, egui::Key::Q) {
-            self.quit = true;
-        }
-        if shortcut(egui::Modifiers::NONE, egui::Key::F1) {
-            self.help_open = !self.help_open;
-        }
-        if shortcut(egui::Modifiers::COMMAND, egui::Key::D) {
-            self.settings.dark = !self.settings.dark;
-            self.apply_theme(ctx);
-        }
         if !ctx.egui_wants_keyboard_input() && shortcut(egui::Modifiers::NONE, egui::Key::Escape) {
-            self.select(None);
+            self.push(Command::Select(None));
         }
     }
 
@@ -574,24 +564,6 @@ impl App {
                 )),
             Err(e) => Status::Error(format!("key log {} not loaded: {e}", path.display())),
         });
-    }
-
-    /// File ▸ Open…: the native dialog, or where none can open, File ▸ Open path… with a note.
-    fn open_dialog(&mut self) {
-        let picked = dialogs::pick(|| {
-            rfd::FileDialog::new()
-                .set_title("Open payloads")
-                .pick_files()
-        });
-        match picked {
-            dialogs::Picked::Chosen(files) => {
-                for f in files {
-                    self.open_file(f);
-                }
-            }
-            dialogs::Picked::Cancelled => {}
-            dialogs::Picked::Unavailable => self.open_path_window.show(Some(dialogs::NO_DIALOG)),
-        }
     }
 }
 

@@ -5,7 +5,7 @@ use eframe::egui;
 
 use std::sync::Arc;
 
-use super::{App, SAMPLES};
+use super::{App, Command, SAMPLES};
 use crate::capture::{har, listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Split};
 use crate::gui::widgets::thousands;
 use crate::workspace::{Origin, Stage};
@@ -23,10 +23,10 @@ impl App {
             ui.horizontal(|ui| {
                 ui.add_space((ui.available_width() - 420.0).max(0.0) / 2.0);
                 if ui.button("Open file…").clicked() {
-                    self.open_dialog();
+                    self.push(Command::OpenDialog);
                 }
                 if ui.button("Paste…").clicked() {
-                    self.paste_window.show();
+                    self.push(Command::PasteArea);
                 }
             });
             ui.horizontal(|ui| {
@@ -42,7 +42,7 @@ impl App {
                 let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 if (ui.button("Open").clicked() || enter) && !self.open_path.trim().is_empty() {
                     let p = std::path::PathBuf::from(self.open_path.trim());
-                    self.open_file(p);
+                    self.push(Command::Open(p));
                 }
             });
             ui.add_space(16.0);
@@ -52,7 +52,7 @@ impl App {
                 egui::Grid::new("samples").show(ui, |ui| {
                 for (i, (name, bytes)) in SAMPLES.iter().enumerate() {
                     if ui.link(*name).clicked() {
-                        self.open_sample(name);
+                        self.push(Command::OpenSample(name));
                     }
                     ui.weak(format!("{} bytes", bytes.len()));
                     if i % 2 == 1 {
@@ -66,7 +66,7 @@ impl App {
                 ui.strong("Recent files");
                 for p in self.settings.recent.clone() {
                     if ui.link(p.display().to_string()).clicked() {
-                        self.open_file(p);
+                        self.push(Command::Open(p));
                     }
                 }
             }
@@ -90,13 +90,6 @@ impl App {
     /// The open sources: click to show one; a × (on hover), Ctrl+W or the context menu
     /// closes it; the context menu also closes the others and renames it (in place).
     fn source_list(&mut self, ui: &mut egui::Ui) {
-        enum Act {
-            Show(usize),
-            Close(usize),
-            CloseOthers(usize),
-            Rename(usize),
-            Compare((usize, usize), (usize, usize)),
-        }
         let mut act = None;
         let mut rename_done = None;
         for (i, e) in self.ws.entries.iter().enumerate() {
@@ -156,26 +149,26 @@ impl App {
                 )
                 .inner;
             if close.clicked() {
-                act = Some(Act::Close(i));
+                act = Some(Command::Close(i));
             }
             if r.clicked() {
-                act = Some(Act::Show(i));
+                act = Some(Command::ShowSource(i));
             }
             r.on_hover_text(origin_text(&e.source.origin))
                 .context_menu(|ui| {
                     if ui.button("Rename…").clicked() {
-                        act = Some(Act::Rename(i));
+                        act = Some(Command::StartRename(i));
                         ui.close();
                     }
                     if ui.button("Close (Ctrl+W)").clicked() {
-                        act = Some(Act::Close(i));
+                        act = Some(Command::Close(i));
                         ui.close();
                     }
                     if ui
                         .add_enabled(self.ws.entries.len() > 1, egui::Button::new("Close others"))
                         .clicked()
                     {
-                        act = Some(Act::CloseOthers(i));
+                        act = Some(Command::CloseOthers(i));
                         ui.close();
                     }
                     // Its selected payload against another source's.
@@ -183,7 +176,8 @@ impl App {
                         ui.menu_button("Compare with…", |ui| {
                             for (j, other) in self.ws.entries.iter().enumerate() {
                                 if j != i && ui.button(other.name()).clicked() {
-                                    act = Some(Act::Compare((i, e.payload), (j, other.payload)));
+                                    act =
+                                        Some(Command::Compare((i, e.payload), (j, other.payload)));
                                     ui.close();
                                 }
                             }
@@ -191,25 +185,13 @@ impl App {
                     });
                 });
         }
-        if let Some(done) = rename_done {
-            if let Some((i, name)) = done {
-                self.ws.rename(i, &name);
-            }
-            self.renaming = None;
-        }
-        match act {
-            Some(Act::Show(i)) => self.ws.select_source(i),
-            Some(Act::Close(i)) => self.close_source(i),
-            Some(Act::CloseOthers(i)) => {
-                self.renaming = None;
-                self.ws.close_others(i);
-            }
-            Some(Act::Compare(a, b)) => self.compare(a, b),
-            Some(Act::Rename(i)) => {
-                let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();
-                self.renaming = Some((i, name, false));
-            }
+        match rename_done {
+            Some(Some((i, name))) => self.push(Command::Rename(i, name)),
+            Some(None) => self.renaming = None,
             None => {}
+        }
+        if let Some(command) = act {
+            self.push(command);
         }
     }
 
@@ -310,10 +292,10 @@ impl App {
             peel_choice(ui, peel, deepest)
         };
         if let Some(i) = pick {
-            self.ws.select_payload(i);
+            self.push(Command::ShowPayload(i));
         }
         if let Some((a, b)) = compare_from {
-            self.compare(a, b);
+            self.push(Command::Compare(a, b));
         }
         if raw_changed {
             self.ws.set_raw(raw);

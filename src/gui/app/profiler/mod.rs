@@ -339,7 +339,7 @@ impl App {
                 egui::Key::S,
             ))
         }) {
-            self.export_profile_csv();
+            self.push(super::Command::ExportProfile);
         }
         if self.profiler.png_pending {
             let done = self
@@ -426,8 +426,8 @@ impl App {
                 self.view = super::View::Inspector;
             }
             Some(Action::Select(path)) => {
-                self.select(Some(path));
-                self.view = super::View::Inspector;
+                self.push(super::Command::Select(Some(path)));
+                self.push(super::Command::SetView(super::View::Inspector));
             }
             None => {}
         }

@@ -1,0 +1,161 @@
+//! What the user asked for, as data. Menus, panels, shortcuts, drops and pastes push a
+//! [`Command`]; [`App::run_commands`] carries them out, in the order given, in one place.
+//!
+//! Drawing code only reads the app and pushes commands, so what a click does is written once
+//! (a menu item, its shortcut and its context-menu twin all push the same command), and a
+//! command never changes the list a panel is in the middle of drawing: a source closed from its
+//! own row goes after the list is drawn.
+
+use std::path::PathBuf;
+
+use eframe::egui;
+
+use super::{dialogs, App, View};
+use crate::codec::Format;
+use crate::model::Path;
+use crate::workspace::{ProtoMode, Source};
+
+/// One thing to do (see the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Open a file: a payload, a schema or a TLS key log, told by its name and content.
+    Open(PathBuf),
+    /// The native open dialog; where none can open, File ▸ Open path… with a note saying so.
+    OpenDialog,
+    /// File ▸ Open path… (its field focused).
+    OpenPathField,
+    /// A bundled sample, by file name.
+    OpenSample(&'static str),
+    /// Inspect text as a new source (or show the open source that has the same text).
+    Paste(String),
+    /// Bytes dropped on the window that are not text and came without a path.
+    DroppedBytes(Vec<u8>),
+    /// File ▸ Paste…: the paste area, its box focused.
+    PasteArea,
+    /// Show source `i`.
+    ShowSource(usize),
+    /// Close source `i` (its view state goes with it).
+    Close(usize),
+    /// Close the source shown (Ctrl+W).
+    CloseShown,
+    /// Close every source but `i`.
+    CloseOthers(usize),
+    /// Start renaming source `i` in place.
+    StartRename(usize),
+    /// Give source `i` this name (an empty name goes back to the source's own).
+    Rename(usize, String),
+    /// Compare two payloads, each given as (source, payload) indices, in the diff view.
+    Compare((usize, usize), (usize, usize)),
+    /// Show payload `i` of the source shown.
+    ShowPayload(usize),
+    /// Read the payload shown as this format (`None`: the best detected).
+    ReadAs(Option<Format>),
+    /// How the payload shown is read as protobuf: best match, schema-less or one message type.
+    SetProtoMode(ProtoMode),
+    /// Select a field in every column (`None` clears the selection).
+    Select(Option<Path>),
+    /// Show one of the main area's views.
+    SetView(View),
+    /// Run the profiler on the payloads in its scope.
+    StartProfile,
+    /// Stop the running profile; what finished stays.
+    CancelProfile,
+    /// Write the profile's CSV files.
+    ExportProfile,
+    /// Switch between the dark and the light theme.
+    ToggleTheme,
+    /// Show or hide the shortcuts window.
+    ToggleHelp,
+    /// Close the window.
+    Quit,
+}
+
+impl App {
+    /// Queues `command`; it runs at the next [`App::run_commands`] (in this frame).
+    pub fn push(&mut self, command: Command) {
+        self.commands.push(command);
+    }
+
+    /// Carries out the queued commands in order. A command may queue more; they run too. What
+    /// they changed is drawn in the next frame, which is asked for here (a command run after
+    /// drawing would otherwise wait for the next input event to be seen).
+    pub fn run_commands(&mut self, ctx: &egui::Context) {
+        if !self.commands.is_empty() {
+            ctx.request_repaint();
+        }
+        while !self.commands.is_empty() {
+            let queued = std::mem::take(&mut self.commands);
+            for command in queued {
+                self.apply(ctx, command);
+            }
+        }
+    }
+
+    fn apply(&mut self, ctx: &egui::Context, command: Command) {
+        match command {
+            Command::Open(path) => self.open_file(path),
+            Command::OpenDialog => self.open_dialog(),
+            Command::OpenPathField => self.open_path_window.show(None),
+            Command::OpenSample(name) => {
+                self.open_sample(name);
+            }
+            Command::Paste(text) => self.paste(&text),
+            Command::DroppedBytes(bytes) => {
+                self.ws.add(Source::dropped("dropped bytes", bytes));
+            }
+            Command::PasteArea => self.paste_window.show(),
+            Command::ShowSource(i) => self.ws.select_source(i),
+            Command::Close(i) => self.close_source(i),
+            Command::CloseShown => {
+                if let Some(i) = self.ws.current {
+                    self.close_source(i);
+                }
+            }
+            Command::CloseOthers(i) => {
+                self.renaming = None;
+                self.ws.close_others(i);
+            }
+            Command::StartRename(i) => {
+                let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();
+                self.renaming = Some((i, name, false));
+            }
+            Command::Rename(i, name) => {
+                self.ws.rename(i, &name);
+                self.renaming = None;
+            }
+            Command::Compare(a, b) => self.compare(a, b),
+            Command::ShowPayload(i) => self.ws.select_payload(i),
+            Command::ReadAs(format) => self.ws.set_format(format),
+            Command::SetProtoMode(mode) => self.ws.set_proto_mode(mode),
+            Command::Select(path) => self.select(path),
+            Command::SetView(view) => self.view = view,
+            Command::StartProfile => self.start_profile(),
+            Command::CancelProfile => self.cancel_profile(),
+            Command::ExportProfile => self.export_profile_csv(),
+            Command::ToggleTheme => {
+                self.settings.dark = !self.settings.dark;
+                self.apply_theme(ctx);
+            }
+            Command::ToggleHelp => self.help.open = !self.help.open,
+            Command::Quit => self.quit = true,
+        }
+    }
+
+    /// File ▸ Open…: the native dialog, or where none can open, File ▸ Open path… with a note.
+    fn open_dialog(&mut self) {
+        let picked = dialogs::pick(|| {
+            rfd::FileDialog::new()
+                .set_title("Open payloads")
+                .pick_files()
+        });
+        match picked {
+            dialogs::Picked::Chosen(files) => {
+                for f in files {
+                    self.open_file(f);
+                }
+            }
+            dialogs::Picked::Cancelled => {}
+            dialogs::Picked::Unavailable => self.open_path_window.show(Some(dialogs::NO_DIALOG)),
+        }
+    }
+}
