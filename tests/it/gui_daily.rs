@@ -437,8 +437,19 @@ fn selection_fields_and_scroll_belong_to_their_source() {
 
 /// The app in a window of `size` points.
 fn sized(size: [f32; 2], options: AppOptions) -> Harness<'static, Option<App>> {
+    sized_stepping(size, options, 0.25)
+}
+
+/// [`sized`], each frame `step_dt` seconds after the last (a double click needs its two clicks
+/// within 0.3 s; the harness's default step is 0.25 s, and settling takes frames between them).
+fn sized_stepping(
+    size: [f32; 2],
+    options: AppOptions,
+    step_dt: f32,
+) -> Harness<'static, Option<App>> {
     let mut h = Harness::builder()
         .with_size(size)
+        .with_step_dt(step_dt)
         .with_max_steps(100)
         .build_ui_state(
             move |ui, app: &mut Option<App>| {
@@ -519,6 +530,34 @@ fn a_column_dragged_wide_shows_16_bytes_a_row() {
     let widths = &state(&h).settings.column_widths;
     let share = |name: &str| widths.iter().find(|(n, _)| n == name).map(|(_, w)| *w);
     assert!(share("json") > share("msgpack"), "{widths:?}");
+}
+
+/// Two clicks a frame apart (a double click to egui) on the widget labelled `label`, half a
+/// second of 60 Hz frames after any click before (else egui counts a triple click).
+fn double_click(h: &mut Harness<'_, Option<App>>, label: &str) {
+    h.run_steps(30);
+    h.get_by_label(label).click();
+    h.step();
+    h.get_by_label(label).click();
+    h.run_steps(3);
+}
+
+#[test]
+fn a_double_click_on_a_column_title_makes_it_the_only_column_and_back() {
+    let options = AppOptions {
+        files: vec![sample("transactions-1k.json")],
+        settings: None,
+    };
+    let mut h = sized_stepping([1400.0, 860.0], options, 1.0 / 60.0);
+    let json = std::fs::read(sample("transactions-1k.json")).expect("sample");
+    assert!(h.query_by_label(&hex_row(&json[..16])).is_none());
+    double_click(&mut h, "JSON (source)");
+    assert_eq!(state(&h).settings.single.as_deref(), Some("json"));
+    h.get_by_label(&hex_row(&json[..16]));
+    assert!(h.query_by_label("CBOR").is_none(), "the others are hidden");
+    double_click(&mut h, "JSON (source)");
+    assert_eq!(state(&h).settings.single, None);
+    h.get_by_label("CBOR");
 }
 
 #[test]

@@ -636,13 +636,28 @@ impl App {
         };
         let chosen = Cell::new(None);
         // Header: format, source marker, sizes, notes.
+        let alone = self.settings.single_format() == Some(format);
         ui.horizontal_wrapped(|ui| {
             let title = if column.is_source {
                 format!("{} (source)", format.title())
             } else {
                 format.title().to_string()
             };
-            ui.heading(title);
+            let hint = if alone {
+                "double-click: all columns side by side again"
+            } else {
+                "double-click: only this column, full width (16 bytes a hex row)"
+            };
+            let r = ui
+                .add(
+                    egui::Label::new(egui::RichText::new(title).heading())
+                        .selectable(false)
+                        .sense(egui::Sense::click()),
+                )
+                .on_hover_text(hint);
+            if r.double_clicked() {
+                self.push(super::Command::OnlyColumn((!alone).then_some(format)));
+            }
         });
         match column.sizes {
             None if column.pending => {

@@ -54,6 +54,8 @@ pub enum Command {
     SetProtoMode(ProtoMode),
     /// Select a field in every column (`None` clears the selection).
     Select(Option<Path>),
+    /// Show only this format's column, full width (`None`: every column side by side).
+    OnlyColumn(Option<Format>),
     /// Show one of the main area's views.
     SetView(View),
     /// Run the profiler on the payloads in its scope.
@@ -128,6 +130,9 @@ impl App {
             Command::ReadAs(format) => self.ws.set_format(format),
             Command::SetProtoMode(mode) => self.ws.set_proto_mode(mode),
             Command::Select(path) => self.select(path),
+            Command::OnlyColumn(format) => {
+                self.settings.single = format.map(|f| f.name().to_string());
+            }
             Command::SetView(view) => self.view = view,
             Command::StartProfile => self.start_profile(),
             Command::CancelProfile => self.cancel_profile(),

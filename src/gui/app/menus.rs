@@ -358,7 +358,7 @@ impl App {
             .radio(single.is_none(), "All columns side by side")
             .clicked()
         {
-            self.settings.single = None;
+            self.push(Command::OnlyColumn(None));
         }
         for f in Format::ALL {
             if ui
@@ -368,7 +368,7 @@ impl App {
                 )
                 .clicked()
             {
-                self.settings.single = Some(f.name().to_string());
+                self.push(Command::OnlyColumn(Some(f)));
             }
         }
         ui.separator();
