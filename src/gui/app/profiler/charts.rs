@@ -420,13 +420,33 @@ pub(super) fn timings(
         Metric::Throughput => "MB/s of JSON-equivalent bytes",
         Metric::Allocations => "allocations per operation",
     };
+    // The legend sits in the top right corner: the x range runs on past the longest box or bar
+    // by about the legend's width, so the first rows' ends are never under it.
+    let longest = rows
+        .iter()
+        .filter_map(|r| {
+            let m = measurement(r, op)?;
+            match metric {
+                Metric::Time => Some(m.ns.p95),
+                Metric::Throughput if m.ns.median > 0.0 => {
+                    Some(file.json_bytes as f64 / (m.ns.median / 1e9) / 1e6)
+                }
+                Metric::Throughput => None,
+                Metric::Allocations => m.allocs_per_op,
+            }
+        })
+        .fold(0.0_f64, f64::max);
+    let axis_width = if several { 210.0 } else { 150.0 };
+    let data_width = (ui.available_width() - axis_width).max(200.0);
+    const LEGEND_WIDTH: f32 = 140.0;
+    let legend_room = f64::from((LEGEND_WIDTH / (data_width - LEGEND_WIDTH).max(60.0)).max(0.1));
     // Tall enough to label every row (the tab scrolls): every runtime's rows make dozens.
     let height = (n as f32 * 22.0 + 60.0).max(180.0);
     let rule = ui.visuals().weak_text_color();
     let response = still("profile-timings", height)
         .y_grid_spacer(integer_marks)
         .y_axis_formatter(move |m, _| category(&y_labels, m.value))
-        .y_axis_min_width(if several { 210.0 } else { 150.0 })
+        .y_axis_min_width(axis_width)
         .x_axis_label(x_label)
         .x_axis_formatter(move |m, _| {
             if metric == Metric::Time {
@@ -442,6 +462,7 @@ pub(super) fn timings(
             }
         })
         .include_x(0.0)
+        .include_x(longest * (1.0 + legend_room))
         .include_y(-0.6)
         .include_y(n as f64 - 0.4)
         .show(ui, |p| {
