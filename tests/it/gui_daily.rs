@@ -363,6 +363,34 @@ fn a_decode_error_is_scrolled_into_view_with_the_cursor_on_its_byte() {
 }
 
 #[test]
+fn one_column_mode_still_shows_the_source_column_of_a_payload_that_did_not_decode() {
+    let settings = Settings {
+        single: Some("msgpack".into()),
+        ..Settings::default()
+    };
+    let mut h = harness(AppOptions {
+        files: Vec::new(),
+        settings: Some(settings),
+    });
+    h.run_steps(2);
+    let (text, at) = broken_array(20);
+    h.event(egui::Event::Paste(text));
+    settle(&mut h);
+    h.get_by_label("JSON (source)");
+    h.get_by_label_contains(&format!("error at byte {at}"));
+    h.get_by_label("MessagePack");
+    assert!(
+        h.query_by_label("CBOR").is_none(),
+        "only the source joins the chosen column"
+    );
+    // A payload that decodes shows the chosen column alone again.
+    h.event(egui::Event::Paste(r#"{"ok": true}"#.into()));
+    settle(&mut h);
+    h.get_by_label("MessagePack");
+    assert!(h.query_by_label("JSON (source)").is_none());
+}
+
+#[test]
 fn the_data_inspector_reads_the_byte_clicked_not_the_fields_first() {
     let mut h = open(vec![sample("iot-metrics.json")], Some(json_only()));
     let json = std::fs::read(sample("iot-metrics.json")).expect("sample");

@@ -515,7 +515,12 @@ impl App {
 
     fn columns(&mut self, ui: &mut egui::Ui, a: &Analysis) {
         let shown: Vec<&Column> = match self.settings.single_format() {
-            Some(f) => a.column(f).into_iter().collect(),
+            // A payload that did not decode has nothing to show in another format: its source
+            // column, with the error and the partial tree, comes first.
+            Some(f) => {
+                let failed = a.source().filter(|s| s.error.is_some() && s.format != f);
+                failed.into_iter().chain(a.column(f)).collect()
+            }
             None => self
                 .settings
                 .column_order()
