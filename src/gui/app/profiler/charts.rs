@@ -13,6 +13,11 @@ use crate::profile::Op;
 use crate::report::table::duration;
 use crate::report::{FileReport, Report};
 
+/// MB/s of the payload's JSON-equivalent bytes at `m`'s median; `None` for a zero median.
+fn json_mb_per_s(json_bytes: usize, m: &Measurement) -> Option<f64> {
+    (m.ns.median > 0.0).then(|| json_bytes as f64 / (m.ns.median / 1e9) / 1e6)
+}
+
 /// A plot that does not pan or zoom (the data is categorical; clicks select).
 pub(super) fn still(id: &str, height: f32) -> Plot<'static> {
     Plot::new(id)
@@ -428,10 +433,7 @@ pub(super) fn timings(
             let m = measurement(r, op)?;
             match metric {
                 Metric::Time => Some(m.ns.p95),
-                Metric::Throughput if m.ns.median > 0.0 => {
-                    Some(file.json_bytes as f64 / (m.ns.median / 1e9) / 1e6)
-                }
-                Metric::Throughput => None,
+                Metric::Throughput => json_mb_per_s(file.json_bytes, m),
                 Metric::Allocations => m.allocs_per_op,
             }
         })
@@ -523,10 +525,7 @@ pub(super) fn timings(
                             .filter_map(|(i, r)| {
                                 let m = measurement(r, op)?;
                                 let v = if metric == Metric::Throughput {
-                                    if m.ns.median <= 0.0 {
-                                        return None;
-                                    }
-                                    file.json_bytes as f64 / (m.ns.median / 1e9) / 1e6
+                                    json_mb_per_s(file.json_bytes, m)?
                                 } else {
                                     m.allocs_per_op?
                                 };
