@@ -22,8 +22,8 @@
 //! Memory: the JSON is parsed once into borrowed views of the input (strings without escapes are
 //! not copied, optional ones included: see `borrowed`). A body that is its text's own UTF-8 is a
 //! view of the file; a base64 body that lies in the file is [`SharedBytes::lazy`]: its length is
-//! found by decoding it piece by piece into a small buffer, and its bytes are decoded from the
-//! file when someone first reads them (peeling and splitting only peek), so a large HAR's bodies
+//! found from its text (a scan of the alphabet and a decode of the last group), and its bytes
+//! are decoded from the file when someone first reads them (peeling and splitting only peek), so a large HAR's bodies
 //! are not all in memory at once. Text with escapes, and bytes stored as characters, are decoded
 //! at once.
 
@@ -498,10 +498,11 @@ fn all_in_alphabet(text: &[u8]) -> bool {
     !any_in_blocks(text, outside)
 }
 
-/// Whether `text` has white space in it, in the same way as [`all_in_alphabet`].
+/// Whether `text` has white space in it (what `u8::is_ascii_whitespace` calls so), in the same
+/// way as [`all_in_alphabet`].
 fn any_white_space(text: &[u8]) -> bool {
     any_in_blocks(text, |c| {
-        (c == b' ') | (c.wrapping_sub(b'\t') < 5) // tab, line feed, vertical tab, form feed, CR
+        (c == b' ') | (c == b'\t') | (c == b'\n') | (c == 0x0c) | (c == b'\r')
     })
 }
 
@@ -990,6 +991,19 @@ fn form_encode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_block_scans_agree_with_the_byte_tests() {
+        for c in 0..=255u8 {
+            let base64 = c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
+            // 64 bytes: one whole block; 1 byte: the remainder alone.
+            for n in [64, 1] {
+                assert_eq!(all_in_alphabet(&vec![c; n]), base64, "{c:#04x} × {n}");
+                let white = c.is_ascii_whitespace();
+                assert_eq!(any_white_space(&vec![c; n]), white, "{c:#04x} × {n}");
+            }
+        }
+    }
 
     #[test]
     fn base64_len_agrees_with_decoding_or_declines() {
