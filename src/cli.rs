@@ -24,7 +24,7 @@ use crate::capture::{
     detect, peel, peel_readings, Framing, LayerReading, Payload, PeelChoice, PeelOptions, Reading,
     SharedBytes, Split,
 };
-use crate::codec::protobuf::dynamic::{to_proto3_json, Proto3JsonOptions};
+use crate::codec::protobuf::dynamic::{to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions};
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
@@ -1084,7 +1084,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let whole = read_input(input_path(&args.input)?)?;
-    if convert_streaming(args, &whole, out)? {
+    if convert_streaming(args, &whole, out)? || convert_streaming_protobuf(args, &whole, out)? {
         return Ok(());
     }
     let mut peeling = peel_input(&whole, &args.input)?;
@@ -1166,6 +1166,48 @@ fn convert_streaming(
     if args.to == Format::Json {
         bytes.push(b'\n');
     }
+    write_output(args, &bytes, out)?;
+    Ok(true)
+}
+
+/// `convert --to json` of a protobuf payload with the message type named, read as protobuf
+/// (`--from protobuf`, or a `.pb` file) with nothing to peel: the proto3 JSON written by
+/// [`to_proto3_json_streamed`], which holds one small piece of the payload decoded at a time.
+/// `false` when that does not apply or the walk declines: nothing was written and the caller
+/// converts as usual (which reports any error).
+fn convert_streaming_protobuf(
+    args: &ConvertArgs,
+    whole: &Input,
+    out: &mut dyn Write,
+) -> Result<bool, Failure> {
+    let a = &args.input;
+    let protobuf = match a.from {
+        Some(format) => format == Format::Protobuf,
+        None => whole.hint == Some(Format::Protobuf),
+    };
+    let plain = protobuf
+        && !args.all
+        && !args.pretty
+        && args.to == Format::Json
+        && a.pick.is_none_or(|n| n == 1)
+        && a.layer.is_none()
+        && a.keylog.is_none()
+        && a.read.is_empty();
+    if !plain {
+        return Ok(false);
+    }
+    let Some(message) = named_message(a)? else {
+        return Ok(false);
+    };
+    let json = Proto3JsonOptions {
+        proto_names: args.proto_names,
+        pretty: false,
+    };
+    let Some(written) = to_proto3_json_streamed(&whole.bytes, &message, json) else {
+        return Ok(false);
+    };
+    let mut bytes = written.text.into_bytes();
+    bytes.push(b'\n');
     write_output(args, &bytes, out)?;
     Ok(true)
 }

@@ -54,5 +54,6 @@ mod protobuf_infer;
 mod protobuf_read_as;
 mod protobuf_reencode;
 mod protobuf_schema;
+mod protobuf_stream;
 mod protobuf_wire;
 mod workspace;

@@ -1,13 +1,15 @@
 //! Schema-guided protobuf: decode bytes with a message type into a value with spans
 //! (`decode.rs`), encode a value into a message type (`encode.rs`), both from one table of what
 //! each field is (`field.rs`) and one place for the well-known types in both directions
-//! (`well_known.rs`), and the proto3 JSON mapping (`proto3_json.rs`).
+//! (`well_known.rs`), and the proto3 JSON mapping (`proto3_json.rs`; of a large payload without holding it
+//! decoded, `proto3_stream.rs`).
 
 mod decode;
 mod encode;
 mod field;
 mod json_names;
 mod proto3_json;
+mod proto3_stream;
 mod well_known;
 
 use std::rc::Rc;
@@ -20,6 +22,7 @@ pub use decode::{decode, decode_stats, DecodeStats};
 pub use encode::encode;
 pub use json_names::with_json_names;
 pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonOptions};
+pub use proto3_stream::{to_proto3_json_in_chunks, to_proto3_json_streamed};
 
 /// What one decode or encode works out once per message type (its field table), kept by the
 /// type's full name, with the type used last at hand (fields of one type usually come together).

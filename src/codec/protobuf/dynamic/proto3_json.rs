@@ -61,11 +61,7 @@ pub fn to_proto3_json(
             None => return Err(format!("cannot decode {}: {e}", message.full_name())),
         },
     };
-    if message
-        .parent_pool()
-        .files()
-        .any(|f| editions::file_features(&f).is_some())
-    {
+    if uses_editions(message) {
         clear_implicit_defaults(&mut msg);
     }
     let mut out = Vec::new();
@@ -83,11 +79,20 @@ pub fn to_proto3_json(
     Ok(Proto3Json { text, notes })
 }
 
+/// Whether `message`'s pool has files of editions, whose messages prost-reflect reads as proto2
+/// ([`clear_implicit_defaults`] puts them right).
+pub(super) fn uses_editions(message: &MessageDescriptor) -> bool {
+    message
+        .parent_pool()
+        .files()
+        .any(|f| editions::file_features(&f).is_some())
+}
+
 /// Unsets the fields of editions' implicit presence that hold their default (prost-reflect sees
 /// them as proto2 fields, which have presence), and drops the numbers a closed editions enum
 /// does not name (protobuf's runtimes keep those as unknown fields, which JSON does not show),
 /// so the JSON is what `MessageToJson` writes; messages inside are walked too.
-fn clear_implicit_defaults(msg: &mut DynamicMessage) {
+pub(super) fn clear_implicit_defaults(msg: &mut DynamicMessage) {
     let mut unset = Vec::new();
     for (field, value) in msg.fields_mut() {
         match &mut *value {

@@ -1,0 +1,332 @@
+//! The proto3 JSON mapping of a large payload without holding it decoded:
+//! [`to_proto3_json_streamed`].
+//!
+//! [`to_proto3_json`] reads the whole payload into prost-reflect's `DynamicMessage` and then
+//! serializes it: for a 9 MB OTLP trace batch that is a few hundred MB at once, where `protoc
+//! --decode` needs about 60. Most large payloads are a few big messages holding many small
+//! records, so the walk here writes the big messages itself and hands every message of at most
+//! [`CHUNK`] bytes, and every other field, to [`to_proto3_json`]'s own reading, one at a time.
+//!
+//! A big message is walked like this. Its fields are found by their tags; each field the schema
+//! names is written in field-number order, as prost-reflect writes a message: a repeated message
+//! field (not a map) item by item, each item walked in turn, and a message field that occurs once
+//! walked in place; any other field is read on its own (the bytes of all its occurrences, in
+//! their order, read as the enclosing type: a repeated scalar's packed and unpacked runs are
+//! joined, and the last of a scalar's occurrences wins, as in a whole read) and the entry
+//! prost-reflect writes for it is copied. Extensions come after the fields, read together, as
+//! prost-reflect writes them; fields the schema does not name are left out, as it leaves them.
+//! The text is byte for byte [`to_proto3_json`]'s (a test holds the two together on every
+//! payload with a schema among the tests' data, walking every message and walking none).
+//!
+//! What it does not walk: well-known types (their JSON is not an object of fields), map entries,
+//! groups (read as pieces), and a message field with more than one occurrence (occurrences
+//! merge). It gives `None`, and the caller converts the ordinary way (which reports the error,
+//! or repairs strings with `utf8_validation = NONE`), for pretty output, a big message with two
+//! members of one `oneof` (the last one wins, which a field-by-field reading cannot tell), a
+//! malformed tag in a walked message, and any piece prost-reflect does not read.
+//!
+//! prost-reflect's nesting limit (100) counts from each piece it reads, so a payload nested that
+//! deep below a big message converts here where a whole read would stop; the walk itself goes no
+//! deeper than [`MAX_WALK_DEPTH`] messages.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use prost_reflect::{DynamicMessage, MessageDescriptor};
+
+use super::proto3_json::{clear_implicit_defaults, uses_editions, Proto3Json, Proto3JsonOptions};
+use crate::codec::protobuf::varint;
+
+/// Messages of at most this many bytes are read whole.
+pub const CHUNK: usize = 64 << 10;
+
+/// How many messages deep the walk goes; below that, messages are read whole.
+pub const MAX_WALK_DEPTH: usize = 16;
+
+/// The proto3 JSON text of `bytes` read as `message`, as [`super::to_proto3_json`] writes it,
+/// holding at most one small piece of the payload decoded at a time; `None` when the walk does
+/// not apply (see the module docs) and the caller should convert the ordinary way.
+pub fn to_proto3_json_streamed(
+    bytes: &[u8],
+    message: &MessageDescriptor,
+    options: Proto3JsonOptions,
+) -> Option<Proto3Json> {
+    to_proto3_json_in_chunks(bytes, message, options, CHUNK)
+}
+
+/// [`to_proto3_json_streamed`] with another chunk size (tests walk every message with 0).
+pub fn to_proto3_json_in_chunks(
+    bytes: &[u8],
+    message: &MessageDescriptor,
+    options: Proto3JsonOptions,
+    chunk: usize,
+) -> Option<Proto3Json> {
+    if options.pretty {
+        return None;
+    }
+    let mut walk = Walk {
+        chunk,
+        proto_names: options.proto_names,
+        editions: uses_editions(message),
+        out: Vec::with_capacity(bytes.len().saturating_mul(2)),
+        piece: Vec::new(),
+        joined: Vec::new(),
+    };
+    walk.message(message, bytes, 0)?;
+    let text = String::from_utf8(walk.out).ok()?;
+    Some(Proto3Json {
+        text,
+        notes: Vec::new(),
+    })
+}
+
+struct Walk {
+    chunk: usize,
+    proto_names: bool,
+    /// Whether the pool has editions files: then each piece is put right as a whole read is.
+    editions: bool,
+    out: Vec<u8>,
+    /// The text prost-reflect writes for one piece.
+    piece: Vec<u8>,
+    /// The occurrences of one field, joined.
+    joined: Vec<u8>,
+}
+
+/// One field occurrence of a message: its number, wire type, where its tag starts, where its
+/// value (after a length, for wire type 2) starts, and where it ends.
+struct Occurrence {
+    number: u32,
+    wire: u8,
+    start: usize,
+    value: usize,
+    end: usize,
+}
+
+impl Walk {
+    /// Writes `bytes` read as `desc`, `depth` messages below the root.
+    fn message(&mut self, desc: &MessageDescriptor, bytes: &[u8], depth: usize) -> Option<()> {
+        let walkable = bytes.len() > self.chunk
+            && depth < MAX_WALK_DEPTH
+            && !desc.is_map_entry()
+            && !is_well_known(desc.full_name());
+        if !walkable {
+            self.read_piece(desc, bytes)?;
+            self.out.extend_from_slice(&self.piece);
+            return Some(());
+        }
+        let occurrences = fields(bytes)?;
+        let mut by_number: BTreeMap<u32, Vec<&Occurrence>> = BTreeMap::new();
+        for o in &occurrences {
+            by_number.entry(o.number).or_default().push(o);
+        }
+        // Two members of one oneof: the last occurrence of any of them wins.
+        for oneof in desc.oneofs().filter(|o| !o.is_synthetic()) {
+            let present = oneof
+                .fields()
+                .filter(|f| by_number.contains_key(&f.number()))
+                .count();
+            if present > 1 {
+                return None;
+            }
+        }
+        self.out.push(b'{');
+        let mut first = true;
+        for field in desc.fields() {
+            let Some(occ) = by_number.get(&field.number()) else {
+                continue;
+            };
+            let item = field
+                .kind()
+                .as_message()
+                .filter(|_| !field.is_map() && !field.is_group())
+                .filter(|_| occ.iter().all(|o| o.wire == 2))
+                .filter(|_| field.is_list() || occ.len() == 1)
+                .cloned();
+            let Some(item) = item else {
+                self.read_joined(desc, bytes, occ)?;
+                self.copy_entries(&mut first);
+                continue;
+            };
+            if !first {
+                self.out.push(b',');
+            }
+            first = false;
+            let name = if self.proto_names {
+                field.name()
+            } else {
+                field.json_name()
+            };
+            serde_json::to_writer(&mut self.out, name).ok()?;
+            self.out.push(b':');
+            if field.is_list() {
+                self.out.push(b'[');
+                for (i, o) in occ.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.message(&item, &bytes[o.value..o.end], depth + 1)?;
+                }
+                self.out.push(b']');
+            } else {
+                self.message(&item, &bytes[occ[0].value..occ[0].end], depth + 1)?;
+            }
+        }
+        let extensions: Vec<&Occurrence> = occurrences
+            .iter()
+            .filter(|o| desc.get_field(o.number).is_none())
+            .filter(|o| desc.get_extension(o.number).is_some())
+            .collect();
+        if !extensions.is_empty() {
+            self.read_joined(desc, bytes, &extensions)?;
+            self.copy_entries(&mut first);
+        }
+        self.out.push(b'}');
+        Some(())
+    }
+
+    /// Reads the occurrences `occ` of `bytes` as one `desc` message into [`Walk::piece`].
+    fn read_joined(
+        &mut self,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+        occ: &[&Occurrence],
+    ) -> Option<()> {
+        let joined = match occ {
+            [one] => Cow::Borrowed(&bytes[one.start..one.end]),
+            _ => {
+                let mut joined = std::mem::take(&mut self.joined);
+                joined.clear();
+                for o in occ {
+                    joined.extend_from_slice(&bytes[o.start..o.end]);
+                }
+                Cow::Owned(joined)
+            }
+        };
+        let read = self.read_piece(desc, &joined);
+        if let Cow::Owned(joined) = joined {
+            self.joined = joined;
+        }
+        read
+    }
+
+    /// Reads `bytes` as one `desc` message and writes its compact JSON into [`Walk::piece`].
+    fn read_piece(&mut self, desc: &MessageDescriptor, bytes: &[u8]) -> Option<()> {
+        let mut msg = DynamicMessage::decode(desc.clone(), bytes).ok()?;
+        if self.editions {
+            clear_implicit_defaults(&mut msg);
+        }
+        let options = prost_reflect::SerializeOptions::new().use_proto_field_name(self.proto_names);
+        self.piece.clear();
+        let mut ser = serde_json::Serializer::new(&mut self.piece);
+        msg.serialize_with_options(&mut ser, &options).ok()?;
+        Some(())
+    }
+
+    /// Copies the entries of the object in [`Walk::piece`] (none when it is `{}`).
+    fn copy_entries(&mut self, first: &mut bool) {
+        let inner = &self.piece[1..self.piece.len() - 1];
+        if inner.is_empty() {
+            return;
+        }
+        if !*first {
+            self.out.push(b',');
+        }
+        *first = false;
+        self.out.extend_from_slice(inner);
+    }
+}
+
+/// Whether `name` is one of the well-known types, whose JSON is not an object of their fields.
+fn is_well_known(name: &str) -> bool {
+    let Some(name) = name.strip_prefix("google.protobuf.") else {
+        return false;
+    };
+    matches!(
+        name,
+        "Any"
+            | "Timestamp"
+            | "Duration"
+            | "FieldMask"
+            | "Struct"
+            | "Value"
+            | "ListValue"
+            | "Empty"
+            | "DoubleValue"
+            | "FloatValue"
+            | "Int64Value"
+            | "UInt64Value"
+            | "Int32Value"
+            | "UInt32Value"
+            | "BoolValue"
+            | "StringValue"
+            | "BytesValue"
+    )
+}
+
+/// The field occurrences of one message's bytes, in order (a group from its start tag to the
+/// end of its end tag); `None` for a malformed tag or length, field number 0, or an end-group
+/// tag without its start.
+fn fields(bytes: &[u8]) -> Option<Vec<Occurrence>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        let (number, wire, value, end) = field(bytes, at, 0)?;
+        if wire == 4 {
+            return None;
+        }
+        at = end;
+        out.push(Occurrence {
+            number,
+            wire,
+            start,
+            value,
+            end,
+        });
+    }
+    Some(out)
+}
+
+/// The field whose tag is at `at`: its number, wire type, where its value starts (after the
+/// length of wire type 2) and where it ends (a group after its end tag; an end-group tag is a
+/// field of its own, which ends after the tag). Groups nested more than prost-reflect's nesting
+/// limit deep give `None`, as they fail its read.
+fn field(bytes: &[u8], mut at: usize, depth: usize) -> Option<(u32, u8, usize, usize)> {
+    let end = bytes.len();
+    let (tag, n) = varint::read(bytes, at, end).ok()?;
+    at += n;
+    let number = u32::try_from(tag >> 3).ok()?;
+    let wire = (tag & 7) as u8;
+    if number == 0 || number > 536_870_911 {
+        return None;
+    }
+    let mut value = at;
+    at = match wire {
+        0 => at + varint::read(bytes, at, end).ok()?.1,
+        1 => at.checked_add(8)?,
+        2 => {
+            let (len, n) = varint::read(bytes, at, end).ok()?;
+            value = at + n;
+            value.checked_add(usize::try_from(len).ok()?)?
+        }
+        3 => loop {
+            // The group's fields up to the end tag of the same number; groups inside are
+            // skipped whole by the call.
+            if depth >= 100 {
+                return None;
+            }
+            let (inner, inner_wire, _, inner_end) = field(bytes, at, depth + 1)?;
+            at = inner_end;
+            if inner_wire == 4 {
+                if inner != number {
+                    return None;
+                }
+                break at;
+            }
+        },
+        4 => at,
+        5 => at.checked_add(4)?,
+        _ => return None,
+    };
+    (at <= end).then_some((number, wire, value, at))
+}
