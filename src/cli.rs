@@ -1128,8 +1128,9 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     write_output(args, &bytes, out)
 }
 
-/// `convert` of a JSON document with nothing to peel and no schema, streamed by
-/// [`stream::transcode_json`] so that a large file is never held decoded. `false` when that does
+/// `convert` of a JSON document, or of a MessagePack file (`.msgpack` or `--from msgpack`), with
+/// nothing to peel and no schema, streamed by [`stream::transcode`] so that a large file is
+/// never held decoded. `false` when that does
 /// not apply (or the document needs the ordinary way: an error to report, canonical or pretty
 /// output): then nothing was written and the caller converts as usual.
 fn convert_streaming(
@@ -1143,19 +1144,28 @@ fn convert_streaming(
         && a.layer.is_none()
         && a.keylog.is_none()
         && !a.schema.given()
-        && matches!(a.from, None | Some(Format::Json))
-        && matches!(whole.hint, None | Some(Format::Json))
         && args.to != Format::Protobuf;
     let bytes = &whole.bytes;
-    let text = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
-    let first = text.iter().find(|c| !c.is_ascii_whitespace());
-    // Peeling reads a HAR as its entries, and a JSON string may hold a payload to peel.
-    if !plain || !matches!(first, Some(b'{' | b'[')) || har::looks_like_har(text) {
+    let from = match (a.from, whole.hint) {
+        (Some(Format::MessagePack), _) | (None, Some(Format::MessagePack)) => Format::MessagePack,
+        (None | Some(Format::Json), None | Some(Format::Json)) => Format::Json,
+        _ => return Ok(false),
+    };
+    let walks = if from == Format::Json {
+        let text = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
+        let first = text.iter().find(|c| !c.is_ascii_whitespace());
+        // Peeling reads a HAR as its entries, and a JSON string may hold a payload to peel.
+        matches!(first, Some(b'{' | b'[')) && !har::looks_like_har(text)
+    } else {
+        // A MessagePack file (by its name or --from) whose first item is a map or an array.
+        matches!(bytes.first(), Some(0x80..=0x9f | 0xdc..=0xdf))
+    };
+    if !plain || !walks {
         return Ok(false);
     }
     let limits = a.limits()?;
     let Some(encoded) =
-        stream::transcode_json(bytes, args.to, &encode_options(args, None), &limits)
+        stream::transcode(bytes, from, args.to, &encode_options(args, None), &limits)
     else {
         return Ok(false);
     };

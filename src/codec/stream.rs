@@ -1,4 +1,4 @@
-//! Converting a large JSON document without holding it whole: [`transcode_json`].
+//! Converting a large JSON or MessagePack document without holding it whole: [`transcode`].
 //!
 //! `convert` of a 50 MB JSON file used to decode the whole document into a [`Value`] with its
 //! span tree (about 20 times the file) and then encode it. Most large documents are a few big
@@ -10,6 +10,9 @@
 //! the chunk's path and grouped as one conversion groups them (by kind and path pattern, counts
 //! added, the first occurrence's path and message kept).
 //!
+//! A MessagePack document is walked the same way, its items found by their heads; a map walked
+//! here must have text keys, as JSON's have.
+//!
 //! What it does not do: anything that needs the whole document at once. Canonical output (map
 //! entries sorted), pretty JSON, protobuf, and a map with a repeated key at the level walked here
 //! give `None`, and so does any input the decoder would refuse or stop on a limit: the caller then
@@ -17,7 +20,7 @@
 
 use crate::codec::json::skip_ws;
 use crate::codec::note::Notes;
-use crate::codec::{json, DecodeOptions, EncodeOptions, Encoded, Format};
+use crate::codec::{DecodeOptions, EncodeOptions, Encoded, Format};
 use crate::limits::Limits;
 use crate::model::{Path, PathSegment, SpanTree, Value};
 use std::collections::HashSet;
@@ -34,7 +37,7 @@ pub fn transcode_json(
     options: &EncodeOptions,
     limits: &Limits,
 ) -> Option<Encoded> {
-    transcode_json_in_chunks(bytes, to, options, limits, CHUNK)
+    transcode_in_chunks(bytes, Format::Json, to, options, limits, CHUNK)
 }
 
 /// [`transcode_json`] with another chunk size (tests walk tiny chunks to exercise the walk).
@@ -45,12 +48,40 @@ pub fn transcode_json_in_chunks(
     limits: &Limits,
     chunk: usize,
 ) -> Option<Encoded> {
+    transcode_in_chunks(bytes, Format::Json, to, options, limits, chunk)
+}
+
+/// `bytes` (one MessagePack or JSON item) written as `to` like [`super::encode_fast`] of its
+/// decoded value, walked as [`transcode_json`] walks JSON; `None` where the walk does not apply.
+pub fn transcode(
+    bytes: &[u8],
+    from: Format,
+    to: Format,
+    options: &EncodeOptions,
+    limits: &Limits,
+) -> Option<Encoded> {
+    transcode_in_chunks(bytes, from, to, options, limits, CHUNK)
+}
+
+/// [`transcode`] with another chunk size.
+pub fn transcode_in_chunks(
+    bytes: &[u8],
+    from: Format,
+    to: Format,
+    options: &EncodeOptions,
+    limits: &Limits,
+    chunk: usize,
+) -> Option<Encoded> {
     let streams =
         matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
-    if !streams || options.canonical || options.message.is_some() {
+    if !streams
+        || options.canonical
+        || options.message.is_some()
+        || !matches!(from, Format::Json | Format::MessagePack)
+    {
         return None;
     }
-    let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+    let start = if from == Format::Json && bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
         3
     } else {
         0
@@ -59,6 +90,7 @@ pub fn transcode_json_in_chunks(
     let limits = &limits.for_input(bytes.len());
     let mut walk = Walk {
         b: bytes,
+        from,
         to,
         options,
         limits,
@@ -68,9 +100,9 @@ pub fn transcode_json_in_chunks(
         nodes: 0,
         path: Vec::new(),
     };
-    let at = skip_ws(bytes, start);
+    let at = walk.skip_ws(start);
     let end = walk.value(at, 0)?;
-    if skip_ws(bytes, end) != bytes.len() {
+    if walk.skip_ws(end) != bytes.len() {
         return None;
     }
     Some(Encoded {
@@ -83,6 +115,8 @@ pub fn transcode_json_in_chunks(
 
 struct Walk<'a> {
     b: &'a [u8],
+    /// JSON or MessagePack.
+    from: Format,
     to: Format,
     options: &'a EncodeOptions,
     limits: &'a Limits,
@@ -99,9 +133,9 @@ impl Walk<'_> {
     /// Writes the value starting at `at` (at depth `depth`, the number of containers around it);
     /// returns where it ends.
     fn value(&mut self, at: usize, depth: usize) -> Option<usize> {
-        let end = skip_value(self.b, at)?;
-        let c = *self.b.get(at)?;
-        if end - at <= self.chunk || !matches!(c, b'[' | b'{') {
+        let end = self.skip_value(at)?;
+        let container = self.container(at);
+        if end - at <= self.chunk || container.is_none() {
             self.whole(at, end, depth)?;
             return Some(end);
         }
@@ -109,8 +143,8 @@ impl Walk<'_> {
             return None;
         }
         self.nodes += 1;
-        if c == b'[' {
-            let items = children(self.b, at, false)?;
+        if container == Some(false) {
+            let items = self.children(at, false)?;
             self.header(false, items.len())?;
             for (i, &item) in items.iter().enumerate() {
                 if i > 0 && self.to == Format::Json {
@@ -124,12 +158,16 @@ impl Walk<'_> {
                 self.out.push(b']');
             }
         } else {
-            let entries = children(self.b, at, true)?;
+            let entries = self.children(at, true)?;
             self.header(true, entries.len())?;
             let mut keys = HashSet::with_capacity(entries.len());
             for (i, &key_at) in entries.iter().enumerate() {
-                let key_end = skip_value(self.b, key_at)?;
-                let key = match json::decode(&self.b[key_at..key_end], &DecodeOptions::default()) {
+                let key_end = self.skip_value(key_at)?;
+                let key = match super::decode(
+                    &self.b[key_at..key_end],
+                    self.from,
+                    &DecodeOptions::default(),
+                ) {
                     Ok(doc) => match doc.value {
                         Value::Text(k) => k,
                         _ => return None,
@@ -149,8 +187,10 @@ impl Walk<'_> {
                 if self.to == Format::Json {
                     self.out.push(b':');
                 }
-                let colon = skip_ws(self.b, key_end);
-                let value_at = skip_ws(self.b, colon + 1);
+                let value_at = match self.from {
+                    Format::Json => skip_ws(self.b, skip_ws(self.b, key_end) + 1),
+                    _ => key_end,
+                };
                 self.path.push(PathSegment::Key(key));
                 self.value(value_at, depth + 1)?;
                 self.path.pop();
@@ -171,7 +211,7 @@ impl Walk<'_> {
             limits,
             ..DecodeOptions::default()
         };
-        let doc = json::decode(&self.b[at..end], &options).ok()?;
+        let doc = super::decode(&self.b[at..end], self.from, &options).ok()?;
         self.nodes += doc.spans.len();
         let encoded = super::encode_fast(&doc.value, self.to, self.options).ok()?;
         self.out.extend_from_slice(&encoded.bytes);
@@ -182,6 +222,60 @@ impl Walk<'_> {
             self.notes.merge(note);
         }
         Some(())
+    }
+
+    /// Where the input's next item starts from `at` (JSON's white space skipped).
+    fn skip_ws(&self, at: usize) -> usize {
+        match self.from {
+            Format::Json => skip_ws(self.b, at),
+            _ => at,
+        }
+    }
+
+    /// Where the item starting at `at` ends.
+    fn skip_value(&self, at: usize) -> Option<usize> {
+        match self.from {
+            Format::Json => skip_value(self.b, at),
+            _ => msgpack_skip(self.b, at),
+        }
+    }
+
+    /// Whether the item at `at` is a map (`Some(true)`), an array (`Some(false)`) or neither.
+    fn container(&self, at: usize) -> Option<bool> {
+        let c = *self.b.get(at)?;
+        match self.from {
+            Format::Json => match c {
+                b'{' => Some(true),
+                b'[' => Some(false),
+                _ => None,
+            },
+            _ => match msgpack_head(self.b, at)? {
+                (Head::Map(_), _) => Some(true),
+                (Head::Array(_), _) => Some(false),
+                _ => None,
+            },
+        }
+    }
+
+    /// Where each item of the array (or each key of the map) at `at` starts.
+    fn children(&self, at: usize, map: bool) -> Option<Vec<usize>> {
+        if self.from == Format::Json {
+            return children(self.b, at, map);
+        }
+        let (head, mut i) = msgpack_head(self.b, at)?;
+        let n = match head {
+            Head::Map(n) | Head::Array(n) => n,
+            Head::Leaf(_) => return None,
+        };
+        let mut out = Vec::with_capacity(usize::try_from(n).ok()?.min(self.b.len() - i));
+        for _ in 0..n {
+            out.push(i);
+            i = msgpack_skip(self.b, i)?;
+            if map {
+                i = msgpack_skip(self.b, i)?;
+            }
+        }
+        Some(out)
     }
 
     /// The header of an array or map of `n` items, as the encoders write it.
@@ -227,6 +321,74 @@ impl Walk<'_> {
         }
         Some(())
     }
+}
+
+/// What a MessagePack item's head says: a map or array of so many entries or items, or a
+/// scalar of so many bytes after its head; with where the head ends.
+enum Head {
+    Map(u64),
+    Array(u64),
+    Leaf(u64),
+}
+
+/// The head of the MessagePack item at `at`; `None` past the end or for the unused byte 0xc1.
+fn msgpack_head(b: &[u8], at: usize) -> Option<(Head, usize)> {
+    let c = *b.get(at)?;
+    let be = |n: usize| -> Option<u64> {
+        let bytes = b.get(at + 1..at + 1 + n)?;
+        Some(bytes.iter().fold(0u64, |acc, &x| acc << 8 | u64::from(x)))
+    };
+    let head = match c {
+        0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => (Head::Leaf(0), at + 1),
+        0x80..=0x8f => (Head::Map(u64::from(c & 0x0f)), at + 1),
+        0x90..=0x9f => (Head::Array(u64::from(c & 0x0f)), at + 1),
+        0xa0..=0xbf => (Head::Leaf(u64::from(c & 0x1f)), at + 1),
+        0xc1 => return None,
+        0xc4 | 0xd9 => (Head::Leaf(be(1)?), at + 2),
+        0xc5 | 0xda => (Head::Leaf(be(2)?), at + 3),
+        0xc6 | 0xdb => (Head::Leaf(be(4)?), at + 5),
+        0xc7 => (Head::Leaf(be(1)? + 1), at + 2),
+        0xc8 => (Head::Leaf(be(2)? + 1), at + 3),
+        0xc9 => (Head::Leaf(be(4)? + 1), at + 5),
+        0xca => (Head::Leaf(4), at + 1),
+        0xcb => (Head::Leaf(8), at + 1),
+        0xcc | 0xd0 => (Head::Leaf(1), at + 1),
+        0xcd | 0xd1 => (Head::Leaf(2), at + 1),
+        0xce | 0xd2 => (Head::Leaf(4), at + 1),
+        0xcf | 0xd3 => (Head::Leaf(8), at + 1),
+        0xd4..=0xd8 => (Head::Leaf(1 + (1u64 << (c - 0xd4))), at + 1),
+        0xdc => (Head::Array(be(2)?), at + 3),
+        0xdd => (Head::Array(be(4)?), at + 5),
+        0xde => (Head::Map(be(2)?), at + 3),
+        0xdf => (Head::Map(be(4)?), at + 5),
+    };
+    Some(head)
+}
+
+/// Where the MessagePack item starting at `at` ends, by its heads only: the decoder checks the
+/// rest when the item is converted.
+fn msgpack_skip(b: &[u8], mut at: usize) -> Option<usize> {
+    // Items still to skip; every item takes at least a byte, so the walk ends with the bytes.
+    let mut pending: u64 = 1;
+    while pending > 0 {
+        pending -= 1;
+        let (head, end) = msgpack_head(b, at)?;
+        at = match head {
+            Head::Leaf(n) => end.checked_add(usize::try_from(n).ok()?)?,
+            Head::Array(n) => {
+                pending = pending.checked_add(n)?;
+                end
+            }
+            Head::Map(n) => {
+                pending = pending.checked_add(n.checked_mul(2)?)?;
+                end
+            }
+        };
+        if at > b.len() {
+            return None;
+        }
+    }
+    Some(at)
 }
 
 /// Where the string whose opening quote is at `at` ends (after its closing quote).
@@ -318,12 +480,16 @@ mod tests {
     /// The walk's bytes and notes against converting the whole document, for every chunk size
     /// from "every container walked" to "one chunk".
     fn same_as_whole(name: &str, bytes: &[u8]) -> usize {
+        same_as_whole_from(name, bytes, Format::Json)
+    }
+
+    fn same_as_whole_from(name: &str, bytes: &[u8], from: Format) -> usize {
         let limits = Limits::default();
         let options = DecodeOptions::default();
-        let Ok(doc) = decode(bytes, Format::Json, &options) else {
+        let Ok(doc) = decode(bytes, from, &options) else {
             for to in [Format::Json, Format::MessagePack, Format::Cbor] {
                 let got =
-                    transcode_json_in_chunks(bytes, to, &EncodeOptions::default(), &limits, 0);
+                    transcode_in_chunks(bytes, from, to, &EncodeOptions::default(), &limits, 0);
                 assert!(
                     got.is_none(),
                     "{name}: an input the decoder refuses was converted"
@@ -340,7 +506,7 @@ mod tests {
                 };
                 let want = encode_fast(&doc.value, to, &options).ok();
                 for chunk in [0, 16, 4096, CHUNK] {
-                    let got = transcode_json_in_chunks(bytes, to, &options, &limits, chunk);
+                    let got = transcode_in_chunks(bytes, from, to, &options, &limits, chunk);
                     let Some(got) = got else {
                         continue;
                     };
@@ -388,6 +554,107 @@ mod tests {
             "{} files, {walked} walks",
             files.len()
         );
+    }
+
+    /// MessagePack input: the samples, every item of the MessagePack test suite, each wrapped in
+    /// an array and a map so that the walk steps over it, and every JSON file above written as
+    /// MessagePack.
+    #[test]
+    fn walks_messagepack_as_the_whole_conversion_writes_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+        for entry in std::fs::read_dir(root.join("samples")).expect("samples") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "msgpack") {
+                inputs.push((
+                    path.display().to_string(),
+                    std::fs::read(&path).expect("file"),
+                ));
+            }
+        }
+        let suite = root.join("tests/data/msgpack-test-suite/dist/msgpack-test-suite.json");
+        let suite: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(suite).expect("suite")).expect("JSON");
+        let mut items = Vec::new();
+        for cases in suite.as_object().expect("object").values() {
+            for case in cases.as_array().expect("cases") {
+                for hex in case["msgpack"].as_array().expect("encodings") {
+                    let hex = hex.as_str().expect("hex");
+                    let bytes: Vec<u8> = hex
+                        .split('-')
+                        .map(|b| u8::from_str_radix(b, 16).expect("hex byte"))
+                        .collect();
+                    items.push(bytes);
+                }
+            }
+        }
+        // The suite's items in one array, and as the values of one map, then each on its own.
+        let mut array = vec![0xdd];
+        array.extend_from_slice(&(items.len() as u32).to_be_bytes());
+        let mut map = vec![0xdf];
+        map.extend_from_slice(&(items.len() as u32).to_be_bytes());
+        for (i, item) in items.iter().enumerate() {
+            array.extend_from_slice(item);
+            let key = format!("k{i}");
+            map.push(0xa0 | key.len() as u8);
+            map.extend_from_slice(key.as_bytes());
+            map.extend_from_slice(item);
+        }
+        inputs.push(("suite as an array".into(), array));
+        inputs.push(("suite as a map".into(), map));
+        for (i, item) in items.into_iter().enumerate() {
+            inputs.push((format!("suite item {i}"), item));
+        }
+        for dir in ["samples", "tests/data/json-bench"] {
+            for entry in std::fs::read_dir(root.join(dir)).expect(dir) {
+                let path = entry.expect("entry").path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    let bytes = std::fs::read(&path).expect("file");
+                    let doc = decode(&bytes, Format::Json, &DecodeOptions::default());
+                    if let Ok(doc) = doc {
+                        let mp =
+                            encode_fast(&doc.value, Format::MessagePack, &EncodeOptions::default())
+                                .expect("encodes");
+                        inputs.push((format!("{} as MessagePack", path.display()), mp.bytes));
+                    }
+                }
+            }
+        }
+        let mut walked = 0;
+        for (name, bytes) in &inputs {
+            walked += same_as_whole_from(name, bytes, Format::MessagePack);
+        }
+        assert!(
+            inputs.len() > 100 && walked > 500,
+            "{} inputs, {walked} walks",
+            inputs.len()
+        );
+        // Cut short, and with bytes after the item: declined.
+        let (_, whole) = &inputs[0];
+        let plain = EncodeOptions::default();
+        let limits = Limits::default();
+        let cut = &whole[..whole.len() - 1];
+        assert!(
+            transcode_in_chunks(cut, Format::MessagePack, Format::Json, &plain, &limits, 0)
+                .is_none()
+        );
+        let mut more = whole.clone();
+        more.push(0xc0);
+        assert!(
+            transcode_in_chunks(&more, Format::MessagePack, Format::Json, &plain, &limits, 0)
+                .is_none()
+        );
+        // A map walked here with a key that is not text.
+        let int_key = [0x81, 0x01, 0x91, 0x02];
+        assert!(transcode_in_chunks(
+            &int_key,
+            Format::MessagePack,
+            Format::Json,
+            &plain,
+            &limits,
+            0
+        )
+        .is_none());
     }
 
     #[test]

@@ -128,6 +128,36 @@ fn convert_to_json_writes_the_json_meaning_and_notes_every_loss() {
         );
 }
 
+/// A `.msgpack` file converts piece by piece (its name says what it is, so nothing is detected
+/// or peeled), standard input the ordinary way: the same JSON and the same notes.
+#[test]
+fn a_messagepack_file_converts_as_its_bytes_on_standard_input_do() {
+    for name in ["transactions-15k.msgpack", "edge-cases.msgpack"] {
+        let bytes = std::fs::read(sample(name)).expect("sample");
+        let file = wirelens()
+            .args(["convert", &sample(name), "--to", "json"])
+            .output()
+            .expect("runs");
+        let stdin = wirelens()
+            .args(["convert", "-", "--to", "json"])
+            .write_stdin(bytes)
+            .output()
+            .expect("runs");
+        assert!(
+            file.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&file.stderr)
+        );
+        assert!(file.stdout.len() > 100, "{name}");
+        assert_eq!(file.stdout, stdin.stdout, "{name}: JSON");
+        assert_eq!(
+            String::from_utf8_lossy(&file.stderr),
+            String::from_utf8_lossy(&stdin.stderr),
+            "{name}: notes"
+        );
+    }
+}
+
 #[test]
 fn convert_between_binary_formats_round_trips() {
     let dir = tempfile::tempdir().expect("temp dir");
