@@ -3,9 +3,10 @@
 //! caller.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
@@ -255,6 +256,41 @@ struct Job {
     label: String,
     capacity: usize,
     task: Task,
+    /// What a library's row holds while it is measured (its value of the payload, and what
+    /// one decode builds): [`value_estimate`]; 0 for the other jobs.
+    weight: usize,
+}
+
+/// A row whose library's value is estimated at this or more is heavy: heavy rows are measured
+/// side by side only while their estimates together stay within [`HEAVY_BUDGET`] (see [`run`]).
+pub const HEAVY_BYTES: usize = 64 << 20;
+
+/// How much of the libraries' values of a large payload the timing jobs hold at once, by
+/// [`value_estimate`]. On the 9 MB OTLP batch (19 MB as JSON) most pairs of rows fit, and
+/// `compare --quick` takes about 15 s and 770 MiB at most (about 750 MiB with no bound, 19 s
+/// with one heavy row at a time); on a payload several times larger, two rows side by side
+/// would hold a gigabyte or more each, and they take turns instead.
+pub const HEAVY_BUDGET: usize = 640 << 20;
+
+/// The bytes `library` allocates to decode `len` bytes of `format` into its value: the bytes
+/// per byte measured by the counting allocator (`alloc_bytes_per_op` of the decode, and of
+/// wirelens' encode with its spans where that is more) on the 2,000-span OTLP batch, rounded
+/// up. The value of one decode is the most any of a row's jobs holds at a time (the encode job's
+/// value is that of the library's own decode).
+pub fn value_estimate(library: Library, format: Format, len: usize) -> usize {
+    let per_byte = match (library, format) {
+        (Library::SerdeJson, _) => 17,
+        (Library::SonicRs, _) => 12,
+        (Library::RmpSerde | Library::Rmpv, _) => 14,
+        (Library::Ciborium, _) => 12,
+        (Library::Cbor4ii, _) => 10,
+        (Library::ProstReflect, _) => 37,
+        (Library::Wirelens, Format::Json) => 10,
+        (Library::Wirelens, Format::MessagePack) => 17,
+        (Library::Wirelens, Format::Cbor) => 19,
+        (Library::Wirelens, Format::Protobuf) => 29,
+    };
+    len.saturating_mul(per_byte)
 }
 
 /// Profiles every subject per `settings`. Calls `on_event` from worker threads as results come;
@@ -290,6 +326,9 @@ pub fn run(
         files.push(file);
         jobs.extend(file_jobs);
     }
+    // What preparing freed (decodes, compressors' windows, span trees) goes back before the
+    // libraries' values arrive.
+    super::alloc::give_back_freed();
     let total = jobs.len();
     let done = AtomicUsize::new(0);
     let running = AtomicUsize::new(0);
@@ -388,8 +427,31 @@ pub fn run(
         (job.slot, result, bytes)
     };
     let results: Vec<Outcome> = if parallel {
+        // Heavy rows (a library's value of a large payload) are measured by one worker, and by
+        // a second one beside it only while their estimated values fit the budget together;
+        // the other jobs run on the rest of the pool, whose workers then help with the heavy
+        // rows. A row's two jobs run back to back on one worker, which reuses the memory its
+        // last row gave back.
+        let heavy = HeavyRows::new(&jobs);
+        let lanes = || {
+            let (mut first, (light, second)) = rayon::join(
+                || heavy.run(&jobs, &run_one),
+                || {
+                    let light: Vec<Outcome> = jobs
+                        .par_iter()
+                        .enumerate()
+                        .filter(|(_, j)| j.weight < HEAVY_BYTES)
+                        .map(run_one)
+                        .collect();
+                    (light, heavy.run(&jobs, &run_one))
+                },
+            );
+            first.extend(light);
+            first.extend(second);
+            first
+        };
         match &pool {
-            Some(pool) => pool.install(|| jobs.par_iter().enumerate().map(run_one).collect()),
+            Some(pool) => pool.install(lanes),
             None => jobs.iter().enumerate().map(run_one).collect(),
         }
     } else {
@@ -411,6 +473,88 @@ pub fn run(
         files,
         cancelled: cancelled || cancel.load(Ordering::Relaxed),
         probe,
+    }
+}
+
+/// The heavy rows of a run, waiting, and the estimated bytes of those being measured.
+struct HeavyRows {
+    state: Mutex<(VecDeque<Vec<usize>>, usize)>,
+    changed: Condvar,
+}
+
+impl HeavyRows {
+    /// The heavy jobs of `jobs`, a row's jobs (one library, one payload: the same prepared
+    /// library) together, in order.
+    fn new(jobs: &[Job]) -> HeavyRows {
+        let mut rows: VecDeque<Vec<usize>> = VecDeque::new();
+        for (i, job) in jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.weight >= HEAVY_BYTES)
+        {
+            let same_row = rows
+                .back()
+                .and_then(|r| r.last())
+                .is_some_and(|&last| same_library(&jobs[last], job));
+            match rows.back_mut() {
+                Some(row) if same_row => row.push(i),
+                _ => rows.push_back(vec![i]),
+            }
+        }
+        HeavyRows {
+            state: Mutex::new((rows, 0)),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Measures heavy rows until none is left: the first waiting row whose estimate fits the
+    /// budget beside those being measured (any row when none is), waiting when none fits.
+    fn run(
+        &self,
+        jobs: &[Job],
+        run_one: &(dyn Fn((usize, &Job)) -> Outcome + Sync),
+    ) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        loop {
+            let (row, weight) = {
+                let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                loop {
+                    let (rows, busy) = &mut *state;
+                    let weight = |row: &Vec<usize>| row.iter().map(|&i| jobs[i].weight).max();
+                    let fits = rows.iter().position(|row| {
+                        *busy == 0 || *busy + weight(row).unwrap_or(0) <= HEAVY_BUDGET
+                    });
+                    match fits {
+                        Some(at) => {
+                            let row = rows.remove(at).unwrap_or_default();
+                            let w = weight(&row).unwrap_or(0);
+                            *busy += w;
+                            break (row, w);
+                        }
+                        None if rows.is_empty() => return out,
+                        None => {
+                            state = self
+                                .changed
+                                .wait(state)
+                                .unwrap_or_else(PoisonError::into_inner);
+                        }
+                    }
+                }
+            };
+            out.extend(row.into_iter().map(|i| run_one((i, &jobs[i]))));
+            super::alloc::give_back_freed();
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.1 -= weight;
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// Whether two jobs measure the same prepared library (a row's encode and decode).
+fn same_library(a: &Job, b: &Job) -> bool {
+    match (&a.task, &b.task) {
+        (Task::Adapter(x, _), Task::Adapter(y, _)) => Arc::ptr_eq(x, y),
+        _ => false,
     }
 }
 
@@ -880,6 +1024,7 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                 ),
                 capacity: len + 1024,
                 task,
+                weight: 0,
             });
         }
         for &library in Library::for_format(format) {
@@ -914,6 +1059,7 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                     label: label(name, format, library, op.name()),
                     capacity: len * 2 + 1024,
                     task: Task::Adapter(Arc::clone(&lazy), op),
+                    weight: value_estimate(library, format, len),
                 });
             }
         }
@@ -1013,6 +1159,7 @@ fn prepare_sweep(
             if let Some(inputs) = inputs {
                 let len = inputs.bytes.len();
                 let format = inputs.format;
+                let weight = value_estimate(inputs.library, format, len);
                 let lazy = Arc::new(Lazy::new(inputs, 2));
                 for op in [Op::Encode, Op::Decode] {
                     jobs.push(Job {
@@ -1029,6 +1176,7 @@ fn prepare_sweep(
                         ),
                         capacity: len * 2 + 1024,
                         task: Task::Adapter(Arc::clone(&lazy), op),
+                        weight,
                     });
                 }
             }
@@ -1040,4 +1188,120 @@ fn prepare_sweep(
         points,
         runtimes: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A row of `weight` (two jobs sharing one prepared library).
+    fn row(weight: usize, jobs: &mut Vec<Job>) {
+        let lazy = Arc::new(Lazy::new(
+            Inputs {
+                library: Library::Wirelens,
+                format: Format::Json,
+                value: Arc::new(Value::int(1)),
+                bytes: Arc::new(b"1".to_vec()),
+                message: None,
+            },
+            2,
+        ));
+        for op in [Op::Encode, Op::Decode] {
+            jobs.push(Job {
+                slot: Slot::Timing {
+                    file: 0,
+                    row: jobs.len() / 2,
+                    op,
+                },
+                label: format!("row {}", jobs.len() / 2),
+                capacity: 0,
+                task: Task::Adapter(Arc::clone(&lazy), op),
+                weight,
+            });
+        }
+    }
+
+    /// Two workers take the heavy rows: each row's jobs back to back on one worker, every job
+    /// once, and rows side by side only while their weights fit the budget together.
+    #[test]
+    fn heavy_rows_share_the_budget_and_keep_their_jobs_together() {
+        let mut jobs = Vec::new();
+        let weights = [
+            HEAVY_BUDGET / 2,
+            HEAVY_BUDGET / 2,
+            HEAVY_BUDGET,
+            HEAVY_BYTES,
+            HEAVY_BUDGET * 2,
+            HEAVY_BUDGET / 3,
+            HEAVY_BUDGET / 3,
+            HEAVY_BUDGET / 3,
+        ];
+        for w in weights {
+            row(w, &mut jobs);
+        }
+        // A light job is not the heavy rows' to run.
+        jobs.push(Job {
+            slot: Slot::Gzip {
+                file: 0,
+                format: 0,
+                op: Op::Encode,
+            },
+            label: "gzip".into(),
+            capacity: 0,
+            task: Task::Gzip(Arc::new(Vec::new()), Op::Encode, None),
+            weight: 0,
+        });
+        let heavy = HeavyRows::new(&jobs);
+        let busy = AtomicUsize::new(0);
+        let most = AtomicUsize::new(0);
+        let over = AtomicUsize::new(0);
+        let run_one = |(i, job): (usize, &Job)| -> Outcome {
+            // A row's weight is counted once, by its first job.
+            let first = i % 2 == 0;
+            if first {
+                let now = busy.fetch_add(job.weight, Ordering::SeqCst) + job.weight;
+                most.fetch_max(now, Ordering::SeqCst);
+                if now > HEAVY_BUDGET && now != job.weight {
+                    over.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if !first {
+                busy.fetch_sub(job.weight, Ordering::SeqCst);
+            }
+            (job.slot, Err(BenchError::NotRun), Some(i))
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| heavy.run(&jobs, &run_one));
+            let b = s.spawn(|| heavy.run(&jobs, &run_one));
+            (a.join().expect("worker"), b.join().expect("worker"))
+        });
+        for ran in [&a, &b] {
+            let order: Vec<usize> = ran.iter().filter_map(|o| o.2).collect();
+            for pair in order.chunks(2) {
+                assert_eq!(pair, [pair[0], pair[0] + 1], "a row's jobs back to back");
+            }
+        }
+        let mut all: Vec<usize> = a.iter().chain(&b).filter_map(|o| o.2).collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..weights.len() * 2).collect::<Vec<_>>());
+        assert_eq!(
+            over.load(Ordering::SeqCst),
+            0,
+            "rows beside others over the budget"
+        );
+        assert!(
+            most.load(Ordering::SeqCst) >= HEAVY_BUDGET * 2,
+            "a row over the budget still runs alone"
+        );
+    }
+
+    #[test]
+    fn value_estimates_make_a_large_payloads_rows_heavy() {
+        let mb = 1 << 20;
+        assert!(value_estimate(Library::SerdeJson, Format::Json, 19 * mb) >= HEAVY_BYTES);
+        assert!(value_estimate(Library::ProstReflect, Format::Protobuf, 2 * mb) >= HEAVY_BYTES);
+        assert!(value_estimate(Library::Cbor4ii, Format::Cbor, mb) < HEAVY_BYTES);
+    }
 }

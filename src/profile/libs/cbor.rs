@@ -6,7 +6,7 @@ use cbor4ii::core::dec::Decode;
 use cbor4ii::core::enc::Encode;
 use cbor4ii::core::utils::{BufWriter, SliceReader};
 
-use super::{mismatch, timed, Held, Library, Warmed};
+use super::{timed, Held, Library, RoundTrip, Warmed};
 use crate::profile::bench::Bencher;
 
 /// ciborium on `ciborium::Value`.
@@ -14,6 +14,7 @@ pub struct Ciborium {
     value: Held<ciborium::Value>,
     bytes: Vec<u8>,
     warmed: Warmed,
+    round_trip: RoundTrip,
 }
 
 impl Ciborium {
@@ -27,17 +28,12 @@ impl Ciborium {
             encode: Some(encode),
             decode: (bytes == cbor).then_some(decode),
         };
-        if bytes != cbor {
-            let back: ciborium::Value =
-                ciborium::from_reader(&bytes[..]).map_err(|e| format!("ciborium: {e}"))?;
-            if back != value {
-                return Err(mismatch(Library::Ciborium));
-            }
-        }
+        let round_trip = RoundTrip::new(&bytes, cbor, || Ok(bytes.clone()))?;
         Ok(Ciborium {
             value: Held::new(value),
             bytes,
             warmed,
+            round_trip,
         })
     }
 }
@@ -55,7 +51,16 @@ impl super::Adapter for Ciborium {
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
-        b.iter(|_| ciborium::from_reader::<ciborium::Value, _>(black_box(&self.bytes[..])));
+        b.iter_checked(
+            |back| {
+                self.round_trip.check(Library::Ciborium, back, |v| {
+                    let mut out = Vec::new();
+                    ciborium::into_writer(v, &mut out).map_err(|e| e.to_string())?;
+                    Ok(out)
+                })
+            },
+            |_| ciborium::from_reader::<ciborium::Value, _>(black_box(&self.bytes[..])),
+        );
     }
     fn release_value(&self) {
         self.value.release();
@@ -75,6 +80,7 @@ pub struct Cbor4ii {
     value: Held<cbor4ii::core::Value>,
     bytes: Vec<u8>,
     warmed: Warmed,
+    round_trip: RoundTrip,
 }
 
 impl Cbor4ii {
@@ -89,13 +95,12 @@ impl Cbor4ii {
             encode: Some(encode),
             decode: (bytes == cbor).then_some(decode),
         };
-        if bytes != cbor && read_cbor4ii(&bytes)? != value {
-            return Err(mismatch(Library::Cbor4ii));
-        }
+        let round_trip = RoundTrip::new(&bytes, cbor, || Ok(bytes.clone()))?;
         Ok(Cbor4ii {
             value: Held::new(value),
             bytes,
             warmed,
+            round_trip,
         })
     }
 }
@@ -117,7 +122,17 @@ impl super::Adapter for Cbor4ii {
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
-        b.iter(|_| cbor4ii::core::Value::decode(&mut SliceReader::new(black_box(&self.bytes))));
+        b.iter_checked(
+            |back| {
+                self.round_trip
+                    .check(Library::Cbor4ii, back, |v: &cbor4ii::core::Value| {
+                        let mut w = BufWriter::new(Vec::new());
+                        v.encode(&mut w).map_err(|e| format!("{e:?}"))?;
+                        Ok(w.into_inner())
+                    })
+            },
+            |_| cbor4ii::core::Value::decode(&mut SliceReader::new(black_box(&self.bytes))),
+        );
     }
     fn release_value(&self) {
         self.value.release();

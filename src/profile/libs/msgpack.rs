@@ -2,8 +2,15 @@
 
 use std::hint::black_box;
 
-use super::{mismatch, timed, Held, Library, Warmed};
+use super::{timed, Held, Library, RoundTrip, Warmed};
 use crate::profile::bench::Bencher;
+
+/// rmpv's bytes of a value: one way of writing each value, other bytes for another value.
+pub(super) fn write_rmpv(value: &rmpv::Value) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    rmpv::encode::write_value(&mut out, value).map_err(|e| format!("rmpv: {e}"))?;
+    Ok(out)
+}
 
 fn read_rmpv(bytes: &[u8]) -> Result<rmpv::Value, String> {
     let mut rd = bytes;
@@ -15,6 +22,7 @@ pub struct RmpSerde {
     value: Held<rmpv::Value>,
     bytes: Vec<u8>,
     encoded_in: f64,
+    round_trip: RoundTrip,
 }
 
 impl RmpSerde {
@@ -22,15 +30,14 @@ impl RmpSerde {
         let value = read_rmpv(msgpack)?;
         let (bytes, encoded_in) = timed(|| rmp_serde::to_vec_named(&value));
         let bytes = bytes.map_err(|e| format!("rmp-serde: {e}"))?;
-        let back: rmpv::Value =
-            rmp_serde::from_slice(&bytes).map_err(|e| format!("rmp-serde: {e}"))?;
-        if back != value {
-            return Err(mismatch(Library::RmpSerde));
-        }
+        // Always checked, through rmpv's writer: rmp-serde's serde path is what may not give
+        // the value back (an ext written as an array would read back as one).
+        let round_trip = RoundTrip::always(|| write_rmpv(&value))?;
         Ok(RmpSerde {
             value: Held::new(value),
             bytes,
             encoded_in,
+            round_trip,
         })
     }
 }
@@ -49,7 +56,10 @@ impl super::Adapter for RmpSerde {
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
-        b.iter(|_| rmp_serde::from_slice::<rmpv::Value>(black_box(&self.bytes)));
+        b.iter_checked(
+            |back| self.round_trip.check(Library::RmpSerde, back, write_rmpv),
+            |_| rmp_serde::from_slice::<rmpv::Value>(black_box(&self.bytes)),
+        );
     }
     fn release_value(&self) {
         self.value.release();
@@ -68,6 +78,7 @@ pub struct Rmpv {
     value: Held<rmpv::Value>,
     bytes: Vec<u8>,
     warmed: Warmed,
+    round_trip: RoundTrip,
 }
 
 impl Rmpv {
@@ -77,9 +88,7 @@ impl Rmpv {
         let mut bytes = Vec::new();
         let (written, encode) = timed(|| rmpv::encode::write_value(&mut bytes, &value));
         written.map_err(|e| format!("rmpv: {e}"))?;
-        if bytes != msgpack && read_rmpv(&bytes)? != value {
-            return Err(mismatch(Library::Rmpv));
-        }
+        let round_trip = RoundTrip::new(&bytes, msgpack, || Ok(bytes.clone()))?;
         let warmed = Warmed {
             encode: Some(encode),
             decode: (bytes == msgpack).then_some(decode),
@@ -88,6 +97,7 @@ impl Rmpv {
             value: Held::new(value),
             bytes,
             warmed,
+            round_trip,
         })
     }
 }
@@ -105,10 +115,13 @@ impl super::Adapter for Rmpv {
         });
     }
     fn decode(&self, b: &mut Bencher<'_>) {
-        b.iter(|_| {
-            let mut rd: &[u8] = black_box(&self.bytes);
-            rmpv::decode::read_value(&mut rd)
-        });
+        b.iter_checked(
+            |back| self.round_trip.check(Library::Rmpv, back, write_rmpv),
+            |_| {
+                let mut rd: &[u8] = black_box(&self.bytes);
+                rmpv::decode::read_value(&mut rd)
+            },
+        );
     }
     fn release_value(&self) {
         self.value.release();

@@ -1,5 +1,5 @@
-//! Every adapter prepares on real samples (its bytes decode back to its value, which `prepare`
-//! checks), and its timed routines produce what they claim.
+//! Every adapter prepares on real samples (its bytes decode back to its value, which its decode
+//! job checks on its first output), and its timed routines produce what they claim.
 
 use std::sync::atomic::AtomicBool;
 
@@ -160,4 +160,49 @@ fn widened(value: &Value) -> Value {
         Value::Tag(t, inner) => Value::Tag(*t, Box::new(widened(inner))),
         other => other.clone(),
     }
+}
+
+/// The round trip is checked on the decode job's first output: a library's value read back from
+/// its own bytes passes, another value fails the measurement with the mismatch, and a library
+/// that decoded its value from its own bytes has nothing to check.
+#[test]
+fn round_trips_are_checked_on_the_first_decode() {
+    let one = rmpv::Value::from(1);
+    let check = RoundTrip::always(|| super::msgpack::write_rmpv(&one)).expect("written");
+    let same: Result<rmpv::Value, String> = Ok(rmpv::Value::from(1));
+    let other: Result<rmpv::Value, String> = Ok(rmpv::Value::from("1"));
+    let failed: Result<rmpv::Value, String> = Err("cut short".into());
+    let write = super::msgpack::write_rmpv;
+    assert_eq!(check.check(Library::RmpSerde, &same, write), Ok(()));
+    let e = check
+        .check(Library::RmpSerde, &other, write)
+        .expect_err("another value");
+    assert!(e.contains("does not decode back"), "{e}");
+    let e = check
+        .check(Library::RmpSerde, &failed, write)
+        .expect_err("no value");
+    assert!(e.contains("cut short"), "{e}");
+    let own = RoundTrip::new(b"x", b"x", || Err("not called".into())).expect("nothing to write");
+    assert_eq!(own.check(Library::Rmpv, &other, write), Ok(()));
+    // And a real adapter whose bytes differ from the ones it read (white space) measures its
+    // decode, the check passing.
+    let value = Arc::new(Value::int(0));
+    let spaced = br#"{"b": [1, 2.5, "x"], "a": null}"#;
+    let source = Source {
+        value: &value,
+        bytes: spaced,
+        message: None,
+    };
+    let adapter = prepare(Library::SerdeJson, Format::Json, source).expect("prepared");
+    assert_ne!(adapter.bytes(), &spaced[..]);
+    let cfg = BenchConfig {
+        warm_up: std::time::Duration::ZERO,
+        min_samples: 1,
+        max_samples: 1,
+        ..BenchConfig::quick()
+    };
+    let cancel = AtomicBool::new(false);
+    let mut d = Bencher::new(&cfg, &cancel, 0, 1);
+    adapter.decode(&mut d);
+    assert!(d.finish().is_ok());
 }
