@@ -9,7 +9,8 @@
 # OTLP trace batch of SPANS spans made by Python's protobuf (20,000: 9.3 MB).
 # Peak RSS is /usr/bin/time's maximum resident set; the app's is its VmHWM under Xvfb, read when
 # it logs (WIRELENS_LOG_TIMES) that every column is shown, or after APP_WAIT seconds.
-# Installs what it needs when missing: time, jq, xvfb (apt); msgpack, protobuf, grpcio-tools (pip).
+# Installs what it needs when missing: time, jq, protoc, xvfb (apt); msgpack, orjson, protobuf,
+# grpcio-tools (pip).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,12 +23,13 @@ trap 'rm -rf "$WORK"' EXIT
 need_apt=()
 [[ -x /usr/bin/time ]] || need_apt+=(time)
 command -v jq >/dev/null || need_apt+=(jq)
+command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
 command -v xvfb-run >/dev/null || need_apt+=(xvfb xauth)
 if ((${#need_apt[@]})); then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
-python3 -c 'import msgpack, google.protobuf, grpc_tools' 2>/dev/null ||
-  python3 -m pip install -q msgpack protobuf grpcio-tools
+python3 -c 'import msgpack, orjson, google.protobuf, grpc_tools' 2>/dev/null ||
+  python3 -m pip install -q msgpack orjson protobuf grpcio-tools
 
 [[ -n "${SKIP_BUILD:-}" ]] || cargo build --release >&2
 WL="${CARGO_TARGET_DIR:-$PWD/target}/release/wirelens"
@@ -36,6 +38,8 @@ python3 scripts/gen/records.py "$RECORDS" "$WORK/big.json"
 python3 scripts/gen/otlp.py "$SPANS" "$WORK/otlp.pb"
 MB() { python3 -c 'import os,sys; print(f"{os.path.getsize(sys.argv[1])/1e6:.1f}")' "$1"; }
 JSON_MB="$(MB "$WORK/big.json")"
+"$WL" convert "$WORK/big.json" --to msgpack -o "$WORK/big.msgpack"
+MP_MB="$(MB "$WORK/big.msgpack")"
 OTLP_MB="$(MB "$WORK/otlp.pb")"
 
 # "name|command" → a table row: seconds, peak RSS in MB and as a multiple of the input.
@@ -57,6 +61,7 @@ PY
 PROTO=(--proto tests/data/otel/opentelemetry/proto/trace/v1/trace.proto -I tests/data/otel
   --message opentelemetry.proto.trace.v1.TracesData)
 PY_MSGPACK='import sys,json,msgpack; open(sys.argv[2],"wb").write(msgpack.packb(json.load(open(sys.argv[1]))))'
+PY_MSGPACK_JSON='import sys,msgpack,orjson; open(sys.argv[2],"wb").write(orjson.dumps(msgpack.unpackb(open(sys.argv[1],"rb").read())))'
 
 # The app: opened on the file under Xvfb; its own log says when the columns are shown.
 app_row() {
@@ -106,11 +111,19 @@ PY
   row "jq -c ." "$JSON_MB" jq -c . "$WORK/big.json"
   app_row "$WORK/big.json" "$JSON_MB"
   echo
+  echo "MessagePack: the same records, $MP_MB MB (wirelens' encoding)."
+  echo
+  echo "| command | seconds | peak RSS (MiB) | × input |"
+  echo "|---|---:|---:|---:|"
+  row "wirelens convert --to json" "$MP_MB" "$WL" convert "$WORK/big.msgpack" --to json -o "$WORK/mp.json"
+  row "Python msgpack + orjson" "$MP_MB" python3 -c "$PY_MSGPACK_JSON" "$WORK/big.msgpack" "$WORK/py.json"
+  echo
   echo "OTLP: $SPANS spans, $OTLP_MB MB, with its schema."
   echo
   echo "| command | seconds | peak RSS (MiB) | × input |"
   echo "|---|---:|---:|---:|"
   row "wirelens convert --to json" "$OTLP_MB" "$WL" convert "$WORK/otlp.pb" "${PROTO[@]}" --to json -o "$WORK/otlp.json"
+  row "protoc --decode" "$OTLP_MB" sh -c 'exec protoc --decode=opentelemetry.proto.trace.v1.TracesData -Itests/data/otel tests/data/otel/opentelemetry/proto/trace/v1/trace.proto <"$1"' sh "$WORK/otlp.pb"
   row "wirelens compare --quick" "$OTLP_MB" "$WL" compare "$WORK/otlp.pb" "${PROTO[@]}" --quick --runtime rust
   echo "<!-- bench-memory:end -->"
 } | tee "$WORK/table.md"

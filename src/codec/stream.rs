@@ -99,6 +99,7 @@ pub fn transcode_in_chunks(
         notes: Notes::new(),
         nodes: 0,
         path: Vec::new(),
+        run_bytes: Vec::new(),
     };
     let at = walk.skip_ws(start);
     let end = walk.value(at, 0)?;
@@ -127,6 +128,8 @@ struct Walk<'a> {
     nodes: usize,
     /// Where the walk is.
     path: Vec<PathSegment>,
+    /// The bytes of a run of items, reused.
+    run_bytes: Vec<u8>,
 }
 
 impl Walk<'_> {
@@ -134,10 +137,15 @@ impl Walk<'_> {
     /// returns where it ends.
     fn value(&mut self, at: usize, depth: usize) -> Option<usize> {
         let end = self.skip_value(at)?;
+        self.value_in(at, end, depth)?;
+        Some(end)
+    }
+
+    /// Writes the value at `at..end` (at depth `depth`).
+    fn value_in(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
         let container = self.container(at);
         if end - at <= self.chunk || container.is_none() {
-            self.whole(at, end, depth)?;
-            return Some(end);
+            return self.whole(at, end, depth);
         }
         if depth >= self.limits.depth() || self.nodes >= self.limits.max_nodes {
             return None;
@@ -146,13 +154,31 @@ impl Walk<'_> {
         if container == Some(false) {
             let items = self.children(at, false)?;
             self.header(false, items.len())?;
-            for (i, &item) in items.iter().enumerate() {
+            let mut i = 0;
+            while i < items.len() {
+                // A run of small items, as many as fit one chunk, is converted as one.
+                let mut j = i;
+                let mut size = 0;
+                while let Some(&(a, b)) = items.get(j) {
+                    if size + (b - a) > self.chunk {
+                        break;
+                    }
+                    size += b - a;
+                    j += 1;
+                }
                 if i > 0 && self.to == Format::Json {
                     self.out.push(b',');
                 }
+                if j - i >= 2 {
+                    self.run(&items[i..j], i, depth + 1)?;
+                    i = j;
+                    continue;
+                }
+                let (a, b) = items[i];
                 self.path.push(PathSegment::Index(i));
-                self.value(item, depth + 1)?;
+                self.value_in(a, b, depth + 1)?;
                 self.path.pop();
+                i += 1;
             }
             if self.to == Format::Json {
                 self.out.push(b']');
@@ -161,7 +187,7 @@ impl Walk<'_> {
             let entries = self.children(at, true)?;
             self.header(true, entries.len())?;
             let mut keys = HashSet::with_capacity(entries.len());
-            for (i, &key_at) in entries.iter().enumerate() {
+            for (i, &(key_at, value_end)) in entries.iter().enumerate() {
                 let key_end = self.skip_value(key_at)?;
                 let key = match super::decode(
                     &self.b[key_at..key_end],
@@ -192,14 +218,71 @@ impl Walk<'_> {
                     _ => key_end,
                 };
                 self.path.push(PathSegment::Key(key));
-                self.value(value_at, depth + 1)?;
+                self.value_in(value_at, value_end, depth + 1)?;
                 self.path.pop();
             }
             if self.to == Format::Json {
                 self.out.push(b'}');
             }
         }
-        Some(end)
+        Some(())
+    }
+
+    /// Converts the array items `items` (from index `first` of their array, at depth `depth`)
+    /// as one array of their own and writes its items: one decode and one encode for many small
+    /// records instead of one each.
+    fn run(&mut self, items: &[(usize, usize)], first: usize, depth: usize) -> Option<()> {
+        let (start, end) = (items.first()?.0, items.last()?.1);
+        let mut bytes = std::mem::take(&mut self.run_bytes);
+        bytes.clear();
+        match self.from {
+            Format::Json => {
+                bytes.push(b'[');
+                bytes.extend_from_slice(&self.b[start..end]);
+                bytes.push(b']');
+            }
+            _ => {
+                let n = u32::try_from(items.len()).ok()?;
+                bytes.push(0xdd);
+                bytes.extend_from_slice(&n.to_be_bytes());
+                bytes.extend_from_slice(&self.b[start..end]);
+            }
+        }
+        // The array around them is one level and one node more than the items have here.
+        let mut limits = *self.limits;
+        limits.max_depth = limits.depth().checked_sub(depth)? + 1;
+        limits.max_nodes = limits.max_nodes.checked_sub(self.nodes)? + 1;
+        let options = DecodeOptions {
+            limits,
+            ..DecodeOptions::default()
+        };
+        let doc = super::decode(&bytes, self.from, &options).ok();
+        self.run_bytes = bytes;
+        let doc = doc?;
+        self.nodes += doc.spans.len().checked_sub(1)?;
+        let encoded = super::encode_fast(&doc.value, self.to, self.options).ok()?;
+        let head = match self.to {
+            Format::Json => 1,
+            _ => header_len(self.to, items.len()),
+        };
+        let tail = usize::from(self.to == Format::Json);
+        self.out.extend_from_slice(
+            encoded
+                .bytes
+                .get(head..encoded.bytes.len().checked_sub(tail)?)?,
+        );
+        for mut note in encoded.notes {
+            let Some((PathSegment::Index(k), rest)) = note.path.segments().split_first() else {
+                // A note about the run's own array: not one the document would have.
+                return None;
+            };
+            let mut segments = self.path.clone();
+            segments.push(PathSegment::Index(first + k));
+            segments.extend(rest.iter().cloned());
+            note.path = Path::from_segments(segments);
+            self.notes.merge(note);
+        }
+        Some(())
     }
 
     /// Decodes and encodes `at..end` as one document.
@@ -257,8 +340,9 @@ impl Walk<'_> {
         }
     }
 
-    /// Where each item of the array (or each key of the map) at `at` starts.
-    fn children(&self, at: usize, map: bool) -> Option<Vec<usize>> {
+    /// Where each item of the array at `at` starts and ends (for a map: where each key starts
+    /// and its value ends).
+    fn children(&self, at: usize, map: bool) -> Option<Vec<(usize, usize)>> {
         if self.from == Format::Json {
             return children(self.b, at, map);
         }
@@ -269,11 +353,12 @@ impl Walk<'_> {
         };
         let mut out = Vec::with_capacity(usize::try_from(n).ok()?.min(self.b.len() - i));
         for _ in 0..n {
-            out.push(i);
+            let start = i;
             i = msgpack_skip(self.b, i)?;
             if map {
                 i = msgpack_skip(self.b, i)?;
             }
+            out.push((start, i));
         }
         Some(out)
     }
@@ -320,6 +405,21 @@ impl Walk<'_> {
             Format::Protobuf => return None,
         }
         Some(())
+    }
+}
+
+/// Bytes of the header [`Walk::header`] writes for an array of `n` items in `to` (MessagePack
+/// or CBOR).
+fn header_len(to: Format, n: usize) -> usize {
+    match to {
+        Format::MessagePack if n < 16 => 1,
+        Format::MessagePack if n <= 0xffff => 3,
+        Format::MessagePack => 5,
+        _ if n < 24 => 1,
+        _ if n <= 0xff => 2,
+        _ if n <= 0xffff => 3,
+        _ if n <= 0xffff_ffff => 5,
+        _ => 9,
     }
 }
 
@@ -442,9 +542,9 @@ fn skip_value(b: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// Where each item of the array (or each key of the map) opening at `at` starts, checking the
-/// separators between them.
-fn children(b: &[u8], at: usize, map: bool) -> Option<Vec<usize>> {
+/// Where each item of the array opening at `at` starts and ends (for a map: where each key
+/// starts and its value ends), checking the separators between them.
+fn children(b: &[u8], at: usize, map: bool) -> Option<Vec<(usize, usize)>> {
     let close = if map { b'}' } else { b']' };
     let mut out = Vec::new();
     let mut i = skip_ws(b, at + 1);
@@ -452,7 +552,7 @@ fn children(b: &[u8], at: usize, map: bool) -> Option<Vec<usize>> {
         return Some(out);
     }
     loop {
-        out.push(i);
+        let start = i;
         if map {
             if b.get(i) != Some(&b'"') {
                 return None;
@@ -463,7 +563,9 @@ fn children(b: &[u8], at: usize, map: bool) -> Option<Vec<usize>> {
             }
             i = skip_ws(b, i + 1);
         }
-        i = skip_ws(b, skip_value(b, i)?);
+        let end = skip_value(b, i)?;
+        out.push((start, end));
+        i = skip_ws(b, end);
         match *b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
             c if c == close => return Some(out),
