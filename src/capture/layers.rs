@@ -489,7 +489,7 @@ fn json_verdict(
         return Some(Err(Some(doc)));
     }
     match doc.value {
-        Value::Text(inner) => Some(Ok(inner)),
+        Value::Text(inner) => Some(Ok(inner.into_string())),
         _ => Some(Err(Some(doc))),
     }
 }

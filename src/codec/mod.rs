@@ -268,7 +268,7 @@ impl Step<'_> {
         use crate::model::PathSegment;
         match self {
             Step::Index(i) => PathSegment::Index(i),
-            Step::Key(Value::Text(s)) => PathSegment::Key(s.clone()),
+            Step::Key(Value::Text(s)) => PathSegment::Key(s.to_string()),
             Step::Key(other) => PathSegment::OtherKey(other.summary(48)),
         }
     }

@@ -217,7 +217,7 @@ impl Walk<'_> {
                     Format::Json => skip_ws(self.b, skip_ws(self.b, key_end) + 1),
                     _ => key_end,
                 };
-                self.path.push(PathSegment::Key(key));
+                self.path.push(PathSegment::Key(key.into_string()));
                 self.value_in(value_at, value_end, depth + 1)?;
                 self.path.pop();
             }

@@ -565,7 +565,7 @@ fn child_nodes(tree: &SpanTree, node: Option<NodeId>, count: usize) -> Vec<Optio
 
 fn key_segment(key: &Value) -> PathSegment {
     match key {
-        Value::Text(s) => PathSegment::Key(s.clone()),
+        Value::Text(s) => PathSegment::Key(s.to_string()),
         other => PathSegment::OtherKey(other.summary(48)),
     }
 }
@@ -1142,7 +1142,7 @@ fn tags(v: &Value) -> Vec<u64> {
 
 fn key_label(k: &Value) -> String {
     match k {
-        Value::Text(s) => s.clone(),
+        Value::Text(s) => s.to_string(),
         other => other.summary(20),
     }
 }

@@ -175,7 +175,7 @@ impl Ctx {
             if let PKind::Enum(e) = f.kind() {
                 let number = i32::try_from(*n).ok()?;
                 let name = e.get_value(number)?.name().to_string();
-                return Some((Value::Text(name), "enums as numbers"));
+                return Some((Value::Text(name.into()), "enums as numbers"));
             }
         }
         match (self.scalar()?, v) {

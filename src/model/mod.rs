@@ -3,6 +3,7 @@
 
 mod path;
 mod span;
+mod text;
 mod value;
 
 pub use path::{Path, PathParseError, PathSegment};
@@ -10,6 +11,7 @@ pub(crate) use span::KeyMap;
 pub use span::{
     ByteRole, Children, Node, NodeId, Nodes, Run, Segment, Span, SpanTree, SpanTreeBuilder,
 };
+pub use text::CompactText;
 pub use value::{
     format_float, Float, FloatWidth, Kind, RawField, Timestamp, Value, WireType, DEBUG_DEPTH,
     INT_MAX, INT_MIN,

@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use super::CompactText;
 use num_bigint::BigInt;
 
 mod debug;
@@ -319,8 +320,8 @@ pub enum Value {
     /// A decimal number literal from JSON text that no float64 holds as written: beyond its range
     /// (`1e400`), or with more significant digits than it keeps. The text is kept exactly.
     Decimal(String),
-    /// UTF-8 text.
-    Text(String),
+    /// UTF-8 text, in place when short ([`CompactText`]).
+    Text(CompactText),
     /// A byte string.
     Bytes(Vec<u8>),
     /// An ordered sequence.
@@ -362,7 +363,7 @@ impl Value {
     }
 
     /// A text value.
-    pub fn text(s: impl Into<String>) -> Value {
+    pub fn text(s: impl Into<CompactText>) -> Value {
         Value::Text(s.into())
     }
 

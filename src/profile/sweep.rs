@@ -13,7 +13,7 @@
 use serde::Serialize;
 
 use crate::codec::Format;
-use crate::model::Value;
+use crate::model::{CompactText, Value};
 
 use super::bench::Measurement;
 use super::libs::Library;
@@ -51,18 +51,18 @@ pub fn find_records(value: &Value) -> Option<Records> {
             let (key, count) = data.or_else(|| {
                 arrays.filter(|&(_, n)| n >= 2).fold(
                     None,
-                    |best: Option<(&String, usize)>, (k, n)| match best {
+                    |best: Option<(&CompactText, usize)>, (k, n)| match best {
                         Some((_, m)) if m >= n => best,
                         _ => Some((k, n)),
                     },
                 )
             })?;
             let path = crate::model::Path::root()
-                .child(crate::model::PathSegment::Key(key.clone()))
+                .child(crate::model::PathSegment::Key(key.to_string()))
                 .to_string();
             Some(Records {
                 path,
-                key: Some(key.clone()),
+                key: Some(key.to_string()),
                 count,
             })
         }

@@ -570,6 +570,9 @@ pub fn analyze_previewing(
     let encoded: std::sync::Mutex<Vec<Option<Column>>> =
         std::sync::Mutex::new(vec![None; others.len()]);
     show(&vec![None; others.len()]);
+    // What decoding freed (the builder's doubling, the readings not chosen) goes back before
+    // the encodings take their share.
+    crate::profile::alloc::give_back_freed();
     ctx.report(0.3, "encoding the other formats");
     // The encodings run side by side on the worker pool, sharing the one decoded value; each
     // column is shown as soon as it is encoded.
@@ -579,7 +582,11 @@ pub fn analyze_previewing(
         others.par_iter().enumerate().try_for_each(|(i, &target)| {
             ctx.check()?;
             let column = match source {
-                Some(source) => encode_column(source, target, &writing, limits),
+                Some(source) => {
+                    let column = encode_column(source, target, &writing, limits);
+                    crate::profile::alloc::give_back_freed();
+                    column
+                }
                 None => not_encoded(
                     target,
                     ColumnError {

@@ -384,13 +384,13 @@ fn as_json(v: &wirelens::model::Value) -> serde_json::Value {
             Err(_) => panic!("integer {i} out of the fixtures' range"),
         },
         Value::Float(f) => serde_json::json!(f.value),
-        Value::Text(t) => t.clone().into(),
+        Value::Text(t) => t.to_string().into(),
         Value::Bytes(b) => serde_json::json!({ "$bytes": b }),
         Value::Array(items) => items.iter().map(as_json).collect(),
         Value::Map(entries) => entries
             .iter()
             .map(|(k, v)| match k {
-                Value::Text(k) => (k.clone(), as_json(v)),
+                Value::Text(k) => (k.to_string(), as_json(v)),
                 other => panic!("a key that is not text: {other:?}"),
             })
             .collect::<serde_json::Map<_, _>>()

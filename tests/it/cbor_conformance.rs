@@ -341,7 +341,7 @@ fn scalar() -> impl Strategy<Value = Value> {
         any::<u16>().prop_map(|b| Value::Float(Float::f16(half::f16::from_bits(b)))),
         any::<u32>().prop_map(|b| Value::Float(Float::f32(f32::from_bits(b)))),
         any::<u64>().prop_map(|b| Value::Float(Float::f64(f64::from_bits(b)))),
-        any::<String>().prop_map(Value::Text),
+        any::<String>().prop_map(Value::text),
         prop::collection::vec(any::<u8>(), 0..40).prop_map(Value::Bytes),
         prop_oneof![0u8..=19, 32u8..=255].prop_map(Value::Simple),
     ]

@@ -130,7 +130,7 @@ fn json_value() -> impl Strategy<Value = Value> {
         any::<f64>()
             .prop_filter("finite", |f| f.is_finite())
             .prop_map(|f| Value::Float(Float::f64(f))),
-        "\\PC{0,12}".prop_map(Value::Text),
+        "\\PC{0,12}".prop_map(Value::text),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
@@ -139,7 +139,7 @@ fn json_value() -> impl Strategy<Value = Value> {
                 Value::Map(
                     entries
                         .into_iter()
-                        .map(|(k, v)| (Value::Text(k), v))
+                        .map(|(k, v)| (Value::text(k), v))
                         .collect(),
                 )
             }),

@@ -73,7 +73,7 @@ fn from_serde(v: &serde_json::Value) -> Value {
             parse_number(&text)
                 .unwrap_or_else(|| panic!("serde_json number {text} is a JSON number"))
         }
-        serde_json::Value::String(s) => Value::Text(s.clone()),
+        serde_json::Value::String(s) => Value::text(s),
         serde_json::Value::Array(items) => Value::Array(items.iter().map(from_serde).collect()),
         serde_json::Value::Object(map) => Value::Map(
             map.iter()
@@ -804,7 +804,7 @@ fn json_value() -> impl Strategy<Value = Value> {
             Just(f64::MAX)
         ]
         .prop_map(Value::f64),
-        json_text().prop_map(Value::Text),
+        json_text().prop_map(Value::text),
     ];
     leaf.prop_recursive(5, 64, 8, |inner| {
         prop_oneof![
@@ -813,7 +813,7 @@ fn json_value() -> impl Strategy<Value = Value> {
                 Value::Map(
                     entries
                         .into_iter()
-                        .map(|(k, v)| (Value::Text(k), v))
+                        .map(|(k, v)| (Value::text(k), v))
                         .collect(),
                 )
             }),

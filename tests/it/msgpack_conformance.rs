@@ -479,8 +479,8 @@ fn arb_value() -> impl Strategy<Value = Value> {
         arb_int().prop_map(Value::Int),
         any::<f32>().prop_map(|f| Value::Float(Float::f32(f))),
         any::<f64>().prop_map(Value::f64),
-        ".{0,40}".prop_map(Value::Text),
-        "[a-z]{30,300}".prop_map(Value::Text),
+        ".{0,40}".prop_map(Value::text),
+        "[a-z]{30,300}".prop_map(Value::text),
         prop::collection::vec(any::<u8>(), 0..300).prop_map(Value::Bytes),
         (
             any::<i8>().prop_filter("not the timestamp type", |t| *t != -1),

@@ -712,7 +712,7 @@ fn keys_of(value: &wirelens::model::Value, out: &mut Vec<String>) {
         Value::Map(entries) => {
             for (k, v) in entries {
                 if let Value::Text(k) = k {
-                    out.push(k.clone());
+                    out.push(k.to_string());
                 }
                 keys_of(v, out);
             }

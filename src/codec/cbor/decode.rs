@@ -235,7 +235,7 @@ impl Decoder<'_> {
         match &f.items {
             Items::Array(items) => Some(PathSegment::Index(items.len())),
             Items::Map(_, None) => None,
-            Items::Map(_, Some((Value::Text(s), _))) => Some(PathSegment::Key(s.clone())),
+            Items::Map(_, Some((Value::Text(s), _))) => Some(PathSegment::Key(s.to_string())),
             Items::Map(_, Some((key, _))) => Some(PathSegment::OtherKey(key.summary(48))),
         }
     }
@@ -383,7 +383,7 @@ impl Decoder<'_> {
                 let (data, payload, end) = self.string(&head)?;
                 let value = if head.major == 3 {
                     match String::from_utf8(data) {
-                        Ok(s) => Value::Text(s),
+                        Ok(s) => Value::Text(s.into()),
                         Err(e) => {
                             return fail(
                                 ErrorKind::Invalid,

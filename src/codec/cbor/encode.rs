@@ -122,7 +122,7 @@ impl Slot<'_> {
         match self {
             Slot::Root => None,
             Slot::Index(i) => Some(PathSegment::Index(*i)),
-            Slot::Key(Value::Text(s), _) => Some(PathSegment::Key(s.clone())),
+            Slot::Key(Value::Text(s), _) => Some(PathSegment::Key(s.to_string())),
             Slot::Key(k, _) => Some(PathSegment::OtherKey(k.summary(48))),
         }
     }

@@ -3,7 +3,7 @@
 
 use super::{number_value, scan_number, text_number_value, NumberError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
-use crate::model::{Kind, PathSegment, Segment, Span, SpanTreeBuilder, Value};
+use crate::model::{CompactText, Kind, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
 /// Decodes one JSON text. See the module docs of [`super`] for the rules.
 pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
@@ -259,7 +259,7 @@ impl Parser<'_> {
                         start + 1,
                         Span::new(start + 1, close),
                     );
-                    Value::Text(text)
+                    Value::Text(text.into())
                 }
                 b'-' | b'0'..=b'9' => {
                     let value = self.number()?;
@@ -292,7 +292,9 @@ impl Parser<'_> {
                         true
                     }
                     Some(Frame::Map { key, .. }) => {
-                        self.entries.push((Value::Text(std::mem::take(key)), value));
+                        let text = CompactText::new(key);
+                        key.clear();
+                        self.entries.push((Value::Text(text), value));
                         false
                     }
                 };
@@ -547,7 +549,9 @@ impl Parser<'_> {
                 match &mut frame {
                     Frame::Array(_) => self.items.push(child),
                     Frame::Map { key, .. } => {
-                        self.entries.push((Value::Text(std::mem::take(key)), child));
+                        let text = CompactText::new(key);
+                        key.clear();
+                        self.entries.push((Value::Text(text), child));
                     }
                 }
             }

@@ -476,7 +476,7 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
             let header_end = after + n;
             let (b, payload) = fixed(header_end, len, &format_args!("string length {len}"))?;
             match std::str::from_utf8(b) {
-                Ok(s) => leaf(Value::Text(s.to_string()), Kind::Text, header_end, payload),
+                Ok(s) => leaf(Value::Text(s.into()), Kind::Text, header_end, payload),
                 Err(e) => {
                     let bad = header_end + e.valid_up_to();
                     let byte = bytes.get(bad).copied().unwrap_or(0);

@@ -64,7 +64,7 @@ const TIMESTAMP_EXT: i8 = -1;
 /// map entry with key `key`, for error and note paths built without a tree.
 fn key_path_segment(key: &Value) -> PathSegment {
     match key {
-        Value::Text(s) => PathSegment::Key(s.clone()),
+        Value::Text(s) => PathSegment::Key(s.to_string()),
         other => PathSegment::OtherKey(other.summary(48)),
     }
 }

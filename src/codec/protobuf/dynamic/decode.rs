@@ -203,7 +203,7 @@ impl Field {
 
     fn extension(e: &ExtensionDescriptor) -> Field {
         Field {
-            key: Value::Text(format!("[{}]", e.full_name())),
+            key: Value::Text(format!("[{}]", e.full_name()).into()),
             segment: Cell::new(None),
             extension: true,
             facts: FieldFacts::of_extension(e),

@@ -429,7 +429,7 @@ pub(super) fn len_prefix<'v>(n: usize) -> Bytes<'v> {
 
 fn path_segment(key: &Value) -> PathSegment {
     match key {
-        Value::Text(s) => PathSegment::Key(s.clone()),
+        Value::Text(s) => PathSegment::Key(s.to_string()),
         other => PathSegment::OtherKey(other.summary(48)),
     }
 }
@@ -1066,7 +1066,7 @@ impl Encoder {
         match kind {
             PKind::String => {
                 let text = match k {
-                    Value::Text(s) => s.clone(),
+                    Value::Text(s) => s.to_string(),
                     Value::Int(_) | Value::Bool(_) => {
                         let s = k.summary(64);
                         self.notes.add(NoteKind::NonTextKey, kpath.to_path(), || {

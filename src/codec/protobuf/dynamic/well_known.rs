@@ -211,7 +211,7 @@ impl Decoder<'_> {
                     {
                         return Ok(Wkt::Plain);
                     }
-                    Value::Text(duration_text(seconds, nanos))
+                    Value::Text(duration_text(seconds, nanos).into())
                 }
             }
             "google.protobuf.FieldMask" => {
@@ -225,7 +225,7 @@ impl Decoder<'_> {
                         _ => return Ok(Wkt::Plain),
                     }
                 }
-                Value::Text(paths.join(","))
+                Value::Text(paths.join(",").into())
             }
             "google.protobuf.Empty" => {
                 if !fields.is_empty() {

@@ -91,7 +91,7 @@ enum KeyId {
 
 fn key_id(key: &Value) -> KeyId {
     match key.untagged() {
-        Value::Text(s) => KeyId::Text(s.clone()),
+        Value::Text(s) => KeyId::Text(s.to_string()),
         other => KeyId::Other(format!("{other:?}")),
     }
 }

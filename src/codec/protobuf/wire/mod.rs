@@ -744,7 +744,7 @@ impl<'a> Decoder<'a> {
             choice = forced_choice;
             let value = match &choice {
                 LenChoice::Message => Value::Null,
-                LenChoice::Text(t) => Value::Text(t.clone()),
+                LenChoice::Text(t) => Value::Text(t.into()),
                 LenChoice::Packed(items) => {
                     Value::Array(items.iter().map(|(v, _)| v.clone()).collect())
                 }
@@ -808,7 +808,7 @@ impl<'a> Decoder<'a> {
                 }
             }
             LenChoice::Text(t) => {
-                let value = Value::Text(t);
+                let value = Value::Text(t.into());
                 if let Some(r) = rs.first_mut() {
                     r.value = value.clone();
                 }

@@ -201,7 +201,7 @@ pub(super) fn len_readings(
         rs.push(reading("message", flags, Value::Null));
     }
     if let Some(t) = text {
-        rs.push(reading("string", flags, alt(Value::Text(t.to_string()))));
+        rs.push(reading("string", flags, alt(Value::Text(t.into()))));
     }
     if let Some(p) = packed {
         let items = p.iter().map(|(v, _)| Value::Int(i128::from(*v))).collect();

@@ -101,7 +101,7 @@ fn len_choices_message_text_packed_bytes() {
             (int(2), Value::Text("hello".into())),
             (int(3), Value::Array(vec![int(3), int(270), int(86942)])),
             (int(4), Value::Bytes(vec![0xff, 0xff])),
-            (int(5), Value::Text(String::new())),
+            (int(5), Value::text("")),
         ])
     );
     let t = &raw.document.spans;
