@@ -136,23 +136,37 @@ impl Walk<'_> {
     /// Writes the value starting at `at` (at depth `depth`, the number of containers around it);
     /// returns where it ends.
     fn value(&mut self, at: usize, depth: usize) -> Option<usize> {
-        let end = self.skip_value(at)?;
-        self.value_in(at, end, depth)?;
-        Some(end)
+        let Some(map) = self.container(at) else {
+            let end = self.skip_value(at)?;
+            self.whole(at, end, depth)?;
+            return Some(end);
+        };
+        // A container's end is looked for within one chunk only: a bigger one is walked, and
+        // listing its children finds its end (the document is scanned once, not twice).
+        if let Some(end) = self.end_within(at, self.chunk) {
+            self.whole(at, end, depth)?;
+            return Some(end);
+        }
+        self.walk(at, map, depth)
     }
 
     /// Writes the value at `at..end` (at depth `depth`).
     fn value_in(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
-        let container = self.container(at);
-        if end - at <= self.chunk || container.is_none() {
-            return self.whole(at, end, depth);
+        match self.container(at) {
+            Some(map) if end - at > self.chunk => (self.walk(at, map, depth)? == end).then_some(()),
+            _ => self.whole(at, end, depth),
         }
+    }
+
+    /// Writes the map (or array) at `at` item by item; returns where it ends.
+    fn walk(&mut self, at: usize, map: bool, depth: usize) -> Option<usize> {
         if depth >= self.limits.depth() || self.nodes >= self.limits.max_nodes {
             return None;
         }
         self.nodes += 1;
-        if container == Some(false) {
-            let items = self.children(at, false)?;
+        let (children, end) = self.children(at, map)?;
+        if !map {
+            let items = children;
             self.header(false, items.len())?;
             let mut i = 0;
             while i < items.len() {
@@ -184,7 +198,7 @@ impl Walk<'_> {
                 self.out.push(b']');
             }
         } else {
-            let entries = self.children(at, true)?;
+            let entries = children;
             self.header(true, entries.len())?;
             let mut keys = HashSet::with_capacity(entries.len());
             for (i, &(key_at, value_end)) in entries.iter().enumerate() {
@@ -225,7 +239,7 @@ impl Walk<'_> {
                 self.out.push(b'}');
             }
         }
-        Some(())
+        Some(end)
     }
 
     /// Converts the array items `items` (from index `first` of their array, at depth `depth`)
@@ -341,8 +355,8 @@ impl Walk<'_> {
     }
 
     /// Where each item of the array at `at` starts and ends (for a map: where each key starts
-    /// and its value ends).
-    fn children(&self, at: usize, map: bool) -> Option<Vec<(usize, usize)>> {
+    /// and its value ends), and where the array ends.
+    fn children(&self, at: usize, map: bool) -> Option<(Vec<(usize, usize)>, usize)> {
         if self.from == Format::Json {
             return children(self.b, at, map);
         }
@@ -360,7 +374,16 @@ impl Walk<'_> {
             }
             out.push((start, i));
         }
-        Some(out)
+        Some((out, i))
+    }
+
+    /// Where the item at `at` ends, when that is within `max` bytes of it.
+    fn end_within(&self, at: usize, max: usize) -> Option<usize> {
+        let end = match self.from {
+            Format::Json => skip_value_within(self.b, at, max),
+            _ => msgpack_skip_within(self.b, at, max),
+        }?;
+        (end - at <= max).then_some(end)
     }
 
     /// The header of an array or map of `n` items, as the encoders write it.
@@ -467,7 +490,13 @@ fn msgpack_head(b: &[u8], at: usize) -> Option<(Head, usize)> {
 
 /// Where the MessagePack item starting at `at` ends, by its heads only: the decoder checks the
 /// rest when the item is converted.
-fn msgpack_skip(b: &[u8], mut at: usize) -> Option<usize> {
+fn msgpack_skip(b: &[u8], at: usize) -> Option<usize> {
+    msgpack_skip_within(b, at, usize::MAX)
+}
+
+/// [`msgpack_skip`], giving up (`None`) once the item runs past `max` bytes.
+fn msgpack_skip_within(b: &[u8], start: usize, max: usize) -> Option<usize> {
+    let mut at = start;
     // Items still to skip; every item takes at least a byte, so the walk ends with the bytes.
     let mut pending: u64 = 1;
     while pending > 0 {
@@ -484,7 +513,7 @@ fn msgpack_skip(b: &[u8], mut at: usize) -> Option<usize> {
                 end
             }
         };
-        if at > b.len() {
+        if at > b.len() || at - start > max {
             return None;
         }
     }
@@ -506,12 +535,21 @@ fn skip_string(b: &[u8], at: usize) -> Option<usize> {
 /// Where the value starting at `at` ends, by its brackets and quotes only: the decoder checks
 /// the rest when the value is converted.
 fn skip_value(b: &[u8], at: usize) -> Option<usize> {
+    skip_value_within(b, at, usize::MAX)
+}
+
+/// [`skip_value`], giving up (`None`) once a container runs past `max` bytes (a string inside
+/// it is scanned whole first).
+fn skip_value_within(b: &[u8], at: usize, max: usize) -> Option<usize> {
     match *b.get(at)? {
         b'"' => skip_string(b, at),
         b'[' | b'{' => {
             let mut depth = 0usize;
             let mut i = at;
             loop {
+                if i - at > max {
+                    return None;
+                }
                 match *b.get(i)? {
                     b'"' => {
                         i = skip_string(b, i)?;
@@ -543,13 +581,13 @@ fn skip_value(b: &[u8], at: usize) -> Option<usize> {
 }
 
 /// Where each item of the array opening at `at` starts and ends (for a map: where each key
-/// starts and its value ends), checking the separators between them.
-fn children(b: &[u8], at: usize, map: bool) -> Option<Vec<(usize, usize)>> {
+/// starts and its value ends), checking the separators between them, and where it ends.
+fn children(b: &[u8], at: usize, map: bool) -> Option<(Vec<(usize, usize)>, usize)> {
     let close = if map { b'}' } else { b']' };
     let mut out = Vec::new();
     let mut i = skip_ws(b, at + 1);
     if b.get(i) == Some(&close) {
-        return Some(out);
+        return Some((out, i + 1));
     }
     loop {
         let start = i;
@@ -568,7 +606,7 @@ fn children(b: &[u8], at: usize, map: bool) -> Option<Vec<(usize, usize)>> {
         i = skip_ws(b, end);
         match *b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
-            c if c == close => return Some(out),
+            c if c == close => return Some((out, i + 1)),
             _ => return None,
         }
     }
