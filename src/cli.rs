@@ -1130,9 +1130,9 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
 
 /// `convert` of a JSON document, or of a MessagePack file (`.msgpack` or `--from msgpack`), with
 /// nothing to peel and no schema, streamed by [`stream::transcode`] so that a large file is
-/// never held decoded. `false` when that does
-/// not apply (or the document needs the ordinary way: an error to report, canonical or pretty
-/// output): then nothing was written and the caller converts as usual.
+/// never held decoded. `false` when that does not apply (or the document needs the ordinary way:
+/// an error to report, canonical or pretty output): then nothing was written and the caller
+/// converts as usual.
 fn convert_streaming(
     args: &ConvertArgs,
     whole: &Input,
@@ -1181,10 +1181,11 @@ fn convert_streaming(
 }
 
 /// `convert --to json` of a protobuf payload with the message type named, read as protobuf
-/// (`--from protobuf`, or a `.pb` file) with nothing to peel: the proto3 JSON written by
-/// [`to_proto3_json_streamed`], which holds one small piece of the payload decoded at a time.
-/// `false` when that does not apply or the walk declines: nothing was written and the caller
-/// converts as usual (which reports any error).
+/// (`--from protobuf`, or a `.pb` file) with nothing to peel and no limit set: the proto3 JSON
+/// written by [`to_proto3_json_streamed`], which holds one small piece of the payload decoded at a
+/// time (prost-reflect reads each piece within its own limits; limits the user sets are applied
+/// by the ordinary way). `false` when that does not apply or the walk declines: nothing was
+/// written and the caller converts as usual (which reports any error).
 fn convert_streaming_protobuf(
     args: &ConvertArgs,
     whole: &Input,
@@ -1202,7 +1203,9 @@ fn convert_streaming_protobuf(
         && a.pick.is_none_or(|n| n == 1)
         && a.layer.is_none()
         && a.keylog.is_none()
-        && a.read.is_empty();
+        && a.read.is_empty()
+        && a.limits.limits.is_empty()
+        && a.limits.max_depth == DecodeOptions::DEFAULT_MAX_DEPTH;
     if !plain {
         return Ok(false);
     }

@@ -304,6 +304,16 @@ fn convert_writes_the_same_json_streamed() {
     pretty.push("--pretty");
     let run_pretty = run_wirelens(&pretty, &pb);
     assert_eq!(run_pretty.code, Some(0), "{}", run_pretty.stderr);
+    // A limit the user sets is the ordinary way's to apply.
+    let mut limited = args.to_vec();
+    limited.extend(["--limit", "nodes=100"]);
+    let run_limited = run_wirelens(&limited, &pb);
+    assert_eq!(run_limited.code, Some(1), "{}", run_limited.stderr);
+    assert!(
+        run_limited.stderr.contains("limit of 100 nodes") && run_limited.stdout.is_empty(),
+        "{}",
+        run_limited.stderr
+    );
     let a: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     let b: serde_json::Value = serde_json::from_str(&run_pretty.stdout).expect("json");
     assert_eq!(a, b);
