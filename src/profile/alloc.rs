@@ -11,7 +11,11 @@
 //! library's own tests, another program using the library) gets `None` from [`snapshot`], and
 //! reports say "not counted" instead of showing zeros.
 //!
-//! This is the one module with `unsafe` code: `GlobalAlloc` is an unsafe trait.
+//! [`give_back_freed`] asks glibc's allocator to return the memory it holds freed, so that a
+//! large run's resident size is what it uses, not what it used once.
+//!
+//! This is the one module with `unsafe` code: `GlobalAlloc` is an unsafe trait, and
+//! `malloc_trim` a C function.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};

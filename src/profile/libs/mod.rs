@@ -211,8 +211,8 @@ struct RoundTrip {
 }
 
 impl RoundTrip {
-    /// The check for `value`, due when `own` (the library's bytes) differ from `from` (those it
-    /// decoded `value` from).
+    /// The check of a value whose canonical bytes `canonical` writes, due when `own` (the
+    /// library's bytes) differ from `from` (the bytes it decoded the value from).
     fn new(
         own: &[u8],
         from: &[u8],
@@ -226,7 +226,8 @@ impl RoundTrip {
         Ok(RoundTrip { expected })
     }
 
-    /// The check for `value` whatever bytes it came from.
+    /// The check of a value whose canonical bytes `canonical` writes, whatever bytes it came
+    /// from.
     fn always(canonical: impl FnOnce() -> Result<Vec<u8>, String>) -> Result<RoundTrip, String> {
         Ok(RoundTrip {
             expected: Some(hash(&canonical()?)),
