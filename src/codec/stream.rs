@@ -165,6 +165,11 @@ impl Walk<'_> {
         }
         self.nodes += 1;
         let (children, end) = self.children(at, map)?;
+        // Each child is a node at least: a container over the node limit goes the ordinary
+        // way (which reports the limit) before any of it is converted.
+        if self.nodes.saturating_add(children.len()) > self.limits.max_nodes {
+            return None;
+        }
         if !map {
             let items = children;
             self.header(false, items.len())?;
