@@ -1128,6 +1128,13 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     write_output(args, &bytes, out)
 }
 
+/// Whether `convert` writes one payload, the input itself, with no layer or key log asked for:
+/// what the streamed conversions need.
+fn one_payload_as_it_is(args: &ConvertArgs) -> bool {
+    let a = &args.input;
+    !args.all && a.pick.is_none_or(|n| n == 1) && a.layer.is_none() && a.keylog.is_none()
+}
+
 /// `convert` of a JSON document, or of a MessagePack file (`.msgpack` or `--from msgpack`), with
 /// nothing to peel and no schema, streamed by [`stream::transcode`] so that a large file is
 /// never held decoded. `false` when that does not apply (or the document needs the ordinary way:
@@ -1139,12 +1146,7 @@ fn convert_streaming(
     out: &mut dyn Write,
 ) -> Result<bool, Failure> {
     let a = &args.input;
-    let plain = !args.all
-        && a.pick.is_none_or(|n| n == 1)
-        && a.layer.is_none()
-        && a.keylog.is_none()
-        && !a.schema.given()
-        && args.to != Format::Protobuf;
+    let plain = one_payload_as_it_is(args) && !a.schema.given() && args.to != Format::Protobuf;
     let bytes = &whole.bytes;
     let from = match (a.from, whole.hint) {
         (Some(Format::MessagePack), _) | (None, Some(Format::MessagePack)) => Format::MessagePack,
@@ -1197,12 +1199,9 @@ fn convert_streaming_protobuf(
         None => whole.hint == Some(Format::Protobuf),
     };
     let plain = protobuf
-        && !args.all
+        && one_payload_as_it_is(args)
         && !args.pretty
         && args.to == Format::Json
-        && a.pick.is_none_or(|n| n == 1)
-        && a.layer.is_none()
-        && a.keylog.is_none()
         && a.read.is_empty()
         && a.limits.limits.is_empty()
         && a.limits.max_depth == DecodeOptions::DEFAULT_MAX_DEPTH;
