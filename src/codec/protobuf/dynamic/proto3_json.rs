@@ -65,18 +65,26 @@ pub fn to_proto3_json(
         clear_implicit_defaults(&mut msg);
     }
     let mut out = Vec::new();
-    let serialize =
-        prost_reflect::SerializeOptions::new().use_proto_field_name(options.proto_names);
-    let written = if options.pretty {
-        let mut ser = serde_json::Serializer::pretty(&mut out);
-        msg.serialize_with_options(&mut ser, &serialize)
-    } else {
-        let mut ser = serde_json::Serializer::new(&mut out);
-        msg.serialize_with_options(&mut ser, &serialize)
-    };
-    written.map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
+    write_json(&msg, options, &mut out)
+        .map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
     let text = String::from_utf8(out).map_err(|e| e.to_string())?;
     Ok(Proto3Json { text, notes })
+}
+
+/// Writes `msg` as proto3 JSON into `out`, as `options` say: prost-reflect's serializer, every
+/// field with a value, none with its default.
+pub(super) fn write_json(
+    msg: &DynamicMessage,
+    options: Proto3JsonOptions,
+    out: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
+    let serialize =
+        prost_reflect::SerializeOptions::new().use_proto_field_name(options.proto_names);
+    if options.pretty {
+        msg.serialize_with_options(&mut serde_json::Serializer::pretty(out), &serialize)
+    } else {
+        msg.serialize_with_options(&mut serde_json::Serializer::new(out), &serialize)
+    }
 }
 
 /// Whether `message`'s pool has files of editions, whose messages prost-reflect reads as proto2

@@ -34,7 +34,9 @@ use std::collections::BTreeMap;
 
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
-use super::proto3_json::{clear_implicit_defaults, uses_editions, Proto3Json, Proto3JsonOptions};
+use super::proto3_json::{
+    clear_implicit_defaults, uses_editions, write_json, Proto3Json, Proto3JsonOptions,
+};
 use crate::codec::protobuf::varint;
 
 /// Messages of at most this many bytes are read whole.
@@ -215,11 +217,12 @@ impl Walk {
         if self.editions {
             clear_implicit_defaults(&mut msg);
         }
-        let options = prost_reflect::SerializeOptions::new().use_proto_field_name(self.proto_names);
+        let options = Proto3JsonOptions {
+            proto_names: self.proto_names,
+            pretty: false,
+        };
         self.piece.clear();
-        let mut ser = serde_json::Serializer::new(&mut self.piece);
-        msg.serialize_with_options(&mut ser, &options).ok()?;
-        Some(())
+        write_json(&msg, options, &mut self.piece).ok()
     }
 
     /// Copies the entries of the object in [`Walk::piece`] (none when it is `{}`).
