@@ -267,28 +267,17 @@ impl Walk<'_> {
                 bytes.extend_from_slice(&self.b[start..end]);
             }
         }
-        // The array around them is one level and one node more than the items have here.
-        let mut limits = *self.limits;
-        limits.max_depth = limits.depth().checked_sub(depth)? + 1;
-        limits.max_nodes = limits.max_nodes.checked_sub(self.nodes)? + 1;
-        let options = DecodeOptions {
-            limits,
-            ..DecodeOptions::default()
-        };
-        let doc = super::decode(&bytes, self.from, &options).ok();
+        let encoded = self.convert(&bytes, depth, true);
         self.run_bytes = bytes;
-        let doc = doc?;
-        self.nodes += doc.spans.len().checked_sub(1)?;
-        let encoded = super::encode_fast(&doc.value, self.to, self.options).ok()?;
-        let head = match self.to {
-            Format::Json => 1,
-            _ => header_len(self.to, items.len()),
-        };
+        let encoded = encoded?;
+        // The items' bytes, without the array's header (and JSON's closing bracket).
+        let mut head = Vec::with_capacity(9);
+        write_header(&mut head, self.to, false, items.len())?;
         let tail = usize::from(self.to == Format::Json);
         self.out.extend_from_slice(
             encoded
                 .bytes
-                .get(head..encoded.bytes.len().checked_sub(tail)?)?,
+                .get(head.len()..encoded.bytes.len().checked_sub(tail)?)?,
         );
         for mut note in encoded.notes {
             let Some((PathSegment::Index(k), rest)) = note.path.segments().split_first() else {
@@ -304,18 +293,26 @@ impl Walk<'_> {
         Some(())
     }
 
-    /// Decodes and encodes `at..end` as one document.
-    fn whole(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
+    /// Decodes `bytes` (a value `depth` containers deep in the document, or with `wrapped`, an
+    /// array of such values the walk made around them: one level and one node more) within what
+    /// is left of the limits, counts its nodes, and encodes it.
+    fn convert(&mut self, bytes: &[u8], depth: usize, wrapped: bool) -> Option<Encoded> {
+        let wrap = usize::from(wrapped);
         let mut limits = *self.limits;
-        limits.max_depth = limits.depth().checked_sub(depth)?;
-        limits.max_nodes = limits.max_nodes.checked_sub(self.nodes)?;
+        limits.max_depth = limits.depth().checked_sub(depth)? + wrap;
+        limits.max_nodes = limits.max_nodes.checked_sub(self.nodes)? + wrap;
         let options = DecodeOptions {
             limits,
             ..DecodeOptions::default()
         };
-        let doc = super::decode(&self.b[at..end], self.from, &options).ok()?;
-        self.nodes += doc.spans.len();
-        let encoded = super::encode_fast(&doc.value, self.to, self.options).ok()?;
+        let doc = super::decode(bytes, self.from, &options).ok()?;
+        self.nodes += doc.spans.len().checked_sub(wrap)?;
+        super::encode_fast(&doc.value, self.to, self.options).ok()
+    }
+
+    /// Decodes and encodes `at..end` as one document.
+    fn whole(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
+        let encoded = self.convert(&self.b[at..end], depth, false)?;
         self.out.extend_from_slice(&encoded.bytes);
         for mut note in encoded.notes {
             let mut segments = self.path.clone();
@@ -391,64 +388,53 @@ impl Walk<'_> {
         (end - at <= max).then_some(end)
     }
 
-    /// The header of an array or map of `n` items, as the encoders write it.
+    /// Writes the header of an array or map of `n` items.
     fn header(&mut self, map: bool, n: usize) -> Option<()> {
-        let out = &mut self.out;
-        match self.to {
-            Format::Json => out.push(if map { b'{' } else { b'[' }),
-            Format::MessagePack => {
-                let (fix, w16, w32) = if map {
-                    (0x80, 0xde, 0xdf)
-                } else {
-                    (0x90, 0xdc, 0xdd)
-                };
-                if n < 16 {
-                    out.push(fix | n as u8);
-                } else if let Ok(n) = u16::try_from(n) {
-                    out.push(w16);
-                    out.extend_from_slice(&n.to_be_bytes());
-                } else {
-                    out.push(w32);
-                    out.extend_from_slice(&u32::try_from(n).ok()?.to_be_bytes());
-                }
-            }
-            Format::Cbor => {
-                let major = if map { 0xa0 } else { 0x80 };
-                let n = n as u64;
-                if n < 24 {
-                    out.push(major | n as u8);
-                } else if let Ok(n) = u8::try_from(n) {
-                    out.extend_from_slice(&[major | 24, n]);
-                } else if let Ok(n) = u16::try_from(n) {
-                    out.push(major | 25);
-                    out.extend_from_slice(&n.to_be_bytes());
-                } else if let Ok(n) = u32::try_from(n) {
-                    out.push(major | 26);
-                    out.extend_from_slice(&n.to_be_bytes());
-                } else {
-                    out.push(major | 27);
-                    out.extend_from_slice(&n.to_be_bytes());
-                }
-            }
-            Format::Protobuf => return None,
-        }
-        Some(())
+        write_header(&mut self.out, self.to, map, n)
     }
 }
 
-/// Bytes of the header [`Walk::header`] writes for an array of `n` items in `to` (MessagePack
-/// or CBOR).
-fn header_len(to: Format, n: usize) -> usize {
+/// The header of an array or map of `n` items in `to`, as the encoders write it.
+fn write_header(out: &mut Vec<u8>, to: Format, map: bool, n: usize) -> Option<()> {
     match to {
-        Format::MessagePack if n < 16 => 1,
-        Format::MessagePack if n <= 0xffff => 3,
-        Format::MessagePack => 5,
-        _ if n < 24 => 1,
-        _ if n <= 0xff => 2,
-        _ if n <= 0xffff => 3,
-        _ if n <= 0xffff_ffff => 5,
-        _ => 9,
+        Format::Json => out.push(if map { b'{' } else { b'[' }),
+        Format::MessagePack => {
+            let (fix, w16, w32) = if map {
+                (0x80, 0xde, 0xdf)
+            } else {
+                (0x90, 0xdc, 0xdd)
+            };
+            if n < 16 {
+                out.push(fix | n as u8);
+            } else if let Ok(n) = u16::try_from(n) {
+                out.push(w16);
+                out.extend_from_slice(&n.to_be_bytes());
+            } else {
+                out.push(w32);
+                out.extend_from_slice(&u32::try_from(n).ok()?.to_be_bytes());
+            }
+        }
+        Format::Cbor => {
+            let major = if map { 0xa0 } else { 0x80 };
+            let n = n as u64;
+            if n < 24 {
+                out.push(major | n as u8);
+            } else if let Ok(n) = u8::try_from(n) {
+                out.extend_from_slice(&[major | 24, n]);
+            } else if let Ok(n) = u16::try_from(n) {
+                out.push(major | 25);
+                out.extend_from_slice(&n.to_be_bytes());
+            } else if let Ok(n) = u32::try_from(n) {
+                out.push(major | 26);
+                out.extend_from_slice(&n.to_be_bytes());
+            } else {
+                out.push(major | 27);
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+        }
+        Format::Protobuf => return None,
     }
+    Some(())
 }
 
 /// What a MessagePack item's head says: a map or array of so many entries or items, or a
