@@ -89,17 +89,22 @@ fn every_library_prepares_on_the_samples() {
     }
 }
 
+/// Sampling for a routine that is to run, not to be timed well: no warm-up, one sample.
+fn one_sample() -> BenchConfig {
+    BenchConfig {
+        warm_up: std::time::Duration::ZERO,
+        min_samples: 1,
+        max_samples: 1,
+        ..BenchConfig::quick()
+    }
+}
+
 #[test]
 fn encode_routines_write_the_library_bytes() {
     // The timed encode leaves its output in the bench buffer: it must equal the bytes decode
     // reads, so the two timed paths are the same data.
     let value = sample("risk-batch.json");
-    let cfg = BenchConfig {
-        warm_up: std::time::Duration::ZERO,
-        min_samples: 1,
-        max_samples: 1,
-        ..BenchConfig::quick()
-    };
+    let cfg = one_sample();
     let cancel = AtomicBool::new(false);
     for (library, format, adapter, _) in prepare_all(&value) {
         if library == Library::Wirelens {
@@ -195,12 +200,7 @@ fn round_trips_are_checked_on_the_first_decode() {
     };
     let adapter = prepare(Library::SerdeJson, Format::Json, source).expect("prepared");
     assert_ne!(adapter.bytes(), &spaced[..]);
-    let cfg = BenchConfig {
-        warm_up: std::time::Duration::ZERO,
-        min_samples: 1,
-        max_samples: 1,
-        ..BenchConfig::quick()
-    };
+    let cfg = one_sample();
     let cancel = AtomicBool::new(false);
     let mut d = Bencher::new(&cfg, &cancel, 0, 1);
     adapter.decode(&mut d);
