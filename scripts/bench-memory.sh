@@ -63,6 +63,11 @@ PROTO=(--proto tests/data/otel/opentelemetry/proto/trace/v1/trace.proto -I tests
 PY_MSGPACK='import sys,json,msgpack; open(sys.argv[2],"wb").write(msgpack.packb(json.load(open(sys.argv[1]))))'
 PY_MSGPACK_JSON='import sys,msgpack,orjson; open(sys.argv[2],"wb").write(orjson.dumps(msgpack.unpackb(open(sys.argv[1],"rb").read())))'
 
+# A table's title and head.
+table() {
+  printf '\n%s\n\n| command | seconds | peak RSS (MiB) | × input |\n|---|---:|---:|---:|\n' "$1"
+}
+
 # The app: opened on the file under Xvfb; its own log says when the columns are shown.
 app_row() {
   local file="$1" input_mb="$2"
@@ -100,28 +105,16 @@ PY
   echo "<!-- bench-memory:start -->"
   echo "Made by \`scripts/bench-memory.sh\` on $(date -u +%Y-%m-%d) ($(nproc) cores, load average"
   echo "$(cut -d' ' -f1-3 /proc/loadavg) at the end). One run each; peak RSS as /usr/bin/time reports it."
-  echo
-  echo "JSON: $RECORDS records, $JSON_MB MB."
-  echo
-  echo "| command | seconds | peak RSS (MiB) | × input |"
-  echo "|---|---:|---:|---:|"
+  table "JSON: $RECORDS records, $JSON_MB MB."
   row "wirelens convert --to msgpack" "$JSON_MB" "$WL" convert "$WORK/big.json" --to msgpack -o "$WORK/o.msgpack"
   row "Python json + msgpack" "$JSON_MB" python3 -c "$PY_MSGPACK" "$WORK/big.json" "$WORK/py.msgpack"
   row "wirelens convert --to json" "$JSON_MB" "$WL" convert "$WORK/big.json" --to json -o "$WORK/o.json"
   row "jq -c ." "$JSON_MB" jq -c . "$WORK/big.json"
   app_row "$WORK/big.json" "$JSON_MB"
-  echo
-  echo "MessagePack: the same records, $MP_MB MB (wirelens' encoding)."
-  echo
-  echo "| command | seconds | peak RSS (MiB) | × input |"
-  echo "|---|---:|---:|---:|"
+  table "MessagePack: the same records, $MP_MB MB (wirelens' encoding)."
   row "wirelens convert --to json" "$MP_MB" "$WL" convert "$WORK/big.msgpack" --to json -o "$WORK/mp.json"
   row "Python msgpack + orjson" "$MP_MB" python3 -c "$PY_MSGPACK_JSON" "$WORK/big.msgpack" "$WORK/py.json"
-  echo
-  echo "OTLP: $SPANS spans, $OTLP_MB MB, with its schema."
-  echo
-  echo "| command | seconds | peak RSS (MiB) | × input |"
-  echo "|---|---:|---:|---:|"
+  table "OTLP: $SPANS spans, $OTLP_MB MB, with its schema."
   row "wirelens convert --to json" "$OTLP_MB" "$WL" convert "$WORK/otlp.pb" "${PROTO[@]}" --to json -o "$WORK/otlp.json"
   row "protoc --decode" "$OTLP_MB" sh -c 'exec protoc --decode=opentelemetry.proto.trace.v1.TracesData -Itests/data/otel tests/data/otel/opentelemetry/proto/trace/v1/trace.proto <"$1"' sh "$WORK/otlp.pb"
   row "wirelens compare --quick" "$OTLP_MB" "$WL" compare "$WORK/otlp.pb" "${PROTO[@]}" --quick --runtime rust
