@@ -157,8 +157,7 @@ impl TreeView {
         let mut children = Vec::new();
         while let Some(row) = stack.pop() {
             self.rows.push(row);
-            let node = spans.node(row.id);
-            if node.kind.is_container() && self.is_expanded(row.id, row.depth) {
+            if spans.kind(row.id).is_container() && self.is_expanded(row.id, row.depth) {
                 children.clear();
                 children.extend(spans.children(row.id).map(|id| Row {
                     id,

@@ -22,6 +22,10 @@ use std::sync::Arc;
 use super::path::{Path, PathSegment};
 use super::value::{Kind, Value};
 
+mod packed;
+
+use packed::{Link, LinkCursor, Links, Offsets};
+
 /// Half-open byte range `start..end` into one buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub struct Span {
@@ -176,166 +180,52 @@ pub struct Run {
 
 /// The spans of every node of one decoded or encoded buffer. See the module docs.
 ///
-/// A tree is two tables, 16 bytes a node each. Its *shape* says what each node is and where it
+/// A tree is two packed tables ([`packed`]). Its *shape* says what each node is and where it
 /// sits (kind, parent, subtree end, segment, and the key texts); its *offsets* say which bytes
-/// hold it, with `u32` offsets and the header, payload and key lengths in a byte or two relative
-/// to the span. Encodings of one value have one shape, so the app's columns share it
-/// ([`SpanTreeBuilder::like`], [`SpanTree::share_shape`]) and each pays only its offsets. A node
-/// whose offsets do not fit (an offset past 4 GiB, a header longer than 255 bytes, a key longer
-/// than 65,535 or further than that before its value) is stored whole in a side table, so every
-/// input works and typical ones pay 32 bytes a node, 16 when the shape is shared.
+/// hold it. Each is a stream of variable-length records of small distances (a node's start from
+/// the node before, its header and key lengths, its parent a few ids back), a few bytes a node
+/// where fixed-width fields took 16 each; containers' ends sit in side tables. Encodings of one
+/// value have one shape, so the app's columns share it ([`SpanTreeBuilder::like`],
+/// [`SpanTree::share_shape`]) and each pays only its offsets. Any numbers fit, so no input is
+/// refused. [`SpanTree::node`] unpacks a copy of one node, reading at most a block of records.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpanTree {
     shape: Arc<Shape>,
-    offsets: Vec<Offsets>,
-    wide: HashMap<u32, Node>,
+    offsets: Offsets,
 }
 
 /// What each node of a tree is and where it sits, without its bytes. See [`SpanTree`].
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Shape {
-    links: Vec<Link>,
+    links: Links,
     keys: Vec<String>,
 }
 
-/// A node's place in the tree, in 16 bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Link {
-    /// The parent's id, [`Link::NONE`] for the root.
-    parent: u32,
-    subtree_end: u32,
-    /// The index or key id of the segment.
-    segment: u32,
-    kind: Kind,
-    /// Segment tag: 0 root, 1 index, 2 key, 3 other key.
-    tag: u8,
-}
-
-/// A node's bytes, in 16 bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Offsets {
-    /// `span.start`.
-    start: u32,
-    /// `span.end`.
-    end: u32,
-    /// `span.start - key.start`.
-    key_back: u16,
-    /// `key.end - key.start`.
-    key_len: u16,
-    /// `header_end - start`.
-    header_len: u8,
-    /// `payload.start - header_end`.
-    payload_gap: u8,
-    /// `end - payload.end`.
-    payload_tail: u8,
-    /// Has a key ([`Offsets::HAS_KEY`]), stored whole in `SpanTree::wide` ([`Offsets::WIDE`]).
-    flags: u8,
-}
-
-const _: () = assert!(std::mem::size_of::<Link>() == 16);
-const _: () = assert!(std::mem::size_of::<Offsets>() == 16);
-
-impl Link {
-    const NONE: u32 = u32::MAX;
-
-    /// `node`'s place. Every node has one: ids and key ids are `u32` already.
-    fn of(node: &Node) -> Link {
-        let (tag, segment) = match node.segment {
-            Segment::Root => (0, 0),
-            Segment::Index(i) => (1, i),
-            Segment::Key(k) => (2, k),
-            Segment::OtherKey(k) => (3, k),
-        };
-        Link {
-            parent: node.parent.map_or(Link::NONE, |p| p.0),
-            subtree_end: node.subtree_end,
-            segment,
-            kind: node.kind,
-            tag,
-        }
-    }
-
-    fn parent(&self) -> Option<NodeId> {
-        (self.parent != Link::NONE).then_some(NodeId(self.parent))
-    }
-
-    fn segment(&self) -> Segment {
-        match self.tag {
-            0 => Segment::Root,
-            1 => Segment::Index(self.segment),
-            2 => Segment::Key(self.segment),
-            _ => Segment::OtherKey(self.segment),
-        }
-    }
-}
-
-impl Offsets {
-    const HAS_KEY: u8 = 1;
-    const WIDE: u8 = 2;
-    /// The placeholder of a node kept in the side table.
-    const WIDE_NODE: Offsets = Offsets {
-        start: 0,
-        end: 0,
-        key_back: 0,
-        key_len: 0,
-        header_len: 0,
-        payload_gap: 0,
-        payload_tail: 0,
-        flags: Offsets::WIDE,
+/// `node`'s place; `opened`: it was opened as a container.
+fn link_of(node: &Node, opened: bool) -> Link {
+    let (tag, segment) = match node.segment {
+        Segment::Root => (0, 0),
+        Segment::Index(i) => (1, i),
+        Segment::Key(k) => (2, k),
+        Segment::OtherKey(k) => (3, k),
     };
-
-    /// `node`'s bytes packed, or `None` when one of its numbers does not fit.
-    fn pack(node: &Node) -> Option<Offsets> {
-        let small = |n: usize| u8::try_from(n).ok();
-        let start = u32::try_from(node.span.start).ok()?;
-        let (key_back, key_len, flags) = match node.key {
-            Some(k) => (
-                u16::try_from(node.span.start.checked_sub(k.start)?).ok()?,
-                u16::try_from(k.len()).ok()?,
-                Offsets::HAS_KEY,
-            ),
-            None => (0, 0, 0),
-        };
-        Some(Offsets {
-            start,
-            end: u32::try_from(node.span.end).ok()?,
-            key_back,
-            key_len,
-            header_len: small(node.header_end.checked_sub(node.span.start)?)?,
-            payload_gap: small(node.payload.start.checked_sub(node.header_end)?)?,
-            payload_tail: small(node.span.end.checked_sub(node.payload.end)?)?,
-            flags,
-        })
+    Link {
+        parent: node.parent.map_or(Link::NONE, |p| p.0),
+        subtree_end: node.subtree_end,
+        segment,
+        kind: node.kind,
+        tag,
+        opened,
     }
+}
 
-    fn is_wide(&self) -> bool {
-        self.flags & Offsets::WIDE != 0
-    }
-
-    /// Where the node's extent starts (its key, else its value); not for a wide node.
-    fn extent_start(&self) -> usize {
-        self.start as usize - usize::from(self.key_back)
-    }
-
-    fn unpack(&self, link: &Link) -> Node {
-        let start = self.start as usize;
-        let end = self.end as usize;
-        let header_end = start + usize::from(self.header_len);
-        let key_start = self.extent_start();
-        Node {
-            kind: link.kind,
-            segment: link.segment(),
-            parent: link.parent(),
-            key: (self.flags & Offsets::HAS_KEY != 0)
-                .then(|| Span::new(key_start, key_start + usize::from(self.key_len))),
-            span: Span::new(start, end),
-            header_end,
-            payload: Span::new(
-                header_end + usize::from(self.payload_gap),
-                end - usize::from(self.payload_tail),
-            ),
-            subtree_end: link.subtree_end,
-        }
+/// The segment a link names its node by.
+fn segment_of(link: &Link) -> Segment {
+    match link.tag {
+        0 => Segment::Root,
+        1 => Segment::Index(link.segment),
+        2 => Segment::Key(link.segment),
+        _ => Segment::OtherKey(link.segment),
     }
 }
 
@@ -346,28 +236,29 @@ impl SpanTree {
     /// find the nodes by `other`'s keys. Gives the tree back unchanged when the nodes differ in
     /// any other way.
     pub fn with_keys_of(mut self, other: &SpanTree) -> Result<SpanTree, SpanTree> {
-        let (mine, theirs) = (&self.shape.links, &other.shape.links);
-        let same = mine.len() == theirs.len()
-            && mine.iter().zip(theirs).all(|(a, b)| {
-                a.parent == b.parent
-                    && a.subtree_end == b.subtree_end
-                    && a.tag == b.tag
-                    && (a.tag != 1 || a.segment == b.segment)
-            });
-        if !same {
+        let renamed = {
+            let (mine, theirs) = (&self.shape.links, &other.shape.links);
+            let (mut a, mut b) = (mine.cursor(), theirs.cursor());
+            let mut links = Links::default();
+            let mut same = mine.len() == theirs.len();
+            while same {
+                let (Some(x), Some(y)) = (a.next(), b.next()) else {
+                    break;
+                };
+                same = x.parent == y.parent
+                    && x.subtree_end == y.subtree_end
+                    && x.tag == y.tag
+                    && (x.tag != 1 || x.segment == y.segment);
+                links.push(&Link {
+                    segment: y.segment,
+                    ..x
+                });
+            }
+            same.then_some(links)
+        };
+        let Some(links) = renamed else {
             return Err(self);
-        }
-        let links = mine
-            .iter()
-            .zip(theirs)
-            .map(|(a, b)| Link {
-                segment: b.segment,
-                ..*a
-            })
-            .collect();
-        for (i, node) in &mut self.wide {
-            node.segment = theirs[*i as usize].segment();
-        }
+        };
         self.shape = Arc::new(Shape {
             links,
             keys: other.shape.keys.clone(),
@@ -379,17 +270,18 @@ impl SpanTree {
     pub fn nodes(&self) -> Nodes<'_> {
         Nodes {
             tree: self,
+            links: self.shape.links.cursor(),
+            offsets: self.offsets.cursor(),
             next: 0,
             end: self.offsets.len() as u32,
         }
     }
 
-    /// Memory the tree holds, in bytes (offsets, side table, and its shape with the key texts:
-    /// a shape shared with other trees is counted by each of them), for measurements.
+    /// Memory the tree holds, in bytes (offsets, and its shape with the key texts: a shape
+    /// shared with other trees is counted by each of them), for measurements.
     pub fn heap_bytes(&self) -> usize {
-        self.offsets.capacity() * std::mem::size_of::<Offsets>()
-            + self.wide.capacity() * (std::mem::size_of::<(u32, Node)>() + 1)
-            + self.shape.links.capacity() * std::mem::size_of::<Link>()
+        self.offsets.heap_bytes()
+            + self.shape.links.heap_bytes()
             + self.shape.keys.capacity() * std::mem::size_of::<String>()
             + self.shape.keys.iter().map(String::capacity).sum::<usize>()
     }
@@ -414,18 +306,13 @@ impl SpanTree {
     }
 
     fn unpack(&self, index: usize) -> Node {
-        unpack(&self.offsets, &self.wide, &self.shape.links, index)
+        self.offsets.get(index).with(&self.shape.links.get(index))
     }
 
-    /// Where node `index`'s extent starts (its key, else its value).
-    fn extent_start(&self, index: usize) -> usize {
-        let o = &self.offsets[index];
-        if o.is_wide() {
-            self.unpack(index).extent().start
-        } else {
-            o.extent_start()
-        }
+    fn link(&self, id: NodeId) -> Link {
+        self.shape.links.get(id.index())
     }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.offsets.len()
@@ -433,7 +320,7 @@ impl SpanTree {
 
     /// Whether the tree has no node (nothing was decoded).
     pub fn is_empty(&self) -> bool {
-        self.offsets.is_empty()
+        self.offsets.len() == 0
     }
 
     /// One node.
@@ -441,27 +328,34 @@ impl SpanTree {
     /// # Panics
     /// If `id` is not from this tree.
     pub fn node(&self, id: NodeId) -> Node {
+        assert!(id.index() < self.len(), "node {} of {}", id.0, self.len());
         self.unpack(id.index())
     }
 
     /// The parent of `id` (`None` for the root), without unpacking the node.
     pub fn parent(&self, id: NodeId) -> Option<NodeId> {
-        self.shape.links[id.index()].parent()
+        let parent = self.link(id).parent;
+        (parent != Link::NONE).then_some(NodeId(parent))
     }
 
     /// One past the id of `id`'s last descendant, without unpacking the node.
     pub fn subtree_end(&self, id: NodeId) -> u32 {
-        self.shape.links[id.index()].subtree_end
+        self.link(id).subtree_end
     }
 
     /// What `id` holds, without unpacking the node.
     pub fn kind(&self, id: NodeId) -> Kind {
-        self.shape.links[id.index()].kind
+        self.link(id).kind
+    }
+
+    /// How `id`'s parent addresses it, without unpacking the node.
+    pub fn segment(&self, id: NodeId) -> Segment {
+        segment_of(&self.link(id))
     }
 
     /// The root, if anything was decoded.
     pub fn root(&self) -> Option<NodeId> {
-        (!self.offsets.is_empty()).then_some(NodeId::ROOT)
+        (!self.is_empty()).then_some(NodeId::ROOT)
     }
 
     /// The key text (or non-text key summary) a [`Segment::Key`] or [`Segment::OtherKey`] refers to.
@@ -472,15 +366,31 @@ impl SpanTree {
     /// Direct children of `id`, in order.
     pub fn children(&self, id: NodeId) -> Children<'_> {
         Children {
-            tree: self,
+            links: self.shape.links.cursor(),
             next: id.0 + 1,
             end: self.subtree_end(id),
         }
     }
 
+    /// Direct children of `id` with the segments that name them, in order.
+    fn child_segments(&self, id: NodeId) -> impl Iterator<Item = (NodeId, Segment)> + '_ {
+        let mut links = self.shape.links.cursor();
+        let (mut next, end) = (id.0 + 1, self.subtree_end(id));
+        std::iter::from_fn(move || {
+            if next >= end {
+                return None;
+            }
+            links.seek(next as usize);
+            let link = links.next()?;
+            let child = NodeId(next);
+            next = link.subtree_end.max(next + 1);
+            Some((child, segment_of(&link)))
+        })
+    }
+
     /// The path segment by which `id`'s parent addresses it.
     pub fn path_segment(&self, id: NodeId) -> Option<PathSegment> {
-        self.segment_path(self.shape.links[id.index()].segment())
+        self.segment_path(self.segment(id))
     }
 
     /// The path segment `segment` stands for (`None` for [`Segment::Root`]).
@@ -501,7 +411,7 @@ impl SpanTree {
         for &(parent, child) in chain.iter().rev() {
             v = match v.untagged() {
                 Value::Array(items) => {
-                    let i = match self.node(child).segment {
+                    let i = match self.segment(child) {
                         Segment::Index(i) => i as usize,
                         _ => self.children(parent).position(|c| c == child)?,
                     };
@@ -524,7 +434,7 @@ impl SpanTree {
         parent: NodeId,
         child: NodeId,
     ) -> Option<&'v Value> {
-        let segment = self.node(child).segment;
+        let segment = self.segment(child);
         let names = |key: &Value| match (segment, key) {
             (Segment::Key(k), Value::Text(text)) => text == self.key_text(k),
             (Segment::OtherKey(k), key) if !matches!(key, Value::Text(_)) => {
@@ -535,9 +445,9 @@ impl SpanTree {
         match segment {
             Segment::Key(_) | Segment::OtherKey(_) => {
                 let nth = self
-                    .children(parent)
-                    .take_while(|&c| c != child)
-                    .filter(|&c| self.node(c).segment == segment)
+                    .child_segments(parent)
+                    .take_while(|&(c, _)| c != child)
+                    .filter(|&(_, s)| s == segment)
                     .count();
                 entries
                     .iter()
@@ -566,8 +476,8 @@ impl SpanTree {
         for seg in path.segments() {
             let mut next = Vec::new();
             for &id in &current {
-                for child in self.children(id) {
-                    let matches = match (seg, self.node(child).segment) {
+                for (child, segment) in self.child_segments(id) {
+                    let matches = match (seg, segment) {
                         (PathSegment::Index(i), Segment::Index(j)) => *i == j as usize,
                         (PathSegment::AnyIndex, Segment::Index(_)) => true,
                         (PathSegment::Key(k), Segment::Key(j)) => self.key_text(j) == k,
@@ -590,19 +500,33 @@ impl SpanTree {
     /// The innermost node holding byte `offset`, and the byte's role in it. `None` when no node
     /// holds it (whitespace around the root, or bytes past the end).
     pub fn node_at(&self, offset: usize) -> Option<(NodeId, ByteRole)> {
-        let after = if self.wide.is_empty() {
-            self.offsets.partition_point(|o| o.extent_start() <= offset)
-        } else {
-            let (mut lo, mut hi) = (0, self.offsets.len());
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if self.extent_start(mid) <= offset {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
+        // Extent starts never decrease in pre-order: find the block holding the last node that
+        // starts at or before `offset` by the blocks' first nodes, then walk that block.
+        let blocks = self.offsets.blocks();
+        let first = |b: usize| self.offsets.get(b * packed::BLOCK).extent_start();
+        let (mut lo, mut hi) = (0, blocks);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if first(mid) <= offset {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
-            lo
+        }
+        let after = match lo.checked_sub(1) {
+            None => 0,
+            Some(block) => {
+                let mut cursor = self.offsets.cursor();
+                cursor.seek(block * packed::BLOCK);
+                let mut after = block * packed::BLOCK;
+                while let Some(b) = cursor.next() {
+                    if b.extent_start() > offset || cursor.index() > (block + 1) * packed::BLOCK {
+                        break;
+                    }
+                    after = cursor.index();
+                }
+                after
+            }
         };
         let mut cur = after.checked_sub(1).map(|i| NodeId(i as u32));
         while let Some(id) = cur {
@@ -704,6 +628,7 @@ impl SpanTree {
     /// Checks the tree's invariants: spans inside `len`, header and payload inside the span,
     /// children inside their parent and in byte order, pre-order ids. Returns the first broken one.
     pub fn validate(&self, len: usize) -> Result<(), String> {
+        let mut previous_start = 0;
         for (i, n) in self.nodes().enumerate() {
             let here = || format!("node {i} ({})", self.path(NodeId(i as u32)));
             if n.span.start > n.span.end || n.span.end > len {
@@ -730,7 +655,7 @@ impl SpanTree {
                     return Err(format!("{}: key {k} overlaps value {}", here(), n.span));
                 }
             }
-            if (n.subtree_end as usize) <= i || n.subtree_end as usize > self.offsets.len() {
+            if (n.subtree_end as usize) <= i || n.subtree_end as usize > self.len() {
                 return Err(format!("{}: bad subtree end {}", here(), n.subtree_end));
             }
             match n.parent {
@@ -751,23 +676,13 @@ impl SpanTree {
                 }
                 None => {}
             }
-            if i > 0 && self.extent_start(i - 1) > n.extent().start {
+            if previous_start > n.extent().start {
                 return Err(format!("{}: starts before the node before it", here()));
             }
+            previous_start = n.extent().start;
         }
         Ok(())
     }
-}
-
-/// Node `index` of the tables of a tree or of one being built.
-fn unpack(offsets: &[Offsets], wide: &HashMap<u32, Node>, links: &[Link], index: usize) -> Node {
-    let o = &offsets[index];
-    if o.is_wide() {
-        if let Some(n) = wide.get(&(index as u32)) {
-            return *n;
-        }
-    }
-    o.unpack(&links[index])
 }
 
 /// The text of key `key` of a shape's key table (`""` for an id it does not have).
@@ -790,9 +705,9 @@ fn path(shape: &Shape, id: NodeId) -> Path {
     let mut segments = Vec::new();
     let mut cur = Some(id);
     while let Some(c) = cur {
-        let link = &shape.links[c.index()];
-        segments.extend(segment_path(&shape.keys, link.segment()));
-        cur = link.parent();
+        let link = shape.links.get(c.index());
+        segments.extend(segment_path(&shape.keys, segment_of(&link)));
+        cur = (link.parent != Link::NONE && link.parent < c.0).then_some(NodeId(link.parent));
     }
     segments.reverse();
     Path::from_segments(segments)
@@ -801,7 +716,7 @@ fn path(shape: &Shape, id: NodeId) -> Path {
 /// Iterator over the children of a node.
 #[derive(Debug, Clone)]
 pub struct Children<'a> {
-    tree: &'a SpanTree,
+    links: LinkCursor<'a>,
     next: u32,
     end: u32,
 }
@@ -814,7 +729,11 @@ impl Iterator for Children<'_> {
             return None;
         }
         let id = NodeId(self.next);
-        self.next = self.tree.subtree_end(id);
+        self.links.seek(self.next as usize);
+        self.next = self
+            .links
+            .next()
+            .map_or(self.end, |l| l.subtree_end.max(self.next + 1));
         Some(id)
     }
 }
@@ -823,6 +742,8 @@ impl Iterator for Children<'_> {
 #[derive(Debug, Clone)]
 pub struct Nodes<'a> {
     tree: &'a SpanTree,
+    links: LinkCursor<'a>,
+    offsets: packed::OffsetCursor<'a>,
     next: u32,
     end: u32,
 }
@@ -830,7 +751,7 @@ pub struct Nodes<'a> {
 impl Nodes<'_> {
     /// Node `i` of the tree, if it has one (whatever has been iterated).
     pub fn get(&self, i: usize) -> Option<Node> {
-        (i < self.tree.offsets.len()).then(|| self.tree.unpack(i))
+        (i < self.tree.len()).then(|| self.tree.unpack(i))
     }
 }
 
@@ -841,9 +762,13 @@ impl Iterator for Nodes<'_> {
         if self.next >= self.end {
             return None;
         }
-        let n = self.tree.unpack(self.next as usize);
+        let i = self.next as usize;
+        self.links.seek(i);
+        self.offsets.seek(i);
+        let link = self.links.next()?;
+        let bytes = self.offsets.next()?;
         self.next += 1;
-        Some(n)
+        Some(bytes.with(&link))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -877,16 +802,26 @@ impl ExactSizeIterator for Nodes<'_> {}
 /// goes on with its own.
 #[derive(Debug, Default)]
 pub struct SpanTreeBuilder {
-    offsets: Vec<Offsets>,
-    wide: HashMap<u32, Node>,
+    offsets: Offsets,
     /// The links and key texts stored so far; empty while `like` is followed.
     shape: Shape,
     /// The shape every node so far matches, while the builder follows one.
     like: Option<Arc<Shape>>,
+    /// Where the next node's link is in `like`.
+    like_at: packed::LinkAt,
     /// How many key texts were interned (`shape.keys.len()` unless `like` is followed).
     keys: u32,
-    open: Vec<NodeId>,
+    open: Vec<Open>,
     interned: KeyMap<String, u32>,
+}
+
+/// An open container: its id, its ordinal among containers, and what closing it needs.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    id: NodeId,
+    ordinal: u32,
+    start: usize,
+    payload_start: usize,
 }
 
 /// A fast hash for interning map keys (the FxHash mixing step, 8 bytes at a time). Keys come from
@@ -940,7 +875,7 @@ impl SpanTreeBuilder {
     /// An empty builder with room for `nodes` nodes.
     pub fn with_capacity(nodes: usize) -> SpanTreeBuilder {
         let mut b = SpanTreeBuilder::default();
-        b.offsets.reserve(nodes);
+        b.offsets.reserve(nodes * 5, nodes, nodes / 4);
         b.shape.links.reserve(nodes);
         b
     }
@@ -949,7 +884,12 @@ impl SpanTreeBuilder {
     /// value `tree` holds the spans of. See the type's docs.
     pub fn like(tree: &SpanTree) -> SpanTreeBuilder {
         let mut b = SpanTreeBuilder::default();
-        b.offsets.reserve(tree.len());
+        let o = &tree.offsets;
+        b.offsets.reserve(
+            o.record_bytes() + o.record_bytes() / 8,
+            o.len(),
+            o.containers() as usize,
+        );
         b.like = Some(Arc::clone(&tree.shape));
         b
     }
@@ -965,65 +905,13 @@ impl SpanTreeBuilder {
         let Some(like) = self.like.take() else {
             return;
         };
-        let mut links = Vec::with_capacity(like.links.len());
-        links.extend_from_slice(&like.links[..self.offsets.len()]);
+        let cursor = like.links.cursor_at(self.like_at);
+        let mut links = like.links.prefix(self.offsets.len(), &cursor);
+        links.reserve(like.links.len().saturating_sub(self.offsets.len()));
         self.shape = Shape {
             links,
             keys: like.keys[..self.keys as usize].to_vec(),
         };
-    }
-
-    /// Stores `node` as node `index` (a new last node when `index` is the length). `settled`:
-    /// its subtree end is final (not a container just opened).
-    fn store(&mut self, index: usize, node: Node, settled: bool) {
-        let link = Link::of(&node);
-        if let Some(like) = &self.like {
-            let fits = like.links.get(index).is_some_and(|l| {
-                *l == link
-                    || (!settled
-                        && *l
-                            == Link {
-                                subtree_end: l.subtree_end,
-                                ..link
-                            })
-            });
-            if !fits {
-                self.diverge();
-            }
-        }
-        let offsets = match Offsets::pack(&node) {
-            Some(o) => {
-                if self.offsets.get(index).is_some_and(Offsets::is_wide) {
-                    self.wide.remove(&(index as u32));
-                }
-                o
-            }
-            None => {
-                self.wide.insert(index as u32, node);
-                Offsets::WIDE_NODE
-            }
-        };
-        let own = self.like.is_none();
-        if index == self.offsets.len() {
-            self.offsets.push(offsets);
-            if own {
-                self.shape.links.push(link);
-            }
-        } else {
-            self.offsets[index] = offsets;
-            if own {
-                self.shape.links[index] = link;
-            }
-        }
-    }
-
-    fn unpack(&self, index: usize) -> Node {
-        unpack(
-            &self.offsets,
-            &self.wide,
-            &self.current_shape().links,
-            index,
-        )
     }
 
     /// The segment for a text map key.
@@ -1074,7 +962,7 @@ impl SpanTreeBuilder {
 
     /// The innermost open container.
     pub fn current(&self) -> Option<NodeId> {
-        self.open.last().copied()
+        self.open.last().map(|o| o.id)
     }
 
     /// Number of nodes so far.
@@ -1084,7 +972,7 @@ impl SpanTreeBuilder {
 
     /// Whether no node was added yet.
     pub fn is_empty(&self) -> bool {
-        self.offsets.is_empty()
+        self.offsets.len() == 0
     }
 
     /// Path of a node added so far.
@@ -1125,17 +1013,49 @@ impl SpanTreeBuilder {
                 payload,
                 subtree_end: 0,
             },
-            true,
+            false,
         )
     }
 
-    /// Adds `node` as the next node, a child of the innermost open container; `settled` as for
-    /// [`SpanTreeBuilder::store`].
-    fn add(&mut self, mut node: Node, settled: bool) -> NodeId {
+    /// Adds `node` as the next node, a child of the innermost open container; `opened`: a
+    /// container, closed later by [`SpanTreeBuilder::close`].
+    fn add(&mut self, mut node: Node, opened: bool) -> NodeId {
         let id = NodeId(self.offsets.len() as u32);
         node.parent = self.current();
         node.subtree_end = id.0 + 1;
-        self.store(id.index(), node, settled);
+        let link = link_of(&node, opened);
+        if let Some(like) = &self.like {
+            let mut cursor = like.links.cursor_at(self.like_at);
+            // An opened container's subtree end is compared when it closes.
+            let fits = cursor.next().is_some_and(|l| {
+                l == Link {
+                    subtree_end: if opened {
+                        l.subtree_end
+                    } else {
+                        link.subtree_end
+                    },
+                    ..link
+                }
+            });
+            if fits {
+                self.like_at = cursor.at();
+            } else {
+                self.diverge();
+            }
+        }
+        if self.like.is_none() {
+            self.shape.links.push(&link);
+        }
+        let ordinal = self.offsets.containers();
+        self.offsets.push(&node, opened);
+        if opened {
+            self.open.push(Open {
+                id,
+                ordinal,
+                start: node.span.start,
+                payload_start: node.payload.start,
+            });
+        }
         id
     }
 
@@ -1148,7 +1068,7 @@ impl SpanTreeBuilder {
         start: usize,
         header_end: usize,
     ) -> NodeId {
-        let id = self.add(
+        self.add(
             Node {
                 kind,
                 segment,
@@ -1159,34 +1079,27 @@ impl SpanTreeBuilder {
                 payload: Span::empty(header_end),
                 subtree_end: 0,
             },
-            false,
-        );
-        self.open.push(id);
-        id
+            true,
+        )
     }
 
     /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
     pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
-        let id = self.open.pop()?;
+        let open = self.open.pop()?;
         let subtree_end = self.offsets.len() as u32;
-        let mut n = self.unpack(id.index());
-        n.payload.end = payload_end.max(n.payload.start);
-        n.span.end = end.max(n.payload.end);
-        n.subtree_end = subtree_end;
-        self.store(id.index(), n, true);
-        Some(id)
-    }
-
-    /// Widens a node's header (a CBOR tag or similar seen late); used by encoders that learn the
-    /// header length after writing it.
-    pub fn set_header_end(&mut self, id: NodeId, header_end: usize) {
-        let mut n = self.unpack(id.index());
-        n.header_end = header_end;
-        n.payload.start = n.payload.start.max(header_end);
-        n.payload.end = n.payload.end.max(n.payload.start);
-        n.span.end = n.span.end.max(n.payload.end);
-        let settled = !self.open.contains(&id);
-        self.store(id.index(), n, settled);
+        let payload_end = payload_end.max(open.payload_start);
+        let end = end.max(payload_end);
+        self.offsets
+            .set_close(open.ordinal, open.start, payload_end, end);
+        if let Some(like) = &self.like {
+            if like.links.end_of(open.ordinal) != Some(subtree_end) {
+                self.diverge();
+            }
+        }
+        if self.like.is_none() {
+            self.shape.links.set_end(open.ordinal, subtree_end);
+        }
+        Some(open.id)
     }
 
     /// The finished tree. Every container must have been closed.
@@ -1197,7 +1110,7 @@ impl SpanTreeBuilder {
                 .offsets
                 .len()
                 .checked_sub(1)
-                .map_or(0, |last| self.unpack(last).span.end);
+                .map_or(0, |last| self.offsets.get(last).span.end);
             self.close(end, end);
         }
         self.into_tree()
@@ -1212,7 +1125,7 @@ impl SpanTreeBuilder {
     }
 
     /// The tree: with the followed shape when it has every node and key, else its own, without
-    /// the room the builder's doubling left (a finished tree never grows).
+    /// the room the builder left (a finished tree never grows).
     fn into_tree(mut self) -> SpanTree {
         let whole = self.like.as_ref().is_some_and(|like| {
             like.links.len() == self.offsets.len() && like.keys.len() == self.keys as usize
@@ -1229,7 +1142,6 @@ impl SpanTreeBuilder {
         SpanTree {
             shape,
             offsets: self.offsets,
-            wide: self.wide,
         }
     }
 }
@@ -1395,12 +1307,278 @@ mod tests {
         assert!(t.find(&Path::parse("$.b").expect("path")).is_empty());
     }
 
+    /// A small deterministic generator (SplitMix64), so a failure names its seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+
+        /// A distance: mostly a few bytes, sometimes hundreds, now and then past 4 GiB.
+        fn distance(&mut self) -> usize {
+            match self.below(20) {
+                0 => (self.below(1 << 33) + (1 << 32)) as usize,
+                1..=3 => self.below(100_000) as usize,
+                _ => self.below(12) as usize,
+            }
+        }
+    }
+
+    /// Builds a random tree the way decoders do, and the nodes it must hold, unpacked.
+    fn random_tree(seed: u64) -> (SpanTree, Vec<Node>) {
+        let mut rng = Rng(seed);
+        let mut b = SpanTreeBuilder::new();
+        let mut want: Vec<Node> = Vec::new();
+        let mut open: Vec<(usize, u32)> = Vec::new();
+        let mut at = rng.distance();
+        let kinds = [
+            Kind::Null,
+            Kind::Bool,
+            Kind::Int,
+            Kind::Float(crate::model::FloatWidth::F32),
+            Kind::Text,
+            Kind::Bytes,
+            Kind::Raw,
+            Kind::Ext,
+        ];
+        let root = b.open(Kind::Map, Segment::Root, None, at, at + 1);
+        want.push(b_node(
+            None,
+            root,
+            Kind::Map,
+            Segment::Root,
+            None,
+            at,
+            at + 1,
+        ));
+        open.push((0, 0));
+        at += 1;
+        for _ in 0..rng.below(600) + 1 {
+            let action = rng.below(6);
+            if action == 1 && open.len() > 1 {
+                let (id, _) = open.pop().expect("open");
+                let payload_end = at + rng.distance();
+                let end = payload_end + rng.distance();
+                b.close(payload_end, end);
+                let n = &mut want[id];
+                n.payload.end = payload_end;
+                n.span.end = end;
+                n.subtree_end = b.len() as u32;
+                at = end;
+                continue;
+            }
+            let (parent, children) = open.last().copied().unwrap_or((0, 0));
+            let parent_id = Some(NodeId(parent as u32));
+            let is_map = want[parent].kind == Kind::Map;
+            let (segment, key) = if is_map {
+                let key_start = at + rng.distance();
+                let key_end = key_start + rng.distance();
+                at = key_end + rng.distance();
+                let name = format!("k{}", rng.below(40));
+                (b.key(&name), Some(Span::new(key_start, key_end)))
+            } else {
+                at += rng.distance();
+                (Segment::Index(children), None)
+            };
+            if let Some(top) = open.last_mut() {
+                top.1 += 1;
+            }
+            match action {
+                0 if open.len() < 12 => {
+                    let kind = if rng.below(2) == 0 {
+                        Kind::Map
+                    } else {
+                        Kind::Array
+                    };
+                    let header_end = at + rng.distance();
+                    let id = b.open(kind, segment, key, at, header_end);
+                    want.push(b_node(parent_id, id, kind, segment, key, at, header_end));
+                    open.push((id.index(), 0));
+                    at = header_end;
+                }
+                _ => {
+                    let kind = kinds[rng.below(kinds.len() as u64) as usize];
+                    let header_end = at + rng.distance();
+                    let payload_start = header_end + rng.distance();
+                    let payload = Span::new(payload_start, payload_start + rng.distance());
+                    let end = payload.end + rng.distance();
+                    let id = b.leaf(kind, segment, key, Span::new(at, end), header_end, payload);
+                    let mut n = b_node(parent_id, id, kind, segment, key, at, header_end);
+                    n.payload = payload;
+                    n.span.end = end;
+                    want.push(n);
+                    at = end;
+                }
+            }
+        }
+        while let Some((id, _)) = open.pop() {
+            at += rng.distance();
+            b.close(at, at + 1);
+            let n = &mut want[id];
+            n.payload.end = at.max(n.payload.start);
+            n.span.end = at + 1;
+            n.subtree_end = b.len() as u32;
+            at += 1;
+        }
+        (b.finish(), want)
+    }
+
+    /// The node just added as `id` under `parent`, as the builder was told it (a container
+    /// still open).
+    fn b_node(
+        parent: Option<NodeId>,
+        id: NodeId,
+        kind: Kind,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+        header_end: usize,
+    ) -> Node {
+        Node {
+            kind,
+            segment,
+            parent,
+            key,
+            span: Span::new(start, header_end),
+            header_end,
+            payload: Span::empty(header_end),
+            subtree_end: id.0 + 1,
+        }
+    }
+
+    /// The innermost node holding `offset`, found by looking at every node.
+    fn node_at_by_scan(want: &[Node], offset: usize) -> Option<NodeId> {
+        let mut best = None;
+        for (i, n) in want.iter().enumerate() {
+            if n.span.contains(offset) || n.key.is_some_and(|k| k.contains(offset)) {
+                best = Some(NodeId(i as u32));
+            }
+        }
+        best
+    }
+
     #[test]
-    fn nodes_are_packed_in_32_bytes_and_wide_ones_kept_whole() {
-        assert_eq!(
-            std::mem::size_of::<Link>() + std::mem::size_of::<Offsets>(),
-            32
-        );
+    fn packed_trees_give_back_every_number_they_were_given() {
+        for seed in 0..300 {
+            let (tree, want) = random_tree(seed);
+            assert_eq!(tree.len(), want.len(), "seed {seed}");
+            let all: Vec<Node> = tree.nodes().collect();
+            assert_eq!(all, want, "seed {seed}: iterated");
+            let back: Vec<Node> = tree.nodes().rev().collect();
+            assert!(back.iter().rev().eq(want.iter()), "seed {seed}: backwards");
+            for (i, n) in want.iter().enumerate() {
+                let id = NodeId(i as u32);
+                assert_eq!(tree.node(id), *n, "seed {seed}: node {i}");
+                assert_eq!(tree.parent(id), n.parent, "seed {seed}: parent of {i}");
+                assert_eq!(tree.segment(id), n.segment, "seed {seed}: segment of {i}");
+                let children: Vec<NodeId> = tree.children(id).collect();
+                let expected: Vec<NodeId> = (0..want.len())
+                    .filter(|&c| want[c].parent == Some(id))
+                    .map(|c| NodeId(c as u32))
+                    .collect();
+                assert_eq!(children, expected, "seed {seed}: children of {i}");
+            }
+            tree.validate(usize::MAX).expect("valid");
+            // Every byte boundary a node has, and the bytes beside it.
+            let mut rng = Rng(seed ^ 0xabc);
+            for n in want.iter().take(200) {
+                for offset in [n.span.start, n.span.end, n.header_end, n.payload.end]
+                    .into_iter()
+                    .chain(n.key.map(|k| k.start))
+                    .flat_map(|o| [o.saturating_sub(1), o, o + 1])
+                    .chain(std::iter::once(rng.below(1 << 34) as usize))
+                {
+                    assert_eq!(
+                        tree.node_at(offset).map(|x| x.0),
+                        node_at_by_scan(&want, offset),
+                        "seed {seed}: offset {offset}"
+                    );
+                }
+            }
+            // An encoding with the same shape shares it and keeps its own bytes.
+            let mut like = SpanTreeBuilder::like(&tree);
+            let mut again = SpanTreeBuilder::new();
+            for b in [&mut like, &mut again] {
+                rebuild(b, &tree, 0);
+            }
+            let (like, again) = (like.finish(), again.finish());
+            assert!(
+                like.shares_shape_with(&tree),
+                "seed {seed}: shape not shared"
+            );
+            assert_eq!(like, again, "seed {seed}: like differs from a plain build");
+            assert!(like.nodes().eq(tree.nodes()), "seed {seed}: rebuilt nodes");
+        }
+    }
+
+    /// Adds node `id` of `tree` and its subtree to `b`, as the same calls made it.
+    fn rebuild(b: &mut SpanTreeBuilder, tree: &SpanTree, id: u32) {
+        let n = tree.node(NodeId(id));
+        let segment = match n.segment {
+            Segment::Key(k) => b.key(tree.key_text(k)),
+            other => other,
+        };
+        if n.kind.is_container() {
+            b.open(n.kind, segment, n.key, n.span.start, n.header_end);
+            for child in tree.children(NodeId(id)) {
+                rebuild(b, tree, child.0);
+            }
+            b.close(n.payload.end, n.span.end);
+        } else {
+            b.leaf(n.kind, segment, n.key, n.span, n.header_end, n.payload);
+        }
+    }
+
+    #[test]
+    fn a_typical_document_packs_in_about_a_dozen_bytes_a_node() {
+        // 2,000 records like an orders API's JSON: `{"id":1234,"name":"abc","tags":[1,2]}`.
+        let mut b = SpanTreeBuilder::new();
+        b.open(Kind::Array, Segment::Root, None, 0, 1);
+        let mut at = 1;
+        for i in 0..2000u32 {
+            b.open(Kind::Map, Segment::Index(i), None, at, at + 1);
+            at += 1;
+            for (name, len) in [("id", 4), ("name", 5)] {
+                let k = b.key(name);
+                let key = Span::new(at, at + name.len() + 2);
+                let start = key.end + 1;
+                b.leaf(
+                    Kind::Int,
+                    k,
+                    Some(key),
+                    Span::new(start, start + len),
+                    start,
+                    Span::new(start, start + len),
+                );
+                at = start + len + 1;
+            }
+            let k = b.key("tags");
+            b.open(Kind::Array, k, Some(Span::new(at, at + 6)), at + 7, at + 8);
+            one_byte_int(&mut b, 0, at + 8);
+            one_byte_int(&mut b, 1, at + 10);
+            b.close(at + 11, at + 12);
+            at += 12;
+            b.close(at, at + 1);
+            at += 2;
+        }
+        b.close(at, at + 1);
+        let t = b.finish();
+        t.validate(at + 1).expect("valid");
+        let per_node = t.heap_bytes() as f64 / t.len() as f64;
+        assert!(per_node < 12.0, "{per_node:.1} bytes a node");
+    }
+
+    #[test]
+    fn numbers_of_any_size_are_kept() {
         // A node past 4 GiB, one with a 300-byte header and one with a 70,000-byte key: each is
         // kept exactly, beside packed ones.
         let far = 5usize << 30;
