@@ -191,7 +191,7 @@ pub struct Run {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpanTree {
     shape: Arc<Shape>,
-    offsets: Offsets,
+    offsets: Box<Offsets>,
 }
 
 /// What each node of a tree is and where it sits, without its bytes. See [`SpanTree`].
@@ -1141,7 +1141,7 @@ impl SpanTreeBuilder {
         self.offsets.shrink_to_fit();
         SpanTree {
             shape,
-            offsets: self.offsets,
+            offsets: Box::new(self.offsets),
         }
     }
 }
