@@ -226,10 +226,10 @@ impl DiffView {
                 let holds = change_bg(ChangeKind::Order, dark);
                 let mut held = Vec::new();
                 for &(id, _) in &tree {
-                    let mut up = doc.spans.node(id).parent;
+                    let mut up = doc.spans.parent(id);
                     while let Some(p) = up {
                         held.push((p, holds));
-                        up = doc.spans.node(p).parent;
+                        up = doc.spans.parent(p);
                     }
                 }
                 // The changes' own rows come first, so they win over a container's faint tint.

@@ -1,9 +1,9 @@
 //! The hex view: offset | hex | ASCII rows, 16 bytes a row, coloured by what each byte is.
 //!
 //! It exists to show which byte is which field, for buffers of any size. Only the rows on screen
-//! are drawn, and only their bytes are looked up in the [`SpanTree`] (one
-//! [`SpanTree::node_at`] binary search per visible byte), so a frame costs the same for 1 KB and
-//! for 100 MB; the buffer is never copied or scanned.
+//! are drawn, and only their bytes are looked up in the [`SpanTree`] ([`SpanTree::nodes_at`]: a
+//! search per node a row meets, a byte inside the leaf before it taking that leaf), so a frame
+//! costs the same for 1 KB and for 100 MB; the buffer is never copied or scanned.
 //!
 //! Up to a few million pixels of rows it scrolls with egui's `ScrollArea::show_rows`. Past that
 //! (about 3.7 MB of bytes), f32 screen coordinates can no longer place rows to the pixel, so the
@@ -456,9 +456,7 @@ impl HexView {
         let bytes = input.bytes.get(start..end).unwrap_or(&[]);
         let mut info: [Option<(NodeId, ByteRole)>; ROW_BYTES] = [None; ROW_BYTES];
         if let Some(spans) = input.spans {
-            for (i, slot) in info.iter_mut().enumerate().take(bytes.len()) {
-                *slot = spans.node_at(start + i);
-            }
+            spans.nodes_at(start, &mut info[..bytes.len()]);
         }
 
         // Backgrounds: error, then selection, then the hovered node.

@@ -116,11 +116,11 @@ impl TreeView {
         if id.index() >= spans.len() {
             return;
         }
-        let mut cur = spans.node(id).parent;
+        let mut cur = spans.parent(id);
         while let Some(p) = cur {
             self.collapsed.remove(&p);
             self.expanded.insert(p);
-            cur = spans.node(p).parent;
+            cur = spans.parent(p);
         }
         self.dirty = true;
         self.scroll_to = Some(id);
@@ -148,24 +148,13 @@ impl TreeView {
 
     /// Rebuilds the flattened rows: pre-order over expanded nodes only.
     fn rebuild(&mut self, spans: &SpanTree) {
-        self.rows.clear();
         self.dirty = false;
-        let Some(root) = spans.root() else {
-            return;
-        };
-        let mut stack = vec![Row { id: root, depth: 0 }];
-        let mut children = Vec::new();
-        while let Some(row) = stack.pop() {
-            self.rows.push(row);
-            if spans.kind(row.id).is_container() && self.is_expanded(row.id, row.depth) {
-                children.clear();
-                children.extend(spans.children(row.id).map(|id| Row {
-                    id,
-                    depth: row.depth + 1,
-                }));
-                stack.extend(children.iter().rev());
-            }
-        }
+        let (expanded, collapsed) = (&self.expanded, &self.collapsed);
+        self.rows = spans
+            .listed(|id, depth| expanded_in(expanded, collapsed, id, depth))
+            .into_iter()
+            .map(|(id, depth)| Row { id, depth })
+            .collect();
     }
 
     /// Draws the rows in the space left in `ui`; returns the node whose row was clicked.

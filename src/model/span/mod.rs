@@ -388,6 +388,35 @@ impl SpanTree {
         })
     }
 
+    /// The nodes a tree view lists when `expanded(id, depth)` says which containers are open:
+    /// the root, and the children of every listed container it opens, in pre-order, each with
+    /// its depth. One forward walk over the shape that skips closed subtrees whole.
+    pub fn listed(&self, mut expanded: impl FnMut(NodeId, u32) -> bool) -> Vec<(NodeId, u32)> {
+        let mut rows = Vec::new();
+        let mut links = self.shape.links.cursor();
+        // Subtree ends of the open containers around the next node.
+        let mut open: Vec<u32> = Vec::new();
+        let mut i = 0u32;
+        while (i as usize) < self.len() {
+            while open.last().is_some_and(|&end| end <= i) {
+                open.pop();
+            }
+            links.seek(i as usize);
+            let Some(link) = links.next() else { break };
+            let id = NodeId(i);
+            let depth = open.len() as u32;
+            rows.push((id, depth));
+            let end = link.subtree_end.max(i + 1);
+            if link.kind.is_container() && expanded(id, depth) {
+                open.push(end);
+                i += 1;
+            } else {
+                i = end;
+            }
+        }
+        rows
+    }
+
     /// The path segment by which `id`'s parent addresses it.
     pub fn path_segment(&self, id: NodeId) -> Option<PathSegment> {
         self.segment_path(self.segment(id))
@@ -500,44 +529,53 @@ impl SpanTree {
     /// The innermost node holding byte `offset`, and the byte's role in it. `None` when no node
     /// holds it (whitespace around the root, or bytes past the end).
     pub fn node_at(&self, offset: usize) -> Option<(NodeId, ByteRole)> {
+        self.holder(offset)
+            .map(|(id, n)| (id, self.role_in(&n, offset)))
+    }
+
+    /// [`SpanTree::node_at`] for every byte of `start..start + out.len()`, into `out`: a byte
+    /// inside the leaf that holds the byte before it takes that leaf without a search, so a row
+    /// of a hex view costs a lookup per node rather than per byte.
+    pub fn nodes_at(&self, start: usize, out: &mut [Option<(NodeId, ByteRole)>]) {
+        let mut leaf: Option<(NodeId, Node)> = None;
+        for (i, slot) in out.iter_mut().enumerate() {
+            let offset = start + i;
+            let held = leaf.filter(|(_, n)| {
+                n.span.contains(offset) || n.key.is_some_and(|k| k.contains(offset))
+            });
+            let found = held.or_else(|| self.holder(offset));
+            *slot = found.map(|(id, n)| (id, self.role_in(&n, offset)));
+            leaf = found.filter(|(id, n)| n.subtree_end == id.0 + 1);
+        }
+    }
+
+    /// The innermost node holding byte `offset`, unpacked.
+    fn holder(&self, offset: usize) -> Option<(NodeId, Node)> {
         // Extent starts never decrease in pre-order: find the block holding the last node that
         // starts at or before `offset` by the blocks' first nodes, then walk that block.
-        let blocks = self.offsets.blocks();
-        let first = |b: usize| self.offsets.get(b * packed::BLOCK).extent_start();
-        let (mut lo, mut hi) = (0, blocks);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if first(mid) <= offset {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+        let block = self.offsets.blocks_from(offset).checked_sub(1)?;
+        let mut cursor = self.offsets.cursor();
+        cursor.seek(block * packed::BLOCK);
+        let mut last = None;
+        while let Some(b) = cursor.next() {
+            if b.extent_start() > offset {
+                break;
             }
+            last = Some((cursor.index() - 1, b));
         }
-        let after = match lo.checked_sub(1) {
-            None => 0,
-            Some(block) => {
-                let mut cursor = self.offsets.cursor();
-                cursor.seek(block * packed::BLOCK);
-                let mut after = block * packed::BLOCK;
-                while let Some(b) = cursor.next() {
-                    if b.extent_start() > offset || cursor.index() > (block + 1) * packed::BLOCK {
-                        break;
-                    }
-                    after = cursor.index();
-                }
-                after
-            }
-        };
-        let mut cur = after.checked_sub(1).map(|i| NodeId(i as u32));
-        while let Some(id) = cur {
-            let n = self.node(id);
+        // The last node starting at or before `offset`, then its ancestors.
+        let (index, bytes) = last?;
+        let mut n = bytes.with(&self.shape.links.get(index));
+        let mut id = NodeId(index as u32);
+        loop {
             // The gap between a key and its value (a JSON colon) belongs to the map.
             if n.span.contains(offset) || n.key.is_some_and(|k| k.contains(offset)) {
-                return Some((id, self.role_in(&n, offset)));
+                return Some((id, n));
             }
-            cur = n.parent;
+            let parent = n.parent.filter(|p| p.0 < id.0)?;
+            id = parent;
+            n = self.node(id);
         }
-        None
     }
 
     fn role_in(&self, n: &Node, offset: usize) -> ByteRole {
@@ -1501,6 +1539,20 @@ mod tests {
                         tree.node_at(offset).map(|x| x.0),
                         node_at_by_scan(&want, offset),
                         "seed {seed}: offset {offset}"
+                    );
+                }
+            }
+            // A run of bytes looked up at once says what each byte's own lookup says.
+            for n in want.iter().take(100) {
+                let from = n.key.map_or(n.span.start, |k| k.start).saturating_sub(3);
+                let mut run = [None; 40];
+                tree.nodes_at(from, &mut run);
+                for (i, got) in run.iter().enumerate() {
+                    assert_eq!(
+                        *got,
+                        tree.node_at(from + i),
+                        "seed {seed}: byte {}",
+                        from + i
                     );
                 }
             }

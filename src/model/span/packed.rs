@@ -389,12 +389,14 @@ impl Bytes {
     }
 }
 
-/// Where block `b`'s first record starts, the start offset of the node before it, and how many
-/// containers come before it.
+/// Where block `b`'s first record starts, the start offset of the node before it, where its
+/// first node's extent starts, and how many containers come before it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct OffsetMark {
     pos: usize,
     prev_start: usize,
+    /// Where the block's first node's extent starts (its key, else its value).
+    first: usize,
     containers: u32,
 }
 
@@ -439,6 +441,7 @@ impl Offsets {
             self.marks.push(OffsetMark {
                 pos: self.bytes.len(),
                 prev_start: self.last_start,
+                first: node.key.map_or(node.span.start, |k| k.start),
                 containers: self.close_len.len() as u32,
             });
         }
@@ -563,9 +566,10 @@ impl Offsets {
         self.close_len.len() as u32
     }
 
-    /// Number of marks (blocks).
-    pub fn blocks(&self) -> usize {
-        self.marks.len()
+    /// The number of blocks whose first node's extent starts at or before `offset` (extent
+    /// starts never decrease in pre-order).
+    pub fn blocks_from(&self, offset: usize) -> usize {
+        self.marks.partition_point(|m| m.first <= offset)
     }
 }
 
