@@ -305,9 +305,16 @@ impl Walk<'_> {
             limits,
             ..DecodeOptions::default()
         };
-        let doc = super::decode(bytes, self.from, &options).ok()?;
-        self.nodes += doc.spans.len().checked_sub(wrap)?;
-        super::encode_fast(&doc.value, self.to, self.options).ok()
+        // The walk shows no spans: JSON is read without them (its decoder counts the nodes).
+        let (value, nodes) = if self.from == Format::Json {
+            super::json::value_and_nodes(bytes, &options)?
+        } else {
+            let doc = super::decode(bytes, self.from, &options).ok()?;
+            let nodes = doc.spans.len();
+            (doc.value, nodes)
+        };
+        self.nodes += nodes.checked_sub(wrap)?;
+        super::encode_fast(&value, self.to, self.options).ok()
     }
 
     /// Decodes and encodes `at..end` as one document.

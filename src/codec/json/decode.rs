@@ -7,17 +7,7 @@ use crate::model::{CompactText, Kind, PathSegment, Segment, Span, SpanTreeBuilde
 
 /// Decodes one JSON text. See the module docs of [`super`] for the rules.
 pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
-    let mut p = Parser {
-        b: bytes,
-        text: std::str::from_utf8(bytes).ok(),
-        i: 0,
-        builder: SpanTreeBuilder::new(),
-        stack: Vec::new(),
-        items: Vec::new(),
-        entries: Vec::new(),
-        max_depth: options.limits.depth(),
-        max_nodes: options.limits.nodes_for(bytes.len()),
-    };
+    let mut p = Parser::new(bytes, options, SpanTreeBuilder::new());
     match p.run() {
         Ok(value) => {
             let end = p.i;
@@ -53,6 +43,16 @@ pub(super) fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, 
         }
         Err(fail) => Err(p.into_error(fail)),
     }
+}
+
+/// The value of one JSON text and its number of nodes, without spans: what [`decode`] gives
+/// when it succeeds, for a conversion that shows no spans. `None` where [`decode`] fails (the
+/// caller decodes again with spans to report the error).
+pub(super) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(Value, usize)> {
+    let mut p = Parser::new(bytes, options, SpanTreeBuilder::counting());
+    let value = p.run().ok()?;
+    p.skip_ws();
+    (p.i == bytes.len()).then(|| (value, p.builder.len()))
 }
 
 /// A container being decoded, with what it holds so far.
@@ -164,7 +164,20 @@ fn chunk_has_special(x: u64) -> bool {
     below_space || has_zero(x ^ (LO * u64::from(b'"'))) || has_zero(x ^ (LO * u64::from(b'\\')))
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(bytes: &'a [u8], options: &DecodeOptions, builder: SpanTreeBuilder) -> Parser<'a> {
+        Parser {
+            b: bytes,
+            text: std::str::from_utf8(bytes).ok(),
+            i: 0,
+            builder,
+            stack: Vec::new(),
+            items: Vec::new(),
+            entries: Vec::new(),
+            max_depth: options.limits.depth(),
+            max_nodes: options.limits.nodes_for(bytes.len()),
+        }
+    }
     fn skip_ws(&mut self) {
         self.i = super::skip_ws(self.b, self.i);
     }

@@ -60,6 +60,12 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
     decode::decode(bytes, options)
 }
 
+/// The value of one JSON text and its number of nodes, without spans (for conversions, which
+/// show none); `None` where [`decode`] fails.
+pub(crate) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(Value, usize)> {
+    decode::value_and_nodes(bytes, options)
+}
+
 /// Encodes `value` as JSON text, with spans and notes for what JSON cannot say.
 ///
 /// ```

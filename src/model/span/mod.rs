@@ -851,6 +851,9 @@ pub struct SpanTreeBuilder {
     keys: u32,
     open: Vec<Open>,
     interned: KeyMap<String, u32>,
+    /// Counts nodes without keeping them ([`SpanTreeBuilder::counting`]).
+    counting: bool,
+    counted: u32,
 }
 
 /// An open container: its id, its ordinal among containers, and what closing it needs.
@@ -918,6 +921,16 @@ impl SpanTreeBuilder {
         b
     }
 
+    /// A builder that only counts nodes and keeps nothing (its tree is empty): for a decode whose
+    /// caller wants the value and the node count, not the spans (a conversion). Keys are not
+    /// interned and paths are not kept, so an error's path from it is the root's.
+    pub(crate) fn counting() -> SpanTreeBuilder {
+        SpanTreeBuilder {
+            counting: true,
+            ..SpanTreeBuilder::default()
+        }
+    }
+
     /// An empty builder that expects `tree`'s shape: for the spans of another encoding of the
     /// value `tree` holds the spans of. See the type's docs.
     pub fn like(tree: &SpanTree) -> SpanTreeBuilder {
@@ -976,6 +989,9 @@ impl SpanTreeBuilder {
     }
 
     fn intern(&mut self, text: &str) -> u32 {
+        if self.counting {
+            return 0;
+        }
         if let Some(&id) = self.interned.get(text) {
             return id;
         }
@@ -1005,12 +1021,16 @@ impl SpanTreeBuilder {
 
     /// Number of nodes so far.
     pub fn len(&self) -> usize {
-        self.offsets.len()
+        if self.counting {
+            self.counted as usize
+        } else {
+            self.offsets.len()
+        }
     }
 
     /// Whether no node was added yet.
     pub fn is_empty(&self) -> bool {
-        self.offsets.len() == 0
+        self.len() == 0
     }
 
     /// Path of a node added so far.
@@ -1058,6 +1078,19 @@ impl SpanTreeBuilder {
     /// Adds `node` as the next node, a child of the innermost open container; `opened`: a
     /// container, closed later by [`SpanTreeBuilder::close`].
     fn add(&mut self, mut node: Node, opened: bool) -> NodeId {
+        if self.counting {
+            let id = NodeId(self.counted);
+            self.counted = self.counted.saturating_add(1);
+            if opened {
+                self.open.push(Open {
+                    id,
+                    ordinal: 0,
+                    start: node.span.start,
+                    payload_start: node.payload.start,
+                });
+            }
+            return id;
+        }
         let id = NodeId(self.offsets.len() as u32);
         node.parent = self.current();
         node.subtree_end = id.0 + 1;
@@ -1124,6 +1157,9 @@ impl SpanTreeBuilder {
     /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
     pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
         let open = self.open.pop()?;
+        if self.counting {
+            return Some(open.id);
+        }
         let subtree_end = self.offsets.len() as u32;
         let payload_end = payload_end.max(open.payload_start);
         let end = end.max(payload_end);
