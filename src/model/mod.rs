@@ -9,7 +9,7 @@ mod value;
 pub use path::{Path, PathParseError, PathSegment};
 pub(crate) use span::KeyMap;
 pub use span::{
-    ByteRole, Children, Node, NodeId, Nodes, Run, Segment, Span, SpanTree, SpanTreeBuilder,
+    ByteRole, Children, Finder, Node, NodeId, Nodes, Run, Segment, Span, SpanTree, SpanTreeBuilder,
 };
 pub use text::CompactText;
 pub use value::{

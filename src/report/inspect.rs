@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use crate::capture::{LayerReading, Payload, Reading};
 use crate::codec::Document;
-use crate::model::{ByteRole, NodeId, Segment, SpanTree, Value};
+use crate::model::{ByteRole, Segment, SpanTree, Value};
 
 /// Bytes per line of the annotated hex dump.
 pub const BYTES_PER_LINE: usize = 16;
@@ -36,11 +36,11 @@ fn node_values(doc: &Document) -> Option<Vec<&Value>> {
     (values.len() == doc.spans.len()).then_some(values)
 }
 
-fn segment_label(tree: &SpanTree, id: NodeId) -> String {
-    match tree.node(id).segment {
+fn segment_label(tree: &SpanTree, segment: Segment) -> String {
+    match segment {
         Segment::Root => "$".into(),
         _ => tree
-            .path_segment(id)
+            .segment_path(segment)
             .map(|s| s.brief().to_string())
             .unwrap_or_default(),
     }
@@ -57,7 +57,6 @@ pub fn write_tree(w: &mut dyn Write, doc: &Document) -> io::Result<()> {
         .max()
         .unwrap_or(1);
     for (i, n) in tree.nodes().enumerate() {
-        let id = NodeId(i as u32);
         if let Some(p) = n.parent {
             depth[i] = depth[p.index()] + 1;
         }
@@ -69,7 +68,7 @@ pub fn write_tree(w: &mut dyn Write, doc: &Document) -> io::Result<()> {
             "{:>width$}  {:indent$}{}  {}",
             n.span.to_string(),
             "",
-            segment_label(tree, id),
+            segment_label(tree, n.segment),
             summary,
             indent = depth[i] * 2,
         )?;
@@ -102,18 +101,18 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
     // so one line waits in `pending` until the next is known; the rest are written at once (a
     // list of every line cost more memory than the document on inputs of millions of nodes).
     let mut pending: Option<(usize, usize, String)> = None;
+    // The bounds come in order, so one finder walks the tree once for all of them.
+    let mut finder = tree.finder();
     for pair in bounds.windows(2) {
         let (start, end) = (pair[0], pair[1]);
-        let owner = tree.node_at(start);
+        let owner = finder.at(start).map(|(id, n)| (id, *n));
         let only_structure = start >= root_end
             || (start..end).all(|o| {
-                tree.node_at(o)
-                    .is_none_or(|(_, role)| role == ByteRole::Structure)
+                finder
+                    .at(o)
+                    .is_none_or(|(_, n)| tree.role_of(n, o) == ByteRole::Structure)
             });
-        let closes = owner.is_some_and(|(id, _)| {
-            let n = tree.node(id);
-            n.kind.is_container() && start == n.payload.end
-        });
+        let closes = owner.is_some_and(|(_, n)| n.kind.is_container() && start == n.payload.end);
         if only_structure && !closes {
             if let Some(last) = pending.as_mut() {
                 last.1 = end;
@@ -122,13 +121,12 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
         }
         let label = match owner {
             None => String::new(),
-            Some((id, _)) if closes => format!("{}  end", tree.path(id).brief()),
-            Some((id, _)) => {
-                let summary = values.as_ref().map_or_else(
-                    || tree.node(id).kind.to_string(),
-                    |v| v[id.index()].summary(40),
-                );
-                format!("{}  {summary}", tree.path(id).brief())
+            Some((id, _)) if closes => format!("{}  end", finder.path(id).brief()),
+            Some((id, n)) => {
+                let summary = values
+                    .as_ref()
+                    .map_or_else(|| n.kind.to_string(), |v| v[id.index()].summary(40));
+                format!("{}  {summary}", finder.path(id).brief())
             }
         };
         if let Some((start, end, label)) = pending.replace((start, end, label)) {

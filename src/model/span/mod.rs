@@ -533,20 +533,35 @@ impl SpanTree {
             .map(|(id, n)| (id, self.role_in(&n, offset)))
     }
 
-    /// [`SpanTree::node_at`] for every byte of `start..start + out.len()`, into `out`: a byte
-    /// inside the leaf that holds the byte before it takes that leaf without a search, so a row
-    /// of a hex view costs a lookup per node rather than per byte.
+    /// [`SpanTree::node_at`] for every byte of `start..start + out.len()`, into `out`, with one
+    /// [`Finder`] walking forward: a row of a hex view costs a search and a few records, not a
+    /// search per byte.
     pub fn nodes_at(&self, start: usize, out: &mut [Option<(NodeId, ByteRole)>]) {
-        let mut leaf: Option<(NodeId, Node)> = None;
+        let mut finder = self.finder();
         for (i, slot) in out.iter_mut().enumerate() {
-            let offset = start + i;
-            let held = leaf.filter(|(_, n)| {
-                n.span.contains(offset) || n.key.is_some_and(|k| k.contains(offset))
-            });
-            let found = held.or_else(|| self.holder(offset));
-            *slot = found.map(|(id, n)| (id, self.role_in(&n, offset)));
-            leaf = found.filter(|(id, n)| n.subtree_end == id.0 + 1);
+            *slot = finder
+                .at(start + i)
+                .map(|(id, n)| (id, self.role_in(n, start + i)));
         }
+    }
+
+    /// A [`Finder`]: [`SpanTree::node_at`] for offsets asked in increasing order, walking the
+    /// tree forward once instead of searching it for each.
+    pub fn finder(&self) -> Finder<'_> {
+        Finder {
+            tree: self,
+            links: self.shape.links.cursor(),
+            offsets: self.offsets.cursor(),
+            next: 0,
+            ahead: None,
+            stack: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// What byte `offset` is within `n`, the node that holds it (see [`SpanTree::node_at`]).
+    pub fn role_of(&self, n: &Node, offset: usize) -> ByteRole {
+        self.role_in(n, offset)
     }
 
     /// The innermost node holding byte `offset`, unpacked.
@@ -749,6 +764,108 @@ fn path(shape: &Shape, id: NodeId) -> Path {
     }
     segments.reverse();
     Path::from_segments(segments)
+}
+
+/// [`SpanTree::node_at`] for a run of offsets in increasing order ([`SpanTree::finder`]): it
+/// reads the nodes in pre-order as far as the offset asked, keeping the last one read and its
+/// open ancestors, so a walk over a buffer reads each node once. An offset before the last one
+/// asked starts it again from the nearest mark.
+#[derive(Debug, Clone)]
+pub struct Finder<'a> {
+    tree: &'a SpanTree,
+    links: LinkCursor<'a>,
+    offsets: packed::OffsetCursor<'a>,
+    /// The node `ahead` is, or the next to read.
+    next: usize,
+    /// The next node, read to see where it starts but not yet passed.
+    ahead: Option<Node>,
+    /// The last node passed and its ancestors, outermost first.
+    stack: Vec<(NodeId, Node)>,
+    last: Option<usize>,
+}
+
+impl Finder<'_> {
+    /// The innermost node holding byte `offset`, unpacked (as [`SpanTree::node_at`]).
+    pub fn at(&mut self, offset: usize) -> Option<(NodeId, &Node)> {
+        // The block holding the last node that starts at or before `offset`: read from its
+        // first node when that is ahead of the walk (or the walk would have to go back).
+        let block = self.tree.offsets.blocks_from(offset).saturating_sub(1);
+        if self.last.is_none_or(|last| offset < last) || block * packed::BLOCK > self.next {
+            self.restart(block);
+        }
+        self.last = Some(offset);
+        loop {
+            if self.ahead.is_none() {
+                if self.next >= self.tree.len() {
+                    break;
+                }
+                self.links.seek(self.next);
+                self.offsets.seek(self.next);
+                let (Some(link), Some(bytes)) = (self.links.next(), self.offsets.next()) else {
+                    break;
+                };
+                self.ahead = Some(bytes.with(&link));
+            }
+            let Some(n) = self.ahead.filter(|n| n.extent().start <= offset) else {
+                break;
+            };
+            let id = NodeId(self.next as u32);
+            while self
+                .stack
+                .last()
+                .is_some_and(|(_, top)| top.subtree_end <= id.0)
+            {
+                self.stack.pop();
+            }
+            self.stack.push((id, n));
+            self.ahead = None;
+            self.next += 1;
+        }
+        self.stack
+            .iter()
+            .rev()
+            .find(|(_, n)| n.span.contains(offset) || n.key.is_some_and(|k| k.contains(offset)))
+            .map(|(id, n)| (*id, n))
+    }
+
+    /// The path of `id`, a node [`Finder::at`] just gave, from the ancestors it keeps.
+    pub fn path(&self, id: NodeId) -> Path {
+        let Some(upto) = self.stack.iter().position(|(i, _)| *i == id) else {
+            return self.tree.path(id);
+        };
+        let whole = self.stack[..=upto]
+            .first()
+            .is_some_and(|(_, n)| n.parent.is_none());
+        if !whole {
+            return self.tree.path(id);
+        }
+        Path::from_segments(
+            self.stack[..=upto]
+                .iter()
+                .filter_map(|(_, n)| self.tree.segment_path(n.segment))
+                .collect(),
+        )
+    }
+
+    /// Starts again so that the next node read is the first of block `block`, with its
+    /// ancestors on the stack.
+    fn restart(&mut self, block: usize) {
+        self.stack.clear();
+        self.ahead = None;
+        let first = block * packed::BLOCK;
+        // The ancestors of the block's first node, outermost first.
+        let mut chain = Vec::new();
+        let mut up = (first < self.tree.len())
+            .then(|| self.tree.parent(NodeId(first as u32)))
+            .flatten();
+        while let Some(p) = up {
+            chain.push((p, self.tree.node(p)));
+            up = self.tree.parent(p).filter(|q| q.0 < p.0);
+        }
+        chain.reverse();
+        self.stack = chain;
+        self.next = first;
+    }
 }
 
 /// Iterator over the children of a node.
@@ -1575,6 +1692,33 @@ mod tests {
                         tree.node_at(offset).map(|x| x.0),
                         node_at_by_scan(&want, offset),
                         "seed {seed}: offset {offset}"
+                    );
+                }
+            }
+            // A finder asked every boundary in order (and once going back) says what each
+            // lookup says, and gives the same paths.
+            let mut finder = tree.finder();
+            let mut offsets: Vec<usize> = want
+                .iter()
+                .flat_map(|n| [n.extent().start, n.header_end, n.payload.end, n.span.end])
+                .flat_map(|o| [o, o + 1])
+                .collect();
+            offsets.sort_unstable();
+            offsets.push(offsets.len() / 2);
+            for &o in &offsets {
+                let got = finder.at(o).map(|(id, n)| (id, *n));
+                assert_eq!(
+                    got.map(|x| x.0),
+                    tree.node_at(o).map(|x| x.0),
+                    "seed {seed}: finder at {o}"
+                );
+                if let Some((id, n)) = got {
+                    assert_eq!(n, tree.node(id), "seed {seed}: finder's node {}", id.0);
+                    assert_eq!(
+                        finder.path(id),
+                        tree.path(id),
+                        "seed {seed}: path of {}",
+                        id.0
                     );
                 }
             }
