@@ -99,12 +99,12 @@ pub struct Limits {
     /// (the smaller of the two applies). Detection reads every payload as schema-less protobuf,
     /// and almost any byte string reads as fields (a 20 MB stream of `x` is ten million fields
     /// of number 15), so this reading gets a tighter bound than the decoders that make nodes
-    /// only of bytes that really are their format. Default 1 million (about 200 MiB). Unlike
-    /// [`Limits::max_nodes`] it does not grow with the input: bytes that are no protobuf read as
-    /// two-byte fields, so a budget growing with the input would let 20 MB of `x` take more
-    /// than 512 MiB. A real message has longer fields (a 9.3 MB OTLP trace batch reads as about
-    /// 1.03 million schema-less nodes, 9 bytes each): read it with its schema (the node bound is
-    /// then [`Limits::max_nodes`]) or raise this. Name: `protobuf-nodes`.
+    /// only of bytes that really are their format. Default 1 million (about 65 MiB), or one node
+    /// per 8 bytes of a larger input ([`Limits::protobuf_nodes_for`]): a real message has
+    /// longer fields than two bytes (a 9.3 MB OTLP trace batch reads as about 1.03 million
+    /// schema-less nodes, 9 bytes each; its 1.16 million budget admits it), while 20 MB of `x`
+    /// stops at 2.5 million nodes, about 250 MiB. A value set here is used as it is. Name:
+    /// `protobuf-nodes`.
     pub max_protobuf_nodes: usize,
 }
 
@@ -134,11 +134,27 @@ impl Limits {
         }
     }
 
-    /// These limits for an input of `len` bytes: the node budget as [`Limits::nodes_for`] gives
-    /// it ([`Limits::max_protobuf_nodes`] stays as it is).
+    /// Input bytes per node by which the default [`Limits::max_protobuf_nodes`] grows.
+    pub const PROTOBUF_BYTES_PER_NODE: usize = 8;
+
+    /// [`Limits::max_protobuf_nodes`] for an input of `len` bytes: the default grows to one node
+    /// per [`Limits::PROTOBUF_BYTES_PER_NODE`] bytes of an input larger than 8 MB, so a real
+    /// 100 MB message decodes without its schema; any other value is used as it is.
+    pub fn protobuf_nodes_for(&self, len: usize) -> usize {
+        if self.max_protobuf_nodes == Limits::DEFAULT_MAX_PROTOBUF_NODES {
+            self.max_protobuf_nodes
+                .max(len / Limits::PROTOBUF_BYTES_PER_NODE)
+        } else {
+            self.max_protobuf_nodes
+        }
+    }
+
+    /// These limits for an input of `len` bytes: the node budgets as [`Limits::nodes_for`] and
+    /// [`Limits::protobuf_nodes_for`] give them.
     pub fn for_input(&self, len: usize) -> Limits {
         Limits {
             max_nodes: self.nodes_for(len),
+            max_protobuf_nodes: self.protobuf_nodes_for(len),
             ..*self
         }
     }
@@ -383,12 +399,19 @@ mod tests {
         assert_eq!(l.nodes_for(100_000_000), 25_000_000);
         let grown = l.for_input(100_000_000);
         assert_eq!(grown.max_nodes, 25_000_000);
-        // Garbage reads as two-byte schema-less fields: that budget does not grow.
-        assert_eq!(grown.max_protobuf_nodes, Limits::DEFAULT_MAX_PROTOBUF_NODES);
+        // The schema-less budget grows by one node per 8 bytes: real protobuf has longer fields
+        // than the two bytes garbage reads as.
+        assert_eq!(grown.max_protobuf_nodes, 12_500_000);
+        assert_eq!(
+            l.for_input(4_000_000).max_protobuf_nodes,
+            Limits::DEFAULT_MAX_PROTOBUF_NODES
+        );
         assert_eq!(grown.max_depth, l.max_depth);
         let mut set = Limits::default();
         set.set("nodes", "1M").expect("valid");
         assert_eq!(set.nodes_for(100_000_000), 1 << 20);
+        set.set("protobuf-nodes", "5").expect("valid");
+        assert_eq!(set.for_input(100_000_000).max_protobuf_nodes, 5);
     }
 
     #[test]
