@@ -180,7 +180,7 @@ pub struct Run {
 
 /// The spans of every node of one decoded or encoded buffer. See the module docs.
 ///
-/// A tree is two packed tables ([`packed`]). Its *shape* says what each node is and where it
+/// A tree is two packed tables. Its *shape* says what each node is and where it
 /// sits (kind, parent, subtree end, segment, and the key texts); its *offsets* say which bytes
 /// hold it. Each is a stream of variable-length records of small distances (a node's start from
 /// the node before, its header and key lengths, its parent a few ids back), a few bytes a node
