@@ -7,8 +7,9 @@
 //! defaults, so Latin text keeps its look and only missing glyphs come from the system.
 //!
 //! Discovery uses `fontdb`, which reads only the name tables of the installed fonts (memory-mapped);
-//! only the files chosen are read in full, each once even when two faces of one collection are
-//! used.
+//! the files chosen are opened once each, even when two faces of one collection are used, and
+//! mapped when large (as the app's sources are), so a 20 MB CJK collection costs the pages of
+//! the glyphs drawn, not the whole file.
 //!
 //! What it does not do: colour emoji. egui draws monochrome outlines only, so colour-bitmap fonts
 //! (Noto Color Emoji, Apple Color Emoji) are skipped; a monochrome emoji font (Noto Emoji,
@@ -155,8 +156,10 @@ pub fn install_fallback_fonts(ctx: &egui::Context) -> FontReport {
         faces_scanned: db.len(),
         ..FontReport::default()
     };
-    // Each file is read once, even when two of its faces are used.
-    let mut files: HashMap<PathBuf, Option<Arc<Vec<u8>>>> = HashMap::new();
+    // Each file is opened once, even when two of its faces are used, as the app opens payload
+    // files: a large one (a CJK collection is about 20 MB) is mapped, so only the pages of the
+    // glyphs drawn are read into memory.
+    let mut files: HashMap<PathBuf, Option<Arc<dyn AsRef<[u8]> + Send + Sync>>> = HashMap::new();
     for want in WANTS {
         let mut found_any = false;
         for (families, monospace) in [(want.proportional, false), (want.monospace, true)] {
@@ -165,7 +168,11 @@ pub fn install_fallback_fonts(ctx: &egui::Context) -> FontReport {
             };
             let data = files
                 .entry(path.clone())
-                .or_insert_with(|| std::fs::read(&path).ok().map(Arc::new))
+                .or_insert_with(|| {
+                    crate::workspace::Source::open(&path)
+                        .ok()
+                        .map(|source| -> Arc<dyn AsRef<[u8]> + Send + Sync> { source })
+                })
                 .clone();
             let Some(data) = data else {
                 continue;
