@@ -99,12 +99,12 @@ pub struct Limits {
     /// (the smaller of the two applies). Detection reads every payload as schema-less protobuf,
     /// and almost any byte string reads as fields (a 20 MB stream of `x` is ten million fields
     /// of number 15), so this reading gets a tighter bound than the decoders that make nodes
-    /// only of bytes that really are their format. Default 1 million (about 65 MiB), or one node
-    /// per 8 bytes of a larger input ([`Limits::protobuf_nodes_for`]): a real message has
+    /// only of bytes that really are their format. Default 1 million (about 110 MB decoded), or one
+    /// node per 8 bytes of a larger input ([`Limits::protobuf_nodes_for`]): a real message has
     /// longer fields than two bytes (a 9.3 MB OTLP trace batch reads as about 1.03 million
     /// schema-less nodes, 9 bytes each; its 1.16 million budget admits it), while 20 MB of `x`
-    /// stops at 2.5 million nodes, about 250 MiB. A value set here is used as it is. Name:
-    /// `protobuf-nodes`.
+    /// stops at 2.5 million nodes (`convert` peaks at about 240 MiB). A value set here is used
+    /// as it is. Name: `protobuf-nodes`.
     pub max_protobuf_nodes: usize,
 }
 
