@@ -270,8 +270,7 @@ impl SpanTree {
     pub fn nodes(&self) -> Nodes<'_> {
         Nodes {
             tree: self,
-            links: self.shape.links.cursor(),
-            offsets: self.offsets.cursor(),
+            cursor: NodeCursor::new(self),
             next: 0,
             end: self.offsets.len() as u32,
         }
@@ -550,8 +549,7 @@ impl SpanTree {
     pub fn finder(&self) -> Finder<'_> {
         Finder {
             tree: self,
-            links: self.shape.links.cursor(),
-            offsets: self.offsets.cursor(),
+            cursor: NodeCursor::new(self),
             next: 0,
             ahead: None,
             stack: Vec::new(),
@@ -773,8 +771,7 @@ fn path(shape: &Shape, id: NodeId) -> Path {
 #[derive(Debug, Clone)]
 pub struct Finder<'a> {
     tree: &'a SpanTree,
-    links: LinkCursor<'a>,
-    offsets: packed::OffsetCursor<'a>,
+    cursor: NodeCursor<'a>,
     /// The node `ahead` is, or the next to read.
     next: usize,
     /// The next node, read to see where it starts but not yet passed.
@@ -799,12 +796,10 @@ impl Finder<'_> {
                 if self.next >= self.tree.len() {
                     break;
                 }
-                self.links.seek(self.next);
-                self.offsets.seek(self.next);
-                let (Some(link), Some(bytes)) = (self.links.next(), self.offsets.next()) else {
+                let Some(n) = self.cursor.read(self.next) else {
                     break;
                 };
-                self.ahead = Some(bytes.with(&link));
+                self.ahead = Some(n);
             }
             let Some(n) = self.ahead.filter(|n| n.extent().start <= offset) else {
                 break;
@@ -893,12 +888,34 @@ impl Iterator for Children<'_> {
     }
 }
 
+/// Reads whole nodes of a tree, its two streams side by side, forward from where it is.
+#[derive(Debug, Clone)]
+struct NodeCursor<'a> {
+    links: LinkCursor<'a>,
+    offsets: packed::OffsetCursor<'a>,
+}
+
+impl<'a> NodeCursor<'a> {
+    fn new(tree: &'a SpanTree) -> NodeCursor<'a> {
+        NodeCursor {
+            links: tree.shape.links.cursor(),
+            offsets: tree.offsets.cursor(),
+        }
+    }
+
+    /// Node `i`, unpacked; reading forward is cheap.
+    fn read(&mut self, i: usize) -> Option<Node> {
+        self.links.seek(i);
+        self.offsets.seek(i);
+        Some(self.offsets.next()?.with(&self.links.next()?))
+    }
+}
+
 /// Iterator over every node of a [`SpanTree`] in pre-order, unpacked.
 #[derive(Debug, Clone)]
 pub struct Nodes<'a> {
     tree: &'a SpanTree,
-    links: LinkCursor<'a>,
-    offsets: packed::OffsetCursor<'a>,
+    cursor: NodeCursor<'a>,
     next: u32,
     end: u32,
 }
@@ -917,13 +934,9 @@ impl Iterator for Nodes<'_> {
         if self.next >= self.end {
             return None;
         }
-        let i = self.next as usize;
-        self.links.seek(i);
-        self.offsets.seek(i);
-        let link = self.links.next()?;
-        let bytes = self.offsets.next()?;
+        let n = self.cursor.read(self.next as usize)?;
         self.next += 1;
-        Some(bytes.with(&link))
+        Some(n)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

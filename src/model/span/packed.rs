@@ -26,6 +26,12 @@ use crate::model::value::{FloatWidth, Kind};
 /// Nodes between two marks.
 pub(super) const BLOCK: usize = 32;
 
+/// Whether a cursor at node `at` reaches node `to` sooner from `to`'s block mark than by reading
+/// forward (always when `to` is behind it).
+fn jumps(at: usize, to: usize) -> bool {
+    to < at || to - at > to % BLOCK
+}
+
 /// Appends `v` as an unsigned LEB128 varint.
 fn put(out: &mut Vec<u8>, v: usize) {
     let mut v = v as u64;
@@ -284,7 +290,7 @@ impl LinkCursor<'_> {
     /// Moves so that `next` reads node `i`: forward from here within a block, else from the
     /// block's mark.
     pub fn seek(&mut self, i: usize) {
-        if i < self.index || i - self.index > i % BLOCK {
+        if jumps(self.index, i) {
             let Some(mark) = self.links.marks.get(i / BLOCK) else {
                 self.index = i;
                 self.pos = usize::MAX;
@@ -591,7 +597,7 @@ impl OffsetCursor<'_> {
 
     /// Moves so that `next` reads node `i` (as [`LinkCursor::seek`]).
     pub fn seek(&mut self, i: usize) {
-        if i < self.index || i - self.index > i % BLOCK {
+        if jumps(self.index, i) {
             let Some(mark) = self.offsets.marks.get(i / BLOCK) else {
                 self.index = i;
                 self.pos = usize::MAX;
