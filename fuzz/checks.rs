@@ -329,7 +329,8 @@ pub fn detect_all(bytes: &[u8]) {
         check_outcome(bytes, &r.outcome);
     }
     let mut out = Vec::new();
-    inspect::write_readings(&mut out, &readings).expect("into a Vec");
+    let summaries: Vec<_> = readings.iter().map(|r| r.summary()).collect();
+    inspect::write_readings(&mut out, &summaries).expect("into a Vec");
 }
 
 /// Decode → encode → decode in the same format gives the same value (first byte picks the

@@ -22,7 +22,7 @@ use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
     detect, peel, peel_readings, Framing, LayerReading, Payload, PeelChoice, PeelOptions, Reading,
-    SharedBytes, Split,
+    ReadingSummary, SharedBytes, Split,
 };
 use crate::codec::protobuf::dynamic::{to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions};
 use crate::codec::protobuf::repeated::group_repeated_fields;
@@ -691,7 +691,8 @@ fn message_in(schema: &Schema, name: &str) -> Result<MessageDescriptor, Failure>
 /// A payload read per the flags: the readings considered, the outcome of the chosen one, and the
 /// protobuf message type used (with the ranking of the schema's types when the user named none).
 struct PayloadRead {
-    readings: Vec<Reading>,
+    /// Every reading considered, the chosen one first, without their documents.
+    readings: Vec<ReadingSummary>,
     outcome: Result<Document, DecodeError>,
     message: Option<MessageDescriptor>,
     /// Why `message` was chosen, when no `--message` named it and a gRPC method did.
@@ -766,11 +767,13 @@ fn read_payload_knowing(
         known.filter(|_| (message.is_none() || ranks_with_message(args)) && args.read.is_empty());
     let (readings, outcome) = match args.from {
         Some(format) => {
-            let found = known
-                .as_mut()
-                .and_then(|k| k.iter_mut().find(|r| r.format == format));
+            let found = known.as_mut().and_then(|k| {
+                k.iter()
+                    .position(|r| r.format == format)
+                    .map(|i| k.swap_remove(i))
+            });
             let outcome = match found {
-                Some(r) => std::mem::replace(&mut r.outcome, Err(moved_out(format))),
+                Some(r) => r.outcome,
                 None => codec::decode(&input.bytes, format, &options),
             };
             let reason = match &outcome {
@@ -780,24 +783,32 @@ fn read_payload_knowing(
                     e.offset, e.message
                 ),
             };
-            let reading = Reading {
+            let reading = ReadingSummary {
                 format,
                 confidence: 100,
                 reasons: vec![reason],
-                outcome: Err(moved_out(format)),
+                complete: outcome.is_ok(),
             };
             (vec![reading], outcome)
         }
         None => {
-            let mut readings = match known {
+            let readings = match known {
                 Some(readings) if !readings.is_empty() => readings,
                 _ => detect(&input.bytes, input.hint, &options),
             };
-            // `detect` tries every format, so there is always a best reading; its document moves
-            // out (the reading keeps its reasons), so a large payload is never copied.
-            let format = readings[0].format;
-            let outcome = std::mem::replace(&mut readings[0].outcome, Err(moved_out(format)));
-            (readings, outcome)
+            // `detect` tries every format, so there is always a best reading; its document is
+            // handed on (never copied, a large payload's included) and the others are let go.
+            let mut readings = readings.into_iter();
+            let Some((chosen, outcome)) = readings.next().map(Reading::into_parts) else {
+                return Err(Failure::Input(format!(
+                    "error: {}: no reading of the payload",
+                    input.name
+                )));
+            };
+            let summaries = std::iter::once(chosen)
+                .chain(readings.map(|r| r.summary()))
+                .collect();
+            (summaries, outcome)
         }
     };
     Ok(PayloadRead {
@@ -807,18 +818,6 @@ fn read_payload_knowing(
         message_reason,
         ranking,
     })
-}
-
-/// What is left in a reading whose document was taken.
-fn moved_out(format: Format) -> DecodeError {
-    DecodeError {
-        format,
-        kind: codec::ErrorKind::Syntax,
-        offset: 0,
-        path: crate::model::Path::root(),
-        message: "taken".into(),
-        partial: None,
-    }
 }
 
 /// `inspect` of a capture without a payload: the warnings, the layer readings if asked for, and

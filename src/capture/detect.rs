@@ -158,6 +158,41 @@ impl Reading {
     pub fn is_complete(&self) -> bool {
         self.outcome.is_ok()
     }
+
+    /// What a report says of this reading, without its document.
+    pub fn summary(&self) -> ReadingSummary {
+        ReadingSummary {
+            format: self.format,
+            confidence: self.confidence,
+            reasons: self.reasons.clone(),
+            complete: self.is_complete(),
+        }
+    }
+
+    /// The reading's summary, and its document handed on (or the error with its partial one).
+    pub fn into_parts(self) -> (ReadingSummary, Result<Document, DecodeError>) {
+        let summary = ReadingSummary {
+            format: self.format,
+            confidence: self.confidence,
+            reasons: self.reasons,
+            complete: self.outcome.is_ok(),
+        };
+        (summary, self.outcome)
+    }
+}
+
+/// One reading of a payload without its document: what the CLI's report and the app's
+/// detection line list, once the chosen reading's document has gone on to be shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadingSummary {
+    /// The format.
+    pub format: Format,
+    /// 0–100.
+    pub confidence: u8,
+    /// Why.
+    pub reasons: Vec<String>,
+    /// Whether every byte decoded.
+    pub complete: bool,
 }
 
 /// Tries every format on `bytes` and returns the readings, most plausible first.

@@ -26,7 +26,7 @@ pub mod text;
 pub mod tls;
 pub mod websocket;
 
-pub use detect::{detect, Reading};
+pub use detect::{detect, Reading, ReadingSummary};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 pub use listing::{Exchange, PayloadFilter};
 pub use peel::{peel, PeelChoice, PeelOptions, Peeled, Split};

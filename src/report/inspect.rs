@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use crate::capture::{LayerReading, Payload, Reading};
+use crate::capture::{LayerReading, Payload, ReadingSummary};
 use crate::codec::Document;
 use crate::model::{ByteRole, Segment, SpanTree, Value};
 
@@ -16,7 +16,7 @@ use crate::model::{ByteRole, Segment, SpanTree, Value};
 pub const BYTES_PER_LINE: usize = 16;
 
 /// Writes the readings: the chosen one first, the others indented below.
-pub fn write_readings(w: &mut dyn Write, readings: &[Reading]) -> io::Result<()> {
+pub fn write_readings(w: &mut dyn Write, readings: &[ReadingSummary]) -> io::Result<()> {
     for (i, r) in readings.iter().enumerate() {
         let lead = if i == 0 { "format: " } else { "  other: " };
         writeln!(

@@ -257,18 +257,8 @@ impl Column {
     }
 }
 
-/// One reading of the payload, without its document.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadingSummary {
-    /// The format.
-    pub format: Format,
-    /// 0–100.
-    pub confidence: u8,
-    /// Why.
-    pub reasons: Vec<String>,
-    /// Whether every byte decoded.
-    pub complete: bool,
-}
+/// One reading of the payload, without its document (the CLI's report lists the same).
+pub use crate::capture::ReadingSummary;
 
 /// A message type's fit, from the loaded schemas.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -480,12 +470,7 @@ pub fn analyze_previewing(
     ctx.check()?;
     let summaries: Vec<ReadingSummary> = readings
         .iter()
-        .map(|r| ReadingSummary {
-            format: r.format,
-            confidence: r.confidence,
-            reasons: r.reasons.clone(),
-            complete: r.is_complete(),
-        })
+        .map(crate::capture::Reading::summary)
         .collect();
     // A field reading the user chose is one of protobuf: a reading that fails shows its error
     // in the protobuf column rather than another format taking the payload.
