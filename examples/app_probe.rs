@@ -53,9 +53,6 @@ fn main() -> ExitCode {
         "{:7.2} s  opened: rss {r} MiB, peak {h} MiB",
         started.elapsed().as_secs_f64()
     );
-    wirelens::profile::alloc::give_back_freed();
-    let (r, h) = rss();
-    println!("         trimmed: rss {r} MiB, peak {h} MiB");
     let job = Job::spawn_with_preview("probe", no_notify(), move |ctx, preview| {
         analyze_payload_previewing(
             &payload,
