@@ -108,6 +108,16 @@ pub struct Limits {
     pub max_protobuf_nodes: usize,
 }
 
+/// A node budget for an input of `len` bytes: `set` as it is, unless it is the `default`, which
+/// grows to one node per `bytes_per_node` bytes of a large input.
+fn grown(set: usize, default: usize, len: usize, bytes_per_node: usize) -> usize {
+    if set == default {
+        set.max(len / bytes_per_node)
+    } else {
+        set
+    }
+}
+
 impl Limits {
     /// The default nesting limit.
     pub const DEFAULT_MAX_DEPTH: usize = 512;
@@ -127,11 +137,12 @@ impl Limits {
     /// (see [`Limits::BYTES_PER_NODE`]), so real documents of 100 MB and more decode, while a
     /// small hostile input still stops at 8 Mi nodes; any other value is used as it is.
     pub fn nodes_for(&self, len: usize) -> usize {
-        if self.max_nodes == Limits::DEFAULT_MAX_NODES {
-            self.max_nodes.max(len / Limits::BYTES_PER_NODE)
-        } else {
-            self.max_nodes
-        }
+        grown(
+            self.max_nodes,
+            Limits::DEFAULT_MAX_NODES,
+            len,
+            Limits::BYTES_PER_NODE,
+        )
     }
 
     /// Input bytes per node by which the default [`Limits::max_protobuf_nodes`] grows.
@@ -141,12 +152,12 @@ impl Limits {
     /// per [`Limits::PROTOBUF_BYTES_PER_NODE`] bytes of an input larger than 8 MB, so a real
     /// 100 MB message decodes without its schema; any other value is used as it is.
     pub fn protobuf_nodes_for(&self, len: usize) -> usize {
-        if self.max_protobuf_nodes == Limits::DEFAULT_MAX_PROTOBUF_NODES {
-            self.max_protobuf_nodes
-                .max(len / Limits::PROTOBUF_BYTES_PER_NODE)
-        } else {
-            self.max_protobuf_nodes
-        }
+        grown(
+            self.max_protobuf_nodes,
+            Limits::DEFAULT_MAX_PROTOBUF_NODES,
+            len,
+            Limits::PROTOBUF_BYTES_PER_NODE,
+        )
     }
 
     /// These limits for an input of `len` bytes: the node budgets as [`Limits::nodes_for`] and

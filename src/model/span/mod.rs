@@ -373,17 +373,11 @@ impl SpanTree {
 
     /// Direct children of `id` with the segments that name them, in order.
     fn child_segments(&self, id: NodeId) -> impl Iterator<Item = (NodeId, Segment)> + '_ {
-        let mut links = self.shape.links.cursor();
-        let (mut next, end) = (id.0 + 1, self.subtree_end(id));
+        let mut children = self.children(id);
         std::iter::from_fn(move || {
-            if next >= end {
-                return None;
-            }
-            links.seek(next as usize);
-            let link = links.next()?;
-            let child = NodeId(next);
-            next = link.subtree_end.max(next + 1);
-            Some((child, segment_of(&link)))
+            children
+                .next_link()
+                .map(|(child, link)| (child, segment_of(&link)))
         })
     }
 
@@ -529,7 +523,7 @@ impl SpanTree {
     /// holds it (whitespace around the root, or bytes past the end).
     pub fn node_at(&self, offset: usize) -> Option<(NodeId, ByteRole)> {
         self.holder(offset)
-            .map(|(id, n)| (id, self.role_in(&n, offset)))
+            .map(|(id, n)| (id, self.role_of(&n, offset)))
     }
 
     /// [`SpanTree::node_at`] for every byte of `start..start + out.len()`, into `out`, with one
@@ -540,7 +534,7 @@ impl SpanTree {
         for (i, slot) in out.iter_mut().enumerate() {
             *slot = finder
                 .at(start + i)
-                .map(|(id, n)| (id, self.role_in(n, start + i)));
+                .map(|(id, n)| (id, self.role_of(n, start + i)));
         }
     }
 
@@ -555,11 +549,6 @@ impl SpanTree {
             stack: Vec::new(),
             last: None,
         }
-    }
-
-    /// What byte `offset` is within `n`, the node that holds it (see [`SpanTree::node_at`]).
-    pub fn role_of(&self, n: &Node, offset: usize) -> ByteRole {
-        self.role_in(n, offset)
     }
 
     /// The innermost node holding byte `offset`, unpacked.
@@ -591,7 +580,8 @@ impl SpanTree {
         }
     }
 
-    fn role_in(&self, n: &Node, offset: usize) -> ByteRole {
+    /// What byte `offset` is within `n`, the node that holds it (see [`SpanTree::node_at`]).
+    pub fn role_of(&self, n: &Node, offset: usize) -> ByteRole {
         if n.key.is_some_and(|k| k.contains(offset)) {
             ByteRole::Key
         } else if n.header().contains(offset) {
@@ -871,20 +861,28 @@ pub struct Children<'a> {
     end: u32,
 }
 
-impl Iterator for Children<'_> {
-    type Item = NodeId;
-
-    fn next(&mut self) -> Option<NodeId> {
+impl Children<'_> {
+    /// The next child and its link, moving past its subtree.
+    fn next_link(&mut self) -> Option<(NodeId, Link)> {
         if self.next >= self.end {
             return None;
         }
         let id = NodeId(self.next);
         self.links.seek(self.next as usize);
-        self.next = self
-            .links
-            .next()
-            .map_or(self.end, |l| l.subtree_end.max(self.next + 1));
-        Some(id)
+        let Some(link) = self.links.next() else {
+            self.next = self.end;
+            return None;
+        };
+        self.next = link.subtree_end.max(self.next + 1);
+        Some((id, link))
+    }
+}
+
+impl Iterator for Children<'_> {
+    type Item = NodeId;
+
+    fn next(&mut self) -> Option<NodeId> {
+        self.next_link().map(|(id, _)| id)
     }
 }
 

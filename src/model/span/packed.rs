@@ -526,7 +526,8 @@ impl Offsets {
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity()
             + self.marks.capacity() * std::mem::size_of::<OffsetMark>()
-            + self.close_len.capacity() * 5
+            + self.close_len.capacity() * 4
+            + self.close_tail.capacity()
             + self.closes_wide.capacity() * (4 + 16 + 1)
     }
 
