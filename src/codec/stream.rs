@@ -22,7 +22,9 @@ use crate::codec::json::skip_ws;
 use crate::codec::note::Notes;
 use crate::codec::{DecodeOptions, EncodeOptions, Encoded, Format};
 use crate::limits::Limits;
-use crate::model::{Path, PathSegment, SpanTree, Value};
+use crate::model::{
+    Kind, NodeId, Path, PathSegment, Segment, Span, SpanTree, SpanTreeBuilder, Value,
+};
 use std::collections::HashSet;
 
 /// Subtrees of at most this many bytes are decoded and encoded whole.
@@ -74,44 +76,54 @@ pub fn transcode_in_chunks(
 ) -> Option<Encoded> {
     let streams =
         matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
-    if !streams
-        || options.canonical
-        || options.message.is_some()
-        || !matches!(from, Format::Json | Format::MessagePack)
-    {
+    if !streams || options.canonical || options.message.is_some() {
         return None;
     }
-    let start = if from == Format::Json && bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        3
-    } else {
-        0
-    };
-    // The node budget of the whole input, as the whole-document decode would have it.
-    let limits = &limits.for_input(bytes.len());
-    let mut walk = Walk {
-        b: bytes,
-        from,
-        to,
-        options,
-        limits,
-        chunk,
-        out: Vec::with_capacity(bytes.len() / 2),
-        notes: Notes::new(),
-        nodes: 0,
-        path: Vec::new(),
-        run_bytes: Vec::new(),
-    };
-    let at = walk.skip_ws(start);
-    let end = walk.value(at, 0)?;
-    if walk.skip_ws(end) != bytes.len() {
+    Walk::new(bytes, from, to, options, limits, chunk, None)?.run_whole(to)
+}
+
+/// `bytes` (one JSON text or MessagePack item) written as `to` like [`super::encode_like`] of
+/// its decoded value: the same bytes and notes, and the output's spans, in a tree that shares
+/// `like`'s shape where it has the same one (the input's spans, from [`spans_in_chunks`]). At
+/// most one chunk of the document is held as a value at a time. `None` where the walk does not
+/// apply ([`transcode`]'s rules).
+pub fn transcode_with_spans(
+    bytes: &[u8],
+    from: Format,
+    to: Format,
+    options: &EncodeOptions,
+    limits: &Limits,
+    like: Option<&SpanTree>,
+    chunk: usize,
+) -> Option<Encoded> {
+    let streams =
+        matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
+    if !streams || options.canonical || options.message.is_some() {
         return None;
     }
-    Some(Encoded {
-        format: to,
-        bytes: walk.out,
-        spans: SpanTree::default(),
-        notes: walk.notes.into_vec(),
-    })
+    let builder = match like {
+        Some(tree) => SpanTreeBuilder::like(tree),
+        None => SpanTreeBuilder::new(),
+    };
+    Walk::new(bytes, from, to, options, limits, chunk, Some(builder))?.run_whole(to)
+}
+
+/// The span tree [`super::decode`] gives for `bytes` (one JSON text or MessagePack item), made
+/// without holding the document's value whole: the big containers' nodes are recorded by the
+/// walk, every chunk's by decoding that chunk alone. `None` where the walk does not apply (see
+/// the module docs): the caller decodes the ordinary way.
+pub fn spans_in_chunks(
+    bytes: &[u8],
+    from: Format,
+    limits: &Limits,
+    chunk: usize,
+) -> Option<SpanTree> {
+    // Reserved, not touched: pages of the streams count only once they are written.
+    let builder = SpanTreeBuilder::with_capacity(bytes.len() / 4);
+    let options = EncodeOptions::default();
+    let mut walk = Walk::new(bytes, from, from, &options, limits, chunk, Some(builder))?;
+    walk.reading = true;
+    walk.run_whole(from).map(|encoded| encoded.spans)
 }
 
 struct Walk<'a> {
@@ -130,9 +142,84 @@ struct Walk<'a> {
     path: Vec<PathSegment>,
     /// The bytes of a run of items, reused.
     run_bytes: Vec<u8>,
+    /// The spans being recorded, if any.
+    spans: Option<Recording>,
+    /// Whether the walk reads the input's own spans ([`spans_in_chunks`]) and writes nothing.
+    reading: bool,
 }
 
-impl Walk<'_> {
+/// A span tree recorded as the walk goes, and where its next node goes.
+struct Recording {
+    builder: SpanTreeBuilder,
+    /// The segment and key bytes of the node the walk records next.
+    slot: (Segment, Option<Span>),
+}
+
+impl<'a> Walk<'a> {
+    /// A walk of `bytes`, recording spans into `builder` if one is given; `None` for an input
+    /// format the walk does not read.
+    fn new(
+        bytes: &'a [u8],
+        from: Format,
+        to: Format,
+        options: &'a EncodeOptions,
+        limits: &'a Limits,
+        chunk: usize,
+        builder: Option<SpanTreeBuilder>,
+    ) -> Option<Walk<'a>> {
+        if !matches!(from, Format::Json | Format::MessagePack) {
+            return None;
+        }
+        Some(Walk {
+            b: bytes,
+            from,
+            to,
+            options,
+            limits,
+            chunk,
+            out: Vec::new(),
+            notes: Notes::new(),
+            nodes: 0,
+            path: Vec::new(),
+            run_bytes: Vec::new(),
+            spans: builder.map(|builder| Recording {
+                builder,
+                slot: (Segment::Root, None),
+            }),
+            reading: false,
+        })
+    }
+
+    /// Walks the whole input: its one item (after a JSON byte order mark), and nothing after it
+    /// but white space.
+    fn run_whole(self, to: Format) -> Option<Encoded> {
+        let start = if self.from == Format::Json && self.b.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            3
+        } else {
+            0
+        };
+        // The node budget of the whole input, as the whole-document decode would have it.
+        let limits = self.limits.for_input(self.b.len());
+        let limits = &limits;
+        let mut walk = Walk { limits, ..self };
+        if !walk.reading {
+            walk.out = Vec::with_capacity(walk.b.len() / 2);
+        }
+        let at = walk.skip_ws(start);
+        let end = walk.value(at, 0)?;
+        if walk.skip_ws(end) != walk.b.len() {
+            return None;
+        }
+        Some(Encoded {
+            format: to,
+            bytes: walk.out,
+            spans: walk
+                .spans
+                .map_or_else(SpanTree::default, |r| r.builder.finish()),
+            notes: walk.notes.into_vec(),
+        })
+    }
+
     /// Writes the value starting at `at` (at depth `depth`, the number of containers around it);
     /// returns where it ends.
     fn value(&mut self, at: usize, depth: usize) -> Option<usize> {
@@ -170,9 +257,20 @@ impl Walk<'_> {
         if self.nodes.saturating_add(children.len()) > self.limits.max_nodes {
             return None;
         }
+        let start = self.here(at);
+        self.header(map, children.len())?;
+        let header_end = if self.reading {
+            self.head_end(at)?
+        } else {
+            self.out.len()
+        };
+        if let Some(rec) = &mut self.spans {
+            let (segment, key) = rec.slot;
+            let kind = if map { Kind::Map } else { Kind::Array };
+            rec.builder.open(kind, segment, key, start, header_end);
+        }
         if !map {
             let items = children;
-            self.header(false, items.len())?;
             let mut i = 0;
             while i < items.len() {
                 // A run of small items, as many as fit one chunk, is converted as one.
@@ -185,8 +283,8 @@ impl Walk<'_> {
                     size += b - a;
                     j += 1;
                 }
-                if i > 0 && self.to == Format::Json {
-                    self.out.push(b',');
+                if i > 0 {
+                    self.json_punctuation(b',');
                 }
                 if j - i >= 2 {
                     self.run(&items[i..j], i, depth + 1)?;
@@ -195,16 +293,13 @@ impl Walk<'_> {
                 }
                 let (a, b) = items[i];
                 self.path.push(PathSegment::Index(i));
+                self.slot(Segment::Index(u32::try_from(i).ok()?), None);
                 self.value_in(a, b, depth + 1)?;
                 self.path.pop();
                 i += 1;
             }
-            if self.to == Format::Json {
-                self.out.push(b']');
-            }
         } else {
             let entries = children;
-            self.header(true, entries.len())?;
             let mut keys = HashSet::with_capacity(entries.len());
             for (i, &(key_at, value_end)) in entries.iter().enumerate() {
                 let key_end = self.skip_value(key_at)?;
@@ -223,14 +318,22 @@ impl Walk<'_> {
                     // The encoder's duplicate-key note is about the whole map: convert whole.
                     return None;
                 }
-                if i > 0 && self.to == Format::Json {
-                    self.out.push(b',');
+                if i > 0 {
+                    self.json_punctuation(b',');
                 }
-                let written =
-                    super::encode_fast(&Value::Text(key.clone()), self.to, self.options).ok()?;
-                self.out.extend_from_slice(&written.bytes);
-                if self.to == Format::Json {
-                    self.out.push(b':');
+                let key_span = if self.reading {
+                    Span::new(key_at, key_end)
+                } else {
+                    let written =
+                        super::encode_fast(&Value::Text(key.clone()), self.to, self.options)
+                            .ok()?;
+                    let k = self.out.len();
+                    self.out.extend_from_slice(&written.bytes);
+                    Span::new(k, self.out.len())
+                };
+                self.json_punctuation(b':');
+                if let Some(rec) = &mut self.spans {
+                    rec.slot = (rec.builder.key(&key), Some(key_span));
                 }
                 let value_at = match self.from {
                     Format::Json => skip_ws(self.b, skip_ws(self.b, key_end) + 1),
@@ -240,9 +343,18 @@ impl Walk<'_> {
                 self.value_in(value_at, value_end, depth + 1)?;
                 self.path.pop();
             }
-            if self.to == Format::Json {
-                self.out.push(b'}');
-            }
+        }
+        self.json_punctuation(if map { b'}' } else { b']' });
+        if let Some(rec) = &mut self.spans {
+            let (payload_end, end) = if self.reading {
+                // JSON's items end at the closing bracket; MessagePack's at the last item.
+                let close = usize::from(self.from == Format::Json);
+                (end - close, end)
+            } else {
+                let close = usize::from(self.to == Format::Json);
+                (self.out.len() - close, self.out.len())
+            };
+            rec.builder.close(payload_end, end);
         }
         Some(end)
     }
@@ -267,6 +379,16 @@ impl Walk<'_> {
                 bytes.extend_from_slice(&self.b[start..end]);
             }
         }
+        if self.reading {
+            let prefix = if self.from == Format::Json { 1 } else { 5 };
+            let read = self.read(&bytes, depth, true, true);
+            self.run_bytes = bytes;
+            let (_, tree) = read?;
+            if let Some(rec) = &mut self.spans {
+                rec.replay(&tree?, start.checked_sub(prefix)?, Some(first));
+            }
+            return Some(());
+        }
         let encoded = self.convert(&bytes, depth, true);
         self.run_bytes = bytes;
         let encoded = encoded?;
@@ -274,11 +396,15 @@ impl Walk<'_> {
         let mut head = Vec::with_capacity(9);
         write_header(&mut head, self.to, false, items.len())?;
         let tail = usize::from(self.to == Format::Json);
+        let shift = self.out.len().checked_sub(head.len());
         self.out.extend_from_slice(
             encoded
                 .bytes
                 .get(head.len()..encoded.bytes.len().checked_sub(tail)?)?,
         );
+        if let Some(rec) = &mut self.spans {
+            rec.replay(&encoded.spans, shift?, Some(first));
+        }
         for mut note in encoded.notes {
             let Some((PathSegment::Index(k), rest)) = note.path.segments().split_first() else {
                 // A note about the run's own array: not one the document would have.
@@ -295,8 +421,14 @@ impl Walk<'_> {
 
     /// Decodes `bytes` (a value `depth` containers deep in the document, or with `wrapped`, an
     /// array of such values the walk made around them: one level and one node more) within what
-    /// is left of the limits, counts its nodes, and encodes it.
-    fn convert(&mut self, bytes: &[u8], depth: usize, wrapped: bool) -> Option<Encoded> {
+    /// is left of the limits and counts its nodes; with `spans`, its span tree too.
+    fn read(
+        &mut self,
+        bytes: &[u8],
+        depth: usize,
+        wrapped: bool,
+        spans: bool,
+    ) -> Option<(Value, Option<SpanTree>)> {
         let wrap = usize::from(wrapped);
         let mut limits = *self.limits;
         limits.max_depth = limits.depth().checked_sub(depth)? + wrap;
@@ -305,22 +437,45 @@ impl Walk<'_> {
             limits,
             ..DecodeOptions::default()
         };
-        // The walk shows no spans: JSON is read without them (its decoder counts the nodes).
-        let (value, nodes) = if self.from == Format::Json {
-            super::json::value_and_nodes(bytes, &options)?
+        // JSON is read without spans when none are wanted (its decoder counts the nodes).
+        let (value, nodes, tree) = if self.from == Format::Json && !spans {
+            let (value, nodes) = super::json::value_and_nodes(bytes, &options)?;
+            (value, nodes, None)
         } else {
             let doc = super::decode(bytes, self.from, &options).ok()?;
             let nodes = doc.spans.len();
-            (doc.value, nodes)
+            (doc.value, nodes, spans.then_some(doc.spans))
         };
         self.nodes += nodes.checked_sub(wrap)?;
-        super::encode_fast(&value, self.to, self.options).ok()
+        Some((value, tree))
+    }
+
+    /// Decodes `bytes` as [`Walk::read`] does and encodes the value, with spans when the walk
+    /// records them.
+    fn convert(&mut self, bytes: &[u8], depth: usize, wrapped: bool) -> Option<Encoded> {
+        let (value, _) = self.read(bytes, depth, wrapped, false)?;
+        if self.spans.is_some() {
+            super::encode(&value, self.to, self.options).ok()
+        } else {
+            super::encode_fast(&value, self.to, self.options).ok()
+        }
     }
 
     /// Decodes and encodes `at..end` as one document.
     fn whole(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
+        if self.reading {
+            let (_, tree) = self.read(&self.b[at..end], depth, false, true)?;
+            if let Some(rec) = &mut self.spans {
+                rec.replay(&tree?, at, None);
+            }
+            return Some(());
+        }
         let encoded = self.convert(&self.b[at..end], depth, false)?;
+        let shift = self.out.len();
         self.out.extend_from_slice(&encoded.bytes);
+        if let Some(rec) = &mut self.spans {
+            rec.replay(&encoded.spans, shift, None);
+        }
         for mut note in encoded.notes {
             let mut segments = self.path.clone();
             segments.extend(note.path.segments().iter().cloned());
@@ -328,6 +483,38 @@ impl Walk<'_> {
             self.notes.merge(note);
         }
         Some(())
+    }
+
+    /// Where the node for the input's item at `at` starts: there when reading, else where the
+    /// output goes on.
+    fn here(&self, at: usize) -> usize {
+        if self.reading {
+            at
+        } else {
+            self.out.len()
+        }
+    }
+
+    /// Where the header of the input's container at `at` ends.
+    fn head_end(&self, at: usize) -> Option<usize> {
+        match self.from {
+            Format::Json => Some(at + 1),
+            _ => msgpack_head(self.b, at).map(|(_, end)| end),
+        }
+    }
+
+    /// Writes JSON's `c` (a comma, colon or closing bracket) when the walk writes JSON.
+    fn json_punctuation(&mut self, c: u8) {
+        if !self.reading && self.to == Format::Json {
+            self.out.push(c);
+        }
+    }
+
+    /// Sets the segment and key bytes of the next node recorded.
+    fn slot(&mut self, segment: Segment, key: Option<Span>) {
+        if let Some(rec) = &mut self.spans {
+            rec.slot = (segment, key);
+        }
     }
 
     /// Where the input's next item starts from `at` (JSON's white space skipped).
@@ -395,9 +582,68 @@ impl Walk<'_> {
         (end - at <= max).then_some(end)
     }
 
-    /// Writes the header of an array or map of `n` items.
+    /// Writes the header of an array or map of `n` items (nothing when reading).
     fn header(&mut self, map: bool, n: usize) -> Option<()> {
+        if self.reading {
+            return Some(());
+        }
         write_header(&mut self.out, self.to, map, n)
+    }
+}
+
+impl Recording {
+    /// Adds the nodes of `tree` (a chunk's, its offsets `shift` bytes before the document's):
+    /// its root in the walk's slot, or with `run`, the root left out (the array the walk made
+    /// around a run of items) and its items numbered from `run`'s index on.
+    fn replay(&mut self, tree: &SpanTree, shift: usize, run: Option<usize>) {
+        let moved = |s: Span| Span::new(s.start + shift, s.end + shift);
+        // The open containers: where their subtrees end, and their payload's and bytes' ends.
+        let mut open: Vec<(u32, usize, usize)> = Vec::new();
+        for (i, node) in tree.nodes().enumerate() {
+            let id = i as u32;
+            while let Some(&(subtree_end, payload_end, end)) = open.last() {
+                if subtree_end > id {
+                    break;
+                }
+                open.pop();
+                self.builder.close(payload_end, end);
+            }
+            if i == 0 && run.is_some() {
+                continue;
+            }
+            let (segment, key) = if i == 0 {
+                self.slot
+            } else {
+                let segment = match node.segment {
+                    Segment::Key(k) => self.builder.key(tree.key_text(k)),
+                    Segment::OtherKey(k) => self.builder.other_key(tree.key_text(k)),
+                    Segment::Index(n) if node.parent == Some(NodeId(0)) => match run {
+                        Some(first) => Segment::Index(n + first as u32),
+                        None => Segment::Index(n),
+                    },
+                    s => s,
+                };
+                (segment, node.key.map(moved))
+            };
+            let span = moved(node.span);
+            if node.kind.is_container() || node.subtree_end > id + 1 {
+                self.builder
+                    .open(node.kind, segment, key, span.start, node.header_end + shift);
+                open.push((node.subtree_end, node.payload.end + shift, span.end));
+            } else {
+                self.builder.leaf(
+                    node.kind,
+                    segment,
+                    key,
+                    span,
+                    node.header_end + shift,
+                    moved(node.payload),
+                );
+            }
+        }
+        while let Some((_, payload_end, end)) = open.pop() {
+            self.builder.close(payload_end, end);
+        }
     }
 }
 
@@ -613,12 +859,27 @@ fn children(b: &[u8], at: usize, map: bool) -> Option<(Vec<(usize, usize)>, usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{decode, encode_fast, FloatPolicy};
+    use crate::codec::{decode, encode_fast, encode_like, FloatPolicy};
 
     /// The walk's bytes and notes against converting the whole document, for every chunk size
     /// from "every container walked" to "one chunk".
     fn same_as_whole(name: &str, bytes: &[u8]) -> usize {
         same_as_whole_from(name, bytes, Format::Json)
+    }
+
+    /// Every node of `tree`, its key segments as their text.
+    fn nodes_of(tree: &SpanTree) -> Vec<(String, crate::model::Node)> {
+        tree.nodes()
+            .enumerate()
+            .map(|(i, n)| {
+                let segment = format!("{:?}", tree.path_segment(NodeId(i as u32)));
+                let n = crate::model::Node {
+                    segment: Segment::Root,
+                    ..n
+                };
+                (segment, n)
+            })
+            .collect()
     }
 
     fn same_as_whole_from(name: &str, bytes: &[u8], from: Format) -> usize {
@@ -633,9 +894,24 @@ mod tests {
                     "{name}: an input the decoder refuses was converted"
                 );
             }
+            assert!(
+                spans_in_chunks(bytes, from, &limits, 0).is_none(),
+                "{name}: an input the decoder refuses was given spans"
+            );
             return 0;
         };
         let mut walked = 0;
+        let want = nodes_of(&doc.spans);
+        for chunk in [0, 16, 4096, CHUNK] {
+            if let Some(tree) = spans_in_chunks(bytes, from, &limits, chunk) {
+                assert_eq!(
+                    nodes_of(&tree),
+                    want,
+                    "{name}, chunk {chunk}: the input's spans"
+                );
+                walked += 1;
+            }
+        }
         for to in [Format::Json, Format::MessagePack, Format::Cbor] {
             for floats in [FloatPolicy::Shortest, FloatPolicy::Keep] {
                 let options = EncodeOptions {
@@ -643,9 +919,24 @@ mod tests {
                     ..EncodeOptions::default()
                 };
                 let want = encode_fast(&doc.value, to, &options).ok();
+                let want_spanned = encode_like(&doc.value, to, &options, &doc.spans).ok();
                 for chunk in [0, 16, 4096, CHUNK] {
                     let got = transcode_in_chunks(bytes, from, to, &options, &limits, chunk);
-                    let Some(got) = got else {
+                    let spanned = transcode_with_spans(
+                        bytes,
+                        from,
+                        to,
+                        &options,
+                        &limits,
+                        Some(&doc.spans),
+                        chunk,
+                    );
+                    assert_eq!(
+                        got.is_some(),
+                        spanned.is_some(),
+                        "{name} as {to:?}, chunk {chunk}: walked with spans and without alike"
+                    );
+                    let (Some(got), Some(spanned)) = (got, spanned) else {
                         continue;
                     };
                     let want = want
@@ -658,6 +949,19 @@ mod tests {
                     assert_eq!(
                         got.notes, want.notes,
                         "{name} as {to:?}, chunk {chunk}: notes"
+                    );
+                    let want_spanned = want_spanned.as_ref().expect("encoded with spans");
+                    assert!(spanned.bytes == want.bytes, "{name}: bytes with spans");
+                    assert_eq!(spanned.notes, want.notes, "{name}: notes with spans");
+                    assert_eq!(
+                        nodes_of(&spanned.spans),
+                        nodes_of(&want_spanned.spans),
+                        "{name} as {to:?}, chunk {chunk}: spans"
+                    );
+                    assert_eq!(
+                        spanned.spans.shares_shape_with(&doc.spans),
+                        want_spanned.spans.shares_shape_with(&doc.spans),
+                        "{name} as {to:?}, chunk {chunk}: the shape shared"
                     );
                     walked += 1;
                 }
