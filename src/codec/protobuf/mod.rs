@@ -33,6 +33,35 @@ pub mod schema;
 mod varint;
 pub mod wire;
 
+/// What [`RootParts::items`] hands each run of items to: the index of the run's first item and
+/// the items.
+pub(crate) type EachRun<'a> = dyn FnMut(usize, &[Value]) -> Result<(), EncodeError> + 'a;
+
+/// A document's root map held in parts by a caller that walks its bytes ([`crate::codec::stream`])
+/// instead of holding its value whole: the keys, and each entry's value whole or, for an array,
+/// its items a run at a time. Inferring a schema and encoding the root message both read it.
+pub(crate) trait RootParts {
+    /// The root map's keys, in order (distinct).
+    fn keys(&self) -> &[Value];
+    /// Entry `i`'s value; `None` when the walk gave up.
+    fn value(&mut self, i: usize) -> Option<Value>;
+    /// Entry `i`'s items, when it is a non-empty array: `each` gets every run of them with the
+    /// index of the run's first item.
+    fn items(&mut self, i: usize, each: &mut EachRun<'_>) -> Result<Walked, EncodeError>;
+}
+
+/// What [`RootParts::items`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walked {
+    /// Every item went to `each`.
+    Items,
+    /// The entry is no array, or an empty one: nothing went to `each`.
+    NotItems,
+    /// The walk gave up (an input the decoder would refuse, a limit): the caller works the
+    /// ordinary way.
+    GaveUp,
+}
+
 pub use prost_reflect::{DescriptorPool, MessageDescriptor};
 
 use crate::codec::{DecodeError, DecodeOptions, Document, EncodeError, EncodeOptions, Encoded};

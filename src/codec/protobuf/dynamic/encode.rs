@@ -41,6 +41,7 @@ use prost_reflect::{
 use super::field::FieldFacts;
 use super::well_known::{is_wkt_json, WellKnown};
 use super::PerType;
+use crate::codec::protobuf::{RootParts, Walked};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
     FloatWidth, KeyMap, Kind, Path, PathSegment, RawField, Segment, Span, SpanTreeBuilder, Value,
@@ -88,6 +89,87 @@ pub fn encode(
         spans: enc.builder.finish(),
         notes: enc.notes.into_vec(),
     })
+}
+
+/// Encodes the root message `message` from a document held in parts, as [`encode`] writes the
+/// whole document's value: the same bytes, spans and notes. The items of a repeated field are
+/// written a run at a time, as `parts` hands them over. `Ok(None)` when the walk gave up or
+/// the root is a well-known type (written whole by [`encode`]).
+pub(crate) fn encode_root_in_parts(
+    parts: &mut dyn RootParts,
+    message: &MessageDescriptor,
+    options: &EncodeOptions,
+    nodes: usize,
+) -> Result<Option<Encoded>, EncodeError> {
+    let name = message.full_name();
+    if is_wkt_json(name) || name == "google.protobuf.Any" {
+        return Ok(None);
+    }
+    let mut enc = Encoder {
+        builder: SpanTreeBuilder::with_capacity(nodes),
+        notes: Notes::new(),
+        canonical: options.canonical,
+        tables: PerType::new(),
+    };
+    // The root's keys with placeholder values: which field each is, and the order they go in.
+    let skeleton = Value::Map(
+        parts
+            .keys()
+            .iter()
+            .map(|k| (k.clone(), Value::Null))
+            .collect(),
+    );
+    let entries = skeleton.as_map().unwrap_or_default();
+    let path = &Trail::ROOT;
+    let plan = enc.field_plan(&skeleton, message, path, false)?;
+    let mut bytes = Vec::new();
+    enc.builder.open(Kind::Map, Segment::Root, None, 0, 0);
+    for (field, key, _) in enc.planned(&plan, path) {
+        let Some(i) = entries.iter().position(|(k, _)| std::ptr::eq(k, key)) else {
+            return Ok(None);
+        };
+        let seg = enc.builder.segment_for_key(key);
+        let fpath = path.key(key);
+        if field.list && !field.packed && !field.map {
+            let start = bytes.len();
+            let mut opened = false;
+            let walked = parts.items(i, &mut |first, items| {
+                if !opened {
+                    enc.builder.open(Kind::Array, seg, None, start, start);
+                    opened = true;
+                }
+                for (k, item) in items.iter().enumerate() {
+                    let ipath = fpath.index(first + k);
+                    let c = enc.list_item(&field, item, &ipath)?;
+                    let out = wrap(&field, Segment::Index((first + k) as u32), c);
+                    write(&out, &mut bytes, &mut enc.builder);
+                }
+                Ok(())
+            })?;
+            match walked {
+                Walked::Items => {
+                    enc.builder.close(bytes.len(), bytes.len());
+                    continue;
+                }
+                Walked::GaveUp => return Ok(None),
+                Walked::NotItems => {}
+            }
+        }
+        let Some(value) = parts.value(i) else {
+            return Ok(None);
+        };
+        if let Some(out) = enc.field(&field, seg, &value, &fpath)? {
+            write(&out, &mut bytes, &mut enc.builder);
+        }
+    }
+    enc.builder.close(bytes.len(), bytes.len());
+    bytes.shrink_to_fit();
+    Ok(Some(Encoded {
+        format: Format::Protobuf,
+        bytes,
+        spans: enc.builder.finish(),
+        notes: enc.notes.into_vec(),
+    }))
 }
 
 /// Bytes of a node's part: short ones (tags, lengths, varints, fixed-width numbers) inline,

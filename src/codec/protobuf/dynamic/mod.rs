@@ -20,6 +20,7 @@ use crate::model::KeyMap;
 
 pub use decode::{decode, decode_stats, DecodeStats};
 pub use encode::encode;
+pub(crate) use encode::encode_root_in_parts;
 pub use json_names::with_json_names;
 pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonOptions};
 pub use proto3_stream::{to_proto3_json_in_chunks, to_proto3_json_streamed};

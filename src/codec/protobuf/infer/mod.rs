@@ -68,6 +68,7 @@ use std::borrow::Cow;
 use prost_reflect::{DescriptorPool, MessageDescriptor};
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
+use crate::codec::protobuf::{RootParts, Walked};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FidelityNote, Format, NoteKind};
 use crate::model::{Path, Value};
 
@@ -149,19 +150,63 @@ pub fn encode_inferred(value: &Value, options: &EncodeOptions) -> Result<Encoded
     })?;
     let wrapped = wrap_with(&schema, value);
     let mut encoded = super::dynamic::encode(&wrapped, &inferred.message, options)?;
-    encoded.notes.insert(
-        0,
-        FidelityNote {
-            kind: NoteKind::SchemaInferred,
-            path: Path::root(),
-            count: 1,
-            message: format!(
-                "no .proto given; encoded with an inferred schema (message {})",
-                infer_options.message
-            ),
-        },
-    );
+    encoded.notes.insert(0, inferred_note(&infer_options));
     Ok(encoded)
+}
+
+/// The note [`encode_inferred`] puts first.
+pub(crate) fn inferred_note(options: &InferOptions) -> FidelityNote {
+    FidelityNote {
+        kind: NoteKind::SchemaInferred,
+        path: Path::root(),
+        count: 1,
+        message: format!(
+            "no .proto given; encoded with an inferred schema (message {})",
+            options.message
+        ),
+    }
+}
+
+/// The schema [`infer`] gives for the document whose root map `parts` holds, read a run of
+/// items at a time; `None` when the walk gave up, or when the schema wraps values (the value
+/// would have to be rewritten whole: see [`wrap_for_inferred`]).
+pub(crate) fn infer_in_parts(
+    parts: &mut dyn RootParts,
+    options: &InferOptions,
+) -> Option<Result<Inferred, InferError>> {
+    let mut shape = Shape::new();
+    let obj = shape.object.get_or_insert_with(Box::default);
+    obj.records += 1;
+    let keys = parts.keys().to_vec();
+    for (i, key) in keys.iter().enumerate() {
+        let field = obj.field_mut(key);
+        field.seen += 1;
+        let at = &mut field.shape;
+        let walked = parts
+            .items(i, &mut |_, items| {
+                let arr = at.array.get_or_insert_with(|| {
+                    Box::new(shape::ArrShape {
+                        count: 1,
+                        items: Shape::new(),
+                    })
+                });
+                for item in items {
+                    arr.items.observe(item);
+                }
+                Ok(())
+            })
+            .ok()?;
+        match walked {
+            Walked::Items => {}
+            Walked::GaveUp => return None,
+            Walked::NotItems => at.observe(&parts.value(i)?),
+        }
+    }
+    let schema = schema::build(&shape, &options.message);
+    if schema.wraps() {
+        return None;
+    }
+    Some(compile_schema(schema, options).map(|(inferred, _)| inferred))
 }
 
 fn build_schema(value: &Value, message: &str) -> Schema {
@@ -171,6 +216,11 @@ fn build_schema(value: &Value, message: &str) -> Schema {
 }
 
 fn infer_schema(value: &Value, options: &InferOptions) -> Result<(Inferred, Schema), InferError> {
+    compile_schema(build_schema(value, &options.message), options)
+}
+
+/// Whether the message and package names of `options` are usable.
+fn check_names(options: &InferOptions) -> Result<(), InferError> {
     if !is_identifier(&options.message) {
         return Err(InferError {
             message: format!(
@@ -186,7 +236,15 @@ fn infer_schema(value: &Value, options: &InferOptions) -> Result<(Inferred, Sche
             });
         }
     }
-    let schema = build_schema(value, &options.message);
+    Ok(())
+}
+
+/// `schema` compiled, with its `.proto` text.
+fn compile_schema(
+    schema: Schema,
+    options: &InferOptions,
+) -> Result<(Inferred, Schema), InferError> {
+    check_names(options)?;
     let proto = schema.render(options.package.as_deref());
     let pool = compile(&proto)?;
     let file = pool

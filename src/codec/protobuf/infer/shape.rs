@@ -271,7 +271,7 @@ impl Shape {
 }
 
 impl ObjShape {
-    fn field_mut(&mut self, key: &Value) -> &mut FieldShape {
+    pub(crate) fn field_mut(&mut self, key: &Value) -> &mut FieldShape {
         let id = key_id(key);
         let i = match self.index.get(&id) {
             Some(&i) => i,
