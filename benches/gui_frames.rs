@@ -256,8 +256,9 @@ fn main() {
         })
         .build_ui_state(
             |ui, s: &mut TreeBench| {
+                let summary = wirelens::gui::widgets::summarize(&s.value, &s.spans);
                 let input = TreeInput {
-                    value: &s.value,
+                    summary: &summary,
                     spans: &s.spans,
                     selected: None,
                     notes: &[],

@@ -94,7 +94,7 @@ fn main() -> ExitCode {
     for c in &analysis.columns {
         let (shared, shape) = match (source, &c.document) {
             (Some(s), Some(d)) => (
-                Arc::ptr_eq(&s.value, &d.value),
+                s.value.is_shared_with(&d.value),
                 if !c.is_source && d.spans.shares_shape_with(&s.spans) {
                     " (shape shared with the source's)"
                 } else {

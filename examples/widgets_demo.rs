@@ -56,15 +56,19 @@ impl eframe::App for Demo {
         egui::Panel::left("demo_tree")
             .default_size(520.0)
             .show(ui, |ui| {
-                let input = widgets::TreeInput {
-                    value: &self.doc.value,
-                    spans: &self.doc.spans,
-                    selected: self.selected,
-                    notes: &[],
-                    marks: &[],
-                    row_menu: None,
+                let clicked = {
+                    let summary = widgets::summarize(&self.doc.value, &self.doc.spans);
+                    let input = widgets::TreeInput {
+                        summary: &summary,
+                        spans: &self.doc.spans,
+                        selected: self.selected,
+                        notes: &[],
+                        marks: &[],
+                        row_menu: None,
+                    };
+                    self.tree.show(ui, &input)
                 };
-                if let Some(id) = self.tree.show(ui, &input) {
+                if let Some(id) = clicked {
                     self.select(id, true);
                 }
             });

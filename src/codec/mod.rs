@@ -309,6 +309,21 @@ pub fn decode(
     }
 }
 
+/// Decodes `bytes` as `format` like [`decode`], for the value only: JSON is read without
+/// building spans.
+pub fn decode_value(
+    bytes: &[u8],
+    format: Format,
+    options: &DecodeOptions,
+) -> Result<Value, DecodeError> {
+    if format == Format::Json {
+        if let Some((value, _)) = json::value_and_nodes(bytes, options) {
+            return Ok(value);
+        }
+    }
+    decode(bytes, format, options).map(|doc| doc.value)
+}
+
 /// Encodes `value` as `format`, with spans and fidelity notes.
 ///
 /// The encoders recurse over the value. A value nested deeper than [`SHALLOW`] levels is encoded

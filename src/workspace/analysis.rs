@@ -6,6 +6,7 @@
 //! with its bytes, spans, fidelity notes and sizes. A payload that does not decode keeps its bytes,
 //! its partial document and the error's offset and path.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,9 +22,9 @@ use crate::capture::{
 use crate::codec::protobuf::infer;
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::wire::FieldReading;
-use crate::codec::{self, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
+use crate::codec::{self, stream, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
-use crate::model::{NodeId, Path, Span, SpanTree, Value};
+use crate::model::{NodeId, NodeMap, Path, Span, SpanTree, Value};
 use crate::profile::sizes::{self, Variant};
 
 /// What peeling a source found.
@@ -187,21 +188,144 @@ impl std::fmt::Display for ColumnError {
 /// whose encoder's spans line up with it node for node (JSON, MessagePack and CBOR always do); a
 /// column keeps only its own bytes and span tree. Only an encoding that changed the tree's shape
 /// (protobuf dropping a null, wrapping a list) is read back into a value of its own.
+///
+/// A large JSON payload (from [`READ_ON_DEMAND_FROM`] bytes) is never held as a value: its
+/// span tree and every encoding are made a chunk at a time from its bytes, and a node's value
+/// is read from the source's bytes when a view asks for it ([`ColumnValue::Read`]).
 #[derive(Debug, Clone)]
 pub struct ColumnDoc {
     /// What the bytes say.
-    pub value: Arc<Value>,
+    pub value: ColumnValue,
     /// Which bytes say it (shared, so the preview of an analysis and the analysis hold one).
     pub spans: Arc<SpanTree>,
+}
+
+/// A JSON payload this large or larger is read on demand ([`ColumnValue::Read`]) rather than
+/// held as a value.
+pub const READ_ON_DEMAND_FROM: usize = 16 << 20;
+
+/// What a column's nodes hold.
+#[derive(Debug, Clone)]
+pub enum ColumnValue {
+    /// The decoded value, whole.
+    Whole(Arc<Value>),
+    /// The source's bytes, read a node at a time when asked.
+    Read {
+        /// The source.
+        source: Arc<OnDemand>,
+        /// For a column whose tree does not share the source's shape (protobuf, which leaves
+        /// nulls out): the source's node for each of its nodes ([`SpanTree::nodes_in`]).
+        ids: Option<Arc<NodeMap>>,
+    },
+}
+
+impl ColumnValue {
+    /// Whether both are the one shared value (or read from the one source).
+    pub fn is_shared_with(&self, other: &ColumnValue) -> bool {
+        match (self, other) {
+            (ColumnValue::Whole(a), ColumnValue::Whole(b)) => Arc::ptr_eq(a, b),
+            (ColumnValue::Read { source: a, .. }, ColumnValue::Read { source: b, .. }) => {
+                Arc::ptr_eq(a, b)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A payload read a node at a time: its format, bytes and span tree.
+#[derive(Debug)]
+pub struct OnDemand {
+    /// The source's format.
+    pub format: Format,
+    /// The source's bytes.
+    pub bytes: SharedBytes,
+    /// The source's span tree.
+    pub spans: Arc<SpanTree>,
+    /// The limits the source was read within.
+    pub limits: Limits,
+}
+
+impl OnDemand {
+    /// The value of the source's node `id`, read from its bytes.
+    pub fn value_of(&self, id: NodeId) -> Option<Value> {
+        let span = self.spans.node(id).span;
+        self.read(self.bytes.get(span.range())?)
+    }
+
+    /// The whole value (the source's bytes decoded again: a large document costs its value's
+    /// memory while the result is held).
+    pub fn whole(&self) -> Option<Value> {
+        self.read(&self.bytes)
+    }
+
+    fn read(&self, bytes: &[u8]) -> Option<Value> {
+        let options = DecodeOptions {
+            limits: self.limits.for_input(self.bytes.len()),
+            ..DecodeOptions::default()
+        };
+        codec::decode_value(bytes, self.format, &options).ok()
+    }
+
+    /// The source's node that the node `id` of `spans` (a column's tree of the same value) is:
+    /// by `ids` when given, else the same id (the trees share a shape).
+    fn node_for(&self, ids: Option<&NodeMap>, id: NodeId) -> Option<NodeId> {
+        let source = match ids {
+            Some(ids) => ids.get(id)?,
+            None => id,
+        };
+        (source.index() < self.spans.len()).then_some(source)
+    }
 }
 
 impl ColumnDoc {
     /// A decoded document as a column's tree.
     pub fn of(doc: Document) -> ColumnDoc {
         ColumnDoc {
-            value: Arc::new(doc.value),
+            value: ColumnValue::Whole(Arc::new(doc.value)),
             spans: Arc::new(doc.spans),
         }
+    }
+
+    /// The value of node `id`: borrowed from the whole value, or read from the source's bytes.
+    pub fn value_at(&self, id: NodeId) -> Option<Cow<'_, Value>> {
+        match &self.value {
+            ColumnValue::Whole(v) => self.spans.value_of(v, id).map(Cow::Borrowed),
+            ColumnValue::Read { source, ids } => source
+                .value_of(source.node_for(ids.as_deref(), id)?)
+                .map(Cow::Owned),
+        }
+    }
+
+    /// A one-line summary of node `id`'s value ([`Value::summary`]). A container read on demand
+    /// is summed up from the tree (`map(8)`, `array(3)`), without reading its items.
+    pub fn summary(&self, id: NodeId, max_chars: usize) -> Option<String> {
+        if let ColumnValue::Read { source: r, ids } = &self.value {
+            let source = r.node_for(ids.as_deref(), id)?;
+            let kind = r.spans.kind(source);
+            if kind.is_container() {
+                let n = r.spans.children(source).count();
+                let what = if kind == crate::model::Kind::Map {
+                    "map"
+                } else {
+                    "array"
+                };
+                return Some(format!("{what}({n})"));
+            }
+        }
+        self.value_at(id).map(|v| v.summary(max_chars))
+    }
+
+    /// The whole value: shared, or read from the source's bytes again.
+    pub fn whole(&self) -> Option<Arc<Value>> {
+        match &self.value {
+            ColumnValue::Whole(v) => Some(Arc::clone(v)),
+            ColumnValue::Read { source, .. } => source.whole().map(Arc::new),
+        }
+    }
+
+    /// Whether the value is held whole (not read on demand).
+    pub fn is_whole(&self) -> bool {
+        matches!(self.value, ColumnValue::Whole(_))
     }
 }
 
@@ -408,6 +532,33 @@ pub fn analyze_previewing(
     ctx: &JobContext,
     preview: &(dyn Fn(Analysis) + Sync),
 ) -> Result<Analysis, JobError> {
+    analyze_sized(
+        bytes,
+        hint,
+        grpc,
+        choice,
+        schemas,
+        limits,
+        ctx,
+        preview,
+        READ_ON_DEMAND_FROM,
+    )
+}
+
+/// [`analyze_previewing`], reading a JSON payload of `on_demand_from` bytes or more on demand
+/// (tests read small payloads both ways and compare).
+#[allow(clippy::too_many_arguments)]
+fn analyze_sized(
+    bytes: &SharedBytes,
+    hint: Option<Format>,
+    grpc: Option<&(String, bool)>,
+    choice: &Choice,
+    schemas: &SchemaSet,
+    limits: &Limits,
+    ctx: &JobContext,
+    preview: &(dyn Fn(Analysis) + Sync),
+    on_demand_from: usize,
+) -> Result<Analysis, JobError> {
     let started = Instant::now();
     let mut warnings = Vec::new();
     ctx.report(0.05, "ranking message types");
@@ -466,7 +617,39 @@ pub fn analyze_previewing(
         limits: *limits,
     };
     ctx.report(0.15, "detecting the format");
-    let mut readings = detect(bytes, hint, &decode_options);
+    // A large JSON payload's tree is made a chunk at a time; its reading stands for it with
+    // the root's entries (or items) only, which is all the JSON reading's score looks at.
+    // Its protobuf column needs nothing from the tree (a walk of its own): it is written
+    // meanwhile, on a thread of its own, and waited for when the columns are encoded.
+    let eligible = on_demand_eligible(bytes, choice, &decode_options, on_demand_from);
+    let early_protobuf = eligible.then(|| {
+        let writing = Writing {
+            message: message.as_ref(),
+            json_names: None,
+            group_repeated: false,
+            encoding: choice.encoding,
+        };
+        let (options, _) = options_for(Format::Protobuf, &writing);
+        let (bytes, limits) = (bytes.clone(), *limits);
+        std::thread::Builder::new()
+            .name("wirelens-protobuf".into())
+            .spawn(move || {
+                stream::protobuf_in_chunks(&bytes, Format::Json, &options, &limits, stream::CHUNK)
+            })
+            .ok()
+    });
+    let early_protobuf = std::sync::Mutex::new(early_protobuf.flatten());
+    let on_demand = eligible
+        .then(|| on_demand_json(bytes, &decode_options))
+        .flatten();
+    ctx.check()?;
+    let read_on_demand = on_demand.is_some();
+    let mut readings = match on_demand {
+        Some(doc) => {
+            crate::capture::detect::detect_knowing(bytes, hint, &decode_options, Some(doc))
+        }
+        None => detect(bytes, hint, &decode_options),
+    };
     ctx.check()?;
     let summaries: Vec<ReadingSummary> = readings
         .iter()
@@ -493,6 +676,23 @@ pub fn analyze_previewing(
             .unwrap_or_else(|| "no schema (field numbers)".into())
     });
     let (document, error) = match reading.outcome {
+        Ok(doc) if read_on_demand && format == Format::Json => {
+            let spans = Arc::new(doc.spans);
+            let read = OnDemand {
+                format,
+                bytes: bytes.clone(),
+                spans: Arc::clone(&spans),
+                limits: *limits,
+            };
+            let document = ColumnDoc {
+                value: ColumnValue::Read {
+                    source: Arc::new(read),
+                    ids: None,
+                },
+                spans,
+            };
+            (Some(document), None)
+        }
         Ok(doc) => (Some(ColumnDoc::of(doc)), None),
         Err(e) => (
             e.partial.map(|b| ColumnDoc::of(*b)),
@@ -568,7 +768,15 @@ pub fn analyze_previewing(
             ctx.check()?;
             let column = match source {
                 Some(source) => {
-                    let column = encode_column(source, target, &writing, limits);
+                    let early = match target {
+                        Format::Protobuf => early_protobuf
+                            .lock()
+                            .ok()
+                            .and_then(|mut e| e.take())
+                            .and_then(|handle| handle.join().ok()),
+                        _ => None,
+                    };
+                    let column = encode_column(source, target, &writing, limits, early);
                     crate::profile::alloc::give_back_freed();
                     column
                 }
@@ -628,10 +836,59 @@ pub fn analyze_previewing(
     })
 }
 
+/// Whether the payload is read on demand if it is JSON: at least `from` bytes, starting as a
+/// JSON map or array, and the user chose no other reading.
+fn on_demand_eligible(bytes: &[u8], choice: &Choice, options: &DecodeOptions, from: usize) -> bool {
+    if bytes.len() < from
+        || !matches!(choice.format, None | Some(Format::Json))
+        || !options.protobuf_readings.is_empty()
+    {
+        return false;
+    }
+    let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        3
+    } else {
+        0
+    };
+    let first = bytes[start..].iter().find(|c| !c.is_ascii_whitespace());
+    matches!(first, Some(b'{' | b'['))
+}
+
+/// A JSON payload's span tree, made a chunk at a time without its value, in a document
+/// whose value is the root's skeleton: its keys (or items) with null values, which is what
+/// detection's JSON reading looks at. `None` when the walk does not apply (the ordinary decode
+/// then reports what is wrong).
+fn on_demand_json(bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
+    let spans = stream::spans_in_chunks(bytes, Format::Json, &options.limits, stream::CHUNK)?;
+    let root = spans.root()?;
+    let value = match spans.kind(root) {
+        crate::model::Kind::Map => Value::Map(
+            spans
+                .children(root)
+                .map(|child| {
+                    let key = match spans.segment(child) {
+                        crate::model::Segment::Key(k) => Value::text(spans.key_text(k)),
+                        _ => Value::Null,
+                    };
+                    (key, Value::Null)
+                })
+                .collect(),
+        ),
+        _ => Value::Array(vec![Value::Null; spans.children(root).count()]),
+    };
+    Some(Document {
+        format: Format::Json,
+        value,
+        spans,
+    })
+}
+
 /// Whether every node of `spans` (sampled: at most 512, evenly spread, and the last) is found
-/// in `value` by its path, a container where the tree has one, so the column can show the
-/// shared value with its own spans (an encoding that wrapped the value does not fit).
-fn spans_fit(value: &Value, spans: &SpanTree) -> bool {
+/// in the column's value by its path, a container where the tree has one, so the column can
+/// show the shared value with its own spans (an encoding that wrapped the value does not fit).
+/// `is_container` says, for a node of `spans`, whether its value there is a container (`None`:
+/// no value there).
+fn spans_fit(spans: &SpanTree, is_container: impl Fn(NodeId) -> Option<bool>) -> bool {
     let n = spans.len();
     if n == 0 {
         return false;
@@ -639,9 +896,7 @@ fn spans_fit(value: &Value, spans: &SpanTree) -> bool {
     let step = (n / 512).max(1);
     (0..n).step_by(step).chain(std::iter::once(n - 1)).all(|i| {
         let id = NodeId(i as u32);
-        spans
-            .value_of(value, id)
-            .is_some_and(|v| v.untagged().kind().is_container() == spans.kind(id).is_container())
+        is_container(id) == Some(spans.kind(id).is_container())
     })
 }
 
@@ -687,29 +942,169 @@ struct Writing<'a> {
     encoding: Option<Variant>,
 }
 
-/// Encodes the source's value as `format`, as `writing` says. The column's tree is the shared
-/// value with the encoder's own spans when they line up with it node for node, sharing the
-/// source tree's shape when it is the same (JSON, MessagePack and CBOR of one value are);
-/// otherwise (a protobuf encoding can wrap or drop what the source had; grouped repeated
-/// fields are arrays the source does not have) the bytes are read back so the tree matches
-/// them, within `limits`, as the source's own decode was.
+/// Encodes the source's value as `format`, as `writing` says: from the whole value, or for a
+/// payload read on demand, a chunk at a time from its bytes.
+///
+/// `walked` is the column already written by a walk of the source's bytes (the protobuf
+/// column of a payload read on demand, written while its tree was made), if it was.
 fn encode_column(
     source: &ColumnDoc,
     format: Format,
     writing: &Writing<'_>,
     limits: &Limits,
+    walked: Option<Walked>,
 ) -> Column {
-    let value = &source.value;
-    let message = writing.message;
+    match &source.value {
+        ColumnValue::Whole(value) => encode_whole(value, &source.spans, format, writing, limits),
+        ColumnValue::Read { source, .. } => {
+            encode_on_demand(source, format, writing, limits, walked)
+        }
+    }
+}
+
+/// A column written by a walk of the source's bytes: `None` where the walk does not apply.
+type Walked = Option<Result<codec::Encoded, codec::EncodeError>>;
+
+/// The options `format` is written with, and the variant among them.
+fn options_for(format: Format, writing: &Writing<'_>) -> (EncodeOptions, Option<Variant>) {
     let variant = writing.encoding.filter(|v| v.applies_to(format));
     let options = EncodeOptions {
         message: if format == Format::Protobuf {
-            message.cloned()
+            writing.message.cloned()
         } else {
             None
         },
         ..variant.map_or_else(EncodeOptions::default, Variant::options)
     };
+    (options, variant)
+}
+
+/// Encodes a payload read on demand as `format` without holding its value: MessagePack and
+/// CBOR by [`stream::transcode_with_spans`] (their trees share the source's shape), protobuf by
+/// [`stream::protobuf_in_chunks`]. Where the walk does not apply (a map whose keys repeat, a
+/// canonical variant, a schema that wraps values), the value is decoded whole for this one
+/// encoding and let go after it.
+fn encode_on_demand(
+    read: &Arc<OnDemand>,
+    format: Format,
+    writing: &Writing<'_>,
+    limits: &Limits,
+    walked: Option<Walked>,
+) -> Column {
+    let (options, variant) = options_for(format, writing);
+    let (bytes, from, chunk) = (&read.bytes[..], read.format, stream::CHUNK);
+    let walked = match (walked, format) {
+        (Some(walked), _) => walked,
+        (None, Format::Protobuf) => {
+            stream::protobuf_in_chunks(bytes, from, &options, limits, chunk)
+        }
+        (None, _) => stream::transcode_with_spans(
+            bytes,
+            from,
+            format,
+            &options,
+            limits,
+            Some(&read.spans),
+            chunk,
+        )
+        .map(Ok),
+    };
+    let mut encoded = match walked {
+        Some(Ok(encoded)) => encoded,
+        Some(Err(e)) => {
+            return not_encoded(
+                format,
+                ColumnError {
+                    offset: None,
+                    path: Some(e.path),
+                    message: e.message,
+                },
+            )
+        }
+        None => return encode_whole_once(read, format, writing, limits),
+    };
+    let spans = std::mem::take(&mut encoded.spans);
+    // MessagePack and CBOR have the source's shape; protobuf, which leaves nulls out, is
+    // matched to the source node by node.
+    let ids = if spans.shares_shape_with(&read.spans) {
+        None
+    } else {
+        match spans.nodes_in(&read.spans) {
+            Some(ids) => Some(Arc::new(ids)),
+            None => return encode_whole_once(read, format, writing, limits),
+        }
+    };
+    let document = ColumnDoc {
+        value: ColumnValue::Read {
+            source: Arc::clone(read),
+            ids,
+        },
+        spans: Arc::new(spans),
+    };
+    column_of(
+        format,
+        encoded,
+        Some(document),
+        Vec::new(),
+        writing,
+        variant,
+    )
+}
+
+/// [`encode_whole`] of a payload read on demand: its value decoded for this encoding. The
+/// column reads its nodes from the source again when its tree fits the source's.
+fn encode_whole_once(
+    read: &Arc<OnDemand>,
+    format: Format,
+    writing: &Writing<'_>,
+    limits: &Limits,
+) -> Column {
+    let Some(value) = read.whole().map(Arc::new) else {
+        return not_encoded(
+            format,
+            ColumnError {
+                offset: None,
+                path: None,
+                message: "not encoded: the payload did not decode again".into(),
+            },
+        );
+    };
+    let mut column = encode_whole(&value, &read.spans, format, writing, limits);
+    if let Some(doc) = &mut column.document {
+        let shared = matches!(&doc.value, ColumnValue::Whole(v) if Arc::ptr_eq(v, &value));
+        let ids = if doc.spans.shares_shape_with(&read.spans) {
+            Some(None)
+        } else {
+            doc.spans
+                .nodes_in(&read.spans)
+                .map(|ids| Some(Arc::from(ids)))
+        };
+        if let (true, Some(ids)) = (shared, ids) {
+            doc.value = ColumnValue::Read {
+                source: Arc::clone(read),
+                ids,
+            };
+        }
+    }
+    column
+}
+
+/// Encodes `value` (whose spans in the source are `source_spans`) as `format`, as `writing`
+/// says. The column's tree is the shared
+/// value with the encoder's own spans when they line up with it node for node, sharing the
+/// source tree's shape when it is the same (JSON, MessagePack and CBOR of one value are);
+/// otherwise (a protobuf encoding can wrap or drop what the source had; grouped repeated
+/// fields are arrays the source does not have) the bytes are read back so the tree matches
+/// them, within `limits`, as the source's own decode was.
+fn encode_whole(
+    value: &Arc<Value>,
+    source_spans: &SpanTree,
+    format: Format,
+    writing: &Writing<'_>,
+    limits: &Limits,
+) -> Column {
+    let message = writing.message;
+    let (options, variant) = options_for(format, writing);
     let grouped = (writing.group_repeated && format != Format::Protobuf)
         .then(|| group_repeated_fields(Value::clone(value)))
         .filter(|(_, notes)| !notes.is_empty());
@@ -720,13 +1115,13 @@ fn encode_column(
     let written = match (&grouped, &renamed) {
         (Some((g, _)), _) => g,
         (None, Some(r)) => r,
-        (None, None) => value,
+        (None, None) => &**value,
     };
     let result = if grouped.is_some() {
         // Not the source's shape: the encoder's own spans, read back below.
         codec::encode(written, format, &options)
     } else {
-        codec::encode_like(written, format, &options, &source.spans)
+        codec::encode_like(written, format, &options, source_spans)
     };
     let mut encoded = match result {
         Ok(e) => e,
@@ -744,7 +1139,7 @@ fn encode_column(
     if renamed.is_some() {
         // The renamed keys are the JSON column's bytes; its tree keeps the source's keys so a
         // path selects the same node in every column.
-        match std::mem::take(&mut encoded.spans).with_keys_of(&source.spans) {
+        match std::mem::take(&mut encoded.spans).with_keys_of(source_spans) {
             Ok(spans) | Err(spans) => encoded.spans = spans,
         }
     }
@@ -753,13 +1148,18 @@ fn encode_column(
     } else if format == Format::Protobuf {
         // A protobuf encoding may leave nodes out (a null is not written): its tree still fits
         // the value when its nodes are found in it by path.
-        spans_fit(value, &encoded.spans)
+        spans_fit(&encoded.spans, |id| {
+            encoded
+                .spans
+                .value_of(value, id)
+                .map(|v| v.untagged().kind().is_container())
+        })
     } else {
         encoded.spans.len() == value.node_count()
     };
     let document = if lines_up {
         Some(ColumnDoc {
-            value: Arc::clone(value),
+            value: ColumnValue::Whole(Arc::clone(value)),
             spans: Arc::new(std::mem::take(&mut encoded.spans)),
         })
     } else {
@@ -780,7 +1180,21 @@ fn encode_column(
             .ok()
             .map(ColumnDoc::of)
     };
-    let schema = (format == Format::Protobuf).then(|| match message {
+    let grouped_notes = grouped.map(|(_, notes)| notes).unwrap_or_default();
+    column_of(format, encoded, document, grouped_notes, writing, variant)
+}
+
+/// A column of `encoded` (its bytes and notes) with its tree; `grouped` are the notes of
+/// repeated protobuf fields grouped into arrays.
+fn column_of(
+    format: Format,
+    encoded: codec::Encoded,
+    document: Option<ColumnDoc>,
+    grouped: Vec<String>,
+    writing: &Writing<'_>,
+    variant: Option<Variant>,
+) -> Column {
+    let schema = (format == Format::Protobuf).then(|| match writing.message {
         Some(m) => m.full_name().to_string(),
         None => "inferred schema (message Payload)".to_string(),
     });
@@ -798,17 +1212,12 @@ fn encode_column(
         None => Vec::new(),
     };
     let mut notes = encoded.notes;
-    notes.extend(
-        grouped
-            .into_iter()
-            .flat_map(|(_, n)| n)
-            .map(|message| FidelityNote {
-                kind: codec::NoteKind::DuplicateKey,
-                path: Path::root(),
-                count: 1,
-                message,
-            }),
-    );
+    notes.extend(grouped.into_iter().map(|message| FidelityNote {
+        kind: codec::NoteKind::DuplicateKey,
+        path: Path::root(),
+        count: 1,
+        message,
+    }));
     Column {
         format,
         is_source: false,
@@ -821,5 +1230,110 @@ fn encode_column(
         schema,
         variant,
         pending: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::sizes::Variant;
+
+    /// Everything a column shows, its values read node by node.
+    fn shown(column: &Column) -> String {
+        let mut out = format!(
+            "{:?} bytes {} notes {:?} note nodes {:?} error {:?} schema {:?} variant {:?}\n",
+            column.format,
+            column.bytes.len(),
+            column.notes,
+            column.note_nodes,
+            column.error,
+            column.schema,
+            column.variant
+        );
+        out.push_str(&format!("{:?}\n", &column.bytes[..]));
+        if let Some(doc) = &column.document {
+            for (i, node) in doc.spans.nodes().enumerate() {
+                let id = NodeId(i as u32);
+                let value = doc.value_at(id);
+                let leaf = value.as_ref().filter(|v| !v.kind().is_container());
+                out.push_str(&format!(
+                    "{} {node:?} {:?} {:?}\n",
+                    doc.spans.path(id),
+                    doc.summary(id, 40),
+                    leaf
+                ));
+            }
+        }
+        out
+    }
+
+    /// A payload read on demand shows what the same payload decoded whole shows, in every
+    /// column: bytes, notes, trees, and every node's value and summary.
+    #[test]
+    fn read_on_demand_shows_what_the_whole_value_shows() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for name in [
+            "orders-api.json",
+            "transactions-1k.json",
+            "iot-metrics.json",
+            "risk-batch.json",
+            "order-graphql.json",
+            "user-profile.json",
+        ] {
+            files.push(root.join("samples").join(name));
+        }
+        for name in ["twitter.json", "citm_catalog.json", "canada.json"] {
+            files.push(root.join("tests/data/json-bench").join(name));
+        }
+        let mut schemas = SchemaSet::default();
+        let proto = std::fs::read_to_string(root.join("samples").join("transactions.proto"))
+            .expect("schema");
+        schemas
+            .load_proto_source("transactions.proto", &proto)
+            .expect("compiles");
+        let limits = Limits::default();
+        let ctx = JobContext::unwatched();
+        let mut on_demand = 0;
+        for path in &files {
+            let bytes = SharedBytes::from(std::fs::read(path).expect("file"));
+            for encoding in [None, Some(Variant::Canonical)] {
+                for with_schema in [false, true] {
+                    let choice = Choice {
+                        encoding,
+                        ..Choice::default()
+                    };
+                    let schemas = if with_schema {
+                        schemas.clone()
+                    } else {
+                        SchemaSet::default()
+                    };
+                    let run = |from| {
+                        analyze_sized(
+                            &bytes,
+                            None,
+                            None,
+                            &choice,
+                            &schemas,
+                            &limits,
+                            &ctx,
+                            &|_| {},
+                            from,
+                        )
+                        .expect("analysed")
+                    };
+                    let (whole, read) = (run(usize::MAX), run(0));
+                    let name = format!("{} {encoding:?} schema {with_schema}", path.display());
+                    assert_eq!(whole.columns.len(), read.columns.len(), "{name}");
+                    for (w, r) in whole.columns.iter().zip(&read.columns) {
+                        assert_eq!(shown(w), shown(r), "{name}: {:?}", w.format);
+                        let doc = r.document.as_ref().expect("a tree");
+                        on_demand += usize::from(!doc.is_whole());
+                    }
+                    assert_eq!(whole.readings, read.readings, "{name}: readings");
+                }
+            }
+        }
+        assert!(on_demand > 50, "{on_demand} columns read on demand");
     }
 }

@@ -9,7 +9,7 @@
 use std::path::Path as FsPath;
 use std::sync::Arc;
 
-use super::analysis::{analyze_payload, open, Analysis, Choice, Column};
+use super::analysis::{analyze_payload, open, Analysis, Choice, Column, ColumnDoc};
 use super::job::{Job, JobContext, JobError, Notify};
 use super::schemas::SchemaSet;
 use super::source::Source;
@@ -20,6 +20,7 @@ use crate::codec::Format;
 use crate::diff::{diff_refs, Diff, DiffOptions, DocRef};
 use crate::files::write_atomically;
 use crate::limits::Limits;
+use crate::model::Value;
 
 /// One side of a comparison, as the UI thread hands it to the worker: decoded already, or the
 /// bytes and choices to decode it with.
@@ -182,15 +183,22 @@ fn compare(
         options.message = message.as_deref().and_then(|m| schemas.message(m));
     }
     ctx.report(0.6, "comparing");
-    fn doc(c: &Column) -> Option<DocRef<'_>> {
-        c.document.as_ref().map(|d| DocRef {
-            format: c.format,
-            value: &d.value,
-            spans: &d.spans,
-        })
+    // A side read on demand is decoded whole for the comparison, and let go after it.
+    fn whole(c: &Column) -> Option<(Arc<Value>, &ColumnDoc)> {
+        c.document.as_ref().and_then(|d| Some((d.whole()?, d)))
     }
-    let (Some(da), Some(db)) = (doc(&sa.column), doc(&sb.column)) else {
+    let (Some((va, a_doc)), Some((vb, b_doc))) = (whole(&sa.column), whole(&sb.column)) else {
         return Err(JobError::Failed("nothing decoded to compare".into()));
+    };
+    let da = DocRef {
+        format: sa.column.format,
+        value: &va,
+        spans: &a_doc.spans,
+    };
+    let db = DocRef {
+        format: sb.column.format,
+        value: &vb,
+        spans: &b_doc.spans,
     };
     let diff = diff_refs(da, db, &options);
     ctx.report(1.0, "done");

@@ -40,6 +40,17 @@ pub struct JobContext {
 }
 
 impl JobContext {
+    /// A context no one watches (for tests that run a job's work directly).
+    #[cfg(test)]
+    pub(crate) fn unwatched() -> JobContext {
+        JobContext {
+            cancel: Arc::new(AtomicBool::new(false)),
+            progress: Arc::new(AtomicU32::new(0)),
+            stage: Arc::new(Mutex::new(String::new())),
+            notify: no_notify(),
+        }
+    }
+
     /// Whether the user asked to stop.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)

@@ -19,8 +19,8 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 pub use analysis::{
-    analyze, analyze_payload, open, Analysis, CandidateSummary, Choice, Column, ColumnError,
-    Opened, ReadingSummary, Sizes,
+    analyze, analyze_payload, open, Analysis, CandidateSummary, Choice, Column, ColumnDoc,
+    ColumnError, ColumnValue, OnDemand, Opened, ReadingSummary, Sizes, READ_ON_DEMAND_FROM,
 };
 pub use compare::{export_diff_csv, CompareRun, Compared, Comparison};
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};

@@ -378,9 +378,12 @@ fn subjects(
             )));
         }
         let message = analysis.message.as_deref().and_then(|m| schemas.message(m));
+        let value = doc.whole().ok_or_else(|| {
+            JobError::Failed(format!("{}: the payload did not decode again", p.name))
+        })?;
         out.push(Subject {
             name: p.name,
-            value: std::sync::Arc::clone(&doc.value),
+            value,
             message,
         });
     }

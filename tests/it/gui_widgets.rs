@@ -216,8 +216,9 @@ fn tree_harness(json: &[u8]) -> Harness<'static, TreeState> {
                 if s.report.is_none() {
                     s.report = Some(fonts::install_fallback_fonts(ui.ctx()));
                 }
+                let summary = wirelens::gui::widgets::summarize(&s.value, &s.spans);
                 let input = TreeInput {
-                    value: &s.value,
+                    summary: &summary,
                     spans: &s.spans,
                     selected: s.selected,
                     notes: &[],

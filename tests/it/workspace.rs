@@ -107,7 +107,7 @@ fn a_pasted_xxd_dump_reads_as_the_bytes_it_shows() {
     assert_eq!(source.bytes, bytes);
     let direct = decode(&bytes, Format::MessagePack, &DecodeOptions::default()).expect("decodes");
     assert_eq!(
-        source.document.as_ref().map(|d| &*d.value),
+        source.document.as_ref().and_then(|d| d.whole()).as_deref(),
         Some(&direct.value)
     );
 }
@@ -137,8 +137,8 @@ fn a_selected_path_resolves_to_its_bytes_in_every_column() {
             .resolve(&metric)
             .unwrap_or_else(|| panic!("{:?} has $.metrics[1]", c.format));
         assert_eq!(
-            doc.value.preorder()[id.index()].summary(20),
-            "26.1",
+            doc.summary(id, 20).as_deref(),
+            Some("26.1"),
             "{:?}",
             c.format
         );
@@ -285,8 +285,11 @@ fn a_schema_reads_protobuf_with_the_best_message_type() {
     )
     .expect("decodes");
     assert_eq!(
-        json.document.as_ref().map(|d| d.value.get("username")),
-        Some(expected.value.get("username"))
+        json.document
+            .as_ref()
+            .and_then(|d| d.whole())
+            .and_then(|v| v.get("username").cloned()),
+        expected.value.get("username").cloned()
     );
     assert!(json.resolve(&path("$.username")).is_some());
 
@@ -617,7 +620,7 @@ fn every_column_shares_the_decoded_value() {
     for column in &a.columns {
         let doc = column.document.as_ref().expect("a tree in every column");
         assert!(
-            std::sync::Arc::ptr_eq(&doc.value, &source.value),
+            doc.value.is_shared_with(&source.value),
             "{:?} has a value of its own",
             column.format
         );
@@ -625,7 +628,7 @@ fn every_column_shares_the_decoded_value() {
         // this column's.
         let id = doc.spans.find(&path("$.rows[1].note"))[0];
         assert_eq!(
-            doc.spans.value_of(&doc.value, id),
+            doc.value_at(id).as_deref(),
             Some(&wirelens::model::Value::text("x"))
         );
         let extent = doc.spans.node(id).extent();
@@ -797,7 +800,8 @@ fn schema_less_protobuf_columns_write_each_repeated_field_once_as_an_array() {
         .source()
         .and_then(|c| c.document.as_ref())
         .expect("source");
-    let Value::Map(entries) = &*source.value else {
+    let whole = source.whole().expect("the value");
+    let Value::Map(entries) = &*whole else {
         panic!("a message")
     };
     let occurrences = entries.iter().filter(|(k, _)| *k == Value::Int(8)).count();

@@ -108,11 +108,7 @@ fn describe(column: &Column, id: NodeId, role: ByteRole) -> String {
     };
     let node = doc.spans.node(id);
     let path = doc.spans.path(id);
-    let value = doc
-        .spans
-        .value_of(&doc.value, id)
-        .map(|v| v.summary(60))
-        .unwrap_or_default();
+    let value = doc.summary(id, 60).unwrap_or_default();
     let extent = node.extent();
     format!(
         "{path}\n{} {value}\nbytes {}..{} ({} bytes), this byte: {}",
@@ -498,12 +494,12 @@ impl App {
                 let json = a.json_at(&path).or_else(|| {
                     let id = column.resolve(&path)?;
                     let doc = column.document.as_ref()?;
-                    let v = doc.spans.value_of(&doc.value, id)?;
+                    let v = doc.value_at(id)?;
                     let options = EncodeOptions {
                         pretty: true,
                         ..EncodeOptions::default()
                     };
-                    let enc = codec::encode(v, Format::Json, &options).ok()?;
+                    let enc = codec::encode(&v, Format::Json, &options).ok()?;
                     Some(String::from_utf8_lossy(&enc.bytes).into_owned())
                 });
                 if let Some(json) = json {
@@ -818,8 +814,9 @@ impl App {
                 }
             };
             let declared = message.is_some() && format == Format::Protobuf;
+            let summary = |id, max_chars| doc.summary(id, max_chars);
             let input = TreeInput {
-                value: &doc.value,
+                summary: &summary,
                 spans: &doc.spans,
                 selected: selected_id,
                 notes: &column.note_nodes,

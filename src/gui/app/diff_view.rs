@@ -739,11 +739,7 @@ impl App {
         let view = &mut self.diff.sides[k];
         let describe = |id: NodeId, role: crate::model::ByteRole| {
             let node = doc.spans.node(id);
-            let value = doc
-                .spans
-                .value_of(&doc.value, id)
-                .map(|v| v.summary(60))
-                .unwrap_or_default();
+            let value = doc.summary(id, 60).unwrap_or_default();
             let e = node.extent();
             format!(
                 "{}\n{} {value}\nbytes {}..{}, this byte: {}",
@@ -770,8 +766,9 @@ impl App {
             .inner;
         ui.separator();
         let selected_node = self.diff.selected.and_then(|i| self.diff.nodes[i][k]);
+        let summary = |id, max_chars| doc.summary(id, max_chars);
         let tree_input = TreeInput {
-            value: &doc.value,
+            summary: &summary,
             spans: &doc.spans,
             selected: selected_node,
             notes: &[],

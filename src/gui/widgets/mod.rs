@@ -18,7 +18,7 @@ pub mod tree_view;
 
 pub use hex_view::{HexInput, HexResponse, HexView};
 pub use inspector::{data_inspector, goto_offset};
-pub use tree_view::{RowMenu, TreeInput, TreeView};
+pub use tree_view::{summarize, RowMenu, Summarize, TreeInput, TreeView};
 
 use eframe::egui::{self, Color32};
 

@@ -31,13 +31,25 @@ const SUMMARY_CHARS: usize = 60;
 /// Cached row texts are dropped past this many (they are cheap to make again).
 const TEXT_CACHE_MAX: usize = 20_000;
 
+/// Sums up a node's value in at most so many characters.
+pub type Summarize<'a> = dyn Fn(NodeId, usize) -> Option<String> + 'a;
+
+/// [`TreeInput::summary`] for a whole value whose spans are `spans`.
+pub fn summarize<'a>(
+    value: &'a Value,
+    spans: &'a SpanTree,
+) -> impl Fn(NodeId, usize) -> Option<String> + 'a {
+    move |id, max_chars| spans.value_of(value, id).map(|v| v.summary(max_chars))
+}
+
 /// Draws the right-click menu of a node's row.
 pub type RowMenu<'a> = dyn Fn(&mut egui::Ui, NodeId) + 'a;
 
 /// What the app shows in a tree view this frame.
 pub struct TreeInput<'a> {
-    /// The document; `value.preorder()[i]` is node `i`.
-    pub value: &'a Value,
+    /// A node's value summed up in at most so many characters (`None`: not decoded); see
+    /// [`summarize`] for a whole value.
+    pub summary: &'a Summarize<'a>,
     /// The spans of the buffer this column shows.
     pub spans: &'a SpanTree,
     /// The selected node, highlighted.
@@ -214,7 +226,7 @@ impl TreeView {
                         let text = self
                             .texts
                             .entry(row.id)
-                            .or_insert_with(|| row_text(input.value, spans, row.id));
+                            .or_insert_with(|| row_text(input.summary, spans, row.id));
                         let action = draw_row(
                             ui,
                             self.id,
@@ -413,7 +425,7 @@ fn draw_row(
 }
 
 /// The words of node `id`'s row.
-fn row_text(value: &Value, spans: &SpanTree, id: NodeId) -> RowText {
+fn row_text(summary: &Summarize<'_>, spans: &SpanTree, id: NodeId) -> RowText {
     let node = spans.node(id);
     let key = match node.segment {
         Segment::Root => "$".to_string(),
@@ -421,8 +433,7 @@ fn row_text(value: &Value, spans: &SpanTree, id: NodeId) -> RowText {
         Segment::Key(k) => spans.key_text(k).to_string(),
         Segment::OtherKey(k) => format!("{{{}}}", spans.key_text(k)),
     };
-    let summary = value_of(value, spans, id)
-        .map_or_else(|| "(not decoded)".to_string(), |v| v.summary(SUMMARY_CHARS));
+    let summary = summary(id, SUMMARY_CHARS).unwrap_or_else(|| "(not decoded)".to_string());
     let n = node.extent().len();
     RowText {
         key,
@@ -438,12 +449,6 @@ fn row_text(value: &Value, spans: &SpanTree, id: NodeId) -> RowText {
     }
 }
 
-/// The value node `id` holds, found by walking down from the root along its ancestors (so no
-/// pre-order list of every value is needed). `None` if the value and the tree disagree.
-fn value_of<'v>(value: &'v Value, spans: &SpanTree, id: NodeId) -> Option<&'v Value> {
-    spans.value_of(value, id)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,7 +461,7 @@ mod tests {
         let pre = doc.value.preorder();
         assert_eq!(pre.len(), doc.spans.len());
         for (i, expected) in pre.iter().enumerate() {
-            let got = value_of(&doc.value, &doc.spans, NodeId(i as u32));
+            let got = doc.spans.value_of(&doc.value, NodeId(i as u32));
             assert_eq!(got, Some(*expected), "node {i}");
         }
     }
