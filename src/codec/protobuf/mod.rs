@@ -41,8 +41,11 @@ pub(crate) type EachRun<'a> = dyn FnMut(usize, &[Value]) -> Result<(), EncodeErr
 /// instead of holding its value whole: the keys, and each entry's value whole or, for an array,
 /// its items a run at a time. Inferring a schema and encoding the root message both read it.
 pub(crate) trait RootParts {
-    /// The root map's keys, in order (distinct).
+    /// The root map's keys, in order (distinct). A root that is an array is held as a map of
+    /// one entry, `items` ([`RootParts::is_list`]), as the inferred schema wraps it.
     fn keys(&self) -> &[Value];
+    /// Whether the root is an array, held as the one entry `items`.
+    fn is_list(&self) -> bool;
     /// Entry `i`'s value; `None` when the walk gave up.
     fn value(&mut self, i: usize) -> Option<Value>;
     /// Entry `i`'s items, when it is a non-empty array: `each` gets every run of them with the

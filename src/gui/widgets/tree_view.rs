@@ -19,8 +19,12 @@ use super::{hover_bg, selection_bg};
 use crate::model::{NodeId, Segment, SpanTree, Value};
 
 /// Nodes shallower than this are expanded until the user collapses them: the root and its
-/// children.
+/// children, unless the root has more than [`WIDE_ROOT`] children (then the root only: a
+/// top-level array of 330,000 records would list millions of rows).
 const DEFAULT_DEPTH: u32 = 2;
+
+/// A root with more children than this has only itself expanded at first.
+const WIDE_ROOT: usize = 256;
 
 /// Indentation per level, in points.
 const INDENT: f32 = 14.0;
@@ -85,6 +89,9 @@ struct RowText {
 pub struct TreeView {
     id: egui::Id,
     expanded: HashSet<NodeId>,
+    /// Nodes shallower than this are expanded unless collapsed ([`DEFAULT_DEPTH`], or 1 for a
+    /// wide root).
+    default_depth: u32,
     collapsed: HashSet<NodeId>,
     rows: Vec<Row>,
     /// Which tree `rows` was built for (address and node count), and whether expansion changed.
@@ -112,6 +119,7 @@ impl TreeView {
             id: egui::Id::unique(("wirelens_tree_view", n)),
             expanded: HashSet::new(),
             collapsed: HashSet::new(),
+            default_depth: DEFAULT_DEPTH,
             rows: Vec::new(),
             built_for: None,
             dirty: true,
@@ -144,7 +152,13 @@ impl TreeView {
     }
 
     fn is_expanded(&self, id: NodeId, depth: u32) -> bool {
-        expanded_in(&self.expanded, &self.collapsed, id, depth)
+        expanded_in(
+            &self.expanded,
+            &self.collapsed,
+            id,
+            depth,
+            self.default_depth,
+        )
     }
 
     fn toggle(&mut self, id: NodeId, depth: u32) {
@@ -161,9 +175,13 @@ impl TreeView {
     /// Rebuilds the flattened rows: pre-order over expanded nodes only.
     fn rebuild(&mut self, spans: &SpanTree) {
         self.dirty = false;
-        let (expanded, collapsed) = (&self.expanded, &self.collapsed);
+        let wide = spans
+            .root()
+            .is_some_and(|root| spans.children(root).nth(WIDE_ROOT).is_some());
+        self.default_depth = if wide { 1 } else { DEFAULT_DEPTH };
+        let (expanded, collapsed, default) = (&self.expanded, &self.collapsed, self.default_depth);
         self.rows = spans
-            .listed(|id, depth| expanded_in(expanded, collapsed, id, depth))
+            .listed(|id, depth| expanded_in(expanded, collapsed, id, depth, default))
             .into_iter()
             .map(|(id, depth)| Row { id, depth })
             .collect();
@@ -215,8 +233,7 @@ impl TreeView {
                         let Some(&row) = self.rows.get(i) else {
                             continue;
                         };
-                        let expanded =
-                            expanded_in(&self.expanded, &self.collapsed, row.id, row.depth);
+                        let expanded = self.is_expanded(row.id, row.depth);
                         let noted = self.notes.contains(&row.id);
                         let mark = input
                             .marks
@@ -265,11 +282,12 @@ fn expanded_in(
     collapsed: &HashSet<NodeId>,
     id: NodeId,
     depth: u32,
+    default_depth: u32,
 ) -> bool {
     if collapsed.contains(&id) {
         false
     } else {
-        expanded.contains(&id) || depth < DEFAULT_DEPTH
+        expanded.contains(&id) || depth < default_depth
     }
 }
 
@@ -463,6 +481,22 @@ mod tests {
         for (i, expected) in pre.iter().enumerate() {
             let got = doc.spans.value_of(&doc.value, NodeId(i as u32));
             assert_eq!(got, Some(*expected), "node {i}");
+        }
+    }
+
+    /// A root with many children lists them collapsed; a narrow one shows their children too.
+    #[test]
+    fn a_wide_root_starts_with_its_children_collapsed() {
+        for (n, rows) in [
+            (WIDE_ROOT, 1 + 2 * WIDE_ROOT),
+            (WIDE_ROOT + 1, 1 + WIDE_ROOT + 1),
+        ] {
+            let json = format!("[{}]", vec![r#"{"a":1}"#; n].join(","));
+            let doc = decode(json.as_bytes(), Format::Json, &DecodeOptions::default())
+                .expect("valid JSON");
+            let mut view = TreeView::new();
+            view.rebuild(&doc.spans);
+            assert_eq!(view.rows.len(), rows, "{n} items");
         }
     }
 

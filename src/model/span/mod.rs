@@ -391,20 +391,44 @@ impl SpanTree {
     /// its pre-order, as an encoding that leaves nulls out but keeps the order writes them):
     /// both trees read once, forward. `None` at the first node out of order.
     fn nodes_in_order(&self, other: &SpanTree) -> Option<NodeMap> {
+        self.nodes_in_order_from(other, 0)
+    }
+
+    /// [`SpanTree::nodes_in`] for a tree that wraps the other's value in one entry of its root
+    /// (an inferred protobuf schema puts a top-level array in `items`): the root maps to the
+    /// other's root, and so does that entry, whose subtree is matched to the other tree by
+    /// path. `None` when the root has any other child.
+    pub fn nodes_in_wrapped(&self, other: &SpanTree) -> Option<NodeMap> {
+        let root = self.root()?;
+        let mut children = self.children(root);
+        let (_only, None) = (children.next()?, children.next()) else {
+            return None;
+        };
+        self.nodes_in_order_from(other, 1)
+    }
+
+    /// [`SpanTree::nodes_in_order`] with this tree's node `top` standing for the other's root
+    /// (the nodes before it, its ancestors, map to that root too).
+    fn nodes_in_order_from(&self, other: &SpanTree, top: u32) -> Option<NodeMap> {
         let mut ids = NodeMap::default();
         let mut theirs = other.nodes().enumerate();
         // This tree's open containers: their ids and where their counterparts' subtrees end.
         let mut open: Vec<(u32, u32)> = Vec::new();
         for (i, node) in self.nodes().enumerate() {
+            if (i as u32) < top {
+                ids.push(i as u32, 0);
+                continue;
+            }
             while open
                 .last()
                 .is_some_and(|&(id, _)| Some(NodeId(id)) != node.parent)
             {
                 open.pop();
             }
+            let is_top = i as u32 == top;
             let (parent, end) = match open.last() {
                 Some(&(id, end)) => (Some(ids.get(NodeId(id))?.0), end),
-                None if node.parent.is_none() => (None, other.len() as u32),
+                None if is_top => (None, other.len() as u32),
                 None => return None,
             };
             let found = loop {
@@ -412,9 +436,12 @@ impl SpanTree {
                 if j as u32 >= end {
                     return None;
                 }
-                if t.parent.map(|p| p.0) == parent
-                    && self.same_segment(node.segment, other, t.segment)
-                {
+                let named = if is_top {
+                    t.segment == Segment::Root
+                } else {
+                    self.same_segment(node.segment, other, t.segment)
+                };
+                if t.parent.map(|p| p.0) == parent && named {
                     break (j as u32, t);
                 }
             };
@@ -2094,5 +2121,17 @@ mod tests {
         for json in [r#"{"a":[1]}"#, r#"{"z":1}"#, r#"{"d":[1,2,3]}"#, r#"[1]"#] {
             assert_eq!(tree(json).nodes_in(&full), None, "{json}");
         }
+        // A tree that wraps the other's value in its root's one entry.
+        let list = tree(r#"[{"a":1,"b":null},{"a":2}]"#);
+        let wrapped = tree(r#"{"items":[{"a":1},{"a":2}]}"#);
+        let ids = wrapped.nodes_in_wrapped(&list).expect("wrapped");
+        assert_eq!(wrapped.nodes_in(&list), None);
+        for (path, want) in [("$", "$"), ("$.items", "$"), ("$.items[1].a", "$[1].a")] {
+            let mine = wrapped.find(&Path::parse(path).expect("path"))[0];
+            let want = list.find(&Path::parse(want).expect("path"))[0];
+            assert_eq!(ids.get(mine), Some(want), "{path}");
+        }
+        let two = tree(r#"{"items":[{"a":1}],"more":1}"#);
+        assert_eq!(two.nodes_in_wrapped(&list), None);
     }
 }

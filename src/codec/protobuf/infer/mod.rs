@@ -175,38 +175,57 @@ pub(crate) fn infer_in_parts(
     options: &InferOptions,
 ) -> Option<Result<Inferred, InferError>> {
     let mut shape = Shape::new();
-    let obj = shape.object.get_or_insert_with(Box::default);
-    obj.records += 1;
-    let keys = parts.keys().to_vec();
-    for (i, key) in keys.iter().enumerate() {
-        let field = obj.field_mut(key);
-        field.seen += 1;
-        let at = &mut field.shape;
-        let walked = parts
-            .items(i, &mut |_, items| {
-                let arr = at.array.get_or_insert_with(|| {
-                    Box::new(shape::ArrShape {
-                        count: 1,
-                        items: Shape::new(),
-                    })
-                });
-                for item in items {
-                    arr.items.observe(item);
-                }
-                Ok(())
-            })
-            .ok()?;
-        match walked {
-            Walked::Items => {}
-            Walked::GaveUp => return None,
-            Walked::NotItems => at.observe(&parts.value(i)?),
+    if parts.is_list() {
+        observe_part(parts, 0, &mut shape)?;
+    } else {
+        let obj = shape.object.get_or_insert_with(Box::default);
+        obj.records += 1;
+        let keys = parts.keys().to_vec();
+        for (i, key) in keys.iter().enumerate() {
+            let field = obj.field_mut(key);
+            field.seen += 1;
+            observe_part(parts, i, &mut field.shape)?;
         }
     }
     let schema = schema::build(&shape, &options.message);
-    if schema.wraps() {
+    // A top-level array is wrapped in `items` (the parts hold it so); any other wrapping
+    // rewrites values inside the document, which the parts cannot.
+    let wraps = if parts.is_list() {
+        !schema.wraps_only_top_list()
+    } else {
+        schema.wraps()
+    };
+    if wraps {
         return None;
     }
     Some(compile_schema(schema, options).map(|(inferred, _)| inferred))
+}
+
+/// Observes entry `i` of `parts` into `at`: an array's items a run at a time, anything else
+/// whole. `None` when the walk gave up.
+fn observe_part(parts: &mut dyn RootParts, i: usize, at: &mut Shape) -> Option<()> {
+    let walked = parts
+        .items(i, &mut |_, items| {
+            let arr = at.array.get_or_insert_with(|| {
+                Box::new(shape::ArrShape {
+                    count: 1,
+                    items: Shape::new(),
+                })
+            });
+            for item in items {
+                arr.items.observe(item);
+            }
+            Ok(())
+        })
+        .ok()?;
+    match walked {
+        Walked::Items => Some(()),
+        Walked::GaveUp => None,
+        Walked::NotItems => {
+            at.observe(&parts.value(i)?);
+            Some(())
+        }
+    }
 }
 
 fn build_schema(value: &Value, message: &str) -> Schema {

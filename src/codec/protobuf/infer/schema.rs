@@ -594,6 +594,18 @@ impl Schema {
         }
     }
 
+    /// Whether the only wrapper message is the top-level one, around a top-level array (so the
+    /// value is rewritten only as `{"items": value}`).
+    pub fn wraps_only_top_list(&self) -> bool {
+        self.msgs.iter().enumerate().all(|(i, m)| {
+            if i == self.root {
+                m.wrapper == Wrapper::List && m.fields.first().is_some_and(|f| f.key == "items")
+            } else {
+                m.wrapper == Wrapper::None
+            }
+        })
+    }
+
     /// Whether any wrapper message exists (so values must be rewritten before encoding).
     pub fn wraps(&self) -> bool {
         self.msgs.iter().any(|m| m.wrapper != Wrapper::None)
