@@ -1366,6 +1366,11 @@ mod tests {
                         );
                         let doc = r.document.as_ref().expect("a tree");
                         on_demand += usize::from(!doc.is_whole());
+                        if r.is_source {
+                            // Profiling and diff take the whole value: read again, the same.
+                            let whole_doc = w.document.as_ref().expect("a tree");
+                            assert_eq!(doc.whole(), whole_doc.whole(), "{name}: whole value");
+                        }
                     }
                     assert_eq!(whole.readings, read.readings, "{name}: readings");
                 }
