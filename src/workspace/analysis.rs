@@ -130,6 +130,10 @@ pub struct Choice {
     /// JSON names protoc's `MessageToJson` writes by default (`startTimeUnixNano`). Either way
     /// the tree and paths keep the `.proto` names, so a selection links every column.
     pub proto_names: bool,
+    /// Formats whose columns the view does not show: they are not encoded (their columns are
+    /// [`Column::deferred`]) until they are shown ([`encode_deferred`]). The payload's own
+    /// format is always read.
+    pub hidden: Vec<Format>,
 }
 
 /// Compressed sizes of a column's bytes.
@@ -363,13 +367,16 @@ pub struct Column {
     /// Whether the column is still being encoded (in a preview of the analysis): it has no
     /// bytes and no error yet.
     pub pending: bool,
+    /// Whether the column was not encoded because the view does not show it
+    /// ([`Choice::hidden`]): it has no bytes until [`encode_deferred`] makes it.
+    pub deferred: bool,
 }
 
 impl Column {
     /// Whether the column's compressed sizes are measured (once every column is shown): the
     /// source always (an empty payload too), an encoding when it succeeded.
     pub fn is_measured(&self) -> bool {
-        !self.pending && (self.is_source || self.error.is_none())
+        !self.pending && !self.deferred && (self.is_source || self.error.is_none())
     }
 
     /// The node at `path` in this column.
@@ -452,6 +459,15 @@ impl Analysis {
     /// The source column.
     pub fn source(&self) -> Option<&Column> {
         self.columns.iter().find(|c| c.is_source)
+    }
+
+    /// This analysis with `column` in place of its column of the same format.
+    pub fn with_column(&self, column: Column) -> Analysis {
+        let mut out = self.clone();
+        if let Some(c) = out.columns.iter_mut().find(|c| c.format == column.format) {
+            *c = column;
+        }
+        out
     }
 }
 
@@ -628,7 +644,8 @@ fn analyze_sized(
     // Its protobuf column needs nothing from the tree (a walk of its own): it is written
     // meanwhile, on a thread of its own, and waited for when the columns are encoded.
     let eligible = on_demand_eligible(bytes, choice, &decode_options, on_demand_from);
-    let early_protobuf = eligible.then(|| {
+    let shown = |f: Format| !choice.hidden.contains(&f);
+    let early_protobuf = (eligible && shown(Format::Protobuf)).then(|| {
         let writing = Writing {
             message: message.as_ref(),
             json_names: None,
@@ -735,6 +752,7 @@ fn analyze_sized(
         document: document.clone(),
         variant: None,
         pending: false,
+        deferred: false,
     };
     // The source column and the encodings done so far (`slots`, one per other format), the
     // rest pending, as a preview.
@@ -773,6 +791,7 @@ fn analyze_sized(
         others.par_iter().enumerate().try_for_each(|(i, &target)| {
             ctx.check()?;
             let column = match source {
+                Some(_) if !shown(target) => deferred(target),
                 Some(source) => {
                     let early = match target {
                         Format::Protobuf => early_protobuf
@@ -889,6 +908,36 @@ fn on_demand_json(bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
     })
 }
 
+/// The column of `format` that [`analyze`] left deferred ([`Column::deferred`]), encoded
+/// now from `analysis`'s source as the analysis would have (with `choice`'s variant and JSON
+/// names, the message type it read with), its compressed sizes measured. `None` when the
+/// source did not decode completely (no column of another format is made then).
+pub fn encode_deferred(
+    analysis: &Analysis,
+    format: Format,
+    choice: &Choice,
+    schemas: &SchemaSet,
+    limits: &Limits,
+) -> Option<Column> {
+    let source = analysis.source().filter(|c| c.error.is_none())?;
+    let doc = source.document.as_ref()?;
+    let message = analysis.message.as_deref().and_then(|m| schemas.message(m));
+    let from_protobuf = analysis.format == Format::Protobuf;
+    let writing = Writing {
+        message: message.as_ref(),
+        json_names: message
+            .as_ref()
+            .filter(|_| from_protobuf && !choice.proto_names),
+        group_repeated: from_protobuf && message.is_none(),
+        encoding: choice.encoding,
+    };
+    let mut column = encode_column(doc, format, &writing, limits, None);
+    if column.is_measured() {
+        column.sizes = Some(Sizes::of(&column.bytes));
+    }
+    Some(column)
+}
+
 /// Whether every node of `spans` (sampled: at most 512, evenly spread, and the last) is found
 /// in the column's value by its path, a container where the tree has one, so the column can
 /// show the shared value with its own spans (an encoding that wrapped the value does not fit).
@@ -928,6 +977,28 @@ fn pending(format: Format) -> Column {
         schema: None,
         variant: None,
         pending: true,
+        deferred: false,
+    }
+}
+
+/// A column of `format` that was not encoded, saying why.
+pub(crate) fn not_encoded_because(format: Format, why: &str) -> Column {
+    not_encoded(
+        format,
+        ColumnError {
+            offset: None,
+            path: None,
+            message: format!("not encoded: {why}"),
+        },
+    )
+}
+
+/// The column of a format the view does not show: not encoded until it is.
+fn deferred(format: Format) -> Column {
+    Column {
+        pending: false,
+        deferred: true,
+        ..pending(format)
     }
 }
 
@@ -1244,6 +1315,7 @@ fn column_of(
         schema,
         variant,
         pending: false,
+        deferred: false,
     }
 }
 
@@ -1377,6 +1449,74 @@ mod tests {
             }
         }
         assert!(on_demand > 50, "{on_demand} columns read on demand");
+    }
+
+    /// A column left deferred and encoded later is the column the full analysis made: for
+    /// JSON, MessagePack, CBOR and protobuf sources, with and without a schema (protobuf's JSON
+    /// names, grouped repeated fields), in a variant.
+    #[test]
+    fn deferred_columns_are_what_the_analysis_writes() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let mut schemas = SchemaSet::default();
+        let proto = std::fs::read_to_string(root.join("transactions.proto")).expect("schema");
+        schemas
+            .load_proto_source("transactions.proto", &proto)
+            .expect("compiles");
+        let (limits, ctx) = (Limits::default(), JobContext::unwatched());
+        let mut deferred = 0;
+        for name in [
+            "transactions-1k.json",
+            "transactions-1k.pb",
+            "transactions-1k.msgpack",
+            "iot-metrics.cbor",
+            "user-profile.pb",
+        ] {
+            let bytes = SharedBytes::from(std::fs::read(root.join(name)).expect("file"));
+            for (encoding, schemas) in [
+                (None, schemas.clone()),
+                (Some(Variant::Canonical), schemas.clone()),
+                (None, SchemaSet::default()),
+            ] {
+                let run = |choice: &Choice| {
+                    analyze_sized(
+                        &bytes,
+                        None,
+                        None,
+                        choice,
+                        &schemas,
+                        &limits,
+                        &ctx,
+                        &|_| {},
+                        0,
+                    )
+                    .expect("analysed")
+                };
+                let all = Choice {
+                    encoding,
+                    ..Choice::default()
+                };
+                let hidden = Choice {
+                    hidden: Format::ALL.to_vec(),
+                    ..all.clone()
+                };
+                let (full, some) = (run(&all), run(&hidden));
+                for column in some.columns.iter().filter(|c| !c.is_source) {
+                    assert!(column.deferred, "{name}: {:?} deferred", column.format);
+                    let made = encode_deferred(&some, column.format, &hidden, &schemas, &limits)
+                        .expect("the source decoded");
+                    let want = full.column(column.format).expect("the full column");
+                    assert_eq!(
+                        shown(&made),
+                        shown(want),
+                        "{name} {encoding:?}: {:?}",
+                        column.format
+                    );
+                    assert_eq!(made.sizes, want.sizes, "{name}: {:?} sizes", column.format);
+                    deferred += 1;
+                }
+            }
+        }
+        assert_eq!(deferred, 5 * 3 * 3);
     }
 
     /// The protobuf column of a top-level array (wrapped in `items` by the inferred schema):

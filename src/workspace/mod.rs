@@ -116,9 +116,36 @@ pub struct Entry {
     pub analysis: Stage<Analysis>,
     /// The name the user gave it ([`Workspace::rename`]); `None`: the source's own name.
     pub label: Option<String>,
+    /// Columns the analysis left deferred that are being encoded now that they are shown.
+    encoding: Vec<(Format, Job<Option<Column>>)>,
 }
 
 impl Entry {
+    /// Moves encoded deferred columns into the analysis; returns whether any arrived.
+    fn poll_encoding(&mut self) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while i < self.encoding.len() {
+            let Some(result) = self.encoding[i].1.poll() else {
+                i += 1;
+                continue;
+            };
+            let (format, _) = self.encoding.swap_remove(i);
+            changed = true;
+            let Some(analysis) = self.analysis.ready() else {
+                continue;
+            };
+            // A failed encoding says so in its column (and is not started again).
+            let column = match result {
+                Ok(Some(column)) => column,
+                Ok(None) => analysis::not_encoded_because(format, "the payload did not decode"),
+                Err(e) => analysis::not_encoded_because(format, &e.to_string()),
+            };
+            self.analysis = Stage::Ready(Arc::new(analysis.with_column(column)));
+        }
+        changed
+    }
+
     /// The name lists and titles use: the user's, else the source's ([`Source::name`]).
     pub fn name(&self) -> String {
         self.label.clone().unwrap_or_else(|| self.source.name())
@@ -144,6 +171,8 @@ pub struct Workspace {
     /// TLS key logs loaded ([`Workspace::load_key_log`]), merged: every capture's TLS
     /// connections are decrypted with them.
     keys: Option<Arc<KeyLog>>,
+    /// Formats whose columns the view does not show ([`Workspace::set_hidden_columns`]).
+    hidden: Vec<Format>,
     notify: Notify,
 }
 
@@ -169,7 +198,21 @@ impl Workspace {
             comparison: None,
             limits: Limits::default(),
             keys: None,
+            hidden: Vec::new(),
             notify,
+        }
+    }
+
+    /// Sets which formats' columns the view does not show. Analyses made from now on leave
+    /// them unencoded ([`Choice::hidden`]); a column that was left so and is shown again is
+    /// encoded on a worker ([`Workspace::poll`] starts it) without analysing the payload again.
+    pub fn set_hidden_columns(&mut self, hidden: &[Format]) {
+        if self.hidden == hidden {
+            return;
+        }
+        self.hidden = hidden.to_vec();
+        for e in &mut self.entries {
+            e.choice.hidden = hidden.to_vec();
         }
     }
 
@@ -183,6 +226,7 @@ impl Workspace {
             choice: Choice::default(),
             analysis: Stage::Empty,
             label: None,
+            encoding: Vec::new(),
         });
         let i = self.entries.len() - 1;
         self.current = Some(i);
@@ -521,7 +565,11 @@ impl Workspace {
             return;
         }
         let p = e.payload.min(opened.payloads.len().saturating_sub(1));
+        e.choice.hidden = self.hidden.clone();
         let choice = e.choice.clone();
+        for (_, job) in e.encoding.drain(..) {
+            job.cancel();
+        }
         e.analysis = Stage::Running(Job::spawn_with_preview(
             "analyze",
             notify,
@@ -564,10 +612,12 @@ impl Workspace {
                 }
             }
             changed |= e.analysis.poll();
+            changed |= e.poll_encoding();
         }
         for i in analyse {
             self.start_analysis(i);
         }
+        self.encode_shown();
         if let Some(run) = &mut self.profile {
             changed |= run.poll();
         }
@@ -700,8 +750,39 @@ impl Workspace {
 
     /// Whether any job is running for the current source.
     pub fn is_busy(&self) -> bool {
-        self.entry()
-            .is_some_and(|e| e.opened.is_running() || e.analysis.is_running())
+        self.entry().is_some_and(|e| {
+            e.opened.is_running() || e.analysis.is_running() || !e.encoding.is_empty()
+        })
+    }
+
+    /// Starts encoding the current analysis's deferred columns that the view shows now.
+    fn encode_shown(&mut self) {
+        let (schemas, limits, notify) = (self.schemas.clone(), self.limits, self.notify.clone());
+        let hidden = self.hidden.clone();
+        let Some(e) = self.current.and_then(|i| self.entries.get_mut(i)) else {
+            return;
+        };
+        let Some(analysis) = e.analysis.ready().cloned() else {
+            return;
+        };
+        for column in &analysis.columns {
+            let format = column.format;
+            if !column.deferred
+                || hidden.contains(&format)
+                || e.encoding.iter().any(|(f, _)| *f == format)
+            {
+                continue;
+            }
+            let (analysis, choice) = (Arc::clone(&analysis), e.choice.clone());
+            let (schemas, limits) = (schemas.clone(), limits);
+            let job = Job::spawn("encode", notify.clone(), move |ctx| {
+                ctx.report(0.1, &format!("encoding as {}", format.title()));
+                Ok(analysis::encode_deferred(
+                    &analysis, format, &choice, &schemas, &limits,
+                ))
+            });
+            e.encoding.push((format, job));
+        }
     }
 
     /// The running job's progress (0.0–1.0) and stage, for the progress bar.

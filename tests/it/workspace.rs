@@ -837,3 +837,61 @@ fn schema_less_protobuf_columns_write_each_repeated_field_once_as_an_array() {
         assert!(column.document.is_some());
     }
 }
+
+/// A column the view hides is not encoded; shown again, it is encoded on its own (the payload
+/// is not analysed again) into what a full analysis writes.
+#[test]
+fn hidden_columns_are_encoded_when_shown() {
+    let mut full = Workspace::new(no_notify());
+    let want = open(&mut full, "transactions-1k.json");
+
+    let mut ws = Workspace::new(no_notify());
+    ws.set_hidden_columns(&[Format::Cbor, Format::Protobuf]);
+    let a = open(&mut ws, "transactions-1k.json");
+    for format in [Format::Cbor, Format::Protobuf] {
+        let c = a.column(format).expect("the column is listed");
+        assert!(c.deferred, "{format:?} is left for later");
+        assert!(c.bytes.is_empty() && c.document.is_none() && c.sizes.is_none());
+        assert!(!c.is_measured());
+    }
+    let msgpack = a.column(Format::MessagePack).expect("shown");
+    assert!(!msgpack.deferred && msgpack.sizes.is_some());
+
+    ws.set_hidden_columns(&[Format::Protobuf]);
+    ws.wait_idle();
+    let b = ws.analysis().cloned().expect("the analysis");
+    let source = |a: &Analysis| {
+        a.source()
+            .and_then(|c| c.document.as_ref())
+            .map(|d| std::sync::Arc::clone(&d.spans))
+            .expect("the source's tree")
+    };
+    assert!(
+        std::sync::Arc::ptr_eq(&source(&a), &source(&b)),
+        "the payload was not analysed again"
+    );
+    let (got, full_cbor) = (
+        b.column(Format::Cbor).expect("CBOR"),
+        want.column(Format::Cbor).expect("CBOR"),
+    );
+    assert!(!got.deferred);
+    assert_eq!(got.bytes, full_cbor.bytes);
+    assert_eq!(got.sizes, full_cbor.sizes);
+    assert_eq!(got.notes, full_cbor.notes);
+    assert_eq!(
+        got.document.as_ref().map(|d| d.spans.len()),
+        full_cbor.document.as_ref().map(|d| d.spans.len())
+    );
+    assert!(b.column(Format::Protobuf).expect("listed").deferred);
+
+    ws.set_hidden_columns(&[]);
+    ws.wait_idle();
+    let c = ws.analysis().cloned().expect("the analysis");
+    let (got, full_pb) = (
+        c.column(Format::Protobuf).expect("protobuf"),
+        want.column(Format::Protobuf).expect("protobuf"),
+    );
+    assert_eq!(got.bytes, full_pb.bytes);
+    assert_eq!(got.schema, full_pb.schema);
+    assert_eq!(got.note_nodes, full_pb.note_nodes);
+}

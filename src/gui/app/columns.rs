@@ -661,7 +661,7 @@ impl App {
             }
         });
         match column.sizes {
-            None if column.pending => {
+            None if column.pending || column.deferred => {
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.weak(format!("encoding as {}…", format.title()));
@@ -836,7 +836,7 @@ impl App {
                     offset: None,
                 });
             }
-        } else if !column.pending {
+        } else if !column.pending && !column.deferred {
             ui.weak("no tree: nothing decoded");
         }
         if let Some(choice) = chosen.take() {

@@ -406,6 +406,7 @@ impl App {
 
     fn draw(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
+        self.ws.set_hidden_columns(&self.settings.hidden_formats());
         self.ws.poll();
         self.handle_input(&ctx);
         self.profiler_input(&ctx);

@@ -206,6 +206,20 @@ impl Settings {
         self.single.as_deref().and_then(Format::from_name)
     }
 
+    /// The formats whose columns are not shown (hidden in View ▸ Columns, or another column
+    /// shown alone): the analysis leaves them unencoded until they are shown.
+    pub fn hidden_formats(&self) -> Vec<Format> {
+        match self.single_format() {
+            Some(f) => Format::ALL.into_iter().filter(|&g| g != f).collect(),
+            None => self
+                .column_order()
+                .into_iter()
+                .filter(|(_, shown)| !shown)
+                .map(|(f, _)| f)
+                .collect(),
+        }
+    }
+
     /// Puts `path` first in the recent list.
     pub fn remember(&mut self, path: PathBuf) {
         self.recent.retain(|p| *p != path);
