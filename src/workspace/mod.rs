@@ -791,7 +791,8 @@ impl Workspace {
         match (&e.opened, &e.analysis) {
             (Stage::Running(j), _) => Some(j.progress()),
             (_, Stage::Running(j)) => Some(j.progress()),
-            _ => None,
+            // A column encoded now that it is shown.
+            _ => e.encoding.first().map(|(_, j)| j.progress()),
         }
     }
 
@@ -800,6 +801,9 @@ impl Workspace {
         if let Some(e) = self.entry_mut() {
             cancel(&e.opened);
             cancel(&e.analysis);
+            for (_, job) in &e.encoding {
+                job.cancel();
+            }
         }
     }
 
