@@ -74,12 +74,7 @@ pub fn transcode_in_chunks(
     limits: &Limits,
     chunk: usize,
 ) -> Option<Encoded> {
-    let streams =
-        matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
-    if !streams || options.canonical || options.message.is_some() {
-        return None;
-    }
-    Walk::new(bytes, from, to, options, limits, chunk, None)?.run_whole(to)
+    transcode_walk(bytes, from, to, options, limits, chunk, None)
 }
 
 /// `bytes` (one JSON text or MessagePack item) written as `to` like [`super::encode_like`] of
@@ -96,16 +91,30 @@ pub fn transcode_with_spans(
     like: Option<&SpanTree>,
     chunk: usize,
 ) -> Option<Encoded> {
+    let builder = match like {
+        Some(tree) => SpanTreeBuilder::like(tree),
+        None => SpanTreeBuilder::new(),
+    };
+    transcode_walk(bytes, from, to, options, limits, chunk, Some(builder))
+}
+
+/// The transcoding walk, recording spans into `builder` if one is given; `None` for output
+/// the walk does not write (protobuf, pretty JSON, canonical order) or input it does not read.
+fn transcode_walk(
+    bytes: &[u8],
+    from: Format,
+    to: Format,
+    options: &EncodeOptions,
+    limits: &Limits,
+    chunk: usize,
+    builder: Option<SpanTreeBuilder>,
+) -> Option<Encoded> {
     let streams =
         matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
     if !streams || options.canonical || options.message.is_some() {
         return None;
     }
-    let builder = match like {
-        Some(tree) => SpanTreeBuilder::like(tree),
-        None => SpanTreeBuilder::new(),
-    };
-    Walk::new(bytes, from, to, options, limits, chunk, Some(builder))?.run_whole(to)
+    Walk::new(bytes, from, to, options, limits, chunk, builder)?.run_whole(to)
 }
 
 /// The span tree [`super::decode`] gives for `bytes` (one JSON text or MessagePack item), made
@@ -144,20 +153,22 @@ pub fn protobuf_in_chunks(
     let no_spans = EncodeOptions::default();
     // The node budget of the whole input, as the whole-document decode would have it.
     let limits = &limits.for_input(bytes.len());
+    // The root's entries are listed once (a scan of the whole input) for both passes.
+    let mut parts = RootWalk::new(bytes, from, &no_spans, limits, chunk)?;
     let (message, inferred) = match &options.message {
         // A top-level array is no message of a given type (the whole encode says why).
-        Some(_) if RootWalk::new(bytes, from, &no_spans, limits, chunk)?.list => return None,
+        Some(_) if parts.list => return None,
         Some(m) => (m.clone(), None),
         None => {
             let infer_options = infer::InferOptions::default();
-            let mut parts = RootWalk::new(bytes, from, &no_spans, limits, chunk)?;
             let message = infer::infer_in_parts(&mut parts, &infer_options)?
                 .ok()?
                 .message;
+            // The encoding reads the document again, within the same node budget.
+            parts.walk.nodes = parts.root_nodes;
             (message, Some(infer_options))
         }
     };
-    let mut parts = RootWalk::new(bytes, from, &no_spans, limits, chunk)?;
     // Room for about one node per 12 bytes of input: reserved, touched only as written.
     let nodes = bytes.len() / 12;
     match dynamic::encode_root_in_parts(&mut parts, &message, options, nodes) {
@@ -181,6 +192,8 @@ struct RootWalk<'a> {
     values: Vec<(usize, usize)>,
     /// Whether the root is an array.
     list: bool,
+    /// The nodes counted before any entry is read (the root map's own).
+    root_nodes: usize,
 }
 
 impl<'a> RootWalk<'a> {
@@ -207,6 +220,7 @@ impl<'a> RootWalk<'a> {
                 return None;
             }
             return Some(RootWalk {
+                root_nodes: walk.nodes,
                 walk,
                 keys: vec![Value::text("items")],
                 values: vec![(at, end)],
@@ -233,6 +247,7 @@ impl<'a> RootWalk<'a> {
             values.push((value_at, value_end));
         }
         Some(RootWalk {
+            root_nodes: walk.nodes,
             walk,
             keys,
             values,
