@@ -43,7 +43,13 @@ fn main() -> ExitCode {
         }
     };
     let limits = Limits::default();
-    let opened = open(&source, &PeelChoice::default(), &limits, None);
+    let opened = match open(&source, &PeelChoice::default(), &limits, None) {
+        Ok(opened) => opened,
+        Err(e) => {
+            eprintln!("{file}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let Some(payload) = opened.payloads.into_iter().next() else {
         eprintln!("{file}: no payload");
         return ExitCode::FAILURE;

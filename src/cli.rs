@@ -16,13 +16,11 @@ use std::sync::OnceLock;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::capture::detect::{add_hint, verdict, Verdict};
+use crate::capture::detect::{verdict, Verdict};
 use crate::capture::har;
-use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
-    detect, peel, peel_readings, Framing, LayerReading, Payload, PeelChoice, PeelOptions, Reading,
-    ReadingSummary, SharedBytes, Split,
+    peel_readings, Framing, LayerReading, PeelChoice, ReadingSummary, SharedBytes, Split,
 };
 use crate::codec::protobuf::dynamic::{to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions};
 use crate::codec::protobuf::repeated::group_repeated_fields;
@@ -35,6 +33,10 @@ use crate::codec::{
 };
 use crate::files::write_atomically;
 use crate::limits::Limits;
+use crate::pipeline::{
+    self, Known, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, ReadOutcome,
+    ReadRequest,
+};
 use crate::report::inspect;
 
 mod compare;
@@ -457,17 +459,12 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
 
 /// The payloads found in an input, and which one the command works on.
 struct Peeling {
-    payloads: Vec<Payload>,
+    /// What the pipeline opened: the payloads, the layer readings when they were ranked (and
+    /// which one is in use), what the capture carried, and the format readings ranking made.
+    opened: Opened,
     chosen: usize,
+    /// The capture's warnings, and the fault that stopped peeling after some payloads.
     warnings: Vec<String>,
-    /// The layer readings, best first, when they were ranked; and which one is in use.
-    readings: Vec<LayerReading>,
-    reading: usize,
-    /// The format readings ranking made of the payloads it sampled (index into `payloads`),
-    /// documents included, so the command does not decode those payloads again.
-    detected: Vec<(usize, Vec<Reading>)>,
-    /// What the capture carried, when the input was read as one.
-    capture: Option<CaptureSummary>,
 }
 
 impl Peeling {
@@ -476,20 +473,14 @@ impl Peeling {
         self.input_for(self.chosen, input)
     }
 
-    /// The format readings ranking made of payload `index`, if it made them, as detection with
-    /// the hint of [`Peeling::input_for`] gives them (taken: a second call gives `None`).
-    fn take_detected(&mut self, index: usize, input: &Input) -> Option<Vec<Reading>> {
-        let at = self.detected.iter().position(|(i, _)| *i == index)?;
-        let mut readings = self.detected.swap_remove(at).1;
-        // Ranking used the payload's own hint; the file name's comes on top only without one.
-        if self.payloads.get(index).is_some_and(|p| p.hint.is_none()) {
-            add_hint(&mut readings, input.hint);
-        }
-        Some(readings)
+    /// The format readings ranking made of payload `index`, if it made them (taken: a second
+    /// call gives `None`).
+    fn take_detected(&mut self, index: usize) -> Option<Known> {
+        self.opened.take_detected(index)
     }
 
     fn input_for(&self, index: usize, input: &Input) -> Input {
-        let p = &self.payloads[index];
+        let p = &self.opened.payloads[index];
         Input {
             name: input.name.clone(),
             bytes: p.bytes.clone(),
@@ -501,13 +492,14 @@ impl Peeling {
 
     /// Whether anything was peeled (so the user should be told where the payload came from).
     fn peeled(&self) -> bool {
-        self.payloads.len() > 1 || self.payloads.iter().any(|p| !p.layers.is_empty())
+        let payloads = &self.opened.payloads;
+        payloads.len() > 1 || payloads.iter().any(|p| !p.layers.is_empty())
     }
 }
 
 /// What peeling gave: payloads, or a capture that carries none.
 enum PeelOutcome {
-    Payloads(Peeling),
+    Payloads(Box<Peeling>),
     /// A capture file without a payload: the sentence saying why ("3 packets, TCP handshake
     /// only, no application data"), and the warnings not already in it.
     Nothing {
@@ -522,7 +514,7 @@ enum PeelOutcome {
 /// saying why (`convert` has nothing to convert).
 fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
     match peel_input_or_nothing(input, args)? {
-        PeelOutcome::Payloads(peeling) => Ok(peeling),
+        PeelOutcome::Payloads(peeling) => Ok(*peeling),
         PeelOutcome::Nothing { why, .. } => Err(Failure::Input(format!(
             "error: {}: no payload to read: {why}",
             input.name
@@ -535,13 +527,11 @@ fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
 /// payload is [`PeelOutcome::Nothing`], never the file's own bytes read as a payload.
 fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome, Failure> {
     let limits = args.limits()?;
-    let mut options = DecodeOptions {
-        limits,
-        ..DecodeOptions::default()
+    let message = if ranks_with_message(args) {
+        named_message(args)?
+    } else {
+        None
     };
-    if ranks_with_message(args) {
-        options.message = named_message(args)?;
-    }
     let keys = match &args.keylog {
         None => None,
         Some(path) => {
@@ -556,115 +546,61 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
             Some(keys)
         }
     };
-    let keys = keys.as_ref();
-    let mut readings = Vec::new();
-    let mut reading = 0usize;
-    let found = match args.layer {
-        _ if args.raw => peel(
-            &input.bytes,
-            &PeelOptions {
-                choice: PeelChoice {
-                    max_layers: Some(0),
-                    split: Split::Never,
-                },
-                limits,
-                keys,
-            },
-        ),
-        Some(LayerArg::Choice(choice)) => peel(
-            &input.bytes,
-            &PeelOptions {
-                choice,
-                limits,
-                keys,
-            },
-        ),
-        Some(LayerArg::Reading(n)) => {
-            readings = peel_readings(&input.bytes, &options, keys);
-            if n > readings.len() {
-                return Err(Failure::Usage(format!(
-                    "--layer {n}: the input has {} layer reading(s) (see `wirelens inspect --layers`)",
-                    readings.len()
-                )));
-            }
-            reading = n - 1;
-            readings[reading].peeled.clone()
-        }
-        None => {
-            readings = peel_readings(&input.bytes, &options, keys);
-            readings
-                .first()
-                .map(|r| r.peeled.clone())
-                .unwrap_or_else(|| peel(&input.bytes, &PeelOptions::within(limits)))
-        }
+    let layers = match args.layer {
+        _ if args.raw => Layers::AsIs,
+        Some(LayerArg::Choice(choice)) => Layers::Peel(choice),
+        Some(LayerArg::Reading(n)) => Layers::Reading(n - 1),
+        None => Layers::Best,
     };
-    // The chosen reading's decoded payloads go on to the command; the other readings' are only
-    // listed, so their documents are dropped now.
-    let mut detected = Vec::new();
-    for (i, r) in readings.iter_mut().enumerate() {
-        let mine = std::mem::take(&mut r.detected);
-        if i == reading {
-            detected = mine;
-        }
+    let request = OpenRequest {
+        layers,
+        limits,
+        keys: keys.as_ref(),
+        message,
+        hint: input.hint,
+    };
+    let opened = pipeline::open(&input.bytes, &request).map_err(|e| match e {
+        OpenError::NoSuchReading { asked, count } => Failure::Usage(format!(
+            "--layer {}: the input has {count} layer reading(s) (see `wirelens inspect --layers`)",
+            asked + 1
+        )),
+    })?;
+    let mut warnings = opened.warnings.clone();
+    if let Some(why) = &opened.nothing {
+        // The skipped link types are in the sentence already.
+        warnings.retain(|w| !why.contains(w.as_str()));
+        warnings.dedup();
+        return Ok(PeelOutcome::Nothing {
+            why: why.clone(),
+            warnings,
+            readings: opened.readings,
+            reading: opened.reading,
+        });
     }
-    let whole = || Payload {
-        bytes: input.bytes.clone(),
-        ..Payload::default()
-    };
-    let capture = found.capture;
-    let (payloads, mut warnings) = {
-        let mut warnings = found.warnings;
-        match (found.payloads.is_empty(), found.error) {
-            (true, Some(e)) => return Err(Failure::Input(e.to_string())),
-            (true, None) => {
-                if let Some(summary) = &capture {
-                    let why = summary.describe();
-                    // The skipped link types are in the sentence already.
-                    warnings.retain(|w| !why.contains(w.as_str()));
-                    warnings.dedup();
-                    return Ok(PeelOutcome::Nothing {
-                        why,
-                        warnings,
-                        readings,
-                        reading,
-                    });
-                }
-                (vec![whole()], warnings)
-            }
-            (false, e) => {
-                if let Some(e) = e {
-                    warnings.push(format!("{e} (the payloads before it are kept)"));
-                }
-                (found.payloads, warnings)
-            }
-        }
-    };
+    match &opened.error {
+        Some(e) if opened.fell_back => return Err(Failure::Input(e.to_string())),
+        Some(e) => warnings.push(format!("{e} (the payloads before it are kept)")),
+        None => {}
+    }
     let chosen = match args.pick {
         Some(n) => {
             let i = usize::try_from(n - 1).unwrap_or(usize::MAX);
-            if i >= payloads.len() {
+            if i >= opened.payloads.len() {
                 return Err(Failure::Usage(format!(
                     "--pick {n}: the input holds {} payload(s)",
-                    payloads.len()
+                    opened.payloads.len()
                 )));
             }
             i
         }
-        None => payloads
-            .iter()
-            .position(|p| !p.bytes.is_empty())
-            .unwrap_or(0),
+        None => opened.first_with_bytes(),
     };
     warnings.dedup();
-    Ok(PeelOutcome::Payloads(Peeling {
-        payloads,
+    Ok(PeelOutcome::Payloads(Box::new(Peeling {
+        opened,
         chosen,
         warnings,
-        readings,
-        reading,
-        detected,
-        capture,
-    }))
+    })))
 }
 
 /// Whether layer ranking reads payloads as the message type the user named: then protobuf is
@@ -705,118 +641,65 @@ fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure>
     read_payload_knowing(input, args, None)
 }
 
-/// [`read_payload`], given `known`: the format readings layer ranking already made of these bytes
-/// (without the input's hint and without a message type), used instead of decoding again where
-/// they give the same outcome.
+/// [`read_payload`], given `known`: the format readings layer ranking already made of these
+/// bytes, used instead of decoding again where they give the same outcome.
 fn read_payload_knowing(
     input: &Input,
     args: &InputArgs,
-    known: Option<Vec<Reading>>,
+    known: Option<Known>,
 ) -> Result<PayloadRead, Failure> {
-    let mut options = DecodeOptions {
-        limits: args.limits()?,
-        protobuf_readings: args.read.clone(),
-        ..DecodeOptions::default()
+    let schema = args.schema.load()?;
+    let message = match (&schema, &args.schema.message) {
+        (Some(schema), Some(name)) => MessageChoice::Named(message_in(schema, name)?),
+        _ => MessageChoice::Auto,
     };
-    let mut ranking = Vec::new();
-    let mut message_reason = None;
-    if let Some(schema) = args.schema.load()? {
-        let from_method = input.grpc.as_ref().and_then(|(path, request)| {
-            Some((path, *request, schema.grpc_message(path, *request)?))
-        });
-        options.message = match &args.schema.message {
-            Some(name) => Some(message_in(&schema, name)?),
-            // No type named: the gRPC method's, when the schema defines the call's service.
-            None if matches!(args.from, None | Some(Format::Protobuf)) && from_method.is_some() => {
-                from_method.map(|(path, request, message)| {
-                    message_reason = Some(format!(
-                        "the {} of {path}",
-                        if request { "request" } else { "response" }
-                    ));
-                    message
-                })
-            }
-            // Else the best fit, if the input reads as protobuf with any of them.
-            None if args.from.is_none() || args.from == Some(Format::Protobuf) => {
-                ranking = schema.rank(&input.bytes, &options);
-                ranking.first().map(|best| best.message.clone())
-            }
-            None => None,
-        };
-    }
-    if let (None, Some(v)) = (args.from, &input.verdict) {
-        // Nothing to guess: the payload is text or encrypted records.
-        return Err(Failure::Input(format!(
-            "error: {}: the payload is {}; read it as a format with --from",
-            input.name,
-            v.sentence()
-        )));
-    }
-    let message = options.message.clone();
-    if message.is_some() && !args.read.is_empty() {
+    if matches!(message, MessageChoice::Named(_)) && !args.read.is_empty() {
         return Err(Failure::Usage(
             "--read chooses readings of protobuf read without a schema; with a message type the \
              schema says what each field is"
                 .into(),
         ));
     }
-    // Ranking's documents stand when it decoded as this command does: without a message type,
-    // or with the one the user named.
-    // With --read, protobuf is read again the user's way.
-    let mut known =
-        known.filter(|_| (message.is_none() || ranks_with_message(args)) && args.read.is_empty());
-    let (readings, outcome) = match args.from {
-        Some(format) => {
-            let found = known.as_mut().and_then(|k| {
-                k.iter()
-                    .position(|r| r.format == format)
-                    .map(|i| k.swap_remove(i))
-            });
-            let outcome = match found {
-                Some(r) => r.outcome,
-                None => codec::decode(&input.bytes, format, &options),
-            };
-            let reason = match &outcome {
-                Ok(_) => "chosen with --from".to_string(),
-                Err(e) => format!(
-                    "chosen with --from; stopped at byte {}: {}",
-                    e.offset, e.message
-                ),
-            };
-            let reading = ReadingSummary {
-                format,
-                confidence: 100,
-                reasons: vec![reason],
-                complete: outcome.is_ok(),
-            };
-            (vec![reading], outcome)
-        }
-        None => {
-            let readings = match known {
-                Some(readings) if !readings.is_empty() => readings,
-                _ => detect(&input.bytes, input.hint, &options),
-            };
-            // `detect` tries every format, so there is always a best reading; its document is
-            // handed on (never copied, a large payload's included) and the others are let go.
-            let mut readings = readings.into_iter();
-            let Some((chosen, outcome)) = readings.next().map(Reading::into_parts) else {
-                return Err(Failure::Input(format!(
-                    "error: {}: no reading of the payload",
-                    input.name
-                )));
-            };
-            let summaries = std::iter::once(chosen)
-                .chain(readings.map(|r| r.summary()))
-                .collect();
-            (summaries, outcome)
+    let request = ReadRequest {
+        hint: input.hint,
+        grpc: input.grpc.as_ref(),
+        verdict: input.verdict.clone(),
+        format: args.from,
+        format_reason: "chosen with --from",
+        list_every_reading: false,
+        message,
+        field_readings: args.read.clone(),
+        limits: args.limits()?,
+        known,
+        skeleton_from: None,
+    };
+    let types = schema.as_ref().map(|s| s as &dyn MessageTypes);
+    let read = match pipeline::read(&input.bytes, request, types) {
+        ReadOutcome::Read(read) => *read,
+        // Nothing to guess: the payload is text or encrypted records.
+        ReadOutcome::Verdict(v) => {
+            return Err(Failure::Input(format!(
+                "error: {}: the payload is {}; read it as a format with --from",
+                input.name,
+                v.sentence()
+            )))
         }
     };
+    for w in &read.warnings {
+        eprintln!("warning: {w}");
+    }
+    // The chosen reading first.
+    let mut readings = read.readings;
+    if read.chosen > 0 && read.chosen < readings.len() {
+        let chosen = readings.remove(read.chosen);
+        readings.insert(0, chosen);
+    }
     Ok(PayloadRead {
         readings,
-        outcome,
-        message,
-        message_reason,
-        ranking,
+        outcome: read.outcome,
+        message: read.message,
+        message_reason: read.message_reason,
+        ranking: read.ranking,
     })
 }
 
@@ -971,20 +854,25 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     }
     let whole = read_input(input_path(&args.input)?)?;
     let mut peeling = match peel_input_or_nothing(&whole, &args.input)? {
-        PeelOutcome::Payloads(peeling) => peeling,
+        PeelOutcome::Payloads(peeling) => *peeling,
         nothing => return inspect_nothing(args, &whole, nothing, out),
     };
     let input = peeling.chosen_input(&whole);
-    let known = peeling.take_detected(peeling.chosen, &whole);
+    let known = peeling.take_detected(peeling.chosen);
     writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
     for w in &peeling.warnings {
         writeln!(out, "warning: {w}")?;
     }
-    if let Some(capture) = peeling.capture.as_ref().filter(|c| c.all_encrypted()) {
+    if let Some(capture) = peeling
+        .opened
+        .capture
+        .as_ref()
+        .filter(|c| c.all_encrypted())
+    {
         writeln!(out, "capture: {}", capture.describe())?;
     }
     if args.layers {
-        let readings = if peeling.readings.is_empty() {
+        let readings = if peeling.opened.readings.is_empty() {
             // --raw or a named --layer: rank anyway, to list them.
             let options = DecodeOptions {
                 limits: args.input.limits()?,
@@ -994,24 +882,24 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         } else {
             Vec::new()
         };
-        let (list, used) = if peeling.readings.is_empty() {
+        let (list, used) = if peeling.opened.readings.is_empty() {
             (&readings, None)
         } else {
-            (&peeling.readings, Some(peeling.reading))
+            (&peeling.opened.readings, Some(peeling.opened.reading))
         };
         inspect::write_layer_readings(out, list, used)?;
     }
     if peeling.peeled() {
         writeln!(out, "payloads:")?;
-        inspect::write_payloads(out, &peeling.payloads, peeling.chosen)?;
+        inspect::write_payloads(out, &peeling.opened.payloads, peeling.chosen)?;
         writeln!(
             out,
             "payload {} of {}:",
             peeling.chosen + 1,
-            peeling.payloads.len()
+            peeling.opened.payloads.len()
         )?;
         if args.layers {
-            if let Some(p) = peeling.payloads.get(peeling.chosen) {
+            if let Some(p) = peeling.opened.payloads.get(peeling.chosen) {
                 inspect::write_payload_layers(out, p)?;
             }
         }
@@ -1046,7 +934,8 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             }
         }
     }
-    if !read.ranking.is_empty() {
+    // A gRPC method's type is said above; no other type was tried.
+    if !read.ranking.is_empty() && read.message_reason.is_none() {
         writeln!(out, "message types that fit, best first:")?;
         for c in read.ranking.iter().take(5) {
             writeln!(
@@ -1096,6 +985,7 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
         ));
     }
     let with_bytes = peeling
+        .opened
         .payloads
         .iter()
         .filter(|p| !p.bytes.is_empty())
@@ -1119,7 +1009,7 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
         return Err(Failure::Input(format!("error: {why}")));
     }
     let input = peeling.chosen_input(&whole);
-    let known = peeling.take_detected(peeling.chosen, &whole);
+    let known = peeling.take_detected(peeling.chosen);
     let mut bytes = convert_one(args, &input, known, args.pretty)?;
     if args.to == Format::Json {
         bytes.push(b'\n');
@@ -1250,18 +1140,18 @@ fn convert_all(
     peeling: &mut Peeling,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let count = peeling.payloads.len();
+    let count = peeling.opened.payloads.len();
     let mut lines = Vec::new();
     let mut failed = 0usize;
     for i in 0..count {
-        if peeling.payloads[i].bytes.is_empty() {
+        if peeling.opened.payloads[i].bytes.is_empty() {
             continue;
         }
         let converted = match cut_short(args, peeling, i) {
             Some(why) => Err(Failure::Input(format!("error: {why}"))),
             None => {
                 let input = peeling.input_for(i, whole);
-                let known = peeling.take_detected(i, whole);
+                let known = peeling.take_detected(i);
                 convert_one(args, &input, known, false)
             }
         };
@@ -1294,7 +1184,7 @@ fn convert_all(
 /// Why payload `index` should not be converted without `--partial`: a layer cut it short (the
 /// meta entry `truncated = true`).
 fn cut_short(args: &ConvertArgs, peeling: &Peeling, index: usize) -> Option<String> {
-    let p = peeling.payloads.get(index)?;
+    let p = peeling.opened.payloads.get(index)?;
     if args.partial || p.meta_value("truncated") != Some("true") {
         return None;
     }
@@ -1325,7 +1215,7 @@ fn loses_bytes(warning: &str) -> bool {
 fn convert_one(
     args: &ConvertArgs,
     input: &Input,
-    known: Option<Vec<Reading>>,
+    known: Option<Known>,
     pretty: bool,
 ) -> Result<Vec<u8>, Failure> {
     let read = read_payload_knowing(input, &args.input, known)?;

@@ -52,6 +52,7 @@ pub mod files;
 pub mod gui;
 pub mod limits;
 pub mod model;
+pub mod pipeline;
 pub mod profile;
 pub mod report;
 pub mod workspace;

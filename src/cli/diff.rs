@@ -155,12 +155,12 @@ fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
     let doc = read
         .outcome
         .map_err(|e| Failure::Input(format!("error: {}: {e}", whole.name)))?;
-    let label = if peeling.payloads.len() > 1 {
+    let label = if peeling.opened.payloads.len() > 1 {
         format!(
             "{} (payload {} of {})",
             whole.name,
             peeling.chosen + 1,
-            peeling.payloads.len()
+            peeling.opened.payloads.len()
         )
     } else {
         whole.name.clone()

@@ -1,10 +1,12 @@
-//! The pipeline behind the inspector, as plain functions a worker thread runs.
+//! The inspector's face of the [`pipeline`], as plain functions a worker thread
+//! runs.
 //!
-//! [`open`] peels a [`Source`] into payloads as the user's [`PeelChoice`] says (every layer, fewer,
-//! none: the bytes as they are; streams split or not); [`analyze`] detects a payload's format, decodes the chosen reading (the best one, or
-//! the user's override) and encodes the value to every format, giving one [`Column`] per format
-//! with its bytes, spans, fidelity notes and sizes. A payload that does not decode keeps its bytes,
-//! its partial document and the error's offset and path.
+//! [`open`] peels a [`Source`] into payloads as the user's [`PeelChoice`] says (every layer,
+//! fewer, none: the bytes as they are; streams split or not); [`analyze`] reads a payload
+//! ([`pipeline::read`]: the message type, the format reading, the decoded document) and encodes
+//! the value to every format, giving one [`Column`] per format with its bytes, spans, fidelity
+//! notes and sizes. A payload that does not decode keeps its bytes, its partial document and the
+//! error's offset and path.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -14,41 +16,24 @@ use super::job::{JobContext, JobError};
 use super::schemas::{ProtoMode, SchemaSet};
 use super::source::Source;
 use crate::capture::detect::{verdict, Verdict};
-use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
-use crate::capture::{
-    detect, peel, CaptureError, Payload, PeelChoice, PeelOptions, SharedBytes, Split,
-};
+use crate::capture::{Payload, PeelChoice, SharedBytes, Split};
 use crate::codec::protobuf::infer;
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::{self, stream, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
 use crate::model::{NodeId, NodeMap, Path, Span, SpanTree, Value};
+use crate::pipeline::{
+    self, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, ReadOutcome, ReadRequest,
+};
 use crate::profile::sizes::{self, Variant};
 
-/// What peeling a source found.
-#[derive(Debug, Clone)]
-pub struct Opened {
-    /// The payloads, in stream order: at least one (the raw bytes when nothing was peeled),
-    /// except for a capture file that carries none (then [`Opened::nothing`] says why).
-    pub payloads: Vec<Payload>,
-    /// The fault that stopped peeling early, if any.
-    pub error: Option<CaptureError>,
-    /// What was skipped or cut.
-    pub warnings: Vec<String>,
-    /// Whether the bytes were taken as they are, without peeling.
-    pub raw: bool,
-    /// What the capture carried, when the source was read as a capture file.
-    pub capture: Option<CaptureSummary>,
-    /// Why a capture file gave no payload ("3 packets, TCP handshake only, no application
-    /// data"): shown instead of the file's bytes.
-    pub nothing: Option<String>,
-}
+pub use crate::pipeline::Opened;
 
-/// Peels `source` as `choice` says: every layer by default, at most `max_layers` layers, streams
-/// split automatically, never, or by a forced framing. No layers and no splitting takes the bytes
-/// as one payload ("raw bytes").
+/// Peels `source` as `choice` says ([`pipeline::open`]): every layer by default, at most
+/// `max_layers` layers, streams split automatically, never, or by a forced framing. No layers and
+/// no splitting takes the bytes as one payload ("raw bytes").
 ///
 /// Payloads that no layer changed are views of the source's bytes (of its memory map, for a
 /// large file), not copies.
@@ -59,55 +44,20 @@ pub fn open(
     choice: &PeelChoice,
     limits: &Limits,
     keys: Option<&KeyLog>,
-) -> Opened {
+) -> Result<Opened, OpenError> {
     let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
-    let bytes = SharedBytes::shared(source.clone());
-    let as_is = || Payload {
-        bytes: bytes.clone(),
-        layers: Vec::new(),
-        hint: source.hint(),
-        meta: Vec::new(),
-    };
-    if raw {
-        return Opened {
-            payloads: vec![as_is()],
-            error: None,
-            warnings: Vec::new(),
-            raw,
-            capture: None,
-            nothing: None,
-        };
-    }
-    let peeled = peel(
-        &bytes,
-        &PeelOptions {
-            choice: *choice,
-            limits: *limits,
-            keys,
+    let request = OpenRequest {
+        layers: if raw {
+            Layers::AsIs
+        } else {
+            Layers::Peel(*choice)
         },
-    );
-    let mut payloads = peeled.payloads;
-    let mut nothing = None;
-    if payloads.is_empty() {
-        // A capture without a payload says so; anything else is its own bytes.
-        match (&peeled.capture, &peeled.error) {
-            (Some(capture), None) => nothing = Some(capture.describe()),
-            _ => payloads.push(as_is()),
-        }
-    }
-    for p in &mut payloads {
-        if p.hint.is_none() && p.layers.is_empty() {
-            p.hint = source.hint();
-        }
-    }
-    Opened {
-        payloads,
-        error: peeled.error,
-        warnings: peeled.warnings,
-        raw,
-        capture: peeled.capture,
-        nothing,
-    }
+        limits: *limits,
+        keys,
+        message: None,
+        hint: source.hint(),
+    };
+    pipeline::open(&SharedBytes::shared(source.clone()), &request)
 }
 
 /// The user's choices for one payload.
@@ -583,71 +533,32 @@ fn analyze_sized(
 ) -> Result<Analysis, JobError> {
     let started = Instant::now();
     let mut warnings = Vec::new();
-    ctx.report(0.05, "ranking message types");
-    let mut candidates: Vec<CandidateSummary> = if schemas.is_empty() {
-        Vec::new()
-    } else {
-        schemas
-            .rank(bytes, limits)
-            .into_iter()
-            .map(|c| CandidateSummary {
-                message: c.message.full_name().to_string(),
-                score: c.score,
-                reasons: c.reasons,
-            })
-            .collect()
-    };
-    if let Some((path, request)) = grpc {
-        if let Some(m) = schemas.grpc_message(path, *request) {
-            let name = m.full_name().to_string();
-            candidates.retain(|c| c.message != name);
-            candidates.insert(
-                0,
-                CandidateSummary {
-                    message: name,
-                    score: 100,
-                    reasons: vec![format!(
-                        "the {} type of the gRPC method {path}",
-                        if *request { "request" } else { "response" }
-                    )],
-                },
-            );
-        }
-    }
-    ctx.check()?;
-    let message = match &choice.proto {
-        ProtoMode::Auto => candidates
-            .first()
-            .filter(|c| c.score > 0)
-            .and_then(|c| schemas.message(&c.message)),
-        ProtoMode::Message(name) => {
-            let m = schemas.message(name);
-            if m.is_none() {
+    let message_choice = match &choice.proto {
+        ProtoMode::Auto => MessageChoice::Auto,
+        ProtoMode::Message(name) => match schemas.message(name) {
+            Some(m) => MessageChoice::Named(m),
+            None => {
                 warnings.push(format!("no loaded schema has the message type {name}"));
+                MessageChoice::SchemaLess
             }
-            m
-        }
-        ProtoMode::SchemaLess => None,
-    };
-    let decode_options = DecodeOptions {
-        protobuf_readings: if message.is_none() {
-            choice.field_readings.clone()
-        } else {
-            Vec::new()
         },
-        message: message.clone(),
-        limits: *limits,
+        ProtoMode::SchemaLess => MessageChoice::SchemaLess,
     };
-    ctx.report(0.15, "detecting the format");
-    // A large JSON payload's tree is made a chunk at a time; its reading stands for it with
-    // the root's entries (or items) only, which is all the JSON reading's score looks at.
-    // Its protobuf column needs nothing from the tree (a walk of its own): it is written
-    // meanwhile, on a thread of its own, and waited for when the columns are encoded.
-    let eligible = on_demand_eligible(bytes, choice, &decode_options, on_demand_from);
+    // A large JSON payload's tree is made a chunk at a time, without its value. Its protobuf
+    // column needs nothing from the tree (a walk of its own): it is written meanwhile, on a
+    // thread of its own, and waited for when the columns are encoded.
+    let eligible =
+        pipeline::reads_as_skeleton(bytes, choice.format, &choice.field_readings, on_demand_from);
     let shown = |f: Format| !choice.hidden.contains(&f);
+    let early_message = match &message_choice {
+        MessageChoice::Named(m) => Some(m.clone()),
+        _ => None,
+    };
+    // Ranked message types read protobuf bytes; a JSON payload's protobuf column is written
+    // with a type only when the user named one.
     let early_protobuf = (eligible && shown(Format::Protobuf)).then(|| {
         let writing = Writing {
-            message: message.as_ref(),
+            message: early_message.as_ref(),
             json_names: None,
             group_repeated: false,
             encoding: choice.encoding,
@@ -662,44 +573,52 @@ fn analyze_sized(
             .ok()
     });
     let early_protobuf = std::sync::Mutex::new(early_protobuf.flatten());
-    let on_demand = eligible
-        .then(|| on_demand_json(bytes, &decode_options))
-        .flatten();
-    ctx.check()?;
-    let read_on_demand = on_demand.is_some();
-    let mut readings = match on_demand {
-        Some(doc) => {
-            crate::capture::detect::detect_knowing(bytes, hint, &decode_options, Some(doc))
+    ctx.report(0.05, "ranking message types and detecting the format");
+    let request = ReadRequest {
+        hint,
+        grpc,
+        verdict: None,
+        format: choice.format,
+        format_reason: "chosen by the user",
+        list_every_reading: true,
+        message: message_choice,
+        field_readings: choice.field_readings.clone(),
+        limits: *limits,
+        known: None,
+        skeleton_from: Some(on_demand_from),
+    };
+    let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
+    let read = match pipeline::read(bytes, request, types) {
+        ReadOutcome::Read(read) => *read,
+        // No verdict was passed in.
+        ReadOutcome::Verdict(v) => {
+            return Err(JobError::Failed(format!("the payload is {}", v.sentence())))
         }
-        None => detect(bytes, hint, &decode_options),
     };
     ctx.check()?;
-    let summaries: Vec<ReadingSummary> = readings
-        .iter()
-        .map(crate::capture::Reading::summary)
+    warnings.extend(read.warnings);
+    let candidates: Vec<CandidateSummary> = read
+        .ranking
+        .into_iter()
+        .map(|c| CandidateSummary {
+            message: c.message.full_name().to_string(),
+            score: c.score,
+            reasons: c.reasons,
+        })
         .collect();
-    // A field reading the user chose is one of protobuf: a reading that fails shows its error
-    // in the protobuf column rather than another format taking the payload.
-    let wanted = match choice.format {
-        None if !decode_options.protobuf_readings.is_empty() => Some(Format::Protobuf),
-        f => f,
-    };
-    let pick = wanted
-        .and_then(|f| readings.iter().position(|r| r.format == f))
-        .unwrap_or(0);
-    if pick >= readings.len() {
-        return Err(JobError::Failed("no reading of the payload".into()));
-    }
-    let reading = readings.swap_remove(pick);
-    let format = reading.format;
+    let message = read.message;
+    let summaries = read.readings;
+    let pick = read.chosen;
+    let read_on_demand = read.skeleton;
+    let format = read.format;
     let message_name = message.as_ref().map(|m| m.full_name().to_string());
     let source_schema = (format == Format::Protobuf).then(|| {
         message_name
             .clone()
             .unwrap_or_else(|| "no schema (field numbers)".into())
     });
-    let (document, error) = match reading.outcome {
-        Ok(doc) if read_on_demand && format == Format::Json => {
+    let (document, error) = match read.outcome {
+        Ok(doc) if read_on_demand => {
             let spans = Arc::new(doc.spans);
             let read = OnDemand {
                 format,
@@ -798,7 +717,9 @@ fn analyze_sized(
                             .lock()
                             .ok()
                             .and_then(|mut e| e.take())
-                            .and_then(|handle| handle.join().ok()),
+                            .and_then(|handle| handle.join().ok())
+                            // Written with the type the analysis reads with, or not used.
+                            .filter(|_| message == early_message),
                         _ => None,
                     };
                     let column = encode_column(source, target, &writing, limits, early);
@@ -858,53 +779,6 @@ fn analyze_sized(
         columns,
         elapsed: started.elapsed(),
         verdict: None,
-    })
-}
-
-/// Whether the payload is read on demand if it is JSON: at least `from` bytes, starting as a
-/// JSON map or array, and the user chose no other reading.
-fn on_demand_eligible(bytes: &[u8], choice: &Choice, options: &DecodeOptions, from: usize) -> bool {
-    if bytes.len() < from
-        || !matches!(choice.format, None | Some(Format::Json))
-        || !options.protobuf_readings.is_empty()
-    {
-        return false;
-    }
-    let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        3
-    } else {
-        0
-    };
-    let first = bytes[start..].iter().find(|c| !c.is_ascii_whitespace());
-    matches!(first, Some(b'{' | b'['))
-}
-
-/// A JSON payload's span tree, made a chunk at a time without its value, in a document
-/// whose value is the root's skeleton: its keys (or items) with null values, which is what
-/// detection's JSON reading looks at. `None` when the walk does not apply (the ordinary decode
-/// then reports what is wrong).
-fn on_demand_json(bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
-    let spans = stream::spans_in_chunks(bytes, Format::Json, &options.limits, stream::CHUNK)?;
-    let root = spans.root()?;
-    let value = match spans.kind(root) {
-        crate::model::Kind::Map => Value::Map(
-            spans
-                .children(root)
-                .map(|child| {
-                    let key = match spans.segment(child) {
-                        crate::model::Segment::Key(k) => Value::text(spans.key_text(k)),
-                        _ => Value::Null,
-                    };
-                    (key, Value::Null)
-                })
-                .collect(),
-        ),
-        _ => Value::Array(vec![Value::Null; spans.children(root).count()]),
-    };
-    Some(Document {
-        format: Format::Json,
-        value,
-        spans,
     })
 }
 

@@ -544,7 +544,8 @@ impl Workspace {
         let keys = self.keys.clone();
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
-            Ok(open(&source, &choice, &limits, keys.as_deref()))
+            open(&source, &choice, &limits, keys.as_deref())
+                .map_err(|e| JobError::Failed(e.to_string()))
         }));
     }
 

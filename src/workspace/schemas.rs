@@ -241,6 +241,16 @@ impl SchemaSet {
     }
 }
 
+impl crate::pipeline::MessageTypes for SchemaSet {
+    fn grpc_message(&self, path: &str, request: bool) -> Option<MessageDescriptor> {
+        SchemaSet::grpc_message(self, path, request)
+    }
+
+    fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate> {
+        SchemaSet::rank(self, bytes, limits)
+    }
+}
+
 /// What a schema label adds for editions files: the editions, and the compiler when text was
 /// compiled (protoc, not protox); nothing for proto2 and proto3.
 fn editions_suffix(schema: &Schema) -> String {

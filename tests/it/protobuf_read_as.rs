@@ -272,4 +272,29 @@ fn the_cli_reads_fields_the_users_way() {
         stderr.contains("--read chooses readings of protobuf read without a schema"),
         "{stderr}"
     );
+    // A schema loaded but no type named: the user's readings say what the fields are, not the
+    // best-ranked type.
+    let out = assert_cmd::Command::cargo_bin("wirelens")
+        .expect("built")
+        .args(["convert", "--from", "protobuf", "--to", "json"])
+        .args([
+            "--read",
+            "$.1[*].2=bytes",
+            "--read",
+            "$.1[*].5=sint64",
+            "--proto",
+        ])
+        .arg(&proto)
+        .arg(&path)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        r#"{"1":[{"2":"GAUgBg==","5":-3},{"2":"GAUgBg==","5":-3}]}"#
+    );
 }

@@ -656,6 +656,7 @@ fn an_analysis_shows_each_column_as_it_is_encoded_and_measures_sizes_last() {
     let source = Source::open(sample("transactions-1k.json")).expect("the sample opens");
     let limits = Limits::default();
     let payload = open(&source, &PeelChoice::default(), &limits, None)
+        .expect("peeled")
         .payloads
         .into_iter()
         .next()

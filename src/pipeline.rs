@@ -1,0 +1,896 @@
+//! The one path from an input's bytes to a decoded payload, behind both faces.
+//!
+//! The CLI (`cli.rs`) and the app (`workspace`) ask the same two questions of every input, and
+//! this module answers them once, with one set of rules:
+//!
+//! 1. [`open`]: which payloads does the input hold? The bytes as they are, peeled as a
+//!    [`PeelChoice`] says, or peeled the best-ranked way ([`peel_readings`]) or the Nth. The
+//!    answer ([`Opened`]) keeps the layer readings and the format readings ranking made of the
+//!    payloads it sampled, documents included, so a payload is not decoded a second time.
+//! 2. [`read`]: what is one payload? Which message type reads it (the one the user named, the
+//!    gRPC method's, or the best-ranked type of the loaded schemas), what is it when it is no
+//!    data format at all (a [`Verdict`]), which format reading is chosen (the best one, or the
+//!    format the user asked for), and its decoded document or the error with its partial
+//!    document. The document is handed on, never copied.
+//!
+//! What each face adds is its own: the CLI turns a [`Read`] into output and exit codes, the app
+//! encodes the document into its other columns.
+
+use crate::capture::detect::{add_hint, detect_knowing, Reading, ReadingSummary, Verdict};
+use crate::capture::pcap::CaptureSummary;
+use crate::capture::tls::KeyLog;
+use crate::capture::{
+    peel, peel_readings, CaptureError, LayerReading, Payload, PeelChoice, PeelOptions, SharedBytes,
+};
+use crate::codec::protobuf::schema::{Candidate, Schema};
+use crate::codec::protobuf::wire::FieldReading;
+use crate::codec::protobuf::MessageDescriptor;
+use crate::codec::{self, stream, DecodeError, DecodeOptions, Document, Format};
+use crate::limits::Limits;
+use crate::model::{Kind, Segment, Value};
+
+/// How an input is peeled into payloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layers {
+    /// The bytes as they are: one payload, nothing peeled, nothing split.
+    AsIs,
+    /// Peeled as this choice says (every layer, at most N, streams split or not).
+    Peel(PeelChoice),
+    /// The best-ranked of the ways of peeling the input ([`peel_readings`]).
+    Best,
+    /// The Nth of those ways, from 0, best first.
+    Reading(usize),
+}
+
+/// What [`open`] is asked to do.
+#[derive(Debug, Clone)]
+pub struct OpenRequest<'a> {
+    /// How to peel.
+    pub layers: Layers,
+    /// Bounds on every step.
+    pub limits: Limits,
+    /// Keys that decrypt a capture's TLS connections (besides those the capture carries).
+    pub keys: Option<&'a KeyLog>,
+    /// The message type ranking the layer readings reads protobuf payloads with (the one the
+    /// user named); their documents are then decoded with it.
+    pub message: Option<MessageDescriptor>,
+    /// The format the input's name suggests: given to every payload without a hint of its own
+    /// (a Content-Type says more than a file name).
+    pub hint: Option<Format>,
+}
+
+impl OpenRequest<'_> {
+    /// A request to peel as `layers` says within `limits`, with nothing else.
+    pub fn new(layers: Layers, limits: Limits) -> OpenRequest<'static> {
+        OpenRequest {
+            layers,
+            limits,
+            keys: None,
+            message: None,
+            hint: None,
+        }
+    }
+}
+
+/// What [`open`] found.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The payloads, in stream order: at least one (the input's own bytes when nothing was
+    /// peeled), except for a capture file that carries none (then [`Opened::nothing`] says why).
+    pub payloads: Vec<Payload>,
+    /// The fault that stopped peeling early, if any.
+    pub error: Option<CaptureError>,
+    /// What was skipped or cut.
+    pub warnings: Vec<String>,
+    /// Whether the bytes were taken as they are, without peeling.
+    pub raw: bool,
+    /// Whether the one payload is the input's own bytes because peeling stopped at
+    /// [`Opened::error`] before it found any.
+    pub fell_back: bool,
+    /// What the capture carried, when the input was read as a capture file.
+    pub capture: Option<CaptureSummary>,
+    /// Why a capture file gave no payload ("3 packets, TCP handshake only, no application
+    /// data").
+    pub nothing: Option<String>,
+    /// The ways of peeling the input, best first, when they were ranked ([`Layers::Best`],
+    /// [`Layers::Reading`]), without their documents; empty otherwise.
+    pub readings: Vec<LayerReading>,
+    /// Which of them gave the payloads.
+    pub reading: usize,
+    /// The format readings ranking made of the payloads it sampled, by payload index, documents
+    /// included (see [`Opened::take_detected`]).
+    detected: Vec<(usize, Vec<Reading>)>,
+    /// The message type those readings decoded protobuf with.
+    message: Option<MessageDescriptor>,
+    /// The input's hint, and which payloads took it for want of their own.
+    hint: Option<Format>,
+    hinted: Vec<usize>,
+}
+
+impl Opened {
+    /// The payload a command works on unless the user picks one: the first with bytes.
+    pub fn first_with_bytes(&self) -> usize {
+        self.payloads
+            .iter()
+            .position(|p| !p.bytes.is_empty())
+            .unwrap_or(0)
+    }
+
+    /// The format readings layer ranking made of payload `index`, documents included, as
+    /// [`read`] would make them with the payload's hint; taken (a second call gives `None`).
+    /// Hand them to [`ReadRequest::known`] so the payload is not decoded again.
+    pub fn take_detected(&mut self, index: usize) -> Option<Known> {
+        let at = self.detected.iter().position(|(i, _)| *i == index)?;
+        let mut readings = self.detected.swap_remove(at).1;
+        // Ranking used the payload's own hint; the input's comes on top only without one.
+        if self.hinted.contains(&index) {
+            add_hint(&mut readings, self.hint);
+        }
+        Some(Known {
+            readings,
+            message: self.message.clone(),
+        })
+    }
+}
+
+/// Why [`open`] could not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    /// [`Layers::Reading`] asked for a way of peeling the input does not have.
+    NoSuchReading {
+        /// The reading asked for, from 0.
+        asked: usize,
+        /// How many there are.
+        count: usize,
+    },
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::NoSuchReading { asked, count } => write!(
+                f,
+                "layer reading {} asked for: the input has {count} layer reading(s)",
+                asked + 1
+            ),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// Peels `bytes` into payloads as `request` says.
+///
+/// Payloads that no layer changed are views of `bytes` (of a large file's memory map), not
+/// copies. A capture file without a payload gives none, with [`Opened::nothing`] saying why;
+/// anything else gives at least one payload.
+pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
+    let limits = request.limits;
+    let as_is = || Payload {
+        bytes: bytes.clone(),
+        layers: Vec::new(),
+        hint: request.hint,
+        meta: Vec::new(),
+    };
+    let mut readings = Vec::new();
+    let mut reading = 0;
+    let peeled = match request.layers {
+        Layers::AsIs => {
+            return Ok(Opened {
+                payloads: vec![as_is()],
+                error: None,
+                warnings: Vec::new(),
+                raw: true,
+                fell_back: false,
+                capture: None,
+                nothing: None,
+                readings,
+                reading,
+                detected: Vec::new(),
+                message: None,
+                hint: request.hint,
+                hinted: Vec::new(),
+            })
+        }
+        Layers::Peel(choice) => peel(
+            bytes.clone(),
+            &PeelOptions {
+                choice,
+                limits,
+                keys: request.keys,
+            },
+        ),
+        Layers::Best | Layers::Reading(_) => {
+            let options = DecodeOptions {
+                limits,
+                message: request.message.clone(),
+                ..DecodeOptions::default()
+            };
+            readings = peel_readings(bytes.clone(), &options, request.keys);
+            if let Layers::Reading(n) = request.layers {
+                if n >= readings.len() {
+                    return Err(OpenError::NoSuchReading {
+                        asked: n,
+                        count: readings.len(),
+                    });
+                }
+                reading = n;
+            }
+            match readings.get(reading) {
+                Some(r) => r.peeled.clone(),
+                None => peel(bytes.clone(), &PeelOptions::within(limits)),
+            }
+        }
+    };
+    // The chosen reading's documents go on to be read; the other readings' are only listed.
+    let mut detected = Vec::new();
+    for (i, r) in readings.iter_mut().enumerate() {
+        let mine = std::mem::take(&mut r.detected);
+        if i == reading {
+            detected = mine;
+        }
+    }
+    let mut payloads = peeled.payloads;
+    let mut nothing = None;
+    let mut fell_back = false;
+    if payloads.is_empty() {
+        // A capture without a payload says so; anything else is its own bytes.
+        match (&peeled.capture, &peeled.error) {
+            (Some(capture), None) => nothing = Some(capture.describe()),
+            (_, error) => {
+                fell_back = error.is_some();
+                payloads.push(as_is());
+            }
+        }
+    }
+    let mut hinted = Vec::new();
+    for (i, p) in payloads.iter_mut().enumerate() {
+        if p.hint.is_none() && request.hint.is_some() {
+            p.hint = request.hint;
+            hinted.push(i);
+        }
+    }
+    let mut warnings = peeled.warnings;
+    warnings.dedup();
+    Ok(Opened {
+        payloads,
+        error: peeled.error,
+        warnings,
+        raw: false,
+        fell_back,
+        capture: peeled.capture,
+        nothing,
+        readings,
+        reading,
+        detected,
+        message: request.message.clone(),
+        hint: request.hint,
+        hinted,
+    })
+}
+
+/// The message types a face has loaded: one schema (the CLI's `--proto` /
+/// `--descriptor-set`), or several (the app's schema list).
+pub trait MessageTypes {
+    /// The message type of one side of a gRPC call (`path` is `/package.Service/Method`), when
+    /// a loaded schema defines the service.
+    fn grpc_message(&self, path: &str, request: bool) -> Option<MessageDescriptor>;
+    /// Every message type that reads `bytes` (each decode within `limits`), best first.
+    fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate>;
+}
+
+impl MessageTypes for Schema {
+    fn grpc_message(&self, path: &str, request: bool) -> Option<MessageDescriptor> {
+        Schema::grpc_message(self, path, request)
+    }
+
+    fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate> {
+        let options = DecodeOptions {
+            limits: *limits,
+            ..DecodeOptions::default()
+        };
+        Schema::rank(self, bytes, &options)
+    }
+}
+
+/// Which message type protobuf is read and written with.
+#[derive(Debug, Clone, Default)]
+pub enum MessageChoice {
+    /// The gRPC method's type when a loaded schema defines the call, else the best-ranked type
+    /// (none when no type reads the payload, or no schema is loaded).
+    #[default]
+    Auto,
+    /// The type the user named (the face found it in its schemas).
+    Named(MessageDescriptor),
+    /// None: protobuf is read by field numbers, as if no schema were loaded.
+    SchemaLess,
+}
+
+/// Format readings already made of a payload (by layer ranking), documents included.
+#[derive(Debug)]
+pub struct Known {
+    /// The readings, as [`crate::capture::detect()`] gives them with the payload's hint.
+    pub readings: Vec<Reading>,
+    /// The message type they were decoded with.
+    pub message: Option<MessageDescriptor>,
+}
+
+/// What [`read`] is asked to do with one payload.
+#[derive(Debug, Default)]
+pub struct ReadRequest<'a> {
+    /// The format the payload's Content-Type or name suggests (it breaks ties).
+    pub hint: Option<Format>,
+    /// The gRPC call the payload is a message of: its `:path`, and whether it is the request.
+    pub grpc: Option<&'a (String, bool)>,
+    /// What the payload is when it is no data format (text, encrypted records): then it is not
+    /// read unless `format` names one.
+    pub verdict: Option<Verdict>,
+    /// Read as this format instead of the best reading.
+    pub format: Option<Format>,
+    /// Why `format` was asked for, as its reading's reason says ("chosen with --from").
+    pub format_reason: &'a str,
+    /// With `format`: list every format's reading too (the app's reading picker), rather than
+    /// decode only the one asked for (a command that uses one).
+    pub list_every_reading: bool,
+    /// Which message type.
+    pub message: MessageChoice,
+    /// The user's readings of fields of protobuf read without a schema. While there is one, the
+    /// payload is read as protobuf without a message type unless the user named one (then
+    /// these are left out, with a warning: the schema says what each field is).
+    pub field_readings: Vec<FieldReading>,
+    /// Bounds on every decode.
+    pub limits: Limits,
+    /// Readings already made of these bytes, used where they give the same outcome.
+    pub known: Option<Known>,
+    /// Read a JSON payload of this many bytes or more without its value (see
+    /// [`Read::skeleton`]).
+    pub skeleton_from: Option<usize>,
+}
+
+/// What [`read`] made of a payload.
+#[derive(Debug)]
+pub struct Read {
+    /// The format readings considered, most plausible first (with [`ReadRequest::format`] and
+    /// not [`ReadRequest::list_every_reading`], only the one asked for).
+    pub readings: Vec<ReadingSummary>,
+    /// Which of them was decoded: the first, unless the user asked for another format.
+    pub chosen: usize,
+    /// The format read.
+    pub format: Format,
+    /// The decoded document, or the error with its partial document.
+    pub outcome: Result<Document, DecodeError>,
+    /// Whether the document is a skeleton: its span tree is the whole payload's, but its value
+    /// holds only the root's keys (or items), each null. Values are read from the payload's
+    /// bytes by span as they are needed. Only for a JSON payload of
+    /// [`ReadRequest::skeleton_from`] bytes or more.
+    pub skeleton: bool,
+    /// The message type protobuf was read with (and is written with), if any.
+    pub message: Option<MessageDescriptor>,
+    /// Why that type, when a gRPC method decided it: "the request of /pkg.Service/Method".
+    pub message_reason: Option<String>,
+    /// The message types that read the payload, best first (the gRPC method's type alone when
+    /// it decided; empty when the user named one or no schema is loaded).
+    pub ranking: Vec<Candidate>,
+    /// What the user asked for that was not done, and why.
+    pub warnings: Vec<String>,
+}
+
+/// What [`read`] gives: the payload read, or the verdict that it is no data format.
+#[derive(Debug)]
+pub enum ReadOutcome {
+    /// Read.
+    Read(Box<Read>),
+    /// Not read: the payload is text or encrypted records, and no format was asked for.
+    Verdict(Verdict),
+}
+
+/// Reads one payload as `request` says, with the message types of `types` (none without a
+/// schema): each payload is decoded once per format, and the chosen document handed on.
+pub fn read(
+    bytes: &SharedBytes,
+    request: ReadRequest<'_>,
+    types: Option<&dyn MessageTypes>,
+) -> ReadOutcome {
+    if let (None, Some(v)) = (request.format, &request.verdict) {
+        return ReadOutcome::Verdict(v.clone());
+    }
+    let mut warnings = Vec::new();
+    let reads_protobuf = matches!(request.format, None | Some(Format::Protobuf));
+    let mut field_readings = request.field_readings;
+    let (message, message_reason, ranking) = match (request.message, types) {
+        (MessageChoice::Named(m), _) => {
+            if !field_readings.is_empty() {
+                warnings.push(format!(
+                    "the field readings are not used: the message type {} says what each \
+                     field is",
+                    m.full_name()
+                ));
+                field_readings.clear();
+            }
+            (Some(m), None, Vec::new())
+        }
+        (MessageChoice::SchemaLess, _) | (MessageChoice::Auto, None) => (None, None, Vec::new()),
+        // Fields read the user's way are read without a schema.
+        (MessageChoice::Auto, Some(_)) if !field_readings.is_empty() => (None, None, Vec::new()),
+        (MessageChoice::Auto, Some(_)) if !reads_protobuf => (None, None, Vec::new()),
+        (MessageChoice::Auto, Some(types)) => {
+            let method = request
+                .grpc
+                .and_then(|(path, req)| Some((path, *req, types.grpc_message(path, *req)?)));
+            match method {
+                // The schema defines the call: its type, without trying every other.
+                Some((path, req, m)) => {
+                    let why = format!("the {} of {path}", if req { "request" } else { "response" });
+                    let candidate = Candidate {
+                        message: m.clone(),
+                        score: 100,
+                        reasons: vec![format!(
+                            "the {} type of the gRPC method {path}",
+                            if req { "request" } else { "response" }
+                        )],
+                    };
+                    (Some(m), Some(why), vec![candidate])
+                }
+                None => {
+                    let ranking = types.rank(bytes, &request.limits);
+                    let best = ranking.first().filter(|c| c.score > 0);
+                    (best.map(|c| c.message.clone()), None, ranking)
+                }
+            }
+        }
+    };
+    let options = DecodeOptions {
+        limits: request.limits,
+        protobuf_readings: field_readings,
+        message: message.clone(),
+    };
+    // A reading the user chose for a field is one of protobuf: a reading that fails shows its
+    // error rather than another format taking the payload.
+    let wanted = match request.format {
+        None if !options.protobuf_readings.is_empty() => Some(Format::Protobuf),
+        f => f,
+    };
+    // Readings made elsewhere stand when they were decoded as these would be.
+    let mut known = request
+        .known
+        .filter(|k| k.message == message && options.protobuf_readings.is_empty())
+        .map(|k| k.readings)
+        .filter(|r| !r.is_empty());
+    let skeleton_doc = request
+        .skeleton_from
+        .filter(|&from| reads_as_skeleton(bytes, wanted, &options.protobuf_readings, from))
+        .and_then(|_| json_skeleton(bytes, &options));
+    let skeleton = skeleton_doc.is_some();
+    if let (Some(format), false) = (request.format, request.list_every_reading) {
+        let found = known.as_mut().and_then(|k| {
+            k.iter()
+                .position(|r| r.format == format)
+                .map(|i| k.swap_remove(i))
+        });
+        let outcome = match found {
+            Some(r) => r.outcome,
+            None => codec::decode(bytes, format, &options),
+        };
+        let asked = request.format_reason;
+        let reason = match &outcome {
+            Ok(_) => asked.to_string(),
+            Err(e) => format!("{asked}; stopped at byte {}: {}", e.offset, e.message),
+        };
+        let summary = ReadingSummary {
+            format,
+            confidence: 100,
+            reasons: vec![reason],
+            complete: outcome.is_ok(),
+        };
+        return ReadOutcome::Read(Box::new(Read {
+            readings: vec![summary],
+            chosen: 0,
+            format,
+            outcome,
+            skeleton: false,
+            message,
+            message_reason,
+            ranking,
+            warnings,
+        }));
+    }
+    let readings = match known {
+        Some(readings) => readings,
+        None => detect_knowing(bytes, request.hint, &options, skeleton_doc),
+    };
+    let summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
+    let chosen = wanted
+        .and_then(|f| readings.iter().position(|r| r.format == f))
+        .unwrap_or(0);
+    // Every format is tried, so there is a reading; its document is handed on (never copied)
+    // and the others are let go.
+    let (format, outcome) = match readings.into_iter().nth(chosen) {
+        Some(r) => (r.format, r.outcome),
+        None => {
+            let format = wanted.unwrap_or(Format::Json);
+            (format, codec::decode(bytes, format, &options))
+        }
+    };
+    ReadOutcome::Read(Box::new(Read {
+        readings: summaries,
+        chosen,
+        format,
+        skeleton: skeleton && format == Format::Json && outcome.is_ok(),
+        outcome,
+        message,
+        message_reason,
+        ranking,
+        warnings,
+    }))
+}
+
+/// Whether [`read`] reads `bytes` as a JSON skeleton ([`Read::skeleton`]) with
+/// [`ReadRequest::skeleton_from`] `from`: at least `from` bytes, starting as a JSON map or array,
+/// read as the best reading or as JSON, and no field readings (which ask for protobuf). A face
+/// that starts work early on such a payload asks this first.
+pub fn reads_as_skeleton(
+    bytes: &[u8],
+    format: Option<Format>,
+    field_readings: &[FieldReading],
+    from: usize,
+) -> bool {
+    if bytes.len() < from
+        || !matches!(format, None | Some(Format::Json))
+        || !field_readings.is_empty()
+    {
+        return false;
+    }
+    let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        3
+    } else {
+        0
+    };
+    let first = bytes[start..].iter().find(|c| !c.is_ascii_whitespace());
+    matches!(first, Some(b'{' | b'['))
+}
+
+/// A JSON payload's span tree, made a chunk at a time without its value, in a document whose
+/// value is the root's skeleton: its keys (or items) with null values, which is all detection's
+/// JSON reading looks at. `None` when the walk does not apply (the ordinary decode then reports
+/// what is wrong).
+fn json_skeleton(bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
+    let spans = stream::spans_in_chunks(bytes, Format::Json, &options.limits, stream::CHUNK)?;
+    let root = spans.root()?;
+    let value = match spans.kind(root) {
+        Kind::Map => Value::Map(
+            spans
+                .children(root)
+                .map(|child| {
+                    let key = match spans.segment(child) {
+                        Segment::Key(k) => Value::text(spans.key_text(k)),
+                        _ => Value::Null,
+                    };
+                    (key, Value::Null)
+                })
+                .collect(),
+        ),
+        _ => Value::Array(vec![Value::Null; spans.children(root).count()]),
+    };
+    Some(Document {
+        format: Format::Json,
+        value,
+        spans,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::detect;
+
+    const SCHEMA: &str = r#"syntax = "proto3";
+package t;
+message Point { int32 x = 1; int32 y = 2; }
+message Name { string text = 1; }
+service Geo { rpc Find(Name) returns (Point); }
+"#;
+    /// `t.Point {x: 1, y: 2}`.
+    const POINT: &[u8] = &[0x08, 0x01, 0x10, 0x02];
+
+    fn schema() -> Schema {
+        Schema::from_proto_source("geo.proto", SCHEMA).expect("the schema compiles")
+    }
+
+    fn read_ok(bytes: &[u8], request: ReadRequest<'_>, types: Option<&dyn MessageTypes>) -> Read {
+        match read(&SharedBytes::from(bytes.to_vec()), request, types) {
+            ReadOutcome::Read(read) => *read,
+            ReadOutcome::Verdict(v) => panic!("a verdict: {v:?}"),
+        }
+    }
+
+    #[test]
+    fn the_best_reading_is_decoded_and_every_reading_listed() {
+        let bytes = br#"{"id": 7, "tags": ["a"]}"#;
+        let read = read_ok(bytes, ReadRequest::default(), None);
+        let expected = detect(bytes, None, &DecodeOptions::default());
+        let formats: Vec<Format> = read.readings.iter().map(|r| r.format).collect();
+        let detected: Vec<Format> = expected.iter().map(|r| r.format).collect();
+        assert_eq!(formats, detected);
+        assert_eq!((read.chosen, read.format), (0, Format::Json));
+        let doc = read.outcome.expect("decodes");
+        let whole = codec::decode(bytes, Format::Json, &DecodeOptions::default()).expect("JSON");
+        assert_eq!(doc.value, whole.value);
+        assert!(!read.skeleton);
+        assert!(read.message.is_none() && read.ranking.is_empty());
+    }
+
+    #[test]
+    fn a_format_asked_for_is_the_only_one_decoded_unless_every_reading_is_listed() {
+        let bytes = br#"{"id": 7}"#;
+        let one = read_ok(
+            bytes,
+            ReadRequest {
+                format: Some(Format::Cbor),
+                format_reason: "asked",
+                ..ReadRequest::default()
+            },
+            None,
+        );
+        assert_eq!(one.readings.len(), 1);
+        assert_eq!(one.format, Format::Cbor);
+        let error = one.outcome.expect_err("JSON text is no CBOR item");
+        assert_eq!(
+            one.readings[0].reasons,
+            vec![format!(
+                "asked; stopped at byte {}: {}",
+                error.offset, error.message
+            )]
+        );
+        let every = read_ok(
+            bytes,
+            ReadRequest {
+                format: Some(Format::Cbor),
+                list_every_reading: true,
+                ..ReadRequest::default()
+            },
+            None,
+        );
+        assert_eq!(every.readings.len(), Format::ALL.len());
+        assert_eq!(every.readings[every.chosen].format, Format::Cbor);
+        assert_ne!(every.chosen, 0, "JSON reads best");
+        assert_eq!(every.format, Format::Cbor);
+        assert!(every.outcome.is_err());
+    }
+
+    #[test]
+    fn a_verdict_stands_unless_a_format_is_asked_for() {
+        let verdict = Verdict::Text {
+            media_type: "text/html".into(),
+        };
+        let request = ReadRequest {
+            verdict: Some(verdict.clone()),
+            ..ReadRequest::default()
+        };
+        match read(&SharedBytes::from(b"<p>hi</p>".to_vec()), request, None) {
+            ReadOutcome::Verdict(v) => assert_eq!(v, verdict),
+            ReadOutcome::Read(r) => panic!("read as {:?}", r.format),
+        }
+        let asked = read_ok(
+            b"\"hi\"",
+            ReadRequest {
+                verdict: Some(verdict),
+                format: Some(Format::Json),
+                ..ReadRequest::default()
+            },
+            None,
+        );
+        assert_eq!(asked.format, Format::Json);
+        assert!(asked.outcome.is_ok());
+    }
+
+    /// Readings made elsewhere are handed on, not decoded again, when they were made with the
+    /// message type the read uses; otherwise the bytes are decoded.
+    #[test]
+    fn known_readings_are_used_only_with_the_same_message_type() {
+        let made_of = br#"{"made": "elsewhere"}"#;
+        let bytes = br#"{"made": "here"}"#;
+        let known = || detect(made_of, None, &DecodeOptions::default());
+        let used = read_ok(
+            bytes,
+            ReadRequest {
+                known: Some(Known {
+                    readings: known(),
+                    message: None,
+                }),
+                ..ReadRequest::default()
+            },
+            None,
+        );
+        let value = |r: Read| r.outcome.expect("decodes").value;
+        let of = |b: &[u8]| {
+            codec::decode(b, Format::Json, &DecodeOptions::default())
+                .expect("JSON")
+                .value
+        };
+        assert_eq!(value(used), of(made_of));
+        let point = schema().message("t.Point").expect("a type");
+        let not_used = read_ok(
+            bytes,
+            ReadRequest {
+                known: Some(Known {
+                    readings: known(),
+                    message: Some(point),
+                }),
+                ..ReadRequest::default()
+            },
+            None,
+        );
+        assert_eq!(value(not_used), of(bytes));
+    }
+
+    #[test]
+    fn the_message_type_is_named_or_the_grpc_methods_or_the_best_ranked() {
+        let schema = schema();
+        let types = Some(&schema as &dyn MessageTypes);
+        let ranked = read_ok(POINT, ReadRequest::default(), types);
+        assert_eq!(
+            ranked.message.as_ref().map(|m| m.full_name().to_string()),
+            Some("t.Point".into())
+        );
+        assert_eq!(ranked.ranking[0].message.full_name(), "t.Point");
+        assert!(ranked.message_reason.is_none());
+        assert_eq!(ranked.format, Format::Protobuf);
+
+        let call = ("/t.Geo/Find".to_string(), true);
+        let by_method = read_ok(
+            POINT,
+            ReadRequest {
+                grpc: Some(&call),
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        let name = |r: &Read| r.message.as_ref().map(|m| m.full_name().to_string());
+        assert_eq!(name(&by_method), Some("t.Name".into()));
+        assert_eq!(
+            by_method.message_reason.as_deref(),
+            Some("the request of /t.Geo/Find")
+        );
+        assert_eq!(by_method.ranking.len(), 1, "no other type is tried");
+        assert_eq!(by_method.ranking[0].score, 100);
+
+        let named = read_ok(
+            POINT,
+            ReadRequest {
+                grpc: Some(&call),
+                message: MessageChoice::Named(schema.message("t.Point").expect("a type")),
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert_eq!(name(&named), Some("t.Point".into()));
+        assert!(named.ranking.is_empty() && named.message_reason.is_none());
+
+        let schema_less = read_ok(
+            POINT,
+            ReadRequest {
+                message: MessageChoice::SchemaLess,
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert!(schema_less.message.is_none() && schema_less.ranking.is_empty());
+
+        // JSON asked for: protobuf types are not ranked against the bytes.
+        let as_json = read_ok(
+            br#"{"x": 1}"#,
+            ReadRequest {
+                format: Some(Format::Json),
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert!(as_json.message.is_none() && as_json.ranking.is_empty());
+    }
+
+    #[test]
+    fn field_readings_read_without_a_schema_and_give_way_to_a_named_type() {
+        let schema = schema();
+        let types = Some(&schema as &dyn MessageTypes);
+        let readings = vec![FieldReading::parse("$.1=fixed64").expect("a reading")];
+        let auto = read_ok(
+            POINT,
+            ReadRequest {
+                field_readings: readings.clone(),
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert!(auto.message.is_none(), "the user reads the fields");
+        assert_eq!(auto.format, Format::Protobuf);
+        let error = auto.outcome.expect_err("field 1 is a varint");
+        assert!(error.message.contains("fixed64"), "{}", error.message);
+
+        let named = read_ok(
+            POINT,
+            ReadRequest {
+                field_readings: readings,
+                message: MessageChoice::Named(schema.message("t.Point").expect("a type")),
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert!(named.outcome.is_ok());
+        assert_eq!(named.warnings.len(), 1, "{:?}", named.warnings);
+        assert!(named.warnings[0].contains("t.Point"));
+    }
+
+    #[test]
+    fn a_large_json_payload_reads_as_a_skeleton_with_the_whole_span_tree() {
+        let bytes = br#"{"a": [1, 2, {"b": "c"}], "d": null, "e": 1.5}"#;
+        let request = |from| ReadRequest {
+            skeleton_from: Some(from),
+            ..ReadRequest::default()
+        };
+        let whole = codec::decode(bytes, Format::Json, &DecodeOptions::default()).expect("JSON");
+        let read = read_ok(bytes, request(bytes.len()), None);
+        assert!(read.skeleton);
+        let doc = read.outcome.expect("decodes");
+        assert_eq!(doc.spans, whole.spans);
+        let keys: Vec<(Value, Value)> = ["a", "d", "e"]
+            .into_iter()
+            .map(|k| (Value::text(k), Value::Null))
+            .collect();
+        assert_eq!(doc.value, Value::Map(keys));
+        // Smaller than the threshold, or read as another format: the whole value.
+        let small = read_ok(bytes, request(bytes.len() + 1), None);
+        assert!(!small.skeleton);
+        assert_eq!(small.outcome.expect("decodes").value, whole.value);
+        assert!(reads_as_skeleton(bytes, Some(Format::Json), &[], 1));
+        assert!(!reads_as_skeleton(bytes, Some(Format::Cbor), &[], 1));
+        assert!(!reads_as_skeleton(b"  7", None, &[], 1));
+    }
+
+    #[test]
+    fn open_peels_as_asked_and_hands_on_rankings_documents() {
+        let input = SharedBytes::from(b"gaNrZXkB".to_vec());
+        let limits = Limits::default();
+        let as_is = open(&input, &OpenRequest::new(Layers::AsIs, limits)).expect("opens");
+        assert!(as_is.raw && as_is.readings.is_empty());
+        assert_eq!(as_is.payloads.len(), 1);
+        assert_eq!(as_is.payloads[0].bytes, b"gaNrZXkB");
+
+        let mut request = OpenRequest::new(Layers::Best, limits);
+        request.hint = Some(Format::Cbor);
+        let mut best = open(&input, &request).expect("opens");
+        assert_eq!(best.readings[0].layers(), "base64");
+        let chosen = best.first_with_bytes();
+        let payload = best.payloads[chosen].clone();
+        assert_eq!(payload.bytes, [0x81, 0xA3, b'k', b'e', b'y', 0x01]);
+        assert_eq!(payload.hint, Some(Format::Cbor), "the input's hint");
+        let known = best.take_detected(chosen).expect("ranking read it");
+        let fresh = detect(&payload.bytes, payload.hint, &DecodeOptions::default());
+        let summaries = |r: &[Reading]| r.iter().map(Reading::summary).collect::<Vec<_>>();
+        assert_eq!(
+            summaries(&known.readings),
+            summaries(&fresh),
+            "as with the hint"
+        );
+        assert!(best.take_detected(chosen).is_none(), "taken once");
+
+        let count = best.readings.len();
+        let missing = open(&input, &OpenRequest::new(Layers::Reading(count), limits));
+        assert_eq!(
+            missing.err(),
+            Some(OpenError::NoSuchReading {
+                asked: count,
+                count
+            })
+        );
+        let last = open(
+            &input,
+            &OpenRequest::new(Layers::Reading(count - 1), limits),
+        )
+        .expect("opens");
+        assert_eq!(last.reading, count - 1);
+        assert_eq!(
+            last.payloads[0].bytes, b"gaNrZXkB",
+            "the raw bytes come last"
+        );
+    }
+}
