@@ -20,6 +20,11 @@
 //! temporary file): the first frame's time counts from before `App::new` (which maps the file and
 //! starts the worker) to the end of that frame's pass and tessellation, and the frames after it
 //! are measured while the worker peels and decodes the file.
+//!
+//! And the whole app opening 100 MB of JSON (the 15k sample's transactions repeated in one
+//! array), which it reads on demand: the time until every column is shown, then the frames while
+//! the wheel scrolls the source column's tree (whose rows read their values from the bytes) and
+//! its hex view.
 #![allow(clippy::print_stdout)] // a bench binary reports on stdout
 
 use std::time::{Duration, Instant};
@@ -27,7 +32,7 @@ use std::time::{Duration, Instant};
 use eframe::egui::{self, vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use wirelens::codec::{decode, DecodeOptions, Format};
+use wirelens::codec::{decode, encode_fast, DecodeOptions, EncodeOptions, Format};
 use wirelens::gui::fonts;
 use wirelens::gui::widgets::{HexInput, HexView, TreeInput, TreeView};
 use wirelens::gui::{App, AppOptions};
@@ -201,6 +206,100 @@ fn open_case(bytes: &[u8]) {
     let _ = std::fs::remove_file(&path);
 }
 
+/// 100 MB of JSON: `{"transactions": [...]}` with the items of `doc`'s `transactions` repeated.
+fn big_json(doc: &Value) -> Vec<u8> {
+    let items = match doc {
+        Value::Map(entries) => entries.iter().find_map(|(k, v)| match (k, v) {
+            (Value::Text(t), Value::Array(items)) if t.as_str() == "transactions" => Some(items),
+            _ => None,
+        }),
+        _ => None,
+    }
+    .expect("the sample has transactions");
+    let encoded: Vec<Vec<u8>> = items
+        .iter()
+        .map(|item| {
+            encode_fast(item, Format::Json, &EncodeOptions::default())
+                .expect("an item encodes")
+                .bytes
+        })
+        .collect();
+    let mut out = b"{\"transactions\":[".to_vec();
+    'fill: loop {
+        for item in &encoded {
+            if out.len() + item.len() + 2 > 100 << 20 {
+                break 'fill;
+            }
+            if out.len() > 17 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item);
+        }
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
+/// The app opening a large JSON document: the time until every column is shown, then wheel
+/// scrolling over the source column's tree and hex view.
+fn open_json_case(bytes: &[u8]) {
+    let path =
+        std::env::temp_dir().join(format!("wirelens-gui-frames-{}.json", std::process::id()));
+    std::fs::write(&path, bytes).expect("a temporary file");
+    let options = AppOptions {
+        files: vec![path.clone()],
+        settings: None,
+    };
+    let mut h = Harness::builder()
+        .with_size(vec2(1500.0, 950.0))
+        .allow_missing_glyphs()
+        .with_context_setup(|ctx| {
+            fonts::install_fallback_fonts(ctx);
+        })
+        .build_ui_state(
+            move |ui, app: &mut Option<App>| {
+                let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
+                app.show(ui);
+            },
+            None,
+        );
+    let t0 = Instant::now();
+    h.step();
+    let done = loop {
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+        let busy = h.state().as_ref().is_none_or(|app| app.ws.is_busy());
+        if !busy {
+            break Some(t0.elapsed());
+        }
+        if t0.elapsed() > Duration::from_secs(300) {
+            break None;
+        }
+    };
+    let mb = bytes.len() as f64 / f64::from(1 << 20);
+    match done {
+        Some(t) => println!(
+            "open {mb:.0} MiB JSON: every column shown {:.1} s after the app started",
+            t.as_secs_f64()
+        ),
+        None => println!("open {mb:.0} MiB JSON: still busy after 300 s"),
+    }
+    h.run_steps(3);
+    // The source (JSON) column is the first: its tree below, its hex view above.
+    h.hover_at(egui::pos2(330.0, 640.0));
+    report(
+        "open 100 MiB JSON: tree, wheel scroll",
+        measure(&mut h, FRAMES, |h, _| wheel(h, -120.0)),
+    );
+    h.hover_at(egui::pos2(330.0, 300.0));
+    report(
+        "open 100 MiB JSON: hex, wheel scroll",
+        measure(&mut h, FRAMES, |h, _| wheel(h, -120.0)),
+    );
+    drop(h);
+    let _ = std::fs::remove_file(&path);
+}
+
 struct TreeBench {
     view: TreeView,
     value: Value,
@@ -229,6 +328,7 @@ fn main() {
     }
     open_case(&big);
     hex_case("100 MB", big, mp.spans);
+    open_json_case(&big_json(&doc.value));
     hex_case("15k JSON (2.2 MB)", json.clone(), doc.spans.clone());
 
     // The tree with every record expanded: ~120k rows to scroll through.
