@@ -16,7 +16,9 @@
 //! What each face adds is its own: the CLI turns a [`Read`] into output and exit codes, the app
 //! encodes the document into its other columns.
 
-use crate::capture::detect::{add_hint, detect_knowing, Reading, ReadingSummary, Verdict};
+use crate::capture::detect::{
+    add_hint, detect_knowing, KnownDocument, Reading, ReadingSummary, Verdict,
+};
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
@@ -342,8 +344,8 @@ pub struct ReadRequest<'a> {
     pub limits: Limits,
     /// Readings already made of these bytes, used where they give the same outcome.
     pub known: Option<Known>,
-    /// Read a JSON payload of this many bytes or more without its value (see
-    /// [`Read::skeleton`]).
+    /// Read a JSON or MessagePack payload of this many bytes or more without its value (see
+    /// [`Read::skeleton`], [`skeleton_format`]).
     pub skeleton_from: Option<usize>,
 }
 
@@ -361,8 +363,8 @@ pub struct Read {
     pub outcome: Result<Document, DecodeError>,
     /// Whether the document is a skeleton: its span tree is the whole payload's, but its value
     /// holds only the root's keys (or items), each null. Values are read from the payload's
-    /// bytes by span as they are needed. Only for a JSON payload of
-    /// [`ReadRequest::skeleton_from`] bytes or more.
+    /// bytes by span as they are needed. Only for a JSON or MessagePack payload of
+    /// [`ReadRequest::skeleton_from`] bytes or more ([`skeleton_format`]).
     pub skeleton: bool,
     /// The message type protobuf was read with (and is written with), if any.
     pub message: Option<MessageDescriptor>,
@@ -456,11 +458,11 @@ pub fn read(
         .filter(|k| k.message == message && options.protobuf_readings.is_empty())
         .map(|k| k.readings)
         .filter(|r| !r.is_empty());
-    let skeleton_doc = request
+    let skeleton_of = request
         .skeleton_from
-        .filter(|&from| reads_as_skeleton(bytes, wanted, &options.protobuf_readings, from))
-        .and_then(|_| json_skeleton(bytes, &options));
-    let skeleton = skeleton_doc.is_some();
+        .and_then(|from| skeleton_format(bytes, wanted, &options.protobuf_readings, from));
+    let skeleton_doc = skeleton_of.and_then(|format| skeleton(bytes, format, &options));
+    let skeleton_of = skeleton_doc.as_ref().map(|doc| doc.format);
     if let (Some(format), false) = (request.format, request.list_every_reading) {
         let found = known.as_mut().and_then(|k| {
             k.iter()
@@ -496,7 +498,12 @@ pub fn read(
     }
     let readings = match known {
         Some(readings) => readings,
-        None => detect_knowing(bytes, request.hint, &options, skeleton_doc),
+        None => detect_knowing(
+            bytes,
+            request.hint,
+            &options,
+            skeleton_doc.map(KnownDocument::Skeleton),
+        ),
     };
     let summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
     let chosen = wanted
@@ -515,7 +522,7 @@ pub fn read(
         readings: summaries,
         chosen,
         format,
-        skeleton: skeleton && format == Format::Json && outcome.is_ok(),
+        skeleton: skeleton_of == Some(format) && outcome.is_ok(),
         outcome,
         message,
         message_reason,
@@ -524,37 +531,46 @@ pub fn read(
     }))
 }
 
-/// Whether [`read`] reads `bytes` as a JSON skeleton ([`Read::skeleton`]) with
-/// [`ReadRequest::skeleton_from`] `from`: at least `from` bytes, starting as a JSON map or array,
-/// read as the best reading or as JSON, and no field readings (which ask for protobuf). A face
-/// that starts work early on such a payload asks this first.
-pub fn reads_as_skeleton(
+/// The format [`read`] reads `bytes` as a skeleton ([`Read::skeleton`]) with
+/// [`ReadRequest::skeleton_from`] `from`, if the walk applies: at least `from` bytes that start
+/// as a JSON map or array (JSON) or with a MessagePack map or array head (MessagePack), read as
+/// the best reading or as that format, and no field readings (which ask for protobuf). A face
+/// that starts work early on such a payload asks this first; the work is for this format, and
+/// stands only if the payload is read as it.
+pub fn skeleton_format(
     bytes: &[u8],
     format: Option<Format>,
     field_readings: &[FieldReading],
     from: usize,
-) -> bool {
-    if bytes.len() < from
-        || !matches!(format, None | Some(Format::Json))
-        || !field_readings.is_empty()
-    {
-        return false;
+) -> Option<Format> {
+    if bytes.len() < from || !field_readings.is_empty() {
+        return None;
     }
-    let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        3
-    } else {
-        0
+    let json = {
+        let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            3
+        } else {
+            0
+        };
+        let first = bytes[start..].iter().find(|c| !c.is_ascii_whitespace());
+        matches!(first, Some(b'{' | b'['))
     };
-    let first = bytes[start..].iter().find(|c| !c.is_ascii_whitespace());
-    matches!(first, Some(b'{' | b'['))
+    // fixmap, fixarray, array 16/32, map 16/32.
+    let msgpack = matches!(bytes.first(), Some(0x80..=0x9f | 0xdc..=0xdf));
+    let found = match (json, msgpack) {
+        (true, _) => Format::Json,
+        (_, true) => Format::MessagePack,
+        _ => return None,
+    };
+    format.is_none_or(|f| f == found).then_some(found)
 }
 
-/// A JSON payload's span tree, made a chunk at a time without its value, in a document whose
-/// value is the root's skeleton: its keys (or items) with null values, which is all detection's
-/// JSON reading looks at. `None` when the walk does not apply (the ordinary decode then reports
-/// what is wrong).
-fn json_skeleton(bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
-    let spans = stream::spans_in_chunks(bytes, Format::Json, &options.limits, stream::CHUNK)?;
+/// A payload's span tree as `format`, made a chunk at a time without its value, in a document
+/// whose value is the root's skeleton: its keys (or items) with null values, which is all
+/// detection's reading looks at besides the span tree. `None` when the walk does not apply (the
+/// ordinary decode then reports what is wrong).
+fn skeleton(bytes: &[u8], format: Format, options: &DecodeOptions) -> Option<Document> {
+    let spans = stream::spans_in_chunks(bytes, format, &options.limits, stream::CHUNK)?;
     let root = spans.root()?;
     let value = match spans.kind(root) {
         Kind::Map => Value::Map(
@@ -572,7 +588,7 @@ fn json_skeleton(bytes: &[u8], options: &DecodeOptions) -> Option<Document> {
         _ => Value::Array(vec![Value::Null; spans.children(root).count()]),
     };
     Some(Document {
-        format: Format::Json,
+        format,
         value,
         spans,
     })
@@ -841,9 +857,13 @@ service Geo { rpc Find(Name) returns (Point); }
         let small = read_ok(bytes, request(bytes.len() + 1), None);
         assert!(!small.skeleton);
         assert_eq!(small.outcome.expect("decodes").value, whole.value);
-        assert!(reads_as_skeleton(bytes, Some(Format::Json), &[], 1));
-        assert!(!reads_as_skeleton(bytes, Some(Format::Cbor), &[], 1));
-        assert!(!reads_as_skeleton(b"  7", None, &[], 1));
+        assert_eq!(skeleton_format(bytes, None, &[], 1), Some(Format::Json));
+        assert_eq!(skeleton_format(bytes, Some(Format::Cbor), &[], 1), None);
+        assert_eq!(skeleton_format(b"  7", None, &[], 1), None);
+        assert_eq!(
+            skeleton_format(&[0x81, 0xa1, b'a', 0x01], None, &[], 1),
+            Some(Format::MessagePack)
+        );
     }
 
     #[test]

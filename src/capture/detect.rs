@@ -211,22 +211,36 @@ pub fn detect(bytes: &[u8], hint: Option<Format>, options: &DecodeOptions) -> Ve
     detect_knowing(bytes, hint, options, None)
 }
 
-/// [`detect`], with the JSON reading's document already decoded (by peeling, with options that
-/// give the same outcome as `options`).
+/// A document of the payload already made, handed to [`detect_knowing`] for its format's
+/// reading.
+#[derive(Debug)]
+pub(crate) enum KnownDocument {
+    /// Decoded whole (by peeling, with options that give the same outcome).
+    Whole(Document),
+    /// The whole payload's span tree with a skeleton value: the root's keys (or items), each
+    /// null. Its reading scores what is below the root from the span tree.
+    Skeleton(Document),
+}
+
+/// [`detect`], with one format's document already made.
 pub(crate) fn detect_knowing(
     bytes: &[u8],
     hint: Option<Format>,
     options: &DecodeOptions,
-    mut json: Option<Document>,
+    mut known: Option<KnownDocument>,
 ) -> Vec<Reading> {
     let mut readings: Vec<Reading> = Format::ALL
         .iter()
         .map(|&format| {
-            let outcome = match (format, json.take()) {
-                (Format::Json, Some(doc)) => Ok(doc),
-                _ => codec::decode(bytes, format, options),
+            let (outcome, skeleton) = match known.take() {
+                Some(KnownDocument::Whole(doc)) if doc.format == format => (Ok(doc), false),
+                Some(KnownDocument::Skeleton(doc)) if doc.format == format => (Ok(doc), true),
+                other => {
+                    known = other;
+                    (codec::decode(bytes, format, options), false)
+                }
             };
-            read_as(bytes, format, hint, options, outcome)
+            read_as(bytes, format, hint, options, outcome, skeleton)
         })
         .collect();
     order(&mut readings);
@@ -271,12 +285,16 @@ fn hinted(score: i32, complete: bool) -> i32 {
     }
 }
 
+/// `outcome` read as `format`: its confidence and reasons. With `skeleton`, the document's value
+/// is only its root's skeleton ([`KnownDocument::Skeleton`]) and the values below the root are
+/// counted from its span tree.
 fn read_as(
     bytes: &[u8],
     format: Format,
     hint: Option<Format>,
     options: &DecodeOptions,
     outcome: Result<Document, DecodeError>,
+    skeleton: bool,
 ) -> Reading {
     let mut reasons = Vec::new();
     let mut score: i32 = match &outcome {
@@ -302,7 +320,12 @@ fn read_as(
                 }
                 _ => 60,
             };
-            s += plausibility(&doc.value, format, &mut reasons);
+            let (odd, total) = if skeleton {
+                rare_in_spans(&doc.spans)
+            } else {
+                rare_values(&doc.value)
+            };
+            s += plausibility(&doc.value, format, (odd, total), &mut reasons);
             if bytes.len() < 4 && format != Format::Json {
                 s -= 20;
                 reasons.push("too short to be sure".into());
@@ -376,8 +399,15 @@ fn unusual_fields(value: &Value, reasons: &mut Vec<String>) -> i32 {
     10
 }
 
-/// Adjusts a full reading's score by how much the value looks like real data of that format.
-fn plausibility(value: &Value, format: Format, reasons: &mut Vec<String>) -> i32 {
+/// Adjusts a full reading's score by how much the value looks like real data of that format:
+/// a container at the top, text keys, and few of its values (`odd` of `total`, from
+/// [`rare_values`]) of rarely used types.
+fn plausibility(
+    value: &Value,
+    format: Format,
+    (odd, total): (usize, usize),
+    reasons: &mut Vec<String>,
+) -> i32 {
     let mut s = 0;
     let top = value.untagged();
     if matches!(top, Value::Map(_) | Value::Array(_)) {
@@ -389,26 +419,47 @@ fn plausibility(value: &Value, format: Format, reasons: &mut Vec<String>) -> i32
             reasons.push("map keys are all text".into());
         }
     }
-    if format != Format::Json {
-        let mut odd = 0usize;
-        let mut total = 0usize;
-        for v in value.preorder() {
-            total += 1;
-            if matches!(v, Value::Simple(_) | Value::Undefined | Value::Ext(..))
-                || matches!(v, Value::Tag(t, inner) if !COMMON_TAGS.contains(t)
-                    // Decimal fractions and bigfloats are [exponent, mantissa].
-                    || (matches!(t, 4 | 5) && !matches!(**inner, Value::Array(_))))
-            {
-                odd += 1;
-            }
-        }
-        if odd > 0 {
-            let penalty = (odd * 30 / total.max(1)) as i32 + 5;
-            s -= penalty;
-            reasons.push(format!("{odd} of {total} values are rarely used types"));
-        }
+    if format != Format::Json && odd > 0 {
+        let penalty = (odd * 30 / total.max(1)) as i32 + 5;
+        s -= penalty;
+        reasons.push(format!("{odd} of {total} values are rarely used types"));
     }
     s
+}
+
+/// How many of `value`'s values (keys aside, a tag and its content as one) are of rarely used
+/// types (CBOR simple values, undefined, uncommon tags; MessagePack extensions), and how many
+/// values there are.
+fn rare_values(value: &Value) -> (usize, usize) {
+    let mut odd = 0usize;
+    let mut total = 0usize;
+    for v in value.preorder() {
+        total += 1;
+        if matches!(v, Value::Simple(_) | Value::Undefined | Value::Ext(..))
+            || matches!(v, Value::Tag(t, inner) if !COMMON_TAGS.contains(t)
+                // Decimal fractions and bigfloats are [exponent, mantissa].
+                || (matches!(t, 4 | 5) && !matches!(**inner, Value::Array(_))))
+        {
+            odd += 1;
+        }
+    }
+    (odd, total)
+}
+
+/// [`rare_values`] counted from a span tree, for a document read without its value (JSON and
+/// MessagePack, which have no tags: a node per value).
+fn rare_in_spans(spans: &crate::model::SpanTree) -> (usize, usize) {
+    use crate::model::{Kind, NodeId};
+    let odd = (0..spans.len())
+        .filter_map(|i| u32::try_from(i).ok())
+        .filter(|&i| {
+            matches!(
+                spans.kind(NodeId(i)),
+                Kind::Ext | Kind::Simple | Kind::Undefined
+            )
+        })
+        .count();
+    (odd, spans.len())
 }
 
 fn describe(v: &Value) -> String {

@@ -17,7 +17,7 @@
 //! What this module does not do: force a layer that peeling does not find (choose a
 //! [`PeelChoice`] with [`Split::Force`] and call [`peel`](super::peel) for that).
 
-use super::detect::{detect_knowing, verdict, Reading};
+use super::detect::{detect_knowing, verdict, KnownDocument, Reading};
 use super::layers::Decoded;
 use super::peel::{split_all, unwrapped, PeelChoice, Peeled, Split};
 use super::tls::KeyLog;
@@ -307,7 +307,7 @@ fn score(
             continue;
         }
         let json = decoded.take_json(&p.bytes, options);
-        let readings = detect_knowing(&p.bytes, p.hint, options, json);
+        let readings = detect_knowing(&p.bytes, p.hint, options, json.map(KnownDocument::Whole));
         if let Some(best) = readings.first() {
             total += i32::from(best.confidence);
             format = format.or(Some(best.format));

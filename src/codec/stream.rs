@@ -559,7 +559,7 @@ impl<'a> Walk<'a> {
             self.run_bytes = bytes;
             let (_, tree) = read?;
             if let Some(rec) = &mut self.spans {
-                rec.replay(&tree?, start.checked_sub(prefix)?, Some(first));
+                rec.replay(&tree?, (prefix, start), Some(first));
             }
             return Some(());
         }
@@ -570,14 +570,14 @@ impl<'a> Walk<'a> {
         let mut head = Vec::with_capacity(9);
         write_header(&mut head, self.to, false, items.len())?;
         let tail = usize::from(self.to == Format::Json);
-        let shift = self.out.len().checked_sub(head.len());
+        let at = (head.len(), self.out.len());
         self.out.extend_from_slice(
             encoded
                 .bytes
                 .get(head.len()..encoded.bytes.len().checked_sub(tail)?)?,
         );
         if let Some(rec) = &mut self.spans {
-            rec.replay(&encoded.spans, shift?, Some(first));
+            rec.replay(&encoded.spans, at, Some(first));
         }
         for mut note in encoded.notes {
             let Some((PathSegment::Index(k), rest)) = note.path.segments().split_first() else {
@@ -640,7 +640,7 @@ impl<'a> Walk<'a> {
         if self.reading {
             let (_, tree) = self.read(&self.b[at..end], depth, false, true)?;
             if let Some(rec) = &mut self.spans {
-                rec.replay(&tree?, at, None);
+                rec.replay(&tree?, (0, at), None);
             }
             return Some(());
         }
@@ -648,7 +648,7 @@ impl<'a> Walk<'a> {
         let shift = self.out.len();
         self.out.extend_from_slice(&encoded.bytes);
         if let Some(rec) = &mut self.spans {
-            rec.replay(&encoded.spans, shift, None);
+            rec.replay(&encoded.spans, (0, shift), None);
         }
         for mut note in encoded.notes {
             let mut segments = self.path.clone();
@@ -806,11 +806,14 @@ impl<'a> Walk<'a> {
 }
 
 impl Recording {
-    /// Adds the nodes of `tree` (a chunk's, its offsets `shift` bytes before the document's):
-    /// its root in the walk's slot, or with `run`, the root left out (the array the walk made
-    /// around a run of items) and its items numbered from `run`'s index on.
-    fn replay(&mut self, tree: &SpanTree, shift: usize, run: Option<usize>) {
-        let moved = |s: Span| Span::new(s.start + shift, s.end + shift);
+    /// Adds the nodes of `tree` (a chunk's, whose offset `from` is the document's `to`): its
+    /// root in the walk's slot, or with `run`, the root left out (the array the walk made around
+    /// a run of items, whose header may be longer than the document's array's: `from` is then
+    /// past `to`) and its items numbered from `run`'s index on. Every node replayed lies at or
+    /// after `from`.
+    fn replay(&mut self, tree: &SpanTree, (from, to): (usize, usize), run: Option<usize>) {
+        let at = |offset: usize| offset - from + to;
+        let moved = |s: Span| Span::new(at(s.start), at(s.end));
         // The open containers: where their subtrees end, and their payload's and bytes' ends.
         let mut open: Vec<(u32, usize, usize)> = Vec::new();
         for (i, node) in tree.nodes().enumerate() {
@@ -842,15 +845,15 @@ impl Recording {
             let span = moved(node.span);
             if node.kind.is_container() || node.subtree_end > id + 1 {
                 self.builder
-                    .open(node.kind, segment, key, span.start, node.header_end + shift);
-                open.push((node.subtree_end, node.payload.end + shift, span.end));
+                    .open(node.kind, segment, key, span.start, at(node.header_end));
+                open.push((node.subtree_end, at(node.payload.end), span.end));
             } else {
                 self.builder.leaf(
                     node.kind,
                     segment,
                     key,
                     span,
-                    node.header_end + shift,
+                    at(node.header_end),
                     moved(node.payload),
                 );
             }
@@ -1414,6 +1417,54 @@ mod tests {
             0
         )
         .is_none());
+    }
+
+    /// A MessagePack array at the root whose header is shorter than the one the walk puts
+    /// around a run of its items (`array 32`, five bytes): a fixarray and an `array 16`, read
+    /// and converted in runs of records.
+    #[test]
+    fn walks_a_root_array_with_a_short_header_in_runs() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let json = std::fs::read(root.join("samples/transactions-1k.json")).expect("sample");
+        let doc = decode(&json, Format::Json, &DecodeOptions::default()).expect("JSON");
+        let records = match &doc.value {
+            Value::Map(entries) => entries
+                .iter()
+                .find_map(|(k, v)| match v {
+                    Value::Array(items) if *k == Value::text("transactions") => Some(items),
+                    _ => None,
+                })
+                .expect("transactions"),
+            _ => panic!("the sample is a map"),
+        };
+        let plain = EncodeOptions::default();
+        let limits = Limits::default();
+        for (name, items) in [("fixarray", &records[..3]), ("array 16", &records[..])] {
+            let list = Value::Array(items.to_vec());
+            let bytes = encode_fast(&list, Format::MessagePack, &plain)
+                .expect("encodes")
+                .bytes;
+            let item = encode_fast(&items[0], Format::MessagePack, &plain).expect("encodes");
+            // Runs of two or three items each, and runs of many.
+            for chunk in [item.bytes.len() * 5 / 2, 4096] {
+                let tree = spans_in_chunks(&bytes, Format::MessagePack, &limits, chunk)
+                    .unwrap_or_else(|| panic!("{name}, chunk {chunk}: walked"));
+                let whole = decode(&bytes, Format::MessagePack, &DecodeOptions::default())
+                    .expect("decodes");
+                assert_eq!(nodes_of(&tree), nodes_of(&whole.spans), "{name}, {chunk}");
+                let json = transcode_in_chunks(
+                    &bytes,
+                    Format::MessagePack,
+                    Format::Json,
+                    &plain,
+                    &limits,
+                    chunk,
+                )
+                .unwrap_or_else(|| panic!("{name}, chunk {chunk}: converted"));
+                let want = encode_fast(&list, Format::Json, &plain).expect("encodes");
+                assert!(json.bytes == want.bytes, "{name}, chunk {chunk}: JSON");
+            }
+        }
     }
 
     #[test]

@@ -143,7 +143,8 @@ impl std::fmt::Display for ColumnError {
 /// column keeps only its own bytes and span tree. Only an encoding that changed the tree's shape
 /// (protobuf dropping a null, wrapping a list) is read back into a value of its own.
 ///
-/// A large JSON payload (from [`READ_ON_DEMAND_FROM`] bytes) is never held as a value: its
+/// A large JSON or MessagePack payload (from [`READ_ON_DEMAND_FROM`] bytes) is never held as a
+/// value: its
 /// span tree and every encoding are made a chunk at a time from its bytes, and a node's value
 /// is read from the source's bytes when a view asks for it ([`ColumnValue::Read`]).
 #[derive(Debug, Clone)]
@@ -154,8 +155,8 @@ pub struct ColumnDoc {
     pub spans: Arc<SpanTree>,
 }
 
-/// A JSON payload this large or larger is read on demand ([`ColumnValue::Read`]) rather than
-/// held as a value.
+/// A JSON or MessagePack payload this large or larger is read on demand
+/// ([`ColumnValue::Read`]) rather than held as a value.
 pub const READ_ON_DEMAND_FROM: usize = 16 << 20;
 
 /// What a column's nodes hold.
@@ -544,11 +545,12 @@ fn analyze_sized(
         },
         ProtoMode::SchemaLess => MessageChoice::SchemaLess,
     };
-    // A large JSON payload's tree is made a chunk at a time, without its value. Its protobuf
-    // column needs nothing from the tree (a walk of its own): it is written meanwhile, on a
-    // thread of its own, and waited for when the columns are encoded.
-    let eligible =
-        pipeline::reads_as_skeleton(bytes, choice.format, &choice.field_readings, on_demand_from);
+    // A large JSON or MessagePack payload's tree is made a chunk at a time, without its value.
+    // Its protobuf column needs nothing from the tree (a walk of its own): it is written
+    // meanwhile, on a thread of its own, and waited for when the columns are encoded (used only
+    // if the payload is read as that format).
+    let walked_as =
+        pipeline::skeleton_format(bytes, choice.format, &choice.field_readings, on_demand_from);
     let shown = |f: Format| !choice.hidden.contains(&f);
     let early_message = match &message_choice {
         MessageChoice::Named(m) => Some(m.clone()),
@@ -556,7 +558,7 @@ fn analyze_sized(
     };
     // Ranked message types read protobuf bytes; a JSON payload's protobuf column is written
     // with a type only when the user named one.
-    let early_protobuf = (eligible && shown(Format::Protobuf)).then(|| {
+    let early_protobuf = walked_as.filter(|_| shown(Format::Protobuf)).map(|from| {
         let writing = Writing {
             message: early_message.as_ref(),
             json_names: None,
@@ -568,7 +570,7 @@ fn analyze_sized(
         std::thread::Builder::new()
             .name("wirelens-protobuf".into())
             .spawn(move || {
-                stream::protobuf_in_chunks(&bytes, Format::Json, &options, &limits, stream::CHUNK)
+                stream::protobuf_in_chunks(&bytes, from, &options, &limits, stream::CHUNK)
             })
             .ok()
     });
@@ -718,8 +720,9 @@ fn analyze_sized(
                             .ok()
                             .and_then(|mut e| e.take())
                             .and_then(|handle| handle.join().ok())
-                            // Written with the type the analysis reads with, or not used.
-                            .filter(|_| message == early_message),
+                            // Written from the format and with the type the analysis reads
+                            // with, or not used.
+                            .filter(|_| walked_as == Some(format) && message == early_message),
                         _ => None,
                     };
                     let column = encode_column(source, target, &writing, limits, early);
@@ -1254,7 +1257,7 @@ mod tests {
             .expect("compiles");
         let limits = Limits::default();
         let ctx = JobContext::unwatched();
-        let mut on_demand = 0;
+        let (mut on_demand, mut msgpack_sources) = (0, 0);
         // A top-level array of records, as many APIs answer.
         let records = std::fs::read(root.join("samples/transactions-1k.json")).expect("file");
         let records: serde_json::Value = serde_json::from_slice(&records).expect("JSON");
@@ -1281,9 +1284,31 @@ mod tests {
                 std::fs::read(path).expect("file"),
             ));
         }
+        // The same documents as MessagePack, and the MessagePack samples (extensions, binary,
+        // integer keys and the rest among them).
+        let as_msgpack: Vec<(String, Vec<u8>)> = inputs
+            .iter()
+            .map(|(name, bytes)| {
+                let doc =
+                    codec::decode(bytes, Format::Json, &DecodeOptions::default()).expect("JSON");
+                let options = EncodeOptions::default();
+                let encoded =
+                    codec::encode_fast(&doc.value, Format::MessagePack, &options).expect("encodes");
+                (format!("{name} as MessagePack"), encoded.bytes)
+            })
+            .collect();
+        inputs.extend(as_msgpack);
+        for name in [
+            "edge-cases.msgpack",
+            "transactions-1k.msgpack",
+            "user-profile.msgpack",
+        ] {
+            let path = root.join("samples").join(name);
+            inputs.push((name.into(), std::fs::read(path).expect("file")));
+        }
         for (name, bytes) in &inputs {
             let bytes = SharedBytes::from(bytes.clone());
-            let top_list = bytes.first() == Some(&b'[');
+            let top_list = matches!(bytes.first(), Some(b'[' | 0x90..=0x9f | 0xdc | 0xdd));
             for encoding in [None, Some(Variant::Canonical)] {
                 for with_schema in [false, true] {
                     let choice = Choice {
@@ -1316,7 +1341,7 @@ mod tests {
                     assert!(decoded(&whole) && decoded(&read), "{name}: decodes");
                     for (w, r) in whole.columns.iter().zip(&read.columns) {
                         if top_list && w.format == Format::Protobuf {
-                            wrapped_list_reads_the_source(&bytes, w, r, &name);
+                            wrapped_list_reads_the_source((&bytes, read.format), w, r, &name);
                             on_demand += 1;
                             continue;
                         }
@@ -1332,6 +1357,9 @@ mod tests {
                             continue;
                         };
                         on_demand += usize::from(!doc.is_whole());
+                        if r.is_source && r.format == Format::MessagePack && !doc.is_whole() {
+                            msgpack_sources += 1;
+                        }
                         if r.is_source {
                             // Profiling and diff take the whole value: read again, the same.
                             let whole_doc = w.document.as_ref().expect("a tree");
@@ -1342,7 +1370,17 @@ mod tests {
                 }
             }
         }
-        assert!(on_demand > 50, "{on_demand} columns read on demand");
+        assert!(on_demand > 100, "{on_demand} columns read on demand");
+        // Every MessagePack input, four ways each.
+        let msgpack = inputs
+            .iter()
+            .filter(|(name, _)| name.ends_with("as MessagePack") || name.ends_with(".msgpack"))
+            .count();
+        assert_eq!(
+            msgpack_sources,
+            4 * msgpack,
+            "MessagePack sources read on demand"
+        );
     }
 
     /// A column left deferred and encoded later is the column the full analysis made: for
@@ -1417,7 +1455,12 @@ mod tests {
     /// the same bytes, notes and tree as the whole value's, its nodes read from the source at
     /// their paths without `items` (the whole value's column reads its own bytes back instead,
     /// since its paths are not the source's).
-    fn wrapped_list_reads_the_source(source: &[u8], whole: &Column, read: &Column, name: &str) {
+    fn wrapped_list_reads_the_source(
+        (source, format): (&[u8], Format),
+        whole: &Column,
+        read: &Column,
+        name: &str,
+    ) {
         assert!(whole.bytes == read.bytes, "{name}: protobuf bytes");
         assert_eq!(whole.notes, read.notes, "{name}: protobuf notes");
         let (w, r) = (
@@ -1430,7 +1473,7 @@ mod tests {
         );
         let nodes = |t: &SpanTree| t.nodes().map(|n| format!("{n:?}")).collect::<Vec<_>>();
         assert_eq!(nodes(&w.spans), nodes(&r.spans), "{name}: protobuf tree");
-        let doc = codec::decode(source, Format::Json, &DecodeOptions::default()).expect("JSON");
+        let doc = codec::decode(source, format, &DecodeOptions::default()).expect("decodes");
         for i in 0..r.spans.len() {
             let id = NodeId(i as u32);
             let path = r.spans.path(id);
