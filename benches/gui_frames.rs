@@ -27,6 +27,7 @@
 //! its hex view.
 #![allow(clippy::print_stdout)] // a bench binary reports on stdout
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use eframe::egui::{self, vec2};
@@ -141,10 +142,11 @@ fn hex_case(name: &str, bytes: Vec<u8>, spans: SpanTree) {
     );
 }
 
-/// The app opening `bytes` from a file: the first frame, then frames while it decodes.
-fn open_case(bytes: &[u8]) {
+/// The whole app, as a user starts it with `bytes` written to a temporary file named with
+/// `extension` (the app is made in the first frame); the file's path, to remove when done.
+fn app_opening(bytes: &[u8], extension: &str) -> (Harness<'static, Option<App>>, PathBuf) {
     let path = std::env::temp_dir().join(format!(
-        "wirelens-gui-frames-{}.msgpack",
+        "wirelens-gui-frames-{}.{extension}",
         std::process::id()
     ));
     std::fs::write(&path, bytes).expect("a temporary file");
@@ -152,8 +154,13 @@ fn open_case(bytes: &[u8]) {
         files: vec![path.clone()],
         settings: None,
     };
-    let mut h = Harness::builder()
+    let h = Harness::builder()
         .with_size(vec2(1500.0, 950.0))
+        // The merchants' names are Chinese: drawn as boxes without a CJK font installed.
+        .allow_missing_glyphs()
+        .with_context_setup(|ctx| {
+            fonts::install_fallback_fonts(ctx);
+        })
         .build_ui_state(
             move |ui, app: &mut Option<App>| {
                 let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
@@ -161,6 +168,12 @@ fn open_case(bytes: &[u8]) {
             },
             None,
         );
+    (h, path)
+}
+
+/// The app opening `bytes` from a file: the first frame, then frames while it decodes.
+fn open_case(bytes: &[u8]) {
+    let (mut h, path) = app_opening(bytes, "msgpack");
     // Frames until the hex view of the bytes is on screen (the label above it says so).
     let t0 = Instant::now();
     let mut frames = 0;
@@ -243,26 +256,7 @@ fn big_json(doc: &Value) -> Vec<u8> {
 /// The app opening a large JSON document: the time until every column is shown, then wheel
 /// scrolling over the source column's tree and hex view.
 fn open_json_case(bytes: &[u8]) {
-    let path =
-        std::env::temp_dir().join(format!("wirelens-gui-frames-{}.json", std::process::id()));
-    std::fs::write(&path, bytes).expect("a temporary file");
-    let options = AppOptions {
-        files: vec![path.clone()],
-        settings: None,
-    };
-    let mut h = Harness::builder()
-        .with_size(vec2(1500.0, 950.0))
-        .allow_missing_glyphs()
-        .with_context_setup(|ctx| {
-            fonts::install_fallback_fonts(ctx);
-        })
-        .build_ui_state(
-            move |ui, app: &mut Option<App>| {
-                let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
-                app.show(ui);
-            },
-            None,
-        );
+    let (mut h, path) = app_opening(bytes, "json");
     let t0 = Instant::now();
     h.step();
     let done = loop {

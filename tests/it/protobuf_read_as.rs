@@ -199,22 +199,27 @@ fn the_cli_reads_fields_the_users_way() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("records.pb");
     std::fs::write(&path, two_records()).expect("write");
-    let out = assert_cmd::Command::cargo_bin("wirelens")
-        .expect("built")
-        .args(["convert", "--from", "protobuf", "--to", "json"])
-        .args(["--read", "$.1[*].2=bytes", "--read", "$.1[*].5=sint64"])
-        .arg(&path)
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim_end(),
-        r#"{"1":[{"2":"GAUgBg==","5":-3},{"2":"GAUgBg==","5":-3}]}"#
-    );
+    // Converted with two readings (and `extra` arguments): the records as those readings say.
+    let converts_the_users_way = |extra: &[&std::ffi::OsStr]| {
+        let out = assert_cmd::Command::cargo_bin("wirelens")
+            .expect("built")
+            .args(["convert", "--from", "protobuf", "--to", "json"])
+            .args(["--read", "$.1[*].2=bytes", "--read", "$.1[*].5=sint64"])
+            .args(extra)
+            .arg(&path)
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim_end(),
+            r#"{"1":[{"2":"GAUgBg==","5":-3},{"2":"GAUgBg==","5":-3}]}"#
+        );
+    };
+    converts_the_users_way(&[]);
     // A bad reading is a usage error that lists the readings.
     let out = assert_cmd::Command::cargo_bin("wirelens")
         .expect("built")
@@ -274,27 +279,5 @@ fn the_cli_reads_fields_the_users_way() {
     );
     // A schema loaded but no type named: the user's readings say what the fields are, not the
     // best-ranked type.
-    let out = assert_cmd::Command::cargo_bin("wirelens")
-        .expect("built")
-        .args(["convert", "--from", "protobuf", "--to", "json"])
-        .args([
-            "--read",
-            "$.1[*].2=bytes",
-            "--read",
-            "$.1[*].5=sint64",
-            "--proto",
-        ])
-        .arg(&proto)
-        .arg(&path)
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim_end(),
-        r#"{"1":[{"2":"GAUgBg==","5":-3},{"2":"GAUgBg==","5":-3}]}"#
-    );
+    converts_the_users_way(&["--proto".as_ref(), proto.as_os_str()]);
 }
