@@ -104,7 +104,7 @@ pub struct Opened {
     detected: Vec<(usize, Vec<Reading>)>,
     /// The message type those readings decoded protobuf with.
     message: Option<MessageDescriptor>,
-    /// The input's hint, and which payloads took it for want of their own.
+    /// The input's hint, and which payloads took it for want of their own (in order).
     hint: Option<Format>,
     hinted: Vec<usize>,
 }
@@ -125,7 +125,7 @@ impl Opened {
         let at = self.detected.iter().position(|(i, _)| *i == index)?;
         let mut readings = self.detected.swap_remove(at).1;
         // Ranking used the payload's own hint; the input's comes on top only without one.
-        if self.hinted.contains(&index) {
+        if self.hinted.binary_search(&index).is_ok() {
             add_hint(&mut readings, self.hint);
         }
         Some(Known {
@@ -171,7 +171,7 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
     let as_is = || Payload {
         bytes: bytes.clone(),
         layers: Vec::new(),
-        hint: request.hint,
+        hint: None,
         meta: Vec::new(),
     };
     let mut readings = Vec::new();
@@ -179,7 +179,10 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
     let peeled = match request.layers {
         Layers::AsIs => {
             return Ok(Opened {
-                payloads: vec![as_is()],
+                payloads: vec![Payload {
+                    hint: request.hint,
+                    ..as_is()
+                }],
                 error: None,
                 warnings: Vec::new(),
                 raw: true,
@@ -191,7 +194,7 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
                 detected: Vec::new(),
                 message: None,
                 hint: request.hint,
-                hinted: Vec::new(),
+                hinted: request.hint.map(|_| 0).into_iter().collect(),
             })
         }
         Layers::Peel(choice) => peel(
@@ -458,11 +461,6 @@ pub fn read(
         .filter(|k| k.message == message && options.protobuf_readings.is_empty())
         .map(|k| k.readings)
         .filter(|r| !r.is_empty());
-    let skeleton_of = request
-        .skeleton_from
-        .and_then(|from| skeleton_format(bytes, wanted, &options.protobuf_readings, from));
-    let skeleton_doc = skeleton_of.and_then(|format| skeleton(bytes, format, &options));
-    let skeleton_of = skeleton_doc.as_ref().map(|doc| doc.format);
     if let (Some(format), false) = (request.format, request.list_every_reading) {
         let found = known.as_mut().and_then(|k| {
             k.iter()
@@ -496,14 +494,19 @@ pub fn read(
             warnings,
         }));
     }
+    // Decoded here: a large JSON or MessagePack payload as a skeleton, if asked for.
+    let mut skeleton_of = None;
     let readings = match known {
         Some(readings) => readings,
-        None => detect_knowing(
-            bytes,
-            request.hint,
-            &options,
-            skeleton_doc.map(KnownDocument::Skeleton),
-        ),
+        None => {
+            let skeleton_doc = request
+                .skeleton_from
+                .and_then(|from| skeleton_format(bytes, wanted, &options.protobuf_readings, from))
+                .and_then(|format| skeleton(bytes, format, &options));
+            skeleton_of = skeleton_doc.as_ref().map(|doc| doc.format);
+            let known = skeleton_doc.map(KnownDocument::Skeleton);
+            detect_knowing(bytes, request.hint, &options, known)
+        }
     };
     let summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
     let chosen = wanted
