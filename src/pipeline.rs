@@ -716,10 +716,12 @@ service Geo { rpc Find(Name) returns (Point); }
                     readings: known(),
                     message: None,
                 }),
+                skeleton_from: Some(0),
                 ..ReadRequest::default()
             },
             None,
         );
+        assert!(!used.skeleton, "known readings are whole documents");
         let value = |r: Read| r.outcome.expect("decodes").value;
         let of = |b: &[u8]| {
             codec::decode(b, Format::Json, &DecodeOptions::default())
