@@ -1024,8 +1024,8 @@ fn one_payload_as_it_is(args: &ConvertArgs) -> bool {
     !args.all && a.pick.is_none_or(|n| n == 1) && a.layer.is_none() && a.keylog.is_none()
 }
 
-/// `convert` of a JSON document, or of a MessagePack file (`.msgpack` or `--from msgpack`), with
-/// nothing to peel and no schema, streamed by [`stream::transcode`] so that a large file is
+/// `convert` of a JSON document, or of a MessagePack or CBOR file (by its name, or `--from`),
+/// with nothing to peel and no schema, streamed by [`stream::transcode`] so that a large file is
 /// never held decoded. `false` when that does not apply (or the document needs the ordinary way:
 /// an error to report, canonical or pretty output): then nothing was written and the caller
 /// converts as usual.
@@ -1039,6 +1039,7 @@ fn convert_streaming(
     let bytes = &whole.bytes;
     let from = match (a.from, whole.hint) {
         (Some(Format::MessagePack), _) | (None, Some(Format::MessagePack)) => Format::MessagePack,
+        (Some(Format::Cbor), _) | (None, Some(Format::Cbor)) => Format::Cbor,
         (None | Some(Format::Json), None | Some(Format::Json)) => Format::Json,
         _ => return Ok(false),
     };
@@ -1047,9 +1048,12 @@ fn convert_streaming(
         let first = text.iter().find(|c| !c.is_ascii_whitespace());
         // Peeling reads a HAR as its entries, and a JSON string may hold a payload to peel.
         matches!(first, Some(b'{' | b'[')) && !har::looks_like_har(text)
-    } else {
+    } else if from == Format::MessagePack {
         // A MessagePack file (by its name or --from) whose first item is a map or an array.
         matches!(bytes.first(), Some(0x80..=0x9f | 0xdc..=0xdf))
+    } else {
+        // A CBOR file whose first item is an array or a map of definite length.
+        matches!(bytes.first(), Some(0x80..=0x9b | 0xa0..=0xbb))
     };
     if !plain || !walks {
         return Ok(false);

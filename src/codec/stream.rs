@@ -1,4 +1,5 @@
-//! Converting a large JSON or MessagePack document without holding it whole: [`transcode`].
+//! Converting a large JSON, MessagePack or CBOR document without holding it whole:
+//! [`transcode`].
 //!
 //! `convert` of a 50 MB JSON file used to decode the whole document into a [`Value`] with its
 //! span tree (about 20 times the file) and then encode it. Most large documents are a few big
@@ -10,8 +11,10 @@
 //! the chunk's path and grouped as one conversion groups them (by kind and path pattern, counts
 //! added, the first occurrence's path and message kept).
 //!
-//! A MessagePack document is walked the same way, its items found by their heads; a map walked
-//! here must have text keys, as JSON's have.
+//! A MessagePack or CBOR document is walked the same way, its items found by their heads; a map
+//! walked here must have text keys, as JSON's have. A CBOR tag is walked as one item with its
+//! content (converted whole), and an indefinite length anywhere sends the document the ordinary
+//! way.
 //!
 //! What it does not do: anything that needs the whole document at once. Canonical output (map
 //! entries sorted), pretty JSON, protobuf, and a map with a repeated key at the level walked here
@@ -53,8 +56,9 @@ pub fn transcode_json_in_chunks(
     transcode_in_chunks(bytes, Format::Json, to, options, limits, chunk)
 }
 
-/// `bytes` (one MessagePack or JSON item) written as `to` like [`super::encode_fast`] of its
-/// decoded value, walked as [`transcode_json`] walks JSON; `None` where the walk does not apply.
+/// `bytes` (one JSON, MessagePack or CBOR item) written as `to` like [`super::encode_fast`] of
+/// its decoded value, walked as [`transcode_json`] walks JSON; `None` where the walk does not
+/// apply.
 pub fn transcode(
     bytes: &[u8],
     from: Format,
@@ -77,7 +81,7 @@ pub fn transcode_in_chunks(
     transcode_walk(bytes, from, to, options, limits, chunk, None)
 }
 
-/// `bytes` (one JSON text or MessagePack item) written as `to` like [`super::encode_like`] of
+/// `bytes` (one JSON text, MessagePack or CBOR item) written as `to` like [`super::encode_like`] of
 /// its decoded value: the same bytes and notes, and the output's spans, in a tree that shares
 /// `like`'s shape where it has the same one (the input's spans, from [`spans_in_chunks`]). At
 /// most one chunk of the document is held as a value at a time. `None` where the walk does not
@@ -117,7 +121,7 @@ fn transcode_walk(
     Walk::new(bytes, from, to, options, limits, chunk, builder)?.run_whole(to)
 }
 
-/// The span tree [`super::decode`] gives for `bytes` (one JSON text or MessagePack item), made
+/// The span tree [`super::decode`] gives for `bytes` (one JSON text, MessagePack or CBOR item), made
 /// without holding the document's value whole: the big containers' nodes are recorded by the
 /// walk, every chunk's by decoding that chunk alone. `None` where the walk does not apply (see
 /// the module docs): the caller decodes the ordinary way.
@@ -135,7 +139,7 @@ pub fn spans_in_chunks(
     walk.run_whole(from).map(|encoded| encoded.spans)
 }
 
-/// `bytes` (one JSON text or MessagePack item whose root is a map) encoded as protobuf like
+/// `bytes` (one JSON text, MessagePack or CBOR item whose root is a map) encoded as protobuf like
 /// [`super::encode`] with `options`: the same bytes, spans and notes, with the message type
 /// `options` names or one inferred from the document. The root's entries are read one at a
 /// time, and a repeated field's items a run at a time, so a document that is a few big lists
@@ -338,7 +342,7 @@ fn run_end(items: &[(usize, usize)], i: usize, chunk: usize) -> usize {
 
 struct Walk<'a> {
     b: &'a [u8],
-    /// JSON or MessagePack.
+    /// JSON, MessagePack or CBOR.
     from: Format,
     to: Format,
     options: &'a EncodeOptions,
@@ -377,7 +381,7 @@ impl<'a> Walk<'a> {
         chunk: usize,
         builder: Option<SpanTreeBuilder>,
     ) -> Option<Walk<'a>> {
-        if !matches!(from, Format::Json | Format::MessagePack) {
+        if from == Format::Protobuf {
             return None;
         }
         Some(Walk {
@@ -689,9 +693,11 @@ impl<'a> Walk<'a> {
                 bytes.extend_from_slice(&self.b[start..end]);
                 bytes.push(b']');
             }
-            _ => {
+            from => {
+                // MessagePack's `array 32`, CBOR's array with a four-byte length: five bytes
+                // either way (`Walk::run` counts on it).
                 let n = u32::try_from(items.len()).ok()?;
-                bytes.push(0xdd);
+                bytes.push(if from == Format::Cbor { 0x9a } else { 0xdd });
                 bytes.extend_from_slice(&n.to_be_bytes());
                 bytes.extend_from_slice(&self.b[start..end]);
             }
@@ -713,8 +719,13 @@ impl<'a> Walk<'a> {
     fn head_end(&self, at: usize) -> Option<usize> {
         match self.from {
             Format::Json => Some(at + 1),
-            _ => msgpack_head(self.b, at).map(|(_, end)| end),
+            _ => self.head(at).map(|(_, end)| end),
         }
+    }
+
+    /// The head of the binary (MessagePack or CBOR) item at `at`, and where it ends.
+    fn head(&self, at: usize) -> Option<(Head, usize)> {
+        binary_head(self.from, self.b, at)
     }
 
     /// Writes JSON's `c` (a comma, colon or closing bracket) when the walk writes JSON.
@@ -743,7 +754,7 @@ impl<'a> Walk<'a> {
     fn skip_value(&self, at: usize) -> Option<usize> {
         match self.from {
             Format::Json => skip_value(self.b, at),
-            _ => msgpack_skip(self.b, at),
+            from => binary_skip_within(from, self.b, at, usize::MAX),
         }
     }
 
@@ -756,7 +767,7 @@ impl<'a> Walk<'a> {
                 b'[' => Some(false),
                 _ => None,
             },
-            _ => match msgpack_head(self.b, at)? {
+            _ => match self.head(at)? {
                 (Head::Map(_), _) => Some(true),
                 (Head::Array(_), _) => Some(false),
                 _ => None,
@@ -770,17 +781,17 @@ impl<'a> Walk<'a> {
         if self.from == Format::Json {
             return children(self.b, at, map);
         }
-        let (head, mut i) = msgpack_head(self.b, at)?;
+        let (head, mut i) = self.head(at)?;
         let n = match head {
             Head::Map(n) | Head::Array(n) => n,
-            Head::Leaf(_) => return None,
+            Head::Leaf(_) | Head::Tag => return None,
         };
         let mut out = Vec::with_capacity(usize::try_from(n).ok()?.min(self.b.len() - i));
         for _ in 0..n {
             let start = i;
-            i = msgpack_skip(self.b, i)?;
+            i = self.skip_value(i)?;
             if map {
-                i = msgpack_skip(self.b, i)?;
+                i = self.skip_value(i)?;
             }
             out.push((start, i));
         }
@@ -791,7 +802,7 @@ impl<'a> Walk<'a> {
     fn end_within(&self, at: usize, max: usize) -> Option<usize> {
         let end = match self.from {
             Format::Json => skip_value_within(self.b, at, max),
-            _ => msgpack_skip_within(self.b, at, max),
+            from => binary_skip_within(from, self.b, at, max),
         }?;
         (end - at <= max).then_some(end)
     }
@@ -907,12 +918,49 @@ fn write_header(out: &mut Vec<u8>, to: Format, map: bool, n: usize) -> Option<()
     Some(())
 }
 
-/// What a MessagePack item's head says: a map or array of so many entries or items, or a
-/// scalar of so many bytes after its head; with where the head ends.
+/// What a MessagePack or CBOR item's head says: a map or array of so many entries or items, a
+/// scalar of so many bytes after its head, or (CBOR) a tag, which one item follows.
 enum Head {
     Map(u64),
     Array(u64),
     Leaf(u64),
+    Tag,
+}
+
+/// The head of the `from` (MessagePack or CBOR) item at `at`, and where the head ends.
+fn binary_head(from: Format, b: &[u8], at: usize) -> Option<(Head, usize)> {
+    match from {
+        Format::Cbor => cbor_head(b, at),
+        _ => msgpack_head(b, at),
+    }
+}
+
+/// The head of the CBOR item at `at`; `None` past the end, for the reserved additional
+/// information values, and for an indefinite length or a break (which the walk leaves to the
+/// ordinary decode).
+fn cbor_head(b: &[u8], at: usize) -> Option<(Head, usize)> {
+    let c = *b.get(at)?;
+    let be = |n: usize| -> Option<u64> {
+        let bytes = b.get(at + 1..at + 1 + n)?;
+        Some(bytes.iter().fold(0u64, |acc, &x| acc << 8 | u64::from(x)))
+    };
+    let (argument, end) = match c & 0x1f {
+        info @ 0..=23 => (u64::from(info), at + 1),
+        24 => (be(1)?, at + 2),
+        25 => (be(2)?, at + 3),
+        26 => (be(4)?, at + 5),
+        27 => (be(8)?, at + 9),
+        _ => return None,
+    };
+    let head = match c >> 5 {
+        2 | 3 => Head::Leaf(argument),
+        4 => Head::Array(argument),
+        5 => Head::Map(argument),
+        6 => Head::Tag,
+        // Integers, simple values and floats: the head holds them.
+        _ => Head::Leaf(0),
+    };
+    Some((head, end))
 }
 
 /// The head of the MessagePack item at `at`; `None` past the end or for the unused byte 0xc1.
@@ -949,20 +997,15 @@ fn msgpack_head(b: &[u8], at: usize) -> Option<(Head, usize)> {
     Some(head)
 }
 
-/// Where the MessagePack item starting at `at` ends, by its heads only: the decoder checks the
-/// rest when the item is converted.
-fn msgpack_skip(b: &[u8], at: usize) -> Option<usize> {
-    msgpack_skip_within(b, at, usize::MAX)
-}
-
-/// [`msgpack_skip`], giving up (`None`) once the item runs past `max` bytes.
-fn msgpack_skip_within(b: &[u8], start: usize, max: usize) -> Option<usize> {
+/// Where the `from` (MessagePack or CBOR) item starting at `start` ends, by its heads only (the
+/// decoder checks the rest when the item is converted); `None` once it runs past `max` bytes.
+fn binary_skip_within(from: Format, b: &[u8], start: usize, max: usize) -> Option<usize> {
     let mut at = start;
     // Items still to skip; every item takes at least a byte, so the walk ends with the bytes.
     let mut pending: u64 = 1;
     while pending > 0 {
         pending -= 1;
-        let (head, end) = msgpack_head(b, at)?;
+        let (head, end) = binary_head(from, b, at)?;
         at = match head {
             Head::Leaf(n) => end.checked_add(usize::try_from(n).ok()?)?,
             Head::Array(n) => {
@@ -971,6 +1014,10 @@ fn msgpack_skip_within(b: &[u8], start: usize, max: usize) -> Option<usize> {
             }
             Head::Map(n) => {
                 pending = pending.checked_add(n.checked_mul(2)?)?;
+                end
+            }
+            Head::Tag => {
+                pending = pending.checked_add(1)?;
                 end
             }
         };
@@ -1417,6 +1464,98 @@ mod tests {
             0
         )
         .is_none());
+    }
+
+    /// A CBOR document walks as MessagePack does: the samples, RFC 8949's appendix A vectors (in
+    /// one array, as the values of one map, and each on its own: tags, floats of every width,
+    /// simple values, indefinite lengths, which the walk leaves to the ordinary way), and every
+    /// JSON file of the samples and json-bench as CBOR, at every chunk size.
+    #[test]
+    fn walks_cbor_as_the_whole_conversion_writes_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+        for entry in std::fs::read_dir(root.join("samples")).expect("samples") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "cbor") {
+                inputs.push((
+                    path.display().to_string(),
+                    std::fs::read(&path).expect("file"),
+                ));
+            }
+        }
+        let vectors = root.join("tests/data/cbor-test-vectors/appendix_a.json");
+        let vectors: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(vectors).expect("vectors")).expect("JSON");
+        let items: Vec<Vec<u8>> = vectors
+            .as_array()
+            .expect("cases")
+            .iter()
+            .map(|case| {
+                let hex = case["hex"].as_str().expect("hex");
+                (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex byte"))
+                    .collect()
+            })
+            .collect();
+        let mut array = vec![0x9a];
+        array.extend_from_slice(&(items.len() as u32).to_be_bytes());
+        let mut map = vec![0xba];
+        map.extend_from_slice(&(items.len() as u32).to_be_bytes());
+        for (i, item) in items.iter().enumerate() {
+            array.extend_from_slice(item);
+            let key = format!("k{i}");
+            map.push(0x60 | key.len() as u8);
+            map.extend_from_slice(key.as_bytes());
+            map.extend_from_slice(item);
+        }
+        inputs.push(("vectors as an array".into(), array));
+        inputs.push(("vectors as a map".into(), map));
+        for (i, item) in items.into_iter().enumerate() {
+            inputs.push((format!("vector {i}"), item));
+        }
+        for dir in ["samples", "tests/data/json-bench"] {
+            for entry in std::fs::read_dir(root.join(dir)).expect(dir) {
+                let path = entry.expect("entry").path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    let bytes = std::fs::read(&path).expect("file");
+                    if let Ok(doc) = decode(&bytes, Format::Json, &DecodeOptions::default()) {
+                        let cbor = encode_fast(&doc.value, Format::Cbor, &EncodeOptions::default())
+                            .expect("encodes");
+                        inputs.push((format!("{} as CBOR", path.display()), cbor.bytes));
+                    }
+                }
+            }
+        }
+        let mut walked = 0;
+        for (name, bytes) in &inputs {
+            walked += same_as_whole_from(name, bytes, Format::Cbor);
+        }
+        assert!(
+            inputs.len() >= 100 && walked > 500,
+            "{} inputs, {walked} walks",
+            inputs.len()
+        );
+        // The big documents are walked, not declined.
+        let twitter = inputs
+            .iter()
+            .find(|(name, _)| name.ends_with("twitter.json as CBOR"))
+            .expect("twitter as CBOR");
+        let limits = Limits::default();
+        assert!(spans_in_chunks(&twitter.1, Format::Cbor, &limits, 4096).is_some());
+        // An indefinite-length array, cut short, and bytes after the item: declined.
+        let plain = EncodeOptions::default();
+        for bytes in [
+            &[0x9f, 0x01, 0xff][..],
+            &[0x82, 0x01][..],
+            &[0x81, 0x01, 0x01][..],
+        ] {
+            assert!(
+                transcode_in_chunks(bytes, Format::Cbor, Format::Json, &plain, &limits, 0)
+                    .is_none(),
+                "{bytes:?}"
+            );
+        }
     }
 
     /// A MessagePack array at the root whose header is shorter than the one the walk puts
