@@ -17,7 +17,7 @@
 //! encodes the document into its other columns.
 
 use crate::capture::detect::{
-    add_hint, detect_knowing, KnownDocument, Reading, ReadingSummary, Verdict,
+    add_hint, detect_knowing, rare_values, KnownDocument, Reading, ReadingSummary, Verdict,
 };
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
@@ -501,10 +501,18 @@ pub fn read(
         None => {
             let skeleton_doc = request
                 .skeleton_from
-                .and_then(|from| skeleton_format(bytes, wanted, &options.protobuf_readings, from))
+                .and_then(|from| {
+                    skeleton_format(
+                        bytes,
+                        wanted,
+                        request.hint,
+                        &options.protobuf_readings,
+                        from,
+                    )
+                })
                 .and_then(|format| skeleton(bytes, format, &options));
-            skeleton_of = skeleton_doc.as_ref().map(|doc| doc.format);
-            let known = skeleton_doc.map(KnownDocument::Skeleton);
+            skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
+            let known = skeleton_doc.map(|(doc, rare)| KnownDocument::Skeleton(doc, rare));
             detect_knowing(bytes, request.hint, &options, known)
         }
     };
@@ -536,13 +544,16 @@ pub fn read(
 
 /// The format [`read`] reads `bytes` as a skeleton ([`Read::skeleton`]) with
 /// [`ReadRequest::skeleton_from`] `from`, if the walk applies: at least `from` bytes that start
-/// as a JSON map or array (JSON) or with a MessagePack map or array head (MessagePack), read as
-/// the best reading or as that format, and no field readings (which ask for protobuf). A face
-/// that starts work early on such a payload asks this first; the work is for this format, and
-/// stands only if the payload is read as it.
+/// as a JSON map or array, a MessagePack map or array head, or a CBOR array or map head of
+/// definite length, read as the best reading or as that format, and no field readings (which
+/// ask for protobuf). A head that is both a MessagePack and a CBOR one (0x80–0x9b) is read as
+/// MessagePack unless `hint` or `format` says CBOR. A face that starts work early on such a
+/// payload asks this first; the work is for this format, and stands only if the payload is read
+/// as it.
 pub fn skeleton_format(
     bytes: &[u8],
     format: Option<Format>,
+    hint: Option<Format>,
     field_readings: &[FieldReading],
     from: usize,
 ) -> Option<Format> {
@@ -558,22 +569,33 @@ pub fn skeleton_format(
         let first = bytes[start..].iter().find(|c| !c.is_ascii_whitespace());
         matches!(first, Some(b'{' | b'['))
     };
-    // fixmap, fixarray, array 16/32, map 16/32.
-    let msgpack = matches!(bytes.first(), Some(0x80..=0x9f | 0xdc..=0xdf));
-    let found = match (json, msgpack) {
-        (true, _) => Format::Json,
-        (_, true) => Format::MessagePack,
+    let cbor_wanted =
+        format == Some(Format::Cbor) || (format.is_none() && hint == Some(Format::Cbor));
+    let found = match bytes.first() {
+        _ if json => Format::Json,
+        // CBOR arrays of definite length, or MessagePack fixmaps and fixarrays.
+        Some(0x80..=0x9b) if cbor_wanted => Format::Cbor,
+        // MessagePack fixmap, fixarray, array 16/32, map 16/32.
+        Some(0x80..=0x9f | 0xdc..=0xdf) => Format::MessagePack,
+        // CBOR maps of definite length (MessagePack's short strings).
+        Some(0xa0..=0xbb) => Format::Cbor,
         _ => return None,
     };
     format.is_none_or(|f| f == found).then_some(found)
 }
 
 /// A payload's span tree as `format`, made a chunk at a time without its value, in a document
-/// whose value is the root's skeleton: its keys (or items) with null values, which is all
-/// detection's reading looks at besides the span tree. `None` when the walk does not apply (the
-/// ordinary decode then reports what is wrong).
-fn skeleton(bytes: &[u8], format: Format, options: &DecodeOptions) -> Option<Document> {
-    let spans = stream::spans_in_chunks(bytes, format, &options.limits, stream::CHUNK)?;
+/// whose value is the root's skeleton: its keys (or items) with null values; with the count of
+/// its values of rarely used types ([`rare_values`]), which is all detection's reading needs
+/// besides. `None` when the walk does not apply (the ordinary decode then reports what is
+/// wrong).
+fn skeleton(
+    bytes: &[u8],
+    format: Format,
+    options: &DecodeOptions,
+) -> Option<(Document, (usize, usize))> {
+    let (spans, rare) =
+        stream::spans_counting(bytes, format, &options.limits, stream::CHUNK, rare_values)?;
     let root = spans.root()?;
     let value = match spans.kind(root) {
         Kind::Map => Value::Map(
@@ -590,11 +612,12 @@ fn skeleton(bytes: &[u8], format: Format, options: &DecodeOptions) -> Option<Doc
         ),
         _ => Value::Array(vec![Value::Null; spans.children(root).count()]),
     };
-    Some(Document {
+    let document = Document {
         format,
         value,
         spans,
-    })
+    };
+    Some((document, rare))
 }
 
 #[cfg(test)]
@@ -862,12 +885,27 @@ service Geo { rpc Find(Name) returns (Point); }
         let small = read_ok(bytes, request(bytes.len() + 1), None);
         assert!(!small.skeleton);
         assert_eq!(small.outcome.expect("decodes").value, whole.value);
-        assert_eq!(skeleton_format(bytes, None, &[], 1), Some(Format::Json));
-        assert_eq!(skeleton_format(bytes, Some(Format::Cbor), &[], 1), None);
-        assert_eq!(skeleton_format(b"  7", None, &[], 1), None);
         assert_eq!(
-            skeleton_format(&[0x81, 0xa1, b'a', 0x01], None, &[], 1),
+            skeleton_format(bytes, None, None, &[], 1),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            skeleton_format(bytes, Some(Format::Cbor), None, &[], 1),
+            None
+        );
+        assert_eq!(skeleton_format(b"  7", None, None, &[], 1), None);
+        let one_map = [0x81, 0xa1, b'a', 0x01];
+        assert_eq!(
+            skeleton_format(&one_map, None, None, &[], 1),
             Some(Format::MessagePack)
+        );
+        assert_eq!(
+            skeleton_format(&one_map, None, Some(Format::Cbor), &[], 1),
+            Some(Format::Cbor)
+        );
+        assert_eq!(
+            skeleton_format(&[0xa1, 0x61, b'a', 0x01], None, None, &[], 1),
+            Some(Format::Cbor)
         );
     }
 

@@ -218,8 +218,8 @@ pub(crate) enum KnownDocument {
     /// Decoded whole (by peeling, with options that give the same outcome).
     Whole(Document),
     /// The whole payload's span tree with a skeleton value: the root's keys (or items), each
-    /// null. Its reading scores what is below the root from the span tree.
-    Skeleton(Document),
+    /// null; and [`rare_values`] of the whole value, counted as it was read.
+    Skeleton(Document, (usize, usize)),
 }
 
 /// [`detect`], with one format's document already made.
@@ -232,15 +232,17 @@ pub(crate) fn detect_knowing(
     let mut readings: Vec<Reading> = Format::ALL
         .iter()
         .map(|&format| {
-            let (outcome, skeleton) = match known.take() {
-                Some(KnownDocument::Whole(doc)) if doc.format == format => (Ok(doc), false),
-                Some(KnownDocument::Skeleton(doc)) if doc.format == format => (Ok(doc), true),
+            let (outcome, rare) = match known.take() {
+                Some(KnownDocument::Whole(doc)) if doc.format == format => (Ok(doc), None),
+                Some(KnownDocument::Skeleton(doc, rare)) if doc.format == format => {
+                    (Ok(doc), Some(rare))
+                }
                 other => {
                     known = other;
-                    (codec::decode(bytes, format, options), false)
+                    (codec::decode(bytes, format, options), None)
                 }
             };
-            read_as(bytes, format, hint, options, outcome, skeleton)
+            read_as(bytes, format, hint, options, outcome, rare)
         })
         .collect();
     order(&mut readings);
@@ -285,16 +287,16 @@ fn hinted(score: i32, complete: bool) -> i32 {
     }
 }
 
-/// `outcome` read as `format`: its confidence and reasons. With `skeleton`, the document's value
-/// is only its root's skeleton ([`KnownDocument::Skeleton`]) and the values below the root are
-/// counted from its span tree.
+/// `outcome` read as `format`: its confidence and reasons. With `rare`, the document's value is
+/// only its root's skeleton ([`KnownDocument::Skeleton`]) and `rare` is [`rare_values`] of the
+/// whole value.
 fn read_as(
     bytes: &[u8],
     format: Format,
     hint: Option<Format>,
     options: &DecodeOptions,
     outcome: Result<Document, DecodeError>,
-    skeleton: bool,
+    rare: Option<(usize, usize)>,
 ) -> Reading {
     let mut reasons = Vec::new();
     let mut score: i32 = match &outcome {
@@ -320,11 +322,7 @@ fn read_as(
                 }
                 _ => 60,
             };
-            let (odd, total) = if skeleton {
-                rare_in_spans(&doc.spans)
-            } else {
-                rare_values(&doc.value)
-            };
+            let (odd, total) = rare.unwrap_or_else(|| rare_values(&doc.value));
             s += plausibility(&doc.value, format, (odd, total), &mut reasons);
             if bytes.len() < 4 && format != Format::Json {
                 s -= 20;
@@ -430,7 +428,7 @@ fn plausibility(
 /// How many of `value`'s values (keys aside, a tag and its content as one) are of rarely used
 /// types (CBOR simple values, undefined, uncommon tags; MessagePack extensions), and how many
 /// values there are.
-fn rare_values(value: &Value) -> (usize, usize) {
+pub(crate) fn rare_values(value: &Value) -> (usize, usize) {
     let mut odd = 0usize;
     let mut total = 0usize;
     for v in value.preorder() {
@@ -444,22 +442,6 @@ fn rare_values(value: &Value) -> (usize, usize) {
         }
     }
     (odd, total)
-}
-
-/// [`rare_values`] counted from a span tree, for a document read without its value (JSON and
-/// MessagePack, which have no tags: a node per value).
-fn rare_in_spans(spans: &crate::model::SpanTree) -> (usize, usize) {
-    use crate::model::{Kind, NodeId};
-    let odd = (0..spans.len())
-        .filter_map(|i| u32::try_from(i).ok())
-        .filter(|&i| {
-            matches!(
-                spans.kind(NodeId(i)),
-                Kind::Ext | Kind::Simple | Kind::Undefined
-            )
-        })
-        .count();
-    (odd, spans.len())
 }
 
 fn describe(v: &Value) -> String {

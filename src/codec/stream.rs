@@ -131,11 +131,42 @@ pub fn spans_in_chunks(
     limits: &Limits,
     chunk: usize,
 ) -> Option<SpanTree> {
+    spans_walked(bytes, from, limits, chunk, None)
+}
+
+/// [`spans_in_chunks`], and `count` summed over the document's values as if it were applied
+/// to the whole value: each chunk's value is counted as it is decoded, and each container the
+/// walk lists itself adds `(0, 1)`. `count` must add up over a value's parts that way (one
+/// per value, keys aside: [`Value::preorder`]).
+pub fn spans_counting(
+    bytes: &[u8],
+    from: Format,
+    limits: &Limits,
+    chunk: usize,
+    count: fn(&Value) -> (usize, usize),
+) -> Option<(SpanTree, (usize, usize))> {
+    let sum = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
+    let counting = Counting {
+        count,
+        sum: std::rc::Rc::clone(&sum),
+    };
+    let spans = spans_walked(bytes, from, limits, chunk, Some(counting))?;
+    Some((spans, sum.get()))
+}
+
+fn spans_walked(
+    bytes: &[u8],
+    from: Format,
+    limits: &Limits,
+    chunk: usize,
+    counting: Option<Counting>,
+) -> Option<SpanTree> {
     // Reserved, not touched: pages of the streams count only once they are written.
     let builder = SpanTreeBuilder::with_capacity(bytes.len() / 4);
     let options = EncodeOptions::default();
     let mut walk = Walk::new(bytes, from, from, &options, limits, chunk, Some(builder))?;
     walk.reading = true;
+    walk.counting = counting;
     walk.run_whole(from).map(|encoded| encoded.spans)
 }
 
@@ -360,6 +391,23 @@ struct Walk<'a> {
     spans: Option<Recording>,
     /// Whether the walk reads the input's own spans ([`spans_in_chunks`]) and writes nothing.
     reading: bool,
+    /// While reading: a count of every value decoded (`Counting::count` of each chunk's value,
+    /// plus one per container the walk lists itself), added up in `Counting::sum`.
+    counting: Option<Counting>,
+}
+
+/// What [`spans_counting`] counts of the document's values: a count of one value and what is
+/// below it, keys aside (two numbers, such as "of rarely used types" and "in all"), and the sum.
+struct Counting {
+    count: fn(&Value) -> (usize, usize),
+    sum: std::rc::Rc<std::cell::Cell<(usize, usize)>>,
+}
+
+impl Counting {
+    fn add(&self, (a, b): (usize, usize)) {
+        let (x, y) = self.sum.get();
+        self.sum.set((x + a, y + b));
+    }
 }
 
 /// A span tree recorded as the walk goes, and where its next node goes.
@@ -401,6 +449,7 @@ impl<'a> Walk<'a> {
                 slot: (Segment::Root, None),
             }),
             reading: false,
+            counting: None,
         })
     }
 
@@ -465,6 +514,9 @@ impl<'a> Walk<'a> {
             return None;
         }
         self.nodes += 1;
+        if let Some(counting) = &self.counting {
+            counting.add((0, 1));
+        }
         let (children, end) = self.children(at, map)?;
         // Each child is a node at least: a container over the node limit goes the ordinary
         // way (which reports the limit) before any of it is converted.
@@ -625,6 +677,11 @@ impl<'a> Walk<'a> {
             (doc.value, nodes, spans.then_some(doc.spans))
         };
         self.nodes += nodes.checked_sub(wrap)?;
+        if let Some(counting) = &self.counting {
+            // The array made around a run is no value of the document.
+            let (odd, all) = (counting.count)(&value);
+            counting.add((odd, all.checked_sub(wrap)?));
+        }
         Some((value, tree))
     }
 

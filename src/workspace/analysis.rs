@@ -221,6 +221,45 @@ impl OnDemand {
         codec::decode_value(bytes, self.format, &options).ok()
     }
 
+    /// What a summary says of the tags around the container `id` (of kind `kind`): nothing for
+    /// JSON and MessagePack, `"tag 4: "` for a CBOR array under tag 4, as the decoded value's
+    /// summary says it. The tag heads are read with a stand-in empty container after them, so
+    /// the container's items are never decoded; `None` if they do not read that way.
+    fn tags_of(&self, id: NodeId, kind: crate::model::Kind) -> Option<String> {
+        if self.format != Format::Cbor {
+            return Some(String::new());
+        }
+        let start = self.spans.node(id).span.start;
+        let mut at = start;
+        while let Some(&head) = self.bytes.get(at).filter(|&&b| b >> 5 == 6) {
+            at += match head & 0x1f {
+                0..=23 => 1,
+                24 => 2,
+                25 => 3,
+                26 => 5,
+                27 => 9,
+                _ => return None,
+            };
+        }
+        if at == start {
+            return Some(String::new());
+        }
+        let mut stand_in = self.bytes.get(start..at)?.to_vec();
+        let empty = if kind == crate::model::Kind::Map {
+            0xa0
+        } else {
+            0x80
+        };
+        stand_in.push(empty);
+        let mut value = &self.read(&stand_in)?;
+        let mut out = String::new();
+        while let Value::Tag(t, inner) = value {
+            out.push_str(&format!("tag {t}: "));
+            value = inner;
+        }
+        matches!(value, Value::Array(_) | Value::Map(_)).then_some(out)
+    }
+
     /// The source's node that the node `id` of `spans` (a column's tree of the same value) is:
     /// by `ids` when given, else the same id (the trees share a shape).
     fn node_for(&self, ids: Option<&NodeMap>, id: NodeId) -> Option<NodeId> {
@@ -270,7 +309,11 @@ impl ColumnDoc {
                 } else {
                     "array"
                 };
-                return Some(format!("{what}({n})"));
+                // Every column shares the source's value, tags and all. Tag heads that do not
+                // read as expected: the node's value, decoded.
+                if let Some(tags) = r.tags_of(source, kind) {
+                    return Some(format!("{tags}{what}({n})"));
+                }
             }
         }
         self.value_at(id).map(|v| v.summary(max_chars))
@@ -545,12 +588,18 @@ fn analyze_sized(
         },
         ProtoMode::SchemaLess => MessageChoice::SchemaLess,
     };
-    // A large JSON or MessagePack payload's tree is made a chunk at a time, without its value.
+    // A large JSON, MessagePack or CBOR payload's tree is made a chunk at a time, without its
+    // value.
     // Its protobuf column needs nothing from the tree (a walk of its own): it is written
     // meanwhile, on a thread of its own, and waited for when the columns are encoded (used only
     // if the payload is read as that format).
-    let walked_as =
-        pipeline::skeleton_format(bytes, choice.format, &choice.field_readings, on_demand_from);
+    let walked_as = pipeline::skeleton_format(
+        bytes,
+        choice.format,
+        hint,
+        &choice.field_readings,
+        on_demand_from,
+    );
     let shown = |f: Format| !choice.hidden.contains(&f);
     let early_message = match &message_choice {
         MessageChoice::Named(m) => Some(m.clone()),
@@ -1257,7 +1306,7 @@ mod tests {
             .expect("compiles");
         let limits = Limits::default();
         let ctx = JobContext::unwatched();
-        let (mut on_demand, mut msgpack_sources) = (0, 0);
+        let (mut on_demand, mut binary_sources) = (0, 0);
         // A top-level array of records, as many APIs answer.
         let records = std::fs::read(root.join("samples/transactions-1k.json")).expect("file");
         let records: serde_json::Value = serde_json::from_slice(&records).expect("JSON");
@@ -1284,31 +1333,36 @@ mod tests {
                 std::fs::read(path).expect("file"),
             ));
         }
-        // The same documents as MessagePack, and the MessagePack samples (extensions, binary,
-        // integer keys and the rest among them).
-        let as_msgpack: Vec<(String, Vec<u8>)> = inputs
-            .iter()
-            .map(|(name, bytes)| {
-                let doc =
-                    codec::decode(bytes, Format::Json, &DecodeOptions::default()).expect("JSON");
-                let options = EncodeOptions::default();
-                let encoded =
-                    codec::encode_fast(&doc.value, Format::MessagePack, &options).expect("encodes");
-                (format!("{name} as MessagePack"), encoded.bytes)
-            })
-            .collect();
-        inputs.extend(as_msgpack);
+        // The same documents as MessagePack and as CBOR, and the samples of both (extensions,
+        // tags, binary, integer keys and the rest among them); each with the format its file
+        // name would suggest.
+        let mut all: Vec<(String, Vec<u8>, Format)> = Vec::new();
+        for (name, bytes) in &inputs {
+            let doc = codec::decode(bytes, Format::Json, &DecodeOptions::default()).expect("JSON");
+            let options = EncodeOptions::default();
+            for to in [Format::MessagePack, Format::Cbor] {
+                let encoded = codec::encode_fast(&doc.value, to, &options).expect("encodes");
+                all.push((format!("{name} as {}", to.title()), encoded.bytes, to));
+            }
+        }
+        for (name, bytes) in inputs {
+            all.push((name, bytes, Format::Json));
+        }
         for name in [
             "edge-cases.msgpack",
             "transactions-1k.msgpack",
             "user-profile.msgpack",
+            "edge-cases.cbor",
+            "iot-metrics.cbor",
+            "transactions-1k.cbor",
         ] {
             let path = root.join("samples").join(name);
-            inputs.push((name.into(), std::fs::read(path).expect("file")));
+            let format = Format::from_extension(name.rsplit('.').next().unwrap_or_default())
+                .expect("a format");
+            all.push((name.into(), std::fs::read(path).expect("file"), format));
         }
-        for (name, bytes) in &inputs {
+        for (name, bytes, hint) in &all {
             let bytes = SharedBytes::from(bytes.clone());
-            let top_list = matches!(bytes.first(), Some(b'[' | 0x90..=0x9f | 0xdc | 0xdd));
             for encoding in [None, Some(Variant::Canonical)] {
                 for with_schema in [false, true] {
                     let choice = Choice {
@@ -1323,7 +1377,7 @@ mod tests {
                     let run = |from| {
                         analyze_sized(
                             &bytes,
-                            None,
+                            Some(*hint),
                             None,
                             &choice,
                             &schemas,
@@ -1339,6 +1393,11 @@ mod tests {
                     assert_eq!(whole.columns.len(), read.columns.len(), "{name}");
                     let decoded = |a: &Analysis| a.source().is_some_and(|s| s.error.is_none());
                     assert!(decoded(&whole) && decoded(&read), "{name}: decodes");
+                    let top_list = whole
+                        .source()
+                        .and_then(|c| c.document.as_ref())
+                        .and_then(|d| d.spans.root().map(|r| d.spans.kind(r)))
+                        == Some(crate::model::Kind::Array);
                     for (w, r) in whole.columns.iter().zip(&read.columns) {
                         if top_list && w.format == Format::Protobuf {
                             wrapped_list_reads_the_source((&bytes, read.format), w, r, &name);
@@ -1357,8 +1416,8 @@ mod tests {
                             continue;
                         };
                         on_demand += usize::from(!doc.is_whole());
-                        if r.is_source && r.format == Format::MessagePack && !doc.is_whole() {
-                            msgpack_sources += 1;
+                        if r.is_source && r.format != Format::Json && !doc.is_whole() {
+                            binary_sources += 1;
                         }
                         if r.is_source {
                             // Profiling and diff take the whole value: read again, the same.
@@ -1371,15 +1430,12 @@ mod tests {
             }
         }
         assert!(on_demand > 100, "{on_demand} columns read on demand");
-        // Every MessagePack input, four ways each.
-        let msgpack = inputs
-            .iter()
-            .filter(|(name, _)| name.ends_with("as MessagePack") || name.ends_with(".msgpack"))
-            .count();
+        // Every MessagePack and CBOR input, four ways each.
+        let binary = all.iter().filter(|(_, _, f)| *f != Format::Json).count();
         assert_eq!(
-            msgpack_sources,
-            4 * msgpack,
-            "MessagePack sources read on demand"
+            binary_sources,
+            4 * binary,
+            "MessagePack and CBOR sources read on demand"
         );
     }
 
