@@ -347,7 +347,7 @@ pub struct ReadRequest<'a> {
     pub limits: Limits,
     /// Readings already made of these bytes, used where they give the same outcome.
     pub known: Option<Known>,
-    /// Read a JSON or MessagePack payload of this many bytes or more without its value (see
+    /// Read a JSON, MessagePack or CBOR payload of this many bytes or more without its value (see
     /// [`Read::skeleton`], [`skeleton_format`]).
     pub skeleton_from: Option<usize>,
 }
@@ -366,7 +366,7 @@ pub struct Read {
     pub outcome: Result<Document, DecodeError>,
     /// Whether the document is a skeleton: its span tree is the whole payload's, but its value
     /// holds only the root's keys (or items), each null. Values are read from the payload's
-    /// bytes by span as they are needed. Only for a JSON or MessagePack payload of
+    /// bytes by span as they are needed. Only for a JSON, MessagePack or CBOR payload of
     /// [`ReadRequest::skeleton_from`] bytes or more ([`skeleton_format`]).
     pub skeleton: bool,
     /// The message type protobuf was read with (and is written with), if any.
@@ -494,7 +494,7 @@ pub fn read(
             warnings,
         }));
     }
-    // Decoded here: a large JSON or MessagePack payload as a skeleton, if asked for.
+    // Decoded here: a large JSON, MessagePack or CBOR payload as a skeleton, if asked for.
     let mut skeleton_of = None;
     let readings = match known {
         Some(readings) => readings,

@@ -143,8 +143,8 @@ impl std::fmt::Display for ColumnError {
 /// column keeps only its own bytes and span tree. Only an encoding that changed the tree's shape
 /// (protobuf dropping a null, wrapping a list) is read back into a value of its own.
 ///
-/// A large JSON or MessagePack payload (from [`READ_ON_DEMAND_FROM`] bytes) is never held as a
-/// value: its
+/// A large JSON, MessagePack or CBOR payload (from [`READ_ON_DEMAND_FROM`] bytes) is never held
+/// as a value: its
 /// span tree and every encoding are made a chunk at a time from its bytes, and a node's value
 /// is read from the source's bytes when a view asks for it ([`ColumnValue::Read`]).
 #[derive(Debug, Clone)]
@@ -155,7 +155,7 @@ pub struct ColumnDoc {
     pub spans: Arc<SpanTree>,
 }
 
-/// A JSON or MessagePack payload this large or larger is read on demand
+/// A JSON, MessagePack or CBOR payload this large or larger is read on demand
 /// ([`ColumnValue::Read`]) rather than held as a value.
 pub const READ_ON_DEMAND_FROM: usize = 16 << 20;
 
