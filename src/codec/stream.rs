@@ -1425,19 +1425,69 @@ mod tests {
     /// MessagePack input: the samples, every item of the MessagePack test suite, each wrapped in
     /// an array and a map so that the walk steps over it, and every JSON file above written as
     /// MessagePack.
-    #[test]
-    fn walks_messagepack_as_the_whole_conversion_writes_it() {
+    /// Inputs of `format` (MessagePack or CBOR) to walk: the samples of that format, `items`
+    /// (a test suite's, named `suite`) in one array, as the values of one map and each on its
+    /// own, and every JSON file of the samples and json-bench encoded as `format`.
+    fn binary_inputs(format: Format, suite: &str, items: Vec<Vec<u8>>) -> Vec<(String, Vec<u8>)> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let extension = if format == Format::Cbor {
+            "cbor"
+        } else {
+            "msgpack"
+        };
         let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
         for entry in std::fs::read_dir(root.join("samples")).expect("samples") {
             let path = entry.expect("entry").path();
-            if path.extension().is_some_and(|e| e == "msgpack") {
+            if path.extension().is_some_and(|e| e == extension) {
                 inputs.push((
                     path.display().to_string(),
                     std::fs::read(&path).expect("file"),
                 ));
             }
         }
+        // An array and a map with a four-byte count, and keys of short text.
+        let (array_head, map_head, text_head) = if format == Format::Cbor {
+            (0x9a, 0xba, 0x60)
+        } else {
+            (0xdd, 0xdf, 0xa0)
+        };
+        let count = (items.len() as u32).to_be_bytes();
+        let mut array = vec![array_head];
+        array.extend_from_slice(&count);
+        let mut map = vec![map_head];
+        map.extend_from_slice(&count);
+        for (i, item) in items.iter().enumerate() {
+            array.extend_from_slice(item);
+            let key = format!("k{i}");
+            map.push(text_head | key.len() as u8);
+            map.extend_from_slice(key.as_bytes());
+            map.extend_from_slice(item);
+        }
+        inputs.push((format!("{suite} as an array"), array));
+        inputs.push((format!("{suite} as a map"), map));
+        for (i, item) in items.into_iter().enumerate() {
+            inputs.push((format!("{suite} item {i}"), item));
+        }
+        for dir in ["samples", "tests/data/json-bench"] {
+            for entry in std::fs::read_dir(root.join(dir)).expect(dir) {
+                let path = entry.expect("entry").path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    let bytes = std::fs::read(&path).expect("file");
+                    if let Ok(doc) = decode(&bytes, Format::Json, &DecodeOptions::default()) {
+                        let encoded = encode_fast(&doc.value, format, &EncodeOptions::default())
+                            .expect("encodes");
+                        let name = format!("{} as {}", path.display(), format.title());
+                        inputs.push((name, encoded.bytes));
+                    }
+                }
+            }
+        }
+        inputs
+    }
+
+    #[test]
+    fn walks_messagepack_as_the_whole_conversion_writes_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let suite = root.join("tests/data/msgpack-test-suite/dist/msgpack-test-suite.json");
         let suite: serde_json::Value =
             serde_json::from_slice(&std::fs::read(suite).expect("suite")).expect("JSON");
@@ -1454,38 +1504,7 @@ mod tests {
                 }
             }
         }
-        // The suite's items in one array, and as the values of one map, then each on its own.
-        let mut array = vec![0xdd];
-        array.extend_from_slice(&(items.len() as u32).to_be_bytes());
-        let mut map = vec![0xdf];
-        map.extend_from_slice(&(items.len() as u32).to_be_bytes());
-        for (i, item) in items.iter().enumerate() {
-            array.extend_from_slice(item);
-            let key = format!("k{i}");
-            map.push(0xa0 | key.len() as u8);
-            map.extend_from_slice(key.as_bytes());
-            map.extend_from_slice(item);
-        }
-        inputs.push(("suite as an array".into(), array));
-        inputs.push(("suite as a map".into(), map));
-        for (i, item) in items.into_iter().enumerate() {
-            inputs.push((format!("suite item {i}"), item));
-        }
-        for dir in ["samples", "tests/data/json-bench"] {
-            for entry in std::fs::read_dir(root.join(dir)).expect(dir) {
-                let path = entry.expect("entry").path();
-                if path.extension().is_some_and(|e| e == "json") {
-                    let bytes = std::fs::read(&path).expect("file");
-                    let doc = decode(&bytes, Format::Json, &DecodeOptions::default());
-                    if let Ok(doc) = doc {
-                        let mp =
-                            encode_fast(&doc.value, Format::MessagePack, &EncodeOptions::default())
-                                .expect("encodes");
-                        inputs.push((format!("{} as MessagePack", path.display()), mp.bytes));
-                    }
-                }
-            }
-        }
+        let inputs = binary_inputs(Format::MessagePack, "suite", items);
         let mut walked = 0;
         for (name, bytes) in &inputs {
             walked += same_as_whole_from(name, bytes, Format::MessagePack);
@@ -1530,16 +1549,6 @@ mod tests {
     #[test]
     fn walks_cbor_as_the_whole_conversion_writes_it() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
-        for entry in std::fs::read_dir(root.join("samples")).expect("samples") {
-            let path = entry.expect("entry").path();
-            if path.extension().is_some_and(|e| e == "cbor") {
-                inputs.push((
-                    path.display().to_string(),
-                    std::fs::read(&path).expect("file"),
-                ));
-            }
-        }
         let vectors = root.join("tests/data/cbor-test-vectors/appendix_a.json");
         let vectors: serde_json::Value =
             serde_json::from_slice(&std::fs::read(vectors).expect("vectors")).expect("JSON");
@@ -1555,35 +1564,7 @@ mod tests {
                     .collect()
             })
             .collect();
-        let mut array = vec![0x9a];
-        array.extend_from_slice(&(items.len() as u32).to_be_bytes());
-        let mut map = vec![0xba];
-        map.extend_from_slice(&(items.len() as u32).to_be_bytes());
-        for (i, item) in items.iter().enumerate() {
-            array.extend_from_slice(item);
-            let key = format!("k{i}");
-            map.push(0x60 | key.len() as u8);
-            map.extend_from_slice(key.as_bytes());
-            map.extend_from_slice(item);
-        }
-        inputs.push(("vectors as an array".into(), array));
-        inputs.push(("vectors as a map".into(), map));
-        for (i, item) in items.into_iter().enumerate() {
-            inputs.push((format!("vector {i}"), item));
-        }
-        for dir in ["samples", "tests/data/json-bench"] {
-            for entry in std::fs::read_dir(root.join(dir)).expect(dir) {
-                let path = entry.expect("entry").path();
-                if path.extension().is_some_and(|e| e == "json") {
-                    let bytes = std::fs::read(&path).expect("file");
-                    if let Ok(doc) = decode(&bytes, Format::Json, &DecodeOptions::default()) {
-                        let cbor = encode_fast(&doc.value, Format::Cbor, &EncodeOptions::default())
-                            .expect("encodes");
-                        inputs.push((format!("{} as CBOR", path.display()), cbor.bytes));
-                    }
-                }
-            }
-        }
+        let inputs = binary_inputs(Format::Cbor, "vectors", items);
         let mut walked = 0;
         for (name, bytes) in &inputs {
             walked += same_as_whole_from(name, bytes, Format::Cbor);
