@@ -594,8 +594,15 @@ fn skeleton(
     format: Format,
     options: &DecodeOptions,
 ) -> Option<(Document, (usize, usize))> {
-    let (spans, rare) =
-        stream::spans_counting(bytes, format, &options.limits, stream::CHUNK, rare_values)?;
+    let limits = &options.limits;
+    // JSON has no rarely used types to count.
+    let (spans, rare) = match format {
+        Format::Json => (
+            stream::spans_in_chunks(bytes, format, limits, stream::CHUNK)?,
+            (0, 0),
+        ),
+        _ => stream::spans_counting(bytes, format, limits, stream::CHUNK, rare_values)?,
+    };
     let root = spans.root()?;
     let value = match spans.kind(root) {
         Kind::Map => Value::Map(

@@ -322,8 +322,13 @@ fn read_as(
                 }
                 _ => 60,
             };
-            let (odd, total) = rare.unwrap_or_else(|| rare_values(&doc.value));
-            s += plausibility(&doc.value, format, (odd, total), &mut reasons);
+            // JSON has no rarely used types: its values are not counted.
+            let rare = match (format, rare) {
+                (Format::Json, _) => (0, 0),
+                (_, Some(rare)) => rare,
+                (_, None) => rare_values(&doc.value),
+            };
+            s += plausibility(&doc.value, format, rare, &mut reasons);
             if bytes.len() < 4 && format != Format::Json {
                 s -= 20;
                 reasons.push("too short to be sure".into());
