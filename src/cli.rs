@@ -1043,18 +1043,11 @@ fn convert_streaming(
         (None | Some(Format::Json), None | Some(Format::Json)) => Format::Json,
         _ => return Ok(false),
     };
-    let walks = if from == Format::Json {
-        let text = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
-        let first = text.iter().find(|c| !c.is_ascii_whitespace());
-        // Peeling reads a HAR as its entries, and a JSON string may hold a payload to peel.
-        matches!(first, Some(b'{' | b'[')) && !har::looks_like_har(text)
-    } else if from == Format::MessagePack {
-        // A MessagePack file (by its name or --from) whose first item is a map or an array.
-        matches!(bytes.first(), Some(0x80..=0x9f | 0xdc..=0xdf))
-    } else {
-        // A CBOR file whose first item is an array or a map of definite length.
-        matches!(bytes.first(), Some(0x80..=0x9b | 0xa0..=0xbb))
-    };
+    // A map or an array first (a JSON string may hold a payload to peel); peeling reads a HAR
+    // as its entries.
+    let walks = stream::starts_with_container(bytes, from)
+        && !(from == Format::Json
+            && har::looks_like_har(bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes)));
     if !plain || !walks {
         return Ok(false);
     }

@@ -560,27 +560,17 @@ pub fn skeleton_format(
     if bytes.len() < from || !field_readings.is_empty() {
         return None;
     }
-    let json = {
-        let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-            3
-        } else {
-            0
-        };
-        let first = bytes[start..].iter().find(|c| !c.is_ascii_whitespace());
-        matches!(first, Some(b'{' | b'['))
-    };
     let cbor_wanted =
         format == Some(Format::Cbor) || (format.is_none() && hint == Some(Format::Cbor));
-    let found = match bytes.first() {
-        _ if json => Format::Json,
-        // CBOR arrays of definite length, or MessagePack fixmaps and fixarrays.
-        Some(0x80..=0x9b) if cbor_wanted => Format::Cbor,
-        // MessagePack fixmap, fixarray, array 16/32, map 16/32.
-        Some(0x80..=0x9f | 0xdc..=0xdf) => Format::MessagePack,
-        // CBOR maps of definite length (MessagePack's short strings).
-        Some(0xa0..=0xbb) => Format::Cbor,
-        _ => return None,
+    // A MessagePack fixmap or fixarray head is also a CBOR array head.
+    let order = if cbor_wanted {
+        [Format::Json, Format::Cbor, Format::MessagePack]
+    } else {
+        [Format::Json, Format::MessagePack, Format::Cbor]
     };
+    let found = order
+        .into_iter()
+        .find(|&f| stream::starts_with_container(bytes, f))?;
     format.is_none_or(|f| f == found).then_some(found)
 }
 

@@ -102,6 +102,22 @@ pub fn transcode_with_spans(
     transcode_walk(bytes, from, to, options, limits, chunk, Some(builder))
 }
 
+/// Whether `bytes` start with a map or an array of `from`, the documents the walk takes apart:
+/// JSON's `{` or `[` (after a byte order mark and white space), a MessagePack map or array head,
+/// a CBOR array or map head of definite length.
+pub fn starts_with_container(bytes: &[u8], from: Format) -> bool {
+    match from {
+        Format::Json => {
+            let text = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
+            let first = text.iter().find(|c| !c.is_ascii_whitespace());
+            matches!(first, Some(b'{' | b'['))
+        }
+        Format::MessagePack => matches!(bytes.first(), Some(0x80..=0x9f | 0xdc..=0xdf)),
+        Format::Cbor => matches!(bytes.first(), Some(0x80..=0x9b | 0xa0..=0xbb)),
+        Format::Protobuf => false,
+    }
+}
+
 /// The transcoding walk, recording spans into `builder` if one is given; `None` for output
 /// the walk does not write (protobuf, pretty JSON, canonical order) or input it does not read.
 fn transcode_walk(
