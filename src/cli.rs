@@ -22,7 +22,9 @@ use crate::capture::tls::KeyLog;
 use crate::capture::{
     peel_readings, Framing, LayerReading, PeelChoice, ReadingSummary, SharedBytes, Split,
 };
-use crate::codec::protobuf::dynamic::{to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions};
+use crate::codec::protobuf::dynamic::{
+    proto3_json_of_value, to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions,
+};
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
@@ -1222,13 +1224,20 @@ fn convert_one(
     if doc.format == Format::Protobuf && args.to == Format::Json {
         if let Some(message) = &read.message {
             // Protobuf with its schema: the proto3 JSON mapping, lowerCamelCase names as
-            // protoc writes them unless --proto-names. prost-reflect reads the bytes for it, so
-            // the document is let go first: the two are never held at once.
-            drop(doc);
+            // protoc writes them unless --proto-names, written from the value just decoded.
             let json = Proto3JsonOptions {
                 proto_names: args.proto_names,
                 pretty,
             };
+            let codec::Document { value, spans, .. } = doc;
+            drop(spans);
+            if let Some(text) = proto3_json_of_value(&value, message, json) {
+                return Ok(text.into_bytes());
+            }
+            // What the value cannot say (merged messages, repaired strings; see
+            // `proto3_json_of_value`): prost-reflect reads the bytes, and reports what it
+            // refuses. The value is let go first: the two are never held at once.
+            drop(value);
             let written = to_proto3_json(&input.bytes, message, json)
                 .map_err(|e| Failure::Input(format!("error: {e}")))?;
             for note in &written.notes {

@@ -64,6 +64,7 @@ message All {
   oneof choice {
     string text_choice = 24;
     int32 int_choice = 25;
+    Inner inner_choice = 48;
   }
   optional int32 maybe = 26;
   repeated int32 unpacked = 27 [packed = false];
@@ -702,4 +703,290 @@ fn deep_nesting_is_linear() {
     let text = format!("{}\"x\"{}", "[".repeat(depth), "]".repeat(depth));
     let got = check(&d, &text, true);
     assert_eq!(got.spans.len(), depth + 1);
+}
+
+/// `payload`'s proto3 JSON written from the schema-guided decoder's value against
+/// prost-reflect's reading of the payload (maps in key order on both sides); `false` when the
+/// value declined and the payload would be read the ordinary way.
+fn value_json_matches(desc: &MessageDescriptor, payload: &[u8], what: &str) -> bool {
+    let doc = dynamic::decode(payload, desc, &DecodeOptions::default())
+        .unwrap_or_else(|e| panic!("decode {what}: {e}"));
+    let mut written = true;
+    for proto_names in [false, true] {
+        let options = dynamic::Proto3JsonOptions {
+            proto_names,
+            pretty: false,
+        };
+        let whole = dynamic::to_proto3_json(payload, desc, options);
+        match (
+            whole,
+            dynamic::proto3_json_of_value(&doc.value, desc, options),
+        ) {
+            (Ok(whole), Some(text)) => assert_eq!(
+                crate::protobuf_stream::maps_sorted(&text, desc),
+                crate::protobuf_stream::maps_sorted(&whole.text, desc),
+                "{what}"
+            ),
+            (Err(e), Some(text)) => panic!("{what}: wrote {text} where prost-reflect fails: {e}"),
+            (_, None) => written = false,
+        }
+    }
+    written
+}
+
+#[test]
+fn proto3_json_of_the_decoded_value_matches_prost_reflect_for_every_type() {
+    let s = schema();
+    let d = all(&s);
+    let mut declined = Vec::new();
+    for text in [
+        r#"{"i32": -5, "i64": "-9007199254740993", "u32": 4294967295, "u64": "18446744073709551615",
+            "s32": -3, "s64": "-4", "f32": 7, "f64": "8", "sf32": -9, "sf64": "-10",
+            "fl": "1.5", "db": "-2.25", "flag": true, "name": "héllo \"q\" \u0001", "data": "AAEC/w==",
+            "color": "GREEN", "userId": 3}"#,
+        r#"{"i32": 2147483647, "i64": 9223372036854775807, "s32": -2147483648,
+            "s64": "-9223372036854775808", "sf64": "9223372036854775807"}"#,
+        r#"{"color": 7, "colors": ["RED", 9, 0]}"#,
+        r#"{"fl": "NaN", "db": "-Infinity", "reals": ["1.5", "-0.0", "NaN", "Infinity"]}"#,
+        r#"{"fl": "0.1", "db": "0.1", "wFl": "0.1", "wDbl": "1e300"}"#,
+        r#"{"fl": "3.4028235e38", "db": "5e-324"}"#,
+        r#"{"i32": 0, "name": "", "flag": false, "color": "COLOR_UNSPECIFIED", "db": "-0.0"}"#,
+        r#"{"intChoice": 0, "maybe": 0, "inner": {}}"#,
+        r#"{"textChoice": ""}"#,
+        r#"{"items": [{"a": 1}, {}, {"b": "q"}], "unpacked": [1, 2, 0], "nums": [1, -2, 300]}"#,
+        r#"{"counts": {"x": 1, "y": 0, "z": -1, "": 5}, "byId": {"-5": "neg", "7": "", "0": "zero", "10": "ten"},
+            "byFlag": {"true": {"a": 1}, "false": {}}}"#,
+        r#"{"dyn": {"3": "three", "1": null, "20": [1, "x"]}}"#,
+        r#"{"ts": "2023-11-14T22:13:20.250Z", "dur": "-1.5s"}"#,
+        r#"{"ts": "1969-12-31T23:59:59.000000001Z", "dur": "0.000001s"}"#,
+        r#"{"ts": "0001-01-01T00:00:00Z", "dur": "-315576000000s"}"#,
+        r#"{"ts": "9999-12-31T23:59:59.999999999Z", "dur": "315576000000.999999999s"}"#,
+        r#"{"dur": "3s", "wI32": 0, "wStr": "s", "wBool": false, "wDbl": "NaN", "wFl": "-Infinity"}"#,
+        r#"{"wBytes": "AQI=", "wU64": "18446744073709551615", "wStr": ""}"#,
+        r#"{"st": {"b": "two", "a": true, "c": null, "d": 1.5, "e": [1, [2, {"f": "g"}]]}}"#,
+        r#"{"val": [false, "a"], "list": ["1", {"k": false}, [], null]}"#,
+        r#"{"val": null}"#,
+        r#"{"val": {"k": false}}"#,
+        r#"{"val": "text"}"#,
+        r#"{"any": {"@type": "type.googleapis.com/enc.Inner", "a": 5, "b": "z"}}"#,
+        r#"{"any": {"@type": "type.googleapis.com/enc.Inner"}}"#,
+        r#"{"any": {"@type": "example.com/x/enc.All", "inner": {"a": 1}, "ts": "2000-01-01T00:00:00Z"}}"#,
+        r#"{"mask": "fooBar,baz.quxQuux"}"#,
+        r#"{"mask": ""}"#,
+        r#"{"empty": {}}"#,
+        r#"{}"#,
+        // Declined (read the ordinary way): an Any of a well-known type, an empty struct in a
+        // Value (a Value read as a plain message looks the same).
+        r#"{"any": {"@type": "type.googleapis.com/google.protobuf.Duration", "value": "2s"}}"#,
+        r#"{"st": {"c": {}}}"#,
+    ] {
+        let payload = oracle(&d, text).encode_to_vec();
+        if !value_json_matches(&d, &payload, text) {
+            declined.push(text);
+        }
+    }
+    assert_eq!(declined.len(), 2, "{declined:#?}");
+    // Map entries in key order (numbers by value), the last of a repeated key kept.
+    let mut maps = oracle(&d, r#"{"byId": {"10": "ten", "-5": "neg", "7": "a"}}"#).encode_to_vec();
+    maps.extend(oracle(&d, r#"{"byId": {"7": "b", "0": "zero"}}"#).encode_to_vec());
+    assert!(value_json_matches(&d, &maps, "maps"));
+    let doc = dynamic::decode(&maps, &d, &DecodeOptions::default()).expect("decode");
+    assert_eq!(
+        dynamic::proto3_json_of_value(&doc.value, &d, Default::default()).as_deref(),
+        Some(r#"{"byId":{"-5":"neg","0":"zero","7":"b","10":"ten"}}"#)
+    );
+    // A Value read as a plain message (no kind: null; two kinds: the last) looks like a struct
+    // of Value's field names: declined, not written as a struct.
+    let no_kind = [0xc2, 0x02, 0x07, 0x0a, 0x05, 0x0a, 0x01, b'c', 0x12, 0x00];
+    let two_kinds = [
+        0xca, 0x02, 0x0c, 0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x1a, 0x01, b'x',
+    ];
+    assert!(!value_json_matches(&d, &no_kind, "a Value without a kind"));
+    assert!(!value_json_matches(
+        &d,
+        &two_kinds,
+        "a Value with two kinds"
+    ));
+    // A singular field twice (the last wins), oneof members in turn (the last wins), an unknown
+    // field (left out), a packed and an unpacked run of one field (joined).
+    let mut twice = oracle(&d, r#"{"i32": 1, "textChoice": "a"}"#).encode_to_vec();
+    twice.extend(oracle(&d, r#"{"i32": 2, "intChoice": 3, "nums": [4]}"#).encode_to_vec());
+    twice.extend([0xf8, 0x3e, 0x01]); // field 999, varint 1
+    twice.extend([0x90, 0x01, 0x05]); // field 18 (nums) unpacked: 5
+    assert!(value_json_matches(&d, &twice, "joined"));
+    // A message field twice: the occurrences merge, at every depth; a map entry's message
+    // value does not merge with another entry's.
+    let mut merged = oracle(
+        &d,
+        r#"{"inner": {"a": 1}, "any": {"@type": "type.googleapis.com/enc.All", "inner": {"a": 2}},
+            "byFlag": {"true": {"a": 1}}}"#,
+    )
+    .encode_to_vec();
+    merged.extend(
+        oracle(
+            &d,
+            r#"{"inner": {"b": "x"}, "byFlag": {"true": {"b": "y"}}, "st": {"k": 1}}"#,
+        )
+        .encode_to_vec(),
+    );
+    assert!(value_json_matches(&d, &merged, "merged"));
+    let doc = dynamic::decode(&merged, &d, &DecodeOptions::default()).expect("decode");
+    assert_eq!(
+        dynamic::proto3_json_of_value(&doc.value, &d, Default::default()).as_deref(),
+        Some(
+            r#"{"inner":{"a":1,"b":"x"},"byFlag":{"true":{"b":"y"}},"st":{"k":1.0},"any":{"@type":"type.googleapis.com/enc.All","inner":{"a":2}}}"#
+        )
+    );
+    // A oneof's message member, another member, the first again: setting the other member
+    // cleared the first occurrence, so only the last one is written; without one between, the
+    // two merge.
+    for (parts, want) in [
+        (
+            [
+                r#"{"innerChoice": {"a": 1}}"#,
+                r#"{"intChoice": 2}"#,
+                r#"{"innerChoice": {"b": "x"}}"#,
+            ],
+            r#"{"innerChoice":{"b":"x"}}"#,
+        ),
+        (
+            [
+                r#"{"innerChoice": {"a": 1}}"#,
+                r#"{"innerChoice": {"b": "x"}}"#,
+                r#"{}"#,
+            ],
+            r#"{"innerChoice":{"a":1,"b":"x"}}"#,
+        ),
+    ] {
+        let bytes: Vec<u8> = parts
+            .iter()
+            .flat_map(|p| oracle(&d, p).encode_to_vec())
+            .collect();
+        assert!(value_json_matches(&d, &bytes, want));
+        let doc = dynamic::decode(&bytes, &d, &DecodeOptions::default()).expect("decode");
+        assert_eq!(
+            dynamic::proto3_json_of_value(&doc.value, &d, Default::default()).as_deref(),
+            Some(want)
+        );
+    }
+    // A well-known type twice: declined.
+    let mut twice_any = oracle(&d, r#"{"st": {"k": 1}}"#).encode_to_vec();
+    twice_any.extend(oracle(&d, r#"{"st": {"j": 2}}"#).encode_to_vec());
+    assert!(!value_json_matches(&d, &twice_any, "a Struct twice"));
+    // Root well-known types.
+    for (ty, text) in [
+        ("google.protobuf.Duration", r#""1.5s""#),
+        (
+            "google.protobuf.Timestamp",
+            r#""2000-02-29T12:00:00+01:00""#,
+        ),
+        ("google.protobuf.Int64Value", r#""-7""#),
+        (
+            "google.protobuf.Struct",
+            r#"{"a": ["1", true], "b": {"c": null}}"#,
+        ),
+        ("google.protobuf.ListValue", r#"[1, "two", {"three": 3}]"#),
+        ("google.protobuf.FieldMask", r#""a.bC,d""#),
+    ] {
+        let d = s.pool.get_message_by_name(ty).expect("wkt in pool");
+        let payload = oracle(&d, text).encode_to_vec();
+        assert!(value_json_matches(&d, &payload, text), "{ty}");
+    }
+}
+
+/// With editions, `to_proto3_json` leaves out a field of implicit presence that holds its default
+/// (prost-reflect reads it as proto2, with presence) — but not inside an `Any`, whose content
+/// prost-reflect reads afresh. The value's text does the same.
+#[test]
+fn proto3_json_of_the_decoded_value_puts_editions_right_as_prost_reflect_does() {
+    use prost_types::field_descriptor_proto::{Label, Type};
+    use prost_types::{DescriptorProto, FieldDescriptorProto};
+    // The editions 2024 file of `presence.proto` (IMPLICIT presence by default), with a message
+    // holding its `Inner { int32 x = 1; }` directly and in an `Any`, and an int32 of its own.
+    // prost-types has no `edition` field, so the file's bytes are kept and the additions
+    // appended (a message's bytes followed by more fields merge into it).
+    let editions = std::fs::read(common::data("protobuf-editions/presence.pb")).expect("set");
+    let len_field = |number: u32, bytes: &[u8]| {
+        let mut out = Vec::new();
+        prost::encoding::encode_key(number, prost::encoding::WireType::LengthDelimited, &mut out);
+        prost::encoding::encode_varint(bytes.len() as u64, &mut out);
+        out.extend_from_slice(bytes);
+        out
+    };
+    let field = |name: &str, number: i32, ty: Type, type_name: Option<&str>| FieldDescriptorProto {
+        name: Some(name.into()),
+        number: Some(number),
+        label: Some(Label::Optional as i32),
+        r#type: Some(ty as i32),
+        type_name: type_name.map(String::from),
+        json_name: Some(name.into()),
+        ..Default::default()
+    };
+    let holder = DescriptorProto {
+        name: Some("Holder".into()),
+        field: vec![
+            field("inner", 1, Type::Message, Some(".wirelens.editions.Inner")),
+            field("any", 2, Type::Message, Some(".google.protobuf.Any")),
+            field("n", 3, Type::Int32, None),
+        ],
+        ..Default::default()
+    };
+    let mut set = len_field(1, &any_proto_file().encode_to_vec());
+    let mut rest = editions.as_slice();
+    while !rest.is_empty() {
+        let (number, _) = prost::encoding::decode_key(&mut rest).expect("key");
+        assert_eq!(number, 1, "a FileDescriptorSet holds files only");
+        let len = prost::encoding::decode_varint(&mut rest).expect("length") as usize;
+        let (file, after) = rest.split_at(len);
+        rest = after;
+        let mut file = file.to_vec();
+        let descriptor = prost_types::FileDescriptorProto::decode(file.as_slice()).expect("file");
+        if descriptor.package() == "wirelens.editions" {
+            file.extend(len_field(3, b"google/protobuf/any.proto"));
+            file.extend(len_field(4, &holder.encode_to_vec()));
+        }
+        set.extend(len_field(1, &file));
+    }
+    let schema =
+        wirelens::codec::protobuf::schema::Schema::from_descriptor_set(&set).expect("editions set");
+    let holder = schema.message("wirelens.editions.Holder").expect("Holder");
+    // inner {x: 0 on the wire}, any {Inner {x: 0} on the wire}, n: 0.
+    let inner = [0x08, 0x00];
+    let url = b"type.googleapis.com/wirelens.editions.Inner";
+    let mut any = vec![0x0a, url.len() as u8];
+    any.extend(url);
+    any.extend([0x12, inner.len() as u8]);
+    any.extend(inner);
+    let mut payload = vec![0x0a, inner.len() as u8];
+    payload.extend(inner);
+    payload.extend([0x12, any.len() as u8]);
+    payload.extend(&any);
+    payload.extend([0x18, 0x00]);
+    assert!(value_json_matches(&holder, &payload, "editions"));
+    let doc = dynamic::decode(&payload, &holder, &DecodeOptions::default()).expect("decode");
+    let text =
+        dynamic::proto3_json_of_value(&doc.value, &holder, Default::default()).expect("written");
+    assert_eq!(
+        text,
+        r#"{"inner":{},"any":{"@type":"type.googleapis.com/wirelens.editions.Inner","x":0}}"#
+    );
+}
+
+/// `google/protobuf/any.proto` as protox builds it.
+fn any_proto_file() -> prost_types::FileDescriptorProto {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("a.proto"),
+        "syntax = \"proto3\";\nimport \"google/protobuf/any.proto\";\n",
+    )
+    .expect("write");
+    let mut compiler = protox::Compiler::new([dir.path().to_path_buf()]).expect("protox");
+    compiler.include_imports(true);
+    compiler.open_files(["a.proto"]).expect("compiles");
+    compiler
+        .file_descriptor_set()
+        .file
+        .into_iter()
+        .find(|f| f.name() == "google/protobuf/any.proto")
+        .expect("any.proto")
 }

@@ -7,10 +7,11 @@
 use std::path::PathBuf;
 
 use wirelens::codec::protobuf::dynamic::{
-    to_proto3_json, to_proto3_json_in_chunks, Proto3JsonOptions,
+    decode, proto3_json_of_value, to_proto3_json, to_proto3_json_in_chunks, Proto3JsonOptions,
 };
 use wirelens::codec::protobuf::schema::Schema;
 use wirelens::codec::protobuf::MessageDescriptor;
+use wirelens::codec::DecodeOptions;
 
 use crate::common::{self, data, run_wirelens};
 
@@ -91,7 +92,7 @@ fn cases() -> Vec<(String, Vec<u8>, MessageDescriptor)> {
 /// `text` with the entries of every map (and `Struct`) in key order, all else as it is.
 /// prost-reflect keeps a map in a `HashMap`, so two reads of one payload can list a map's
 /// entries in two orders; fields, list items and everything else must agree as written.
-fn maps_sorted(text: &str, message: &MessageDescriptor) -> String {
+pub(crate) fn maps_sorted(text: &str, message: &MessageDescriptor) -> String {
     let mut value: serde_json::Value = serde_json::from_str(text).expect("JSON");
     sort_maps(&mut value, message);
     serde_json::to_string(&value).expect("JSON")
@@ -248,6 +249,93 @@ fn payloads_joined_end_to_end_stream_as_they_merge() {
     assert!(walked >= pairs * 4, "{walked} walks of {pairs} pairs");
 }
 
+/// The text written from the schema-guided decoder's value (`proto3_json_of_value`) against
+/// the whole read, in both naming modes: the same values in the same order (maps aside), and
+/// with `--pretty`, the same text wherever the two list maps alike. Returns whether the value
+/// declined in either mode; `None` when the decoder refuses the payload.
+fn value_text_as_whole(name: &str, bytes: &[u8], message: &MessageDescriptor) -> Option<bool> {
+    let doc = decode(bytes, message, &DecodeOptions::default()).ok()?;
+    let mut declined = false;
+    for proto_names in [false, true] {
+        let compact = Proto3JsonOptions {
+            proto_names,
+            pretty: false,
+        };
+        let pretty = Proto3JsonOptions {
+            pretty: true,
+            ..compact
+        };
+        let whole = to_proto3_json(bytes, message, compact);
+        let written = proto3_json_of_value(&doc.value, message, compact);
+        match (whole, written) {
+            (Ok(whole), Some(written)) => {
+                assert!(whole.notes.is_empty(), "{name}: text where a note was due");
+                assert_eq!(
+                    maps_sorted(&whole.text, message),
+                    maps_sorted(&written, message),
+                    "{name}, proto names {proto_names}"
+                );
+                let written_pretty =
+                    proto3_json_of_value(&doc.value, message, pretty).expect("pretty");
+                let reparsed: serde_json::Value = serde_json::from_str(&written).expect("JSON");
+                assert_eq!(
+                    written_pretty,
+                    serde_json::to_string_pretty(&reparsed).expect("JSON"),
+                    "{name}: --pretty is the same text indented"
+                );
+                let whole_pretty = to_proto3_json(bytes, message, pretty).expect("pretty");
+                let whole_order: serde_json::Value =
+                    serde_json::from_str(&whole_pretty.text).expect("JSON");
+                if serde_json::to_string(&whole_order).expect("JSON") == written {
+                    assert_eq!(whole_pretty.text, written_pretty, "{name}: pretty text");
+                }
+            }
+            (Ok(_), None) => declined = true,
+            (Err(e), Some(_)) => panic!("{name}: text written where the whole read fails: {e}"),
+            (Err(_), None) => {}
+        }
+    }
+    Some(declined)
+}
+
+#[test]
+fn proto3_json_of_the_decoded_value_is_the_whole_reads_text() {
+    let cases = cases();
+    let mut declined = Vec::new();
+    let mut written = 0;
+    for (name, bytes, message) in &cases {
+        match value_text_as_whole(name, bytes, message) {
+            Some(true) => declined.push(name.clone()),
+            Some(false) => written += 1,
+            None => {}
+        }
+    }
+    // The one payload whose strings the ordinary way repairs, with a note.
+    assert_eq!(declined, ["loose_not_utf8"]);
+    assert!(written >= 20, "{written} written");
+    let mut pairs = 0;
+    let mut declined_pairs: Vec<String> = Vec::new();
+    for (a, first, message) in &cases {
+        for (b, second, other) in &cases {
+            if message.full_name() != other.full_name()
+                || message.parent_pool() != other.parent_pool()
+            {
+                continue;
+            }
+            let joined = [first.as_slice(), second.as_slice()].concat();
+            let name = format!("{a} + {b}");
+            match value_text_as_whole(&name, &joined, message) {
+                Some(false) => pairs += 1,
+                Some(true) => declined_pairs.push(name),
+                None => {}
+            }
+        }
+    }
+    // Joined payloads merge: message fields occur twice, oneof members follow each other.
+    assert_eq!(declined_pairs, ["loose_not_utf8 + loose_not_utf8"]);
+    assert!(pairs >= 60, "{pairs} pairs written");
+}
+
 #[test]
 fn malformed_payloads_are_declined_not_written() {
     let (_, bytes, message) = cases()
@@ -317,6 +405,17 @@ fn convert_writes_the_same_json_streamed() {
     let a: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     let b: serde_json::Value = serde_json::from_str(&run_pretty.stdout).expect("json");
     assert_eq!(a, b);
+    // `--pretty` is written from the decoded value: the streamed text, indented, key for key.
+    assert_eq!(
+        run_pretty.stdout,
+        format!("{}\n", serde_json::to_string_pretty(&a).expect("json"))
+    );
+    // So is a conversion with a limit set that the payload stays within: the same bytes.
+    let mut within = args.to_vec();
+    within.extend(["--limit", "nodes=1M"]);
+    let run_within = run_wirelens(&within, &pb);
+    assert_eq!(run_within.code, Some(0), "{}", run_within.stderr);
+    assert_eq!(run_within.stdout, run.stdout);
 }
 
 /// An OTLP batch made by Python's protobuf: `convert` writes what `MessageToJson` writes for it

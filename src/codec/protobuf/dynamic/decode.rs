@@ -58,6 +58,35 @@ pub fn decode(
     }
 }
 
+/// The field tables of the message types met, kept from one [`decode_value`] to the next.
+pub(super) struct Tables(PerType<Fields>);
+
+impl Tables {
+    pub(super) fn new() -> Tables {
+        Tables(PerType::new())
+    }
+}
+
+/// Decodes `bytes` as one `message` for its value alone (no spans are kept), with the field
+/// tables of earlier calls: for the many small pieces of one payload. `None` where [`decode`]
+/// fails.
+pub(super) fn decode_value(
+    bytes: &[u8],
+    message: &MessageDescriptor,
+    options: &DecodeOptions,
+    tables: &mut Tables,
+) -> Option<Value> {
+    let mut d = Decoder::new(bytes, options);
+    // Only counting builders see these tables, so the key segments they keep (all the same,
+    // as a counting builder interns nothing) stay true.
+    d.builder = SpanTreeBuilder::counting();
+    std::mem::swap(&mut d.tables, &mut tables.0);
+    let read = d.run(message);
+    std::mem::swap(&mut d.tables, &mut tables.0);
+    read.ok()?;
+    Some(d.root.take().unwrap_or_else(|| Value::Map(Vec::new())))
+}
+
 /// What a decode found, for ranking message types.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DecodeStats {

@@ -2,7 +2,7 @@
 //! (`decode.rs`), encode a value into a message type (`encode.rs`), both from one table of what
 //! each field is (`field.rs`) and one place for the well-known types in both directions
 //! (`well_known.rs`), and the proto3 JSON mapping (`proto3_json.rs`; of a large payload without holding it
-//! decoded, `proto3_stream.rs`).
+//! decoded, `proto3_stream.rs`; from the decoded value, `proto3_value.rs`).
 
 mod decode;
 mod encode;
@@ -10,6 +10,7 @@ mod field;
 mod json_names;
 mod proto3_json;
 mod proto3_stream;
+mod proto3_value;
 mod well_known;
 
 use std::rc::Rc;
@@ -24,6 +25,7 @@ pub(crate) use encode::encode_root_in_parts;
 pub use json_names::with_json_names;
 pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonOptions};
 pub use proto3_stream::{to_proto3_json_in_chunks, to_proto3_json_streamed};
+pub use proto3_value::proto3_json_of_value;
 
 /// What one decode or encode works out once per message type (its field table), kept by the
 /// type's full name, with the type used last at hand (fields of one type usually come together).

@@ -4,8 +4,8 @@
 //! [`to_proto3_json`] reads the whole payload into prost-reflect's `DynamicMessage` and then
 //! serializes it: for a 9 MB OTLP trace batch that is a few hundred MB at once, where `protoc
 //! --decode` needs about 60. Most large payloads are a few big messages holding many small
-//! records, so the walk here writes the big messages itself and hands every message of at most
-//! [`CHUNK`] bytes, and every other field, to [`to_proto3_json`]'s own reading, one at a time.
+//! records, so the walk here writes the big messages itself and reads every message of at most
+//! [`CHUNK`] bytes, and every other field, as a piece of its own, one at a time.
 //!
 //! A big message is walked like this. Its fields are found by their tags; each field the schema
 //! names is written in field-number order, as prost-reflect writes a message: a repeated message
@@ -13,31 +13,38 @@
 //! walked in place; any other field is read on its own (the bytes of all its occurrences, in
 //! their order, read as the enclosing type: a repeated scalar's packed and unpacked runs are
 //! joined, and the last of a scalar's occurrences wins, as in a whole read) and the entry
-//! prost-reflect writes for it is copied. Extensions come after the fields, read together, as
-//! prost-reflect writes them; fields the schema does not name are left out, as it leaves them.
-//! The text is byte for byte [`to_proto3_json`]'s (a test holds the two together on every
-//! payload with a schema among the tests' data, walking every message and walking none).
+//! written for it is copied. Extensions come after the fields, read together, as prost-reflect
+//! writes them; fields the schema does not name are left out, as it leaves them.
+//!
+//! Each piece is read by the schema-guided decoder and written from its value
+//! ([`super::proto3_json_of_value`]), or by prost-reflect where that value cannot say it. The
+//! text is [`to_proto3_json`]'s, with map entries in key order (a test holds the two together on
+//! every payload with a schema among the tests' data, walking every message and walking none).
 //!
 //! What it does not walk: well-known types (their JSON is not an object of fields), map entries,
 //! groups (read as pieces), and a message field with more than one occurrence (occurrences
 //! merge). It gives `None`, and the caller converts the ordinary way (which reports the error,
 //! or repairs strings with `utf8_validation = NONE`), for pretty output, a big message with two
 //! members of one `oneof` (the last one wins, which a field-by-field reading cannot tell), a
-//! malformed tag in a walked message, and any piece prost-reflect does not read.
+//! malformed tag in a walked message, and a piece neither reader reads.
 //!
-//! prost-reflect's nesting limit (100) counts from each piece it reads, so a payload nested that
-//! deep below a big message converts here where a whole read would stop; the walk itself goes no
-//! deeper than [`MAX_WALK_DEPTH`] messages.
+//! The nesting limits of a piece's reading (prost-reflect's 100, the value writer's
+//! `MAX_DEPTH` of `proto3_value.rs`) count from the piece, so a payload nested that deep below a
+//! big message converts here where a whole read would stop; the walk itself goes no deeper than
+//! [`MAX_WALK_DEPTH`] messages.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
+use super::decode::{decode_value, Tables};
 use super::proto3_json::{
     clear_implicit_defaults, uses_editions, write_json, Proto3Json, Proto3JsonOptions,
 };
+use super::proto3_value::Writer;
 use crate::codec::protobuf::varint;
+use crate::codec::DecodeOptions;
 
 /// Messages of at most this many bytes are read whole.
 pub const CHUNK: usize = 64 << 10;
@@ -67,6 +74,8 @@ pub fn to_proto3_json_in_chunks(
         return None;
     }
     let mut walk = Walk {
+        writer: Writer::new(message, options),
+        tables: Tables::new(),
         chunk,
         proto_names: options.proto_names,
         editions: uses_editions(message),
@@ -83,12 +92,16 @@ pub fn to_proto3_json_in_chunks(
 }
 
 struct Walk {
+    /// Writes each piece's value, keeping its field tables from piece to piece.
+    writer: Writer,
+    /// The decoder's field tables, kept from piece to piece.
+    tables: Tables,
     chunk: usize,
     proto_names: bool,
     /// Whether the pool has editions files: then each piece is put right as a whole read is.
     editions: bool,
     out: Vec<u8>,
-    /// The text prost-reflect writes for one piece.
+    /// The text written for one piece.
     piece: Vec<u8>,
     /// The occurrences of one field, joined.
     joined: Vec<u8>,
@@ -211,17 +224,26 @@ impl Walk {
         read
     }
 
-    /// Reads `bytes` as one `desc` message and writes its compact JSON into [`Walk::piece`].
+    /// Reads `bytes` as one `desc` message and writes its compact JSON into [`Walk::piece`]:
+    /// from the schema-guided decoder's value ([`proto3_json_of_value`], whose map entries are
+    /// in key order, as the ordinary way writes them), or through prost-reflect where that value
+    /// cannot say it.
     fn read_piece(&mut self, desc: &MessageDescriptor, bytes: &[u8]) -> Option<()> {
-        let mut msg = DynamicMessage::decode(desc.clone(), bytes).ok()?;
-        if self.editions {
-            clear_implicit_defaults(&mut msg);
-        }
         let options = Proto3JsonOptions {
             proto_names: self.proto_names,
             pretty: false,
         };
         self.piece.clear();
+        if let Some(value) = decode_value(bytes, desc, &DecodeOptions::default(), &mut self.tables)
+        {
+            if self.writer.write(&value, desc, &mut self.piece) {
+                return Some(());
+            }
+        }
+        let mut msg = DynamicMessage::decode(desc.clone(), bytes).ok()?;
+        if self.editions {
+            clear_implicit_defaults(&mut msg);
+        }
         write_json(&msg, options, &mut self.piece).ok()
     }
 
