@@ -24,8 +24,8 @@
 //!
 //! How each well-known type reads is in `well_known.rs`, beside how it is written.
 //!
-//! Not done here: encoding (`encode.rs`), proto3 JSON (`proto3_json.rs`, which uses
-//! prost-reflect).
+//! Not done here: encoding (`encode.rs`), proto3 JSON (`proto3_value.rs` writes it from this
+//! value; `proto3_json.rs` through prost-reflect).
 
 use std::cell::Cell;
 use std::rc::Rc;

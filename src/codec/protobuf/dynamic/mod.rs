@@ -1,8 +1,8 @@
 //! Schema-guided protobuf: decode bytes with a message type into a value with spans
 //! (`decode.rs`), encode a value into a message type (`encode.rs`), both from one table of what
 //! each field is (`field.rs`) and one place for the well-known types in both directions
-//! (`well_known.rs`), and the proto3 JSON mapping (`proto3_json.rs`; of a large payload without holding it
-//! decoded, `proto3_stream.rs`; from the decoded value, `proto3_value.rs`).
+//! (`well_known.rs`), and the proto3 JSON mapping (through prost-reflect, `proto3_json.rs`; from
+//! the decoded value, `proto3_value.rs`; of a large payload piece by piece, `proto3_stream.rs`).
 
 mod decode;
 mod encode;

@@ -7,32 +7,35 @@
 //! payload with a schema among the tests' data, and on payloads joined end to end), except that
 //! a map field's entries are written in key order (numbers by value, text by its bytes), where
 //! prost-reflect writes them in the order of a `HashMap`, which changes from run to run.
-//! `Struct` entries are in key order in both. What is written, as prost-reflect writes it:
+//! `Struct` entries are in key order in both. The value keeps what the wire said, so the
+//! reading rules are applied here, as prost-reflect applies them when it reads:
 //! - fields in field-number order, then extensions (`[full.name]`) in number order; fields the
 //!   schema does not name are left out;
 //! - a field without presence (proto3 implicit, or editions' `IMPLICIT`) only when it is not its
 //!   default; a field with presence whenever it occurred;
-//! - of a singular scalar that occurs more than once, the last; of a `oneof`, the member that
-//!   occurred last; a repeated field's packed and unpacked runs joined; a map's entries with the
-//!   last of each key;
+//! - of a scalar that occurs more than once, the last; a message's occurrences merged (their
+//!   entries read as one message, at every depth); a repeated field's packed and unpacked runs
+//!   joined; a map's entries with the last of each key; of a `oneof`, the member that occurred
+//!   last, and only its occurrences after another member's (setting a member clears the others);
 //! - 64-bit integers as strings, enums by name (unnamed numbers as numbers;
 //!   `google.protobuf.NullValue` as `null`), bytes in base64, non-finite floats as `"NaN"`,
-//!   `"Infinity"`, `"-Infinity"`;
+//!   `"Infinity"`, `"-Infinity"` (`null` in a float wrapper, as serde_json writes them);
 //! - the well-known types in their JSON forms (`Any` with `"@type"` first);
-//! - with editions in the pool, a closed enum's unnamed numbers left out, as `to_proto3_json`
-//!   leaves them (not below an `Any` or an extension, which prost-reflect reads afresh).
+//! - with editions in the pool, a field of implicit presence at its default and a closed enum's
+//!   unnamed numbers left out, as `to_proto3_json` leaves them (not below an `Any` or an
+//!   extension, which prost-reflect reads afresh).
 //!
 //! Where the value cannot say what prost-reflect would write, this gives `None` and the caller
 //! reads the payload the ordinary way (which also reports what prost-reflect refuses):
-//! - a message field that occurs more than once (occurrences merge);
 //! - a field whose wire type contradicts the schema (the decoder keeps it as an unknown field;
 //!   prost-reflect refuses the payload);
 //! - a string field with `utf8_validation = NONE` read as bytes (the ordinary way repairs it,
 //!   with a note);
-//! - a well-known type not in its natural form (out of range, odd fields), an `Any` whose type
-//!   is not in the pool or is itself well known, a `google.protobuf.Value` that is a map of
-//!   only `Value`'s own field names (a `Value` read as a plain message reads the same way as a
-//!   struct with those keys), and a non-finite number in a `Value`;
+//! - a well-known type not in its natural form (out of range, odd fields) or occurring more than
+//!   once, an `Any` whose type is not in the pool or is itself well known, a
+//!   `google.protobuf.Value` that is a map of only `Value`'s own field names (a `Value` read as a
+//!   plain message reads the same way as a struct with those keys), and a non-finite number in a
+//!   `Value`;
 //! - messages nested more than [`MAX_DEPTH`] deep (prost-reflect stops at 100).
 
 use std::borrow::Cow;

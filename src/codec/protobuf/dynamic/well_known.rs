@@ -4,7 +4,8 @@
 //! the others), with the text forms both share (durations, field-mask paths).
 //!
 //! Not here: the ordinary message walk (`decode.rs`, `encode.rs`) and proto3 JSON output of a
-//! whole message (`proto3_json.rs`, through prost-reflect).
+//! whole message (`proto3_value.rs` from the decoded value, `proto3_json.rs` through
+//! prost-reflect).
 
 use prost_reflect::{Kind as PKind, MessageDescriptor};
 
