@@ -130,8 +130,7 @@ impl App {
                     ui.add(
                         egui::ProgressBar::new(fraction)
                             .desired_width(160.0)
-                            .text(stage)
-                            .animate(true),
+                            .text(stage),
                     );
                     if ui.button("Cancel").clicked() {
                         self.ws.cancel();
@@ -270,7 +269,7 @@ impl App {
             _ => {
                 // Not decoded yet: the bytes are there already (mapped for large files).
                 ui.horizontal(|ui| {
-                    ui.spinner();
+                    crate::gui::widgets::spinner(ui);
                     ui.label(format!(
                         "reading {} ({} bytes)… the hex view works meanwhile",
                         source.name(),
@@ -663,7 +662,7 @@ impl App {
         match column.sizes {
             None if column.pending || column.deferred => {
                 ui.horizontal(|ui| {
-                    ui.spinner();
+                    crate::gui::widgets::spinner(ui);
                     ui.weak(format!("encoding as {}…", format.title()));
                 })
                 .response

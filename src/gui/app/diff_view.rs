@@ -358,7 +358,7 @@ impl App {
             Some(run) => match &run.result {
                 Stage::Running(_) => {
                     ui.horizontal(|ui| {
-                        ui.spinner();
+                        crate::gui::widgets::spinner(ui);
                         ui.label(format!("comparing {} with {}…", run.names.0, run.names.1));
                     });
                     // The last comparison stays in view (an option being typed re-runs it).

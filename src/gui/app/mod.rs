@@ -435,11 +435,11 @@ impl App {
                 ui.selectable_value(&mut self.view, View::Inspector, "Inspector");
                 ui.selectable_value(&mut self.view, View::Profiler, "Profiler");
                 if self.ws.is_profiling() {
-                    ui.spinner();
+                    crate::gui::widgets::spinner(ui);
                 }
                 ui.selectable_value(&mut self.view, View::Diff, "Diff");
                 if self.ws.is_comparing() {
-                    ui.spinner();
+                    crate::gui::widgets::spinner(ui);
                 }
                 ui.selectable_value(&mut self.view, View::SchemaDiff, "Schema diff");
             });

@@ -273,7 +273,7 @@ impl App {
             }
             Stage::Running(_) => {
                 ui.horizontal(|ui| {
-                    ui.spinner();
+                    crate::gui::widgets::spinner(ui);
                     ui.label("peeling layers…");
                 });
             }

@@ -1,5 +1,5 @@
-//! Self-contained widgets of the inspector: the hex view, the tree view, the data inspector and
-//! go-to-offset.
+//! Self-contained widgets of the inspector: the hex view, the tree view, the data inspector,
+//! go-to-offset and a busy indicator.
 //!
 //! They exist so the app's columns can show any buffer, however large, at a steady frame rate:
 //! each widget draws only the rows on screen (virtualized), looks bytes up in the
@@ -11,11 +11,13 @@
 //! What they do not do: decode, encode, or hold the selection. Linked selection across columns is
 //! the app's job.
 
+mod busy;
 pub mod hex_view;
 pub mod inspector;
 mod numbers;
 pub mod tree_view;
 
+pub use busy::spinner;
 pub use hex_view::{HexInput, HexResponse, HexView};
 pub use inspector::{data_inspector, goto_offset};
 pub use tree_view::{summarize, RowMenu, Summarize, TreeInput, TreeView};

@@ -384,7 +384,7 @@ impl App {
         };
         if report.files.is_empty() {
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::gui::widgets::spinner(ui);
                 ui.label("encoding the payload in every format…");
             });
             return;
@@ -504,10 +504,10 @@ impl App {
             } = run.progress();
             ui.horizontal_wrapped(|ui| {
                 if let Some(p) = run.preparing() {
-                    ui.spinner();
+                    crate::gui::widgets::spinner(ui);
                     ui.label(p);
                 } else if run.is_running() && total == 0 {
-                    ui.spinner();
+                    crate::gui::widgets::spinner(ui);
                     ui.label(if run.is_cancelled() {
                         "cancelling…"
                     } else {

@@ -279,7 +279,7 @@ impl App {
             match answer {
                 None if checking => {
                     ui.horizontal(|ui| {
-                        ui.spinner();
+                        crate::gui::widgets::spinner(ui);
                         ui.label(format!("asking {}…", runtime.title()));
                     });
                 }
@@ -298,7 +298,7 @@ impl App {
                 check = true;
             }
             if checking {
-                ui.spinner();
+                crate::gui::widgets::spinner(ui);
             }
         });
         if check {
