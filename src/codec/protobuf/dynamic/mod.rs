@@ -28,17 +28,22 @@ pub use proto3_stream::{to_proto3_json_in_chunks, to_proto3_json_streamed};
 pub use proto3_value::proto3_json_of_value;
 
 /// What one decode or encode works out once per message type (its field table), kept by the
-/// type's full name, with the type used last at hand (fields of one type usually come together).
+/// type: the first [`PerType::NEAR`] types met are found by comparing descriptors (a pointer and
+/// an index), the rest by the type's full name.
 struct PerType<T> {
+    near: Vec<(MessageDescriptor, Rc<T>)>,
     by_name: KeyMap<String, Rc<T>>,
-    last: Option<(MessageDescriptor, Rc<T>)>,
 }
 
 impl<T> PerType<T> {
+    /// How many types are found without hashing their names (a payload's messages are usually
+    /// of a few types, met again and again).
+    const NEAR: usize = 16;
+
     fn new() -> PerType<T> {
         PerType {
+            near: Vec::new(),
             by_name: KeyMap::default(),
-            last: None,
         }
     }
 
@@ -48,21 +53,19 @@ impl<T> PerType<T> {
         desc: &MessageDescriptor,
         make: impl FnOnce(&MessageDescriptor) -> T,
     ) -> Rc<T> {
-        if let Some((d, t)) = &self.last {
-            if d == desc {
-                return Rc::clone(t);
-            }
+        if let Some((_, t)) = self.near.iter().find(|(d, _)| d == desc) {
+            return Rc::clone(t);
         }
-        let made = match self.by_name.get(desc.full_name()) {
-            Some(t) => Rc::clone(t),
-            None => {
-                let t = Rc::new(make(desc));
-                self.by_name
-                    .insert(desc.full_name().to_string(), Rc::clone(&t));
-                t
-            }
-        };
-        self.last = Some((desc.clone(), Rc::clone(&made)));
+        if let Some(t) = self.by_name.get(desc.full_name()) {
+            return Rc::clone(t);
+        }
+        let made = Rc::new(make(desc));
+        if self.near.len() < Self::NEAR {
+            self.near.push((desc.clone(), Rc::clone(&made)));
+        } else {
+            self.by_name
+                .insert(desc.full_name().to_string(), Rc::clone(&made));
+        }
         made
     }
 }
