@@ -228,22 +228,33 @@ fn streamed_proto3_json_is_the_whole_reads_text() {
     assert!(walks >= 160, "{walks} walks");
 }
 
+/// Every two cases of one message type and pool, joined end to end (a protobuf reader merges
+/// them: singular fields occur twice, message fields merge, oneof members meet), named `a + b`.
+fn joined_pairs(
+    cases: &[(String, Vec<u8>, MessageDescriptor)],
+) -> Vec<(String, Vec<u8>, &MessageDescriptor)> {
+    let mut out = Vec::new();
+    for (a, first, message) in cases {
+        for (b, second, other) in cases {
+            if message.full_name() == other.full_name()
+                && message.parent_pool() == other.parent_pool()
+            {
+                let joined = [first.as_slice(), second.as_slice()].concat();
+                out.push((format!("{a} + {b}"), joined, message));
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn payloads_joined_end_to_end_stream_as_they_merge() {
     let cases = cases();
     let mut walked = 0;
     let mut pairs = 0;
-    for (a, first, message) in &cases {
-        for (b, second, other) in &cases {
-            if message.full_name() != other.full_name()
-                || message.parent_pool() != other.parent_pool()
-            {
-                continue;
-            }
-            let joined = [first.as_slice(), second.as_slice()].concat();
-            walked += same_as_whole(&format!("{a} + {b}"), &joined, message).0;
-            pairs += 1;
-        }
+    for (name, joined, message) in joined_pairs(&cases) {
+        walked += same_as_whole(&name, &joined, message).0;
+        pairs += 1;
     }
     assert!(pairs >= 40, "{pairs} pairs");
     assert!(walked >= pairs * 4, "{walked} walks of {pairs} pairs");
@@ -315,20 +326,11 @@ fn proto3_json_of_the_decoded_value_is_the_whole_reads_text() {
     assert!(written >= 20, "{written} written");
     let mut pairs = 0;
     let mut declined_pairs: Vec<String> = Vec::new();
-    for (a, first, message) in &cases {
-        for (b, second, other) in &cases {
-            if message.full_name() != other.full_name()
-                || message.parent_pool() != other.parent_pool()
-            {
-                continue;
-            }
-            let joined = [first.as_slice(), second.as_slice()].concat();
-            let name = format!("{a} + {b}");
-            match value_text_as_whole(&name, &joined, message) {
-                Some(false) => pairs += 1,
-                Some(true) => declined_pairs.push(name),
-                None => {}
-            }
+    for (name, joined, message) in joined_pairs(&cases) {
+        match value_text_as_whole(&name, &joined, message) {
+            Some(false) => pairs += 1,
+            Some(true) => declined_pairs.push(name),
+            None => {}
         }
     }
     // Joined payloads merge: message fields occur twice, oneof members follow each other.

@@ -13,7 +13,7 @@ use eframe::egui::{self, Pos2, Sense, Shape, Stroke};
 /// How often the indicator asks to be drawn again.
 pub const FRAME: Duration = Duration::from_millis(100);
 
-/// Draws a small turning arc (one turn a second) and asks for the next frame [`FRAME`] later.
+/// Draws a small turning arc (one turn a second) and asks for the next frame 100 ms later.
 pub fn spinner(ui: &mut egui::Ui) -> egui::Response {
     let side = ui.spacing().interact_size.y;
     let (rect, response) = ui.allocate_exact_size(egui::vec2(side, side), Sense::hover());
