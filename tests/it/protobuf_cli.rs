@@ -65,6 +65,32 @@ fn protobuf_json_with_a_schema_names_fields_as_message_to_json_does() {
     assert_eq!(compact, reference);
 }
 
+/// A map entry whose key has the wrong wire type reads as protoc reads it: the entry keeps its
+/// value under the default key, the stray field is an unknown field of the entry (`protoc
+/// --decode` prints `label_counts { key: "" value: 7 1: 5 }`), and proto3 JSON leaves unknown
+/// fields out. Streamed, `--pretty` and with a limit set alike.
+#[test]
+fn a_map_entry_with_a_key_of_the_wrong_wire_type_converts_as_protoc_reads_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pb = dir.path().join("entry.pb");
+    // label_counts (12) { key (1) as a varint: 5, value (2): 7 }
+    std::fs::write(&pb, [0x62, 0x04, 0x08, 0x05, 0x10, 0x07]).expect("write");
+    let proto = fixture("json-names/trace.proto");
+    let (pb, proto) = (pb.to_str().expect("path"), proto.to_str().expect("path"));
+    let plain = span_args(pb, proto, "json");
+    assert_eq!(stdout_ok(&plain), b"{\"labelCounts\":{\"\":7}}\n");
+    for extra in [&["--pretty"][..], &["--limit", "nodes=1M"]] {
+        let mut args = plain.clone();
+        args.extend(extra);
+        let out: serde_json::Value = serde_json::from_slice(&stdout_ok(&args)).expect("JSON");
+        assert_eq!(
+            out,
+            serde_json::json!({"labelCounts": {"": 7}}),
+            "{extra:?}"
+        );
+    }
+}
+
 #[test]
 fn protobuf_either_json_naming_converts_back_to_the_same_bytes() {
     let proto = fixture("json-names/trace.proto");
