@@ -1234,9 +1234,9 @@ fn convert_one(
             if let Some(text) = proto3_json_of_value(&value, message, json) {
                 return Ok(text.into_bytes());
             }
-            // What the value cannot say (merged messages, repaired strings; see
-            // `proto3_json_of_value`): prost-reflect reads the bytes, and reports what it
-            // refuses. The value is let go first: the two are never held at once.
+            // What the value cannot say (a string repaired with a note, a well-known type in its
+            // plain form; see `proto3_json_of_value`): prost-reflect reads the bytes, and
+            // reports what it refuses. The value is let go first: the two are never held at once.
             drop(value);
             let written = to_proto3_json(&input.bytes, message, json)
                 .map_err(|e| Failure::Input(format!("error: {e}")))?;
