@@ -452,8 +452,9 @@ impl App {
             }
         });
         if self.ws.is_busy() || self.ws.is_profiling() || self.ws.is_comparing() {
-            // Progress comes from the worker's notify; keep the spinner moving meanwhile.
-            ctx.request_repaint_after(std::time::Duration::from_millis(100));
+            // Progress comes from the worker's notify; keep the spinner moving meanwhile, at the
+            // busy indicators' own pace.
+            ctx.request_repaint_after(crate::gui::widgets::BUSY_FRAME);
         }
     }
 

@@ -17,7 +17,7 @@ pub mod inspector;
 mod numbers;
 pub mod tree_view;
 
-pub use busy::spinner;
+pub use busy::{spinner, FRAME as BUSY_FRAME};
 pub use hex_view::{HexInput, HexResponse, HexView};
 pub use inspector::{data_inspector, goto_offset};
 pub use tree_view::{summarize, RowMenu, Summarize, TreeInput, TreeView};

@@ -43,6 +43,7 @@ use super::proto3_json::{
     clear_implicit_defaults, uses_editions, write_json, Proto3Json, Proto3JsonOptions,
 };
 use super::proto3_value::Writer;
+use super::well_known::is_wkt;
 use crate::codec::protobuf::varint;
 use crate::codec::DecodeOptions;
 
@@ -123,7 +124,7 @@ impl Walk {
         let walkable = bytes.len() > self.chunk
             && depth < MAX_WALK_DEPTH
             && !desc.is_map_entry()
-            && !is_well_known(desc.full_name());
+            && !is_wkt(desc.full_name());
         if !walkable {
             self.read_piece(desc, bytes)?;
             self.out.extend_from_slice(&self.piece);
@@ -259,33 +260,6 @@ impl Walk {
         *first = false;
         self.out.extend_from_slice(inner);
     }
-}
-
-/// Whether `name` is one of the well-known types, whose JSON is not an object of their fields.
-fn is_well_known(name: &str) -> bool {
-    let Some(name) = name.strip_prefix("google.protobuf.") else {
-        return false;
-    };
-    matches!(
-        name,
-        "Any"
-            | "Timestamp"
-            | "Duration"
-            | "FieldMask"
-            | "Struct"
-            | "Value"
-            | "ListValue"
-            | "Empty"
-            | "DoubleValue"
-            | "FloatValue"
-            | "Int64Value"
-            | "UInt64Value"
-            | "Int32Value"
-            | "UInt32Value"
-            | "BoolValue"
-            | "StringValue"
-            | "BytesValue"
-    )
 }
 
 /// The field occurrences of one message's bytes, in order (a group from its start tag to the
