@@ -503,7 +503,12 @@ impl FieldValue<'_> {
             return Ok(self.occurrences.iter().all(empty));
         }
         if self.facts.list {
-            return Ok(self.items::<E>()?.is_empty());
+            if self.filter_closed {
+                return Ok(self.items::<E>()?.is_empty());
+            }
+            // Without filtering, no items to gather twice: empty runs are all there is.
+            let empty = |o: &&Value| matches!(o, Value::Array(a) if a.is_empty());
+            return Ok(self.occurrences.iter().all(empty));
         }
         let [value] = self.single::<E>()? else {
             // A message: present.
