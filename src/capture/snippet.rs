@@ -35,11 +35,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Vec<Payload>> {
     let request = if starts_with_word(text, b"curl") || starts_with_word(text, b"curl.exe") {
         curl(text)?
     } else {
-        let body = text.strip_prefix(b"await ").unwrap_or(text);
-        if !body.starts_with(b"fetch(") {
-            return None;
-        }
-        fetch(std::str::from_utf8(body).ok()?)?
+        fetch(std::str::from_utf8(text).ok()?)?
     };
     Some(vec![request.payload(Span::new(start, bytes.len()))])
 }
@@ -150,8 +146,8 @@ fn lossy(b: &[u8]) -> String {
 
 fn curl(text: &[u8]) -> Option<Request> {
     let cmd = text.windows(2).any(|w| w == b"^\"") || text.windows(3).any(|w| w == b" ^\n");
-    let words = if cmd {
-        cmd_words(text)
+    let (words, stdin) = if cmd {
+        (cmd_words(text), None)
     } else {
         bash_words(text)
     };
@@ -161,6 +157,10 @@ fn curl(text: &[u8]) -> Option<Request> {
         ..Request::default()
     };
     let mut data: Vec<Vec<u8>> = Vec::new();
+    let mut json = false;
+    // Multipart fields (-F): named, not rebuilt (curl draws a random boundary, and file parts
+    // are read from disk).
+    let mut form: Vec<String> = Vec::new();
     let mut it = words.into_iter().skip(1);
     while let Some(word) = it.next() {
         let w = lossy(&word);
@@ -187,9 +187,28 @@ fn curl(text: &[u8]) -> Option<Request> {
             "--url" => req.url = value(&mut it).map(|v| lossy(&v)),
             "-b" | "--cookie" => req.cookie = value(&mut it).map(|v| lossy(&v)),
             "--data-raw" => data.extend(value(&mut it)),
-            "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" => {
+            "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" | "--json" => {
+                if name == "--json" {
+                    // curl 7.82: the data as --data-binary, and JSON's headers unless given.
+                    json = true;
+                }
                 if let Some(v) = value(&mut it) {
                     match v.strip_prefix(b"@") {
+                        Some(b"-") if name != "--data-urlencode" => match &stdin {
+                            // `@-` reads standard input: the here-document. curl strips
+                            // carriage returns and newlines from -d/--data files, keeps them
+                            // for --data-binary and --json.
+                            Some(text) if matches!(name.as_str(), "--data-binary" | "--json") => {
+                                data.push(text.clone())
+                            }
+                            Some(text) => data.push(
+                                text.iter()
+                                    .copied()
+                                    .filter(|c| !matches!(c, b'\r' | b'\n'))
+                                    .collect(),
+                            ),
+                            None => req.body_file = Some("standard input (@-)".to_string()),
+                        },
                         Some(file) if name != "--data-urlencode" => {
                             req.body_file = Some(lossy(file));
                         }
@@ -211,11 +230,17 @@ fn curl(text: &[u8]) -> Option<Request> {
             | "--connect-timeout" | "--resolve" | "-w" | "--write-out" => {
                 let _ = value(&mut it);
             }
-            "-F" | "--form" => {
-                let _ = value(&mut it);
-                req.warnings.push(
-                    "a multipart -F/--form body is not rebuilt; its fields are not read".into(),
-                );
+            "-F" | "--form" | "--form-string" => {
+                if let Some(v) = value(&mut it) {
+                    let v = lossy(&v);
+                    let (field, content) = v.split_once('=').unwrap_or((v.as_str(), ""));
+                    form.push(match content.strip_prefix(['@', '<']) {
+                        Some(file) if name != "--form-string" => {
+                            format!("{field} (the file {file:?}, not in the snippet)")
+                        }
+                        _ => format!("{field} = {content:?}"),
+                    });
+                }
             }
             _ if w.starts_with('-') && w.len() > 1 => {
                 let known = [
@@ -254,8 +279,32 @@ fn curl(text: &[u8]) -> Option<Request> {
         }
     }
     req.url.as_ref()?;
+    if json {
+        for (header, value) in [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ] {
+            if !req
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(header))
+            {
+                req.headers.push((header.to_string(), value.to_string()));
+            }
+        }
+    }
     if !data.is_empty() {
         req.body = Some(data.join(&b'&'));
+    }
+    if !form.is_empty() {
+        if req.method.is_none() {
+            req.method = Some("POST".to_string());
+        }
+        req.warnings.push(format!(
+            "a multipart/form-data body (-F) of {} field(s): {}; its bytes are not rebuilt",
+            form.len(),
+            form.join(", ")
+        ));
     }
     if req.body_file.is_some() {
         req.body = None;
@@ -263,14 +312,45 @@ fn curl(text: &[u8]) -> Option<Request> {
     Some(req)
 }
 
-/// Words of a bash command line: quotes, `$'…'`, backslash escapes and line continuations.
-fn bash_words(text: &[u8]) -> Vec<Vec<u8>> {
+/// Words of a bash command line: quotes, `$'…'`, backslash escapes and line continuations; and
+/// the text of a here-document (`<<EOF`, `<<'EOF'`, `<<-EOF`) the command reads as its
+/// standard input, as snippet generators write `--data @- <<EOF … EOF`.
+fn bash_words(text: &[u8]) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
     let mut words = Vec::new();
     let mut word: Option<Vec<u8>> = None;
+    let mut heredoc: Option<(Vec<u8>, bool)> = None;
     let mut i = 0usize;
     let at = |i: usize| text.get(i).copied();
     while let Some(c) = at(i) {
         match c {
+            b'<' if at(i + 1) == Some(b'<') && at(i + 2) != Some(b'<') && word.is_none() => {
+                // The delimiter word (quotes only say that the body is not expanded).
+                let strip_tabs = at(i + 2) == Some(b'-');
+                i += if strip_tabs { 3 } else { 2 };
+                while at(i).is_some_and(|c| c == b' ' || c == b'\t') {
+                    i += 1;
+                }
+                let mut delimiter = Vec::new();
+                while let Some(c) = at(i) {
+                    if c.is_ascii_whitespace() {
+                        break;
+                    }
+                    if !matches!(c, b'\'' | b'"' | b'\\') {
+                        delimiter.push(c);
+                    }
+                    i += 1;
+                }
+                if !delimiter.is_empty() {
+                    heredoc = Some((delimiter, strip_tabs));
+                }
+            }
+            b'\n' if heredoc.is_some() => {
+                // The command line ends; the here-document's lines follow.
+                words.extend(word.take());
+                let (delimiter, strip_tabs) = heredoc.take().unwrap_or_default();
+                let body = heredoc_body(text.get(i + 1..).unwrap_or(&[]), &delimiter, strip_tabs);
+                return (words, Some(body));
+            }
             b'\\' => {
                 match at(i + 1) {
                     Some(b'\n') => {}
@@ -328,7 +408,29 @@ fn bash_words(text: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     words.extend(word);
-    words
+    (words, None)
+}
+
+/// The lines of a here-document up to the line that is its delimiter (or the end of the text),
+/// each with its newline, leading tabs removed for `<<-`.
+fn heredoc_body(text: &[u8], delimiter: &[u8], strip_tabs: bool) -> Vec<u8> {
+    let mut body = Vec::new();
+    for line in text.split_inclusive(|&c| c == b'\n') {
+        let mut content = line.strip_suffix(b"\n").unwrap_or(line);
+        content = content.strip_suffix(b"\r").unwrap_or(content);
+        let line = if strip_tabs {
+            let tabs = line.iter().take_while(|&&c| c == b'\t').count();
+            content = content.get(tabs..).unwrap_or(&[]);
+            line.get(tabs..).unwrap_or(&[])
+        } else {
+            line
+        };
+        if content == delimiter {
+            break;
+        }
+        body.extend_from_slice(line);
+    }
+    body
 }
 
 /// Reads an ANSI-C quoted string (`$'…'`) from `i` (after the quote) into `w`; returns the index
@@ -516,9 +618,12 @@ fn cmd_words(text: &[u8]) -> Vec<Vec<u8>> {
 struct Js<'a> {
     s: &'a [u8],
     i: usize,
+    /// The values declared before the call (`const url = "…"`), by name.
+    vars: Vec<(String, JsValue)>,
 }
 
 /// A JS value in a fetch call's options.
+#[derive(Clone)]
 enum JsValue {
     Str(String),
     Obj(Vec<(String, JsValue)>),
@@ -575,7 +680,24 @@ impl Js<'_> {
                     self.i += at + 1;
                     return Some(String::from_utf16_lossy(&units));
                 }
-                '$' if quote == b'`' && chars.peek().map(|p| p.1) == Some('{') => return None,
+                '$' if quote == b'`' && chars.peek().map(|p| p.1) == Some('{') => {
+                    // `${name}` of a declared string; any other expression is not read.
+                    chars.next();
+                    let mut name = String::new();
+                    loop {
+                        let (_, d) = chars.next()?;
+                        if d == '}' {
+                            break;
+                        }
+                        name.push(d);
+                    }
+                    let name = name.trim();
+                    let Some((_, JsValue::Str(v))) = self.vars.iter().find(|(n, _)| n == name)
+                    else {
+                        return None;
+                    };
+                    units.extend(v.encode_utf16());
+                }
                 '\\' => {
                     let (_, e) = chars.next()?;
                     let v = match e {
@@ -655,29 +777,95 @@ impl Js<'_> {
                     }
                 }
             }
-            _ => {
-                // null, numbers, identifiers: up to the next `,` or closing brace at this level.
-                while let Some(&c) = self.s.get(self.i) {
-                    if matches!(c, b',' | b'}' | b')') {
-                        break;
-                    }
-                    if matches!(c, b'{' | b'[' | b'(') {
-                        return None;
-                    }
-                    self.i += 1;
+            c if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
+                // A declared name stands for its value; `null`, `true` and other names are
+                // read as nothing.
+                let start = self.i;
+                let name = self.identifier()?;
+                if let Some((_, v)) = self.vars.iter().find(|(n, _)| *n == name) {
+                    return Some(v.clone());
                 }
-                Some(JsValue::Other)
+                self.i = start;
+                self.other()
             }
+            _ => self.other(),
         }
+    }
+
+    /// A name at the cursor: letters, digits, `_` and `$`.
+    fn identifier(&mut self) -> Option<String> {
+        self.ws();
+        let start = self.i;
+        while self
+            .s
+            .get(self.i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
+        {
+            self.i += 1;
+        }
+        let name = lossy(self.s.get(start..self.i)?);
+        (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+    }
+
+    /// A value that is not read (a number, `null`, an expression): up to the next `,`, closing
+    /// brace or `;` at this level.
+    fn other(&mut self) -> Option<JsValue> {
+        while let Some(&c) = self.s.get(self.i) {
+            if matches!(c, b',' | b'}' | b')' | b';') {
+                break;
+            }
+            if matches!(c, b'{' | b'[' | b'(') {
+                return None;
+            }
+            self.i += 1;
+        }
+        Some(JsValue::Other)
     }
 }
 
+/// A fetch call, alone (`fetch("url", {…})`, `await fetch(…)`) or after the declarations of
+/// the values it is called with (`const url = "…"; const options = {…}; fetch(url, options)`,
+/// as Postman, Insomnia and snippet generators write it).
 fn fetch(text: &str) -> Option<Request> {
     let mut js = Js {
         s: text.as_bytes(),
-        i: "fetch(".len(),
+        i: 0,
+        vars: Vec::new(),
     };
-    let url = js.string()?;
+    // Declarations before the call: `const|let|var NAME = VALUE;`.
+    loop {
+        js.ws();
+        let rest = js.s.get(js.i..)?;
+        let keyword = [&b"const "[..], b"let ", b"var "]
+            .into_iter()
+            .find(|k| rest.starts_with(k));
+        let Some(keyword) = keyword else {
+            break;
+        };
+        js.i += keyword.len();
+        let name = js.identifier()?;
+        if !js.eat(b'=') {
+            return None;
+        }
+        let value = js.value(0)?;
+        js.vars.push((name, value));
+        js.eat(b';');
+        if js.vars.len() > 32 {
+            return None;
+        }
+    }
+    js.ws();
+    if js.s.get(js.i..)?.starts_with(b"await ") {
+        js.i += "await ".len();
+        js.ws();
+    }
+    if !js.s.get(js.i..)?.starts_with(b"fetch(") {
+        return None;
+    }
+    js.i += "fetch(".len();
+    let Some(JsValue::Str(url)) = js.value(0) else {
+        return None;
+    };
     let mut req = Request {
         kind: "fetch call",
         shell: "JavaScript",
@@ -769,6 +957,57 @@ mod tests {
         assert_eq!(p.hint, Some(Format::MessagePack));
         let p = one("fetch(\"https://h/\", {\"body\": \"é\\n\", \"method\": \"POST\", \"headers\": {\"content-type\": \"text/plain\"}});");
         assert_eq!(p.bytes, "é\n".as_bytes());
+    }
+
+    #[test]
+    fn curl_reads_a_here_document_as_its_standard_input() {
+        // As snippet generators write it: `--data @-` and the body in a here-document.
+        let text = "curl -X POST https://h/items \\\n  -H 'Content-Type: application/json' \\\n  --data @- <<'EOF'\n{\n  \"a\": 1\n}\nEOF\n";
+        let p = one(text);
+        assert_eq!(p.meta_value("method"), Some("POST"));
+        // -d strips newlines from what it reads, as curl does with a file.
+        assert_eq!(p.bytes, b"{  \"a\": 1}");
+        assert!(p.meta_value("body-file").is_none());
+        let binary = one("curl https://h/x --data-binary @- <<EOF\nline 1\nline 2\nEOF");
+        assert_eq!(binary.bytes, b"line 1\nline 2\n");
+        let tabs = one("curl https://h/x --data-binary @- <<-END\n\t\tkept\n\tEND\n");
+        assert_eq!(tabs.bytes, b"kept\n");
+        // Without a here-document, @- is standard input the snippet does not hold.
+        let none = one("curl https://h/x -d @-");
+        assert!(none.bytes.is_empty());
+        assert_eq!(none.meta_value("truncated"), Some("true"));
+    }
+
+    #[test]
+    fn curl_json_and_form_fields() {
+        let p = one("curl https://h/x --json '{\"a\":[1]}'");
+        assert_eq!(p.bytes, br#"{"a":[1]}"#);
+        assert_eq!(p.meta_value("Content-Type"), Some("application/json"));
+        assert_eq!(p.meta_value("Accept"), Some("application/json"));
+        assert_eq!(p.hint, Some(Format::Json));
+        let f = one("curl https://h/upload -F name=ada -F 'photo=@me.png'");
+        assert_eq!(f.meta_value("method"), Some("POST"));
+        let w = f.meta_value("warning").unwrap_or_default();
+        assert!(
+            w.contains("2 field(s): name = \"ada\", photo (the file \"me.png\""),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn fetch_called_with_declared_values() {
+        let text = "const url = 'https://api.example/v1/items';\nconst options = {\n  method: 'POST',\n  headers: {'Content-Type': 'application/json'},\n  body: '{\"id\":7}'\n};\n\nfetch(url, options)\n  .then(res => res.json())\n  .then(json => console.log(json));\n";
+        let p = parse(text.as_bytes()).expect("a fetch call").remove(0);
+        assert_eq!(p.meta_value("url"), Some("https://api.example/v1/items"));
+        assert_eq!(p.meta_value("method"), Some("POST"));
+        assert_eq!(p.bytes, br#"{"id":7}"#);
+        assert_eq!(p.hint, Some(Format::Json));
+        // A template literal of declared strings.
+        let p =
+            one("const base = \"https://h\"; const id = '42'; await fetch(`${base}/items/${id}`)");
+        assert_eq!(p.meta_value("url"), Some("https://h/items/42"));
+        // An expression it cannot evaluate is not guessed.
+        assert!(parse(b"fetch(`${location.origin}/x`)").is_none());
     }
 
     #[test]
