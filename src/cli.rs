@@ -595,7 +595,7 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
             }
             i
         }
-        None => opened.first_with_bytes(),
+        None => opened.default_payload(),
     };
     warnings.dedup();
     Ok(PeelOutcome::Payloads(Box::new(Peeling {
@@ -771,7 +771,9 @@ text (lines 1–{shown} of {total}):"
                 writeln!(out, "{cut}{more}")?;
             }
         }
-        Verdict::Encrypted { .. } => writeln!(out, "format: {}", verdict.sentence())?,
+        Verdict::Encrypted { .. } | Verdict::NotData { .. } => {
+            writeln!(out, "format: {}", verdict.sentence())?
+        }
     }
     Ok(())
 }
@@ -910,6 +912,15 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         return inspect_verdict(&input, v, args.no_tree && args.no_hex, out);
     }
     let read = read_payload_knowing(&input, &args.input, known)?;
+    if args.input.from.is_none() && read.readings.first().is_some_and(|r| !r.is_claim()) {
+        // No format read the bytes: that is the answer, not the least bad guess.
+        inspect::write_no_known_format(out, &read.readings)?;
+        return Err(Failure::Input(format!(
+            "error: {}: no known format reads these {} bytes (the best partial readings are listed above); --from FORMAT reads them as one",
+            input.name,
+            input.bytes.len()
+        )));
+    }
     inspect::write_readings(out, &read.readings)?;
     if let Some(message) = &read.message {
         match &read.message_reason {
@@ -1142,9 +1153,22 @@ fn convert_all(
     let count = peeling.opened.payloads.len();
     let mut lines = Vec::new();
     let mut failed = 0usize;
+    // Payloads that are no data (encrypted records, DNS, SIP…): skipped, counted per kind, one
+    // note line each kind.
+    let mut skipped: Vec<(String, Vec<usize>)> = Vec::new();
     for i in 0..count {
         if peeling.opened.payloads[i].bytes.is_empty() {
             continue;
+        }
+        if args.input.from.is_none() {
+            if let Some(v) = verdict(&peeling.opened.payloads[i]).filter(|v| !v.is_data()) {
+                let name = v.name();
+                match skipped.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, list)) => list.push(i + 1),
+                    None => skipped.push((name, vec![i + 1])),
+                }
+                continue;
+            }
         }
         let converted = match cut_short(args, peeling, i) {
             Some(why) => Err(Failure::Input(format!("error: {why}"))),
@@ -1166,6 +1190,15 @@ fn convert_all(
             Err(other) => return Err(other),
         }
     }
+    for (name, list) in &skipped {
+        let shown: Vec<String> = list.iter().take(10).map(usize::to_string).collect();
+        let more = if list.len() > 10 { ", …" } else { "" };
+        eprintln!(
+            "note: {} payload(s) skipped, {name}: no data format to convert (payloads {}{more}; --pick N --from FORMAT reads one anyway)",
+            list.len(),
+            shown.join(", ")
+        );
+    }
     if failed == 0 {
         return write_output(args, &lines, out);
     }
@@ -1178,6 +1211,34 @@ fn convert_all(
     Err(Failure::Input(format!(
         "error: {failed} payload(s) did not convert (see above); {written}"
     )))
+}
+
+/// A payload the protocol says is text, written as one string (JSON's string, MessagePack's and
+/// CBOR's text): the text is the value, no format is guessed under it. Bytes that are not UTF-8
+/// are replaced, with a note saying how many.
+fn convert_text(args: &ConvertArgs, input: &Input, pretty: bool) -> Result<Vec<u8>, Failure> {
+    let text = String::from_utf8_lossy(&input.bytes);
+    if let std::borrow::Cow::Owned(_) = &text {
+        let bad = text
+            .chars()
+            .filter(|&c| c == char::REPLACEMENT_CHARACTER)
+            .count();
+        eprintln!(
+            "note: {}: the text is not all UTF-8; {bad} invalid sequence(s) are written as U+FFFD",
+            input.name
+        );
+    }
+    let value = crate::model::Value::text(text.as_ref());
+    let options = EncodeOptions {
+        pretty,
+        ..encode_options(args, None)
+    };
+    let encoded = codec::encode_fast(&value, args.to, &options)
+        .map_err(|e| Failure::Input(format!("error: {e}")))?;
+    for note in &encoded.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(encoded.bytes)
 }
 
 /// Why payload `index` should not be converted without `--partial`: a layer cut it short (the
@@ -1217,6 +1278,9 @@ fn convert_one(
     known: Option<Known>,
     pretty: bool,
 ) -> Result<Vec<u8>, Failure> {
+    if let (None, Some(Verdict::Text { .. })) = (args.input.from, &input.verdict) {
+        return convert_text(args, input, pretty);
+    }
     let read = read_payload_knowing(input, &args.input, known)?;
     drop(read.readings);
     drop(read.ranking);

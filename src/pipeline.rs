@@ -110,12 +110,12 @@ pub struct Opened {
 }
 
 impl Opened {
-    /// The payload a command works on unless the user picks one: the first with bytes.
-    pub fn first_with_bytes(&self) -> usize {
-        self.payloads
-            .iter()
-            .position(|p| !p.bytes.is_empty())
-            .unwrap_or(0)
+    /// The payload a command works on unless the user picks one
+    /// ([`crate::capture::listing::default_payload`]: a gRPC message, then a body of a data
+    /// media type, then other data; never encrypted records or another protocol's messages
+    /// while a data payload has bytes).
+    pub fn default_payload(&self) -> usize {
+        crate::capture::listing::default_payload(&self.payloads)
     }
 
     /// The format readings layer ranking made of payload `index`, documents included, as
@@ -481,6 +481,7 @@ pub fn read(
             confidence: 100,
             reasons: vec![reason],
             complete: outcome.is_ok(),
+            cut_by_limit: crate::capture::detect::cut_by_limit(&outcome),
         };
         return ReadOutcome::Read(Box::new(Read {
             readings: vec![summary],
@@ -700,6 +701,7 @@ service Geo { rpc Find(Name) returns (Point); }
     fn a_verdict_stands_unless_a_format_is_asked_for() {
         let verdict = Verdict::Text {
             media_type: "text/html".into(),
+            said_by: "its Content-Type",
         };
         let request = ReadRequest {
             verdict: Some(verdict.clone()),
@@ -919,7 +921,7 @@ service Geo { rpc Find(Name) returns (Point); }
         request.hint = Some(Format::Cbor);
         let mut best = open(&input, &request).expect("opens");
         assert_eq!(best.readings[0].layers(), "base64");
-        let chosen = best.first_with_bytes();
+        let chosen = best.default_payload();
         let payload = best.payloads[chosen].clone();
         assert_eq!(payload.bytes, [0x81, 0xA3, b'k', b'e', b'y', 0x01]);
         assert_eq!(payload.hint, Some(Format::Cbor), "the input's hint");

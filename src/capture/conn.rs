@@ -40,6 +40,10 @@ pub(crate) struct Conversation<'a> {
     /// Per direction, for bytes that are not the TCP bytes themselves: which TCP bytes each range
     /// came from (`(range of bytes, range of TCP bytes)`, in order), and the layer that made them.
     views: [Option<View>; 2],
+    /// Per direction with a TCP gap: all its bytes (gaps closed up) and the runs between the
+    /// gaps. `bytes` holds the first run, all a parser that cannot skip a gap reads; HTTP/1.x
+    /// reads on at its next message in each later run.
+    gapped: [Option<(&'a [u8], Vec<Span>)>; 2],
 }
 
 /// How a direction's bytes were made from its TCP bytes (a decryption).
@@ -62,10 +66,14 @@ impl<'a> Conversation<'a> {
             capture,
             index,
             bytes: [
-                std::borrow::Cow::Borrowed(&s.directions[0].bytes[..]),
-                std::borrow::Cow::Borrowed(&s.directions[1].bytes[..]),
+                std::borrow::Cow::Borrowed(s.directions[0].contiguous()),
+                std::borrow::Cow::Borrowed(s.directions[1].contiguous()),
             ],
             views: [None, None],
+            gapped: [0, 1].map(|w| {
+                let d = &s.directions[w];
+                (!d.gaps.is_empty()).then(|| (&d.bytes[..], d.runs()))
+            }),
         })
     }
 
@@ -140,7 +148,22 @@ impl<'a> Conversation<'a> {
                 std::borrow::Cow::Owned(s.plaintext),
             ],
             views,
+            gapped: [None, None],
         }
+    }
+
+    /// Where each TCP segment of direction `which` begins in its bytes (none for a decrypted
+    /// direction), in order.
+    fn segment_starts(&self, which: usize) -> Vec<usize> {
+        if self.views.get(which).is_some_and(Option::is_some) {
+            return Vec::new();
+        }
+        self.capture
+            .streams
+            .get(self.index)
+            .and_then(|s| s.directions.get(which))
+            .map(|d| d.segments.iter().map(|g| g.span.start).collect())
+            .unwrap_or_default()
     }
 
     /// The frame numbers that carried `span` of direction `which` (`4, 6–9`).
@@ -170,7 +193,7 @@ pub(crate) fn stream(
         s.server
     );
     if s.protocol == Transport::Tcp {
-        let [c, sv] = [&s.directions[0].bytes, &s.directions[1].bytes];
+        let [c, sv] = [s.directions[0].contiguous(), s.directions[1].contiguous()];
         // The preface names the client, whichever side sent the SYN.
         let h2 = if http2::has_preface(c) {
             Some(0)
@@ -226,8 +249,11 @@ pub(crate) fn stream(
     // Anything else: each direction (each UDP datagram) peeled on its own.
     let mut payloads = Vec::new();
     for stream_payload in pcap::stream_payloads(capture, index) {
-        if stream_payload.meta_value("encrypted").is_some() {
-            // TLS records (labelled by `pcap`): nothing under them can be read without keys.
+        if stream_payload.meta_value("encrypted").is_some()
+            || stream_payload.meta_value("protocol").is_some()
+        {
+            // TLS records (labelled by `pcap`): nothing under them can be read without keys;
+            // another protocol's messages (DNS, SIP…) are what they are.
             payloads.push(stream_payload);
             continue;
         }
@@ -305,7 +331,12 @@ fn peel_body(
     keep: Option<&mut Decoded>,
     warnings: &mut Vec<String>,
 ) -> Vec<Payload> {
-    if message.bytes.is_empty() || message.meta_value("grpc-body") == Some("true") {
+    if message.bytes.is_empty()
+        || message.meta_value("grpc-body") == Some("true")
+        || super::detect::verdict(&message).is_some()
+    {
+        // Nothing to peel, or the protocol said what the bytes are (text, a protocol's
+        // messages): no hex or base64 is guessed under it.
         return vec![message];
     }
     let body = message.bytes.clone();
@@ -383,6 +414,62 @@ fn read_decrypted(
     }
 }
 
+/// The HTTP/1.x messages of direction `which`, each failed message a warning naming its frames.
+/// After a TCP gap the messages go on at the first request or status line past it (what was
+/// lost is the warning of the message the gap cut, and the gap's own).
+fn read_http1_side(
+    conv: &Conversation<'_>,
+    which: usize,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+    pairing: &mut Pairing,
+    warnings: &mut Vec<String>,
+) -> http::Side {
+    let (all, runs) = match conv.gapped.get(which) {
+        Some(Some((all, runs))) => (*all, runs.clone()),
+        _ => {
+            let bytes = conv.bytes(which);
+            (bytes, vec![Span::new(0, bytes.len())])
+        }
+    };
+    let mut side = http::Side::default();
+    for (n, run) in runs.iter().enumerate() {
+        let input = all.get(..run.end).unwrap_or(all);
+        let from = if n == 0 {
+            0
+        } else {
+            match http::next_message_start_among(input, run.start, &conv.segment_starts(which)) {
+                Some(at) => at,
+                None => continue,
+            }
+        };
+        if n > 0 && side.switched.is_some() {
+            break;
+        }
+        let mut part = http::parse_side(input, from, options, budget, pairing);
+        for http::Failed { error: e, message } in &part.errors {
+            // The frames of the failed message itself.
+            let at = conv.frames(which, *message);
+            warnings.push(format!(
+                "{} ({}): {e}{}",
+                e.layer,
+                direction_name(which),
+                if at.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (frame {at})")
+                }
+            ));
+        }
+        side.payloads.append(&mut part.payloads);
+        if part.switched.is_some() {
+            side.switched = part.switched;
+            break;
+        }
+    }
+    side
+}
+
 /// HTTP/1.x on stream `index`: the client's requests, then the server's responses paired with
 /// them; after a switch, the rest of each direction as the protocol switched to.
 fn read_http1(
@@ -401,26 +488,14 @@ fn read_http1(
         if bytes.is_empty() {
             continue;
         }
-        let side = match http::parse_side(bytes, 0, options, budget, &mut pairing) {
-            Ok(side) => side,
-            Err(e) => {
-                let at = conv.frames(which, Span::empty(e.offset));
-                out.warnings.push(format!(
-                    "{} ({}): {e}{}",
-                    e.layer,
-                    direction_name(which),
-                    if at.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (frame {at})")
-                    }
-                ));
-                http::Side {
-                    payloads: e.extracted,
-                    switched: None,
-                }
-            }
-        };
+        let side = read_http1_side(
+            conv,
+            which,
+            options,
+            budget,
+            &mut pairing,
+            &mut out.warnings,
+        );
         for p in side.payloads {
             if which == 1 {
                 if let Some((_, v)) = p
@@ -543,6 +618,7 @@ fn read_websocket(
         if n == 0 && !controls.is_empty() {
             meta.push(("websocket control".into(), controls.join("; ")));
         }
+        let text = m.opcode == websocket::Opcode::Text;
         let payload = Payload {
             bytes: m.data.clone().into(),
             layers: vec![Layer {
@@ -550,9 +626,17 @@ fn read_websocket(
                 detail,
                 span,
             }],
-            hint: None,
+            // The opcode says text: JSON is the one data format a text message can be.
+            hint: (text && crate::codec::json::is_json(&m.data, &options.json_options().limits))
+                .then_some(crate::codec::Format::Json),
             meta,
         };
+        if text {
+            // What the protocol says stands: a text message is not peeled as hex or base64
+            // (`detect::verdict` shows it as text unless it is JSON).
+            out.push(first_frame, nest(&outer, payload));
+            continue;
+        }
         let mut warnings = Vec::new();
         for found in peel_body(nest(&outer, payload), options, budget, None, &mut warnings) {
             out.push(first_frame, found);

@@ -10,15 +10,19 @@ use super::layers::Payload;
 use crate::codec::{self, DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::Value;
 
-/// What a payload is when it is no data format to decode: text its sender labelled as such, or
-/// encrypted records. A payload with a verdict gets no format guess: a CBOR or MessagePack
-/// "reading" of an HTML page or a TLS stream is noise, however it scores.
+/// What a payload is when it is no data format to decode: text its sender labelled as such,
+/// encrypted records, or a datagram or stream of a protocol that is not a data format (DNS,
+/// SIP…). A payload with a verdict gets no format guess: a CBOR or MessagePack "reading" of an
+/// HTML page, a TLS stream or a DNS query is noise, however it scores.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// The Content-Type names a text media type (`text/html`, `application/javascript`…).
+    /// The protocol says the bytes are text: a text media type (`text/html`,
+    /// `application/javascript`…), a WebSocket text message that is not JSON.
     Text {
         /// The media type, lower case, without parameters.
         media_type: String,
+        /// What said so: "its Content-Type", "its WebSocket opcode".
+        said_by: &'static str,
     },
     /// Encrypted records (TLS): nothing to decode without the keys.
     Encrypted {
@@ -27,22 +31,32 @@ pub enum Verdict {
         /// What the records show without a key (the layer's detail), if known.
         detail: Option<String>,
     },
+    /// The messages of a protocol that is not a data format (the meta entry `protocol`, set by
+    /// the capture layer from the port and the bytes' shape).
+    NotData {
+        /// The protocol: `DNS`, `mDNS`, `SIP`, `QUIC`…
+        protocol: String,
+    },
 }
 
 impl Verdict {
-    /// A short name for the reading: `text (text/html)`, `encrypted (TLS 1.3)`.
+    /// A short name for the reading: `text (text/html)`, `encrypted (TLS 1.3)`, `DNS`.
     pub fn name(&self) -> String {
         match self {
-            Verdict::Text { media_type } => format!("text ({media_type})"),
+            Verdict::Text { media_type, .. } => format!("text ({media_type})"),
             Verdict::Encrypted { protocol, .. } => format!("encrypted ({protocol})"),
+            Verdict::NotData { protocol } => format!("{protocol} (not a data payload)"),
         }
     }
 
     /// The sentence shown instead of a format reading.
     pub fn sentence(&self) -> String {
         match self {
-            Verdict::Text { media_type } => {
-                format!("text ({media_type}), as its Content-Type says; no data format is guessed")
+            Verdict::Text {
+                media_type,
+                said_by,
+            } => {
+                format!("text ({media_type}), as {said_by} says; no data format is guessed")
             }
             Verdict::Encrypted {
                 detail: Some(detail),
@@ -51,7 +65,16 @@ impl Verdict {
             Verdict::Encrypted { protocol, .. } => {
                 format!("encrypted {protocol} records — give a key log to decrypt")
             }
+            Verdict::NotData { protocol } => {
+                format!("{protocol} messages: not a data payload, no data format is guessed")
+            }
         }
+    }
+
+    /// Whether the payload is one a user converts: text is (as a string), encrypted records and
+    /// other protocols' messages are not.
+    pub fn is_data(&self) -> bool {
+        matches!(self, Verdict::Text { .. })
     }
 }
 
@@ -100,9 +123,16 @@ pub fn text_media_type(content_type: &str) -> Option<String> {
     text.then_some(media)
 }
 
-/// The verdict on a payload, from what its layers recorded: meta `encrypted` (a TLS stream), or
-/// a `Content-Type` naming a text media type ([`text_media_type`]). `None`: read its format.
+/// The verdict on a payload, from what its layers recorded: meta `encrypted` (a TLS stream),
+/// meta `protocol` (a protocol that is no data format), a WebSocket text message that is not
+/// JSON, or a `Content-Type` naming a text media type ([`text_media_type`]). `None`: read its
+/// format.
 pub fn verdict(payload: &Payload) -> Option<Verdict> {
+    if let Some(protocol) = payload.meta_value("protocol") {
+        return Some(Verdict::NotData {
+            protocol: protocol.to_string(),
+        });
+    }
     if let Some(what) = payload.meta_value("encrypted") {
         let layer = payload
             .layers
@@ -114,13 +144,29 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
             detail: layer.map(|l| l.detail.clone()).filter(|d| !d.is_empty()),
         });
     }
-    // The innermost Content-Type: a multipart part's own comes after its message's.
-    let content_type = payload
-        .meta
-        .iter()
-        .rev()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))?;
-    text_media_type(&content_type.1).map(|media_type| Verdict::Text { media_type })
+    // A text message is text: JSON, the one data format written as text, is read as JSON (the
+    // layer hints it), anything else is shown as the text it is.
+    if payload.meta_value("websocket opcode") == Some("text")
+        && !crate::codec::json::is_json(&payload.bytes, &crate::limits::Limits::default())
+    {
+        return Some(Verdict::Text {
+            media_type: "text/plain".to_string(),
+            said_by: "its WebSocket opcode (text)",
+        });
+    }
+    // The innermost Content-Type: a multipart part's own comes after its message's. A HAR
+    // entry's `mimeType` stands in for a Content-Type its headers lack (a cached response).
+    let (key, content_type) = payload.meta.iter().rev().find(|(k, _)| {
+        k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("mime-type")
+    })?;
+    text_media_type(content_type).map(|media_type| Verdict::Text {
+        media_type,
+        said_by: if key.eq_ignore_ascii_case("mime-type") {
+            "its media type"
+        } else {
+            "its Content-Type"
+        },
+    })
 }
 
 /// A reading at or above this confidence is a claim: "these bytes are this format". Below it, the
@@ -166,6 +212,7 @@ impl Reading {
             confidence: self.confidence,
             reasons: self.reasons.clone(),
             complete: self.is_complete(),
+            cut_by_limit: cut_by_limit(&self.outcome),
         }
     }
 
@@ -176,9 +223,16 @@ impl Reading {
             confidence: self.confidence,
             reasons: self.reasons,
             complete: self.outcome.is_ok(),
+            cut_by_limit: cut_by_limit(&self.outcome),
         };
         (summary, self.outcome)
     }
+}
+
+/// Whether a decode stopped at one of the user's limits (depth, nodes) rather than at bytes
+/// that are not the format.
+pub(crate) fn cut_by_limit(outcome: &Result<Document, DecodeError>) -> bool {
+    matches!(outcome, Err(e) if matches!(e.kind, ErrorKind::Limit(_)))
 }
 
 /// One reading of a payload without its document: what the CLI's report and the app's
@@ -193,6 +247,22 @@ pub struct ReadingSummary {
     pub reasons: Vec<String>,
     /// Whether every byte decoded.
     pub complete: bool,
+    /// Whether the decode stopped at a limit the user can raise (so far, it was this format).
+    pub cut_by_limit: bool,
+}
+
+impl ReadingSummary {
+    /// Whether this reading says "these bytes are this format": it decoded every byte, reached
+    /// [`CONFIDENT`], stopped only at a limit, or is the format the file name or Content-Type
+    /// names (a failed reading scores 40 only then). A best reading that is not a claim means
+    /// no known format fits (random bytes "read" as one MessagePack integer and a megabyte of
+    /// leftovers).
+    pub fn is_claim(&self) -> bool {
+        self.complete
+            || self.cut_by_limit
+            || self.confidence >= CONFIDENT
+            || i32::from(self.confidence) >= COMPLETE_FLOOR - 1
+    }
 }
 
 /// Tries every format on `bytes` and returns the readings, most plausible first.

@@ -46,6 +46,7 @@ pub const ENTRY_LAYER: &str = "HAR entry";
 /// Whether `bytes` may be a HAR: a JSON object whose first key is near `"log"`. Cheap; `parse`
 /// decides.
 pub fn looks_like_har(bytes: &[u8]) -> bool {
+    let bytes = without_bom(bytes);
     let start = match bytes.iter().position(|c| !c.is_ascii_whitespace()) {
         Some(i) => i,
         None => return false,
@@ -56,6 +57,11 @@ pub fn looks_like_har(bytes: &[u8]) -> bool {
     let head = bytes.get(start..).unwrap_or(&[]);
     let head = head.get(..head.len().min(4096)).unwrap_or(head);
     head.windows(5).any(|w| w == b"\"log\"")
+}
+
+/// `bytes` without a UTF-8 byte-order mark in front.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes)
 }
 
 /// Whether a payload came out of a HAR or a pasted snippet (its first layer is a HAR entry, a
@@ -357,7 +363,11 @@ pub(crate) fn parse(input: impl Into<SharedBytes>) -> Option<Result<Vec<Payload>
     if !looks_like_har(bytes) {
         return None;
     }
-    let har: Har<'_> = match serde_json::from_slice(bytes) {
+    // Windows tools (Fiddler, some browser exports) write a byte-order mark; the text after it
+    // is the HAR, and spans stay offsets into the whole input.
+    let json = without_bom(bytes);
+    let bom = bytes.len() - json.len();
+    let har: Har<'_> = match serde_json::from_slice(json) {
         Ok(h) => h,
         Err(e) => {
             let message = e.to_string();
@@ -367,7 +377,7 @@ pub(crate) fn parse(input: impl Into<SharedBytes>) -> Option<Result<Vec<Payload>
             }
             return Some(Err(CaptureError {
                 layer: "HAR".to_string(),
-                offset: offset_of(bytes, e.line(), e.column()),
+                offset: bom + offset_of(json, e.line(), e.column()),
                 message: format!("the HAR does not parse: {message}"),
                 extracted: Vec::new(),
             }));

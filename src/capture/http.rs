@@ -167,7 +167,14 @@ pub(crate) fn parse_messages_within(
     budget: &mut Budget,
 ) -> Result<Vec<Payload>, CaptureError> {
     let mut pairing = Pairing::default();
-    let parsed = parse_side(input, 0, options, budget, &mut pairing)?;
+    let mut parsed = parse_side(input, 0, options, budget, &mut pairing);
+    if !parsed.errors.is_empty() {
+        // Pasted text has no warnings beside its payloads: the first fault is the error, with
+        // every message found (those after it too).
+        let mut e = parsed.errors.swap_remove(0).error;
+        e.extracted = parsed.payloads;
+        return Err(e);
+    }
     let mut found = parsed.payloads;
     if let Some(switch) = parsed.switched {
         if switch.at < input.len() {
@@ -221,26 +228,46 @@ pub(crate) struct Side {
     pub(crate) payloads: Vec<Payload>,
     /// Where the connection stopped speaking HTTP/1.x, if it did.
     pub(crate) switched: Option<Switch>,
+    /// Messages that failed, each on its own: its partial payload is among `payloads` (marked
+    /// `truncated`), and reading went on at the next message.
+    pub(crate) errors: Vec<Failed>,
+}
+
+/// One message that failed: why (its offset in the failing layer's own input; nothing in
+/// `extracted`), and the bytes of the message in the side's input, which name its frames.
+#[derive(Debug, Clone)]
+pub(crate) struct Failed {
+    pub(crate) error: CaptureError,
+    pub(crate) message: Span,
 }
 
 /// The messages of one direction from `start`, requests adding to `pairing` and responses taking
 /// from it. A request that asks to switch (`Upgrade`, `CONNECT`) ends the direction when the
 /// bytes after it are not another HTTP message; a `101` response or a `2xx` to `CONNECT` ends it
 /// always.
+///
+/// A message that fails is one failed message ([`Side::errors`]): a body whose coding does not
+/// undo keeps its place (the message's framing said where it ends), and bytes that are no
+/// message are skipped to the next request or status line ([`next_message_start`]), as tshark
+/// resynchronises. Only a message cut by the end of the input ends the direction.
 pub(crate) fn parse_side(
     input: &[u8],
     start: usize,
     options: &UnwrapOptions,
     budget: &mut Budget,
     pairing: &mut Pairing,
-) -> Result<Side, CaptureError> {
+) -> Side {
     let mut side = Side::default();
     let mut pos = skip_blank(input, start);
     while pos < input.len() {
         let answering = pairing.methods.front().cloned();
         match parse_one(input, pos, options, budget, answering.as_deref()) {
-            Ok((payload, next, info)) => {
+            Ok((payload, next, info, problem)) => {
                 side.payloads.push(payload);
+                side.errors.extend(problem.map(|error| Failed {
+                    error,
+                    message: Span::new(pos, next.max(pos)),
+                }));
                 let next = next.max(pos + 1);
                 match info {
                     Info::Request { method, upgrade } => {
@@ -255,7 +282,7 @@ pub(crate) fn parse_side(
                                     upgrade.unwrap_or_default()
                                 },
                             });
-                            return Ok(side);
+                            return side;
                         }
                     }
                     Info::Response { status, upgrade } => {
@@ -274,7 +301,7 @@ pub(crate) fn parse_side(
                                         upgrade.unwrap_or_else(|| "an unnamed protocol".into())
                                     },
                                 });
-                                return Ok(side);
+                                return side;
                             }
                         }
                     }
@@ -282,14 +309,76 @@ pub(crate) fn parse_side(
                 pos = skip_blank(input, next);
             }
             Err(mut e) => {
-                let mut all = std::mem::take(&mut side.payloads);
-                all.append(&mut e.extracted);
-                e.extracted = all;
-                return Err(e);
+                // A response that began and failed still answered its request.
+                let response = e
+                    .extracted
+                    .first()
+                    .and_then(|p| p.layers.first())
+                    .is_some_and(|l| l.name.ends_with(" response"));
+                if response {
+                    pairing.methods.pop_front();
+                }
+                side.payloads.append(&mut e.extracted);
+                side.errors.push(Failed {
+                    error: e,
+                    message: Span::new(pos, input.len()),
+                });
+                match next_message_start(input, pos + 1) {
+                    Some(next) => pos = next,
+                    None => break,
+                }
             }
         }
     }
-    Ok(side)
+    side
+}
+
+/// The start of the next line at or after `from` that is an HTTP/1.x request or status line
+/// (a line start: the input's start or just after a LF).
+pub(crate) fn next_message_start(input: &[u8], from: usize) -> Option<usize> {
+    next_message_start_among(input, from, &[])
+}
+
+/// [`next_message_start`], also trying each offset of `boundaries` (in order: where TCP
+/// segments began, since a message after a body with no final newline starts mid-line but at a
+/// segment's first byte, where tshark looks for it too).
+pub(crate) fn next_message_start_among(
+    input: &[u8],
+    from: usize,
+    boundaries: &[usize],
+) -> Option<usize> {
+    let starts_message = |at: usize| {
+        let (line, _, _) = line_at(input, at);
+        line.len() <= 8192 && parse_start_line(line).is_some()
+    };
+    let mut at = from;
+    let mut next_boundary = boundaries.partition_point(|&b| b < from);
+    while at < input.len() {
+        let line_start = if at == 0 || input.get(at - 1) == Some(&b'\n') {
+            Some(at)
+        } else {
+            input
+                .get(at..)
+                .and_then(|rest| rest.iter().position(|&c| c == b'\n'))
+                .map(|n| at + n + 1)
+        };
+        // A segment boundary before the next line start is tried first.
+        while let Some(&b) = boundaries.get(next_boundary) {
+            if line_start.is_some_and(|l| b >= l) || b >= input.len() {
+                break;
+            }
+            next_boundary += 1;
+            if starts_message(b) {
+                return Some(b);
+            }
+        }
+        let line_start = line_start?;
+        if line_start < input.len() && starts_message(line_start) {
+            return Some(line_start);
+        }
+        at = line_start + 1;
+    }
+    None
 }
 
 /// What a parsed message tells the messages after it.
@@ -316,13 +405,18 @@ fn err(layer: &str, offset: usize, message: String, extracted: Vec<Payload>) -> 
 
 /// One message at `start`: its payload, the offset after it and what it tells the messages after
 /// it. `answering` is the method of the request a response answers, when it is known.
+///
+/// A body whose content coding or gRPC-Web-text does not undo is no reason to lose the messages
+/// after it: the message is returned with its body as far as it was undone (marked
+/// `truncated`), and the fault beside it.
+#[allow(clippy::type_complexity)]
 fn parse_one(
     input: &[u8],
     start: usize,
     options: &UnwrapOptions,
     budget: &mut Budget,
     answering: Option<&str>,
-) -> Result<(Payload, usize, Info), CaptureError> {
+) -> Result<(Payload, usize, Info, Option<CaptureError>), CaptureError> {
     let (line, mut pos, _) = line_at(input, start);
     let start_line = parse_start_line(line).ok_or_else(|| {
         err(
@@ -507,14 +601,14 @@ fn parse_one(
         (input.get(headers_end..end).unwrap_or(&[]).to_vec(), end)
     };
 
-    match undo_content_codings(
-        &content_codings,
-        body,
-        &mut layers,
-        &mut meta,
-        options,
-        budget,
-    ) {
+    // An empty body is empty whatever Content-Encoding says (a 304 or a HEAD answer keeps the
+    // resource's headers).
+    let codings: &[String] = if body.is_empty() {
+        &[]
+    } else {
+        &content_codings
+    };
+    match undo_content_codings(codings, body, &mut layers, &mut meta, options, budget) {
         Ok(undone) => body = undone,
         Err((name, message, partial)) => {
             let partial = Payload {
@@ -523,7 +617,8 @@ fn parse_one(
                 hint,
                 meta: with_truncated(meta),
             };
-            return Err(err(name, 0, message, vec![partial]));
+            let fault = err(name, 0, message, Vec::new());
+            return Ok((partial, end, info, Some(fault)));
         }
     }
     // gRPC-Web-text: the frames are base64, often one padded chunk per frame.
@@ -548,7 +643,8 @@ fn parse_one(
                     hint,
                     meta: with_truncated(meta),
                 };
-                return Err(err("gRPC-Web-text", offset, message, vec![partial]));
+                let fault = err("gRPC-Web-text", offset, message, Vec::new());
+                return Ok((partial, end, info, Some(fault)));
             }
         }
     }
@@ -561,6 +657,7 @@ fn parse_one(
         },
         end,
         info,
+        None,
     ))
 }
 
@@ -602,11 +699,16 @@ pub(crate) fn undo_content_codings(
                 break;
             }
         };
-        match decompress_within(name, &body, options, budget) {
-            Ok(out) => {
+        match decompress_noted(name, &body, options, budget) {
+            Ok((out, note)) => {
+                let mut detail = format!("{} → {} bytes", body.len(), out.len());
+                if let Some(note) = note {
+                    detail.push_str("; ");
+                    detail.push_str(note);
+                }
                 layers.push(Layer {
                     name: name.to_string(),
-                    detail: format!("{} → {} bytes", body.len(), out.len()),
+                    detail,
                     span: Span::new(0, body.len()),
                 });
                 body = out;
@@ -722,26 +824,38 @@ pub(crate) fn decompress_within(
     options: &UnwrapOptions,
     budget: &mut Budget,
 ) -> Result<Vec<u8>, String> {
+    decompress_noted(encoding, data, options, budget).map(|(out, _)| out)
+}
+
+/// [`decompress_within`], and what a layer's detail should say of a stream that decoded but
+/// ended unusually (a deflate stream without a final block).
+pub(crate) fn decompress_noted(
+    encoding: &str,
+    data: &[u8],
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+) -> Result<(Vec<u8>, Option<&'static str>), String> {
     let own = options.decompression_limit(data.len());
     let bound = if budget.left < own {
         Bound::Overall(budget.left, budget.total)
     } else {
         Bound::Own(own)
     };
+    let mut note = None;
     let out = match encoding {
         "gzip" => read_bounded(flate2::read::MultiGzDecoder::new(data), bound, encoding),
         "deflate" => {
+            // RFC 9110 §8.4.1.2 says zlib; servers send raw deflate as often. Either may end
+            // at a sync flush (`00 00 ff ff`) with no final block, as streaming compressors
+            // leave it: what was inflated is the body.
             let zlib = matches!(data, [cmf, flg, ..]
                 if cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0);
-            if zlib {
-                read_bounded(flate2::read::ZlibDecoder::new(data), bound, "zlib")
-            } else {
-                read_bounded(
-                    flate2::read::DeflateDecoder::new(data),
-                    bound,
-                    "raw deflate",
-                )
+            let (out, ended) =
+                inflate_bounded(data, zlib, bound, if zlib { "zlib" } else { "raw deflate" })?;
+            if !ended {
+                note = Some("no final block: the stream ends at a flush");
             }
+            Ok(out)
         }
         "br" => read_bounded(
             brotli_decompressor::Decompressor::new(data, 4096),
@@ -756,7 +870,61 @@ pub(crate) fn decompress_within(
         other => Err(format!("unknown content coding \"{other}\"")),
     }?;
     budget.left = budget.left.saturating_sub(out.len());
-    Ok(out)
+    Ok((out, note))
+}
+
+/// Inflates a zlib or raw deflate stream within `bound`: the output, and whether the stream
+/// reached its final block (a stream that stops at a block boundary, as a sync flush leaves
+/// it, is read as far as it goes, as zlib's own inflate and tshark read it).
+fn inflate_bounded(
+    data: &[u8],
+    zlib: bool,
+    bound: Bound,
+    what: &str,
+) -> Result<(Vec<u8>, bool), String> {
+    let limit = match bound {
+        Bound::Own(n) | Bound::Overall(n, _) => n,
+    };
+    let mut inflater = flate2::Decompress::new(zlib);
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let (read, wrote) = (inflater.total_in(), inflater.total_out());
+        let at = usize::try_from(read).unwrap_or(usize::MAX);
+        let input = data.get(at..).unwrap_or(&[]);
+        let status = inflater
+            .decompress(input, &mut buf, flate2::FlushDecompress::None)
+            .map_err(|e| {
+                format!(
+                    "the {what} stream is corrupt after {} bytes of output: {e}",
+                    out.len()
+                )
+            })?;
+        let produced = usize::try_from(inflater.total_out() - wrote).unwrap_or(0);
+        if out.len().saturating_add(produced) > limit {
+            return Err(over_bound(bound, what));
+        }
+        out.extend_from_slice(buf.get(..produced).unwrap_or(&[]));
+        if status == flate2::Status::StreamEnd {
+            return Ok((out, true));
+        }
+        if produced == 0 && inflater.total_in() == read {
+            // No progress: the input is used up without a final block.
+            return Ok((out, false));
+        }
+    }
+}
+
+/// The message of a decompression stopped by `bound`.
+fn over_bound(bound: Bound, what: &str) -> String {
+    match bound {
+        Bound::Own(limit) => format!(
+            "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio)"
+        ),
+        Bound::Overall(left, total) => format!(
+            "the {what} stream expands past the overall limit of {total} decompressed bytes for one input ({left} left after the layers before it; bounded by size and by ratio to the input)"
+        ),
+    }
 }
 
 /// What stops one decompression: its own limit, or what is left of the input's overall budget
@@ -784,14 +952,7 @@ fn read_bounded<R: Read>(mut reader: R, bound: Bound, what: &str) -> Result<Vec<
             return Ok(out);
         }
         if out.len().saturating_add(n) > limit {
-            return Err(match bound {
-                Bound::Own(_) => format!(
-                    "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio)"
-                ),
-                Bound::Overall(left, total) => format!(
-                    "the {what} stream expands past the overall limit of {total} decompressed bytes for one input ({left} left after the layers before it; bounded by size and by ratio to the input)"
-                ),
-            });
+            return Err(over_bound(bound, what));
         }
         out.extend_from_slice(buf.get(..n).unwrap_or(&[]));
     }
@@ -835,6 +996,99 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_body_is_empty_whatever_its_coding_says() {
+        // A 304 keeps the resource's Content-Encoding; a 200 with no bytes is as empty.
+        let input = b"HTTP/1.1 304 Not Modified\r\nContent-Encoding: gzip\r\n\r\nHTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+        let found = parse_messages(input, &UnwrapOptions::default()).expect("three messages");
+        let bodies: Vec<&[u8]> = found.iter().map(|p| p.bytes.as_slice()).collect();
+        assert_eq!(bodies, [&b""[..], b"", b"hi"]);
+        assert!(found.iter().all(|p| p.meta_value("truncated").is_none()));
+    }
+
+    #[test]
+    fn a_body_that_does_not_undo_is_one_failed_message() {
+        // A gzip body that is no gzip: its message fails, the next is read.
+        let input = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnopeHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+        let side = parse_side(
+            input,
+            0,
+            &UnwrapOptions::default(),
+            &mut Budget::unlimited(),
+            &mut Pairing::default(),
+        );
+        assert_eq!(side.errors.len(), 1, "{:?}", side.errors);
+        assert_eq!(side.errors[0].error.layer, "gzip");
+        assert_eq!(
+            side.errors[0].error.offset, 0,
+            "in the gzip layer's own input"
+        );
+        assert_eq!(
+            side.errors[0].message,
+            Span::new(0, 66),
+            "the failed message"
+        );
+        assert_eq!(side.payloads.len(), 2);
+        assert_eq!(side.payloads[0].meta_value("truncated"), Some("true"));
+        assert_eq!(side.payloads[1].bytes, b"hi");
+    }
+
+    #[test]
+    fn bytes_that_are_no_message_are_skipped_to_the_next_start_line() {
+        let input = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi\r\ngarbage here\r\nmore\nHTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\nyes";
+        let side = parse_side(
+            input,
+            0,
+            &UnwrapOptions::default(),
+            &mut Budget::unlimited(),
+            &mut Pairing::default(),
+        );
+        assert_eq!(side.errors.len(), 1);
+        assert!(side.errors[0]
+            .error
+            .message
+            .contains("expected an HTTP/1.x request or status line"));
+        let bodies: Vec<&[u8]> = side.payloads.iter().map(|p| p.bytes.as_slice()).collect();
+        assert_eq!(bodies, [&b"hi"[..], b"yes"]);
+    }
+
+    #[test]
+    fn a_message_after_a_body_without_newline_is_found_at_a_segment_start() {
+        let input = b"{\"a\":1}HTTP/1.1 200 OK\r\n\r\n";
+        assert_eq!(next_message_start(input, 0), None, "not at a line start");
+        assert_eq!(next_message_start_among(input, 0, &[3, 7]), Some(7));
+        assert_eq!(next_message_start_among(input, 0, &[3]), None);
+        let later = b"xx\nGET / HTTP/1.1\r\n";
+        assert_eq!(next_message_start_among(later, 0, &[1]), Some(3));
+    }
+
+    #[test]
+    fn deflate_ending_at_a_sync_flush_inflates() {
+        // `{"a":1}` deflated with a sync flush and no final block, raw and zlib-wrapped (as
+        // Python's zlib writes them with Z_SYNC_FLUSH).
+        let raw = [
+            0xaa, 0x56, 0x4a, 0x54, 0xb2, 0x32, 0xac, 0x05, 0x00, 0x00, 0x00, 0xff, 0xff,
+        ];
+        let options = UnwrapOptions::default();
+        let (out, note) =
+            decompress_noted("deflate", &raw, &options, &mut Budget::unlimited()).expect("raw");
+        assert_eq!(out, br#"{"a":1}"#);
+        assert!(note.is_some_and(|n| n.contains("no final block")));
+        let mut zlib = vec![0x78, 0x9c];
+        zlib.extend_from_slice(&raw);
+        assert_eq!(
+            decompress("deflate", &zlib, &options).expect("zlib"),
+            br#"{"a":1}"#
+        );
+        // A whole stream has its final block and says nothing.
+        let whole = [0xab, 0x56, 0x4a, 0x54, 0xb2, 0x32, 0xac, 0x05, 0x00];
+        let (out, note) =
+            decompress_noted("deflate", &whole, &options, &mut Budget::unlimited()).expect("ok");
+        assert_eq!((out.as_slice(), note), (&br#"{"a":1}"#[..], None));
+        // Corrupt bytes are still an error.
+        assert!(decompress("deflate", &[0xff, 0xff, 0xff], &options).is_err());
+    }
+
+    #[test]
     fn no_body_statuses_and_requests() {
         let input = b"HTTP/1.1 304 Not Modified\r\nETag: x\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
         let found = parse_messages(input, &UnwrapOptions::default()).expect("two messages");
@@ -851,10 +1105,11 @@ mod tests {
         let options = UnwrapOptions::default();
         let mut budget = Budget::unlimited();
         let mut pairing = Pairing::default();
-        let reqs = parse_side(requests, 0, &options, &mut budget, &mut pairing).expect("requests");
+        let reqs = parse_side(requests, 0, &options, &mut budget, &mut pairing);
+        assert!(reqs.errors.is_empty());
         assert_eq!(reqs.payloads.len(), 3);
-        let resps =
-            parse_side(responses, 0, &options, &mut budget, &mut pairing).expect("responses");
+        let resps = parse_side(responses, 0, &options, &mut budget, &mut pairing);
+        assert!(resps.errors.is_empty());
         let bodies: Vec<&[u8]> = resps.payloads.iter().map(|p| p.bytes.as_slice()).collect();
         assert_eq!(bodies, [&b""[..], b"", b"hi"]);
         assert!(resps.payloads[0].layers[0]

@@ -28,6 +28,47 @@ pub struct Exchange {
     pub format: Option<Format>,
 }
 
+/// The payload a user came for, unless they pick one: a gRPC message, else a body whose media
+/// type names a data format, else any other data, a raw stream only when no layer decoded
+/// anything, then text, and never a verdict's payload (encrypted records, DNS…) while another
+/// has bytes. The first of the best kind, by index; 0 when none has bytes.
+pub fn default_payload(payloads: &[Payload]) -> usize {
+    let rank = |p: &Payload| -> u8 {
+        if p.bytes.is_empty() {
+            return u8::MAX;
+        }
+        match super::detect::verdict(p) {
+            Some(v) if v.is_data() => return 4,
+            Some(_) => return 5,
+            None => {}
+        }
+        let raw = p
+            .layers
+            .last()
+            .is_some_and(|l| l.name.starts_with("TCP ") || l.name.starts_with("UDP "));
+        if p.meta_value("grpc-body") == Some("true") || p.grpc_call().is_some() {
+            0
+        } else if p.hint.is_some() && !raw {
+            1
+        } else if !raw {
+            2
+        } else {
+            3
+        }
+    };
+    let mut best = (u8::MAX, 0);
+    for (i, p) in payloads.iter().enumerate() {
+        let r = rank(p);
+        if r < best.0 {
+            best = (r, i);
+            if r == 0 {
+                break;
+            }
+        }
+    }
+    best.1
+}
+
 impl Payload {
     /// The exchange this payload is part of, from its meta (see [`Exchange`]).
     pub fn exchange(&self) -> Exchange {

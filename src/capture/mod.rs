@@ -6,7 +6,8 @@
 //! payload per message; [`detect()`] then ranks the format readings of a payload, and
 //! [`peel_readings`] ranks the ways of peeling the input itself (which layers to take off).
 //! [`websocket`] reads one direction of a WebSocket connection (after its HTTP upgrade) into
-//! messages, inflating permessage-deflate.
+//! messages, inflating permessage-deflate. [`protocols`] names the datagrams and streams of
+//! protocols that are no data format (DNS, SIP, QUIC…), so none is guessed as one.
 
 mod conn;
 pub mod detect;
@@ -18,6 +19,7 @@ pub mod layers;
 pub mod listing;
 pub mod pcap;
 mod peel;
+pub mod protocols;
 pub mod readings;
 pub mod sequence;
 pub mod shared;

@@ -30,6 +30,25 @@ pub fn write_readings(w: &mut dyn Write, readings: &[ReadingSummary]) -> io::Res
     Ok(())
 }
 
+/// What `inspect` says when no reading is a claim ([`ReadingSummary::is_claim`]): no known
+/// format, then each format's partial reading, best first.
+pub fn write_no_known_format(w: &mut dyn Write, readings: &[ReadingSummary]) -> io::Result<()> {
+    writeln!(
+        w,
+        "format: no known format (no format reads the whole input; the best partial readings:)"
+    )?;
+    for r in readings {
+        writeln!(
+            w,
+            "  partial: {} ({}%): {}",
+            r.format.name(),
+            r.confidence,
+            r.reasons.join("; ")
+        )?;
+    }
+    Ok(())
+}
+
 /// The value of every node of `doc`, by node id, when the value and the tree agree.
 fn node_values(doc: &Document) -> Option<Vec<&Value>> {
     let values = doc.value.preorder();
@@ -226,9 +245,17 @@ pub fn write_payloads(w: &mut dyn Write, payloads: &[Payload], chosen: usize) ->
             .headline()
             .map(|h| format!(" [{}]", cut_chars(&h, MAX_DETAIL_CHARS)))
             .unwrap_or_default();
+        // What the protocol said the bytes are, where it said so: text, or no data at all.
+        let said = match crate::capture::detect::verdict(p) {
+            Some(v @ crate::capture::detect::Verdict::NotData { .. }) => format!(": {}", v.name()),
+            Some(crate::capture::detect::Verdict::Text { media_type, .. }) => {
+                format!(": text ({media_type})")
+            }
+            _ => String::new(),
+        };
         writeln!(
             w,
-            "{mark} {}. {} bytes via {}{detail}{headline}",
+            "{mark} {}. {} bytes via {}{detail}{headline}{said}",
             i + 1,
             p.bytes.len(),
             p.provenance(),

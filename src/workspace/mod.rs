@@ -598,14 +598,11 @@ impl Workspace {
         for (i, e) in self.entries.iter_mut().enumerate() {
             if e.opened.poll() {
                 changed = true;
-                // Start on the first payload with bytes (a capture's request may be empty).
+                // Start on the payload a user came for (a capture's request may be empty, its
+                // first datagram a DNS query): as the CLI chooses it.
                 if let Some(o) = e.opened.ready() {
                     if o.payloads.get(e.payload).is_none_or(|p| p.bytes.is_empty()) {
-                        e.payload = o
-                            .payloads
-                            .iter()
-                            .position(|p| !p.bytes.is_empty())
-                            .unwrap_or(0);
+                        e.payload = crate::capture::listing::default_payload(&o.payloads);
                     }
                 }
                 if e.opened.ready().is_some() && Some(i) == self.current {

@@ -475,7 +475,8 @@ fn a_text_content_type_is_a_text_verdict_and_no_format_ranks_above_it() {
         assert_eq!(
             verdict(body),
             Some(Verdict::Text {
-                media_type: media.into()
+                media_type: media.into(),
+                said_by: "its Content-Type",
             }),
             "{content_type}"
         );

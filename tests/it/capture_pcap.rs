@@ -450,7 +450,22 @@ fn a_lost_segment_cuts_the_direction_with_a_warning() {
     full(&mut w, 2, c2s(1001, ACK, b"abc"));
     full(&mut w, 3, c2s(1007, ACK, b"ghi")); // "def" was lost
     let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
-    assert_eq!(cap.streams[0].directions[0].bytes, b"abc");
+    let d = &cap.streams[0].directions[0];
+    assert_eq!(
+        d.contiguous(),
+        b"abc",
+        "what a parser that cannot skip a gap reads"
+    );
+    assert_eq!(d.bytes, b"abcghi", "the bytes after the gap are kept");
+    assert_eq!(
+        d.gaps,
+        [wirelens::capture::pcap::Gap {
+            at: 3,
+            missing: 3,
+            frame: 3
+        }]
+    );
+    assert_eq!(d.runs(), [Span::new(0, 3), Span::new(3, 6)]);
     assert_eq!(cap.warnings.len(), 1, "{:?}", cap.warnings);
     assert!(cap.warnings[0].contains("3 bytes are missing after stream byte 3"));
     assert!(cap.warnings[0].contains("frame 3"));
@@ -985,7 +1000,8 @@ fn an_html_body_in_a_capture_is_text_not_a_format_guess() {
     assert_eq!(
         wirelens::capture::detect::verdict(body),
         Some(wirelens::capture::detect::Verdict::Text {
-            media_type: "text/html".into()
+            media_type: "text/html".into(),
+            said_by: "its Content-Type",
         })
     );
     assert!(
@@ -994,5 +1010,181 @@ fn an_html_body_in_a_capture_is_text_not_a_format_guess() {
             .any(|r| r.contains("read best as text (text/html)")),
         "{:?}",
         best.reasons
+    );
+}
+
+// ------------------------------------------- the protocol's word, and recovery after damage
+
+/// Every payload of `w`'s capture, peeled as the CLI and the app peel it, and the warnings.
+fn peeled(w: &PcapWriter) -> (Vec<wirelens::capture::Payload>, Vec<String>) {
+    let p = wirelens::capture::peel(w.bytes.clone(), &wirelens::capture::PeelOptions::default());
+    assert!(p.error.is_none(), "{:?}", p.error);
+    (p.payloads, p.warnings)
+}
+
+fn bodies(payloads: &[wirelens::capture::Payload]) -> Vec<&[u8]> {
+    payloads.iter().map(|p| p.bytes.as_slice()).collect()
+}
+
+fn response(body: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body);
+    r
+}
+
+/// A keep-alive HTTP/1.1 connection: `requests` from the client, then each response in its own
+/// segments of at most `mss` bytes, the segments numbered in `lost` left out of the capture.
+fn keep_alive(responses: &[Vec<u8>], mss: usize, lost: &[usize]) -> PcapWriter {
+    let mut w = PcapWriter::new(1);
+    let mut usec = 1;
+    let mut frame = |w: &mut PcapWriter, f: Vec<u8>| {
+        full(w, usec, f);
+        usec += 1;
+    };
+    frame(&mut w, c2s(999, SYN, b""));
+    frame(&mut w, s2c(4999, SYN | ACK, b""));
+    let (mut cseq, mut sseq, mut n) = (1000u32, 5000u32, 0usize);
+    for (i, r) in responses.iter().enumerate() {
+        let req = format!("GET /{i} HTTP/1.1\r\nHost: h\r\n\r\n");
+        frame(&mut w, c2s(cseq, ACK | PSH, req.as_bytes()));
+        cseq += req.len() as u32;
+        for chunk in r.chunks(mss) {
+            if !lost.contains(&n) {
+                frame(&mut w, s2c(sseq, ACK | PSH, chunk));
+            }
+            n += 1;
+            sseq += chunk.len() as u32;
+        }
+    }
+    w
+}
+
+#[test]
+fn after_a_tcp_gap_http_resumes_at_the_next_response() {
+    let bodies_sent: Vec<Vec<u8>> = (0..5)
+        .map(|i| format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(150)).into_bytes())
+        .collect();
+    let responses: Vec<Vec<u8>> = bodies_sent.iter().map(|b| response(b)).collect();
+    // Each response is 3 segments of 100 bytes or fewer; segment 4 (the second 100 bytes of
+    // the second response) is lost.
+    let w = keep_alive(&responses, 100, &[4]);
+    let (payloads, warnings) = peeled(&w);
+    let got = bodies(&payloads);
+    let responses_got: Vec<&[u8]> = got.iter().copied().skip(1).step_by(2).collect();
+    assert_eq!(responses_got.len(), 5, "{warnings:?}");
+    for i in [0, 2, 3, 4] {
+        assert_eq!(responses_got[i], bodies_sent[i], "response {i} is whole");
+    }
+    // The response the gap cut is kept as far as it goes, marked, and named in a warning.
+    assert!(bodies_sent[1].starts_with(responses_got[1]));
+    assert!(responses_got[1].len() < bodies_sent[1].len());
+    assert_eq!(payloads[3].meta_value("truncated"), Some("true"));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("100 bytes are missing after stream byte")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("Content-Length announces")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_304_with_a_coding_and_a_body_that_fails_cost_no_other_response() {
+    let json = br#"{"ok":true}"#;
+    let mut not_modified = b"HTTP/1.1 304 Not Modified\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+    // A body that says gzip and is not: one failed message.
+    let mut bad =
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nnope!".to_vec();
+    let responses = vec![
+        response(json),
+        std::mem::take(&mut not_modified),
+        response(json),
+        std::mem::take(&mut bad),
+        response(json),
+    ];
+    let (payloads, warnings) = peeled(&keep_alive(&responses, 1400, &[]));
+    let got = bodies(&payloads);
+    assert_eq!(
+        got,
+        [
+            &b""[..],
+            json,
+            b"",
+            b"",
+            b"",
+            json,
+            b"",
+            b"nope!",
+            b"",
+            json
+        ]
+    );
+    assert!(
+        payloads[3].meta_value("truncated").is_none(),
+        "a 304 is whole"
+    );
+    assert_eq!(payloads[7].meta_value("truncated"), Some("true"));
+    // The one warning names the gzip layer and the frame that carried the bad response.
+    let gzip: Vec<&String> = warnings.iter().filter(|w| w.contains("gzip")).collect();
+    assert_eq!(gzip.len(), 1, "{warnings:?}");
+    assert!(gzip[0].contains("(frame 10)"), "{}", gzip[0]);
+}
+
+#[test]
+fn keep_alive_probes_are_not_overlaps() {
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(999, SYN, b""));
+    full(&mut w, 2, c2s(1000, ACK | PSH, b"GET / HTTP/1.1\r\n\r\n"));
+    // The probe: one byte (a zero) at the next sequence number less one.
+    full(&mut w, 3, c2s(1017, ACK, b"\0"));
+    full(&mut w, 4, c2s(1018, ACK | PSH, b"GET /b HTTP/1.1\r\n\r\n"));
+    let cap = extract(&w.bytes, &PcapLimits::default()).expect("valid");
+    assert!(cap.warnings.is_empty(), "{:?}", cap.warnings);
+    let d = &cap.streams[0].directions[0];
+    assert_eq!(d.keep_alive_probes, 1);
+    assert_eq!(d.bytes, b"GET / HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n");
+}
+
+/// An Ethernet frame of a UDP datagram from C:`sport` to S:`dport`.
+fn datagram(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+    ether(0x0800, &[], &ipv4(C, S, 17, &udp(sport, dport, payload)))
+}
+
+#[test]
+fn dns_beside_http_is_named_and_the_http_body_is_the_default() {
+    // A DNS query (example.com A) and an mDNS query, then an HTTP exchange.
+    let query = [
+        0xab, 0xcd, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 7, b'e', b'x', b'a', b'm', b'p', b'l', b'e', 3,
+        b'c', b'o', b'm', 0, 0, 1, 0, 1,
+    ];
+    let mut w = keep_alive(&[response(br#"{"a":1}"#)], 1400, &[]);
+    full(&mut w, 90, datagram(5555, 53, &query));
+    full(&mut w, 91, datagram(5353, 5353, &query));
+    let p = wirelens::capture::peel(w.bytes.clone(), &wirelens::capture::PeelOptions::default());
+    let protocols: Vec<Option<&str>> = p
+        .payloads
+        .iter()
+        .map(|p| p.meta_value("protocol"))
+        .collect();
+    assert_eq!(protocols, [None, None, Some("DNS"), Some("mDNS")]);
+    assert_eq!(
+        wirelens::capture::detect::verdict(&p.payloads[2]),
+        Some(wirelens::capture::detect::Verdict::NotData {
+            protocol: "DNS".into()
+        })
+    );
+    assert_eq!(
+        wirelens::capture::listing::default_payload(&p.payloads),
+        1,
+        "the JSON body, not the first datagram"
     );
 }

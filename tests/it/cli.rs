@@ -613,12 +613,19 @@ fn a_cbor_sequence_becomes_payloads_unless_told_otherwise() {
         stdout_of(&["convert", &seq, "--to", "json", "--all"], None),
         expected
     );
-    // Unsplit, it is one CBOR item with bytes after it: an error at the end of the first.
+    // Unsplit, it is one CBOR item with bytes after it: no format reads the whole input, and
+    // the partial readings say where the first item ends.
     wirelens()
         .args(["inspect", &seq, "--layer", "whole", "--no-tree", "--no-hex"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("98"));
+        .stdout(predicate::str::contains("format: no known format"))
+        .stdout(predicate::str::contains(
+            "partial: cbor (12%): a complete CBOR value in bytes 0..98",
+        ))
+        .stderr(predicate::str::contains(
+            "no known format reads these 1242 bytes",
+        ));
 }
 
 #[test]
@@ -1087,12 +1094,16 @@ fn inspect_of_an_html_body_shows_its_text() {
     );
     assert_no_format_guess(&out, "html-listing.pcap");
     assert!(!out.contains("annotated hex"), "{out}");
-    // Without --from there is nothing to convert; with it, the user's choice is read.
-    wirelens()
+    // Without --from the text is written as the string it is; with it, the user's choice is
+    // read.
+    let json = wirelens()
         .args(["convert", &path, "--to", "json"])
         .assert()
-        .code(1)
-        .stderr(predicate::str::contains("text (text/html)"));
+        .success()
+        .stdout_text();
+    let text: String = serde_json::from_str(&json).expect("one JSON string");
+    assert!(text.starts_with("<!DOCTYPE HTML>\n<html"), "{text}");
+    assert!(text.contains("<li><a href=\"hello.txt\">hello.txt</a></li>\n"));
     wirelens()
         .args(["inspect", &path, "--from", "cbor", "--no-tree", "--no-hex"])
         .assert()

@@ -465,7 +465,8 @@ fn tls_and_html_payloads_carry_their_verdict_and_no_format_guess() {
     assert_eq!(
         a.verdict,
         Some(Verdict::Text {
-            media_type: "text/html".into()
+            media_type: "text/html".into(),
+            said_by: "its Content-Type",
         })
     );
     assert!(a.readings.is_empty() && a.columns.is_empty());

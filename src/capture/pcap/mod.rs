@@ -96,7 +96,8 @@ pub struct SegmentRef {
 /// One direction of a stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Direction {
-    /// The bytes sent, in stream order (TCP: reassembled, up to the first gap).
+    /// The bytes sent, in stream order (TCP: reassembled, each gap closed up and listed in
+    /// [`Direction::gaps`]; [`Direction::contiguous`] is what comes before the first).
     pub bytes: Vec<u8>,
     /// From byte ranges of `bytes` to the frames that carried them, in byte order. UDP: one per
     /// datagram.
@@ -104,9 +105,42 @@ pub struct Direction {
     /// TCP segments whose data was already there in whole or in part (retransmissions,
     /// overlaps); their bytes are kept once.
     pub retransmitted: usize,
+    /// TCP keep-alive probes left out (one byte just before the next expected one).
+    pub keep_alive_probes: usize,
+    /// Where TCP bytes were missing (lost or not captured), in byte order.
+    pub gaps: Vec<Gap>,
+}
+
+/// Bytes of a TCP direction that were never captured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    /// Where in [`Direction::bytes`] the missing bytes would have been.
+    pub at: usize,
+    /// How many bytes are missing.
+    pub missing: u64,
+    /// The first frame after the gap.
+    pub frame: u64,
 }
 
 impl Direction {
+    /// The bytes before the first gap: the stream as a parser that cannot skip a gap reads it.
+    pub fn contiguous(&self) -> &[u8] {
+        let end = self.gaps.first().map_or(self.bytes.len(), |g| g.at);
+        self.bytes.get(..end).unwrap_or(&self.bytes)
+    }
+
+    /// The runs of [`Direction::bytes`] between gaps, in order (one run without a gap).
+    pub fn runs(&self) -> Vec<Span> {
+        let mut runs = Vec::with_capacity(self.gaps.len() + 1);
+        let mut from = 0;
+        for g in &self.gaps {
+            runs.push(Span::new(from, g.at.max(from)));
+            from = g.at.max(from);
+        }
+        runs.push(Span::new(from, self.bytes.len().max(from)));
+        runs
+    }
+
     /// The segments that carried any byte of `span` (a range of [`Direction::bytes`]).
     pub fn segments_in(&self, span: Span) -> &[SegmentRef] {
         let first = self.segments.partition_point(|s| s.span.end <= span.start);
@@ -662,11 +696,14 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
     for (which, dir) in stream.directions.iter().enumerate() {
         match stream.protocol {
             Transport::Tcp => {
-                if !dir.bytes.is_empty() {
-                    let mut payload =
-                        payload_for(capture, index, stream, which, &dir.bytes, &dir.segments);
+                let bytes = dir.contiguous();
+                if !bytes.is_empty() {
+                    let segments = dir.segments_in(Span::new(0, bytes.len()));
+                    let mut payload = payload_for(capture, index, stream, which, bytes, segments);
                     if let Some(summary) = &tls {
                         mark_encrypted(&mut payload, summary);
+                    } else {
+                        mark_protocol(&mut payload, stream, bytes);
                     }
                     out.push(payload);
                 }
@@ -674,14 +711,16 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
             Transport::Udp => {
                 for seg in &dir.segments {
                     let bytes = dir.bytes.get(seg.span.range()).unwrap_or(&[]);
-                    out.push(payload_for(
+                    let mut payload = payload_for(
                         capture,
                         index,
                         stream,
                         which,
                         bytes,
                         std::slice::from_ref(seg),
-                    ));
+                    );
+                    mark_protocol(&mut payload, stream, bytes);
+                    out.push(payload);
                 }
             }
         }
@@ -728,7 +767,7 @@ pub(crate) fn span_frames(capture: &Capture, index: usize, which: usize, span: S
 /// The TLS summary of a TCP stream, if it is TLS.
 fn tls_of(stream: &Stream) -> Option<TlsSummary> {
     let [client, server] = &stream.directions;
-    tls::summarize(&client.bytes, &server.bytes)
+    tls::summarize(client.contiguous(), server.contiguous())
 }
 
 /// Marks one direction of a TLS stream: a layer `TLS 1.3` with the summary as its detail, and
@@ -743,6 +782,19 @@ pub fn mark_encrypted(payload: &mut Payload, summary: &TlsSummary) {
     payload
         .meta
         .push(("encrypted".to_string(), "TLS".to_string()));
+}
+
+/// Marks a datagram or direction of a protocol that is no data format (DNS, SIP, QUIC…: see
+/// [`super::protocols`]) with the meta entry `protocol`, which makes it a verdict, not a guess.
+fn mark_protocol(payload: &mut Payload, stream: &Stream, bytes: &[u8]) {
+    if let Some(name) =
+        super::protocols::protocol_of(stream.protocol, stream.client, stream.server, bytes)
+    {
+        payload.hint = None;
+        payload
+            .meta
+            .push(("protocol".to_string(), name.to_string()));
+    }
 }
 
 /// A link type whose packets were skipped, and how many.
@@ -961,7 +1013,7 @@ mod tests {
         let d = Direction {
             bytes: vec![0; 30],
             segments: vec![seg(0, 10, 3), seg(10, 20, 5), seg(20, 30, 4)],
-            retransmitted: 0,
+            ..Direction::default()
         };
         let frames = |a, b| -> Vec<u64> {
             d.segments_in(Span::new(a, b))

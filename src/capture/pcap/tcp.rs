@@ -6,9 +6,12 @@
 //! seen. Retransmitted or overlapping data is kept once: when copies overlap, the one that
 //! starts earliest in the stream wins (on a tie, the earlier frame). A copy whose bytes differ
 //! from the kept ones (an attack on reassembly, or a broken middlebox) gives a warning naming
-//! both frames and the stream bytes; a retransmission of the same bytes passes silently.
-//! **A gap (lost or uncaptured segment) cuts that direction there**, with a warning: what follows
-//! a gap cannot be placed in the byte stream a later parser reads. FIN bounds a direction; RST
+//! both frames and the stream bytes; a retransmission of the same bytes passes silently, and so
+//! does a keep-alive probe (one byte, or none, at the next expected sequence number less one: its
+//! byte is a stand-in the receiver drops). **A gap (lost or uncaptured segment)** is closed up
+//! with a warning and recorded in [`Direction::gaps`]: the bytes before it are the direction's
+//! contiguous stream ([`Direction::contiguous`]), which every parser reads; a parser that can
+//! find its next message after a gap (HTTP/1.x) reads on from there. FIN bounds a direction; RST
 //! ends the connection. A SYN on a 4-tuple whose connection was used or closed starts a new
 //! stream (port reuse).
 
@@ -16,7 +19,7 @@ use std::net::SocketAddr;
 
 use crate::model::{Span, Timestamp};
 
-use super::{Direction, SegmentRef};
+use super::{Direction, Gap, SegmentRef};
 
 /// One buffered segment.
 struct Piece {
@@ -36,6 +39,11 @@ pub(crate) struct Collecting {
     start: Option<i64>,
     /// Offset of the FIN, when seen.
     fin: Option<i64>,
+    /// The end of the furthest data seen so far: a one-byte segment just before it is a
+    /// keep-alive probe.
+    next: Option<i64>,
+    /// Keep-alive probes left out.
+    probes: usize,
     pieces: Vec<Piece>,
 }
 
@@ -94,7 +102,19 @@ impl Connection {
         } else {
             off
         };
-        if !payload.is_empty() {
+        // A keep-alive probe (RFC 9293 §3.8.4): one byte (or none) at the next expected
+        // sequence number less one, sent to make the peer acknowledge. Its byte repeats one
+        // already sent (or is a stand-in, often zero) and is never data.
+        let probe = !syn
+            && !fin
+            && !rst
+            && payload.len() == 1
+            && dir.next.is_some_and(|next| data_off + 1 == next);
+        if probe {
+            dir.probes += 1;
+        } else if !payload.is_empty() {
+            let end = data_off + payload.len() as i64;
+            dir.next = Some(dir.next.map_or(end, |n| n.max(end)));
             if payload.len() > *budget {
                 return Err(payload.len());
             }
@@ -135,13 +155,16 @@ impl Connection {
                 .unwrap_or(0);
             dir.pieces.sort_by_key(|p| p.off); // stable: equal offsets keep arrival order
             let mut cursor = start;
+            // Where the run of bytes after the last gap starts: its stream offset and its index
+            // in the direction's bytes (gaps are closed up).
+            let mut run = (start, 0usize);
             let end_limit = dir.fin.unwrap_or(i64::MAX);
             let mut overlaps = 0usize;
             let mut differing = Differing::default();
             for piece in dir.pieces {
                 let piece_end = piece.off + piece.data.len() as i64;
                 let end = piece_end.min(end_limit);
-                differing.check(target, start, cursor, &piece, end);
+                differing.check(target, run, cursor, &piece, end);
                 if end <= cursor {
                     if piece.off >= start && piece.off < end_limit {
                         overlaps += 1;
@@ -149,14 +172,20 @@ impl Connection {
                     continue;
                 }
                 if piece.off > cursor {
+                    let missing = piece.off - cursor;
                     warnings.push(format!(
-                        "{label} {}: {} bytes are missing after stream byte {} (before frame {}); the direction is cut there",
+                        "{label} {}: {missing} bytes are missing after stream byte {} (before frame {}); what is read across them is cut there, and HTTP/1.x resumes at its next message",
                         names.get(i).copied().unwrap_or(""),
-                        piece.off - cursor,
                         cursor - start,
                         piece.frame
                     ));
-                    break;
+                    target.gaps.push(Gap {
+                        at: target.bytes.len(),
+                        missing: u64::try_from(missing).unwrap_or(u64::MAX),
+                        frame: piece.frame,
+                    });
+                    cursor = piece.off;
+                    run = (piece.off, target.bytes.len());
                 }
                 if piece.off < cursor {
                     overlaps += 1;
@@ -177,6 +206,7 @@ impl Connection {
                 cursor = end;
             }
             target.retransmitted = overlaps;
+            target.keep_alive_probes = dir.probes;
             let dir_name = names.get(i).copied().unwrap_or("");
             for (kept, other, span) in differing.found {
                 warnings.push(format!(
@@ -207,8 +237,10 @@ struct Differing {
 
 impl Differing {
     /// Compares the part of `piece` (up to stream offset `end`) that falls on bytes already in
-    /// `dir` (stream offsets `start..cursor`) with those bytes, per kept segment.
-    fn check(&mut self, dir: &Direction, start: i64, cursor: i64, piece: &Piece, end: i64) {
+    /// `dir` since the last gap (stream offsets `run.0..cursor`, from index `run.1` of its bytes)
+    /// with those bytes, per kept segment.
+    fn check(&mut self, dir: &Direction, run: (i64, usize), cursor: i64, piece: &Piece, end: i64) {
+        let (start, first) = run;
         let from = piece.off.max(start);
         let to = end.min(cursor);
         if from >= to {
@@ -217,10 +249,11 @@ impl Differing {
         let (Ok(lo), Ok(hi)) = (usize::try_from(from - start), usize::try_from(to - start)) else {
             return;
         };
+        let (lo, hi) = (lo + first, hi + first);
         for kept in dir.segments_in(Span::new(lo, hi)) {
             let (a, b) = (kept.span.start.max(lo), kept.span.end.min(hi));
             let theirs = dir.bytes.get(a..b);
-            let skip = (a as i64 + start) - piece.off;
+            let skip = ((a - first) as i64 + start) - piece.off;
             let mine = usize::try_from(skip)
                 .ok()
                 .and_then(|s| piece.data.get(s..s + (b - a)));
