@@ -129,7 +129,7 @@ pub(crate) fn unwrapped(
     max_layers: Option<usize>,
     limits: &Limits,
     given_keys: Option<&KeyLog>,
-    mut keep: Option<&mut Decoded>,
+    keep: Option<&mut Decoded>,
 ) -> Peeled {
     let mut options = super::UnwrapOptions::from(limits);
     if let Some(n) = max_layers {
@@ -150,48 +150,38 @@ pub(crate) fn unwrapped(
             ..Payload::default()
         });
     } else if pcap::is_pcap(input) {
-        match pcap::extract(input, &pcap::PcapLimits::from(limits)) {
-            Ok(capture) => {
-                out.warnings.extend(capture.warnings.iter().cloned());
-                out.capture = Some(pcap::summary(&capture));
-                // Each connection with both directions in view (HTTP pairing, HTTP/2 streams),
-                // TLS decrypted with the key logs the capture carries (pcapng Decryption Secrets
-                // Blocks).
-                let mut keys = match capture.tls_key_log() {
-                    Ok(k) => k,
-                    Err(e) => {
-                        out.warnings
-                            .push(format!("the capture's TLS key log is not read: {e}"));
-                        KeyLog::default()
-                    }
-                };
-                if let Some(given) = given_keys {
-                    keys.merge(given.clone());
-                }
-                let keys = (!keys.is_empty()).then_some(keys);
-                for index in 0..capture.streams.len() {
-                    let (found, warnings) = conn::stream(
-                        &capture,
-                        index,
-                        keys.as_ref(),
-                        &options,
-                        &mut budget,
-                        keep.as_deref_mut(),
-                    );
-                    // A decrypted TLS stream is no longer one to give a key log for.
-                    if found.iter().any(|p| p.meta_value("tls").is_some()) {
-                        if let Some(summary) = &mut out.capture {
-                            summary.tls.retain(|(i, _)| *i != index);
-                        }
-                    }
-                    out.payloads.extend(found);
-                    out.warnings.extend(warnings);
-                }
-            }
-            Err(e) => {
-                out.payloads = e.extracted.clone();
-                out.error = Some(e);
-            }
+        read_capture(
+            input,
+            limits,
+            given_keys,
+            &options,
+            &mut budget,
+            keep,
+            &mut out,
+        );
+    } else if let Some((frames, capture)) = (max_layers.is_none_or(|n| n > 1))
+        .then(|| frames_as_capture(input, limits))
+        .flatten()
+    {
+        // A `tshark -x` dump of link-layer frames is the capture it was printed from.
+        read_extracted(capture, given_keys, &options, &mut budget, keep, &mut out);
+        let mut detail = format!(
+            "tshark -x, {} frames read as a capture",
+            frames.frames.len()
+        );
+        if !frames.derived.is_empty() {
+            detail.push_str(&format!(
+                "; {} derived section(s) left out, made again from the frames",
+                frames.derived.len()
+            ));
+        }
+        let dump = Layer {
+            name: "hex dump".to_string(),
+            detail,
+            span: Span::new(0, input.len()),
+        };
+        for p in &mut out.payloads {
+            p.layers.insert(0, dump.clone());
         }
     } else {
         match unwrap_keeping(input, &options, &mut budget, keep) {
@@ -214,6 +204,94 @@ pub(crate) fn unwrapped(
     }
     out.budget = budget;
     out
+}
+
+/// A pcap or pcapng `input` read into `out`: each connection with both directions in view
+/// (HTTP pairing, HTTP/2 streams), TLS decrypted with the key logs the capture carries (pcapng
+/// Decryption Secrets Blocks) and `given_keys`.
+fn read_capture(
+    input: &SharedBytes,
+    limits: &Limits,
+    given_keys: Option<&KeyLog>,
+    options: &super::UnwrapOptions,
+    budget: &mut Budget,
+    keep: Option<&mut Decoded>,
+    out: &mut Peeled,
+) {
+    match pcap::extract(input, &pcap::PcapLimits::from(limits)) {
+        Ok(capture) => read_extracted(capture, given_keys, options, budget, keep, out),
+        Err(e) => {
+            out.payloads = e.extracted.clone();
+            out.error = Some(e);
+        }
+    }
+}
+
+/// The frames of a `tshark -x` dump ([`super::text::packet_frames`]) and the capture they make,
+/// when that capture holds every `Reassembled TCP` section of the dump: a dump of some frames
+/// only (`tshark -x -Y 'frame.number == 6'`) keeps more in its derived sections than its
+/// frames rebuild, and is read dump by dump instead.
+fn frames_as_capture(
+    input: &[u8],
+    limits: &Limits,
+) -> Option<(super::text::PacketFrames, pcap::Capture)> {
+    let frames = super::text::packet_frames(input)?;
+    let capture = pcap::extract(&frames.to_pcap(), &pcap::PcapLimits::from(limits)).ok()?;
+    let holds = |section: &[u8]| {
+        capture.streams.iter().any(|s| {
+            s.directions
+                .iter()
+                .any(|d| section.is_empty() || d.bytes.windows(section.len()).any(|w| w == section))
+        })
+    };
+    frames
+        .reassembled
+        .iter()
+        .all(|r| holds(r))
+        .then_some((frames, capture))
+}
+
+/// A capture read into `out` (see [`read_capture`]).
+fn read_extracted(
+    capture: pcap::Capture,
+    given_keys: Option<&KeyLog>,
+    options: &super::UnwrapOptions,
+    budget: &mut Budget,
+    mut keep: Option<&mut Decoded>,
+    out: &mut Peeled,
+) {
+    out.warnings.extend(capture.warnings.iter().cloned());
+    out.capture = Some(pcap::summary(&capture));
+    let mut keys = match capture.tls_key_log() {
+        Ok(k) => k,
+        Err(e) => {
+            out.warnings
+                .push(format!("the capture's TLS key log is not read: {e}"));
+            KeyLog::default()
+        }
+    };
+    if let Some(given) = given_keys {
+        keys.merge(given.clone());
+    }
+    let keys = (!keys.is_empty()).then_some(keys);
+    for index in 0..capture.streams.len() {
+        let (found, warnings) = conn::stream(
+            &capture,
+            index,
+            keys.as_ref(),
+            options,
+            budget,
+            keep.as_deref_mut(),
+        );
+        // A decrypted TLS stream is no longer one to give a key log for.
+        if found.iter().any(|p| p.meta_value("tls").is_some()) {
+            if let Some(summary) = &mut out.capture {
+                summary.tls.retain(|(i, _)| *i != index);
+            }
+        }
+        out.payloads.extend(found);
+        out.warnings.extend(warnings);
+    }
 }
 
 /// The second half of peeling: every payload of `out` split per `split`, then at most

@@ -158,6 +158,105 @@ pub fn decode_text(text: &[u8], max_output: usize) -> Option<Decoded> {
     decode_text_checked(text, max_output).ok().flatten()
 }
 
+/// The link-layer frames of a `tshark -x` (or Wireshark "Copy as Hex Dump") text, to be read
+/// as the capture they came from: each dump with no title or titled `Frame (N bytes):`. The
+/// derived sections tshark prints after a frame (`Reassembled TCP`, `Uncompressed entity
+/// body`, `De-chunked entity body`) are left out, since reading the frames makes them again;
+/// a dump with a `Decrypted …` section, whose plaintext no frame holds, is not a capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketFrames {
+    /// The link type every frame has: 1 (Ethernet) or 101 (raw IP).
+    pub linktype: u32,
+    /// The frames, in the dump's order.
+    pub frames: Vec<Vec<u8>>,
+    /// The titles of the derived sections left out.
+    pub derived: Vec<String>,
+    /// The bytes of the `Reassembled TCP` sections: a capture read from the frames holds each
+    /// of them in a stream when the dump holds every frame they were made of.
+    pub reassembled: Vec<Vec<u8>>,
+}
+
+impl PacketFrames {
+    /// The frames as a pcap file (microsecond timestamps one apart, in the dump's order).
+    pub fn to_pcap(&self) -> Vec<u8> {
+        let size: usize = self.frames.iter().map(|f| f.len() + 16).sum();
+        let mut out = Vec::with_capacity(24 + size);
+        out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+        out.extend_from_slice(&2u16.to_le_bytes());
+        out.extend_from_slice(&4u16.to_le_bytes());
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&262_144u32.to_le_bytes());
+        out.extend_from_slice(&self.linktype.to_le_bytes());
+        for (i, f) in self.frames.iter().enumerate() {
+            let len = u32::try_from(f.len()).unwrap_or(u32::MAX);
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&u32::try_from(i).unwrap_or(u32::MAX).to_le_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(f);
+        }
+        out
+    }
+}
+
+/// The frames of a `tshark -x` text whose dumps are Ethernet or raw IP frames
+/// ([`PacketFrames`]); `None` for any other text.
+pub fn packet_frames(text: &[u8]) -> Option<PacketFrames> {
+    let text = std::str::from_utf8(text).ok()?;
+    let lines = dumps::lines(text);
+    let (_, found) = dumps::packet_dumps(&lines).ok()?;
+    let mut frames = Vec::new();
+    let mut derived = Vec::new();
+    let mut reassembled = Vec::new();
+    for (title, bytes) in found {
+        match title {
+            None => frames.push(bytes),
+            Some(t) if t.starts_with("Frame (") => frames.push(bytes),
+            Some(t) if t.starts_with("Decrypted") => return None,
+            Some(t) => {
+                if t.starts_with("Reassembled TCP") {
+                    reassembled.push(bytes);
+                }
+                derived.push(t.strip_suffix(':').unwrap_or(t).to_string());
+            }
+        }
+    }
+    let ethernet = |f: &Vec<u8>| {
+        let ip = |at: usize, ethertype: u16| match ethertype {
+            0x0800 => f.get(at).is_some_and(|b| b >> 4 == 4 && b & 0xf >= 5),
+            0x86dd => f.get(at).is_some_and(|b| b >> 4 == 6),
+            _ => false,
+        };
+        match f.get(12..14).map(|t| u16::from_be_bytes([t[0], t[1]])) {
+            Some(0x8100 | 0x88a8) => f
+                .get(16..18)
+                .is_some_and(|t| ip(18, u16::from_be_bytes([t[0], t[1]]))),
+            Some(t) => ip(14, t),
+            None => false,
+        }
+    };
+    let raw_ip = |f: &Vec<u8>| match f.first() {
+        Some(b) if b >> 4 == 4 => b & 0xf >= 5 && f.len() >= 20,
+        Some(b) if b >> 4 == 6 => f.len() >= 40,
+        _ => false,
+    };
+    let linktype = if frames.is_empty() {
+        return None;
+    } else if frames.iter().all(ethernet) {
+        1
+    } else if frames.iter().all(raw_ip) {
+        101
+    } else {
+        return None;
+    };
+    Some(PacketFrames {
+        linktype,
+        frames,
+        derived,
+        reassembled,
+    })
+}
+
 /// [`decode_text`], saying why a text that clearly is a shape could not be read: `Ok(None)`
 /// when the text matches no shape, `Err` naming the line that breaks the shape it matched.
 ///

@@ -938,3 +938,42 @@ proptest! {
         prop_assert_eq!(&found[0].layers[0].name, "base64");
     }
 }
+
+#[test]
+fn a_tshark_x_dump_of_a_whole_capture_reads_as_that_capture() {
+    use wirelens::capture::{peel, PeelOptions};
+    let dump = peel(fixture("http-exchange.tshark-x"), &PeelOptions::default());
+    let pcap = peel(
+        fixture("pcap/http-post-cbor-reply.pcap"),
+        &PeelOptions::default(),
+    );
+    assert!(dump.error.is_none() && pcap.error.is_none());
+    assert_eq!(dump.payloads.len(), pcap.payloads.len());
+    for (d, p) in dump.payloads.iter().zip(&pcap.payloads) {
+        assert_eq!(d.bytes, p.bytes);
+        assert_eq!(d.meta_value("method"), p.meta_value("method"));
+        assert_eq!(d.layers[0].name, "hex dump");
+        assert!(d.layers[0]
+            .detail
+            .contains("tshark -x, 14 frames read as a capture; 2 derived section(s) left out"));
+        let names = |p: &Payload| p.layers.iter().map(|l| l.name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(d)[1..],
+            names(p)[..],
+            "the capture's layers under the dump"
+        );
+    }
+    // A dump of one frame keeps more in its "Reassembled TCP" section than the frame rebuilds:
+    // it is read dump by dump, the request from the reassembled section.
+    let one = peel(fixture("http-post.tshark-x"), &PeelOptions::default());
+    assert_eq!(one.payloads.len(), 2);
+    assert_eq!(one.payloads[1].meta_value("method"), Some("POST"));
+    assert_eq!(one.payloads[1].bytes, pcap.payloads[0].bytes);
+}
+
+#[test]
+fn a_tshark_x_dump_of_non_ip_frames_is_not_a_capture() {
+    // Sixteen bytes that are no Ethernet or IP frame stay a dump's bytes.
+    let text = "0000  01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10   ................\n";
+    assert!(wirelens::capture::text::packet_frames(text.as_bytes()).is_none());
+}

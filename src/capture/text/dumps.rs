@@ -571,6 +571,40 @@ enum Packet<'a> {
 /// `Reassembled TCP (195 bytes):`, `Decrypted TLS (…):`). Each dump is its own payload: they
 /// are different packets, or the same bytes seen at different layers.
 fn packet_bytes(lines: &[Line<'_>], _max_output: usize) -> Verdict {
+    match packet_dumps(lines) {
+        Ok((flavour, dumps)) => {
+            let count = dumps.len();
+            let parts: Vec<Part> = dumps
+                .into_iter()
+                .enumerate()
+                .map(|(i, (title, bytes))| {
+                    let detail = match (count, title) {
+                        (1, None) => flavour.to_string(),
+                        (_, None) => format!("{flavour}, dump {} of {count}", i + 1),
+                        (_, Some(text)) => format!(
+                            "{flavour}, dump {} of {count}: {}",
+                            i + 1,
+                            text.strip_suffix(':').unwrap_or(text)
+                        ),
+                    };
+                    Part { bytes, detail }
+                })
+                .collect();
+            if parts.iter().all(|p| p.bytes.is_empty()) {
+                return Verdict::No;
+            }
+            Verdict::Yes(parts)
+        }
+        Err(v) => v,
+    }
+}
+
+/// The dumps of a `tshark -x` text, each with its data source title (`Frame (74 bytes):`) if it
+/// has one; and the flavour. A text that is not this shape, or is and breaks, is the verdict.
+#[allow(clippy::type_complexity)]
+pub(super) fn packet_dumps<'a>(
+    lines: &[Line<'a>],
+) -> Result<(&'static str, Vec<(Option<&'a str>, Vec<u8>)>), Verdict> {
     // Blank lines end a dump; `judge` skips them, so they are found again by line number.
     let rows = judge(lines, "tshark -x", false, |line| {
         let t = line.text.trim_end();
@@ -602,7 +636,7 @@ fn packet_bytes(lines: &[Line<'_>], _max_output: usize) -> Verdict {
     });
     let rows = match rows {
         Ok(rows) => rows,
-        Err(v) => return v.unwrap_or(Verdict::No),
+        Err(v) => return Err(v.unwrap_or(Verdict::No)),
     };
     let flavour = match rows.iter().find_map(|(_, r)| match r {
         Packet::Data(_, gap, _) => Some(*gap),
@@ -651,40 +685,27 @@ fn packet_bytes(lines: &[Line<'_>], _max_output: usize) -> Verdict {
             }
         }
     }
-    let count = dumps.len();
-    let mut parts = Vec::with_capacity(count);
-    for (i, dump) in dumps.iter().enumerate() {
+    let mut out = Vec::with_capacity(dumps.len());
+    for dump in &dumps {
         let bytes = match assemble(&dump.rows, 16, usize::MAX) {
             Ok(b) => b.unwrap_or_default(),
-            Err((line, why)) => return broken(line, flavour, why),
+            Err((line, why)) => return Err(broken(line, flavour, why)),
         };
         if let Some((line, text, want)) = dump.title {
             if want != Some(bytes.len()) {
-                return broken(
+                return Err(broken(
                     line,
                     flavour,
                     format!(
                         "'{text}', but the dump under it holds {} bytes",
                         bytes.len()
                     ),
-                );
+                ));
             }
         }
-        let detail = match (count, dump.title) {
-            (1, None) => flavour.to_string(),
-            (_, None) => format!("{flavour}, dump {} of {count}", i + 1),
-            (_, Some((_, text, _))) => format!(
-                "{flavour}, dump {} of {count}: {}",
-                i + 1,
-                text.strip_suffix(':').unwrap_or(text)
-            ),
-        };
-        parts.push(Part { bytes, detail });
+        out.push((dump.title.map(|(_, text, _)| text), bytes));
     }
-    if parts.iter().all(|p| p.bytes.is_empty()) {
-        return Verdict::No;
-    }
-    Verdict::Yes(parts)
+    Ok((flavour, out))
 }
 
 // ---------------------------------------------------------------------------------------------
