@@ -153,6 +153,28 @@ pub fn field_at(
     field
 }
 
+/// Whether `bytes` are a `FileDescriptorSet` (`protoc -o`, `buf build -o`), whatever the file is
+/// called: they start with field 1 as bytes, build a descriptor pool, and name at least one
+/// file, each named `*.proto`. A protobuf payload whose field 1 happens to hold bytes does not
+/// build a pool of `.proto` files.
+///
+/// ```
+/// use wirelens::codec::protobuf::schema::is_descriptor_set;
+///
+/// // One file, `a.proto`, with no types.
+/// assert!(is_descriptor_set(&[0x0a, 0x09, 0x0a, 0x07, b'a', b'.', b'p', b'r', b'o', b't', b'o']));
+/// assert!(!is_descriptor_set(&[0x0a, 0x03, b'a', b'b', b'c']));
+/// assert!(!is_descriptor_set(b"{\"a\":1}"));
+/// ```
+pub fn is_descriptor_set(bytes: &[u8]) -> bool {
+    if bytes.first() != Some(&0x0a) {
+        return false;
+    }
+    Schema::from_set(bytes, None).is_ok_and(|schema| {
+        !schema.files.is_empty() && schema.files.iter().all(|f| f.ends_with(".proto"))
+    })
+}
+
 impl Schema {
     /// A schema from an existing pool.
     pub fn from_pool(pool: DescriptorPool) -> Schema {

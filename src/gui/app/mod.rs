@@ -636,23 +636,55 @@ pub enum SchemaKind {
 }
 
 /// Whether `path` is a schema rather than a payload: `*.proto` is `.proto` source; `*.desc` and
-/// `*.protoset` are descriptor sets; `*.pb` and `*.binpb` (names payloads use too) are
-/// descriptor sets only when their bytes decode as one with at least one file.
+/// `*.protoset` are descriptor sets; any other file (`*.pb`, `*.bin`, no extension: names
+/// payloads use too) is a descriptor set when its bytes are one
+/// ([`crate::codec::protobuf::schema::is_descriptor_set`]).
 pub fn is_schema_file(path: &std::path::Path) -> Option<SchemaKind> {
     /// A descriptor set larger than this is not looked into (it is opened as a payload).
     const LARGEST_SET: u64 = 64 << 20;
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
     match ext.as_str() {
         "proto" => Some(SchemaKind::Proto),
         "desc" | "protoset" => Some(SchemaKind::DescriptorSet),
-        "pb" | "binpb" => {
+        _ => {
             let small =
                 std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= LARGEST_SET);
             let bytes = small.then(|| std::fs::read(path).ok()).flatten()?;
-            let schema =
-                crate::codec::protobuf::schema::Schema::from_descriptor_set(&bytes).ok()?;
-            (!schema.files().is_empty()).then_some(SchemaKind::DescriptorSet)
+            crate::codec::protobuf::schema::is_descriptor_set(&bytes)
+                .then_some(SchemaKind::DescriptorSet)
         }
-        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod schema_file_tests {
+    use super::{is_schema_file, SchemaKind};
+
+    #[test]
+    fn a_descriptor_set_is_known_by_its_bytes_whatever_its_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let set = std::fs::read(root.join("tests/data/protobuf/descriptor_set.pb")).expect("set");
+        let payload =
+            std::fs::read(root.join("tests/fixtures/protobuf/otlp/traces.pb")).expect("payload");
+        for name in ["schema.bin", "schema", "api.pb", "x.protoset.backup"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &set).expect("write");
+            assert_eq!(
+                is_schema_file(&path),
+                Some(SchemaKind::DescriptorSet),
+                "{name}"
+            );
+        }
+        // A protobuf payload (its field 1 holds bytes too) is no schema, whatever its name.
+        for name in ["traces.pb", "traces.bin", "traces"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &payload).expect("write");
+            assert_eq!(is_schema_file(&path), None, "{name}");
+        }
     }
 }
