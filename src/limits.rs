@@ -106,6 +106,20 @@ pub struct Limits {
     /// stops at 2.5 million nodes (`convert` peaks at about 240 MiB). A value set here is used
     /// as it is. Name: `protobuf-nodes`.
     pub max_protobuf_nodes: usize,
+    /// Most bytes of one decoded header list (an HTTP/1.x message's header section, an HTTP/2
+    /// header block), counted as HTTP/2's `SETTINGS_MAX_HEADER_LIST_SIZE` counts them: each
+    /// field's name and value plus 32. HPACK lets a few bytes stand for a large field (an index
+    /// into the dynamic table), so this bounds what a header block decodes to, not its size on
+    /// the wire; it also bounds the HPACK dynamic table and a header block's bytes before
+    /// decoding. Past it the fields are not kept (the block is still decoded, so the streams
+    /// after it read). Default 1 MiB. Name: `header-list`.
+    pub max_header_list: usize,
+    /// Most fields of one header list (HTTP/1.x or HTTP/2); past it the fields are not kept.
+    /// Default 10,000. Name: `headers`.
+    pub max_headers: usize,
+    /// Most HTTP/2 or WebSocket frames read from one direction of a connection; past it that
+    /// direction stops with a warning. Default 1 million. Name: `frames`.
+    pub max_frames: usize,
 }
 
 /// A node budget for an input of `len` bytes: `set` as it is, unless it is the `default`, which
@@ -218,7 +232,7 @@ impl Limits {
 
     /// Every limit's name (as [`Limits::set`] takes it), its default and what it bounds, for help
     /// texts and the README.
-    pub const NAMES: [(&'static str, &'static str); 11] = [
+    pub const NAMES: [(&'static str, &'static str); 14] = [
         (
             "depth",
             "deepest nesting of containers, tags, messages and groups",
@@ -245,7 +259,22 @@ impl Limits {
             "protobuf-nodes",
             "fields and messages one schema-less protobuf decode may produce",
         ),
+        (
+            "header-list",
+            "decoded bytes of one HTTP header list (name + value + 32 per field)",
+        ),
+        ("headers", "fields of one HTTP header list"),
+        (
+            "frames",
+            "HTTP/2 or WebSocket frames read per direction of a connection",
+        ),
     ];
+
+    /// How a warning or error names limit `name` (one of [`Limits::NAMES`]) and says how to
+    /// raise it: `limit header-list; `--limit header-list=N` raises it`.
+    pub fn hint(name: &str) -> String {
+        format!("limit {name}; `--limit {name}=N` raises it")
+    }
 
     /// Sets the limit called `name` (see [`Limits::NAMES`]) from `value`: a count, optionally with
     /// a binary suffix `K`, `M`, `G` (`16M` = 16 MiB), or `none` for no limit. The error says what
@@ -307,6 +336,9 @@ impl Limits {
             "protobuf-scan" => &mut self.max_protobuf_scan,
             "nodes" | "max-nodes" => &mut self.max_nodes,
             "protobuf-nodes" => &mut self.max_protobuf_nodes,
+            "header-list" => &mut self.max_header_list,
+            "headers" => &mut self.max_headers,
+            "frames" => &mut self.max_frames,
             _ => return None,
         })
     }
@@ -334,6 +366,9 @@ impl Default for Limits {
             max_protobuf_scan: 16_000_000,
             max_nodes: Limits::DEFAULT_MAX_NODES,
             max_protobuf_nodes: Limits::DEFAULT_MAX_PROTOBUF_NODES,
+            max_header_list: 1 << 20,
+            max_headers: 10_000,
+            max_frames: 1_000_000,
         }
     }
 }
@@ -353,6 +388,9 @@ impl fmt::Display for Limits {
             self.max_protobuf_scan,
             self.max_nodes,
             self.max_protobuf_nodes,
+            self.max_header_list,
+            self.max_headers,
+            self.max_frames,
         ];
         for (i, ((name, _), value)) in Limits::NAMES.iter().zip(values).enumerate() {
             if i > 0 {
@@ -455,7 +493,7 @@ mod tests {
         for (i, (name, _)) in Limits::NAMES.iter().enumerate() {
             l.set(name, &(i + 1).to_string()).expect(name);
         }
-        assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9 nodes=10 protobuf-nodes=11");
+        assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9 nodes=10 protobuf-nodes=11 header-list=12 headers=13 frames=14");
         let err = l.set("colour", "1").expect_err("unknown");
         assert!(
             err.contains("unknown limit") && err.contains("depth"),

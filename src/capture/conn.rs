@@ -664,28 +664,56 @@ fn read_http2(
     out: &mut Ordered,
 ) {
     let server = 1 - client;
-    let conn =
-        http2::parse_connection(conv.bytes(client), starts[0], conv.bytes(server), starts[1]);
-    out.warnings
-        .extend(conn.warnings.iter().map(|w| w.to_string()));
+    let conn = http2::parse_connection_within(
+        conv.bytes(client),
+        starts[0],
+        conv.bytes(server),
+        starts[1],
+        options,
+        budget,
+    );
+    for w in &conn.warnings {
+        // Where it struck, as the capture's frame numbers.
+        let frames = w.at.map_or_else(String::new, |(side, at)| {
+            let which = if side == http2::Side::Server {
+                server
+            } else {
+                client
+            };
+            conv.frames(which, Span::empty(at))
+        });
+        out.warnings.push(if frames.is_empty() {
+            w.text.clone()
+        } else {
+            format!("{} (frame {frames})", w.text)
+        });
+    }
+    // Each stream's request, by stream id: a response's method and path are its request's.
+    let requests: std::collections::HashMap<u32, &http2::Message> = conn
+        .messages
+        .iter()
+        .filter(|m| m.side != Some(http2::Side::Server))
+        .map(|m| (m.stream, m))
+        .collect();
     let mut first_payload = true;
     for m in &conn.messages {
+        super::work::add(1);
         let which = match m.side {
             Some(http2::Side::Server) => server,
             _ => client,
         };
         let request = m.side != Some(http2::Side::Server);
-        // A response's method and path are its request's.
-        let peer = conn
-            .messages
-            .iter()
-            .find(|o| o.stream == m.stream && o.side != m.side);
-        let req = if request { Some(m) } else { peer };
+        let req = if request {
+            Some(m)
+        } else {
+            requests.get(&m.stream).copied()
+        };
         let (outer, first) = conv.outer(which, m.span);
         let mut payload = message_payload(m, req, request);
-        payload
-            .meta
-            .push(("http2 frames".into(), frame_list(conv, which, &m.frames)));
+        payload.meta.push((
+            "http2 frames".into(),
+            frame_list(conv, which, &m.frames, m.frame_count),
+        ));
         if first_payload {
             first_payload = false;
             for (side, lines) in ["client", "server"].iter().zip(&conn.control) {
@@ -703,7 +731,12 @@ fn read_http2(
 
 /// The frames of a message as the frame list shows them: `HEADERS END_HEADERS (frame 4); DATA
 /// 120 B END_STREAM (frames 5–6)`.
-fn frame_list(conv: &Conversation<'_>, which: usize, frames: &[http2::FrameRef]) -> String {
+fn frame_list(
+    conv: &Conversation<'_>,
+    which: usize,
+    frames: &[http2::FrameRef],
+    count: usize,
+) -> String {
     let mut parts: Vec<String> = frames
         .iter()
         .take(LISTED_FRAMES)
@@ -728,8 +761,9 @@ fn frame_list(conv: &Conversation<'_>, which: usize, frames: &[http2::FrameRef])
             text
         })
         .collect();
-    if frames.len() > LISTED_FRAMES {
-        parts.push(format!("… {} more", frames.len() - LISTED_FRAMES));
+    let count = count.max(frames.len());
+    if count > LISTED_FRAMES {
+        parts.push(format!("… {} more", count - LISTED_FRAMES));
     }
     parts.join("; ")
 }
@@ -792,7 +826,7 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
     if let Some(reset) = &m.reset {
         notes.push(format!("the stream was reset: {reset}"));
     }
-    if !m.ended && m.reset.is_none() && !m.frames.is_empty() {
+    if !m.ended && m.reset.is_none() && m.frame_count > 0 {
         notes.push("the stream does not end in the capture (no END_STREAM)".into());
         meta.push(("truncated".into(), "true".into()));
     }
@@ -821,7 +855,7 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
             detail.push_str(&format!("; grpc-status {status}"));
         }
     }
-    let data_frames = m.frames.iter().filter(|f| f.kind == "DATA").count();
+    let data_frames = m.data_frames;
     detail.push_str(&format!(
         "; {data_frames} DATA frame{}, {} bytes",
         if data_frames == 1 { "" } else { "s" },

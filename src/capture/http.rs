@@ -28,6 +28,7 @@
 use std::io::Read;
 
 use crate::codec::Format;
+use crate::limits::Limits;
 use crate::model::Span;
 
 use super::layers::Budget;
@@ -459,6 +460,10 @@ fn parse_one(
     let mut transfer_codings: Vec<String> = Vec::new();
     let mut content_codings: Vec<String> = Vec::new();
     let mut headers_ended = false;
+    // The header list's size as HTTP/2 counts it (name + value + 32 per field) and its fields:
+    // past either limit the fields are still read for the message's framing, not kept.
+    let (mut list_size, mut fields) = (0usize, 0usize);
+    let mut over: Option<String> = None;
     while pos < input.len() {
         let (hline, next, _) = line_at(input, pos);
         if hline.is_empty() {
@@ -508,8 +513,38 @@ fn parse_one(
             }
             _ => {}
         }
-        meta.push((name.to_string(), value.to_string()));
+        fields += 1;
+        list_size = list_size
+            .saturating_add(name.len())
+            .saturating_add(value.len())
+            .saturating_add(32);
+        if over.is_none() {
+            if fields > options.max_headers {
+                over = Some(format!(
+                    "more than {} header fields ({})",
+                    options.max_headers,
+                    Limits::hint("headers")
+                ));
+            } else if list_size > options.max_header_list {
+                over = Some(format!(
+                    "header fields of more than {} bytes (name + value + 32 per field; {})",
+                    options.max_header_list,
+                    Limits::hint("header-list")
+                ));
+            }
+        }
+        if over.is_none() {
+            meta.push((name.to_string(), value.to_string()));
+        }
         pos = next;
+    }
+    if let Some(why) = over {
+        meta.push((
+            "warning".to_string(),
+            format!(
+                "the {layer_name} at byte {start} has {why}: {fields} fields, {list_size} bytes; the fields past the limit are not kept"
+            ),
+        ));
     }
     let headers_end = pos;
 

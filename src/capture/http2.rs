@@ -18,21 +18,38 @@
 //! cannot be decoded (a capture that starts mid-connection leaves the HPACK table unknown) makes
 //! that direction's later headers unknown: the DATA frames are still given, with a note.
 //!
+//! Bounds: a header list is decoded field by field and its fields are kept only within
+//! [`Limits::max_header_list`] (name + value + 32 per field, as `SETTINGS_MAX_HEADER_LIST_SIZE`
+//! counts them, so table references count at their decoded size) and [`Limits::max_headers`];
+//! the fields kept draw on the input's decompression budget, as decompressed bodies do. Past a
+//! limit the block is still decoded to its end, so the HPACK table stays in step and the streams
+//! after it read. The dynamic table may not grow past the header-list limit either. Each
+//! direction reads at most [`Limits::max_frames`] frames; a message lists its first
+//! [`KEPT_FRAMES`] frames and counts the rest, so memory stays proportional to the messages, not
+//! to the frames. Each warning names its limit and how to raise it.
+//!
 //! Conventions: nothing here panics on any input; a frame cut short at the end of the capture
 //! ends its direction with a note, the bytes before it kept. Offsets are into each direction's
 //! own bytes.
 
 use std::collections::HashMap;
+use std::fmt;
 
+use super::layers::{Budget, UnwrapOptions};
+use crate::limits::Limits;
 use crate::model::Span;
 
 /// The client connection preface (RFC 9113 §3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// Most frames read per direction; past it the direction stops with a note.
-const MAX_FRAMES: usize = 1_000_000;
-/// Most bytes of one header block (HEADERS or PUSH_PROMISE with its CONTINUATIONs).
+/// Most bytes of one header block (HEADERS or PUSH_PROMISE with its CONTINUATIONs) when
+/// [`Limits::max_header_list`] is lower: a block's wire size can exceed its decoded size (Huffman
+/// codes of up to 30 bits per byte), so the raw block is held to the larger of the two.
 const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// Frames listed per message; the rest are counted ([`Message::frame_count`]).
+pub const KEPT_FRAMES: usize = 1000;
+/// Warnings listed per connection; the rest are counted in one last warning.
+const MAX_WARNINGS: usize = 100;
 /// Most streams of one connection; frames of further streams are counted, not kept.
 const MAX_STREAMS: usize = 100_000;
 
@@ -207,8 +224,12 @@ pub struct Message {
     pub trailers: Vec<(String, String)>,
     /// The DATA frames' bytes, joined, padding removed.
     pub body: Vec<u8>,
-    /// The frames, in order.
+    /// The frames, in order: the first [`KEPT_FRAMES`] of them.
     pub frames: Vec<FrameRef>,
+    /// How many frames the message had, listed or not.
+    pub frame_count: usize,
+    /// How many of them were DATA frames.
+    pub data_frames: usize,
     /// From the first to the last frame, in the direction's bytes.
     pub span: Span,
     /// Whether END_STREAM was seen.
@@ -241,6 +262,40 @@ impl Message {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// Counts `frame` (spanning `span`), and lists it while fewer than [`KEPT_FRAMES`] are.
+    fn add_frame(&mut self, frame: FrameRef) {
+        if self.frame_count == 0 {
+            self.span = frame.span;
+        } else {
+            self.span = Span::new(
+                self.span.start.min(frame.span.start),
+                self.span.end.max(frame.span.end),
+            );
+        }
+        self.frame_count += 1;
+        if frame.kind == "DATA" {
+            self.data_frames += 1;
+        }
+        if self.frames.len() < KEPT_FRAMES {
+            self.frames.push(frame);
+        }
+    }
+}
+
+/// A fault found on a connection, with where it struck when that is one place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The direction and the byte of that direction (a frame's first byte).
+    pub at: Option<(Side, usize)>,
+    /// What happened, in words (the byte offset included).
+    pub text: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 /// What a connection held.
@@ -251,8 +306,9 @@ pub struct Connection {
     /// Control frames and connection-level events, in words, per direction
     /// (`[client, server]`).
     pub control: [Vec<String>; 2],
-    /// Faults: a frame cut short, a frame too large, a limit reached.
-    pub warnings: Vec<String>,
+    /// Faults: a frame cut short, a frame too large, a limit reached (the first
+    /// [`MAX_WARNINGS`]; the last one counts the rest).
+    pub warnings: Vec<Warning>,
     /// Whether the client's bytes began with the preface.
     pub preface: bool,
 }
@@ -263,18 +319,32 @@ struct Pending {
     /// For PUSH_PROMISE: the promised stream.
     promised: Option<u32>,
     end_stream: bool,
+    /// Where its first frame starts.
+    at: usize,
     block: Vec<u8>,
 }
 
 /// Parser state of one connection.
-struct State {
+struct State<'a> {
     messages: Vec<Message>,
     index: HashMap<(u32, Side), usize>,
     order: usize,
     dropped_streams: usize,
+    options: &'a UnwrapOptions,
+    budget: &'a mut Budget,
+    warnings: Vec<Warning>,
+    warnings_left_out: usize,
 }
 
-impl State {
+impl State<'_> {
+    fn warn(&mut self, at: Option<(Side, usize)>, text: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(Warning { at, text });
+        } else {
+            self.warnings_left_out += 1;
+        }
+    }
+
     fn message(&mut self, stream: u32, side: Side) -> Option<&mut Message> {
         if let Some(&i) = self.index.get(&(stream, side)) {
             return self.messages.get_mut(i);
@@ -296,12 +366,34 @@ impl State {
 }
 
 /// Reads both directions of an HTTP/2 connection: the client's bytes from `client_start` (after
-/// the preface, if it is there) and the server's from `server_start`.
+/// the preface, if it is there) and the server's from `server_start`, within the default
+/// [`Limits`].
 pub fn parse_connection(
     client: &[u8],
     client_start: usize,
     server: &[u8],
     server_start: usize,
+) -> Connection {
+    let options = UnwrapOptions::default();
+    let mut budget = Budget::unlimited();
+    parse_connection_within(
+        client,
+        client_start,
+        server,
+        server_start,
+        &options,
+        &mut budget,
+    )
+}
+
+/// [`parse_connection`] within `options`' limits, the header fields kept drawing on `budget`.
+pub(crate) fn parse_connection_within(
+    client: &[u8],
+    client_start: usize,
+    server: &[u8],
+    server_start: usize,
+    options: &UnwrapOptions,
+    budget: &mut Budget,
 ) -> Connection {
     let mut conn = Connection::default();
     let mut state = State {
@@ -309,6 +401,10 @@ pub fn parse_connection(
         index: HashMap::new(),
         order: 0,
         dropped_streams: 0,
+        options,
+        budget,
+        warnings: Vec::new(),
+        warnings_left_out: 0,
     };
     let mut start = client_start;
     if client.get(client_start..).is_some_and(has_preface) {
@@ -320,10 +416,23 @@ pub fn parse_connection(
     direction(client, start, Side::Client, &mut state, &mut conn);
     direction(server, server_start, Side::Server, &mut state, &mut conn);
     if state.dropped_streams > 0 {
-        conn.warnings.push(format!(
-            "HTTP/2: more than {MAX_STREAMS} streams; frames of {} later streams are not kept",
-            state.dropped_streams
-        ));
+        let dropped = state.dropped_streams;
+        state.warn(
+            None,
+            format!(
+                "HTTP/2: more than {MAX_STREAMS} streams; frames of {dropped} later streams are not kept"
+            ),
+        );
+    }
+    conn.warnings = std::mem::take(&mut state.warnings);
+    if state.warnings_left_out > 0 {
+        conn.warnings.push(Warning {
+            at: None,
+            text: format!(
+                "HTTP/2: {} more warnings are not listed",
+                state.warnings_left_out
+            ),
+        });
     }
     let mut messages = state.messages;
     // By stream id (the order streams were opened), the request before the response.
@@ -379,6 +488,10 @@ fn unpadded(payload: &[u8], kind: u8, flags: u8) -> Result<&[u8], String> {
 
 fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &mut Connection) {
     let mut decoder = loona_hpack::Decoder::new();
+    // A size update may not grow the table past what one header list may hold.
+    decoder.set_max_allowed_table_size(state.options.max_header_list);
+    let max_block = state.options.max_header_list.max(MAX_HEADER_BLOCK);
+    let max_frames = state.options.max_frames;
     let mut hpack_broken: Option<String> = None;
     let mut pending: Option<Pending> = None;
     let mut pos = start;
@@ -389,29 +502,40 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
         Side::Server => "server",
     };
     let control = side.index();
+    let mut control_left_out = 0usize;
     while pos < bytes.len() {
-        if frames >= MAX_FRAMES {
-            conn.warnings.push(format!(
-                "HTTP/2 {side_name}: more than {MAX_FRAMES} frames; reading stopped at byte {pos}"
-            ));
+        if frames >= max_frames {
+            state.warn(
+                Some((side, pos)),
+                format!(
+                    "HTTP/2 {side_name}: reading stopped at byte {pos} after {max_frames} frames ({})",
+                    Limits::hint("frames")
+                ),
+            );
             break;
         }
         let Some(header) = FrameHeader::read(bytes, pos) else {
-            conn.warnings.push(format!(
-                "HTTP/2 {side_name}: the capture ends inside a frame header at byte {pos} ({} bytes left)",
-                bytes.len() - pos
-            ));
+            state.warn(
+                Some((side, pos)),
+                format!(
+                    "HTTP/2 {side_name}: the capture ends inside a frame header at byte {pos} ({} bytes left)",
+                    bytes.len() - pos
+                ),
+            );
             break;
         };
         let payload_start = pos + 9;
         let end = payload_start.saturating_add(header.length);
         let Some(payload) = bytes.get(payload_start..end) else {
-            conn.warnings.push(format!(
-                "HTTP/2 {side_name}: the {} frame at byte {pos} announces {} bytes, the capture has {}; its bytes are not read",
-                frame_type_name(header.kind),
-                header.length,
-                bytes.len() - payload_start
-            ));
+            state.warn(
+                Some((side, pos)),
+                format!(
+                    "HTTP/2 {side_name}: the {} frame at byte {pos} announces {} bytes, the capture has {}; its bytes are not read",
+                    frame_type_name(header.kind),
+                    header.length,
+                    bytes.len() - payload_start
+                ),
+            );
             if let Some(m) = state
                 .message(header.stream, side)
                 .filter(|_| header.stream != 0)
@@ -424,6 +548,7 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
             break;
         };
         frames += 1;
+        super::work::add(1);
         let span = Span::new(pos, end);
         pos = end;
         let kind_name = frame_type_name(header.kind);
@@ -433,10 +558,14 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
         }
         if let Some(p) = &pending {
             if header.kind != TYPE_CONTINUATION || header.stream != p.stream {
-                conn.warnings.push(format!(
-                    "HTTP/2 {side_name}: a header block of stream {} is not continued (a {kind_name} frame at byte {} came instead); it is dropped",
-                    p.stream, span.start
-                ));
+                let stream = p.stream;
+                state.warn(
+                    Some((side, span.start)),
+                    format!(
+                        "HTTP/2 {side_name}: a header block of stream {stream} is not continued (a {kind_name} frame at byte {} came instead); it is dropped",
+                        span.start
+                    ),
+                );
                 pending = None;
             }
         }
@@ -450,25 +579,27 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
             TYPE_DATA | TYPE_HEADERS | TYPE_PUSH_PROMISE | TYPE_CONTINUATION
                 if header.stream == 0 =>
             {
-                conn.warnings.push(format!(
-                    "HTTP/2 {side_name}: a {kind_name} frame at byte {} is on stream 0; it is skipped",
-                    span.start
-                ));
+                state.warn(
+                    Some((side, span.start)),
+                    format!(
+                        "HTTP/2 {side_name}: a {kind_name} frame at byte {} is on stream 0; it is skipped",
+                        span.start
+                    ),
+                );
             }
             TYPE_DATA => {
                 let Some(m) = state.message(header.stream, side) else {
                     continue;
                 };
-                extend_span(m, span);
                 match unpadded(payload, header.kind, header.flags) {
                     Ok(data) => {
                         m.body.extend_from_slice(data);
-                        m.frames.push(frame_ref(data.len()));
+                        m.add_frame(frame_ref(data.len()));
                     }
                     Err(why) => {
                         m.notes
                             .push(format!("DATA frame at byte {}: {why}", span.start));
-                        m.frames.push(frame_ref(0));
+                        m.add_frame(frame_ref(0));
                     }
                 }
                 if header.flags & FLAG_END_STREAM != 0 {
@@ -490,10 +621,13 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     match fragment.split_first_chunk::<4>() {
                         Some((id, rest)) => (Some(u32::from_be_bytes(*id) & 0x7fff_ffff), rest),
                         None => {
-                            conn.warnings.push(format!(
-                                "HTTP/2 {side_name}: a PUSH_PROMISE at byte {} is too short",
-                                span.start
-                            ));
+                            state.warn(
+                                Some((side, span.start)),
+                                format!(
+                                    "HTTP/2 {side_name}: a PUSH_PROMISE at byte {} is too short",
+                                    span.start
+                                ),
+                            );
                             continue;
                         }
                     }
@@ -501,8 +635,7 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     (None, fragment)
                 };
                 if let Some(m) = state.message(header.stream, side) {
-                    extend_span(m, span);
-                    m.frames.push(frame_ref(fragment.len()));
+                    m.add_frame(frame_ref(fragment.len()));
                     if header.flags & FLAG_END_STREAM != 0 && header.kind == TYPE_HEADERS {
                         m.ended = true;
                     }
@@ -511,51 +644,48 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     stream: header.stream,
                     promised,
                     end_stream: header.kind == TYPE_HEADERS && header.flags & FLAG_END_STREAM != 0,
+                    at: span.start,
                     block: fragment.to_vec(),
                 };
                 if header.flags & FLAG_END_HEADERS != 0 {
-                    finish_block(
-                        block,
-                        side,
-                        &mut decoder,
-                        &mut hpack_broken,
-                        state,
-                        span.start,
-                    );
+                    finish_block(block, side, &mut decoder, &mut hpack_broken, state);
                 } else {
                     pending = Some(block);
                 }
             }
             TYPE_CONTINUATION => {
                 let Some(mut block) = pending.take() else {
-                    conn.warnings.push(format!(
-                        "HTTP/2 {side_name}: a CONTINUATION at byte {} follows no header block; it is skipped",
-                        span.start
-                    ));
+                    state.warn(
+                        Some((side, span.start)),
+                        format!(
+                            "HTTP/2 {side_name}: a CONTINUATION at byte {} follows no header block; it is skipped",
+                            span.start
+                        ),
+                    );
                     continue;
                 };
                 if let Some(m) = state.message(header.stream, side) {
-                    extend_span(m, span);
-                    m.frames.push(frame_ref(payload.len()));
+                    m.add_frame(frame_ref(payload.len()));
                 }
-                if block.block.len() + payload.len() > MAX_HEADER_BLOCK {
-                    conn.warnings.push(format!(
-                        "HTTP/2 {side_name}: the header block of stream {} passes {MAX_HEADER_BLOCK} bytes; it is dropped",
-                        block.stream
+                if block.block.len().saturating_add(payload.len()) > max_block {
+                    let stream = block.stream;
+                    state.warn(
+                        Some((side, span.start)),
+                        format!(
+                            "HTTP/2 {side_name}: the header block of stream {stream} passes {max_block} bytes at the CONTINUATION at byte {} ({}); it is dropped, and the headers after it in this direction are not known",
+                            span.start,
+                            Limits::hint("header-list")
+                        ),
+                    );
+                    hpack_broken = Some(format!(
+                        "an earlier header block (stream {stream}) was too large to decode ({})",
+                        Limits::hint("header-list")
                     ));
-                    hpack_broken = Some("an earlier header block was too large to decode".into());
                     continue;
                 }
                 block.block.extend_from_slice(payload);
                 if header.flags & FLAG_END_HEADERS != 0 {
-                    finish_block(
-                        block,
-                        side,
-                        &mut decoder,
-                        &mut hpack_broken,
-                        state,
-                        span.start,
-                    );
+                    finish_block(block, side, &mut decoder, &mut hpack_broken, state);
                 } else {
                     pending = Some(block);
                 }
@@ -572,8 +702,7 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     }
                 }
                 if let Some(m) = state.message(header.stream, side) {
-                    extend_span(m, span);
-                    m.frames.push(frame_ref(0));
+                    m.add_frame(frame_ref(0));
                 }
             }
             TYPE_GOAWAY => {
@@ -589,16 +718,21 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     .filter(|d| !d.is_empty())
                     .map(|d| format!(" \"{}\"", String::from_utf8_lossy(d)))
                     .unwrap_or_default();
-                conn.control[control].push(format!(
-                    "GOAWAY at byte {}: {}, last stream {}{debug}",
-                    span.start,
-                    code.unwrap_or_else(|| "no code".into()),
-                    last.map_or_else(|| "?".into(), |l| l.to_string())
-                ));
+                push_control(
+                    &mut conn.control[control],
+                    &mut control_left_out,
+                    format!(
+                        "GOAWAY at byte {}: {}, last stream {}{debug}",
+                        span.start,
+                        code.unwrap_or_else(|| "no code".into()),
+                        last.map_or_else(|| "?".into(), |l| l.to_string())
+                    ),
+                );
             }
             TYPE_SETTINGS if header.flags & 0x1 == 0 => {
                 let settings: Vec<String> = payload
                     .chunks_exact(6)
+                    .take(MAX_CONTROL_LINES)
                     .map(|c| {
                         let id = u16::from_be_bytes([c[0], c[1]]);
                         let value = u32::from_be_bytes([c[2], c[3], c[4], c[5]]);
@@ -615,28 +749,40 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                         format!("{name}={value}")
                     })
                     .collect();
-                conn.control[control].push(format!(
-                    "SETTINGS at byte {}{}",
-                    span.start,
-                    if settings.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", settings.join(", "))
-                    }
-                ));
+                push_control(
+                    &mut conn.control[control],
+                    &mut control_left_out,
+                    format!(
+                        "SETTINGS at byte {}{}",
+                        span.start,
+                        if settings.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", settings.join(", "))
+                        }
+                    ),
+                );
             }
             TYPE_WINDOW_UPDATE | TYPE_PRIORITY if header.stream != 0 => {
                 if let Some(m) = state.message(header.stream, side) {
-                    m.frames.push(frame_ref(0));
+                    m.add_frame(frame_ref(0));
                 }
             }
             _ => {}
         }
     }
     if let Some(p) = pending {
-        conn.warnings.push(format!(
-            "HTTP/2 {side_name}: the header block of stream {} never ends (no END_HEADERS before the end of the capture)",
-            p.stream
+        state.warn(
+            Some((side, p.at)),
+            format!(
+                "HTTP/2 {side_name}: the header block of stream {} never ends (no END_HEADERS before the end of the capture)",
+                p.stream
+            ),
+        );
+    }
+    if control_left_out > 0 {
+        conn.control[control].push(format!(
+            "{control_left_out} more control frames are not listed"
         ));
     }
     if !counts.is_empty() {
@@ -645,12 +791,73 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
     }
 }
 
-fn extend_span(m: &mut Message, span: Span) {
-    if m.frames.is_empty() {
-        m.span = span;
+/// Control frames described per direction; the rest are counted.
+const MAX_CONTROL_LINES: usize = 100;
+
+/// Adds a control frame's line while fewer than [`MAX_CONTROL_LINES`] are listed, else counts it.
+fn push_control(lines: &mut Vec<String>, left_out: &mut usize, line: String) {
+    if lines.len() < MAX_CONTROL_LINES {
+        lines.push(line);
     } else {
-        m.span = Span::new(m.span.start.min(span.start), m.span.end.max(span.end));
+        *left_out += 1;
     }
+}
+
+/// Which limit stopped keeping a header list's fields.
+enum Over {
+    Fields(usize),
+    Size(usize),
+    Budget { left: usize, total: usize },
+}
+
+/// A decoded header list: the fields kept, and what stopped keeping more (with the fields and
+/// decoded bytes of the whole list).
+type DecodedBlock = (Vec<(String, String)>, Option<(Over, usize, usize)>);
+
+/// Decodes a header block field by field: the fields within the header-list limits, and what
+/// stopped keeping more (the block is decoded to its end either way, so the table stays in step).
+fn decode_block(
+    decoder: &mut loona_hpack::Decoder<'_>,
+    block: &[u8],
+    options: &UnwrapOptions,
+    budget: &mut Budget,
+) -> Result<DecodedBlock, loona_hpack::decoder::DecoderError> {
+    let mut fields = Vec::new();
+    let mut count = 0usize;
+    let mut size = 0usize;
+    let mut over: Option<Over> = None;
+    decoder.decode_with_cb(block, |name, value| {
+        count += 1;
+        size = size
+            .saturating_add(name.len())
+            .saturating_add(value.len())
+            .saturating_add(32);
+        if over.is_some() {
+            return;
+        }
+        if count > options.max_headers {
+            over = Some(Over::Fields(options.max_headers));
+            return;
+        }
+        if size > options.max_header_list {
+            over = Some(Over::Size(options.max_header_list));
+            return;
+        }
+        let bytes = name.len().saturating_add(value.len());
+        if bytes > budget.left {
+            over = Some(Over::Budget {
+                left: budget.left,
+                total: budget.total,
+            });
+            return;
+        }
+        budget.left -= bytes;
+        fields.push((
+            String::from_utf8_lossy(&name).into_owned(),
+            String::from_utf8_lossy(&value).into_owned(),
+        ));
+    })?;
+    Ok((fields, over.map(|o| (o, count, size))))
 }
 
 /// Decodes a finished header block and files it: request or response headers, an interim
@@ -661,33 +868,62 @@ fn finish_block(
     decoder: &mut loona_hpack::Decoder<'_>,
     broken: &mut Option<String>,
     state: &mut State,
-    at: usize,
 ) {
+    let at = block.at;
+    let (stream, target_side) = match block.promised {
+        Some(promised) => (promised, Side::Client),
+        None => (block.stream, side),
+    };
     let fields = match broken {
         Some(_) => None,
-        None => match decoder.decode(&block.block) {
-            Ok(fields) => Some(
-                fields
-                    .into_iter()
-                    .map(|(k, v)| {
-                        (
-                            String::from_utf8_lossy(&k).into_owned(),
-                            String::from_utf8_lossy(&v).into_owned(),
-                        )
-                    })
-                    .collect::<Vec<_>>(),
-            ),
+        None => match decode_block(decoder, &block.block, state.options, state.budget) {
+            Ok((fields, over)) => {
+                if let Some((over, count, size)) = over {
+                    let why = match over {
+                        Over::Fields(max) => format!(
+                            "has {count} fields, more than {max} ({})",
+                            Limits::hint("headers")
+                        ),
+                        Over::Size(max) => format!(
+                            "decodes to {size} bytes (name + value + 32 per field, {count} fields), more than {max} ({})",
+                            Limits::hint("header-list")
+                        ),
+                        Over::Budget { left, total } => format!(
+                            "decodes past the overall limit of {total} decompressed bytes for one input ({left} left after the layers and headers before it; {} or `--limit ratio=N`)",
+                            Limits::hint("decompressed")
+                        ),
+                    };
+                    let text = format!(
+                        "the header list of stream {stream} (block at byte {at}) {why}; the fields past it are not kept"
+                    );
+                    let side_name = match side {
+                        Side::Client => "client",
+                        Side::Server => "server",
+                    };
+                    state.warn(Some((side, at)), format!("HTTP/2 {side_name}: {text}"));
+                    if let Some(m) = state.message(stream, target_side) {
+                        m.notes.push(text);
+                    }
+                }
+                Some(fields)
+            }
             Err(e) => {
+                let what = match e {
+                    loona_hpack::decoder::DecoderError::InvalidMaxDynamicSize => format!(
+                        "it sets the HPACK table past {} bytes ({})",
+                        state.options.max_header_list,
+                        Limits::hint("header-list")
+                    ),
+                    e => format!(
+                        "{e}: the capture may start mid-connection, so the HPACK table is unknown"
+                    ),
+                };
                 *broken = Some(format!(
-                    "the header block at byte {at} does not decode ({e}): the capture may start mid-connection, so the HPACK table is unknown"
+                    "the header block at byte {at} does not decode ({what})"
                 ));
                 None
             }
         },
-    };
-    let (stream, target_side) = match block.promised {
-        Some(promised) => (promised, Side::Client),
-        None => (block.stream, side),
     };
     let Some(m) = state.message(stream, target_side) else {
         return;
@@ -900,16 +1136,181 @@ mod tests {
         assert!(conn
             .warnings
             .iter()
-            .any(|w| w.contains("announces 6 bytes")));
+            .any(|w| w.text.contains("announces 6 bytes")));
         assert!(conn
             .warnings
             .iter()
-            .any(|w| w.contains("inside a frame header")));
+            .any(|w| w.text.contains("inside a frame header")));
         for n in 0..400usize {
             let junk: Vec<u8> = (0..n).map(|i| (i * 37 + n) as u8).collect();
             let _ = parse_connection(&junk, 0, &junk, 0);
             let _ = looks_like_frames(&junk);
         }
         assert!(!looks_like_frames(b"GET / HTTP/1.1\r\n\r\n"));
+    }
+
+    /// A literal field with a new name, added to the dynamic table.
+    fn indexed_literal(name: &[u8], value: &[u8]) -> Vec<u8> {
+        let mut out = vec![0x40];
+        for part in [name, value] {
+            let mut n = part.len();
+            if n < 127 {
+                out.push(n as u8);
+            } else {
+                out.push(127);
+                n -= 127;
+                while n >= 128 {
+                    out.push((n % 128 + 128) as u8);
+                    n /= 128;
+                }
+                out.push(n as u8);
+            }
+            out.extend_from_slice(part);
+        }
+        out
+    }
+
+    #[test]
+    fn an_hpack_bomb_keeps_its_fields_within_the_header_list_limit() {
+        // One 4,000-byte field in the dynamic table, then 64,000 one-byte references to it
+        // (256 MB decoded) over four CONTINUATIONs; stream 3 after it.
+        let mut client = PREFACE.to_vec();
+        let mut first = vec![0x82, 0x86, 0x84];
+        first.extend(indexed_literal(b"x-bomb", &[b'a'; 4000]));
+        client.extend(frame(TYPE_HEADERS, FLAG_END_STREAM, 1, &first));
+        for i in 0..4 {
+            let flags = if i == 3 { FLAG_END_HEADERS } else { 0 };
+            client.extend(frame(TYPE_CONTINUATION, flags, 1, &[0xbe; 16_000]));
+        }
+        client.extend(frame(
+            TYPE_HEADERS,
+            FLAG_END_HEADERS | FLAG_END_STREAM,
+            3,
+            &hpack(&[(":method", "GET"), (":path", "/after")]),
+        ));
+        let conn = parse_connection(&client, 0, &[], 0);
+        let bomb = &conn.messages[0];
+        let kept: usize = bomb
+            .headers
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 32)
+            .sum();
+        assert!(kept <= 1 << 20, "{kept} bytes of fields kept");
+        assert_eq!(bomb.header(":method"), Some("GET"));
+        let warning = conn
+            .warnings
+            .iter()
+            .find(|w| w.text.contains("header list of stream 1"))
+            .expect("a warning for stream 1");
+        assert!(
+            warning.text.contains("`--limit header-list=N`"),
+            "{warning}"
+        );
+        assert_eq!(warning.at, Some((Side::Client, PREFACE.len())));
+        assert!(bomb.notes.iter().any(|n| n.contains("limit header-list")));
+        // The table stayed in step: the stream after it decodes.
+        assert_eq!(conn.messages[1].header(":path"), Some("/after"));
+        assert!(!conn.messages[1].headers_unknown);
+
+        // A lower limit is a lower bound; the field count has its own.
+        let options = UnwrapOptions {
+            max_header_list: 100_000,
+            max_headers: 5,
+            ..UnwrapOptions::default()
+        };
+        let conn = parse_connection_within(&client, 0, &[], 0, &options, &mut Budget::unlimited());
+        assert_eq!(conn.messages[0].headers.len(), 5);
+        assert!(
+            conn.warnings[0].text.contains("limit headers;"),
+            "{}",
+            conn.warnings[0]
+        );
+        // The fields kept draw on the input's decompression budget.
+        let mut budget = Budget {
+            left: 10_000,
+            total: 10_000,
+        };
+        let conn =
+            parse_connection_within(&client, 0, &[], 0, &UnwrapOptions::default(), &mut budget);
+        let kept: usize = conn.messages[0]
+            .headers
+            .iter()
+            .map(|(k, v)| k.len() + v.len())
+            .sum();
+        assert!(kept <= 10_000 && kept > 0, "{kept}");
+        assert!(
+            conn.warnings[0].text.contains("`--limit decompressed=N`"),
+            "{}",
+            conn.warnings[0]
+        );
+        assert_eq!(conn.messages[1].header(":path"), Some("/after"));
+    }
+
+    #[test]
+    fn a_table_size_update_past_the_header_list_limit_is_refused() {
+        let mut client = PREFACE.to_vec();
+        // Size update to 2 MiB (001 prefix, 5-bit integer), then :method GET.
+        let mut block = vec![0x3f];
+        let mut n = (2usize << 20) - 31;
+        while n >= 128 {
+            block.push((n % 128 + 128) as u8);
+            n /= 128;
+        }
+        block.push(n as u8);
+        block.push(0x82);
+        client.extend(frame(TYPE_HEADERS, FLAG_END_HEADERS, 1, &block));
+        let conn = parse_connection(&client, 0, &[], 0);
+        assert!(conn.messages[0].headers_unknown);
+        assert!(
+            conn.messages[0].notes[0].contains("limit header-list"),
+            "{:?}",
+            conn.messages[0].notes
+        );
+    }
+
+    #[test]
+    fn a_continuation_flood_keeps_a_bounded_frame_list() {
+        let mut client = PREFACE.to_vec();
+        client.extend(frame(TYPE_HEADERS, FLAG_END_STREAM, 1, &[0x82]));
+        for _ in 0..5000 {
+            client.extend(frame(TYPE_CONTINUATION, 0, 1, &[]));
+        }
+        client.extend(frame(TYPE_CONTINUATION, FLAG_END_HEADERS, 1, &[0x84]));
+        client.extend(frame(
+            TYPE_HEADERS,
+            FLAG_END_HEADERS | FLAG_END_STREAM,
+            3,
+            &[0x82, 0x84],
+        ));
+        let conn = parse_connection(&client, 0, &[], 0);
+        let m = &conn.messages[0];
+        assert_eq!(m.frame_count, 5002);
+        assert_eq!(m.frames.len(), KEPT_FRAMES);
+        assert_eq!(m.header(":path"), Some("/"));
+        assert_eq!(conn.messages[1].header(":method"), Some("GET"));
+        // The frame limit stops the direction, naming itself.
+        let options = UnwrapOptions {
+            max_frames: 100,
+            ..UnwrapOptions::default()
+        };
+        let conn = parse_connection_within(&client, 0, &[], 0, &options, &mut Budget::unlimited());
+        assert!(
+            conn.warnings
+                .iter()
+                .any(|w| w.text.contains("after 100 frames")
+                    && w.text.contains("`--limit frames=N`")),
+            "{:?}",
+            conn.warnings
+        );
+        // Frames that each give a warning list at most MAX_WARNINGS of them.
+        let mut orphans = PREFACE.to_vec();
+        for _ in 0..1000 {
+            orphans.extend(frame(TYPE_CONTINUATION, 0, 1, &[]));
+        }
+        let conn = parse_connection(&orphans, 0, &[], 0);
+        assert_eq!(conn.warnings.len(), MAX_WARNINGS + 1);
+        assert!(conn.warnings[MAX_WARNINGS]
+            .text
+            .contains("900 more warnings"));
     }
 }

@@ -94,6 +94,14 @@ pub struct UnwrapOptions {
     /// Most nodes of those JSON documents, as [`Limits::max_nodes`] bounds the decoders. Default
     /// 8 Mi.
     pub max_nodes: usize,
+    /// Most decoded bytes of one header list (HTTP/1.x and HTTP/2), as
+    /// [`Limits::max_header_list`] counts them. Default 1 MiB.
+    pub max_header_list: usize,
+    /// Most fields of one header list ([`Limits::max_headers`]). Default 10,000.
+    pub max_headers: usize,
+    /// Most HTTP/2 or WebSocket frames read per direction of a connection
+    /// ([`Limits::max_frames`]). Default 1 million.
+    pub max_frames: usize,
 }
 
 impl Default for UnwrapOptions {
@@ -112,6 +120,9 @@ impl From<&Limits> for UnwrapOptions {
             max_layers: limits.max_layers,
             max_depth: limits.max_depth,
             max_nodes: limits.max_nodes,
+            max_header_list: limits.max_header_list,
+            max_headers: limits.max_headers,
+            max_frames: limits.max_frames,
         }
     }
 }
@@ -136,6 +147,19 @@ impl UnwrapOptions {
             .saturating_mul(self.max_ratio)
             .max(self.ratio_floor)
             .min(self.max_decompressed)
+    }
+
+    /// Which limit sets [`UnwrapOptions::decompression_limit`] of `compressed` bytes, and how to
+    /// raise it: `limit ratio; `--limit ratio=N` raises it` (or `decompressed`).
+    pub fn decompression_hint(&self, compressed: usize) -> String {
+        let by_ratio = compressed
+            .saturating_mul(self.max_ratio)
+            .max(self.ratio_floor);
+        Limits::hint(if by_ratio < self.max_decompressed {
+            "ratio"
+        } else {
+            "decompressed"
+        })
     }
 }
 

@@ -27,6 +27,7 @@ pub mod snippet;
 pub mod text;
 pub mod tls;
 pub mod websocket;
+pub mod work;
 
 pub use detect::{detect, Reading, ReadingSummary};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};

@@ -39,6 +39,7 @@ mod gui_runtimes;
 #[cfg(feature = "gui")]
 mod gui_widgets;
 mod hostile;
+mod hostile_bombs;
 mod hostile_capture;
 mod hostile_deep;
 mod hostile_fuzz_replay;

@@ -745,6 +745,7 @@ pub(crate) fn span_payload(
         return (Payload::default(), 0);
     };
     let segments = dir.segments_in(span);
+    super::work::add(segments.len());
     let first = segments.iter().map(|s| s.frame).min().unwrap_or(0);
     (
         payload_for(capture, index, stream, which, &[], segments),
@@ -761,6 +762,7 @@ pub(crate) fn span_frames(capture: &Capture, index: usize, which: usize, span: S
         .and_then(|s| s.directions.get(which))
         .map(|d| d.segments_in(span).iter().map(|s| s.frame).collect())
         .unwrap_or_default();
+    super::work::add(frames.len());
     frame_list(&mut frames)
 }
 
