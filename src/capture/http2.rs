@@ -307,7 +307,7 @@ pub struct Connection {
     /// (`[client, server]`).
     pub control: [Vec<String>; 2],
     /// Faults: a frame cut short, a frame too large, a limit reached (the first
-    /// [`MAX_WARNINGS`]; the last one counts the rest).
+    /// 100; the last one counts the rest).
     pub warnings: Vec<Warning>,
     /// Whether the client's bytes began with the preface.
     pub preface: bool,
