@@ -77,6 +77,11 @@ p = pcap(2, 100)
 first = 24 + 16 + 14 + 20 + 20 + 100
 put("pcap-lying-record.pcap", p[:first + 8] + struct.pack("<II", 0xFFFFFFF0, 0xFFFFFFF0) + p[first + 16:])
 PY
+# Hostile captures (scripts/capture-bombs.py): an HPACK bomb, header and CONTINUATION floods,
+# 100,000 HTTP/2 streams, gzip and gRPC bombs on HTTP/2, a permessage-deflate message inflating
+# to 2 GiB, frame lengths that lie, a WebSocket fragment flood. Each must end with a warning
+# naming the limit that stopped it (checked below).
+python3 scripts/capture-bombs.py "$dir"
 
 # Peak RSS per run, where GNU time is installed.
 measure=""
@@ -113,6 +118,15 @@ for f in "$dir"/*; do
     mib=$mem_mib
     case "$name" in nodes-*) mib=$nodes_mib ;; esac
     run "inspect $name" "$mib" inspect "$f"
+    case "$name" in
+    h2-* | ws-* | http1-*)
+        # A capture bomb: its warning names the limit that stopped it.
+        if ! grep -qE 'limit [a-z-]+|announces|claims|not continued' "$dir/out" "$dir/err"; then
+            echo "FAIL  inspect $name: no warning names a limit"
+            fail=1
+        fi
+        ;;
+    esac
     run "convert $name" "$mib" convert "$f" --to cbor -o "$dir/converted"
 done
 exit $fail

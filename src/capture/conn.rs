@@ -583,9 +583,15 @@ fn read_websocket(
         out.warnings.push(format!("WebSocket ({side}): {w}"));
     }
     if let Some((offset, message)) = &parsed.error {
+        let frames = conv.frames(which, Span::empty(at + offset));
         out.warnings.push(format!(
-            "WebSocket ({side}): error at byte {} of the direction: {message}; the messages before it are kept",
-            at + offset
+            "WebSocket ({side}): error at byte {} of the direction{}: {message}; the messages before it are kept",
+            at + offset,
+            if frames.is_empty() {
+                String::new()
+            } else {
+                format!(" (frame {frames})")
+            }
         ));
     }
     let controls: Vec<String> = parsed
@@ -614,6 +620,18 @@ fn read_websocket(
         if !m.complete {
             detail.push_str(", cut short");
             meta.push(("truncated".into(), "true".into()));
+        }
+        if let Some(problem) = &m.problem {
+            let frames = conv.frames(which, Span::empty(span.start));
+            out.warnings.push(format!(
+                "WebSocket ({side}): {problem}{}",
+                if frames.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (frame {frames})")
+                }
+            ));
+            meta.push(("warning".into(), problem.clone()));
         }
         if n == 0 && !controls.is_empty() {
             meta.push(("websocket control".into(), controls.join("; ")));

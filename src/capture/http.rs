@@ -954,10 +954,10 @@ fn inflate_bounded(
 fn over_bound(bound: Bound, what: &str) -> String {
     match bound {
         Bound::Own(limit) => format!(
-            "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio)"
+            "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio: limit decompressed or ratio; `--limit decompressed=N` or `--limit ratio=N` raises it)"
         ),
         Bound::Overall(left, total) => format!(
-            "the {what} stream expands past the overall limit of {total} decompressed bytes for one input ({left} left after the layers before it; bounded by size and by ratio to the input)"
+            "the {what} stream expands past the overall limit of {total} decompressed bytes for one input ({left} left after the layers before it; bounded by size and by ratio to the input: limit decompressed or ratio; `--limit decompressed=N` or `--limit ratio=N` raises it)"
         ),
     }
 }

@@ -31,8 +31,10 @@ use flate2::{Decompress, FlushDecompress, Status};
 use crate::model::Span;
 
 use super::layers::{Budget, UnwrapOptions};
+use crate::limits::Limits;
 
-/// Most frames [`parse`] reads from one direction; past it the parse stops with an error.
+/// Most frames [`parse`] reads from one direction by default ([`Limits::max_frames`], which
+/// [`UnwrapOptions::max_frames`] carries); past it the parse stops with an error.
 pub const MAX_FRAMES: usize = 1_000_000;
 
 /// Most warnings [`parse`] lists; past it they are counted in one last warning.
@@ -216,9 +218,13 @@ pub struct Message {
     pub frames: Vec<Span>,
     /// Whether the message was compressed (RSV1 on its first frame).
     pub compressed: bool,
-    /// `false` when the message is cut short: the direction ends before its last frame, or
-    /// [`Parsed::error`] struck inside it. `data` is then what could be read.
+    /// `false` when the message is cut short: the direction ends before its last frame,
+    /// [`Parsed::error`] struck inside it, or it could not be inflated to its end
+    /// ([`Message::problem`]). `data` is then what could be read.
     pub complete: bool,
+    /// Why a compressed message was not inflated to its end: a limit (named, with how to raise
+    /// it) or corrupt DEFLATE data. The messages after it are still read.
+    pub problem: Option<String>,
 }
 
 /// One control frame (or a frame of a reserved opcode), on its own between or inside messages.
@@ -432,7 +438,7 @@ impl Inflater {
         data: &[u8],
         tail: bool,
         limit: usize,
-        overall: Option<(usize, usize)>,
+        overall: Overall,
         out: &mut Vec<u8>,
     ) -> Result<(), InflateError> {
         if self.reset_each || self.ended {
@@ -461,11 +467,11 @@ impl Inflater {
                 let got = self.buf.get(..produced).unwrap_or(&[]);
                 if out.len().saturating_add(got.len()) > limit {
                     return Err(InflateError::Limit(match overall {
-                        None => format!(
-                            "the message inflates past the limit of {limit} bytes (bounded by size and by ratio)"
+                        Overall::Own(hint) => format!(
+                            "the message inflates past the limit of {limit} bytes (bounded by size and by ratio; {hint})"
                         ),
-                        Some((left, total)) => format!(
-                            "the message inflates past the overall limit of {total} decompressed bytes for one input ({left} left after the messages and layers before it; bounded by size and by ratio to the input)"
+                        Overall::Budget { left, total, hint } => format!(
+                            "the message inflates past the overall limit of {total} decompressed bytes for one input ({left} left after the messages and layers before it; bounded by size and by ratio to the input; {hint})"
                         ),
                     }));
                 }
@@ -485,6 +491,18 @@ impl Inflater {
         }
         Ok(())
     }
+}
+
+/// Which bound a message's inflating is held to, and how to raise it.
+enum Overall {
+    /// Its own limit (by its compressed size).
+    Own(String),
+    /// What is left of the input's budget.
+    Budget {
+        left: usize,
+        total: usize,
+        hint: String,
+    },
 }
 
 /// The state of one [`parse`].
@@ -516,15 +534,20 @@ impl Reader<'_> {
     fn run(&mut self) {
         let mut pos = 0usize;
         let mut frames = 0usize;
+        let max_frames = self.options.max_frames;
         while pos < self.bytes.len() {
-            if frames >= MAX_FRAMES {
+            if frames >= max_frames {
                 self.out.error = Some((
                     pos,
-                    format!("stopped after {MAX_FRAMES} frames; the bytes may hold more"),
+                    format!(
+                        "stopped after {max_frames} frames; the bytes may hold more ({})",
+                        Limits::hint("frames")
+                    ),
                 ));
                 return;
             }
             frames += 1;
+            super::work::add(1);
             let rest = self.bytes.get(pos..).unwrap_or(&[]);
             let header = match read_header(rest) {
                 Ok(h) => h,
@@ -749,15 +772,28 @@ impl Reader<'_> {
 
     /// What a message may still inflate to: its own limit, or the direction's budget when that
     /// is lower (with (left, total) for the error message).
-    fn inflate_bound(&self, compressed: usize) -> (usize, Option<(usize, usize)>) {
+    fn inflate_bound(&self, compressed: usize) -> (usize, Overall) {
         let own = self.options.decompression_limit(compressed);
         if self.budget.left < own {
+            // The input's budget is the decompressed limit, or the ratio to the input's size.
+            let name = if self.budget.total >= self.options.max_decompressed {
+                "decompressed"
+            } else {
+                "ratio"
+            };
             (
                 self.budget.left,
-                Some((self.budget.left, self.budget.total)),
+                Overall::Budget {
+                    left: self.budget.left,
+                    total: self.budget.total,
+                    hint: Limits::hint(name),
+                },
             )
         } else {
-            (own, None)
+            (
+                own,
+                Overall::Own(self.options.decompression_hint(compressed)),
+            )
         }
     }
 
@@ -770,6 +806,7 @@ impl Reader<'_> {
             frames: p.frames,
             compressed: p.compressed,
             complete: true,
+            problem: None,
         };
         if p.compressed {
             let (limit, overall) = self.inflate_bound(p.payload.len());
@@ -778,9 +815,18 @@ impl Reader<'_> {
                 .inflate(&p.payload, true, limit, overall, &mut message.data);
             self.budget.left = self.budget.left.saturating_sub(message.data.len());
             if let Err(e) = result {
+                // This message ends here; the next starts a new DEFLATE stream (one that
+                // refers back to this message's window is reported as corrupt in its turn).
+                self.inflater.ended = true;
                 message.complete = false;
+                message.problem = Some(format!(
+                    "the message at byte {start} ({} compressed bytes): {}; the {} bytes before are kept",
+                    p.payload.len(),
+                    e.message(),
+                    message.data.len()
+                ));
                 self.out.messages.push(message);
-                return Err(e.message());
+                return Ok(());
             }
         } else {
             message.data = p.payload;
@@ -799,6 +845,7 @@ impl Reader<'_> {
             frames: p.frames,
             compressed: p.compressed,
             complete: false,
+            problem: None,
         };
         if p.compressed {
             let (limit, overall) = self.inflate_bound(p.payload.len());
@@ -1236,17 +1283,22 @@ mod tests {
         let mut c = Compress::new(Compression::default(), false);
         let zeros = vec![0u8; 5000];
         let z = compress(&mut c, &zeros);
-        let bytes = frame(true, true, 2, None, &z);
+        // The bomb, then an uncompressed message: the bomb ends at the limit, the next is read.
+        let mut bytes = frame(true, true, 2, None, &z);
+        bytes.extend(frame(true, false, 1, None, b"after"));
         let options = UnwrapOptions {
             max_decompressed: 4000,
             ..UnwrapOptions::default()
         };
         let p = parse(&bytes, false, Some(&Deflate::default()), &options);
-        let (offset, message) = p.error.expect("past the limit");
-        assert_eq!(offset, 0);
-        assert!(message.contains("limit of 4000 bytes"), "{message}");
+        assert!(p.error.is_none(), "{:?}", p.error);
+        let problem = p.messages[0].problem.as_deref().expect("past the limit");
+        assert!(problem.contains("at byte 0"), "{problem}");
+        assert!(problem.contains("limit of 4000 bytes"), "{problem}");
+        assert!(problem.contains("`--limit decompressed=N`"), "{problem}");
         assert!(!p.messages[0].complete);
         assert!(p.messages[0].data.len() <= 4000);
+        assert_eq!(p.messages[1].data, b"after");
 
         // Two messages of 3000 bytes each: the direction's budget (4000) runs out in the second.
         let mut c = Compress::new(Compression::default(), false);
@@ -1254,9 +1306,15 @@ mod tests {
         let second_at = bytes.len();
         bytes.extend(frame(true, true, 2, None, &compress(&mut c, &[2u8; 3000])));
         let p = parse(&bytes, false, Some(&Deflate::default()), &options);
-        let (offset, message) = p.error.expect("past the overall limit");
-        assert_eq!(offset, second_at);
-        assert!(message.contains("overall limit of 4000"), "{message}");
+        let problem = p.messages[1]
+            .problem
+            .as_deref()
+            .expect("past the overall limit");
+        assert!(
+            problem.contains(&format!("at byte {second_at}")),
+            "{problem}"
+        );
+        assert!(problem.contains("overall limit of 4000"), "{problem}");
         assert_eq!(p.messages[0].data, [1u8; 3000]);
         assert!(p.messages[0].complete && !p.messages[1].complete);
 
@@ -1269,16 +1327,19 @@ mod tests {
         let mut c = Compress::new(Compression::default(), false);
         let bytes = frame(true, true, 2, None, &compress(&mut c, &zeros));
         let p = parse(&bytes, false, Some(&Deflate::default()), &options);
-        assert!(p.error.expect("ratio").1.contains("limit of 1000 bytes"));
+        let problem = p.messages[0].problem.as_deref().expect("ratio");
+        assert!(problem.contains("limit of 1000 bytes"), "{problem}");
+        assert!(problem.contains("`--limit ratio=N`"), "{problem}");
 
-        // Corrupt DEFLATE data: an error at the message, no panic.
-        let p = parse(
-            &[0xc1, 0x02, 0xff, 0xff],
-            false,
-            Some(&Deflate::default()),
-            &opts(),
-        );
-        assert!(p.error.expect("corrupt").1.contains("corrupt"));
+        // Corrupt DEFLATE data: a problem of that message, no panic, the next message read.
+        let mut bytes = vec![0xc1, 0x02, 0xff, 0xff];
+        bytes.extend(frame(true, false, 1, None, b"after"));
+        let p = parse(&bytes, false, Some(&Deflate::default()), &opts());
+        assert!(p.messages[0]
+            .problem
+            .as_deref()
+            .is_some_and(|m| m.contains("corrupt")));
+        assert_eq!(p.messages[1].data, b"after");
     }
 
     #[test]
