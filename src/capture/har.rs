@@ -867,11 +867,15 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
                 }
             }
         } else if opcode == Some(1) {
+            // A text message is text, as in a capture (`detect::verdict`): JSON when it is.
+            push(&mut meta, "websocket opcode", "text");
             (as_text(), "text")
         } else {
             (as_text(), "control frame")
         };
         let span = span_in(input, data).unwrap_or(whole);
+        let json = opcode == Some(1)
+            && crate::codec::json::is_json(&bytes, &crate::limits::Limits::default());
         out.push(Payload {
             bytes: bytes.clone(),
             layers: vec![
@@ -882,7 +886,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
                     span,
                 },
             ],
-            hint: None,
+            hint: json.then_some(Format::Json),
             meta,
         });
     }

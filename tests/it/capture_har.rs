@@ -203,6 +203,11 @@ fn chrome_style_har_base64_cut_omitted_and_websocket() {
     // The 101 response, then its messages.
     assert_eq!(p[5].bytes, b"{\"subscribe\":\"orders\"}");
     assert_eq!(p[5].meta_value("direction"), Some("send"));
+    // A text message is text: JSON here, so read as JSON (hinted), with no verdict.
+    assert_eq!(p[5].meta_value("websocket opcode"), Some("text"));
+    assert_eq!(p[5].hint, Some(Format::Json));
+    assert_eq!(wirelens::capture::detect::verdict(&p[5]), None);
+    assert_eq!(p[6].meta_value("websocket opcode"), None, "binary");
     assert_eq!(p[6].bytes, [0x81, 0xa2, b'i', b'd', 0x07]);
     assert_eq!(p[6].meta_value("direction"), Some("receive"));
     assert_eq!(p[6].layers[1].name, "WebSocket message");
@@ -665,4 +670,43 @@ fn base64_the_file_cannot_lend_is_decoded_at_once_and_bad_base64_still_warns() {
         "{:?}",
         p[1].meta
     );
+}
+
+#[test]
+fn a_bom_a_mime_type_and_text_messages_are_read_as_exporters_write_them() {
+    use wirelens::capture::detect::{verdict, Verdict};
+    // A byte-order mark before the HAR (Fiddler and Windows tools write one); a cached 304
+    // whose headers lack Content-Type, its mimeType text/html; WebSocket text that is no JSON.
+    let mut har = b"\xef\xbb\xbf".to_vec();
+    har.extend_from_slice(br#"{"log":{"version":"1.2","entries":[
+        {"request":{"method":"GET","url":"https://h/page","headers":[]},
+         "response":{"status":304,"headers":[],"content":{"size":13,"mimeType":"text/html","text":"<p>cached</p>"}}},
+        {"request":{"method":"GET","url":"wss://h/ws","headers":[]},
+         "response":{"status":101,"headers":[],"content":{"size":0,"mimeType":""}},
+         "_webSocketMessages":[{"type":"receive","time":1.0,"opcode":1,"data":"bar"}]}]}}"#);
+    let peeled = peel(har, &PeelOptions::default());
+    assert!(peeled.error.is_none(), "{:?}", peeled.error);
+    let p = &peeled.payloads;
+    let html = p
+        .iter()
+        .find(|p| p.bytes == b"<p>cached</p>")
+        .expect("the 304's body");
+    assert_eq!(
+        verdict(html),
+        Some(Verdict::Text {
+            media_type: "text/html".into(),
+            said_by: "its media type"
+        })
+    );
+    let bar = p.last().expect("the text message");
+    assert_eq!(bar.bytes, b"bar");
+    assert!(matches!(verdict(bar), Some(Verdict::Text { .. })));
+    // The BOM is not part of any span: the body's layer points at its text in the file.
+    let span = html.layers[1].span;
+    let whole = {
+        let mut h = b"\xef\xbb\xbf".to_vec();
+        h.extend_from_slice(b"x");
+        h
+    };
+    assert!(span.start > whole.len());
 }
