@@ -497,6 +497,21 @@ fn read_http1(
             &mut out.warnings,
         );
         for p in side.payloads {
+            // What a message's own reading noted (headers past a limit, an unknown coding) is
+            // the capture's news too, with the message's frames.
+            let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
+            for (_, w) in p.meta.iter().filter(|(k, _)| k == "warning") {
+                let frames = conv.frames(which, span);
+                out.warnings.push(format!(
+                    "{w} ({}{})",
+                    direction_name(which),
+                    if frames.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", frame {frames}")
+                    }
+                ));
+            }
             if which == 1 {
                 if let Some((_, v)) = p
                     .meta
@@ -600,7 +615,7 @@ fn read_websocket(
         .map(|c| format!("{} at byte {}", c.detail, at + c.span.start))
         .collect();
     let count = parsed.messages.len();
-    for (n, m) in parsed.messages.iter().enumerate() {
+    for (n, mut m) in parsed.messages.into_iter().enumerate() {
         let (Some(first), Some(last)) = (m.frames.first(), m.frames.last()) else {
             continue;
         };
@@ -637,16 +652,18 @@ fn read_websocket(
             meta.push(("websocket control".into(), controls.join("; ")));
         }
         let text = m.opcode == websocket::Opcode::Text;
+        // The opcode says text: JSON is the one data format a text message can be.
+        let hint = (text && crate::codec::json::is_json(&m.data, &options.json_options().limits))
+            .then_some(crate::codec::Format::Json);
         let payload = Payload {
-            bytes: m.data.clone().into(),
+            // Moved, not copied: an inflated message may be as large as the decompression limit.
+            bytes: std::mem::take(&mut m.data).into(),
             layers: vec![Layer {
                 name: "WebSocket".into(),
                 detail,
                 span,
             }],
-            // The opcode says text: JSON is the one data format a text message can be.
-            hint: (text && crate::codec::json::is_json(&m.data, &options.json_options().limits))
-                .then_some(crate::codec::Format::Json),
+            hint,
             meta,
         };
         if text {

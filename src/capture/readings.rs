@@ -9,7 +9,7 @@
 //! `--layers` and `--layer N`).
 //!
 //! A reading's confidence is the mean confidence of the best format reading of its first
-//! [`SAMPLED`] payloads with bytes, less [`FAULT_PENALTY`] when peeling stopped at a fault. A
+//! [`SAMPLED`] payloads with bytes (of one cut short, its first MiB), less [`FAULT_PENALTY`] when peeling stopped at a fault. A
 //! payload with a [`Verdict`](super::detect::Verdict) (text its Content-Type names, encrypted TLS records) has no format
 //! reading; it counts [`VERDICT_CONFIDENCE`]. When the input parses as a capture file, its
 //! readings as a capture rank above the raw bytes whatever they score, even with no payload: a
@@ -33,6 +33,11 @@ pub const VERDICT_CONFIDENCE: u8 = 90;
 pub const FAULT_PENALTY: i32 = 15;
 /// Most layer depths tried (each depth is one more layer peeled).
 const MAX_DEPTHS: usize = 8;
+/// Bytes of a payload cut short that are decoded to score it.
+const CUT_SAMPLE: usize = 1 << 20;
+/// Payload bytes of a capture up to which its fewer-layer readings are made (each reads the
+/// capture again, with its own copy of every decompressed body).
+const FEWER_LAYERS_OF_CAPTURES_UP_TO: usize = 64 << 20;
 /// Most nodes the documents of one reading's [`LayerReading::detected`] hold together, past the
 /// first payload's (whose documents are always kept). A payload whose documents would pass it is
 /// scored and its documents dropped: a caller decodes it again if it goes on with it. Without
@@ -131,10 +136,21 @@ pub fn peel_readings(
     ];
     // Fewer layers, until peeling that many already gives everything.
     let mut seen: Vec<(PeelChoice, Peeled)> = Vec::new();
+    // A capture read again at a lower depth decompresses every body and message again, each
+    // within the input's whole budget: past this many payload bytes, only its raw reading is
+    // added beside it (a permessage-deflate bomb of 256 MiB held twice over went past 512 MiB).
+    let large_capture = found[1].1.capture.is_some()
+        && found[1]
+            .1
+            .payloads
+            .iter()
+            .map(|p| p.bytes.len())
+            .sum::<usize>()
+            > FEWER_LAYERS_OF_CAPTURES_UP_TO;
     for depth in 0..MAX_DEPTHS {
-        if depth >= 1 && har_in_one_step(&found[1].1) {
+        if depth >= 1 && (har_in_one_step(&found[1].1) || large_capture) {
             // Every depth from 1 gives these payloads: not peeled again (a second copy of
-            // every body of a large HAR).
+            // every body of a large HAR); or the capture is too large to read twice.
             break;
         }
         let choice = PeelChoice {
@@ -171,16 +187,27 @@ pub fn peel_readings(
     // not as one JSON document or text.
     let from_har = |p: &Peeled| p.payloads.iter().any(super::har::is_export_payload);
     let is_har = distinct.iter().any(|(_, p)| from_har(p));
+    // A body whose Content-Type says gRPC is gRPC frames: a reading that leaves such bodies
+    // whole goes after one that splits them, whatever they score (a frame cut by a limit costs
+    // the splitting reading its fault penalty, not the protocol's word).
+    let unsplit_grpc = |p: &Peeled| {
+        p.payloads.iter().any(|p| {
+            p.meta_value("grpc-body") == Some("true")
+                && !p.layers.iter().any(|l| l.name.starts_with("gRPC frame"))
+        })
+    };
+    let any_split = distinct.iter().any(|(_, p)| !unsplit_grpc(p));
     let rank = |r: &LayerReading| {
         (
             (is_capture && r.peeled.capture.is_none()) || (is_har && !from_har(&r.peeled)),
+            any_split && unsplit_grpc(&r.peeled),
             std::cmp::Reverse(r.confidence),
         )
     };
     // Only the best reading keeps its documents (ties: the first), so at most two readings'
     // documents are held at a time.
     let mut readings: Vec<LayerReading> = Vec::with_capacity(distinct.len());
-    let mut best: Option<(usize, (bool, std::cmp::Reverse<u8>))> = None;
+    let mut best: Option<(usize, (bool, bool, std::cmp::Reverse<u8>))> = None;
     for (choice, peeled) in distinct {
         let mut reading = if is_har && choice.max_layers == Some(0) && !from_har(&peeled) {
             raw_har(choice, peeled, options)
@@ -256,6 +283,11 @@ fn raw_har(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> Layer
     }
 }
 
+/// Whether a layer marked the payload cut short.
+fn is_cut(p: &super::Payload) -> bool {
+    p.meta_value("truncated") == Some("true")
+}
+
 /// Nodes a format reading's document holds (the partial one of an error).
 fn document_nodes(reading: &Reading) -> usize {
     match &reading.outcome {
@@ -306,12 +338,26 @@ fn score(
             detected.push((i, Vec::new()));
             continue;
         }
-        let json = decoded.take_json(&p.bytes, options);
-        let readings = detect_knowing(&p.bytes, p.hint, options, json.map(KnownDocument::Whole));
+        // A payload a layer cut short (a decompression bomb stopped at its limit, a body a TCP
+        // gap cut) reads as incomplete however much of it is decoded: its first bytes score it,
+        // not the limit's worth of them.
+        let sliced = is_cut(p) && p.bytes.len() > CUT_SAMPLE;
+        let bytes = if sliced {
+            p.bytes.slice(0..CUT_SAMPLE)
+        } else {
+            p.bytes.clone()
+        };
+        let json = decoded.take_json(&bytes, options);
+        let readings = detect_knowing(&bytes, p.hint, options, json.map(KnownDocument::Whole));
         if let Some(best) = readings.first() {
             total += i32::from(best.confidence);
             format = format.or(Some(best.format));
             count_as(best.format.name().to_string());
+        }
+        if sliced {
+            // Readings of the first bytes only are not the payload's: none is handed on, so it
+            // is read whole if it is shown.
+            continue;
         }
         let nodes: usize = readings.iter().map(document_nodes).sum();
         kept_nodes = kept_nodes.saturating_add(nodes);

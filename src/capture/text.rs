@@ -139,6 +139,11 @@ pub struct TextError {
 /// Texts shorter than this (after trimming) are never decoded.
 pub const MIN_LEN: usize = 8;
 
+/// Most bytes a shape's decoder reserves before it has read that the text is its shape: a large
+/// payload that is no text (256 MiB of inflated zeros) is turned down without asking for memory
+/// in proportion to it.
+const UP_FRONT: usize = 1 << 20;
+
 /// Recognises `text` as one of the [`TextShape`]s and decodes it.
 ///
 /// `max_output` caps what a dump's `*` repeat lines may expand to. Returns `None` when the whole
@@ -361,7 +366,8 @@ fn plain_hex(t: &str) -> Option<Vec<u8>> {
     if t.contains(':') && t.contains(char::is_whitespace) {
         return None;
     }
-    let mut out = Vec::with_capacity(t.len() / 2);
+    // Grown as the hex is read: a text that is not hex asks for nothing up front.
+    let mut out = Vec::with_capacity((t.len() / 2).min(UP_FRONT));
     for token in t.split(|c: char| c.is_whitespace() || c == ':' || c == '-' || c == ',') {
         if token.is_empty() {
             continue;
@@ -387,7 +393,7 @@ fn hex_array(t: &str) -> Option<Vec<u8>> {
 /// The bytes of an array body (`0x0a, 0x0b`, Rust suffixes allowed); on a token that is not a
 /// byte, its position in `body` and the token.
 fn array_bytes(body: &str) -> Result<Vec<u8>, (usize, &str)> {
-    let mut out = Vec::with_capacity(body.len() / 4 + 1);
+    let mut out = Vec::with_capacity((body.len() / 4 + 1).min(UP_FRONT));
     let mut pos = 0usize;
     for token in body.split_inclusive(|c: char| c.is_whitespace() || c == ',') {
         let at = pos;
@@ -645,7 +651,7 @@ fn base64_text(t: &str) -> Option<Decoded> {
 /// Decodes base64 (standard or URL alphabet, padding optional, line breaks ignored). The second
 /// value says whether the URL alphabet was used.
 fn base64_bytes(t: &str) -> Option<(Vec<u8>, bool)> {
-    let mut compact = Vec::with_capacity(t.len());
+    let mut compact = Vec::with_capacity(t.len().min(UP_FRONT));
     let (mut std_chars, mut url_chars) = (false, false);
     for line in t.lines() {
         let line = line.trim();

@@ -57,8 +57,17 @@ fn broken(line: Line<'_>, flavour: &'static str, message: String) -> Verdict {
     })
 }
 
+/// The longest line a dump grammar reads.
+const MAX_DUMP_LINE: usize = 1024;
+
 /// Tries every dump grammar in turn, most specific first.
 pub(super) fn hex_dump(text: &str, max_output: usize) -> Verdict {
+    // Every dump grammar writes short lines (an offset, at most 32 bytes, their characters): a
+    // text with a line of thousands of characters is none of them, and is not walked (a
+    // payload of 256 MiB of one character would be, grammar by grammar).
+    if text.split('\n').any(|line| line.len() > MAX_DUMP_LINE) {
+        return Verdict::No;
+    }
     let lines = lines(text);
     for grammar in [follow_hex, hexdump_c, xxd, packet_bytes, od, word_dump] {
         match grammar(&lines, max_output) {
