@@ -110,6 +110,10 @@ pub struct Entry {
     pub opened: Stage<Opened>,
     /// The selected payload.
     pub payload: usize,
+    /// Whether the user has chosen no payload since the source was opened or peeled anew: then
+    /// the one a user came for is selected when peeling ends
+    /// ([`crate::capture::listing::default_payload`]).
+    default_payload: bool,
     /// Format override and protobuf mode.
     pub choice: Choice,
     /// The selected payload, decoded and encoded.
@@ -223,6 +227,7 @@ impl Workspace {
             peel: PeelChoice::default(),
             opened: Stage::Empty,
             payload: 0,
+            default_payload: true,
             choice: Choice::default(),
             analysis: Stage::Empty,
             label: None,
@@ -364,6 +369,7 @@ impl Workspace {
             .opened
             .ready()
             .map_or(0, |o| o.payloads.len());
+        self.entries[i].default_payload = false;
         if p < count && self.entries[i].payload != p {
             self.entries[i].payload = p;
             self.selected = None;
@@ -399,6 +405,7 @@ impl Workspace {
             if self.entries[i].peel != choice {
                 self.entries[i].peel = choice;
                 self.entries[i].payload = 0;
+                self.entries[i].default_payload = true;
                 self.selected = None;
                 self.start_open(i);
             }
@@ -601,7 +608,9 @@ impl Workspace {
                 // Start on the payload a user came for (a capture's request may be empty, its
                 // first datagram a DNS query): as the CLI chooses it.
                 if let Some(o) = e.opened.ready() {
-                    if o.payloads.get(e.payload).is_none_or(|p| p.bytes.is_empty()) {
+                    if std::mem::take(&mut e.default_payload)
+                        || o.payloads.get(e.payload).is_none_or(|p| p.bytes.is_empty())
+                    {
                         e.payload = crate::capture::listing::default_payload(&o.payloads);
                     }
                 }

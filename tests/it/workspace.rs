@@ -897,3 +897,51 @@ fn hidden_columns_are_encoded_when_shown() {
     assert_eq!(got.schema, full_pb.schema);
     assert_eq!(got.note_nodes, full_pb.note_nodes);
 }
+
+#[test]
+fn a_capture_opens_on_the_payload_a_user_came_for() {
+    use wirelens::capture::detect::Verdict;
+    // A DNS and an mDNS query come first; the app starts on the JSON body, as the CLI does.
+    let mut ws = Workspace::new(no_notify());
+    ws.open_path(capture_fixture("dns-beside-http.pcap"))
+        .expect("the fixture opens");
+    ws.wait_idle();
+    let entry = ws.entry().expect("an entry");
+    let opened = entry.opened.ready().expect("peeled");
+    assert_eq!(opened.payloads.len(), 4);
+    assert_eq!(entry.payload, 3, "the JSON body");
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.readings.first().map(|r| r.format), Some(Format::Json));
+    // The datagrams are named, not guessed, when the user picks one.
+    ws.select_payload(0);
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(
+        a.verdict,
+        Some(Verdict::NotData {
+            protocol: "DNS".into()
+        })
+    );
+    assert!(a.readings.is_empty() && a.columns.is_empty());
+
+    // A WebSocket text message is text; the one that is JSON is JSON.
+    ws.open_path(capture_fixture("websocket-text.pcap"))
+        .expect("the fixture opens");
+    ws.wait_idle();
+    let opened = ws.entry().and_then(|e| e.opened.ready()).expect("peeled");
+    let texts: Vec<&[u8]> = opened.payloads.iter().map(|p| p.bytes.as_slice()).collect();
+    assert_eq!(texts[2], b"bar");
+    ws.select_payload(2);
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert!(
+        matches!(a.verdict, Some(Verdict::Text { .. })),
+        "{:?}",
+        a.verdict
+    );
+    ws.select_payload(4);
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.verdict, None);
+    assert_eq!(a.readings.first().map(|r| r.format), Some(Format::Json));
+}

@@ -313,27 +313,37 @@ impl App {
             }
         });
         ui.separator();
-        let (Some(payload), crate::capture::detect::Verdict::Text { .. }) = (payload, verdict)
-        else {
+        let Some(payload) = payload else {
             return;
         };
         let bytes = payload.bytes.as_slice();
-        let mut text = String::from_utf8_lossy(bytes.get(..SHOWN).unwrap_or(bytes)).into_owned();
-        if bytes.len() > SHOWN {
-            ui.weak(format!(
-                "the first {} of {} bytes",
-                thousands(SHOWN),
-                thousands(bytes.len())
-            ));
+        if let crate::capture::detect::Verdict::Text { .. } = verdict {
+            // The text, then its bytes: what a text message or body is, and what it was sent as.
+            let mut text =
+                String::from_utf8_lossy(bytes.get(..SHOWN).unwrap_or(bytes)).into_owned();
+            if bytes.len() > SHOWN {
+                ui.weak(format!(
+                    "the first {} of {} bytes",
+                    thousands(SHOWN),
+                    thousands(bytes.len())
+                ));
+            }
+            egui::ScrollArea::both()
+                .id_salt("verdict text")
+                .max_height(ui.available_height() / 2.0)
+                .show(ui, |ui| {
+                    ui.add(
+                        egui::TextEdit::multiline(&mut text)
+                            .code_editor()
+                            .interactive(false)
+                            .desired_width(f32::INFINITY),
+                    );
+                });
+            ui.separator();
         }
-        egui::ScrollArea::both().show(ui, |ui| {
-            ui.add(
-                egui::TextEdit::multiline(&mut text)
-                    .code_editor()
-                    .interactive(false)
-                    .desired_width(f32::INFINITY),
-            );
-        });
+        // Every payload with a verdict shows its bytes: a DNS query or TLS records are still
+        // bytes a user may want to read.
+        self.plain_hex(ui, bytes);
     }
 
     fn plain_hex(&mut self, ui: &mut egui::Ui, bytes: &[u8]) {

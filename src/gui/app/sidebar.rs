@@ -406,10 +406,15 @@ fn row_title(index: usize, p: &Payload, e: &Exchange) -> String {
     }
     let mut parts = vec![head];
     parts.push(format!("{} bytes", thousands(p.bytes.len())));
-    let kind = match (e.format, &e.content_type) {
-        (Some(f), _) => Some(f.title().to_string()),
-        (None, Some(t)) => Some(t.clone()),
-        (None, None) => None,
+    // What the protocol said comes first: a protocol that is no data format, a text message.
+    let kind = match (p.meta_value("protocol"), e.format, &e.content_type) {
+        (Some(protocol), _, _) => Some(format!("{protocol} (not data)")),
+        (None, Some(f), _) => Some(f.title().to_string()),
+        (None, None, Some(t)) => Some(t.clone()),
+        (None, None, None) if p.meta_value("websocket opcode") == Some("text") => {
+            Some("WebSocket text".to_string())
+        }
+        (None, None, None) => None,
     };
     match kind {
         Some(k) => parts.push(k),
