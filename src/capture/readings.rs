@@ -33,6 +33,11 @@ pub const VERDICT_CONFIDENCE: u8 = 90;
 pub const FAULT_PENALTY: i32 = 15;
 /// Most layer depths tried (each depth is one more layer peeled).
 const MAX_DEPTHS: usize = 8;
+/// Where a reading ranks: after the readings the input's kind says come first (a capture read as
+/// one, a HAR read as its exchanges), after those that split the gRPC bodies a Content-Type
+/// announces, then by confidence.
+type Rank = (bool, bool, std::cmp::Reverse<u8>);
+
 /// Bytes of a payload cut short that are decoded to score it.
 const CUT_SAMPLE: usize = 1 << 20;
 /// Payload bytes of a capture up to which its fewer-layer readings are made (each reads the
@@ -197,7 +202,7 @@ pub fn peel_readings(
         })
     };
     let any_split = distinct.iter().any(|(_, p)| !unsplit_grpc(p));
-    let rank = |r: &LayerReading| {
+    let rank = |r: &LayerReading| -> Rank {
         (
             (is_capture && r.peeled.capture.is_none()) || (is_har && !from_har(&r.peeled)),
             any_split && unsplit_grpc(&r.peeled),
@@ -207,7 +212,7 @@ pub fn peel_readings(
     // Only the best reading keeps its documents (ties: the first), so at most two readings'
     // documents are held at a time.
     let mut readings: Vec<LayerReading> = Vec::with_capacity(distinct.len());
-    let mut best: Option<(usize, (bool, bool, std::cmp::Reverse<u8>))> = None;
+    let mut best: Option<(usize, Rank)> = None;
     for (choice, peeled) in distinct {
         let mut reading = if is_har && choice.max_layers == Some(0) && !from_har(&peeled) {
             raw_har(choice, peeled, options)
