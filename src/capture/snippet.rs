@@ -24,13 +24,78 @@ use super::layers::{Layer, Payload};
 use super::{har, http};
 use crate::model::Span;
 
+/// curl's short options that take a value, which may be attached (`-XPUT`).
+const SHORT_WITH_VALUE: &[&str] = &[
+    "-X", "-H", "-d", "-b", "-u", "-A", "-e", "-o", "-x", "-m", "-T", "-F", "-c", "-D", "-E", "-K",
+    "-r", "-U", "-w", "-y", "-Y", "-z",
+];
+
+/// Other curl options that take a value the request does not depend on (output, TLS, proxy,
+/// timing, tracing): the value is skipped with them, never taken for the URL.
+const TAKES_VALUE: &[&str] = &[
+    "-c",
+    "--cookie-jar",
+    "-D",
+    "--dump-header",
+    "--trace",
+    "--trace-ascii",
+    "--stderr",
+    "--cacert",
+    "--capath",
+    "-E",
+    "--cert",
+    "--key",
+    "--cert-type",
+    "--key-type",
+    "--ciphers",
+    "--tls-max",
+    "--limit-rate",
+    "--retry",
+    "--retry-delay",
+    "--retry-max-time",
+    "-y",
+    "--speed-time",
+    "-Y",
+    "--speed-limit",
+    "-z",
+    "--time-cond",
+    "--connect-to",
+    "--interface",
+    "--local-port",
+    "-K",
+    "--config",
+    "--netrc-file",
+    "-U",
+    "--proxy-user",
+    "--unix-socket",
+    "--abstract-unix-socket",
+    "--max-filesize",
+    "--max-redirs",
+    "--keepalive-time",
+    "--dns-servers",
+    "--happy-eyeballs-timeout-ms",
+    "-r",
+    "--range",
+    "--oauth2-bearer",
+    "--expect100-timeout",
+];
+
 /// Most nesting of objects in a fetch call's options.
 const MAX_DEPTH: usize = 16;
 
 /// The request a pasted snippet makes, or `None` when `bytes` is not a cURL command or a fetch
 /// call.
 pub(crate) fn parse(bytes: &[u8]) -> Option<Vec<Payload>> {
-    let start = bytes.iter().position(|c| !c.is_ascii_whitespace())?;
+    // Shell comment lines before the command (`# from issue 328`) are not part of it.
+    let mut start = bytes.iter().position(|c| !c.is_ascii_whitespace())?;
+    while bytes.get(start) == Some(&b'#') {
+        let line_end = start + bytes.get(start..)?.iter().position(|&c| c == b'\n')?;
+        start = line_end
+            + bytes
+                .get(line_end..)?
+                .iter()
+                .position(|c| !c.is_ascii_whitespace())?;
+    }
     let text = bytes.get(start..)?;
     let request = if starts_with_word(text, b"curl") || starts_with_word(text, b"curl.exe") {
         curl(text)?
@@ -84,6 +149,7 @@ impl Request {
             content_type = Some("application/x-www-form-urlencoded".to_string());
         }
         let ct = content_type.clone().unwrap_or_default();
+        let defaulted = self.content_type().is_none() && content_type.is_some();
         let mut notes = Vec::new();
         let bytes = match (self.body, &self.body_text) {
             (Some(b), _) => b,
@@ -106,6 +172,10 @@ impl Request {
             ("snippet".into(), format!("{} ({})", self.kind, self.shell)),
         ];
         meta.extend(self.headers.iter().cloned());
+        if let (true, Some(ct)) = (defaulted, &content_type) {
+            // The header curl adds: the body is what it says (form data is text).
+            meta.push(("Content-Type".into(), ct.clone()));
+        }
         if let Some(c) = &self.cookie {
             meta.push(("cookie".into(), c.clone()));
         }
@@ -156,8 +226,15 @@ fn curl(text: &[u8]) -> Option<Request> {
         shell: if cmd { "cmd" } else { "bash" },
         ..Request::default()
     };
-    let mut data: Vec<Vec<u8>> = Vec::new();
+    // Each piece of data, and whether it is joined to the one before as it is (--json) rather
+    // than with `&`.
+    let mut data: Vec<(Vec<u8>, bool)> = Vec::new();
     let mut json = false;
+    let mut head = false;
+    let mut url_query: Vec<String> = Vec::new();
+    // -G: the data goes in the URL's query; -T: the body is a file, sent with PUT.
+    let mut get = false;
+    let mut upload: Option<String> = None;
     // Multipart fields (-F): named, not rebuilt (curl draws a random boundary, and file parts
     // are read from disk).
     let mut form: Vec<String> = Vec::new();
@@ -166,6 +243,14 @@ fn curl(text: &[u8]) -> Option<Request> {
         let w = lossy(&word);
         let (name, inline) = match w.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.as_bytes().to_vec())),
+            // A short option with its value attached: `-XPUT`, `-d@body.json`, `-Hx:y`.
+            _ if !w.starts_with("--")
+                && w.len() > 2
+                && w.is_char_boundary(2)
+                && SHORT_WITH_VALUE.contains(&&w[..2]) =>
+            {
+                (w[..2].to_string(), Some(word[2..].to_vec()))
+            }
             _ => (w.clone(), None),
         };
         let value = |it: &mut dyn Iterator<Item = Vec<u8>>| inline.clone().or_else(|| it.next());
@@ -186,9 +271,10 @@ fn curl(text: &[u8]) -> Option<Request> {
             }
             "--url" => req.url = value(&mut it).map(|v| lossy(&v)),
             "-b" | "--cookie" => req.cookie = value(&mut it).map(|v| lossy(&v)),
-            "--data-raw" => data.extend(value(&mut it)),
+            "--data-raw" => data.extend(value(&mut it).map(|v| (v, false))),
             "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" | "--json" => {
-                if name == "--json" {
+                let joined = name == "--json";
+                if joined {
                     // curl 7.82: the data as --data-binary, and JSON's headers unless given.
                     json = true;
                 }
@@ -199,20 +285,21 @@ fn curl(text: &[u8]) -> Option<Request> {
                             // carriage returns and newlines from -d/--data files, keeps them
                             // for --data-binary and --json.
                             Some(text) if matches!(name.as_str(), "--data-binary" | "--json") => {
-                                data.push(text.clone())
+                                data.push((text.clone(), joined))
                             }
-                            Some(text) => data.push(
+                            Some(text) => data.push((
                                 text.iter()
                                     .copied()
                                     .filter(|c| !matches!(c, b'\r' | b'\n'))
                                     .collect(),
-                            ),
+                                false,
+                            )),
                             None => req.body_file = Some("standard input (@-)".to_string()),
                         },
                         Some(file) if name != "--data-urlencode" => {
                             req.body_file = Some(lossy(file));
                         }
-                        _ => data.push(v),
+                        _ => data.push((v, joined)),
                     }
                 }
             }
@@ -226,6 +313,15 @@ fn curl(text: &[u8]) -> Option<Request> {
                     req.headers.push(("Referer".into(), lossy(&v)));
                 }
             }
+            "-G" | "--get" => get = true,
+            "-I" | "--head" => head = true,
+            "-T" | "--upload-file" => {
+                // Each -T goes with one URL; the first request is the one read.
+                if let Some(file) = value(&mut it) {
+                    upload.get_or_insert_with(|| lossy(&file));
+                }
+            }
+            "--url-query" => url_query.extend(value(&mut it).map(|q| lossy(&q))),
             "-u" | "--user" | "-o" | "--output" | "-x" | "--proxy" | "-m" | "--max-time"
             | "--connect-timeout" | "--resolve" | "-w" | "--write-out" => {
                 let _ = value(&mut it);
@@ -242,6 +338,9 @@ fn curl(text: &[u8]) -> Option<Request> {
                     });
                 }
             }
+            _ if TAKES_VALUE.contains(&name.as_str()) => {
+                let _ = value(&mut it);
+            }
             _ if w.starts_with('-') && w.len() > 1 => {
                 let known = [
                     "--compressed",
@@ -255,8 +354,6 @@ fn curl(text: &[u8]) -> Option<Request> {
                     "--include",
                     "-v",
                     "--verbose",
-                    "-G",
-                    "--get",
                     "-S",
                     "--show-error",
                     "-f",
@@ -293,8 +390,40 @@ fn curl(text: &[u8]) -> Option<Request> {
             }
         }
     }
-    if !data.is_empty() {
-        req.body = Some(data.join(&b'&'));
+    let mut body: Option<Vec<u8>> = None;
+    for (piece, joined) in data {
+        let b = body.get_or_insert_with(Vec::new);
+        if !b.is_empty() && !joined {
+            b.push(b'&');
+        }
+        b.extend_from_slice(&piece);
+    }
+    if get {
+        // curl -G: the data goes in the URL's query (`url?a&b`, `url?q&a&b`), a GET, no body.
+        url_query.extend(body.take().map(|b| lossy(&b)));
+        req.method.get_or_insert_with(|| "GET".to_string());
+    }
+    if let (false, Some(url)) = (url_query.is_empty(), &mut req.url) {
+        url.push(if url.contains('?') { '&' } else { '?' });
+        url.push_str(&url_query.join("&"));
+    }
+    if head {
+        req.method.get_or_insert_with(|| "HEAD".to_string());
+    }
+    req.body = body;
+    if let Some(file) = upload {
+        req.method.get_or_insert_with(|| "PUT".to_string());
+        // curl appends the file's name to a URL that names no file.
+        if let Some(url) = &mut req.url {
+            let path_start = url.find("://").map_or(0, |i| i + 3);
+            if url.get(path_start..).is_none_or(|rest| !rest.contains('/')) {
+                url.push('/');
+            }
+            if url.ends_with('/') {
+                url.push_str(file.rsplit('/').next().unwrap_or(&file));
+            }
+        }
+        req.body_file = Some(file);
     }
     if !form.is_empty() {
         if req.method.is_none() {
@@ -746,7 +875,15 @@ impl Js<'_> {
     fn value(&mut self, depth: usize) -> Option<JsValue> {
         self.ws();
         match *self.s.get(self.i)? {
-            b'"' | b'\'' | b'`' => self.string().map(JsValue::Str),
+            b'"' | b'\'' | b'`' => {
+                let text = self.string()?;
+                self.ws();
+                if self.s.get(self.i) == Some(&b'+') {
+                    // `'Basic ' + btoa(…)`: an expression, not read.
+                    return self.other();
+                }
+                Some(JsValue::Str(text))
+            }
             b'{' if depth < MAX_DEPTH => {
                 self.i += 1;
                 let mut fields = Vec::new();
@@ -810,12 +947,25 @@ impl Js<'_> {
     /// A value that is not read (a number, `null`, an expression): up to the next `,`, closing
     /// brace or `;` at this level.
     fn other(&mut self) -> Option<JsValue> {
+        // An expression (`btoa('u:p')`, `JSON.stringify({…})`, `new URLSearchParams(…)`): its
+        // brackets and strings are skipped whole, so what follows it is still read.
+        let mut depth = 0usize;
         while let Some(&c) = self.s.get(self.i) {
-            if matches!(c, b',' | b'}' | b')' | b';') {
-                break;
-            }
-            if matches!(c, b'{' | b'[' | b'(') {
-                return None;
+            match c {
+                b',' | b'}' | b')' | b']' | b';' if depth == 0 => break,
+                b'{' | b'[' | b'(' => {
+                    depth += 1;
+                    if depth > MAX_DEPTH * 4 {
+                        return None;
+                    }
+                }
+                b'}' | b']' | b')' => depth -= 1,
+                b'"' | b'\'' | b'`' => {
+                    // A template literal's `${…}` of names not declared ends the read.
+                    self.string()?;
+                    continue;
+                }
+                _ => {}
             }
             self.i += 1;
         }
@@ -1014,7 +1164,9 @@ mod tests {
     fn not_snippets() {
         assert!(parse(b"curly braces").is_none());
         assert!(parse(b"fetch(").is_none());
-        assert!(parse(b"fetch(\"u\", {\"a\": [1]})").is_none());
+        // An option whose value is an expression is skipped; an unclosed one is no call.
+        assert!(parse(b"fetch(\"u\", {\"a\": [1]})").is_some());
+        assert!(parse(b"fetch(\"u\", {\"a\": [1})").is_none());
         assert!(parse(b"curl").is_none());
     }
 }

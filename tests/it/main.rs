@@ -15,6 +15,7 @@ mod capture_pcap;
 mod capture_real;
 mod capture_streams;
 mod capture_text;
+mod capture_third_party;
 mod cbor_conformance;
 mod cli;
 mod compare;

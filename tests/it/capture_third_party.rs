@@ -1,0 +1,276 @@
+//! Material other projects' tools wrote, read as their own references read it
+//! (`tests/fixtures/capture/third-party/`, each folder with its source, commit and licence).
+
+use std::path::PathBuf;
+
+use wirelens::capture::{peel, Payload, PeelOptions};
+
+fn folder(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture/third-party")
+        .join(name)
+}
+
+/// A request as curl sent it: the request line, the headers and the `Content-Length` bytes after
+/// the blank line.
+struct Request {
+    method: String,
+    target: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+fn request(bytes: &[u8]) -> Request {
+    let (head, rest) = match bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(at) => (&bytes[..at], &bytes[at + 4..]),
+        None => match bytes.windows(2).position(|w| w == b"\n\n") {
+            Some(at) => (&bytes[..at], &bytes[at + 2..]),
+            None => (bytes, &[][..]),
+        },
+    };
+    let head = String::from_utf8_lossy(head);
+    let mut lines = head.lines();
+    let line = lines.next().unwrap_or("");
+    let mut parts = line.splitn(3, ' ');
+    let method = parts.next().unwrap_or("").to_string();
+    let target = parts.next().unwrap_or("").to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok());
+    let body = match length {
+        Some(n) if n <= rest.len() => rest[..n].to_vec(),
+        _ => Vec::new(),
+    };
+    Request {
+        method,
+        target,
+        headers,
+        body,
+    }
+}
+
+/// The path and query of a URL (`/` when it names none), as a request line carries it.
+fn target_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    match rest.find(['/', '?']) {
+        Some(at) if rest[at..].starts_with('?') => format!("/{}", &rest[at..]),
+        Some(at) => rest[at..].to_string(),
+        None => "/".to_string(),
+    }
+}
+
+/// How wirelens' request differs from curl's, or `None`.
+fn difference(p: &Payload, want: &Request) -> Option<String> {
+    let method = p.meta_value("method").unwrap_or("");
+    if method != want.method {
+        return Some(format!("method {method} where curl sent {}", want.method));
+    }
+    let target = target_of(p.meta_value("url").unwrap_or(""));
+    // curlconverter writes a request to a URL with no path as `GET ?q`; curl sends `/?q`.
+    let want_target = if want.target.starts_with('?') {
+        format!("/{}", want.target)
+    } else {
+        want.target.clone()
+    };
+    if target != want_target {
+        return Some(format!("target {target} where curl sent {}", want.target));
+    }
+    if let Some(file) = p.meta_value("body-file") {
+        return Some(format!("the body is in {file}"));
+    }
+    if p.bytes.as_slice() != want.body.as_slice() {
+        return Some(format!(
+            "body {:?} where curl sent {:?}",
+            String::from_utf8_lossy(&p.bytes),
+            String::from_utf8_lossy(&want.body)
+        ));
+    }
+    // A Content-Type curl sent is the one wirelens says the body has.
+    if let Some((_, ct)) = want.headers.iter().find(|(k, _)| k == "content-type") {
+        let mine = p
+            .meta
+            .iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.as_str());
+        if !want.body.is_empty() && mine != Some(ct.as_str()) {
+            return Some(format!("Content-Type {mine:?} where curl sent {ct:?}"));
+        }
+    }
+    None
+}
+
+/// The commands whose request wirelens does not make as curl made it, and why it cannot: the
+/// bytes are not in the snippet, or a shell would have to run.
+const CURL_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "multiple_urls",
+        "the first request's body is a file (-T file.txt)",
+    ),
+    (
+        "post_binary_file",
+        "the body is in a file (--data-binary @file)",
+    ),
+    ("put_with_T_option", "the body is in a file (-T)"),
+    ("put_with_file", "the body is in a file (-T)"),
+    (
+        "read_stdin",
+        "the body is standard input (@-), which the snippet does not hold",
+    ),
+    (
+        "redirect_command_data",
+        "the body is standard input redirected from a command's output",
+    ),
+    (
+        "redirect_command_url_query",
+        "the query is read from standard input (@-)",
+    ),
+    (
+        "redirect_variable_data",
+        "the body is standard input redirected from $FILENAME",
+    ),
+    ("upload_file", "the body is in a file (--upload-file)"),
+    (
+        "url_query_reads_file",
+        "--url-query name@file reads the file",
+    ),
+];
+
+#[test]
+fn curl_commands_make_the_requests_curl_sent() {
+    // curlconverter's test commands, each with the request curl 8.2.1 sent for it.
+    let dir = folder("curlconverter");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".sh").map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 60, "{} commands", names.len());
+    let mut differ: Vec<(String, String)> = Vec::new();
+    for name in &names {
+        let command = std::fs::read(dir.join(format!("{name}.sh"))).expect("the command");
+        let want = request(&std::fs::read(dir.join(format!("{name}.http"))).expect("the request"));
+        let peeled = peel(command, &PeelOptions::default());
+        let p = peeled
+            .payloads
+            .first()
+            .unwrap_or_else(|| panic!("{name}: no payload"));
+        assert_eq!(
+            p.layers.first().map(|l| l.name.as_str()),
+            Some("cURL command"),
+            "{name}"
+        );
+        if let Some(why) = difference(p, &want) {
+            differ.push((name.clone(), why));
+        }
+    }
+    let known: Vec<&str> = CURL_DIFFERENCES.iter().map(|(n, _)| *n).collect();
+    let found: Vec<&str> = differ.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(found, known, "{differ:#?}");
+}
+
+/// The fetch calls curlconverter wrote for those commands whose request wirelens does not read
+/// as curl sent it, and why.
+const FETCH_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "multiline_post_with_data",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "patch",
+        "the body is `JSON.stringify({…})`: an expression, not read (its bytes are not curl's spacing either)",
+    ),
+    (
+        "post_basic_auth_url_encoded_data",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "post_data_binary_with_equals",
+        "the body is `JSON.stringify({…})`: an expression, not read (its bytes are not curl's spacing either)",
+    ),
+    (
+        "post_json",
+        "the body is `JSON.stringify({…})`: an expression, not read (its bytes are not curl's spacing either)",
+    ),
+    (
+        "post_json_multiple_headers",
+        "the body is `JSON.stringify({…})`: an expression, not read (its bytes are not curl's spacing either)",
+    ),
+    (
+        "post_quotes_inside_data",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "post_same_field_multiple_times",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "post_with_data-ascii",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "post_with_urlencoded_data",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "post_with_urlencoded_data_and_headers",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "put_with_T_option",
+        "the body is a `File`, which the snippet does not hold",
+    ),
+    (
+        "put_xput",
+        "the body is `JSON.stringify({…})`: an expression, not read (its bytes are not curl's spacing either)",
+    ),
+    (
+        "redirect_command_data",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+    (
+        "redirect_variable_data",
+        "the body is `new URLSearchParams({…})`: an expression, not read (it encodes otherwise than curl sent)",
+    ),
+];
+
+#[test]
+fn fetch_calls_make_the_requests_curl_sent() {
+    // curlconverter's JavaScript for the same commands: `fetch(url, {…})`, bodies as string
+    // literals, `JSON.stringify(…)` or `new URLSearchParams(…)`.
+    let dir = folder("curlconverter");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".js").map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 40, "{} calls", names.len());
+    let mut differ: Vec<(String, String)> = Vec::new();
+    for name in &names {
+        let call = std::fs::read(dir.join(format!("{name}.js"))).expect("the call");
+        let want = request(&std::fs::read(dir.join(format!("{name}.http"))).expect("the request"));
+        let peeled = peel(call, &PeelOptions::default());
+        let p = peeled
+            .payloads
+            .first()
+            .unwrap_or_else(|| panic!("{name}: no payload"));
+        assert_eq!(
+            p.layers.first().map(|l| l.name.as_str()),
+            Some("fetch call"),
+            "{name}"
+        );
+        if let Some(why) = difference(p, &want) {
+            differ.push((name.clone(), why));
+        }
+    }
+    let known: Vec<&str> = FETCH_DIFFERENCES.iter().map(|(n, _)| *n).collect();
+    let found: Vec<&str> = differ.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(found, known, "{differ:#?}");
+}
