@@ -153,8 +153,10 @@ fn dns_shape(b: &[u8]) -> bool {
     let opcode = (flags >> 11) & 0xf;
     let records = usize::from(qd) + usize::from(an) + usize::from(ns) + usize::from(ar);
     // Every question or record takes at least 5 bytes (a root name, type and class; NBNS names
-    // are longer).
-    opcode <= 6 && records > 0 && 12 + records * 5 <= b.len().max(12)
+    // are longer). A datagram the capture cut short holds fewer than its counts say, but still
+    // asks at most one question.
+    let fits = 12 + records * 5 <= b.len().max(12);
+    opcode <= 6 && records > 0 && (fits || (qd <= 1 && records <= 512))
 }
 
 /// DNS over TCP: a two-byte length before each message.
@@ -177,11 +179,20 @@ fn dhcpv6_shape(b: &[u8]) -> bool {
     matches!(b.first(), Some(1..=13)) && b.len() >= 4
 }
 
-/// An NTP packet: 48 bytes or more, version 1–4, a known mode.
+/// An NTP packet: version 1–4 and a mode; 48 bytes or more for time (modes 1–5), a 12-byte
+/// header for control messages (mode 6, RFC 1305 appendix B), 8 for private ones (mode 7).
 fn ntp_shape(b: &[u8]) -> bool {
-    b.len() >= 48
-        && b.first()
-            .is_some_and(|&f| (1..=4).contains(&((f >> 3) & 7)) && f & 7 != 0)
+    let Some(&first) = b.first() else {
+        return false;
+    };
+    let (version, mode) = ((first >> 3) & 7, first & 7);
+    let least = match mode {
+        0 => return false,
+        6 => 12,
+        7 => 8,
+        _ => 48,
+    };
+    (1..=4).contains(&version) && b.len() >= least
 }
 
 /// SSDP: HTTP-shaped text over UDP (`M-SEARCH`, `NOTIFY`, or a response).
@@ -223,7 +234,14 @@ fn quic_long_header(b: &[u8]) -> bool {
     // Version negotiation (0), QUIC v1 and v2 (RFC 9369), the IETF drafts (0xff0000xx): other
     // words make this a binary payload that starts like one.
     let version = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
-    if !matches!(version, 0 | 1 | 0x6b33_43cf | 0xff00_0000..=0xff00_00ff) {
+    // Google QUIC from Q046 on writes this header with its own version and an older
+    // connection-id length byte.
+    if b[1] == b'Q' && b[2..5].iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    // The reserved versions 0x?a?a?a?a (RFC 9000 §15) force a version negotiation.
+    let reserved = version & 0x0f0f_0f0f == 0x0a0a_0a0a;
+    if !reserved && !matches!(version, 0 | 1 | 0x6b33_43cf | 0xff00_0000..=0xff00_00ff) {
         return false;
     }
     let dcid = usize::from(b.get(5).copied().unwrap_or(u8::MAX));
@@ -232,9 +250,20 @@ fn quic_long_header(b: &[u8]) -> bool {
 }
 
 /// QUIC on its usual ports: a long header, or a short header (the fixed bit set; RFC 9000
-/// §17.3) of a packet long enough to hold a connection id and a tag.
+/// §17.3) of a packet long enough to hold a connection id and a tag, or Google QUIC.
 fn quic_shape(b: &[u8]) -> bool {
-    quic_long_header(b) || (b.first().is_some_and(|f| f & 0xc0 == 0x40) && b.len() >= 21)
+    quic_long_header(b)
+        || (b.first().is_some_and(|f| f & 0xc0 == 0x40) && b.len() >= 21)
+        || google_quic(b)
+}
+
+/// Google QUIC (before IETF QUIC): public flags with the version bit and an 8-byte connection
+/// id, then a version `Q` and three digits (`Q043`).
+fn google_quic(b: &[u8]) -> bool {
+    b.first().is_some_and(|f| f & 0x09 == 0x09)
+        && b.get(9) == Some(&b'Q')
+        && b.get(10..13)
+            .is_some_and(|v| v.iter().all(u8::is_ascii_digit))
 }
 
 #[cfg(test)]
@@ -275,10 +304,15 @@ mod tests {
         // A JSON document and a MessagePack map have no DNS header with records that fit.
         assert_eq!(of(Transport::Udp, 53, br#"{"a":1}"#), None);
         assert_eq!(of(Transport::Udp, 5353, &[0x81, 0xa1, 0x61, 0x01]), None);
-        // Counts that claim more records than the bytes hold.
+        // Counts that claim more questions than the bytes hold.
         let mut q = unhex(QUERY);
         q[5] = 200;
         assert_eq!(of(Transport::Udp, 53, &q), None);
+        // A response cut by the snap length holds fewer records than it counts: one question,
+        // a few answers, still DNS.
+        let mut cut = unhex(QUERY);
+        cut[7] = 12;
+        assert_eq!(of(Transport::Udp, 53, &cut), Some("DNS"));
     }
 
     #[test]
@@ -309,6 +343,10 @@ mod tests {
         let mut ntp = vec![0u8; 48];
         ntp[0] = 0x23; // version 4, client
         assert_eq!(of(Transport::Udp, 123, &ntp), Some("NTP"));
+        // A control message (mode 6) is a 12-byte header; a time packet that short is not NTP.
+        let control = [0x16, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(of(Transport::Udp, 123, &control), Some("NTP"));
+        assert_eq!(of(Transport::Udp, 123, &ntp[..12]), None);
         // A QUIC Initial: long header, version 1, 8-byte DCID, empty SCID.
         let mut quic = vec![0xc3, 0, 0, 0, 1, 8];
         quic.extend_from_slice(&[7; 8]);
@@ -316,6 +354,16 @@ mod tests {
         quic.extend_from_slice(&[0; 40]);
         assert_eq!(of(Transport::Udp, 443, &quic), Some("QUIC"));
         assert_eq!(of(Transport::Udp, 9999, &quic), Some("QUIC"));
+        // Google QUIC Q046: a long header with a Q version.
+        let mut q046 = vec![0xc3, b'Q', b'0', b'4', b'6', 0x50];
+        q046.extend_from_slice(&[0; 40]);
+        assert_eq!(of(Transport::Udp, 443, &q046), Some("QUIC"));
+        // Google QUIC: public flags 0x0d, an 8-byte connection id, version Q043.
+        let mut gquic = vec![0x0d];
+        gquic.extend_from_slice(&[1; 8]);
+        gquic.extend_from_slice(b"Q043");
+        gquic.extend_from_slice(&[0; 40]);
+        assert_eq!(of(Transport::Udp, 443, &gquic), Some("QUIC"));
         // A short header only on QUIC's ports.
         let short = [0x41u8; 40];
         assert_eq!(of(Transport::Udp, 443, &short), Some("QUIC"));

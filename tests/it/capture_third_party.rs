@@ -352,3 +352,112 @@ fn har_exports_of_every_browser_and_proxy_give_the_bodies_python_reads() {
         assert_eq!(mine, want, "{name}");
     }
 }
+
+/// The name wirelens gives a protocol tshark names, for those that are no data format.
+fn not_data_name(tshark: &str) -> Option<&'static str> {
+    Some(match tshark {
+        "dns" => "DNS",
+        "mdns" => "mDNS",
+        "llmnr" => "LLMNR",
+        "nbns" => "NBNS",
+        "dhcp" => "DHCP",
+        "dhcpv6" => "DHCPv6",
+        "ntp" => "NTP",
+        "quic" | "gquic" => "QUIC",
+        "sip" => "SIP",
+        "ssdp" => "SSDP",
+        _ => return None,
+    })
+}
+
+/// The frame numbers a payload's `frames` meta lists (`4`, `4, 6–9`).
+fn frames_of(p: &Payload) -> Vec<u64> {
+    let mut out = Vec::new();
+    for part in p.meta_value("frames").unwrap_or("").split(", ") {
+        match part.split_once('–') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<u64>(), b.parse::<u64>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => out.extend(part.parse::<u64>().ok()),
+        }
+    }
+    out
+}
+
+#[test]
+fn tcpdump_test_captures_name_the_protocols_tshark_names() {
+    // tcpdump's test captures of DNS (UDP and TCP, DNSSEC, EDNS), DHCP, DHCPv6, NTP, NBNS, QUIC
+    // and Google QUIC: each datagram tshark dissects as one of them is that protocol's message
+    // in wirelens too, never a data payload; the HTTP ones are a text body (XML), read as text.
+    let dir = folder("tcpdump");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".pcap").map(str::to_string))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 25);
+    let mut named = 0usize;
+    for name in &names {
+        let peeled = peel(
+            std::fs::read(dir.join(format!("{name}.pcap"))).expect("the capture"),
+            &PeelOptions::default(),
+        );
+        let answer = std::fs::read_to_string(folder("answers").join(format!("tcpdump-{name}.txt")))
+            .expect("tshark's answer");
+        for line in answer.lines().filter(|l| !l.starts_with('#')) {
+            let (frame, protocol) = line.split_once(' ').expect("frame protocol");
+            let frame: u64 = frame.parse().expect("a frame number");
+            let carrying: Vec<&Payload> = peeled
+                .payloads
+                .iter()
+                .filter(|p| frames_of(p).contains(&frame))
+                .collect();
+            assert!(
+                !carrying.is_empty(),
+                "{name}: no payload holds frame {frame}"
+            );
+            match not_data_name(protocol) {
+                Some(want) => {
+                    named += 1;
+                    for p in &carrying {
+                        assert_eq!(
+                            p.meta_value("protocol"),
+                            Some(want),
+                            "{name}: frame {frame} is {protocol} to tshark"
+                        );
+                        assert!(matches!(
+                            wirelens::capture::detect::verdict(p),
+                            Some(wirelens::capture::detect::Verdict::NotData { .. })
+                        ));
+                    }
+                }
+                None => {
+                    // HTTP: the XML body is text, as its Content-Type says.
+                    assert_eq!(protocol, "http", "{name}: frame {frame}");
+                    let body = carrying
+                        .iter()
+                        .find(|p| !p.bytes.is_empty())
+                        .expect("a body");
+                    assert!(matches!(
+                        wirelens::capture::detect::verdict(body),
+                        Some(wirelens::capture::detect::Verdict::Text { .. })
+                    ));
+                }
+            }
+        }
+        // The default payload is never another protocol's message while data is there.
+        let chosen =
+            &peeled.payloads[wirelens::capture::listing::default_payload(&peeled.payloads)];
+        if peeled
+            .payloads
+            .iter()
+            .any(|p| !p.bytes.is_empty() && p.meta_value("protocol").is_none())
+        {
+            assert!(chosen.meta_value("protocol").is_none(), "{name}");
+        }
+    }
+    assert_eq!(named, 194, "frames named");
+}
