@@ -461,3 +461,71 @@ fn tcpdump_test_captures_name_the_protocols_tshark_names() {
     }
     assert_eq!(named, 194, "frames named");
 }
+
+#[test]
+fn zeek_test_captures_give_the_bodies_and_messages_tshark_finds() {
+    // Zeek's test traces of HTTP as servers and proxies send it (gzip, x-gzip, deflate without
+    // its zlib header, pipelining, 100-continue, gaps, connections without FIN, a lying
+    // Content-Length, multipart) and of WebSocket (fragments, pings, Jupyter, Broker): every
+    // body tshark exports is a payload with the same bytes, and the text and binary messages are
+    // as many as tshark's.
+    let dir = folder("zeek");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".pcap").map(str::to_string))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 22);
+    let (mut objects, mut messages) = (0usize, 0usize);
+    for name in &names {
+        let peeled = peel(
+            std::fs::read(dir.join(format!("{name}.pcap"))).expect("the capture"),
+            &PeelOptions::default(),
+        );
+        let answer = std::fs::read_to_string(folder("answers").join(format!("zeek-{name}.txt")))
+            .expect("tshark's answer");
+        let mut bodies: Vec<(usize, String)> = peeled
+            .payloads
+            .iter()
+            .filter(|p| !p.bytes.is_empty())
+            .map(|p| (p.bytes.len(), sha256(&p.bytes)))
+            .collect();
+        let count = |kind: &str| {
+            peeled
+                .payloads
+                .iter()
+                .filter(|p| p.meta_value("websocket opcode") == Some(kind))
+                .count()
+        };
+        for line in answer.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<&str> = line.split(' ').collect();
+            match f.as_slice() {
+                ["object", size, sha] => {
+                    objects += 1;
+                    let want = (size.parse::<usize>().expect("a size"), sha.to_string());
+                    let at = bodies.iter().position(|b| *b == want);
+                    assert!(
+                        at.is_some(),
+                        "{name}: tshark's object of {size} bytes is no payload; {:?}",
+                        peeled.warnings
+                    );
+                    if let Some(at) = at {
+                        bodies.swap_remove(at);
+                    }
+                }
+                ["websocket", kind, n] => {
+                    let n: usize = n.parse().expect("a count");
+                    messages += n;
+                    assert_eq!(count(kind), n, "{name}: {kind} messages");
+                }
+                _ => panic!("{name}: an answer line {line:?}"),
+            }
+        }
+    }
+    assert_eq!(
+        (objects, messages),
+        (20, 35),
+        "objects and messages compared"
+    );
+}
