@@ -4,13 +4,19 @@
 //! Read: TLS 1.3 (`TLS_AES_128_GCM_SHA256`, `TLS_AES_256_GCM_SHA384`,
 //! `TLS_CHACHA20_POLY1305_SHA256`; the handshake traffic secrets for the encrypted handshake,
 //! then `*_TRAFFIC_SECRET_0`, then the next secret after each KeyUpdate) and TLS 1.2 with AEAD
-//! suites (AES-GCM with its explicit nonce, ChaCha20-Poly1305 per RFC 7905; keys from the master
-//! secret through the PRF). The ALPN protocol chosen is read from the ServerHello (TLS 1.2) or
-//! the decrypted EncryptedExtensions (TLS 1.3).
+//! suites (AES-GCM with its explicit nonce, ChaCha20-Poly1305 per RFC 7905) or AES-CBC suites
+//! (`TLS_{RSA,DHE_RSA,DHE_DSS,ECDHE_RSA,ECDHE_ECDSA}_WITH_AES_{128,256}_CBC_{SHA,SHA256,SHA384}`:
+//! an explicit IV per record, HMAC-SHA1/256/384, MAC-then-encrypt, or encrypt-then-MAC per
+//! RFC 7366 when the ServerHello carries extension 0x0016); TLS 1.2 keys come from the
+//! `CLIENT_RANDOM` master secret through the PRF (P_SHA256, or P_SHA384 for SHA-384 suites).
+//! The ALPN protocol chosen is read from the ServerHello (TLS 1.2) or the decrypted
+//! EncryptedExtensions (TLS 1.3).
 //!
-//! A record whose tag does not verify, or for which the key log has no secret, stops that
-//! direction: what was decrypted before it is kept, and the error names the record (its index
-//! among the direction's records and the byte offset of its header). Everything is bounded by
+//! A record whose tag, MAC or padding does not verify, or for which the key log has no secret,
+//! stops that direction: what was decrypted before it is kept (never unverified plaintext), and
+//! the error names the record (its index among the direction's records and the byte offset of
+//! its header). A connection whose client random the key log lacks is an error naming that
+//! client random and how many other sessions the log holds. Everything is bounded by
 //! the input: at most [`MAX_RECORDS`] records per direction, no plaintext larger than its
 //! ciphertext, and nothing here panics.
 
@@ -19,9 +25,12 @@ use std::fmt;
 use aes_gcm::aead::generic_array::GenericArray;
 use aes_gcm::aead::{Aead, KeyInit, Payload as Sealed};
 use aes_gcm::{Aes128Gcm, Aes256Gcm};
+use cbc::cipher::block_padding::NoPadding;
+use cbc::cipher::{BlockDecryptMut, KeyIvInit};
 use chacha20poly1305::ChaCha20Poly1305;
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
+use sha1::Sha1;
 use sha2::{Sha256, Sha384};
 
 use super::keylog::{KeyLog, Secrets};
@@ -31,7 +40,7 @@ use crate::model::Span;
 /// Most records read per direction.
 pub const MAX_RECORDS: usize = 1_000_000;
 
-/// The AEAD tag length of every suite read here.
+/// The AEAD tag length of every AEAD suite read here.
 const TAG: usize = 16;
 
 /// Why a connection, or one record of it, could not be decrypted.
@@ -280,18 +289,47 @@ impl Hash {
     }
 }
 
+/// The HMAC hash of a TLS 1.2 CBC suite.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum MacHash {
+    Sha1,
+    Sha256,
+    Sha384,
+}
+
+impl MacHash {
+    fn len(self) -> usize {
+        match self {
+            MacHash::Sha1 => 20,
+            MacHash::Sha256 => 32,
+            MacHash::Sha384 => 48,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Aes128Gcm,
     Aes256Gcm,
     ChaCha20Poly1305,
+    /// TLS 1.2 AES-CBC with an HMAC (MAC-then-encrypt, or encrypt-then-MAC per RFC 7366).
+    Aes128Cbc(MacHash),
+    Aes256Cbc(MacHash),
 }
 
 impl Kind {
     fn key_len(self) -> usize {
         match self {
-            Kind::Aes128Gcm => 16,
-            Kind::Aes256Gcm | Kind::ChaCha20Poly1305 => 32,
+            Kind::Aes128Gcm | Kind::Aes128Cbc(_) => 16,
+            Kind::Aes256Gcm | Kind::ChaCha20Poly1305 | Kind::Aes256Cbc(_) => 32,
+        }
+    }
+
+    /// The HMAC of a CBC suite; `None` for the AEAD suites.
+    fn mac(self) -> Option<MacHash> {
+        match self {
+            Kind::Aes128Cbc(m) | Kind::Aes256Cbc(m) => Some(m),
+            _ => None,
         }
     }
 }
@@ -315,6 +353,14 @@ fn suite(id: u16, tls13: bool) -> Option<Suite> {
         (false, 0xc02b | 0xc02f | 0x009c | 0x009e) => (Sha256, Aes128Gcm),
         (false, 0xc02c | 0xc030 | 0x009d | 0x009f) => (Sha384, Aes256Gcm),
         (false, 0xcca8..=0xccaa) => (Sha256, ChaCha20Poly1305),
+        // AES-CBC with HMAC-SHA1 (RSA, DHE_DSS, DHE_RSA, ECDHE_ECDSA, ECDHE_RSA): the TLS 1.2 PRF
+        // is SHA-256 for every suite that does not name SHA-384.
+        (false, 0x002f | 0x0032 | 0x0033 | 0xc009 | 0xc013) => (Sha256, Aes128Cbc(MacHash::Sha1)),
+        (false, 0x0035 | 0x0038 | 0x0039 | 0xc00a | 0xc014) => (Sha256, Aes256Cbc(MacHash::Sha1)),
+        // AES-CBC with HMAC-SHA256 and HMAC-SHA384.
+        (false, 0x003c | 0x0040 | 0x0067 | 0xc023 | 0xc027) => (Sha256, Aes128Cbc(MacHash::Sha256)),
+        (false, 0x003d | 0x006a | 0x006b) => (Sha256, Aes256Cbc(MacHash::Sha256)),
+        (false, 0xc024 | 0xc028) => (Sha384, Aes256Cbc(MacHash::Sha384)),
         _ => return None,
     };
     Some(Suite { hash, kind })
@@ -335,6 +381,8 @@ impl Cipher {
             Kind::ChaCha20Poly1305 => {
                 Cipher::ChaCha(Box::new(ChaCha20Poly1305::new_from_slice(key).ok()?))
             }
+            // CBC records are opened by `CbcKeys`, not by an AEAD.
+            Kind::Aes128Cbc(_) | Kind::Aes256Cbc(_) => return None,
         })
     }
 
@@ -374,6 +422,224 @@ impl Keys {
             .checked_add(1)
             .ok_or("the record sequence number wrapped")?;
         Ok(())
+    }
+}
+
+/// AES-CBC block size, and the length of the explicit per-record IV of TLS 1.1 and later.
+const BLOCK: usize = 16;
+
+/// The keys of one direction of a TLS 1.2 CBC suite, and its record sequence number.
+struct CbcKeys {
+    key: Vec<u8>,
+    mac: MacHash,
+    mac_key: Vec<u8>,
+    /// RFC 7366 encrypt-then-MAC (the ServerHello carried extension 0x0016): the MAC covers
+    /// the IV and ciphertext, and is sent after them in the clear.
+    etm: bool,
+    seq: u64,
+}
+
+/// Whether HMAC(`key`, `parts`…) equals `tag`, compared in constant time.
+fn mac_verifies(hash: MacHash, key: &[u8], parts: &[&[u8]], tag: &[u8]) -> bool {
+    fn check<M: Mac + hmac::digest::KeyInit>(key: &[u8], parts: &[&[u8]], tag: &[u8]) -> bool {
+        let Ok(mut m) = <M as Mac>::new_from_slice(key) else {
+            return false;
+        };
+        for p in parts {
+            m.update(p);
+        }
+        m.verify_slice(tag).is_ok()
+    }
+    match hash {
+        MacHash::Sha1 => check::<Hmac<Sha1>>(key, parts, tag),
+        MacHash::Sha256 => check::<Hmac<Sha256>>(key, parts, tag),
+        MacHash::Sha384 => check::<Hmac<Sha384>>(key, parts, tag),
+    }
+}
+
+/// `IV ‖ ciphertext` (whole blocks, at least two) decrypted with AES-CBC; `None` when the
+/// length is not whole blocks or the key is not 16 or 32 bytes.
+fn cbc_decrypt(key: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+    let (iv, ciphertext) = (sealed.get(..BLOCK)?, sealed.get(BLOCK..)?);
+    if ciphertext.is_empty() || ciphertext.len() % BLOCK != 0 {
+        return None;
+    }
+    let mut buf = ciphertext.to_vec();
+    let len = match key.len() {
+        16 => cbc::Decryptor::<aes::Aes128>::new_from_slices(key, iv)
+            .ok()?
+            .decrypt_padded_mut::<NoPadding>(&mut buf)
+            .ok()?
+            .len(),
+        32 => cbc::Decryptor::<aes::Aes256>::new_from_slices(key, iv)
+            .ok()?
+            .decrypt_padded_mut::<NoPadding>(&mut buf)
+            .ok()?
+            .len(),
+        _ => return None,
+    };
+    buf.truncate(len);
+    Some(buf)
+}
+
+/// Whether `padded` ends in valid TLS padding (`n + 1` bytes of value `n`) with room for
+/// `room` more bytes before it; checked over the last 256 bytes without stopping early, so the
+/// time taken does not depend on where the padding goes wrong.
+fn padding_ok(padded: &[u8], room: usize) -> (bool, usize) {
+    let Some(&pad) = padded.last() else {
+        return (false, 0);
+    };
+    let strip = usize::from(pad).saturating_add(1);
+    let fits = strip.saturating_add(room) <= padded.len();
+    let mut diff = 0u8;
+    for (i, &b) in padded.iter().rev().take(256).enumerate() {
+        // 0xff for the bytes that belong to the padding, 0 past it.
+        let inside = 0u8.wrapping_sub(u8::from(i < strip));
+        diff |= inside & (b ^ pad);
+    }
+    (fits & (diff == 0), strip)
+}
+
+impl CbcKeys {
+    /// The plaintext of one record; advances the sequence number. A MAC or padding that does
+    /// not verify is an error, never plaintext.
+    fn open(&mut self, record: &Record<'_>) -> Result<Vec<u8>, String> {
+        let seq = self.seq.to_be_bytes();
+        let (kind, version) = (
+            record.header.get(..1).unwrap_or(&[]),
+            record.header.get(1..3).unwrap_or(&[]),
+        );
+        let mac_len = self.mac.len();
+        let fragment = record.fragment;
+        let plain = if self.etm {
+            let sealed_len = fragment.len().saturating_sub(mac_len);
+            let (sealed, tag) = fragment.split_at(sealed_len);
+            if sealed.len() < 2 * BLOCK || sealed.len() % BLOCK != 0 {
+                return Err(format!(
+                    "the record's {} bytes are not an IV, whole AES blocks and a {mac_len}-byte MAC (encrypt-then-MAC)",
+                    fragment.len()
+                ));
+            }
+            let length = u16::try_from(sealed.len())
+                .map_err(|_| "the record is longer than a TLS record can be")?
+                .to_be_bytes();
+            if !mac_verifies(
+                self.mac,
+                &self.mac_key,
+                &[&seq, kind, version, &length, sealed],
+                tag,
+            ) {
+                return Err(format!(
+                    "the MAC does not verify (sequence number {}, encrypt-then-MAC): a corrupted record or the wrong master secret",
+                    self.seq
+                ));
+            }
+            let padded = cbc_decrypt(&self.key, sealed).ok_or("AES-CBC could not be set up")?;
+            let (ok, strip) = padding_ok(&padded, 0);
+            if !ok {
+                return Err(format!(
+                    "the padding is malformed (sequence number {}) though the MAC verified",
+                    self.seq
+                ));
+            }
+            let mut padded = padded;
+            padded.truncate(padded.len().saturating_sub(strip));
+            padded
+        } else {
+            // MAC-then-encrypt: IV ‖ AES-CBC(content ‖ MAC ‖ padding ‖ padding length).
+            if fragment.len() < 2 * BLOCK
+                || fragment.len() % BLOCK != 0
+                || fragment.len() < BLOCK + mac_len + 1
+            {
+                return Err(format!(
+                    "the record's {} bytes are not an IV and whole AES blocks holding a {mac_len}-byte MAC",
+                    fragment.len()
+                ));
+            }
+            let padded = cbc_decrypt(&self.key, fragment).ok_or("AES-CBC could not be set up")?;
+            let (pad_ok, strip) = padding_ok(&padded, mac_len);
+            // With bad padding the MAC is still computed (as if there were none), so both
+            // failures take the same path.
+            let strip = if pad_ok { strip } else { 0 };
+            let content_len = padded.len().saturating_sub(strip).saturating_sub(mac_len);
+            let (content, rest) = padded.split_at(content_len);
+            let tag = rest.get(..mac_len).unwrap_or(&[]);
+            let length = u16::try_from(content_len)
+                .map_err(|_| "the record is longer than a TLS record can be")?
+                .to_be_bytes();
+            let mac_ok = mac_verifies(
+                self.mac,
+                &self.mac_key,
+                &[&seq, kind, version, &length, content],
+                tag,
+            );
+            if !(pad_ok & mac_ok) {
+                return Err(format!(
+                    "the MAC or padding does not verify (sequence number {}): a corrupted record or the wrong master secret",
+                    self.seq
+                ));
+            }
+            content.to_vec()
+        };
+        self.seq = self
+            .seq
+            .checked_add(1)
+            .ok_or("the record sequence number wrapped")?;
+        Ok(plain)
+    }
+}
+
+/// How one TLS 1.2 direction's records are protected.
+enum Protection {
+    /// AES-GCM (`explicit_nonce`: 8 bytes of nonce lead each record) or ChaCha20-Poly1305.
+    Aead {
+        keys: Keys,
+        explicit_nonce: bool,
+    },
+    Cbc(CbcKeys),
+}
+
+impl Protection {
+    /// The plaintext of one record; advances the sequence number.
+    fn open(&mut self, record: &Record<'_>) -> Result<Vec<u8>, String> {
+        let (keys, explicit_nonce) = match self {
+            Protection::Cbc(cbc) => return cbc.open(record),
+            Protection::Aead {
+                keys,
+                explicit_nonce,
+            } => (keys, *explicit_nonce),
+        };
+        let (nonce, msg) = if explicit_nonce {
+            let (Some(explicit), Some(msg)) = (record.fragment.get(..8), record.fragment.get(8..))
+            else {
+                return Err("the record is too short for its explicit nonce".into());
+            };
+            let mut nonce = [0u8; 12];
+            for (n, b) in nonce.iter_mut().zip(keys.iv.iter().chain(explicit)) {
+                *n = *b;
+            }
+            (Some(nonce), msg)
+        } else {
+            (keys.xor_nonce(), record.fragment)
+        };
+        let Some(plain_len) = msg
+            .len()
+            .checked_sub(TAG)
+            .and_then(|n| u16::try_from(n).ok())
+        else {
+            return Err("the record is shorter than its tag".into());
+        };
+        let mut aad = keys.seq.to_be_bytes().to_vec();
+        aad.extend_from_slice(record.header.get(..3).unwrap_or(&[]));
+        aad.extend_from_slice(&plain_len.to_be_bytes());
+        let Some(data) = nonce.and_then(|n| keys.cipher.open(n, &aad, msg)) else {
+            return Err(format!(
+                "the tag does not verify (sequence number {}): a corrupted record or the wrong master secret",
+                keys.seq
+            ));
+        };
+        keys.advance()?;
+        Ok(data)
     }
 }
 
@@ -537,6 +803,30 @@ fn encrypted_extensions_alpn(body: &[u8]) -> Option<String> {
         .and_then(|(_, data)| alpn_names(&data).into_iter().next())
 }
 
+/// The key log has no secret of kind `wanted` for `client_random`: says so, with how many other
+/// sessions it holds (a key log of another capture, or of another client, is the usual cause).
+fn no_secrets(wanted: &str, client_random: &[u8], keys: &KeyLog, why: &str) -> DecryptError {
+    let others = keys
+        .len()
+        .saturating_sub(usize::from(keys.get(client_random).is_some()));
+    let held = match others {
+        0 => "it holds no other session".to_string(),
+        1 => "it holds 1 other session".to_string(),
+        n => format!("it holds {n} other sessions"),
+    };
+    let unused = match keys.unused_lines() {
+        0 => String::new(),
+        n => format!(
+            " and {n} {} not used to decrypt (RSA pre-master secrets, other labels)",
+            if n == 1 { "line" } else { "lines" }
+        ),
+    };
+    DecryptError::connection(format!(
+        "the key log has no {wanted} for this connection's client random {}{why}; {held}{unused}",
+        hex(client_random)
+    ))
+}
+
 /// Reads the hellos, finds the secrets and decrypts both directions of one TLS connection
 /// (`client` the bytes the client sent, `server` the bytes it received, each as reassembled
 /// from TCP).
@@ -568,16 +858,20 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
     }
     let suite = suite(suite_id, tls13).ok_or_else(|| {
         DecryptError::connection(format!(
-            "the cipher suite {} is not decrypted (AES-GCM and ChaCha20-Poly1305 are)",
+            "the cipher suite {} is not decrypted (AES-GCM, ChaCha20-Poly1305 and, in TLS 1.2, AES-CBC with HMAC-SHA1/256/384 are)",
             cipher_name(suite_id)
         ))
     })?;
-    let secrets = keys.get(client_random).ok_or_else(|| {
-        DecryptError::connection(format!(
-            "no key for client random {} in the key log",
-            hex(client_random)
-        ))
-    })?;
+    // RFC 7366: the server agreed to encrypt-then-MAC (only meaningful for CBC suites).
+    let encrypt_then_mac = super::hello_has_extension(server_hello, 0x0016);
+    let wanted = if tls13 {
+        "TLS 1.3 secrets (CLIENT_HANDSHAKE_TRAFFIC_SECRET and the others)"
+    } else {
+        "CLIENT_RANDOM"
+    };
+    let secrets = keys
+        .get(client_random)
+        .ok_or_else(|| no_secrets(wanted, client_random, keys, ""))?;
     let mut out = Decrypted {
         version: version_name(version),
         cipher: cipher_name(suite_id),
@@ -595,39 +889,69 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
         }
     } else {
         let master = secrets.master_secret.as_deref().ok_or_else(|| {
-            DecryptError::connection(format!(
-                "no key for client random {} in the key log (no CLIENT_RANDOM line; TLS 1.2 needs the master secret)",
-                hex(client_random)
-            ))
+            no_secrets(
+                wanted,
+                client_random,
+                keys,
+                " (only TLS 1.3 secrets for it; TLS 1.2 needs the master secret)",
+            )
         })?;
-        let iv_len = if suite.kind == Kind::ChaCha20Poly1305 {
-            12
-        } else {
-            4
+        // The key block: client and server MAC keys (CBC suites), client and server keys,
+        // then client and server fixed IVs (the AEAD suites; CBC in TLS 1.2 sends its IV in
+        // each record).
+        let mac = suite.kind.mac();
+        let mac_len = mac.map_or(0, MacHash::len);
+        let iv_len = match suite.kind {
+            Kind::ChaCha20Poly1305 => 12,
+            Kind::Aes128Gcm | Kind::Aes256Gcm => 4,
+            Kind::Aes128Cbc(_) | Kind::Aes256Cbc(_) => 0,
         };
         let key_len = suite.kind.key_len();
         let seed = [server_random, client_random].concat();
-        let total = key_len.saturating_add(iv_len).saturating_mul(2);
+        let total = mac_len
+            .saturating_add(key_len)
+            .saturating_add(iv_len)
+            .saturating_mul(2);
         let block = prf(suite.hash, master, b"key expansion", &seed, total)
             .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
+        let part = |at: usize, len: usize| block.get(at..at.saturating_add(len));
         for (which, bytes) in [client, server].into_iter().enumerate() {
-            let key_at = key_len.saturating_mul(which);
-            let iv_at = key_len
-                .saturating_mul(2)
-                .saturating_add(iv_len.saturating_mul(which));
-            let keys = block
-                .get(key_at..key_at.saturating_add(key_len))
-                .zip(block.get(iv_at..iv_at.saturating_add(iv_len)))
-                .and_then(|(key, iv)| {
-                    Some(Keys {
-                        cipher: Cipher::new(suite.kind, key)?,
-                        iv: iv.to_vec(),
-                        seq: 0,
+            let mac_key = part(mac_len.saturating_mul(which), mac_len);
+            let key = part(
+                mac_len
+                    .saturating_mul(2)
+                    .saturating_add(key_len.saturating_mul(which)),
+                key_len,
+            );
+            let iv = part(
+                mac_len
+                    .saturating_add(key_len)
+                    .saturating_mul(2)
+                    .saturating_add(iv_len.saturating_mul(which)),
+                iv_len,
+            );
+            let protection = match (mac, mac_key, key, iv) {
+                (Some(mac), Some(mac_key), Some(key), _) => Some(Protection::Cbc(CbcKeys {
+                    key: key.to_vec(),
+                    mac,
+                    mac_key: mac_key.to_vec(),
+                    etm: encrypt_then_mac,
+                    seq: 0,
+                })),
+                (None, _, Some(key), Some(iv)) => {
+                    Cipher::new(suite.kind, key).map(|cipher| Protection::Aead {
+                        keys: Keys {
+                            cipher,
+                            iv: iv.to_vec(),
+                            seq: 0,
+                        },
+                        explicit_nonce: suite.kind != Kind::ChaCha20Poly1305,
                     })
-                })
-                .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
-            let explicit = suite.kind != Kind::ChaCha20Poly1305;
-            out.directions[which] = direction12(which, bytes, keys, explicit, &mut out.notes);
+                }
+                _ => None,
+            }
+            .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
+            out.directions[which] = direction12(which, bytes, protection, &mut out.notes);
         }
     }
     Ok(out)
@@ -802,8 +1126,7 @@ fn direction13(
 fn direction12(
     which: usize,
     bytes: &[u8],
-    mut keys: Keys,
-    explicit_nonce: bool,
+    mut protection: Protection,
     notes: &mut Vec<String>,
 ) -> DirectionPlain {
     let mut plain = DirectionPlain::default();
@@ -833,54 +1156,13 @@ fn direction12(
             ));
             break;
         }
-        let (nonce, msg) = if explicit_nonce {
-            let (Some(explicit), Some(msg)) = (record.fragment.get(..8), record.fragment.get(8..))
-            else {
-                plain.error = Some(DecryptError::record(
-                    which,
-                    &record,
-                    "the record is too short for its explicit nonce",
-                ));
+        let data = match protection.open(&record) {
+            Ok(data) => data,
+            Err(e) => {
+                plain.error = Some(DecryptError::record(which, &record, e));
                 break;
-            };
-            let mut nonce = [0u8; 12];
-            for (n, b) in nonce.iter_mut().zip(keys.iv.iter().chain(explicit)) {
-                *n = *b;
             }
-            (Some(nonce), msg)
-        } else {
-            (keys.xor_nonce(), record.fragment)
         };
-        let Some(plain_len) = msg
-            .len()
-            .checked_sub(TAG)
-            .and_then(|n| u16::try_from(n).ok())
-        else {
-            plain.error = Some(DecryptError::record(
-                which,
-                &record,
-                "the record is shorter than its tag",
-            ));
-            break;
-        };
-        let mut aad = keys.seq.to_be_bytes().to_vec();
-        aad.extend_from_slice(record.header.get(..3).unwrap_or(&[]));
-        aad.extend_from_slice(&plain_len.to_be_bytes());
-        let Some(data) = nonce.and_then(|n| keys.cipher.open(n, &aad, msg)) else {
-            plain.error = Some(DecryptError::record(
-                which,
-                &record,
-                format!(
-                    "the tag does not verify (sequence number {}): a corrupted record or the wrong master secret",
-                    keys.seq
-                ),
-            ));
-            break;
-        };
-        if let Err(e) = keys.advance() {
-            plain.error = Some(DecryptError::record(which, &record, e));
-            break;
-        }
         plain.records = plain.records.saturating_add(1);
         match record.kind {
             23 => push_data(&mut plain, &record, &data),
@@ -1179,19 +1461,40 @@ mod tests {
         }
     }
 
+    /// A key log of two sessions that are not in the `real` fixtures, and one RSA line.
+    fn other_for_12() -> KeyLog {
+        KeyLog::parse(&format!(
+            "CLIENT_RANDOM {} {m}\nCLIENT_RANDOM {} {m}\nRSA 0102 {m}\n",
+            "01".repeat(32),
+            "02".repeat(32),
+            m = "ab".repeat(48)
+        ))
+        .expect("a key log")
+    }
+
     #[test]
     fn a_key_log_without_the_client_random_says_so() {
         let (c, s, _) = fixture("tls13-http1");
         let (_, _, other) = fixture("tls12-http1");
         let e = decrypt(&c, &s, &other).expect_err("no key");
         assert!(
-            e.to_string().starts_with("no key for client random "),
+            e.to_string()
+                .starts_with("the key log has no TLS 1.3 secrets (CLIENT_HANDSHAKE_TRAFFIC_SECRET and the others) for this connection's client random 17d2fe969f448f7d27c1f548"),
             "{e}"
         );
-        assert!(e.to_string().contains("17d2fe969f448f7d27c1f548"), "{e}");
+        assert!(e.to_string().ends_with("; it holds 1 other session"), "{e}");
         let e = decrypt(&c, &s, &KeyLog::default()).expect_err("no key");
         assert!(
-            e.to_string().starts_with("no key for client random "),
+            e.to_string().ends_with("; it holds no other session"),
+            "{e}"
+        );
+        // A TLS 1.2 connection asks for its CLIENT_RANDOM line.
+        let (c12, s12, _) = fixture("tls12-http1");
+        let e = decrypt(&c12, &s12, &other_for_12()).expect_err("no key");
+        assert!(
+            e.to_string().starts_with(
+                "the key log has no CLIENT_RANDOM for this connection's client random "
+            ),
             "{e}"
         );
         // A TLS 1.3 log missing the application secret stops at the first data record.

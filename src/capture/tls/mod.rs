@@ -306,6 +306,18 @@ pub(crate) fn server_hello(body: &[u8]) -> Option<(u16, u16, Option<String>)> {
     Some((version, cipher, alpn))
 }
 
+/// Whether a ServerHello (its body) carries the extension `kind`, such as 0x0016,
+/// `encrypt_then_mac` (RFC 7366).
+pub(crate) fn hello_has_extension(body: &[u8], kind: u16) -> bool {
+    let mut r = Reader::new(body);
+    let skipped = (|| {
+        r.take(2 + 32)?;
+        r.vector(1)?; // session id
+        r.take(2 + 1) // cipher suite, compression method
+    })();
+    skipped.is_some() && extensions(&mut r).iter().any(|(k, _)| *k == kind)
+}
+
 /// The name of a protocol version: `TLS 1.3`, `SSL 3.0`, `TLS 1.3 draft 28`.
 pub fn version_name(version: u16) -> String {
     match version {
@@ -347,6 +359,16 @@ pub fn cipher_name(suite: u16) -> String {
         0x0035 => "TLS_RSA_WITH_AES_256_CBC_SHA",
         0x003c => "TLS_RSA_WITH_AES_128_CBC_SHA256",
         0x003d => "TLS_RSA_WITH_AES_256_CBC_SHA256",
+        0x0032 => "TLS_DHE_DSS_WITH_AES_128_CBC_SHA",
+        0x0033 => "TLS_DHE_RSA_WITH_AES_128_CBC_SHA",
+        0x0038 => "TLS_DHE_DSS_WITH_AES_256_CBC_SHA",
+        0x0039 => "TLS_DHE_RSA_WITH_AES_256_CBC_SHA",
+        0x0040 => "TLS_DHE_DSS_WITH_AES_128_CBC_SHA256",
+        0x0067 => "TLS_DHE_RSA_WITH_AES_128_CBC_SHA256",
+        0x006a => "TLS_DHE_DSS_WITH_AES_256_CBC_SHA256",
+        0x006b => "TLS_DHE_RSA_WITH_AES_256_CBC_SHA256",
+        0xc023 => "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+        0xc024 => "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384",
         0xccaa => "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
         _ => return format!("0x{suite:04x}"),
     };
