@@ -376,7 +376,10 @@ fn read_decrypted(
     for (which, d) in decrypted.directions.iter().enumerate() {
         if let Some(e) = &d.error {
             let frames = e.offset.map_or_else(String::new, |at| {
-                let f = pcap::span_frames(capture, index, which, Span::empty(at));
+                // The frame that carried the record's first byte (an empty span at a segment
+                // boundary would name none).
+                let f =
+                    pcap::span_frames(capture, index, which, Span::new(at, at.saturating_add(1)));
                 if f.is_empty() {
                     f
                 } else {

@@ -273,7 +273,11 @@ fn read_extracted(
     if let Some(given) = given_keys {
         keys.merge(given.clone());
     }
-    let keys = (!keys.is_empty()).then_some(keys);
+    // A key log the user gave is tried even when it holds no session, so the warning says so.
+    let keys = (!keys.is_empty() || given_keys.is_some()).then_some(keys);
+    if let Some(summary) = &mut out.capture {
+        summary.key_log = keys.is_some();
+    }
     for index in 0..capture.streams.len() {
         let (found, warnings) = conn::stream(
             &capture,

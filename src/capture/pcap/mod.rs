@@ -830,6 +830,9 @@ pub struct CaptureSummary {
     pub skipped_linktypes: Vec<SkippedLinktype>,
     /// The TLS streams: (stream index, what they show without a key).
     pub tls: Vec<(usize, TlsSummary)>,
+    /// Whether a key log was given or embedded in the capture: the streams left in
+    /// [`CaptureSummary::tls`] are then those it did not decrypt (the warnings say why).
+    pub key_log: bool,
 }
 
 /// Counts what `capture` carried (see [`CaptureSummary`]).
@@ -862,6 +865,7 @@ pub fn summary(capture: &Capture) -> CaptureSummary {
             .filter(|(_, s)| s.protocol == Transport::Tcp)
             .filter_map(|(i, s)| tls_of(s).map(|t| (i, t)))
             .collect(),
+        key_log: false,
     }
 }
 
@@ -939,7 +943,8 @@ impl CaptureSummary {
         parts.join(", ")
     }
 
-    /// `TLS 1.3: 2 encrypted streams, SNI api.example.test — give a key log to decrypt`.
+    /// `TLS 1.3: 2 encrypted streams, SNI api.example.test — give a key log to decrypt`, or
+    /// `— not decrypted with the key log given (see the warnings)` when one was given.
     fn describe_tls(&self) -> String {
         let mut versions: Vec<&str> = Vec::new();
         let mut names: Vec<&str> = Vec::new();
@@ -960,7 +965,11 @@ impl CaptureSummary {
         if !names.is_empty() {
             line.push_str(&format!(", SNI {}", names.join(", ")));
         }
-        line.push_str(" — give a key log to decrypt");
+        line.push_str(if self.key_log {
+            " — not decrypted with the key log given (see the warnings)"
+        } else {
+            " — give a key log to decrypt"
+        });
         line
     }
 }
