@@ -16,6 +16,7 @@ mod capture_real;
 mod capture_streams;
 mod capture_text;
 mod capture_third_party;
+mod capture_tls12_cbc;
 mod cbor_conformance;
 mod cli;
 mod compare;
