@@ -366,7 +366,14 @@ fn tls_with_a_key_log_gives_tshark_s_decrypted_messages() {
         "http2-request",
         "http2-response",
     ];
-    for name in ["tls13-http1", "tls12-http1", "tls13-h2"] {
+    for name in [
+        "tls13-http1",
+        "tls12-http1",
+        "tls13-h2",
+        "tls12-cbc-sha384-mte",
+        "tls12-cbc-sha256-mte",
+        "tls12-cbc-sha1-etm",
+    ] {
         let want = answers(&format!("{name}.pcap"), &kinds);
         assert_eq!(want.values().map(Vec::len).sum::<usize>(), 4, "{name}");
         let got = found_keyed(&format!("{name}.pcap"), &format!("{name}.keylog"));

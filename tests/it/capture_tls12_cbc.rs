@@ -271,3 +271,36 @@ fn a_flipped_byte_is_a_mac_error_naming_record_and_frame() {
         );
     }
 }
+
+#[test]
+fn cut_and_noisy_records_never_give_unverified_plaintext() {
+    for name in ["illustrated-tls12", "snet-ECDHE-RSA-AES256-SHA384"] {
+        let keys = keylog(name);
+        let capture = pcap::extract(&read(&format!("{name}.pcap")), &PcapLimits::default())
+            .expect("a capture");
+        let [c, s] = &capture.streams[0].directions;
+        let whole = decrypt(&c.bytes, &s.bytes, &keys).expect("decrypted");
+        let check = |client: &[u8], server: &[u8]| {
+            // Whatever decrypts is a prefix of the real plaintext: nothing unverified.
+            if let Ok(d) = decrypt(client, server, &keys) {
+                for w in 0..2 {
+                    let got = &d.directions[w].plaintext;
+                    assert!(
+                        whole.directions[w].plaintext.starts_with(got),
+                        "{name}: direction {w}"
+                    );
+                }
+            }
+        };
+        for end in (0..c.bytes.len()).step_by(7) {
+            check(&c.bytes[..end], &s.bytes);
+        }
+        for step in [3, 13, 61] {
+            let mut noisy = c.bytes.clone();
+            for i in (200..noisy.len()).step_by(step) {
+                noisy[i] = noisy[i].wrapping_mul(31).wrapping_add(7);
+            }
+            check(&noisy, &s.bytes);
+        }
+    }
+}

@@ -1514,6 +1514,28 @@ mod tests {
     }
 
     #[test]
+    fn cbc_padding_is_checked_whole_and_with_room_for_the_mac() {
+        assert_eq!(padding_ok(&[9, 0], 0), (true, 1));
+        assert_eq!(padding_ok(&[9, 2, 2, 2], 0), (true, 3));
+        assert!(!padding_ok(&[9, 3, 2, 2], 0).0, "a byte that differs");
+        assert!(!padding_ok(&[2, 2], 0).0, "padding longer than the record");
+        assert!(!padding_ok(&[], 0).0);
+        // MAC-then-encrypt: the MAC must fit before the padding.
+        assert!(padding_ok(&[[7; 20].as_slice(), &[1, 1]].concat(), 20).0);
+        assert!(!padding_ok(&[[7; 19].as_slice(), &[1, 1]].concat(), 20).0);
+        // 256 bytes of padding (the most TLS allows) are all checked.
+        let mut long = vec![0xff; 256];
+        assert!(padding_ok(&long, 0).0);
+        long[0] = 0xfe;
+        assert!(!padding_ok(&long, 0).0);
+        // AES-CBC wants whole blocks after the IV.
+        assert!(cbc_decrypt(&[0; 16], &[0; 31]).is_none());
+        assert!(cbc_decrypt(&[0; 16], &[0; 16]).is_none());
+        assert!(cbc_decrypt(&[0; 24], &[0; 32]).is_none());
+        assert_eq!(cbc_decrypt(&[0; 32], &[0; 48]).map(|p| p.len()), Some(32));
+    }
+
+    #[test]
     fn cut_and_hostile_input_does_not_panic() {
         let (c, s, keys) = fixture("tls13-h2");
         for end in (0..s.len()).step_by(97) {
