@@ -183,6 +183,8 @@ pub(crate) fn stream(
     mut keep: Option<&mut Decoded>,
 ) -> (Vec<Payload>, Vec<String>) {
     let mut warnings = Vec::new();
+    // A key log was given and did not decrypt this stream: its TLS label does not ask for one.
+    let mut keys_failed = false;
     let Some(s) = capture.streams.get(index) else {
         return (Vec::new(), warnings);
     };
@@ -242,13 +244,24 @@ pub(crate) fn stream(
                 }
                 // Not decrypted (no key for this connection, a suite not read): labelled
                 // below as encrypted, with why.
-                Err(e) => warnings.push(format!("{label}: TLS not decrypted: {e}")),
+                Err(e) => {
+                    warnings.push(format!("{label}: TLS not decrypted: {e}"));
+                    keys_failed = true;
+                }
             }
         }
     }
     // Anything else: each direction (each UDP datagram) peeled on its own.
     let mut payloads = Vec::new();
-    for stream_payload in pcap::stream_payloads(capture, index) {
+    for mut stream_payload in pcap::stream_payloads(capture, index) {
+        if keys_failed && stream_payload.meta_value("encrypted").is_some() {
+            if let Some(layer) = stream_payload.layers.last_mut() {
+                if let Some(head) = layer.detail.strip_suffix(" — give a key log to decrypt") {
+                    layer.detail =
+                        format!("{head} — not decrypted with the key log given (see the warnings)");
+                }
+            }
+        }
         if stream_payload.meta_value("encrypted").is_some()
             || stream_payload.meta_value("protocol").is_some()
         {

@@ -209,6 +209,15 @@ fn a_key_log_of_other_sessions_names_the_client_random_it_looked_for() {
         line.contains("not decrypted with the key log given"),
         "{line}"
     );
+    // Nor do the encrypted payloads' TLS labels.
+    assert_eq!(peeled.payloads.len(), 2);
+    for p in &peeled.payloads {
+        let detail = &p.layers.last().expect("a TLS layer").detail;
+        assert!(
+            detail.ends_with("— not decrypted with the key log given (see the warnings)"),
+            "{detail}"
+        );
+    }
 }
 
 #[test]
