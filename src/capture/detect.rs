@@ -32,9 +32,10 @@ pub enum Verdict {
         detail: Option<String>,
     },
     /// The messages of a protocol that is not a data format (the meta entry `protocol`, set by
-    /// the capture layer from the port and the bytes' shape).
+    /// the capture layer from the port and the bytes' shape), or a media file its Content-Type
+    /// names ([`media_file_type`]).
     NotData {
-        /// The protocol: `DNS`, `mDNS`, `SIP`, `QUIC`…
+        /// The protocol: `DNS`, `mDNS`, `SIP`, `QUIC`…; or the media type, `image/png`.
         protocol: String,
     },
 }
@@ -64,6 +65,9 @@ impl Verdict {
             } => format!("encrypted TLS records: {detail}"),
             Verdict::Encrypted { protocol, .. } => {
                 format!("encrypted {protocol} records — give a key log to decrypt")
+            }
+            Verdict::NotData { protocol } if protocol.contains('/') => {
+                format!("{protocol}, as its Content-Type says: a media file, not a data payload; no data format is guessed")
             }
             Verdict::NotData { protocol } => {
                 format!("{protocol} messages: not a data payload, no data format is guessed")
@@ -123,6 +127,29 @@ pub fn text_media_type(content_type: &str) -> Option<String> {
     text.then_some(media)
 }
 
+/// The media type of a Content-Type value if it names a media file no data format reads:
+/// `image/*` (but SVG, which is XML text), `audio/*`, `video/*`, `font/*`. Lower case,
+/// parameters dropped.
+///
+/// ```
+/// use wirelens::capture::detect::media_file_type;
+///
+/// assert_eq!(media_file_type("image/png").as_deref(), Some("image/png"));
+/// assert_eq!(media_file_type("image/svg+xml"), None);
+/// assert_eq!(media_file_type("application/json"), None);
+/// ```
+pub fn media_file_type(content_type: &str) -> Option<String> {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let (kind, sub) = media.split_once('/')?;
+    let file = matches!(kind, "image" | "audio" | "video" | "font") && !sub.is_empty();
+    (file && sub != "svg+xml").then_some(media)
+}
+
 /// The verdict on a payload, from what its layers recorded: meta `encrypted` (a TLS stream),
 /// meta `protocol` (a protocol that is no data format), a WebSocket text message that is not
 /// JSON, or a `Content-Type` naming a text media type ([`text_media_type`]). `None`: read its
@@ -159,6 +186,10 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
     let (key, content_type) = payload.meta.iter().rev().find(|(k, _)| {
         k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("mime-type")
     })?;
+    if let Some(media) = media_file_type(content_type) {
+        // An image, a sound, a video, a font: a file format of its own, not a data payload.
+        return Some(Verdict::NotData { protocol: media });
+    }
     text_media_type(content_type).map(|media_type| Verdict::Text {
         media_type,
         said_by: if key.eq_ignore_ascii_case("mime-type") {

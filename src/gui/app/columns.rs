@@ -373,6 +373,18 @@ impl App {
         let best = a.readings.first();
         ui.horizontal_wrapped(|ui| {
             let reading = a.readings.iter().find(|r| r.format == a.format);
+            if !a.overridden && reading.is_some_and(|r| !r.is_claim()) {
+                // No format reads the payload: that is the answer, and the best partial
+                // reading stays below for what it shows.
+                ui.strong("No known format");
+                ui.label(format!(
+                    "no format reads the whole payload; shown: the best partial reading, {} ({}%): {}",
+                    a.format.title(),
+                    reading.map_or(0, |r| r.confidence),
+                    reading.map(|r| r.reasons.join("; ")).unwrap_or_default()
+                ));
+                return;
+            }
             ui.strong(format!(
                 "Read as {} ({}%){}",
                 a.format.title(),
