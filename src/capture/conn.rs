@@ -844,12 +844,7 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
     }
     let content_type = m.header("content-type");
     let grpc = content_type.is_some_and(|ct| {
-        let media = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let media = super::listing::media_type(ct);
         media == "application/grpc" || media.starts_with("application/grpc+")
     });
     if grpc {

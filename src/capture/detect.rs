@@ -95,12 +95,7 @@ impl Verdict {
 /// assert_eq!(text_media_type("application/cbor"), None);
 /// ```
 pub fn text_media_type(content_type: &str) -> Option<String> {
-    let media = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let media = super::listing::media_type(content_type);
     let (kind, sub) = media.split_once('/')?;
     if sub.contains("json") || sub.is_empty() {
         return None;
@@ -139,12 +134,7 @@ pub fn text_media_type(content_type: &str) -> Option<String> {
 /// assert_eq!(media_file_type("application/json"), None);
 /// ```
 pub fn media_file_type(content_type: &str) -> Option<String> {
-    let media = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let media = super::listing::media_type(content_type);
     let (kind, sub) = media.split_once('/')?;
     let file = matches!(kind, "image" | "audio" | "video" | "font") && !sub.is_empty();
     (file && sub != "svg+xml").then_some(media)

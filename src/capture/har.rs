@@ -35,6 +35,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use super::layers::{CaptureError, Layer, Payload};
+use super::listing::media_type;
 use super::SharedBytes;
 use super::{grpcweb, http};
 use crate::codec::Format;
@@ -431,15 +432,6 @@ fn header<'h>(headers: &'h Option<Vec<Header<'_>>>, name: &str) -> Option<&'h st
         .and_then(|h| h.value.as_deref())
 }
 
-fn media_of(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
 /// gRPC, gRPC-Web and Connect streaming bodies: 5-byte-prefixed frames.
 fn is_framed_rpc(media: &str) -> bool {
     media == "application/grpc"
@@ -450,7 +442,7 @@ fn is_framed_rpc(media: &str) -> bool {
 
 /// The format a Content-Type names, as HTTP reads it, plus Connect's streaming types.
 fn hint_for(content_type: &str) -> Option<Format> {
-    match media_of(content_type).as_str() {
+    match media_type(content_type).as_str() {
         "application/connect+proto" => Some(Format::Protobuf),
         "application/connect+json" => Some(Format::Json),
         _ => http::hint_for_media_type(content_type),
@@ -460,7 +452,7 @@ fn hint_for(content_type: &str) -> Option<Format> {
 /// Whether text of this type is text (UTF-8) rather than binary bytes an exporter stored as
 /// characters.
 fn is_textual(content_type: &str) -> bool {
-    let media = media_of(content_type);
+    let media = media_type(content_type);
     content_type.to_ascii_lowercase().contains("charset=")
         || media.is_empty()
         || media.starts_with("text/")
@@ -651,7 +643,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         });
     let mut detail = format!("{method} {url} → {status}");
     if let Some(t) = &response_type {
-        detail.push_str(&format!(" → {}", media_of(t)));
+        detail.push_str(&format!(" → {}", media_type(t)));
     }
     let entry_layer = |span: Span| Layer {
         name: format!("{ENTRY_LAYER} {index}"),
@@ -953,7 +945,7 @@ fn body_payload(
             );
         }
     }
-    let media = media_of(content_type);
+    let media = media_type(content_type);
     let hint = hint_for(content_type);
     let mut bytes = bytes;
     if is_framed_rpc(&media) {

@@ -109,12 +109,7 @@ fn line_at(input: &[u8], pos: usize) -> (&[u8], usize, bool) {
 
 /// The format a media type names, if it names one of ours.
 pub fn hint_for_media_type(content_type: &str) -> Option<Format> {
-    let media = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let media = super::listing::media_type(content_type);
     match media.as_str() {
         "application/json" | "text/json" | "application/grpc+json" => Some(Format::Json),
         "application/msgpack" | "application/x-msgpack" | "application/vnd.msgpack" => {

@@ -134,8 +134,9 @@ impl Payload {
     }
 }
 
-/// A content type's media type: lowercase, parameters (`; charset=…`) left off.
-fn media_type(content_type: &str) -> String {
+/// A content type's media type: lowercase, parameters (`; charset=…`) left off. The one
+/// parser of a Content-Type value for the capture layers.
+pub(crate) fn media_type(content_type: &str) -> String {
     content_type
         .split(';')
         .next()
