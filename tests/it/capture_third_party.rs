@@ -144,35 +144,7 @@ const CURL_DIFFERENCES: &[(&str, &str)] = &[
 #[test]
 fn curl_commands_make_the_requests_curl_sent() {
     // curlconverter's test commands, each with the request curl 8.2.1 sent for it.
-    let dir = folder("curlconverter");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("the folder")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".sh").map(str::to_string))
-        .collect();
-    names.sort();
-    assert!(names.len() >= 60, "{} commands", names.len());
-    let mut differ: Vec<(String, String)> = Vec::new();
-    for name in &names {
-        let command = std::fs::read(dir.join(format!("{name}.sh"))).expect("the command");
-        let want = request(&std::fs::read(dir.join(format!("{name}.http"))).expect("the request"));
-        let peeled = peel(command, &PeelOptions::default());
-        let p = peeled
-            .payloads
-            .first()
-            .unwrap_or_else(|| panic!("{name}: no payload"));
-        assert_eq!(
-            p.layers.first().map(|l| l.name.as_str()),
-            Some("cURL command"),
-            "{name}"
-        );
-        if let Some(why) = difference(p, &want) {
-            differ.push((name.clone(), why));
-        }
-    }
-    let known: Vec<&str> = CURL_DIFFERENCES.iter().map(|(n, _)| *n).collect();
-    let found: Vec<&str> = differ.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(found, known, "{differ:#?}");
+    compare_snippets("sh", "cURL command", 60, CURL_DIFFERENCES);
 }
 
 /// The fetch calls curlconverter wrote for those commands whose request wirelens does not read
@@ -244,33 +216,39 @@ const FETCH_DIFFERENCES: &[(&str, &str)] = &[
 fn fetch_calls_make_the_requests_curl_sent() {
     // curlconverter's JavaScript for the same commands: `fetch(url, {…})`, bodies as string
     // literals, `JSON.stringify(…)` or `new URLSearchParams(…)`.
+    compare_snippets("js", "fetch call", 40, FETCH_DIFFERENCES);
+}
+
+/// Every `NAME.EXT` snippet of curlconverter's folder read as a `layer` payload and compared
+/// with `NAME.http`, the request curl sent; the names that differ must be exactly `known`'s.
+fn compare_snippets(ext: &str, layer: &str, at_least: usize, known: &[(&str, &str)]) {
     let dir = folder("curlconverter");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("the folder")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".js").map(str::to_string))
+        .filter_map(|n| n.strip_suffix(&format!(".{ext}")).map(str::to_string))
         .collect();
     names.sort();
-    assert!(names.len() >= 40, "{} calls", names.len());
+    assert!(names.len() >= at_least, "{} snippets", names.len());
     let mut differ: Vec<(String, String)> = Vec::new();
     for name in &names {
-        let call = std::fs::read(dir.join(format!("{name}.js"))).expect("the call");
+        let snippet = std::fs::read(dir.join(format!("{name}.{ext}"))).expect("the snippet");
         let want = request(&std::fs::read(dir.join(format!("{name}.http"))).expect("the request"));
-        let peeled = peel(call, &PeelOptions::default());
+        let peeled = peel(snippet, &PeelOptions::default());
         let p = peeled
             .payloads
             .first()
             .unwrap_or_else(|| panic!("{name}: no payload"));
         assert_eq!(
             p.layers.first().map(|l| l.name.as_str()),
-            Some("fetch call"),
+            Some(layer),
             "{name}"
         );
         if let Some(why) = difference(p, &want) {
             differ.push((name.clone(), why));
         }
     }
-    let known: Vec<&str> = FETCH_DIFFERENCES.iter().map(|(n, _)| *n).collect();
+    let known: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
     let found: Vec<&str> = differ.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(found, known, "{differ:#?}");
 }
