@@ -173,9 +173,21 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
     }
     // The innermost Content-Type: a multipart part's own comes after its message's. A HAR
     // entry's `mimeType` stands in for a Content-Type its headers lack (a cached response).
-    let (key, content_type) = payload.meta.iter().rev().find(|(k, _)| {
+    let Some((key, content_type)) = payload.meta.iter().rev().find(|(k, _)| {
         k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("mime-type")
-    })?;
+    }) else {
+        return text_by_bytes(payload);
+    };
+    if super::listing::media_type(content_type) == "application/dns-message" {
+        // DNS over HTTPS: the body is a DNS message, as a datagram on port 53 would be.
+        return Some(Verdict::NotData {
+            protocol: "DNS".to_string(),
+        });
+    }
+    if super::listing::media_type(content_type) == "application/octet-stream" {
+        // "Some bytes": no word on what they are, so their content may say it is text.
+        return text_by_bytes(payload);
+    }
     if let Some(media) = media_file_type(content_type) {
         // An image, a sound, a video, a font: a file format of its own, not a data payload.
         return Some(Verdict::NotData { protocol: media });
@@ -187,6 +199,57 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
         } else {
             "its Content-Type"
         },
+    })
+}
+
+/// The most bytes [`text_by_bytes`] tries the formats on: past that, printable UTF-8 is text.
+const TEXT_DETECT_MAX: usize = 1 << 20;
+
+/// A payload a capture layer found (a TCP or UDP stream, decrypted TLS records, a body) that
+/// nothing labelled (or labelled `application/octet-stream`), whose bytes are printable UTF-8 (tabs and line ends allowed), that is not
+/// JSON and that no format reads: text, by its bytes. Without this, "ping" over TLS or a
+/// line-based protocol is "no known format" with CBOR and MessagePack scraps below it. Bytes
+/// the user opened as a file get no such verdict: an invalid JSON document is better told
+/// where it fails.
+fn text_by_bytes(payload: &Payload) -> Option<Verdict> {
+    let bytes = &payload.bytes[..];
+    if payload.layers.is_empty() || payload.hint.is_some() || bytes.is_empty() {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{c}'))
+    {
+        return None;
+    }
+    let first = text.trim_start().chars().next()?;
+    if matches!(first, '{' | '[' | '"') {
+        // Meant as JSON, even where it fails: its reading says where.
+        return None;
+    }
+    let limits = crate::limits::Limits::default();
+    if bytes.len() <= TEXT_DETECT_MAX {
+        if crate::codec::json::is_json(bytes, &limits) {
+            return None;
+        }
+        // A structure (a map, an array, a message) that reads every byte outranks text; one
+        // CBOR or MessagePack string whose header byte happens to be a letter does not
+        // ("GOODDATA" is CBOR bytes(7) only by accident).
+        let options = DecodeOptions::default();
+        let structured = detect(bytes, None, &options).first().is_some_and(|r| {
+            r.summary().is_claim()
+                && r.outcome
+                    .as_ref()
+                    .is_ok_and(|d| matches!(d.value, Value::Map(_) | Value::Array(_)))
+        });
+        if structured {
+            return None;
+        }
+    }
+    Some(Verdict::Text {
+        media_type: "text/plain".to_string(),
+        said_by: "its content (printable UTF-8, unlabelled, read by no format)",
     })
 }
 

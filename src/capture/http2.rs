@@ -345,6 +345,12 @@ impl State<'_> {
         }
     }
 
+    /// The message of `stream` from `side`, if a frame has opened it.
+    fn existing_message(&mut self, stream: u32, side: Side) -> Option<&mut Message> {
+        let i = *self.index.get(&(stream, side))?;
+        self.messages.get_mut(i)
+    }
+
     fn message(&mut self, stream: u32, side: Side) -> Option<&mut Message> {
         if let Some(&i) = self.index.get(&(stream, side)) {
             return self.messages.get_mut(i);
@@ -764,7 +770,9 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                 );
             }
             TYPE_WINDOW_UPDATE | TYPE_PRIORITY if header.stream != 0 => {
-                if let Some(m) = state.message(header.stream, side) {
+                // A frame of a message already open; alone (a browser's PRIORITY frames
+                // building its dependency tree on idle streams) it opens no message.
+                if let Some(m) = state.existing_message(header.stream, side) {
                     m.add_frame(frame_ref(0));
                 }
             }

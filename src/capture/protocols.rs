@@ -257,6 +257,14 @@ fn quic_shape(b: &[u8]) -> bool {
         || google_quic(b)
 }
 
+/// A QUIC short-header (1-RTT) packet: the fixed bit set, the long-header bit clear, and room
+/// for a packet number and an AEAD tag. Alone it is too weak a shape to name a datagram off the
+/// usual ports; on a flow that has carried a long-header packet it is QUIC
+/// (see `pcap::stream_payloads`).
+pub(crate) fn quic_short_header(b: &[u8]) -> bool {
+    b.first().is_some_and(|f| f & 0xc0 == 0x40) && b.len() >= 18
+}
+
 /// Google QUIC (before IETF QUIC): public flags with the version bit and an 8-byte connection
 /// id, then a version `Q` and three digits (`Q043`).
 fn google_quic(b: &[u8]) -> bool {

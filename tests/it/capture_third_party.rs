@@ -507,3 +507,317 @@ fn zeek_test_captures_give_the_bodies_and_messages_tshark_finds() {
         "objects and messages compared"
     );
 }
+
+/// The captures `answers_capture.py` answers for with tshark, each with its key log.
+fn tshark_captures() -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for dir in ["suricata", "zeek-more", "snet", "illustrated"] {
+        let mut names: Vec<String> = std::fs::read_dir(folder(dir))
+            .expect("the folder")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".pcap").map(str::to_string))
+            .collect();
+        names.sort();
+        for n in names {
+            let keylog = format!("{dir}/{n}.keylog");
+            let keylog = folder(&keylog).exists().then_some(keylog);
+            out.push((format!("{dir}/{n}"), keylog));
+        }
+    }
+    out.push(("tcpdump-print/print-flags".to_string(), None));
+    out
+}
+
+/// What wirelens does not read as tshark does, by capture and answer kind, with the reason (the
+/// third-party README's table says the same).
+const TSHARK_DIFFERENCES: &[(&str, &str, &str)] = &[
+    (
+        "illustrated/quic",
+        "quic",
+        "QUIC is not decrypted with a key log: its STREAM data is no payload",
+    ),
+    (
+        "suricata/doh-get",
+        "object",
+        "tshark 4.0 exports the client's HTTP/2 preface and first frames (448 bytes from `PRI * \
+         HTTP/2.0`) as an HTTP object: no body; its DATA lines give the 468-byte responses, which \
+         wirelens gives",
+    ),
+    (
+        "suricata/doh-post",
+        "object",
+        "the same: a 148-byte object from `PRI * HTTP/2.0`",
+    ),
+    (
+        "suricata/http2-continuation",
+        "object",
+        "the same: a 24-byte object, the preface alone",
+    ),
+    (
+        "suricata/http2-multiple-headers",
+        "object",
+        "the same: a 64-byte object from `PRI * HTTP/2.0`",
+    ),
+    (
+        "suricata/http-gap-beyond-body",
+        "object",
+        "after the gap tshark runs 56 bytes of the lost response into the next one's head and \
+         exports all 169 as one body; wirelens resumes at the next status line and gives its \
+         12-byte body",
+    ),
+];
+
+fn differs(name: &str, kind: &str) -> bool {
+    TSHARK_DIFFERENCES
+        .iter()
+        .any(|(n, k, _)| *n == name && *k == kind)
+}
+
+#[test]
+fn captures_of_intrusion_detection_suites_and_tls_libraries_read_as_tshark_reads_them() {
+    // Suricata's verification captures (HTTP/2 with deflate, CONTINUATION, ranges, CONNECT
+    // tunnels; DNS over HTTPS; WebSocket with permessage-deflate, fragments and control frames;
+    // stacked Content-Encodings; TCP gaps; SIP, SSDP, DNS, DHCP, QUIC), Zeek's mDNS and SIP,
+    // a TLS library's captures of every AEAD suite with their key logs, and tcpdump's HTTP
+    // capture: what tshark exports, decrypts and names, wirelens gives too.
+    use wirelens::capture::detect::{verdict, Verdict};
+    let captures = tshark_captures();
+    assert_eq!(captures.len(), 40);
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    let mut failures: Vec<String> = Vec::new();
+    macro_rules! check {
+        ($cond:expr, $($why:tt)+) => {
+            if !$cond {
+                failures.push(format!($($why)+));
+            }
+        };
+    }
+    for (name, keylog) in &captures {
+        let keys = keylog.as_ref().map(|k| {
+            let text = std::fs::read_to_string(folder(k)).expect("the key log");
+            wirelens::capture::tls::KeyLog::parse(&text).expect("a key log")
+        });
+        let peeled = peel(
+            std::fs::read(folder(&format!("{name}.pcap"))).expect("the capture"),
+            &PeelOptions {
+                keys: keys.as_ref(),
+                ..PeelOptions::default()
+            },
+        );
+        let answer_name = name.replace('/', "-");
+        let answer = std::fs::read_to_string(folder("answers").join(format!("{answer_name}.txt")))
+            .expect("tshark's answer");
+        let bodies: Vec<(usize, String)> = peeled
+            .payloads
+            .iter()
+            .map(|p| (p.bytes.len(), sha256(&p.bytes)))
+            .collect();
+        let has_body = |size: &str, sha: &str| {
+            let size: usize = size.parse().expect("a size");
+            bodies.iter().any(|(n, s)| *n == size && s == sha)
+        };
+        let holding = |frame: u64| -> Vec<&Payload> {
+            peeled
+                .payloads
+                .iter()
+                .filter(|p| frames_of(p).contains(&frame))
+                .collect()
+        };
+        for line in answer.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<&str> = line.split(' ').collect();
+            match f.as_slice() {
+                ["frame", n, chain] => {
+                    let first = chain.split(':').next().unwrap_or("");
+                    let Some(want) = not_data_name(first) else {
+                        continue;
+                    };
+                    let frame: u64 = n.parse().expect("a frame");
+                    let carrying = holding(frame);
+                    check!(
+                        !carrying.is_empty(),
+                        "{name}: no payload holds frame {frame}"
+                    );
+                    for p in carrying {
+                        check!(
+                            p.meta_value("protocol") == Some(want),
+                            "{name}: frame {frame} is not named {want}"
+                        );
+                    }
+                    *counts.entry("frames named").or_default() += 1;
+                }
+                ["object", size, sha] => {
+                    if differs(name, "object") {
+                        check!(!has_body(size, sha), "{name}: listed as differing");
+                        continue;
+                    }
+                    check!(has_body(size, sha), "{name}: tshark's {size}-byte object");
+                    *counts.entry("objects").or_default() += 1;
+                }
+                ["http2", _, _, "data", data] if *data != "-" => {
+                    // A packet's DATA as tshark shows it (its bytes, and after a
+                    // Content-Encoding the decoded bytes too): one of them is a payload.
+                    let found = data.split(',').any(|d| {
+                        let (size, sha) = d.split_once(':').expect("bytes:sha");
+                        has_body(size, sha)
+                    });
+                    check!(found, "{name}: no payload is the DATA of {line}");
+                    *counts.entry("HTTP/2 DATA").or_default() += 1;
+                }
+                ["websocket", _, frames, "text", text, "binary", binary] => {
+                    // Whole messages (FIN, not a continuation): each one a payload.
+                    let whole = frames.split(',').all(|f| {
+                        let parts: Vec<&str> = f.split('/').collect();
+                        parts.get(1) == Some(&"1") && parts.first() != Some(&"0")
+                    });
+                    for (kind, value) in [("text", text), ("binary", binary)] {
+                        if *value == "-" || !whole {
+                            continue;
+                        }
+                        let mut parts = value.splitn(3, ':');
+                        let (size, sha) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+                        check!(
+                            has_body(size, sha),
+                            "{name}: a {kind} message of {size} bytes"
+                        );
+                        *counts.entry("WebSocket messages").or_default() += 1;
+                    }
+                }
+                ["tls", _, "node0", _] => {}
+                ["tls", _, _, _, size, sha] => {
+                    if *size != "0" {
+                        check!(has_body(size, sha), "{name}: {size} decrypted bytes");
+                        *counts.entry("TLS sides decrypted").or_default() += 1;
+                    }
+                }
+                ["segment", n, "seq", _, size, sha, ..] => {
+                    // A segment after a TCP gap is still read: its bytes are in a payload of
+                    // its frame.
+                    let frame: u64 = n.parse().expect("a frame");
+                    let size: usize = size.parse().expect("a size");
+                    let inside = holding(frame).iter().any(|p| {
+                        p.bytes.len() >= size && p.bytes.windows(size).any(|w| sha256(w) == *sha)
+                    });
+                    check!(inside, "{name}: segment of frame {frame}");
+                    *counts.entry("segments after gaps").or_default() += 1;
+                }
+                ["quic", ..] => {
+                    check!(differs(name, "quic"), "{name}: {line}");
+                }
+                ["http", ..] | ["http2", ..] | ["websocket", ..] => {}
+                _ => panic!("{name}: an answer line {line:?}"),
+            }
+        }
+        // DNS over HTTPS is DNS, whatever carries it; decrypted text is text.
+        for p in &peeled.payloads {
+            let media = p.meta_value("content-type").unwrap_or("");
+            if media.starts_with("application/dns-message") && !p.bytes.is_empty() {
+                assert_eq!(
+                    verdict(p),
+                    Some(Verdict::NotData {
+                        protocol: "DNS".to_string()
+                    }),
+                    "{name}"
+                );
+                *counts.entry("DoH bodies named DNS").or_default() += 1;
+            }
+        }
+        if keylog.is_some() && !differs(name, "quic") {
+            check!(
+                peeled
+                    .payloads
+                    .iter()
+                    .filter(|p| !p.bytes.is_empty())
+                    .all(|p| matches!(verdict(p), Some(Verdict::Text { .. }))),
+                "{name}: the decrypted bytes are text"
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let counts: Vec<(&str, usize)> = counts.into_iter().collect();
+    assert_eq!(
+        counts,
+        vec![
+            ("DoH bodies named DNS", 72),
+            ("HTTP/2 DATA", 115),
+            ("TLS sides decrypted", 13),
+            ("WebSocket messages", 15),
+            ("frames named", 146),
+            ("objects", 7),
+            ("segments after gaps", 4),
+        ]
+    );
+}
+
+#[test]
+fn har_exports_without_bodies_list_every_entry_as_the_browser_wrote_it() {
+    // sitespeed.io's pagexray fixtures: Firefox and Chrome (Browsertime, chrome-har) exports of
+    // whole page loads over HTTP/1.1 and HTTP/2, with no `content.text`: each entry is listed
+    // with its method, URL, status and media type, its response marked as left out.
+    let dir = folder("pagexray");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".har").map(str::to_string))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 5);
+    let mut entries = 0;
+    for name in &names {
+        let peeled = peel(
+            std::fs::read(dir.join(format!("{name}.har"))).expect("the HAR"),
+            &PeelOptions::default(),
+        );
+        let answer =
+            std::fs::read_to_string(folder("answers").join(format!("pagexray-{name}.txt")))
+                .expect("Python's reading");
+        let want: Vec<Vec<&str>> = answer
+            .lines()
+            .filter(|l| l.starts_with("entry "))
+            .map(|l| l.splitn(6, ' ').collect())
+            .collect();
+        for w in &want {
+            let [_, index, method, url, status, mime] = w.as_slice() else {
+                panic!("{name}: an answer line {w:?}");
+            };
+            let layer = format!("HAR entry {index}");
+            let of_entry: Vec<&Payload> = peeled
+                .payloads
+                .iter()
+                .filter(|p| p.layers.first().is_some_and(|l| l.name == layer))
+                .collect();
+            let response = of_entry
+                .iter()
+                .find(|p| p.meta_value("direction") == Some("response"))
+                .unwrap_or_else(|| panic!("{name}: entry {index} has no response payload"));
+            assert_eq!(
+                response.meta_value("method"),
+                Some(*method),
+                "{name} {index}"
+            );
+            assert_eq!(response.meta_value("url"), Some(*url), "{name} {index}");
+            assert_eq!(
+                response.meta_value("status"),
+                Some(*status),
+                "{name} {index}"
+            );
+            if !mime.is_empty() {
+                let media = |m: &str| m.split(';').next().unwrap_or("").trim().to_string();
+                assert_eq!(
+                    response.meta_value("mime-type").map(media),
+                    Some(media(mime)),
+                    "{name} {index}"
+                );
+            }
+            // No body in the export: nothing to read, and said so.
+            assert!(response.bytes.is_empty(), "{name} {index}");
+            entries += 1;
+        }
+        let listed: std::collections::BTreeSet<&str> = peeled
+            .payloads
+            .iter()
+            .filter_map(|p| p.layers.first().map(|l| l.name.as_str()))
+            .collect();
+        assert_eq!(listed.len(), want.len(), "{name}: entries listed");
+    }
+    assert_eq!(entries, 53);
+}

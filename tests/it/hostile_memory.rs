@@ -192,7 +192,7 @@ fn pcap_of_x_streams(streams: u16, size: usize) -> Vec<u8> {
             tcp.extend([5 << 4, 0x18]);
             tcp.extend(65_535u16.to_be_bytes());
             tcp.extend([0u8; 4]);
-            tcp.extend(std::iter::repeat_n(b'x', n));
+            tcp.extend([0x08u8, b'x'].iter().cycle().take(n));
             seq += n as u32;
             let total = u16::try_from(20 + tcp.len()).expect("fits an IP packet");
             let mut frame = vec![2u8; 6];

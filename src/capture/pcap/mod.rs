@@ -693,13 +693,37 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
         Transport::Tcp => tls_of(stream),
         Transport::Udp => None,
     };
+    // A UDP flow that carried a QUIC long-header packet (its handshake) goes on in short-header
+    // packets, which name no version: those are QUIC too.
+    let quic_flow = stream.protocol == Transport::Udp
+        && stream.directions.iter().any(|d| {
+            d.segments.iter().any(|seg| {
+                let bytes = d.bytes.get(seg.span.range()).unwrap_or(&[]);
+                super::protocols::protocol_of(stream.protocol, stream.client, stream.server, bytes)
+                    == Some("QUIC")
+            })
+        });
     for (which, dir) in stream.directions.iter().enumerate() {
         match stream.protocol {
             Transport::Tcp => {
-                let bytes = dir.contiguous();
-                if !bytes.is_empty() {
-                    let segments = dir.segments_in(Span::new(0, bytes.len()));
+                // One payload a run: the bytes after a gap are what was captured, not a
+                // continuation of the bytes before it (as tshark shows each segment after
+                // "previous segment not captured").
+                for (n, run) in dir.runs().into_iter().enumerate() {
+                    let Some(bytes) = dir.bytes.get(run.range()).filter(|b| !b.is_empty()) else {
+                        continue;
+                    };
+                    let segments = dir.segments_in(run);
                     let mut payload = payload_for(capture, index, stream, which, bytes, segments);
+                    if let Some(gap) = n.checked_sub(1).and_then(|g| dir.gaps.get(g)) {
+                        payload.meta.push((
+                            "after a gap".to_string(),
+                            format!(
+                                "{} bytes not captured before frame {}",
+                                gap.missing, gap.frame
+                            ),
+                        ));
+                    }
                     if let Some(summary) = &tls {
                         mark_encrypted(&mut payload, summary);
                     } else {
@@ -720,6 +744,15 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
                         std::slice::from_ref(seg),
                     );
                     mark_protocol(&mut payload, stream, bytes);
+                    if quic_flow
+                        && payload.meta_value("protocol").is_none()
+                        && super::protocols::quic_short_header(bytes)
+                    {
+                        payload.hint = None;
+                        payload
+                            .meta
+                            .push(("protocol".to_string(), "QUIC".to_string()));
+                    }
                     out.push(payload);
                 }
             }

@@ -174,7 +174,7 @@ impl Connection {
                 if piece.off > cursor {
                     let missing = piece.off - cursor;
                     warnings.push(format!(
-                        "{label} {}: {missing} bytes are missing after stream byte {} (before frame {}); what is read across them is cut there, and HTTP/1.x resumes at its next message",
+                        "{label} {}: {missing} bytes are missing after stream byte {} (before frame {}); what was read up to them is cut there, and what follows is read on its own (HTTP/1.x from its next message)",
                         names.get(i).copied().unwrap_or(""),
                         cursor - start,
                         piece.frame
