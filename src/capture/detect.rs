@@ -216,6 +216,10 @@ fn text_by_bytes(payload: &Payload) -> Option<Verdict> {
     if payload.layers.is_empty() || payload.hint.is_some() || bytes.is_empty() {
         return None;
     }
+    // A gRPC message is its method's message type, whatever its bytes look like.
+    if payload.grpc_call().is_some() || payload.layers.iter().any(|l| l.name.starts_with("gRPC")) {
+        return None;
+    }
     let text = std::str::from_utf8(bytes).ok()?;
     if text
         .chars()
