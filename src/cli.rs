@@ -1011,7 +1011,7 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     if !args.partial {
         if let Some(lost) = peeling.warnings.iter().find(|w| loses_bytes(w)) {
             return Err(Failure::Input(format!(
-                "error: the capture lost bytes, so its payloads may be cut short ({lost}); --partial converts them as far as they go"
+                "error: the capture was not read whole ({lost}); raise the limit, or --partial converts what was read"
             )));
         }
     }
@@ -1248,27 +1248,23 @@ fn cut_short(args: &ConvertArgs, peeling: &Peeling, index: usize) -> Option<Stri
     if args.partial || p.meta_value("truncated") != Some("true") {
         return None;
     }
+    let why = p
+        .meta_value("cut")
+        .map_or_else(|| "see the warning above".to_string(), str::to_string);
     Some(format!(
-        "payload {} ({} bytes via {}) was cut short (see the warning above); --partial converts it as far as it goes",
+        "payload {} ({} bytes via {}) was cut short ({why}); --partial converts it as far as it goes",
         index + 1,
         p.bytes.len(),
         p.provenance()
     ))
 }
 
-/// Whether a capture warning says bytes of the traffic were lost, so any payload of the capture
-/// may be cut short: packets cut by the snap length or by the end of the file, a gap in a TCP
-/// stream, data dropped at the payload-bytes limit. These are the wordings of
-/// `capture::pcap` (`State::finish`, `tcp::Connection::finish`, `file::walk`,
-/// `State::over_budget`); the CLI tests hold them to it.
+/// Whether a capture warning says the capture was not read whole: data dropped at the
+/// payload-bytes limit (`capture::pcap`'s `State::over_budget` wording, which the CLI tests hold
+/// it to), so a conversion of "every payload" would not be. Bytes the traffic itself lost (a
+/// gap, a packet captured short) mark the payloads they cut instead ([`cut_short`]).
 fn loses_bytes(warning: &str) -> bool {
-    const LOSSES: [&str; 4] = [
-        "captured shorter than they were on the wire",
-        "bytes are missing after stream byte",
-        "the packet is kept as far as it goes",
-        "later payload data is dropped",
-    ];
-    LOSSES.iter().any(|l| warning.contains(l))
+    warning.contains("later payload data is dropped")
 }
 
 /// Converts one payload per the flags; returns the bytes (JSON without a final newline).

@@ -839,7 +839,10 @@ fn a_capture_that_lost_bytes_needs_partial() {
         .code(1)
         .stdout("")
         .stderr(predicate::str::contains(
-            "error: the capture lost bytes, so its payloads may be cut short (1 packets were captured shorter than they were on the wire",
+            "1 packets were captured shorter than they were on the wire",
+        ))
+        .stderr(predicate::str::contains(
+            "was cut short (frame 1 was captured shorter than it was on the wire); --partial converts it as far as it goes",
         ));
     // --partial converts what was captured: `[1,2,` is no JSON, so the error is the decoder's.
     wirelens()
@@ -873,7 +876,18 @@ fn a_capture_that_lost_bytes_needs_partial() {
         .stderr(predicate::str::contains(
             "bytes are missing after stream byte 3",
         ))
-        .stderr(predicate::str::contains("error: the capture lost bytes"));
+        .stderr(predicate::str::contains("error: payload 1 (3 bytes via "))
+        .stderr(predicate::str::contains(
+            "was cut short (a gap in the TCP stream lies at its start or its end)",
+        ));
+    // --all converts what is whole and names what is not: here both runs touch the gap.
+    wirelens()
+        .args(["convert"])
+        .arg(&gap)
+        .args(["--to", "json", "--all"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("payload 2 (2 bytes via "));
 }
 
 #[test]

@@ -191,6 +191,9 @@ pub struct Capture {
     /// Packets read whose link layer was understood but that carry no TCP or UDP over IP (ARP,
     /// ICMP, other ethertypes).
     pub other_packets: usize,
+    /// The frames whose data was captured shorter than it was on the wire (snap length, or the
+    /// file cut inside the packet), ascending: every payload they carried is marked cut.
+    pub short_frames: Vec<u64>,
     /// The TLS key logs (NSS format text) embedded in pcapng Decryption Secrets Blocks, one per
     /// block in file order: a capture made with `editcap --inject-secrets tls,KEYLOG` carries
     /// the keys to decrypt itself ([`Capture::tls_key_log`]).
@@ -257,6 +260,7 @@ struct State {
     packets: usize,
     truncated: usize,
     first_truncated: u64,
+    short_frames: Vec<u64>,
     linktypes: Vec<u32>,
     skipped_linktypes: Vec<(u32, usize)>,
     other_packets: usize,
@@ -300,6 +304,7 @@ impl State {
                 self.first_truncated = p.frame;
             }
             self.truncated += 1;
+            self.short_frames.push(p.frame);
         }
         if !net::is_supported(p.linktype) {
             // Counted, not warned per frame: one line in `finish` says how many were skipped.
@@ -483,6 +488,7 @@ impl State {
             linktypes: self.linktypes,
             skipped_linktypes: self.skipped_linktypes,
             other_packets: self.other_packets,
+            short_frames: self.short_frames,
             tls_secrets,
         }
     }
@@ -520,6 +526,7 @@ pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureErro
         packets: 0,
         truncated: 0,
         first_truncated: 0,
+        short_frames: Vec::new(),
         linktypes: Vec::new(),
         skipped_linktypes: Vec::new(),
         other_packets: 0,
@@ -651,6 +658,17 @@ fn payload_for(
         meta.push(("first time".to_string(), t));
     }
     meta.push(("frames".to_string(), all_frames));
+    if let Some(short) = frames
+        .iter()
+        .find(|f| capture.short_frames.binary_search(f).is_ok())
+    {
+        // Bytes the capture never had: what was read of them is cut, whatever read it.
+        meta.push(("truncated".to_string(), "true".to_string()));
+        meta.push((
+            "cut".to_string(),
+            format!("frame {short} was captured shorter than it was on the wire"),
+        ));
+    }
     Payload {
         bytes: bytes.into(),
         layers: vec![
@@ -715,13 +733,28 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
                     };
                     let segments = dir.segments_in(run);
                     let mut payload = payload_for(capture, index, stream, which, bytes, segments);
-                    if let Some(gap) = n.checked_sub(1).and_then(|g| dir.gaps.get(g)) {
+                    // A run that a gap ends or starts may be a message without its end or its
+                    // start: cut, so it is not converted as if whole.
+                    let before = n.checked_sub(1).and_then(|g| dir.gaps.get(g));
+                    let after = dir.gaps.get(n);
+                    if let Some(gap) = before {
                         payload.meta.push((
                             "after a gap".to_string(),
                             format!(
                                 "{} bytes not captured before frame {}",
                                 gap.missing, gap.frame
                             ),
+                        ));
+                    }
+                    if (before.is_some() || after.is_some())
+                        && payload.meta_value("truncated").is_none()
+                    {
+                        payload
+                            .meta
+                            .push(("truncated".to_string(), "true".to_string()));
+                        payload.meta.push((
+                            "cut".to_string(),
+                            "a gap in the TCP stream lies at its start or its end".to_string(),
                         ));
                     }
                     if let Some(summary) = &tls {
