@@ -1245,12 +1245,7 @@ fn convert_text(args: &ConvertArgs, input: &Input, pretty: bool) -> Result<Vec<u
 /// meta entry `truncated = true`).
 fn cut_short(args: &ConvertArgs, peeling: &Peeling, index: usize) -> Option<String> {
     let p = peeling.opened.payloads.get(index)?;
-    if args.partial || p.meta_value("truncated") != Some("true") {
-        return None;
-    }
-    let why = p
-        .meta_value("cut")
-        .map_or_else(|| "see the warning above".to_string(), str::to_string);
+    let why = p.cut.as_deref().filter(|_| !args.partial)?;
     Some(format!(
         "payload {} ({} bytes via {}) was cut short ({why}); --partial converts it as far as it goes",
         index + 1,

@@ -173,6 +173,8 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
         layers: Vec::new(),
         hint: None,
         meta: Vec::new(),
+        cut: None,
+        protocol: None,
     };
     let mut readings = Vec::new();
     let mut reading = 0;

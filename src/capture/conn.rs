@@ -262,9 +262,7 @@ pub(crate) fn stream(
                 }
             }
         }
-        if stream_payload.meta_value("encrypted").is_some()
-            || stream_payload.meta_value("protocol").is_some()
-        {
+        if stream_payload.meta_value("encrypted").is_some() || stream_payload.protocol.is_some() {
             // TLS records (labelled by `pcap`): nothing under them can be read without keys;
             // another protocol's messages (DNS, SIP…) are what they are.
             payloads.push(stream_payload);
@@ -582,6 +580,8 @@ fn read_http1(
                     }],
                     hint: None,
                     meta: Vec::new(),
+                    cut: None,
+                    protocol: None,
                 };
                 out.push(first, nest(&outer, rest));
             }
@@ -648,10 +648,10 @@ fn read_websocket(
             detail.push_str(", permessage-deflate");
         }
         let mut meta = vec![("websocket opcode".to_string(), kind.clone())];
-        if !m.complete {
+        let cut = (!m.complete).then(|| {
             detail.push_str(", cut short");
-            meta.push(("truncated".into(), "true".into()));
-        }
+            "the message's frames end before its last one".to_string()
+        });
         if let Some(problem) = &m.problem {
             let frames = conv.frames(which, Span::empty(span.start));
             out.warnings.push(format!(
@@ -681,6 +681,8 @@ fn read_websocket(
             }],
             hint,
             meta,
+            cut,
+            protocol: None,
         };
         if text {
             // What the protocol says stands: a text message is not peeled as hex or base64
@@ -872,9 +874,10 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
     if let Some(reset) = &m.reset {
         notes.push(format!("the stream was reset: {reset}"));
     }
-    if !m.ended && m.reset.is_none() && m.frame_count > 0 {
-        notes.push("the stream does not end in the capture (no END_STREAM)".into());
-        meta.push(("truncated".into(), "true".into()));
+    let ends = "the stream does not end in the capture (no END_STREAM)";
+    let cut = (!m.ended && m.reset.is_none() && m.frame_count > 0).then(|| ends.to_string());
+    if let Some(c) = &cut {
+        notes.push(c.clone());
     }
     for n in notes {
         meta.push(("warning".into(), n));
@@ -916,6 +919,8 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
         }],
         hint: content_type.and_then(http::hint_for_media_type),
         meta,
+        cut,
+        protocol: None,
     }
 }
 
@@ -944,7 +949,7 @@ fn decode_content(
         Ok(body) => body.into(),
         Err((name, message, partial)) => {
             warnings.push(format!("HTTP/2 stream {} {name}: {message}", m.stream));
-            payload.meta.push(("truncated".into(), "true".into()));
+            payload.cut = Some(format!("{name}: {message}"));
             partial.into()
         }
     };

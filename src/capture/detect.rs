@@ -145,9 +145,9 @@ pub fn media_file_type(content_type: &str) -> Option<String> {
 /// JSON, or a `Content-Type` naming a text media type ([`text_media_type`]). `None`: read its
 /// format.
 pub fn verdict(payload: &Payload) -> Option<Verdict> {
-    if let Some(protocol) = payload.meta_value("protocol") {
+    if let Some(protocol) = &payload.protocol {
         return Some(Verdict::NotData {
-            protocol: protocol.to_string(),
+            protocol: protocol.clone(),
         });
     }
     if let Some(what) = payload.meta_value("encrypted") {
@@ -171,20 +171,17 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
             said_by: "its WebSocket opcode (text)",
         });
     }
-    // The innermost Content-Type: a multipart part's own comes after its message's. A HAR
-    // entry's `mimeType` stands in for a Content-Type its headers lack (a cached response).
-    let Some((key, content_type)) = payload.meta.iter().rev().find(|(k, _)| {
-        k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("mime-type")
-    }) else {
+    let Some(media) = payload.media_type() else {
         return text_by_bytes(payload);
     };
-    if super::listing::media_type(content_type) == "application/dns-message" {
+    let content_type = media.name.as_str();
+    if content_type == "application/dns-message" {
         // DNS over HTTPS: the body is a DNS message, as a datagram on port 53 would be.
         return Some(Verdict::NotData {
             protocol: "DNS".to_string(),
         });
     }
-    if super::listing::media_type(content_type) == "application/octet-stream" {
+    if content_type == "application/octet-stream" {
         // "Some bytes": no word on what they are, so their content may say it is text.
         return text_by_bytes(payload);
     }
@@ -194,7 +191,7 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
     }
     text_media_type(content_type).map(|media_type| Verdict::Text {
         media_type,
-        said_by: if key.eq_ignore_ascii_case("mime-type") {
+        said_by: if media.from_export {
             "its media type"
         } else {
             "its Content-Type"

@@ -15,7 +15,7 @@
 //! `method`, `url`, `status`, `mime-type`, the side's headers (as HTTP payloads have them),
 //! `started`, `time-ms`, `timings`, `body-size`, `headers-size`, `content-size`,
 //! `content-compression`, `transfer-size`, for bodies the export cut or left out
-//! `truncated = true` with a `warning`, and for binary bodies the export wrote as UTF-8 text
+//! cut ([`Payload::cut`]) with a `warning`, and for binary bodies the export wrote as UTF-8 text
 //! with U+FFFD in place of the bytes that were not (Playwright's request bodies) `lossy = true`
 //! with a `warning`.
 //!
@@ -741,9 +741,8 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         let short = !encoded
             && post.text.is_some()
             && request.body_size.bytes().is_some_and(|n| n > bytes.len());
-        if missing || short || says_omitted(post.comment.as_deref()) {
-            mark_truncated(&mut meta, &path, bytes.len(), request.body_size.bytes());
-        }
+        let cut = (missing || short || says_omitted(post.comment.as_deref()))
+            .then(|| cut_reason(&mut meta, &path, bytes.len(), request.body_size.bytes()));
         let layers = vec![
             entry_layer(span.unwrap_or(whole)),
             Layer {
@@ -752,7 +751,13 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
                 span: span.unwrap_or(whole),
             },
         ];
-        out.push(body_payload(bytes, layers, &content_type, meta, &path));
+        out.push(body_payload(
+            bytes,
+            layers,
+            &content_type,
+            (meta, cut),
+            &path,
+        ));
     }
 
     // The response body (every entry has one, an empty one included, so every entry is listed).
@@ -813,9 +818,8 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         for w in warnings {
             push(&mut meta, "warning", w);
         }
-        if short || missing || omitted {
-            mark_truncated(&mut meta, &path, bytes.len(), size);
-        }
+        let cut =
+            (short || missing || omitted).then(|| cut_reason(&mut meta, &path, bytes.len(), size));
         let mut how = how;
         if let Some(e) = encoding {
             how.push_str(&format!(
@@ -830,7 +834,13 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
                 span: span.unwrap_or(whole),
             },
         ];
-        out.push(body_payload(bytes, layers, &content_type, meta, &path));
+        out.push(body_payload(
+            bytes,
+            layers,
+            &content_type,
+            (meta, cut),
+            &path,
+        ));
     }
 
     // WebSocket messages (Chrome's and mitmproxy's `_webSocketMessages`).
@@ -880,6 +890,8 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
             ],
             hint: json.then_some(Format::Json),
             meta,
+            cut: None,
+            protocol: None,
         });
     }
 }
@@ -890,14 +902,20 @@ fn push_headers(meta: &mut Vec<(String, String)>, headers: &Option<Vec<Header<'_
     }
 }
 
-fn mark_truncated(meta: &mut Vec<(String, String)>, path: &str, have: usize, size: Option<usize>) {
-    push(meta, "truncated", "true");
+/// Why a body the export cut or left out is not whole, also pushed as the payload's warning.
+fn cut_reason(
+    meta: &mut Vec<(String, String)>,
+    path: &str,
+    have: usize,
+    size: Option<usize>,
+) -> String {
     let what = match size {
         Some(n) if n > have => format!("{path}: the export holds {have} of the body's {n} bytes"),
         _ if have == 0 => format!("{path}: the export left the body out"),
         _ => format!("{path}: the export says the body was cut or left out"),
     };
-    push(meta, "warning", what);
+    push(meta, "warning", what.clone());
+    what
 }
 
 /// A binary body an exporter wrote as text after decoding it as UTF-8 (Playwright's HAR does,
@@ -926,10 +944,10 @@ fn body_payload(
     bytes: SharedBytes,
     mut layers: Vec<Layer>,
     content_type: &str,
-    mut meta: Vec<(String, String)>,
+    (mut meta, cut): (Vec<(String, String)>, Option<String>),
     path: &str,
 ) -> Payload {
-    if meta.iter().any(|(k, v)| k == "truncated" && v == "true") {
+    if cut.is_some() {
         if let Some(body) = layers.last_mut() {
             body.detail = format!(
                 "NOT COMPLETE (cut or left out by the export); {}",
@@ -977,6 +995,8 @@ fn body_payload(
         layers,
         hint,
         meta,
+        cut,
+        protocol: None,
     }
 }
 
@@ -1058,7 +1078,7 @@ mod tests {
             "GET https://api.example/orders → 200 → application/x-protobuf"
         );
         assert_eq!(p[0].meta_value("transfer-size"), Some("120"));
-        assert_eq!(p[0].meta_value("truncated"), None);
+        assert_eq!(p[0].cut, None);
     }
 
     #[test]
@@ -1082,7 +1102,7 @@ mod tests {
         );
         assert_eq!(p.len(), 3);
         for x in &p {
-            assert_eq!(x.meta_value("truncated"), Some("true"), "{x:?}");
+            assert!(x.cut.is_some(), "{x:?}");
         }
         assert!(p[0]
             .meta_value("warning")

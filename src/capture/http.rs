@@ -183,6 +183,8 @@ pub(crate) fn parse_messages_within(
                 }],
                 hint: None,
                 meta: Vec::new(),
+                cut: None,
+                protocol: None,
             });
         }
     }
@@ -596,7 +598,9 @@ fn parse_one(
                     bytes: partial.into(),
                     layers: vec![message_layer],
                     hint,
-                    meta: with_truncated(meta),
+                    meta,
+                    cut: Some(format!("chunked: {message}")),
+                    protocol: None,
                 };
                 return Err(err("chunked", offset, message, vec![partial]));
             }
@@ -612,18 +616,17 @@ fn parse_one(
         if length > available {
             let body = input.get(headers_end..).unwrap_or(&[]).to_vec();
             message_layer.span = Span::new(start, input.len());
+            let why =
+                format!("the body has {available} of the {length} bytes Content-Length announces");
             let partial = Payload {
                 bytes: body.into(),
                 layers: vec![message_layer],
                 hint,
-                meta: with_truncated(meta),
+                meta,
+                cut: Some(why.clone()),
+                protocol: None,
             };
-            return Err(err(
-                &layer_name,
-                input.len(),
-                format!("the body has {available} of the {length} bytes Content-Length announces"),
-                vec![partial],
-            ));
+            return Err(err(&layer_name, input.len(), why, vec![partial]));
         }
         let end = headers_end + length;
         message_layer.span = Span::new(start, end);
@@ -645,7 +648,9 @@ fn parse_one(
                 bytes: partial.into(),
                 layers,
                 hint,
-                meta: with_truncated(meta),
+                meta,
+                cut: Some(format!("{name}: {message}")),
+                protocol: None,
             };
             let fault = err(name, 0, message, Vec::new());
             return Ok((partial, end, info, Some(fault)));
@@ -671,7 +676,9 @@ fn parse_one(
                     bytes: body.into(),
                     layers,
                     hint,
-                    meta: with_truncated(meta),
+                    meta,
+                    cut: Some(format!("gRPC-Web-text: {message}")),
+                    protocol: None,
                 };
                 let fault = err("gRPC-Web-text", offset, message, Vec::new());
                 return Ok((partial, end, info, Some(fault)));
@@ -684,16 +691,13 @@ fn parse_one(
             layers,
             hint,
             meta,
+            cut: None,
+            protocol: None,
         },
         end,
         info,
         None,
     ))
-}
-
-fn with_truncated(mut meta: Vec<(String, String)>) -> Vec<(String, String)> {
-    meta.push(("truncated".to_string(), "true".to_string()));
-    meta
 }
 
 fn truncate(s: &str, max: usize) -> String {
@@ -1032,7 +1036,7 @@ mod tests {
         let found = parse_messages(input, &UnwrapOptions::default()).expect("three messages");
         let bodies: Vec<&[u8]> = found.iter().map(|p| p.bytes.as_slice()).collect();
         assert_eq!(bodies, [&b""[..], b"", b"hi"]);
-        assert!(found.iter().all(|p| p.meta_value("truncated").is_none()));
+        assert!(found.iter().all(|p| p.cut.is_none()));
     }
 
     #[test]
@@ -1058,7 +1062,7 @@ mod tests {
             "the failed message"
         );
         assert_eq!(side.payloads.len(), 2);
-        assert_eq!(side.payloads[0].meta_value("truncated"), Some("true"));
+        assert!(side.payloads[0].cut.is_some());
         assert_eq!(side.payloads[1].bytes, b"hi");
     }
 

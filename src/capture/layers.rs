@@ -57,6 +57,14 @@ pub struct Payload {
     pub hint: Option<Format>,
     /// Facts gathered on the way: start line, headers, trailers, flags such as `grpc-body`.
     pub meta: Vec<(String, String)>,
+    /// Why the payload is cut short, when a layer or the capture knows it is: a body shorter
+    /// than its framing says, a packet captured short, a TCP gap at its start or end. `None`:
+    /// whole as far as the layers know. `convert` converts a cut payload only with `--partial`.
+    pub cut: Option<String>,
+    /// The protocol whose message this is, when that protocol is no data format (`DNS`, `SIP`,
+    /// `QUIC`…), as the capture layer named it from the port and the bytes' shape
+    /// ([`super::protocols`]).
+    pub protocol: Option<String>,
 }
 
 /// Why peeling failed, and what had been found before the fault.
@@ -334,6 +342,9 @@ pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
         layers,
         hint: inner.hint.or(outer.hint),
         meta,
+        // Cut outside is cut inside: the inner layer's own reason is the nearer one.
+        cut: inner.cut.or_else(|| outer.cut.clone()),
+        protocol: inner.protocol.or_else(|| outer.protocol.clone()),
     }
 }
 
@@ -359,7 +370,7 @@ fn step(
                 message,
                 extracted: vec![Payload {
                     bytes: bytes.into(),
-                    meta: vec![("truncated".to_string(), "true".to_string())],
+                    cut: Some(format!("{encoding} stops early")),
                     ..Payload::default()
                 }],
             }

@@ -119,10 +119,7 @@ impl Payload {
                 _ => Some(target),
             }
         });
-        let content_type = meta("content-type")
-            .or_else(|| meta("mime-type"))
-            .map(media_type)
-            .filter(|m| !m.is_empty());
+        let content_type = self.media_type().map(|m| m.name);
         Exchange {
             method,
             status,

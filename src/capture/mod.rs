@@ -32,7 +32,7 @@ pub mod work;
 pub use detect::{detect, Reading, ReadingSummary};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 pub use listing::{Exchange, PayloadFilter};
-pub use peel::{peel, PeelChoice, PeelOptions, Peeled, Split};
+pub use peel::{peel, MediaType, PeelChoice, PeelOptions, Peeled, Split};
 pub use readings::{peel_readings, LayerReading};
 pub use sequence::Framing;
 pub use shared::SharedBytes;

@@ -411,7 +411,7 @@ fn split_auto(
 
 /// `payload` split by `framing` (items decoded within `options`). On a fault: the error (naming
 /// the layer and offset) and the items before it, then the rest of the bytes as one payload
-/// marked `truncated`. Unless `strict`, a payload that does not fit stays whole and no error is
+/// marked cut ([`Payload::cut`]). Unless `strict`, a payload that does not fit stays whole and no error is
 /// given.
 #[allow(clippy::result_large_err)]
 fn split_framed(
@@ -439,7 +439,7 @@ fn split_framed(
                 detail: format!("bytes {rest_from}.. not split: {}", e.message),
                 span: Span::new(rest_from, payload.bytes.len()),
             });
-            rest.meta.push(("truncated".into(), "true".into()));
+            rest.cut = Some(format!("{}: {}", framing.name(), e.message));
             parts.push(rest);
             let error = CaptureError {
                 layer: framing.name().into(),
@@ -464,6 +464,8 @@ fn framed(payload: &Payload, framing: Framing, items: &[sequence::Item]) -> Vec<
                 layers: payload.layers.clone(),
                 hint: framing.item_format().or(payload.hint),
                 meta: payload.meta.clone(),
+                cut: payload.cut.clone(),
+                protocol: payload.protocol.clone(),
             };
             p.layers.push(Layer {
                 name: framing.name().into(),
@@ -605,7 +607,7 @@ fn split_grpc_body(
         detail: format!("bytes {rest_from}.. not split: {}", e.message),
         span: Span::new(rest_from, payload.bytes.len()),
     });
-    rest.meta.push(("truncated".into(), "true".into()));
+    rest.cut = Some(format!("gRPC frame: {}", e.message));
     rest.meta
         .push(("error".into(), format!("gRPC frame {}", e)));
     parts.push(rest);
@@ -623,6 +625,15 @@ fn looks_like_grpc(bytes: &[u8]) -> bool {
     grpcweb::is_grpc_frames(bytes)
 }
 
+/// A payload's media type ([`Payload::media_type`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaType {
+    /// Lower case, without parameters: `text/html`.
+    pub name: String,
+    /// Whether a HAR export's `mimeType` said it, rather than a Content-Type header.
+    pub from_export: bool,
+}
+
 impl Payload {
     /// The value of the first `meta` entry named `key`.
     pub fn meta_value(&self, key: &str) -> Option<&str> {
@@ -630,6 +641,21 @@ impl Payload {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The payload's media type, lower case without parameters (`application/json`): from its
+    /// innermost Content-Type (a multipart part's own comes after its message's), else a HAR
+    /// entry's `mimeType` (a cached response whose headers have none). The one place a payload's
+    /// media type is read from its layers' words.
+    pub fn media_type(&self) -> Option<MediaType> {
+        let (key, value) = self.meta.iter().rev().find(|(k, _)| {
+            k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("mime-type")
+        })?;
+        let name = super::listing::media_type(value);
+        (!name.is_empty()).then(|| MediaType {
+            name,
+            from_export: key.eq_ignore_ascii_case("mime-type"),
+        })
     }
 
     /// The gRPC call this payload is a message of, when an HTTP/2 layer said so: the call's

@@ -290,7 +290,7 @@ fn raw_har(choice: PeelChoice, peeled: Peeled, options: &DecodeOptions) -> Layer
 
 /// Whether a layer marked the payload cut short.
 fn is_cut(p: &super::Payload) -> bool {
-    p.meta_value("truncated") == Some("true")
+    p.cut.is_some()
 }
 
 /// Nodes a format reading's document holds (the partial one of an error).

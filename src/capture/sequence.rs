@@ -19,11 +19,12 @@
 //! [`MAX_ITEMS`]. gRPC bodies have their own framing (flags, compression, trailers) and are split
 //! by [`crate::codec::protobuf::framing::split_grpc`], not here.
 
+use crate::codec::protobuf::framing;
 use crate::codec::{self, DecodeOptions, ErrorKind, Format};
 use crate::model::{Span, Value};
 
 /// Most items one payload is split into.
-pub const MAX_ITEMS: usize = 100_000;
+pub const MAX_ITEMS: usize = framing::MAX_DELIMITED;
 
 /// How a payload holding several messages marks where each ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -184,58 +185,21 @@ fn values(bytes: &[u8], format: Format, options: &DecodeOptions) -> Result<Vec<I
     Ok(items)
 }
 
-/// Messages each behind a varint length (`writeDelimitedTo`), at most [`MAX_ITEMS`] of them: a
-/// run of zero bytes reads as one empty message per byte, so the count is checked before each
-/// item is kept.
+/// Messages each behind a varint length (`writeDelimitedTo`), as the protobuf framing splits
+/// them, at most [`framing::MAX_DELIMITED`] (equal to [`MAX_ITEMS`]): a run of zero bytes reads
+/// as one empty message per byte, so the count is checked before each message is kept.
 fn varint_delimited(bytes: &[u8]) -> Result<Vec<Item>, SplitError> {
-    let mut items = Vec::new();
-    let mut pos = 0usize;
-    while pos < bytes.len() {
-        if items.len() >= MAX_ITEMS {
-            return Err(too_many(pos, items));
-        }
-        let number = items.len() + 1;
-        let mut len = 0u64;
-        let mut n = 0usize;
-        loop {
-            let Some(&b) = bytes.get(pos + n) else {
-                return Err(SplitError {
-                    offset: pos,
-                    message: format!("the length of message {number} runs past the end"),
-                    items_before: items,
-                });
-            };
-            if n == 9 && b > 1 {
-                return Err(SplitError {
-                    offset: pos,
-                    message: format!("the length of message {number} is longer than 64 bits"),
-                    items_before: items,
-                });
-            }
-            len |= u64::from(b & 0x7f) << (7 * n);
-            n += 1;
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
-        let start = pos + n;
-        let room = bytes.len() - start;
-        let Some(len) = usize::try_from(len).ok().filter(|&l| l <= room) else {
-            return Err(SplitError {
-                offset: pos,
-                message: format!(
-                    "message {number} (at byte {pos}) says {len} bytes but only {room} follow"
-                ),
-                items_before: items,
-            });
-        };
-        items.push(Item {
-            frame: Span::new(pos, start + len),
-            content: Span::new(start, start + len),
-        });
-        pos = start + len;
-    }
-    Ok(items)
+    let item = |d: framing::Delimited| Item {
+        frame: d.frame,
+        content: d.message,
+    };
+    framing::varint_delimited_spans(bytes)
+        .map(|found| found.into_iter().map(item).collect())
+        .map_err(|e| SplitError {
+            offset: e.offset,
+            message: e.message,
+            items_before: e.before.into_iter().map(item).collect(),
+        })
 }
 
 /// Messages each behind a 4-byte big-endian length.

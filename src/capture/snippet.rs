@@ -9,7 +9,7 @@
 //! `--data-urlencode` (several are joined with `&`, as curl does), `-b`/`--cookie`; flags such as
 //! `--compressed`, `-k`, `-L`, `-s` change nothing in the body. `@file` bodies (outside
 //! `--data-raw`) are in a file the snippet does not hold: the payload is empty, with a warning
-//! and `truncated = true`.
+//! and marked cut ([`Payload::cut`]).
 //!
 //! fetch: `fetch("url", { "headers": {…}, "body": "…", "method": "POST" })`; strings are JS
 //! literals (`"…"`, `'…'`, or `` `…` `` without `${}`) with `\xHH`, `\uHHHH`, `\u{…}`, `\n`…
@@ -181,7 +181,6 @@ impl Request {
         }
         if let Some(f) = &self.body_file {
             meta.push(("body-file".into(), f.clone()));
-            meta.push(("truncated".into(), "true".into()));
             meta.push((
                 "warning".into(),
                 format!("the body is in the file {f:?}, which the snippet does not hold"),
@@ -206,6 +205,11 @@ impl Request {
             }],
             hint: content_type.as_deref().and_then(http::hint_for_media_type),
             meta,
+            cut: self
+                .body_file
+                .as_ref()
+                .map(|f| format!("the body is in the file {f:?}, which the snippet does not hold")),
+            protocol: None,
         }
     }
 }
@@ -1125,7 +1129,7 @@ mod tests {
         // Without a here-document, @- is standard input the snippet does not hold.
         let none = one("curl https://h/x -d @-");
         assert!(none.bytes.is_empty());
-        assert_eq!(none.meta_value("truncated"), Some("true"));
+        assert!(none.cut.is_some());
     }
 
     #[test]

@@ -294,6 +294,12 @@ pub fn write_payload_layers(w: &mut dyn Write, payload: &Payload) -> io::Result<
             l.span.end
         )?;
     }
+    if let Some(protocol) = &payload.protocol {
+        writeln!(w, "  protocol: {protocol} (not a data format)")?;
+    }
+    if let Some(cut) = &payload.cut {
+        writeln!(w, "  cut short: {}", cut_chars(cut, 8 * MAX_DETAIL_CHARS))?;
+    }
     for key in LAYER_META {
         for (k, v) in payload.meta.iter().filter(|(k, _)| k == key) {
             writeln!(w, "  {k}: {}", cut_chars(v, 8 * MAX_DETAIL_CHARS))?;

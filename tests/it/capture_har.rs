@@ -79,7 +79,7 @@ fn mitmproxy_har_gives_each_body_as_the_server_sent_it() {
         assert_eq!(p.layers[0].name, format!("HAR entry {entry}"));
         assert_eq!(p.meta_value("direction"), Some(direction));
         assert_eq!(p.hint, hint, "entry {entry}");
-        assert_eq!(p.meta_value("truncated"), None, "entry {entry}");
+        assert_eq!(p.cut, None, "entry {entry}");
         if body != "grpc-web" {
             assert_eq!(best_format(&p.bytes, p.hint), Some(format), "entry {entry}");
         }
@@ -184,13 +184,13 @@ fn chrome_style_har_base64_cut_omitted_and_websocket() {
     assert_eq!(p[1].bytes, [0xa1, 0x61, 0x61, 0x01]);
     assert_eq!(p[1].hint, Some(Format::Cbor));
     assert_eq!(p[1].meta_value("transfer-size"), Some("120"));
-    assert_eq!(p[1].meta_value("truncated"), None);
+    assert_eq!(p[1].cut, None);
     assert!(p[1].layers.iter().all(|l| l.name != "br"));
     // Cut: 14 of 250000 bytes.
-    assert_eq!(p[2].meta_value("truncated"), Some("true"));
+    assert!(p[2].cut.is_some());
     assert!(p[2].layers[1].detail.starts_with("NOT COMPLETE"));
     // Left out: no text at all.
-    assert_eq!(p[3].meta_value("truncated"), Some("true"));
+    assert!(p[3].cut.is_some());
     assert!(p[3].bytes.is_empty());
     assert!(peeled
         .warnings
@@ -329,7 +329,7 @@ fn curl_at_file_body_warns_and_invents_nothing() {
     assert!(p.bytes.is_empty());
     assert_eq!(p.meta_value("method"), Some("PUT"));
     assert_eq!(p.meta_value("body-file"), Some("body.cbor"));
-    assert_eq!(p.meta_value("truncated"), Some("true"));
+    assert!(p.cut.is_some());
     assert!(peeled.warnings.iter().any(|w| w.contains("body.cbor")));
 }
 
@@ -475,7 +475,7 @@ fn chromium_har_gives_each_body_as_the_server_sent_it() {
                 chromium(&format!("expected/{body}.body")),
                 "{path} {direction}"
             );
-            assert_eq!(p.meta_value("truncated"), None, "{path}");
+            assert_eq!(p.cut, None, "{path}");
             assert_eq!(p.meta_value("lossy"), None, "{path}");
             let Some(format) = format else { continue };
             assert_eq!(p.hint, Some(format), "{path}");

@@ -1082,7 +1082,7 @@ fn after_a_tcp_gap_http_resumes_at_the_next_response() {
     // The response the gap cut is kept as far as it goes, marked, and named in a warning.
     assert!(bodies_sent[1].starts_with(responses_got[1]));
     assert!(responses_got[1].len() < bodies_sent[1].len());
-    assert_eq!(payloads[3].meta_value("truncated"), Some("true"));
+    assert!(payloads[3].cut.is_some());
     assert!(
         warnings
             .iter()
@@ -1128,11 +1128,8 @@ fn a_304_with_a_coding_and_a_body_that_fails_cost_no_other_response() {
             json
         ]
     );
-    assert!(
-        payloads[3].meta_value("truncated").is_none(),
-        "a 304 is whole"
-    );
-    assert_eq!(payloads[7].meta_value("truncated"), Some("true"));
+    assert!(payloads[3].cut.is_none(), "a 304 is whole");
+    assert!(payloads[7].cut.is_some());
     // The one warning names the gzip layer and the frame that carried the bad response.
     let gzip: Vec<&String> = warnings.iter().filter(|w| w.contains("gzip")).collect();
     assert_eq!(gzip.len(), 1, "{warnings:?}");
@@ -1170,11 +1167,7 @@ fn dns_beside_http_is_named_and_the_http_body_is_the_default() {
     full(&mut w, 90, datagram(5555, 53, &query));
     full(&mut w, 91, datagram(5353, 5353, &query));
     let p = wirelens::capture::peel(w.bytes.clone(), &wirelens::capture::PeelOptions::default());
-    let protocols: Vec<Option<&str>> = p
-        .payloads
-        .iter()
-        .map(|p| p.meta_value("protocol"))
-        .collect();
+    let protocols: Vec<Option<&str>> = p.payloads.iter().map(|p| p.protocol.as_deref()).collect();
     assert_eq!(protocols, [None, None, Some("DNS"), Some("mDNS")]);
     assert_eq!(
         wirelens::capture::detect::verdict(&p.payloads[2]),

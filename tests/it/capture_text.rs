@@ -299,7 +299,10 @@ fn short_body_is_an_error_with_the_partial_body() {
     assert!(e.message.contains("98 of the 500 bytes"), "{}", e.message);
     assert_eq!(e.extracted.len(), 1);
     assert_eq!(e.extracted[0].bytes, sample("user-profile.msgpack"));
-    assert_eq!(meta(&e.extracted[0], "truncated"), Some("true"));
+    assert_eq!(
+        e.extracted[0].cut.as_deref(),
+        Some("the body has 98 of the 500 bytes Content-Length announces")
+    );
     assert_eq!(
         e.to_string(),
         format!(

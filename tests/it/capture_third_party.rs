@@ -402,7 +402,7 @@ fn tcpdump_test_captures_name_the_protocols_tshark_names() {
                     named += 1;
                     for p in &carrying {
                         assert_eq!(
-                            p.meta_value("protocol"),
+                            p.protocol.as_deref(),
                             Some(want),
                             "{name}: frame {frame} is {protocol} to tshark"
                         );
@@ -432,9 +432,9 @@ fn tcpdump_test_captures_name_the_protocols_tshark_names() {
         if peeled
             .payloads
             .iter()
-            .any(|p| !p.bytes.is_empty() && p.meta_value("protocol").is_none())
+            .any(|p| !p.bytes.is_empty() && p.protocol.as_deref().is_none())
         {
-            assert!(chosen.meta_value("protocol").is_none(), "{name}");
+            assert!(chosen.protocol.as_deref().is_none(), "{name}");
         }
     }
     assert_eq!(named, 194, "frames named");
@@ -639,7 +639,7 @@ fn captures_of_intrusion_detection_suites_and_tls_libraries_read_as_tshark_reads
                     );
                     for p in carrying {
                         check!(
-                            p.meta_value("protocol") == Some(want),
+                            p.protocol.as_deref() == Some(want),
                             "{name}: frame {frame} is not named {want}"
                         );
                     }

@@ -41,7 +41,7 @@ fn grpc_frame_longer_than_the_body() {
     assert_eq!(peeled.payloads.len(), 2, "{:?}", peeled.payloads);
     assert_eq!(peeled.payloads[0].bytes, [0x08, 0x01]);
     let rest = &peeled.payloads[1];
-    assert_eq!(rest.meta_value("truncated"), Some("true"));
+    assert!(rest.cut.is_some());
     assert_eq!(rest.bytes, body[7..]);
     let layer = rest.layers.last().expect("a gRPC layer");
     // Frame 2 starts at byte 7 (after the 5-byte header and 2 payload bytes of frame 1).
@@ -472,11 +472,7 @@ fn compressed_grpc_frames_share_the_input_budget() {
         e.message.contains("frame 7") && e.message.contains("overall limit of 65536"),
         "{e}"
     );
-    let whole: Vec<_> = peeled
-        .payloads
-        .iter()
-        .filter(|p| p.meta_value("truncated").is_none())
-        .collect();
+    let whole: Vec<_> = peeled.payloads.iter().filter(|p| p.cut.is_none()).collect();
     assert_eq!(whole.len(), 6, "the frames that fit are kept");
     assert!(whole.iter().all(|p| p.bytes == [0u8; 10 << 10]));
 }

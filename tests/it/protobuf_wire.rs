@@ -588,6 +588,23 @@ fn varint_delimited_round_trip_and_truncation() {
     assert!(e.message.contains("message 4"), "{}", e.message);
 }
 
+#[test]
+fn a_flood_of_empty_delimited_messages_stops_at_the_bound() {
+    // Each zero byte is an empty message: one byte of input may not cost a frame each past the
+    // bound, whichever face splits the stream.
+    use wirelens::codec::protobuf::framing::MAX_DELIMITED;
+    let zeros = vec![0u8; MAX_DELIMITED + 5];
+    let e = split_varint_delimited(&zeros).expect_err("over the bound");
+    assert_eq!(e.frames_before.len(), MAX_DELIMITED);
+    assert_eq!(e.offset, MAX_DELIMITED);
+    assert!(e.message.contains("the rest is not split"), "{}", e.message);
+    let exact = vec![0u8; MAX_DELIMITED];
+    assert_eq!(
+        split_varint_delimited(&exact).expect("at the bound").len(),
+        MAX_DELIMITED
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Properties.
 

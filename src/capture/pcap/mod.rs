@@ -658,17 +658,11 @@ fn payload_for(
         meta.push(("first time".to_string(), t));
     }
     meta.push(("frames".to_string(), all_frames));
-    if let Some(short) = frames
+    // Bytes the capture never had: what was read of them is cut, whatever read it.
+    let cut = frames
         .iter()
         .find(|f| capture.short_frames.binary_search(f).is_ok())
-    {
-        // Bytes the capture never had: what was read of them is cut, whatever read it.
-        meta.push(("truncated".to_string(), "true".to_string()));
-        meta.push((
-            "cut".to_string(),
-            format!("frame {short} was captured shorter than it was on the wire"),
-        ));
-    }
+        .map(|short| format!("frame {short} was captured shorter than it was on the wire"));
     Payload {
         bytes: bytes.into(),
         layers: vec![
@@ -685,6 +679,8 @@ fn payload_for(
         ],
         hint: None,
         meta,
+        cut,
+        protocol: None,
     }
 }
 
@@ -746,16 +742,10 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
                             ),
                         ));
                     }
-                    if (before.is_some() || after.is_some())
-                        && payload.meta_value("truncated").is_none()
-                    {
-                        payload
-                            .meta
-                            .push(("truncated".to_string(), "true".to_string()));
-                        payload.meta.push((
-                            "cut".to_string(),
+                    if (before.is_some() || after.is_some()) && payload.cut.is_none() {
+                        payload.cut = Some(
                             "a gap in the TCP stream lies at its start or its end".to_string(),
-                        ));
+                        );
                     }
                     if let Some(summary) = &tls {
                         mark_encrypted(&mut payload, summary);
@@ -778,13 +768,11 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
                     );
                     mark_protocol(&mut payload, stream, bytes);
                     if quic_flow
-                        && payload.meta_value("protocol").is_none()
+                        && payload.protocol.is_none()
                         && super::protocols::quic_short_header(bytes)
                     {
                         payload.hint = None;
-                        payload
-                            .meta
-                            .push(("protocol".to_string(), "QUIC".to_string()));
+                        payload.protocol = Some("QUIC".to_string());
                     }
                     out.push(payload);
                 }
@@ -859,9 +847,7 @@ fn mark_protocol(payload: &mut Payload, stream: &Stream, bytes: &[u8]) {
         super::protocols::protocol_of(stream.protocol, stream.client, stream.server, bytes)
     {
         payload.hint = None;
-        payload
-            .meta
-            .push(("protocol".to_string(), name.to_string()));
+        payload.protocol = Some(name.to_string());
     }
 }
 

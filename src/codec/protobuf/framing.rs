@@ -151,28 +151,62 @@ fn gunzip(raw: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Splits a stream of varint-length-prefixed messages (`writeDelimitedTo`).
-pub fn split_varint_delimited(bytes: &[u8]) -> Result<Vec<Frame>, FramingError> {
-    let mut frames = Vec::new();
+/// Most messages one varint-delimited stream is split into: past that the rest is not split,
+/// whatever splits it ([`split_varint_delimited`], the capture layer's framing).
+pub const MAX_DELIMITED: usize = 100_000;
+
+/// One message of a varint-delimited stream: the whole frame (length included) and the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delimited {
+    /// The whole frame, length prefix included.
+    pub frame: Span,
+    /// The message's own bytes.
+    pub message: Span,
+}
+
+/// Where a varint-delimited stream stops being one, and the messages before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DelimitedError {
+    /// Offset of the bad frame's length.
+    pub offset: usize,
+    /// What was wrong, naming the message (numbered from 1).
+    pub message: String,
+    /// The complete messages before it.
+    pub before: Vec<Delimited>,
+}
+
+/// The messages of a stream of varint-length-prefixed messages (`writeDelimitedTo`), as spans:
+/// at most [`MAX_DELIMITED`] of them, so the list is bounded whatever the input.
+pub fn varint_delimited_spans(bytes: &[u8]) -> Result<Vec<Delimited>, DelimitedError> {
+    let mut found: Vec<Delimited> = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
-        let number = frames.len() + 1;
+        let number = found.len() + 1;
+        let fail = |message: String, before: Vec<Delimited>| DelimitedError {
+            offset: pos,
+            message,
+            before,
+        };
+        if found.len() >= MAX_DELIMITED {
+            return Err(fail(
+                format!("more than {MAX_DELIMITED} messages; the rest is not split"),
+                found,
+            ));
+        }
         let mut len = 0u64;
         let mut n = 0usize;
         loop {
             let Some(&b) = bytes.get(pos + n) else {
-                return Err(FramingError {
-                    offset: pos,
-                    message: format!("the length of message {number} runs past the end"),
-                    frames_before: frames,
-                });
+                return Err(fail(
+                    format!("the length of message {number} runs past the end"),
+                    found,
+                ));
             };
             if n == 9 && b > 1 {
-                return Err(FramingError {
-                    offset: pos,
-                    message: format!("the length of message {number} is longer than 64 bits"),
-                    frames_before: frames,
-                });
+                return Err(fail(
+                    format!("the length of message {number} is longer than 64 bits"),
+                    found,
+                ));
             }
             len |= u64::from(b & 0x7f) << (7 * n);
             n += 1;
@@ -183,25 +217,37 @@ pub fn split_varint_delimited(bytes: &[u8]) -> Result<Vec<Frame>, FramingError> 
         let start = pos + n;
         let room = bytes.len() - start;
         let Some(len) = usize::try_from(len).ok().filter(|&l| l <= room) else {
-            return Err(FramingError {
-                offset: pos,
-                message: format!(
-                    "message {number} (at byte {pos}) says {len} bytes but only {room} follow"
-                ),
-                frames_before: frames,
-            });
+            return Err(fail(
+                format!("message {number} (at byte {pos}) says {len} bytes but only {room} follow"),
+                found,
+            ));
         };
-        let payload = Span::new(start, start + len);
-        frames.push(Frame {
-            span: Span::new(pos, payload.end),
-            payload,
-            compressed: false,
-            trailers: false,
-            data: bytes.get(payload.range()).unwrap_or(&[]).to_vec(),
+        found.push(Delimited {
+            frame: Span::new(pos, start + len),
+            message: Span::new(start, start + len),
         });
-        pos = payload.end;
+        pos = start + len;
     }
-    Ok(frames)
+    Ok(found)
+}
+
+/// Splits a stream of varint-length-prefixed messages (`writeDelimitedTo`), each message's bytes
+/// copied out; at most [`MAX_DELIMITED`] ([`varint_delimited_spans`]).
+pub fn split_varint_delimited(bytes: &[u8]) -> Result<Vec<Frame>, FramingError> {
+    let frame = |d: Delimited| Frame {
+        span: d.frame,
+        payload: d.message,
+        compressed: false,
+        trailers: false,
+        data: bytes.get(d.message.range()).unwrap_or(&[]).to_vec(),
+    };
+    varint_delimited_spans(bytes)
+        .map(|found| found.into_iter().map(frame).collect())
+        .map_err(|e| FramingError {
+            offset: e.offset,
+            message: e.message,
+            frames_before: e.before.into_iter().map(frame).collect(),
+        })
 }
 
 /// One gRPC frame around `payload`; `compressed` gzips it and sets the flag.

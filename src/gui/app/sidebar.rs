@@ -407,7 +407,7 @@ fn row_title(index: usize, p: &Payload, e: &Exchange) -> String {
     let mut parts = vec![head];
     parts.push(format!("{} bytes", thousands(p.bytes.len())));
     // What the protocol said comes first: a protocol that is no data format, a text message.
-    let kind = match (p.meta_value("protocol"), e.format, &e.content_type) {
+    let kind = match (p.protocol.as_deref(), e.format, &e.content_type) {
         (Some(protocol), _, _) => Some(format!("{protocol} (not data)")),
         (None, Some(f), _) => Some(f.title().to_string()),
         (None, None, Some(t)) => Some(t.clone()),
@@ -506,6 +506,12 @@ fn payload_rows(ui: &mut egui::Ui, rows: &Rows<'_>) -> (Option<usize>, Option<Co
 /// A payload's tooltip: its layer chain, then its meta (long values cut).
 fn hover_text(p: &Payload) -> String {
     let mut hover = p.provenance();
+    if let Some(protocol) = &p.protocol {
+        hover.push_str(&format!("\nprotocol: {protocol} (not a data format)"));
+    }
+    if let Some(cut) = &p.cut {
+        hover.push_str(&format!("\ncut short: {cut}"));
+    }
     for (k, v) in &p.meta {
         // A long value (every frame of a large stream) is cut for the tooltip.
         let v: String = if v.chars().count() > 200 {
