@@ -194,3 +194,28 @@ fn a_long_har_lays_out_only_the_rows_in_view_and_the_filter_finds_the_others() {
     settle(&mut h);
     assert_eq!(selected(&h), 399);
 }
+
+#[test]
+fn what_cut_the_input_is_said_above_the_payload_list() {
+    // Six payloads with the payload limit at two, in a capture with two TCP gaps: the limit's
+    // warning comes first, above the rows, and the gaps' warnings follow it.
+    let mut settings = wirelens::gui::Settings::default();
+    for r in wirelens::profile::runtimes::Runtime::ALL {
+        settings.set_profiles(r, false);
+    }
+    settings.limits = vec![("payloads".to_string(), "2".to_string())];
+    let mut h = harness_with(
+        AppOptions {
+            files: vec![fixture("third-party/suricata/http-gap-double.pcap")],
+            settings: Some(settings),
+        },
+        true,
+    );
+    settle(&mut h);
+    // Marked as a cut, not drawn as a faint note.
+    let limit = h.get_by_label_contains("⚠ 6 payloads found; only the first 2 are kept");
+    let gap = h.get_by_label_contains("14 bytes are missing after stream byte 263");
+    let first_row = h.get_by_label_contains("#1 GET");
+    assert!(limit.rect().bottom() <= gap.rect().top());
+    assert!(gap.rect().bottom() <= first_row.rect().top());
+}

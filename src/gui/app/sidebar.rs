@@ -223,6 +223,18 @@ impl App {
                 let filter = &mut here.payload_filter;
                 let total = opened.payloads.len();
                 ui.strong(format!("Payloads ({total})"));
+                // What cut the input or stopped a layer is said above the list, where it is
+                // seen, not under its last row.
+                if let Some(err) = &opened.error {
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        format!(
+                            "{} stopped at byte {}: {}",
+                            err.layer, err.offset, err.message
+                        ),
+                    );
+                }
+                warnings_above_list(ui, &opened.warnings);
                 if total > 1 {
                     filter_bar(ui, filter, exchanges);
                 }
@@ -257,18 +269,6 @@ impl App {
                 }
                 if compare.is_some() {
                     compare_from = compare;
-                }
-                if let Some(err) = &opened.error {
-                    ui.colored_label(
-                        ui.visuals().error_fg_color,
-                        format!(
-                            "{} stopped at byte {}: {}",
-                            err.layer, err.offset, err.message
-                        ),
-                    );
-                }
-                for w in &opened.warnings {
-                    ui.weak(w);
                 }
             }
             Stage::Running(_) => {
@@ -501,6 +501,49 @@ fn payload_rows(ui: &mut egui::Ui, rows: &Rows<'_>) -> (Option<usize>, Option<Co
         ui.allocate_space(egui::vec2(width, rest as f32 * step - spacing));
     }
     (pick, compare)
+}
+
+/// Warnings shown above the payload list shown at once: more fold under a header.
+const WARNINGS_SHOWN: usize = 3;
+
+/// The input's warnings above the payload list: a limit that cut the input first, in the
+/// warning colour (the list is not all there is), then the others; past [`WARNINGS_SHOWN`] the
+/// rest fold under "N more warnings".
+fn warnings_above_list(ui: &mut egui::Ui, warnings: &[String]) {
+    if warnings.is_empty() {
+        return;
+    }
+    let cuts = |w: &String| w.contains("limit");
+    let ordered: Vec<&String> = warnings
+        .iter()
+        .filter(|w| cuts(w))
+        .chain(warnings.iter().filter(|w| !cuts(w)))
+        .collect();
+    let warn = ui.visuals().warn_fg_color;
+    let line = |ui: &mut egui::Ui, w: &String| {
+        if cuts(w) {
+            ui.colored_label(warn, format!("⚠ {w}"));
+        } else {
+            ui.label(egui::RichText::new(w.as_str()).small());
+        }
+    };
+    for w in ordered.iter().take(WARNINGS_SHOWN) {
+        line(ui, w);
+    }
+    let rest = ordered.len().saturating_sub(WARNINGS_SHOWN);
+    if rest > 0 {
+        egui::CollapsingHeader::new(format!("{rest} more warnings"))
+            .id_salt("payload-warnings")
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .max_height(200.0)
+                    .show(ui, |ui| {
+                        for w in ordered.iter().skip(WARNINGS_SHOWN) {
+                            line(ui, w);
+                        }
+                    });
+            });
+    }
 }
 
 /// A payload's tooltip: its layer chain, then its meta (long values cut).
