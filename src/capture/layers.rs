@@ -348,6 +348,60 @@ pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
     }
 }
 
+/// What one peeling step knows: the limits, the decompression budget, and whether a JSON
+/// payload's document is kept ([`step`]).
+struct Cx<'a> {
+    options: &'a UnwrapOptions,
+    budget: &'a mut Budget,
+    want_doc: bool,
+}
+
+/// One row of the peeling table: a layer's name and the test that claims the bytes for it
+/// (`None`: not this layer's bytes; `Some`: this layer peeled them, or failed to).
+struct Peeler {
+    /// The layer, as the table's tests name it.
+    #[cfg_attr(not(test), allow(dead_code))]
+    name: &'static str,
+    /// Claims and peels the bytes.
+    peel: fn(&SharedBytes, &mut Cx<'_>) -> Option<Result<Step, CaptureError>>,
+}
+
+/// The peeling heuristics, read as a dissector table: [`step`] offers the bytes to each row in
+/// order and the first that claims them peels them. The order is the table's logic: framing a
+/// protocol states (an HTTP start line, a compression magic number, a HAR or snippet's own
+/// syntax) before JSON, and JSON before text encodings, since base64 and hex digits are also
+/// JSON numbers and strings. Each row is tested on its own (`peelers_claim_their_shapes`).
+const PEELERS: &[Peeler] = &[
+    Peeler {
+        name: "HTTP/1.x messages",
+        peel: peel_http,
+    },
+    Peeler {
+        name: "compressed (gzip, zstd)",
+        peel: peel_compressed,
+    },
+    Peeler {
+        name: "HAR",
+        peel: peel_har,
+    },
+    Peeler {
+        name: "request snippet",
+        peel: peel_snippet,
+    },
+    Peeler {
+        name: "JSON",
+        peel: peel_json,
+    },
+    Peeler {
+        name: "gRPC-Web-text",
+        peel: peel_grpc_web_text,
+    },
+    Peeler {
+        name: "text encoding (dumps, base64, data: URLs)",
+        peel: peel_text,
+    },
+];
+
 /// One layer off `bytes`. `want_doc`: a JSON payload's document is kept for detection, so it is
 /// decoded; otherwise JSON is only validated, which builds nothing.
 fn step(
@@ -359,130 +413,188 @@ fn step(
     if bytes.is_empty() {
         return Ok(Step::Done(None));
     }
-    if http::looks_like_http(bytes) {
-        return http::parse_messages_within(bytes, options, budget).map(Step::Many);
+    let mut cx = Cx {
+        options,
+        budget,
+        want_doc,
+    };
+    PEELERS
+        .iter()
+        .find_map(|p| (p.peel)(bytes, &mut cx))
+        .unwrap_or(Ok(Step::Done(None)))
+}
+
+/// The name of the table row that claims `bytes`, if any (for the table's tests).
+#[cfg(test)]
+fn claimed_by(bytes: &[u8]) -> Option<&'static str> {
+    let options = UnwrapOptions::default();
+    let mut budget = Budget::for_input(bytes.len(), &options);
+    let bytes = SharedBytes::from(bytes);
+    let mut cx = Cx {
+        options: &options,
+        budget: &mut budget,
+        want_doc: false,
+    };
+    PEELERS
+        .iter()
+        .find(|p| (p.peel)(&bytes, &mut cx).is_some())
+        .map(|p| p.name)
+}
+
+/// HTTP/1.x messages: a request or status line.
+fn peel_http(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
+    if !http::looks_like_http(bytes) {
+        return None;
     }
-    if let Some(encoding) = compression_magic(bytes) {
-        let out = http::decompress_within(encoding, bytes, options, budget).map_err(|message| {
-            CaptureError {
-                layer: encoding.to_string(),
-                offset: 0,
-                message,
-                extracted: vec![Payload {
-                    bytes: bytes.into(),
-                    cut: Some(format!("{encoding} stops early")),
-                    ..Payload::default()
-                }],
-            }
-        })?;
-        return Ok(Step::One {
-            layer: Layer {
-                name: encoding.to_string(),
-                detail: format!("{} → {} bytes", bytes.len(), out.len()),
-                span: Span::new(0, bytes.len()),
-            },
-            bytes: out,
-            hint: None,
-        });
-    }
-    if let Some(found) = har::parse(bytes) {
-        return found.map(Step::Many);
-    }
-    if let Some(found) = snippet::parse(bytes) {
-        return Ok(Step::Many(found));
-    }
+    Some(http::parse_messages_within(bytes, cx.options, cx.budget).map(Step::Many))
+}
+
+/// A gzip or zstd stream, by its magic number, within the decompression budget.
+fn peel_compressed(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
+    let encoding = compression_magic(bytes)?;
+    let out = http::decompress_within(encoding, bytes, cx.options, cx.budget).map_err(|message| {
+        CaptureError {
+            layer: encoding.to_string(),
+            offset: 0,
+            message,
+            extracted: vec![Payload {
+                bytes: bytes.into(),
+                cut: Some(format!("{encoding} stops early")),
+                ..Payload::default()
+            }],
+        }
+    });
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(Ok(Step::One {
+        layer: Layer {
+            name: encoding.to_string(),
+            detail: format!("{} → {} bytes", bytes.len(), out.len()),
+            span: Span::new(0, bytes.len()),
+        },
+        bytes: out,
+        hint: None,
+    }))
+}
+
+/// A HAR export.
+fn peel_har(bytes: &SharedBytes, _: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
+    har::parse(bytes).map(|found| found.map(Step::Many))
+}
+
+/// A request snippet (cURL, fetch): the request it makes.
+fn peel_snippet(bytes: &SharedBytes, _: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
+    snippet::parse(bytes).map(|found| Ok(Step::Many(found)))
+}
+
+/// JSON: the payload itself, or a lone string whose content peels further.
+fn peel_json(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
     // What text decoding may produce: a dump's `*` lines repeat a line up to an offset, so a few
     // bytes can claim gigabytes; past the text's own size that is an expansion like a
     // decompression's, and it draws on the same budget.
-    let text_output = budget.left.max(bytes.len());
-    if let Some(inner) = json_verdict(bytes, text_output, &options.json_options(), want_doc) {
-        return Ok(match inner {
-            Err(doc) => Step::Done(doc),
-            Ok(text) => {
-                let start = bytes.iter().position(|&c| c == b'"').unwrap_or(0);
-                let end = bytes
-                    .iter()
-                    .rposition(|&c| c == b'"')
-                    .map_or(bytes.len(), |e| e + 1);
-                Step::One {
-                    layer: Layer {
-                        name: "JSON string".to_string(),
-                        detail: format!("{} characters once unescaped", text.chars().count()),
-                        span: Span::new(start, end.max(start)),
-                    },
-                    bytes: text.into_bytes(),
-                    hint: None,
-                }
+    let text_output = cx.budget.left.max(bytes.len());
+    let inner = json_verdict(bytes, text_output, &cx.options.json_options(), cx.want_doc)?;
+    Some(Ok(match inner {
+        Err(doc) => Step::Done(doc),
+        Ok(text) => {
+            let start = bytes.iter().position(|&c| c == b'"').unwrap_or(0);
+            let end = bytes
+                .iter()
+                .rposition(|&c| c == b'"')
+                .map_or(bytes.len(), |e| e + 1);
+            Step::One {
+                layer: Layer {
+                    name: "JSON string".to_string(),
+                    detail: format!("{} characters once unescaped", text.chars().count()),
+                    span: Span::new(start, end.max(start)),
+                },
+                bytes: text.into_bytes(),
+                hint: None,
             }
-        });
-    }
-    if let Some((frames, chunks)) = grpcweb::grpc_web_text(bytes) {
-        return Ok(Step::One {
-            layer: Layer {
-                name: "gRPC-Web-text".to_string(),
-                detail: format!("base64 in {chunks} chunks"),
-                span: Span::new(0, bytes.len()),
-            },
-            bytes: frames,
-            hint: Some(Format::Protobuf),
-        });
-    }
+        }
+    }))
+}
+
+/// gRPC-Web-text: base64 of gRPC frames.
+fn peel_grpc_web_text(bytes: &SharedBytes, _: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
+    let (frames, chunks) = grpcweb::grpc_web_text(bytes)?;
+    Some(Ok(Step::One {
+        layer: Layer {
+            name: "gRPC-Web-text".to_string(),
+            detail: format!("base64 in {chunks} chunks"),
+            span: Span::new(0, bytes.len()),
+        },
+        bytes: frames,
+        hint: Some(Format::Protobuf),
+    }))
+}
+
+/// A text encoding of bytes: hex and tshark/tcpdump dumps, base64, data: URLs, escapes.
+fn peel_text(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
+    // What text decoding may produce: a dump's `*` lines repeat a line up to an offset, so a few
+    // bytes can claim gigabytes; past the text's own size that is an expansion like a
+    // decompression's, and it draws on the same budget.
+    let text_output = cx.budget.left.max(bytes.len());
     let found = text::decode_text_checked(bytes, text_output).map_err(|e| CaptureError {
         layer: e.shape.name().to_string(),
         offset: e.offset,
         message: e.to_string(),
         // A dump is read whole or not at all: nothing was extracted.
         extracted: Vec::new(),
-    })?;
-    if let Some(d) = found {
-        let produced = d
-            .more
-            .iter()
-            .fold(d.bytes.len(), |n, p| n.saturating_add(p.bytes.len()));
-        budget.left = budget
-            .left
-            .saturating_sub(produced.saturating_sub(bytes.len()));
-        let start = bytes
-            .iter()
-            .position(|c| !c.is_ascii_whitespace())
-            .unwrap_or(0);
-        let end = bytes
-            .iter()
-            .rposition(|c| !c.is_ascii_whitespace())
-            .map_or(start, |e| e + 1);
-        let hint = match d.shape {
-            text::TextShape::DataUrlBase64 | text::TextShape::DataUrlPercent => {
-                http::hint_for_media_type(&d.detail)
-            }
-            _ => None,
-        };
-        let layer = |detail: String| Layer {
-            name: d.shape.name().to_string(),
-            detail,
-            span: Span::new(start, end),
-        };
-        if !d.more.is_empty() {
-            // Several payloads that must stay apart (a follow-stream dump's two directions,
-            // tshark's packet dumps): one payload each, its layer detail naming which it is.
-            let first = Payload {
-                bytes: d.bytes.into(),
-                layers: vec![layer(d.detail)],
-                ..Payload::default()
-            };
-            let rest = d.more.into_iter().map(|p| Payload {
-                bytes: p.bytes.into(),
-                layers: vec![layer(p.detail)],
-                ..Payload::default()
-            });
-            return Ok(Step::Many(std::iter::once(first).chain(rest).collect()));
+    });
+    let d = match found {
+        Ok(found) => found?,
+        Err(e) => return Some(Err(e)),
+    };
+    let produced = d
+        .more
+        .iter()
+        .fold(d.bytes.len(), |n, p| n.saturating_add(p.bytes.len()));
+    cx.budget.left = cx
+        .budget
+        .left
+        .saturating_sub(produced.saturating_sub(bytes.len()));
+    let start = bytes
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(0);
+    let end = bytes
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    let hint = match d.shape {
+        text::TextShape::DataUrlBase64 | text::TextShape::DataUrlPercent => {
+            http::hint_for_media_type(&d.detail)
         }
-        return Ok(Step::One {
-            layer: layer(d.detail),
-            bytes: d.bytes,
-            hint,
+        _ => None,
+    };
+    let layer = |detail: String| Layer {
+        name: d.shape.name().to_string(),
+        detail,
+        span: Span::new(start, end),
+    };
+    if !d.more.is_empty() {
+        // Several payloads that must stay apart (a follow-stream dump's two directions,
+        // tshark's packet dumps): one payload each, its layer detail naming which it is.
+        let first = Payload {
+            bytes: d.bytes.into(),
+            layers: vec![layer(d.detail)],
+            ..Payload::default()
+        };
+        let rest = d.more.into_iter().map(|p| Payload {
+            bytes: p.bytes.into(),
+            layers: vec![layer(p.detail)],
+            ..Payload::default()
         });
+        return Some(Ok(Step::Many(std::iter::once(first).chain(rest).collect())));
     }
-    Ok(Step::Done(None))
+    Some(Ok(Step::One {
+        layer: layer(d.detail),
+        bytes: d.bytes,
+        hint,
+    }))
 }
 
 fn compression_magic(bytes: &[u8]) -> Option<&'static str> {
@@ -526,5 +638,56 @@ fn json_verdict(
     match doc.value {
         Value::Text(inner) => Some(Ok(inner.into_string())),
         _ => Some(Err(Some(doc))),
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::claimed_by;
+
+    #[test]
+    fn peelers_claim_their_shapes() {
+        // One input per row of the table, and inputs no row claims (the payload as it is).
+        let gzip = {
+            use std::io::Write;
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            enc.write_all(b"{}").expect("gzip");
+            enc.finish().expect("gzip")
+        };
+        let cases: [(&[u8], Option<&str>); 11] = [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+                Some("HTTP/1.x messages"),
+            ),
+            (&gzip, Some("compressed (gzip, zstd)")),
+            (br#"{"log":{"version":"1.2","entries":[]}}"#, Some("HAR")),
+            (
+                b"curl -X POST https://api.example/x -d 'a=1'",
+                Some("request snippet"),
+            ),
+            (br#"{"id": 7}"#, Some("JSON")),
+            // Padded base64 chunks, one per frame (a message, then trailers).
+            (b"AAAAAAIIAQ==gAAAAAA=", Some("gRPC-Web-text")),
+            (
+                b"00000000: 7b7d                                     {}",
+                Some("text encoding (dumps, base64, data: URLs)"),
+            ),
+            (
+                b"data:application/json;base64,e30=",
+                Some("text encoding (dumps, base64, data: URLs)"),
+            ),
+            // Base64 digits that are also JSON: JSON wins, as the table's order says.
+            (b"1234", Some("JSON")),
+            (&[0x82, 0xa1, b'a', 0x01, 0xa1, b'b', 0x02], None),
+            (b"plain words, nothing to peel", None),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(
+                claimed_by(bytes),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
     }
 }
