@@ -1345,21 +1345,13 @@ fn convert_one(
     Ok(encoded.bytes)
 }
 
-/// Writes converted bytes to `-o` (see [`write_atomically`]) or standard output (without `-o`, or
-/// with `-o -`; never binary to a terminal).
 /// `n` with thousands separators: 1,254.
 fn count_text(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::report::table::group(n as u64)
 }
 
+/// Writes converted bytes to `-o` (see [`write_atomically`]) or standard output (without `-o`, or
+/// with `-o -`; never binary to a terminal).
 fn write_output(args: &ConvertArgs, bytes: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
     match args.output.as_deref().filter(|p| p.as_os_str() != "-") {
         Some(path) => write_atomically(path, bytes)

@@ -176,15 +176,7 @@ fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
 
 /// `1234567` as `1,234,567`.
 fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::report::table::group(n as u64)
 }
 
 /// The summary line when the meaning is the same: both sizes and where the bytes differ.

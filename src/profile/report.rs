@@ -13,7 +13,7 @@ use crate::profile::libs::Library;
 use crate::profile::runtimes::RuntimeReport;
 use crate::profile::sizes::{FormatSizes, SchemaSource, VariantSizes};
 use crate::profile::stats::Summary;
-use crate::profile::sweep::{Link, Sweep, Transfer};
+use crate::profile::sweep::{estimate, Costs, Link, RuntimeTransfer, Sweep, Transfer};
 
 /// How timings were taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -77,6 +77,116 @@ pub struct FileReport {
     pub transfer: Vec<Transfer>,
     /// Timings in other runtimes (Python, Node), when asked for: one report per runtime.
     pub runtimes: Vec<RuntimeReport>,
+}
+
+impl FileReport {
+    /// The estimates of `runtime` (one of this file's runtime reports) over `links`, plain or with
+    /// gzip: per format its fastest library. With gzip, the runtime's own gzip of the format's bytes
+    /// (wirelens' default encoding, which its harness compressed) when it was timed; else Rust's
+    /// gzip timings and size, with a note saying so; a format with neither has no gzip estimate.
+    pub fn runtime_transfers(
+        &self,
+        runtime: &RuntimeReport,
+        links: &[Link],
+        gzip: bool,
+    ) -> Vec<RuntimeTransfer> {
+        use crate::profile::runtimes::Codec;
+        let file = self;
+        let secs = |m: &Measurement| m.ns.median / 1e9;
+        let mut out = Vec::new();
+        for format in Format::ALL {
+            let best = runtime
+                .rows
+                .iter()
+                .filter(|row| row.format == format && row.error.is_none())
+                .filter_map(|row| match (&row.encode, &row.decode) {
+                    (Some(e), Some(d)) => Some((row, secs(e), secs(d))),
+                    _ => None,
+                })
+                .min_by(|a, b| (a.1 + a.2).total_cmp(&(b.1 + b.2)));
+            let Some((row, encode, decode)) = best else {
+                continue;
+            };
+            // (bytes, compress s, decompress s, fallback note)
+            let sent = if !gzip {
+                Some((row.bytes, 0.0, 0.0, None))
+            } else if let Some(c) = runtime.compressor(format, Codec::Gzip) {
+                c.compress
+                    .as_ref()
+                    .zip(c.decompress.as_ref())
+                    .map(|(a, b)| (c.bytes, secs(a), secs(b), None))
+            } else {
+                let rust = file.format(format);
+                match (
+                    rust.and_then(|f| f.sizes.sizes.gzip),
+                    rust.and_then(|f| f.gzip_compress.as_ref()),
+                    rust.and_then(|f| f.gzip_decompress.as_ref()),
+                ) {
+                    (Some(bytes), Some(c), Some(d)) => Some((
+                        bytes,
+                        secs(c),
+                        secs(d),
+                        Some(format!(
+                            "Rust's gzip times: {}'s gzip was not measured{}",
+                            runtime.runtime.title(),
+                            runtime
+                                .compressors
+                                .iter()
+                                .find(|c| c.format == format && c.codec == Codec::Gzip)
+                                .and_then(|c| c.error.as_deref())
+                                .map(|e| format!(" ({e})"))
+                                .unwrap_or_default()
+                        )),
+                    )),
+                    _ => None,
+                }
+            };
+            let Some((bytes, compress, decompress, fallback)) = sent else {
+                continue;
+            };
+            for link in links {
+                out.push(RuntimeTransfer {
+                    format,
+                    library: row.library.clone(),
+                    link: link.name.clone(),
+                    compressed: gzip,
+                    wire_bytes: bytes,
+                    cpu_send: encode + compress,
+                    wire: bytes as f64 * 8.0 / link.bits_per_second + link.rtt_seconds,
+                    cpu_receive: decompress + decode,
+                    fallback: fallback.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Every estimate of one payload's report over `links`: for each format × library row whose
+    /// encode and decode are both measured, with and (when gzip was timed) without compression.
+    pub fn transfer_estimates(&self, links: &[Link]) -> Vec<Transfer> {
+        let file = self;
+        let mut out = Vec::new();
+        for row in &file.timings {
+            let (Some(encode), Some(decode)) = (&row.encode, &row.decode) else {
+                continue;
+            };
+            let format = file.format(row.format);
+            out.extend(estimate(
+                &Costs {
+                    format: row.format,
+                    library: row.library,
+                    bytes: row.bytes,
+                    gzip: format.and_then(|f| f.sizes.sizes.gzip),
+                    encode,
+                    decode,
+                    compress: format.and_then(|f| f.gzip_compress.as_ref()),
+                    decompress: format.and_then(|f| f.gzip_decompress.as_ref()),
+                },
+                links,
+            ));
+        }
+        out
+    }
 }
 
 impl Report {

@@ -699,7 +699,7 @@ pub(super) fn finish_file(file: &mut FileReport, links: &[Link]) {
             }
         }
     }
-    file.transfer = sweep::transfer_estimates(file, links);
+    file.transfer = file.transfer_estimates(links);
 }
 
 /// `value` ready for `format`: for protobuf, the message type (given, or inferred with the value

@@ -481,12 +481,11 @@ fn write_runtime_wire(
     links: &[crate::profile::sweep::Link],
     r: &crate::profile::runtimes::RuntimeReport,
 ) -> io::Result<()> {
-    use crate::profile::sweep::runtime_transfers;
-    let plain = runtime_transfers(file, r, links, false);
+    let plain = file.runtime_transfers(r, links, false);
     if plain.is_empty() {
         return Ok(());
     }
-    let gzip = runtime_transfers(file, r, links, true);
+    let gzip = file.runtime_transfers(r, links, true);
     writeln!(
         out,
         "  end to end in {}, encode + transfer + decode (plain / gzip), fastest library per format:",
@@ -755,7 +754,6 @@ mod tests {
     #[test]
     fn a_runtimes_gzip_estimate_uses_its_own_gzip_and_none_without_one() {
         use crate::profile::runtimes::{Codec, RuntimeCompressor};
-        use crate::profile::sweep::runtime_transfers;
         let gzip = RuntimeCompressor {
             format: Format::Json,
             codec: Codec::Gzip,
@@ -795,9 +793,9 @@ mod tests {
             bits_per_second: 10e6,
             rtt_seconds: 0.06,
         }];
-        let plain = runtime_transfers(&file, &r, &links, false);
+        let plain = file.runtime_transfers(&r, &links, false);
         assert_eq!(plain.len(), 2);
-        let gz = runtime_transfers(&file, &r, &links, true);
+        let gz = file.runtime_transfers(&r, &links, true);
         assert_eq!(gz.len(), 1, "{gz:?}");
         let t = &gz[0];
         assert_eq!((t.format, t.library.as_str()), (Format::Json, "orjson"));

@@ -9,6 +9,7 @@ mod common;
 #[path = "../../fuzz/checks.rs"]
 mod fuzz_checks;
 
+mod architecture;
 mod capture_detect;
 mod capture_har;
 mod capture_pcap;

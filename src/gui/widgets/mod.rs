@@ -26,17 +26,9 @@ use eframe::egui::{self, Color32};
 
 use crate::model::ByteRole;
 
-/// `12,345`.
+/// `12,345` ([`crate::report::table::group`]).
 pub fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::report::table::group(n as u64)
 }
 
 /// Colours for byte roles, chosen for both light and dark themes.

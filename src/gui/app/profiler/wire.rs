@@ -8,7 +8,7 @@ use super::charts::{axis_duration, category, integer_marks, solid, still, with_a
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
 use crate::profile::runtimes::RuntimeReport;
-use crate::profile::sweep::{runtime_transfers, transfer_estimates, Link, Transfer};
+use crate::profile::sweep::{Link, Transfer};
 use crate::report::table::duration;
 use crate::report::FileReport;
 
@@ -52,7 +52,7 @@ impl Estimate {
 
 /// The estimates per format on `link` from another runtime's times: each format's fastest
 /// library there (encode + decode medians, as `compare` prints it), plain or with gzip (the
-/// runtime's own gzip, else Rust's: [`runtime_transfers`]); fastest first, with the notes of
+/// runtime's own gzip, else Rust's: [`FileReport::runtime_transfers`](crate::profile::report::FileReport::runtime_transfers)); fastest first, with the notes of
 /// the formats whose gzip times are Rust's.
 pub fn runtime_best_per_format(
     file: &FileReport,
@@ -62,7 +62,8 @@ pub fn runtime_best_per_format(
     gzip: bool,
 ) -> (Vec<Estimate>, Vec<String>) {
     let mut notes = Vec::new();
-    let mut best: Vec<Estimate> = runtime_transfers(file, r, links, gzip)
+    let mut best: Vec<Estimate> = file
+        .runtime_transfers(r, links, gzip)
         .into_iter()
         .filter(|t| t.link == link)
         .map(|t| {
@@ -86,7 +87,7 @@ pub fn runtime_best_per_format(
 
 /// The fastest library's estimate per format on `link` (compressed or not), fastest first.
 pub fn best_per_format(file: &FileReport, links: &[Link], link: &str, gzip: bool) -> Vec<Transfer> {
-    let all = transfer_estimates(file, links);
+    let all = file.transfer_estimates(links);
     let mut best: Vec<Transfer> = Vec::new();
     for format in Format::ALL {
         if let Some(t) = all

@@ -1,0 +1,249 @@
+//! The module graph read from the source: which module's code names which other module
+//! (`crate::…` paths and `super::…` paths, comments and `#[cfg(test)]` items left out), and the
+//! cycles in it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `src/`, with its module path (`capture::http`, `codec`).
+fn modules() -> Vec<(String, PathBuf)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("a source folder") {
+            let p = e.expect("an entry").path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src").with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                parts.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                parts.pop();
+            }
+            (parts.join("::"), p)
+        })
+        .collect()
+}
+
+/// `source` without comments and without the items `#[cfg(test)]` marks.
+fn code_of(source: &str) -> String {
+    let no_comments: String = source
+        .lines()
+        .map(|l| match l.find("//") {
+            // A `//` inside a string (a URL) cuts nothing that names a module.
+            Some(at) => &l[..at],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = String::new();
+    let mut rest = no_comments.as_str();
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        // The item ends at `;` before any brace, or at the brace that closes its first one.
+        let semi = after.find(';');
+        let open = after.find('{');
+        let end = match (open, semi) {
+            (Some(o), Some(s)) if s < o => s + 1,
+            (Some(o), _) => {
+                let mut depth = 0usize;
+                let mut end = after.len();
+                for (i, c) in after[o..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = o + i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            }
+            (None, Some(s)) => s + 1,
+            (None, None) => after.len(),
+        };
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The module paths a piece of code names after `prefix` (`crate::` or `super::`).
+fn named_after<'a>(code: &'a str, prefix: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find(prefix) {
+        let start = from + at + prefix.len();
+        let before = code[..from + at].chars().next_back();
+        let len = code[start..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(code.len() - start);
+        if !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push(code[start..start + len].trim_end_matches(':'));
+        }
+        from = start + len;
+    }
+    out
+}
+
+/// The module graph cut at `depth` path segments: an edge from each module to each other
+/// module its code names (neither inside the other).
+fn graph(depth: usize) -> BTreeMap<String, BTreeSet<String>> {
+    let mods = modules();
+    let names: BTreeSet<String> = mods.iter().map(|(m, _)| m.clone()).collect();
+    let resolve = |path: &str| -> Option<String> {
+        let parts: Vec<&str> = path.split("::").collect();
+        (1..=parts.len())
+            .rev()
+            .map(|k| parts[..k].join("::"))
+            .find(|m| names.contains(m))
+    };
+    let cut = |m: &str| m.split("::").take(depth).collect::<Vec<_>>().join("::");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, path) in &mods {
+        let code = code_of(&std::fs::read_to_string(path).expect("a source file"));
+        // `super` of `a::b` is `a`, whether `a::b` is `a/b.rs` or `a/b/mod.rs`.
+        let parent: Vec<&str> = {
+            let mut p: Vec<&str> = module.split("::").collect();
+            p.pop();
+            p
+        };
+        let mut targets: Vec<String> = named_after(&code, "crate::")
+            .into_iter()
+            .filter_map(resolve)
+            .collect();
+        targets.extend(named_after(&code, "super::").into_iter().filter_map(|s| {
+            let mut full = parent.clone();
+            full.extend(s.split("::"));
+            resolve(&full.join("::"))
+        }));
+        let a = cut(module);
+        for t in targets {
+            let b = cut(&t);
+            let nested =
+                a == b || b.starts_with(&format!("{a}::")) || a.starts_with(&format!("{b}::"));
+            if !nested && !a.is_empty() && !b.is_empty() {
+                edges.entry(a.clone()).or_default().insert(b);
+            }
+        }
+    }
+    edges
+}
+
+/// The strongly connected components of more than one module (Tarjan's algorithm).
+fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        next: usize,
+        out: Vec<BTreeSet<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        s.index.insert(v, s.next);
+        s.low.insert(v, s.next);
+        s.next += 1;
+        s.stack.push(v);
+        s.on.insert(v);
+        let edges = s.edges;
+        for w in edges.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let lw = s.low[w];
+                let lv = s.low.get_mut(v).expect("visited");
+                *lv = (*lv).min(lw);
+            } else if s.on.contains(w) {
+                let iw = s.index[w];
+                let lv = s.low.get_mut(v).expect("visited");
+                *lv = (*lv).min(iw);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut comp = BTreeSet::new();
+            while let Some(w) = s.stack.pop() {
+                s.on.remove(w);
+                comp.insert(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                s.out.push(comp);
+            }
+        }
+    }
+    let mut s = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.out
+}
+
+#[test]
+fn the_top_level_modules_form_no_cycle() {
+    // model and codec at the bottom, capture and profile above them, pipeline, workspace, the
+    // faces (cli, gui) on top: a module never names one that names it back.
+    let g = graph(1);
+    assert!(g.get("codec").is_some_and(|t| t.contains("model")), "{g:?}");
+    assert_eq!(cycles(&g), Vec::<BTreeSet<String>>::new(), "{g:?}");
+}
+
+#[test]
+fn no_submodules_form_a_cycle_but_the_capture_layers_known_tangle() {
+    // One tangle is left, inside capture: the payload types, the unwrap chain and the
+    // protocol readers name each other (its untangling is the open work of the "one flow"
+    // issue). It may not grow, and no other cycle may appear.
+    let g = graph(2);
+    let found = cycles(&g);
+    let known: BTreeSet<String> = [
+        "capture::conn",
+        "capture::detect",
+        "capture::har",
+        "capture::http",
+        "capture::http2",
+        "capture::layers",
+        "capture::listing",
+        "capture::pcap",
+        "capture::peel",
+        "capture::protocols",
+        "capture::readings",
+        "capture::websocket",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    // When the tangle shrinks, list what is left: the list is the work still to do.
+    assert_eq!(found, vec![known]);
+}
