@@ -452,7 +452,31 @@ fn read_http1_side(
         let from = if n == 0 {
             0
         } else {
-            match http::next_message_start_among(input, run.start, &conv.segment_starts(which)) {
+            let next =
+                http::next_message_start_among(input, run.start, &conv.segment_starts(which));
+            // The bytes between the gap and the next message are the rest of the message the
+            // gap cut: said, with their frames, not dropped without a word.
+            let skipped = Span::new(run.start, next.unwrap_or(run.end).max(run.start));
+            if !skipped.is_empty() {
+                let at = conv.frames(which, skipped);
+                warnings.push(format!(
+                    "HTTP/1.x ({}): {} bytes after the gap are the rest of a message it cut and \
+                     are skipped{}{}",
+                    direction_name(which),
+                    skipped.len(),
+                    if next.is_some() {
+                        " to the next request or status line"
+                    } else {
+                        ""
+                    },
+                    if at.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (frame {at})")
+                    }
+                ));
+            }
+            match next {
                 Some(at) => at,
                 None => continue,
             }

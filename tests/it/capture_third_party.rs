@@ -821,3 +821,32 @@ fn har_exports_without_bodies_list_every_entry_as_the_browser_wrote_it() {
     }
     assert_eq!(entries, 53);
 }
+
+#[test]
+fn bytes_skipped_after_a_gap_are_counted_with_their_frames() {
+    // Suricata's gap capture: the second response's body is 70 bytes, of which 14 came before
+    // the gap, 14 are missing, and 42 follow it before the third response: those 42 are said,
+    // not dropped without a word, and the third response is read whole.
+    let peeled = peel(
+        std::fs::read(folder("suricata/http-gap-simple.pcap")).expect("the capture"),
+        &PeelOptions::default(),
+    );
+    let said: Vec<&String> = peeled
+        .warnings
+        .iter()
+        .filter(|w| w.contains("after the gap are the rest of a message it cut"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", peeled.warnings);
+    assert!(
+        said[0].contains("42 bytes after the gap") && said[0].contains("(frame 18, 20, 22)"),
+        "{}",
+        said[0]
+    );
+    let bodies: Vec<usize> = peeled
+        .payloads
+        .iter()
+        .filter(|p| !p.bytes.is_empty())
+        .map(|p| p.bytes.len())
+        .collect();
+    assert_eq!(bodies, vec![12, 14, 12]);
+}
