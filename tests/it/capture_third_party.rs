@@ -739,7 +739,7 @@ fn captures_of_intrusion_detection_suites_and_tls_libraries_read_as_tshark_reads
         vec![
             ("DoH bodies named DNS", 72),
             ("HTTP/2 DATA", 115),
-            ("TLS sides decrypted", 13),
+            ("TLS sides decrypted", 11),
             ("WebSocket messages", 15),
             ("frames named", 146),
             ("objects", 7),

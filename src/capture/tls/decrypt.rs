@@ -2,9 +2,10 @@
 //! each way, and for every run of plaintext the record that carried it.
 //!
 //! Read: TLS 1.3 (`TLS_AES_128_GCM_SHA256`, `TLS_AES_256_GCM_SHA384`,
-//! `TLS_CHACHA20_POLY1305_SHA256`; the handshake traffic secrets for the encrypted handshake,
-//! then `*_TRAFFIC_SECRET_0`, then the next secret after each KeyUpdate) and TLS 1.2 with AEAD
-//! suites (AES-GCM with its explicit nonce, ChaCha20-Poly1305 per RFC 7905) or AES-CBC suites
+//! `TLS_CHACHA20_POLY1305_SHA256`, `TLS_AES_128_CCM_SHA256`, `TLS_AES_128_CCM_8_SHA256`; the
+//! handshake traffic secrets for the encrypted handshake, then `*_TRAFFIC_SECRET_0`, then the
+//! next secret after each KeyUpdate) and TLS 1.2 with AEAD suites (AES-GCM and AES-CCM/CCM_8
+//! with their explicit nonce, ChaCha20-Poly1305 per RFC 7905) or AES-CBC suites
 //! (`TLS_{RSA,DHE_RSA,DHE_DSS,ECDHE_RSA,ECDHE_ECDSA}_WITH_AES_{128,256}_CBC_{SHA,SHA256,SHA384}`:
 //! an explicit IV per record, HMAC-SHA1/256/384, MAC-then-encrypt, or encrypt-then-MAC per
 //! RFC 7366 when the ServerHello carries extension 0x0016); TLS 1.2 keys come from the
@@ -40,7 +41,7 @@ use crate::model::Span;
 /// Most records read per direction.
 pub const MAX_RECORDS: usize = 1_000_000;
 
-/// The AEAD tag length of every AEAD suite read here.
+/// The AEAD tag length of every AEAD suite read here but CCM_8 (8 bytes).
 const TAG: usize = 16;
 
 /// Why a connection, or one record of it, could not be decrypted.
@@ -312,6 +313,11 @@ enum Kind {
     Aes128Gcm,
     Aes256Gcm,
     ChaCha20Poly1305,
+    /// AES-CCM: `short_tag` is CCM_8's 8-byte tag (else 16), `wide` a 256-bit key.
+    AesCcm {
+        wide: bool,
+        short_tag: bool,
+    },
     /// TLS 1.2 AES-CBC with an HMAC (MAC-then-encrypt, or encrypt-then-MAC per RFC 7366).
     Aes128Cbc(MacHash),
     Aes256Cbc(MacHash),
@@ -320,8 +326,11 @@ enum Kind {
 impl Kind {
     fn key_len(self) -> usize {
         match self {
-            Kind::Aes128Gcm | Kind::Aes128Cbc(_) => 16,
-            Kind::Aes256Gcm | Kind::ChaCha20Poly1305 | Kind::Aes256Cbc(_) => 32,
+            Kind::Aes128Gcm | Kind::Aes128Cbc(_) | Kind::AesCcm { wide: false, .. } => 16,
+            Kind::Aes256Gcm
+            | Kind::ChaCha20Poly1305
+            | Kind::Aes256Cbc(_)
+            | Kind::AesCcm { wide: true, .. } => 32,
         }
     }
 
@@ -344,15 +353,24 @@ struct Suite {
 fn suite(id: u16, tls13: bool) -> Option<Suite> {
     use Hash::*;
     use Kind::*;
+    let ccm = |wide, short_tag| AesCcm { wide, short_tag };
     let (hash, kind) = match (tls13, id) {
         (true, 0x1301) => (Sha256, Aes128Gcm),
         (true, 0x1302) => (Sha384, Aes256Gcm),
         (true, 0x1303) => (Sha256, ChaCha20Poly1305),
+        (true, 0x1304) => (Sha256, ccm(false, false)),
+        (true, 0x1305) => (Sha256, ccm(false, true)),
         // ECDHE_ECDSA, ECDHE_RSA, RSA and DHE_RSA with AES-GCM; the key exchange does not matter
         // once the master secret is known.
         (false, 0xc02b | 0xc02f | 0x009c | 0x009e) => (Sha256, Aes128Gcm),
         (false, 0xc02c | 0xc030 | 0x009d | 0x009f) => (Sha384, Aes256Gcm),
         (false, 0xcca8..=0xccaa) => (Sha256, ChaCha20Poly1305),
+        // AES-CCM and CCM_8 (RFC 6655 for RSA and DHE_RSA, RFC 7251 for ECDHE_ECDSA): the
+        // default PRF, SHA-256.
+        (false, 0xc09c | 0xc09e | 0xc0ac) => (Sha256, ccm(false, false)),
+        (false, 0xc09d | 0xc09f | 0xc0ad) => (Sha256, ccm(true, false)),
+        (false, 0xc0a0 | 0xc0a2 | 0xc0ae) => (Sha256, ccm(false, true)),
+        (false, 0xc0a1 | 0xc0a3 | 0xc0af) => (Sha256, ccm(true, true)),
         // AES-CBC with HMAC-SHA1 (RSA, DHE_DSS, DHE_RSA, ECDHE_ECDSA, ECDHE_RSA): the TLS 1.2 PRF
         // is SHA-256 for every suite that does not name SHA-384.
         (false, 0x002f | 0x0032 | 0x0033 | 0xc009 | 0xc013) => (Sha256, Aes128Cbc(MacHash::Sha1)),
@@ -366,11 +384,22 @@ fn suite(id: u16, tls13: bool) -> Option<Suite> {
     Some(Suite { hash, kind })
 }
 
+/// AES-CCM with a 16-byte tag and a 12-byte nonce, as TLS uses it.
+type Aes128Ccm = ccm::Ccm<aes::Aes128, ccm::consts::U16, ccm::consts::U12>;
+type Aes256Ccm = ccm::Ccm<aes::Aes256, ccm::consts::U16, ccm::consts::U12>;
+/// AES-CCM_8: the same with an 8-byte tag.
+type Aes128Ccm8 = ccm::Ccm<aes::Aes128, ccm::consts::U8, ccm::consts::U12>;
+type Aes256Ccm8 = ccm::Ccm<aes::Aes256, ccm::consts::U8, ccm::consts::U12>;
+
 /// A record cipher with its key.
 enum Cipher {
     Aes128(Box<Aes128Gcm>),
     Aes256(Box<Aes256Gcm>),
     ChaCha(Box<ChaCha20Poly1305>),
+    Ccm128(Box<Aes128Ccm>),
+    Ccm256(Box<Aes256Ccm>),
+    Ccm128Short(Box<Aes128Ccm8>),
+    Ccm256Short(Box<Aes256Ccm8>),
 }
 
 impl Cipher {
@@ -381,6 +410,16 @@ impl Cipher {
             Kind::ChaCha20Poly1305 => {
                 Cipher::ChaCha(Box::new(ChaCha20Poly1305::new_from_slice(key).ok()?))
             }
+            Kind::AesCcm { wide, short_tag } => match (wide, short_tag) {
+                (false, false) => Cipher::Ccm128(Box::new(Aes128Ccm::new_from_slice(key).ok()?)),
+                (true, false) => Cipher::Ccm256(Box::new(Aes256Ccm::new_from_slice(key).ok()?)),
+                (false, true) => {
+                    Cipher::Ccm128Short(Box::new(Aes128Ccm8::new_from_slice(key).ok()?))
+                }
+                (true, true) => {
+                    Cipher::Ccm256Short(Box::new(Aes256Ccm8::new_from_slice(key).ok()?))
+                }
+            },
             // CBC records are opened by `CbcKeys`, not by an AEAD.
             Kind::Aes128Cbc(_) | Kind::Aes256Cbc(_) => return None,
         })
@@ -394,6 +433,18 @@ impl Cipher {
             Cipher::Aes128(c) => c.decrypt(&nonce, sealed).ok(),
             Cipher::Aes256(c) => c.decrypt(&nonce, sealed).ok(),
             Cipher::ChaCha(c) => c.decrypt(&nonce, sealed).ok(),
+            Cipher::Ccm128(c) => c.decrypt(&nonce, sealed).ok(),
+            Cipher::Ccm256(c) => c.decrypt(&nonce, sealed).ok(),
+            Cipher::Ccm128Short(c) => c.decrypt(&nonce, sealed).ok(),
+            Cipher::Ccm256Short(c) => c.decrypt(&nonce, sealed).ok(),
+        }
+    }
+
+    /// The length of this cipher's tag.
+    fn tag_len(&self) -> usize {
+        match self {
+            Cipher::Ccm128Short(_) | Cipher::Ccm256Short(_) => 8,
+            _ => TAG,
         }
     }
 }
@@ -624,7 +675,7 @@ impl Protection {
         };
         let Some(plain_len) = msg
             .len()
-            .checked_sub(TAG)
+            .checked_sub(keys.cipher.tag_len())
             .and_then(|n| u16::try_from(n).ok())
         else {
             return Err("the record is shorter than its tag".into());
@@ -858,7 +909,7 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
     }
     let suite = suite(suite_id, tls13).ok_or_else(|| {
         DecryptError::connection(format!(
-            "the cipher suite {} is not decrypted (AES-GCM, ChaCha20-Poly1305 and, in TLS 1.2, AES-CBC with HMAC-SHA1/256/384 are)",
+            "the cipher suite {} is not decrypted (AES-GCM, AES-CCM, ChaCha20-Poly1305 and, in TLS 1.2, AES-CBC with HMAC-SHA1/256/384 are)",
             cipher_name(suite_id)
         ))
     })?;
@@ -903,7 +954,7 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
         let mac_len = mac.map_or(0, MacHash::len);
         let iv_len = match suite.kind {
             Kind::ChaCha20Poly1305 => 12,
-            Kind::Aes128Gcm | Kind::Aes256Gcm => 4,
+            Kind::Aes128Gcm | Kind::Aes256Gcm | Kind::AesCcm { .. } => 4,
             Kind::Aes128Cbc(_) | Kind::Aes256Cbc(_) => 0,
         };
         let key_len = suite.kind.key_len();
@@ -1180,6 +1231,91 @@ fn direction12(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A TLS 1.2 record sealed as a CCM suite would seal it: the 4-byte salt and 8-byte explicit
+    /// nonce, the additional data of sequence number, header and plaintext length.
+    fn ccm_record(kind: Kind, key: &[u8], salt: &[u8], seq: u64, plain: &[u8]) -> Vec<u8> {
+        let explicit = [7u8, 6, 5, 4, 3, 2, 1, 0];
+        let mut nonce = [0u8; 12];
+        nonce[..4].copy_from_slice(salt);
+        nonce[4..].copy_from_slice(&explicit);
+        let header = [23u8, 3, 3];
+        let mut aad = seq.to_be_bytes().to_vec();
+        aad.extend_from_slice(&header);
+        aad.extend_from_slice(&(plain.len() as u16).to_be_bytes());
+        let nonce = GenericArray::from(nonce);
+        let sealed = Sealed {
+            msg: plain,
+            aad: &aad,
+        };
+        let body = match kind {
+            Kind::AesCcm {
+                wide: false,
+                short_tag: true,
+            } => Aes128Ccm8::new_from_slice(key)
+                .expect("key")
+                .encrypt(&nonce, sealed),
+            Kind::AesCcm {
+                wide: true,
+                short_tag: false,
+            } => Aes256Ccm::new_from_slice(key)
+                .expect("key")
+                .encrypt(&nonce, sealed),
+            _ => unreachable!("a CCM kind"),
+        }
+        .expect("sealed");
+        let mut fragment = explicit.to_vec();
+        fragment.extend(body);
+        fragment
+    }
+
+    #[test]
+    fn ccm_and_ccm8_records_open_with_their_own_tag_length() {
+        for (kind, key_len, tag) in [
+            (
+                Kind::AesCcm {
+                    wide: false,
+                    short_tag: true,
+                },
+                16,
+                8,
+            ),
+            (
+                Kind::AesCcm {
+                    wide: true,
+                    short_tag: false,
+                },
+                32,
+                16,
+            ),
+        ] {
+            let key = vec![0x42u8; key_len];
+            let salt = [9u8, 8, 7, 6];
+            let plain = b"GET / HTTP/1.1\r\n\r\n";
+            let fragment = ccm_record(kind, &key, &salt, 0, plain);
+            assert_eq!(fragment.len(), 8 + plain.len() + tag);
+            let header = [23u8, 3, 3, 0, fragment.len() as u8];
+            let record = Record {
+                index: 0,
+                start: 0,
+                kind: 23,
+                header: &header,
+                fragment: &fragment,
+            };
+            let mut protection = Protection::Aead {
+                keys: Keys {
+                    cipher: Cipher::new(kind, &key).expect("a cipher"),
+                    iv: salt.to_vec(),
+                    seq: 0,
+                },
+                explicit_nonce: true,
+            };
+            assert_eq!(protection.open(&record).expect("opens"), plain);
+            // The next record has sequence number 1: the same bytes no longer verify.
+            let again = protection.open(&record).expect_err("sequence number 1");
+            assert!(again.contains("does not verify"), "{again}");
+        }
+    }
 
     const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/capture/real/");
 

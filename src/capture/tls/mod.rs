@@ -370,6 +370,18 @@ pub fn cipher_name(suite: u16) -> String {
         0xc023 => "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
         0xc024 => "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384",
         0xccaa => "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        0xc09c => "TLS_RSA_WITH_AES_128_CCM",
+        0xc09d => "TLS_RSA_WITH_AES_256_CCM",
+        0xc09e => "TLS_DHE_RSA_WITH_AES_128_CCM",
+        0xc09f => "TLS_DHE_RSA_WITH_AES_256_CCM",
+        0xc0a0 => "TLS_RSA_WITH_AES_128_CCM_8",
+        0xc0a1 => "TLS_RSA_WITH_AES_256_CCM_8",
+        0xc0a2 => "TLS_DHE_RSA_WITH_AES_128_CCM_8",
+        0xc0a3 => "TLS_DHE_RSA_WITH_AES_256_CCM_8",
+        0xc0ac => "TLS_ECDHE_ECDSA_WITH_AES_128_CCM",
+        0xc0ad => "TLS_ECDHE_ECDSA_WITH_AES_256_CCM",
+        0xc0ae => "TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8",
+        0xc0af => "TLS_ECDHE_ECDSA_WITH_AES_256_CCM_8",
         _ => return format!("0x{suite:04x}"),
     };
     name.into()
