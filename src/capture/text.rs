@@ -209,7 +209,14 @@ impl PacketFrames {
 pub fn packet_frames(text: &[u8]) -> Option<PacketFrames> {
     let text = std::str::from_utf8(text).ok()?;
     let lines = dumps::lines(text);
-    let (_, found) = dumps::packet_dumps(&lines).ok()?;
+    let found = match dumps::packet_dumps(&lines) {
+        Ok((_, found)) => found,
+        // tcpdump's `-x`/`-xx`/`-X`/`-XX`: no titles, no derived sections.
+        Err(_) => tcpdump_frames(text)?
+            .into_iter()
+            .map(|f| (None, f))
+            .collect(),
+    };
     let mut frames = Vec::new();
     let mut derived = Vec::new();
     let mut reassembled = Vec::new();
@@ -260,6 +267,80 @@ pub fn packet_frames(text: &[u8]) -> Option<PacketFrames> {
         derived,
         reassembled,
     })
+}
+
+/// Most packets read from one tcpdump printout.
+const TCPDUMP_MAX_PACKETS: usize = 1 << 20;
+
+/// The packets of a tcpdump printout with `-x`, `-xx`, `-X` or `-XX`: each packet's summary
+/// line (`    1  2005-07-06 03:57:35.938066 IP 127.0.0.1.55920 > 127.0.0.1.80: Flags [S], …`,
+/// with or without `--number`), then its bytes in indented rows of eight 16-bit groups, each
+/// row opening with its offset (`\t0x0010:  7f00 0001 …`) and, with `-X`, the bytes as ASCII
+/// after two blanks. `None` unless every row is where its offset says and every packet has
+/// bytes: a text that only looks like this is left to the other shapes.
+fn tcpdump_frames(text: &str) -> Option<Vec<Vec<u8>>> {
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let indented = line.starts_with(char::is_whitespace);
+        let row = line.trim_start();
+        let offset = row
+            .strip_prefix("0x")
+            .and_then(|r| r.get(..5))
+            .filter(|r| r.ends_with(':'))
+            .and_then(|r| usize::from_str_radix(&r[..4], 16).ok());
+        match (indented, offset) {
+            (true, Some(offset)) => {
+                // A row belongs to the packet its summary line opened.
+                let frame = frames.last_mut().filter(|_| open)?;
+                if offset != frame.len() || frame.len() > 0xffff {
+                    return None;
+                }
+                // `0x0000:` and two blanks, then groups of four (or, last, two) hex digits one
+                // blank apart; two blanks end them (the ASCII of `-X`).
+                let groups = row.get(9..)?;
+                let groups = groups.split("  ").next().unwrap_or("");
+                let mut n = 0;
+                for group in groups.split(' ').filter(|g| !g.is_empty()) {
+                    if !matches!(group.len(), 2 | 4)
+                        || !group.bytes().all(|b| b.is_ascii_hexdigit())
+                    {
+                        return None;
+                    }
+                    for pair in group.as_bytes().chunks(2) {
+                        let hex = std::str::from_utf8(pair).ok()?;
+                        frame.push(u8::from_str_radix(hex, 16).ok()?);
+                        n += 1;
+                    }
+                }
+                if n == 0 || n > 16 {
+                    return None;
+                }
+            }
+            // A summary line: not indented, or (`--number`) indented but with no offset; it
+            // names its time or its number first.
+            _ => {
+                let first = row.split_whitespace().next().unwrap_or("");
+                // A frame number, or a time (`03:57:35.938066`, `-tttt`'s `2005-07-06`).
+                let starts_packet = !first.is_empty()
+                    && first
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || matches!(b, b':' | b'.' | b'-'));
+                if !starts_packet || frames.last().is_some_and(Vec::is_empty) {
+                    return None;
+                }
+                if frames.len() >= TCPDUMP_MAX_PACKETS {
+                    return None;
+                }
+                frames.push(Vec::new());
+                open = true;
+            }
+        }
+    }
+    (!frames.is_empty() && frames.iter().all(|f| !f.is_empty())).then_some(frames)
 }
 
 /// [`decode_text`], saying why a text that clearly is a shape could not be read: `Ok(None)`
@@ -701,6 +782,33 @@ fn base64_bytes(t: &str) -> Option<(Vec<u8>, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tcpdump_printouts_give_their_packets() {
+        // `-X` with `--number`: rows of groups and the ASCII column; a short last row.
+        let x = "    1  03:57:35.938066 IP 127.0.0.1.55920 > 127.0.0.1.80: Flags [S], length 0\n\
+                 \t0x0000:  4500 0014 0001 0000 4006 0000 7f00 0001  E.......@.......\n\
+                 \t0x0010:  7f00 0001                                ....\n\
+                     2  03:57:35.938122 IP 127.0.0.1.80 > 127.0.0.1.55920: Flags [S.], length 0\n\
+                 \t0x0000:  4500 0014 0002 0000 4006 0000 7f00 0001  E.......@.......\n\
+                 \t0x0010:  7f00 0001 ab                             .....\n";
+        let frames = tcpdump_frames(x).expect("a printout");
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0].len(), 20);
+        assert_eq!(frames[1].len(), 21);
+        assert_eq!(frames[1][20], 0xab);
+        // `-x` without `--number` or ASCII, `-tttt` times.
+        let plain = "2005-07-06 03:57:35.938066 IP 10.0.0.1 > 10.0.0.2: ICMP echo request\n\
+                     \t0x0000:  4500 0014\n";
+        assert_eq!(tcpdump_frames(plain), Some(vec![vec![0x45, 0, 0, 0x14]]));
+        // A row out of place, a summary without bytes, a row before any summary: not this shape.
+        let skipped = "1 x\n\t0x0000:  4500\n\t0x0020:  4500\n";
+        assert_eq!(tcpdump_frames(skipped), None);
+        assert_eq!(tcpdump_frames("1 x\n2 y\n\t0x0000:  4500\n"), None);
+        assert_eq!(tcpdump_frames("\t0x0000:  4500\n"), None);
+        assert_eq!(tcpdump_frames("1 x\n\t0x0000:  45zz\n"), None);
+        assert_eq!(tcpdump_frames("plain words\n"), None);
+    }
 
     fn bytes(text: &str) -> Option<(Vec<u8>, TextShape)> {
         decode_text(text.as_bytes(), 1 << 20).map(|d| (d.bytes, d.shape))

@@ -850,3 +850,39 @@ fn bytes_skipped_after_a_gap_are_counted_with_their_frames() {
         .collect();
     assert_eq!(bodies, vec![12, 14, 12]);
 }
+
+#[test]
+fn tcpdump_printouts_are_read_as_the_capture_they_print() {
+    // tcpdump's own test outputs of print-flags.pcap with -x (from the IP header), -xx (from the
+    // link layer), -X and -XX (with ASCII): each gives the payloads the capture gives, byte for
+    // byte (the GET and its 5,258-byte HTML response).
+    let of = |name: &str| {
+        let peeled = peel(
+            std::fs::read(folder(&format!("tcpdump-print/{name}"))).expect("the file"),
+            &PeelOptions::default(),
+        );
+        assert!(peeled.error.is_none(), "{name}: {:?}", peeled.error);
+        peeled
+            .payloads
+            .iter()
+            .map(|p| {
+                (
+                    p.bytes.len(),
+                    sha256(&p.bytes),
+                    p.meta_value("direction").map(String::from),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let want = of("print-flags.pcap");
+    assert_eq!(want.len(), 2);
+    assert_eq!(want[1].0, 5258);
+    for name in [
+        "print-x.out",
+        "print-xx.out",
+        "print-capX.out",
+        "print-capXX.out",
+    ] {
+        assert_eq!(of(name), want, "{name}");
+    }
+}
