@@ -65,11 +65,11 @@ fn without_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes)
 }
 
-/// Whether a payload came out of a HAR or a pasted snippet (its first layer is a HAR entry, a
-/// cURL command or a fetch call): such readings rank before the input's own text or JSON.
+/// Whether a payload came out of a HAR or a pasted snippet (its first layer is a HAR entry or
+/// one of [`super::snippet::LAYERS`]): such readings rank before the input's own text or JSON.
 pub fn is_export_payload(payload: &Payload) -> bool {
     payload.layers.first().is_some_and(|l| {
-        l.name.starts_with(ENTRY_LAYER) || l.name == "cURL command" || l.name == "fetch call"
+        l.name.starts_with(ENTRY_LAYER) || super::snippet::LAYERS.contains(&l.name.as_str())
     })
 }
 
@@ -1000,7 +1000,9 @@ fn body_payload(
     }
 }
 
-fn form_encode(s: &str) -> String {
+/// `application/x-www-form-urlencoded` of one key or value, as browsers and Python's `quote_plus`
+/// write it: letters, digits and `-_.~` as they are, a blank as `+`, every other byte `%XX`.
+pub(crate) fn form_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {

@@ -1,5 +1,6 @@
-//! Pasted request snippets: DevTools' "Copy as cURL" (bash and cmd) and "Copy as fetch" / "Copy
-//! as Node.js fetch" become the request they make, one payload holding its body.
+//! Pasted request snippets: DevTools' "Copy as cURL" (bash and cmd), "Copy as fetch" / "Copy
+//! as Node.js fetch", Python `requests` code ([`python`]) and HTTPie commands ([`httpie`])
+//! become the request they make, one payload holding its body.
 //!
 //! cURL (bash): words in `'…'`, `"…"` or `$'…'` (ANSI-C escapes: `\xHH` is that byte, `\uHHHH`
 //! its UTF-8, `\n`, `\t`, `\\`, `\'`…), `\` line continuations. cURL (cmd): `^"…^"` words with `^`
@@ -25,6 +26,9 @@ use super::{har, http};
 use crate::model::Span;
 
 /// curl's short options that take a value, which may be attached (`-XPUT`).
+mod httpie;
+mod python;
+
 const SHORT_WITH_VALUE: &[&str] = &[
     "-X", "-H", "-d", "-b", "-u", "-A", "-e", "-o", "-x", "-m", "-T", "-F", "-c", "-D", "-E", "-K",
     "-r", "-U", "-w", "-y", "-Y", "-z",
@@ -99,10 +103,27 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Vec<Payload>> {
     let text = bytes.get(start..)?;
     let request = if starts_with_word(text, b"curl") || starts_with_word(text, b"curl.exe") {
         curl(text)?
+    } else if starts_with_word(text, b"http") || starts_with_word(text, b"https") {
+        httpie::httpie(text)?
+    } else if text.starts_with(b"import requests") || text.starts_with(b"from ") {
+        python::requests(std::str::from_utf8(text).ok()?)?
     } else {
         fetch(std::str::from_utf8(text).ok()?)?
     };
     Some(vec![request.payload(Span::new(start, bytes.len()))])
+}
+
+/// The layer of each kind of snippet: a payload whose first layer is one came from a snippet.
+pub(crate) const LAYERS: &[&str] = &[
+    "cURL command",
+    "fetch call",
+    "Python requests call",
+    "HTTPie command",
+];
+
+/// `key=value` of a form or a query, each part form-encoded ([`har::form_encode`]).
+fn form_pair(key: &str, value: &str) -> String {
+    format!("{}={}", har::form_encode(key), har::form_encode(value))
 }
 
 fn starts_with_word(text: &[u8], word: &[u8]) -> bool {
