@@ -66,10 +66,10 @@ fn without_bom(bytes: &[u8]) -> &[u8] {
 }
 
 /// Whether a payload came out of a HAR or a pasted snippet (its first layer is a HAR entry or
-/// one of [`super::snippet::LAYERS`]): such readings rank before the input's own text or JSON.
+/// a snippet's): such readings rank before the input's own text or JSON.
 pub fn is_export_payload(payload: &Payload) -> bool {
     payload.layers.first().is_some_and(|l| {
-        l.name.starts_with(ENTRY_LAYER) || super::snippet::LAYERS.contains(&l.name.as_str())
+        l.name.starts_with(ENTRY_LAYER) || super::layers::SNIPPET_LAYERS.contains(&l.name.as_str())
     })
 }
 

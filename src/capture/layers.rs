@@ -46,6 +46,15 @@ pub struct Layer {
     pub span: Span,
 }
 
+/// The first layer of a payload a pasted snippet made, one per kind of snippet
+/// (`capture::snippet`): cURL, fetch, Python `requests`, HTTPie.
+pub(crate) const SNIPPET_LAYERS: &[&str] = &[
+    "cURL command",
+    "fetch call",
+    "Python requests call",
+    "HTTPie command",
+];
+
 /// A payload found in the input, with its provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Payload {

@@ -1,6 +1,6 @@
 //! Pasted request snippets: DevTools' "Copy as cURL" (bash and cmd), "Copy as fetch" / "Copy
-//! as Node.js fetch", Python `requests` code ([`python`]) and HTTPie commands ([`httpie`])
-//! become the request they make, one payload holding its body.
+//! as Node.js fetch", Python `requests` code (`snippet/python.rs`) and HTTPie commands
+//! (`snippet/httpie.rs`) become the request they make, one payload holding its body.
 //!
 //! cURL (bash): words in `'…'`, `"…"` or `$'…'` (ANSI-C escapes: `\xHH` is that byte, `\uHHHH`
 //! its UTF-8, `\n`, `\t`, `\\`, `\'`…), `\` line continuations. cURL (cmd): `^"…^"` words with `^`
@@ -112,14 +112,6 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Vec<Payload>> {
     };
     Some(vec![request.payload(Span::new(start, bytes.len()))])
 }
-
-/// The layer of each kind of snippet: a payload whose first layer is one came from a snippet.
-pub(crate) const LAYERS: &[&str] = &[
-    "cURL command",
-    "fetch call",
-    "Python requests call",
-    "HTTPie command",
-];
 
 /// `key=value` of a form or a query, each part form-encoded ([`har::form_encode`]).
 fn form_pair(key: &str, value: &str) -> String {
