@@ -126,6 +126,17 @@ fn op_cells(m: Option<&Measurement>, bytes: usize, json_bytes: usize) -> Vec<Str
     ]
 }
 
+/// The `bytes` cell: the library's bytes, or empty when it measured nothing and so wrote
+/// nothing (a library that is not installed): 0 would be a size it never wrote. A measured 0
+/// (an empty protobuf message) stays 0.
+fn bytes_cell(bytes: usize, measured: bool) -> String {
+    if bytes == 0 && !measured {
+        String::new()
+    } else {
+        bytes.to_string()
+    }
+}
+
 fn timing_record(report: &Report, file: &super::FileReport, row: &TimingRow) -> Vec<String> {
     let f = file.format(row.format);
     let sizes = f.map(|f| f.sizes.sizes);
@@ -134,7 +145,7 @@ fn timing_record(report: &Report, file: &super::FileReport, row: &TimingRow) -> 
         row.format.name().to_string(),
         row.library.name().to_string(),
         row.schema.name().to_string(),
-        row.bytes.to_string(),
+        bytes_cell(row.bytes, row.encode.is_some() || row.decode.is_some()),
         opt(sizes.and_then(|s| s.gzip)),
         opt(sizes.and_then(|s| s.zstd)),
         opt(sizes.and_then(|s| s.brotli)),
@@ -180,7 +191,7 @@ fn runtime_record(
         row.library.clone(),
         f.map(|f| f.sizes.schema.name().to_string())
             .unwrap_or_default(),
-        row.bytes.to_string(),
+        bytes_cell(row.bytes, row.encode.is_some() || row.decode.is_some()),
         opt(sizes.and_then(|s| s.gzip)),
         opt(sizes.and_then(|s| s.zstd)),
         opt(sizes.and_then(|s| s.brotli)),
@@ -249,4 +260,19 @@ pub fn fields_csv(report: &Report) -> Result<Vec<u8>, csv::Error> {
         }
     }
     w.into_inner().map_err(|e| e.into_error().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes_cell;
+
+    #[test]
+    fn a_library_that_measured_nothing_has_no_size() {
+        // ujson or a Node library that is not installed: no bytes were written, so no number.
+        assert_eq!(bytes_cell(0, false), "");
+        // A measured empty protobuf message is 0 bytes, and says so.
+        assert_eq!(bytes_cell(0, true), "0");
+        assert_eq!(bytes_cell(98, true), "98");
+        assert_eq!(bytes_cell(98, false), "98");
+    }
 }
