@@ -142,6 +142,15 @@ fn power_label(v: f64, unit: &str) -> String {
     format!("{text}{unit}")
 }
 
+/// A log axis mark of a duration in nanoseconds: `10 µs`, `1 ms`, `2 s` at the powers of ten,
+/// nothing between them.
+fn power_duration(v: f64) -> String {
+    if (v - v.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    super::charts::axis_duration(10f64.powf(v.round()))
+}
+
 /// Each format's line dash and marker in the scaling plot.
 fn format_style(format: crate::codec::Format) -> (LineStyle, MarkerShape) {
     use crate::codec::Format;
@@ -237,6 +246,7 @@ pub(super) fn scaling(
         ui.selectable_value(&mut view.scale, ScaleMetric::Decode, "decode time");
     });
     let metric = view.scale;
+    let timed = matches!(metric, ScaleMetric::Encode | ScaleMetric::Decode);
     let (y_label, y_unit) = match metric {
         ScaleMetric::Bytes => ("bytes", " B"),
         ScaleMetric::BytesPerRecord => ("bytes per record", " B"),
@@ -272,7 +282,14 @@ pub(super) fn scaling(
         .x_axis_label("records (log)")
         .y_axis_label(format!("{y_label} (log)"))
         .x_axis_formatter(|m, _| power_label(m.value, ""))
-        .y_axis_formatter(move |m, _| power_label(m.value, y_unit))
+        .y_axis_formatter(move |m, _| {
+            if timed {
+                // Powers of ten of nanoseconds in the unit that reads: `1 ms`, not `1M ns`.
+                power_duration(m.value)
+            } else {
+                power_label(m.value, y_unit)
+            }
+        })
         .label_formatter(move |hover| {
             let (name, at) = match hover {
                 HoverPosition::NearDataPoint {
@@ -282,10 +299,15 @@ pub(super) fn scaling(
                 } => (*plot_name, position),
                 HoverPosition::Elsewhere { position } => ("", position),
             };
+            let y = 10f64.powf(at.y);
+            let value = if timed {
+                super::charts::axis_duration(y)
+            } else {
+                significant(y)
+            };
             Some(format!(
-                "{name}\n{} records\n{} {y_label}",
+                "{name}\n{} records\n{value} {y_label}",
                 thousands(10f64.powf(at.x).round() as usize),
-                significant(10f64.powf(at.y))
             ))
         })
         .show(ui, |p| {
@@ -332,4 +354,20 @@ pub(super) fn scaling(
     // A saved PNG has the legend row too.
     view.plot_rect = Some(with_axes(ui, &response.response).union(legend.response.rect));
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{power_duration, power_label};
+
+    #[test]
+    fn time_axes_name_their_unit_and_byte_axes_their_prefix() {
+        // 10^6 ns is a millisecond, not "1M ns".
+        assert_eq!(power_duration(6.0), "1 ms");
+        assert_eq!(power_duration(4.0), "10 µs");
+        assert_eq!(power_duration(9.0), "1 s");
+        assert_eq!(power_duration(2.0), "100 ns");
+        assert_eq!(power_duration(6.5), "");
+        assert_eq!(power_label(6.0, " B"), "1M B");
+    }
 }
