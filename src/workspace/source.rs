@@ -129,14 +129,15 @@ impl Source {
         std::str::from_utf8(self.bytes()).ok()
     }
 
-    /// A short name for lists and titles: the file name, `pasted text`, the sample's name.
+    /// A short name for lists and titles: the file name, a paste's first words
+    /// (`pasted: curl 'https://api.example/…`), the sample's name.
     pub fn name(&self) -> String {
         match &self.origin {
             Origin::File(p) => p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| p.display().to_string()),
-            Origin::Pasted => "pasted text".into(),
+            Origin::Pasted => pasted_name(self.text().unwrap_or("")),
             Origin::Sample(n) | Origin::Dropped(n) => n.clone(),
         }
     }
@@ -151,6 +152,23 @@ impl Source {
         let ext = name.rsplit_once('.')?.1;
         Format::from_extension(ext)
     }
+}
+
+/// Characters of a paste's first line its name shows.
+const PASTE_NAME_CHARS: usize = 32;
+
+/// A paste's name: `pasted: ` and its first line that is not blank, cut to
+/// [`PASTE_NAME_CHARS`]; `pasted text` when it is all blank. Two pastes are told apart by what
+/// they hold, not by a number.
+fn pasted_name(text: &str) -> String {
+    let Some(line) = text.lines().map(str::trim).find(|l| !l.is_empty()) else {
+        return "pasted text".into();
+    };
+    let mut name: String = line.chars().take(PASTE_NAME_CHARS).collect();
+    if line.chars().count() > PASTE_NAME_CHARS {
+        name.push('…');
+    }
+    format!("pasted: {name}")
 }
 
 /// Maps `file` read-only.
@@ -198,5 +216,15 @@ mod tests {
         let s = Source::pasted("00000000: 81a1 61 01  ..a.\n");
         assert_eq!(s.text(), Some("00000000: 81a1 61 01  ..a.\n"));
         assert_eq!(s.hint(), None);
+        assert_eq!(s.name(), "pasted: 00000000: 81a1 61 01  ..a.");
+    }
+
+    #[test]
+    fn pastes_are_named_by_their_first_line() {
+        let curl = Source::pasted(
+            "\n  curl 'https://api.example/orders/7' -H 'accept: application/json'\n",
+        );
+        assert_eq!(curl.name(), "pasted: curl 'https://api.example/orders/7…");
+        assert_eq!(Source::pasted(" \n\t\n").name(), "pasted text");
     }
 }

@@ -576,7 +576,7 @@ fn sources_close_rename_and_a_repeated_paste_shows_the_open_one() {
     ws.rename(1, "  the flag  ");
     assert_eq!(ws.entries[1].name(), "the flag");
     ws.rename(1, "");
-    assert_eq!(ws.entries[1].name(), "pasted text");
+    assert_eq!(ws.entries[1].name(), r#"pasted: {"b": true}"#);
 
     // Closing the current source shows the one after it; one before it keeps it current.
     ws.select_source(1);
