@@ -380,3 +380,31 @@ fn the_schema_diff_view_shows_each_fields_verdict() {
     assert!(app(&h).schema_diff_view().changes().is_none());
     h.get_by_label_contains("cannot compare: ");
 }
+
+#[test]
+fn the_diff_tab_compares_the_two_json_files_just_opened_by_default() {
+    // A capture opened first, then two JSON files: A is the JSON on show, B the other JSON,
+    // not the capture's first payload.
+    let sample = |n: &str| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(n)
+    };
+    let mut h = harness(AppOptions {
+        files: vec![
+            real("orders-v1.pcap"),
+            sample("user-profile.json"),
+            sample("iot-metrics.json"),
+        ],
+        settings: None,
+    });
+    settle(&mut h);
+    h.get_by_label("Diff").click();
+    h.run_steps(4);
+    let picked: Vec<String> = h
+        .query_all_by_role(wirelens::gui::egui::accesskit::Role::ComboBox)
+        .filter_map(|n| n.value())
+        .filter(|v| v.contains(".json") || v.contains(".pcap"))
+        .collect();
+    assert_eq!(picked, ["iot-metrics.json", "user-profile.json"]);
+}

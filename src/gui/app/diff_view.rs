@@ -424,10 +424,33 @@ impl App {
             .b
             .is_none_or(|p| !choices.iter().any(|(q, _)| *q == p))
         {
-            self.diff.b = choices
-                .iter()
-                .map(|(p, _)| *p)
-                .find(|p| Some(*p) != self.diff.a && Some(p.0) != self.diff.a.map(|a| a.0))
+            // Another source's payload on show, one read as A's format first, the latest
+            // opened first: two JSON files just opened are compared, not a JSON file and the
+            // first payload of a capture opened earlier.
+            let format_of = |i: usize| {
+                self.ws
+                    .entries
+                    .get(i)
+                    .and_then(|e| e.analysis.ready())
+                    .map(|a| a.format)
+            };
+            let a_format = self.diff.a.and_then(|a| format_of(a.0));
+            let shown = (0..self.ws.entries.len())
+                .rev()
+                .filter(|&i| Some(i) != self.diff.a.map(|a| a.0))
+                .filter_map(|i| self.ws.entries.get(i).map(|e| (i, e.payload)))
+                .filter(|p| choices.iter().any(|(q, _)| q == p));
+            let mut others: Vec<(usize, usize)> = shown.collect();
+            others.sort_by_key(|p| a_format.is_none() || format_of(p.0) != a_format);
+            self.diff.b = others
+                .first()
+                .copied()
+                .or_else(|| {
+                    choices
+                        .iter()
+                        .map(|(p, _)| *p)
+                        .find(|p| Some(*p) != self.diff.a && Some(p.0) != self.diff.a.map(|a| a.0))
+                })
                 .or_else(|| {
                     choices
                         .iter()
