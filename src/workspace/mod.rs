@@ -150,9 +150,41 @@ impl Entry {
         changed
     }
 
-    /// The name lists and titles use: the user's, else the source's ([`Source::name`]).
+    /// The name lists and titles use: the user's; for a paste once read, what was read
+    /// ([`Entry::read_name`]); else the source's ([`Source::name`]).
     pub fn name(&self) -> String {
-        self.label.clone().unwrap_or_else(|| self.source.name())
+        if let Some(label) = &self.label {
+            return label.clone();
+        }
+        if matches!(self.source.origin, source::Origin::Pasted) {
+            if let Some(read) = self.read_name() {
+                return read;
+            }
+        }
+        self.source.name()
+    }
+
+    /// What the shown payload was read as: its outermost layer (or `pasted`), its format (or
+    /// its verdict, or `no known format`) and its size: `hex dump · MessagePack · 98 B`.
+    /// `None` until it is read.
+    pub fn read_name(&self) -> Option<String> {
+        let opened = self.opened.ready()?;
+        let payload = opened.payloads.get(self.payload)?;
+        let analysis = self.analysis.ready()?;
+        let what = payload.layers.first().map_or("pasted", |l| l.name.as_str());
+        let format = match &analysis.verdict {
+            Some(v) => v.name(),
+            None if !analysis.overridden
+                && analysis.readings.first().is_some_and(|r| !r.is_claim()) =>
+            {
+                "no known format".to_string()
+            }
+            None => analysis.format.title().to_string(),
+        };
+        Some(format!(
+            "{what} · {format} · {} B",
+            crate::report::table::group(payload.bytes.len() as u64)
+        ))
     }
 }
 

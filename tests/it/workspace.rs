@@ -110,6 +110,9 @@ fn a_pasted_xxd_dump_reads_as_the_bytes_it_shows() {
         source.document.as_ref().and_then(|d| d.whole()).as_deref(),
         Some(&direct.value)
     );
+    // The paste is named by what was read, not "pasted text".
+    let name = ws.entry().expect("an entry").name();
+    assert_eq!(name, format!("hex dump · MessagePack · {} B", bytes.len()));
 }
 
 #[test]
