@@ -530,3 +530,42 @@ fn a_right_click_on_a_field_read_with_its_schema_shows_its_declaration() {
     h.run_steps(2);
     h.get_by_label("wirelens.samples.UserProfile: 2 username: string");
 }
+
+#[test]
+fn escape_closes_the_topmost_window_before_it_clears_the_selection() {
+    let mut h = harness(AppOptions {
+        files: vec![sample("iot-metrics.json")],
+        settings: None,
+    });
+    settle(&mut h);
+    h.get_by_label("Selected path").focus();
+    h.get_by_label("Selected path").type_text("$.device_id");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    // Leave the field, so the keys are the app's.
+    h.get_by_label("JSON (source)").click();
+    h.run_steps(2);
+    assert!(app(&h).ws.selected.is_some());
+    // View ▸ Limits… opens the limits, then F1 the shortcuts: two windows, shortcuts on top.
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Limits…").click();
+    h.run_steps(3);
+    h.key_press(egui::Key::F1);
+    h.run_steps(3);
+    assert!(h.query_by_label("Apply").is_some(), "the limits window is open");
+    assert!(h.query_by_label("Shortcuts").is_some(), "the shortcuts window is open");
+    h.key_press(egui::Key::Escape);
+    h.run_steps(3);
+    assert!(h.query_by_label("Shortcuts").is_none(), "Escape closed the shortcuts");
+    assert!(h.query_by_label("Apply").is_some(), "the limits stay open");
+    assert!(app(&h).ws.selected.is_some(), "the selection stays");
+    h.key_press(egui::Key::Escape);
+    h.run_steps(3);
+    assert!(h.query_by_label("Apply").is_none(), "then the limits");
+    assert!(app(&h).ws.selected.is_some(), "the selection still stays");
+    // Nothing open: Escape clears the selection.
+    h.key_press(egui::Key::Escape);
+    h.run_steps(3);
+    assert_eq!(app(&h).ws.selected, None);
+}

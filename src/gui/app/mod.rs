@@ -115,6 +115,8 @@ pub struct App {
     limits: limits::LimitsWindow,
     /// Profile ▸ Runtimes….
     runtimes_window: profiler::runtimes::RuntimesWindow,
+    /// The open windows, in the order they opened (Escape closes the topmost).
+    window_order: Vec<&'static str>,
     /// Which system fonts draw payload text the built-in fonts lack (shown in the help window).
     font_summary: String,
     open_path: String,
@@ -161,6 +163,7 @@ impl App {
             paste_window: dialogs::PasteWindow::default(),
             open_path_window: dialogs::OpenPathWindow::default(),
             schema_window: dialogs::SchemaWindow::default(),
+            window_order: Vec::new(),
             save_window: dialogs::SaveWindow::default(),
             help: dialogs::HelpWindow::default(),
             commands: Vec::new(),
@@ -548,8 +551,72 @@ impl App {
                 self.push(what);
             }
         }
-        if !ctx.egui_wants_keyboard_input() && shortcut(egui::Modifiers::NONE, egui::Key::Escape) {
-            self.push(Command::Select(None));
+        self.note_window_order();
+        // Escape closes what is on top: an open menu or popup (egui closes it itself), else the
+        // topmost window; only when nothing is open does it clear the selection. In a text
+        // field it only leaves the field (egui's).
+        let escape = ctx.input(|i| i.key_pressed(egui::Key::Escape));
+        if escape && !ctx.egui_wants_keyboard_input() && !egui::Popup::is_any_open(ctx) {
+            ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));
+            if !self.close_topmost_window(ctx) {
+                self.push(Command::Select(None));
+            }
+        }
+    }
+
+    /// The app's windows by title (egui's id for each) and whether each is open.
+    fn windows_open(&mut self) -> [(&'static str, &mut bool); 7] {
+        [
+            ("Open path", &mut self.open_path_window.open),
+            ("Paste", &mut self.paste_window.open),
+            ("Schema", &mut self.schema_window.open),
+            ("Save column bytes", &mut self.save_window.open),
+            ("Shortcuts", &mut self.help.open),
+            ("Limits", &mut self.limits.open),
+            ("Runtimes", &mut self.runtimes_window.open),
+        ]
+    }
+
+    /// Keeps [`App::window_order`]: the open windows, in the order they opened.
+    fn note_window_order(&mut self) {
+        let open: Vec<&'static str> = self
+            .windows_open()
+            .into_iter()
+            .filter(|(_, open)| **open)
+            .map(|(title, _)| title)
+            .collect();
+        self.window_order.retain(|t| open.contains(t));
+        for t in open {
+            if !self.window_order.contains(&t) {
+                self.window_order.push(t);
+            }
+        }
+    }
+
+    /// Closes the window on top (the one egui draws over the others, else the last opened);
+    /// whether one was open.
+    fn close_topmost_window(&mut self, ctx: &egui::Context) -> bool {
+        let top = ctx.memory(|m| m.areas().top_layer_id(egui::Order::Middle));
+        let last = self.window_order.last().copied();
+        let mut windows = self.windows_open();
+        let on_top = windows
+            .iter()
+            .position(|(title, open)| {
+                **open && top.is_some_and(|l| l.id == egui::Id::unique(*title))
+            })
+            .or_else(|| {
+                windows
+                    .iter()
+                    .position(|(title, open)| **open && Some(*title) == last)
+            });
+        match on_top.and_then(|i| windows.get_mut(i)) {
+            Some((title, open)) => {
+                **open = false;
+                let title = *title;
+                self.window_order.retain(|t| *t != title);
+                true
+            }
+            None => false,
         }
     }
 
