@@ -288,12 +288,52 @@ impl Workspace {
         Ok(n)
     }
 
-    /// Opens a file (mapped when large). The error names the file.
+    /// Opens a file (mapped when large), or shows it when it is open already: one source per
+    /// file ([`Workspace::reload`] reads it again). The error names the file.
     pub fn open_path(&mut self, path: impl AsRef<FsPath>) -> Result<usize, String> {
         let path = path.as_ref();
+        if let Some(i) = self.find_path(path) {
+            self.select_source(i);
+            return Ok(i);
+        }
         let source =
             Source::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         Ok(self.add(source))
+    }
+
+    /// The open source read from the file at `path` (`./a.json` and an absolute path to it are
+    /// the same file).
+    pub fn find_path(&self, path: &FsPath) -> Option<usize> {
+        let real = std::fs::canonicalize(path).ok();
+        self.entries.iter().position(|e| match &e.source.origin {
+            Origin::File(p) => {
+                p == path || (real.is_some() && std::fs::canonicalize(p).ok() == real)
+            }
+            _ => false,
+        })
+    }
+
+    /// Reads source `i`'s file again and peels it anew, keeping its name and choices; the
+    /// payload a user came for is chosen again. Only a file can be read again; the error says
+    /// which file failed and why.
+    pub fn reload(&mut self, i: usize) -> Result<(), String> {
+        let Some(Origin::File(path)) = self.entries.get(i).map(|e| e.source.origin.clone()) else {
+            return Err("only a source opened from a file can be read again".into());
+        };
+        let source = Source::open(&path)
+            .map_err(|e| format!("cannot read {} again: {e}", path.display()))?;
+        if let Some(e) = self.entries.get_mut(i) {
+            e.source = source;
+            e.opened = Stage::Empty;
+            e.analysis = Stage::Empty;
+            e.payload = 0;
+            e.default_payload = true;
+        }
+        if self.current == Some(i) {
+            self.selected = None;
+        }
+        self.start_open(i);
+        Ok(())
     }
 
     /// Adds pasted text as a source, or shows the open source that holds exactly these bytes

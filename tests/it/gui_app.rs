@@ -553,11 +553,20 @@ fn escape_closes_the_topmost_window_before_it_clears_the_selection() {
     h.run_steps(3);
     h.key_press(egui::Key::F1);
     h.run_steps(3);
-    assert!(h.query_by_label("Apply").is_some(), "the limits window is open");
-    assert!(h.query_by_label("Shortcuts").is_some(), "the shortcuts window is open");
+    assert!(
+        h.query_by_label("Apply").is_some(),
+        "the limits window is open"
+    );
+    assert!(
+        h.query_by_label("Shortcuts").is_some(),
+        "the shortcuts window is open"
+    );
     h.key_press(egui::Key::Escape);
     h.run_steps(3);
-    assert!(h.query_by_label("Shortcuts").is_none(), "Escape closed the shortcuts");
+    assert!(
+        h.query_by_label("Shortcuts").is_none(),
+        "Escape closed the shortcuts"
+    );
     assert!(h.query_by_label("Apply").is_some(), "the limits stay open");
     assert!(app(&h).ws.selected.is_some(), "the selection stays");
     h.key_press(egui::Key::Escape);

@@ -948,3 +948,37 @@ fn a_capture_opens_on_the_payload_a_user_came_for() {
     assert_eq!(a.verdict, None);
     assert_eq!(a.readings.first().map(|r| r.format), Some(Format::Json));
 }
+
+#[test]
+fn a_file_is_one_source_and_reload_reads_it_again() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("order.json");
+    std::fs::write(&path, br#"{"id": 1}"#).expect("write");
+    let mut ws = Workspace::new(no_notify());
+    let first = ws.open_path(&path).expect("opens");
+    ws.paste("[1]");
+    // The same file again, by another spelling of its path: the open source is shown.
+    let again = ws
+        .open_path(dir.path().join(".").join("order.json"))
+        .expect("opens");
+    assert_eq!((first, again), (0, 0));
+    assert_eq!(ws.entries.len(), 2);
+    assert_eq!(ws.current, Some(0));
+    ws.wait_idle();
+    // The file changes on disk: Reload reads it again, the name stays.
+    std::fs::write(&path, br#"{"id": 2, "paid": true}"#).expect("write");
+    ws.reload(0).expect("reloads");
+    ws.wait_idle();
+    assert_eq!(ws.entries[0].source.bytes(), br#"{"id": 2, "paid": true}"#);
+    assert_eq!(ws.entries[0].name(), "order.json");
+    let a = ws.analysis().expect("analysed again");
+    assert_eq!(a.format, Format::Json);
+    // A paste has no file to read again.
+    let e = ws.reload(1).expect_err("a paste");
+    assert!(e.contains("only a source opened from a file"), "{e}");
+    // A file gone from disk is an error naming it; the source stays as it was.
+    std::fs::remove_file(&path).expect("remove");
+    let e = ws.reload(0).expect_err("gone");
+    assert!(e.contains("order.json"), "{e}");
+    assert_eq!(ws.entries[0].source.bytes(), br#"{"id": 2, "paid": true}"#);
+}

@@ -38,6 +38,8 @@ pub enum Command {
     Close(usize),
     /// Close the source shown (Ctrl+W).
     CloseShown,
+    /// Read the source shown again from its file (File ▸ Reload, Ctrl+R).
+    ReloadShown,
     /// Close every source but `i`.
     CloseOthers(usize),
     /// Start renaming source `i` in place.
@@ -111,6 +113,15 @@ impl App {
             Command::CloseShown => {
                 if let Some(i) = self.ws.current {
                     self.close_source(i);
+                }
+            }
+            Command::ReloadShown => {
+                if let Some(i) = self.ws.current {
+                    let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();
+                    self.status = Some(match self.ws.reload(i) {
+                        Ok(()) => super::Status::Info(format!("{name} read again")),
+                        Err(e) => super::Status::Error(e),
+                    });
                 }
             }
             Command::CloseOthers(i) => {

@@ -18,6 +18,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Ctrl+O", "open files"),
     ("Ctrl+L", "open a file by typing its path (with completion)"),
     ("Ctrl+W", "close the source shown"),
+    ("Ctrl+R", "read the source shown again from its file"),
     (
         "Ctrl+V, Shift+Insert",
         "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …) anywhere but in a text field",
@@ -28,7 +29,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "export the profile as CSV (to the path in the profiler's export field)",
     ),
     ("Ctrl+D", "switch between dark and light theme"),
-    ("Esc", "clear the selection"),
+    ("Esc", "close the menu or window on top, else clear the selection"),
     ("F1", "this help"),
     ("Ctrl+Q", "quit"),
     ("click a byte or field", "select that field in every column"),
@@ -92,6 +93,18 @@ impl App {
                     self.open_path_window.show(Some(super::dialogs::NO_DIALOG));
                 }
             }
+        }
+        let file_shown = self
+            .ws
+            .entry()
+            .is_some_and(|e| matches!(e.source.origin, crate::workspace::Origin::File(_)));
+        if ui
+            .add_enabled(file_shown, egui::Button::new("Reload (Ctrl+R)"))
+            .on_hover_text("read the source shown again from its file")
+            .clicked()
+        {
+            ui.close();
+            self.push(Command::ReloadShown);
         }
         ui.menu_button("Open recent", |ui| {
             if self.settings.recent.is_empty() {

@@ -542,6 +542,7 @@ impl App {
             ),
             (command, egui::Key::L, Command::OpenPathField),
             (command, egui::Key::W, Command::CloseShown),
+            (command, egui::Key::R, Command::ReloadShown),
             (command, egui::Key::Q, Command::Quit),
             (egui::Modifiers::NONE, egui::Key::F1, Command::ToggleHelp),
             (command, egui::Key::D, Command::ToggleTheme),
