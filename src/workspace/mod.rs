@@ -207,6 +207,8 @@ pub struct Workspace {
     /// TLS key logs loaded ([`Workspace::load_key_log`]), merged: every capture's TLS
     /// connections are decrypted with them.
     keys: Option<Arc<KeyLog>>,
+    /// The key log files loaded ([`Workspace::load_key_log_file`]), in loading order.
+    pub key_log_files: Vec<std::path::PathBuf>,
     /// Formats whose columns the view does not show ([`Workspace::set_hidden_columns`]).
     hidden: Vec<Format>,
     notify: Notify,
@@ -234,6 +236,7 @@ impl Workspace {
             comparison: None,
             limits: Limits::default(),
             keys: None,
+            key_log_files: Vec::new(),
             hidden: Vec::new(),
             notify,
         }
@@ -286,6 +289,73 @@ impl Workspace {
             self.start_open(i);
         }
         Ok(n)
+    }
+
+    /// Loads the TLS key log in the file at `path` ([`Workspace::load_key_log`]) and remembers
+    /// it, so it is shown as in use and not offered again. The error names the file.
+    pub fn load_key_log_file(&mut self, path: &FsPath) -> Result<usize, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("key log {} not loaded: {e}", path.display()))?;
+        let n = self
+            .load_key_log(&text)
+            .map_err(|e| format!("key log {} not loaded: {e}", path.display()))?;
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if !self.key_log_files.contains(&path) {
+            self.key_log_files.push(path);
+        }
+        Ok(n)
+    }
+
+    /// The key log files beside source `i`'s capture that could decrypt it: when the capture
+    /// holds TLS streams not decrypted, the files in its folder named `*.keylog`, `*.keys`,
+    /// `sslkeylog*` or `SSLKEYLOGFILE` that are not loaded yet (at most 8, by name).
+    pub fn key_logs_beside(&self, i: usize) -> Vec<std::path::PathBuf> {
+        let Some(e) = self.entries.get(i) else {
+            return Vec::new();
+        };
+        let Origin::File(path) = &e.source.origin else {
+            return Vec::new();
+        };
+        let encrypted = e
+            .opened
+            .ready()
+            .and_then(|o| o.capture.as_ref())
+            .is_some_and(|c| !c.tls.is_empty());
+        if !encrypted {
+            return Vec::new();
+        }
+        let Some(dir) = path.parent().map(|d| {
+            if d.as_os_str().is_empty() {
+                FsPath::new(".")
+            } else {
+                d
+            }
+        }) else {
+            return Vec::new();
+        };
+        let Ok(list) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<std::path::PathBuf> = list
+            .filter_map(|d| d.ok().map(|d| d.path()))
+            .filter(|p| p.is_file())
+            .filter(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_ascii_lowercase())
+                    .unwrap_or_default();
+                name.ends_with(".keylog")
+                    || name.ends_with(".keys")
+                    || name.starts_with("sslkeylog")
+            })
+            .filter(|p| {
+                let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                !self.key_log_files.contains(&real)
+            })
+            .collect();
+        found.sort();
+        found.truncate(8);
+        found
     }
 
     /// Opens a file (mapped when large), or shows it when it is open already: one source per

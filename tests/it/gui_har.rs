@@ -219,3 +219,27 @@ fn what_cut_the_input_is_said_above_the_payload_list() {
     assert!(limit.rect().bottom() <= gap.rect().top());
     assert!(gap.rect().bottom() <= first_row.rect().top());
 }
+
+#[test]
+fn a_key_log_beside_a_tls_capture_is_offered_and_named_once_loaded() {
+    // illustrated-tls13's capture with its key log (and QUIC's) in the same folder.
+    let mut h = open(vec![fixture("third-party/illustrated/tls13.pcap")]);
+    h.get_by_label("TLS key log beside the capture: tls13.keylog");
+    h.get_by_label("TLS key log beside the capture: quic.keylog");
+    let loads: Vec<_> = h.query_all_by_label("Load").collect();
+    assert_eq!(loads.len(), 2);
+    // quic.keylog sorts first, tls13.keylog second.
+    loads[1].click();
+    settle(&mut h);
+    h.get_by_label("key log in use: tls13.keylog");
+    assert!(h
+        .query_by_label("TLS key log beside the capture: tls13.keylog")
+        .is_none());
+    // Decrypted: the client's "ping" is text.
+    let entry = app(&h).ws.entry().expect("a source");
+    let opened = entry.opened.ready().expect("peeled");
+    assert!(opened
+        .payloads
+        .iter()
+        .any(|p| p.bytes.as_slice() == b"ping"));
+}

@@ -982,3 +982,31 @@ fn a_file_is_one_source_and_reload_reads_it_again() {
     assert!(e.contains("order.json"), "{e}");
     assert_eq!(ws.entries[0].source.bytes(), br#"{"id": 2, "paid": true}"#);
 }
+
+#[test]
+fn key_logs_lying_beside_a_tls_capture_are_found_by_their_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture/third-party/illustrated");
+    std::fs::copy(fixtures.join("tls13.pcap"), dir.path().join("tls13.pcap")).expect("copy");
+    let keylog = std::fs::read(fixtures.join("tls13.keylog")).expect("key log");
+    for name in ["SSLKEYLOGFILE", "session.keys", "notes.txt"] {
+        std::fs::write(dir.path().join(name), &keylog).expect("write");
+    }
+    let mut ws = Workspace::new(no_notify());
+    let i = ws.open_path(dir.path().join("tls13.pcap")).expect("opens");
+    ws.wait_idle();
+    let names = |ws: &Workspace| -> Vec<String> {
+        ws.key_logs_beside(i)
+            .iter()
+            .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+            .collect()
+    };
+    assert_eq!(names(&ws), ["SSLKEYLOGFILE", "session.keys"]);
+    ws.load_key_log_file(&dir.path().join("session.keys"))
+        .expect("loads");
+    ws.wait_idle();
+    // Decrypted now: nothing more to offer.
+    assert_eq!(names(&ws), Vec::<String>::new());
+    assert_eq!(ws.key_log_files.len(), 1);
+}

@@ -40,6 +40,8 @@ pub enum Command {
     CloseShown,
     /// Read the source shown again from its file (File ▸ Reload, Ctrl+R).
     ReloadShown,
+    /// Load the TLS key log in this file (one offered beside a capture, or picked).
+    LoadKeyLog(std::path::PathBuf),
     /// Close every source but `i`.
     CloseOthers(usize),
     /// Start renaming source `i` in place.
@@ -115,6 +117,7 @@ impl App {
                     self.close_source(i);
                 }
             }
+            Command::LoadKeyLog(path) => self.load_key_log_file(&path),
             Command::ReloadShown => {
                 if let Some(i) = self.ws.current {
                     let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();

@@ -623,16 +623,13 @@ impl App {
 
     /// Loads a TLS key log file; what happened shows in the message bar.
     pub(super) fn load_key_log_file(&mut self, path: &std::path::Path) {
-        let loaded = std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| self.ws.load_key_log(&text));
-        self.status = Some(match loaded {
+        self.status = Some(match self.ws.load_key_log_file(path) {
             Ok(n) => Status::Info(
                 format!(
                     "TLS key log loaded from {}: keys for {n} connection(s); captures are read again with them",
                     path.display()
                 )),
-            Err(e) => Status::Error(format!("key log {} not loaded: {e}", path.display())),
+            Err(e) => Status::Error(e),
         });
     }
 }

@@ -235,6 +235,34 @@ impl App {
                     );
                 }
                 warnings_above_list(ui, &opened.warnings);
+                // A key log lying beside a capture whose TLS is not decrypted is offered;
+                // the ones in use are named.
+                for path in self.ws.key_logs_beside(this) {
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    ui.horizontal_wrapped(|ui| {
+                        ui.label(format!("TLS key log beside the capture: {name}"));
+                        if ui
+                            .small_button("Load")
+                            .on_hover_text(path.display().to_string())
+                            .clicked()
+                        {
+                            self.commands.push(Command::LoadKeyLog(path.clone()));
+                        }
+                    });
+                }
+                if opened.capture.is_some() {
+                    for path in &self.ws.key_log_files {
+                        let name = path
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        ui.weak(format!("key log in use: {name}"))
+                            .on_hover_text(path.display().to_string());
+                    }
+                }
                 if total > 1 {
                     filter_bar(ui, filter, exchanges);
                 }
