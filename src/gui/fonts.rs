@@ -149,9 +149,31 @@ impl FontReport {
 /// Keeps egui's default fonts first. Returns which fonts were found (see [`FontReport`]); never
 /// fails: with nothing installed, nothing is added.
 pub fn install_fallback_fonts(ctx: &egui::Context) -> FontReport {
+    install_fallback_fonts_from(ctx, &FontSources::System)
+}
+
+/// Where [`install_fallback_fonts_from`] looks for fonts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FontSources {
+    /// The fonts installed on the system (what the app uses).
+    System,
+    /// Only the font files in these folders (searched recursively): the same discovery and
+    /// loading over a known set of fonts, e.g. the subset fonts the tests bring.
+    Folders(Vec<PathBuf>),
+}
+
+/// [`install_fallback_fonts`] over the fonts of `sources`.
+pub fn install_fallback_fonts_from(ctx: &egui::Context, sources: &FontSources) -> FontReport {
     let started = std::time::Instant::now();
     let mut db = fontdb::Database::new();
-    db.load_system_fonts();
+    match sources {
+        FontSources::System => db.load_system_fonts(),
+        FontSources::Folders(folders) => {
+            for folder in folders {
+                db.load_fonts_dir(folder);
+            }
+        }
+    }
     let mut report = FontReport {
         faces_scanned: db.len(),
         ..FontReport::default()

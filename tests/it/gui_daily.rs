@@ -490,8 +490,10 @@ fn sized_stepping(
     h
 }
 
+/// The first click on a byte fills the inspector in place: it is as tall before the click as
+/// after, so nothing under the pointer moves (the hex rows and the tree stay where they were).
 #[test]
-fn the_data_inspector_is_as_tall_as_what_it_shows_and_collapses() {
+fn the_first_click_fills_the_data_inspector_without_moving_anything_and_it_collapses() {
     let mut h = open(
         vec![sample("iot-metrics.json"), sample("iot-metrics.cbor")],
         None,
@@ -499,24 +501,27 @@ fn the_data_inspector_is_as_tall_as_what_it_shows_and_collapses() {
     let top = |h: &Harness<'_, Option<App>>| h.get_by_label("Go to offset").rect().top();
     let idle = top(&h);
     h.get_by_label_contains("click a byte to inspect it");
+    h.get_by_label("u32 LE");
     let cbor = std::fs::read(sample("iot-metrics.cbor")).expect("sample");
     let row = state(&h).here_row_bytes();
     // The first row starts with the CBOR map header, which no other column has.
-    h.get_by_label(&hex_row(&cbor[..row])).click();
+    let first_row = hex_row(&cbor[..row]);
+    let row_before = h.get_by_label(&first_row).rect();
+    h.get_by_label(&first_row).click();
     h.run_steps(4);
-    h.get_by_label("u32 LE");
     let at = state(&h).cursor(Format::Cbor).expect("a byte was clicked");
+    h.get_by_label_contains(&format!("At offset {at} "));
     let reading = top(&h);
-    assert!(reading < idle - 40.0, "the readings make it taller");
-    // Another source with no byte chosen: one line again, not the tallest it was.
+    assert!(
+        (reading - idle).abs() < 1.0,
+        "the click moved the columns: {reading} vs {idle}"
+    );
+    assert_eq!(h.get_by_label(&first_row).rect(), row_before);
+    // Another source with no byte chosen: the same height, waiting.
     h.get_by_label_contains("iot-metrics.json (").click();
     settle(&mut h);
     h.get_by_label_contains("click a byte to inspect it");
-    assert!(
-        (top(&h) - idle).abs() < 1.0,
-        "back to its own height: {} vs {idle}",
-        top(&h)
-    );
+    assert!((top(&h) - idle).abs() < 1.0, "{} vs {idle}", top(&h));
     // Collapsed, only its header line shows, with the offset when a byte is chosen.
     h.get_by_label_contains("iot-metrics.cbor (").click();
     settle(&mut h);

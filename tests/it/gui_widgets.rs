@@ -214,7 +214,10 @@ fn tree_harness(json: &[u8]) -> Harness<'static, TreeState> {
         .build_ui_state(
             |ui, s: &mut TreeState| {
                 if s.report.is_none() {
-                    s.report = Some(fonts::install_fallback_fonts(ui.ctx()));
+                    // The fonts the tests bring (a CJK subset), found by the app's own discovery,
+                    // so the CJK text draws on a machine with no CJK font installed.
+                    let ours = fonts::FontSources::Folders(vec!["tests/fixtures/fonts".into()]);
+                    s.report = Some(fonts::install_fallback_fonts_from(ui.ctx(), &ours));
                 }
                 let summary = wirelens::gui::widgets::summarize(&s.value, &s.spans);
                 let input = TreeInput {
@@ -241,7 +244,7 @@ const PROFILE: &str = r#"{"user":{"name":"李雷","tags":["a","b"],
 fn tree_lists_two_levels_and_clicks_return_the_node() {
     let mut h = tree_harness(PROFILE.as_bytes());
     h.run();
-    // The CJK values render only with a system fallback font (kittest fails on missing glyphs).
+    // The CJK values render only with a fallback font (kittest fails on missing glyphs).
     let report = h.state().report.clone().expect("fonts installed");
     assert!(report.has_cjk(), "{}", report.summary());
 

@@ -228,9 +228,7 @@ impl App {
         if open {
             match cursor {
                 Some(offset) => widgets::data_inspector(ui, &column.bytes, offset),
-                None => {
-                    ui.weak("click a byte to inspect it");
-                }
+                None => widgets::data_inspector_waiting(ui),
             }
         }
         self.settings.inspector_open = open;

@@ -25,15 +25,24 @@ pub fn data_inspector(ui: &mut egui::Ui, bytes: &[u8], offset: usize) {
         return;
     }
     ui.label(format!("At offset {offset} (0x{offset:x})"));
-    let readings = numbers::readings(bytes, offset);
+    reading_grid(ui, &readings_at(bytes, offset));
+}
+
+/// The inspector before a byte is chosen: its rows with "—" for every value, as tall as
+/// [`data_inspector`] draws them, so the first click shifts nothing under the pointer.
+pub fn data_inspector_waiting(ui: &mut egui::Ui) {
+    ui.weak("click a byte to inspect it");
+    let blank: Vec<(&str, String)> = readings_at(&[0u8; 16], 0)
+        .into_iter()
+        .map(|(label, _)| (label, NONE.to_string()))
+        .collect();
+    reading_grid(ui, &blank);
+}
+
+/// Every reading of `bytes` at `offset`, labelled.
+fn readings_at(bytes: &[u8], offset: usize) -> Vec<(&'static str, String)> {
     let (var, zig) = numbers::varint_text(bytes, offset);
-    let value = |ui: &mut egui::Ui, text: &str| {
-        let weak = text == NONE;
-        let rich = egui::RichText::new(text).monospace();
-        let rich = if weak { rich.weak() } else { rich };
-        ui.add(egui::Label::new(rich).selectable(true));
-    };
-    let mut items: Vec<(&str, String)> = readings
+    let mut items: Vec<(&str, String)> = numbers::readings(bytes, offset)
         .iter()
         .map(|(label, v)| (*label, v.clone()))
         .collect();
@@ -41,6 +50,17 @@ pub fn data_inspector(ui: &mut egui::Ui, bytes: &[u8], offset: usize) {
     items.push(("zigzag", zig));
     items.push(("UTF-8", numbers::utf8_text(bytes, offset)));
     items.push(("binary", numbers::binary_text(bytes, offset)));
+    items
+}
+
+/// The readings as a grid: single-byte readings on their own row, then LE | BE pairs.
+fn reading_grid(ui: &mut egui::Ui, items: &[(&str, String)]) {
+    let value = |ui: &mut egui::Ui, text: &str| {
+        let weak = text == NONE;
+        let rich = egui::RichText::new(text).monospace();
+        let rich = if weak { rich.weak() } else { rich };
+        ui.add(egui::Label::new(rich).selectable(true));
+    };
     // Wide windows get four readings per row (two LE | BE pairs), narrow ones two, so the panel
     // stays a few rows high and the hex views keep their room.
     let per_row = if ui.available_width() > 1100.0 { 4 } else { 2 };
@@ -49,7 +69,6 @@ pub fn data_inspector(ui: &mut egui::Ui, bytes: &[u8], offset: usize) {
         .spacing([10.0, 2.0])
         .striped(true)
         .show(ui, |ui| {
-            // Single-byte readings on their own row, then LE | BE pairs side by side.
             let (single, rest) = items.split_at(2.min(items.len()));
             for (label, v) in single {
                 ui.label(*label);
