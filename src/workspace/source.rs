@@ -224,7 +224,7 @@ mod tests {
         let curl = Source::pasted(
             "\n  curl 'https://api.example/orders/7' -H 'accept: application/json'\n",
         );
-        assert_eq!(curl.name(), "pasted: curl 'https://api.example/orders/7…");
+        assert_eq!(curl.name(), "pasted: curl 'https://api.example/orders…");
         assert_eq!(Source::pasted(" \n\t\n").name(), "pasted text");
     }
 }
