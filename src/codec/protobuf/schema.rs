@@ -762,8 +762,7 @@ fn import_names(text: &str) -> Vec<&str> {
     names
 }
 
-/// The folders a `.proto` file's imports imply as roots: for each import that is not a
-/// well-known type, the nearest folder at or above the file's own that holds it (canonical).
+/// The folders a `.proto` file's imports imply as roots: for each import, the nearest folder at or above the file's own that holds it (canonical).
 /// A file that cannot be read implies none (the compiler then says why).
 fn implied_roots(path: &Path) -> Vec<PathBuf> {
     use std::io::Read;
@@ -775,7 +774,7 @@ fn implied_roots(path: &Path) -> Vec<PathBuf> {
     }
     let mut roots: Vec<PathBuf> = Vec::new();
     for name in import_names(&text) {
-        if name.starts_with("google/protobuf/") || Path::new(name).is_absolute() {
+        if Path::new(name).is_absolute() {
             continue;
         }
         let holder = path
