@@ -762,7 +762,8 @@ fn import_names(text: &str) -> Vec<&str> {
     names
 }
 
-/// The folders a `.proto` file's imports imply as roots: for each import, the nearest folder at or above the file's own that holds it (canonical).
+/// The folders a `.proto` file's imports imply as roots: for each import, the nearest folder
+/// at or above the file's own that holds it (canonical).
 /// A file that cannot be read implies none (the compiler then says why).
 fn implied_roots(path: &Path) -> Vec<PathBuf> {
     use std::io::Read;
