@@ -256,7 +256,7 @@ fn picking_a_message_type_reads_protobuf_with_it() {
 }
 
 /// A schema loaded from text (a bundled sample `.proto` from File ▸ Samples, or pasted) is
-/// loaded again in the next run, as schema files are; Schema ▸ Clear forgets them.
+/// loaded again in the next run, as schema files are.
 #[test]
 fn schemas_from_samples_and_pastes_are_remembered_for_the_next_run() {
     let mut h = harness(AppOptions::default());
