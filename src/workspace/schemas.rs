@@ -5,7 +5,7 @@
 //! current payload: a chosen message type, the best-ranked one, or no schema at all (read field by
 //! field; written with an inferred schema). Nothing here decodes payloads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::capture::decode_text;
 use crate::codec::protobuf::schema::{Candidate, Schema};
@@ -96,7 +96,25 @@ impl SchemaSet {
         let schema = match files {
             [] => return Err("no schema file given".into()),
             [one] if includes.is_empty() => Schema::load(one),
-            _ => Schema::from_proto_files(files, includes),
+            _ => {
+                // The app's folders are where to look, not a fence: a file outside them adds
+                // its own folder (the CLI's `-I` keeps protoc's rule).
+                let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+                let mut folders = includes.to_vec();
+                for file in files {
+                    let Some(parent) = file
+                        .canonicalize()
+                        .ok()
+                        .and_then(|f| f.parent().map(Path::to_path_buf))
+                    else {
+                        continue;
+                    };
+                    if !folders.iter().any(|d| parent.starts_with(canon(d))) {
+                        folders.push(parent);
+                    }
+                }
+                Schema::from_proto_files(files, &folders)
+            }
         }
         .map_err(|e| e.to_string())?;
         let label = files

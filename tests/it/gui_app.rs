@@ -255,6 +255,50 @@ fn picking_a_message_type_reads_protobuf_with_it() {
         .is_some());
 }
 
+/// A schema loaded from text (a bundled sample `.proto` from File ▸ Samples, or pasted) is
+/// loaded again in the next run, as schema files are.
+#[test]
+fn schemas_from_samples_and_pastes_are_remembered_for_the_next_run() {
+    let mut h = harness(AppOptions::default());
+    settle(&mut h);
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("Samples").hover();
+    h.run_steps(2);
+    h.get_by_label("user-profile.proto").click();
+    settle(&mut h);
+    h.get_by_label_contains("schema loaded: user-profile.proto");
+    let pasted = "syntax = \"proto3\";\npackage kept;\nmessage Pasted { string note = 1; }\n";
+    h.state_mut()
+        .as_mut()
+        .expect("app")
+        .load_schema_text(pasted)
+        .expect("the .proto compiles");
+    settle(&mut h);
+    let settings = app(&h).settings.clone();
+    assert_eq!(settings.schema_texts.len(), 2, "{:?}", settings.schema_texts);
+
+    // The next run, with the settings this one saved.
+    let mut next = harness(AppOptions {
+        files: Vec::new(),
+        settings: Some(settings),
+    });
+    settle(&mut next);
+    let names: Vec<String> = app(&next)
+        .ws
+        .schemas
+        .loaded
+        .iter()
+        .flat_map(|s| s.schema.message_names())
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "wirelens.samples.UserProfile"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "kept.Pasted"), "{names:?}");
+    assert!(app(&next).status.is_none(), "nothing failed to load");
+}
+
 #[test]
 fn bad_input_shows_the_error_where_it_happened_and_keeps_the_partial_tree() {
     let mut h = harness(AppOptions::default());

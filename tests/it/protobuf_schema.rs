@@ -906,3 +906,72 @@ fn proto_names() -> Proto3JsonOptions {
         pretty: false,
     }
 }
+
+/// A repository laid out as buf and protoc expect (`proto/` the root, files importing each
+/// other by their path from it): the file loaded alone finds its imports through the roots they
+/// imply, names itself from that root, and compiles to the files and types protoc compiles with
+/// `-I proto`. In the app, a file outside the folders the user gave adds its own.
+#[test]
+fn a_proto_finds_the_roots_its_imports_imply() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("proto");
+    let write = |name: &str, text: &str| {
+        let path = root.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("folders");
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    write(
+        "acme/common/v1/money.proto",
+        "syntax = \"proto3\";\npackage acme.common.v1;\nmessage Money { string currency = 1; int64 units = 2; }\n",
+    );
+    write(
+        "acme/common/v1/page.proto",
+        "syntax = \"proto3\";\npackage acme.common.v1;\nimport \"acme/common/v1/money.proto\";\nmessage Page { int32 size = 1; Money total = 2; }\n",
+    );
+    let orders = write(
+        "acme/orders/v1/orders.proto",
+        "syntax = \"proto3\";\npackage acme.orders.v1;\n// import \"acme/missing.proto\";\nimport \"acme/common/v1/money.proto\";\nimport \"acme/common/v1/page.proto\";\nimport \"google/protobuf/timestamp.proto\";\nmessage Order { acme.common.v1.Money price = 1; acme.common.v1.Page page = 2; google.protobuf.Timestamp at = 3; }\n",
+    );
+
+    let schema = Schema::load(&orders).unwrap_or_else(|e| panic!("{e}"));
+    let mut ours: Vec<String> = schema.files().to_vec();
+    ours.sort();
+
+    // protoc, given the root, names and compiles the same files.
+    let set = dir.path().join("set.pb");
+    let status = Command::new(common::protoc())
+        .arg("-I")
+        .arg(&root)
+        .arg("--include_imports")
+        .arg("-o")
+        .arg(&set)
+        .arg("acme/orders/v1/orders.proto")
+        .status()
+        .expect("protoc runs");
+    assert!(status.success());
+    let theirs = Schema::load(&set).expect("protoc's set loads");
+    let mut names: Vec<String> = theirs.files().to_vec();
+    names.sort();
+    assert_eq!(ours, names);
+    assert!(ours.contains(&"acme/orders/v1/orders.proto".to_string()));
+    let mut types = schema.message_names();
+    types.sort();
+    let mut protoc_types = theirs.message_names();
+    protoc_types.sort();
+    assert_eq!(types, protoc_types);
+
+    // The app: a folder given that does not hold the file is a place to look, not a fence.
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let mut set = wirelens::workspace::SchemaSet::default();
+    let loaded = set
+        .load_files(
+            std::slice::from_ref(&orders),
+            &[elsewhere.path().to_path_buf()],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded
+        .schema
+        .message_names()
+        .contains(&"acme.orders.v1.Order".to_string()));
+}

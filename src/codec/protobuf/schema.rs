@@ -209,7 +209,9 @@ impl Schema {
     }
 
     /// Compiles `.proto` files in-process. Imports are looked up in `include_dirs` (in order),
-    /// then in each file's own folder; the well-known types are bundled.
+    /// then in the roots each file's imports imply (the nearest folder at or above the file's
+    /// own that holds an imported name), then in each file's own folder; the well-known types
+    /// are bundled.
     ///
     /// Each file is named as protoc names it: by its path relative to the first include folder
     /// that holds it (`-I api` and `api/google/api/http.proto`, or its absolute path, are both
@@ -275,9 +277,15 @@ impl Schema {
                     folders.join(", ")
                 )));
             }
+            // The roots its imports imply, as buf finds them: `import "acme/common/types.proto"`
+            // in `proto/acme/orders/v1/orders.proto` makes `proto/` a root when the import is
+            // there. They come before the file's own folder, so the file is named from the root
+            // (`acme/orders/v1/orders.proto`) as the files importing it name it.
             let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
-            if !includes.contains(&parent) {
-                includes.push(parent);
+            for root in implied_roots(&path).into_iter().chain([parent]) {
+                if !includes.contains(&root) {
+                    includes.push(root);
+                }
             }
             opened.push(path);
         }
@@ -708,6 +716,81 @@ fn proto_error(e: &protox::Error, source: Option<(&str, &str)>) -> SchemaError {
 }
 
 /// "no such file" for a missing path, the system's words for any other failure.
+/// The most of a `.proto` file read for its imports (a schema file is far smaller).
+const IMPORT_SCAN_LIMIT: u64 = 4 << 20;
+
+/// The names a `.proto` file's text imports (`import "a/b.proto";`, also `public` and `weak`),
+/// in order. Comments are skipped; an import split over lines is not seen (protox still
+/// reports it if it is missing).
+fn import_names(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut in_block_comment = false;
+    for line in text.lines() {
+        let mut line = line.trim();
+        if in_block_comment {
+            match line.find("*/") {
+                Some(end) => {
+                    in_block_comment = false;
+                    line = line[end + 2..].trim();
+                }
+                None => continue,
+            }
+        }
+        if line.starts_with("/*") && !line.contains("*/") {
+            in_block_comment = true;
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("import") else {
+            continue;
+        };
+        if !rest.starts_with(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+            continue;
+        }
+        let rest = rest.trim_start();
+        let rest = rest
+            .strip_prefix("public")
+            .or_else(|| rest.strip_prefix("weak"))
+            .unwrap_or(rest)
+            .trim_start();
+        let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        if let Some(end) = rest[1..].find(quote) {
+            names.push(&rest[1..1 + end]);
+        }
+    }
+    names
+}
+
+/// The folders a `.proto` file's imports imply as roots: for each import, the nearest folder
+/// at or above the file's own that holds it (canonical).
+/// A file that cannot be read implies none (the compiler then says why).
+fn implied_roots(path: &Path) -> Vec<PathBuf> {
+    use std::io::Read;
+    let mut text = String::new();
+    let read = std::fs::File::open(path)
+        .and_then(|f| f.take(IMPORT_SCAN_LIMIT).read_to_string(&mut text));
+    if read.is_err() {
+        return Vec::new();
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for name in import_names(&text) {
+        if Path::new(name).is_absolute() {
+            continue;
+        }
+        let holder = path
+            .ancestors()
+            .skip(1)
+            .find(|folder| folder.join(name).is_file());
+        if let Some(root) = holder.and_then(|f| f.canonicalize().ok()) {
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
+        }
+    }
+    roots
+}
+
 fn no_such_file(e: &std::io::Error) -> String {
     if e.kind() == std::io::ErrorKind::NotFound {
         "no such file".into()
@@ -752,6 +835,12 @@ mod tests {
         assert_eq!(caught, Err(()));
         // Nested calls keep the outer one quiet.
         assert_eq!(quietly(|| quietly(|| 1).ok()), Ok(Some(1)));
+    }
+
+    #[test]
+    fn import_names_are_read_as_protoc_writes_them() {
+        let text = "syntax = \"proto3\";\n// import \"commented.proto\";\n/* import \"block.proto\";\n   still */\nimport \"a/b.proto\";\nimport public 'c.proto';\n  import weak \"d/e.proto\" ;\nimportant = 1;\nmessage M {}\n";
+        assert_eq!(import_names(text), ["a/b.proto", "c.proto", "d/e.proto"]);
     }
 
     #[test]

@@ -168,6 +168,7 @@ impl App {
         if !self.ws.schemas.is_empty() && ui.button("Forget loaded schemas").clicked() {
             self.ws.clear_schemas();
             self.settings.schemas.clear();
+            self.settings.schema_texts.clear();
             ui.close();
         }
         ui.separator();
@@ -411,7 +412,16 @@ impl App {
     /// Loads pasted schema text; the error is shown where it was pasted.
     pub fn load_schema_text(&mut self, text: &str) -> Result<(), String> {
         let label = self.ws.load_schema_text(text)?;
-        self.status = Some(Status::Info(format!("schema loaded: {label}")));
+        let kept = super::SchemaText::Pasted(text.to_string());
+        let note = if text.len() > super::SchemaText::MAX_PASTED {
+            " (too long to keep for the next run)"
+        } else {
+            if !self.settings.schema_texts.contains(&kept) {
+                self.settings.schema_texts.push(kept);
+            }
+            ""
+        };
+        self.status = Some(Status::Info(format!("schema loaded: {label}{note}")));
         Ok(())
     }
 

@@ -28,7 +28,7 @@ use eframe::egui;
 
 pub use command::Command;
 pub use samples::SAMPLES;
-pub use settings::{SchemaFiles, Settings};
+pub use settings::{SchemaFiles, SchemaText, Settings};
 pub use status::Status;
 
 use super::widgets::{HexView, TreeView};
@@ -187,6 +187,25 @@ impl App {
                 app.settings.schemas.retain(|t| *t != s);
             }
         }
+        let texts = app.settings.schema_texts.clone();
+        for t in texts {
+            let loaded = match &t {
+                SchemaText::Sample(name) => match SAMPLES.iter().find(|(n, _)| n == name) {
+                    Some((n, bytes)) => app
+                        .ws
+                        .load_proto_source(n, &String::from_utf8_lossy(bytes))
+                        .map(drop),
+                    None => Err(format!("no bundled sample is named {name}")),
+                },
+                SchemaText::Pasted(text) => app.ws.load_schema_text(text).map(drop),
+            };
+            if let Err(e) = loaded {
+                app.status = Some(Status::Error(format!(
+                    "schema from the last run not loaded: {e}"
+                )));
+                app.settings.schema_texts.retain(|s| *s != t);
+            }
+        }
         for f in options.files {
             app.open_file(f);
         }
@@ -242,7 +261,13 @@ impl App {
             Some((n, bytes)) if n.ends_with(".proto") => {
                 let text = String::from_utf8_lossy(bytes);
                 self.status = Some(match self.ws.load_proto_source(n, &text) {
-                    Ok(label) => Status::Info(format!("schema loaded: {label}")),
+                    Ok(label) => {
+                        let kept = SchemaText::Sample(n.to_string());
+                        if !self.settings.schema_texts.contains(&kept) {
+                            self.settings.schema_texts.push(kept);
+                        }
+                        Status::Info(format!("schema loaded: {label}"))
+                    }
                     Err(e) => Status::Error(format!("schema not loaded: {e}")),
                 });
                 true

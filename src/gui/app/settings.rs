@@ -23,6 +23,21 @@ pub struct SchemaFiles {
     pub includes: Vec<PathBuf>,
 }
 
+/// A schema loaded from text in a run, loaded again in the next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SchemaText {
+    /// A bundled sample `.proto`, by its file name (its text is in the binary).
+    Sample(String),
+    /// Pasted schema text (`.proto` source, or a descriptor set as base64 or hex), kept whole
+    /// up to [`SchemaText::MAX_PASTED`] bytes.
+    Pasted(String),
+}
+
+impl SchemaText {
+    /// The most pasted schema text kept between runs; a longer paste loads but is not kept.
+    pub const MAX_PASTED: usize = 1 << 20;
+}
+
 /// The persisted settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -37,6 +52,8 @@ pub struct Settings {
     pub single: Option<String>,
     /// Schema files to load at start.
     pub schemas: Vec<SchemaFiles>,
+    /// Schemas loaded from text to load at start: bundled sample `.proto`s and pasted schemas.
+    pub schema_texts: Vec<SchemaText>,
     /// The profiler's mode: quick, standard or precise.
     pub profile_mode: Mode,
     /// The runtimes the user turned off in Profile ▸ Runtimes. Every other runtime is timed after
@@ -80,6 +97,7 @@ impl Default for Settings {
                 .collect(),
             single: None,
             schemas: Vec::new(),
+            schema_texts: Vec::new(),
             profile_mode: Mode::Quick,
             runtimes_off: Vec::new(),
             interpreters: Vec::new(),
