@@ -276,7 +276,12 @@ fn schemas_from_samples_and_pastes_are_remembered_for_the_next_run() {
         .expect("the .proto compiles");
     settle(&mut h);
     let settings = app(&h).settings.clone();
-    assert_eq!(settings.schema_texts.len(), 2, "{:?}", settings.schema_texts);
+    assert_eq!(
+        settings.schema_texts.len(),
+        2,
+        "{:?}",
+        settings.schema_texts
+    );
 
     // The next run, with the settings this one saved.
     let mut next = harness(AppOptions {

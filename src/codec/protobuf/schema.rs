@@ -768,8 +768,8 @@ fn import_names(text: &str) -> Vec<&str> {
 fn implied_roots(path: &Path) -> Vec<PathBuf> {
     use std::io::Read;
     let mut text = String::new();
-    let read = std::fs::File::open(path)
-        .and_then(|f| f.take(IMPORT_SCAN_LIMIT).read_to_string(&mut text));
+    let read =
+        std::fs::File::open(path).and_then(|f| f.take(IMPORT_SCAN_LIMIT).read_to_string(&mut text));
     if read.is_err() {
         return Vec::new();
     }
