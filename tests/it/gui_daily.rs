@@ -336,6 +336,15 @@ fn open_path_is_always_there_and_opens_what_is_typed() {
 }
 
 /// A JSON array of `n` numbers followed by a stray `x`; the error's offset.
+/// The label of a hex view's first row for a `len`-byte buffer.
+fn first_offset(len: usize) -> String {
+    format!(
+        "{:0w$x}",
+        0,
+        w = wirelens::gui::widgets::hex_view::offset_digits(len)
+    )
+}
+
 fn broken_array(n: usize) -> (String, usize) {
     let items: Vec<String> = (0..n).map(|i| format!("{}", 1000 + i)).collect();
     let text = format!("[{}, x]", items.join(", "));
@@ -358,7 +367,7 @@ fn a_decode_error_is_scrolled_into_view_with_the_cursor_on_its_byte() {
     // The error's row is on screen (rows off screen are not drawn at all), the first is not.
     let row = at / 16 * 16;
     h.get_by_label(&hex_row(&text.as_bytes()[row..(row + 16).min(text.len())]));
-    assert!(h.query_by_label("00000000").is_none());
+    assert!(h.query_by_label(&first_offset(text.len())).is_none());
     h.get_by_label_contains(&format!("At offset {at} "));
 }
 
@@ -436,7 +445,12 @@ fn selection_fields_and_scroll_belong_to_their_source() {
     h.get_by_label("Go to offset").type_text("0xffffffff");
     h.run_steps(2);
     h.get_by_label_contains("past the end");
-    assert!(h.query_by_label("00000000").is_none(), "scrolled down");
+    let top = first_offset(
+        std::fs::metadata(sample("transactions-1k.json"))
+            .expect("sample")
+            .len() as usize,
+    );
+    assert!(h.query_by_label(&top).is_none(), "scrolled down");
 
     // A new source starts with nothing: no selection, empty fields, scrolled to the top.
     h.get_by_label("Inspector").click();
@@ -446,7 +460,7 @@ fn selection_fields_and_scroll_belong_to_their_source() {
     assert_eq!(state(&h).ws.selected, None);
     assert_eq!(h.get_by_label("Selected path").value().as_deref(), Some(""));
     assert!(h.query_by_label_contains("past the end").is_none());
-    h.get_by_label("00000000");
+    h.get_by_label(&first_offset(r#"{"fresh": [1, 2, 3]}"#.len()));
 
     // Back to the first: its selection, its fields and its place come back.
     h.get_by_label_contains("transactions-1k.json (").click();
@@ -457,10 +471,7 @@ fn selection_fields_and_scroll_belong_to_their_source() {
         Some("$.transactions[900].id")
     );
     h.get_by_label_contains("past the end");
-    assert!(
-        h.query_by_label("00000000").is_none(),
-        "still scrolled down"
-    );
+    assert!(h.query_by_label(&top).is_none(), "still scrolled down");
 }
 
 /// The app in a window of `size` points.
@@ -536,10 +547,43 @@ fn the_first_click_fills_the_data_inspector_without_moving_anything_and_it_colla
     );
 }
 
+/// Bytes a row of each of the four columns of the source shown.
+fn rows_of_every_column(h: &Harness<'_, Option<App>>) -> Vec<(Format, usize)> {
+    [
+        Format::Json,
+        Format::MessagePack,
+        Format::Cbor,
+        Format::Protobuf,
+    ]
+    .into_iter()
+    .map(|f| (f, state(h).row_bytes(f).expect("a column")))
+    .collect()
+}
+
+#[test]
+fn four_columns_show_8_bytes_a_row_at_1600_and_16_at_2560() {
+    for (size, least) in [([1600.0, 1000.0], 8), ([2560.0, 1440.0], 16)] {
+        for file in ["transactions-1k.json", "transactions-15k.json"] {
+            let mut h = sized(
+                size,
+                AppOptions {
+                    files: vec![sample(file)],
+                    settings: None,
+                },
+            );
+            let rows = rows_of_every_column(&h);
+            assert!(
+                rows.iter().all(|&(_, n)| n >= least),
+                "{file} at {size:?}: {rows:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_column_dragged_wide_shows_16_bytes_a_row() {
     let mut h = sized(
-        [2560.0, 1440.0],
+        [1600.0, 1000.0],
         AppOptions {
             files: vec![sample("transactions-1k.json")],
             settings: None,
@@ -548,7 +592,7 @@ fn a_column_dragged_wide_shows_16_bytes_a_row() {
     let json = std::fs::read(sample("transactions-1k.json")).expect("sample");
     assert!(
         h.query_by_label(&hex_row(&json[..16])).is_none(),
-        "four columns side by side show fewer than 16 bytes a row"
+        "four columns side by side at 1600 points show fewer than 16 bytes a row"
     );
     let next = h.get_by_label("MessagePack").rect();
     let start = egui::pos2(next.left() - 4.0, next.bottom() + 120.0);

@@ -82,10 +82,11 @@ fn hex_rows_show_offset_hex_and_ascii() {
     let doc = decode(&MSGPACK, Format::MessagePack, &DecodeOptions::default()).expect("valid");
     let mut h = hex_harness(MSGPACK.to_vec(), Some(doc.spans));
     h.run();
-    h.get_by_label("00000000");
+    // A 12-byte buffer's offsets take 4 digits, not 8.
+    h.get_by_label("0000");
     h.get_by_label("82 a1 61 01 a1 62 92 c3 a3 e4 b8 ad");
     h.get_by_label("..a..b......");
-    assert!(h.query_by_label("00000010").is_none(), "only one row");
+    assert!(h.query_by_label("0010").is_none(), "only one row");
 }
 
 #[test]
@@ -146,12 +147,13 @@ fn scroll_to_brings_a_far_row_into_view() {
     let bytes: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
     let mut h = hex_harness(bytes, None);
     h.run();
-    h.get_by_label("00000000");
+    // Offsets up to 0xf423f take 5 digits.
+    h.get_by_label("00000");
     // Offset 1,000,000 is not in the buffer's last row; 999,000 (0xf3e58) is in row 0xf3e50.
-    assert!(h.query_by_label("000f3e50").is_none());
+    assert!(h.query_by_label("f3e50").is_none());
     h.state_mut().view.scroll_to(999_000);
     h.run();
-    let row = h.get_by_label("000f3e50").rect();
+    let row = h.get_by_label("f3e50").rect();
     assert!(row.top() >= 0.0 && row.bottom() <= 500.0, "row at {row:?}");
     // Centred: in the middle fifth of the 500-point-high view, not at an edge.
     assert!(
@@ -159,10 +161,7 @@ fn scroll_to_brings_a_far_row_into_view() {
         "row centre at {} of 500",
         row.center().y
     );
-    assert!(
-        h.query_by_label("00000000").is_none(),
-        "the top scrolled away"
-    );
+    assert!(h.query_by_label("00000").is_none(), "the top scrolled away");
     // Its bytes are the pattern's: 999,000 mod 251 = 4, so the row starts 999,000 - 8.
     let first = (999_000 - 8) % 251;
     let expected: Vec<String> = (0..16)
@@ -176,18 +175,18 @@ fn scroll_to_works_past_the_scroll_area_limit() {
     // 8 MB: more rows than a ScrollArea can place to the pixel; the view pages by itself.
     let mut h = hex_harness(vec![0u8; 8 << 20], None);
     h.run();
-    h.get_by_label("00000000");
+    h.get_by_label("000000");
     h.state_mut().view.scroll_to(7_000_000);
     h.run();
     // 7,000,000 = 0x6acfc0, which starts a row.
-    let row = h.get_by_label("006acfc0").rect();
+    let row = h.get_by_label("6acfc0").rect();
     assert!(row.top() >= 0.0 && row.bottom() <= 500.0, "row at {row:?}");
     let shown = h.state().view.visible_rows();
     assert!(shown.contains(&(7_000_000 / 16)), "rows {shown:?}");
     // The last row is reachable too.
     h.state_mut().view.scroll_to((8 << 20) - 1);
     h.run();
-    h.get_by_label(&format!("{:08x}", (8 << 20) - 16));
+    h.get_by_label(&format!("{:06x}", (8 << 20) - 16));
 }
 
 struct TreeState {
@@ -417,17 +416,80 @@ fn a_narrow_view_puts_fewer_bytes_in_a_row_and_keeps_the_ascii_column() {
     let mut h = hex_harness_sized(bytes, None, 420.0);
     h.run();
     assert_eq!(h.state().view.row_bytes(), 8);
-    h.get_by_label("00000008");
+    h.get_by_label("0008");
     h.get_by_label("49 4a 4b 4c 4d 4e 4f 50");
     let ascii = h.get_by_label("IJKLMNOP").rect();
     assert!(ascii.right() <= 420.0, "ASCII column at {ascii:?}");
     // Scrolling to a byte uses the narrow rows: byte 17 is in the row at offset 16.
     h.state_mut().view.scroll_to(17);
     h.run();
-    h.get_by_label("00000010");
+    h.get_by_label("0010");
     // Wide again: 16 per row.
     let mut wide = hex_harness_sized((b'A'..=b'Z').collect(), None, 900.0);
     wide.run();
     assert_eq!(wide.state().view.row_bytes(), 16);
     wide.get_by_label("41 42 43 44 45 46 47 48 49 4a 4b 4c 4d 4e 4f 50");
+}
+
+#[test]
+fn a_column_too_narrow_for_the_ascii_pane_keeps_8_bytes_a_row_without_it() {
+    // 30 characters (4-digit offset, 8 bytes of hex) fit in 300 points; 40 (with ASCII) do not.
+    let bytes: Vec<u8> = (b'A'..=b'Z').collect();
+    let mut h = hex_harness_sized(bytes, None, 300.0);
+    h.run();
+    assert_eq!(h.state().view.row_bytes(), 8);
+    let hex = h.get_by_label("41 42 43 44 45 46 47 48").rect();
+    assert!(hex.right() <= 300.0, "hex at {hex:?}");
+    assert!(h.query_by_label("ABCDEFGH").is_none(), "no ASCII pane");
+    // Clicking a byte still reports it.
+    h.get_by_label("41 42 43 44 45 46 47 48").hover();
+    h.run();
+    let row = h.get_by_label("41 42 43 44 45 46 47 48").rect();
+    let cell = row.width() / 8.0;
+    h.event(egui::Event::PointerMoved(Pos2::new(
+        row.left() + 2.5 * cell,
+        row.center().y,
+    )));
+    h.run();
+    assert_eq!(h.state().last.hovered.map(|(o, _)| o), Some(2));
+}
+
+#[test]
+fn offsets_take_the_digits_the_last_offset_needs() {
+    use wirelens::gui::widgets::hex_view::offset_digits;
+    assert_eq!(offset_digits(0), 4);
+    assert_eq!(offset_digits(128), 4);
+    assert_eq!(offset_digits(0x1_0000), 4, "last offset 0xffff");
+    assert_eq!(offset_digits(0x1_0001), 5);
+    assert_eq!(offset_digits(50 << 20), 7);
+    assert_eq!(offset_digits(1 << 32), 8);
+    assert_eq!(offset_digits((1 << 32) + 1), 9);
+}
+
+#[test]
+fn the_wheel_moves_farther_in_a_huge_buffer() {
+    // 32 MB, paged: wheel movement crosses many rows per row of movement, so sixty notches
+    // go well past the first few kilobytes.
+    let len = 32 << 20;
+    let mut h = hex_harness(vec![0u8; len], None);
+    h.run();
+    let centre = Pos2::new(200.0, 250.0);
+    h.event(egui::Event::PointerMoved(centre));
+    h.run();
+    for _ in 0..60 {
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Line,
+            delta: vec2(0.0, -1.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(30);
+    let top = h.state().view.visible_rows().start * h.state().view.row_bytes();
+    // At a row per row of movement 60 notches of 40 points are about 140 rows (2 KB); here the
+    // speed is 20 rows per row (2M rows / 100,000), so the view is past 40 KB.
+    assert!(top > 40_000, "top offset {top:#x} after 60 notches");
+    assert!(top < len / 4, "not flung to the end: {top:#x}");
 }

@@ -316,6 +316,11 @@ impl App {
             .map_or(16, |v| v.hex.row_bytes())
     }
 
+    /// The bytes a row of `format`'s hex view showed last frame (`None`: no such column).
+    pub fn row_bytes(&self, format: Format) -> Option<usize> {
+        self.here.views.get(&format).map(|v| v.hex.row_bytes())
+    }
+
     /// The cursor (the byte the data inspector reads) of `format`'s hex view, for the source
     /// shown.
     pub fn cursor(&self, format: Format) -> Option<usize> {

@@ -1,4 +1,6 @@
-//! The hex view: offset | hex | ASCII rows, 16 bytes a row, coloured by what each byte is.
+//! The hex view: offset | hex | ASCII rows, 16 bytes a row, coloured by what each byte is. A
+//! narrow column gives up its ASCII pane before it shows 8 a row (then 4); offsets have as many
+//! hex digits as the buffer's last offset needs (at least 4).
 //!
 //! It exists to show which byte is which field, for buffers of any size. Only the rows on screen
 //! are drawn, and only their bytes are looked up in the [`SpanTree`] ([`SpanTree::nodes_at`]: a
@@ -8,7 +10,9 @@
 //! Up to a few million pixels of rows it scrolls with egui's `ScrollArea::show_rows`. Past that
 //! (about 3.7 MB of bytes), f32 screen coordinates can no longer place rows to the pixel, so the
 //! view switches to its own paged scrolling: it keeps the top row as an integer, scrolls with the
-//! mouse wheel and keys, and draws its own scroll bar.
+//! mouse wheel and keys, and draws its own scroll bar. There the wheel's speed grows with the
+//! buffer (a notch moves up to a few pages; see [`wheel_rows`]), and a drag on the bar reaches
+//! any offset.
 //!
 //! What it does not do: decide what is selected (the app passes the selected span in and gets
 //! hovered and clicked bytes back), or describe nodes (the app's `describe` callback writes the
@@ -29,12 +33,44 @@ use crate::model::{ByteRole, NodeId, Span, SpanTree};
 /// ASCII column stays visible when four formats share the window.
 pub const ROW_BYTES: usize = 16;
 
-/// The row widths tried, widest first.
-const ROW_WIDTHS: [usize; 3] = [ROW_BYTES, 8, 4];
+/// The row shapes tried, widest first: bytes a row and whether the ASCII pane is drawn. A
+/// column gives up its ASCII pane before it shows fewer bytes a row (the tree beside it shows
+/// every string in full).
+const ROW_SHAPES: [(usize, bool); 6] = [
+    (ROW_BYTES, true),
+    (ROW_BYTES, false),
+    (8, true),
+    (8, false),
+    (4, true),
+    (4, false),
+];
+
+/// The fewest offset digits drawn; a longer buffer gets as many as its last offset needs.
+const MIN_OFFSET_DIGITS: usize = 4;
+
+/// How many hex digits the offsets of a `len`-byte buffer are drawn with: as many as its last
+/// offset needs, at least [`MIN_OFFSET_DIGITS`] (a 100-byte payload is not labelled `00000000`).
+pub fn offset_digits(len: usize) -> usize {
+    let last = len.saturating_sub(1);
+    ((usize::BITS - last.leading_zeros()).div_ceil(4) as usize).max(MIN_OFFSET_DIGITS)
+}
 
 /// Above this many pixels of rows, the view scrolls by itself instead of with a `ScrollArea`:
 /// 2^22, where f32 still resolves a quarter pixel.
 const SCROLL_AREA_MAX_PX: f32 = 4_194_304.0;
+
+/// In paged mode, a buffer of this many rows or more scrolls faster than a row per row of wheel
+/// movement (see [`wheel_rows`]).
+const WHEEL_ROWS_AT_NORMAL_SPEED: usize = 100_000;
+
+/// How many rows the paged view moves for `wheel` rows of wheel movement, in a buffer of `rows`
+/// rows showing `visible` at once: one for one up to [`WHEEL_ROWS_AT_NORMAL_SPEED`] rows, then
+/// proportionally faster, up to a page per row of movement (a notch, about three rows, then moves
+/// up to three pages; the scroll bar reaches any offset in one drag).
+pub fn wheel_rows(wheel: usize, rows: usize, visible: usize) -> usize {
+    let speed = (rows / WHEEL_ROWS_AT_NORMAL_SPEED).clamp(1, visible.max(1));
+    wheel.saturating_mul(speed)
+}
 
 /// Width of the paged mode's scroll bar.
 const BAR_WIDTH: f32 = 12.0;
@@ -42,7 +78,7 @@ const BAR_WIDTH: f32 = 12.0;
 /// The width a view needs for `row_bytes` bytes a row of a `len`-byte buffer with its ASCII and
 /// scroll bar, with digits `char_w` wide: a column this wide shows that many bytes a row.
 pub fn row_width(char_w: f32, row_bytes: usize, len: usize) -> f32 {
-    Layout::new(char_w, 0.0, len, row_bytes.max(1)).width + BAR_WIDTH
+    Layout::new(char_w, 0.0, len, row_bytes.max(1), true).width + BAR_WIDTH
 }
 
 /// What the app shows in a hex view this frame.
@@ -107,24 +143,32 @@ struct Layout {
     row_bytes: usize,
     digits: usize,
     hex_x: f32,
+    /// Whether the ASCII pane is drawn (a narrow column gives it up to keep 8 bytes a row).
+    ascii: bool,
     ascii_x: f32,
     width: f32,
 }
 
 impl Layout {
-    fn new(char_w: f32, row_h: f32, len: usize, row_bytes: usize) -> Layout {
-        // Offsets in hex, at least 8 digits, more for buffers past 4 GB.
-        let digits = (usize::BITS - len.leading_zeros()).div_ceil(4).max(8) as usize;
-        let hex_x = (digits + 2) as f32 * char_w;
+    fn new(char_w: f32, row_h: f32, len: usize, row_bytes: usize, ascii: bool) -> Layout {
+        // One space between the parts; a hex cell's half space on each side makes it look
+        // like one and a half.
+        let digits = offset_digits(len);
+        let hex_x = (digits + 1) as f32 * char_w;
         let hex_chars = row_bytes * 3 - 1;
-        let ascii_x = hex_x + (hex_chars + 2) as f32 * char_w;
-        let width = ascii_x + row_bytes as f32 * char_w + char_w;
+        let ascii_x = hex_x + (hex_chars + 1) as f32 * char_w;
+        let width = if ascii {
+            ascii_x + row_bytes as f32 * char_w
+        } else {
+            hex_x + (hex_chars as f32 + 0.5) * char_w
+        };
         Layout {
             row_bytes,
             char_w,
             row_h,
             digits,
             hex_x,
+            ascii,
             ascii_x,
             width,
         }
@@ -213,11 +257,11 @@ impl HexView {
         let (char_w, text_h) = ui.fonts_mut(|f| (f.glyph_width(&font, '0'), f.row_height(&font)));
         let row_h = (text_h + 2.0).round();
         let room = ui.available_width() - BAR_WIDTH;
-        let layout = ROW_WIDTHS
+        let layout = ROW_SHAPES
             .iter()
-            .map(|&n| Layout::new(char_w, row_h, len, n))
+            .map(|&(n, ascii)| Layout::new(char_w, row_h, len, n, ascii))
             .find(|l| l.width <= room)
-            .unwrap_or_else(|| Layout::new(char_w, row_h, len, ROW_WIDTHS[ROW_WIDTHS.len() - 1]));
+            .unwrap_or_else(|| Layout::new(char_w, row_h, len, 4, false));
         self.row_bytes = layout.row_bytes;
         let rows = len.div_ceil(layout.row_bytes);
         let visuals = ui.visuals();
@@ -327,10 +371,11 @@ impl HexView {
                 self.wheel_px -= dy;
                 let whole = (self.wheel_px / row_h).trunc();
                 self.wheel_px -= whole * row_h;
+                let moved = wheel_rows(whole.abs() as usize, rows, visible);
                 self.top_row = if whole < 0.0 {
-                    self.top_row.saturating_sub((-whole) as usize)
+                    self.top_row.saturating_sub(moved)
                 } else {
-                    self.top_row.saturating_add(whole as usize)
+                    self.top_row.saturating_add(moved)
                 };
             }
         }
@@ -483,7 +528,9 @@ impl HexView {
                     hex.max.x -= 0.5 * layout.char_w;
                 }
                 painter.rect_filled(hex, 0.0, bg);
-                painter.rect_filled(layout.ascii_cell(rect, i), 0.0, bg);
+                if layout.ascii {
+                    painter.rect_filled(layout.ascii_cell(rect, i), 0.0, bg);
+                }
             }
         }
 
@@ -535,12 +582,14 @@ impl HexView {
             hex_galley,
             frame.text,
         );
-        let ascii_galley = painter.layout_job(ascii_job);
-        painter.galley(
-            pos2(rect.left() + layout.ascii_x, text_y),
-            ascii_galley,
-            frame.text,
-        );
+        if layout.ascii {
+            let ascii_galley = painter.layout_job(ascii_job);
+            painter.galley(
+                pos2(rect.left() + layout.ascii_x, text_y),
+                ascii_galley,
+                frame.text,
+            );
+        }
         // A faint rule between the two halves of the row.
         let mid = rect.left() + layout.hex_x + (3 * layout.row_bytes / 2) as f32 * layout.char_w
             - layout.char_w;
@@ -562,12 +611,14 @@ impl HexView {
                 stroke,
                 egui::StrokeKind::Inside,
             );
-            painter.rect_stroke(
-                layout.ascii_cell(rect, i),
-                1.0,
-                stroke,
-                egui::StrokeKind::Inside,
-            );
+            if layout.ascii {
+                painter.rect_stroke(
+                    layout.ascii_cell(rect, i),
+                    1.0,
+                    stroke,
+                    egui::StrokeKind::Inside,
+                );
+            }
         }
 
         // Interaction and accessibility: the offset, the hex and the ASCII are three labels.
@@ -588,7 +639,7 @@ impl HexView {
             layout.ascii_cell(rect, 0).min,
             layout.ascii_cell(rect, layout.row_bytes - 1).max,
         );
-        for (part, part_rect, label, cell_w, left) in [
+        let parts = [
             (
                 "hex",
                 hex_rect,
@@ -603,7 +654,13 @@ impl HexView {
                 layout.char_w,
                 ascii_rect.left(),
             ),
-        ] {
+        ];
+        let shown = if layout.ascii {
+            &parts[..]
+        } else {
+            &parts[..1]
+        };
+        for &(part, part_rect, label, cell_w, left) in shown {
             let response = ui.interact(part_rect, self.id.with((part, row)), Sense::click());
             response.widget_info(|| WidgetInfo::labeled(Role::Label, true, label));
             let byte_at = |p: egui::Pos2| -> Option<usize> {
