@@ -564,7 +564,7 @@ fn rows_of_every_column(h: &Harness<'_, Option<App>>) -> Vec<(Format, usize)> {
 fn four_columns_show_8_bytes_a_row_at_1600_and_16_at_2560() {
     for (size, least) in [([1600.0, 1000.0], 8), ([2560.0, 1440.0], 16)] {
         for file in ["transactions-1k.json", "transactions-15k.json"] {
-            let mut h = sized(
+            let h = sized(
                 size,
                 AppOptions {
                     files: vec![sample(file)],
