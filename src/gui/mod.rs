@@ -13,7 +13,9 @@ use std::path::PathBuf;
 /// The GUI toolkit, for tests and tools that drive the app.
 pub use eframe::egui;
 
-pub use app::{App, AppOptions, Command, Hover, SchemaFiles, Settings, View, SAMPLES};
+pub use app::{
+    palette_score, App, AppOptions, Command, Hover, SchemaFiles, Settings, UiCommand, View, SAMPLES,
+};
 pub use widgets::thousands;
 
 /// When the app started, for [`log_time`].

@@ -234,7 +234,7 @@ fn picking_a_message_type_reads_protobuf_with_it() {
     h.get_by_label("Schema").click();
     h.run_steps(2);
     h.get_by_label("Paste .proto or descriptor set…").click();
-    h.run_steps(2);
+    h.run_steps(3);
     let proto = std::fs::read_to_string(sample("user-profile.proto")).expect("sample");
     h.get_by_label("Pasted schema").focus();
     h.event(egui::Event::Paste(proto));
@@ -441,7 +441,7 @@ fn limits_set_in_their_window_apply_to_the_sources_and_persist() {
     h.get_by_label("View").click();
     h.run_steps(2);
     h.get_by_label("Limits…").click();
-    h.run_steps(2);
+    h.run_steps(3);
     // "8M" becomes "5": the sample has 8 nodes.
     h.get_by_label("nodes").focus();
     h.run_steps(1);

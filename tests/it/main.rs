@@ -36,6 +36,8 @@ mod gui_field_readings;
 #[cfg(feature = "gui")]
 mod gui_har;
 #[cfg(feature = "gui")]
+mod gui_palette;
+#[cfg(feature = "gui")]
 mod gui_profiler;
 #[cfg(feature = "gui")]
 mod gui_runtimes;

@@ -8,7 +8,7 @@ use eframe::egui;
 use super::field_readings;
 use super::Status;
 
-use super::{App, Hover, Settings};
+use super::{App, Command, Hover, Settings};
 use crate::codec::{self, EncodeOptions, Format};
 use crate::model::{ByteRole, NodeId, Path};
 use crate::workspace::{Analysis, Column, ProtoMode, Stage};
@@ -133,7 +133,7 @@ impl App {
                             .text(stage),
                     );
                     if ui.button("Cancel").clicked() {
-                        self.ws.cancel();
+                        self.push(Command::CancelReading);
                     }
                 }
                 match &self.hover {

@@ -72,6 +72,40 @@ pub enum Command {
     ToggleTheme,
     /// Show or hide the shortcuts window.
     ToggleHelp,
+    /// Show or hide the command palette.
+    TogglePalette,
+    /// The native dialog for a TLS key log; where none can open, File ▸ Open path….
+    OpenKeyLogDialog,
+    /// File ▸ Save column bytes….
+    SaveWindow,
+    /// The native dialog for schema files; where none can open, the schema window.
+    SchemaDialog,
+    /// The schema window (paths, include folders, pasted text).
+    SchemaWindow,
+    /// Load these schema files, with these include folders.
+    LoadSchemaFiles(Vec<PathBuf>, Vec<PathBuf>),
+    /// Load pasted schema text (an error shows in the schema window).
+    LoadSchemaText(String),
+    /// Unload every schema and forget them for the next run.
+    ForgetSchemas,
+    /// View ▸ Limits….
+    LimitsWindow,
+    /// Use these limits: every source is read again.
+    SetLimits(Box<crate::limits::Limits>),
+    /// Profile ▸ Runtimes….
+    RuntimesWindow,
+    /// Show the profiler and run a profile of this length.
+    Profile(crate::report::Mode),
+    /// Stop reading the source shown (the status bar's Cancel).
+    CancelReading,
+    /// How the MessagePack and CBOR columns are written (`None`: as the libraries write).
+    SetEncoding(Option<crate::profile::sizes::Variant>),
+    /// Whether protobuf's JSON uses .proto names rather than JSON names.
+    SetProtoNames(bool),
+    /// Show the source's bytes as they are, or unwrap its layers.
+    SetRaw(bool),
+    /// How far the source shown is peeled.
+    SetPeel(crate::capture::PeelChoice),
     /// Close the window.
     Quit,
 }
@@ -156,6 +190,35 @@ impl App {
                 self.apply_theme(ctx);
             }
             Command::ToggleHelp => self.help.open = !self.help.open,
+            Command::TogglePalette => self.palette.toggle(),
+            Command::OpenKeyLogDialog => self.key_log_dialog(),
+            Command::SaveWindow => self.save_window.open = true,
+            Command::SchemaDialog => self.schema_dialog(),
+            Command::SchemaWindow => self.schema_window.open = true,
+            Command::LoadSchemaFiles(files, includes) => self.load_schema_files(files, includes),
+            Command::LoadSchemaText(text) => {
+                if let Err(e) = self.load_schema_text(&text) {
+                    self.status = Some(super::Status::Error(format!("schema not loaded: {e}")));
+                }
+            }
+            Command::ForgetSchemas => {
+                self.ws.clear_schemas();
+                self.settings.schemas.clear();
+                self.settings.schema_texts.clear();
+            }
+            Command::LimitsWindow => self.limits.show(self.ws.limits()),
+            Command::SetLimits(limits) => self.ws.set_limits(*limits),
+            Command::RuntimesWindow => self.open_runtimes_window(ctx),
+            Command::Profile(mode) => {
+                self.settings.profile_mode = mode;
+                self.view = View::Profiler;
+                self.start_profile();
+            }
+            Command::CancelReading => self.ws.cancel(),
+            Command::SetEncoding(variant) => self.ws.set_encoding(variant),
+            Command::SetProtoNames(names) => self.ws.set_proto_names(names),
+            Command::SetRaw(raw) => self.ws.set_raw(raw),
+            Command::SetPeel(choice) => self.ws.set_peel(choice),
             Command::Quit => self.quit = true,
         }
     }
@@ -175,6 +238,37 @@ impl App {
             }
             dialogs::Picked::Cancelled => {}
             dialogs::Picked::Unavailable => self.open_path_window.show(Some(dialogs::NO_DIALOG)),
+        }
+    }
+
+    /// File ▸ Open TLS key log…: the native dialog, or where none can open, the path field (a
+    /// `*.keylog` typed there loads as a key log).
+    fn key_log_dialog(&mut self) {
+        match dialogs::pick(|| {
+            rfd::FileDialog::new()
+                .set_title("Open a TLS key log")
+                .pick_file()
+        }) {
+            dialogs::Picked::Chosen(path) => self.load_key_log_file(&path),
+            dialogs::Picked::Cancelled => {}
+            dialogs::Picked::Unavailable => self.open_path_window.show(Some(dialogs::NO_DIALOG)),
+        }
+    }
+
+    /// Schema ▸ Load…: the native dialog, or where none can open, the schema window (which has
+    /// path fields) with a note.
+    fn schema_dialog(&mut self) {
+        match dialogs::pick(|| {
+            rfd::FileDialog::new()
+                .add_filter("schema", &["proto", "pb", "desc", "binpb", "protoset"])
+                .pick_files()
+        }) {
+            dialogs::Picked::Chosen(files) => self.load_schema_files(files, Vec::new()),
+            dialogs::Picked::Cancelled => {}
+            dialogs::Picked::Unavailable => {
+                self.status = Some(super::Status::Error(dialogs::NO_DIALOG.to_string()));
+                self.schema_window.open = true;
+            }
         }
     }
 }

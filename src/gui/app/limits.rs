@@ -124,7 +124,7 @@ impl App {
                     self.limits.error = None;
                     self.settings.limits = overrides(&limits);
                     let changed = self.settings.limits.len();
-                    self.ws.set_limits(limits);
+                    self.push(super::Command::SetLimits(Box::new(limits)));
                     self.status = Some(Status::Info(
                         format!(
                             "limits applied ({changed} differ from the defaults); every source is read again"

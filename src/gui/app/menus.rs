@@ -9,29 +9,19 @@ use eframe::egui;
 
 use super::Status;
 
+use super::ui_command::UiCommand;
 use super::{App, Command, SAMPLES};
 use crate::codec::Format;
 use crate::workspace::ProtoMode;
 
-/// The shortcuts, as the help window lists them.
-pub const SHORTCUTS: &[(&str, &str)] = &[
-    ("Ctrl+O", "open files"),
-    ("Ctrl+L", "open a file by typing its path (with completion)"),
-    ("Ctrl+W", "close the source shown"),
-    ("Ctrl+R", "read the source shown again from its file"),
+/// What the shortcuts window lists besides the commands' own keys: gestures and keys that are
+/// not commands.
+pub const GESTURES: &[(&str, &str)] = &[
     (
         "Ctrl+V, Shift+Insert",
         "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …) anywhere but in a text field",
     ),
-    ("Ctrl+Shift+V", "open the paste area"),
-    (
-        "Ctrl+S",
-        "export the profile as CSV (to the path in the profiler's export field)",
-    ),
-    ("Ctrl+D", "switch between dark and light theme"),
     ("Esc", "close the menu or window on top, else clear the selection"),
-    ("F1", "this help"),
-    ("Ctrl+Q", "quit"),
     ("click a byte or field", "select that field in every column"),
     ("drop files on the window", "open them"),
 ];
@@ -53,59 +43,18 @@ impl App {
                 ui.menu_button("View", |ui| self.view_menu(ui));
                 ui.menu_button("Profile", |ui| self.profile_menu(ui));
                 ui.menu_button("Help", |ui| {
-                    if ui.button("Shortcuts (F1)").clicked() {
-                        self.push(Command::ToggleHelp);
-                        ui.close();
-                    }
+                    self.command_button(ui, UiCommand::Palette);
+                    self.command_button(ui, UiCommand::Help);
                 });
             });
         });
     }
 
     fn file_menu(&mut self, ui: &mut egui::Ui) {
-        if ui.button("Open… (Ctrl+O)").clicked() {
-            ui.close();
-            self.push(Command::OpenDialog);
-        }
-        if ui.button("Open path… (Ctrl+L)").clicked() {
-            ui.close();
-            self.push(Command::OpenPathField);
-        }
-        if ui
-            .button("Open TLS key log…")
-            .on_hover_text(
-                "An NSS key log (SSLKEYLOGFILE) to decrypt captures' TLS with; a *.keylog file opened, dropped or typed in the path field loads the same way",
-            )
-            .clicked()
-        {
-            ui.close();
-            // Under a headless X server the dialog returns nothing: drop the file or type its
-            // path in the path field instead.
-            match super::dialogs::pick(|| {
-                rfd::FileDialog::new()
-                    .set_title("Open a TLS key log")
-                    .pick_file()
-            }) {
-                super::dialogs::Picked::Chosen(path) => self.load_key_log_file(&path),
-                super::dialogs::Picked::Cancelled => {}
-                // A *.keylog typed in the path field loads as a key log.
-                super::dialogs::Picked::Unavailable => {
-                    self.open_path_window.show(Some(super::dialogs::NO_DIALOG));
-                }
-            }
-        }
-        let file_shown = self
-            .ws
-            .entry()
-            .is_some_and(|e| matches!(e.source.origin, crate::workspace::Origin::File(_)));
-        if ui
-            .add_enabled(file_shown, egui::Button::new("Reload (Ctrl+R)"))
-            .on_hover_text("read the source shown again from its file")
-            .clicked()
-        {
-            ui.close();
-            self.push(Command::ReloadShown);
-        }
+        self.command_button(ui, UiCommand::Open);
+        self.command_button(ui, UiCommand::OpenPath);
+        self.command_button(ui, UiCommand::OpenKeyLog);
+        self.command_button(ui, UiCommand::Reload);
         ui.menu_button("Open recent", |ui| {
             if self.settings.recent.is_empty() {
                 ui.weak("nothing yet");
@@ -125,52 +74,17 @@ impl App {
                 }
             }
         });
-        if ui.button("Paste… (Ctrl+Shift+V)").clicked() {
-            self.push(Command::PasteArea);
-            ui.close();
-        }
-        let can_save = self.ws.analysis().is_some();
-        if ui
-            .add_enabled(can_save, egui::Button::new("Save column bytes…"))
-            .clicked()
-        {
-            self.save_window.open = true;
-            ui.close();
-        }
+        self.command_button(ui, UiCommand::PasteArea);
+        self.command_button(ui, UiCommand::SaveColumnBytes);
+        self.command_button(ui, UiCommand::CloseSource);
         ui.separator();
-        if ui.button("Quit (Ctrl+Q)").clicked() {
-            self.push(Command::Quit);
-            ui.close();
-        }
+        self.command_button(ui, UiCommand::Quit);
     }
 
     fn schema_menu(&mut self, ui: &mut egui::Ui) {
-        if ui.button("Load .proto / descriptor set…").clicked() {
-            ui.close();
-            match super::dialogs::pick(|| {
-                rfd::FileDialog::new()
-                    .add_filter("schema", &["proto", "pb", "desc", "binpb", "protoset"])
-                    .pick_files()
-            }) {
-                super::dialogs::Picked::Chosen(files) => self.load_schema_files(files, Vec::new()),
-                super::dialogs::Picked::Cancelled => {}
-                super::dialogs::Picked::Unavailable => {
-                    // The schema window has path fields.
-                    self.status = Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
-                    self.schema_window.open = true;
-                }
-            }
-        }
-        if ui.button("Paste .proto or descriptor set…").clicked() {
-            self.schema_window.open = true;
-            ui.close();
-        }
-        if !self.ws.schemas.is_empty() && ui.button("Forget loaded schemas").clicked() {
-            self.ws.clear_schemas();
-            self.settings.schemas.clear();
-            self.settings.schema_texts.clear();
-            ui.close();
-        }
+        self.command_button(ui, UiCommand::LoadSchema);
+        self.command_button(ui, UiCommand::PasteSchema);
+        self.command_button(ui, UiCommand::ForgetSchemas);
         ui.separator();
         ui.label("Protobuf mode");
         let current = self
@@ -251,48 +165,21 @@ impl App {
     }
 
     fn profile_menu(&mut self, ui: &mut egui::Ui) {
-        use crate::report::Mode;
-        let running = self.ws.is_profiling();
-        for (mode, text) in [
-            (Mode::Quick, "Quick profile (seconds)"),
-            (Mode::Standard, "Standard profile"),
-            (Mode::Precise, "Precise profile (one job at a time)"),
+        for c in [
+            UiCommand::QuickProfile,
+            UiCommand::StandardProfile,
+            UiCommand::PreciseProfile,
+            UiCommand::CancelProfile,
         ] {
-            if ui.add_enabled(!running, egui::Button::new(text)).clicked() {
-                ui.close();
-                self.settings.profile_mode = mode;
-                self.push(Command::SetView(super::View::Profiler));
-                self.push(Command::StartProfile);
-            }
-        }
-        if ui
-            .add_enabled(running, egui::Button::new("Cancel"))
-            .clicked()
-        {
-            ui.close();
-            self.push(Command::CancelProfile);
+            self.command_button(ui, c);
         }
         ui.separator();
-        let has = self.ws.profile.is_some();
-        if ui
-            .add_enabled(has, egui::Button::new("Export CSV… (Ctrl+S)"))
-            .clicked()
-        {
-            ui.close();
-            self.push(Command::ExportProfile);
-        }
-        if ui.button("Show the profiler").clicked() {
-            ui.close();
-            self.push(Command::SetView(super::View::Profiler));
-        }
-        if ui
-            .button("Runtimes…")
-            .on_hover_text("Python and Node: which are installed, with which libraries")
-            .clicked()
-        {
-            ui.close();
-            let ctx = ui.ctx().clone();
-            self.open_runtimes_window(&ctx);
+        for c in [
+            UiCommand::ExportProfile,
+            UiCommand::ShowProfiler,
+            UiCommand::Runtimes,
+        ] {
+            self.command_button(ui, c);
         }
     }
 
@@ -312,7 +199,7 @@ impl App {
         ];
         for (choice, label) in choices {
             if ui.radio(current == choice, label).clicked() {
-                self.ws.set_encoding(choice);
+                self.push(Command::SetEncoding(choice));
             }
         }
     }
@@ -330,7 +217,7 @@ impl App {
         ];
         for (choice, label) in choices {
             if ui.radio(current == choice, label).clicked() {
-                self.ws.set_proto_names(choice);
+                self.push(Command::SetProtoNames(choice));
             }
         }
     }
@@ -386,15 +273,8 @@ impl App {
             }
         }
         ui.separator();
-        if ui.button("Limits…").clicked() {
-            ui.close();
-            self.limits.show(self.ws.limits());
-        }
-        ui.separator();
-        let mut dark = self.settings.dark;
-        if ui.checkbox(&mut dark, "Dark theme (Ctrl+D)").changed() {
-            self.push(Command::ToggleTheme);
-        }
+        self.command_button(ui, UiCommand::Limits);
+        self.command_button(ui, UiCommand::ToggleTheme);
     }
 
     pub(super) fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
@@ -448,18 +328,29 @@ impl App {
 
         self.limits_window(ctx);
         self.runtimes_window_ui(ctx);
+        self.palette_ui(ctx);
 
         let mut open = self.help.open;
         egui::Window::new("Shortcuts")
             .open(&mut open)
             .show(ctx, |ui| {
                 egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
-                    for (keys, what) in SHORTCUTS {
+                    for c in UiCommand::ALL {
+                        let keys = c.shortcut_text(ui.ctx());
+                        if keys.is_empty() {
+                            continue;
+                        }
+                        ui.strong(keys);
+                        ui.label(format!("{}: {}", c.text(), c.tooltip()));
+                        ui.end_row();
+                    }
+                    for (keys, what) in GESTURES {
                         ui.strong(*keys);
                         ui.label(*what);
                         ui.end_row();
                     }
                 });
+                ui.label("Every command, with or without a key, is in the command palette.");
                 ui.separator();
                 ui.label("Protobuf: with no schema, protobuf input is read field by field and other formats are written with an inferred schema. Load or paste a .proto to read and write with a message type.");
                 if !self.font_summary.is_empty() {
@@ -488,7 +379,7 @@ impl App {
         if ui.button("Load files").clicked() {
             let files = split_paths(&self.schema_window.files);
             let includes = split_paths(&self.schema_window.includes);
-            self.load_schema_files(files, includes);
+            self.push(Command::LoadSchemaFiles(files, includes));
         }
         ui.separator();
         ui.label("Or paste .proto text, or a descriptor set as base64 or hex");
@@ -507,9 +398,7 @@ impl App {
             });
         if ui.button("Load pasted schema").clicked() {
             let text = self.schema_window.text.clone();
-            if let Err(e) = self.load_schema_text(&text) {
-                self.status = Some(Status::Error(format!("schema not loaded: {e}")));
-            }
+            self.push(Command::LoadSchemaText(text));
         }
         if let Some(Status::Error(m)) = &self.status {
             ui.colored_label(ui.visuals().error_fg_color, m);

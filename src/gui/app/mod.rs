@@ -13,6 +13,7 @@ pub mod diff_view;
 mod field_readings;
 mod limits;
 mod menus;
+mod palette;
 pub mod profiler;
 mod samples;
 pub mod schema_diff;
@@ -20,6 +21,7 @@ mod settings;
 mod sidebar;
 mod source_state;
 mod status;
+mod ui_command;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,6 +32,7 @@ pub use command::Command;
 pub use samples::SAMPLES;
 pub use settings::{SchemaFiles, SchemaText, Settings};
 pub use status::Status;
+pub use ui_command::{palette_score, UiCommand};
 
 use super::widgets::{HexView, TreeView};
 use crate::codec::Format;
@@ -109,6 +112,8 @@ pub struct App {
     save_window: dialogs::SaveWindow,
     /// Help ▸ Shortcuts.
     help: dialogs::HelpWindow,
+    /// The command palette (Ctrl+Shift+P, Ctrl+K).
+    palette: palette::Palette,
     /// What the user asked for this frame, not yet done ([`App::run_commands`]).
     commands: Vec<Command>,
     /// View ▸ Limits….
@@ -166,6 +171,7 @@ impl App {
             window_order: Vec::new(),
             save_window: dialogs::SaveWindow::default(),
             help: dialogs::HelpWindow::default(),
+            palette: palette::Palette::default(),
             commands: Vec::new(),
             limits: limits::LimitsWindow::default(),
             runtimes_window: profiler::runtimes::RuntimesWindow::default(),
@@ -442,7 +448,7 @@ impl App {
         self.ws.set_hidden_columns(&self.settings.hidden_formats());
         self.ws.poll();
         self.handle_input(&ctx);
-        self.profiler_input(&ctx);
+        self.profiler_poll();
         // Input is carried out before drawing, so this frame already shows what it did.
         self.run_commands(&ctx);
         self.sync_source();
@@ -559,35 +565,17 @@ impl App {
         if shift_insert {
             ctx.send_viewport_cmd(egui::ViewportCommand::RequestPaste);
         }
-        let shortcut = |m: egui::Modifiers, k: egui::Key| {
-            ctx.input_mut(|i| i.consume_shortcut(&egui::KeyboardShortcut::new(m, k)))
-        };
-        let command = egui::Modifiers::COMMAND;
-        let keys = [
-            (command, egui::Key::O, Command::OpenDialog),
-            (
-                command | egui::Modifiers::SHIFT,
-                egui::Key::V,
-                Command::PasteArea,
-            ),
-            (command, egui::Key::L, Command::OpenPathField),
-            (command, egui::Key::W, Command::CloseShown),
-            (command, egui::Key::R, Command::ReloadShown),
-            (command, egui::Key::Q, Command::Quit),
-            (egui::Modifiers::NONE, egui::Key::F1, Command::ToggleHelp),
-            (command, egui::Key::D, Command::ToggleTheme),
-        ];
-        for (modifiers, key, what) in keys {
-            if shortcut(modifiers, key) {
-                self.push(what);
-            }
-        }
+        self.shortcut_commands(ctx);
         self.note_window_order();
         // Escape closes what is on top: an open menu or popup (egui closes it itself), else the
         // topmost window; only when nothing is open does it clear the selection. In a text
         // field it only leaves the field (egui's).
         let escape = ctx.input(|i| i.key_pressed(egui::Key::Escape));
-        if escape && !ctx.egui_wants_keyboard_input() && !egui::Popup::is_any_open(ctx) {
+        if escape && self.palette.open {
+            // The palette is on top of everything, its field focused or not.
+            ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));
+            self.palette.open = false;
+        } else if escape && !ctx.egui_wants_keyboard_input() && !egui::Popup::is_any_open(ctx) {
             ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));
             if !self.close_topmost_window(ctx) {
                 self.push(Command::Select(None));

@@ -326,9 +326,9 @@ impl App {
             self.push(Command::Compare(a, b));
         }
         if raw_changed {
-            self.ws.set_raw(raw);
+            self.push(Command::SetRaw(raw));
         } else if let Some(c) = chosen {
-            self.ws.set_peel(c);
+            self.push(Command::SetPeel(c));
         }
     }
 }

@@ -331,16 +331,8 @@ impl App {
         });
     }
 
-    /// Ctrl+S exports; a finished PNG write is reported.
-    pub(super) fn profiler_input(&mut self, ctx: &egui::Context) {
-        if ctx.input_mut(|i| {
-            i.consume_shortcut(&egui::KeyboardShortcut::new(
-                egui::Modifiers::COMMAND,
-                egui::Key::S,
-            ))
-        }) {
-            self.push(super::Command::ExportProfile);
-        }
+    /// A finished PNG write is reported.
+    pub(super) fn profiler_poll(&mut self) {
         if self.profiler.png_pending {
             let done = self
                 .profiler
