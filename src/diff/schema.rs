@@ -97,7 +97,7 @@ pub struct SchemaChange {
 }
 
 impl fmt::Display for SchemaChange {
-    /// `wire-breaking  pkg.Payload.amount (3): double → string, another wire encoding`.
+    /// `wire-breaking  pkg.Payload.amount (3): double -> string, another wire encoding`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -300,7 +300,7 @@ fn compare_fields(fa: &FieldDescriptor, fb: &FieldDescriptor) -> Vec<(Verdict, S
         out.push((
             Verdict::JsonBreaking,
             format!(
-                "renamed {} → {}: the wire is the same, JSON names differ",
+                "renamed {} -> {}: the wire is the same, JSON names differ",
                 fa.name(),
                 fb.name()
             ),
@@ -318,7 +318,7 @@ fn compare_fields(fa: &FieldDescriptor, fb: &FieldDescriptor) -> Vec<(Verdict, S
         out.push((
             Verdict::WireBreaking,
             format!(
-                "{} → {}: another wire encoding",
+                "{} -> {}: another wire encoding",
                 kind_name(&ka),
                 kind_name(&kb)
             ),
@@ -327,7 +327,7 @@ fn compare_fields(fa: &FieldDescriptor, fb: &FieldDescriptor) -> Vec<(Verdict, S
         out.push((
             Verdict::JsonBreaking,
             format!(
-                "{} → {}: the same wire encoding (values may be cut to the narrower type), another JSON form",
+                "{} -> {}: the same wire encoding (values may be cut to the narrower type), another JSON form",
                 kind_name(&ka),
                 kind_name(&kb)
             ),
@@ -341,7 +341,7 @@ fn compare_fields(fa: &FieldDescriptor, fb: &FieldDescriptor) -> Vec<(Verdict, S
         out.push((
             Verdict::JsonBreaking,
             format!(
-                "{} → {}: the wire reads either way (a single value is the last one sent), JSON has a value against an array",
+                "{} -> {}: the wire reads either way (a single value is the last one sent), JSON has a value against an array",
                 if ra { "repeated" } else { "singular" },
                 if rb { "repeated" } else { "singular" }
             ),

@@ -537,7 +537,7 @@ fn diff_schema_gives_each_verdict() {
     assert_eq!(code, 1);
     assert_eq!(
         out,
-        "wire-breaking  shop.M.id (1): int32 → string: another wire encoding\n1 wire-breaking: breaks the wire\n"
+        "wire-breaking  shop.M.id (1): int32 -> string: another wire encoding\n1 wire-breaking: breaks the wire\n"
     );
     let (code, out) = diff_schema(
         "message M { int32 id = 1; }",
@@ -545,7 +545,7 @@ fn diff_schema_gives_each_verdict() {
     );
     assert_eq!(code, 1);
     assert!(
-        out.starts_with("JSON-breaking  shop.M.id (1): renamed id → user_id"),
+        out.starts_with("JSON-breaking  shop.M.id (1): renamed id -> user_id"),
         "{out}"
     );
     assert!(
@@ -740,7 +740,7 @@ fn diff_schema_reads_a_descriptor_set_for_a_version() {
     assert_eq!(output.status.code(), Some(1), "{out}");
     assert_eq!(
         out,
-        "wire-breaking  shop.M.id (1): int32 → string: another wire encoding\n\
+        "wire-breaking  shop.M.id (1): int32 -> string: another wire encoding\n\
          compatible  shop.M.note (2): removed; the new version reserves it\n\
          1 wire-breaking, 1 compatible: breaks the wire\n"
     );

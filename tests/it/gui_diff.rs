@@ -367,7 +367,7 @@ fn the_schema_diff_view_shows_each_fields_verdict() {
             ("compatible".to_string(), 5, false),
         ]
     );
-    h.get_by_label("int32 → string: another wire encoding");
+    h.get_by_label("int32 -> string: another wire encoding");
     // "not reserved": the legend, note's verdict and its reserved column.
     assert_eq!(h.query_all_by_label("not reserved").count(), 3);
     h.get_by_label("total");

@@ -34,6 +34,8 @@ mod gui_diff;
 #[cfg(feature = "gui")]
 mod gui_field_readings;
 #[cfg(feature = "gui")]
+mod gui_fit;
+#[cfg(feature = "gui")]
 mod gui_har;
 #[cfg(feature = "gui")]
 mod gui_palette;

@@ -95,10 +95,13 @@ fn move_split(shares: &mut [f32], i: usize, d: f32, min: f32) {
 }
 
 /// The narrowest a column gets: 4 bytes of hex per row with their ASCII, and its scroll bar.
+/// The most of the window's height the data inspector takes.
+const INSPECTOR_SHARE: f32 = 0.34;
+
 fn min_column_width(ui: &egui::Ui) -> f32 {
     let font = egui::TextStyle::Monospace.resolve(ui.style());
     let char_w = ui.fonts_mut(|f| f.glyph_width(&font, '0'));
-    widgets::hex_view::row_width(char_w, 4, 0) + 16.0
+    widgets::hex_view::row_width(char_w, 4, 0, false) + 16.0
 }
 
 /// The tooltip for a node: path, type, value, byte range.
@@ -173,20 +176,29 @@ impl App {
             .total_margin()
             .sum()
             .y;
+        // In a short window it takes at most a third of the height (its readings then scroll),
+        // so the hex views and trees above keep their room; at least its title row and two
+        // rows of readings stay in view.
         let row = ui.spacing().interact_size.y;
-        let height = self.inspector_content.max(row) + margin;
+        let cap = (ui.available_height() * INSPECTOR_SHARE).max(3.0 * row);
+        let height = self.inspector_content.max(row).min(cap) + margin;
         let mut content = 0.0;
         egui::Panel::bottom("inspector")
             .resizable(false)
             .exact_size(height)
             .show(ui, |ui| {
-                // Measured in a scope of its own: the panel's ui is at least as tall as the
-                // panel already is.
-                content = ui
-                    .scope(|ui| self.inspector_ui(ui, analysis))
-                    .response
-                    .rect
-                    .height();
+                egui::ScrollArea::vertical()
+                    .id_salt("data-inspector-scroll")
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| {
+                        // Measured in a scope of its own: its natural height, whatever the
+                        // panel's.
+                        content = ui
+                            .scope(|ui| self.inspector_ui(ui, analysis))
+                            .response
+                            .rect
+                            .height();
+                    });
             });
         if (content - self.inspector_content).abs() > 0.5 {
             self.inspector_content = content;
@@ -555,8 +567,8 @@ impl App {
         let full = ui.available_rect_before_wrap();
         let n = shown.len();
         let gaps = GAP * (n - 1) as f32;
-        // Each column is at least wide enough for 4 bytes of hex with their ASCII; when the
-        // window is narrower than that, the columns scroll sideways instead of being cut.
+        // Each column is at least wide enough for 4 bytes of hex; when the window is narrower
+        // than that, the columns scroll sideways instead of being cut.
         let min_w = min_column_width(ui);
         let width = (full.width() - gaps).max(min_w * n as f32);
         let mut changed = false;

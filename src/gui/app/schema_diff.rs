@@ -201,6 +201,9 @@ impl App {
     }
 }
 
+/// The widest the "what changed" column grows before its text wraps.
+const WHAT_WIDTH: f32 = 380.0;
+
 /// One row per change: verdict (coloured), message, number, both versions' name and type,
 /// reserved, what.
 fn change_table(ui: &mut egui::Ui, changes: &[SchemaChange], dark: bool) {
@@ -254,7 +257,11 @@ fn change_table(ui: &mut egui::Ui, changes: &[SchemaChange], dark: bool) {
                     (None, Some(_), true) => "was reserved",
                     _ => "",
                 });
-                ui.label(&c.what);
+                // The explanation wraps at a readable width rather than running off the side.
+                ui.scope(|ui| {
+                    ui.set_max_width(WHAT_WIDTH);
+                    ui.add(egui::Label::new(&c.what).wrap());
+                });
                 ui.end_row();
             }
         });

@@ -75,10 +75,11 @@ pub fn wheel_rows(wheel: usize, rows: usize, visible: usize) -> usize {
 /// Width of the paged mode's scroll bar.
 const BAR_WIDTH: f32 = 12.0;
 
-/// The width a view needs for `row_bytes` bytes a row of a `len`-byte buffer with its ASCII and
-/// scroll bar, with digits `char_w` wide: a column this wide shows that many bytes a row.
-pub fn row_width(char_w: f32, row_bytes: usize, len: usize) -> f32 {
-    Layout::new(char_w, 0.0, len, row_bytes.max(1), true).width + BAR_WIDTH
+/// The width a view needs for `row_bytes` bytes a row of a `len`-byte buffer, with its ASCII
+/// pane or without, and its scroll bar, with digits `char_w` wide: a column this wide shows that
+/// many bytes a row.
+pub fn row_width(char_w: f32, row_bytes: usize, len: usize, ascii: bool) -> f32 {
+    Layout::new(char_w, 0.0, len, row_bytes.max(1), ascii).width + BAR_WIDTH
 }
 
 /// What the app shows in a hex view this frame.

@@ -224,7 +224,9 @@ impl TreeView {
 
         let mut clicked = None;
         let mut toggled = None;
-        let width = ui.available_width().max(360.0);
+        // As wide as the column: the byte count sits at its right edge, always in view, and
+        // the key, type and summary are cut before it.
+        let width = ui.available_width().max(INDENT * 4.0);
         let shown = ui
             .scope(|ui| {
                 ui.spacing_mut().item_spacing.y = 0.0;
@@ -375,7 +377,21 @@ fn draw_row(
     }
     x += INDENT + 2.0;
 
-    // Key, type, summary, and the byte count at the right edge.
+    // The byte count at the right edge; key, type and summary are cut short of it.
+    let bytes_rect = painter.text(
+        pos2(rect.right() - 6.0, cy),
+        Align2::RIGHT_CENTER,
+        &text.bytes,
+        mono.clone(),
+        visuals.weak_text_color(),
+    );
+    let bytes_label = ui.interact(bytes_rect, view_id.with(("bytes", row.id)), Sense::hover());
+    bytes_label.widget_info(|| WidgetInfo::labeled(Role::Label, true, &text.bytes));
+    let left_of_bytes = Rect::from_min_max(
+        rect.min,
+        pos2((bytes_rect.left() - 8.0).max(rect.left()), rect.bottom()),
+    );
+    let painter = painter.with_clip_rect(left_of_bytes.intersect(painter.clip_rect()));
     let key_rect = painter.text(
         pos2(x, cy),
         Align2::LEFT_CENTER,
@@ -409,13 +425,6 @@ fn draw_row(
         visuals.weak_text_color(),
     );
     x = kind_rect.right() + 8.0;
-    let bytes_rect = painter.text(
-        pos2(rect.right() - 6.0, cy),
-        Align2::RIGHT_CENTER,
-        &text.bytes,
-        mono,
-        visuals.weak_text_color(),
-    );
     let summary_clip = Rect::from_min_max(
         pos2(x, rect.top()),
         pos2((bytes_rect.left() - 8.0).max(x), rect.bottom()),

@@ -390,28 +390,27 @@ impl App {
             });
         }
         let file = self.profiler.file.min(report.files.len() - 1);
-        let action = match self.profiler.tab {
-            Tab::Sizes => charts::sizes(ui, &mut self.profiler, &report.files[file]),
-            Tab::Fields => charts::fields(ui, &mut self.profiler, &report.files[file]),
-            Tab::Timings => {
-                egui::ScrollArea::vertical()
-                    .id_salt("timings-tab")
-                    .auto_shrink([false, false])
-                    .show(ui, |ui| {
-                        charts::timings(ui, &mut self.profiler, &report, file)
-                    })
-                    .inner
-            }
-            Tab::Scaling => scaling::scaling(ui, &mut self.profiler, &report.files[file]),
-            Tab::Wire => wire::wire(
-                ui,
-                &mut self.profiler,
-                &mut self.settings.links,
-                &mut self.settings.wire_gzip,
-                &report.files[file],
-            ),
-            Tab::Compare => tables::compare(ui, &mut self.profiler, &report),
-        };
+        // Every view scrolls both ways, so a table wider or a chart taller than a small window
+        // is reached by scrolling, not cut.
+        let tab = self.profiler.tab;
+        let action = egui::ScrollArea::both()
+            .id_salt(("profiler-tab", tab.slug()))
+            .auto_shrink([false, false])
+            .show(ui, |ui| match tab {
+                Tab::Sizes => charts::sizes(ui, &mut self.profiler, &report.files[file]),
+                Tab::Fields => charts::fields(ui, &mut self.profiler, &report.files[file]),
+                Tab::Timings => charts::timings(ui, &mut self.profiler, &report, file),
+                Tab::Scaling => scaling::scaling(ui, &mut self.profiler, &report.files[file]),
+                Tab::Wire => wire::wire(
+                    ui,
+                    &mut self.profiler,
+                    &mut self.settings.links,
+                    &mut self.settings.wire_gzip,
+                    &report.files[file],
+                ),
+                Tab::Compare => tables::compare(ui, &mut self.profiler, &report),
+            })
+            .inner;
         match action {
             Some(Action::Focus(format)) => {
                 self.here.focus = Some(format);
