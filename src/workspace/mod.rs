@@ -620,7 +620,7 @@ impl Workspace {
         &mut self,
         files: &[PathBuf],
         includes: &[PathBuf],
-    ) -> Result<String, String> {
+    ) -> Result<String, crate::codec::protobuf::schema::SchemaError> {
         let label = self.schemas.load_files(files, includes)?.label.clone();
         self.schemas_changed();
         Ok(label)

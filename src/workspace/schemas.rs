@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::capture::decode_text;
-use crate::codec::protobuf::schema::{Candidate, Schema};
+use crate::codec::protobuf::schema::{Candidate, Schema, SchemaError};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::DecodeOptions;
 use crate::limits::Limits;
@@ -92,9 +92,9 @@ impl SchemaSet {
         &mut self,
         files: &[PathBuf],
         includes: &[PathBuf],
-    ) -> Result<&LoadedSchema, String> {
+    ) -> Result<&LoadedSchema, SchemaError> {
         let schema = match files {
-            [] => return Err("no schema file given".into()),
+            [] => return Err(SchemaError::Other("no schema file given".into())),
             [one] if includes.is_empty() => Schema::load(one),
             _ => {
                 // The app's folders are where to look, not a fence: a file outside them adds
@@ -115,8 +115,7 @@ impl SchemaSet {
                 }
                 Schema::from_proto_files(files, &folders)
             }
-        }
-        .map_err(|e| e.to_string())?;
+        }?;
         let label = files
             .iter()
             .map(|f| {

@@ -624,3 +624,64 @@ fn escape_closes_the_topmost_window_before_it_clears_the_selection() {
     h.run_steps(3);
     assert_eq!(app(&h).ws.selected, None);
 }
+
+/// A `.proto` whose import sits in another folder: the schema window names the import and
+/// offers the folder found near the file; one click loads it with that folder, and the next run
+/// remembers both.
+#[test]
+fn a_missing_import_offers_the_folder_that_holds_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let api = dir.path().join("api");
+    let deps = dir.path().join("third_party/protos");
+    std::fs::create_dir_all(&api).expect("folder");
+    std::fs::create_dir_all(deps.join("common")).expect("folder");
+    let order = api.join("order.proto");
+    std::fs::write(
+        &order,
+        "syntax = \"proto3\";\npackage shop;\nimport \"common/money.proto\";\nmessage Order { int32 id = 1; common.Money total = 2; }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        deps.join("common/money.proto"),
+        "syntax = \"proto3\";\npackage common;\nmessage Money { int64 units = 1; }\n",
+    )
+    .expect("write");
+    let mut h = harness(AppOptions::default());
+    h.run_steps(2);
+    h.state_mut()
+        .as_mut()
+        .expect("app")
+        .push(wirelens::gui::Command::Open(order.clone()));
+    h.run_steps(4);
+    assert!(app(&h).ws.schemas.is_empty(), "not loaded yet");
+    // Said in the message bar and in the schema window, with the offer.
+    assert!(
+        h.query_all_by_label_contains("imports \"common/money.proto\", which none of the folders")
+            .count()
+            >= 2
+    );
+    let deps = deps.canonicalize().expect("canonical");
+    h.get_by_label(&format!("Add {} and load again", deps.display()))
+        .click();
+    h.run_steps(4);
+    assert!(
+        app(&h)
+            .ws
+            .schemas
+            .message_names()
+            .contains(&"shop.Order".to_string()),
+        "{:?}",
+        app(&h).status
+    );
+    assert_eq!(
+        h.query_all_by_label_contains("which none of the folders")
+            .count(),
+        0
+    );
+    let kept = &app(&h).settings.schemas;
+    assert!(
+        kept.iter()
+            .any(|s| s.files == [order.clone()] && s.includes.contains(&deps)),
+        "{kept:?}"
+    );
+}

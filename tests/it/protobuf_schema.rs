@@ -975,3 +975,73 @@ fn a_proto_finds_the_roots_its_imports_imply() {
         .message_names()
         .contains(&"acme.orders.v1.Order".to_string()));
 }
+
+/// A missing import names itself, the file importing it and the folders searched, and points at
+/// a folder nearby that holds it; loading again with that folder works, as protoc does with it.
+#[test]
+fn a_missing_import_names_the_folder_near_the_file_that_holds_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let api = dir.path().join("api");
+    let deps = dir.path().join("third_party").join("protos");
+    std::fs::create_dir_all(&api).expect("folder");
+    std::fs::create_dir_all(deps.join("common")).expect("folder");
+    let order = api.join("order.proto");
+    std::fs::write(
+        &order,
+        "syntax = \"proto3\";\npackage shop;\nimport \"common/money.proto\";\nmessage Order { int32 id = 1; common.Money total = 2; }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        deps.join("common/money.proto"),
+        "syntax = \"proto3\";\npackage common;\nmessage Money { int64 units = 1; string currency = 2; }\n",
+    )
+    .expect("write");
+    let err = Schema::load(&order).expect_err("the import is elsewhere");
+    let SchemaError::MissingImport {
+        file,
+        import,
+        searched,
+        nearby,
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(import, "common/money.proto");
+    assert_eq!(file, &order.canonicalize().expect("canonical"));
+    assert!(
+        searched.contains(&api.canonicalize().expect("canonical")),
+        "{searched:?}"
+    );
+    let deps = deps.canonicalize().expect("canonical");
+    assert_eq!(nearby.as_deref(), Some(deps.as_path()));
+    let text = err.to_string();
+    assert!(
+        text.contains("\"common/money.proto\"") && text.contains(&format!("-I {}", deps.display())),
+        "{text}"
+    );
+    // With that folder it compiles, to the files protoc compiles.
+    let schema = Schema::from_proto_files(&[&order], &[&deps, &api.canonicalize().expect("c")])
+        .unwrap_or_else(|e| panic!("{e}"));
+    schema.message("shop.Order").expect("the type");
+    let status = Command::new(common::protoc())
+        .arg("-I")
+        .arg(&deps)
+        .arg("-I")
+        .arg(&api)
+        .arg("-o")
+        .arg(dir.path().join("set.pb"))
+        .arg("order.proto")
+        .status()
+        .expect("protoc runs");
+    assert!(status.success(), "protoc compiles it with the same folders");
+    // Nothing near it holds the import (its three nearest folders are inside the temporary
+    // one): the error says so without a folder.
+    std::fs::remove_file(deps.join("common/money.proto")).expect("removed");
+    let deep = dir.path().join("x/y/z/order.proto");
+    std::fs::create_dir_all(deep.parent().expect("parent")).expect("folders");
+    std::fs::copy(&order, &deep).expect("copied");
+    match Schema::load(&deep) {
+        Err(SchemaError::MissingImport { nearby: None, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}

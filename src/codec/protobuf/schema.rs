@@ -37,10 +37,45 @@ pub enum SchemaError {
         /// What is wrong.
         message: String,
     },
+    /// A `.proto` imports a file that none of the folders searched holds.
+    #[error("{}", missing_import_text(.file, .import, .searched, .nearby.as_deref()))]
+    MissingImport {
+        /// The file that imports it.
+        file: PathBuf,
+        /// The import's name, as written (`common/money.proto`).
+        import: String,
+        /// The folders searched, in order.
+        searched: Vec<PathBuf>,
+        /// A folder near the file that holds the import, when one was found: the folder to add.
+        nearby: Option<PathBuf>,
+    },
     /// Any other failure (a file not found, a descriptor set that does not parse, an unknown
     /// message name), as a plain sentence.
     #[error("{0}")]
     Other(String),
+}
+
+fn missing_import_text(
+    file: &Path,
+    import: &str,
+    searched: &[PathBuf],
+    nearby: Option<&Path>,
+) -> String {
+    let folders: Vec<String> = searched.iter().map(|d| d.display().to_string()).collect();
+    let mut text = format!(
+        "{} imports \"{import}\", which none of the folders searched holds ({})",
+        file.display(),
+        folders.join(", ")
+    );
+    match nearby {
+        Some(d) => text.push_str(&format!(
+            "; {} holds it: add that folder (-I {})",
+            d.display(),
+            d.display()
+        )),
+        None => text.push_str("; add the folder that holds it (-I)"),
+    }
+    text
 }
 
 /// A set of message types: a descriptor pool and the files it was loaded from.
@@ -289,6 +324,7 @@ impl Schema {
             }
             opened.push(path);
         }
+        check_imports(&opened, &includes)?;
         if opened.iter().any(|f| protoc::file_declares_edition(f)) {
             return Schema::with_protoc(&opened, &includes);
         }
@@ -789,6 +825,83 @@ fn implied_roots(path: &Path) -> Vec<PathBuf> {
         }
     }
     roots
+}
+
+/// The most files [`check_imports`] follows, and the most folders [`folder_holding`] looks in.
+const IMPORT_CHECK_LIMIT: usize = 2_000;
+
+/// Follows the imports of `files` through `includes` (the well-known types are built in) and
+/// names the first import no folder holds, with a folder near the importing file that does.
+fn check_imports(files: &[PathBuf], includes: &[PathBuf]) -> Result<(), SchemaError> {
+    use std::io::Read;
+    let mut queue: Vec<PathBuf> = files.to_vec();
+    let mut seen: std::collections::HashSet<PathBuf> = queue.iter().cloned().collect();
+    while let Some(path) = queue.pop() {
+        if seen.len() > IMPORT_CHECK_LIMIT {
+            break;
+        }
+        let mut text = String::new();
+        let read = std::fs::File::open(&path)
+            .and_then(|f| f.take(IMPORT_SCAN_LIMIT).read_to_string(&mut text));
+        if read.is_err() {
+            continue;
+        }
+        for name in import_names(&text) {
+            if name.starts_with("google/protobuf/") || Path::new(name).is_absolute() {
+                continue;
+            }
+            match includes.iter().map(|d| d.join(name)).find(|p| p.is_file()) {
+                Some(found) => {
+                    if seen.insert(found.clone()) {
+                        queue.push(found);
+                    }
+                }
+                None => {
+                    return Err(SchemaError::MissingImport {
+                        file: path.clone(),
+                        import: name.to_string(),
+                        searched: includes.to_vec(),
+                        nearby: folder_holding(&path, name),
+                    })
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A folder near `file` such that `folder/import` is a file: where a user's missing import most
+/// likely is. The file's own folder is searched first, then its parent's and its grandparent's
+/// (each at most four levels down, nearest levels first), so the nearest copy wins.
+fn folder_holding(file: &Path, import: &str) -> Option<PathBuf> {
+    let mut looked = 0;
+    for top in file.ancestors().skip(1).take(3) {
+        let mut level: Vec<PathBuf> = vec![top.to_path_buf()];
+        for _ in 0..=4 {
+            let mut next = Vec::new();
+            for dir in level {
+                looked += 1;
+                if looked > IMPORT_CHECK_LIMIT {
+                    return None;
+                }
+                if dir.join(import).is_file() {
+                    return Some(dir);
+                }
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    let hidden = e.file_name().to_string_lossy().starts_with('.');
+                    if !hidden && e.file_type().is_ok_and(|t| t.is_dir()) {
+                        next.push(e.path());
+                    }
+                }
+            }
+            next.sort();
+            level = next;
+        }
+    }
+    None
 }
 
 fn no_such_file(e: &std::io::Error) -> String {

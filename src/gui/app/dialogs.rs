@@ -50,6 +50,23 @@ pub(super) struct SchemaWindow {
     pub files: String,
     /// Include folders for imports, separated by `;`.
     pub includes: String,
+    /// The last load that stopped at an import no folder holds: offered a folder to add.
+    pub missing: Option<MissingImport>,
+    /// The folder typed for the missing import.
+    pub missing_folder: String,
+}
+
+/// A schema load that stopped at a missing import, to try again with one more folder.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct MissingImport {
+    /// The files and folders of the load.
+    pub files: Vec<std::path::PathBuf>,
+    pub includes: Vec<std::path::PathBuf>,
+    /// The import, as written, and the file that imports it.
+    pub import: String,
+    pub file: std::path::PathBuf,
+    /// A folder near the file that holds it, if one was found.
+    pub nearby: Option<std::path::PathBuf>,
 }
 
 /// File ▸ Save column bytes…: which column's bytes, and where to.

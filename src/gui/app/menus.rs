@@ -115,6 +115,7 @@ impl App {
         let filter = self.message_filter.to_lowercase();
         let current = self.ws.entry().map(|e| e.choice.proto.clone());
         egui::ScrollArea::vertical()
+            .id_salt("message types")
             .max_height(300.0)
             .show(ui, |ui| {
                 for name in names.iter().filter(|n| n.to_lowercase().contains(&filter)) {
@@ -280,13 +281,103 @@ impl App {
     pub(super) fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
         match self.ws.load_schema_files(&files, &includes) {
             Ok(label) => {
+                self.schema_window.missing = None;
                 self.status = Some(Status::Info(format!("schema loaded: {label}")));
                 self.settings
                     .schemas
                     .push(super::SchemaFiles { files, includes });
             }
-            Err(e) => self.status = Some(Status::Error(format!("schema not loaded: {e}"))),
+            Err(e) => {
+                if let crate::codec::protobuf::schema::SchemaError::MissingImport {
+                    file,
+                    import,
+                    nearby,
+                    ..
+                } = &e
+                {
+                    // The schema window offers the folder to add, and loads again with it.
+                    self.schema_window.missing_folder = nearby
+                        .as_ref()
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default();
+                    self.schema_window.missing = Some(super::dialogs::MissingImport {
+                        files,
+                        includes,
+                        import: import.clone(),
+                        file: file.clone(),
+                        nearby: nearby.clone(),
+                    });
+                    self.schema_window.open = true;
+                }
+                self.status = Some(Status::Error(format!("schema not loaded: {e}")));
+            }
         }
+    }
+
+    /// The schema window's offer after a load stopped at a missing import: the folder found
+    /// near the file, or one typed or chosen, added to the load's folders.
+    fn missing_import_offer(&mut self, ui: &mut egui::Ui) {
+        let Some(missing) = self.schema_window.missing.clone() else {
+            return;
+        };
+        ui.group(|ui| {
+            ui.label(format!(
+                "{} imports \"{}\", which none of the folders searched holds.",
+                missing.file.display(),
+                missing.import
+            ));
+            let mut add: Option<PathBuf> = None;
+            if let Some(d) = &missing.nearby {
+                if ui
+                    .button(format!("Add {} and load again", d.display()))
+                    .on_hover_text(format!("{} is there", d.join(&missing.import).display()))
+                    .clicked()
+                {
+                    add = Some(d.clone());
+                }
+            }
+            let label = ui.label(format!("Folder that holds {}", missing.import));
+            ui.horizontal(|ui| {
+                let field = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut self.schema_window.missing_folder)
+                            .hint_text("path/to/protos")
+                            .desired_width(320.0),
+                    )
+                    .labelled_by(label.id);
+                let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if ui.button("Choose…").clicked() {
+                    match super::dialogs::pick(|| rfd::FileDialog::new().pick_folder()) {
+                        super::dialogs::Picked::Chosen(d) => {
+                            self.schema_window.missing_folder = d.display().to_string();
+                        }
+                        super::dialogs::Picked::Cancelled => {}
+                        super::dialogs::Picked::Unavailable => {
+                            self.status =
+                                Some(Status::Error(super::dialogs::NO_DIALOG.to_string()));
+                        }
+                    }
+                }
+                let typed = self.schema_window.missing_folder.trim();
+                if (ui
+                    .add_enabled(
+                        !typed.is_empty(),
+                        egui::Button::new("Add folder and load again"),
+                    )
+                    .clicked()
+                    || entered)
+                    && !typed.is_empty()
+                {
+                    add = Some(PathBuf::from(typed));
+                }
+            });
+            if let Some(folder) = add {
+                let mut includes = missing.includes.clone();
+                includes.push(folder);
+                self.schema_window.missing = None;
+                self.push(Command::LoadSchemaFiles(missing.files.clone(), includes));
+            }
+        });
     }
 
     /// Loads pasted schema text; the error is shown where it was pasted.
@@ -376,6 +467,7 @@ impl App {
                 .desired_width(f32::INFINITY),
         )
         .labelled_by(label.id);
+        self.missing_import_offer(ui);
         if ui.button("Load files").clicked() {
             let files = split_paths(&self.schema_window.files);
             let includes = split_paths(&self.schema_window.includes);
@@ -385,6 +477,7 @@ impl App {
         ui.label("Or paste .proto text, or a descriptor set as base64 or hex");
         let label = ui.label("Pasted schema");
         egui::ScrollArea::vertical()
+            .id_salt("pasted schema")
             .max_height(260.0)
             .show(ui, |ui| {
                 ui.add(
