@@ -506,7 +506,7 @@ impl App {
             });
         }
         if let (true, Some(a), Some(b)) = (go, self.diff.a, self.diff.b) {
-            self.compare(a, b);
+            self.push(super::Command::Compare(a, b));
         }
         edited
     }
@@ -528,7 +528,7 @@ impl App {
         }
         if edited && valid && self.ws.comparison.is_some() {
             if let (Some(a), Some(b)) = (self.diff.a, self.diff.b) {
-                self.compare(a, b);
+                self.push(super::Command::Compare(a, b));
             }
         }
     }

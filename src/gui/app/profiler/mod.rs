@@ -432,7 +432,7 @@ impl App {
                 .on_hover_text("measure the payload(s) in every format and library")
                 .clicked()
             {
-                self.start_profile();
+                self.push(super::Command::StartProfile);
             }
             ui.add_enabled_ui(!running, |ui| {
                 ui.selectable_value(&mut self.settings.profile_mode, Mode::Quick, "Quick")
@@ -479,10 +479,10 @@ impl App {
                 .on_hover_text("which runtimes and libraries are installed here")
                 .clicked()
             {
-                self.open_runtimes_window(ctx);
+                self.push(super::Command::RuntimesWindow);
             }
             if running && ui.button("Cancel").clicked() {
-                self.cancel_profile();
+                self.push(super::Command::CancelProfile);
             }
         });
         if let Some(run) = &self.ws.profile {
@@ -575,14 +575,20 @@ impl App {
             );
             let has = self.ws.profile.as_ref().is_some_and(|r| r.has_results());
             if ui
-                .add_enabled(has, egui::Button::new("Export CSV (Ctrl+S)"))
+                .add_enabled(
+                    has,
+                    egui::Button::new(format!(
+                        "Export CSV ({})",
+                        super::UiCommand::ExportProfile.shortcut_text(ctx)
+                    )),
+                )
                 .on_hover_text(
                     "the timings CSV at this path and bytes per field next to it \
                      (<name>-fields.csv), as `wirelens compare --csv --csv-fields` writes them",
                 )
                 .clicked()
             {
-                self.export_profile_csv();
+                self.push(super::Command::ExportProfile);
             }
             if ui.add_enabled(has, egui::Button::new("Copy CSV")).clicked() {
                 self.copy_table(ctx, false);
