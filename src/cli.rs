@@ -43,6 +43,7 @@ use crate::report::inspect;
 
 mod compare;
 mod diff;
+pub mod reference;
 pub use compare::CompareArgs;
 pub use diff::{DiffArgs, DiffSchemaArgs};
 
@@ -233,7 +234,7 @@ pub struct SchemaArgs {
 fn limit_help() -> String {
     let names: Vec<&str> = Limits::NAMES.iter().map(|(name, _)| *name).collect();
     format!(
-        "Set a limit on what the input may cost (repeatable): {}; values are counts with an optional K/M/G suffix, or `none` (README \"Limits\")",
+        "Set a limit on what the input may cost (repeatable): {}; values are counts with an optional K/M/G suffix, or `none` (docs/limits.md)",
         names.join(", ")
     )
 }

@@ -231,7 +231,7 @@ impl Limits {
     }
 
     /// Every limit's name (as [`Limits::set`] takes it), its default and what it bounds, for help
-    /// texts and the README.
+    /// texts and docs/limits.md.
     pub const NAMES: [(&'static str, &'static str); 14] = [
         (
             "depth",

@@ -15,7 +15,7 @@ fn sample(name: &str) -> String {
     format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The documented columns of the timings CSV (README "Profiling", `report::csv` docs).
+/// The documented columns of the timings CSV (docs/profiling.md, `report::csv` docs).
 fn expected_header() -> Vec<String> {
     let mut h: Vec<String> = [
         "file",

@@ -20,6 +20,7 @@ mod capture_third_party;
 mod capture_tls12_cbc;
 mod cbor_conformance;
 mod cli;
+mod cli_reference;
 mod compare;
 mod compare_runtimes;
 mod cross_format;

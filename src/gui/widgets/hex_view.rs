@@ -46,7 +46,7 @@ const ROW_SHAPES: [(usize, bool); 6] = [
 ];
 
 /// The fewest offset digits drawn; a longer buffer gets as many as its last offset needs.
-const MIN_OFFSET_DIGITS: usize = 4;
+pub const MIN_OFFSET_DIGITS: usize = 4;
 
 /// How many hex digits the offsets of a `len`-byte buffer are drawn with: as many as its last
 /// offset needs, at least [`MIN_OFFSET_DIGITS`] (a 100-byte payload is not labelled `00000000`).
@@ -61,7 +61,7 @@ const SCROLL_AREA_MAX_PX: f32 = 4_194_304.0;
 
 /// In paged mode, a buffer of this many rows or more scrolls faster than a row per row of wheel
 /// movement (see [`wheel_rows`]).
-const WHEEL_ROWS_AT_NORMAL_SPEED: usize = 100_000;
+pub const WHEEL_ROWS_AT_NORMAL_SPEED: usize = 100_000;
 
 /// How many rows the paged view moves for `wheel` rows of wheel movement, in a buffer of `rows`
 /// rows showing `visible` at once: one for one up to [`WHEEL_ROWS_AT_NORMAL_SPEED`] rows, then
