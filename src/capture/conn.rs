@@ -20,7 +20,8 @@
 
 use super::http::{self, Pairing};
 use super::http2;
-use super::layers::{nest, unwrap_keeping, Budget, Decoded, Layer, Payload, UnwrapOptions};
+use super::layers::unwrap_keeping;
+use super::payload::{nest, Budget, Decoded, Layer, Payload, UnwrapOptions};
 use super::pcap::{self, Capture, Transport};
 use super::tls;
 use super::websocket;
@@ -870,7 +871,7 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
     }
     let content_type = m.header("content-type");
     let grpc = content_type.is_some_and(|ct| {
-        let media = super::listing::media_type(ct);
+        let media = super::media::media_type(ct);
         media == "application/grpc" || media.starts_with("application/grpc+")
     });
     if grpc {
@@ -941,7 +942,7 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
             detail,
             span: m.span,
         }],
-        hint: content_type.and_then(http::hint_for_media_type),
+        hint: content_type.and_then(super::media::hint_for_media_type),
         meta,
         cut,
         protocol: None,

@@ -6,7 +6,8 @@
 //! keeps its decoded document or error, so nothing is decoded twice, and carries the reasons a
 //! user sees ("consumed all 812 bytes as CBOR map(6)").
 
-use super::layers::Payload;
+pub use super::media::{media_file_type, text_media_type};
+use super::payload::Payload;
 use crate::codec::{self, DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::Value;
 
@@ -80,64 +81,6 @@ impl Verdict {
     pub fn is_data(&self) -> bool {
         matches!(self, Verdict::Text { .. })
     }
-}
-
-/// The media type of a Content-Type value if it names text that no data format reads: `text/*`
-/// (except `text/event-stream` and JSON subtypes, which may hold JSON documents), JavaScript,
-/// XML and XHTML (`*+xml`, SVG), form data. Lower case, parameters dropped.
-///
-/// ```
-/// use wirelens::capture::detect::text_media_type;
-///
-/// assert_eq!(text_media_type("text/html; charset=utf-8").as_deref(), Some("text/html"));
-/// assert_eq!(text_media_type("application/javascript").as_deref(), Some("application/javascript"));
-/// assert_eq!(text_media_type("application/json"), None);
-/// assert_eq!(text_media_type("application/cbor"), None);
-/// ```
-pub fn text_media_type(content_type: &str) -> Option<String> {
-    let media = super::listing::media_type(content_type);
-    let (kind, sub) = media.split_once('/')?;
-    if sub.contains("json") || sub.is_empty() {
-        return None;
-    }
-    let text = match kind {
-        "text" => sub != "event-stream",
-        "application" => {
-            matches!(
-                sub,
-                "javascript"
-                    | "x-javascript"
-                    | "ecmascript"
-                    | "xml"
-                    | "xhtml+xml"
-                    | "x-www-form-urlencoded"
-                    | "graphql"
-                    | "x-sh"
-                    | "rtf"
-            ) || sub.ends_with("+xml")
-        }
-        "image" => sub == "svg+xml",
-        _ => false,
-    };
-    text.then_some(media)
-}
-
-/// The media type of a Content-Type value if it names a media file no data format reads:
-/// `image/*` (but SVG, which is XML text), `audio/*`, `video/*`, `font/*`. Lower case,
-/// parameters dropped.
-///
-/// ```
-/// use wirelens::capture::detect::media_file_type;
-///
-/// assert_eq!(media_file_type("image/png").as_deref(), Some("image/png"));
-/// assert_eq!(media_file_type("image/svg+xml"), None);
-/// assert_eq!(media_file_type("application/json"), None);
-/// ```
-pub fn media_file_type(content_type: &str) -> Option<String> {
-    let media = super::listing::media_type(content_type);
-    let (kind, sub) = media.split_once('/')?;
-    let file = matches!(kind, "image" | "audio" | "video" | "font") && !sub.is_empty();
-    (file && sub != "svg+xml").then_some(media)
 }
 
 /// The verdict on a payload, from what its layers recorded: meta `encrypted` (a TLS stream),

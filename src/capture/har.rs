@@ -5,7 +5,7 @@
 //! payload under two layers, `HAR entry N` (N is the index in `log.entries`, from 0; its detail is
 //! `GET https://… → 200 → application/x-protobuf`) and `request body`, `response body` or
 //! `WebSocket message`. The format hint comes from the Content-Type header (else the HAR's
-//! `mimeType`) through [`http::hint_for_media_type`]; gRPC and Connect streaming bodies are marked
+//! `mimeType`) through [`super::media::hint_for_media_type`]; gRPC and Connect streaming bodies are marked
 //! `grpc-body = true` so they split into messages as HTTP bodies do, and gRPC-Web-text bodies are
 //! base64-decoded. A HAR holds bodies with their `Content-Encoding` already undone, so nothing is
 //! decompressed here on the headers' word (bytes that still start with a gzip header are
@@ -34,10 +34,10 @@ use base64::Engine;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
-use super::layers::{CaptureError, Layer, Payload};
-use super::listing::media_type;
+use super::grpcweb;
+use super::media::media_type;
+use super::payload::{CaptureError, Layer, Payload};
 use super::SharedBytes;
-use super::{grpcweb, http};
 use crate::codec::Format;
 use crate::model::Span;
 
@@ -69,7 +69,7 @@ fn without_bom(bytes: &[u8]) -> &[u8] {
 /// a snippet's): such readings rank before the input's own text or JSON.
 pub fn is_export_payload(payload: &Payload) -> bool {
     payload.layers.first().is_some_and(|l| {
-        l.name.starts_with(ENTRY_LAYER) || super::layers::SNIPPET_LAYERS.contains(&l.name.as_str())
+        l.name.starts_with(ENTRY_LAYER) || super::payload::SNIPPET_LAYERS.contains(&l.name.as_str())
     })
 }
 
@@ -445,7 +445,7 @@ fn hint_for(content_type: &str) -> Option<Format> {
     match media_type(content_type).as_str() {
         "application/connect+proto" => Some(Format::Protobuf),
         "application/connect+json" => Some(Format::Json),
-        _ => http::hint_for_media_type(content_type),
+        _ => super::media::hint_for_media_type(content_type),
     }
 }
 

@@ -25,14 +25,13 @@
 //! Not done here: HTTP/2 (`super::http2`) and HTTP/3 framing, gRPC frame splitting (bodies of
 //! gRPC content types are marked `grpc-body = true` for a later stage), multipart bodies.
 
+pub use super::media::hint_for_media_type;
 use std::io::Read;
 
-use crate::codec::Format;
 use crate::limits::Limits;
 use crate::model::Span;
 
-use super::layers::Budget;
-use super::layers::{CaptureError, Layer, Payload, UnwrapOptions};
+use super::payload::{Budget, CaptureError, Layer, Payload, UnwrapOptions};
 
 /// Whether `input` begins (after blank space) with an HTTP/1.x request or status line.
 pub fn looks_like_http(input: &[u8]) -> bool {
@@ -104,30 +103,6 @@ fn line_at(input: &[u8], pos: usize) -> (&[u8], usize, bool) {
     match rest.iter().position(|&c| c == b'\n') {
         Some(n) => (trim_cr(rest.get(..n).unwrap_or(&[])), pos + n + 1, true),
         None => (trim_cr(rest), input.len(), false),
-    }
-}
-
-/// The format a media type names, if it names one of ours.
-pub fn hint_for_media_type(content_type: &str) -> Option<Format> {
-    let media = super::listing::media_type(content_type);
-    match media.as_str() {
-        "application/json" | "text/json" | "application/grpc+json" => Some(Format::Json),
-        "application/msgpack" | "application/x-msgpack" | "application/vnd.msgpack" => {
-            Some(Format::MessagePack)
-        }
-        "application/cbor" => Some(Format::Cbor),
-        "application/protobuf"
-        | "application/x-protobuf"
-        | "application/vnd.google.protobuf"
-        | "application/grpc"
-        | "application/grpc+proto"
-        | "application/grpc-web"
-        | "application/grpc-web+proto"
-        | "application/grpc-web-text"
-        | "application/grpc-web-text+proto" => Some(Format::Protobuf),
-        m if m.ends_with("+json") => Some(Format::Json),
-        m if m.ends_with("+cbor") => Some(Format::Cbor),
-        _ => None,
     }
 }
 
@@ -1007,24 +982,7 @@ mod tests {
     }
 
     #[test]
-    fn hints() {
-        assert_eq!(
-            hint_for_media_type("application/JSON; charset=utf-8"),
-            Some(Format::Json)
-        );
-        assert_eq!(
-            hint_for_media_type("application/problem+json"),
-            Some(Format::Json)
-        );
-        assert_eq!(
-            hint_for_media_type("application/x-msgpack"),
-            Some(Format::MessagePack)
-        );
-        assert_eq!(
-            hint_for_media_type("application/grpc-web-text+proto"),
-            Some(Format::Protobuf)
-        );
-        assert_eq!(hint_for_media_type("text/html"), None);
+    fn grpc_content_types() {
         assert!(is_grpc("application/grpc"));
         assert!(!is_grpc("application/grpcx"));
     }

@@ -35,7 +35,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::layers::{Budget, UnwrapOptions};
+use super::payload::{Budget, UnwrapOptions};
 use crate::limits::Limits;
 use crate::model::Span;
 

@@ -131,17 +131,6 @@ impl Payload {
     }
 }
 
-/// A content type's media type: lowercase, parameters (`; charset=…`) left off. The one
-/// parser of a Content-Type value for the capture layers.
-pub(crate) fn media_type(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
 /// Which payloads of a list to show: those whose URL holds some text and whose content type is
 /// one chosen. The default shows every payload.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

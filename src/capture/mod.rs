@@ -17,6 +17,8 @@ pub mod http;
 pub mod http2;
 pub mod layers;
 pub mod listing;
+pub mod media;
+mod payload;
 pub mod pcap;
 mod peel;
 pub mod protocols;

@@ -7,7 +7,8 @@
 use super::conn;
 use super::grpcweb;
 use super::http;
-use super::layers::{unwrap_keeping, Budget, CaptureError, Decoded, Layer, Payload};
+use super::layers::unwrap_keeping;
+use super::payload::{Budget, CaptureError, Decoded, Layer, Payload};
 use super::pcap;
 use super::sequence::{self, Framing};
 use super::tls::KeyLog;
@@ -651,7 +652,7 @@ impl Payload {
         let (key, value) = self.meta.iter().rev().find(|(k, _)| {
             k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("mime-type")
         })?;
-        let name = super::listing::media_type(value);
+        let name = super::media::media_type(value);
         (!name.is_empty()).then(|| MediaType {
             name,
             from_export: key.eq_ignore_ascii_case("mime-type"),

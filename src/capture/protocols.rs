@@ -11,7 +11,24 @@
 
 use std::net::SocketAddr;
 
-use super::pcap::Transport;
+/// The transport protocol of a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// TCP: each direction is a reassembled byte stream.
+    Tcp,
+    /// UDP: each direction is the datagrams in capture order, one segment each.
+    Udp,
+}
+
+impl Transport {
+    /// `TCP` or `UDP`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp => "TCP",
+            Transport::Udp => "UDP",
+        }
+    }
+}
 
 /// One protocol: its name, the transport and ports it is found on (either end), and whether a
 /// message's bytes have its shape.

@@ -18,14 +18,14 @@
 //! [`PeelChoice`] with [`Split::Force`] and call [`peel`](super::peel) for that).
 
 use super::detect::{detect_knowing, verdict, KnownDocument, Reading};
-use super::layers::Decoded;
+use super::payload::Decoded;
 use super::peel::{split_all, unwrapped, PeelChoice, Peeled, Split};
 use super::tls::KeyLog;
 use super::SharedBytes;
 use crate::codec::{DecodeOptions, Format};
 
 /// Payloads per reading whose formats are detected to score it.
-pub const SAMPLED: usize = 8;
+pub const SAMPLED: usize = super::payload::KEPT_DOCS;
 /// What a payload with a [`Verdict`](super::detect::Verdict) counts towards its reading's confidence: as sure as a
 /// complete JSON reading, since the sender's Content-Type or the TLS record layer says what it is.
 pub const VERDICT_CONFIDENCE: u8 = 90;

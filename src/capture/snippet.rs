@@ -21,8 +21,8 @@
 //! request`, `method`, `url`, `snippet`, each header as HTTP payloads have them, `cookie` from
 //! `-b`, `body-file` for `@file`.
 
-use super::layers::{Layer, Payload};
-use super::{har, http};
+use super::har;
+use super::payload::{Layer, Payload};
 use crate::model::Span;
 
 /// curl's short options that take a value, which may be attached (`-XPUT`).
@@ -216,7 +216,9 @@ impl Request {
                 detail,
                 span,
             }],
-            hint: content_type.as_deref().and_then(http::hint_for_media_type),
+            hint: content_type
+                .as_deref()
+                .and_then(super::media::hint_for_media_type),
             meta,
             cut: self
                 .body_file

@@ -30,7 +30,7 @@ use flate2::{Decompress, FlushDecompress, Status};
 
 use crate::model::Span;
 
-use super::layers::{Budget, UnwrapOptions};
+use super::payload::{Budget, UnwrapOptions};
 use crate::limits::Limits;
 
 /// Most frames [`parse`] reads from one direction by default ([`Limits::max_frames`], which

@@ -33,7 +33,7 @@ use crate::model::{Span, Timestamp};
 
 pub use file::FileFormat;
 
-pub use crate::capture::layers::{CaptureError, Layer, Payload};
+pub use crate::capture::payload::{CaptureError, Layer, Payload};
 
 /// Bounds on the work [`extract`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,24 +61,7 @@ impl From<&crate::limits::Limits> for PcapLimits {
     }
 }
 
-/// The transport protocol of a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Transport {
-    /// TCP: each direction is a reassembled byte stream.
-    Tcp,
-    /// UDP: each direction is the datagrams in capture order, one segment each.
-    Udp,
-}
-
-impl Transport {
-    /// `TCP` or `UDP`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Tcp => "TCP",
-            Transport::Udp => "UDP",
-        }
-    }
-}
+pub use super::protocols::Transport;
 
 /// Which frame carried a range of a direction's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

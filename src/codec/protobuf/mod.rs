@@ -26,6 +26,7 @@
 
 pub mod dynamic;
 pub mod editions;
+mod error;
 pub mod framing;
 pub mod infer;
 pub mod repeated;

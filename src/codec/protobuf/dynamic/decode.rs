@@ -33,7 +33,7 @@ use std::rc::Rc;
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 
 use super::field::FieldFacts;
-use super::well_known::is_wkt;
+use super::wkt::is_wkt;
 use super::PerType;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Value, WireType};

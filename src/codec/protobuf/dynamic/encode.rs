@@ -39,7 +39,7 @@ use prost_reflect::{
 };
 
 use super::field::FieldFacts;
-use super::well_known::{is_wkt_json, WellKnown};
+use super::wkt::{is_wkt_json, WellKnown};
 use super::PerType;
 use crate::codec::protobuf::{RootParts, Walked};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};

@@ -8,7 +8,7 @@
 
 use prost_reflect::{FieldDescriptor, Kind as PKind, MessageDescriptor};
 
-use super::well_known::WellKnown;
+use super::wkt::WellKnown;
 use crate::model::Value;
 
 /// `value`, a message read as `message`, with every field's key replaced by the field's JSON

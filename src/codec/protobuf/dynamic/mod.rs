@@ -12,6 +12,7 @@ mod proto3_json;
 mod proto3_stream;
 mod proto3_value;
 mod well_known;
+mod wkt;
 
 use std::rc::Rc;
 

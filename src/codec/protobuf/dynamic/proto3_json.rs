@@ -23,7 +23,7 @@ use prost_types::field_descriptor_proto::Type as ProtoType;
 use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorSet};
 
 use crate::codec::protobuf::editions;
-use crate::codec::protobuf::schema::quietly;
+use crate::codec::protobuf::error::quietly;
 
 /// How [`to_proto3_json`] writes its text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

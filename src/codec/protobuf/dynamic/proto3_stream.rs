@@ -43,7 +43,7 @@ use super::proto3_json::{
     clear_implicit_defaults, uses_editions, write_json, Proto3Json, Proto3JsonOptions,
 };
 use super::proto3_value::Writer;
-use super::well_known::is_wkt;
+use super::wkt::is_wkt;
 use crate::codec::protobuf::varint;
 use crate::codec::DecodeOptions;
 

@@ -48,7 +48,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::field::FieldFacts;
 use super::proto3_json::{uses_editions, Proto3JsonOptions};
-use super::well_known::{parse_duration, WellKnown};
+use super::wkt::{parse_duration, WellKnown};
 use super::PerType;
 use crate::codec::protobuf::editions;
 use crate::model::Value;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::codec::protobuf::schema::SchemaError;
+use crate::codec::protobuf::error::{quietly, SchemaError};
 
 /// A compiled descriptor set and the compiler that made it.
 #[derive(Debug, Clone)]
@@ -52,7 +52,7 @@ pub fn file_declares_edition(path: &Path) -> bool {
 fn protoc() -> Result<(PathBuf, Option<PathBuf>, &'static str), SchemaError> {
     // protoc_bin_path asserts that the binary is where the crate was built: a moved wirelens
     // binary would panic there, so the panic is caught (quietly) and PROTOC is tried.
-    let vendored = crate::codec::protobuf::schema::quietly(|| {
+    let vendored = quietly(|| {
         let bin = protoc_bin_vendored::protoc_bin_path().ok()?;
         let include = protoc_bin_vendored::include_path().ok();
         Some((bin, include))

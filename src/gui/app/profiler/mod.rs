@@ -9,6 +9,7 @@
 //! path in every column.
 
 mod charts;
+mod plot;
 mod png;
 pub mod runtimes;
 mod scaling;

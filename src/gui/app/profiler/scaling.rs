@@ -5,7 +5,7 @@
 use eframe::egui;
 use egui_plot::{HoverPosition, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
-use super::charts::{plot_height, with_axes};
+use super::plot::{plot_height, with_axes};
 use super::runtimes::{filter, group_title, shown};
 use super::{format_color, Action, ProfilerView, ScaleMetric};
 use crate::codec::Format;
@@ -148,7 +148,7 @@ fn power_duration(v: f64) -> String {
     if (v - v.round()).abs() > 1e-6 {
         return String::new();
     }
-    super::charts::axis_duration(10f64.powf(v.round()))
+    super::plot::axis_duration(10f64.powf(v.round()))
 }
 
 /// Each format's line dash and marker in the scaling plot.
@@ -301,7 +301,7 @@ pub(super) fn scaling(
             };
             let y = 10f64.powf(at.y);
             let value = if timed {
-                super::charts::axis_duration(y)
+                super::plot::axis_duration(y)
             } else {
                 significant(y)
             };

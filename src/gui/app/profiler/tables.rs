@@ -3,7 +3,7 @@
 use eframe::egui::{self, Align2, RichText};
 use egui_plot::{Bar, BarChart, PlotPoint, Text};
 
-use super::charts::{bytes_axis, category, integer_marks, pct, solid, still, with_axes};
+use super::plot::{bytes_axis, category, integer_marks, pct, solid, still, with_axes};
 use super::{format_color, Action, ProfilerView, SortBy};
 use crate::codec::Format;
 use crate::gui::widgets::thousands;

@@ -4,7 +4,7 @@
 use eframe::egui::{self, Align2, RichText};
 use egui_plot::{Bar, BarChart, PlotPoint, Text};
 
-use super::charts::{axis_duration, category, integer_marks, solid, still, with_axes};
+use super::plot::{axis_duration, category, integer_marks, solid, still, with_axes};
 use super::{format_color, Action, ProfilerView};
 use crate::codec::Format;
 use crate::profile::runtimes::RuntimeReport;
