@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::alloc;
-use super::stats::{summarize, Summary};
+use super::stats::{percentile, summarize, Summary};
 use super::turns::{probe, Seat};
 
 /// How long and how often to measure.
@@ -68,6 +68,11 @@ pub struct BenchConfig {
     pub resamples: usize,
     /// In interleaved measuring (a [`Seat`] given), the turns the samples are spread over.
     pub rounds: usize,
+    /// Time given to timing calls one by one for the tail latency ([`Latency`]), after the
+    /// samples; an operation slower than `slow_threshold` uses its samples instead.
+    pub latency_time: Duration,
+    /// The most calls timed one by one.
+    pub latency_calls: usize,
 }
 
 impl BenchConfig {
@@ -85,6 +90,8 @@ impl BenchConfig {
             prepared_warms: false,
             resamples: 10_000,
             rounds: 10,
+            latency_time: Duration::from_millis(250),
+            latency_calls: 100_000,
         }
     }
 
@@ -104,6 +111,8 @@ impl BenchConfig {
             prepared_warms: true,
             resamples: 1_000,
             rounds: 2,
+            latency_time: Duration::from_millis(20),
+            latency_calls: 10_000,
         }
     }
 }
@@ -128,6 +137,64 @@ pub struct Measurement {
     /// i.e. how fast the machine ran during it.
     #[serde(skip)]
     pub probes: Vec<f64>,
+    /// CPU time of the measuring thread per operation, ns (its thread CPU clock over the timed
+    /// samples): beside the wall time, it shows a library that waits or spins. `None` where the
+    /// platform has no thread CPU clock, or for another runtime's rows.
+    pub cpu_ns_per_op: Option<f64>,
+    /// Tail latency from calls timed one by one; `None` when none were timed.
+    pub latency: Option<Latency>,
+}
+
+/// Tail latency: percentiles of single calls' wall time, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Latency {
+    /// Calls timed one by one.
+    pub n: usize,
+    /// Median call.
+    pub p50: f64,
+    /// 99th percentile; `None` with fewer than [`Latency::P99_CALLS`] calls.
+    pub p99: Option<f64>,
+    /// 99.9th percentile; `None` with fewer than [`Latency::P999_CALLS`] calls.
+    pub p999: Option<f64>,
+}
+
+impl Latency {
+    /// The fewest calls a 99th percentile is quoted from (one call in a hundred above it).
+    pub const P99_CALLS: usize = 100;
+    /// The fewest calls a 99.9th percentile is quoted from.
+    pub const P999_CALLS: usize = 1_000;
+
+    /// The percentiles of `calls` (ns each; NaNs dropped); `None` for none.
+    pub fn of(calls: &[f64]) -> Option<Latency> {
+        let mut sorted: Vec<f64> = calls.iter().copied().filter(|x| !x.is_nan()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let at = |p: f64, least: usize| (n >= least).then(|| percentile(&sorted, p));
+        Some(Latency {
+            n,
+            p50: percentile(&sorted, 50.0),
+            p99: at(99.0, Latency::P99_CALLS),
+            p999: at(99.9, Latency::P999_CALLS),
+        })
+    }
+}
+
+/// This thread's CPU time so far, ns; `None` where there is no thread CPU clock.
+pub fn thread_cpu_ns() -> Option<u128> {
+    #[cfg(unix)]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        let secs = u128::try_from(t.tv_sec).ok()?;
+        let nanos = u128::try_from(t.tv_nsec).ok()?;
+        Some(secs * 1_000_000_000 + nanos)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
 }
 
 /// A measurement that did not finish.
@@ -297,6 +364,7 @@ impl<'a> Bencher<'a> {
         let mut probes = Vec::new();
         let mut allocs = alloc::snapshot().map(|_| alloc::AllocCount::default());
         let batch_len = usize::try_from(batch).unwrap_or(usize::MAX);
+        let mut cpu: Option<u128> = thread_cpu_ns().map(|_| 0);
         // Interleaved: the samples go in `rounds` turns of about equal size.
         let per_turn = match self.seat {
             Some(_) => samples.div_ceil(cfg.rounds.clamp(1, samples)),
@@ -327,11 +395,15 @@ impl<'a> Bencher<'a> {
             }
             let mut outputs: Vec<O> = Vec::with_capacity(batch_len);
             let before = alloc::snapshot();
+            let cpu_before = thread_cpu_ns();
             let t = Instant::now();
             for _ in 0..batch {
                 outputs.push(black_box(routine(black_box(&mut self.buffer))));
             }
             let elapsed = t.elapsed();
+            if let (Some(total), Some(b), Some(a)) = (cpu.as_mut(), cpu_before, thread_cpu_ns()) {
+                *total += a.saturating_sub(b);
+            }
             let after = alloc::snapshot();
             if let Some(first) = outputs.first() {
                 checked(first)?;
@@ -346,6 +418,25 @@ impl<'a> Bencher<'a> {
         }
         let iterations = batch * samples as u64;
         let ns = summarize(&times, cfg.resamples, self.seed).ok_or(BenchError::NotRun)?;
+        // Tail latency: a slow operation's samples are single calls already; a fast one is
+        // timed call by call for `latency_time` (the clock's own cost, tens of ns, included).
+        let latency = if batch == 1 {
+            Latency::of(&times)
+        } else {
+            let calls = ((cfg.latency_time.as_secs_f64() / per_call.max(1e-9)) as usize)
+                .clamp(1, cfg.latency_calls.max(1));
+            let mut single = Vec::with_capacity(calls);
+            for i in 0..calls {
+                if i % 1024 == 0 && self.cancelled() {
+                    return Err(BenchError::Cancelled);
+                }
+                let t = Instant::now();
+                let o = black_box(routine(black_box(&mut self.buffer)));
+                single.push(t.elapsed().as_secs_f64() * 1e9);
+                drop(o);
+            }
+            Latency::of(&single)
+        };
         Ok(Measurement {
             ns,
             batch,
@@ -354,6 +445,8 @@ impl<'a> Bencher<'a> {
             alloc_bytes_per_op: allocs.map(|a| a.bytes as f64 / iterations as f64),
             concurrent: false,
             probes,
+            cpu_ns_per_op: cpu.map(|c| c as f64 / iterations as f64),
+            latency,
         })
     }
 }
@@ -389,6 +482,33 @@ pub fn plan_samples(cfg: &BenchConfig, per_call: f64) -> (u64, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_percentiles_wait_for_enough_calls() {
+        let calls: Vec<f64> = (1..=99).map(f64::from).collect();
+        let l = Latency::of(&calls).expect("calls");
+        assert_eq!((l.n, l.p50, l.p99, l.p999), (99, 50.0, None, None));
+        let calls: Vec<f64> = (1..=1000).map(f64::from).collect();
+        let l = Latency::of(&calls).expect("calls");
+        assert_eq!(l.p99, Some(percentile(&calls, 99.0)));
+        assert!(l.p999.is_some_and(|p| p > 999.0 && p <= 1000.0), "{l:?}");
+        assert_eq!(Latency::of(&[]), None);
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn the_thread_cpu_clock_moves_with_work() {
+        // Every Unix has the clock (elsewhere the CSV cell stays empty).
+        let Some(before) = thread_cpu_ns() else {
+            panic!("no thread CPU clock on this platform");
+        };
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        let after = thread_cpu_ns().expect("the same clock");
+        assert!(after > before, "{before} {after} {x}");
+    }
 
     #[test]
     fn the_quick_budget_bounds_the_samples_of_slow_operations() {

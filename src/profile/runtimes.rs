@@ -422,6 +422,9 @@ pub fn parse_lines(
                         alloc_bytes_per_op: None,
                         concurrent: false,
                         probes: Vec::new(),
+                        // The harnesses time batches, not single calls, and read no CPU clock.
+                        cpu_ns_per_op: None,
+                        latency: None,
                     })
                 };
                 if op == "compress" || op == "decompress" {

@@ -11,7 +11,7 @@
 //! | `bytes` | size of this library's own encoding |
 //! | `gzip_bytes`, `zstd_bytes`, `brotli_bytes` | wirelens' encoding of the format compressed (gzip 6, zstd 3, brotli 6) |
 //! | `ratio_to_json` | `bytes` / wirelens' JSON size |
-//! | `encode_median_us` … | per operation (`encode_`, `decode_`): `median_us`, `mean_us`, `p5_us`, `p95_us`, `ci_low_us`, `ci_high_us` (95% bootstrap CI of the median), `mad_us` (scaled MAD), `cv`, `samples`, `batch`, `mb_s` (own bytes per second, 10^6), `json_mb_s` (JSON-equivalent bytes per second), `allocs_per_op`, `alloc_bytes_per_op` (empty: not counted), `concurrent` (true: other jobs ran meanwhile) |
+//! | `encode_median_us` … | per operation (`encode_`, `decode_`): `median_us`, `mean_us`, `p5_us`, `p95_us`, `ci_low_us`, `ci_high_us` (95% bootstrap CI of the median), `mad_us` (scaled MAD), `cv`, `samples`, `batch`, `mb_s` (own bytes per second, 10^6), `json_mb_s` (JSON-equivalent bytes per second), `allocs_per_op`, `alloc_bytes_per_op` (empty: not counted), `concurrent` (true: other jobs ran meanwhile), `min_us`, `cpu_us` (the measuring thread's CPU time per operation, beside the wall-time median), `p99_us`, `p999_us` (tail latency of calls timed one by one; empty with fewer than 100 or 1,000 calls), `latency_calls` (how many) |
 //! | `fidelity_notes` | notes wirelens' encoding raised (what the format could not say) |
 //! | `e2e_<link>_ms`, `e2e_<link>_gzip_ms` | encode + transfer + decode estimate per link, without and with gzip |
 //! | `error` | why a timing is missing |
@@ -27,7 +27,7 @@ use crate::profile::bench::Measurement;
 use crate::profile::report::{Report, TimingRow};
 
 /// The operation columns, repeated for `encode_` and `decode_`.
-pub const OP_COLUMNS: [&str; 16] = [
+pub const OP_COLUMNS: [&str; 20] = [
     "median_us",
     "mean_us",
     "p5_us",
@@ -44,6 +44,10 @@ pub const OP_COLUMNS: [&str; 16] = [
     "alloc_bytes_per_op",
     "concurrent",
     "min_us",
+    "cpu_us",
+    "p99_us",
+    "p999_us",
+    "latency_calls",
 ];
 
 /// The header of the timings CSV for these link names.
@@ -123,6 +127,10 @@ fn op_cells(m: Option<&Measurement>, bytes: usize, json_bytes: usize) -> Vec<Str
         opt(m.alloc_bytes_per_op.map(|a| format!("{a:.1}"))),
         m.concurrent.to_string(),
         us(m.ns.min),
+        opt(m.cpu_ns_per_op.map(us)),
+        opt(m.latency.and_then(|l| l.p99).map(us)),
+        opt(m.latency.and_then(|l| l.p999).map(us)),
+        opt(m.latency.map(|l| l.n)),
     ]
 }
 

@@ -68,6 +68,51 @@ pub fn group(n: u64) -> String {
     out
 }
 
+/// A measurement's tail and CPU cells: p99, p99.9, calls timed one by one, CPU time per
+/// operation; `-` for what was not measured (too few calls for a percentile, no CPU clock).
+pub fn tail_cells(m: Option<&Measurement>) -> [String; 4] {
+    let d = |v: Option<f64>| v.map_or("-".to_string(), duration);
+    match m {
+        None => ["-".into(), "-".into(), "-".into(), "-".into()],
+        Some(m) => [
+            d(m.latency.and_then(|l| l.p99)),
+            d(m.latency.and_then(|l| l.p999)),
+            m.latency.map_or("-".into(), |l| l.n.to_string()),
+            d(m.cpu_ns_per_op),
+        ],
+    }
+}
+
+/// The tail latency of each Rust row (calls timed one by one) and its CPU time per operation
+/// beside the median wall time: p99 and p99.9 are `-` until enough calls were timed (100 and
+/// 1,000), and the call count says how many there were.
+fn write_tails(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
+    let measured: Vec<_> = file.timings.iter().filter(|r| r.error.is_none()).collect();
+    if measured.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\ntail latency (single calls: p99, p99.9 and how many were timed) and CPU time per op (thread clock):"
+    )?;
+    writeln!(
+        out,
+        "  {:<12} {:<14} {:>10} {:>10} {:>6} {:>10}   {:>10} {:>10} {:>6} {:>10}",
+        "format", "library", "enc p99", "p99.9", "calls", "CPU", "dec p99", "p99.9", "calls", "CPU"
+    )?;
+    for r in measured {
+        let [ep99, ep999, en, ecpu] = tail_cells(r.encode.as_ref());
+        let [dp99, dp999, dn, dcpu] = tail_cells(r.decode.as_ref());
+        writeln!(
+            out,
+            "  {:<12} {:<14} {ep99:>10} {ep999:>10} {en:>6} {ecpu:>10}   {dp99:>10} {dp999:>10} {dn:>6} {dcpu:>10}",
+            r.format.title(),
+            r.library.name(),
+        )?;
+    }
+    Ok(())
+}
+
 /// `median [ci_low – ci_high]`, with `*` when measured while other jobs ran; `-` when missing;
 /// `time [1 sample]` when one sample is all there is (the quick mode's budget for a slow
 /// operation), which has no interval to show.
@@ -259,6 +304,7 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             allocs(r.decode.as_ref()),
         )?;
     }
+    write_tails(out, file)?;
     for r in &file.runtimes {
         write_runtime(out, file, r)?;
         write_runtime_wire(out, file, &report.links, r)?;
@@ -672,6 +718,8 @@ mod tests {
             alloc_bytes_per_op: None,
             concurrent: false,
             probes: Vec::new(),
+            cpu_ns_per_op: None,
+            latency: None,
         })
     }
 

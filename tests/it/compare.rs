@@ -48,6 +48,10 @@ fn expected_header() -> Vec<String> {
             "alloc_bytes_per_op",
             "concurrent",
             "min_us",
+            "cpu_us",
+            "p99_us",
+            "p999_us",
+            "latency_calls",
         ] {
             h.push(format!("{op}_{c}"));
         }
@@ -202,6 +206,27 @@ fn compare_writes_every_row_with_sane_values() {
             assert!(num(r, &format!("{op}_mb_s")) > 0.0);
             // The binary installs the counting allocator.
             assert!(num(r, &format!("{op}_allocs_per_op")) >= 0.0, "{r:?}");
+            // The thread's CPU time per operation is there (Linux has the clock), positive,
+            // and, the thread being busy only with the calls, not far above their wall time.
+            let cpu = num(r, &format!("{op}_cpu_us"));
+            assert!(
+                cpu > 0.0 && cpu < 10.0 * num(r, &format!("{op}_mean_us")),
+                "{r:?}"
+            );
+            // Tail latency from calls timed one by one: p99 at or above the median call; the
+            // count says how many; p99.9 only from a thousand calls on.
+            let calls = num(r, &format!("{op}_latency_calls"));
+            assert!(calls >= 1.0, "{r:?}");
+            if calls >= 100.0 {
+                assert!(num(r, &format!("{op}_p99_us")) >= num(r, &format!("{op}_min_us")));
+            } else {
+                assert_eq!(r[&format!("{op}_p99_us")], "", "{r:?}");
+            }
+            if calls < 1000.0 {
+                assert_eq!(r[&format!("{op}_p999_us")], "", "{r:?}");
+            } else {
+                assert!(num(r, &format!("{op}_p999_us")) >= num(r, &format!("{op}_p99_us")));
+            }
         }
         // Decoding builds a value: every library allocates.
         assert!(num(r, "decode_allocs_per_op") >= 1.0, "{r:?}");

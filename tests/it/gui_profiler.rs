@@ -79,6 +79,23 @@ fn a_quick_profile_fills_every_view_and_exports_csv() -> Result<(), Box<dyn std:
             "{lib} in the timings"
         );
     }
+    // Tail latency and CPU time: each Rust row's call count is shown as measured.
+    h.get_by_label("Tail latency and CPU time");
+    for r in file.timings.iter().filter(|r| r.error.is_none()) {
+        let calls = r
+            .encode
+            .as_ref()
+            .and_then(|m| m.latency)
+            .ok_or("encode calls timed")?
+            .n;
+        assert!(
+            h.query_all_by_label(&calls.to_string()).count() >= 1,
+            "{} {}: {calls} calls shown",
+            r.format.title(),
+            r.library.name()
+        );
+        assert!(r.encode.as_ref().and_then(|m| m.cpu_ns_per_op).is_some());
+    }
     // Scaling: the 1,000 records were sliced.
     h.get_by_label("Scaling").click();
     h.run_steps(2);

@@ -211,11 +211,53 @@ pub(super) fn timing_table(
     if report.parallel {
         ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
     }
+    tail_table(ui, file);
     for r in &file.runtimes {
         if super::runtimes::shown(view, Some(r.runtime)) {
             runtime_table(ui, file, r);
         }
     }
+}
+
+/// Tail latency (calls timed one by one) and CPU time per operation of the Rust rows, the
+/// same cells as `compare` prints.
+fn tail_table(ui: &mut egui::Ui, file: &FileReport) {
+    ui.add_space(8.0);
+    ui.strong("Tail latency and CPU time");
+    ui.weak(
+        "p99 and p99.9 of single calls (shown from 100 and 1,000 calls), how many were timed, \
+         and the measuring thread's CPU time per operation beside the wall time above",
+    );
+    egui::Grid::new("tail-grid")
+        .striped(true)
+        .num_columns(10)
+        .show(ui, |ui| {
+            for h in [
+                "format",
+                "library",
+                "encode p99",
+                "p99.9",
+                "calls",
+                "CPU",
+                "decode p99",
+                "p99.9",
+                "calls",
+                "CPU",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for r in file.timings.iter().filter(|r| r.error.is_none()) {
+                ui.colored_label(format_color(r.format), r.format.title());
+                ui.label(r.library.name());
+                for m in [r.encode.as_ref(), r.decode.as_ref()] {
+                    for c in crate::report::table::tail_cells(m) {
+                        ui.monospace(c);
+                    }
+                }
+                ui.end_row();
+            }
+        });
 }
 
 /// One runtime's libraries (`Python 3.11.7 (CPython)`): version, own bytes, whether they are
