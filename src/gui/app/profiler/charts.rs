@@ -14,6 +14,33 @@ use crate::profile::Op;
 use crate::report::table::duration;
 use crate::report::{FileReport, Report};
 
+/// Where a time box's upper whisker ends: the p99 of single calls when asked for and measured
+/// (never below the box's own p75), else the samples' p95.
+fn upper_whisker(m: &Measurement, p99: bool) -> f64 {
+    match m.latency.and_then(|l| l.p99) {
+        Some(tail) if p99 => tail.max(m.ns.p75),
+        _ => m.ns.p95,
+    }
+}
+
+/// The tooltip's tail line: p99 and p99.9 of single calls and how many, and CPU per operation.
+fn tail_text(m: &Measurement) -> String {
+    let mut out = String::new();
+    if let Some(l) = m.latency {
+        let p = |v: Option<f64>| v.map_or("-".to_string(), duration);
+        out.push_str(&format!(
+            "\nsingle calls: p99 {} · p99.9 {} · {} calls",
+            p(l.p99),
+            p(l.p999),
+            l.n
+        ));
+    }
+    if let Some(cpu) = m.cpu_ns_per_op {
+        out.push_str(&format!("\nCPU {} per op", duration(cpu)));
+    }
+    out
+}
+
 /// MB/s of the payload's JSON-equivalent bytes at `m`'s median; `None` for a zero median.
 fn json_mb_per_s(json_bytes: usize, m: &Measurement) -> Option<f64> {
     (m.ns.median > 0.0).then(|| json_bytes as f64 / (m.ns.median / 1e9) / 1e6)
@@ -303,7 +330,16 @@ pub(super) fn timings(
         ui.selectable_value(&mut view.metric, Metric::Time, "time per op");
         ui.selectable_value(&mut view.metric, Metric::Throughput, "MB/s (of JSON bytes)");
         ui.selectable_value(&mut view.metric, Metric::Allocations, "allocations per op");
+        if view.metric == Metric::Time {
+            ui.separator();
+            ui.checkbox(&mut view.p99_whiskers, "p99 whiskers")
+                .on_hover_text(
+                    "the upper whisker at the 99th percentile of single calls (the tail), where \
+                     enough calls were timed; otherwise at the samples' 95th percentile",
+                );
+        }
     });
+    let p99_whiskers = view.p99_whiskers;
     super::runtimes::filter(ui, view, file);
     let op = view.op;
     let metric = view.metric;
@@ -340,7 +376,7 @@ pub(super) fn timings(
         .filter_map(|r| {
             let m = measurement(r, op)?;
             match metric {
-                Metric::Time => Some(m.ns.p95),
+                Metric::Time => Some(upper_whisker(m, p99_whiskers)),
                 Metric::Throughput => json_mb_per_s(file.json_bytes, m),
                 Metric::Allocations => m.allocs_per_op,
             }
@@ -396,13 +432,13 @@ pub(super) fn timings(
                                             s.p25,
                                             s.median,
                                             s.p75,
-                                            s.p95,
+                                            upper_whisker(m, p99_whiskers),
                                         ),
                                     )
                                     .box_width(0.6)
                                     .whisker_width(0.4)
                                     .name(format!(
-                                        "{} {}\nmedian {} (95% CI {} – {})\np5 {} · p95 {} · {} samples · {} bytes{}",
+                                        "{} {}\nmedian {} (95% CI {} – {})\np5 {} · p95 {} · {} samples · {} bytes{}{}",
                                         r.label(),
                                         op.name(),
                                         duration(s.median),
@@ -412,6 +448,7 @@ pub(super) fn timings(
                                         duration(s.p95),
                                         s.n,
                                         thousands(r.bytes),
+                                        tail_text(m),
                                         if m.concurrent {
                                             "\nmeasured while other jobs ran"
                                         } else {
@@ -471,6 +508,31 @@ pub(super) fn timings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::bench::Latency;
+
+    #[test]
+    fn the_p99_whisker_is_the_single_calls_tail_when_measured() {
+        let samples: Vec<f64> = (1..=40).map(f64::from).collect();
+        let calls: Vec<f64> = (1..=200).map(|i| f64::from(i) * 2.0).collect();
+        let mut m = Measurement {
+            ns: crate::profile::stats::summarize(&samples, 100, 1).expect("samples"),
+            batch: 10,
+            iterations: 400,
+            allocs_per_op: None,
+            alloc_bytes_per_op: None,
+            concurrent: false,
+            probes: Vec::new(),
+            cpu_ns_per_op: Some(20.0),
+            latency: Latency::of(&calls),
+        };
+        let tail = m.latency.and_then(|l| l.p99).expect("200 calls");
+        assert_eq!(upper_whisker(&m, true), tail);
+        assert_eq!(upper_whisker(&m, false), m.ns.p95);
+        assert!(tail_text(&m).contains("200 calls") && tail_text(&m).contains("CPU"));
+        // Too few calls for a p99: the samples' p95 stays.
+        m.latency = Latency::of(&calls[..50]);
+        assert_eq!(upper_whisker(&m, true), m.ns.p95);
+    }
 
     #[test]
     fn axis_labels_are_short() {

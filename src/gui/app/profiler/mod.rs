@@ -143,6 +143,9 @@ pub struct ProfilerView {
     pub op: Op,
     /// The timing view's metric.
     pub metric: Metric,
+    /// Whether the time boxes' upper whisker is the p99 of single calls (where measured)
+    /// instead of the samples' p95.
+    pub p99_whiskers: bool,
     /// The scaling view's metric.
     pub scale: ScaleMetric,
     /// The field table's format.
@@ -171,6 +174,7 @@ impl Default for ProfilerView {
             file: 0,
             op: Op::Decode,
             metric: Metric::Time,
+            p99_whiskers: false,
             scale: ScaleMetric::Bytes,
             field_format: Format::Json,
             sort: (SortBy::Total, true),
