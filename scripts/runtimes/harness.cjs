@@ -114,12 +114,27 @@ function measure(fn, arg, s) {
     n = Math.max(s.min_samples, Math.min(s.max_samples, fit));
   }
   const samples = [];
+  // Node has no thread CPU clock: process.cpuUsage() is the process's (user + system), which
+  // includes the runtime's own helper threads (the garbage collector's among them).
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const t0 = clock();
     for (let j = 0; j < batch; j++) fn(arg);
     samples.push(Number(clock() - t0));
   }
-  return { batch, samples };
+  const used = process.cpuUsage(cpu0);
+  const cpu = (used.user + used.system) * 1000;
+  // Tail latency: single calls (a slow operation's samples are single calls already).
+  const calls = batch === 1 ? samples.slice() : [];
+  if (batch > 1 && s.latency_calls) {
+    const k = Math.max(1, Math.min(s.latency_calls, Math.floor(s.latency_ns / perCall)));
+    for (let i = 0; i < k; i++) {
+      const t0 = clock();
+      fn(arg);
+      calls.push(Number(clock() - t0));
+    }
+  }
+  return { batch, samples, cpu, calls };
 }
 
 // codec, and its compress and decompress at wirelens' levels (or why it is not there).
@@ -180,8 +195,8 @@ function compressors(job, s) {
       }
       emit({ ...row, status: 'ok', bytes: packed.length });
       for (const [op, fn, arg] of [['compress', lib.compress, payload], ['decompress', lib.decompress, packed]]) {
-        const { batch, samples } = measure(fn, arg, s);
-        emit({ type: 'samples', format, library: codec, op, batch, ns: samples });
+        const { batch, samples, cpu, calls } = measure(fn, arg, s);
+        emit({ type: 'samples', format, library: codec, op, batch, ns: samples, cpu_ns: cpu, calls });
       }
     }
   }
@@ -255,8 +270,8 @@ function main() {
     }
     emit({ ...row, status: 'ok', bytes: own.length, sha256: crypto.createHash('sha256').update(own).digest('hex') });
     for (const [op, fn, arg] of [['encode', lib.encode, value], ['decode', lib.decode, own]]) {
-      const { batch, samples } = measure(fn, arg, s);
-      emit({ type: 'samples', format, library: name, op, batch, ns: samples });
+      const { batch, samples, cpu, calls } = measure(fn, arg, s);
+      emit({ type: 'samples', format, library: name, op, batch, ns: samples, cpu_ns: cpu, calls });
     }
   }
   if (job.compressors) compressors(job, s);

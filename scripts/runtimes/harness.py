@@ -215,9 +215,9 @@ def compressors(job, settings):
                 continue
             emit({**row, "status": "ok", "bytes": len(packed)})
             for op, fn, arg in (("compress", compress, payload), ("decompress", decompress, packed)):
-                batch, samples = measure(fn, arg, settings)
+                batch, samples, cpu, calls = measure(fn, arg, settings)
                 emit({"type": "samples", "format": fmt, "library": codec, "op": op,
-                      "batch": batch, "ns": samples})
+                      "batch": batch, "ns": samples, "cpu_ns": cpu, "calls": calls})
 
 
 # format, library, distribution name (for `pip install`), module (what --probe imports), loader
@@ -247,7 +247,8 @@ def same(a, b):
 
 
 def measure(fn, arg, settings):
-    """Warm-up, a batch size so one sample lasts sample_ns, then the samples (totals in ns)."""
+    """Warm-up, a batch size so one sample lasts sample_ns, then the samples (totals in ns), the
+    thread's CPU time over them (time.thread_time_ns) and single calls timed for latency_ns."""
     clock = time.perf_counter_ns
     warm_until = clock() + settings["warm_up_ns"]
     while True:
@@ -271,12 +272,22 @@ def measure(fn, arg, settings):
         fit = int(settings["measurement_ns"] / (per_call * batch))
         n = max(settings["min_samples"], min(settings["max_samples"], fit))
     samples = []
+    cpu0 = time.thread_time_ns()
     for _ in range(n):
         t0 = clock()
         for _ in range(batch):
             fn(arg)
         samples.append(clock() - t0)
-    return batch, samples
+    cpu = time.thread_time_ns() - cpu0
+    # Tail latency: single calls (a slow operation's samples are single calls already).
+    calls = list(samples) if batch == 1 else []
+    if batch > 1:
+        k = max(1, min(settings.get("latency_calls", 0), int(settings.get("latency_ns", 0) / per_call)))
+        for _ in range(k if settings.get("latency_calls") else 0):
+            t0 = clock()
+            fn(arg)
+            calls.append(clock() - t0)
+    return batch, samples, cpu, calls
 
 
 def emit_runtime():
@@ -350,9 +361,9 @@ def main():
             continue
         emit({**row, "status": "ok", "bytes": len(own), "sha256": hashlib.sha256(own).hexdigest()})
         for op, fn, arg in (("encode", encode, value), ("decode", decode, own)):
-            batch, samples = measure(fn, arg, settings)
+            batch, samples, cpu, calls = measure(fn, arg, settings)
             emit({"type": "samples", "format": fmt, "library": name, "op": op,
-                  "batch": batch, "ns": samples})
+                  "batch": batch, "ns": samples, "cpu_ns": cpu, "calls": calls})
     if job.get("compressors"):
         compressors(job, settings)
     emit({"type": "done"})

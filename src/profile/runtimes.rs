@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::bench::{BenchConfig, Measurement};
+use super::bench::{BenchConfig, Latency, Measurement};
 use super::stats::summarize;
 use crate::codec::Format;
 
@@ -271,6 +271,13 @@ pub enum Line {
         batch: u64,
         /// Per-sample totals (ns).
         ns: Vec<f64>,
+        /// CPU time over the samples (ns): Python's thread clock, Node's process clock; absent
+        /// from harnesses that do not read one.
+        #[serde(default)]
+        cpu_ns: Option<f64>,
+        /// Single calls timed one by one (ns), for the tail latency.
+        #[serde(default)]
+        calls: Vec<f64>,
     },
     /// The harness finished.
     Done {},
@@ -409,10 +416,13 @@ pub fn parse_lines(
                 op,
                 batch,
                 ns,
+                cpu_ns,
+                calls,
             } => {
                 let format = parse_format(&format, n)?;
                 let batch = batch.max(1);
                 let per_op: Vec<f64> = ns.iter().map(|t| t / batch as f64).collect();
+                let calls_timed = batch * ns.len() as u64;
                 let summary = |per_op: &[f64]| {
                     summarize(per_op, resamples, n as u64 + 1).map(|ns| Measurement {
                         iterations: batch * ns.n as u64,
@@ -422,9 +432,10 @@ pub fn parse_lines(
                         alloc_bytes_per_op: None,
                         concurrent: false,
                         probes: Vec::new(),
-                        // The harnesses time batches, not single calls, and read no CPU clock.
-                        cpu_ns_per_op: None,
-                        latency: None,
+                        cpu_ns_per_op: cpu_ns
+                            .filter(|c| c.is_finite() && *c >= 0.0 && calls_timed > 0)
+                            .map(|c| c / calls_timed as f64),
+                        latency: Latency::of(&calls),
                     })
                 };
                 if op == "compress" || op == "decompress" {
@@ -501,6 +512,8 @@ fn job_json(
             "measurement_ns": ns(bench.measurement_time),
             "slow_ns": ns(bench.slow_threshold),
             "slow_samples": bench.slow_samples,
+            "latency_ns": ns(bench.latency_time),
+            "latency_calls": bench.latency_calls,
         }
     })
 }

@@ -277,6 +277,10 @@ fn python_and_node_time_every_library_on_the_same_bytes() {
             assert!(median > 0.0, "{row:?}");
             assert!(num(row, &format!("{op}_ci_low_us")) <= median);
             assert!(num(row, &format!("{op}_samples")) >= 3.0);
+            // Measured inside the runtime: CPU time per call (Python's thread clock, Node's
+            // process clock) and single calls for the tail.
+            assert!(num(row, &format!("{op}_cpu_us")) > 0.0, "{row:?}");
+            assert!(num(row, &format!("{op}_latency_calls")) >= 1.0, "{row:?}");
         }
         // Whether the library wrote wirelens' bytes, as the harness's SHA-256 says; where it
         // did, the sizes agree too.
