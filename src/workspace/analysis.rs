@@ -610,7 +610,8 @@ fn analyze_sized(
     let early_protobuf = walked_as.filter(|_| shown(Format::Protobuf)).map(|from| {
         let writing = Writing {
             message: early_message.as_ref(),
-            json_names: None,
+            proto3_json: None,
+            proto_names: false,
             group_repeated: false,
             encoding: choice.encoding,
         };
@@ -702,9 +703,8 @@ fn analyze_sized(
     // the user asked for the `.proto` names.
     let writing = Writing {
         message: message.as_ref(),
-        json_names: message
-            .as_ref()
-            .filter(|_| format == Format::Protobuf && !choice.proto_names),
+        proto3_json: message.as_ref().filter(|_| format == Format::Protobuf),
+        proto_names: choice.proto_names,
         group_repeated: format == Format::Protobuf && message.is_none(),
         encoding: choice.encoding,
     };
@@ -851,9 +851,8 @@ pub fn encode_deferred(
     let from_protobuf = analysis.format == Format::Protobuf;
     let writing = Writing {
         message: message.as_ref(),
-        json_names: message
-            .as_ref()
-            .filter(|_| from_protobuf && !choice.proto_names),
+        proto3_json: message.as_ref().filter(|_| from_protobuf),
+        proto_names: choice.proto_names,
         group_repeated: from_protobuf && message.is_none(),
         encoding: choice.encoding,
     };
@@ -933,10 +932,12 @@ fn deferred(format: Format) -> Column {
 struct Writing<'a> {
     /// The protobuf column's message type; `None` infers one from the value.
     message: Option<&'a crate::codec::protobuf::MessageDescriptor>,
-    /// The JSON column of a message read as this type names its fields as protoc's
-    /// `MessageToJson` does; the tree keeps the shared value's `.proto` names, as the renamed
-    /// copy it writes has the same nodes.
-    json_names: Option<&'a crate::codec::protobuf::MessageDescriptor>,
+    /// Protobuf read as this type: the JSON column is its proto3 JSON, the bytes `convert`
+    /// writes ([`proto3_json_of_value`](crate::codec::protobuf::dynamic::proto3_json_of_value)),
+    /// with JSON names as protoc's `MessageToJson` writes them unless `proto_names`.
+    proto3_json: Option<&'a crate::codec::protobuf::MessageDescriptor>,
+    /// The proto3 JSON keeps the `.proto` field names (the user's choice).
+    proto_names: bool,
     /// Protobuf read without a schema: a field number that repeats in a message becomes one
     /// key whose value is the array of its occurrences in JSON, MessagePack and CBOR (JSON
     /// readers keep only the last of duplicate keys).
@@ -1116,12 +1117,21 @@ fn encode_whole(
 ) -> Column {
     let message = writing.message;
     let (options, variant) = options_for(format, writing);
+    if let Some(column) = writing
+        .proto3_json
+        .filter(|_| format == Format::Json)
+        .and_then(|m| proto3_json_column(value, source_spans, m, writing, limits, variant))
+    {
+        return column;
+    }
     let grouped = (writing.group_repeated && format != Format::Protobuf)
         .then(|| group_repeated_fields(Value::clone(value)))
         .filter(|(_, notes)| !notes.is_empty());
+    // Where the value cannot say its proto3 JSON (see `proto3_json_of_value`), the plain JSON
+    // of the value with protoc's field names.
     let renamed = writing
-        .json_names
-        .filter(|_| format == Format::Json)
+        .proto3_json
+        .filter(|_| format == Format::Json && !writing.proto_names)
         .and_then(|m| crate::codec::protobuf::dynamic::with_json_names(value, m));
     let written = match (&grouped, &renamed) {
         (Some((g, _)), _) => g,
@@ -1193,6 +1203,86 @@ fn encode_whole(
     };
     let grouped_notes = grouped.map(|(_, notes)| notes).unwrap_or_default();
     column_of(format, encoded, document, grouped_notes, writing, variant)
+}
+
+/// The JSON column of protobuf read as `message`: the proto3 JSON `convert` writes, byte for
+/// byte, read back for its tree. The tree takes the source's `.proto` keys where it has the
+/// source's shape (so a path selects the same field in every column); where the mapping changes
+/// the shape (a well-known type written as a string, a default left out) it keeps the JSON's own
+/// keys. `None` where the value cannot say its proto3 JSON.
+fn proto3_json_column(
+    value: &Arc<Value>,
+    source_spans: &SpanTree,
+    message: &crate::codec::protobuf::MessageDescriptor,
+    writing: &Writing<'_>,
+    limits: &Limits,
+    variant: Option<Variant>,
+) -> Option<Column> {
+    use crate::codec::protobuf::dynamic::{proto3_json_of_value, Proto3JsonOptions};
+    let options = Proto3JsonOptions {
+        proto_names: writing.proto_names,
+        pretty: false,
+    };
+    let text = proto3_json_of_value(value, message, options)?;
+    let read_options = DecodeOptions {
+        limits: *limits,
+        ..DecodeOptions::default()
+    };
+    let codec::Document {
+        value: mut json,
+        spans,
+        ..
+    } = codec::decode(text.as_bytes(), Format::Json, &read_options).ok()?;
+    let spans = match spans.with_keys_of(source_spans) {
+        Ok(spans) => {
+            // The same shape: the value takes the source's keys too, so that a node's value is
+            // found by the keys its tree now has.
+            keys_from(&mut json, value, 0);
+            spans
+        }
+        Err(spans) => spans,
+    };
+    let document = ColumnDoc {
+        value: ColumnValue::Whole(Arc::new(json)),
+        spans: Arc::new(spans),
+    };
+    let encoded = codec::Encoded {
+        format: Format::Json,
+        bytes: text.into_bytes(),
+        spans: SpanTree::default(),
+        notes: Vec::new(),
+    };
+    Some(column_of(
+        Format::Json,
+        encoded,
+        Some(document),
+        Vec::new(),
+        writing,
+        variant,
+    ))
+}
+
+/// Gives `json`'s map keys the keys `source` has at the same places (entry by entry, where the
+/// two have the same shape: [`SpanTree::with_keys_of`] checked it). Recursive, within the depth
+/// the decoder already held both to.
+fn keys_from(json: &mut Value, source: &Value, depth: usize) {
+    if depth > crate::limits::Limits::default().depth().max(1024) {
+        return;
+    }
+    match (json, source.untagged()) {
+        (Value::Map(mine), Value::Map(theirs)) if mine.len() == theirs.len() => {
+            for ((key, item), (their_key, their_item)) in mine.iter_mut().zip(theirs) {
+                *key = their_key.clone();
+                keys_from(item, their_item, depth + 1);
+            }
+        }
+        (Value::Array(mine), Value::Array(theirs)) if mine.len() == theirs.len() => {
+            for (item, their_item) in mine.iter_mut().zip(theirs) {
+                keys_from(item, their_item, depth + 1);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A column of `encoded` (its bytes and notes) with its tree; `grouped` are the notes of

@@ -295,6 +295,28 @@ fn a_schema_reads_protobuf_with_the_best_message_type() {
         expected.value.get("username").cloned()
     );
     assert!(json.resolve(&path("$.username")).is_some());
+    // The JSON column is the proto3 JSON `convert` writes (`userId` as protoc names it, its
+    // int64 a string), and `$.user_id` still selects that field's bytes in it.
+    let text = std::str::from_utf8(&json.bytes).expect("JSON");
+    assert!(text.contains("\"userId\":\"10042\""), "{text}");
+    let id = json
+        .resolve(&path("$.user_id"))
+        .expect("$.user_id in the JSON column");
+    let doc = json.document.as_ref().expect("its tree");
+    let span = doc.spans.node(id).extent();
+    assert!(
+        text[span.start..span.end].contains("10042"),
+        "{span:?} in {text}"
+    );
+    // Its tree says what the bytes say: a string.
+    let shown = doc
+        .whole()
+        .and_then(|v| doc.spans.value_of(&v, id).cloned());
+    assert_eq!(
+        shown.as_ref().and_then(|v| v.as_str()),
+        Some("10042"),
+        "{shown:?}"
+    );
 
     // Schema-less: the same bytes read field by field, keyed by number.
     ws.set_proto_mode(ProtoMode::SchemaLess);
@@ -1009,4 +1031,90 @@ fn key_logs_lying_beside_a_tls_capture_are_found_by_their_names() {
     // Decrypted now: nothing more to offer.
     assert_eq!(names(&ws), Vec::<String>::new());
     assert_eq!(ws.key_log_files.len(), 1);
+}
+
+/// The app's columns hold what `wirelens convert` writes: for every sample, each column's bytes
+/// equal `convert --to` that format (with the sample's `.proto` where it has one), so the two
+/// faces cannot disagree about a payload's bytes.
+#[test]
+fn every_column_holds_the_bytes_convert_writes() {
+    let with_proto = |name: &str| -> Option<&'static str> {
+        match name {
+            n if n.starts_with("user-profile") => Some("user-profile.proto"),
+            n if n.starts_with("orders-api") => Some("orders-api.proto"),
+            n if n.starts_with("transactions-1k") => Some("transactions.proto"),
+            _ => None,
+        }
+    };
+    let mut differ = Vec::new();
+    let mut compared = 0;
+    let dir = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(sample("")).expect("samples") {
+        let file = entry.expect("entry").path();
+        let name = file
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        if name.ends_with(".proto")
+            || name.ends_with(".grpc")
+            || name.starts_with("transactions-15k")
+        {
+            continue;
+        }
+        let mut ws = Workspace::new(no_notify());
+        let proto = with_proto(&name);
+        if let Some(p) = proto {
+            ws.load_schema_files(&[sample(p)], &[])
+                .expect("the .proto compiles");
+        }
+        let a = open(&mut ws, &name);
+        for column in a
+            .columns
+            .iter()
+            .filter(|c| !c.is_source && c.error.is_none())
+        {
+            let out = dir.path().join(format!("{name}.{}", column.format.name()));
+            let mut args = vec!["convert".to_string(), file.display().to_string()];
+            args.extend([
+                "--to".into(),
+                column.format.name().into(),
+                "-o".into(),
+                out.display().to_string(),
+            ]);
+            if let (Some(p), Some(m)) = (proto, a.message.as_deref()) {
+                args.extend([
+                    "--proto".into(),
+                    sample(p).display().to_string(),
+                    "--message".into(),
+                    m.into(),
+                ]);
+            }
+            let status = std::process::Command::new(env!("CARGO_BIN_EXE_wirelens"))
+                .args(&args)
+                .output()
+                .expect("wirelens runs");
+            assert!(
+                status.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&status.stderr)
+            );
+            let mut written = std::fs::read(&out).expect("written");
+            // convert ends JSON with a newline for the terminal; the column has the document.
+            if column.format == Format::Json && written.last() == Some(&b'\n') {
+                written.pop();
+            }
+            compared += 1;
+            if written != column.bytes.as_ref() {
+                differ.push(format!(
+                    "{name} → {}: convert {} bytes, column {} bytes",
+                    column.format.name(),
+                    written.len(),
+                    column.bytes.len()
+                ));
+            }
+        }
+    }
+    assert!(compared >= 40, "{compared} columns compared");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
