@@ -133,3 +133,20 @@ fn menus_and_the_shortcuts_window_read_the_same_table() {
     h.get_by_label("Ctrl+Shift+P, Ctrl+K");
     assert_eq!(palette_score("PAL", "Command palette"), Some(1));
 }
+
+#[test]
+fn the_profilers_tabs_are_commands_too() {
+    let mut h = harness(AppOptions {
+        files: vec![sample("iot-metrics.json")],
+        settings: None,
+    });
+    settle(&mut h);
+    open_palette(&mut h, egui::Modifiers::COMMAND, egui::Key::K);
+    h.get_by_label("Command palette")
+        .type_text("profiler timings");
+    h.run_steps(2);
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    assert_eq!(app(&h).view, View::Profiler);
+    assert_eq!(format!("{:?}", app(&h).profiler.tab), "Timings");
+}

@@ -74,6 +74,8 @@ pub enum Command {
     ToggleHelp,
     /// Show or hide the command palette.
     TogglePalette,
+    /// Show the profiler at this tab.
+    ProfilerTab(super::profiler::Tab),
     /// The native dialog for a TLS key log; where none can open, File ▸ Open path….
     OpenKeyLogDialog,
     /// File ▸ Save column bytes….
@@ -191,6 +193,10 @@ impl App {
             }
             Command::ToggleHelp => self.help.open = !self.help.open,
             Command::TogglePalette => self.palette.toggle(),
+            Command::ProfilerTab(tab) => {
+                self.view = View::Profiler;
+                self.profiler.tab = tab;
+            }
             Command::OpenKeyLogDialog => self.key_log_dialog(),
             Command::SaveWindow => self.save_window.open = true,
             Command::SchemaDialog => self.schema_dialog(),

@@ -8,6 +8,7 @@
 
 use eframe::egui::{self, Key, KeyboardShortcut, Modifiers};
 
+use super::profiler::Tab;
 use super::{App, Command, View};
 use crate::report::Mode;
 
@@ -44,6 +45,18 @@ pub enum UiCommand {
     ShowDiff,
     /// The schema diff view.
     ShowSchemaDiff,
+    /// A profiler tab: sizes.
+    ProfilerSizes,
+    /// A profiler tab: bytes per field.
+    ProfilerFields,
+    /// A profiler tab: timings.
+    ProfilerTimings,
+    /// A profiler tab: scaling.
+    ProfilerScaling,
+    /// A profiler tab: the wire.
+    ProfilerWire,
+    /// A profiler tab: compare payloads.
+    ProfilerCompare,
     /// Every column side by side.
     AllColumns,
     /// View ▸ Limits….
@@ -82,7 +95,7 @@ const CTRL_SHIFT: Modifiers = Modifiers {
 
 impl UiCommand {
     /// Every command, in the order the palette and the shortcuts window list them.
-    pub const ALL: [UiCommand; 27] = [
+    pub const ALL: [UiCommand; 33] = [
         UiCommand::Open,
         UiCommand::OpenPath,
         UiCommand::PasteArea,
@@ -97,6 +110,12 @@ impl UiCommand {
         UiCommand::ShowProfiler,
         UiCommand::ShowDiff,
         UiCommand::ShowSchemaDiff,
+        UiCommand::ProfilerSizes,
+        UiCommand::ProfilerFields,
+        UiCommand::ProfilerTimings,
+        UiCommand::ProfilerScaling,
+        UiCommand::ProfilerWire,
+        UiCommand::ProfilerCompare,
         UiCommand::AllColumns,
         UiCommand::ClearSelection,
         UiCommand::QuickProfile,
@@ -130,6 +149,12 @@ impl UiCommand {
             UiCommand::ShowProfiler => "Show the profiler",
             UiCommand::ShowDiff => "Show the diff",
             UiCommand::ShowSchemaDiff => "Show the schema diff",
+            UiCommand::ProfilerSizes => "Profiler: sizes",
+            UiCommand::ProfilerFields => "Profiler: bytes per field",
+            UiCommand::ProfilerTimings => "Profiler: timings",
+            UiCommand::ProfilerScaling => "Profiler: scaling",
+            UiCommand::ProfilerWire => "Profiler: the wire",
+            UiCommand::ProfilerCompare => "Profiler: compare payloads",
             UiCommand::AllColumns => "All columns side by side",
             UiCommand::Limits => "Limits…",
             UiCommand::ToggleTheme => "Dark or light theme",
@@ -170,6 +195,14 @@ impl UiCommand {
             UiCommand::ShowProfiler => "sizes, fields, timings and scaling of every format",
             UiCommand::ShowDiff => "two payloads compared by meaning",
             UiCommand::ShowSchemaDiff => "two versions of a message type compared",
+            UiCommand::ProfilerSizes => "sizes raw and compressed, per format",
+            UiCommand::ProfilerFields => "where each format's bytes go, field by field",
+            UiCommand::ProfilerTimings => {
+                "encode and decode time of every library, its tail and CPU"
+            }
+            UiCommand::ProfilerScaling => "size and time against the record count",
+            UiCommand::ProfilerWire => "encode, transfer and decode over network links",
+            UiCommand::ProfilerCompare => "the open payloads' profiles side by side",
             UiCommand::AllColumns => "undo a column shown alone",
             UiCommand::Limits => "the memory and size limits every reader keeps to",
             UiCommand::ToggleTheme => "switch between the dark and the light theme",
@@ -239,6 +272,12 @@ impl UiCommand {
             UiCommand::ShowProfiler => Command::SetView(View::Profiler),
             UiCommand::ShowDiff => Command::SetView(View::Diff),
             UiCommand::ShowSchemaDiff => Command::SetView(View::SchemaDiff),
+            UiCommand::ProfilerSizes => Command::ProfilerTab(Tab::Sizes),
+            UiCommand::ProfilerFields => Command::ProfilerTab(Tab::Fields),
+            UiCommand::ProfilerTimings => Command::ProfilerTab(Tab::Timings),
+            UiCommand::ProfilerScaling => Command::ProfilerTab(Tab::Scaling),
+            UiCommand::ProfilerWire => Command::ProfilerTab(Tab::Wire),
+            UiCommand::ProfilerCompare => Command::ProfilerTab(Tab::Compare),
             UiCommand::AllColumns => Command::OnlyColumn(None),
             UiCommand::Limits => Command::LimitsWindow,
             UiCommand::ToggleTheme => Command::ToggleTheme,
