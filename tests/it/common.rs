@@ -69,3 +69,24 @@ pub fn xxd(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// A `.proto` whose import sits in another folder, under `root`: `api/order.proto` imports
+/// `common/money.proto`, which is in `third_party/protos/`. Returns the file and that folder.
+pub fn proto_with_import_elsewhere(root: &Path) -> (PathBuf, PathBuf) {
+    let api = root.join("api");
+    let deps = root.join("third_party").join("protos");
+    std::fs::create_dir_all(&api).expect("folder");
+    std::fs::create_dir_all(deps.join("common")).expect("folder");
+    let order = api.join("order.proto");
+    std::fs::write(
+        &order,
+        "syntax = \"proto3\";\npackage shop;\nimport \"common/money.proto\";\nmessage Order { int32 id = 1; common.Money total = 2; }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        deps.join("common/money.proto"),
+        "syntax = \"proto3\";\npackage common;\nmessage Money { int64 units = 1; string currency = 2; }\n",
+    )
+    .expect("write");
+    (order, deps)
+}

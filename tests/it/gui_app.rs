@@ -631,21 +631,7 @@ fn escape_closes_the_topmost_window_before_it_clears_the_selection() {
 #[test]
 fn a_missing_import_offers_the_folder_that_holds_it() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let api = dir.path().join("api");
-    let deps = dir.path().join("third_party/protos");
-    std::fs::create_dir_all(&api).expect("folder");
-    std::fs::create_dir_all(deps.join("common")).expect("folder");
-    let order = api.join("order.proto");
-    std::fs::write(
-        &order,
-        "syntax = \"proto3\";\npackage shop;\nimport \"common/money.proto\";\nmessage Order { int32 id = 1; common.Money total = 2; }\n",
-    )
-    .expect("write");
-    std::fs::write(
-        deps.join("common/money.proto"),
-        "syntax = \"proto3\";\npackage common;\nmessage Money { int64 units = 1; }\n",
-    )
-    .expect("write");
+    let (order, deps) = crate::common::proto_with_import_elsewhere(dir.path());
     let mut h = harness(AppOptions::default());
     h.run_steps(2);
     h.state_mut()

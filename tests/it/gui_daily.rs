@@ -475,7 +475,7 @@ fn selection_fields_and_scroll_belong_to_their_source() {
 }
 
 /// The app in a window of `size` points.
-fn sized(size: [f32; 2], options: AppOptions) -> Harness<'static, Option<App>> {
+pub(crate) fn sized(size: [f32; 2], options: AppOptions) -> Harness<'static, Option<App>> {
     sized_stepping(size, options, 0.25)
 }
 

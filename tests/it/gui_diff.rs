@@ -338,16 +338,7 @@ fn the_schema_diff_view_shows_each_fields_verdict() {
     settle(&mut h);
     h.get_by_label("Schema diff").click();
     h.run_steps(2);
-    for (label, path) in [("Old version (A)", &v1), ("New version (B)", &v2)] {
-        h.get_by_label(label).focus();
-        h.get_by_label(label).type_text(&path.display().to_string());
-        h.run_steps(1);
-    }
-    h.get_by_label("Message").focus();
-    h.get_by_label("Message").type_text("Order");
-    h.run_steps(1);
-    h.get_by_label("Compare schemas").click();
-    h.run_steps(3);
+    compare_schemas(&mut h, &v1, &v2, "Order");
     h.get_by_label(
         "1 wire-breaking, 1 not reserved, 1 JSON-breaking, 1 compatible: breaks the wire",
     );
@@ -407,4 +398,23 @@ fn the_diff_tab_compares_the_two_json_files_just_opened_by_default() {
         .filter(|v| v.contains(".json") || v.contains(".pcap"))
         .collect();
     assert_eq!(picked, ["iot-metrics.json", "user-profile.json"]);
+}
+
+/// In the Schema diff view: types the two versions' paths and the message, and compares them.
+pub(crate) fn compare_schemas(
+    h: &mut Harness<'_, Option<App>>,
+    old: &std::path::Path,
+    new: &std::path::Path,
+    message: &str,
+) {
+    for (label, path) in [("Old version (A)", old), ("New version (B)", new)] {
+        h.get_by_label(label).focus();
+        h.get_by_label(label).type_text(&path.display().to_string());
+        h.run_steps(1);
+    }
+    h.get_by_label("Message").focus();
+    h.get_by_label("Message").type_text(message);
+    h.run_steps(1);
+    h.get_by_label("Compare schemas").click();
+    h.run_steps(4);
 }

@@ -7,27 +7,10 @@ use egui_kittest::Harness;
 use wirelens::gui::egui;
 use wirelens::gui::{App, AppOptions, Command, View};
 
-use crate::gui_app::{app, sample, settle};
+use crate::gui_app::{app, sample};
+use crate::gui_daily::sized;
+use crate::gui_diff::compare_schemas;
 use crate::gui_profiler::finish_profile;
-
-fn sized(size: [f32; 2], files: Vec<std::path::PathBuf>) -> Harness<'static, Option<App>> {
-    let options = AppOptions {
-        files,
-        settings: None,
-    };
-    let mut h = Harness::builder()
-        .with_size(size)
-        .with_max_steps(100)
-        .build_ui_state(
-            move |ui, app: &mut Option<App>| {
-                let app = app.get_or_insert_with(|| App::new(ui.ctx(), options.clone()));
-                app.show(ui);
-            },
-            None,
-        );
-    settle(&mut h);
-    h
-}
 
 /// A node's rectangle in points.
 fn rect_of(node: &egui_kittest::Node<'_>) -> Option<egui::Rect> {
@@ -87,7 +70,10 @@ fn no_view_leaves_the_window_at_1000x700_or_2560x1440() {
     for size in [[1000.0, 700.0], [2560.0, 1440.0]] {
         let mut h = sized(
             size,
-            vec![sample("iot-metrics.json"), sample("iot-metrics.cbor")],
+            AppOptions {
+                files: vec![sample("iot-metrics.json"), sample("iot-metrics.cbor")],
+                settings: None,
+            },
         );
         // The inspector with a field selected (the data inspector filled).
         h.get_by_label("Selected path").focus();
@@ -131,21 +117,11 @@ fn no_view_leaves_the_window_at_1000x700_or_2560x1440() {
             "message Order { int32 id = 1; string note = 2; double amount = 3; int64 user = 4; }",
             "message Order { string id = 1; double total = 3; int64 user = 4; string extra = 5; }",
         ];
-        for (label, (name, body)) in ["Old version (A)", "New version (B)"]
-            .into_iter()
-            .zip(["v1.proto", "v2.proto"].into_iter().zip(versions))
-        {
-            let path = dir.path().join(name);
-            std::fs::write(&path, format!("{header}{body}")).expect("written");
-            h.get_by_label(label).focus();
-            h.get_by_label(label).type_text(&path.display().to_string());
-            h.run_steps(1);
+        let [old, new] = ["v1.proto", "v2.proto"].map(|name| dir.path().join(name));
+        for (path, body) in [(&old, versions[0]), (&new, versions[1])] {
+            std::fs::write(path, format!("{header}{body}")).expect("written");
         }
-        h.get_by_label("Message").focus();
-        h.get_by_label("Message").type_text("Order");
-        h.run_steps(1);
-        h.get_by_label("Compare schemas").click();
-        h.run_steps(4);
+        compare_schemas(&mut h, &old, &new, "Order");
         h.get_by_label_contains("breaks the wire");
         problems.extend(outside(&h, size, "schema diff"));
         // The profiler, every tab, after a quick run.

@@ -981,21 +981,8 @@ fn a_proto_finds_the_roots_its_imports_imply() {
 #[test]
 fn a_missing_import_names_the_folder_near_the_file_that_holds_it() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let api = dir.path().join("api");
-    let deps = dir.path().join("third_party").join("protos");
-    std::fs::create_dir_all(&api).expect("folder");
-    std::fs::create_dir_all(deps.join("common")).expect("folder");
-    let order = api.join("order.proto");
-    std::fs::write(
-        &order,
-        "syntax = \"proto3\";\npackage shop;\nimport \"common/money.proto\";\nmessage Order { int32 id = 1; common.Money total = 2; }\n",
-    )
-    .expect("write");
-    std::fs::write(
-        deps.join("common/money.proto"),
-        "syntax = \"proto3\";\npackage common;\nmessage Money { int64 units = 1; string currency = 2; }\n",
-    )
-    .expect("write");
+    let (order, deps) = crate::common::proto_with_import_elsewhere(dir.path());
+    let api = order.parent().expect("its folder").to_path_buf();
     let err = Schema::load(&order).expect_err("the import is elsewhere");
     let SchemaError::MissingImport {
         file,
