@@ -170,6 +170,7 @@ fn library(format: Format) -> &'static str {
         Format::MessagePack => "rmpv",
         Format::Cbor => "ciborium",
         Format::Protobuf => "prost-reflect",
+        Format::Avro => "apache-avro",
     }
 }
 

@@ -22,6 +22,7 @@ use crate::capture::tls::KeyLog;
 use crate::capture::{
     peel_readings, Framing, LayerReading, PeelChoice, ReadingSummary, SharedBytes, Split,
 };
+use crate::codec::avro::AvroSchema;
 use crate::codec::protobuf::dynamic::{
     proto3_json_of_value, to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions,
 };
@@ -73,6 +74,8 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Print a .proto that can carry the input (JSON, MessagePack or CBOR).
     InferProto(InferProtoArgs),
+    /// Print an Avro schema (.avsc) that can carry the input, as `--to avro` infers it.
+    InferAvro(InferAvroArgs),
     /// Profile the inputs in every format and library: sizes, bytes per field, timings,
     /// scaling and transfer estimates (a terminal table, CSV with --csv).
     Compare(CompareArgs),
@@ -98,6 +101,25 @@ pub struct InferProtoArgs {
     /// Package of the .proto (none unless given).
     #[arg(long)]
     pub package: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub limits: LimitArgs,
+}
+
+/// `wirelens infer-avro`.
+#[derive(Debug, Args)]
+pub struct InferAvroArgs {
+    /// The payload file (any format wirelens reads), or `-` for standard input.
+    pub input: PathBuf,
+    /// Read the input as this format instead of detecting it.
+    #[arg(long, value_parser = parse_format)]
+    pub from: Option<Format>,
+    /// Name of the top-level record.
+    #[arg(long, default_value = "Payload")]
+    pub name: String,
+    /// Namespace of every named type (none unless given).
+    #[arg(long)]
+    pub namespace: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub limits: LimitArgs,
@@ -209,8 +231,8 @@ fn parse_layer(s: &str) -> Result<LayerArg, String> {
     Ok(LayerArg::Choice(choice))
 }
 
-/// Where protobuf message types come from.
-#[derive(Debug, Args)]
+/// Where protobuf message types and the Avro schema come from.
+#[derive(Debug, Clone, Default, Args)]
 pub struct SchemaArgs {
     /// A .proto file to compile (repeatable); imports are found beside it and in -I folders.
     #[arg(long = "proto", value_name = "FILE.proto")]
@@ -228,6 +250,13 @@ pub struct SchemaArgs {
     /// The schema once loaded: peeling and reading the payload both use it.
     #[arg(skip)]
     pub loaded: OnceLock<Option<Schema>>,
+    /// An Avro schema (.avsc): the writer's schema Avro payloads are read with, and the schema
+    /// `--to avro` writes by (without it, one is inferred from the payload).
+    #[arg(long, value_name = "FILE.avsc")]
+    pub avro_schema: Option<PathBuf>,
+    /// The Avro schema once read.
+    #[arg(skip)]
+    pub avro_loaded: OnceLock<Option<AvroSchema>>,
 }
 
 /// The `--limit` help: every name [`Limits::set`] takes, so the list cannot fall behind it.
@@ -259,6 +288,21 @@ impl SchemaArgs {
         let schema = self.load_files()?;
         // A second caller on another thread would have loaded the same files.
         let _ = self.loaded.set(schema.clone());
+        Ok(schema)
+    }
+
+    /// The Avro schema `--avro-schema` names, if any.
+    fn avro(&self) -> Result<Option<AvroSchema>, Failure> {
+        if let Some(schema) = self.avro_loaded.get() {
+            return Ok(schema.clone());
+        }
+        let schema = self
+            .avro_schema
+            .as_deref()
+            .map(AvroSchema::from_file)
+            .transpose()
+            .map_err(|e| Failure::Input(format!("error: {e}")))?;
+        let _ = self.avro_loaded.set(schema.clone());
         Ok(schema)
     }
 
@@ -383,6 +427,7 @@ pub fn main() -> ExitCode {
         Some(Command::Inspect(args)) => inspect_cmd(&args, &mut out),
         Some(Command::Convert(args)) => convert_cmd(&args, &mut out),
         Some(Command::InferProto(args)) => infer_proto_cmd(&args, &mut out),
+        Some(Command::InferAvro(args)) => infer_avro_cmd(&args, &mut out),
         Some(Command::Compare(args)) => compare::compare_cmd(&args, &mut out),
         Some(Command::Diff(args)) => return diff::diff_main(&args, &mut out),
         Some(Command::DiffSchema(args)) => return diff::diff_schema_main(&args, &mut out),
@@ -675,6 +720,7 @@ fn read_payload_knowing(
         limits: args.limits()?,
         known,
         skeleton_from: None,
+        avro: args.schema.avro()?,
     };
     let types = schema.as_ref().map(|s| s as &dyn MessageTypes);
     let read = match pipeline::read(&input.bytes, request, types) {
@@ -1124,9 +1170,17 @@ fn convert_streaming_protobuf(
     Ok(true)
 }
 
-/// How `convert` writes: its flags, and the protobuf message type when writing protobuf.
+/// How `convert` writes: its flags, the protobuf message type when writing protobuf and the
+/// Avro schema when writing Avro.
 fn encode_options(args: &ConvertArgs, message: Option<MessageDescriptor>) -> EncodeOptions {
+    let avro = if args.to == Format::Avro {
+        // Read (and reported) when the payload was read; a schema that fails here failed there.
+        args.input.schema.avro().ok().flatten()
+    } else {
+        None
+    };
     EncodeOptions {
+        avro,
         canonical: args.canonical,
         floats: if args.shortest_floats {
             FloatPolicy::Shortest
@@ -1370,6 +1424,33 @@ fn write_output(args: &ConvertArgs, bytes: &[u8], out: &mut dyn Write) -> Result
     }
 }
 
+fn infer_avro_cmd(args: &InferAvroArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    use crate::codec::avro::infer::{infer, InferOptions};
+    let input = read_input(&args.input)?;
+    let input_args = InputArgs {
+        input: Some(args.input.clone()),
+        from: args.from,
+        limits: args.limits.clone(),
+        schema: SchemaArgs::default(),
+        pick: None,
+        raw: false,
+        keylog: None,
+        read: Vec::new(),
+        layer: None,
+    };
+    let doc = read_payload(&input, &input_args)?
+        .outcome
+        .map_err(|e| Failure::Input(e.to_string()))?;
+    let options = InferOptions {
+        name: args.name.clone(),
+        namespace: args.namespace.clone(),
+    };
+    let schema = infer(&doc.value, &options).map_err(|e| Failure::Input(format!("error: {e}")))?;
+    out.write_all(schema.text().as_bytes())?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
 fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Failure> {
     use crate::codec::protobuf::infer::{infer, InferOptions};
     let input = read_input(&args.input)?;
@@ -1377,13 +1458,7 @@ fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Fai
         input: Some(args.input.clone()),
         from: args.from,
         limits: args.limits.clone(),
-        schema: SchemaArgs {
-            protos: Vec::new(),
-            includes: Vec::new(),
-            descriptor_set: None,
-            message: None,
-            loaded: OnceLock::new(),
-        },
+        schema: SchemaArgs::default(),
         pick: None,
         raw: false,
         keylog: None,

@@ -327,8 +327,11 @@ pub(crate) fn detect_knowing(
     options: &DecodeOptions,
     mut known: Option<KnownDocument>,
 ) -> Vec<Reading> {
+    // Avro is a reading only with the writer's schema: without one its bytes cannot be told
+    // from noise, and it is left out rather than listed as a failure every time.
     let mut readings: Vec<Reading> = Format::ALL
         .iter()
+        .filter(|&&format| format != Format::Avro || options.avro.is_some())
         .map(|&format| {
             let (outcome, rare) = match known.take() {
                 Some(KnownDocument::Whole(doc)) if doc.format == format => (Ok(doc), None),
@@ -413,6 +416,8 @@ fn read_as(
                 Format::Json => 90,
                 // With the user's message type, a full decode is strong evidence.
                 Format::Protobuf if options.message.is_some() => 75,
+                // Avro is read only with the user's schema, and every byte fit it.
+                Format::Avro => 75,
                 // Without a schema, protobuf's wire format accepts many byte strings.
                 Format::Protobuf => {
                     reasons.push("read without a schema".into());

@@ -88,13 +88,7 @@ impl DiffArgs {
                 self.from
             },
             limits: self.limits.clone(),
-            schema: SchemaArgs {
-                protos: self.schema.protos.clone(),
-                includes: self.schema.includes.clone(),
-                descriptor_set: self.schema.descriptor_set.clone(),
-                message: self.schema.message.clone(),
-                loaded: self.schema.loaded.clone(),
-            },
+            schema: self.schema.clone(),
             pick: if second {
                 self.pick_b.or(self.pick)
             } else {
@@ -326,26 +320,82 @@ fn status(result: Result<bool, Failure>) -> ExitCode {
 /// `wirelens diff-schema`.
 #[derive(Debug, Args)]
 pub struct DiffSchemaArgs {
-    /// The old version's .proto file (or a descriptor set: any other extension).
-    #[arg(long = "proto-a", value_name = "OLD.proto")]
+    /// The old version's .proto file, descriptor set, or Avro schema (`.avsc`: both versions
+    /// are then Avro schemas, compared by the specification's resolution rules).
+    #[arg(long = "proto-a", visible_alias = "old", value_name = "OLD")]
     pub proto_a: PathBuf,
-    /// The new version's .proto file (or a descriptor set).
-    #[arg(long = "proto-b", value_name = "NEW.proto")]
+    /// The new version's .proto file, descriptor set or `.avsc`.
+    #[arg(long = "proto-b", visible_alias = "new", value_name = "NEW")]
     pub proto_b: PathBuf,
     /// A folder to look for imported .proto files in (repeatable; each file's own folder is
     /// searched too).
     #[arg(short = 'I', long = "include", value_name = "DIR")]
     pub includes: Vec<PathBuf>,
-    /// The message type to compare (full name, or a short name only one type has).
+    /// The message type to compare (full name, or a short name only one type has); protobuf
+    /// only.
     #[arg(long, value_name = "pkg.Name")]
-    pub message: String,
+    pub message: Option<String>,
 }
 
-/// Runs `wirelens diff-schema`: Ok(true) when every change is compatible.
+/// Whether `path` names an Avro schema file.
+fn is_avsc(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("avsc"))
+}
+
+/// `diff-schema` of two Avro schemas: each change with what it breaks, then the backward,
+/// forward and full verdicts; Ok(true) when fully compatible.
+fn diff_avro_schemas(args: &DiffSchemaArgs, out: &mut dyn Write) -> Result<bool, Failure> {
+    use crate::codec::avro::{compat, AvroSchema};
+    let load = |path: &PathBuf| {
+        AvroSchema::from_file(path).map_err(|e| Failure::Input(format!("error: {e}")))
+    };
+    let (old, new) = (load(&args.proto_a)?, load(&args.proto_b)?);
+    let comparison = compat::compare(old.root(), new.root());
+    for c in &comparison.changes {
+        let mut line = format!("{}: {}", c.path, c.what);
+        match (&c.backward, &c.forward) {
+            (None, None) => line.push_str(" [compatible both ways]"),
+            (b, f) => {
+                if let Some(b) = b {
+                    line.push_str(&format!(" [breaks backward: {}]", b.reason));
+                }
+                if let Some(f) = f {
+                    line.push_str(&format!(" [breaks forward: {}]", f.reason));
+                }
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    if comparison.changes.is_empty() {
+        writeln!(out, "no changes")?;
+    }
+    writeln!(out, "backward (new reads old): {}", comparison.backward)?;
+    writeln!(out, "forward (old reads new): {}", comparison.forward)?;
+    writeln!(out, "full: {}", comparison.full())?;
+    Ok(comparison.full().is_compatible())
+}
+
+/// Runs `wirelens diff-schema`: Ok(true) when every change is compatible (Avro: both ways).
 fn diff_schema_cmd(args: &DiffSchemaArgs, out: &mut dyn Write) -> Result<bool, Failure> {
     use crate::diff::schema::{diff_messages, load_version, summary, worst, Verdict};
+    match (is_avsc(&args.proto_a), is_avsc(&args.proto_b)) {
+        (true, true) => return diff_avro_schemas(args, out),
+        (false, false) => {}
+        _ => {
+            return Err(Failure::Usage(
+                "diff-schema compares two .proto versions or two .avsc versions, not one of each"
+                    .into(),
+            ))
+        }
+    }
+    let Some(message) = &args.message else {
+        return Err(Failure::Usage(
+            "diff-schema of .proto files needs --message to say which type to compare".into(),
+        ));
+    };
     let load = |path: &PathBuf| {
-        load_version(path, &args.includes, &args.message)
+        load_version(path, &args.includes, message)
             .map_err(|e| Failure::Input(format!("error: {e}")))
     };
     let (old, new) = (load(&args.proto_a)?, load(&args.proto_b)?);

@@ -10,12 +10,14 @@
 //! partial document decoded so far. Encoders recurse over the value, whose depth the decoders
 //! bounded.
 
+pub mod avro;
 pub mod cbor;
 pub mod json;
 pub mod msgpack;
 mod note;
 pub mod protobuf;
 mod repeats;
+pub(crate) mod shape;
 pub mod stream;
 
 use std::fmt;
@@ -37,24 +39,30 @@ pub enum Format {
     Cbor,
     /// Protocol Buffers, with a message type from the user's schema, or without one.
     Protobuf,
+    /// Apache Avro binary datums, with the writer's schema (the user's, a container file's or a
+    /// registry's) or, when writing, one inferred from the value.
+    Avro,
 }
 
 impl Format {
     /// Every format, in the order the side-by-side view shows them.
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 5] = [
         Format::Json,
         Format::MessagePack,
         Format::Cbor,
         Format::Protobuf,
+        Format::Avro,
     ];
 
-    /// The name used on the command line and in reports: `json`, `msgpack`, `cbor`, `protobuf`.
+    /// The name used on the command line and in reports: `json`, `msgpack`, `cbor`, `protobuf`,
+    /// `avro`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Json => "json",
             Format::MessagePack => "msgpack",
             Format::Cbor => "cbor",
             Format::Protobuf => "protobuf",
+            Format::Avro => "avro",
         }
     }
 
@@ -65,6 +73,7 @@ impl Format {
             Format::MessagePack => "MessagePack",
             Format::Cbor => "CBOR",
             Format::Protobuf => "Protobuf",
+            Format::Avro => "Avro",
         }
     }
 
@@ -75,6 +84,7 @@ impl Format {
             Format::MessagePack => "msgpack",
             Format::Cbor => "cbor",
             Format::Protobuf => "pb",
+            Format::Avro => "avro",
         }
     }
 
@@ -85,6 +95,7 @@ impl Format {
             "msgpack" | "mpk" | "mp" | "msgp" => Some(Format::MessagePack),
             "cbor" => Some(Format::Cbor),
             "pb" | "binpb" | "protobuf" | "proto3" => Some(Format::Protobuf),
+            "avro" | "avrobin" => Some(Format::Avro),
             _ => None,
         }
     }
@@ -96,6 +107,7 @@ impl Format {
             "msgpack" | "messagepack" | "mp" => Some(Format::MessagePack),
             "cbor" => Some(Format::Cbor),
             "protobuf" | "proto" | "pb" => Some(Format::Protobuf),
+            "avro" => Some(Format::Avro),
             _ => None,
         }
     }
@@ -130,6 +142,8 @@ pub struct DecodeOptions {
     /// Without a schema: the user's reading of fields at patterns (`--read '$.1[*].2=bytes'`),
     /// instead of the decoder's guess ([`protobuf::wire::FieldReading`]).
     pub protobuf_readings: Vec<protobuf::wire::FieldReading>,
+    /// The Avro writer's schema; without one, Avro is not read (its bytes carry no types).
+    pub avro: Option<avro::AvroSchema>,
 }
 
 impl DecodeOptions {
@@ -225,6 +239,9 @@ pub struct EncodeOptions {
     /// The protobuf message type to encode into; `None` infers one from the value (with a
     /// [`NoteKind::SchemaInferred`] note).
     pub message: Option<protobuf::MessageDescriptor>,
+    /// The Avro schema to write by; `None` infers one from the value (with a
+    /// [`NoteKind::SchemaInferred`] note).
+    pub avro: Option<avro::AvroSchema>,
 }
 
 /// Encoded bytes with their spans and what the format could not say.
@@ -306,6 +323,7 @@ pub fn decode(
         Format::MessagePack => msgpack::decode(bytes, options),
         Format::Cbor => cbor::decode(bytes, options),
         Format::Protobuf => protobuf::decode(bytes, options),
+        Format::Avro => avro::decode(bytes, options),
     }
 }
 
@@ -354,6 +372,7 @@ pub fn encode_fast(
             Format::MessagePack => msgpack::encode_with(value, options, Spans::Off)?,
             Format::Cbor => cbor::encode_with(value, options, Spans::Off)?,
             Format::Protobuf => (protobuf::encode(value, options)?, false),
+            Format::Avro => (avro::encode(value, options)?, false),
         };
         let mut encoded = match fast {
             (encoded, true) => encoded,
@@ -381,6 +400,7 @@ pub fn encode_like(
             Format::MessagePack => msgpack::encode_with(value, options, spans)?.0,
             Format::Cbor => cbor::encode_with(value, options, spans)?.0,
             Format::Protobuf => protobuf::encode(value, options)?,
+            Format::Avro => avro::encode(value, options)?,
         })
     })
 }
@@ -508,6 +528,7 @@ fn encode_here(
         Format::MessagePack => msgpack::encode(value, options),
         Format::Cbor => cbor::encode(value, options),
         Format::Protobuf => protobuf::encode(value, options),
+        Format::Avro => avro::encode(value, options),
     }
 }
 

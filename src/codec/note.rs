@@ -47,6 +47,10 @@ pub enum NoteKind {
     NullAsDefault,
     /// The target needs a schema and none was given; one was inferred from the value.
     SchemaInferred,
+    /// A record field the value lacks: the schema's default (or null) was written for it.
+    FieldMissing,
+    /// A value of another type written as the schema's type (text as bytes, bytes as text).
+    TypeForced,
 }
 
 impl NoteKind {
@@ -70,6 +74,8 @@ impl NoteKind {
             NoteKind::PresenceLost => "presence lost",
             NoteKind::NullAsDefault => "null as default",
             NoteKind::SchemaInferred => "schema inferred",
+            NoteKind::FieldMissing => "field missing",
+            NoteKind::TypeForced => "type forced by schema",
         }
     }
 }

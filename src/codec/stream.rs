@@ -114,7 +114,7 @@ pub fn starts_with_container(bytes: &[u8], from: Format) -> bool {
         }
         Format::MessagePack => matches!(bytes.first(), Some(0x80..=0x9f | 0xdc..=0xdf)),
         Format::Cbor => matches!(bytes.first(), Some(0x80..=0x9b | 0xa0..=0xbb)),
-        Format::Protobuf => false,
+        Format::Protobuf | Format::Avro => false,
     }
 }
 
@@ -986,7 +986,7 @@ fn write_header(out: &mut Vec<u8>, to: Format, map: bool, n: usize) -> Option<()
                 out.extend_from_slice(&n.to_be_bytes());
             }
         }
-        Format::Protobuf => return None,
+        Format::Protobuf | Format::Avro => return None,
     }
     Some(())
 }

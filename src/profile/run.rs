@@ -289,6 +289,7 @@ pub fn value_estimate(library: Library, format: Format, len: usize) -> usize {
         (Library::Wirelens, Format::MessagePack) => 17,
         (Library::Wirelens, Format::Cbor) => 19,
         (Library::Wirelens, Format::Protobuf) => 29,
+        (Library::Wirelens, Format::Avro) => 19,
     };
     len.saturating_mul(per_byte)
 }

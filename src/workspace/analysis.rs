@@ -614,6 +614,7 @@ fn analyze_sized(
             proto_names: false,
             group_repeated: false,
             encoding: choice.encoding,
+            avro: None,
         };
         let (options, _) = options_for(Format::Protobuf, &writing);
         let (bytes, limits) = (bytes.clone(), *limits);
@@ -638,6 +639,7 @@ fn analyze_sized(
         limits: *limits,
         known: None,
         skeleton_from: Some(on_demand_from),
+        avro: schemas.avro_schema().cloned(),
     };
     let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
     let read = match pipeline::read(bytes, request, types) {
@@ -707,6 +709,7 @@ fn analyze_sized(
         proto_names: choice.proto_names,
         group_repeated: format == Format::Protobuf && message.is_none(),
         encoding: choice.encoding,
+        avro: schemas.avro_schema(),
     };
     // Its compressed sizes are measured last, with every column's.
     let source_column = || Column {
@@ -855,6 +858,7 @@ pub fn encode_deferred(
         proto_names: choice.proto_names,
         group_repeated: from_protobuf && message.is_none(),
         encoding: choice.encoding,
+        avro: schemas.avro_schema(),
     };
     let mut column = encode_column(doc, format, &writing, limits, None);
     if column.is_measured() {
@@ -944,6 +948,8 @@ struct Writing<'a> {
     group_repeated: bool,
     /// The MessagePack and CBOR variant, if not as the reference libraries write them.
     encoding: Option<Variant>,
+    /// The Avro column's schema; `None` infers one from the value.
+    avro: Option<&'a crate::codec::avro::AvroSchema>,
 }
 
 /// Encodes the source's value as `format`, as `writing` says: from the whole value, or for a
@@ -975,6 +981,11 @@ fn options_for(format: Format, writing: &Writing<'_>) -> (EncodeOptions, Option<
     let options = EncodeOptions {
         message: if format == Format::Protobuf {
             writing.message.cloned()
+        } else {
+            None
+        },
+        avro: if format == Format::Avro {
+            writing.avro.cloned()
         } else {
             None
         },
@@ -1594,7 +1605,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(deferred, 5 * 3 * 3);
+        assert_eq!(deferred, 5 * 4 * 3);
     }
 
     /// The protobuf column of a top-level array (wrapped in `items` by the inferred schema):

@@ -626,6 +626,17 @@ impl Workspace {
         Ok(label)
     }
 
+    /// Loads an Avro schema file (`.avsc`): Avro payloads are read with it and the Avro column
+    /// is written by it.
+    pub fn load_avro_file(
+        &mut self,
+        path: &std::path::Path,
+    ) -> Result<String, crate::codec::avro::AvroSchemaError> {
+        let label = self.schemas.load_avro_file(path)?.label.clone();
+        self.schemas_changed();
+        Ok(label)
+    }
+
     /// Loads pasted `.proto` text or a base64/hex descriptor set.
     pub fn load_schema_text(&mut self, text: &str) -> Result<String, String> {
         let label = self.schemas.load_pasted(text)?.label.clone();

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::capture::decode_text;
+use crate::codec::avro::{AvroSchema, AvroSchemaError};
 use crate::codec::protobuf::schema::{Candidate, Schema, SchemaError};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::DecodeOptions;
@@ -84,6 +85,20 @@ impl ProtoMode {
 pub struct SchemaSet {
     /// In load order.
     pub loaded: Vec<LoadedSchema>,
+    /// Avro schemas (`.avsc` files or pasted JSON), in load order: the last one is the writer's
+    /// schema Avro payloads are read with and the Avro column is written by.
+    pub avro: Vec<LoadedAvro>,
+}
+
+/// One loaded Avro schema.
+#[derive(Debug, Clone)]
+pub struct LoadedAvro {
+    /// The `.avsc` file, or `None` when pasted.
+    pub file: Option<PathBuf>,
+    /// A short label for lists: the file name and the schema's name.
+    pub label: String,
+    /// The parsed schema.
+    pub schema: AvroSchema,
 }
 
 impl SchemaSet {
@@ -176,6 +191,52 @@ impl SchemaSet {
         }))
     }
 
+    /// Loads an Avro schema file (`.avsc`).
+    pub fn load_avro_file(&mut self, path: &Path) -> Result<&LoadedAvro, AvroSchemaError> {
+        let schema = AvroSchema::from_file(path)?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        Ok(self.push_avro(LoadedAvro {
+            file: Some(path.to_path_buf()),
+            label: format!("{name} ({})", schema.title()),
+            schema,
+        }))
+    }
+
+    /// Loads pasted Avro schema text (JSON).
+    pub fn load_avro_text(&mut self, text: &str) -> Result<&LoadedAvro, AvroSchemaError> {
+        let schema = AvroSchema::parse(text, "the pasted Avro schema")?;
+        Ok(self.push_avro(LoadedAvro {
+            file: None,
+            label: format!("pasted .avsc ({})", schema.title()),
+            schema,
+        }))
+    }
+
+    fn push_avro(&mut self, s: LoadedAvro) -> &LoadedAvro {
+        // The same schema loaded again moves to the end (it becomes the one in use).
+        self.avro.retain(|a| a.schema != s.schema);
+        self.avro.push(s);
+        let last = self.avro.len() - 1;
+        &self.avro[last]
+    }
+
+    /// The Avro schema in use: the last loaded.
+    pub fn avro_schema(&self) -> Option<&AvroSchema> {
+        self.avro.last().map(|a| &a.schema)
+    }
+
+    /// The loaded Avro schema with this CRC-64-AVRO fingerprint (single-object encoding).
+    pub fn avro_by_fingerprint(&self, fingerprint: u64) -> Option<&AvroSchema> {
+        self.avro
+            .iter()
+            .rev()
+            .map(|a| &a.schema)
+            .find(|s| s.fingerprint() == fingerprint)
+    }
+
     fn push(&mut self, s: LoadedSchema) -> &LoadedSchema {
         self.loaded.push(s);
         let last = self.loaded.len() - 1;
@@ -184,7 +245,7 @@ impl SchemaSet {
 
     /// Whether no schema is loaded.
     pub fn is_empty(&self) -> bool {
-        self.loaded.is_empty()
+        self.loaded.is_empty() && self.avro.is_empty()
     }
 
     /// Every message type's full name, sorted, without duplicates.

@@ -166,6 +166,7 @@ fn compare_writes_every_row_with_sane_values() {
                 ("cbor", "wirelens"),
                 ("protobuf", "prost-reflect"),
                 ("protobuf", "wirelens"),
+                ("avro", "wirelens"),
             ]
             .map(|(fmt, lib)| (f.clone(), fmt.to_string(), lib.to_string()))
         })
@@ -296,7 +297,7 @@ fn compare_writes_every_row_with_sane_values() {
             .entry((r["file"].clone(), r["format"].clone()))
             .or_default() += num(r, "total_bytes") as usize;
     }
-    assert_eq!(sums.len(), 8);
+    assert_eq!(sums.len(), 10);
     for ((file, format), sum) in &sums {
         let row = rows
             .iter()
@@ -339,7 +340,7 @@ fn protobuf_with_the_users_schema_is_given() {
         .assert()
         .success();
     let (_, rows) = read_csv(&csv_path);
-    assert_eq!(rows.len(), 11);
+    assert_eq!(rows.len(), 12);
     for r in &rows {
         let expected = if r["format"] == "protobuf" {
             "given"

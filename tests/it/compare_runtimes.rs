@@ -138,7 +138,7 @@ fn a_runtime_that_is_not_installed_is_said_and_the_rust_rows_stay() {
         assert!(text.contains(&expected), "no {expected:?} in:\n{text}");
     }
     let rows = read_csv(&csv_path);
-    assert_eq!(rows.len(), 11, "only the Rust rows");
+    assert_eq!(rows.len(), 12, "only the Rust rows");
     assert!(rows.iter().all(|r| r["runtime"] == "rust"));
 }
 
@@ -187,7 +187,7 @@ fn by_default_every_installed_runtime_is_timed_and_the_others_are_listed() {
         assert!(text.contains(&expected), "no {expected:?} in:\n{text}");
     }
     let rows = read_csv(&csv_path);
-    assert_eq!(rows.len(), 11, "only the Rust rows");
+    assert_eq!(rows.len(), 12, "only the Rust rows");
     assert!(rows.iter().all(|r| r["runtime"] == "rust"));
 }
 

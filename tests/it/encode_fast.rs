@@ -25,6 +25,7 @@ fn option_sets() -> Vec<EncodeOptions> {
                     floats,
                     pretty,
                     message: None,
+                    avro: None,
                 });
             }
         }

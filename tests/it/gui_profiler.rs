@@ -49,7 +49,7 @@ fn a_quick_profile_fills_every_view_and_exports_csv() -> Result<(), Box<dyn std:
     let report = app(&h).ws.profile.as_ref().ok_or("a run")?.report();
     assert!(!report.cancelled);
     let file = &report.files[0];
-    assert_eq!(file.formats.len(), 4, "every format has sizes");
+    assert_eq!(file.formats.len(), 5, "every format has sizes");
     assert!(file.timings.len() >= 8, "{} rows", file.timings.len());
     for r in &file.timings {
         assert!(

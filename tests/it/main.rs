@@ -10,6 +10,7 @@ mod common;
 mod fuzz_checks;
 
 mod architecture;
+mod avro;
 mod capture_detect;
 mod capture_har;
 mod capture_pcap;

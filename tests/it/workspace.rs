@@ -642,7 +642,7 @@ fn every_column_shares_the_decoded_value() {
         .source()
         .and_then(|c| c.document.as_ref())
         .expect("decoded");
-    assert_eq!(a.columns.len(), 4);
+    assert_eq!(a.columns.len(), 5);
     for column in &a.columns {
         let doc = column.document.as_ref().expect("a tree in every column");
         assert!(
@@ -710,16 +710,16 @@ fn an_analysis_shows_each_column_as_it_is_encoded_and_measures_sizes_last() {
     });
     let done = job.wait().expect("analysed");
     let seen = seen.lock().expect("log").clone();
-    assert_eq!(seen.first(), Some(&(1, 3, 0)), "the source first: {seen:?}");
-    assert_eq!(seen.len(), 4, "one preview more per encoding: {seen:?}");
+    assert_eq!(seen.first(), Some(&(1, 4, 0)), "the source first: {seen:?}");
+    assert_eq!(seen.len(), 5, "one preview more per encoding: {seen:?}");
     for (i, &(shown, pending, sized)) in seen.iter().enumerate() {
         assert_eq!(
             (shown, pending, sized),
-            (i + 1, 3 - i, 0),
+            (i + 1, 4 - i, 0),
             "preview {i}: {seen:?}"
         );
     }
-    assert_eq!(done.columns.len(), 4);
+    assert_eq!(done.columns.len(), 5);
     for c in &done.columns {
         assert!(!c.pending, "{:?} is done", c.format);
         assert!(c.error.is_none(), "{:?}: {:?}", c.format, c.error);

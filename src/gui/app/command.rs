@@ -266,7 +266,10 @@ impl App {
     fn schema_dialog(&mut self) {
         match dialogs::pick(|| {
             rfd::FileDialog::new()
-                .add_filter("schema", &["proto", "pb", "desc", "binpb", "protoset"])
+                .add_filter(
+                    "schema",
+                    &["proto", "pb", "desc", "binpb", "protoset", "avsc"],
+                )
                 .pick_files()
         }) {
             dialogs::Picked::Chosen(files) => self.load_schema_files(files, Vec::new()),

@@ -240,6 +240,12 @@ impl App {
                 }
                 self.load_schema_files(vec![path], includes);
             }
+            Some(SchemaKind::Avro) => {
+                self.status = Some(match self.ws.load_avro_file(&path) {
+                    Ok(label) => Status::Info(format!("Avro schema loaded: {label}")),
+                    Err(e) => Status::Error(e.to_string()),
+                });
+            }
             None => self.open_payload_file(path),
         }
     }
@@ -716,6 +722,8 @@ pub enum SchemaKind {
     Proto,
     /// A binary `FileDescriptorSet` (`protoc -o`).
     DescriptorSet,
+    /// An Avro schema (`.avsc`).
+    Avro,
 }
 
 /// Whether `path` is a schema rather than a payload: `*.proto` is `.proto` source; `*.desc` and
@@ -733,6 +741,7 @@ pub fn is_schema_file(path: &std::path::Path) -> Option<SchemaKind> {
     match ext.as_str() {
         "proto" => Some(SchemaKind::Proto),
         "desc" | "protoset" => Some(SchemaKind::DescriptorSet),
+        "avsc" => Some(SchemaKind::Avro),
         _ => {
             let small =
                 std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= LARGEST_SET);

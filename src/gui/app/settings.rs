@@ -91,9 +91,10 @@ impl Default for Settings {
         Settings {
             recent: Vec::new(),
             dark: true,
+            // Every column shown but Avro's (see [`Settings::column_order`]).
             columns: Format::ALL
                 .iter()
-                .map(|f| (f.name().to_string(), true))
+                .map(|&f| (f.name().to_string(), f != Format::Avro))
                 .collect(),
             single: None,
             schemas: Vec::new(),
@@ -169,9 +170,12 @@ impl Settings {
                 }
             }
         }
+        // A format the stored order lacks comes back after it, shown; Avro's column is the
+        // one the user turns on (View ▸ Columns, the palette): five columns do not fit a
+        // 1000-point window, and Avro without the writer's schema is an inferred one.
         for f in Format::ALL {
             if !out.iter().any(|(g, _)| *g == f) {
-                out.push((f, true));
+                out.push((f, f != Format::Avro));
             }
         }
         out

@@ -86,6 +86,7 @@ impl Library {
             Format::MessagePack => &[Library::RmpSerde, Library::Rmpv, Library::Wirelens],
             Format::Cbor => &[Library::Ciborium, Library::Cbor4ii, Library::Wirelens],
             Format::Protobuf => &[Library::ProstReflect, Library::Wirelens],
+            Format::Avro => &[Library::Wirelens],
         }
     }
 

@@ -20,12 +20,24 @@ pub struct Adapter {
 
 impl Adapter {
     pub fn new(format: Format, source: Source<'_>) -> Result<Adapter, String> {
+        // Avro is timed with the schema settled once (the user's, or the one inferred from the
+        // value), as a program that writes Avro has it.
+        let avro = if format == Format::Avro {
+            Some(codec::avro::schema_for(
+                source.value,
+                &EncodeOptions::default(),
+            )?)
+        } else {
+            None
+        };
         let encode = EncodeOptions {
             message: source.message.cloned(),
+            avro: avro.clone(),
             ..EncodeOptions::default()
         };
         let decode = DecodeOptions {
             message: source.message.cloned(),
+            avro,
             ..DecodeOptions::default()
         };
         // For protobuf the caller passes the value as its message type expects it (wrapped for

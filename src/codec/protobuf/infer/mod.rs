@@ -61,7 +61,6 @@
 //!   `google/protobuf/struct.proto` and `google/protobuf/timestamp.proto` only when used.
 
 mod schema;
-mod shape;
 
 use std::borrow::Cow;
 
@@ -72,8 +71,8 @@ use crate::codec::protobuf::{RootParts, Walked};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FidelityNote, Format, NoteKind};
 use crate::model::{Path, Value};
 
+use crate::codec::shape::{self, Shape};
 use schema::Schema;
-use shape::Shape;
 
 /// The name of the inferred file inside its pool.
 pub const FILE_NAME: &str = "inferred.proto";

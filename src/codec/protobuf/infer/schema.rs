@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::shape::{Category, Ints, ObjShape, Shape};
+use crate::codec::shape::{map_like, singular, upper_camel, Category, Ints, ObjShape, Shape};
 use crate::model::Value;
 
 /// The type of a field (or of a repeated field's elements, or of a map's values).
@@ -295,49 +295,6 @@ fn map_key_type(obj: &ObjShape) -> &'static str {
     }
 }
 
-/// Whether an object's keys look like data rather than field names: any key that is not text or
-/// is empty;
-/// every key not an identifier, or UUID/hex-like; or many distinct keys across records, none of
-/// them in more than half of the records, with values of one kind.
-pub(crate) fn map_like(obj: &ObjShape) -> bool {
-    let n = obj.fields.len();
-    if n == 0 {
-        return false;
-    }
-    // A key that is not text, or the empty text, can name no field.
-    if obj
-        .fields
-        .iter()
-        .any(|f| f.key.as_str().is_none_or(str::is_empty))
-    {
-        return true;
-    }
-    if obj
-        .fields
-        .iter()
-        .all(|f| key_looks_like_data(f.key.as_str().unwrap_or_default()))
-    {
-        return true;
-    }
-    let most = obj.fields.iter().map(|f| f.seen).max().unwrap_or(0);
-    n >= 8
-        && obj.records >= 2
-        && most.saturating_mul(2) <= obj.records
-        && obj.merged_values().categories().len() <= 1
-}
-
-/// A key that is not an identifier (numbers, UUIDs, text with spaces or punctuation) or a long
-/// run of hex digits.
-fn key_looks_like_data(key: &str) -> bool {
-    !is_identifier(key) || (key.len() >= 16 && key.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut bytes = s.bytes();
-    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
 /// Field numbers for fields seen `seen[i]` times (in order of first appearance): the 15 most
 /// frequent get 1–15 (one-byte tags) in order of appearance, the rest follow in order of
 /// appearance, skipping the reserved 19000–19999.
@@ -447,45 +404,6 @@ fn folded(name: &str) -> String {
         .filter(|&c| c != '_')
         .map(|c| c.to_ascii_lowercase())
         .collect()
-}
-
-/// `user_id` → `UserId`, `placedAt` → `PlacedAt`; never empty, never starting with a digit.
-pub(crate) fn upper_camel(key: &str) -> String {
-    let mut out = String::new();
-    for part in key.split(|c: char| !c.is_ascii_alphanumeric()) {
-        let mut chars = part.chars();
-        if let Some(first) = chars.next() {
-            out.push(first.to_ascii_uppercase());
-            out.extend(chars);
-        }
-    }
-    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert_str(0, "Message");
-    }
-    out
-}
-
-/// A plural English noun's singular, roughly: `Edges` → `Edge`, `Categories` → `Category`,
-/// `Statuses` → `Status`, `Boxes` → `Box`.
-pub(crate) fn singular(word: &str) -> String {
-    for (suffix, replace) in [
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("uses", "us"),
-        ("xes", "x"),
-        ("ches", "ch"),
-        ("shes", "sh"),
-    ] {
-        if let Some(stem) = word.strip_suffix(suffix) {
-            if !stem.is_empty() {
-                return format!("{stem}{replace}");
-            }
-        }
-    }
-    match word.strip_suffix('s') {
-        Some(stem) if !stem.is_empty() && !stem.ends_with('s') => stem.into(),
-        _ => word.into(),
-    }
 }
 
 /// Names every message (the top-level one `root_name`, the others from their hints, made unique

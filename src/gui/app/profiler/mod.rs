@@ -190,13 +190,14 @@ impl Default for ProfilerView {
 }
 
 /// A colour per format, the same in every plot: JSON amber, MessagePack teal, CBOR blue,
-/// Protobuf purple.
+/// Protobuf purple, Avro red.
 pub fn format_color(format: Format) -> Color32 {
     match format {
         Format::Json => Color32::from_rgb(0xe0, 0x9a, 0x1f),
         Format::MessagePack => Color32::from_rgb(0x1f, 0xa8, 0x8f),
         Format::Cbor => Color32::from_rgb(0x4a, 0x86, 0xd8),
         Format::Protobuf => Color32::from_rgb(0xa8, 0x6c, 0xd0),
+        Format::Avro => Color32::from_rgb(0xd0, 0x5a, 0x5a),
     }
 }
 

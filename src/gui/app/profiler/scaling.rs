@@ -159,6 +159,7 @@ fn format_style(format: crate::codec::Format) -> (LineStyle, MarkerShape) {
         Format::MessagePack => (LineStyle::Dashed { length: 10.0 }, MarkerShape::Square),
         Format::Cbor => (LineStyle::Dotted { spacing: 6.0 }, MarkerShape::Diamond),
         Format::Protobuf => (LineStyle::Dashed { length: 4.0 }, MarkerShape::Up),
+        Format::Avro => (LineStyle::Dotted { spacing: 3.0 }, MarkerShape::Down),
     }
 }
 

@@ -3,7 +3,8 @@
 //! A [`Shape`] counts what was seen at one position of the payload (one field of all the objects
 //! that share a shape, or all the items of an array). Objects keep one [`Shape`] per key, in the
 //! order keys first appeared; arrays keep one merged [`Shape`] for all their items. Nothing here
-//! decides a protobuf type — that is [`super::schema`]'s job, once everything has been seen.
+//! decides a type: the schema inferrers (protobuf's and Avro's) do, once everything has been
+//! seen. The naming rules both share (a key's type name, a list's item name) live here too.
 
 use std::collections::HashMap;
 
@@ -45,6 +46,8 @@ pub(crate) struct Shape {
     pub bytes: u64,
     /// Timestamps.
     pub timestamps: u64,
+    /// Whether a timestamp had digits past the microsecond.
+    pub timestamp_nanos: bool,
     /// Objects, with their keys' shapes.
     pub object: Option<Box<ObjShape>>,
     /// Arrays, with their items' merged shape.
@@ -159,7 +162,10 @@ impl Shape {
             Value::Decimal(_) => self.decimals += 1,
             Value::Text(_) => self.texts += 1,
             Value::Bytes(_) | Value::Ext(_, _) | Value::Raw(_) => self.bytes += 1,
-            Value::Timestamp(_) => self.timestamps += 1,
+            Value::Timestamp(t) => {
+                self.timestamps += 1;
+                self.timestamp_nanos |= t.nanos % 1_000 != 0;
+            }
             Value::Array(items) => {
                 let arr = self.array.get_or_insert_with(|| {
                     Box::new(ArrShape {
@@ -223,6 +229,7 @@ impl Shape {
         self.texts += other.texts;
         self.bytes += other.bytes;
         self.timestamps += other.timestamps;
+        self.timestamp_nanos |= other.timestamp_nanos;
         if let Some(theirs) = &other.array {
             match &mut self.array {
                 Some(mine) => {
@@ -305,6 +312,88 @@ impl ObjShape {
             out.merge(&field.shape);
         }
         out
+    }
+}
+
+/// Whether an object's keys look like data rather than field names: any key that is not text or
+/// is empty;
+/// every key not an identifier, or UUID/hex-like; or many distinct keys across records, none of
+/// them in more than half of the records, with values of one kind.
+pub(crate) fn map_like(obj: &ObjShape) -> bool {
+    let n = obj.fields.len();
+    if n == 0 {
+        return false;
+    }
+    // A key that is not text, or the empty text, can name no field.
+    if obj
+        .fields
+        .iter()
+        .any(|f| f.key.as_str().is_none_or(str::is_empty))
+    {
+        return true;
+    }
+    if obj
+        .fields
+        .iter()
+        .all(|f| key_looks_like_data(f.key.as_str().unwrap_or_default()))
+    {
+        return true;
+    }
+    let most = obj.fields.iter().map(|f| f.seen).max().unwrap_or(0);
+    n >= 8
+        && obj.records >= 2
+        && most.saturating_mul(2) <= obj.records
+        && obj.merged_values().categories().len() <= 1
+}
+
+/// A key that is not an identifier (numbers, UUIDs, text with spaces or punctuation) or a long
+/// run of hex digits.
+pub(crate) fn key_looks_like_data(key: &str) -> bool {
+    !is_identifier(key) || (key.len() >= 16 && key.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// `user_id` → `UserId`, `placedAt` → `PlacedAt`; never empty, never starting with a digit.
+pub(crate) fn upper_camel(key: &str) -> String {
+    let mut out = String::new();
+    for part in key.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.push(first.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "Message");
+    }
+    out
+}
+
+/// A plural English noun's singular, roughly: `Edges` → `Edge`, `Categories` → `Category`,
+/// `Statuses` → `Status`, `Boxes` → `Box`.
+pub(crate) fn singular(word: &str) -> String {
+    for (suffix, replace) in [
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("uses", "us"),
+        ("xes", "x"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+    ] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            if !stem.is_empty() {
+                return format!("{stem}{replace}");
+            }
+        }
+    }
+    match word.strip_suffix('s') {
+        Some(stem) if !stem.is_empty() && !stem.ends_with('s') => stem.into(),
+        _ => word.into(),
     }
 }
 

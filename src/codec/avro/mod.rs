@@ -1,0 +1,134 @@
+//! Apache Avro: binary datums read and written by a schema, with spans.
+//!
+//! Avro bytes carry no types, names or lengths of records: without the writer's schema they
+//! cannot be told from noise, so wirelens reads Avro only with a schema — the user's `.avsc`,
+//! a container file's header, or one found by a framing's fingerprint or registry id — and says
+//! so instead of guessing. Schemas are parsed by the Apache `apache-avro` crate
+//! ([`AvroSchema`]); the decoder ([`decode`]) and encoder ([`encode`]) are wirelens' own, since
+//! they keep the bytes of every node. Without a schema, [`encode`] writes with one inferred
+//! from the value ([`infer::infer`]).
+
+pub mod compat;
+pub mod container;
+mod decode;
+mod encode;
+pub mod framing;
+pub mod infer;
+pub mod resolve;
+mod schema;
+
+pub use schema::{AvroSchema, AvroSchemaError, RawSchema};
+
+use crate::codec::{DecodeError, DecodeOptions, Document, EncodeError, Encoded, ErrorKind};
+use crate::codec::{EncodeOptions, Format};
+use crate::model::{Path, Value};
+
+/// Stack for decoding a recursive schema's data, per level of nesting.
+const STACK_PER_LEVEL: usize = 16 << 10;
+
+/// Decodes one Avro datum filling `bytes`, by the schema in `options.avro`.
+///
+/// Errors: [`ErrorKind::Invalid`] without a schema (Avro cannot be read without one), for an
+/// out-of-range union or enum index, a negative length, text that is not UTF-8;
+/// [`ErrorKind::Eof`] when the bytes end inside the datum; [`ErrorKind::TrailingData`] when
+/// bytes follow it (the partial document is the complete datum); [`ErrorKind::Limit`] past the
+/// nesting or node limits.
+pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    let Some(schema) = &options.avro else {
+        return Err(DecodeError {
+            format: Format::Avro,
+            kind: ErrorKind::Invalid,
+            offset: 0,
+            path: Path::root(),
+            message: "Avro needs the writer's schema: its bytes carry no types, so without one \
+                      they cannot be told from noise (give an .avsc: --avro-schema FILE)"
+                .into(),
+            partial: None,
+        });
+    };
+    if !schema.is_recursive() {
+        // The data nests no deeper than the schema text, which JSON's parser already bounded.
+        return decode::decode_datum(bytes, schema, &options.limits);
+    }
+    let depth = options.limits.depth();
+    let stack = (1usize << 20).saturating_add(depth.saturating_mul(STACK_PER_LEVEL));
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("wirelens-avro".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || {
+                decode::decode_datum(bytes, schema, &options.limits)
+            });
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(_) => decode::decode_datum(bytes, schema, &options.limits),
+        }
+    })
+}
+
+/// Decodes `count` datums of `options.avro` one after another, filling `bytes` (a container
+/// file's block once decompressed), as one document whose root is the array of them.
+pub fn decode_run(
+    bytes: &[u8],
+    count: u64,
+    options: &DecodeOptions,
+) -> Result<Document, DecodeError> {
+    let Some(schema) = &options.avro else {
+        return decode(bytes, options);
+    };
+    let depth = options.limits.depth();
+    let stack = (1usize << 20).saturating_add(depth.saturating_mul(STACK_PER_LEVEL));
+    if !schema.is_recursive() {
+        return decode::decode_run(bytes, schema, count, &options.limits);
+    }
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("wirelens-avro".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || {
+                decode::decode_run(bytes, schema, count, &options.limits)
+            });
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(_) => decode::decode_run(bytes, schema, count, &options.limits),
+        }
+    })
+}
+
+/// Encodes `value` as one Avro datum of `options.avro`, or of a schema inferred from the value
+/// (with a [`crate::codec::NoteKind::SchemaInferred`] note first).
+pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
+    match &options.avro {
+        Some(schema) => encode::encode(value, schema),
+        None => {
+            let schema =
+                infer::infer(value, &infer::InferOptions::default()).map_err(|message| {
+                    EncodeError {
+                        format: Format::Avro,
+                        path: Path::root(),
+                        message,
+                    }
+                })?;
+            let mut encoded = encode::encode(value, &schema)?;
+            encoded.notes.insert(0, infer::inferred_note(&schema));
+            Ok(encoded)
+        }
+    }
+}
+
+/// The schema [`encode`] writes `value` with: `options.avro`, or the inferred one.
+pub fn schema_for(value: &Value, options: &EncodeOptions) -> Result<AvroSchema, String> {
+    match &options.avro {
+        Some(schema) => Ok(schema.clone()),
+        None => infer::infer(value, &infer::InferOptions::default()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

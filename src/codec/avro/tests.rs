@@ -1,0 +1,164 @@
+use super::*;
+use crate::codec::{decode as decode_any, NoteKind};
+use crate::model::Float;
+
+fn schema(text: &str) -> AvroSchema {
+    AvroSchema::parse(text, "test").expect("schema parses")
+}
+
+fn options(s: &AvroSchema) -> (DecodeOptions, EncodeOptions) {
+    let d = DecodeOptions {
+        avro: Some(s.clone()),
+        ..DecodeOptions::default()
+    };
+    let e = EncodeOptions {
+        avro: Some(s.clone()),
+        ..EncodeOptions::default()
+    };
+    (d, e)
+}
+
+/// The specification's own examples of the binary encoding.
+#[test]
+fn the_specifications_examples_encode_and_decode() {
+    let cases: [(&str, Value, &[u8]); 5] = [
+        ("\"long\"", Value::Int(3), &[0x06]),
+        ("\"string\"", Value::text("foo"), &[0x06, b'f', b'o', b'o']),
+        (
+            r#"{"type": "array", "items": "long"}"#,
+            Value::Array(vec![Value::Int(3), Value::Int(27)]),
+            &[0x04, 0x06, 0x36, 0x00],
+        ),
+        (
+            r#"["null", "string"]"#,
+            Value::text("a"),
+            &[0x02, 0x02, b'a'],
+        ),
+        (
+            r#"{"type": "record", "name": "test", "fields": [
+                {"name": "a", "type": "long"}, {"name": "b", "type": "string"}]}"#,
+            Value::Map(vec![
+                (Value::text("a"), Value::Int(27)),
+                (Value::text("b"), Value::text("foo")),
+            ]),
+            &[0x36, 0x06, b'f', b'o', b'o'],
+        ),
+    ];
+    for (text, value, bytes) in cases {
+        let s = schema(text);
+        let (d, e) = options(&s);
+        let encoded = encode(&value, &e).expect("encodes");
+        assert_eq!(encoded.bytes, bytes, "{text}");
+        encoded.spans.validate(bytes.len()).expect("valid spans");
+        let doc = decode_any(bytes, Format::Avro, &d).expect("decodes");
+        assert_eq!(doc.value, value, "{text}");
+        assert_eq!(doc.spans, encoded.spans, "{text}: the same spans both ways");
+    }
+}
+
+#[test]
+fn a_union_branch_index_is_its_nodes_header() {
+    let s = schema(
+        r#"{"type": "record", "name": "R", "fields": [
+        {"name": "n", "type": ["null", "long"]},
+        {"name": "r", "type": ["null", {"type": "record", "name": "In", "fields": [
+            {"name": "x", "type": "int"}]}]}]}"#,
+    );
+    let (d, _) = options(&s);
+    // n = 1 (branch 1), r = {x: 2} (branch 1).
+    let bytes = [0x02, 0x02, 0x02, 0x04];
+    let doc = decode_any(&bytes, Format::Avro, &d).expect("decodes");
+    let n = doc.spans.find(&Path::parse("$.n").expect("test value"))[0];
+    let node = doc.spans.node(n);
+    assert_eq!((node.span.start, node.header_end, node.span.end), (0, 1, 2));
+    let r = doc.spans.find(&Path::parse("$.r").expect("test value"))[0];
+    let node = doc.spans.node(r);
+    assert_eq!((node.span.start, node.header_end, node.span.end), (2, 3, 4));
+    let x = doc.spans.find(&Path::parse("$.r.x").expect("test value"))[0];
+    assert_eq!(doc.spans.node(x).span, crate::model::Span::new(3, 4));
+}
+
+#[test]
+fn bad_bytes_name_their_offset_and_path_and_keep_what_was_read() {
+    let s = schema(
+        r#"{"type": "record", "name": "R", "fields": [
+        {"name": "a", "type": "long"},
+        {"name": "tags", "type": {"type": "array", "items": "string"}}]}"#,
+    );
+    let (d, _) = options(&s);
+    // a = 1, then an array block of 2 strings whose second runs past the end.
+    let bytes = [0x02, 0x04, 0x02, b'x', 0x0a, b'y'];
+    let err = decode_any(&bytes, Format::Avro, &d).expect_err("fails");
+    assert_eq!(err.kind, ErrorKind::Eof);
+    assert_eq!(err.offset, 5);
+    assert_eq!(err.path.to_string(), "$.tags");
+    let partial = err.partial.expect("partial document");
+    assert_eq!(
+        partial.value,
+        Value::Map(vec![
+            (Value::text("a"), Value::Int(1)),
+            (Value::text("tags"), Value::Array(vec![Value::text("x")])),
+        ])
+    );
+    // Without a schema: a plain refusal, not a guess.
+    let err = decode_any(&bytes, Format::Avro, &DecodeOptions::default()).expect_err("fails");
+    assert!(
+        err.message.contains("needs the writer's schema"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn hostile_counts_stop_at_the_node_limit() {
+    // An array of nulls claiming 2^62 items in two bytes' worth of input.
+    let s = schema(r#"{"type": "array", "items": "null"}"#);
+    let (mut d, _) = options(&s);
+    d.limits.max_nodes = 1000;
+    let mut bytes = Vec::new();
+    encode::put_long(&mut bytes, 1 << 62);
+    let err = decode_any(&bytes, Format::Avro, &d).expect_err("fails");
+    assert_eq!(err.kind, ErrorKind::Limit(crate::codec::LimitName::Nodes));
+    // A recursive type nested past the depth limit.
+    let s = schema(
+        r#"{"type": "record", "name": "L", "fields": [
+        {"name": "next", "type": ["null", "L"]}]}"#,
+    );
+    let (mut d, _) = options(&s);
+    d.limits.max_depth = 50;
+    let bytes = vec![0x02; 200];
+    let err = decode_any(&bytes, Format::Avro, &d).expect_err("fails");
+    assert_eq!(err.kind, ErrorKind::Limit(crate::codec::LimitName::Depth));
+}
+
+#[test]
+fn the_inferred_schema_carries_every_sample_there_and_back() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    for (name, from) in [
+        ("order-graphql.json", Format::Json),
+        ("transactions-1k.json", Format::Json),
+        ("iot-metrics.cbor", Format::Cbor),
+    ] {
+        let bytes = std::fs::read(dir.join(name)).expect("sample");
+        let doc = decode_any(&bytes, from, &DecodeOptions::default()).expect("decodes");
+        let encoded = encode(&doc.value, &EncodeOptions::default()).expect("encodes");
+        assert_eq!(encoded.notes[0].kind, NoteKind::SchemaInferred);
+        encoded.spans.validate(encoded.bytes.len()).expect("spans");
+        let s = schema_for(&doc.value, &EncodeOptions::default()).expect("schema");
+        let (d, _) = options(&s);
+        let back = decode_any(&encoded.bytes, Format::Avro, &d).expect("reads back");
+        assert_eq!(back.spans, encoded.spans, "{name}");
+        // Missing fields come back as null; everything present is the same value.
+        assert!(back.value.node_count() >= doc.value.node_count(), "{name}");
+    }
+}
+
+#[test]
+fn floats_keep_the_schemas_width_with_a_note_when_rounded() {
+    let s = schema(r#""float""#);
+    let (_, e) = options(&s);
+    let exact = encode(&Value::Float(Float::f64(0.5)), &e).expect("encodes");
+    assert!(exact.notes.is_empty());
+    let rounded = encode(&Value::Float(Float::f64(0.1)), &e).expect("encodes");
+    assert_eq!(rounded.notes[0].kind, NoteKind::FloatWidth);
+}

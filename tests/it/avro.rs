@@ -1,0 +1,240 @@
+//! Avro against what other projects wrote: the Apache Avro project's interoperability container
+//! files (`tests/data/avro/interop/`, read as fastavro reads them) and fastavro's container
+//! files with every codec, decoded by wirelens' container reader and schema-driven decoder; and
+//! `diff-schema` of two `.avsc` versions.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use wirelens::codec::avro::{container, decode_run, AvroSchema};
+use wirelens::codec::DecodeOptions;
+use wirelens::model::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A value as the fixtures' expected JSON writes it (`tests/fixtures/avro/avrojson.py`):
+/// bytes as base64, floats as numbers (NaN and the infinities as strings).
+fn to_expected(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Int(n) => serde_json::json!(*n as i64),
+        Value::Float(f) if f.value.is_nan() => J::String("NaN".into()),
+        Value::Float(f) if f.value.is_infinite() => J::String(
+            if f.value > 0.0 {
+                "Infinity"
+            } else {
+                "-Infinity"
+            }
+            .into(),
+        ),
+        Value::Float(f) => serde_json::json!(f.value),
+        Value::Text(t) => J::String(t.to_string()),
+        Value::Bytes(b) => J::String(base64::engine::general_purpose::STANDARD.encode(b)),
+        Value::Array(items) => J::Array(items.iter().map(to_expected).collect()),
+        Value::Map(entries) => J::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), to_expected(v)))
+                .collect(),
+        ),
+        other => panic!("unexpected value {other:?}"),
+    }
+}
+
+/// Every block of the container file at `path`, decoded: the records, in order.
+fn read_container(path: &Path) -> (Vec<Value>, container::Header, usize) {
+    let bytes = std::fs::read(path).expect("container file");
+    let header = container::read_header(&bytes).expect("header");
+    // The expected JSON leaves logical types raw: read with them stripped, as fastavro was.
+    let mut schema_json: serde_json::Value =
+        serde_json::from_str(&header.schema_json).expect("schema JSON");
+    strip_logical(&mut schema_json);
+    let schema =
+        AvroSchema::parse(&schema_json.to_string(), &path.display().to_string()).expect("schema");
+    let options = DecodeOptions {
+        avro: Some(schema),
+        ..DecodeOptions::default()
+    };
+    let mut records = Vec::new();
+    let mut blocks = 0;
+    for block in container::blocks(&bytes, &header) {
+        let block = block.expect("block");
+        assert!(
+            block.sync_ok,
+            "{}: block {} sync",
+            path.display(),
+            block.index
+        );
+        let data = container::decompress(header.codec, &bytes[block.data.clone()], 64 << 20)
+            .expect("decompresses");
+        let doc = decode_run(&data, block.count, &options).expect("block decodes");
+        doc.spans.validate(data.len()).expect("spans");
+        let Value::Array(items) = doc.value else {
+            panic!("a block is an array of records")
+        };
+        records.extend(items);
+        blocks += 1;
+    }
+    (records, header, blocks)
+}
+
+fn strip_logical(json: &mut serde_json::Value) {
+    match json {
+        serde_json::Value::Object(map) => {
+            map.remove("logicalType");
+            map.values_mut().for_each(strip_logical);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_logical),
+        _ => {}
+    }
+}
+
+fn same_numbers(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => x.as_f64() == y.as_f64(),
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_numbers(a, b))
+        }
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((ka, a), (kb, b))| ka == kb && same_numbers(a, b))
+        }
+        _ => a == b,
+    }
+}
+
+fn check_against_expected(dir: &Path) -> usize {
+    let mut files = 0;
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "avro"))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let expected_path = path.with_extension("expected.json");
+        let expected: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&expected_path).expect("expected JSON"))
+                .expect("JSON");
+        let header_json: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(path.with_extension("header.json")).expect("header JSON"),
+        )
+        .expect("JSON");
+        let (records, header, blocks) = read_container(&path);
+        assert_eq!(
+            header.codec.name(),
+            header_json["codec"],
+            "{}",
+            path.display()
+        );
+        assert_eq!(
+            blocks,
+            header_json["blocks"].as_array().expect("blocks").len(),
+            "{}",
+            path.display()
+        );
+        let got = serde_json::Value::Array(records.iter().map(to_expected).collect());
+        assert!(
+            same_numbers(&got, &expected),
+            "{}: wirelens read\n{got:#}\nfastavro read\n{expected:#}",
+            path.display()
+        );
+        files += 1;
+    }
+    files
+}
+
+#[test]
+fn the_avro_projects_interop_files_read_as_fastavro_reads_them() {
+    let n = check_against_expected(&root().join("tests/data/avro/interop"));
+    assert!(n >= 8, "only {n} interop files");
+}
+
+#[test]
+fn diff_schema_gives_avro_verdicts_both_ways() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let old = dir.path().join("old.avsc");
+    let new = dir.path().join("new.avsc");
+    std::fs::write(
+        &old,
+        r#"{"type":"record","name":"Order","fields":[
+            {"name":"id","type":"long"},{"name":"qty","type":"int"}]}"#,
+    )
+    .expect("test value");
+    // qty promoted to long (new reads old; old cannot read new), note added with a default.
+    std::fs::write(
+        &new,
+        r#"{"type":"record","name":"Order","fields":[
+            {"name":"id","type":"long"},{"name":"qty","type":"long"},
+            {"name":"note","type":"string","default":""}]}"#,
+    )
+    .expect("test value");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirelens"))
+        .args(["diff-schema", "--old"])
+        .arg(&old)
+        .arg("--new")
+        .arg(&new)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("backward (new reads old): compatible"),
+        "{text}"
+    );
+    assert!(
+        text.contains("forward (old reads new): incompatible"),
+        "{text}"
+    );
+    assert!(text.contains("Order.qty"), "{text}");
+}
+
+/// The Avro column of every sample is what Python's fastavro writes for the same data by the
+/// same schema (`tests/fixtures/avro/fastavro/make.py` made the files with fastavro and
+/// `.ci/run` makes them again), and the schema is the one wirelens infers.
+#[test]
+fn every_samples_avro_is_fastavros_bytes() {
+    use wirelens::codec::avro::infer::{infer, InferOptions};
+    use wirelens::codec::{decode, encode, EncodeOptions, Format};
+    let dir = root().join("tests/fixtures/avro/fastavro");
+    let mut compared = 0;
+    let mut schemas: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "avsc"))
+        .collect();
+    schemas.sort();
+    for avsc in schemas {
+        let sample = avsc
+            .file_stem()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
+        let bytes = std::fs::read(root().join("samples").join(&sample)).expect("sample");
+        let from =
+            Format::from_extension(sample.rsplit('.').next().expect("test value")).expect("format");
+        let doc = decode(&bytes, from, &DecodeOptions::default()).expect("sample decodes");
+        let schema = infer(&doc.value, &InferOptions::default()).expect("infers");
+        let committed = std::fs::read_to_string(&avsc).expect("avsc");
+        assert_eq!(
+            schema.text(),
+            committed.trim_end(),
+            "{sample}: inferred schema"
+        );
+        let ours = encode(&doc.value, Format::Avro, &EncodeOptions::default()).expect("encodes");
+        let theirs = std::fs::read(avsc.with_extension("avro")).expect("fastavro bytes");
+        assert_eq!(ours.bytes, theirs, "{sample}: wirelens and fastavro differ");
+        compared += 1;
+    }
+    assert_eq!(
+        compared, 14,
+        "every sample fastavro wrote (the large ones are compared by make.py alone)"
+    );
+}
