@@ -320,7 +320,7 @@ fn python_and_node_time_every_library_on_the_same_bytes() {
                 .iter()
                 .filter(|c| c["codec"] == codec && c["error"].is_null())
                 .collect();
-            assert_eq!(timed.len(), 4, "{name} {codec}: one per format");
+            assert_eq!(timed.len(), 5, "{name} {codec}: one per format");
             for c in timed {
                 assert!(c["bytes"].as_u64().is_some_and(|b| b > 0), "{c}");
                 assert!(c["compress"]["ns"]["median"]

@@ -243,7 +243,7 @@ impl App {
                     changed = true;
                 }
                 if ui
-                    .add_enabled(i + 1 < 4, egui::Button::new("down").small())
+                    .add_enabled(i + 1 < order.len(), egui::Button::new("down").small())
                     .clicked()
                 {
                     order.swap(i, i + 1);
