@@ -1424,13 +1424,18 @@ fn write_output(args: &ConvertArgs, bytes: &[u8], out: &mut dyn Write) -> Result
     }
 }
 
-fn infer_avro_cmd(args: &InferAvroArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    use crate::codec::avro::infer::{infer, InferOptions};
-    let input = read_input(&args.input)?;
+/// The payload a schema is inferred from (`infer-avro`, `infer-proto`): read as `inspect` reads
+/// it, without a schema.
+fn read_for_inference(
+    path: &std::path::Path,
+    from: Option<Format>,
+    limits: &LimitArgs,
+) -> Result<Document, Failure> {
+    let input = read_input(path)?;
     let input_args = InputArgs {
-        input: Some(args.input.clone()),
-        from: args.from,
-        limits: args.limits.clone(),
+        input: Some(path.to_path_buf()),
+        from,
+        limits: limits.clone(),
         schema: SchemaArgs::default(),
         pick: None,
         raw: false,
@@ -1438,9 +1443,14 @@ fn infer_avro_cmd(args: &InferAvroArgs, out: &mut dyn Write) -> Result<(), Failu
         read: Vec::new(),
         layer: None,
     };
-    let doc = read_payload(&input, &input_args)?
+    read_payload(&input, &input_args)?
         .outcome
-        .map_err(|e| Failure::Input(e.to_string()))?;
+        .map_err(|e| Failure::Input(e.to_string()))
+}
+
+fn infer_avro_cmd(args: &InferAvroArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    use crate::codec::avro::infer::{infer, InferOptions};
+    let doc = read_for_inference(&args.input, args.from, &args.limits)?;
     let options = InferOptions {
         name: args.name.clone(),
         namespace: args.namespace.clone(),
@@ -1453,21 +1463,7 @@ fn infer_avro_cmd(args: &InferAvroArgs, out: &mut dyn Write) -> Result<(), Failu
 
 fn infer_proto_cmd(args: &InferProtoArgs, out: &mut dyn Write) -> Result<(), Failure> {
     use crate::codec::protobuf::infer::{infer, InferOptions};
-    let input = read_input(&args.input)?;
-    let input_args = InputArgs {
-        input: Some(args.input.clone()),
-        from: args.from,
-        limits: args.limits.clone(),
-        schema: SchemaArgs::default(),
-        pick: None,
-        raw: false,
-        keylog: None,
-        read: Vec::new(),
-        layer: None,
-    };
-    let doc = read_payload(&input, &input_args)?
-        .outcome
-        .map_err(|e| Failure::Input(e.to_string()))?;
+    let doc = read_for_inference(&args.input, args.from, &args.limits)?;
     let options = InferOptions {
         message: args.message.clone(),
         package: args.package.clone(),

@@ -46,25 +46,34 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             partial: None,
         });
     };
+    on_deep_stack(schema, &options.limits, || {
+        decode::decode_datum(bytes, schema, &options.limits)
+    })
+}
+
+/// Runs `work` here, or for a recursive schema (whose data nests as deep as the depth limit
+/// lets it) on a thread with a stack sized for that depth. A schema that is not recursive nests
+/// its data no deeper than its own text, which JSON's parser already bounded.
+fn on_deep_stack(
+    schema: &AvroSchema,
+    limits: &crate::limits::Limits,
+    work: impl Fn() -> Result<Document, DecodeError> + Sync,
+) -> Result<Document, DecodeError> {
     if !schema.is_recursive() {
-        // The data nests no deeper than the schema text, which JSON's parser already bounded.
-        return decode::decode_datum(bytes, schema, &options.limits);
+        return work();
     }
-    let depth = options.limits.depth();
-    let stack = (1usize << 20).saturating_add(depth.saturating_mul(STACK_PER_LEVEL));
+    let stack = (1usize << 20).saturating_add(limits.depth().saturating_mul(STACK_PER_LEVEL));
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("wirelens-avro".into())
             .stack_size(stack)
-            .spawn_scoped(scope, || {
-                decode::decode_datum(bytes, schema, &options.limits)
-            });
+            .spawn_scoped(scope, &work);
         match worker {
             Ok(handle) => match handle.join() {
                 Ok(result) => result,
                 Err(panic) => std::panic::resume_unwind(panic),
             },
-            Err(_) => decode::decode_datum(bytes, schema, &options.limits),
+            Err(_) => work(),
         }
     })
 }
@@ -79,25 +88,8 @@ pub fn decode_run(
     let Some(schema) = &options.avro else {
         return decode(bytes, options);
     };
-    let depth = options.limits.depth();
-    let stack = (1usize << 20).saturating_add(depth.saturating_mul(STACK_PER_LEVEL));
-    if !schema.is_recursive() {
-        return decode::decode_run(bytes, schema, count, &options.limits);
-    }
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("wirelens-avro".into())
-            .stack_size(stack)
-            .spawn_scoped(scope, || {
-                decode::decode_run(bytes, schema, count, &options.limits)
-            });
-        match worker {
-            Ok(handle) => match handle.join() {
-                Ok(result) => result,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            Err(_) => decode::decode_run(bytes, schema, count, &options.limits),
-        }
+    on_deep_stack(schema, &options.limits, || {
+        decode::decode_run(bytes, schema, count, &options.limits)
     })
 }
 
