@@ -70,10 +70,12 @@ pub(crate) struct ObjShape {
 pub(crate) struct FieldShape {
     /// The key as it was written.
     pub key: Value,
-    /// How many objects held it.
+    /// How many objects held it (an object that repeats the key counts once).
     pub seen: u64,
     /// What its values were.
     pub shape: Shape,
+    /// The `records` count of the last object that held it, so a repeat is not counted twice.
+    last_record: u64,
 }
 
 /// The merged shape of every array seen at one position.
@@ -182,8 +184,7 @@ impl Shape {
                 let obj = self.object.get_or_insert_with(Box::default);
                 obj.records += 1;
                 for (key, value) in entries {
-                    obj.field_mut(key).seen += 1;
-                    obj.field_mut(key).shape.observe(value);
+                    obj.held(key).shape.observe(value);
                 }
             }
             Value::Tag(_, _) => {
@@ -288,11 +289,24 @@ impl ObjShape {
                     key: key.clone(),
                     seen: 0,
                     shape: Shape::new(),
+                    last_record: 0,
                 });
                 self.fields.len() - 1
             }
         };
         &mut self.fields[i]
+    }
+
+    /// The field for `key`, counted as held by the object being observed (the last one
+    /// `records` counted), once however often that object repeats the key.
+    pub(crate) fn held(&mut self, key: &Value) -> &mut FieldShape {
+        let record = self.records;
+        let field = self.field_mut(key);
+        if field.last_record != record {
+            field.last_record = record;
+            field.seen += 1;
+        }
+        field
     }
 
     /// Adds everything `other` saw (its keys after this shape's own, in their order).
@@ -432,5 +446,19 @@ mod tests {
         assert_eq!(obj.fields[1].shape.categories(), []);
         let all = obj.merged_values();
         assert_eq!(all.categories(), [Category::Number]);
+    }
+
+    #[test]
+    fn an_object_that_repeats_a_key_holds_it_once() {
+        let mut s = Shape::new();
+        s.observe(&Value::Map(vec![
+            (Value::text("k"), Value::Bool(false)),
+            (Value::text("k"), Value::Bool(true)),
+        ]));
+        s.observe(&Value::Map(Vec::new()));
+        let obj = s.object.as_ref().expect("object");
+        assert_eq!(obj.records, 2);
+        // One of the two objects lacks `k`: both its values count, the key once.
+        assert_eq!((obj.fields[0].seen, obj.fields[0].shape.bools), (1, 2));
     }
 }

@@ -217,7 +217,10 @@ impl Writer {
             let ty = self.type_of(&field.shape, &child_hint, missing);
             let mut f = Map::new();
             f.insert("name".into(), json!(key));
-            let nullable = matches!(&ty, Json::Array(b) if b.first() == Some(&json!("null")));
+            // A field that is only ever null is `"null"`; it needs the default as much as a
+            // `["null", T]` does when some records leave it out.
+            let nullable = ty == json!("null")
+                || matches!(&ty, Json::Array(b) if b.first() == Some(&json!("null")));
             f.insert("type".into(), ty);
             if nullable {
                 f.insert("default".into(), Json::Null);
@@ -264,6 +267,22 @@ mod tests {
         assert_eq!(fields[1], ("name", &json!(["null", "string"])));
         assert_eq!(fields[2].1, &json!({"type": "array", "items": "string"}));
         assert_eq!(fields[3], ("price", &json!(["null", "double"])));
+    }
+
+    #[test]
+    fn a_field_only_ever_null_gets_a_default_for_records_that_leave_it_out() {
+        let text = r#"[{"_": null}, {}]"#;
+        let s = schema_of(text);
+        let field = &s["items"]["fields"][0];
+        assert_eq!(field["type"], "null");
+        assert_eq!(field["default"], Json::Null);
+        assert!(field.as_object().expect("field").contains_key("default"));
+        let doc = crate::codec::json::decode(text.as_bytes(), &Default::default()).expect("json");
+        let schema = infer(&doc.value, &InferOptions::default()).expect("infers");
+        let written = super::super::encode::encode(&doc.value, &schema)
+            .expect("the second record takes the default");
+        // Two records in one block, then the end of the array; `null` takes no bytes.
+        assert_eq!(written.bytes, [4, 0]);
     }
 
     #[test]

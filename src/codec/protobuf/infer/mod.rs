@@ -181,8 +181,7 @@ pub(crate) fn infer_in_parts(
         obj.records += 1;
         let keys = parts.keys().to_vec();
         for (i, key) in keys.iter().enumerate() {
-            let field = obj.field_mut(key);
-            field.seen += 1;
+            let field = obj.held(key);
             observe_part(parts, i, &mut field.shape)?;
         }
     }
