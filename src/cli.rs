@@ -474,6 +474,8 @@ struct Input {
     /// What the payload is when it is no data format (text its Content-Type names, encrypted
     /// records): then no format is guessed.
     verdict: Option<Verdict>,
+    /// What an Avro framing said of the payload (a container block, a single object).
+    avro: Option<crate::codec::avro::Framed>,
 }
 
 fn read_input(path: &Path) -> Result<Input, Failure> {
@@ -488,6 +490,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
             hint: None,
             grpc: None,
             verdict: None,
+            avro: None,
         });
     }
     let bytes = fs::read(path)
@@ -502,6 +505,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
         hint,
         grpc: None,
         verdict: None,
+        avro: None,
     })
 }
 
@@ -535,6 +539,7 @@ impl Peeling {
             hint: p.hint.or(input.hint),
             grpc: p.grpc_call(),
             verdict: verdict(p),
+            avro: p.avro.clone(),
         }
     }
 
@@ -708,6 +713,7 @@ fn read_payload_knowing(
                 .into(),
         ));
     }
+    let avro = args.schema.avro()?;
     let request = ReadRequest {
         hint: input.hint,
         grpc: input.grpc.as_ref(),
@@ -720,7 +726,8 @@ fn read_payload_knowing(
         limits: args.limits()?,
         known,
         skeleton_from: None,
-        avro: args.schema.avro()?,
+        avro_framed: input.avro.as_ref(),
+        avro_schemas: avro.as_slice(),
     };
     let types = schema.as_ref().map(|s| s as &dyn MessageTypes);
     let read = match pipeline::read(&input.bytes, request, types) {

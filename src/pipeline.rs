@@ -169,6 +169,7 @@ impl std::error::Error for OpenError {}
 pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
     let limits = request.limits;
     let as_is = || Payload {
+        avro: None,
         bytes: bytes.clone(),
         layers: Vec::new(),
         hint: None,
@@ -322,6 +323,77 @@ pub struct Known {
     pub message: Option<MessageDescriptor>,
 }
 
+/// What the layers peeled off a payload said about it: the format a layer announced, the gRPC
+/// call it is a message of, and what an Avro framing said of its writer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Origin<'a> {
+    /// The format the payload's Content-Type or name suggests (it breaks ties).
+    pub hint: Option<Format>,
+    /// The gRPC call the payload is a message of: its `:path`, and whether it is the request.
+    pub grpc: Option<&'a (String, bool)>,
+    /// What an Avro framing said: a container header's schema and block count, or a
+    /// single-object fingerprint.
+    pub avro: Option<&'a crate::codec::avro::Framed>,
+}
+
+impl<'a> Origin<'a> {
+    /// What `payload`'s layers said; `grpc` is [`crate::capture::Payload::grpc_call`]'s answer,
+    /// held by the caller.
+    pub fn of(payload: &'a crate::capture::Payload, grpc: Option<&'a (String, bool)>) -> Self {
+        Origin {
+            hint: payload.hint,
+            grpc,
+            avro: payload.avro.as_ref(),
+        }
+    }
+
+    /// Only a format hint.
+    pub fn hinted(hint: Option<Format>) -> Origin<'static> {
+        Origin {
+            hint,
+            ..Origin::default()
+        }
+    }
+}
+
+/// The Avro writer's schema for a payload and how many datums it holds: a container header's
+/// own schema; for a single-object fingerprint, the schema of `loaded` that has it; else the
+/// last of `loaded` (the one the user gave last). A fingerprint no loaded schema has is
+/// `Err` with the sentence saying so (the bytes are not read as Avro then: a schema that is not
+/// the writer's would read them wrong).
+pub fn avro_writer(
+    framed: Option<&crate::codec::avro::Framed>,
+    loaded: &[crate::codec::avro::AvroSchema],
+) -> Result<(Option<crate::codec::avro::AvroSchema>, Option<u64>), String> {
+    let Some(framed) = framed else {
+        return Ok((loaded.last().cloned(), None));
+    };
+    if let Some(schema) = &framed.schema {
+        return Ok((Some(schema.clone()), framed.items));
+    }
+    match framed.fingerprint {
+        Some(fp) => match loaded.iter().rev().find(|s| s.fingerprint() == fp) {
+            Some(schema) => Ok((Some(schema.clone()), framed.items)),
+            None => Err(format!(
+                "the Avro single-object header names the schema with fingerprint {fp:#018x} \
+                 (CRC-64-AVRO of its canonical form), and no loaded schema has it{}",
+                match loaded.len() {
+                    0 => "; load the writer's .avsc".to_string(),
+                    _ => format!(
+                        " (loaded: {})",
+                        loaded
+                            .iter()
+                            .map(|s| format!("{} {:#018x}", s.title(), s.fingerprint()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
+            )),
+        },
+        None => Ok((loaded.last().cloned(), framed.items)),
+    }
+}
+
 /// What [`read`] is asked to do with one payload.
 #[derive(Debug, Default)]
 pub struct ReadRequest<'a> {
@@ -352,8 +424,11 @@ pub struct ReadRequest<'a> {
     /// Read a JSON, MessagePack or CBOR payload of this many bytes or more without its value (see
     /// [`Read::skeleton`], [`skeleton_format`]).
     pub skeleton_from: Option<usize>,
-    /// The Avro writer's schema the user gave: with it, Avro is one of the readings.
-    pub avro: Option<crate::codec::avro::AvroSchema>,
+    /// What an Avro framing said of the payload (see [`avro_writer`]).
+    pub avro_framed: Option<&'a crate::codec::avro::Framed>,
+    /// The Avro schemas the user loaded, the default last: with a writer's schema (one of
+    /// these, or a container header's), Avro is one of the readings.
+    pub avro_schemas: &'a [crate::codec::avro::AvroSchema],
 }
 
 /// What [`read`] made of a payload.
@@ -448,11 +523,19 @@ pub fn read(
             }
         }
     };
+    let (avro, avro_items) = match avro_writer(request.avro_framed, request.avro_schemas) {
+        Ok(found) => found,
+        Err(why) => {
+            warnings.push(why);
+            (None, None)
+        }
+    };
     let options = DecodeOptions {
         limits: request.limits,
         protobuf_readings: field_readings,
         message: message.clone(),
-        avro: request.avro.clone(),
+        avro,
+        avro_items,
     };
     // A reading the user chose for a field is one of protobuf: a reading that fails shows its
     // error rather than another format taking the payload.
@@ -464,6 +547,8 @@ pub fn read(
     let mut known = request
         .known
         .filter(|k| k.message == message && options.protobuf_readings.is_empty())
+        // Readings made without the writer's Avro schema lack the Avro one.
+        .filter(|k| options.avro.is_none() || k.readings.iter().any(|r| r.format == Format::Avro))
         .map(|k| k.readings)
         .filter(|r| !r.is_empty());
     if let (Some(format), false) = (request.format, request.list_every_reading) {

@@ -879,6 +879,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         let json = opcode == Some(1)
             && crate::codec::json::is_json(&bytes, &crate::limits::Limits::default());
         out.push(Payload {
+            avro: None,
             bytes: bytes.clone(),
             layers: vec![
                 entry_layer(span),
@@ -991,6 +992,7 @@ fn body_payload(
         }
     }
     Payload {
+        avro: None,
         bytes,
         layers,
         hint,

@@ -150,6 +150,7 @@ pub(crate) fn parse_messages_within(
     if let Some(switch) = parsed.switched {
         if switch.at < input.len() {
             found.push(Payload {
+                avro: None,
                 bytes: input.get(switch.at..).unwrap_or(&[]).into(),
                 layers: vec![Layer {
                     name: switch.layer_name(),
@@ -570,6 +571,7 @@ fn parse_one(
             Err((offset, message, partial)) => {
                 message_layer.span = Span::new(start, input.len());
                 let partial = Payload {
+                    avro: None,
                     bytes: partial.into(),
                     layers: vec![message_layer],
                     hint,
@@ -594,6 +596,7 @@ fn parse_one(
             let why =
                 format!("the body has {available} of the {length} bytes Content-Length announces");
             let partial = Payload {
+                avro: None,
                 bytes: body.into(),
                 layers: vec![message_layer],
                 hint,
@@ -620,6 +623,7 @@ fn parse_one(
         Ok(undone) => body = undone,
         Err((name, message, partial)) => {
             let partial = Payload {
+                avro: None,
                 bytes: partial.into(),
                 layers,
                 hint,
@@ -648,6 +652,7 @@ fn parse_one(
             }
             Err((offset, message)) => {
                 let partial = Payload {
+                    avro: None,
                     bytes: body.into(),
                     layers,
                     hint,
@@ -662,6 +667,7 @@ fn parse_one(
     }
     Ok((
         Payload {
+            avro: None,
             bytes: std::mem::take(&mut body).into(),
             layers,
             hint,

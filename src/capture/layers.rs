@@ -8,14 +8,18 @@
 //! Order of tests at each step (first match wins):
 //! 1. a raw HTTP/1.x request or response ([`super::http`]);
 //! 2. a gzip or zstd stream (by its magic number);
-//! 3. a HAR file ([`super::har`]: a JSON object with `log.entries`), one payload per body, before
+//! 3. an Avro Object Container File (`Obj` 0x01): one payload per data block, decompressed,
+//!    carrying the header's schema and the block's datum count; or Avro single-object encoding
+//!    (`C3 01` and the writer schema's fingerprint), one datum whose schema is looked up by
+//!    fingerprint when it is read ([`crate::pipeline::avro_writer`]);
+//! 4. a HAR file ([`super::har`]: a JSON object with `log.entries`), one payload per body, before
 //!    JSON so that an export is read as the exchanges it holds; then a pasted "Copy as cURL" or
 //!    "Copy as fetch" snippet ([`super::snippet`]), the request it makes;
-//! 4. JSON text: it *is* the payload, unless it is a lone JSON string whose content is itself
+//! 5. JSON text: it *is* the payload, unless it is a lone JSON string whose content is itself
 //!    something to peel (JSON, HTTP, hex, base64…), in which case the content is the next input;
-//! 5. gRPC-Web-text pasted alone: padded base64 chunks back to back that decode to gRPC frames
+//! 6. gRPC-Web-text pasted alone: padded base64 chunks back to back that decode to gRPC frames
 //!    ([`super::grpcweb`]);
-//! 6. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs. A dump
+//! 7. text carrying bytes ([`super::text`]): hex shapes, dumps, base64, `data:` URLs. A dump
 //!    that holds several payloads (Wireshark's follow-stream directions, `tshark -x` packets)
 //!    gives one payload each; a dump broken at a line is a [`CaptureError`] in the "hex dump"
 //!    (or "hex", "hex array") layer at that line's offset, with nothing extracted.
@@ -45,6 +49,12 @@ enum Step {
         layer: Layer,
         bytes: Vec<u8>,
         hint: Option<Format>,
+    },
+    /// One framing layer that says the bytes under it are Avro, and what it says of them.
+    Framed {
+        layer: Layer,
+        bytes: SharedBytes,
+        avro: crate::codec::avro::Framed,
     },
     /// Several payloads (HTTP messages, the directions of a follow-stream dump, the packets of
     /// `tshark -x` output), each with its own layers so far.
@@ -120,6 +130,14 @@ pub(crate) fn unwrap_keeping(
                         current.hint = hint;
                     }
                 }
+                Ok(Step::Framed { layer, bytes, avro }) => {
+                    current.layers.push(layer);
+                    current.bytes = bytes;
+                    current.hint = Some(Format::Avro);
+                    current.avro = Some(avro);
+                    // What is under the framing is the datum: nothing more to peel.
+                    break;
+                }
                 Ok(Step::Many(found)) => {
                     for p in found.into_iter().rev() {
                         work.push(nest(&current, p));
@@ -173,6 +191,14 @@ const PEELERS: &[Peeler] = &[
     Peeler {
         name: "compressed (gzip, zstd)",
         peel: peel_compressed,
+    },
+    Peeler {
+        name: "Avro container",
+        peel: peel_avro_container,
+    },
+    Peeler {
+        name: "Avro single object",
+        peel: peel_avro_single_object,
     },
     Peeler {
         name: "HAR",
@@ -270,6 +296,230 @@ fn peel_compressed(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, 
         },
         bytes: out,
         hint: None,
+    }))
+}
+
+/// An Avro Object Container File (`Obj` 0x01): one payload per data block, its datums
+/// decompressed within the budget and read by the header's schema. A block whose codec fails
+/// is kept as its compressed bytes, cut, with the decoder's words; a block whose sync marker is
+/// wrong is cut (its size or an earlier byte is corrupt) and reading goes on past the next
+/// marker. A block the file ends inside stops the reading, keeping the blocks before it.
+fn peel_avro_container(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
+    use crate::codec::avro::{container, AvroSchema, Framed};
+    if !bytes.starts_with(&container::MAGIC) {
+        return None;
+    }
+    let fail = |offset: usize, message: String, extracted: Vec<Payload>| CaptureError {
+        layer: "Avro container".to_string(),
+        offset,
+        message,
+        extracted,
+    };
+    // A header that cannot be read leaves the file as it is, with the reason.
+    let unread = |why: String| {
+        vec![Payload {
+            bytes: bytes.clone(),
+            cut: Some(format!("the Avro container's header is not read: {why}")),
+            ..Payload::default()
+        }]
+    };
+    let header = match container::read_header(bytes) {
+        Ok(h) => h,
+        Err(e) => return Some(Err(fail(e.offset(), e.to_string(), unread(e.to_string())))),
+    };
+    let schema = match AvroSchema::parse(&header.schema_json, "the container's avro.schema") {
+        Ok(s) => s,
+        Err(e) => {
+            let at = header.get("avro.schema").map_or(0, |m| m.value_span.start);
+            return Some(Err(fail(at, e.to_string(), unread(e.to_string()))));
+        }
+    };
+    let codec = header.codec;
+    let mut found: Vec<Payload> = Vec::new();
+    let mut fault = None;
+    for block in container::blocks(bytes, &header) {
+        let block = match block {
+            Ok(b) => b,
+            Err(e) => {
+                fault = Some(e);
+                break;
+            }
+        };
+        let span = Span::new(block.start, block.sync.end);
+        let compressed = &bytes[block.data.clone()];
+        let budget = cx.budget.left.min(cx.options.max_decompressed);
+        let mut detail = format!("block {}: {} datums", block.index + 1, block.count);
+        let mut payload = Payload {
+            avro: Some(Framed {
+                schema: Some(schema.clone()),
+                items: Some(block.count),
+                fingerprint: None,
+            }),
+            hint: Some(Format::Avro),
+            ..Payload::default()
+        };
+        match container::decompress(codec, compressed, budget) {
+            Ok(data) => {
+                if codec != container::Codec::Null {
+                    detail.push_str(&format!(
+                        ", {codec} {} → {} bytes",
+                        compressed.len(),
+                        data.len()
+                    ));
+                    cx.budget.left = cx.budget.left.saturating_sub(data.len());
+                } else {
+                    detail.push_str(&format!(", {} bytes", data.len()));
+                }
+                payload.bytes = match data {
+                    std::borrow::Cow::Borrowed(_) => bytes.slice(block.data.clone()),
+                    std::borrow::Cow::Owned(v) => v.into(),
+                };
+            }
+            Err(e) => {
+                let why = format!(
+                    "block {} (bytes {}..{}): {e}",
+                    block.index + 1,
+                    block.data.start,
+                    block.data.end
+                );
+                detail.push_str(&format!(
+                    ", {codec} {} bytes, not decompressed",
+                    compressed.len()
+                ));
+                payload.bytes = bytes.slice(block.data.clone());
+                payload.avro = None;
+                payload.hint = None;
+                payload.meta.push(("warning".to_string(), why.clone()));
+                payload.cut = Some(why);
+            }
+        }
+        if !block.sync_ok {
+            let skipped = block.resync.as_ref().map(|r| {
+                let next = r.found.as_ref().map_or_else(
+                    || "none follows".to_string(),
+                    |f| format!("the next is at byte {}", f.start),
+                );
+                format!(
+                    "; bytes {}..{} passed over, {next}",
+                    r.skipped.start, r.skipped.end
+                )
+            });
+            let why = format!(
+                "block {}'s sync marker at bytes {}..{} is not the header's: its size or an \
+                 earlier byte is corrupt{}",
+                block.index + 1,
+                block.sync.start,
+                block.sync.end,
+                skipped.unwrap_or_default()
+            );
+            detail.push_str(", sync marker wrong");
+            payload.meta.push(("warning".to_string(), why.clone()));
+            payload.cut.get_or_insert(why);
+        } else {
+            detail.push_str(", sync marker ok");
+        }
+        payload.layers.push(Layer {
+            name: "Avro block".to_string(),
+            detail,
+            span,
+        });
+        found.push(payload);
+    }
+    // A block the file ends inside keeps what it has: its datums are read as far as they go.
+    if let Some(container::ContainerError::BlockTruncated { block, start, .. }) = &fault {
+        use crate::codec::avro::framing::read_long;
+        let head = read_long(bytes, *start)
+            .and_then(|(count, at)| read_long(bytes, at).map(|(size, data)| (count, size, data)));
+        if let Ok((count, size, data)) = head {
+            let end = usize::try_from(size)
+                .ok()
+                .and_then(|s| data.checked_add(s))
+                .map_or(bytes.len(), |e| e.min(bytes.len()));
+            let why = format!(
+                "the file ends inside block {}: {} of its {size} data bytes are here",
+                block + 1,
+                end - data
+            );
+            let readable = codec == container::Codec::Null;
+            found.push(Payload {
+                bytes: bytes.slice(data..end),
+                avro: readable.then(|| Framed {
+                    schema: Some(schema.clone()),
+                    items: u64::try_from(count).ok(),
+                    fingerprint: None,
+                }),
+                hint: readable.then_some(Format::Avro),
+                layers: vec![Layer {
+                    name: "Avro block".to_string(),
+                    detail: format!("block {}: {count} datums, cut short", block + 1),
+                    span: Span::new(*start, bytes.len()),
+                }],
+                cut: Some(why),
+                ..Payload::default()
+            });
+        }
+    }
+    // An empty file still holds its schema: one payload of no datums says so.
+    if found.is_empty() && fault.is_none() {
+        found.push(Payload {
+            bytes: bytes.slice(header.end..header.end),
+            avro: Some(Framed {
+                schema: Some(schema.clone()),
+                items: Some(0),
+                fingerprint: None,
+            }),
+            hint: Some(Format::Avro),
+            layers: vec![Layer {
+                name: "Avro block".to_string(),
+                detail: "no blocks: the file holds no datums".to_string(),
+                span: Span::new(header.end, header.end),
+            }],
+            ..Payload::default()
+        });
+    }
+    let outer = Layer {
+        name: "Avro container".to_string(),
+        detail: format!(
+            "schema {}, codec {codec}, {} block{}, header {} bytes",
+            schema.title(),
+            found.len(),
+            if found.len() == 1 { "" } else { "s" },
+            header.end
+        ),
+        span: Span::new(0, bytes.len()),
+    };
+    for p in &mut found {
+        p.layers.insert(0, outer.clone());
+    }
+    match fault {
+        Some(e) => Some(Err(fail(e.offset(), e.to_string(), found))),
+        None => Some(Ok(Step::Many(found))),
+    }
+}
+
+/// Avro single-object encoding: `C3 01` and the writer schema's 8-byte fingerprint before one
+/// datum. The schema is found among the loaded ones when the payload is read
+/// ([`crate::pipeline::avro_writer`]).
+fn peel_avro_single_object(
+    bytes: &SharedBytes,
+    _: &mut Cx<'_>,
+) -> Option<Result<Step, CaptureError>> {
+    let found = crate::codec::avro::framing::single_object(bytes)?;
+    Some(Ok(Step::Framed {
+        layer: Layer {
+            name: "Avro single object".to_string(),
+            detail: format!(
+                "schema fingerprint {:#018x} (CRC-64-AVRO), {} bytes of datum",
+                found.fingerprint,
+                found.body.len()
+            ),
+            span: Span::new(found.header.start, found.header.end),
+        },
+        bytes: bytes.slice(found.body),
+        avro: crate::codec::avro::Framed {
+            fingerprint: Some(found.fingerprint),
+            ..Default::default()
+        },
     }))
 }
 
@@ -448,12 +698,17 @@ mod table_tests {
             enc.write_all(b"{}").expect("gzip");
             enc.finish().expect("gzip")
         };
-        let cases: [(&[u8], Option<&str>); 11] = [
+        let cases: [(&[u8], Option<&str>); 13] = [
             (
                 b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
                 Some("HTTP/1.x messages"),
             ),
             (&gzip, Some("compressed (gzip, zstd)")),
+            (b"Obj\x01\x00", Some("Avro container")),
+            (
+                b"\xc3\x01\x01\x02\x03\x04\x05\x06\x07\x08\x02",
+                Some("Avro single object"),
+            ),
             (br#"{"log":{"version":"1.2","entries":[]}}"#, Some("HAR")),
             (
                 b"curl -X POST https://api.example/x -d 'a=1'",

@@ -48,6 +48,9 @@ pub struct Payload {
     /// `QUIC`…), as the capture layer named it from the port and the bytes' shape
     /// ([`super::protocols`]).
     pub protocol: Option<String>,
+    /// What an Avro framing said of the bytes (a container block: the header's schema and the
+    /// block's datum count; single-object encoding: the schema's fingerprint).
+    pub avro: Option<crate::codec::avro::Framed>,
 }
 
 /// Why peeling failed, and what had been found before the fault.
@@ -223,5 +226,6 @@ pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
         // Cut outside is cut inside: the inner layer's own reason is the nearer one.
         cut: inner.cut.or_else(|| outer.cut.clone()),
         protocol: inner.protocol.or_else(|| outer.protocol.clone()),
+        avro: inner.avro.or_else(|| outer.avro.clone()),
     }
 }

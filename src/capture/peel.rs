@@ -461,6 +461,7 @@ fn framed(payload: &Payload, framing: Framing, items: &[sequence::Item]) -> Vec<
         .enumerate()
         .map(|(i, item)| {
             let mut p = Payload {
+                avro: None,
                 bytes: payload.bytes.slice(item.content.range()),
                 layers: payload.layers.clone(),
                 hint: framing.item_format().or(payload.hint),

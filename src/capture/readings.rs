@@ -353,6 +353,23 @@ fn score(
             p.bytes.clone()
         };
         let json = decoded.take_json(&bytes, options);
+        // A container block is read by its header's schema: Avro is one of its readings.
+        let framed_options;
+        let options = match p
+            .avro
+            .as_ref()
+            .and_then(|a| Some((a.schema.clone()?, a.items)))
+        {
+            Some((schema, items)) => {
+                framed_options = DecodeOptions {
+                    avro: Some(schema),
+                    avro_items: items,
+                    ..options.clone()
+                };
+                &framed_options
+            }
+            None => options,
+        };
         let readings = detect_knowing(&bytes, p.hint, options, json.map(KnownDocument::Whole));
         if let Some(best) = readings.first() {
             total += i32::from(best.confidence);

@@ -210,6 +210,7 @@ impl Request {
             detail.push_str(&format!("; {n}"));
         }
         Payload {
+            avro: None,
             bytes: bytes.into(),
             layers: vec![Layer {
                 name: self.kind.to_string(),

@@ -144,6 +144,9 @@ pub struct DecodeOptions {
     pub protobuf_readings: Vec<protobuf::wire::FieldReading>,
     /// The Avro writer's schema; without one, Avro is not read (its bytes carry no types).
     pub avro: Option<avro::AvroSchema>,
+    /// Avro bytes that hold this many datums back to back (a container file's block), read as
+    /// the array of them; `None`: one datum.
+    pub avro_items: Option<u64>,
 }
 
 impl DecodeOptions {

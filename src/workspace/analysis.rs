@@ -25,7 +25,8 @@ use crate::codec::{self, stream, DecodeOptions, Document, EncodeOptions, Fidelit
 use crate::limits::Limits;
 use crate::model::{NodeId, NodeMap, Path, Span, SpanTree, Value};
 use crate::pipeline::{
-    self, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, ReadOutcome, ReadRequest,
+    self, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Origin, ReadOutcome,
+    ReadRequest,
 };
 use crate::profile::sizes::{self, Variant};
 
@@ -502,10 +503,10 @@ pub fn analyze_payload_previewing(
             verdict: found,
         });
     }
+    let call = payload.grpc_call();
     let mut analysis = analyze_previewing(
         &payload.bytes,
-        payload.hint,
-        payload.grpc_call().as_ref(),
+        Origin::of(payload, call.as_ref()),
         choice,
         schemas,
         limits,
@@ -519,29 +520,26 @@ pub fn analyze_payload_previewing(
     Ok(analysis)
 }
 
-/// Detects, decodes and encodes one payload. Checks for cancel between steps. `grpc` is the gRPC
-/// call the payload is a message of (its `:path`, and whether it is the request): when a loaded
-/// schema defines that method, its type is the best match.
+/// Detects, decodes and encodes one payload. Checks for cancel between steps. `origin` is what
+/// its layers said: when a loaded schema defines its gRPC call, the method's type is the best
+/// match; an Avro framing gives or names the writer's schema.
 pub fn analyze(
     bytes: &SharedBytes,
-    hint: Option<Format>,
-    grpc: Option<&(String, bool)>,
+    origin: Origin<'_>,
     choice: &Choice,
     schemas: &SchemaSet,
     limits: &Limits,
     ctx: &JobContext,
 ) -> Result<Analysis, JobError> {
-    analyze_previewing(bytes, hint, grpc, choice, schemas, limits, ctx, &|_| {})
+    analyze_previewing(bytes, origin, choice, schemas, limits, ctx, &|_| {})
 }
 
 /// [`analyze`], handing `preview` the analysis as it fills in: with the source column alone as
 /// soon as the payload is decoded, then again as each encoding is done, and once more when every
 /// column is (before the compressed sizes, which are measured last).
-#[allow(clippy::too_many_arguments)]
 pub fn analyze_previewing(
     bytes: &SharedBytes,
-    hint: Option<Format>,
-    grpc: Option<&(String, bool)>,
+    origin: Origin<'_>,
     choice: &Choice,
     schemas: &SchemaSet,
     limits: &Limits,
@@ -550,8 +548,7 @@ pub fn analyze_previewing(
 ) -> Result<Analysis, JobError> {
     analyze_sized(
         bytes,
-        hint,
-        grpc,
+        origin,
         choice,
         schemas,
         limits,
@@ -566,8 +563,7 @@ pub fn analyze_previewing(
 #[allow(clippy::too_many_arguments)]
 fn analyze_sized(
     bytes: &SharedBytes,
-    hint: Option<Format>,
-    grpc: Option<&(String, bool)>,
+    origin: Origin<'_>,
     choice: &Choice,
     schemas: &SchemaSet,
     limits: &Limits,
@@ -596,7 +592,7 @@ fn analyze_sized(
     let walked_as = pipeline::skeleton_format(
         bytes,
         choice.format,
-        hint,
+        origin.hint,
         &choice.field_readings,
         on_demand_from,
     );
@@ -627,9 +623,10 @@ fn analyze_sized(
     });
     let early_protobuf = std::sync::Mutex::new(early_protobuf.flatten());
     ctx.report(0.05, "ranking message types and detecting the format");
+    let avro_schemas = schemas.avro_schemas();
     let request = ReadRequest {
-        hint,
-        grpc,
+        hint: origin.hint,
+        grpc: origin.grpc,
         verdict: None,
         format: choice.format,
         format_reason: "chosen by the user",
@@ -639,7 +636,8 @@ fn analyze_sized(
         limits: *limits,
         known: None,
         skeleton_from: Some(on_demand_from),
-        avro: schemas.avro_schema().cloned(),
+        avro_framed: origin.avro,
+        avro_schemas: &avro_schemas,
     };
     let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
     let read = match pipeline::read(bytes, request, types) {
@@ -1478,8 +1476,7 @@ mod tests {
                     let run = |from| {
                         analyze_sized(
                             &bytes,
-                            Some(*hint),
-                            None,
+                            Origin::hinted(Some(*hint)),
                             &choice,
                             &schemas,
                             &limits,
@@ -1569,8 +1566,7 @@ mod tests {
                 let run = |choice: &Choice| {
                     analyze_sized(
                         &bytes,
-                        None,
-                        None,
+                        Origin::default(),
                         choice,
                         &schemas,
                         &limits,

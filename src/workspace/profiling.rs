@@ -355,10 +355,10 @@ fn subjects(
                 let Some(payload) = opened.payloads.get(p.payload) else {
                     return Err(JobError::Failed(format!("{}: no payload", p.name)));
                 };
+                let call = payload.grpc_call();
                 Arc::new(analyze(
                     &payload.bytes,
-                    payload.hint,
-                    payload.grpc_call().as_ref(),
+                    crate::pipeline::Origin::of(payload, call.as_ref()),
                     &p.choice,
                     schemas,
                     limits,

@@ -228,13 +228,9 @@ impl SchemaSet {
         self.avro.last().map(|a| &a.schema)
     }
 
-    /// The loaded Avro schema with this CRC-64-AVRO fingerprint (single-object encoding).
-    pub fn avro_by_fingerprint(&self, fingerprint: u64) -> Option<&AvroSchema> {
-        self.avro
-            .iter()
-            .rev()
-            .map(|a| &a.schema)
-            .find(|s| s.fingerprint() == fingerprint)
+    /// Every loaded Avro schema, the last loaded (the default) last.
+    pub fn avro_schemas(&self) -> Vec<AvroSchema> {
+        self.avro.iter().map(|a| a.schema.clone()).collect()
     }
 
     fn push(&mut self, s: LoadedSchema) -> &LoadedSchema {

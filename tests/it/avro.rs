@@ -238,3 +238,229 @@ fn every_samples_avro_is_fastavros_bytes() {
         "every sample fastavro wrote (the large ones are compared by make.py alone)"
     );
 }
+
+/// `convert --all --to json` of a container file: one JSON array per block, read back as the
+/// records in order.
+fn converted_records(path: &Path, args: &[&str]) -> (Vec<serde_json::Value>, String, Option<i32>) {
+    let mut all = vec!["convert", "--all", "--to", "json"];
+    all.extend_from_slice(args);
+    let run = crate::common::run_wirelens(&all, path);
+    let mut records = Vec::new();
+    for line in run.stdout.lines() {
+        let block: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        records.extend(
+            block
+                .as_array()
+                .expect("a block is an array")
+                .iter()
+                .cloned(),
+        );
+    }
+    (records, run.stderr, run.code)
+}
+
+#[test]
+fn the_cli_peels_every_interop_container_to_fastavros_records() {
+    let dir = root().join("tests/data/avro/interop");
+    let mut files = 0;
+    for name in [
+        "weather.avro",
+        "weather-deflate.avro",
+        "weather-snappy.avro",
+        "weather-zstd.avro",
+        "weather-sorted.avro",
+        "syncInMeta.avro",
+        "person-10.avro",
+        "withUnion.avro",
+        "avro-1279-codec.avro",
+        "avro-1279-no-codec.avro",
+    ] {
+        let path = dir.join(name);
+        let expected: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(path.with_extension("expected.json")).expect("expected JSON"),
+        )
+        .expect("JSON");
+        let (records, stderr, code) = converted_records(&path, &[]);
+        assert_eq!(code, Some(0), "{name}: {stderr}");
+        assert!(
+            same_numbers(&serde_json::Value::Array(records), &expected),
+            "{name}"
+        );
+        files += 1;
+    }
+    assert_eq!(files, 10);
+    // Each block is a layer of its own, with its datum count, codec and sync marker.
+    let run = crate::common::run_wirelens(&["inspect", "--no-hex"], &dir.join("syncInMeta.avro"));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "Avro container → Avro block (block 2: 592 datums, deflate 2151 → 16381 bytes, \
+             sync marker ok)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("format: avro"), "{}", run.stdout);
+}
+
+#[test]
+fn broken_containers_keep_what_they_hold_and_say_where_they_break() {
+    let dir = root().join("tests/data/avro/interop/invalid");
+    // The file ends where block 1's sync marker should be: its datums are read, cut.
+    let truncated = dir.join("avro-1238-truncated.avro");
+    let (_, stderr, code) = converted_records(&truncated, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("block 1 (starting at byte 83) cut short: its sync marker needs bytes 89..105 but the input ends at 98"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--partial"), "{stderr}");
+    let (records, stderr, code) = converted_records(&truncated, &["--partial"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(records, [serde_json::json!(null), serde_json::json!(100)]);
+    // A union index past the branches: the error names the byte in the block.
+    let run = crate::common::run_wirelens(
+        &["inspect", "--no-hex"],
+        &dir.join("avro-1237-bad-union-discriminant.avro"),
+    );
+    assert!(
+        run.stdout
+            .contains("stopped at byte 1: the union has 2 branches; index 2 names none"),
+        "{}",
+        run.stdout
+    );
+    // Ten good records, then a stray byte that starts a block of five and ends.
+    let (records, stderr, _) = converted_records(&dir.join("person-10.no-codec.avro"), &[]);
+    assert_eq!(records.len(), 10, "{stderr}");
+    assert!(
+        stderr.contains("block 2 (starting at byte 494): byte size"),
+        "{stderr}"
+    );
+    // A header that does not parse is told, with its offset; the file stays whole.
+    let temp = tempfile::tempdir().expect("temp dir");
+    let bad = temp.path().join("bad.avro");
+    std::fs::write(&bad, b"Obj\x01\x05garbage").expect("write");
+    let run = crate::common::run_wirelens(&["inspect"], &bad);
+    assert!(
+        run.stdout.contains(
+            "error in Avro container at byte 5: header metadata block byte size at byte 5 is \
+             negative"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_single_object_is_read_by_the_loaded_schema_its_fingerprint_names() {
+    let dir = root().join("tests/data/avro/interop");
+    let message = dir.join("messageV1-test_message.bin");
+    let schema = dir.join("messageV1-test_schema.avsc");
+    let expected: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("messageV1-test_message.expected.json")).expect("expected"),
+    )
+    .expect("JSON");
+    let run = crate::common::run_wirelens(
+        &[
+            "convert",
+            "--to",
+            "json",
+            "--avro-schema",
+            schema.to_str().expect("utf-8"),
+        ],
+        &message,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let got: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(got, expected[0]);
+    let run = crate::common::run_wirelens(
+        &[
+            "inspect",
+            "--no-hex",
+            "--avro-schema",
+            schema.to_str().expect("utf-8"),
+        ],
+        &message,
+    );
+    assert!(
+        run.stdout.contains(
+            "via Avro single object (schema fingerprint 0x3df542a2f8e12da9 (CRC-64-AVRO), 28 \
+             bytes of datum)"
+        ),
+        "{}",
+        run.stdout
+    );
+    // Another schema is not the writer's: the bytes are not read by it, and the warning says
+    // which fingerprint is wanted.
+    let run = crate::common::run_wirelens(
+        &[
+            "convert",
+            "--to",
+            "json",
+            "--avro-schema",
+            dir.join("weather.avsc").to_str().expect("utf-8"),
+        ],
+        &message,
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("fingerprint 0x3df542a2f8e12da9")
+            && run.stderr.contains("no loaded schema has it"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_bad_block_is_cut_and_the_blocks_after_it_are_still_read() {
+    use wirelens::capture::{unwrap, UnwrapOptions};
+    let path = root().join("tests/data/avro/interop/syncInMeta.avro");
+    let good = std::fs::read(&path).expect("file");
+    let header = container::read_header(&good).expect("header");
+    let blocks: Vec<container::Block> = container::blocks(&good, &header)
+        .map(|b| b.expect("block"))
+        .collect();
+    assert!(blocks.len() >= 4, "{} blocks", blocks.len());
+    let whole = unwrap(&good, &UnwrapOptions::default()).expect("peels");
+    assert_eq!(whole.len(), blocks.len());
+    assert!(whole.iter().all(|p| p.cut.is_none()));
+
+    // Block 1's deflate data is broken: it is kept as its compressed bytes, cut, with the
+    // inflater's words; every other block is read.
+    let mut bad = good.clone();
+    let data = blocks[0].data.clone();
+    bad[data.start..data.start + 8].fill(0xff);
+    let found = unwrap(&bad, &UnwrapOptions::default()).expect("peels");
+    assert_eq!(found.len(), blocks.len());
+    let cut = found[0].cut.as_deref().expect("block 1 is cut");
+    assert!(
+        cut.starts_with(&format!(
+            "block 1 (bytes {}..{}): deflate",
+            data.start, data.end
+        )),
+        "{cut}"
+    );
+    assert!(found[0].avro.is_none());
+    assert_eq!(found[0].bytes, &bad[data.clone()]);
+    assert!(found[1..]
+        .iter()
+        .all(|p| p.cut.is_none() && p.avro.is_some()));
+
+    // Block 2's sync marker is wrong: it is cut, the next block is passed over to the next
+    // marker (the warning says which bytes), and reading goes on.
+    let mut bad = good.clone();
+    let sync = blocks[1].sync.clone();
+    bad[sync.start] ^= 0xff;
+    let found = unwrap(&bad, &UnwrapOptions::default()).expect("peels");
+    assert_eq!(found.len(), blocks.len() - 1);
+    let cut = found[1].cut.as_deref().expect("block 2 is cut");
+    assert!(
+        cut.contains(&format!(
+            "block 2's sync marker at bytes {}..{} is not the header's",
+            sync.start, sync.end
+        )) && cut.contains("passed over"),
+        "{cut}"
+    );
+    assert!(found[1].layers[1].detail.contains("sync marker wrong"));
+    assert!(found[2..].iter().all(|p| p.cut.is_none()));
+}

@@ -153,7 +153,7 @@ pub enum ContainerError {
         span: Range<usize>,
     },
     /// A block's count or size varint is malformed or cut short.
-    #[error("block {block} (starting at byte {start}): {what}: {source}")]
+    #[error("block {n} (starting at byte {start}): {what}: {source}", n = .block + 1)]
     BlockVarint {
         /// Block number, from 0.
         block: usize,
@@ -165,7 +165,10 @@ pub enum ContainerError {
         source: VarintError,
     },
     /// A block's object count or byte size is negative or beyond [`MAX_BLOCK_SIZE`].
-    #[error("block {block} (starting at byte {start}): {what} {value} at byte {at} is invalid")]
+    #[error(
+        "block {n} (starting at byte {start}): {what} {value} at byte {at} is invalid",
+        n = .block + 1
+    )]
     BlockValue {
         /// Block number, from 0.
         block: usize,
@@ -180,8 +183,9 @@ pub enum ContainerError {
     },
     /// A block's data or sync marker runs past the end of the input.
     #[error(
-        "block {block} (starting at byte {start}) cut short: its {what} needs bytes \
-         {at}..{needed} but the input ends at {len}"
+        "block {n} (starting at byte {start}) cut short: its {what} needs bytes \
+         {at}..{needed} but the input ends at {len}",
+        n = .block + 1
     )]
     BlockTruncated {
         /// Block number, from 0.
@@ -230,6 +234,26 @@ pub enum ContainerError {
         /// The CRC of the decompressed data.
         actual: u32,
     },
+}
+
+impl ContainerError {
+    /// The byte of the input the fault is at, as near as the error knows it (0 for faults of
+    /// the header as a whole, and of a block's decompressed data).
+    pub fn offset(&self) -> usize {
+        match self {
+            ContainerError::HeaderTruncated { at, .. }
+            | ContainerError::HeaderNegative { at, .. }
+            | ContainerError::MapBlockSize { at, .. }
+            | ContainerError::BlockValue { at, .. }
+            | ContainerError::BlockTruncated { at, .. } => *at,
+            ContainerError::HeaderVarint { source, .. }
+            | ContainerError::BlockVarint { source, .. } => source.offset(),
+            ContainerError::SchemaNotUtf8 { span } | ContainerError::UnknownCodec { span, .. } => {
+                span.start
+            }
+            _ => 0,
+        }
+    }
 }
 
 /// One metadata entry of the header.
@@ -1111,7 +1135,8 @@ mod tests {
             let got = collect(&v);
             assert_eq!(got.len(), 1, "{case:02x?}");
             let err = got[0].clone().expect_err("error");
-            assert!(err.to_string().contains("block 0"), "{err}");
+            // Blocks are numbered from 1 for the user, as the peeled layers number them.
+            assert!(err.to_string().contains("block 1 "), "{err}");
         }
         // A huge but valid object count with an empty block is fine (no allocation by count).
         let mut tail = vec![

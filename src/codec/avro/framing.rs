@@ -46,6 +46,17 @@ pub enum VarintError {
     },
 }
 
+impl VarintError {
+    /// Where the varint starts.
+    pub fn offset(&self) -> usize {
+        match self {
+            VarintError::Truncated { at, .. }
+            | VarintError::Overlong { at }
+            | VarintError::Overflow { at } => *at,
+        }
+    }
+}
+
 /// Reads an Avro `long` (a zigzag-encoded little-endian base-128 varint) at offset `at`.
 ///
 /// Returns the decoded value and the offset just past the varint. Encodings longer than

@@ -23,6 +23,19 @@ use crate::codec::{DecodeError, DecodeOptions, Document, EncodeError, Encoded, E
 use crate::codec::{EncodeOptions, Format};
 use crate::model::{Path, Value};
 
+/// What a framing around Avro bytes said about them: a container file's header gives the
+/// writer's schema and each block's datum count; single-object encoding names the schema by its
+/// fingerprint, for the face to find among the schemas the user loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Framed {
+    /// The writer's schema, when the framing carries it (a container's header).
+    pub schema: Option<AvroSchema>,
+    /// How many datums the bytes hold back to back (a container block); `None`: one.
+    pub items: Option<u64>,
+    /// The CRC-64-AVRO fingerprint of the writer's schema, when the framing names it so.
+    pub fingerprint: Option<u64>,
+}
+
 /// Stack for decoding a recursive schema's data, per level of nesting.
 const STACK_PER_LEVEL: usize = 16 << 10;
 
@@ -46,6 +59,11 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             partial: None,
         });
     };
+    if let Some(count) = options.avro_items {
+        return on_deep_stack(schema, &options.limits, || {
+            decode::decode_run(bytes, schema, count, &options.limits)
+        });
+    }
     on_deep_stack(schema, &options.limits, || {
         decode::decode_datum(bytes, schema, &options.limits)
     })
