@@ -22,6 +22,7 @@ use crate::capture::tls::KeyLog;
 use crate::capture::{
     peel_readings, Framing, LayerReading, PeelChoice, ReadingSummary, SharedBytes, Split,
 };
+use crate::codec::avro::registry::Registry;
 use crate::codec::avro::AvroSchema;
 use crate::codec::protobuf::dynamic::{
     proto3_json_of_value, to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions,
@@ -257,6 +258,14 @@ pub struct SchemaArgs {
     /// The Avro schema once read.
     #[arg(skip)]
     pub avro_loaded: OnceLock<Option<AvroSchema>>,
+    /// Confluent Schema Registry schemas: a folder of <id>.avsc, <id>.proto and <id>.json
+    /// files, or a JSON file of the registry's answers (GET /schemas). A payload that starts
+    /// with a zero byte and an id found here is read by that schema, its framing peeled.
+    #[arg(long, value_name = "DIR|FILE.json")]
+    pub registry: Option<PathBuf>,
+    /// The registry once read.
+    #[arg(skip)]
+    pub registry_loaded: OnceLock<Option<Registry>>,
 }
 
 /// The `--limit` help: every name [`Limits::set`] takes, so the list cannot fall behind it.
@@ -304,6 +313,20 @@ impl SchemaArgs {
             .map_err(|e| Failure::Input(format!("error: {e}")))?;
         let _ = self.avro_loaded.set(schema.clone());
         Ok(schema)
+    }
+
+    /// The registry `--registry` names, if any.
+    fn registry(&self) -> Result<Option<&Registry>, Failure> {
+        if let Some(registry) = self.registry_loaded.get() {
+            return Ok(registry.as_ref());
+        }
+        let registry = self
+            .registry
+            .as_deref()
+            .map(Registry::load)
+            .transpose()
+            .map_err(|e| Failure::Input(format!("error: --registry {e}")))?;
+        Ok(self.registry_loaded.get_or_init(|| registry).as_ref())
     }
 
     fn load_files(&self) -> Result<Option<Schema>, Failure> {
@@ -611,6 +634,7 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
         keys: keys.as_ref(),
         message,
         hint: input.hint,
+        registry: args.schema.registry()?,
     };
     let opened = pipeline::open(&input.bytes, &request).map_err(|e| match e {
         OpenError::NoSuchReading { asked, count } => Failure::Usage(format!(

@@ -59,6 +59,9 @@ pub struct OpenRequest<'a> {
     /// The format the input's name suggests: given to every payload without a hint of its own
     /// (a Content-Type says more than a file name).
     pub hint: Option<Format>,
+    /// Schemas by Confluent Schema Registry id: a payload that starts with a zero byte and an
+    /// id this registry has is peeled of that framing ([`frame_by_registry`]).
+    pub registry: Option<&'a crate::codec::avro::registry::Registry>,
 }
 
 impl OpenRequest<'_> {
@@ -70,6 +73,7 @@ impl OpenRequest<'_> {
             keys: None,
             message: None,
             hint: None,
+            registry: None,
         }
     }
 }
@@ -251,6 +255,14 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
             }
         }
     }
+    if let Some(registry) = request.registry {
+        for (i, p) in payloads.iter_mut().enumerate() {
+            if frame_by_registry(p, registry) {
+                // Readings of the framed bytes are not the body's.
+                detected.retain(|(j, _)| *j != i);
+            }
+        }
+    }
     let mut hinted = Vec::new();
     for (i, p) in payloads.iter_mut().enumerate() {
         if p.hint.is_none() && request.hint.is_some() {
@@ -275,6 +287,72 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
         hint: request.hint,
         hinted,
     })
+}
+
+/// Peels the Confluent Schema Registry framing off `payload` when its first five bytes are the
+/// zero magic byte and an id `registry` has: the body is read by that schema (Avro), after its
+/// message-index list (Protobuf, listed in the layer), or as JSON. Five bytes prove nothing
+/// alone, so an id the registry lacks leaves the payload as it is. A framing that breaks after a
+/// known id (a message-index list that runs past the end) is told in a warning, the payload
+/// left whole. Returns whether the payload was changed.
+pub fn frame_by_registry(
+    payload: &mut Payload,
+    registry: &crate::codec::avro::registry::Registry,
+) -> bool {
+    use crate::codec::avro::framing::{confluent, RegistryKind};
+    let head = payload
+        .bytes
+        .peek(|b| b.get(..5).map(|h| [h[0], h[1], h[2], h[3], h[4]]));
+    let Some([0, a, b, c, d]) = head else {
+        return false;
+    };
+    if payload.avro.is_some() {
+        return false;
+    }
+    let id = u32::from_be_bytes([a, b, c, d]);
+    let Some(schema) = registry.get(id) else {
+        return false;
+    };
+    let framed = match confluent(&payload.bytes, schema.kind) {
+        Ok(f) => f,
+        Err(e) => {
+            payload.meta.push((
+                "warning".to_string(),
+                format!(
+                    "schema id {id} is in the registry ({}), but {e}",
+                    schema.origin
+                ),
+            ));
+            return false;
+        }
+    };
+    let (format, kind) = match schema.kind {
+        RegistryKind::Avro => (Format::Avro, "Avro"),
+        RegistryKind::Protobuf => (Format::Protobuf, "Protobuf"),
+        RegistryKind::Json => (Format::Json, "JSON Schema"),
+    };
+    let mut detail = format!("schema id {id}, {kind}");
+    if let Some(subject) = &schema.subject {
+        detail.push_str(&format!(", subject {subject}"));
+    }
+    if schema.kind == RegistryKind::Protobuf {
+        let path: Vec<String> = framed.indexes.iter().map(i64::to_string).collect();
+        detail.push_str(&format!(", message index path [{}]", path.join(", ")));
+    }
+    payload.layers.push(crate::capture::Layer {
+        name: "Confluent Schema Registry framing".to_string(),
+        detail,
+        span: crate::model::Span::new(framed.header.start, framed.header.end),
+    });
+    payload.bytes = payload.bytes.slice(framed.body);
+    payload.hint = Some(format);
+    if let Some(avro) = &schema.avro {
+        payload.avro = Some(crate::codec::avro::Framed {
+            schema: Some(avro.clone()),
+            ..Default::default()
+        });
+    }
+    true
 }
 
 /// The message types a face has loaded: one schema (the CLI's `--proto` /
@@ -712,6 +790,60 @@ fn skeleton(
 mod tests {
     use super::*;
     use crate::capture::detect;
+
+    #[test]
+    fn registry_framing_is_peeled_only_for_a_known_id() {
+        use crate::codec::avro::registry::Registry;
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join("5.proto"),
+            "syntax = \"proto3\"; message M {}",
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("6.avsc"), "\"long\"").expect("write");
+        let registry = Registry::load(dir.path()).expect("registry");
+        let payload = |bytes: &[u8]| Payload {
+            bytes: bytes.into(),
+            ..Payload::default()
+        };
+        // Protobuf: the message-index list [1, 0] (count 2, then 1 and 0, zigzag) is part of
+        // the framing; the body is the message.
+        let mut p = payload(&[0, 0, 0, 0, 5, 4, 2, 0, 0x08, 0x01]);
+        assert!(frame_by_registry(&mut p, &registry));
+        assert_eq!(p.bytes, [0x08, 0x01]);
+        assert_eq!(p.hint, Some(Format::Protobuf));
+        assert_eq!(
+            p.layers[0].detail,
+            "schema id 5, Protobuf, message index path [1, 0]"
+        );
+        assert_eq!((p.layers[0].span.start, p.layers[0].span.end), (0, 8));
+        // Avro: the body is read by the registry's schema.
+        let mut p = payload(&[0, 0, 0, 0, 6, 0x54]);
+        assert!(frame_by_registry(&mut p, &registry));
+        assert_eq!(p.hint, Some(Format::Avro));
+        let framed = p
+            .avro
+            .as_ref()
+            .and_then(|a| a.schema.as_ref())
+            .expect("schema");
+        assert_eq!(framed.canonical_form(), "\"long\"");
+        // An id the registry lacks, and a payload that does not start with zero: left alone.
+        for bytes in [&[0u8, 0, 0, 0, 7, 1][..], &[1, 0, 0, 0, 6, 1]] {
+            let mut p = payload(bytes);
+            assert!(!frame_by_registry(&mut p, &registry));
+            assert_eq!(p.bytes, bytes);
+            assert!(p.layers.is_empty() && p.meta.is_empty());
+        }
+        // A known id whose index list runs past the end: told, the payload kept whole.
+        let mut p = payload(&[0, 0, 0, 0, 5, 20, 2]);
+        assert!(!frame_by_registry(&mut p, &registry));
+        assert_eq!(p.bytes.len(), 7);
+        let (_, warning) = &p.meta[0];
+        assert!(
+            warning.starts_with("schema id 5 is in the registry"),
+            "{warning}"
+        );
+    }
 
     const SCHEMA: &str = r#"syntax = "proto3";
 package t;

@@ -57,6 +57,7 @@ pub fn open(
         keys,
         message: None,
         hint: source.hint(),
+        registry: None,
     };
     pipeline::open(&SharedBytes::shared(source.clone()), &request)
 }

@@ -464,3 +464,40 @@ fn a_bad_block_is_cut_and_the_blocks_after_it_are_still_read() {
     assert!(found[1].layers[1].detail.contains("sync marker wrong"));
     assert!(found[2..].iter().all(|p| p.cut.is_none()));
 }
+
+#[test]
+fn confluent_framed_payloads_read_as_the_kafka_clients_deserializer_reads_them() {
+    let dir = root().join("tests/fixtures/avro/confluent");
+    let registry = dir.join("registry.json");
+    let registry = registry.to_str().expect("utf-8");
+    for (name, layer) in [
+        ("order-1", "schema id 1, Avro, subject orders-value"),
+        ("order-2", "schema id 1, Avro, subject orders-value"),
+        ("event", "schema id 2, JSON Schema, subject events-value"),
+    ] {
+        let path = dir.join(format!("{name}.bin"));
+        let expected: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.join(format!("{name}.expected.json"))).expect("expected"),
+        )
+        .expect("JSON");
+        let run = crate::common::run_wirelens(
+            &["convert", "--to", "json", "--registry", registry],
+            &path,
+        );
+        assert_eq!(run.code, Some(0), "{name}: {}", run.stderr);
+        let got: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+        assert_eq!(got, expected, "{name}");
+        let run =
+            crate::common::run_wirelens(&["inspect", "--no-hex", "--registry", registry], &path);
+        assert!(
+            run.stdout
+                .contains(&format!("via Confluent Schema Registry framing ({layer})")),
+            "{name}: {}",
+            run.stdout
+        );
+    }
+    // Without the registry, five bytes prove nothing: the payload is not guessed as framed.
+    let run = crate::common::run_wirelens(&["inspect", "--no-hex"], &dir.join("order-1.bin"));
+    assert!(!run.stdout.contains("Confluent"), "{}", run.stdout);
+    assert!(run.stdout.contains("no known format"), "{}", run.stdout);
+}

@@ -14,6 +14,7 @@ mod decode;
 mod encode;
 pub mod framing;
 pub mod infer;
+pub mod registry;
 pub mod resolve;
 mod schema;
 

@@ -1,0 +1,259 @@
+//! Schemas by Confluent Schema Registry id, read from files: the registry's own answers saved as
+//! JSON, or a folder of `<id>.avsc` files.
+//!
+//! A Kafka record serialized with a registry starts with a zero byte and the 4-byte schema id
+//! ([`super::framing::confluent`]). Those five bytes prove nothing on their own (any buffer may
+//! start with a zero), so wirelens peels them only for an id the user's registry files know,
+//! and reads the body by that schema: Avro by its schema, Protobuf after its message-index
+//! list, JSON as JSON.
+//!
+//! What is read:
+//! - a folder: `<id>.avsc` (an Avro schema), `<id>.proto` (Protobuf; the text is kept, the
+//!   message type is given with `--proto`/`--message` as for any protobuf payload), `<id>.json`
+//!   (a registry answer, below); other files are left alone;
+//! - a JSON file: one registry answer with an `id` (`GET /subjects/{subject}/versions/{version}`)
+//!   or an array of them (`GET /schemas`). An answer holds the schema as text in `schema`, and
+//!   `schemaType` (`AVRO` when absent, `PROTOBUF`, `JSON`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::framing::RegistryKind;
+use super::AvroSchema;
+
+/// Most registry files read from one folder, and most answers in one file.
+pub const MAX_SCHEMAS: usize = 100_000;
+
+/// Largest registry file read, in bytes.
+pub const MAX_FILE: u64 = 64 << 20;
+
+/// One schema of the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistrySchema {
+    /// The registry's id for it.
+    pub id: u32,
+    /// What kind of schema it is, which decides what follows the 5-byte header.
+    pub kind: RegistryKind,
+    /// The subject it was registered under, when the answer says.
+    pub subject: Option<String>,
+    /// The parsed schema, for Avro.
+    pub avro: Option<AvroSchema>,
+    /// Where it was read from.
+    pub origin: String,
+}
+
+/// Schemas by registry id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Registry {
+    schemas: BTreeMap<u32, RegistrySchema>,
+}
+
+impl Registry {
+    /// Reads a folder of `<id>.avsc`/`<id>.proto`/`<id>.json` files, or one JSON file of
+    /// registry answers. Errors name the file and what is wrong with it.
+    pub fn load(path: &Path) -> Result<Registry, String> {
+        let mut registry = Registry::default();
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path)
+                .map_err(|e| format!("{}: cannot list the folder: {e}", path.display()))?;
+            let mut files: Vec<_> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect();
+            files.sort();
+            for file in files {
+                let Some(stem) = file.file_stem().and_then(|s| s.to_str()) else {
+                    continue;
+                };
+                let ext = file
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .unwrap_or_default();
+                if !matches!(ext, "avsc" | "proto" | "json") {
+                    continue;
+                }
+                let id: Option<u32> = stem.parse().ok();
+                let text = read_text(&file)?;
+                let origin = file.display().to_string();
+                match (ext, id) {
+                    ("json", _) => registry.add_answers(&text, &origin, id)?,
+                    (_, None) => {
+                        return Err(format!(
+                            "{origin}: a registry folder names each schema file by its id \
+                             (e.g. 42.{ext})"
+                        ))
+                    }
+                    ("avsc", Some(id)) => {
+                        registry.add(id, RegistryKind::Avro, None, &text, &origin)?
+                    }
+                    (_, Some(id)) => {
+                        registry.add(id, RegistryKind::Protobuf, None, &text, &origin)?
+                    }
+                }
+            }
+        } else {
+            let text = read_text(path)?;
+            registry.add_answers(&text, &path.display().to_string(), None)?;
+        }
+        if registry.schemas.is_empty() {
+            return Err(format!(
+                "{}: no schema found (a folder of <id>.avsc, <id>.proto or <id>.json files, or \
+                 a JSON file of the registry's answers)",
+                path.display()
+            ));
+        }
+        Ok(registry)
+    }
+
+    /// The schema with this id.
+    pub fn get(&self, id: u32) -> Option<&RegistrySchema> {
+        self.schemas.get(&id)
+    }
+
+    /// How many schemas it holds.
+    pub fn len(&self) -> usize {
+        self.schemas.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.schemas.is_empty()
+    }
+
+    fn add(
+        &mut self,
+        id: u32,
+        kind: RegistryKind,
+        subject: Option<String>,
+        text: &str,
+        origin: &str,
+    ) -> Result<(), String> {
+        if self.schemas.len() >= MAX_SCHEMAS {
+            return Err(format!("{origin}: more than {MAX_SCHEMAS} schemas"));
+        }
+        let avro = match kind {
+            RegistryKind::Avro => Some(
+                AvroSchema::parse(text, &format!("{origin}, schema id {id}"))
+                    .map_err(|e| e.to_string())?,
+            ),
+            _ => None,
+        };
+        self.schemas.insert(
+            id,
+            RegistrySchema {
+                id,
+                kind,
+                subject,
+                avro,
+                origin: origin.to_string(),
+            },
+        );
+        Ok(())
+    }
+
+    /// One registry answer, or an array of them. `file_id` is the id a folder's file name
+    /// gives, for an answer without one (`GET /schemas/ids/{id}`).
+    fn add_answers(
+        &mut self,
+        text: &str,
+        origin: &str,
+        file_id: Option<u32>,
+    ) -> Result<(), String> {
+        let json: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("{origin}: not JSON: {e}"))?;
+        let answers = match &json {
+            serde_json::Value::Array(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        for (i, answer) in answers.into_iter().enumerate() {
+            let at = |what: &str| format!("{origin}: answer {}: {what}", i + 1);
+            let Some(schema) = answer.get("schema").and_then(|s| s.as_str()) else {
+                return Err(at(
+                    "no \"schema\" text (a registry answer holds the schema as a string)",
+                ));
+            };
+            let id = match answer.get("id") {
+                Some(v) => v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| at("\"id\" is not a schema id (0 to 4294967295)"))?,
+                None => file_id.ok_or_else(|| {
+                    at("no \"id\": save the answer as <id>.json in a registry folder, or add the id")
+                })?,
+            };
+            let kind = match answer.get("schemaType").and_then(|t| t.as_str()) {
+                None | Some("AVRO") => RegistryKind::Avro,
+                Some("PROTOBUF") => RegistryKind::Protobuf,
+                Some("JSON") => RegistryKind::Json,
+                Some(other) => return Err(at(&format!("unknown schemaType {other:?}"))),
+            };
+            let subject = answer
+                .get("subject")
+                .and_then(|s| s.as_str())
+                .map(str::to_string);
+            self.add(id, kind, subject, schema, origin)?;
+        }
+        Ok(())
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.len() > MAX_FILE {
+        return Err(format!(
+            "{}: {} bytes, more than a registry file holds ({MAX_FILE})",
+            path.display(),
+            meta.len()
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_and_answers_are_read_by_id() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join("7.avsc"),
+            r#"{"type":"record","name":"A","fields":[]}"#,
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("8.json"), r#"{"schema": "\"long\""}"#).expect("write");
+        std::fs::write(
+            dir.path().join("answers.json"),
+            r#"[{"subject":"t-value","version":1,"id":9,"schemaType":"PROTOBUF","schema":"syntax = \"proto3\"; message M {}"},
+                {"id":10,"schemaType":"JSON","schema":"{}"}]"#,
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("notes.txt"), "left alone").expect("write");
+        let r = Registry::load(dir.path()).expect("loads");
+        assert_eq!(r.len(), 4);
+        assert_eq!(r.get(7).map(|s| s.kind), Some(RegistryKind::Avro));
+        assert_eq!(
+            r.get(8)
+                .and_then(|s| s.avro.as_ref())
+                .map(|a| a.canonical_form().to_string()),
+            Some("\"long\"".to_string())
+        );
+        let nine = r.get(9).expect("id 9");
+        assert_eq!(
+            (nine.kind, nine.subject.as_deref()),
+            (RegistryKind::Protobuf, Some("t-value"))
+        );
+        assert_eq!(r.get(10).map(|s| s.kind), Some(RegistryKind::Json));
+
+        // An answer without an id outside a folder cannot be placed.
+        let lone = dir.path().join("lone.json");
+        std::fs::write(&lone, r#"{"schema": "\"int\""}"#).expect("write");
+        let err = Registry::load(&lone).expect_err("no id");
+        assert!(err.contains("answer 1: no \"id\""), "{err}");
+        // A broken schema names its file and id.
+        std::fs::write(dir.path().join("11.avsc"), "{\"type\": \"nothing\"}").expect("write");
+        let err = Registry::load(dir.path()).expect_err("bad schema");
+        assert!(err.contains("11.avsc, schema id 11"), "{err}");
+    }
+}
