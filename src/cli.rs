@@ -258,6 +258,14 @@ pub struct SchemaArgs {
     /// The Avro schema once read.
     #[arg(skip)]
     pub avro_loaded: OnceLock<Option<AvroSchema>>,
+    /// An Avro reader's schema (.avsc): Avro payloads are read as this schema reads what the
+    /// writer's schema wrote (the specification's schema resolution: promotions, defaults for
+    /// added fields, dropped fields, aliases, enum defaults, union branches).
+    #[arg(long, value_name = "FILE.avsc")]
+    pub reader_schema: Option<PathBuf>,
+    /// The reader's schema once read.
+    #[arg(skip)]
+    pub reader_loaded: OnceLock<Option<AvroSchema>>,
     /// Confluent Schema Registry schemas: a folder of <id>.avsc, <id>.proto and <id>.json
     /// files, or a JSON file of the registry's answers (GET /schemas). A payload that starts
     /// with a zero byte and an id found here is read by that schema, its framing peeled.
@@ -313,6 +321,20 @@ impl SchemaArgs {
             .map_err(|e| Failure::Input(format!("error: {e}")))?;
         let _ = self.avro_loaded.set(schema.clone());
         Ok(schema)
+    }
+
+    /// The Avro reader's schema `--reader-schema` names, if any.
+    fn reader(&self) -> Result<Option<&AvroSchema>, Failure> {
+        if let Some(schema) = self.reader_loaded.get() {
+            return Ok(schema.as_ref());
+        }
+        let schema = self
+            .reader_schema
+            .as_deref()
+            .map(AvroSchema::from_file)
+            .transpose()
+            .map_err(|e| Failure::Input(format!("error: --reader-schema {e}")))?;
+        Ok(self.reader_loaded.get_or_init(|| schema).as_ref())
     }
 
     /// The registry `--registry` names, if any.
@@ -752,6 +774,7 @@ fn read_payload_knowing(
         skeleton_from: None,
         avro_framed: input.avro.as_ref(),
         avro_schemas: avro.as_slice(),
+        avro_reader: args.schema.reader()?,
     };
     let types = schema.as_ref().map(|s| s as &dyn MessageTypes);
     let read = match pipeline::read(&input.bytes, request, types) {
@@ -1038,6 +1061,13 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             )?;
         }
     }
+    if read
+        .readings
+        .first()
+        .is_some_and(|r| r.format == Format::Avro)
+    {
+        write_resolution(out, &input, &args.input)?;
+    }
     let (doc, error) = match read.outcome {
         Ok(doc) => (Some(doc), None),
         Err(mut e) => (e.partial.take().map(|d| *d), Some(e)),
@@ -1059,6 +1089,34 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         Some(e) => Err(Failure::Input(e.to_string())),
         None => Ok(()),
     }
+}
+
+/// With `--reader-schema`: which rule of the specification's schema resolution reads each place
+/// of the reader's schema from what the writer's schema wrote.
+fn write_resolution(out: &mut dyn Write, input: &Input, args: &InputArgs) -> Result<(), Failure> {
+    let Some(reader) = args.schema.reader()? else {
+        return Ok(());
+    };
+    let loaded = args.schema.avro()?;
+    let Ok((Some(writer), _)) = pipeline::avro_writer(input.avro.as_ref(), loaded.as_slice())
+    else {
+        return Ok(());
+    };
+    match crate::codec::avro::resolve::plan(writer.root(), reader.root()) {
+        Ok(plan) => {
+            writeln!(
+                out,
+                "schema resolution: written as {}, read as {}:",
+                writer.title(),
+                reader.title()
+            )?;
+            for (path, rule) in plan.rules() {
+                writeln!(out, "  {path}: {rule}")?;
+            }
+        }
+        Err(e) => writeln!(out, "schema resolution: {e}")?,
+    }
+    Ok(())
 }
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {

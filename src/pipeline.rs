@@ -507,6 +507,8 @@ pub struct ReadRequest<'a> {
     /// The Avro schemas the user loaded, the default last: with a writer's schema (one of
     /// these, or a container header's), Avro is one of the readings.
     pub avro_schemas: &'a [crate::codec::avro::AvroSchema],
+    /// The Avro reader's schema: Avro is read as it reads the writer's data.
+    pub avro_reader: Option<&'a crate::codec::avro::AvroSchema>,
 }
 
 /// What [`read`] made of a payload.
@@ -614,6 +616,7 @@ pub fn read(
         message: message.clone(),
         avro,
         avro_items,
+        avro_reader: request.avro_reader.cloned(),
     };
     // A reading the user chose for a field is one of protobuf: a reading that fails shows its
     // error rather than another format taking the payload.

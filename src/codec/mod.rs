@@ -144,6 +144,9 @@ pub struct DecodeOptions {
     pub protobuf_readings: Vec<protobuf::wire::FieldReading>,
     /// The Avro writer's schema; without one, Avro is not read (its bytes carry no types).
     pub avro: Option<avro::AvroSchema>,
+    /// The Avro reader's schema: the data, decoded by the writer's schema, is read as this
+    /// schema reads it (the specification's schema resolution; [`avro::resolved`]).
+    pub avro_reader: Option<avro::AvroSchema>,
     /// Avro bytes that hold this many datums back to back (a container file's block), read as
     /// the array of them; `None`: one datum.
     pub avro_items: Option<u64>,

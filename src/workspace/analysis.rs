@@ -639,6 +639,7 @@ fn analyze_sized(
         skeleton_from: Some(on_demand_from),
         avro_framed: origin.avro,
         avro_schemas: &avro_schemas,
+        avro_reader: None,
     };
     let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
     let read = match pipeline::read(bytes, request, types) {

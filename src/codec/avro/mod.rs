@@ -16,6 +16,7 @@ pub mod framing;
 pub mod infer;
 pub mod registry;
 pub mod resolve;
+pub mod resolved;
 mod schema;
 
 pub use schema::{AvroSchema, AvroSchemaError, RawSchema};
@@ -60,14 +61,56 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             partial: None,
         });
     };
-    if let Some(count) = options.avro_items {
-        return on_deep_stack(schema, &options.limits, || {
-            decode::decode_run(bytes, schema, count, &options.limits)
-        });
-    }
     on_deep_stack(schema, &options.limits, || {
-        decode::decode_datum(bytes, schema, &options.limits)
+        let written = match options.avro_items {
+            Some(count) => decode::decode_run(bytes, schema, count, &options.limits),
+            None => decode::decode_datum(bytes, schema, &options.limits),
+        };
+        match &options.avro_reader {
+            Some(reader) => read_by(
+                written?,
+                bytes,
+                schema,
+                reader,
+                options.avro_items.is_some(),
+            ),
+            None => written,
+        }
     })
+}
+
+/// The writer's document as the `reader` schema reads it ([`resolved::read_with`]); a reader
+/// that cannot read what the writer wrote is an error naming the field and the rule, with the
+/// writer's document as the partial one.
+fn read_by(
+    written: Document,
+    bytes: &[u8],
+    writer: &AvroSchema,
+    reader: &AvroSchema,
+    run: bool,
+) -> Result<Document, DecodeError> {
+    let fail = |message: String, written: Document| DecodeError {
+        format: Format::Avro,
+        kind: ErrorKind::Invalid,
+        offset: 0,
+        path: Path::root(),
+        message,
+        partial: Some(Box::new(written)),
+    };
+    let plan = match resolve::plan(writer.root(), reader.root()) {
+        Ok(p) => p,
+        Err(e) => {
+            return Err(fail(
+                format!(
+                    "the reader's schema {} cannot read what {} wrote: {e}",
+                    reader.title(),
+                    writer.title()
+                ),
+                written,
+            ))
+        }
+    };
+    resolved::read_with(&written, bytes, &plan, reader, run).map_err(|e| fail(e, written))
 }
 
 /// Runs `work` here, or for a recursive schema (whose data nests as deep as the depth limit

@@ -120,6 +120,96 @@ pub struct Plan {
     pub records: Vec<RecordPlan>,
 }
 
+impl Plan {
+    /// Which rule reads each place of the reader's schema, in schema order: `(path, rule)`, with
+    /// the writer's fields the reader skips and the enum symbols it maps to another. A record
+    /// is listed once however often it recurs.
+    pub fn rules(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut seen = vec![false; self.records.len()];
+        self.list(&self.root, &mut out, &mut seen);
+        out
+    }
+
+    /// `step`'s own line, then its children's.
+    fn list(&self, step: &Step, out: &mut Vec<(String, String)>, seen: &mut [bool]) {
+        let rule = match &step.action {
+            Action::Record(index) => self
+                .records
+                .get(*index)
+                .map_or_else(|| step.rule.clone(), |r| r.rule.clone()),
+            _ => step.rule.clone(),
+        };
+        out.push((display_path(&step.path).to_string(), rule));
+        self.children(step, out, seen);
+    }
+
+    /// The lines of what `step` holds: a record's fields (a record once), array items, map
+    /// values, union branches, the enum symbols read as another.
+    fn children(&self, step: &Step, out: &mut Vec<(String, String)>, seen: &mut [bool]) {
+        match &step.action {
+            Action::Record(index) => {
+                let Some(record) = self.records.get(*index) else {
+                    return;
+                };
+                if std::mem::replace(&mut seen[*index], true) {
+                    return;
+                }
+                for field in &record.fields {
+                    let at = join(&record.path, &field.name);
+                    match &field.source {
+                        FieldSource::Writer { step, .. } => {
+                            let rule = match &step.action {
+                                Action::Record(i) => self
+                                    .records
+                                    .get(*i)
+                                    .map_or_else(|| step.rule.clone(), |r| r.rule.clone()),
+                                _ => step.rule.clone(),
+                            };
+                            out.push((at, format!("{}; {rule}", field.rule)));
+                            self.children(step, out, seen);
+                        }
+                        FieldSource::Default(json) => {
+                            out.push((at, format!("{}: {json}", field.rule)));
+                        }
+                    }
+                }
+                for skipped in &record.skipped {
+                    out.push((join(&record.path, &skipped.name), skipped.rule.clone()));
+                }
+            }
+            Action::Array(inner)
+            | Action::Map(inner)
+            | Action::ReaderBranch { step: inner, .. } => {
+                self.list(inner, out, seen);
+            }
+            Action::WriterUnion(branches) => {
+                for b in branches {
+                    self.list(&b.step, out, seen);
+                }
+            }
+            Action::Enum(plan) => {
+                for s in plan.symbols.iter().filter(|s| s.symbol != s.reader_symbol) {
+                    out.push((
+                        format!("{} {}", display_path(&step.path), s.symbol),
+                        s.rule.clone(),
+                    ));
+                }
+            }
+            Action::Same { .. } | Action::Promote { .. } | Action::Fixed { .. } => {}
+        }
+    }
+}
+
+/// `record.field`, or `field` at the top.
+fn join(record: &str, field: &str) -> String {
+    if record.is_empty() {
+        field.to_string()
+    } else {
+        format!("{record}.{field}")
+    }
+}
+
 /// How one reader value is read from the writer's data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
@@ -267,6 +357,8 @@ pub struct SymbolPlan {
     pub symbol: String,
     /// The index in the reader's enum of the symbol it is read as.
     pub reader_index: usize,
+    /// The reader's symbol it is read as.
+    pub reader_symbol: String,
     /// A short text for display: "same symbol" or "enum default A".
     pub rule: String,
 }
@@ -851,6 +943,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                 writer_index,
                 symbol: symbol.clone(),
                 reader_index,
+                reader_symbol: re.symbols.get(reader_index).cloned().unwrap_or_default(),
                 rule,
             });
         }

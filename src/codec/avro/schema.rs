@@ -92,6 +92,11 @@ impl AvroSchema {
         }
     }
 
+    /// The named type (record, enum, fixed) with this full name (`namespace.name`).
+    pub fn named(&self, full_name: &str) -> Option<&RawSchema> {
+        self.0.names.get(full_name)
+    }
+
     /// The text the schema was read from.
     pub fn text(&self) -> &str {
         &self.0.text

@@ -1,0 +1,289 @@
+//! Data read with a reader's schema: a document decoded by the writer's schema, made into what
+//! the reader sees by a resolution [`Plan`], every node still on the writer's bytes.
+//!
+//! What the reader sees (the specification's "Schema Resolution"): promoted numbers and text,
+//! record fields under the reader's names (found by name or alias), writer fields the reader
+//! lacks left out, reader fields the writer lacks given the reader's default, enum symbols
+//! mapped (or the reader's enum default), union branches chosen.
+//!
+//! Spans: a value read from the writer's bytes keeps their span. A default has no bytes: its
+//! nodes are empty spans at the end of its record. A record's fields come in the order of their
+//! bytes (the writer's order), defaults last: the span tree runs in byte order, and a record's
+//! meaning does not depend on the order of its fields.
+
+use super::framing::read_long;
+use super::resolve::{Action, FieldSource, Plan, Step};
+use super::AvroSchema;
+use crate::codec::{Document, Format};
+use crate::model::{Float, NodeId, Segment, Span, SpanTree, SpanTreeBuilder, Value};
+
+/// `writer` (decoded from `bytes` by the writer's schema, whole) as `reader` reads it by `plan`.
+/// With `run`, the document's root is an array of datums (a container block) and the plan
+/// applies to each. Errors say where the data and the plan disagree, which a plan made from the
+/// same writer's schema as the data never does.
+pub fn read_with(
+    writer: &Document,
+    bytes: &[u8],
+    plan: &Plan,
+    reader: &AvroSchema,
+    run: bool,
+) -> Result<Document, String> {
+    let Some(root) = writer.spans.root() else {
+        return Ok(Document {
+            format: Format::Avro,
+            value: writer.value.clone(),
+            spans: writer.spans.clone(),
+        });
+    };
+    let mut r = Resolver {
+        bytes,
+        tree: &writer.spans,
+        plan,
+        reader,
+        out: SpanTreeBuilder::new(),
+    };
+    let value = if run {
+        let Value::Array(items) = &writer.value else {
+            return Err("a run of datums that is not an array".into());
+        };
+        let node = r.tree.node(root);
+        r.out
+            .open(crate::model::Kind::Array, Segment::Root, None, 0, 0);
+        let mut out = Vec::with_capacity(items.len());
+        for (i, (child, item)) in r.tree.children(root).zip(items).enumerate() {
+            let segment = Segment::Index(u32::try_from(i).unwrap_or(u32::MAX));
+            out.push(r.step(&plan.root, child, item, segment, None)?);
+        }
+        r.out.close(node.payload.end, node.span.end);
+        Value::Array(out)
+    } else {
+        r.step(&plan.root, root, &writer.value, Segment::Root, None)?
+    };
+    Ok(Document {
+        format: Format::Avro,
+        value,
+        spans: r.out.finish(),
+    })
+}
+
+struct Resolver<'a> {
+    bytes: &'a [u8],
+    tree: &'a SpanTree,
+    plan: &'a Plan,
+    reader: &'a AvroSchema,
+    out: SpanTreeBuilder,
+}
+
+impl Resolver<'_> {
+    fn step(
+        &mut self,
+        step: &Step,
+        id: NodeId,
+        value: &Value,
+        segment: Segment,
+        key: Option<Span>,
+    ) -> Result<Value, String> {
+        let node = self.tree.node(id);
+        let at = || format!("at {} (byte {})", self.tree.path(id), node.span.start);
+        match &step.action {
+            Action::Same { .. } | Action::Fixed { .. } => {
+                self.copy(value, id, segment, key);
+                Ok(value.clone())
+            }
+            Action::Promote { to, .. } => {
+                let promoted = promote(value, to).ok_or_else(|| {
+                    format!("{}: {:?} cannot be promoted to {to}", at(), value.kind())
+                })?;
+                self.copy(&promoted, id, segment, key);
+                Ok(promoted)
+            }
+            Action::Array(inner) => {
+                let Value::Array(items) = value else {
+                    return Err(format!("{}: the plan reads an array here", at()));
+                };
+                self.out.open(
+                    crate::model::Kind::Array,
+                    segment,
+                    key,
+                    node.span.start,
+                    node.header_end,
+                );
+                let mut out = Vec::with_capacity(items.len());
+                for (i, (child, item)) in self.tree.children(id).zip(items).enumerate() {
+                    let segment = Segment::Index(u32::try_from(i).unwrap_or(u32::MAX));
+                    out.push(self.step(inner, child, item, segment, None)?);
+                }
+                self.out.close(node.payload.end, node.span.end);
+                Ok(Value::Array(out))
+            }
+            Action::Map(inner) => {
+                let Value::Map(entries) = value else {
+                    return Err(format!("{}: the plan reads a map here", at()));
+                };
+                self.out.open(
+                    crate::model::Kind::Map,
+                    segment,
+                    key,
+                    node.span.start,
+                    node.header_end,
+                );
+                let mut out = Vec::with_capacity(entries.len());
+                for (child, (k, v)) in self.tree.children(id).zip(entries) {
+                    let seg = self.out.segment_for_key(k);
+                    let key_span = self.tree.node(child).key;
+                    out.push((k.clone(), self.step(inner, child, v, seg, key_span)?));
+                }
+                self.out.close(node.payload.end, node.span.end);
+                Ok(Value::Map(out))
+            }
+            Action::Record(index) => self.record(*index, id, value, segment, key),
+            Action::Enum(plan) => {
+                let symbol = value.as_str().unwrap_or_default();
+                let mapped = plan
+                    .symbols
+                    .iter()
+                    .find(|s| s.symbol == symbol)
+                    .ok_or_else(|| {
+                        format!("{}: the writer's enum has no symbol {symbol:?}", at())
+                    })?;
+                let read = Value::text(mapped.reader_symbol.as_str());
+                self.copy(&read, id, segment, key);
+                Ok(read)
+            }
+            Action::ReaderBranch { step, .. } => self.step(step, id, value, segment, key),
+            Action::WriterUnion(branches) => {
+                // The writer's union wrote its branch index first: the node starts with it.
+                let (index, _) = read_long(self.bytes, node.span.start)
+                    .map_err(|e| format!("{}: the union's branch index: {e}", at()))?;
+                let branch = branches
+                    .iter()
+                    .find(|b| i64::try_from(b.writer_branch).ok() == Some(index))
+                    .ok_or_else(|| format!("{}: no plan for the writer's branch {index}", at()))?;
+                self.step(&branch.step, id, value, segment, key)
+            }
+        }
+    }
+
+    fn record(
+        &mut self,
+        index: usize,
+        id: NodeId,
+        value: &Value,
+        segment: Segment,
+        key: Option<Span>,
+    ) -> Result<Value, String> {
+        let node = self.tree.node(id);
+        let plan = self
+            .plan
+            .records
+            .get(index)
+            .ok_or_else(|| format!("record plan {index} is missing"))?;
+        let Value::Map(fields) = value else {
+            return Err(format!(
+                "at {} (byte {}): the plan reads record {} here",
+                self.tree.path(id),
+                node.span.start,
+                plan.reader_name
+            ));
+        };
+        let reader_fields = match self.reader.named(&plan.reader_name) {
+            Some(super::RawSchema::Record(r)) => Some(r),
+            _ => None,
+        };
+        self.out.open(
+            crate::model::Kind::Map,
+            segment,
+            key,
+            node.span.start,
+            node.header_end,
+        );
+        let children: Vec<NodeId> = self.tree.children(id).collect();
+        let mut out = Vec::with_capacity(plan.fields.len());
+        // The writer's fields in byte order, under the reader's names; the skipped left out.
+        for (writer_index, ((_, field_value), child)) in fields.iter().zip(&children).enumerate() {
+            let read_by = plan.fields.iter().find_map(|f| match &f.source {
+                FieldSource::Writer { index, step, .. } if *index == writer_index => {
+                    Some((f.name.as_str(), step))
+                }
+                _ => None,
+            });
+            if let Some((name, step)) = read_by {
+                let seg = self.out.key(name);
+                out.push((
+                    Value::text(name),
+                    self.step(step, *child, field_value, seg, None)?,
+                ));
+            }
+        }
+        // The reader's fields the writer lacks: their defaults, with no bytes.
+        let end = node.payload.end;
+        for field in &plan.fields {
+            if let FieldSource::Default(json) = &field.source {
+                let value = match reader_fields.and_then(|r| r.fields.get(field.reader_index)) {
+                    Some(f) => super::encode::default_value(json, self.reader, &f.schema),
+                    None => {
+                        super::encode::default_value(json, self.reader, &super::RawSchema::Null)
+                    }
+                };
+                let seg = self.out.key(&field.name);
+                self.emit(&value, seg, end);
+                out.push((Value::text(field.name.as_str()), value));
+            }
+        }
+        self.out.close(node.payload.end, node.span.end);
+        Ok(Value::Map(out))
+    }
+
+    /// A leaf read from the writer's node `id`, its bytes kept.
+    fn copy(&mut self, value: &Value, id: NodeId, segment: Segment, key: Option<Span>) {
+        let node = self.tree.node(id);
+        self.out.leaf(
+            value.kind(),
+            segment,
+            key,
+            node.span,
+            node.header_end,
+            node.payload,
+        );
+    }
+
+    /// A value with no bytes (a default), as empty spans at `at`.
+    fn emit(&mut self, value: &Value, segment: Segment, at: usize) {
+        let here = Span::empty(at);
+        match value {
+            Value::Array(items) => {
+                self.out.open(value.kind(), segment, None, at, at);
+                for (i, item) in items.iter().enumerate() {
+                    let seg = Segment::Index(u32::try_from(i).unwrap_or(u32::MAX));
+                    self.emit(item, seg, at);
+                }
+                self.out.close(at, at);
+            }
+            Value::Map(entries) => {
+                self.out.open(value.kind(), segment, None, at, at);
+                for (k, v) in entries {
+                    let seg = self.out.segment_for_key(k);
+                    self.emit(v, seg, at);
+                }
+                self.out.close(at, at);
+            }
+            _ => {
+                self.out.leaf(value.kind(), segment, None, here, at, here);
+            }
+        }
+    }
+}
+
+/// `value` promoted to the reader's type `to` (`long`, `float`, `double`, `string`, `bytes`).
+fn promote(value: &Value, to: &str) -> Option<Value> {
+    Some(match (value, to) {
+        (Value::Int(n), "long" | "int") => Value::Int(*n),
+        (Value::Int(n), "float") => Value::Float(Float::f32(*n as f32)),
+        (Value::Int(n), "double") => Value::Float(Float::f64(*n as f64)),
+        (Value::Float(f), "double") => Value::Float(Float::f64(f.value)),
+        (Value::Float(f), "float") => Value::Float(Float::f32(f.value as f32)),
+        (Value::Bytes(b), "string") => Value::text(String::from_utf8_lossy(b).as_ref()),
+        (Value::Text(t), "bytes") => Value::Bytes(t.as_bytes().to_vec()),
+        _ => return None,
+    })
+}
