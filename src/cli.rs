@@ -121,6 +121,10 @@ pub struct InferAvroArgs {
     /// Namespace of every named type (none unless given).
     #[arg(long)]
     pub namespace: Option<String>,
+    /// Logical types for text that always holds one: `uuid` strings, and RFC 3339 text as
+    /// `timestamp-micros` (or `-nanos` for finer digits).
+    #[arg(long)]
+    pub infer_logical: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub limits: LimitArgs,
@@ -157,7 +161,7 @@ pub struct InputArgs {
     /// The payload file, or `-` for standard input.
     #[arg(required = true)]
     pub input: Option<PathBuf>,
-    /// Read the input as this format instead of detecting it: json, msgpack, cbor, protobuf.
+    /// Read the input as this format instead of detecting it: json, msgpack, cbor, protobuf, avro (with --avro-schema).
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
     #[command(flatten)]
@@ -404,7 +408,7 @@ pub struct ConvertArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
-    /// The format to write: json, msgpack, cbor, protobuf.
+    /// The format to write: json, msgpack, cbor, protobuf, avro.
     #[arg(long, value_parser = parse_format)]
     pub to: Format,
     /// Write here instead of standard output (`-`: standard output). A file is replaced
@@ -427,6 +431,10 @@ pub struct ConvertArgs {
     /// which is what Python's msgpack and cbor2 and most libraries write.
     #[arg(long)]
     pub shortest_floats: bool,
+    /// With --to avro and no --avro-schema: infer logical types for text that always holds
+    /// one (`uuid` strings; RFC 3339 text as `timestamp-micros`, or `-nanos` for finer digits).
+    #[arg(long)]
+    pub infer_logical: bool,
     /// Keep each float's width: the default now; accepted so that older scripts still run.
     #[arg(long, hide = true, conflicts_with = "shortest_floats")]
     pub keep_float_width: bool,
@@ -1270,6 +1278,7 @@ fn encode_options(args: &ConvertArgs, message: Option<MessageDescriptor>) -> Enc
     };
     EncodeOptions {
         avro,
+        avro_logical: args.infer_logical,
         canonical: args.canonical,
         floats: if args.shortest_floats {
             FloatPolicy::Shortest
@@ -1543,6 +1552,7 @@ fn infer_avro_cmd(args: &InferAvroArgs, out: &mut dyn Write) -> Result<(), Failu
     let options = InferOptions {
         name: args.name.clone(),
         namespace: args.namespace.clone(),
+        logical: args.infer_logical,
     };
     let schema = infer(&doc.value, &options).map_err(|e| Failure::Input(format!("error: {e}")))?;
     out.write_all(schema.text().as_bytes())?;

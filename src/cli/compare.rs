@@ -23,7 +23,7 @@ pub struct CompareArgs {
     /// The payload files (each read like `inspect` reads its input).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Read the inputs as this format instead of detecting it: json, msgpack, cbor, protobuf.
+    /// Read the inputs as this format instead of detecting it: json, msgpack, cbor, protobuf, avro (with --avro-schema).
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
     #[command(flatten)]

@@ -25,7 +25,7 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// The second payload (B).
     pub b: PathBuf,
-    /// Read A (and B, unless --from-b) as this format: json, msgpack, cbor, protobuf.
+    /// Read A (and B, unless --from-b) as this format: json, msgpack, cbor, protobuf, avro (with --avro-schema).
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
     /// Read B as this format.

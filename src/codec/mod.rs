@@ -248,6 +248,9 @@ pub struct EncodeOptions {
     /// The Avro schema to write by; `None` infers one from the value (with a
     /// [`NoteKind::SchemaInferred`] note).
     pub avro: Option<avro::AvroSchema>,
+    /// Where the Avro schema is inferred: logical types for text that always holds one (UUIDs,
+    /// RFC 3339 timestamps; [`avro::infer::InferOptions::logical`]).
+    pub avro_logical: bool,
 }
 
 /// Encoded bytes with their spans and what the format could not say.

@@ -10,6 +10,32 @@ use std::collections::HashMap;
 
 use crate::model::{FloatWidth, Value};
 
+/// Whether `text` is a UUID in its canonical form: 32 hex digits in groups of 8-4-4-4-12.
+pub(crate) fn is_uuid(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// `text` as an RFC 3339 timestamp, when it is one (`2024-05-01T12:00:00Z`, with an offset or
+/// fractional seconds); a cheap look at its first bytes rules most text out.
+pub(crate) fn looks_like_timestamp(text: &str) -> Option<crate::model::Timestamp> {
+    let b = text.as_bytes();
+    let shaped = b.len() >= 20
+        && b.len() <= 40
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && matches!(b[10], b'T' | b't' | b' ');
+    if !shaped {
+        return None;
+    }
+    crate::model::Timestamp::parse_rfc3339(text)
+}
+
 /// Statistics about the integers seen at one position.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ints {
@@ -42,6 +68,12 @@ pub(crate) struct Shape {
     pub decimals: u64,
     /// Text.
     pub texts: u64,
+    /// Texts that are UUIDs in their canonical 8-4-4-4-12 hex form.
+    pub uuid_texts: u64,
+    /// Texts that are RFC 3339 timestamps.
+    pub timestamp_texts: u64,
+    /// Whether such a text had digits past the microsecond.
+    pub timestamp_text_nanos: bool,
     /// Byte strings (also MessagePack ext data and raw protobuf fields).
     pub bytes: u64,
     /// Timestamps.
@@ -162,7 +194,15 @@ impl Shape {
                 }
             }
             Value::Decimal(_) => self.decimals += 1,
-            Value::Text(_) => self.texts += 1,
+            Value::Text(t) => {
+                self.texts += 1;
+                if is_uuid(t) {
+                    self.uuid_texts += 1;
+                } else if let Some(ts) = looks_like_timestamp(t) {
+                    self.timestamp_texts += 1;
+                    self.timestamp_text_nanos |= ts.nanos % 1_000 != 0;
+                }
+            }
             Value::Bytes(_) | Value::Ext(_, _) | Value::Raw(_) => self.bytes += 1,
             Value::Timestamp(t) => {
                 self.timestamps += 1;
@@ -229,6 +269,9 @@ impl Shape {
         self.decimals += other.decimals;
         self.texts += other.texts;
         self.bytes += other.bytes;
+        self.uuid_texts += other.uuid_texts;
+        self.timestamp_texts += other.timestamp_texts;
+        self.timestamp_text_nanos |= other.timestamp_text_nanos;
         self.timestamps += other.timestamps;
         self.timestamp_nanos |= other.timestamp_nanos;
         if let Some(theirs) = &other.array {

@@ -604,3 +604,88 @@ fn the_cli_reads_with_a_reader_schema_and_lists_the_rule_for_each_field() {
         run.stderr
     );
 }
+
+#[test]
+fn diff_compares_avro_with_other_formats_by_meaning() {
+    let dir = root().join("tests/data/avro/interop");
+    // A container file against fastavro's JSON of its records: the same meaning.
+    let run = crate::common::run_wirelens(
+        &[
+            "diff",
+            dir.join("weather-deflate.avro").to_str().expect("utf-8"),
+        ],
+        &dir.join("weather.expected.json"),
+    );
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("same meaning (Avro 102 bytes, JSON 299 bytes)"),
+        "{}",
+        run.stdout
+    );
+    // One record changed in MessagePack: the change is named with its path and both spans.
+    let temp = tempfile::tempdir().expect("temp dir");
+    let changed = temp.path().join("weather.msgpack");
+    let mut json = std::fs::read_to_string(dir.join("weather.expected.json")).expect("JSON");
+    json = json.replacen("\"temp\":22", "\"temp\":23", 1);
+    let json_path = temp.path().join("weather.json");
+    std::fs::write(&json_path, json).expect("write");
+    let run = crate::common::run_wirelens(
+        &[
+            "convert",
+            "--to",
+            "msgpack",
+            "-o",
+            changed.to_str().expect("utf-8"),
+        ],
+        &json_path,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = crate::common::run_wirelens(
+        &["diff", dir.join("weather.avro").to_str().expect("utf-8")],
+        &changed,
+    );
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("$[1].temp: 22 → 23  (A bytes 39..40"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn infer_logical_gives_uuid_and_timestamp_types_that_fastavro_writes_alike() {
+    let dir = root().join("tests/fixtures/avro/logical");
+    let json = dir.join("events.json");
+    let run = crate::common::run_wirelens(&["infer-avro", "--infer-logical"], &json);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let committed = std::fs::read_to_string(dir.join("events.avsc")).expect("schema");
+    assert_eq!(run.stdout, committed);
+    // Without the flag, text stays text.
+    let plain = crate::common::run_wirelens(&["infer-avro"], &json);
+    assert!(!plain.stdout.contains("logicalType"), "{}", plain.stdout);
+    let temp = tempfile::tempdir().expect("temp dir");
+    let out = temp.path().join("events.avro");
+    let run = crate::common::run_wirelens(
+        &[
+            "convert",
+            "--to",
+            "avro",
+            "--infer-logical",
+            "-o",
+            out.to_str().expect("utf-8"),
+        ],
+        &json,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("RFC 3339 text written as a timestamp-micros long"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read(&out).expect("written"),
+        std::fs::read(dir.join("events.avro")).expect("fastavro's")
+    );
+}

@@ -26,6 +26,7 @@ fn option_sets() -> Vec<EncodeOptions> {
                     pretty,
                     message: None,
                     avro: None,
+                    avro_logical: false,
                 });
             }
         }

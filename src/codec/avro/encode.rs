@@ -150,6 +150,30 @@ impl<'s> Encoder<'s> {
             | RawSchema::TimestampMillis
             | RawSchema::TimestampMicros
             | RawSchema::TimestampNanos => {
+                // RFC 3339 text where the schema says timestamp: the instant it names.
+                let parsed;
+                let value = match (value, schema) {
+                    (
+                        Value::Text(t),
+                        RawSchema::TimestampMillis
+                        | RawSchema::TimestampMicros
+                        | RawSchema::TimestampNanos,
+                    ) => match crate::model::Timestamp::parse_rfc3339(t) {
+                        Some(ts) => {
+                            self.note(NoteKind::TypeForced, || {
+                                format!(
+                                    "RFC 3339 text written as a {}: the instant is kept, not \
+                                     its offset or how it was written",
+                                    describe(schema)
+                                )
+                            });
+                            parsed = Value::Timestamp(ts);
+                            &parsed
+                        }
+                        None => value,
+                    },
+                    _ => value,
+                };
                 let n = match value {
                     Value::Int(n) => i64::try_from(*n).map_err(|_| {
                         self.error(format!(

@@ -37,6 +37,9 @@ pub struct InferOptions {
     pub name: String,
     /// The namespace of every named type, if any.
     pub namespace: Option<String>,
+    /// Logical types for text that always holds one: `uuid` strings, and RFC 3339 text as
+    /// `timestamp-micros` (or `-nanos`) longs.
+    pub logical: bool,
 }
 
 impl Default for InferOptions {
@@ -44,6 +47,7 @@ impl Default for InferOptions {
         InferOptions {
             name: "Payload".into(),
             namespace: None,
+            logical: false,
         }
     }
 }
@@ -62,6 +66,7 @@ pub fn infer(value: &Value, options: &InferOptions) -> Result<AvroSchema, String
     let mut writer = Writer {
         used: HashSet::new(),
         namespace: options.namespace.clone(),
+        logical: options.logical,
     };
     let json = writer.type_of(&shape, &options.name, false);
     let mut text = String::new();
@@ -128,6 +133,7 @@ pub(crate) fn inferred_note(schema: &AvroSchema) -> FidelityNote {
 struct Writer {
     used: HashSet<String>,
     namespace: Option<String>,
+    logical: bool,
 }
 
 impl Writer {
@@ -155,8 +161,15 @@ impl Writer {
             branches.push(json!("double"));
         } else if shape.ints.count > 0 {
             branches.push(json!("long"));
-        } else if shape.timestamps > 0 {
-            let unit = if shape.timestamp_nanos {
+        }
+        // With logical types, text that is always an RFC 3339 timestamp is one.
+        let text_timestamps = self.logical
+            && shape.texts > 0
+            && shape.timestamp_texts == shape.texts
+            && !floaty
+            && shape.ints.count == 0;
+        if !floaty && shape.ints.count == 0 && (shape.timestamps > 0 || text_timestamps) {
+            let unit = if shape.timestamp_nanos || (text_timestamps && shape.timestamp_text_nanos) {
                 "timestamp-nanos"
             } else {
                 "timestamp-micros"
@@ -166,8 +179,16 @@ impl Writer {
         // Timestamps beside other numbers cannot share their `long`/`double`: they are written
         // as RFC 3339 text (with a note).
         let timestamps_as_text = shape.timestamps > 0 && (floaty || shape.ints.count > 0);
-        if shape.texts > 0 || timestamps_as_text {
-            branches.push(json!("string"));
+        if timestamps_as_text || (shape.texts > 0 && !text_timestamps) {
+            if self.logical
+                && shape.texts > 0
+                && shape.uuid_texts == shape.texts
+                && !timestamps_as_text
+            {
+                branches.push(json!({"type": "string", "logicalType": "uuid"}));
+            } else {
+                branches.push(json!("string"));
+            }
         }
         if shape.bytes > 0 {
             branches.push(json!("bytes"));
@@ -283,6 +304,38 @@ mod tests {
             .expect("the second record takes the default");
         // Two records in one block, then the end of the array; `null` takes no bytes.
         assert_eq!(written.bytes, [4, 0]);
+    }
+
+    #[test]
+    fn logical_types_only_where_asked_and_only_where_every_text_fits() {
+        let with = |text: &str| {
+            let doc =
+                crate::codec::json::decode(text.as_bytes(), &Default::default()).expect("json");
+            let options = InferOptions {
+                logical: true,
+                ..InferOptions::default()
+            };
+            let schema = infer(&doc.value, &options).expect("infers");
+            let json: Json = serde_json::from_str(schema.text()).expect("json text");
+            json["fields"][0]["type"].clone()
+        };
+        let uuid = r#"{"v": "123e4567-e89b-12d3-a456-426614174000"}"#;
+        assert_eq!(with(uuid), json!({"type": "string", "logicalType": "uuid"}));
+        assert_eq!(schema_of(uuid)["fields"][0]["type"], "string");
+        assert_eq!(
+            with(r#"{"v": "2024-01-02T03:04:05.123456789+01:00"}"#),
+            json!({"type": "long", "logicalType": "timestamp-nanos"})
+        );
+        // One text that is not a timestamp keeps them all text; a null makes a union.
+        assert_eq!(
+            with(r#"{"w": [{"v": "2024-01-02T03:04:05Z"}, {"v": "soon"}]}"#)["items"]["fields"][0]
+                ["type"],
+            "string"
+        );
+        assert_eq!(
+            with(r#"{"v": ["2024-01-02T03:04:05Z", null]}"#)["items"],
+            json!(["null", {"type": "long", "logicalType": "timestamp-micros"}])
+        );
     }
 
     #[test]

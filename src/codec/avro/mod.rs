@@ -162,12 +162,10 @@ pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeE
         Some(schema) => encode::encode(value, schema),
         None => {
             let schema =
-                infer::infer(value, &infer::InferOptions::default()).map_err(|message| {
-                    EncodeError {
-                        format: Format::Avro,
-                        path: Path::root(),
-                        message,
-                    }
+                infer::infer(value, &infer_options(options)).map_err(|message| EncodeError {
+                    format: Format::Avro,
+                    path: Path::root(),
+                    message,
                 })?;
             let mut encoded = encode::encode(value, &schema)?;
             encoded.notes.insert(0, infer::inferred_note(&schema));
@@ -180,7 +178,15 @@ pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeE
 pub fn schema_for(value: &Value, options: &EncodeOptions) -> Result<AvroSchema, String> {
     match &options.avro {
         Some(schema) => Ok(schema.clone()),
-        None => infer::infer(value, &infer::InferOptions::default()),
+        None => infer::infer(value, &infer_options(options)),
+    }
+}
+
+/// How [`encode`] infers a schema under `options`.
+fn infer_options(options: &EncodeOptions) -> infer::InferOptions {
+    infer::InferOptions {
+        logical: options.avro_logical,
+        ..infer::InferOptions::default()
     }
 }
 
