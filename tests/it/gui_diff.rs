@@ -364,12 +364,63 @@ fn the_schema_diff_view_shows_each_fields_verdict() {
     h.get_by_label("total");
 
     // A message type neither version has: the error, not a table.
-    h.get_by_label("Message").focus();
-    h.get_by_label("Message").type_text("Missing");
+    h.get_by_label("Message (protobuf)").focus();
+    h.get_by_label("Message (protobuf)").type_text("Missing");
     h.get_by_label("Compare schemas").click();
     h.run_steps(3);
     assert!(app(&h).schema_diff_view().changes().is_none());
     h.get_by_label_contains("cannot compare: ");
+}
+
+/// Two versions of an Avro schema, typed as paths: the backward, forward and full verdicts by
+/// the specification's resolution rules, and each change with the direction it breaks.
+#[test]
+fn the_schema_diff_view_compares_avro_schemas_both_ways() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let v1 = dir.path().join("v1.avsc");
+    let v2 = dir.path().join("v2.avsc");
+    std::fs::write(
+        &v1,
+        r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"int"},{"name":"note","type":"string"}]}"#,
+    )
+    .expect("written");
+    // id widened (new reads old; old cannot read new), note dropped, a field added with a
+    // default.
+    std::fs::write(
+        &v2,
+        r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"total","type":"double","default":0}]}"#,
+    )
+    .expect("written");
+    let mut h = harness(AppOptions {
+        files: vec![real("orders-v1.pcap")],
+        settings: None,
+    });
+    settle(&mut h);
+    h.get_by_label("Schema diff").click();
+    h.run_steps(2);
+    for (label, path) in [("Old version (A)", &v1), ("New version (B)", &v2)] {
+        h.get_by_label(label).focus();
+        h.get_by_label(label).type_text(&path.display().to_string());
+        h.run_steps(1);
+    }
+    h.get_by_label("Compare schemas").click();
+    h.run_steps(4);
+    let c = app(&h)
+        .schema_diff_view()
+        .avro()
+        .cloned()
+        .expect("compared as Avro");
+    assert!(c.backward.is_compatible(), "{}", c.backward);
+    assert!(!c.forward.is_compatible(), "{}", c.forward);
+    assert!(app(&h).schema_diff_view().changes().is_none());
+    h.get_by_label("Backward (new reads old)");
+    // Backward and the changes that break neither way; the forward and full verdicts.
+    assert!(h.query_all_by_label("compatible").count() >= 2);
+    assert_eq!(h.query_all_by_label_contains("incompatible: ").count(), 2);
+    assert!(c.changes.len() >= 3, "{:?}", c.changes);
+    for change in &c.changes {
+        h.get_by_label(&change.what);
+    }
 }
 
 #[test]
@@ -412,8 +463,8 @@ pub(crate) fn compare_schemas(
         h.get_by_label(label).type_text(&path.display().to_string());
         h.run_steps(1);
     }
-    h.get_by_label("Message").focus();
-    h.get_by_label("Message").type_text(message);
+    h.get_by_label("Message (protobuf)").focus();
+    h.get_by_label("Message (protobuf)").type_text(message);
     h.run_steps(1);
     h.get_by_label("Compare schemas").click();
     h.run_steps(4);

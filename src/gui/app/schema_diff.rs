@@ -1,14 +1,18 @@
 //! The schema diff view: two versions of one protobuf message type compared for wire and
 //! proto3 JSON compatibility ([`crate::diff::schema::diff_messages`], `wirelens diff-schema`),
-//! one row per field change with its verdict's colour.
+//! one row per field change with its verdict's colour; or two versions of an Avro schema
+//! compared by the specification's resolution rules ([`crate::codec::avro::compat::compare`]):
+//! backward, forward and full verdicts, and each change with the direction it breaks.
 //!
-//! Each version is a schema file typed as a path (`.proto` or a descriptor set; native dialogs
-//! are not needed) or one of the schemas the app has loaded. What it does not do: decide
+//! Each version is a schema file typed as a path (`.proto`, a descriptor set or `.avsc`; native
+//! dialogs are not needed) or one of the schemas the app has loaded. What it does not do: decide
 //! anything. The verdicts come from the core; this file loads, draws and reports errors.
 
 use eframe::egui;
 
 use super::App;
+use crate::codec::avro::compat::{self, Comparison};
+use crate::codec::avro::AvroSchema;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::diff::schema::{diff_messages, load_version, summary, SchemaChange, Verdict};
 
@@ -18,8 +22,19 @@ pub enum VersionSource {
     /// The path typed in its field.
     #[default]
     Path,
-    /// The app's loaded schema at this index.
+    /// The app's loaded protobuf schema at this index.
     Loaded(usize),
+    /// The app's loaded Avro schema at this index.
+    LoadedAvro(usize),
+}
+
+/// What a comparison found.
+#[derive(Debug, Clone)]
+pub enum Compared {
+    /// Two protobuf versions of a message type: the field changes.
+    Protobuf(Vec<SchemaChange>),
+    /// Two Avro schemas: the verdicts and changes.
+    Avro(Comparison),
 }
 
 /// The view's state: both versions' sources and paths, the message type, the outcome.
@@ -31,14 +46,34 @@ pub struct SchemaDiffView {
     pub paths: [String; 2],
     /// The message type to compare (full name, or a short name only one type has).
     pub message: String,
-    /// The last comparison: its field changes, or why it could not be made.
-    pub outcome: Option<Result<Vec<SchemaChange>, String>>,
+    /// The last comparison: what it found, or why it could not be made.
+    pub outcome: Option<Result<Compared, String>>,
 }
 
 impl SchemaDiffView {
-    /// The last comparison's changes, when it was made.
+    /// The last protobuf comparison's changes, when it was made.
     pub fn changes(&self) -> Option<&[SchemaChange]> {
-        self.outcome.as_ref()?.as_ref().ok().map(Vec::as_slice)
+        match self.outcome.as_ref()?.as_ref().ok()? {
+            Compared::Protobuf(changes) => Some(changes),
+            Compared::Avro(_) => None,
+        }
+    }
+
+    /// The last Avro comparison, when it was made.
+    pub fn avro(&self) -> Option<&Comparison> {
+        match self.outcome.as_ref()?.as_ref().ok()? {
+            Compared::Avro(c) => Some(c),
+            Compared::Protobuf(_) => None,
+        }
+    }
+
+    /// Whether version `k` is an Avro schema: a loaded one, or a path ending in `.avsc`.
+    fn is_avro(&self, k: usize) -> bool {
+        match self.sources[k] {
+            VersionSource::LoadedAvro(_) => true,
+            VersionSource::Loaded(_) => false,
+            VersionSource::Path => self.paths[k].trim().to_ascii_lowercase().ends_with(".avsc"),
+        }
     }
 }
 
@@ -68,14 +103,39 @@ impl App {
     pub fn compare_schemas(&mut self) {
         let v = &self.schema_diff;
         let message = v.message.trim().to_string();
-        let outcome = if message.is_empty() {
-            Err("name the message type to compare (pkg.Name)".to_string())
-        } else {
-            self.schema_version(0, &message)
+        let outcome = match (v.is_avro(0), v.is_avro(1)) {
+            (true, true) => self
+                .avro_version(0)
+                .and_then(|old| Ok((old, self.avro_version(1)?)))
+                .map(|(old, new)| Compared::Avro(compat::compare(old.root(), new.root()))),
+            (true, false) | (false, true) => {
+                Err("one version is an Avro schema and the other is not".to_string())
+            }
+            _ if message.is_empty() => {
+                Err("name the message type to compare (pkg.Name)".to_string())
+            }
+            _ => self
+                .schema_version(0, &message)
                 .and_then(|old| Ok((old, self.schema_version(1, &message)?)))
-                .map(|(old, new)| diff_messages(&old, &new))
+                .map(|(old, new)| Compared::Protobuf(diff_messages(&old, &new))),
         };
         self.schema_diff.outcome = Some(outcome);
+    }
+
+    /// Avro version `k` (0 old, 1 new), from its source.
+    fn avro_version(&self, k: usize) -> Result<AvroSchema, String> {
+        let which = if k == 0 { "old" } else { "new" };
+        match self.schema_diff.sources[k] {
+            VersionSource::LoadedAvro(i) => self
+                .ws
+                .schemas
+                .avro
+                .get(i)
+                .map(|a| a.schema.clone())
+                .ok_or_else(|| format!("the {which} version's schema is no longer loaded")),
+            _ => AvroSchema::from_file(std::path::Path::new(self.schema_diff.paths[k].trim()))
+                .map_err(|e| e.to_string()),
+        }
     }
 
     /// Version `k` (0 old, 1 new) of `message`, from its source.
@@ -89,6 +149,7 @@ impl App {
                 }
                 load_version(std::path::Path::new(path), &[], message)
             }
+            VersionSource::LoadedAvro(_) => Err(format!("the {which} version is an Avro schema")),
             VersionSource::Loaded(i) => {
                 let loaded =
                     self.ws.schemas.loaded.get(i).ok_or_else(|| {
@@ -111,6 +172,13 @@ impl App {
             .iter()
             .map(|l| l.label.clone())
             .collect();
+        let avro_labels: Vec<String> = self
+            .ws
+            .schemas
+            .avro
+            .iter()
+            .map(|a| a.label.clone())
+            .collect();
         let mut go = false;
         egui::Grid::new("schema-diff-inputs")
             .num_columns(3)
@@ -122,6 +190,9 @@ impl App {
                     let shown = match *source {
                         VersionSource::Path => "schema file below".to_string(),
                         VersionSource::Loaded(i) => labels.get(i).cloned().unwrap_or_default(),
+                        VersionSource::LoadedAvro(i) => {
+                            avro_labels.get(i).cloned().unwrap_or_default()
+                        }
                     };
                     egui::ComboBox::from_id_salt(("schema-diff-source", k))
                         .selected_text(shown)
@@ -131,6 +202,9 @@ impl App {
                             for (i, l) in labels.iter().enumerate() {
                                 ui.selectable_value(source, VersionSource::Loaded(i), l);
                             }
+                            for (i, l) in avro_labels.iter().enumerate() {
+                                ui.selectable_value(source, VersionSource::LoadedAvro(i), l);
+                            }
                         });
                     let enabled = self.schema_diff.sources[k] == VersionSource::Path;
                     let r = ui
@@ -138,9 +212,9 @@ impl App {
                             enabled,
                             egui::TextEdit::singleline(&mut self.schema_diff.paths[k])
                                 .hint_text(if k == 0 {
-                                    "/path/v1.proto"
+                                    "/path/v1.proto or v1.avsc"
                                 } else {
-                                    "/path/v2.proto"
+                                    "/path/v2.proto or v2.avsc"
                                 })
                                 .desired_width(360.0),
                         )
@@ -148,7 +222,7 @@ impl App {
                     go |= r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                     ui.end_row();
                 }
-                let label = ui.label("Message");
+                let label = ui.label("Message (protobuf)");
                 let r = ui
                     .add(
                         egui::TextEdit::singleline(&mut self.schema_diff.message)
@@ -170,13 +244,15 @@ impl App {
                 ui.weak(
                     "Two versions of a message type, compared field by field by number: can a \
                      reader of one read what a writer of the other wrote, on the wire and in \
-                     proto3 JSON? (`wirelens diff-schema`)",
+                     proto3 JSON? Or two versions of an Avro schema (.avsc), by the \
+                     specification's resolution rules. (`wirelens diff-schema`)",
                 );
             }
             Some(Err(e)) => {
                 ui.colored_label(ui.visuals().error_fg_color, format!("cannot compare: {e}"));
             }
-            Some(Ok(changes)) => {
+            Some(Ok(Compared::Avro(c))) => avro_comparison(ui, c, dark),
+            Some(Ok(Compared::Protobuf(changes))) => {
                 ui.strong(summary(changes));
                 ui.horizontal_wrapped(|ui| {
                     for v in [
@@ -264,5 +340,65 @@ fn change_table(ui: &mut egui::Ui, changes: &[SchemaChange], dark: bool) {
                 });
                 ui.end_row();
             }
+        });
+}
+
+/// An Avro comparison: the three verdicts, then one row per change with the direction it
+/// breaks (red) or "compatible" (green).
+fn avro_comparison(ui: &mut egui::Ui, c: &Comparison, dark: bool) {
+    let verdict = |v: &compat::Verdict| match v {
+        compat::Verdict::Compatible => ("compatible".to_string(), Verdict::Compatible),
+        compat::Verdict::Incompatible(b) => (format!("incompatible: {b}"), Verdict::WireBreaking),
+    };
+    for (name, v) in [
+        ("Backward (new reads old)", &c.backward),
+        ("Forward (old reads new)", &c.forward),
+        ("Full", &c.full()),
+    ] {
+        let (text, colour) = verdict(v);
+        ui.horizontal_wrapped(|ui| {
+            ui.strong(name);
+            ui.label(egui::RichText::new(text).background_color(verdict_bg(colour, dark)));
+        });
+    }
+    ui.add_space(4.0);
+    egui::ScrollArea::both()
+        .id_salt("schema-diff-avro-rows")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            egui::Grid::new("schema-diff-avro-table")
+                .num_columns(4)
+                .striped(true)
+                .spacing([12.0, 4.0])
+                .show(ui, |ui| {
+                    for h in ["where", "what changed", "backward", "forward"] {
+                        ui.strong(h);
+                    }
+                    ui.end_row();
+                    for change in &c.changes {
+                        ui.label(&change.path);
+                        ui.scope(|ui| {
+                            ui.set_max_width(WHAT_WIDTH);
+                            ui.add(egui::Label::new(&change.what).wrap());
+                        });
+                        for b in [&change.backward, &change.forward] {
+                            let (text, colour) = match b {
+                                Some(b) => (format!("breaks: {}", b.reason), Verdict::WireBreaking),
+                                None => ("compatible".to_string(), Verdict::Compatible),
+                            };
+                            ui.scope(|ui| {
+                                ui.set_max_width(WHAT_WIDTH);
+                                ui.add(
+                                    egui::Label::new(
+                                        egui::RichText::new(text)
+                                            .background_color(verdict_bg(colour, dark)),
+                                    )
+                                    .wrap(),
+                                );
+                            });
+                        }
+                        ui.end_row();
+                    }
+                });
         });
 }
