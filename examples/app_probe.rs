@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         }
     };
     let limits = Limits::default();
-    let opened = match open(&source, &PeelChoice::default(), &limits, None) {
+    let opened = match open(&source, &PeelChoice::default(), &limits, None, None) {
         Ok(opened) => opened,
         Err(e) => {
             eprintln!("{file}: {e}");

@@ -1102,23 +1102,23 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 /// With `--reader-schema`: which rule of the specification's schema resolution reads each place
 /// of the reader's schema from what the writer's schema wrote.
 fn write_resolution(out: &mut dyn Write, input: &Input, args: &InputArgs) -> Result<(), Failure> {
-    let Some(reader) = args.schema.reader()? else {
-        return Ok(());
-    };
     let loaded = args.schema.avro()?;
-    let Ok((Some(writer), _)) = pipeline::avro_writer(input.avro.as_ref(), loaded.as_slice())
-    else {
+    let found = pipeline::avro_resolution(
+        input.avro.as_ref(),
+        loaded.as_slice(),
+        args.schema.reader()?,
+    );
+    let Some(resolution) = found else {
         return Ok(());
     };
-    match crate::codec::avro::resolve::plan(writer.root(), reader.root()) {
-        Ok(plan) => {
+    match resolution.rules {
+        Ok(rules) => {
             writeln!(
                 out,
                 "schema resolution: written as {}, read as {}:",
-                writer.title(),
-                reader.title()
+                resolution.writer, resolution.reader
             )?;
-            for (path, rule) in plan.rules() {
+            for (path, rule) in rules {
                 writeln!(out, "  {path}: {rule}")?;
             }
         }

@@ -472,6 +472,42 @@ pub fn avro_writer(
     }
 }
 
+/// How the Avro reader's schema reads what the writer's schema wrote: both schemas' names and
+/// the rule of the specification's schema resolution for each place of the reader's schema
+/// ([`crate::codec::avro::resolve::Plan::rules`]), or why it cannot read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    /// The writer's schema's name.
+    pub writer: String,
+    /// The reader's schema's name.
+    pub reader: String,
+    /// The writer's and the reader's schema text, as given.
+    pub texts: [String; 2],
+    /// `(place, rule)` for each place, or the broken rule.
+    pub rules: Result<Vec<(String, String)>, String>,
+}
+
+/// The [`Resolution`] of a payload read with `reader`: its writer's schema is found as
+/// [`avro_writer`] finds it. `None` without a reader's or a writer's schema.
+pub fn avro_resolution(
+    framed: Option<&crate::codec::avro::Framed>,
+    loaded: &[crate::codec::avro::AvroSchema],
+    reader: Option<&crate::codec::avro::AvroSchema>,
+) -> Option<Resolution> {
+    let reader = reader?;
+    let (Some(writer), _) = avro_writer(framed, loaded).ok()? else {
+        return None;
+    };
+    Some(Resolution {
+        writer: writer.title(),
+        reader: reader.title(),
+        texts: [writer.text().to_string(), reader.text().to_string()],
+        rules: crate::codec::avro::resolve::plan(writer.root(), reader.root())
+            .map(|plan| plan.rules())
+            .map_err(|e| e.to_string()),
+    })
+}
+
 /// What [`read`] is asked to do with one payload.
 #[derive(Debug, Default)]
 pub struct ReadRequest<'a> {

@@ -45,6 +45,7 @@ pub fn open(
     choice: &PeelChoice,
     limits: &Limits,
     keys: Option<&KeyLog>,
+    registry: Option<&crate::codec::avro::registry::Registry>,
 ) -> Result<Opened, OpenError> {
     let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
     let request = OpenRequest {
@@ -57,7 +58,7 @@ pub fn open(
         keys,
         message: None,
         hint: source.hint(),
-        registry: None,
+        registry,
     };
     pipeline::open(&SharedBytes::shared(source.clone()), &request)
 }
@@ -427,6 +428,8 @@ pub struct Analysis {
     /// TLS records). Unless the user chose a format, nothing was guessed then: `readings` and
     /// `columns` are empty and `format` is only the payload's hint (or JSON).
     pub verdict: Option<Verdict>,
+    /// For Avro read with a reader's schema: the two schemas and the rule for each field.
+    pub avro_resolution: Option<pipeline::Resolution>,
 }
 
 impl Analysis {
@@ -502,6 +505,7 @@ pub fn analyze_payload_previewing(
             columns: Vec::new(),
             elapsed: Duration::ZERO,
             verdict: found,
+            avro_resolution: None,
         });
     }
     let call = payload.grpc_call();
@@ -639,7 +643,7 @@ fn analyze_sized(
         skeleton_from: Some(on_demand_from),
         avro_framed: origin.avro,
         avro_schemas: &avro_schemas,
-        avro_reader: None,
+        avro_reader: schemas.avro_reader.as_ref(),
     };
     let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
     let read = match pipeline::read(bytes, request, types) {
@@ -651,6 +655,11 @@ fn analyze_sized(
     };
     ctx.check()?;
     warnings.extend(read.warnings);
+    let resolution = (read.format == Format::Avro)
+        .then(|| {
+            pipeline::avro_resolution(origin.avro, &avro_schemas, schemas.avro_reader.as_ref())
+        })
+        .flatten();
     let candidates: Vec<CandidateSummary> = read
         .ranking
         .into_iter()
@@ -747,6 +756,7 @@ fn analyze_sized(
             columns,
             elapsed: started.elapsed(),
             verdict: None,
+            avro_resolution: resolution.clone(),
         });
     };
     let encoded: std::sync::Mutex<Vec<Option<Column>>> =
@@ -834,6 +844,7 @@ fn analyze_sized(
         columns,
         elapsed: started.elapsed(),
         verdict: None,
+        avro_resolution: resolution,
     })
 }
 

@@ -122,8 +122,14 @@ fn analysis_of(
     if let Some(a) = &pick.analysis {
         return Ok(a.clone());
     }
-    let opened = open(&pick.source, &pick.peel, limits, pick.keys.as_deref())
-        .map_err(|e| JobError::Failed(format!("{}: {e}", pick.name)))?;
+    let opened = open(
+        &pick.source,
+        &pick.peel,
+        limits,
+        pick.keys.as_deref(),
+        schemas.registry.as_ref(),
+    )
+    .map_err(|e| JobError::Failed(format!("{}: {e}", pick.name)))?;
     let Some(payload) = opened.payloads.get(pick.payload) else {
         return Err(JobError::Failed(format!("{}: no such payload", pick.name)));
     };

@@ -637,9 +637,40 @@ impl Workspace {
         Ok(label)
     }
 
-    /// Loads pasted `.proto` text or a base64/hex descriptor set.
+    /// Reads Avro as the loaded schema at `index` of [`SchemaSet::avro`] reads what the
+    /// writer's schema wrote (`None`: by the writer's schema alone).
+    pub fn set_avro_reader(&mut self, index: Option<usize>) {
+        self.schemas.avro_reader = index
+            .and_then(|i| self.schemas.avro.get(i))
+            .map(|a| a.schema.clone());
+        self.schemas_changed();
+    }
+
+    /// Loads Confluent Schema Registry schemas (a folder of `<id>.avsc`/`.proto`/`.json`, or the
+    /// registry's JSON answers): payloads framed with a known id are peeled again.
+    pub fn load_registry(&mut self, path: &std::path::Path) -> Result<String, String> {
+        let registry = crate::codec::avro::registry::Registry::load(path)?;
+        let label = format!("registry {} ({} schemas)", path.display(), registry.len());
+        self.schemas.registry = Some(registry);
+        for i in 0..self.entries.len() {
+            self.start_open(i);
+        }
+        self.schemas_changed();
+        Ok(label)
+    }
+
+    /// Loads pasted schema text: an Avro schema (JSON: an object, a union array or a quoted
+    /// type name), `.proto` text, or a base64/hex descriptor set.
     pub fn load_schema_text(&mut self, text: &str) -> Result<String, String> {
-        let label = self.schemas.load_pasted(text)?.label.clone();
+        let label = if text.trim_start().starts_with(['{', '[', '"']) {
+            self.schemas
+                .load_avro_text(text)
+                .map_err(|e| e.to_string())?
+                .label
+                .clone()
+        } else {
+            self.schemas.load_pasted(text)?.label.clone()
+        };
         self.schemas_changed();
         Ok(label)
     }
@@ -702,10 +733,17 @@ impl Workspace {
         let choice = e.peel;
         let limits = self.limits;
         let keys = self.keys.clone();
+        let registry = self.schemas.registry.clone();
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
-            open(&source, &choice, &limits, keys.as_deref())
-                .map_err(|e| JobError::Failed(e.to_string()))
+            open(
+                &source,
+                &choice,
+                &limits,
+                keys.as_deref(),
+                registry.as_ref(),
+            )
+            .map_err(|e| JobError::Failed(e.to_string()))
         }));
     }
 

@@ -350,8 +350,14 @@ fn subjects(
                     preparing,
                     Some(format!("decoding {} ({}/{n})", p.name, i + 1)),
                 );
-                let opened = open(&p.source, &p.peel, limits, p.keys.as_deref())
-                    .map_err(|e| JobError::Failed(format!("{}: {e}", p.name)))?;
+                let opened = open(
+                    &p.source,
+                    &p.peel,
+                    limits,
+                    p.keys.as_deref(),
+                    schemas.registry.as_ref(),
+                )
+                .map_err(|e| JobError::Failed(format!("{}: {e}", p.name)))?;
                 let Some(payload) = opened.payloads.get(p.payload) else {
                     return Err(JobError::Failed(format!("{}: no payload", p.name)));
                 };

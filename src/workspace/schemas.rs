@@ -85,9 +85,15 @@ impl ProtoMode {
 pub struct SchemaSet {
     /// In load order.
     pub loaded: Vec<LoadedSchema>,
-    /// Avro schemas (`.avsc` files or pasted JSON), in load order: the last one is the writer's
-    /// schema Avro payloads are read with and the Avro column is written by.
+    /// Avro schemas (`.avsc` files or pasted JSON), in load order: the last one (other than the
+    /// reader's) is the writer's schema Avro payloads are read with and the Avro column is
+    /// written by.
     pub avro: Vec<LoadedAvro>,
+    /// The Avro reader's schema, when the user chose one of [`SchemaSet::avro`]: Avro is read
+    /// as it reads what the writer's schema wrote.
+    pub avro_reader: Option<AvroSchema>,
+    /// Schemas by Confluent Schema Registry id (a registry folder or its JSON answers).
+    pub registry: Option<crate::codec::avro::registry::Registry>,
 }
 
 /// One loaded Avro schema.
@@ -223,14 +229,23 @@ impl SchemaSet {
         &self.avro[last]
     }
 
-    /// The Avro schema in use: the last loaded.
+    /// The Avro schema in use: the last loaded (other than the reader's).
     pub fn avro_schema(&self) -> Option<&AvroSchema> {
-        self.avro.last().map(|a| &a.schema)
+        self.avro
+            .iter()
+            .rev()
+            .map(|a| &a.schema)
+            .find(|s| self.avro_reader.as_ref() != Some(*s))
     }
 
-    /// Every loaded Avro schema, the last loaded (the default) last.
+    /// The loaded Avro schemas a writer may have used, the default (last loaded) last: every
+    /// one but the reader's.
     pub fn avro_schemas(&self) -> Vec<AvroSchema> {
-        self.avro.iter().map(|a| a.schema.clone()).collect()
+        self.avro
+            .iter()
+            .map(|a| a.schema.clone())
+            .filter(|s| self.avro_reader.as_ref() != Some(s))
+            .collect()
     }
 
     fn push(&mut self, s: LoadedSchema) -> &LoadedSchema {
@@ -241,7 +256,7 @@ impl SchemaSet {
 
     /// Whether no schema is loaded.
     pub fn is_empty(&self) -> bool {
-        self.loaded.is_empty() && self.avro.is_empty()
+        self.loaded.is_empty() && self.avro.is_empty() && self.registry.is_none()
     }
 
     /// Every message type's full name, sorted, without duplicates.

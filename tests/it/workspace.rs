@@ -681,7 +681,7 @@ fn an_analysis_shows_each_column_as_it_is_encoded_and_measures_sizes_last() {
 
     let source = Source::open(sample("transactions-1k.json")).expect("the sample opens");
     let limits = Limits::default();
-    let payload = open(&source, &PeelChoice::default(), &limits, None)
+    let payload = open(&source, &PeelChoice::default(), &limits, None, None)
         .expect("peeled")
         .payloads
         .into_iter()
@@ -1117,4 +1117,46 @@ fn every_column_holds_the_bytes_convert_writes() {
     }
     assert!(compared >= 40, "{compared} columns compared");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn a_registry_loaded_in_the_app_peels_kafka_framing_and_a_pasted_avsc_is_an_avro_schema() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/avro/confluent");
+    let mut ws = Workspace::new(no_notify());
+    ws.open_path(fixtures.join("order-2.bin")).expect("opens");
+    ws.wait_idle();
+    let before = ws.analysis().cloned().expect("analysed");
+    assert_ne!(before.format, Format::Avro);
+    // The registry's answers: the open payload is peeled again, by schema id 1.
+    let label = ws
+        .load_registry(&fixtures.join("registry.json"))
+        .expect("loads");
+    assert!(label.contains("(2 schemas)"), "{label}");
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.format, Format::Avro);
+    let doc = a
+        .source()
+        .and_then(|c| c.document.as_ref())
+        .expect("decoded");
+    let value = doc.whole().expect("whole");
+    assert_eq!(
+        value.get("coupon"),
+        Some(&wirelens::model::Value::text("WELCOME10"))
+    );
+    let layers = ws
+        .entry()
+        .and_then(|e| e.opened.ready().map(|o| o.payloads[0].provenance()))
+        .expect("peeled");
+    assert!(
+        layers.contains("Confluent Schema Registry framing"),
+        "{layers}"
+    );
+    // Pasted JSON schema text loads as Avro, not as a .proto.
+    let label = ws
+        .load_schema_text(r#"{"type": "record", "name": "Pasted", "fields": []}"#)
+        .expect("an Avro schema");
+    assert!(label.contains("Pasted"), "{label}");
+    assert_eq!(ws.schemas.avro.len(), 1);
+    assert!(ws.load_schema_text("{\"type\": \"nothing\"}").is_err());
 }

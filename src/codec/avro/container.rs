@@ -988,7 +988,12 @@ mod tests {
                         }
                         Err(e) => {
                             let text = e.to_string();
-                            assert!(text.contains(&format!("block {ok}")), "{ours} {n}: {text}");
+                            // Numbered from 1: the block after the `ok` whole ones.
+                            let number = ok + 1;
+                            assert!(
+                                text.contains(&format!("block {number} ")),
+                                "{ours} {n}: {text}"
+                            );
                             errors += 1;
                         }
                     }

@@ -405,6 +405,9 @@ impl App {
                 ui.label(r.reasons.join("; "));
             }
         });
+        if a.format == Format::Avro || a.avro_resolution.is_some() {
+            self.avro_reader_row(ui, a);
+        }
         ui.horizontal_wrapped(|ui| {
             ui.label(format!(
                 "layers: {}",
@@ -470,6 +473,98 @@ impl App {
         });
         for w in &a.warnings {
             ui.colored_label(ui.visuals().warn_fg_color, w);
+        }
+    }
+
+    /// Avro: the reader's schema chosen among the loaded ones, and with one, both schemas'
+    /// names and the rule of the specification's schema resolution that reads each field.
+    fn avro_reader_row(&mut self, ui: &mut egui::Ui, a: &Analysis) {
+        let labels: Vec<String> = self
+            .ws
+            .schemas
+            .avro
+            .iter()
+            .map(|l| l.label.clone())
+            .collect();
+        let current = self
+            .ws
+            .schemas
+            .avro_reader
+            .as_ref()
+            .and_then(|r| self.ws.schemas.avro.iter().position(|l| &l.schema == r));
+        ui.horizontal_wrapped(|ui| {
+            let mut choice = current;
+            egui::ComboBox::from_label("Avro reader's schema")
+                .selected_text(match choice {
+                    None => "none: read by the writer's schema".to_string(),
+                    Some(i) => labels.get(i).cloned().unwrap_or_default(),
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut choice, None, "none: read by the writer's schema");
+                    for (i, l) in labels.iter().enumerate() {
+                        ui.selectable_value(&mut choice, Some(i), l);
+                    }
+                });
+            if choice != current {
+                self.push(Command::SetAvroReader(choice));
+            }
+            if labels.is_empty() {
+                ui.weak("load an .avsc (Schema ▸ Load or Paste) to read with another version");
+            }
+        });
+        let Some(r) = &a.avro_resolution else {
+            return;
+        };
+        match &r.rules {
+            Ok(rules) => {
+                egui::CollapsingHeader::new(format!(
+                    "Schema resolution: written as {}, read as {} ({} rules)",
+                    r.writer,
+                    r.reader,
+                    rules.len()
+                ))
+                .id_salt("avro-resolution")
+                .show(ui, |ui| {
+                    // Both schemas side by side, then the rule for each place.
+                    ui.columns(2, |cols| {
+                        for (k, (col, (title, text))) in cols
+                            .iter_mut()
+                            .zip([
+                                (format!("writer's schema ({})", r.writer), &r.texts[0]),
+                                (format!("reader's schema ({})", r.reader), &r.texts[1]),
+                            ])
+                            .enumerate()
+                        {
+                            col.strong(title);
+                            egui::ScrollArea::both()
+                                .id_salt(("avro-schema-text", k))
+                                .max_height(140.0)
+                                .show(col, |ui| ui.monospace(text.as_str()));
+                        }
+                    });
+                    egui::ScrollArea::vertical()
+                        .id_salt("avro-resolution-rules")
+                        .max_height(180.0)
+                        .show(ui, |ui| {
+                            egui::Grid::new("avro-resolution-grid")
+                                .num_columns(2)
+                                .striped(true)
+                                .show(ui, |ui| {
+                                    for (place, rule) in rules {
+                                        ui.monospace(place);
+                                        ui.label(rule);
+                                        ui.end_row();
+                                    }
+                                });
+                        });
+                });
+            }
+            Err(e) => {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("{} cannot read what {} wrote: {e}", r.reader, r.writer),
+                );
+            }
         }
     }
 
@@ -548,13 +643,17 @@ impl App {
                 let failed = a.source().filter(|s| s.error.is_some() && s.format != f);
                 failed.into_iter().chain(a.column(f)).collect()
             }
-            None => self
-                .settings
-                .column_order()
-                .into_iter()
-                .filter(|(_, shown)| *shown)
-                .filter_map(|(f, _)| a.column(f))
-                .collect(),
+            // The payload's own format is always shown, even where its column is hidden (an
+            // Avro payload while the Avro column is off).
+            None => {
+                let source = a.source().map(|s| s.format);
+                self.settings
+                    .column_order()
+                    .into_iter()
+                    .filter(|(f, shown)| *shown || Some(*f) == source)
+                    .filter_map(|(f, _)| a.column(f))
+                    .collect()
+            }
         };
         if shown.is_empty() {
             ui.weak("every column is hidden (View > Columns)");

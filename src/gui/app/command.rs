@@ -88,6 +88,9 @@ pub enum Command {
     LoadSchemaFiles(Vec<PathBuf>, Vec<PathBuf>),
     /// Load pasted schema text (an error shows in the schema window).
     LoadSchemaText(String),
+    /// Read Avro with the loaded Avro schema at this index as the reader's schema (`None`: by
+    /// the writer's schema alone).
+    SetAvroReader(Option<usize>),
     /// Unload every schema and forget them for the next run.
     ForgetSchemas,
     /// View ▸ Limits….
@@ -207,6 +210,7 @@ impl App {
                     self.status = Some(super::Status::Error(format!("schema not loaded: {e}")));
                 }
             }
+            Command::SetAvroReader(index) => self.ws.set_avro_reader(index),
             Command::ForgetSchemas => {
                 self.ws.clear_schemas();
                 self.settings.schemas.clear();

@@ -279,6 +279,27 @@ impl App {
     }
 
     pub(super) fn load_schema_files(&mut self, files: Vec<PathBuf>, includes: Vec<PathBuf>) {
+        // Avro schemas and schema registries load on their own; the rest are protobuf.
+        let ext = |f: &PathBuf, e: &str| f.extension().is_some_and(|x| x.eq_ignore_ascii_case(e));
+        let (other, files): (Vec<PathBuf>, Vec<PathBuf>) = files
+            .into_iter()
+            .partition(|f| f.is_dir() || ext(f, "avsc") || ext(f, "json"));
+        for f in other {
+            self.status = Some(if ext(&f, "avsc") {
+                match self.ws.load_avro_file(&f) {
+                    Ok(label) => Status::Info(format!("Avro schema loaded: {label}")),
+                    Err(e) => Status::Error(e.to_string()),
+                }
+            } else {
+                match self.ws.load_registry(&f) {
+                    Ok(label) => Status::Info(format!("schema registry loaded: {label}")),
+                    Err(e) => Status::Error(format!("schema registry not loaded: {e}")),
+                }
+            });
+        }
+        if files.is_empty() {
+            return;
+        }
         match self.ws.load_schema_files(&files, &includes) {
             Ok(label) => {
                 self.schema_window.missing = None;
@@ -453,7 +474,10 @@ impl App {
     }
 
     fn schema_window(&mut self, ui: &mut egui::Ui) {
-        let label = ui.label("Schema files (.proto or descriptor set), separated by ';'");
+        let label = ui.label(
+            "Schema files (.proto, a descriptor set, .avsc; a schema registry folder of <id>.avsc \
+             files or its JSON answers), separated by ';'",
+        );
         ui.add(
             egui::TextEdit::singleline(&mut self.schema_window.files)
                 .hint_text("path/to/api.proto")
@@ -474,7 +498,7 @@ impl App {
             self.push(Command::LoadSchemaFiles(files, includes));
         }
         ui.separator();
-        ui.label("Or paste .proto text, or a descriptor set as base64 or hex");
+        ui.label("Or paste .proto text, an Avro schema (.avsc JSON), or a descriptor set as base64 or hex");
         let label = ui.label("Pasted schema");
         egui::ScrollArea::vertical()
             .id_salt("pasted schema")
