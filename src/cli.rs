@@ -1024,6 +1024,9 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     if args.input.from.is_none() && read.readings.first().is_some_and(|r| !r.is_claim()) {
         // No format read the bytes: that is the answer, not the least bad guess.
         inspect::write_no_known_format(out, &read.readings)?;
+        if let Some(hint) = pipeline::unread_hint(&input.bytes, args.input.schema.registry()?) {
+            writeln!(out, "  note: {hint}")?;
+        }
         return Err(Failure::Input(format!(
             "error: {}: no known format reads these {} bytes (the best partial readings are listed above); --from FORMAT reads them as one",
             input.name,

@@ -355,6 +355,31 @@ pub fn frame_by_registry(
     true
 }
 
+/// What to say of bytes no format reads that start as Confluent Schema Registry framing does
+/// (a zero byte, then a 4-byte schema id): the framing is peeled only for an id a registry the
+/// user gave holds, and Avro, which such payloads often are, is never guessed without its schema.
+pub fn unread_hint(
+    bytes: &[u8],
+    registry: Option<&crate::codec::avro::registry::Registry>,
+) -> Option<String> {
+    let [0, a, b, c, d, ..] = *bytes else {
+        return None;
+    };
+    let id = u32::from_be_bytes([a, b, c, d]);
+    Some(match registry {
+        None => format!(
+            "the bytes start as Confluent Schema Registry framing does (a zero byte, then schema \
+             id {id}); with --registry DIR|FILE.json, an id it holds is read by its schema (Avro \
+             is never guessed without one)"
+        ),
+        Some(r) => format!(
+            "the bytes start as Confluent Schema Registry framing does, with schema id {id}, \
+             which the registry given ({} schemas) does not hold",
+            r.len()
+        ),
+    })
+}
+
 /// The message types a face has loaded: one schema (the CLI's `--proto` /
 /// `--descriptor-set`), or several (the app's schema list).
 pub trait MessageTypes {

@@ -498,8 +498,17 @@ fn confluent_framed_payloads_read_as_the_kafka_clients_deserializer_reads_them()
     }
     // Without the registry, five bytes prove nothing: the payload is not guessed as framed.
     let run = crate::common::run_wirelens(&["inspect", "--no-hex"], &dir.join("order-1.bin"));
-    assert!(!run.stdout.contains("Confluent"), "{}", run.stdout);
+    assert!(!run.stdout.contains("via Confluent"), "{}", run.stdout);
     assert!(run.stdout.contains("no known format"), "{}", run.stdout);
+    // It says what the first bytes suggest, and how to read them.
+    assert!(
+        run.stdout.contains(
+            "note: the bytes start as Confluent Schema Registry framing does (a zero byte, then \
+             schema id 1); with --registry"
+        ),
+        "{}",
+        run.stdout
+    );
 }
 
 /// The names of the resolution cases `tests/fixtures/avro/resolution/make.py` wrote.
