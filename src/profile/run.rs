@@ -226,12 +226,24 @@ impl Lazy {
             let Stage::Waiting(i) = std::mem::replace(&mut *stage, Stage::Released) else {
                 unreachable!("matched above")
             };
-            let source = Source {
-                value: &i.value,
-                bytes: &i.bytes,
-                message: i.message.as_ref(),
+            // Avro's bytes were written by the schema wirelens infers from the value (the
+            // profiler takes no user schema for Avro): every library reads and writes by it.
+            let avro = match i.format {
+                Format::Avro => Some(codec::avro::schema_for(&i.value, &EncodeOptions::default())),
+                _ => None,
             };
-            *stage = Stage::Ready(libs::prepare(i.library, i.format, source).map(Arc::from));
+            *stage = Stage::Ready(match avro.transpose() {
+                Ok(avro) => {
+                    let source = Source {
+                        value: &i.value,
+                        bytes: &i.bytes,
+                        message: i.message.as_ref(),
+                        avro: avro.as_ref(),
+                    };
+                    libs::prepare(i.library, i.format, source).map(Arc::from)
+                }
+                Err(e) => Err(format!("the Avro schema: {e}")),
+            });
         }
         match &*stage {
             Stage::Ready(r) => r.clone(),
@@ -285,6 +297,7 @@ pub fn value_estimate(library: Library, format: Format, len: usize) -> usize {
         (Library::Ciborium, _) => 12,
         (Library::Cbor4ii, _) => 10,
         (Library::ProstReflect, _) => 37,
+        (Library::ApacheAvro, _) => 16,
         (Library::Wirelens, Format::Json) => 10,
         (Library::Wirelens, Format::MessagePack) => 17,
         (Library::Wirelens, Format::Cbor) => 19,
