@@ -827,20 +827,35 @@ pub fn measure_runtime_sweep(
     out
 }
 
-/// The payload `value` in every format (protobuf with `message`, else an inferred type), as
-/// the harnesses read it.
+/// The payload `value` in every format (protobuf with `message`, else an inferred type; Avro
+/// with the schema inferred from the value, whose text goes with it), as the harnesses read it.
 fn payload_of(value: &Value, message: Option<&MessageDescriptor>) -> super::runtimes::Payload {
     let mut payload = super::runtimes::Payload::default();
     for format in Format::ALL {
         let Ok((value, message, _)) = for_format(value, format, message) else {
             continue;
         };
-        let Ok(encoded) = encode_for(&value, format, message.as_ref()) else {
+        let avro = match format {
+            Format::Avro => match codec::avro::schema_for(&value, &EncodeOptions::default()) {
+                Ok(schema) => Some(schema),
+                Err(_) => continue,
+            },
+            _ => None,
+        };
+        let options = EncodeOptions {
+            message: message.clone(),
+            avro: avro.clone(),
+            ..EncodeOptions::default()
+        };
+        let Ok(encoded) = codec::encode(&value, format, &options) else {
             continue;
         };
         if let Some(m) = &message {
             payload.descriptor_set = Some(m.parent_pool().encode_to_vec());
             payload.message = Some(m.full_name().to_string());
+        }
+        if let Some(schema) = &avro {
+            payload.avro_schema = Some(schema.text().to_string());
         }
         payload.files.push((format, encoded.bytes));
     }
