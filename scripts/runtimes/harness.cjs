@@ -12,7 +12,9 @@
 // payload, encodes what it read, and must read its own bytes back as the same data. The clock is
 // process.hrtime.bigint (monotonic). When the job asks for "compressors", each codec the zlib
 // module has (gzip and brotli; zstd where zlib.zstdCompressSync exists, Node 22.15 and newer)
-// compresses and decompresses each format's file, as harness.py's compressor lines say.
+// compresses and decompresses each format's file, as harness.py's compressor lines say. Avro
+// (avsc) reads and writes by the schema wirelens' Avro bytes were written with (the job's
+// avro_schema, an .avsc file beside the payload).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -85,7 +87,46 @@ const LIBRARIES = [
       same: (a, b) => util.isDeepStrictEqual(type.toObject(a, { longs: String, bytes: String }), type.toObject(b, { longs: String, bytes: String })),
     };
   }],
+  ['avro', 'avsc', 'avsc', (job) => {
+    const avro = load('avsc');
+    const schema = JSON.parse(fs.readFileSync(job.avro_schema, 'utf8'));
+    const version = versionOf('avsc');
+    // avsc reads a long as a JS number, and refuses one past 2^53 ("potential precision loss")
+    // rather than change it: what most avsc users run. A payload with such integers is read
+    // with a long type of BigInts instead (the library's documented way), and the version says
+    // so, since BigInts cost more than numbers.
+    const plain = avro.Type.forSchema(schema);
+    try {
+      plain.fromBuffer(fs.readFileSync(job.files.avro));
+      return { version, decode: (b) => plain.fromBuffer(b), encode: (v) => plain.toBuffer(v) };
+    } catch (e) {
+      if (!/precision loss/.test(String(e && e.message))) throw e;
+    }
+    const big = avro.Type.forSchema(schema, { registry: { long: bigLong(avro) } });
+    return {
+      version: `${version} (longs as BigInt: the payload has integers past 2^53)`,
+      decode: (b) => big.fromBuffer(b),
+      encode: (v) => big.toBuffer(v),
+    };
+  }],
 ];
+
+// An avsc long type of BigInts: every 64-bit integer kept exactly (avsc hands it the 8 bytes,
+// little-endian, two's complement).
+function bigLong(avro) {
+  return avro.types.LongType.__with({
+    fromBuffer: (buf) => buf.readBigInt64LE(0),
+    toBuffer: (n) => {
+      const buf = Buffer.alloc(8);
+      buf.writeBigInt64LE(BigInt(n));
+      return buf;
+    },
+    fromJSON: (v) => BigInt(v),
+    toJSON: (n) => (Number.isSafeInteger(Number(n)) ? Number(n) : String(n)),
+    isValid: (n) => (typeof n === 'bigint' && BigInt.asIntN(64, n) === n) || Number.isSafeInteger(n),
+    compare: (a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0),
+  });
+}
 
 function measure(fn, arg, s) {
   const clock = process.hrtime.bigint;
@@ -242,6 +283,7 @@ function main() {
     const file = job.files[format];
     if (file === undefined || file === null) continue;
     if (format === 'protobuf' && !job.descriptor_set) continue;
+    if (format === 'avro' && !job.avro_schema) continue;
     const row = { type: 'library', format, library: name };
     let lib;
     try {

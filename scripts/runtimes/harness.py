@@ -6,8 +6,8 @@ Run by `wirelens compare --runtime python` (the binary carries a copy of this fi
 to a temporary folder); it can be run by hand: `python3 harness.py JOB.json`, or
 `python3 harness.py --probe` to list the runtime and which libraries are installed (runtime and
 library lines, "ok" or "missing", then done: what the app's Profile > Runtimes window shows). The job names the
-payload files per format (JSON, MessagePack, CBOR and, with a descriptor set and a message
-name, Protobuf) and the sampling settings. Each line out is one JSON object with a "type":
+payload files per format (JSON, MessagePack, CBOR, with a descriptor set and a message name
+Protobuf, and with the writer's schema (an .avsc) Avro) and the sampling settings. Each line out is one JSON object with a "type":
 
 - runtime: {"runtime", "version", "implementation", "executable"}
 - library: {"format", "library", "version", "status": "ok" | "missing" | "failed",
@@ -179,6 +179,50 @@ def brotli_codec(levels):
     return brotli, lambda b: brotli.compress(b, quality=quality, lgwin=window), brotli.decompress
 
 
+def avro_schema_text(job):
+    """The schema wirelens' Avro bytes were written with (the .avsc beside the payload)."""
+    with open(job["avro_schema"], encoding="utf-8") as f:
+        return f.read()
+
+
+def fastavro_lib(job):
+    # What a Kafka or data-pipeline service in Python uses: the parsed schema, and one datum
+    # written and read without a container (schemaless_writer, schemaless_reader).
+    import io
+    import fastavro
+    schema = fastavro.parse_schema(json.loads(avro_schema_text(job)))
+
+    def decode(b):
+        return fastavro.schemaless_reader(io.BytesIO(b), schema, None)
+
+    def encode(o):
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, schema, o)
+        return out.getvalue()
+    return fastavro, decode, encode
+
+
+def avro_lib(job):
+    # The Apache project's own package: DatumWriter and DatumReader over a binary encoder and
+    # decoder, one datum each.
+    import io
+    import avro
+    import avro.io
+    import avro.schema
+    schema = avro.schema.parse(avro_schema_text(job))
+    writer = avro.io.DatumWriter(schema)
+    reader = avro.io.DatumReader(schema)
+
+    def decode(b):
+        return reader.read(avro.io.BinaryDecoder(io.BytesIO(b)))
+
+    def encode(o):
+        out = io.BytesIO()
+        writer.write(o, avro.io.BinaryEncoder(out))
+        return out.getvalue()
+    return avro, decode, encode
+
+
 # codec, library, distribution name (for `pip install`), loader
 CODECS = [
     ("gzip", "gzip", None, gzip_codec),
@@ -230,9 +274,11 @@ LIBRARIES = [
     ("msgpack", "ormsgpack", "ormsgpack", "ormsgpack", ormsgpack_lib),
     ("cbor", "cbor2", "cbor2", "cbor2", cbor2_lib),
     ("protobuf", "protobuf", "protobuf", "google.protobuf", protobuf_lib),
+    ("avro", "fastavro", "fastavro", "fastavro", fastavro_lib),
+    ("avro", "avro", "avro", "avro.io", avro_lib),
 ]
-# Loaders that need the job (a descriptor set, the JSON file).
-NEEDS_JOB = {"protobuf", "pydantic"}
+# Loaders that need the job (a descriptor set, an Avro schema, the JSON file).
+NEEDS_JOB = {"protobuf", "pydantic", "fastavro", "avro"}
 
 
 def same(a, b):
@@ -336,6 +382,8 @@ def main():
         if path is None:
             continue
         if fmt == "protobuf" and not job.get("descriptor_set"):
+            continue
+        if fmt == "avro" and not job.get("avro_schema"):
             continue
         row = {"type": "library", "format": fmt, "library": name}
         try:

@@ -61,8 +61,8 @@ pub struct CompareArgs {
     #[arg(long = "link", value_name = "NAME=BW,RTT", value_parser = Link::parse)]
     pub links: Vec<Link>,
     /// Which runtimes' libraries to time on the same bytes: python (json, orjson, ujson,
-    /// pydantic, msgpack, ormsgpack, cbor2, protobuf), node (JSON, @msgpack/msgpack, msgpackr,
-    /// cbor-x, protobufjs), rust (always timed), or all. Default: every runtime installed here
+    /// pydantic, msgpack, ormsgpack, cbor2, protobuf, fastavro, avro), node (JSON,
+    /// @msgpack/msgpack, msgpackr, cbor-x, protobufjs, avsc), rust (always timed), or all. Default: every runtime installed here
     /// (`--runtime rust` times Rust alone). The interpreters are `python3` and `node`, or
     /// $WIRELENS_PYTHON and $WIRELENS_NODE; Node packages are found as `require` finds them,
     /// and in ./node_modules. A runtime or library not installed is reported, not fatal.

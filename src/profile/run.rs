@@ -226,12 +226,24 @@ impl Lazy {
             let Stage::Waiting(i) = std::mem::replace(&mut *stage, Stage::Released) else {
                 unreachable!("matched above")
             };
-            let source = Source {
-                value: &i.value,
-                bytes: &i.bytes,
-                message: i.message.as_ref(),
+            // Avro's bytes were written by the schema wirelens infers from the value (the
+            // profiler takes no user schema for Avro): every library reads and writes by it.
+            let avro = match i.format {
+                Format::Avro => Some(codec::avro::schema_for(&i.value, &EncodeOptions::default())),
+                _ => None,
             };
-            *stage = Stage::Ready(libs::prepare(i.library, i.format, source).map(Arc::from));
+            *stage = Stage::Ready(match avro.transpose() {
+                Ok(avro) => {
+                    let source = Source {
+                        value: &i.value,
+                        bytes: &i.bytes,
+                        message: i.message.as_ref(),
+                        avro: avro.as_ref(),
+                    };
+                    libs::prepare(i.library, i.format, source).map(Arc::from)
+                }
+                Err(e) => Err(format!("the Avro schema: {e}")),
+            });
         }
         match &*stage {
             Stage::Ready(r) => r.clone(),
@@ -285,6 +297,7 @@ pub fn value_estimate(library: Library, format: Format, len: usize) -> usize {
         (Library::Ciborium, _) => 12,
         (Library::Cbor4ii, _) => 10,
         (Library::ProstReflect, _) => 37,
+        (Library::ApacheAvro, _) => 16,
         (Library::Wirelens, Format::Json) => 10,
         (Library::Wirelens, Format::MessagePack) => 17,
         (Library::Wirelens, Format::Cbor) => 19,
@@ -814,20 +827,35 @@ pub fn measure_runtime_sweep(
     out
 }
 
-/// The payload `value` in every format (protobuf with `message`, else an inferred type), as
-/// the harnesses read it.
+/// The payload `value` in every format (protobuf with `message`, else an inferred type; Avro
+/// with the schema inferred from the value, whose text goes with it), as the harnesses read it.
 fn payload_of(value: &Value, message: Option<&MessageDescriptor>) -> super::runtimes::Payload {
     let mut payload = super::runtimes::Payload::default();
     for format in Format::ALL {
         let Ok((value, message, _)) = for_format(value, format, message) else {
             continue;
         };
-        let Ok(encoded) = encode_for(&value, format, message.as_ref()) else {
+        let avro = match format {
+            Format::Avro => match codec::avro::schema_for(&value, &EncodeOptions::default()) {
+                Ok(schema) => Some(schema),
+                Err(_) => continue,
+            },
+            _ => None,
+        };
+        let options = EncodeOptions {
+            message: message.clone(),
+            avro: avro.clone(),
+            ..EncodeOptions::default()
+        };
+        let Ok(encoded) = codec::encode(&value, format, &options) else {
             continue;
         };
         if let Some(m) = &message {
             payload.descriptor_set = Some(m.parent_pool().encode_to_vec());
             payload.message = Some(m.full_name().to_string());
+        }
+        if let Some(schema) = &avro {
+            payload.avro_schema = Some(schema.text().to_string());
         }
         payload.files.push((format, encoded.bytes));
     }

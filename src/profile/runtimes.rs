@@ -8,8 +8,9 @@
 //!
 //! How: a small harness script per runtime (`scripts/runtimes/harness.py` and `harness.cjs`,
 //! carried in the binary with `include_str!`) is written to a temporary folder with the payload
-//! in every format (wirelens' default encodings, and for protobuf a descriptor set of the message
-//! type used, given or inferred) and a job file, and run as a child process: `python3` (or
+//! in every format (wirelens' default encodings, for protobuf a descriptor set of the message
+//! type used, given or inferred, and for Avro the schema its bytes were written with, as
+//! `payload.avsc`) and a job file, and run as a child process: `python3` (or
 //! `$WIRELENS_PYTHON`) and `node` (or `$WIRELENS_NODE`). It checks each library's round trip,
 //! times encode and decode with the runtime's monotonic clock in batches, and streams raw samples
 //! back as JSON lines ([`parse_lines`] reads them); wirelens computes the same statistics as for
@@ -43,9 +44,9 @@ pub const NODE_HARNESS: &str = include_str!("../../scripts/runtimes/harness.cjs"
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {
     /// CPython (or whatever `python3` is): json, orjson, ujson, pydantic, msgpack, ormsgpack,
-    /// cbor2, protobuf.
+    /// cbor2, protobuf, fastavro, avro.
     Python,
-    /// Node.js: JSON, @msgpack/msgpack, msgpackr, cbor-x, protobufjs.
+    /// Node.js: JSON, @msgpack/msgpack, msgpackr, cbor-x, protobufjs, avsc.
     Node,
 }
 
@@ -283,8 +284,8 @@ pub enum Line {
     Done {},
 }
 
-/// The payload as the harness gets it: each format's bytes (wirelens' default encodings) and,
-/// for protobuf, the message type's descriptor set and full name.
+/// The payload as the harness gets it: each format's bytes (wirelens' default encodings), for
+/// protobuf the message type's descriptor set and full name, and for Avro the schema.
 #[derive(Debug, Clone, Default)]
 pub struct Payload {
     /// Per format: the bytes.
@@ -293,6 +294,8 @@ pub struct Payload {
     pub descriptor_set: Option<Vec<u8>>,
     /// The message type's full name.
     pub message: Option<String>,
+    /// The text of the Avro schema (`.avsc` JSON) the Avro bytes were written with.
+    pub avro_schema: Option<String>,
     /// Whether the harness also times its runtime's compressors on each format's bytes (the
     /// wire estimate's; at wirelens' levels).
     pub compressors: bool,
@@ -481,7 +484,8 @@ fn parse_format(name: &str, line: usize) -> Result<Format, String> {
         .ok_or_else(|| format!("line {}: unknown format {name:?}", line + 1))
 }
 
-/// The job file the harness reads: payload files, descriptor set, sampling settings.
+/// The job file the harness reads: payload files, descriptor set, Avro schema, sampling
+/// settings.
 fn job_json(
     files: &[(Format, PathBuf)],
     payload: &Payload,
@@ -497,6 +501,7 @@ fn job_json(
         "files": map,
         "descriptor_set": payload.descriptor_set.as_ref().map(|_| dir.join("schema.pb").display().to_string()),
         "message": payload.message,
+        "avro_schema": payload.avro_schema.as_ref().map(|_| dir.join("payload.avsc").display().to_string()),
         "compressors": payload.compressors,
         "levels": {
             "gzip": super::sizes::GZIP_LEVEL,
@@ -753,6 +758,9 @@ fn run_harness_with(
     }
     if let Some(set) = &payload.descriptor_set {
         write("schema.pb", set)?;
+    }
+    if let Some(schema) = &payload.avro_schema {
+        write("payload.avsc", schema.as_bytes())?;
     }
     let (script_name, script) = runtime.harness();
     let script = write(script_name, script.as_bytes())?;

@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `file` | the input as given |
 //! | `format` | `json`, `msgpack`, `cbor`, `protobuf` |
-//! | `library` | `serde_json`, `sonic-rs`, `rmp-serde`, `rmpv`, `ciborium`, `cbor4ii`, `prost-reflect`, `wirelens`; in other runtimes as their users name them (`orjson`, `@msgpack/msgpack`) |
+//! | `library` | `serde_json`, `sonic-rs`, `rmp-serde`, `rmpv`, `ciborium`, `cbor4ii`, `prost-reflect`, `apache-avro`, `wirelens`; in other runtimes as their users name them (`orjson`, `@msgpack/msgpack`) |
 //! | `schema_source` | `given`, `inferred` (protobuf), `none` |
 //! | `bytes` | size of this library's own encoding |
 //! | `gzip_bytes`, `zstd_bytes`, `brotli_bytes` | wirelens' encoding of the format compressed (gzip 6, zstd 3, brotli 6) |

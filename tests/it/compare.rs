@@ -166,6 +166,7 @@ fn compare_writes_every_row_with_sane_values() {
                 ("cbor", "wirelens"),
                 ("protobuf", "prost-reflect"),
                 ("protobuf", "wirelens"),
+                ("avro", "apache-avro"),
                 ("avro", "wirelens"),
             ]
             .map(|(fmt, lib)| (f.clone(), fmt.to_string(), lib.to_string()))
@@ -340,7 +341,7 @@ fn protobuf_with_the_users_schema_is_given() {
         .assert()
         .success();
     let (_, rows) = read_csv(&csv_path);
-    assert_eq!(rows.len(), 12);
+    assert_eq!(rows.len(), 13);
     for r in &rows {
         let expected = if r["format"] == "protobuf" {
             "given"

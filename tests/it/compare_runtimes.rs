@@ -138,7 +138,7 @@ fn a_runtime_that_is_not_installed_is_said_and_the_rust_rows_stay() {
         assert!(text.contains(&expected), "no {expected:?} in:\n{text}");
     }
     let rows = read_csv(&csv_path);
-    assert_eq!(rows.len(), 12, "only the Rust rows");
+    assert_eq!(rows.len(), 13, "only the Rust rows");
     assert!(rows.iter().all(|r| r["runtime"] == "rust"));
 }
 
@@ -187,7 +187,7 @@ fn by_default_every_installed_runtime_is_timed_and_the_others_are_listed() {
         assert!(text.contains(&expected), "no {expected:?} in:\n{text}");
     }
     let rows = read_csv(&csv_path);
-    assert_eq!(rows.len(), 12, "only the Rust rows");
+    assert_eq!(rows.len(), 13, "only the Rust rows");
     assert!(rows.iter().all(|r| r["runtime"] == "rust"));
 }
 
@@ -210,6 +210,8 @@ fn an_unknown_runtime_is_a_usage_error() {
 /// whether the library writes wirelens' bytes for the user-profile sample). msgpackr and cbor-x
 /// write 100 bytes where the others write 98: with their default `variableMapSize: false` a map
 /// of 6 entries gets a 2-byte length (`de 00 06`, `b9 00 06`) instead of one byte (`86`, `a6`).
+/// The Avro libraries read wirelens' datum by the schema it was written with (the harness's
+/// `payload.avsc`) and write it back byte for byte, as the specification leaves one encoding.
 const EXPECTED: &[(&str, &str, &str, bool)] = &[
     ("python", "json", "json", true),
     ("python", "json", "orjson", true),
@@ -219,11 +221,14 @@ const EXPECTED: &[(&str, &str, &str, bool)] = &[
     ("python", "msgpack", "ormsgpack", true),
     ("python", "cbor", "cbor2", true),
     ("python", "protobuf", "protobuf", true),
+    ("python", "avro", "fastavro", true),
+    ("python", "avro", "avro", true),
     ("node", "json", "JSON", true),
     ("node", "msgpack", "@msgpack/msgpack", true),
     ("node", "msgpack", "msgpackr", false),
     ("node", "cbor", "cbor-x", false),
     ("node", "protobuf", "protobufjs", true),
+    ("node", "avro", "avsc", true),
 ];
 
 #[test]
@@ -374,9 +379,54 @@ fn a_python_without_the_packages_times_json_and_names_what_to_install() {
         ("MessagePack", "ormsgpack"),
         ("CBOR", "cbor2"),
         ("Protobuf", "protobuf"),
+        ("Avro", "fastavro"),
+        ("Avro", "avro"),
     ] {
         let line = format!(
             "python: {format} {library}: not measured: {library} not installed — `pip install \
+             {library}`"
+        );
+        assert!(text.contains(&line), "no {line:?} in:\n{text}");
+    }
+}
+
+/// A Node that finds none of the pinned packages (no `NODE_PATH`, run from a folder without
+/// `node_modules`) times the built-in `JSON` and names the `npm install` of every other library,
+/// avsc among them.
+#[test]
+#[ignore = "needs node; .ci/run runs it"]
+fn a_node_without_the_packages_times_json_and_names_what_to_install() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = wirelens()
+        .env_remove("NODE_PATH")
+        .current_dir(dir.path())
+        .args([
+            "compare",
+            "--quick",
+            &sample("iot-metrics.json"),
+            "--runtime",
+            "node",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("JSON         JSON ") && l.contains(" built in ")),
+        "{text}"
+    );
+    for (format, library) in [
+        ("MessagePack", "@msgpack/msgpack"),
+        ("MessagePack", "msgpackr"),
+        ("CBOR", "cbor-x"),
+        ("Protobuf", "protobufjs"),
+        ("Avro", "avsc"),
+    ] {
+        let line = format!(
+            "node: {format} {library}: not measured: {library} not installed — `npm install \
              {library}`"
         );
         assert!(text.contains(&line), "no {line:?} in:\n{text}");

@@ -73,6 +73,7 @@ fn a_quick_profile_fills_every_view_and_exports_csv() -> Result<(), Box<dyn std:
         "rmp-serde",
         "ciborium",
         "prost-reflect",
+        "apache-avro",
     ] {
         assert!(
             h.query_all_by_label(lib).count() >= 1,

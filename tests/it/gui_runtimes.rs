@@ -307,6 +307,18 @@ fn real_python_and_node_rows_show_in_the_timings() -> Result<(), Box<dyn std::er
             assert!(row.encode.is_some() && row.decode.is_some(), "{row:?}");
             assert!(h.query_all_by_label(&row.library).count() >= 1, "{row:?}");
         }
+        // The Avro libraries read wirelens' datum by its schema and write it back byte for byte.
+        let avro: Vec<(&str, Option<bool>)> = r
+            .rows
+            .iter()
+            .filter(|row| row.format == wirelens::codec::Format::Avro)
+            .map(|row| (row.library.as_str(), row.same_bytes_as_wirelens))
+            .collect();
+        let expected: &[(&str, Option<bool>)] = match r.runtime {
+            Runtime::Python => &[("fastavro", Some(true)), ("avro", Some(true))],
+            Runtime::Node => &[("avsc", Some(true))],
+        };
+        assert_eq!(avro, expected, "{} Avro rows", r.runtime.title());
     }
     Ok(())
 }

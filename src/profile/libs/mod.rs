@@ -1,9 +1,10 @@
 //! Per-library adapters: each library encodes and decodes its own dynamic value type.
 //!
 //! A service that serialises "a dict" works on its library's dynamic value (`serde_json::Value`,
-//! `rmpv::Value`, a `DynamicMessage`), so that is what is timed. [`prepare`] builds a library's
-//! value from wirelens' [`Value`] *outside* the timed region (through wirelens' encoding of the
-//! format, decoded by the library), encodes it once to get the library's own bytes, and checks
+//! `rmpv::Value`, a `DynamicMessage`, `apache_avro::types::Value`), so that is what is timed.
+//! [`prepare`] builds a library's value from wirelens' [`Value`] *outside* the timed region
+//! (through wirelens' encoding of the format, decoded by the library; Avro by the schema that
+//! encoding was written with), encodes it once to get the library's own bytes, and checks
 //! that those bytes decode back to an equal value: a broken path is reported, never timed. (When
 //! the library's bytes are the very bytes its value was decoded from, by the same decoder, they
 //! decode to that value without a second decode, which for a large payload costs a second value.)
@@ -15,6 +16,7 @@
 //! "wirelens" is a library row too: its span-tracking codecs on [`Value`], which build a span
 //! tree and allocate their output, so they are expected to be slower than plain serialisers.
 
+mod avro;
 mod cbor;
 mod json;
 mod msgpack;
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::bench::Bencher;
+use crate::codec::avro::AvroSchema;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::Format;
 use crate::model::Value;
@@ -50,11 +53,13 @@ pub enum Library {
     Cbor4ii,
     /// `prost-reflect`'s `DynamicMessage` (prost's wire codec driven by a descriptor).
     ProstReflect,
+    /// The Apache `apache-avro` crate's datum writer and reader on `apache_avro::types::Value`.
+    ApacheAvro,
 }
 
 impl Library {
     /// Every library, grouped by format.
-    pub const ALL: [Library; 8] = [
+    pub const ALL: [Library; 9] = [
         Library::SerdeJson,
         Library::SonicRs,
         Library::RmpSerde,
@@ -62,6 +67,7 @@ impl Library {
         Library::Ciborium,
         Library::Cbor4ii,
         Library::ProstReflect,
+        Library::ApacheAvro,
         Library::Wirelens,
     ];
 
@@ -76,6 +82,7 @@ impl Library {
             Library::Ciborium => "ciborium",
             Library::Cbor4ii => "cbor4ii",
             Library::ProstReflect => "prost-reflect",
+            Library::ApacheAvro => "apache-avro",
         }
     }
 
@@ -86,7 +93,7 @@ impl Library {
             Format::MessagePack => &[Library::RmpSerde, Library::Rmpv, Library::Wirelens],
             Format::Cbor => &[Library::Ciborium, Library::Cbor4ii, Library::Wirelens],
             Format::Protobuf => &[Library::ProstReflect, Library::Wirelens],
-            Format::Avro => &[Library::Wirelens],
+            Format::Avro => &[Library::ApacheAvro, Library::Wirelens],
         }
     }
 
@@ -163,8 +170,8 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (out, t.elapsed().as_secs_f64())
 }
 
-/// What an adapter starts from: the value, wirelens' encoding of it in the format, and for
-/// protobuf the message type that encoding used.
+/// What an adapter starts from: the value, wirelens' encoding of it in the format, and the schema
+/// that encoding used: for protobuf its message type, for Avro its writer's schema.
 #[derive(Debug, Clone, Copy)]
 pub struct Source<'a> {
     /// The value (shared: wirelens' adapter times it in place rather than holding a copy).
@@ -173,6 +180,8 @@ pub struct Source<'a> {
     pub bytes: &'a [u8],
     /// The protobuf message type of `bytes` (protobuf only).
     pub message: Option<&'a MessageDescriptor>,
+    /// The Avro schema `bytes` were written with (Avro only).
+    pub avro: Option<&'a AvroSchema>,
 }
 
 /// Prepares `library` for `format` on `source`: converts, encodes once, checks the round trip.
@@ -192,6 +201,12 @@ pub fn prepare(
         (Library::ProstReflect, Format::Protobuf) => {
             let message = source.message.ok_or("prost-reflect needs a message type")?;
             Box::new(protobuf::Prost::new(source.bytes, message)?)
+        }
+        (Library::ApacheAvro, Format::Avro) => {
+            let schema = source
+                .avro
+                .ok_or("apache-avro needs the schema the bytes were written with")?;
+            Box::new(avro::ApacheAvro::new(source.bytes, schema)?)
         }
         (l, f) => return Err(format!("{} does not handle {}", l.name(), f.title())),
     };

@@ -36,12 +36,18 @@ fn prepare_all(value: &Value) -> Vec<Prepared> {
             ..EncodeOptions::default()
         };
         let encoded = encode(&value, format, &options).expect("encodes");
+        // Avro's bytes were written by the schema inferred from the value: every library reads
+        // them by it.
+        let avro = (format == Format::Avro).then(|| {
+            crate::codec::avro::schema_for(&value, &EncodeOptions::default()).expect("schema")
+        });
         let value = Arc::new(value);
         for &library in Library::for_format(format) {
             let source = Source {
                 value: &value,
                 bytes: &encoded.bytes,
                 message: message.as_ref(),
+                avro: avro.as_ref(),
             };
             let adapter = prepare(library, format, source)
                 .unwrap_or_else(|e| panic!("{} / {}: {e}", library.name(), format.title()));
@@ -56,7 +62,7 @@ fn every_library_prepares_on_the_samples() {
     for name in ["risk-batch.json", "user-profile.json", "order-graphql.json"] {
         let value = sample(name);
         let all = prepare_all(&value);
-        assert_eq!(all.len(), 12);
+        assert_eq!(all.len(), 13);
         for (library, format, adapter, wirelens) in &all {
             // The library's bytes are the format: wirelens decodes them to the same value
             // (JSON and MessagePack libraries keep every value of these samples).
@@ -142,6 +148,7 @@ fn wrong_pairs_are_refused() {
         value: &value,
         bytes: b"1",
         message: None,
+        avro: None,
     };
     assert!(prepare(Library::Rmpv, Format::Json, source).is_err());
     assert!(prepare(Library::ProstReflect, Format::Protobuf, source).is_err());
@@ -205,6 +212,7 @@ fn round_trips_are_checked_on_the_first_decode() {
         value: &value,
         bytes: spaced,
         message: None,
+        avro: None,
     };
     let adapter = prepare(Library::SerdeJson, Format::Json, source).expect("prepared");
     assert_ne!(adapter.bytes(), &spaced[..]);
@@ -213,4 +221,186 @@ fn round_trips_are_checked_on_the_first_decode() {
     let mut d = Bencher::new(&cfg, &cancel, 0, 1);
     adapter.decode(&mut d);
     assert!(d.finish().is_ok());
+}
+
+/// Every bundled sample (JSON, MessagePack, CBOR) written as Avro by the schema wirelens infers:
+/// the `apache-avro` crate reads wirelens' datum and writes the same bytes back (both follow the
+/// specification, which leaves a datum one encoding), and its timed decode reads them back.
+#[test]
+fn apache_avro_writes_wirelens_bytes_on_every_sample() {
+    let dir = format!("{}/samples", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("samples")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    let cfg = one_sample();
+    let cancel = AtomicBool::new(false);
+    let mut compared = Vec::new();
+    let mut with_maps = Vec::new();
+    for name in &names {
+        let format = match name.rsplit('.').next() {
+            Some("json") => Format::Json,
+            Some("msgpack") => Format::MessagePack,
+            Some("cbor") => Format::Cbor,
+            _ => continue,
+        };
+        let bytes = std::fs::read(format!("{dir}/{name}")).expect("sample");
+        let value = decode(&bytes, format, &DecodeOptions::default())
+            .expect("sample decodes")
+            .value;
+        let schema = crate::codec::avro::schema_for(&value, &EncodeOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: no Avro schema: {e}"));
+        let options = EncodeOptions {
+            avro: Some(schema.clone()),
+            ..EncodeOptions::default()
+        };
+        let ours = encode(&value, Format::Avro, &options)
+            .unwrap_or_else(|e| panic!("{name}: wirelens cannot write it as Avro: {e}"))
+            .bytes;
+        let value = Arc::new(value);
+        let source = Source {
+            value: &value,
+            bytes: &ours,
+            message: None,
+            avro: Some(&schema),
+        };
+        let adapter = prepare(Library::ApacheAvro, Format::Avro, source)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let theirs = adapter.bytes();
+        if schema.canonical_form().contains(r#""type":"map""#) {
+            // The crate writes a map's entries in its HashMap's order: the same entries, the
+            // same size, and wirelens reads them as the same value once entries are in key
+            // order.
+            with_maps.push(name.as_str());
+            assert_eq!(theirs.len(), ours.len(), "{name}");
+            let read = |bytes: &[u8]| {
+                let options = DecodeOptions {
+                    avro: Some(schema.clone()),
+                    ..DecodeOptions::default()
+                };
+                let value = decode(bytes, Format::Avro, &options)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"))
+                    .value;
+                keys_sorted(&value)
+            };
+            assert!(read(theirs) == read(&ours), "{name}: another value");
+        } else {
+            let first = theirs.iter().zip(&ours).position(|(a, b)| a != b);
+            assert!(
+                theirs == &ours[..],
+                "{name}: apache-avro wrote {} bytes, wirelens {}, first difference at {first:?}: \
+             {:02x?} against {:02x?}\n{}",
+                theirs.len(),
+                ours.len(),
+                &theirs[first.unwrap_or(0)..(first.unwrap_or(0) + 16).min(theirs.len())],
+                &ours[first.unwrap_or(0)..(first.unwrap_or(0) + 16).min(ours.len())],
+                schema.text()
+            );
+        }
+        let mut e = Bencher::new(&cfg, &cancel, ours.len() + 1024, 1);
+        adapter.encode(&mut e);
+        assert_eq!(e.output(), adapter.bytes(), "{name}: the timed encode");
+        assert!(e.finish().is_ok(), "{name}: encode measured");
+        let mut d = Bencher::new(&cfg, &cancel, 0, 1);
+        adapter.decode(&mut d);
+        assert!(d.finish().is_ok(), "{name}: decode measured");
+        compared.push(name.as_str());
+    }
+    // Every JSON, MessagePack and CBOR sample, the ones with odd values included.
+    assert!(compared.contains(&"edge-cases.cbor"), "{compared:?}");
+    assert!(compared.contains(&"transactions-15k.json"), "{compared:?}");
+    assert_eq!(compared.len(), 18, "{compared:?}");
+    // Byte for byte on every sample whose schema has no map of two or more entries.
+    assert_eq!(with_maps, ["edge-cases.cbor", "edge-cases.msgpack"]);
+}
+
+/// `value` with every map's entries in the order of their keys (as debug-printed).
+fn keys_sorted(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(keys_sorted).collect()),
+        Value::Map(entries) => {
+            let mut entries: Vec<(Value, Value)> = entries
+                .iter()
+                .map(|(k, v)| (keys_sorted(k), keys_sorted(v)))
+                .collect();
+            entries.sort_by_cached_key(|(k, _)| format!("{k:?}"));
+            Value::Map(entries)
+        }
+        Value::Tag(t, inner) => Value::Tag(*t, Box::new(keys_sorted(inner))),
+        other => other.clone(),
+    }
+}
+
+/// The crate's row needs the schema the bytes were written with, and says what it cannot read:
+/// bytes cut short, or bytes left over after the datum.
+#[test]
+fn apache_avro_needs_the_schema_and_says_what_it_cannot_read() {
+    let value = Arc::new(
+        decode(
+            br#"{"id": 300, "name": "ada"}"#,
+            Format::Json,
+            &DecodeOptions::default(),
+        )
+        .expect("json")
+        .value,
+    );
+    let schema = crate::codec::avro::schema_for(&value, &EncodeOptions::default()).expect("schema");
+    let options = EncodeOptions {
+        avro: Some(schema.clone()),
+        ..EncodeOptions::default()
+    };
+    let bytes = encode(&value, Format::Avro, &options).expect("avro").bytes;
+    let source = Source {
+        value: &value,
+        bytes: &bytes,
+        message: None,
+        avro: None,
+    };
+    let e = prepare(Library::ApacheAvro, Format::Avro, source).err();
+    assert_eq!(
+        e.as_deref(),
+        Some("apache-avro needs the schema the bytes were written with")
+    );
+    let with = |bytes: &[u8]| {
+        prepare(
+            Library::ApacheAvro,
+            Format::Avro,
+            Source {
+                bytes,
+                avro: Some(&schema),
+                ..source
+            },
+        )
+        .err()
+        .unwrap_or_default()
+    };
+    // The crate reads a string cut short as null (its decoder's way of telling the end of the
+    // input), which its writer then refuses: either way the row is not timed.
+    let cut = with(&bytes[..bytes.len() - 1]);
+    assert!(cut.starts_with("apache-avro: "), "{cut}");
+    let cut = with(&bytes[..1]);
+    assert!(cut.starts_with("apache-avro: reading: "), "{cut}");
+    let mut longer = bytes.clone();
+    longer.push(0);
+    let left = with(&longer);
+    assert_eq!(
+        left,
+        format!(
+            "apache-avro: the datum ends at byte {} of {}",
+            bytes.len(),
+            longer.len()
+        )
+    );
+    assert!(with(&bytes).is_empty(), "the whole datum reads");
+    // Not a pair the crate handles.
+    assert!(prepare(
+        Library::ApacheAvro,
+        Format::Json,
+        Source {
+            avro: Some(&schema),
+            ..source
+        }
+    )
+    .is_err());
 }

@@ -20,15 +20,15 @@ pub struct Adapter {
 
 impl Adapter {
     pub fn new(format: Format, source: Source<'_>) -> Result<Adapter, String> {
-        // Avro is timed with the schema settled once (the user's, or the one inferred from the
-        // value), as a program that writes Avro has it.
-        let avro = if format == Format::Avro {
-            Some(codec::avro::schema_for(
+        // Avro is timed with the schema settled once (the one the caller's bytes were written
+        // with, else the one inferred from the value), as a program that writes Avro has it.
+        let avro = match (format, source.avro) {
+            (Format::Avro, Some(schema)) => Some(schema.clone()),
+            (Format::Avro, None) => Some(codec::avro::schema_for(
                 source.value,
                 &EncodeOptions::default(),
-            )?)
-        } else {
-            None
+            )?),
+            _ => None,
         };
         let encode = EncodeOptions {
             message: source.message.cloned(),

@@ -321,3 +321,89 @@ fn compressor_lines_read_into_the_runtimes_compressors() {
     .expect_err("samples before their compressor");
     assert!(err.contains("line 1") && err.contains("brotli"), "{err}");
 }
+
+/// The harness gets the Avro schema its bytes were written with: `payload.avsc` beside the
+/// payload files, named by the job's `avro_schema` (the harnesses read Avro only with it), and
+/// the schema is the one wirelens inferred for the payload. A fake interpreter keeps the job and
+/// the schema it was given, and answers that its library wrote wirelens' Avro bytes.
+#[cfg(unix)]
+#[test]
+fn the_avro_schema_goes_beside_the_payload_and_the_job_names_it() {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::fs::PermissionsExt;
+    let value = crate::codec::decode(
+        br#"{"id": 7, "name": "ada", "tags": ["x", "y"], "score": 2.5}"#,
+        Format::Json,
+        &crate::codec::DecodeOptions::default(),
+    )
+    .expect("json")
+    .value;
+    let subject = crate::profile::Subject {
+        name: "t.json".into(),
+        value: std::sync::Arc::new(value.clone()),
+        message: None,
+    };
+    let payload = crate::profile::runtime_payload(&subject);
+    let schema = crate::codec::avro::schema_for(&value, &crate::codec::EncodeOptions::default())
+        .expect("inferred");
+    assert_eq!(payload.avro_schema.as_deref(), Some(schema.text()));
+    let avro = &payload
+        .files
+        .iter()
+        .find(|(f, _)| *f == Format::Avro)
+        .expect("the Avro bytes")
+        .1;
+    let sha = format!("{:x}", Sha256::digest(avro));
+
+    let dir = tempfile::tempdir().expect("temp");
+    let kept = dir.path().join("kept");
+    std::fs::create_dir(&kept).expect("mkdir");
+    let fake = dir.path().join("fake-python");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\ncp \"$2\" '{k}/job.json' && cp \"$(dirname \"$2\")/payload.avsc\" \
+             '{k}/payload.avsc' || exit 4\n\
+             echo '{{\"type\":\"runtime\",\"version\":\"3.11.7\"}}'\n\
+             echo '{{\"type\":\"library\",\"format\":\"avro\",\"library\":\"fastavro\",\
+             \"version\":\"1.13.1\",\"status\":\"ok\",\"bytes\":{n},\"sha256\":\"{sha}\"}}'\n\
+             echo '{{\"type\":\"done\"}}'\n",
+            k = kept.display(),
+            n = avro.len(),
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut report = empty(Runtime::Python);
+    let cancel = AtomicBool::new(false);
+    run_harness(
+        Runtime::Python,
+        &fake.display().to_string(),
+        &payload,
+        &BenchConfig::quick(),
+        Duration::from_secs(20),
+        &cancel,
+        &mut report,
+    )
+    .expect("ran");
+    let given = std::fs::read_to_string(kept.join("payload.avsc")).expect("the schema was given");
+    assert_eq!(given, schema.text());
+    let job: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(kept.join("job.json")).expect("job")).expect("json");
+    let named = job["avro_schema"]
+        .as_str()
+        .expect("the job names the schema");
+    assert!(named.ends_with("/payload.avsc"), "{named}");
+    let avro_file = job["files"]["avro"].as_str().expect("the Avro file");
+    assert_eq!(
+        Path::new(named).parent(),
+        Path::new(avro_file).parent(),
+        "beside the payload"
+    );
+    let row = &report.rows[0];
+    assert_eq!(
+        (row.format, row.library.as_str()),
+        (Format::Avro, "fastavro")
+    );
+    assert_eq!(row.same_bytes_as_wirelens, Some(true));
+}
