@@ -270,7 +270,7 @@ pub struct SchemaArgs {
     /// The reader's schema once read.
     #[arg(skip)]
     pub reader_loaded: OnceLock<Option<AvroSchema>>,
-    /// Confluent Schema Registry schemas: a folder of <id>.avsc, <id>.proto and <id>.json
+    /// Confluent Schema Registry schemas: a folder of `<id>.avsc`, `<id>.proto` and `<id>.json`
     /// files, or a JSON file of the registry's answers (GET /schemas). A payload that starts
     /// with a zero byte and an id found here is read by that schema, its framing peeled.
     #[arg(long, value_name = "DIR|FILE.json")]
