@@ -130,6 +130,11 @@ pub(crate) fn unwrap_keeping(
                         current.hint = hint;
                     }
                 }
+                // Two marker bytes are a hint, not a proof: a layer above that named another
+                // format (a Content-Type) is not overridden.
+                Ok(Step::Framed { .. }) if current.hint.is_some_and(|h| h != Format::Avro) => {
+                    break;
+                }
                 Ok(Step::Framed { layer, bytes, avro }) => {
                     current.layers.push(layer);
                     current.bytes = bytes;

@@ -698,3 +698,43 @@ fn infer_logical_gives_uuid_and_timestamp_types_that_fastavro_writes_alike() {
         std::fs::read(dir.join("events.avro")).expect("fastavro's")
     );
 }
+
+#[test]
+fn single_object_markers_do_not_override_a_content_type() {
+    use wirelens::capture::{unwrap, UnwrapOptions};
+    let body = [0xc3, 0x01, 1, 2, 3, 4, 5, 6, 7, 8, 0x02];
+    let message = |content_type: &str| {
+        let mut m = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        m.extend_from_slice(&body);
+        m
+    };
+    // Protobuf said by the Content-Type (0xC3 0x01 opens a group of field 24): the body as is.
+    let found = unwrap(
+        &message("application/x-protobuf"),
+        &UnwrapOptions::default(),
+    )
+    .expect("peels");
+    assert_eq!(found[0].bytes, body);
+    assert!(found[0].avro.is_none());
+    assert_eq!(found[0].hint, Some(wirelens::codec::Format::Protobuf));
+    // Bytes no layer named: the marker is peeled, the fingerprint kept for the reading.
+    let found = unwrap(
+        &message("application/octet-stream"),
+        &UnwrapOptions::default(),
+    )
+    .expect("peels");
+    assert_eq!(found[0].bytes, [0x02]);
+    let framed = found[0].avro.as_ref().expect("single object");
+    assert_eq!(
+        framed.fingerprint,
+        Some(u64::from_le_bytes([1, 2, 3, 4, 5, 6, 7, 8]))
+    );
+    assert_eq!(
+        found[0].layers.last().map(|l| l.name.as_str()),
+        Some("Avro single object")
+    );
+}
