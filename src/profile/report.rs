@@ -239,7 +239,7 @@ pub struct TimingRow {
     pub format: Format,
     /// The library.
     pub library: Library,
-    /// Where the protobuf schema came from.
+    /// Where the protobuf or Avro schema came from.
     pub schema: SchemaSource,
     /// Bytes of this library's own encoding (0 when it could not be prepared).
     pub bytes: usize,

@@ -723,6 +723,10 @@ fn for_format<'a>(
     format: Format,
     given: Option<&MessageDescriptor>,
 ) -> Result<(Cow<'a, Value>, Option<MessageDescriptor>, SchemaSource), String> {
+    // The profiler writes Avro by the schema inferred from the value (the libraries all take it).
+    if format == Format::Avro {
+        return Ok((Cow::Borrowed(value), None, SchemaSource::Inferred));
+    }
     if format != Format::Protobuf {
         return Ok((Cow::Borrowed(value), None, SchemaSource::None));
     }
@@ -1002,7 +1006,7 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
             Err(e) => {
                 let schema = if format == Format::Protobuf && subject.message.is_some() {
                     SchemaSource::Given
-                } else if format == Format::Protobuf {
+                } else if matches!(format, Format::Protobuf | Format::Avro) {
                     SchemaSource::Inferred
                 } else {
                     SchemaSource::None

@@ -182,7 +182,7 @@ pub struct FormatSizes {
     pub sizes: Compressed,
     /// Raw size over the JSON encoding's raw size.
     pub ratio_to_json: f64,
-    /// Where the protobuf schema came from.
+    /// Where the protobuf or Avro schema came from.
     pub schema: SchemaSource,
     /// Fidelity notes the encoding raised (grouped notes, summed counts).
     pub notes: usize,
