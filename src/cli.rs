@@ -529,6 +529,8 @@ struct Input {
     verdict: Option<Verdict>,
     /// What an Avro framing said of the payload (a container block, a single object).
     avro: Option<crate::codec::avro::Framed>,
+    /// The protobuf message type a framing named (a schema registry's).
+    message: Option<MessageDescriptor>,
 }
 
 fn read_input(path: &Path) -> Result<Input, Failure> {
@@ -544,6 +546,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
             grpc: None,
             verdict: None,
             avro: None,
+            message: None,
         });
     }
     let bytes = fs::read(path)
@@ -559,6 +562,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
         grpc: None,
         verdict: None,
         avro: None,
+        message: None,
     })
 }
 
@@ -593,6 +597,7 @@ impl Peeling {
             grpc: p.grpc_call(),
             verdict: verdict(p),
             avro: p.avro.clone(),
+            message: p.message.clone(),
         }
     }
 
@@ -756,8 +761,10 @@ fn read_payload_knowing(
     known: Option<Known>,
 ) -> Result<PayloadRead, Failure> {
     let schema = args.schema.load()?;
-    let message = match (&schema, &args.schema.message) {
-        (Some(schema), Some(name)) => MessageChoice::Named(message_in(schema, name)?),
+    let message = match (&schema, &args.schema.message, &input.message) {
+        (Some(schema), Some(name), _) => MessageChoice::Named(message_in(schema, name)?),
+        // A framing that names the type (a schema registry's) says what the bytes are.
+        (_, _, Some(m)) => MessageChoice::Named(m.clone()),
         _ => MessageChoice::Auto,
     };
     if matches!(message, MessageChoice::Named(_)) && !args.read.is_empty() {

@@ -173,6 +173,7 @@ impl std::error::Error for OpenError {}
 pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
     let limits = request.limits;
     let as_is = || Payload {
+        message: None,
         avro: None,
         bytes: bytes.clone(),
         layers: Vec::new(),
@@ -338,6 +339,13 @@ pub fn frame_by_registry(
     if schema.kind == RegistryKind::Protobuf {
         let path: Vec<String> = framed.indexes.iter().map(i64::to_string).collect();
         detail.push_str(&format!(", message index path [{}]", path.join(", ")));
+        match schema.message(&framed.indexes) {
+            Ok(m) => {
+                detail.push_str(&format!(": {}", m.full_name()));
+                payload.message = Some(m);
+            }
+            Err(e) => payload.meta.push(("warning".to_string(), e)),
+        }
     }
     payload.layers.push(crate::capture::Layer {
         name: "Confluent Schema Registry framing".to_string(),
@@ -437,6 +445,8 @@ pub struct Origin<'a> {
     /// What an Avro framing said: a container header's schema and block count, or a
     /// single-object fingerprint.
     pub avro: Option<&'a crate::codec::avro::Framed>,
+    /// The protobuf message type a framing named (a registry schema's message-index path).
+    pub message: Option<&'a MessageDescriptor>,
 }
 
 impl<'a> Origin<'a> {
@@ -447,6 +457,7 @@ impl<'a> Origin<'a> {
             hint: payload.hint,
             grpc,
             avro: payload.avro.as_ref(),
+            message: payload.message.as_ref(),
         }
     }
 

@@ -597,6 +597,7 @@ fn read_http1(
                 let span = Span::new(at, bytes.len());
                 let (outer, first) = conv.outer(which, span);
                 let rest = Payload {
+                    message: None,
                     avro: None,
                     bytes: bytes.get(at..).unwrap_or(&[]).into(),
                     layers: vec![Layer {
@@ -698,6 +699,7 @@ fn read_websocket(
         let hint = (text && crate::codec::json::is_json(&m.data, &options.json_options().limits))
             .then_some(crate::codec::Format::Json);
         let payload = Payload {
+            message: None,
             avro: None,
             // Moved, not copied: an inflated message may be as large as the decompression limit.
             bytes: std::mem::take(&mut m.data).into(),
@@ -938,6 +940,7 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
         m.body.len()
     ));
     Payload {
+        message: None,
         avro: None,
         bytes: m.body.clone().into(),
         layers: vec![Layer {

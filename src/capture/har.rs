@@ -879,6 +879,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         let json = opcode == Some(1)
             && crate::codec::json::is_json(&bytes, &crate::limits::Limits::default());
         out.push(Payload {
+            message: None,
             avro: None,
             bytes: bytes.clone(),
             layers: vec![
@@ -992,6 +993,7 @@ fn body_payload(
         }
     }
     Payload {
+        message: None,
         avro: None,
         bytes,
         layers,

@@ -150,6 +150,7 @@ pub(crate) fn parse_messages_within(
     if let Some(switch) = parsed.switched {
         if switch.at < input.len() {
             found.push(Payload {
+                message: None,
                 avro: None,
                 bytes: input.get(switch.at..).unwrap_or(&[]).into(),
                 layers: vec![Layer {
@@ -571,6 +572,7 @@ fn parse_one(
             Err((offset, message, partial)) => {
                 message_layer.span = Span::new(start, input.len());
                 let partial = Payload {
+                    message: None,
                     avro: None,
                     bytes: partial.into(),
                     layers: vec![message_layer],
@@ -596,6 +598,7 @@ fn parse_one(
             let why =
                 format!("the body has {available} of the {length} bytes Content-Length announces");
             let partial = Payload {
+                message: None,
                 avro: None,
                 bytes: body.into(),
                 layers: vec![message_layer],
@@ -623,6 +626,7 @@ fn parse_one(
         Ok(undone) => body = undone,
         Err((name, message, partial)) => {
             let partial = Payload {
+                message: None,
                 avro: None,
                 bytes: partial.into(),
                 layers,
@@ -652,6 +656,7 @@ fn parse_one(
             }
             Err((offset, message)) => {
                 let partial = Payload {
+                    message: None,
                     avro: None,
                     bytes: body.into(),
                     layers,
@@ -667,6 +672,7 @@ fn parse_one(
     }
     Ok((
         Payload {
+            message: None,
             avro: None,
             bytes: std::mem::take(&mut body).into(),
             layers,

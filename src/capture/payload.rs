@@ -51,6 +51,9 @@ pub struct Payload {
     /// What an Avro framing said of the bytes (a container block: the header's schema and the
     /// block's datum count; single-object encoding: the schema's fingerprint).
     pub avro: Option<crate::codec::avro::Framed>,
+    /// The protobuf message type a framing named (a schema registry's `.proto` and the
+    /// message-index path of the Confluent framing).
+    pub message: Option<crate::codec::protobuf::MessageDescriptor>,
 }
 
 /// Why peeling failed, and what had been found before the fault.
@@ -227,5 +230,6 @@ pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
         cut: inner.cut.or_else(|| outer.cut.clone()),
         protocol: inner.protocol.or_else(|| outer.protocol.clone()),
         avro: inner.avro.or_else(|| outer.avro.clone()),
+        message: inner.message.or_else(|| outer.message.clone()),
     }
 }

@@ -461,6 +461,7 @@ fn framed(payload: &Payload, framing: Framing, items: &[sequence::Item]) -> Vec<
         .enumerate()
         .map(|(i, item)| {
             let mut p = Payload {
+                message: None,
                 avro: None,
                 bytes: payload.bytes.slice(item.content.range()),
                 layers: payload.layers.clone(),

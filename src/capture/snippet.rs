@@ -210,6 +210,7 @@ impl Request {
             detail.push_str(&format!("; {n}"));
         }
         Payload {
+            message: None,
             avro: None,
             bytes: bytes.into(),
             layers: vec![Layer {

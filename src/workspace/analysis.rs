@@ -579,7 +579,11 @@ fn analyze_sized(
     let started = Instant::now();
     let mut warnings = Vec::new();
     let message_choice = match &choice.proto {
-        ProtoMode::Auto => MessageChoice::Auto,
+        // A framing that names the type (a schema registry's) says what the bytes are.
+        ProtoMode::Auto => match origin.message {
+            Some(m) => MessageChoice::Named(m.clone()),
+            None => MessageChoice::Auto,
+        },
         ProtoMode::Message(name) => match schemas.message(name) {
             Some(m) => MessageChoice::Named(m),
             None => {

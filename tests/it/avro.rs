@@ -474,6 +474,13 @@ fn confluent_framed_payloads_read_as_the_kafka_clients_deserializer_reads_them()
         ("order-1", "schema id 1, Avro, subject orders-value"),
         ("order-2", "schema id 1, Avro, subject orders-value"),
         ("event", "schema id 2, JSON Schema, subject events-value"),
+        // The registry holds the serializer's FileDescriptorProto (base64); the message-index
+        // path [0, 0] names a message nested in the file's first one. proto3 JSON out.
+        (
+            "order-pb",
+            "schema id 3, Protobuf, subject orders-pb-value, message index path [0, 0]: \
+             shop.Envelope.Order",
+        ),
     ] {
         let path = dir.join(format!("{name}.bin"));
         let expected: serde_json::Value = serde_json::from_slice(

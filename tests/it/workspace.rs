@@ -1131,7 +1131,7 @@ fn a_registry_loaded_in_the_app_peels_kafka_framing_and_a_pasted_avsc_is_an_avro
     let label = ws
         .load_registry(&fixtures.join("registry.json"))
         .expect("loads");
-    assert!(label.contains("(2 schemas)"), "{label}");
+    assert!(label.contains("(3 schemas)"), "{label}");
     ws.wait_idle();
     let a = ws.analysis().cloned().expect("analysed");
     assert_eq!(a.format, Format::Avro);
@@ -1152,6 +1152,12 @@ fn a_registry_loaded_in_the_app_peels_kafka_framing_and_a_pasted_avsc_is_an_avro
         layers.contains("Confluent Schema Registry framing"),
         "{layers}"
     );
+    // A Protobuf payload of the registry is read with the message type its index path names.
+    ws.open_path(fixtures.join("order-pb.bin")).expect("opens");
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.format, Format::Protobuf);
+    assert_eq!(a.message.as_deref(), Some("shop.Envelope.Order"));
     // Pasted JSON schema text loads as Avro, not as a .proto.
     let label = ws
         .load_schema_text(r#"{"type": "record", "name": "Pasted", "fields": []}"#)

@@ -647,6 +647,7 @@ fn payload_for(
         .find(|f| capture.short_frames.binary_search(f).is_ok())
         .map(|short| format!("frame {short} was captured shorter than it was on the wire"));
     Payload {
+        message: None,
         avro: None,
         bytes: bytes.into(),
         layers: vec![

@@ -28,7 +28,7 @@ pub const MAX_SCHEMAS: usize = 100_000;
 pub const MAX_FILE: u64 = 64 << 20;
 
 /// One schema of the registry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RegistrySchema {
     /// The registry's id for it.
     pub id: u32,
@@ -38,12 +38,48 @@ pub struct RegistrySchema {
     pub subject: Option<String>,
     /// The parsed schema, for Avro.
     pub avro: Option<AvroSchema>,
+    /// For Protobuf, the schema (`.proto` text compiled as a file of its own, or a base64
+    /// `FileDescriptorProto` as the registry also stores them) and the name of its file, or why
+    /// it could not be read.
+    pub proto: Option<Result<(crate::codec::protobuf::schema::Schema, String), String>>,
     /// Where it was read from.
     pub origin: String,
 }
 
+impl RegistrySchema {
+    /// The message type a Confluent message-index path names in this Protobuf schema: the
+    /// path's first index picks a top-level message of the file, each next one a message
+    /// nested in it (`[0]` is the first top-level message).
+    pub fn message(
+        &self,
+        indexes: &[i64],
+    ) -> Result<crate::codec::protobuf::MessageDescriptor, String> {
+        let (schema, name) = match &self.proto {
+            Some(Ok(found)) => found,
+            Some(Err(e)) => return Err(format!("schema id {}: {e}", self.id)),
+            None => return Err(format!("schema id {} is not a Protobuf schema", self.id)),
+        };
+        let file = schema
+            .pool()
+            .get_file_by_name(name)
+            .ok_or_else(|| format!("schema id {}: no file {name}", self.id))?;
+        let at = |i: i64| usize::try_from(i).ok();
+        let mut path = indexes.iter();
+        let first = path.next().copied().unwrap_or(0);
+        let mut message = at(first)
+            .and_then(|i| file.messages().nth(i))
+            .ok_or_else(|| format!("schema id {} has no top-level message {first}", self.id))?;
+        for &i in path {
+            message = at(i)
+                .and_then(|i| message.child_messages().nth(i))
+                .ok_or_else(|| format!("{} has no nested message {i}", message.full_name()))?;
+        }
+        Ok(message)
+    }
+}
+
 /// Schemas by registry id.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Registry {
     schemas: BTreeMap<u32, RegistrySchema>,
 }
@@ -139,6 +175,7 @@ impl Registry {
             ),
             _ => None,
         };
+        let proto = (kind == RegistryKind::Protobuf).then(|| proto_schema(id, text));
         self.schemas.insert(
             id,
             RegistrySchema {
@@ -146,6 +183,7 @@ impl Registry {
                 kind,
                 subject,
                 avro,
+                proto,
                 origin: origin.to_string(),
             },
         );
@@ -196,6 +234,32 @@ impl Registry {
         }
         Ok(())
     }
+}
+
+/// A registry's Protobuf schema: `.proto` text, or the base64 of a serialized
+/// `FileDescriptorProto` (what serializers register, and the registry gives with
+/// `?format=serialized`). Imports other than the well-known types are not resolved.
+fn proto_schema(
+    id: u32,
+    text: &str,
+) -> Result<(crate::codec::protobuf::schema::Schema, String), String> {
+    use crate::codec::protobuf::schema::Schema;
+    use base64::Engine;
+    let name = format!("{id}.proto");
+    let as_text = match Schema::from_proto_source(&name, text) {
+        Ok(schema) => return Ok((schema, name)),
+        Err(e) => e.to_string(),
+    };
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(text.trim()) else {
+        return Err(format!("its .proto does not compile: {as_text}"));
+    };
+    let file = <prost_types::FileDescriptorProto as prost::Message>::decode(bytes.as_slice())
+        .map_err(|e| format!("neither .proto text ({as_text}) nor a FileDescriptorProto ({e})"))?;
+    let name = file.name.clone().unwrap_or(name);
+    let set = prost_types::FileDescriptorSet { file: vec![file] };
+    let schema = Schema::from_descriptor_set(&prost::Message::encode_to_vec(&set))
+        .map_err(|e| format!("its FileDescriptorProto does not load: {e}"))?;
+    Ok((schema, name))
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
