@@ -112,6 +112,13 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
     // for each trailing byte (depth × size).
     let root_end = tree.nodes().next().map_or(0, |root| root.extent().end);
     bounds.push(root_end);
+    // Avro read with a reader's schema: the bytes of writer fields it skips lie between a
+    // record's fields and belong to no node; they get lines of their own that say so.
+    let skipped = skipped_bytes(doc);
+    for gap in &skipped {
+        bounds.push(gap.start);
+        bounds.push(gap.end);
+    }
     bounds.retain(|&b| b <= bytes.len());
     bounds.sort_unstable();
     bounds.dedup();
@@ -125,6 +132,16 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
     for pair in bounds.windows(2) {
         let (start, end) = (pair[0], pair[1]);
         let owner = finder.at(start).map(|(id, n)| (id, *n));
+        if skipped.iter().any(|g| g.start == start) {
+            if let Some((start, end, label)) = pending.take() {
+                write_hex_line(w, bytes, start, end, &label)?;
+            }
+            let within =
+                owner.map_or_else(String::new, |(id, _)| finder.path(id).brief().to_string());
+            let label = format!("{within}  (no node: a writer's field the reader's schema skips)");
+            pending = Some((start, end, label));
+            continue;
+        }
         let only_structure = start >= root_end
             || (start..end).all(|o| {
                 finder
@@ -156,6 +173,36 @@ pub fn write_annotated_hex(w: &mut dyn Write, bytes: &[u8], doc: &Document) -> i
         write_hex_line(w, bytes, start, end, &label)?;
     }
     Ok(())
+}
+
+/// In an Avro document, the bytes inside a record or array payload that none of its children
+/// hold (a writer's field the reader's schema skipped). Other formats have none worth a line:
+/// their bytes between children are separators and white space.
+fn skipped_bytes(doc: &Document) -> Vec<crate::model::Span> {
+    use crate::model::Span;
+    let mut out = Vec::new();
+    if doc.format != crate::codec::Format::Avro {
+        return out;
+    }
+    let tree = &doc.spans;
+    for (i, n) in tree.nodes().enumerate() {
+        if !n.kind.is_container() {
+            continue;
+        }
+        let mut at = n.payload.start;
+        for child in tree.children(crate::model::NodeId(i as u32)) {
+            let extent = tree.node(child).extent();
+            if extent.start > at {
+                out.push(Span::new(at, extent.start));
+            }
+            at = at.max(extent.end);
+        }
+        if n.payload.end > at {
+            out.push(Span::new(at, n.payload.end));
+        }
+    }
+    out.sort_by_key(|s| s.start);
+    out
 }
 
 /// Writes the hex of `bytes[start..end]`, `label` on its first row.

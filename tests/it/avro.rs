@@ -745,3 +745,44 @@ fn single_object_markers_do_not_override_a_content_type() {
         Some("Avro single object")
     );
 }
+
+#[test]
+fn bytes_a_reader_schema_skips_are_named_in_the_annotated_hex() {
+    let dir = root().join("tests/fixtures/avro/resolution");
+    let name = "dropped_fields_are_skipped";
+    let schema = |which: &str| {
+        AvroSchema::from_file(&dir.join(format!("{name}.{which}.avsc"))).expect("schema")
+    };
+    let bytes = std::fs::read(dir.join(format!("{name}.bin"))).expect("data");
+    let options = DecodeOptions {
+        avro: Some(schema("writer")),
+        avro_reader: Some(schema("reader")),
+        avro_items: Some(2),
+        ..DecodeOptions::default()
+    };
+    let doc =
+        wirelens::codec::decode(&bytes, wirelens::codec::Format::Avro, &options).expect("reads");
+    let mut out = Vec::new();
+    wirelens::report::inspect::write_annotated_hex(&mut out, &bytes, &doc).expect("written");
+    let text = String::from_utf8(out).expect("text");
+    let skipped: Vec<&str> = text
+        .lines()
+        .filter(|l| l.ends_with("(no node: a writer's field the reader's schema skips)"))
+        .collect();
+    // Each record's four dropped fields lie between `keep` and `last`: one line per record.
+    assert_eq!(skipped.len(), 2, "{text}");
+    assert!(skipped[0].contains("$[0]  (no node"), "{text}");
+    // Every byte is on some line: the dump's hex adds up to the input.
+    let hex_bytes: usize = text
+        .lines()
+        .map(|l| {
+            l[10..]
+                .split("  ")
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .sum();
+    assert_eq!(hex_bytes, bytes.len(), "{text}");
+}
