@@ -107,16 +107,14 @@ fn line_at(input: &[u8], pos: usize) -> (&[u8], usize, bool) {
 }
 
 fn is_grpc(content_type: &str) -> bool {
-    let media = content_type.split(';').next().unwrap_or("").trim();
-    let media = media.to_ascii_lowercase();
+    let media = super::media::media_type(content_type);
     media == "application/grpc"
         || media.starts_with("application/grpc+")
         || media.starts_with("application/grpc-web")
 }
 
 fn is_grpc_web_text(content_type: &str) -> bool {
-    let media = content_type.split(';').next().unwrap_or("").trim();
-    let media = media.to_ascii_lowercase();
+    let media = super::media::media_type(content_type);
     media == "application/grpc-web-text" || media.starts_with("application/grpc-web-text+")
 }
 

@@ -15,6 +15,24 @@ pub fn media_type(content_type: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// The value of parameter `name` (case-insensitive) of a Content-Type value, trimmed.
+///
+/// ```
+/// use wirelens::capture::media::{hint_for_media_type, parameter};
+/// use wirelens::codec::Format;
+///
+/// let ct = "application/x-protobuf; Delimited = true; charset=utf-8";
+/// assert_eq!(parameter(ct, "delimited"), Some("true"));
+/// assert_eq!(parameter(ct, "messageType"), None);
+/// assert_eq!(hint_for_media_type("avro/binary"), Some(Format::Avro));
+/// ```
+pub fn parameter<'a>(content_type: &'a str, name: &str) -> Option<&'a str> {
+    content_type.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
 /// The format a media type names, if it names one of ours.
 pub fn hint_for_media_type(content_type: &str) -> Option<Format> {
     let media = media_type(content_type);
@@ -24,6 +42,11 @@ pub fn hint_for_media_type(content_type: &str) -> Option<Format> {
             Some(Format::MessagePack)
         }
         "application/cbor" => Some(Format::Cbor),
+        // Avro's own and the common unofficial names (read only with a writer's schema).
+        "avro/binary"
+        | "application/avro"
+        | "application/x-avro-binary"
+        | "application/vnd.apache.avro+binary" => Some(Format::Avro),
         "application/protobuf"
         | "application/x-protobuf"
         | "application/vnd.google.protobuf"

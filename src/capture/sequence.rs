@@ -244,13 +244,9 @@ fn u32_delimited(bytes: &[u8]) -> Result<Vec<Item>, SplitError> {
 
 /// What the payload's Content-Type (its `Content-Type` meta entry) says about framing.
 pub fn framing_from_content_type(content_type: &str) -> Option<Framing> {
-    let mut parts = content_type.split(';');
-    let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-    let delimited = parts.any(|p| {
-        p.split_once('=').is_some_and(|(k, v)| {
-            k.trim().eq_ignore_ascii_case("delimited") && v.trim().eq_ignore_ascii_case("true")
-        })
-    });
+    let media = super::media::media_type(content_type);
+    let delimited = super::media::parameter(content_type, "delimited")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     match media.as_str() {
         "application/cbor-seq" => Some(Framing::CborSeq),
         m if delimited && (m.contains("protobuf") || m.contains("proto")) => {
