@@ -786,3 +786,39 @@ fn bytes_a_reader_schema_skips_are_named_in_the_annotated_hex() {
         .sum();
     assert_eq!(hex_bytes, bytes.len(), "{text}");
 }
+
+#[test]
+fn a_container_cut_or_flipped_at_every_byte_peels_and_reads_without_a_panic() {
+    use wirelens::capture::{unwrap, UnwrapOptions};
+    let good =
+        std::fs::read(root().join("tests/data/avro/interop/weather-deflate.avro")).expect("file");
+    let read_all = |bytes: &[u8]| {
+        let payloads = match unwrap(bytes, &UnwrapOptions::default()) {
+            Ok(p) => p,
+            Err(e) => e.extracted,
+        };
+        for p in payloads {
+            let Some(framed) = &p.avro else { continue };
+            let options = DecodeOptions {
+                avro: framed.schema.clone(),
+                avro_items: framed.items,
+                ..DecodeOptions::default()
+            };
+            let outcome =
+                wirelens::codec::decode(&p.bytes, wirelens::codec::Format::Avro, &options);
+            let doc = match outcome {
+                Ok(doc) => Some(doc),
+                Err(e) => e.partial.map(|d| *d),
+            };
+            if let Some(doc) = doc {
+                doc.spans.validate(p.bytes.len()).expect("spans");
+            }
+        }
+    };
+    for n in 0..good.len() {
+        read_all(&good[..n]);
+        let mut flipped = good.clone();
+        flipped[n] ^= 0xff;
+        read_all(&flipped);
+    }
+}
