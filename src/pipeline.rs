@@ -692,8 +692,13 @@ pub fn read(
     };
     // A reading the user chose for a field is one of protobuf: a reading that fails shows its
     // error rather than another format taking the payload.
+    // A framing that carries the writer's schema (a container block, a registry id) says the
+    // bytes are Avro: no other reading is chosen over it, whatever it scores.
+    let framed_avro =
+        request.avro_framed.is_some_and(|f| f.schema.is_some()) && options.avro.is_some();
     let wanted = match request.format {
         None if !options.protobuf_readings.is_empty() => Some(Format::Protobuf),
+        None if framed_avro => Some(Format::Avro),
         f => f,
     };
     // Readings made elsewhere stand when they were decoded as these would be.

@@ -320,11 +320,11 @@ fn peel_avro_container(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<St
         message,
         extracted,
     };
-    // A header that cannot be read leaves the file as it is, with the reason.
+    // A file no block of which can be read stays as it is, with the reason.
     let unread = |why: String| {
         vec![Payload {
             bytes: bytes.clone(),
-            cut: Some(format!("the Avro container's header is not read: {why}")),
+            cut: Some(format!("the Avro container is not read: {why}")),
             ..Payload::default()
         }]
     };
@@ -497,6 +497,15 @@ fn peel_avro_container(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<St
         p.layers.insert(0, outer.clone());
     }
     match fault {
+        // Not one block read: the file stays as it is, with the reason, rather than vanish.
+        Some(e) if found.is_empty() => {
+            let why = e.to_string();
+            let mut kept = unread(why.clone());
+            for p in &mut kept {
+                p.layers.push(outer.clone());
+            }
+            Some(Err(fail(e.offset(), why, kept)))
+        }
         Some(e) => Some(Err(fail(e.offset(), e.to_string(), found))),
         None => Some(Ok(Step::Many(found))),
     }

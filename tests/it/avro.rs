@@ -822,3 +822,59 @@ fn a_container_cut_or_flipped_at_every_byte_peels_and_reads_without_a_panic() {
         read_all(&flipped);
     }
 }
+
+#[test]
+fn a_block_that_claims_more_datums_than_it_holds_stops_at_the_node_limit_as_avro() {
+    // Schema "null" (a datum takes no bytes), one block claiming 2^40 datums in 0 bytes.
+    let temp = tempfile::tempdir().expect("temp dir");
+    let path = temp.path().join("nulls.avro");
+    let zigzag = |n: i64| {
+        let mut n = ((n << 1) ^ (n >> 63)) as u64;
+        let mut out = Vec::new();
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    };
+    let sync = [7u8; 16];
+    let mut file = b"Obj\x01".to_vec();
+    file.extend(zigzag(1));
+    let (key, schema) = ("avro.schema", "\"null\"");
+    file.extend(zigzag(key.len() as i64));
+    file.extend(key.as_bytes());
+    file.extend(zigzag(schema.len() as i64));
+    file.extend(schema.as_bytes());
+    file.push(0);
+    file.extend(sync);
+    file.extend(zigzag(1 << 40));
+    file.extend(zigzag(0));
+    file.extend(sync);
+    std::fs::write(&path, &file).expect("write");
+    let run = crate::common::run_wirelens(
+        &[
+            "inspect",
+            "--layer",
+            "2",
+            "--no-hex",
+            "--limit",
+            "nodes=100000",
+        ],
+        &path,
+    );
+    // The framing says Avro: that reading is the one shown, cut by the limit, never a guess.
+    assert!(
+        run.stdout.contains("format: avro") && run.stdout.contains("1099511627776 datums"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("the limit of 100000 nodes"),
+        "{}",
+        run.stderr
+    );
+}
