@@ -133,15 +133,19 @@ impl Plan {
 
     /// `step`'s own line, then its children's.
     fn list(&self, step: &Step, out: &mut Vec<(String, String)>, seen: &mut [bool]) {
-        let rule = match &step.action {
+        out.push((display_path(&step.path).to_string(), self.rule_of(step)));
+        self.children(step, out, seen);
+    }
+
+    /// The words for `step`'s rule: a record's own ("record Order, alias of OldOrder").
+    fn rule_of(&self, step: &Step) -> String {
+        match &step.action {
             Action::Record(index) => self
                 .records
                 .get(*index)
                 .map_or_else(|| step.rule.clone(), |r| r.rule.clone()),
             _ => step.rule.clone(),
-        };
-        out.push((display_path(&step.path).to_string(), rule));
-        self.children(step, out, seen);
+        }
     }
 
     /// The lines of what `step` holds: a record's fields (a record once), array items, map
@@ -159,14 +163,7 @@ impl Plan {
                     let at = join(&record.path, &field.name);
                     match &field.source {
                         FieldSource::Writer { step, .. } => {
-                            let rule = match &step.action {
-                                Action::Record(i) => self
-                                    .records
-                                    .get(*i)
-                                    .map_or_else(|| step.rule.clone(), |r| r.rule.clone()),
-                                _ => step.rule.clone(),
-                            };
-                            out.push((at, format!("{}; {rule}", field.rule)));
+                            out.push((at, format!("{}; {}", field.rule, self.rule_of(step))));
                             self.children(step, out, seen);
                         }
                         FieldSource::Default(json) => {
