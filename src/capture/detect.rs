@@ -373,7 +373,7 @@ pub(crate) fn add_hint(readings: &mut [Reading], hint: Option<Format>) {
 
 /// What a hint adds to its format's confidence, and the reason it gives.
 const HINT_BONUS: i32 = 5;
-const HINT_REASON: &str = "the file name or Content-Type suggests it";
+const HINT_REASON: &str = "the file name, Content-Type or framing names it";
 
 /// A score with the hint's bonus. A complete reading gains [`HINT_BONUS`]. A failed one takes
 /// the top of the failed readings' range, 40 (never a complete reading's): when no format reads

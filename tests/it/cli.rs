@@ -80,7 +80,7 @@ annotated hex:
         .stdout_text();
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[1].starts_with(
-        "format: cbor (85%): consumed all 7 bytes as CBOR map of 1; map keys are all text; the file name or Content-Type suggests it"
+        "format: cbor (85%): consumed all 7 bytes as CBOR map of 1; map keys are all text; the file name, Content-Type or framing names it"
     ), "{out}");
     assert!(out.ends_with(expected), "{out}");
 }
