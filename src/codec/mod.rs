@@ -453,9 +453,15 @@ fn on_deep_stack(
         return work();
     }
     let stack = (1usize << 20).saturating_add(nesting(value).saturating_mul(STACK_PER_LEVEL));
+    on_stack("wirelens-encode", stack, work)
+}
+
+/// Runs `work` on a thread named `name` with `stack` bytes of stack, waiting for it (a panic
+/// in it goes on here); where no thread is to be had, here.
+pub(crate) fn on_stack<T: Send>(name: &str, stack: usize, work: impl Fn() -> T + Sync) -> T {
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
-            .name("wirelens-encode".into())
+            .name(name.into())
             .stack_size(stack)
             .spawn_scoped(scope, &work);
         match worker {
@@ -463,7 +469,6 @@ fn on_deep_stack(
                 Ok(result) => result,
                 Err(panic) => std::panic::resume_unwind(panic),
             },
-            // No thread to be had: encode here, as shallow values are.
             Err(_) => work(),
         }
     })

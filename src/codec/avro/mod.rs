@@ -125,34 +125,24 @@ fn on_deep_stack(
         return work();
     }
     let stack = (1usize << 20).saturating_add(limits.depth().saturating_mul(STACK_PER_LEVEL));
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("wirelens-avro".into())
-            .stack_size(stack)
-            .spawn_scoped(scope, &work);
-        match worker {
-            Ok(handle) => match handle.join() {
-                Ok(result) => result,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            Err(_) => work(),
-        }
-    })
+    crate::codec::on_stack("wirelens-avro", stack, work)
 }
 
 /// Decodes `count` datums of `options.avro` one after another, filling `bytes` (a container
-/// file's block once decompressed), as one document whose root is the array of them.
+/// file's block once decompressed), as one document whose root is the array of them: [`decode`]
+/// with [`DecodeOptions::avro_items`] set (a reader's schema applies as there).
 pub fn decode_run(
     bytes: &[u8],
     count: u64,
     options: &DecodeOptions,
 ) -> Result<Document, DecodeError> {
-    let Some(schema) = &options.avro else {
-        return decode(bytes, options);
-    };
-    on_deep_stack(schema, &options.limits, || {
-        decode::decode_run(bytes, schema, count, &options.limits)
-    })
+    decode(
+        bytes,
+        &DecodeOptions {
+            avro_items: Some(count),
+            ..options.clone()
+        },
+    )
 }
 
 /// Encodes `value` as one Avro datum of `options.avro`, or of a schema inferred from the value
