@@ -8,12 +8,16 @@
 //! list, JSON as JSON.
 //!
 //! What is read:
-//! - a folder: `<id>.avsc` (an Avro schema), `<id>.proto` (Protobuf; the text is kept, the
-//!   message type is given with `--proto`/`--message` as for any protobuf payload), `<id>.json`
-//!   (a registry answer, below); other files are left alone;
+//! - a folder: `<id>.avsc` (an Avro schema), `<id>.proto` (Protobuf), `<id>.json` (a registry
+//!   answer, below); a `.proto` file not named by an id is a file the others may import, by its
+//!   name; other files are left alone;
 //! - a JSON file: one registry answer with an `id` (`GET /subjects/{subject}/versions/{version}`)
 //!   or an array of them (`GET /schemas`). An answer holds the schema as text in `schema`, and
 //!   `schemaType` (`AVRO` when absent, `PROTOBUF`, `JSON`).
+//!
+//! A Protobuf schema's imports are found among its answer's `references` (each names the
+//! import and the subject and version registered for it; the version `-1` or none is the
+//! latest), then among the folder's `.proto` files, then among the well-known types.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -84,11 +88,32 @@ pub struct Registry {
     schemas: BTreeMap<u32, RegistrySchema>,
 }
 
+/// A registry schema as read, before it is compiled: its imports may be read after it.
+#[derive(Debug)]
+struct Entry {
+    id: u32,
+    kind: RegistryKind,
+    subject: Option<String>,
+    version: Option<i64>,
+    /// `(import name, subject, version)` of each schema it refers to.
+    references: Vec<(String, String, Option<i64>)>,
+    text: String,
+    origin: String,
+}
+
+/// What a registry folder or file gave, before compiling.
+#[derive(Debug, Default)]
+struct Read {
+    entries: Vec<Entry>,
+    /// `.proto` files of the folder not named by an id: `(file name, text)`.
+    imports: Vec<(String, String)>,
+}
+
 impl Registry {
     /// Reads a folder of `<id>.avsc`/`<id>.proto`/`<id>.json` files, or one JSON file of
     /// registry answers. Errors name the file and what is wrong with it.
     pub fn load(path: &Path) -> Result<Registry, String> {
-        let mut registry = Registry::default();
+        let mut read = Read::default();
         if path.is_dir() {
             let entries = std::fs::read_dir(path)
                 .map_err(|e| format!("{}: cannot list the folder: {e}", path.display()))?;
@@ -113,7 +138,11 @@ impl Registry {
                 let text = read_text(&file)?;
                 let origin = file.display().to_string();
                 match (ext, id) {
-                    ("json", _) => registry.add_answers(&text, &origin, id)?,
+                    ("json", _) => read.add_answers(&text, &origin, id)?,
+                    ("proto", None) => {
+                        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or(stem);
+                        read.imports.push((name.to_string(), text));
+                    }
                     (_, None) => {
                         return Err(format!(
                             "{origin}: a registry folder names each schema file by its id \
@@ -121,16 +150,20 @@ impl Registry {
                         ))
                     }
                     ("avsc", Some(id)) => {
-                        registry.add(id, RegistryKind::Avro, None, &text, &origin)?
+                        read.add(Entry::of(id, RegistryKind::Avro, text, origin))?
                     }
                     (_, Some(id)) => {
-                        registry.add(id, RegistryKind::Protobuf, None, &text, &origin)?
+                        read.add(Entry::of(id, RegistryKind::Protobuf, text, origin))?
                     }
                 }
             }
         } else {
             let text = read_text(path)?;
-            registry.add_answers(&text, &path.display().to_string(), None)?;
+            read.add_answers(&text, &path.display().to_string(), None)?;
+        }
+        let mut registry = Registry::default();
+        for entry in &read.entries {
+            registry.add(entry, &read)?;
         }
         if registry.schemas.is_empty() {
             return Err(format!(
@@ -157,37 +190,66 @@ impl Registry {
         self.schemas.is_empty()
     }
 
-    fn add(
-        &mut self,
-        id: u32,
-        kind: RegistryKind,
-        subject: Option<String>,
-        text: &str,
-        origin: &str,
-    ) -> Result<(), String> {
-        if self.schemas.len() >= MAX_SCHEMAS {
-            return Err(format!("{origin}: more than {MAX_SCHEMAS} schemas"));
-        }
-        let avro = match kind {
+    /// Compiles `entry`, its imports found in `read`.
+    fn add(&mut self, entry: &Entry, read: &Read) -> Result<(), String> {
+        let (id, text, origin) = (entry.id, entry.text.as_str(), entry.origin.as_str());
+        let avro = match entry.kind {
             RegistryKind::Avro => Some(
                 AvroSchema::parse(text, &format!("{origin}, schema id {id}"))
                     .map_err(|e| e.to_string())?,
             ),
             _ => None,
         };
-        let proto = (kind == RegistryKind::Protobuf).then(|| proto_schema(id, text));
+        let proto = (entry.kind == RegistryKind::Protobuf).then(|| proto_schema(entry, read));
         self.schemas.insert(
             id,
             RegistrySchema {
                 id,
-                kind,
-                subject,
+                kind: entry.kind,
+                subject: entry.subject.clone(),
                 avro,
                 proto,
                 origin: origin.to_string(),
             },
         );
         Ok(())
+    }
+}
+
+impl Entry {
+    /// A schema from a folder's `<id>.<ext>` file: no subject, version or references.
+    fn of(id: u32, kind: RegistryKind, text: String, origin: String) -> Entry {
+        Entry {
+            id,
+            kind,
+            subject: None,
+            version: None,
+            references: Vec::new(),
+            text,
+            origin,
+        }
+    }
+}
+
+impl Read {
+    fn add(&mut self, entry: Entry) -> Result<(), String> {
+        if self.entries.len() >= MAX_SCHEMAS {
+            return Err(format!("{}: more than {MAX_SCHEMAS} schemas", entry.origin));
+        }
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    /// The schema registered under `subject` at `version` (the latest for none or `-1`).
+    fn version_of(&self, subject: &str, version: Option<i64>) -> Option<&Entry> {
+        let of_subject = self
+            .entries
+            .iter()
+            .filter(|e| e.subject.as_deref() == Some(subject));
+        match version.filter(|&v| v >= 0) {
+            Some(v) => of_subject.into_iter().find(|e| e.version == Some(v)),
+            None => of_subject.max_by_key(|e| e.version),
+        }
     }
 
     /// One registry answer, or an array of them. `file_id` is the id a folder's file name
@@ -230,7 +292,28 @@ impl Registry {
                 .get("subject")
                 .and_then(|s| s.as_str())
                 .map(str::to_string);
-            self.add(id, kind, subject, schema, origin)?;
+            let mut references = Vec::new();
+            for r in answer
+                .get("references")
+                .and_then(|r| r.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let text = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
+                let (Some(name), Some(subject)) = (text("name"), text("subject")) else {
+                    return Err(at("a reference without a \"name\" and a \"subject\""));
+                };
+                references.push((name, subject, r.get("version").and_then(|v| v.as_i64())));
+            }
+            self.add(Entry {
+                id,
+                kind,
+                subject,
+                version: answer.get("version").and_then(|v| v.as_i64()),
+                references,
+                text: schema.to_string(),
+                origin: origin.to_string(),
+            })?;
         }
         Ok(())
     }
@@ -238,28 +321,77 @@ impl Registry {
 
 /// A registry's Protobuf schema: `.proto` text, or the base64 of a serialized
 /// `FileDescriptorProto` (what serializers register, and the registry gives with
-/// `?format=serialized`). Imports other than the well-known types are not resolved.
+/// `?format=serialized`). Its imports are found as the module docs say.
 fn proto_schema(
-    id: u32,
-    text: &str,
+    entry: &Entry,
+    read: &Read,
 ) -> Result<(crate::codec::protobuf::schema::Schema, String), String> {
     use crate::codec::protobuf::schema::Schema;
     use base64::Engine;
+    let (id, text) = (entry.id, entry.text.as_str());
     let name = format!("{id}.proto");
-    let as_text = match Schema::from_proto_source(&name, text) {
+    let sources = proto_sources(entry, &name, read)?;
+    let as_text = match Schema::from_proto_sources(&name, &sources) {
         Ok(schema) => return Ok((schema, name)),
         Err(e) => e.to_string(),
     };
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(text.trim()) else {
         return Err(format!("its .proto does not compile: {as_text}"));
     };
-    let file = <prost_types::FileDescriptorProto as prost::Message>::decode(bytes.as_slice())
+    let decode = |bytes: &[u8]| <prost_types::FileDescriptorProto as prost::Message>::decode(bytes);
+    let file = decode(&bytes)
         .map_err(|e| format!("neither .proto text ({as_text}) nor a FileDescriptorProto ({e})"))?;
     let name = file.name.clone().unwrap_or(name);
-    let set = prost_types::FileDescriptorSet { file: vec![file] };
+    // The files it imports, registered the same way, before it (the farthest first).
+    let mut files: Vec<_> = sources
+        .iter()
+        .skip(1)
+        .rev()
+        .filter_map(|(import, text)| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(text.trim())
+                .ok()?;
+            let mut file = decode(&bytes).ok()?;
+            file.name = Some(import.clone());
+            Some(file)
+        })
+        .collect();
+    files.push(file);
+    let set = prost_types::FileDescriptorSet { file: files };
     let schema = Schema::from_descriptor_set(&prost::Message::encode_to_vec(&set))
         .map_err(|e| format!("its FileDescriptorProto does not load: {e}"))?;
     Ok((schema, name))
+}
+
+/// `entry`'s text as `name` and every file it imports, directly or not, by its import name:
+/// its references' schemas, then the folder's `.proto` files. A reference no schema answers
+/// is an error naming it.
+fn proto_sources(entry: &Entry, name: &str, read: &Read) -> Result<Vec<(String, String)>, String> {
+    let mut sources = vec![(name.to_string(), entry.text.clone())];
+    let mut work: Vec<&Entry> = vec![entry];
+    while let Some(at) = work.pop() {
+        for (import, subject, version) in &at.references {
+            if sources.iter().any(|(n, _)| n == import) {
+                continue;
+            }
+            let found = read.version_of(subject, *version).ok_or_else(|| {
+                format!(
+                    "schema id {}: its reference {import} names subject {subject} version {}, \
+                     which the registry files do not hold",
+                    at.id,
+                    version.map_or_else(|| "latest".to_string(), |v| v.to_string())
+                )
+            })?;
+            sources.push((import.clone(), found.text.clone()));
+            work.push(found);
+        }
+    }
+    for (file, text) in &read.imports {
+        if !sources.iter().any(|(n, _)| n == file) {
+            sources.push((file.clone(), text.clone()));
+        }
+    }
+    Ok(sources)
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
@@ -315,9 +447,75 @@ mod tests {
         std::fs::write(&lone, r#"{"schema": "\"int\""}"#).expect("write");
         let err = Registry::load(&lone).expect_err("no id");
         assert!(err.contains("answer 1: no \"id\""), "{err}");
+        std::fs::remove_file(&lone).expect("removed");
         // A broken schema names its file and id.
         std::fs::write(dir.path().join("11.avsc"), "{\"type\": \"nothing\"}").expect("write");
         let err = Registry::load(dir.path()).expect_err("bad schema");
         assert!(err.contains("11.avsc, schema id 11"), "{err}");
+    }
+
+    /// A `.proto` schema's imports: a folder's `.proto` file by its name, or the schema an
+    /// answer's reference names by subject and version (the latest for -1).
+    #[test]
+    fn protobuf_imports_are_found_in_the_folder_and_by_reference() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let money = "syntax = \"proto3\"; package shop; message Money { int64 cents = 1; }";
+        let invoice = "syntax = \"proto3\"; package shop; import \"shop/money.proto\"; \
+                       message Invoice { Money total = 1; }";
+        std::fs::write(
+            dir.path().join("money.proto"),
+            money.replace("cents", "units"),
+        )
+        .expect("write");
+        std::fs::write(
+            dir.path().join("3.proto"),
+            invoice.replace("shop/money.proto", "money.proto"),
+        )
+        .expect("write");
+        let r = Registry::load(dir.path()).expect("loads");
+        let m = r.get(3).expect("id 3").message(&[0]).expect("a message");
+        assert_eq!(m.full_name(), "shop.Invoice");
+        let total = m.get_field_by_name("total").expect("field");
+        let money_type = total.kind();
+        let money_type = money_type.as_message().expect("a message field");
+        assert!(money_type.get_field_by_name("units").is_some());
+
+        let answers = |version: i64| {
+            serde_json::json!([
+                {"id": 1, "subject": "shop/money.proto", "version": 1, "schemaType": "PROTOBUF",
+                 "schema": money.replace("cents", "old_cents")},
+                {"id": 2, "subject": "shop/money.proto", "version": 2, "schemaType": "PROTOBUF",
+                 "schema": money},
+                {"id": 4, "subject": "invoices-value", "version": 1, "schemaType": "PROTOBUF",
+                 "schema": invoice,
+                 "references": [{"name": "shop/money.proto", "subject": "shop/money.proto",
+                                 "version": version}]}
+            ])
+            .to_string()
+        };
+        let file = dir.path().join("answers.json");
+        for (version, field) in [(1, "old_cents"), (2, "cents"), (-1, "cents")] {
+            std::fs::write(&file, answers(version)).expect("write");
+            let r = Registry::load(&file).expect("loads");
+            let m = r.get(4).expect("id 4").message(&[0]).expect("a message");
+            let total = m.get_field_by_name("total").expect("field").kind();
+            let money_type = total.as_message().expect("a message field");
+            assert!(
+                money_type.get_field_by_name(field).is_some(),
+                "version {version}"
+            );
+        }
+        // A reference the files do not answer is named.
+        std::fs::write(&file, answers(3)).expect("write");
+        let r = Registry::load(&file).expect("loads");
+        let err = r
+            .get(4)
+            .expect("id 4")
+            .message(&[0])
+            .expect_err("no version 3");
+        assert!(
+            err.contains("its reference shop/money.proto names subject shop/money.proto version 3"),
+            "{err}"
+        );
     }
 }

@@ -313,23 +313,42 @@ impl Schema {
 
     /// Compiles pasted `.proto` text named `name`; it may import only the well-known types.
     pub fn from_proto_source(name: &str, text: &str) -> Result<Schema, SchemaError> {
-        if protoc::declares_edition(text) {
-            return Schema::source_with_protoc(name, text);
+        Schema::from_proto_sources(name, &[(name.to_string(), text.to_string())])
+    }
+
+    /// Compiles the `.proto` text named `name` among `sources` (`(name, text)`: the file and the
+    /// files it imports, by the names its imports give), and the well-known types.
+    pub fn from_proto_sources(
+        name: &str,
+        sources: &[(String, String)],
+    ) -> Result<Schema, SchemaError> {
+        let text = sources
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+            .ok_or_else(|| SchemaError::Other(format!("{name}: no such source")))?;
+        if sources.iter().any(|(_, t)| protoc::declares_edition(t)) {
+            return Schema::sources_with_protoc(name, sources);
         }
-        let file = protox::file::File::from_source(name, text)
-            .map_err(|e| proto_error(&e, Some((name, text))))?;
         let resolver = SourceResolver {
-            name: name.to_string(),
-            file,
+            files: sources.to_vec(),
         };
         let mut chain = protox::file::ChainFileResolver::new();
         chain.add(resolver);
         chain.add(protox::file::GoogleFileResolver::new());
         let mut compiler = protox::Compiler::with_file_resolver(chain);
         compiler.include_imports(true);
-        compiler
-            .open_file(name)
-            .map_err(|e| proto_error(&e, Some((name, text))))?;
+        compiler.open_file(name).map_err(|e| {
+            // The text of the file the error is in, for its line and column.
+            let at = e.file().unwrap_or(name);
+            let source = sources.iter().find(|(n, _)| n == at);
+            proto_error(
+                &e,
+                source
+                    .map(|(n, t)| (n.as_str(), t.as_str()))
+                    .or(Some((name, text))),
+            )
+        })?;
         let pool = quietly(|| compiler.descriptor_pool())
             .map_err(|()| SchemaError::Other(PANICKED.into()))?;
         Ok(Schema {
@@ -338,26 +357,33 @@ impl Schema {
         })
     }
 
-    /// Compiles pasted editions text with protoc, from a temporary folder.
-    fn source_with_protoc(name: &str, text: &str) -> Result<Schema, SchemaError> {
-        let relative = Path::new(name);
-        if relative.is_absolute()
-            || relative
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            return Err(SchemaError::Other(format!(
-                "{name}: a pasted file's name must be a relative path without `..`"
-            )));
-        }
+    /// Compiles pasted editions text (and the sources it imports) with protoc, from a
+    /// temporary folder.
+    fn sources_with_protoc(
+        name: &str,
+        sources: &[(String, String)],
+    ) -> Result<Schema, SchemaError> {
         let dir = tempfile::tempdir()
             .map_err(|e| SchemaError::Other(format!("cannot make a temporary folder: {e}")))?;
-        let path = dir.path().join(relative);
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&path, text));
-        written.map_err(|e| SchemaError::Other(format!("cannot write {name} for protoc: {e}")))?;
+        for (file, text) in sources {
+            let relative = Path::new(file);
+            if relative.is_absolute()
+                || relative
+                    .components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            {
+                return Err(SchemaError::Other(format!(
+                    "{file}: a pasted file's name must be a relative path without `..`"
+                )));
+            }
+            let path = dir.path().join(relative);
+            let written = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&path, text));
+            written
+                .map_err(|e| SchemaError::Other(format!("cannot write {file} for protoc: {e}")))?;
+        }
         let compiled = protoc::compile(&[name.to_string()], &[dir.path().to_path_buf()])?;
         Schema::from_set(&compiled.set, Some(compiled.compiler))
     }
@@ -625,16 +651,15 @@ fn decode_pool(bytes: &[u8]) -> Result<(DescriptorPool, Vec<EditionFile>), Schem
 
 /// Serves one in-memory `.proto` file to protox.
 struct SourceResolver {
-    name: String,
-    file: protox::file::File,
+    /// `(name, text)` of each file it holds.
+    files: Vec<(String, String)>,
 }
 
 impl protox::file::FileResolver for SourceResolver {
     fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
-        if name == self.name {
-            Ok(self.file.clone())
-        } else {
-            Err(protox::Error::file_not_found(name))
+        match self.files.iter().find(|(n, _)| n == name) {
+            Some((name, text)) => protox::file::File::from_source(name, text),
+            None => Err(protox::Error::file_not_found(name)),
         }
     }
 }
