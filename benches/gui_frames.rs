@@ -358,6 +358,7 @@ fn main() {
                     notes: &[],
                     marks: &[],
                     row_menu: None,
+                    read_by: None,
                 };
                 s.view.show(ui, &input);
             },

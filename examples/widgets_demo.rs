@@ -65,6 +65,7 @@ impl eframe::App for Demo {
                         notes: &[],
                         marks: &[],
                         row_menu: None,
+                        read_by: None,
                     };
                     self.tree.show(ui, &input)
                 };

@@ -1079,13 +1079,15 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             )?;
         }
     }
-    if read
+    let resolution = if read
         .readings
         .first()
         .is_some_and(|r| r.format == Format::Avro)
     {
-        write_resolution(out, &input, &args.input)?;
-    }
+        write_resolution(out, &input, &args.input)?
+    } else {
+        None
+    };
     let (doc, error) = match read.outcome {
         Ok(doc) => (Some(doc), None),
         Err(mut e) => (e.partial.take().map(|d| *d), Some(e)),
@@ -1096,7 +1098,14 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         }
         if !args.no_tree {
             writeln!(out, "\ntree:")?;
-            inspect::write_tree(out, doc)?;
+            // Read with a reader's schema: each node that is not read as written says its rule.
+            // (A partial document is the writer's, read by its own schema: no rules.)
+            let rules = resolution
+                .as_ref()
+                .filter(|_| error.is_none())
+                .and_then(|r| r.node_rules(&doc.spans, &input.bytes));
+            let note = |id| Some(rules.as_ref()?.changed(id)?.to_string());
+            inspect::write_tree_with(out, doc, &note)?;
         }
         if !args.no_hex {
             writeln!(out, "\nannotated hex:")?;
@@ -1110,8 +1119,13 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
 }
 
 /// With `--reader-schema`: which rule of the specification's schema resolution reads each place
-/// of the reader's schema from what the writer's schema wrote.
-fn write_resolution(out: &mut dyn Write, input: &Input, args: &InputArgs) -> Result<(), Failure> {
+/// of the reader's schema from what the writer's schema wrote. Gives the resolution back for the
+/// tree's nodes.
+fn write_resolution(
+    out: &mut dyn Write,
+    input: &Input,
+    args: &InputArgs,
+) -> Result<Option<pipeline::Resolution>, Failure> {
     let loaded = args.schema.avro()?;
     let found = pipeline::avro_resolution(
         input.avro.as_ref(),
@@ -1119,9 +1133,9 @@ fn write_resolution(out: &mut dyn Write, input: &Input, args: &InputArgs) -> Res
         args.schema.reader()?,
     );
     let Some(resolution) = found else {
-        return Ok(());
+        return Ok(None);
     };
-    match resolution.rules {
+    match &resolution.rules {
         Ok(rules) => {
             writeln!(
                 out,
@@ -1134,7 +1148,7 @@ fn write_resolution(out: &mut dyn Write, input: &Input, args: &InputArgs) -> Res
         }
         Err(e) => writeln!(out, "schema resolution: {e}")?,
     }
-    Ok(())
+    Ok(Some(resolution))
 }
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {

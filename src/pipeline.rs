@@ -16,6 +16,8 @@
 //! What each face adds is its own: the CLI turns a [`Read`] into output and exit codes, the app
 //! encodes the document into its other columns.
 
+use std::sync::Arc;
+
 use crate::capture::detect::{
     add_hint, detect_knowing, rare_values, KnownDocument, Reading, ReadingSummary, Verdict,
 };
@@ -511,7 +513,7 @@ pub fn avro_writer(
 /// How the Avro reader's schema reads what the writer's schema wrote: both schemas' names and
 /// the rule of the specification's schema resolution for each place of the reader's schema
 /// ([`crate::codec::avro::resolve::Plan::rules`]), or why it cannot read it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Resolution {
     /// The writer's schema's name.
     pub writer: String,
@@ -521,6 +523,25 @@ pub struct Resolution {
     pub texts: [String; 2],
     /// `(place, rule)` for each place, or the broken rule.
     pub rules: Result<Vec<(String, String)>, String>,
+    /// The plan those rules are read by, when the reader's schema can read the writer's.
+    plan: Option<Arc<crate::codec::avro::resolve::Plan>>,
+    /// The payload is a run of datums (a container block), the plan applying to each.
+    run: bool,
+}
+
+impl Resolution {
+    /// Which rule read each node of `spans`, the tree of the payload's `bytes` read with the
+    /// reader's schema; `None` when the reader's schema cannot read the writer's.
+    pub fn node_rules(
+        &self,
+        spans: &crate::model::SpanTree,
+        bytes: &[u8],
+    ) -> Option<crate::codec::avro::resolved::NodeRules> {
+        let plan = self.plan.as_ref()?;
+        Some(crate::codec::avro::resolved::node_rules(
+            spans, bytes, plan, self.run,
+        ))
+    }
 }
 
 /// The [`Resolution`] of a payload read with `reader`: its writer's schema is found as
@@ -534,13 +555,17 @@ pub fn avro_resolution(
     let (Some(writer), _) = avro_writer(framed, loaded).ok()? else {
         return None;
     };
+    let plan = crate::codec::avro::resolve::plan(writer.root(), reader.root());
     Some(Resolution {
         writer: writer.title(),
         reader: reader.title(),
         texts: [writer.text().to_string(), reader.text().to_string()],
-        rules: crate::codec::avro::resolve::plan(writer.root(), reader.root())
+        rules: plan
+            .as_ref()
             .map(|plan| plan.rules())
             .map_err(|e| e.to_string()),
+        plan: plan.ok().map(Arc::new),
+        run: framed.is_some_and(|f| f.items.is_some()),
     })
 }
 
@@ -705,8 +730,10 @@ pub fn read(
     let mut known = request
         .known
         .filter(|k| k.message == message && options.protobuf_readings.is_empty())
-        // Readings made without the writer's Avro schema lack the Avro one.
+        // Readings made without the writer's Avro schema lack the Avro one; those made before
+        // were never read with a reader's schema.
         .filter(|k| options.avro.is_none() || k.readings.iter().any(|r| r.format == Format::Avro))
+        .filter(|_| options.avro_reader.is_none())
         .map(|k| k.readings)
         .filter(|r| !r.is_empty());
     if let (Some(format), false) = (request.format, request.list_every_reading) {

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use crate::capture::{LayerReading, Payload, ReadingSummary};
 use crate::codec::Document;
-use crate::model::{ByteRole, Segment, SpanTree, Value};
+use crate::model::{ByteRole, NodeId, Segment, SpanTree, Value};
 
 /// Bytes per line of the annotated hex dump.
 pub const BYTES_PER_LINE: usize = 16;
@@ -67,6 +67,16 @@ fn segment_label(tree: &SpanTree, segment: Segment) -> String {
 
 /// Writes the tree: one line per node with its byte range, indented by depth.
 pub fn write_tree(w: &mut dyn Write, doc: &Document) -> io::Result<()> {
+    write_tree_with(w, doc, &|_| None)
+}
+
+/// [`write_tree`], each node's line ending with what `note` says of it (the schema-resolution
+/// rule that read it, for Avro read with a reader's schema).
+pub fn write_tree_with(
+    w: &mut dyn Write,
+    doc: &Document,
+    note: &dyn Fn(NodeId) -> Option<String>,
+) -> io::Result<()> {
     let tree = &doc.spans;
     let values = node_values(doc);
     let mut depth = vec![0usize; tree.len()];
@@ -82,9 +92,13 @@ pub fn write_tree(w: &mut dyn Write, doc: &Document) -> io::Result<()> {
         let summary = values
             .as_ref()
             .map_or_else(|| n.kind.to_string(), |v| v[i].summary(60));
+        let note = u32::try_from(i)
+            .ok()
+            .and_then(|i| note(NodeId(i)))
+            .map_or_else(String::new, |n| format!("  ({n})"));
         writeln!(
             w,
-            "{:>width$}  {:indent$}{}  {}",
+            "{:>width$}  {:indent$}{}  {}{note}",
             n.span.to_string(),
             "",
             segment_label(tree, n.segment),

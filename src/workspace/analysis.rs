@@ -430,12 +430,22 @@ pub struct Analysis {
     pub verdict: Option<Verdict>,
     /// For Avro read with a reader's schema: the two schemas and the rule for each field.
     pub avro_resolution: Option<pipeline::Resolution>,
+    /// With it, the rule that read each node of the source column's tree.
+    pub avro_rules: Option<Arc<crate::codec::avro::resolved::NodeRules>>,
 }
 
 impl Analysis {
     /// The column for `format`.
     pub fn column(&self, format: Format) -> Option<&Column> {
         self.columns.iter().find(|c| c.format == format)
+    }
+
+    /// For Avro read with a reader's schema: the rule that read the node at `path`, and whether
+    /// it reads the value as written.
+    pub fn avro_rule(&self, path: &Path) -> Option<(&str, bool)> {
+        let rules = self.avro_rules.as_ref()?;
+        let id = self.source()?.resolve(path)?;
+        rules.rule(id)
     }
 
     /// The node at `path` as indented JSON, read from the JSON column's own bytes for it: the
@@ -506,6 +516,7 @@ pub fn analyze_payload_previewing(
             elapsed: Duration::ZERO,
             verdict: found,
             avro_resolution: None,
+            avro_rules: None,
         });
     }
     let call = payload.grpc_call();
@@ -713,6 +724,12 @@ fn analyze_sized(
         ),
     };
     let complete = error.is_none();
+    // (A partial document is the writer's, read by its own schema: no rules.)
+    let avro_rules = resolution
+        .as_ref()
+        .zip(document.as_ref().filter(|_| complete))
+        .and_then(|(r, doc)| r.node_rules(&doc.spans, bytes))
+        .map(Arc::new);
     let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
     // The message whose JSON names the JSON column writes: protobuf read with a schema, unless
     // the user asked for the `.proto` names.
@@ -761,6 +778,7 @@ fn analyze_sized(
             elapsed: started.elapsed(),
             verdict: None,
             avro_resolution: resolution.clone(),
+            avro_rules: avro_rules.clone(),
         });
     };
     let encoded: std::sync::Mutex<Vec<Option<Column>>> =
@@ -849,6 +867,7 @@ fn analyze_sized(
         elapsed: started.elapsed(),
         verdict: None,
         avro_resolution: resolution,
+        avro_rules,
     })
 }
 

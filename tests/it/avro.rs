@@ -239,6 +239,40 @@ fn every_samples_avro_is_fastavros_bytes() {
     );
 }
 
+/// The app's Avro column holds those bytes: each sample opened in a workspace, as a user
+/// opens it, shows fastavro's bytes in its Avro column.
+#[test]
+fn the_apps_avro_column_is_fastavros_bytes_for_every_sample() {
+    use wirelens::codec::Format;
+    use wirelens::workspace::{no_notify, Workspace};
+    let dir = root().join("tests/fixtures/avro/fastavro");
+    let mut samples: Vec<String> = std::fs::read_dir(&dir)
+        .expect("folder")
+        .filter_map(|e| {
+            let name = e.expect("entry").file_name().into_string().ok()?;
+            name.strip_suffix(".avro").map(str::to_string)
+        })
+        .collect();
+    samples.sort();
+    assert_eq!(samples.len(), 14, "{samples:?}");
+    for sample in &samples {
+        let mut ws = Workspace::new(no_notify());
+        ws.open_path(root().join("samples").join(sample))
+            .expect("opens");
+        ws.wait_idle();
+        let a = ws.analysis().cloned().expect("analysed");
+        let column = a.column(Format::Avro).expect("an Avro column");
+        assert!(column.error.is_none(), "{sample}: {:?}", column.error);
+        let theirs = std::fs::read(dir.join(format!("{sample}.avro"))).expect("fastavro bytes");
+        assert!(
+            column.bytes[..] == theirs[..],
+            "{sample}: the app's Avro column ({} bytes) is not fastavro's ({} bytes)",
+            column.bytes.len(),
+            theirs.len()
+        );
+    }
+}
+
 /// `convert --all --to json` of a container file: one JSON array per block, read back as the
 /// records in order.
 fn converted_records(path: &Path, args: &[&str]) -> (Vec<serde_json::Value>, String, Option<i32>) {
@@ -481,6 +515,13 @@ fn confluent_framed_payloads_read_as_the_kafka_clients_deserializer_reads_them()
             "schema id 3, Protobuf, subject orders-pb-value, message index path [0, 0]: \
              shop.Envelope.Order",
         ),
+        // Its file imports shop/money.proto, registered as a schema of its own and named by
+        // the answer's references.
+        (
+            "invoice-pb",
+            "schema id 5, Protobuf, subject invoices-pb-value, message index path [0]: \
+             shop.Invoice",
+        ),
     ] {
         let path = dir.join(format!("{name}.bin"));
         let expected: serde_json::Value = serde_json::from_slice(
@@ -562,6 +603,45 @@ fn a_reader_schema_reads_what_fastavro_reads_with_it() {
         // Fields come in byte order, defaults last; fastavro's in the reader's order: the same
         // record either way.
         assert_eq!(to_expected(&doc.value), expected, "{name}");
+    }
+}
+
+/// A container file read with a reader's schema: every block's records as fastavro's `reader`
+/// gives them with it (the readings made when the file was opened are the writer's, and must not
+/// stand in for it), and the tree says which rule read each value not read as written.
+#[test]
+fn a_container_read_with_a_reader_schema_gives_fastavros_records_and_each_nodes_rule() {
+    let dir = root().join("tests/fixtures/avro/resolution");
+    let reader = dir.join("container.reader.avsc");
+    let reader = reader.to_str().expect("utf-8");
+    let expected: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("container.expected.json")).expect("expected"),
+    )
+    .expect("JSON");
+    let path = dir.join("container.avro");
+    let (records, stderr, code) = converted_records(&path, &["--reader-schema", reader]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(records.len() > 14, "several blocks: {}", records.len());
+    assert!(
+        same_numbers(&serde_json::Value::Array(records), &expected),
+        "{stderr}"
+    );
+    let run =
+        crate::common::run_wirelens(&["inspect", "--no-hex", "--reader-schema", reader], &path);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // The first datum (kind Z, note "n0"): each value's rule after it, where it is not read as
+    // written; a value read as written says nothing.
+    for line in [
+        r#"[0]  map(5)  (record Reading; the writer's time skipped)"#,
+        r#".site  "st-0"  (alias of station; same type string)"#,
+        r#".temp  -30.0  (same name; promoted int → double)"#,
+        r#".kind  "B"  (same name; enum Kind; Z read as the reader's enum default B)"#,
+        r#".unit  "C"  (default: "C")"#,
+        r#".note  "n0""#,
+    ] {
+        let found = run.stdout.lines().find(|l| l.contains(line));
+        let found = found.unwrap_or_else(|| panic!("{line}\n{}", run.stdout));
+        assert!(found.ends_with(line), "{found}");
     }
 }
 

@@ -531,4 +531,19 @@ fn an_avro_reader_schema_chosen_in_the_inspector_reads_each_field_by_its_rule() 
         r#"{"station":"011990-99999","temp":0.0,"unit":"C"}"#
     );
     h.get_by_label_contains("Schema resolution: written as test.Weather, read as test.Weather");
+    // The source's tree says which rule read each value; selecting one says it too.
+    let path = |p: &str| wirelens::model::Path::parse(p).expect("path");
+    assert_eq!(
+        a.avro_rule(&path("$[0].temp")),
+        Some(("same name; promoted int → double", false))
+    );
+    assert_eq!(
+        a.avro_rule(&path("$[0].station")),
+        Some(("same name; same type string", true))
+    );
+    h.get_by_label("[0]: map(3) (read by: record Weather; the writer's time skipped)");
+    h.get_by_label("temp: 0.0 (read by: same name; promoted int → double)")
+        .click();
+    settle(&mut h);
+    h.get_by_label("read by: same name; promoted int → double");
 }

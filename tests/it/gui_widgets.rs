@@ -226,6 +226,7 @@ fn tree_harness(json: &[u8]) -> Harness<'static, TreeState> {
                     notes: &[],
                     marks: &[],
                     row_menu: None,
+                    read_by: None,
                 };
                 if let Some(id) = s.view.show(ui, &input) {
                     s.clicked = Some(id);

@@ -661,9 +661,11 @@ pub(super) fn decode_datum(
                 offset: end,
                 path: crate::model::Path::root(),
                 message: format!(
-                    "a {} datum of schema {} ends at byte {end}; {} bytes follow it",
-                    type_name(schema.root()),
-                    schema.title(),
+                    "the datum ({}) ends at byte {end}; {} bytes follow it",
+                    match (type_name(schema.root()), schema.title()) {
+                        (kind, title) if kind == title => title,
+                        (kind, title) => format!("{kind} {title}"),
+                    },
                     bytes.len() - end
                 ),
                 partial: Some(Box::new(doc)),

@@ -138,7 +138,7 @@ impl Plan {
     }
 
     /// The words for `step`'s rule: a record's own ("record Order, alias of OldOrder").
-    fn rule_of(&self, step: &Step) -> String {
+    pub(crate) fn rule_of(&self, step: &Step) -> String {
         match &step.action {
             Action::Record(index) => self
                 .records
@@ -214,6 +214,9 @@ pub struct Step {
     pub path: String,
     /// A short text for display, such as "promoted int → long".
     pub rule: String,
+    /// Whether the value is read as written: the same type under the same name. False for a
+    /// promotion, a name matched by an alias, or a branch of the reader's union chosen.
+    pub plain: bool,
     /// What the reader does.
     pub action: Action,
 }
@@ -746,6 +749,7 @@ impl<'n, 'a> Planner<'n, 'a> {
             return Ok(Step {
                 path: path.to_string(),
                 rule: format!("writer's union of {} branches", branches.len()),
+                plain: true,
                 action: Action::WriterUnion(branches),
             });
         }
@@ -760,6 +764,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                             "union branch {index} ({}) chosen",
                             branch_label(branch, self.reader_names)
                         ),
+                        plain: false,
                         action: Action::ReaderBranch {
                             reader_branch: index,
                             step: Box::new(step),
@@ -802,6 +807,7 @@ impl<'n, 'a> Planner<'n, 'a> {
             } else {
                 format!("{writer_label} read as {reader_label}")
             },
+            plain: writer_label == reader_label,
             action: Action::Same {
                 type_name: reader_label.clone(),
             },
@@ -813,6 +819,7 @@ impl<'n, 'a> Planner<'n, 'a> {
             } else {
                 format!("promoted {from} → {to}")
             },
+            plain: false,
             action: Action::Promote { from, to },
         };
 
@@ -835,6 +842,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                 Ok(Step {
                     path: path.to_string(),
                     rule: "array".to_string(),
+                    plain: true,
                     action: Action::Array(Box::new(inner)),
                 })
             }
@@ -843,6 +851,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                 Ok(Step {
                     path: path.to_string(),
                     rule: "map".to_string(),
+                    plain: true,
                     action: Action::Map(Box::new(inner)),
                 })
             }
@@ -879,6 +888,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                         }
                         _ => format!("fixed {} ({} bytes)", rf.name.name(), rf.size),
                     },
+                    plain: matched != NameMatch::Alias,
                     action: Action::Fixed { size: rf.size },
                 })
             }
@@ -950,6 +960,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                 NameMatch::Alias => format!("enum {}, alias of {}", re.name.name(), we.name.name()),
                 _ => format!("enum {}", re.name.name()),
             },
+            plain: matched != NameMatch::Alias,
             action: Action::Enum(EnumPlan {
                 symbols,
                 reader_default: re.default.clone(),
@@ -993,6 +1004,7 @@ impl<'n, 'a> Planner<'n, 'a> {
             return Ok(Step {
                 path: record_path,
                 rule,
+                plain: matched != NameMatch::Alias,
                 action: Action::Record(index),
             });
         }
@@ -1015,6 +1027,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                 Ok(Step {
                     path: record_path,
                     rule,
+                    plain: matched != NameMatch::Alias,
                     action: Action::Record(index),
                 })
             }

@@ -12,7 +12,9 @@
 //! meaning does not depend on the order of its fields.
 
 use super::framing::read_long;
-use super::resolve::{Action, FieldSource, Plan, Step};
+use std::collections::HashMap;
+
+use super::resolve::{Action, FieldMatch, FieldSource, Plan, Step};
 use super::AvroSchema;
 use crate::codec::{Document, Format};
 use crate::model::{Float, NodeId, Segment, Span, SpanTree, SpanTreeBuilder, Value};
@@ -286,4 +288,175 @@ fn promote(value: &Value, to: &str) -> Option<Value> {
         (Value::Text(t), "bytes") => Value::Bytes(t.as_bytes().to_vec()),
         _ => return None,
     })
+}
+
+/// Which rule of the schema resolution read each node of a document read with a reader's
+/// schema ([`read_with`]): "same name; promoted int → long", "default: 0", "alias of old_name;
+/// same type string", "enum default OTHER".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeRules {
+    /// Each distinct rule once, and whether it reads the value as written (see [`Step::plain`]).
+    texts: Vec<(String, bool)>,
+    /// For each node, its rule's index in `texts` ([`NodeRules::NONE`]: no rule, such as a
+    /// container block's array of datums).
+    of_node: Vec<u32>,
+}
+
+impl NodeRules {
+    const NONE: u32 = u32::MAX;
+
+    /// The rule that read node `id`, and whether it reads the value as written.
+    pub fn rule(&self, id: NodeId) -> Option<(&str, bool)> {
+        let index = *self.of_node.get(id.index())?;
+        self.texts
+            .get(usize::try_from(index).ok()?)
+            .map(|(text, plain)| (text.as_str(), *plain))
+    }
+
+    /// The rule of node `id` where it does more than read the value as written.
+    pub fn changed(&self, id: NodeId) -> Option<&str> {
+        self.rule(id)
+            .filter(|(_, plain)| !plain)
+            .map(|(text, _)| text)
+    }
+
+    /// Gives `id` the rule `text`.
+    fn set(&mut self, id: NodeId, text: String, plain: bool, interned: &mut HashMap<String, u32>) {
+        let index = match interned.get(&text) {
+            Some(&i) => i,
+            None => {
+                let i = u32::try_from(self.texts.len()).unwrap_or(Self::NONE - 1);
+                interned.insert(text.clone(), i);
+                self.texts.push((text, plain));
+                i
+            }
+        };
+        if let Some(slot) = self.of_node.get_mut(id.index()) {
+            *slot = index;
+        }
+    }
+}
+
+/// Words a field or a reader's union puts before a step's own rule ("same name"), and whether
+/// they leave the value as written.
+type Words = (String, bool);
+
+/// The rule of each node of `spans`, the tree [`read_with`] made from `bytes` by `plan` (`run`:
+/// its root is the array of a container block's datums). A node takes its record field's rule
+/// with its own ("same name; promoted int → long"); the nodes of a default take the default's.
+/// The walk follows the tree, not the bytes: a writer's union branch and an enum symbol are the
+/// only values it reads again, by their index at the node's first byte.
+pub fn node_rules(spans: &SpanTree, bytes: &[u8], plan: &Plan, run: bool) -> NodeRules {
+    let mut rules = NodeRules {
+        texts: Vec::new(),
+        of_node: vec![NodeRules::NONE; spans.len()],
+    };
+    let Some(root) = spans.root() else {
+        return rules;
+    };
+    let mut interned = HashMap::new();
+    // (step, node, the words its field or union put before the step's own): a work list, as
+    // deep as the tree is wide.
+    let mut work: Vec<(&Step, NodeId, Option<Words>)> = if run {
+        spans
+            .children(root)
+            .map(|c| (&plan.root, c, None))
+            .collect()
+    } else {
+        vec![(&plan.root, root, None)]
+    };
+    while let Some((step, id, before)) = work.pop() {
+        let node = spans.node(id);
+        let own = plan.rule_of(step);
+        let (text, plain) = match &before {
+            Some((words, plain)) => (format!("{words}; {own}"), *plain && step.plain),
+            None => (own, step.plain),
+        };
+        match &step.action {
+            Action::Same { .. } | Action::Fixed { .. } | Action::Promote { .. } => {
+                rules.set(id, text, plain, &mut interned);
+            }
+            Action::Enum(enum_plan) => {
+                // A symbol read as another is its own rule ("enum default OTHER").
+                let symbol = read_long(bytes, node.payload.start)
+                    .ok()
+                    .and_then(|(i, _)| usize::try_from(i).ok())
+                    .and_then(|i| enum_plan.symbols.iter().find(|s| s.writer_index == i));
+                match symbol.filter(|s| s.symbol != s.reader_symbol) {
+                    Some(s) => rules.set(
+                        id,
+                        format!(
+                            "{text}; {} read as the reader's enum default {}",
+                            s.symbol, s.reader_symbol
+                        ),
+                        false,
+                        &mut interned,
+                    ),
+                    None => rules.set(id, text, plain, &mut interned),
+                }
+            }
+            Action::Array(inner) | Action::Map(inner) => {
+                rules.set(id, text, plain, &mut interned);
+                work.extend(spans.children(id).map(|c| (&**inner, c, None)));
+            }
+            // The same node, read by the reader's union branch: the branch's words, then the
+            // value's rule.
+            Action::ReaderBranch { step: inner, .. } => work.push((inner, id, Some((text, false)))),
+            // The same node, read by the plan of the branch the writer chose (its index is the
+            // node's first byte); the union adds no words.
+            Action::WriterUnion(branches) => {
+                let chosen = read_long(bytes, node.span.start)
+                    .ok()
+                    .and_then(|(i, _)| usize::try_from(i).ok())
+                    .and_then(|i| branches.iter().find(|b| b.writer_branch == i));
+                match chosen {
+                    Some(b) => work.push((&b.step, id, before)),
+                    None => rules.set(id, text, plain, &mut interned),
+                }
+            }
+            Action::Record(index) => {
+                let Some(record) = plan.records.get(*index) else {
+                    rules.set(id, text, plain, &mut interned);
+                    continue;
+                };
+                // The writer's fields it leaves out have no node: the record says so.
+                if record.skipped.is_empty() {
+                    rules.set(id, text, plain, &mut interned);
+                } else {
+                    let names: Vec<&str> = record.skipped.iter().map(|f| f.name.as_str()).collect();
+                    let text = format!("{text}; the writer's {} skipped", names.join(", "));
+                    rules.set(id, text, false, &mut interned);
+                }
+                for child in spans.children(id) {
+                    let Segment::Key(k) = spans.node(child).segment else {
+                        continue;
+                    };
+                    let name = spans.key_text(k);
+                    let Some(field) = record.fields.iter().find(|f| f.name == name) else {
+                        continue;
+                    };
+                    match &field.source {
+                        FieldSource::Writer {
+                            step, matched_by, ..
+                        } => {
+                            let by_name = *matched_by == FieldMatch::Name;
+                            work.push((step, child, Some((field.rule.clone(), by_name))));
+                        }
+                        // A default has no bytes: its nodes all take its rule.
+                        FieldSource::Default(json) => {
+                            let text = format!("{}: {json}", field.rule);
+                            rules.set(child, text, false, &mut interned);
+                            let inside = format!("in the default of {name}");
+                            let end = usize::try_from(spans.subtree_end(child)).unwrap_or(0);
+                            for n in child.index() + 1..end {
+                                let n = NodeId(u32::try_from(n).unwrap_or(u32::MAX));
+                                rules.set(n, inside.clone(), false, &mut interned);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    rules
 }

@@ -162,3 +162,103 @@ fn floats_keep_the_schemas_width_with_a_note_when_rounded() {
     let rounded = encode(&Value::Float(Float::f64(0.1)), &e).expect("encodes");
     assert_eq!(rounded.notes[0].kind, NoteKind::FloatWidth);
 }
+
+/// Each node of a datum read with a reader's schema names the rule that read it: a field by
+/// alias, a writer's union branch promoted, an enum symbol the reader lacks, a default and the
+/// nodes inside it, the writer's fields skipped; in a run of datums, each datum.
+#[test]
+fn each_node_read_with_a_readers_schema_names_its_rule() {
+    let writer = schema(
+        r#"{"type": "record", "name": "R", "fields": [
+            {"name": "old", "type": "string"},
+            {"name": "n", "type": ["null", "int"]},
+            {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "Z"]}},
+            {"name": "gone", "type": "long"}]}"#,
+    );
+    let reader = schema(
+        r#"{"type": "record", "name": "R", "fields": [
+            {"name": "new", "type": "string", "aliases": ["old"]},
+            {"name": "n", "type": ["null", "long"]},
+            {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"],
+                                   "default": "B"}},
+            {"name": "added", "type": {"type": "array", "items": "int"}, "default": [7]}]}"#,
+    );
+    let datum = Value::Map(vec![
+        (Value::text("old"), Value::text("v")),
+        (Value::text("n"), Value::Int(5)),
+        (Value::text("e"), Value::text("Z")),
+        (Value::text("gone"), Value::Int(1)),
+    ]);
+    let (_, e) = options(&writer);
+    let bytes = encode(&datum, &e).expect("encodes").bytes;
+    let plan = resolve::plan(writer.root(), reader.root()).expect("plans");
+    let rules_at = |bytes: &[u8], run: Option<u64>| {
+        let options = DecodeOptions {
+            avro: Some(writer.clone()),
+            avro_reader: Some(reader.clone()),
+            avro_items: run,
+            ..DecodeOptions::default()
+        };
+        let doc = decode_any(bytes, Format::Avro, &options).expect("decodes");
+        let rules = resolved::node_rules(&doc.spans, bytes, &plan, run.is_some());
+        doc.spans
+            .nodes()
+            .enumerate()
+            .map(|(i, _)| {
+                let id = crate::model::NodeId(u32::try_from(i).expect("small"));
+                let path = doc.spans.path(id).to_string();
+                (
+                    path,
+                    rules.rule(id).map(|(t, plain)| (t.to_string(), plain)),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let rule = |text: &str, plain: bool| Some((text.to_string(), plain));
+    let expected = [
+        ("$", rule("record R; the writer's gone skipped", false)),
+        ("$.new", rule("alias of old; same type string", false)),
+        ("$.n", rule("same name; promoted int → long", false)),
+        (
+            "$.e",
+            rule(
+                "same name; enum E; Z read as the reader's enum default B",
+                false,
+            ),
+        ),
+        ("$.added", rule("default: [7]", false)),
+        ("$.added[0]", rule("in the default of added", false)),
+    ];
+    let single: Vec<_> = rules_at(&bytes, None);
+    let want: Vec<_> = expected
+        .iter()
+        .map(|(p, r)| (p.to_string(), r.clone()))
+        .collect();
+    assert_eq!(single, want);
+    // A run of two datums: the array holding them has no rule; each datum is read as above.
+    let two = [bytes.clone(), bytes].concat();
+    let run = rules_at(&two, Some(2));
+    assert_eq!(run[0], ("$".to_string(), None));
+    for (k, datum) in run[1..].chunks(want.len()).enumerate() {
+        for ((path, got), (want_path, want_rule)) in datum.iter().zip(&want) {
+            assert_eq!(path, &want_path.replacen('$', &format!("$[{k}]"), 1));
+            assert_eq!(got, want_rule, "{path}");
+        }
+    }
+    // A field read as written is plain.
+    let same = resolve::plan(writer.root(), writer.root()).expect("plans");
+    let options = DecodeOptions {
+        avro: Some(writer.clone()),
+        avro_reader: Some(writer.clone()),
+        ..DecodeOptions::default()
+    };
+    let bytes = encode(&datum, &e).expect("encodes").bytes;
+    let doc = decode_any(&bytes, Format::Avro, &options).expect("decodes");
+    let rules = resolved::node_rules(&doc.spans, &bytes, &same, false);
+    let found = doc
+        .spans
+        .find(&crate::model::Path::parse("$.old").expect("path"));
+    let id = *found.first().expect("node");
+    assert_eq!(rules.rule(id), Some(("same name; same type string", true)));
+    assert_eq!(rules.changed(id), None);
+}

@@ -594,6 +594,12 @@ impl App {
             let Some(path) = self.ws.selected.clone() else {
                 return;
             };
+            if let Some((words, _)) = a.avro_rule(&path) {
+                ui.separator();
+                ui.label(format!("read by: {words}")).on_hover_text(
+                    "the schema-resolution rule that read this value from the writer's data",
+                );
+            }
             let Some(format) = self.here.focus else {
                 return;
             };
@@ -693,7 +699,9 @@ impl App {
                             .message
                             .as_deref()
                             .and_then(|m| self.ws.schemas.message(m));
-                        let (c, h) = self.column(ui, column, message.as_ref());
+                        // The source's tree says which resolution rule read each node.
+                        let rules = a.avro_rules.as_deref().filter(|_| column.is_source);
+                        let (c, h) = self.column(ui, column, message.as_ref(), rules);
                         if c.is_some() {
                             clicked = c;
                         }
@@ -756,6 +764,7 @@ impl App {
         ui: &mut egui::Ui,
         column: &Column,
         message: Option<&crate::codec::protobuf::MessageDescriptor>,
+        rules: Option<&crate::codec::avro::resolved::NodeRules>,
     ) -> (Option<ColumnClick>, Option<Hover>) {
         let format = column.format;
         let mut clicked = None;
@@ -945,12 +954,17 @@ impl App {
             };
             let declared = message.is_some() && format == Format::Protobuf;
             let summary = |id, max_chars| doc.summary(id, max_chars);
+            let read_by = |id| {
+                let (words, plain) = rules?.rule(id)?;
+                Some((words.to_string(), plain))
+            };
             let input = TreeInput {
                 summary: &summary,
                 spans: &doc.spans,
                 selected: selected_id,
                 notes: &column.note_nodes,
                 marks: &[],
+                read_by: rules.is_some().then_some(&read_by as &widgets::ReadBy<'_>),
                 row_menu: if readable {
                     Some(&menu as &widgets::RowMenu<'_>)
                 } else if declared {

@@ -797,6 +797,7 @@ impl App {
             notes: &[],
             marks: &view.tree_marks,
             row_menu: None,
+            read_by: None,
         };
         let tree_click = view.tree.show(ui, &tree_input);
         if let Some((offset, _)) = r.clicked {

@@ -20,7 +20,7 @@ pub mod tree_view;
 pub use busy::{spinner, FRAME as BUSY_FRAME};
 pub use hex_view::{HexInput, HexResponse, HexView};
 pub use inspector::{data_inspector, data_inspector_waiting, goto_offset};
-pub use tree_view::{summarize, RowMenu, Summarize, TreeInput, TreeView};
+pub use tree_view::{summarize, ReadBy, RowMenu, Summarize, TreeInput, TreeView};
 
 use eframe::egui::{self, Color32};
 

@@ -49,6 +49,10 @@ pub fn summarize<'a>(
 /// Draws the right-click menu of a node's row.
 pub type RowMenu<'a> = dyn Fn(&mut egui::Ui, NodeId) + 'a;
 
+/// How a node was read, where the app knows more than its bytes say (the schema-resolution rule
+/// of Avro read with a reader's schema): the words, and whether the value was read as written.
+pub type ReadBy<'a> = dyn Fn(NodeId) -> Option<(String, bool)> + 'a;
+
 /// What the app shows in a tree view this frame.
 pub struct TreeInput<'a> {
     /// A node's value summed up in at most so many characters (`None`: not decoded); see
@@ -64,6 +68,9 @@ pub struct TreeInput<'a> {
     pub marks: &'a [(NodeId, egui::Color32)],
     /// The right-click menu of a row, drawn for its node (`None`: rows have no menu).
     pub row_menu: Option<&'a RowMenu<'a>>,
+    /// How each node was read: a row not read as written shows the words after its value, and
+    /// every row that has them shows them when hovered.
+    pub read_by: Option<&'a ReadBy<'a>>,
 }
 
 /// One visible row: a node and its depth.
@@ -82,6 +89,8 @@ struct RowText {
     bytes: String,
     container: bool,
     has_children: bool,
+    /// [`TreeInput::read_by`]'s answer.
+    read_by: Option<(String, bool)>,
 }
 
 /// The tree view's state: expansion, the flattened rows, a pending scroll. See the module docs.
@@ -245,7 +254,7 @@ impl TreeView {
                         let text = self
                             .texts
                             .entry(row.id)
-                            .or_insert_with(|| row_text(input.summary, spans, row.id));
+                            .or_insert_with(|| row_text(input, row.id));
                         let action = draw_row(
                             ui,
                             self.id,
@@ -429,18 +438,34 @@ fn draw_row(
         pos2(x, rect.top()),
         pos2((bytes_rect.left() - 8.0).max(x), rect.bottom()),
     );
-    painter
-        .with_clip_rect(summary_clip.intersect(painter.clip_rect()))
-        .text(
-            pos2(x, cy),
+    let summary_painter = painter.with_clip_rect(summary_clip.intersect(painter.clip_rect()));
+    let summary_rect = summary_painter.text(
+        pos2(x, cy),
+        Align2::LEFT_CENTER,
+        &text.summary,
+        body.clone(),
+        visuals.text_color(),
+    );
+    // A value not read as written says how it was read, after it.
+    if let Some((words, false)) = &text.read_by {
+        summary_painter.text(
+            pos2(summary_rect.right() + 8.0, cy),
             Align2::LEFT_CENTER,
-            &text.summary,
+            format!("← {words}"),
             body,
-            visuals.text_color(),
+            visuals.hyperlink_color,
         );
+    }
 
-    let label = format!("{}: {}", text.key, text.summary);
+    let label = match &text.read_by {
+        Some((words, _)) => format!("{}: {} (read by: {words})", text.key, text.summary),
+        None => format!("{}: {}", text.key, text.summary),
+    };
     response.widget_info(|| WidgetInfo::selected(Role::TreeItem, true, state.selected, &label));
+    let response = match &text.read_by {
+        Some((words, _)) => response.on_hover_text(format!("read by: {words}")),
+        None => response,
+    };
     if matches!(action, RowAction::None) {
         if response.double_clicked() && text.container {
             action = RowAction::Toggle;
@@ -452,7 +477,8 @@ fn draw_row(
 }
 
 /// The words of node `id`'s row.
-fn row_text(summary: &Summarize<'_>, spans: &SpanTree, id: NodeId) -> RowText {
+fn row_text(input: &TreeInput<'_>, id: NodeId) -> RowText {
+    let spans = input.spans;
     let node = spans.node(id);
     let key = match node.segment {
         Segment::Root => "$".to_string(),
@@ -460,7 +486,7 @@ fn row_text(summary: &Summarize<'_>, spans: &SpanTree, id: NodeId) -> RowText {
         Segment::Key(k) => spans.key_text(k).to_string(),
         Segment::OtherKey(k) => format!("{{{}}}", spans.key_text(k)),
     };
-    let summary = summary(id, SUMMARY_CHARS).unwrap_or_else(|| "(not decoded)".to_string());
+    let summary = (input.summary)(id, SUMMARY_CHARS).unwrap_or_else(|| "(not decoded)".to_string());
     let n = node.extent().len();
     RowText {
         key,
@@ -473,6 +499,7 @@ fn row_text(summary: &Summarize<'_>, spans: &SpanTree, id: NodeId) -> RowText {
         },
         container: node.kind.is_container(),
         has_children: node.kind.is_container() && node.subtree_end > id.0 + 1,
+        read_by: input.read_by.and_then(|f| f(id)),
     }
 }
 
