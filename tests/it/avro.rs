@@ -197,8 +197,9 @@ fn diff_schema_gives_avro_verdicts_both_ways() {
 }
 
 /// The Avro column of every sample is what Python's fastavro writes for the same data by the
-/// same schema (`tests/fixtures/avro/fastavro/make.py` made the files with fastavro and
-/// `.ci/run` makes them again), and the schema is the one wirelens infers.
+/// same schema (`tests/fixtures/avro/fastavro/make.py` made the files with fastavro, checked
+/// that the Apache `avro` package writes the same bytes, and `.ci/run` makes them again), and
+/// the schema is the one wirelens infers.
 #[test]
 fn every_samples_avro_is_fastavros_bytes() {
     use wirelens::codec::avro::infer::{infer, InferOptions};
