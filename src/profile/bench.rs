@@ -73,6 +73,9 @@ pub struct BenchConfig {
     pub latency_time: Duration,
     /// The most calls timed one by one.
     pub latency_calls: usize,
+    /// Time every core spends calling the routine at once, each thread with its own copy of
+    /// the input ([`AllCores`]), after every job's own measurement; zero measures none.
+    pub all_cores_time: Duration,
 }
 
 impl BenchConfig {
@@ -92,6 +95,7 @@ impl BenchConfig {
             rounds: 10,
             latency_time: Duration::from_millis(250),
             latency_calls: 100_000,
+            all_cores_time: Duration::from_millis(300),
         }
     }
 
@@ -113,6 +117,7 @@ impl BenchConfig {
             rounds: 2,
             latency_time: Duration::from_millis(20),
             latency_calls: 10_000,
+            all_cores_time: Duration::from_millis(50),
         }
     }
 }
@@ -143,6 +148,75 @@ pub struct Measurement {
     pub cpu_ns_per_op: Option<f64>,
     /// Tail latency from calls timed one by one; `None` when none were timed.
     pub latency: Option<Latency>,
+    /// Throughput with every core calling the routine at once; `None` when not measured (one
+    /// core, a payload whose copies would not fit, another runtime's row).
+    pub all_cores: Option<AllCores>,
+}
+
+/// Throughput on every core: `threads` threads, each with its own copy of the input (the
+/// library's value, or its bytes), call the routine for the same span of time, started
+/// together.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AllCores {
+    /// Threads, one per core.
+    pub threads: usize,
+    /// Calls made by all of them.
+    pub calls: u64,
+    /// Operations per second of all threads together: the sum of each thread's calls over its
+    /// own span.
+    pub ops_per_s: f64,
+    /// The threads' CPU time per call, ns: near the wall time per call of one thread unless
+    /// they wait (for the allocator, memory bandwidth) or spin.
+    pub cpu_ns_per_op: Option<f64>,
+}
+
+impl AllCores {
+    /// How many times one thread's operations per second (from `ns_per_op`, its median) all
+    /// threads together make.
+    pub fn scaling(&self, ns_per_op: f64) -> Option<f64> {
+        (ns_per_op > 0.0).then(|| self.ops_per_s * ns_per_op / 1e9)
+    }
+}
+
+/// What one thread of an [`AllCores`] measurement did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpreadRun {
+    /// Calls made in its span.
+    pub calls: u64,
+    /// Its span, seconds: from the start all threads share to its last call's end.
+    pub seconds: f64,
+    /// Its CPU time over that span, ns.
+    pub cpu_ns: Option<u128>,
+}
+
+impl AllCores {
+    /// The threads' runs together; `None` for no calls.
+    pub fn of(runs: &[SpreadRun]) -> Option<AllCores> {
+        let calls: u64 = runs.iter().map(|r| r.calls).sum();
+        if calls == 0 || runs.iter().any(|r| r.seconds <= 0.0) {
+            return None;
+        }
+        let cpu: Option<u128> = runs.iter().map(|r| r.cpu_ns).sum();
+        Some(AllCores {
+            threads: runs.len(),
+            calls,
+            ops_per_s: runs.iter().map(|r| r.calls as f64 / r.seconds).sum(),
+            cpu_ns_per_op: cpu.map(|c| c as f64 / calls as f64),
+        })
+    }
+}
+
+/// A bencher's part in an [`AllCores`] measurement: the barrier every thread starts from, how
+/// long to call, and whether this thread has passed the barrier.
+#[derive(Debug, Clone, Copy)]
+pub struct Spread<'a> {
+    /// Passed once by each thread, when its routine is ready to be called.
+    pub start: &'a std::sync::Barrier,
+    /// How long each thread calls its routine.
+    pub span: Duration,
+    /// Set when this thread has passed `start` (a thread that never reached its routine must
+    /// pass it still, or the others would wait for it for ever).
+    pub passed: &'a AtomicBool,
 }
 
 /// Tail latency: percentiles of single calls' wall time, ns.
@@ -222,6 +296,7 @@ pub struct Bencher<'a> {
     seat: Option<Seat<'a, 'a>>,
     warmed: Option<f64>,
     result: Option<Result<Measurement, BenchError>>,
+    spread: Option<(Spread<'a>, Option<Result<SpreadRun, BenchError>>)>,
 }
 
 impl<'a> Bencher<'a> {
@@ -241,6 +316,34 @@ impl<'a> Bencher<'a> {
             seat: None,
             warmed: None,
             result: None,
+            spread: None,
+        }
+    }
+
+    /// A bencher for one thread of an [`AllCores`] measurement: the routine runs once (its
+    /// output checked), then, from the moment every thread has passed `spread.start`, as often
+    /// as it can for `spread.span`. [`Bencher::finish_spread`] gives what it did.
+    pub fn spread(
+        config: &'a BenchConfig,
+        cancel: &'a AtomicBool,
+        capacity: usize,
+        spread: Spread<'a>,
+    ) -> Bencher<'a> {
+        Bencher {
+            spread: Some((spread, None)),
+            ..Bencher::new(config, cancel, capacity, 0)
+        }
+    }
+
+    /// What a [`Bencher::spread`] thread did (or why it did nothing).
+    pub fn finish_spread(self) -> Result<SpreadRun, BenchError> {
+        match self.spread {
+            Some((_, Some(result))) => result,
+            Some((_, None)) => match self.result {
+                Some(Err(e)) => Err(e),
+                _ => Err(BenchError::NotRun),
+            },
+            None => Err(BenchError::NotRun),
         }
     }
 
@@ -264,6 +367,7 @@ impl<'a> Bencher<'a> {
             seat: Some(seat),
             warmed: None,
             result: None,
+            spread: None,
         }
     }
 
@@ -303,6 +407,11 @@ impl<'a> Bencher<'a> {
         check: impl Fn(&O) -> Result<(), String>,
         mut routine: impl FnMut(&mut Vec<u8>) -> O,
     ) {
+        if let Some((spread, _)) = self.spread {
+            let run = self.call_for_a_span(spread, &check, &mut routine);
+            self.spread = Some((spread, Some(run)));
+            return;
+        }
         if let Some(seat) = &mut self.seat {
             seat.take();
             self.buffer.reserve(self.capacity);
@@ -315,6 +424,44 @@ impl<'a> Bencher<'a> {
 
     fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// One thread of an [`AllCores`] measurement (see [`Bencher::spread`]). The barrier is
+    /// passed whatever happens before it, so that no thread waits for one that failed.
+    fn call_for_a_span<O>(
+        &mut self,
+        spread: Spread<'a>,
+        check: &impl Fn(&O) -> Result<(), String>,
+        routine: &mut impl FnMut(&mut Vec<u8>) -> O,
+    ) -> Result<SpreadRun, BenchError> {
+        let first = black_box(routine(black_box(&mut self.buffer)));
+        let checked = check(&first);
+        drop(first);
+        spread.passed.store(true, Ordering::SeqCst);
+        spread.start.wait();
+        checked.map_err(BenchError::Failed)?;
+        let cpu_before = thread_cpu_ns();
+        let start = Instant::now();
+        let mut calls: u64 = 0;
+        loop {
+            drop(black_box(routine(black_box(&mut self.buffer))));
+            calls += 1;
+            if start.elapsed() >= spread.span {
+                break;
+            }
+            if calls % 64 == 0 && self.cancelled() {
+                return Err(BenchError::Cancelled);
+            }
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let cpu_ns = cpu_before
+            .zip(thread_cpu_ns())
+            .map(|(b, a)| a.saturating_sub(b));
+        Ok(SpreadRun {
+            calls,
+            seconds,
+            cpu_ns,
+        })
     }
 
     fn run<O>(
@@ -447,6 +594,7 @@ impl<'a> Bencher<'a> {
             probes,
             cpu_ns_per_op: cpu.map(|c| c as f64 / iterations as f64),
             latency,
+            all_cores: None,
         })
     }
 }
@@ -493,6 +641,82 @@ mod tests {
         assert_eq!(l.p99, Some(percentile(&calls, 99.0)));
         assert!(l.p999.is_some_and(|p| p > 999.0 && p <= 1000.0), "{l:?}");
         assert_eq!(Latency::of(&[]), None);
+    }
+
+    /// Every thread of an every-core measurement calls its routine for the span, from one
+    /// start; a thread whose routine fails its check still lets the others start, and the
+    /// measurement says why it failed.
+    #[test]
+    fn every_core_calls_for_the_span_and_a_failing_thread_blocks_no_other() {
+        let config = BenchConfig {
+            all_cores_time: Duration::from_millis(20),
+            ..BenchConfig::quick()
+        };
+        let cancel = AtomicBool::new(false);
+        let threads = 3;
+        for failing in [None, Some(1)] {
+            let start = std::sync::Barrier::new(threads);
+            let runs: Vec<Result<SpreadRun, BenchError>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let (start, config, cancel) = (&start, &config, &cancel);
+                        scope.spawn(move || {
+                            let passed = AtomicBool::new(false);
+                            let spread = Spread {
+                                start,
+                                span: config.all_cores_time,
+                                passed: &passed,
+                            };
+                            let mut b = Bencher::spread(config, cancel, 16, spread);
+                            let fails = failing == Some(t);
+                            b.iter_checked(
+                                |_| if fails { Err("wrong".into()) } else { Ok(()) },
+                                |buf| {
+                                    buf.clear();
+                                    buf.extend_from_slice(&[1, 2, 3]);
+                                    buf.len()
+                                },
+                            );
+                            assert!(passed.load(Ordering::SeqCst));
+                            b.finish_spread()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("joined"))
+                    .collect()
+            });
+            for (t, run) in runs.iter().enumerate() {
+                match run {
+                    Err(BenchError::Failed(why)) => {
+                        assert_eq!((Some(t), why.as_str()), (failing, "wrong"))
+                    }
+                    Ok(r) => {
+                        assert_ne!(Some(t), failing);
+                        assert!(r.calls > 0 && r.seconds >= 0.02, "{r:?}");
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            if failing.is_none() {
+                let ok: Vec<SpreadRun> = runs.into_iter().map(|r| r.expect("ran")).collect();
+                let all = AllCores::of(&ok).expect("calls");
+                assert_eq!(all.threads, threads);
+                assert_eq!(all.calls, ok.iter().map(|r| r.calls).sum::<u64>());
+                let sum: f64 = ok.iter().map(|r| r.calls as f64 / r.seconds).sum();
+                assert!((all.ops_per_s - sum).abs() < 1e-6 * sum);
+            }
+        }
+        // Gain: three threads at 1,000 ops/s each against one thread's 1 ms median.
+        let all = AllCores {
+            threads: 3,
+            calls: 3_000,
+            ops_per_s: 3_000.0,
+            cpu_ns_per_op: None,
+        };
+        assert_eq!(all.scaling(1e6), Some(3.0));
+        assert_eq!(all.scaling(0.0), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
-use super::bench::{BenchConfig, BenchError, Bencher, Measurement};
+use super::bench::{AllCores, BenchConfig, BenchError, Bencher, Measurement, Spread, SpreadRun};
 use super::cost::field_costs;
 use super::libs::{self, Adapter, Library, Source};
 use super::sizes::{self, FormatSizes, SchemaSource};
@@ -185,6 +185,7 @@ enum Task {
 }
 
 /// What a library needs to be prepared: the value, wirelens' encoding of it, the message type.
+#[derive(Clone)]
 struct Inputs {
     library: Library,
     format: Format,
@@ -208,6 +209,9 @@ struct Lazy {
     stage: Mutex<Stage>,
     /// Jobs that have not finished yet.
     left: AtomicUsize,
+    /// The inputs again (shared, not copied), for the copies every core is measured with
+    /// ([`on_every_core`]); `None` when the row is not measured so.
+    again: Option<Inputs>,
 }
 
 impl Lazy {
@@ -215,7 +219,42 @@ impl Lazy {
         Lazy {
             stage: Mutex::new(Stage::Waiting(inputs)),
             left: AtomicUsize::new(jobs),
+            again: None,
         }
+    }
+
+    /// [`Lazy::new`], keeping the inputs for [`Lazy::fresh`].
+    fn kept(inputs: Inputs, jobs: usize) -> Lazy {
+        Lazy {
+            again: Some(inputs.clone()),
+            ..Lazy::new(inputs, jobs)
+        }
+    }
+
+    /// A library prepared anew from the kept inputs: a copy of its own, for one thread, down to
+    /// the message type's descriptors (a pool shared between threads would share its reference
+    /// counts, which every encode touches).
+    fn fresh(&self) -> Result<Arc<dyn Adapter>, String> {
+        let Some(inputs) = &self.again else {
+            return Err("the row's inputs were not kept".into());
+        };
+        let message = match &inputs.message {
+            Some(m) => {
+                let pool = prost_reflect::DescriptorPool::decode(
+                    m.parent_pool().encode_to_vec().as_slice(),
+                )
+                .map_err(|e| format!("a copy of the descriptors: {e}"))?;
+                let own = pool
+                    .get_message_by_name(m.full_name())
+                    .ok_or_else(|| format!("a copy of the descriptors lacks {}", m.full_name()))?;
+                Some(own)
+            }
+            None => None,
+        };
+        prepare(&Inputs {
+            message,
+            ..inputs.clone()
+        })
     }
 
     /// The prepared library, preparing it now if no job has (another job of the same library
@@ -226,24 +265,7 @@ impl Lazy {
             let Stage::Waiting(i) = std::mem::replace(&mut *stage, Stage::Released) else {
                 unreachable!("matched above")
             };
-            // Avro's bytes were written by the schema wirelens infers from the value (the
-            // profiler takes no user schema for Avro): every library reads and writes by it.
-            let avro = match i.format {
-                Format::Avro => Some(codec::avro::schema_for(&i.value, &EncodeOptions::default())),
-                _ => None,
-            };
-            *stage = Stage::Ready(match avro.transpose() {
-                Ok(avro) => {
-                    let source = Source {
-                        value: &i.value,
-                        bytes: &i.bytes,
-                        message: i.message.as_ref(),
-                        avro: avro.as_ref(),
-                    };
-                    libs::prepare(i.library, i.format, source).map(Arc::from)
-                }
-                Err(e) => Err(format!("the Avro schema: {e}")),
-            });
+            *stage = Stage::Ready(prepare(&i));
         }
         match &*stage {
             Stage::Ready(r) => r.clone(),
@@ -251,7 +273,8 @@ impl Lazy {
         }
     }
 
-    /// One job is done with it; the last one drops the library and its inputs.
+    /// One job is done with it; the last one drops the library and its inputs (those kept for
+    /// [`Lazy::fresh`] stay with it).
     fn release(&self) {
         if self.left.fetch_sub(1, Ordering::SeqCst) == 1 {
             let old = std::mem::replace(
@@ -261,6 +284,101 @@ impl Lazy {
             drop(old);
         }
     }
+}
+
+/// Prepares `i`'s library. Avro's bytes were written by the schema wirelens infers from the
+/// value (the profiler takes no user schema for Avro): every library reads and writes by it.
+fn prepare(i: &Inputs) -> Result<Arc<dyn Adapter>, String> {
+    let avro = match i.format {
+        Format::Avro => Some(codec::avro::schema_for(&i.value, &EncodeOptions::default())),
+        _ => None,
+    };
+    match avro.transpose() {
+        Ok(avro) => {
+            let source = Source {
+                value: &i.value,
+                bytes: &i.bytes,
+                message: i.message.as_ref(),
+                avro: avro.as_ref(),
+            };
+            libs::prepare(i.library, i.format, source).map(Arc::from)
+        }
+        Err(e) => Err(format!("the Avro schema: {e}")),
+    }
+}
+
+/// How much the copies of one row's library value may hold together when every core is
+/// measured at once ([`on_every_core`]), by [`value_estimate`]: a row whose copies would hold
+/// more is not measured so.
+pub const ALL_CORES_BUDGET: usize = 256 << 20;
+
+/// The threads an every-core measurement runs: one per core, and none (no such measurement)
+/// on one core or without [`BenchConfig::all_cores_time`].
+pub fn all_cores_threads(config: &BenchConfig) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if cores < 2 || config.all_cores_time.is_zero() {
+        0
+    } else {
+        cores
+    }
+}
+
+/// The throughput of `lazy`'s library on `threads` threads at once (see [`AllCores`]): each
+/// thread prepares its own copy of the library's value and bytes, then all start together and
+/// call the operation for [`BenchConfig::all_cores_time`]. Run while no other job measures.
+fn on_every_core(
+    lazy: &Lazy,
+    op: Op,
+    threads: usize,
+    config: &BenchConfig,
+    cancel: &AtomicBool,
+    capacity: usize,
+) -> Result<AllCores, BenchError> {
+    let start = std::sync::Barrier::new(threads);
+    let runs: Vec<Result<SpreadRun, BenchError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let start = &start;
+                scope.spawn(move || {
+                    let passed = AtomicBool::new(false);
+                    let spread = Spread {
+                        start,
+                        span: config.all_cores_time,
+                        passed: &passed,
+                    };
+                    // A panic (a library's own) or a failure before the routine still passes
+                    // the barrier, so no other thread waits for this one for ever.
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let mut b = Bencher::spread(config, cancel, capacity, spread);
+                        match lazy.fresh() {
+                            Ok(a) => match op {
+                                Op::Encode => a.encode(&mut b),
+                                Op::Decode => {
+                                    a.release_value();
+                                    a.decode(&mut b);
+                                }
+                            },
+                            Err(e) => b.fail(e),
+                        }
+                        b.finish_spread()
+                    }));
+                    if !passed.load(Ordering::SeqCst) {
+                        start.wait();
+                    }
+                    run.unwrap_or_else(|_| Err(BenchError::Failed("the library panicked".into())))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(BenchError::Failed("a thread stopped".into())))
+            })
+            .collect()
+    });
+    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
+    AllCores::of(&runs).ok_or(BenchError::NotRun)
 }
 
 struct Job {
@@ -343,7 +461,12 @@ pub fn run(
     // What preparing freed (decodes, compressors' windows, span trees) goes back before the
     // libraries' values arrive.
     super::alloc::give_back_freed();
-    let total = jobs.len();
+    // The rows measured on every core too, after all the rest.
+    let threads = all_cores_threads(&settings.bench);
+    let spread: Vec<usize> = (0..jobs.len())
+        .filter(|&i| matches!(&jobs[i].task, Task::Adapter(lazy, _) if lazy.again.is_some()))
+        .collect();
+    let total = jobs.len() + spread.len();
     let done = AtomicUsize::new(0);
     let running = AtomicUsize::new(0);
     let started = AtomicUsize::new(0);
@@ -471,6 +594,32 @@ pub fn run(
     } else {
         in_turns(&jobs, &turns, &run_one)
     };
+    let mut results = results;
+    every_core(
+        &jobs,
+        &spread,
+        &mut results,
+        threads,
+        settings,
+        cancel,
+        &|n, job, (slot, result, bytes)| {
+            let label = format!("{} · every core", job.label);
+            on_event(Event::Started {
+                done: n - 1,
+                total,
+                label: label.clone(),
+            });
+            on_event(Event::Measured {
+                done: n,
+                total,
+                label,
+                slot: *slot,
+                result: Box::new(result.clone()),
+                bytes: *bytes,
+            });
+        },
+        done.load(Ordering::SeqCst),
+    );
     let probe = probes(&results);
     let mut cancelled = false;
     for (slot, result, bytes) in results {
@@ -487,6 +636,43 @@ pub fn run(
         files,
         cancelled: cancelled || cancel.load(Ordering::Relaxed),
         probe,
+    }
+}
+
+/// Measures the `spread` jobs on `threads` threads at once, one job after another with no other
+/// job running, and adds each one's [`AllCores`] to its measurement in `results` (a job whose
+/// own measurement failed is not measured again). `told` hears of each, its count from `done`.
+#[allow(clippy::too_many_arguments)]
+fn every_core(
+    jobs: &[Job],
+    spread: &[usize],
+    results: &mut [Outcome],
+    threads: usize,
+    settings: &Settings,
+    cancel: &AtomicBool,
+    told: &dyn Fn(usize, &Job, &Outcome),
+    done: usize,
+) {
+    let mut n = done;
+    for &i in spread {
+        let job = &jobs[i];
+        let Task::Adapter(lazy, op) = &job.task else {
+            continue;
+        };
+        let Some(outcome) = results.iter_mut().find(|o| o.0 == job.slot) else {
+            continue;
+        };
+        if cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(m) = &mut outcome.1 else {
+            continue;
+        };
+        // A failure here leaves the row's own measurement as it was, without the figure.
+        m.all_cores = on_every_core(lazy, *op, threads, &settings.bench, cancel, job.capacity).ok();
+        super::alloc::give_back_freed();
+        n += 1;
+        told(n, job, outcome);
     }
 }
 
@@ -1072,16 +1258,21 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                 decode: None,
                 error: None,
             });
-            let lazy = Arc::new(Lazy::new(
-                Inputs {
-                    library,
-                    format,
-                    value: Arc::clone(&p.value),
-                    bytes: Arc::clone(&p.bytes),
-                    message: p.message.clone(),
-                },
-                2,
-            ));
+            let inputs = Inputs {
+                library,
+                format,
+                value: Arc::clone(&p.value),
+                bytes: Arc::clone(&p.bytes),
+                message: p.message.clone(),
+            };
+            // Measured on every core too when a copy per core fits the budget.
+            let threads = all_cores_threads(&settings.bench);
+            let copies = value_estimate(library, format, len).saturating_mul(threads);
+            let lazy = Arc::new(if threads > 0 && copies <= ALL_CORES_BUDGET {
+                Lazy::kept(inputs, 2)
+            } else {
+                Lazy::new(inputs, 2)
+            });
             for op in [Op::Encode, Op::Decode] {
                 jobs.push(Job {
                     slot: Slot::Timing {

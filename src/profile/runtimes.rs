@@ -439,6 +439,7 @@ pub fn parse_lines(
                             .filter(|c| c.is_finite() && *c >= 0.0 && calls_timed > 0)
                             .map(|c| c / calls_timed as f64),
                         latency: Latency::of(&calls),
+                        all_cores: None,
                     })
                 };
                 if op == "compress" || op == "decompress" {

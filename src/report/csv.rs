@@ -11,7 +11,7 @@
 //! | `bytes` | size of this library's own encoding |
 //! | `gzip_bytes`, `zstd_bytes`, `brotli_bytes` | wirelens' encoding of the format compressed (gzip 6, zstd 3, brotli 6) |
 //! | `ratio_to_json` | `bytes` / wirelens' JSON size |
-//! | `encode_median_us` … | per operation (`encode_`, `decode_`): `median_us`, `mean_us`, `p5_us`, `p95_us`, `ci_low_us`, `ci_high_us` (95% bootstrap CI of the median), `mad_us` (scaled MAD), `cv`, `samples`, `batch`, `mb_s` (own bytes per second, 10^6), `json_mb_s` (JSON-equivalent bytes per second), `allocs_per_op`, `alloc_bytes_per_op` (empty: not counted), `concurrent` (true: other jobs ran meanwhile), `min_us`, `cpu_us` (the measuring thread's CPU time per operation, beside the wall-time median), `p99_us`, `p999_us` (tail latency of calls timed one by one; empty with fewer than 100 or 1,000 calls), `latency_calls` (how many) |
+//! | `encode_median_us` … | per operation (`encode_`, `decode_`): `median_us`, `mean_us`, `p5_us`, `p95_us`, `ci_low_us`, `ci_high_us` (95% bootstrap CI of the median), `mad_us` (scaled MAD), `cv`, `samples`, `batch`, `mb_s` (own bytes per second, 10^6), `json_mb_s` (JSON-equivalent bytes per second), `allocs_per_op`, `alloc_bytes_per_op` (empty: not counted), `concurrent` (true: other jobs ran meanwhile), `min_us`, `cpu_us` (the measuring thread's CPU time per operation, beside the wall-time median), `p99_us`, `p999_us` (tail latency of calls timed one by one; empty with fewer than 100 or 1,000 calls), `latency_calls` (how many), `ops_s` (operations per second on one thread, from the median), `all_cores_threads`, `all_cores_ops_s`, `all_cores_mb_s`, `all_cores_cpu_us` (every core calling at once, each thread with its own copy of the input: threads, operations and own bytes per second of all together, CPU time per call; empty where not measured) |
 //! | `fidelity_notes` | notes wirelens' encoding raised (what the format could not say) |
 //! | `e2e_<link>_ms`, `e2e_<link>_gzip_ms` | encode + transfer + decode estimate per link, without and with gzip |
 //! | `error` | why a timing is missing |
@@ -27,7 +27,7 @@ use crate::profile::bench::Measurement;
 use crate::profile::report::{Report, TimingRow};
 
 /// The operation columns, repeated for `encode_` and `decode_`.
-pub const OP_COLUMNS: [&str; 20] = [
+pub const OP_COLUMNS: [&str; 25] = [
     "median_us",
     "mean_us",
     "p5_us",
@@ -48,6 +48,11 @@ pub const OP_COLUMNS: [&str; 20] = [
     "p99_us",
     "p999_us",
     "latency_calls",
+    "ops_s",
+    "all_cores_threads",
+    "all_cores_ops_s",
+    "all_cores_mb_s",
+    "all_cores_cpu_us",
 ];
 
 /// The header of the timings CSV for these link names.
@@ -131,6 +136,13 @@ fn op_cells(m: Option<&Measurement>, bytes: usize, json_bytes: usize) -> Vec<Str
         opt(m.latency.and_then(|l| l.p99).map(us)),
         opt(m.latency.and_then(|l| l.p999).map(us)),
         opt(m.latency.map(|l| l.n)),
+        opt((m.ns.median > 0.0).then(|| format!("{:.1}", 1e9 / m.ns.median))),
+        opt(m.all_cores.map(|a| a.threads)),
+        opt(m.all_cores.map(|a| format!("{:.1}", a.ops_per_s))),
+        opt(m
+            .all_cores
+            .map(|a| format!("{:.2}", a.ops_per_s * bytes as f64 / 1e6))),
+        opt(m.all_cores.and_then(|a| a.cpu_ns_per_op).map(us)),
     ]
 }
 

@@ -113,6 +113,69 @@ fn write_tails(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
     Ok(())
 }
 
+/// A measurement's throughput cells: operations per second on one thread (from the median),
+/// on every core, and how many times the first the second is (`4 × 1.9`: four threads, 1.9
+/// times one thread's rate); `-` for what was not measured.
+pub fn throughput_cells(m: Option<&Measurement>) -> [String; 3] {
+    let rate = |ops: f64| format!("{}/s", group(ops.round() as u64));
+    let Some(m) = m else {
+        return ["-".into(), "-".into(), "-".into()];
+    };
+    let one = (m.ns.median > 0.0).then(|| 1e9 / m.ns.median);
+    let all = m.all_cores;
+    [
+        one.map_or("-".into(), rate),
+        all.map_or("-".into(), |a| rate(a.ops_per_s)),
+        all.and_then(|a| Some(format!("{} × {:.1}", a.threads, a.scaling(m.ns.median)?)))
+            .unwrap_or_else(|| "-".into()),
+    ]
+}
+
+/// Each Rust row's operations per second on one thread and with every core at once (each
+/// thread with its own copy of the input), where that was measured.
+fn write_all_cores(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
+    let measured: Vec<_> = file
+        .timings
+        .iter()
+        .filter(|r| {
+            [&r.encode, &r.decode]
+                .iter()
+                .any(|m| m.as_ref().is_some_and(|m| m.all_cores.is_some()))
+        })
+        .collect();
+    if measured.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "
+throughput: one thread, every core at once (each thread its own copy of the input), threads × gain:"
+    )?;
+    writeln!(
+        out,
+        "  {:<12} {:<14} {:>13} {:>13} {:>9}   {:>13} {:>13} {:>9}",
+        "format",
+        "library",
+        "enc 1 thread",
+        "all cores",
+        "gain",
+        "dec 1 thread",
+        "all cores",
+        "gain"
+    )?;
+    for r in measured {
+        let [e1, en, eg] = throughput_cells(r.encode.as_ref());
+        let [d1, dn, dg] = throughput_cells(r.decode.as_ref());
+        writeln!(
+            out,
+            "  {:<12} {:<14} {e1:>13} {en:>13} {eg:>9}   {d1:>13} {dn:>13} {dg:>9}",
+            r.format.title(),
+            r.library.name(),
+        )?;
+    }
+    Ok(())
+}
+
 /// `median [ci_low – ci_high]`, with `*` when measured while other jobs ran; `-` when missing;
 /// `time [1 sample]` when one sample is all there is (the quick mode's budget for a slow
 /// operation), which has no interval to show.
@@ -305,6 +368,7 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
         )?;
     }
     write_tails(out, file)?;
+    write_all_cores(out, file)?;
     for r in &file.runtimes {
         write_runtime(out, file, r)?;
         write_runtime_wire(out, file, &report.links, r)?;
@@ -720,6 +784,7 @@ mod tests {
             probes: Vec::new(),
             cpu_ns_per_op: None,
             latency: None,
+            all_cores: None,
         })
     }
 

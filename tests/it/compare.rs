@@ -52,6 +52,11 @@ fn expected_header() -> Vec<String> {
             "p99_us",
             "p999_us",
             "latency_calls",
+            "ops_s",
+            "all_cores_threads",
+            "all_cores_ops_s",
+            "all_cores_mb_s",
+            "all_cores_cpu_us",
         ] {
             h.push(format!("{op}_{c}"));
         }
@@ -228,6 +233,22 @@ fn compare_writes_every_row_with_sane_values() {
                 assert_eq!(r[&format!("{op}_p999_us")], "", "{r:?}");
             } else {
                 assert!(num(r, &format!("{op}_p999_us")) >= num(r, &format!("{op}_p99_us")));
+            }
+            // Operations per second on one thread are the median's; on every core (a machine
+            // of two or more), one thread per core, each with its own copy of the input.
+            let ops = num(r, &format!("{op}_ops_s"));
+            assert!((ops * median / 1e6 - 1.0).abs() < 0.01, "{r:?}");
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if cores >= 2 {
+                assert_eq!(num(r, &format!("{op}_all_cores_threads")), cores as f64);
+                let all = num(r, &format!("{op}_all_cores_ops_s"));
+                assert!(all > 0.0, "{r:?}");
+                let mb = num(r, &format!("{op}_all_cores_mb_s"));
+                let bytes = num(r, "bytes");
+                assert!((mb - all * bytes / 1e6).abs() <= 0.01 + mb * 1e-3, "{r:?}");
+                assert!(num(r, &format!("{op}_all_cores_cpu_us")) > 0.0, "{r:?}");
+            } else {
+                assert_eq!(r[&format!("{op}_all_cores_ops_s")], "", "{r:?}");
             }
         }
         // Decoding builds a value: every library allocates.

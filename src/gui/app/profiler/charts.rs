@@ -38,6 +38,16 @@ fn tail_text(m: &Measurement) -> String {
     if let Some(cpu) = m.cpu_ns_per_op {
         out.push_str(&format!("\nCPU {} per op", duration(cpu)));
     }
+    if let Some(all) = m.all_cores {
+        let gain = all
+            .scaling(m.ns.median)
+            .map_or_else(String::new, |g| format!(", {g:.1}× one thread"));
+        out.push_str(&format!(
+            "\nevery core: {} threads, {} ops/s{gain}",
+            all.threads,
+            crate::report::table::group(all.ops_per_s.round() as u64)
+        ));
+    }
     out
 }
 
@@ -524,6 +534,7 @@ mod tests {
             probes: Vec::new(),
             cpu_ns_per_op: Some(20.0),
             latency: Latency::of(&calls),
+            all_cores: None,
         };
         let tail = m.latency.and_then(|l| l.p99).expect("200 calls");
         assert_eq!(upper_whisker(&m, true), tail);

@@ -212,6 +212,7 @@ pub(super) fn timing_table(
         ui.weak("* measured while other jobs ran (Precise runs one job at a time)");
     }
     tail_table(ui, file);
+    throughput_table(ui, file);
     for r in &file.runtimes {
         if super::runtimes::shown(view, Some(r.runtime)) {
             runtime_table(ui, file, r);
@@ -252,6 +253,58 @@ fn tail_table(ui: &mut egui::Ui, file: &FileReport) {
                 ui.label(r.library.name());
                 for m in [r.encode.as_ref(), r.decode.as_ref()] {
                     for c in crate::report::table::tail_cells(m) {
+                        ui.monospace(c);
+                    }
+                }
+                ui.end_row();
+            }
+        });
+}
+
+/// Operations per second of the Rust rows on one thread and on every core at once, the same
+/// cells as `compare` prints; nothing where no row was measured on every core.
+fn throughput_table(ui: &mut egui::Ui, file: &FileReport) {
+    let rows: Vec<_> = file
+        .timings
+        .iter()
+        .filter(|r| {
+            [&r.encode, &r.decode]
+                .iter()
+                .any(|m| m.as_ref().is_some_and(|m| m.all_cores.is_some()))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    ui.add_space(8.0);
+    ui.strong("Throughput on every core");
+    ui.weak(
+        "operations per second on one thread (its median), and with one thread per core \
+         calling at once, each with its own copy of the input; the gain is threads × how many \
+         times one thread's rate they make together (the app's own drawing shares the cores)",
+    );
+    egui::Grid::new("throughput-grid")
+        .striped(true)
+        .num_columns(8)
+        .show(ui, |ui| {
+            for h in [
+                "format",
+                "library",
+                "encode 1 thread",
+                "every core",
+                "gain",
+                "decode 1 thread",
+                "every core",
+                "gain",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for r in rows {
+                ui.colored_label(format_color(r.format), r.format.title());
+                ui.label(r.library.name());
+                for m in [r.encode.as_ref(), r.decode.as_ref()] {
+                    for c in crate::report::table::throughput_cells(m) {
                         ui.monospace(c);
                     }
                 }
