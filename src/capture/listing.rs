@@ -131,12 +131,14 @@ impl Payload {
     }
 }
 
-/// Which payloads of a list to show: those whose URL holds some text and whose content type is
-/// one chosen. The default shows every payload.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Which payloads of a list to show: those that pass the filter's text (URL words, method,
+/// status, media type, protocol, size; see [`Query`]) and whose content type is the one chosen.
+/// The default shows every payload.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PayloadFilter {
-    /// Text the URL must hold (ignoring ASCII case); empty: any URL, and payloads without one.
-    pub url: String,
+    /// The filter's text ([`Query::parse`]): words the URL must hold, and `method:`, `status:`,
+    /// `type:`, `proto:` and `size` terms. Empty: every payload.
+    pub text: String,
     /// The content type to show: `None` shows every type, `Some(None)` the payloads without
     /// one, `Some(Some(t))` those of media type `t`.
     pub content_type: Option<Option<String>>,
@@ -145,33 +147,155 @@ pub struct PayloadFilter {
 impl PayloadFilter {
     /// Whether the filter hides nothing.
     pub fn is_empty(&self) -> bool {
-        self.url.trim().is_empty() && self.content_type.is_none()
+        self.text.trim().is_empty() && self.content_type.is_none()
     }
 
-    /// Whether `payload` passes.
+    /// Whether `payload` passes (a text that does not parse passes every payload).
     pub fn matches(&self, payload: &Payload) -> bool {
-        self.matches_exchange(&payload.exchange())
+        let query = Query::parse(&self.text).unwrap_or_default();
+        self.matches_with(&query, &payload.exchange(), payload)
     }
 
-    /// Whether a payload with this [`Exchange`] passes.
-    pub fn matches_exchange(&self, exchange: &Exchange) -> bool {
-        let text = self.url.trim();
-        if !text.is_empty() {
-            let Some(url) = &exchange.url else {
-                return false;
-            };
-            if !url
-                .to_ascii_lowercase()
-                .contains(&text.to_ascii_lowercase())
-            {
-                return false;
-            }
-        }
-        match &self.content_type {
+    /// Whether a payload with this [`Exchange`] passes `query` (this filter's text, parsed
+    /// once for a whole list) and the content-type choice.
+    pub fn matches_with(&self, query: &Query, exchange: &Exchange, payload: &Payload) -> bool {
+        let type_ok = match &self.content_type {
             None => true,
             Some(want) => exchange.content_type == *want,
-        }
+        };
+        type_ok && query.matches(exchange, payload)
     }
+}
+
+/// A payload filter's text, parsed: terms separated by spaces, all of which must hold.
+///
+/// - `method:POST`: the request method (any case);
+/// - `status:404`, `status:4xx`: the response status, or its class;
+/// - `type:json`: text the media type holds (`application/json`, `application/x-ndjson`);
+/// - `proto:grpc`: text a layer's name holds (`HTTP/2`, `gRPC`, `WebSocket`, `TLS`, `Avro`), or
+///   the protocol named for a payload that is no data format (`DNS`);
+/// - `size>10k`, `size<2m`, `size>=100`, `size<=1g`: the payload's bytes (k, m, g: 1,024,
+///   1,048,576, 1,073,741,824);
+/// - any other word: text the URL holds (any case).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    url: Vec<String>,
+    method: Vec<String>,
+    status: Vec<String>,
+    media: Vec<String>,
+    protocol: Vec<String>,
+    /// At least this many bytes.
+    min: Option<u64>,
+    /// At most this many bytes.
+    max: Option<u64>,
+}
+
+impl Query {
+    /// Parses a filter's text; a term whose value is not one its key takes is an error naming
+    /// it (a word with another key, such as `127.0.0.1:8080`, is a URL word).
+    pub fn parse(text: &str) -> Result<Query, String> {
+        let mut q = Query::default();
+        for term in text.split_whitespace() {
+            let lower = term.to_ascii_lowercase();
+            if let Some(rest) = lower.strip_prefix("size") {
+                let (op, number) = match rest.as_bytes() {
+                    [b'>', b'=', ..] => (">=", &rest[2..]),
+                    [b'<', b'=', ..] => ("<=", &rest[2..]),
+                    [b'>', ..] => (">", &rest[1..]),
+                    [b'<', ..] => ("<", &rest[1..]),
+                    _ => ("", rest),
+                };
+                if !op.is_empty() {
+                    let n = size_of(number).ok_or_else(|| {
+                        format!("{term}: a size is a number with k, m or g (size>10k)")
+                    })?;
+                    match op {
+                        ">=" => q.min = Some(n),
+                        ">" => q.min = Some(n.saturating_add(1)),
+                        "<=" => q.max = Some(n),
+                        _ => q.max = Some(n.saturating_sub(1)),
+                    }
+                    continue;
+                }
+            }
+            let keyed = lower.split_once(':').and_then(|(key, value)| {
+                let list = match key {
+                    "method" => &mut q.method,
+                    "status" => &mut q.status,
+                    "type" => &mut q.media,
+                    "proto" | "protocol" => &mut q.protocol,
+                    _ => return None,
+                };
+                Some((list, key, value.to_string()))
+            });
+            match keyed {
+                Some((_, _, value)) if value.is_empty() => {
+                    return Err(format!("{term} needs a value"));
+                }
+                Some((_, "status", value))
+                    if !(value.len() == 3
+                        && value.bytes().next().is_some_and(|b| b.is_ascii_digit())
+                        && (value.bytes().all(|b| b.is_ascii_digit()) || &value[1..] == "xx")) =>
+                {
+                    return Err(format!("{term}: a status is a code (404) or a class (4xx)"));
+                }
+                Some((list, _, value)) => list.push(value),
+                None => q.url.push(lower),
+            }
+        }
+        Ok(q)
+    }
+
+    /// Whether a payload with this [`Exchange`] passes every term.
+    pub fn matches(&self, exchange: &Exchange, payload: &Payload) -> bool {
+        let lower = |t: &Option<String>| t.as_deref().map(str::to_ascii_lowercase);
+        let holds_all = |field: Option<String>, words: &[String]| {
+            words.is_empty() || field.is_some_and(|f| words.iter().all(|w| f.contains(w.as_str())))
+        };
+        if !holds_all(lower(&exchange.url), &self.url)
+            || !holds_all(lower(&exchange.content_type), &self.media)
+        {
+            return false;
+        }
+        let method = lower(&exchange.method);
+        if !self.method.iter().all(|m| method.as_deref() == Some(m)) {
+            return false;
+        }
+        let status = exchange.status.as_deref().unwrap_or_default();
+        let status_ok = |want: &String| match want.strip_suffix("xx") {
+            Some(class) => status.len() == 3 && status.starts_with(class),
+            None => status == want,
+        };
+        if !self.status.iter().all(status_ok) {
+            return false;
+        }
+        let layered = |word: &String| {
+            payload
+                .layers
+                .iter()
+                .any(|l| l.name.to_ascii_lowercase().contains(word.as_str()))
+                || payload
+                    .protocol
+                    .as_deref()
+                    .is_some_and(|p| p.to_ascii_lowercase().contains(word.as_str()))
+        };
+        if !self.protocol.iter().all(layered) {
+            return false;
+        }
+        let len = payload.bytes.len() as u64;
+        self.min.is_none_or(|m| len >= m) && self.max.is_none_or(|m| len <= m)
+    }
+}
+
+/// `10k` as 10,240, `2m`, `1g`, `100`; `None` for anything else.
+fn size_of(text: &str) -> Option<u64> {
+    let (digits, unit) = match text.as_bytes().last()? {
+        b'k' => (&text[..text.len() - 1], 1u64 << 10),
+        b'm' => (&text[..text.len() - 1], 1 << 20),
+        b'g' => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
 }
 
 /// The content types present among `exchanges`, each with how many payloads have it, in the
@@ -233,6 +357,83 @@ mod tests {
         assert_eq!(e.method.as_deref(), Some("POST"));
     }
 
+    /// The filter's terms: method, status or its class, media type, a layer's protocol, size
+    /// bounds, URL words; all must hold, and a bad value is named.
+    #[test]
+    fn the_filter_text_takes_method_status_type_protocol_and_size_terms() {
+        let exchange = |p: &Payload| p.exchange();
+        let layer = |name: &str| crate::capture::Layer {
+            name: name.into(),
+            detail: String::new(),
+            span: crate::model::Span::new(0, 0),
+        };
+        let post = Payload {
+            bytes: vec![0u8; 2048].into(),
+            layers: vec![
+                layer("HTTP/2 stream 3"),
+                layer("gRPC frame (message 1 of 1)"),
+            ],
+            ..payload(&[
+                (":method", "POST"),
+                (":scheme", "http"),
+                (":authority", "api.example"),
+                (":path", "/shop.Orders/Get"),
+                ("content-type", "application/grpc"),
+            ])
+        };
+        let not_found = Payload {
+            bytes: vec![b'{', b'}'].into(),
+            layers: vec![layer("HTTP/1.1 response")],
+            ..payload(&[
+                ("status", "404"),
+                ("url", "http://api.example/users/7"),
+                ("content-type", "application/problem+json"),
+            ])
+        };
+        let dns = Payload {
+            bytes: vec![0u8; 40].into(),
+            protocol: Some("DNS".into()),
+            ..payload(&[])
+        };
+        let all = [&post, &not_found, &dns];
+        let passing = |text: &str| -> Vec<usize> {
+            let q = Query::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            (0..all.len())
+                .filter(|&i| q.matches(&exchange(all[i]), all[i]))
+                .collect()
+        };
+        assert_eq!(passing(""), [0, 1, 2]);
+        assert_eq!(passing("method:post"), [0]);
+        assert_eq!(passing("status:4xx"), [1]);
+        assert_eq!(passing("status:404 users"), [1]);
+        assert_eq!(passing("status:200"), Vec::<usize>::new());
+        assert_eq!(passing("type:json"), [1]);
+        assert_eq!(passing("proto:grpc"), [0]);
+        assert_eq!(passing("proto:http"), [0, 1]);
+        assert_eq!(passing("proto:dns"), [2]);
+        assert_eq!(passing("size>1k"), [0]);
+        assert_eq!(passing("size>=2k"), [0]);
+        assert_eq!(passing("size>2k"), Vec::<usize>::new());
+        assert_eq!(passing("size<40"), [1]);
+        assert_eq!(passing("size<=40"), [1, 2]);
+        assert_eq!(passing("api.example size<1m"), [0, 1]);
+        // A word with another key is part of a URL.
+        assert_eq!(passing("http://api.example/users"), [1]);
+        for (bad, says) in [
+            (
+                "size>lots",
+                "size>lots: a size is a number with k, m or g (size>10k)",
+            ),
+            (
+                "status:4x",
+                "status:4x: a status is a code (404) or a class (4xx)",
+            ),
+            ("method:", "method: needs a value"),
+        ] {
+            assert_eq!(Query::parse(bad).expect_err(bad), says);
+        }
+    }
+
     #[test]
     fn the_filter_takes_url_text_and_a_content_type() {
         let a = payload(&[
@@ -247,9 +448,9 @@ mod tests {
         let mut f = PayloadFilter::default();
         assert!(f.is_empty());
         assert!([&a, &b, &c].iter().all(|p| f.matches(p)));
-        f.url = "api.EXAMPLE/ord".into();
+        f.text = "api.EXAMPLE/ord".into();
         assert!(f.matches(&a) && !f.matches(&b) && !f.matches(&c));
-        f.url.clear();
+        f.text.clear();
         f.content_type = Some(Some("application/json".into()));
         assert!(!f.matches(&a) && f.matches(&b) && !f.matches(&c));
         f.content_type = Some(None);

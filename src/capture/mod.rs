@@ -33,7 +33,7 @@ pub mod work;
 
 pub use detect::{detect, Reading, ReadingSummary};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
-pub use listing::{Exchange, PayloadFilter};
+pub use listing::{Exchange, PayloadFilter, Query};
 pub use peel::{peel, MediaType, PeelChoice, PeelOptions, Peeled, Split};
 pub use readings::{peel_readings, LayerReading};
 pub use sequence::Framing;

@@ -92,8 +92,8 @@ fn the_url_filter_hides_rows_says_so_and_keeps_the_selection() {
     assert_eq!(selected(&h), 2);
     assert_eq!(analysed_format(&h), Some(Format::Cbor));
 
-    h.get_by_label("URL").focus();
-    h.get_by_label("URL").type_text("JSON");
+    h.get_by_label("filter").focus();
+    h.get_by_label("filter").type_text("JSON");
     h.run_steps(3);
     // /json, /gzip-json and the POST's two bodies.
     h.get_by_label("4 of 8 payloads shown, from 3 of 7 HAR entries");
@@ -115,8 +115,8 @@ fn the_url_filter_hides_rows_says_so_and_keeps_the_selection() {
     assert_eq!(selected(&h), 6);
 
     // A URL no payload has: every row hidden, and said so.
-    h.get_by_label("URL").focus();
-    h.get_by_label("URL").type_text("-nothing");
+    h.get_by_label("filter").focus();
+    h.get_by_label("filter").type_text("-nothing");
     h.run_steps(3);
     h.get_by_label("0 of 8 payloads shown, from 0 of 7 HAR entries");
 
@@ -125,6 +125,28 @@ fn the_url_filter_hides_rows_says_so_and_keeps_the_selection() {
     h.get_by_label("8 payloads from 7 HAR entries");
     h.get_by_label("#2 GET 200 · 53 bytes · MessagePack");
     assert_eq!(selected(&h), 6);
+}
+
+/// The filter's terms beside URL words: the method, the status class, a size bound; a term
+/// that does not parse is named under the field.
+#[test]
+fn the_filter_takes_method_status_and_size_terms() {
+    let mut h = open(vec![fixture("har/mitmproxy.har")]);
+    h.get_by_label("filter").focus();
+    h.get_by_label("filter").type_text("method:post status:2xx");
+    h.run_steps(3);
+    h.get_by_label("2 of 8 payloads shown, from 1 of 7 HAR entries");
+    h.get_by_label("#7 POST 200 · 71 bytes · JSON");
+    assert!(h.query_by_label("#1 GET 200 · 71 bytes · JSON").is_none());
+    h.get_by_label("filter").type_text(" size>71");
+    h.run_steps(3);
+    h.get_by_label("0 of 8 payloads shown, from 0 of 7 HAR entries");
+    h.get_by_label("filter").type_text("x");
+    h.run_steps(3);
+    h.get_by_label("filter: size>71x: a size is a number with k, m or g (size>10k)");
+    h.get_by_label("Show all").click();
+    h.run_steps(3);
+    h.get_by_label("8 payloads from 7 HAR entries");
 }
 
 #[test]
@@ -186,8 +208,8 @@ fn a_long_har_lays_out_only_the_rows_in_view_and_the_filter_finds_the_others() {
     h.get_by_label("#1 GET 200 · 7 bytes · JSON");
     // 400 rows are about 15,000 points high: the last is not laid out until it is in view.
     assert!(h.query_by_label("#400 GET 200 · 9 bytes · JSON").is_none());
-    h.get_by_label("URL").focus();
-    h.get_by_label("URL").type_text("items/399");
+    h.get_by_label("filter").focus();
+    h.get_by_label("filter").type_text("items/399");
     h.run_steps(3);
     h.get_by_label("1 of 400 payloads shown, from 1 of 400 HAR entries");
     h.get_by_label("#400 GET 200 · 9 bytes · JSON").click();

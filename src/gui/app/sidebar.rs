@@ -5,8 +5,11 @@ use eframe::egui;
 
 use std::sync::Arc;
 
+use super::source_state::Filtered;
 use super::{App, Command, SAMPLES};
-use crate::capture::{har, listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Split};
+use crate::capture::{
+    har, listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Query, Split,
+};
 use crate::gui::widgets::thousands;
 use crate::workspace::{Origin, Stage};
 
@@ -16,7 +19,7 @@ impl App {
         ui.vertical_centered(|ui| {
             ui.add_space(30.0);
             ui.heading("wirelens");
-            ui.label("JSON, MessagePack, CBOR and Protobuf side by side, byte by byte.");
+            ui.label("JSON, MessagePack, CBOR, Protobuf and Avro side by side, byte by byte.");
             ui.add_space(12.0);
             ui.label("Drop files here, press Ctrl+V to inspect the clipboard (hex dumps, base64, HTTP, JSON…), or:");
             ui.add_space(8.0);
@@ -220,8 +223,19 @@ impl App {
                     here.listing = Some((opened.clone(), exchanges));
                 }
                 let exchanges: &[Exchange] = here.listing.as_ref().map_or(&[], |(_, e)| e);
+                let listing_id = exchanges.as_ptr() as usize;
                 let filter = &mut here.payload_filter;
                 let total = opened.payloads.len();
+                let stale = here
+                    .filtered
+                    .as_ref()
+                    .is_none_or(|f| f.listing != listing_id || f.filter != *filter);
+                if stale {
+                    here.filtered = Some(filtered(&opened.payloads, exchanges, filter, listing_id));
+                }
+                let Some(made) = here.filtered.as_ref() else {
+                    return;
+                };
                 ui.strong(format!("Payloads ({total})"));
                 // What cut the input or stopped a layer is said above the list, where it is
                 // seen, not under its last row.
@@ -264,13 +278,14 @@ impl App {
                     }
                 }
                 if total > 1 {
-                    filter_bar(ui, filter, exchanges);
+                    filter_bar(ui, filter, exchanges, &made.types);
+                    if let Some(e) = &made.error {
+                        ui.colored_label(ui.visuals().error_fg_color, e);
+                    }
                 }
-                let shown: Vec<usize> = (0..total)
-                    .filter(|&i| exchanges.get(i).is_none_or(|e| filter.matches_exchange(e)))
-                    .collect();
+                let shown = &made.shown;
                 if total > 1 {
-                    ui.label(shown_text(&opened.payloads, &shown, filter.is_empty()));
+                    ui.label(made.text.as_str());
                     if !filter.is_empty() {
                         if current < total && !shown.contains(&current) {
                             ui.weak(format!(
@@ -286,7 +301,7 @@ impl App {
                 let rows = Rows {
                     payloads: &opened.payloads,
                     exchanges,
-                    shown: &shown,
+                    shown,
                     current,
                     this,
                     choices: &choices,
@@ -333,22 +348,63 @@ impl App {
     }
 }
 
-/// The payload list's filter: a URL text field and a content-type choice made of the types the
-/// payloads have, each with its count.
-fn filter_bar(ui: &mut egui::Ui, filter: &mut PayloadFilter, exchanges: &[Exchange]) {
-    let any_url = exchanges.iter().any(|e| e.url.is_some());
-    if any_url || !filter.url.is_empty() {
-        ui.horizontal(|ui| {
-            let label = ui.label("URL");
-            ui.add(
-                egui::TextEdit::singleline(&mut filter.url)
-                    .hint_text("filter: part of the URL")
-                    .desired_width(f32::INFINITY),
-            )
-            .labelled_by(label.id);
-        });
+/// What `filter` leaves of `payloads` (whose exchanges are `exchanges`, the listing at
+/// `listing`), with the words for it and the listing's content types.
+fn filtered(
+    payloads: &[Payload],
+    exchanges: &[Exchange],
+    filter: &PayloadFilter,
+    listing: usize,
+) -> Filtered {
+    let (query, error) = match Query::parse(&filter.text) {
+        Ok(q) => (q, None),
+        Err(e) => (Query::default(), Some(format!("filter: {e}"))),
+    };
+    let shown: Vec<usize> = (0..payloads.len())
+        .filter(|&i| match (exchanges.get(i), payloads.get(i)) {
+            (Some(e), Some(p)) => filter.matches_with(&query, e, p),
+            _ => true,
+        })
+        .collect();
+    Filtered {
+        filter: filter.clone(),
+        listing,
+        text: shown_text(payloads, &shown, filter.is_empty()),
+        shown,
+        error,
+        types: listing::content_types(exchanges),
     }
-    let types = listing::content_types(exchanges);
+}
+
+/// The payload list's filter: a text field (URL words and `method:`, `status:`, `type:`,
+/// `proto:`, `size>` terms) and a content-type choice made of the types the payloads have, each
+/// with its count.
+fn filter_bar(
+    ui: &mut egui::Ui,
+    filter: &mut PayloadFilter,
+    exchanges: &[Exchange],
+    types: &[(Option<String>, usize)],
+) {
+    let any_url = exchanges.iter().take(10_000).any(|e| e.url.is_some());
+    ui.horizontal(|ui| {
+        let label = ui.label("filter");
+        ui.add(
+            egui::TextEdit::singleline(&mut filter.text)
+                .hint_text(if any_url {
+                    "URL words, method:POST status:4xx proto:grpc size>10k"
+                } else {
+                    "proto:websocket size>10k type:json"
+                })
+                .desired_width(f32::INFINITY),
+        )
+        .labelled_by(label.id)
+        .on_hover_text(
+            "Every term must hold. Words: part of the URL. method:POST · status:404 or \
+             status:4xx · type:json (part of the media type) · proto:grpc (part of a layer's \
+             name: http/2, websocket, tls, avro…) · size>10k, size<=2m (k, m, g: 1024, 1024², \
+             1024³)",
+        );
+    });
     let type_text = |t: &Option<String>| t.clone().unwrap_or_else(|| "no content type".into());
     let selected = match &filter.content_type {
         None => "every type".to_string(),
@@ -361,7 +417,7 @@ fn filter_bar(ui: &mut egui::Ui, filter: &mut PayloadFilter, exchanges: &[Exchan
             .width(ui.available_width().max(60.0))
             .show_ui(ui, |ui| {
                 ui.selectable_value(&mut filter.content_type, None, "every type");
-                for (t, n) in &types {
+                for (t, n) in types {
                     ui.selectable_value(
                         &mut filter.content_type,
                         Some(t.clone()),

@@ -38,11 +38,32 @@ pub(super) struct SourceState {
     pub select_text: String,
     /// The data inspector's go-to-offset field.
     pub goto_text: String,
-    /// The payload list's filter (URL text, content type).
+    /// The payload list's filter (its text, the content type).
     pub payload_filter: PayloadFilter,
     /// Each payload's [`Exchange`], made once for the payloads they were read from (held, as
     /// [`SourceState::views_for`] is).
     pub listing: Option<(Arc<Opened>, Vec<Exchange>)>,
+    /// What the filter leaves of that listing, made again only when the filter or the listing
+    /// changes (a list of a million payloads is not filtered every frame).
+    pub filtered: Option<Filtered>,
+}
+
+/// The payloads a filter leaves, and what the list says of them.
+#[derive(Debug, Clone)]
+pub struct Filtered {
+    /// The filter it was made with.
+    pub filter: PayloadFilter,
+    /// The listing it was made from (its address).
+    pub listing: usize,
+    /// The indices shown, in order.
+    pub shown: Vec<usize>,
+    /// Why the filter's text does not parse (the list is then filtered by the content type
+    /// alone).
+    pub error: Option<String>,
+    /// "3 of 8 payloads shown…"
+    pub text: String,
+    /// The content types of the listing, each with its count.
+    pub types: Vec<(Option<String>, usize)>,
 }
 
 impl App {
