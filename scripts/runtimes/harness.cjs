@@ -14,7 +14,11 @@
 // module has (gzip and brotli; zstd where zlib.zstdCompressSync exists, Node 22.15 and newer)
 // compresses and decompresses each format's file, as harness.py's compressor lines say. Avro
 // (avsc) reads and writes by the schema wirelens' Avro bytes were written with (the job's
-// avro_schema, an .avsc file beside the payload).
+// avro_schema, an .avsc file beside the payload). When the job's settings ask for "all_cores"
+// workers, each operation is also run on that many worker threads at once for span_ns, each
+// thread with its own copy of the library, the value and the bytes (prepared in the thread),
+// started together; the samples line's "spread" lists what each did (calls, ns, and its thread's
+// CPU time where process.threadCpuUsage exists, Node 23.9 and newer).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -270,6 +274,92 @@ function probe() {
   emit({ type: 'done' });
 }
 
+// Every core at once: `workers` worker threads each prepare their own copy of the library and
+// the payload, then call the operation for span_ns from a shared start. The main thread waits
+// on shared memory (no event loop needed), with a deadline; an empty list where a worker fails.
+function spread(job, format, name, op, s) {
+  const cfg = s.all_cores || {};
+  const workers = cfg.workers | 0;
+  const span = Number(cfg.span_ns || 0);
+  if (workers < 2 || span <= 0) return [];
+  const { Worker } = require('worker_threads');
+  // ctl: [0] workers ready, [1] go, [2] workers done, [3] workers failed.
+  const ctl = new Int32Array(new SharedArrayBuffer(16));
+  const out = new Float64Array(new SharedArrayBuffer(8 * 3 * workers));
+  const threads = [];
+  for (let i = 0; i < workers; i++) {
+    threads.push(new Worker(__filename, {
+      workerData: { spread: true, job, format, name, op, span, warm: s.warm_up_ns, i, ctl: ctl.buffer, out: out.buffer },
+    }));
+  }
+  const deadline = Date.now() + 60000 + span / 1e6;
+  const waitFor = (slot, n) => {
+    for (;;) {
+      const seen = Atomics.load(ctl, slot);
+      if (seen >= n || Atomics.load(ctl, 3) > 0 || Date.now() > deadline) return seen >= n;
+      Atomics.wait(ctl, slot, seen, 200);
+    }
+  };
+  let ok = waitFor(0, workers);
+  Atomics.store(ctl, 1, 1);
+  Atomics.notify(ctl, 1);
+  ok = ok && waitFor(2, workers);
+  for (const t of threads) t.terminate();
+  if (!ok) return [];
+  const runs = [];
+  for (let i = 0; i < workers; i++) {
+    const cpu = out[3 * i + 2];
+    runs.push({ calls: out[3 * i], ns: out[3 * i + 1], cpu_ns: cpu >= 0 ? cpu : null });
+  }
+  return runs;
+}
+
+// One worker thread of `spread`.
+function spreadWorker(d) {
+  const ctl = new Int32Array(d.ctl);
+  const out = new Float64Array(d.out);
+  try {
+    const entry = LIBRARIES.find(([format, name]) => format === d.format && name === d.name);
+    const lib = entry[3](d.job);
+    const value = lib.decode(fs.readFileSync(d.job.files[d.format]));
+    const own = Buffer.from(lib.encode(value));
+    const [fn, arg] = d.op === 'encode' ? [lib.encode, value] : [lib.decode, own];
+    // Warmed up as the one-thread measurement is: a new thread's code starts cold.
+    const warmUntil = process.hrtime.bigint() + BigInt(d.warm || 0);
+    do fn(arg); while (process.hrtime.bigint() < warmUntil);
+    Atomics.add(ctl, 0, 1);
+    Atomics.notify(ctl, 0);
+    while (Atomics.load(ctl, 1) === 0) Atomics.wait(ctl, 1, 0, 200);
+    const clock = process.hrtime.bigint;
+    const thread = typeof process.threadCpuUsage === 'function';
+    const cpu0 = thread ? process.threadCpuUsage() : null;
+    const t0 = clock();
+    const end = t0 + BigInt(d.span);
+    let calls = 0;
+    let now;
+    for (;;) {
+      fn(arg);
+      calls++;
+      now = clock();
+      if (now >= end) break;
+    }
+    out[3 * d.i] = calls;
+    out[3 * d.i + 1] = Number(now - t0);
+    if (thread) {
+      const used = process.threadCpuUsage(cpu0);
+      out[3 * d.i + 2] = (used.user + used.system) * 1000;
+    } else {
+      out[3 * d.i + 2] = -1;
+    }
+    Atomics.add(ctl, 2, 1);
+    Atomics.notify(ctl, 2);
+  } catch (e) {
+    Atomics.add(ctl, 3, 1);
+    Atomics.notify(ctl, 0);
+    Atomics.notify(ctl, 2);
+  }
+}
+
 function main() {
   if (process.argv[2] === '--probe') {
     probe();
@@ -313,11 +403,17 @@ function main() {
     emit({ ...row, status: 'ok', bytes: own.length, sha256: crypto.createHash('sha256').update(own).digest('hex') });
     for (const [op, fn, arg] of [['encode', lib.encode, value], ['decode', lib.decode, own]]) {
       const { batch, samples, cpu, calls } = measure(fn, arg, s);
-      emit({ type: 'samples', format, library: name, op, batch, ns: samples, cpu_ns: cpu, calls });
+      const runs = spread(job, format, name, op, s);
+      emit({ type: 'samples', format, library: name, op, batch, ns: samples, cpu_ns: cpu, calls, spread: runs });
     }
   }
   if (job.compressors) compressors(job, s);
   emit({ type: 'done' });
 }
 
-main();
+const workerThreads = require('worker_threads');
+if (!workerThreads.isMainThread && workerThreads.workerData && workerThreads.workerData.spread) {
+  spreadWorker(workerThreads.workerData);
+} else {
+  main();
+}

@@ -15,8 +15,12 @@ Protobuf, and with the writer's schema (an .avsc) Avro) and the sampling setting
 - compressor: {"format", "codec": "gzip" | "zstd" | "brotli", "library", "version", "status",
   "install" (missing), "message", "bytes" (ok: the compressed size of the format's file)}; only
   when the job asks for "compressors" (the levels wirelens uses: gzip 6, zstd 3, brotli 6)
-- samples: {"format", "library", "op": "encode" | "decode", "batch", "ns": [per-sample total]};
-  for a compressor, "library" is its codec and "op" is "compress" | "decompress"
+- samples: {"format", "library", "op": "encode" | "decode", "batch", "ns": [per-sample total],
+  "cpu_ns", "calls": [single calls], "spread": [{"calls", "ns", "cpu_ns"} per worker]}; for a
+  compressor, "library" is its codec and "op" is "compress" | "decompress". "spread" is there
+  when the job's settings ask for "all_cores" workers: that many processes (forked, so each has
+  its own copy of the value and the bytes) call the operation at once for span_ns from a shared
+  start; Python threads would share one interpreter lock, so processes are what use every core.
 - done: {}
 
 Every library is checked before it is timed: it decodes the payload, encodes what it read, and
@@ -336,6 +340,55 @@ def measure(fn, arg, settings):
     return batch, samples, cpu, calls
 
 
+def spread(fn, arg, settings):
+    """Every core at once: `workers` forked processes, each with its own copy of `arg`, call `fn`
+    for span_ns after a shared barrier; each reports its calls, its span and its CPU time. An
+    empty list where it cannot run (no fork on this platform, one worker) or a worker fails."""
+    cfg = settings.get("all_cores") or {}
+    workers, span = int(cfg.get("workers", 0)), int(cfg.get("span_ns", 0))
+    if workers < 2 or span <= 0:
+        return []
+    import multiprocessing
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        return []
+    barrier = ctx.Barrier(workers)
+    results = ctx.Queue()
+
+    def work():
+        clock = time.perf_counter_ns
+        warm_until = clock() + settings.get("warm_up_ns", 0)
+        fn(arg)
+        while clock() < warm_until:
+            fn(arg)
+        barrier.wait()
+        cpu0 = time.thread_time_ns()
+        start = clock()
+        end = start + span
+        calls = 0
+        while True:
+            fn(arg)
+            calls += 1
+            now = clock()
+            if now >= end:
+                break
+        results.put({"calls": calls, "ns": now - start, "cpu_ns": time.thread_time_ns() - cpu0})
+
+    procs = [ctx.Process(target=work, daemon=True) for _ in range(workers)]
+    try:
+        for p in procs:
+            p.start()
+        runs = [results.get(timeout=span / 1e9 + 60) for _ in procs]
+    except Exception:
+        runs = []
+    for p in procs:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+    return runs
+
+
 def emit_runtime():
     emit({
         "type": "runtime",
@@ -411,7 +464,8 @@ def main():
         for op, fn, arg in (("encode", encode, value), ("decode", decode, own)):
             batch, samples, cpu, calls = measure(fn, arg, settings)
             emit({"type": "samples", "format": fmt, "library": name, "op": op,
-                  "batch": batch, "ns": samples, "cpu_ns": cpu, "calls": calls})
+                  "batch": batch, "ns": samples, "cpu_ns": cpu, "calls": calls,
+                  "spread": spread(fn, arg, settings)})
     if job.get("compressors"):
         compressors(job, settings)
     emit({"type": "done"})

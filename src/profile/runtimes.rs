@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::bench::{BenchConfig, Latency, Measurement};
+use super::bench::{AllCores, BenchConfig, Latency, Measurement, SpreadRun};
 use super::stats::summarize;
 use crate::codec::Format;
 
@@ -279,9 +279,26 @@ pub enum Line {
         /// Single calls timed one by one (ns), for the tail latency.
         #[serde(default)]
         calls: Vec<f64>,
+        /// With `settings.all_cores`: what each worker (a process of its own in Python, a
+        /// worker thread in Node) did calling the operation at once with the others.
+        #[serde(default)]
+        spread: Vec<SpreadLine>,
     },
     /// The harness finished.
     Done {},
+}
+
+/// One worker of a harness's every-core measurement: its calls, its span (ns) and the CPU time
+/// it used over it (ns; its own clock), from the start all workers share.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub struct SpreadLine {
+    /// Calls made.
+    pub calls: u64,
+    /// Its span, ns.
+    pub ns: f64,
+    /// CPU time over the span, ns.
+    #[serde(default)]
+    pub cpu_ns: Option<f64>,
 }
 
 /// The payload as the harness gets it: each format's bytes (wirelens' default encodings), for
@@ -421,8 +438,24 @@ pub fn parse_lines(
                 ns,
                 cpu_ns,
                 calls,
+                spread,
             } => {
                 let format = parse_format(&format, n)?;
+                // Every worker must have called and timed something, or there is no figure.
+                let runs: Option<Vec<SpreadRun>> = spread
+                    .iter()
+                    .map(|w| {
+                        (w.calls > 0 && w.ns.is_finite() && w.ns > 0.0).then(|| SpreadRun {
+                            calls: w.calls,
+                            seconds: w.ns / 1e9,
+                            cpu_ns: w
+                                .cpu_ns
+                                .filter(|c| c.is_finite() && *c >= 0.0)
+                                .map(|c| c as u128),
+                        })
+                    })
+                    .collect();
+                let all_cores = runs.filter(|r| r.len() >= 2).and_then(|r| AllCores::of(&r));
                 let batch = batch.max(1);
                 let per_op: Vec<f64> = ns.iter().map(|t| t / batch as f64).collect();
                 let calls_timed = batch * ns.len() as u64;
@@ -439,7 +472,7 @@ pub fn parse_lines(
                             .filter(|c| c.is_finite() && *c >= 0.0 && calls_timed > 0)
                             .map(|c| c / calls_timed as f64),
                         latency: Latency::of(&calls),
-                        all_cores: None,
+                        all_cores,
                     })
                 };
                 if op == "compress" || op == "decompress" {
@@ -520,6 +553,10 @@ fn job_json(
             "slow_samples": bench.slow_samples,
             "latency_ns": ns(bench.latency_time),
             "latency_calls": bench.latency_calls,
+            "all_cores": {
+                "workers": super::run::all_cores_threads(bench),
+                "span_ns": ns(bench.all_cores_time),
+            },
         }
     })
 }

@@ -131,29 +131,54 @@ pub fn throughput_cells(m: Option<&Measurement>) -> [String; 3] {
     ]
 }
 
-/// Each Rust row's operations per second on one thread and with every core at once (each
-/// thread with its own copy of the input), where that was measured.
+/// Each row's operations per second on one thread and with every core at once (each thread,
+/// or in Python each process, with its own copy of the input), where that was measured: the
+/// Rust rows, then each other runtime's.
 fn write_all_cores(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
-    let measured: Vec<_> = file
+    let any = |e: &Option<Measurement>, d: &Option<Measurement>| {
+        [e, d]
+            .iter()
+            .any(|m| m.as_ref().is_some_and(|m| m.all_cores.is_some()))
+    };
+    let mut measured: Vec<(String, &str, &Option<Measurement>, &Option<Measurement>)> = file
         .timings
         .iter()
-        .filter(|r| {
-            [&r.encode, &r.decode]
-                .iter()
-                .any(|m| m.as_ref().is_some_and(|m| m.all_cores.is_some()))
+        .filter(|r| any(&r.encode, &r.decode))
+        .map(|r| {
+            (
+                r.format.title().to_string(),
+                r.library.name(),
+                &r.encode,
+                &r.decode,
+            )
         })
         .collect();
+    for rt in &file.runtimes {
+        measured.extend(
+            rt.rows
+                .iter()
+                .filter(|r| any(&r.encode, &r.decode))
+                .map(|r| {
+                    (
+                        format!("{} {}", rt.runtime.title(), r.format.title()),
+                        r.library.as_str(),
+                        &r.encode,
+                        &r.decode,
+                    )
+                }),
+        );
+    }
     if measured.is_empty() {
         return Ok(());
     }
     writeln!(
         out,
-        "
-throughput: one thread, every core at once (each thread its own copy of the input), threads × gain:"
+        "\nthroughput: one thread, every core at once (each thread, or Python process, with its \
+         own copy of the input), workers × gain:"
     )?;
     writeln!(
         out,
-        "  {:<12} {:<14} {:>13} {:>13} {:>9}   {:>13} {:>13} {:>9}",
+        "  {:<18} {:<14} {:>13} {:>13} {:>9}   {:>13} {:>13} {:>9}",
         "format",
         "library",
         "enc 1 thread",
@@ -163,14 +188,12 @@ throughput: one thread, every core at once (each thread its own copy of the inpu
         "all cores",
         "gain"
     )?;
-    for r in measured {
-        let [e1, en, eg] = throughput_cells(r.encode.as_ref());
-        let [d1, dn, dg] = throughput_cells(r.decode.as_ref());
+    for (format, library, encode, decode) in measured {
+        let [e1, en, eg] = throughput_cells(encode.as_ref());
+        let [d1, dn, dg] = throughput_cells(decode.as_ref());
         writeln!(
             out,
-            "  {:<12} {:<14} {e1:>13} {en:>13} {eg:>9}   {d1:>13} {dn:>13} {dg:>9}",
-            r.format.title(),
-            r.library.name(),
+            "  {format:<18} {library:<14} {e1:>13} {en:>13} {eg:>9}   {d1:>13} {dn:>13} {dg:>9}",
         )?;
     }
     Ok(())

@@ -286,6 +286,19 @@ fn python_and_node_time_every_library_on_the_same_bytes() {
             // process clock) and single calls for the tail.
             assert!(num(row, &format!("{op}_cpu_us")) > 0.0, "{row:?}");
             assert!(num(row, &format!("{op}_latency_calls")) >= 1.0, "{row:?}");
+            // Every core at once, measured inside the runtime too: one worker per core
+            // (Python processes, Node worker threads), each with its own copy.
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if cores >= 2 {
+                assert_eq!(
+                    num(row, &format!("{op}_all_cores_threads")),
+                    cores as f64,
+                    "{row:?}"
+                );
+                assert!(num(row, &format!("{op}_all_cores_ops_s")) > 0.0, "{row:?}");
+            } else {
+                assert_eq!(row[&format!("{op}_all_cores_ops_s")], "", "{row:?}");
+            }
         }
         // Whether the library wrote wirelens' bytes, as the harness's SHA-256 says; where it
         // did, the sizes agree too.
