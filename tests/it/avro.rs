@@ -518,6 +518,9 @@ fn confluent_framed_payloads_read_as_the_kafka_clients_deserializer_reads_them()
         ),
         // Its file imports shop/money.proto, registered as a schema of its own and named by
         // the answer's references.
+        // Its schema uses shop.Address, registered under a subject of its own and named by
+        // the answer's references.
+        ("shipment", "schema id 7, Avro, subject shipments-value"),
         (
             "invoice-pb",
             "schema id 5, Protobuf, subject invoices-pb-value, message index path [0]: \

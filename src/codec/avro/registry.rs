@@ -192,12 +192,16 @@ impl Registry {
 
     /// Compiles `entry`, its imports found in `read`.
     fn add(&mut self, entry: &Entry, read: &Read) -> Result<(), String> {
-        let (id, text, origin) = (entry.id, entry.text.as_str(), entry.origin.as_str());
+        let (id, origin) = (entry.id, entry.origin.as_str());
         let avro = match entry.kind {
-            RegistryKind::Avro => Some(
-                AvroSchema::parse(text, &format!("{origin}, schema id {id}"))
-                    .map_err(|e| e.to_string())?,
-            ),
+            RegistryKind::Avro => {
+                let text = avro_with_references(entry, read)
+                    .map_err(|e| format!("{origin}, schema id {id}: {e}"))?;
+                Some(
+                    AvroSchema::parse(&text, &format!("{origin}, schema id {id}"))
+                        .map_err(|e| e.to_string())?,
+                )
+            }
             _ => None,
         };
         let proto = (entry.kind == RegistryKind::Protobuf).then(|| proto_schema(entry, read));
@@ -363,6 +367,123 @@ fn proto_schema(
     Ok((schema, name))
 }
 
+/// `entry`'s Avro schema text with the named types its references stand for defined where it
+/// first uses them: the registry stores a schema that uses a type registered under a subject of
+/// its own by name alone, beside the reference (name, subject, version). The text as it is when
+/// it has no references.
+fn avro_with_references(entry: &Entry, read: &Read) -> Result<String, String> {
+    if entry.references.is_empty() {
+        return Ok(entry.text.clone());
+    }
+    let parse = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text).map_err(|e| format!("not JSON: {e}"))
+    };
+    // Every schema the references reach, by the full name each defines.
+    let mut defs: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut work: Vec<&Entry> = vec![entry];
+    let mut seen = vec![entry.id];
+    while let Some(at) = work.pop() {
+        for (name, subject, version) in &at.references {
+            let found = read.version_of(subject, *version).ok_or_else(|| {
+                format!(
+                    "its reference {name} names subject {subject} version {}, which the \
+                     registry files do not hold",
+                    version.map_or_else(|| "latest".to_string(), |v| v.to_string())
+                )
+            })?;
+            if seen.contains(&found.id) {
+                continue;
+            }
+            seen.push(found.id);
+            let json = parse(&found.text)?;
+            let full = json
+                .as_object()
+                .and_then(|o| full_name(o, ""))
+                .unwrap_or_else(|| name.clone());
+            defs.push((full, json));
+            work.push(found);
+        }
+    }
+    let mut json = parse(&entry.text)?;
+    let mut defined = std::collections::HashSet::new();
+    define_references(&mut json, "", &defs, &mut defined, 0);
+    Ok(json.to_string())
+}
+
+/// The full name a named type's JSON object defines (`namespace.name`), in namespace `ns`.
+fn full_name(json: &serde_json::Map<String, serde_json::Value>, ns: &str) -> Option<String> {
+    let name = json.get("name")?.as_str()?;
+    let namespace = json.get("namespace").and_then(|n| n.as_str()).unwrap_or(ns);
+    Some(if name.contains('.') || namespace.is_empty() {
+        name.to_string()
+    } else {
+        format!("{namespace}.{name}")
+    })
+}
+
+/// Replaces the first use of each of `defs`' names in `json` (a schema, in namespace `ns`) by
+/// its definition, walking only the places that hold a type; `defined` holds the names defined
+/// so far. As deep as the schema's JSON, which its parser has bounded.
+fn define_references(
+    json: &mut serde_json::Value,
+    ns: &str,
+    defs: &[(String, serde_json::Value)],
+    defined: &mut std::collections::HashSet<String>,
+    depth: usize,
+) {
+    use serde_json::Value;
+    if depth > 256 {
+        return;
+    }
+    match json {
+        Value::String(name) => {
+            let qualified = if name.contains('.') || ns.is_empty() {
+                name.clone()
+            } else {
+                format!("{ns}.{name}")
+            };
+            let found = [qualified, name.clone()]
+                .into_iter()
+                .find_map(|n| defs.iter().find(|(full, _)| *full == n));
+            if let Some((full, def)) = found {
+                if defined.insert(full.clone()) {
+                    let mut def = def.clone();
+                    define_references(&mut def, ns, defs, defined, depth + 1);
+                    *json = def;
+                }
+            }
+        }
+        Value::Array(branches) => {
+            for b in branches {
+                define_references(b, ns, defs, defined, depth + 1);
+            }
+        }
+        Value::Object(map) => {
+            let inner_ns = match full_name(map, ns) {
+                Some(full) => {
+                    defined.insert(full.clone());
+                    full.rsplit_once('.')
+                        .map_or(String::new(), |(n, _)| n.to_string())
+                }
+                None => ns.to_string(),
+            };
+            for key in ["type", "items", "values"] {
+                if let Some(v) = map.get_mut(key) {
+                    define_references(v, &inner_ns, defs, defined, depth + 1);
+                }
+            }
+            if let Some(Value::Array(fields)) = map.get_mut("fields") {
+                for field in fields {
+                    if let Some(t) = field.get_mut("type") {
+                        define_references(t, &inner_ns, defs, defined, depth + 1);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// `entry`'s text as `name` and every file it imports, directly or not, by its import name:
 /// its references' schemas, then the folder's `.proto` files. A reference no schema answers
 /// is an error naming it.
@@ -452,6 +573,43 @@ mod tests {
         std::fs::write(dir.path().join("11.avsc"), "{\"type\": \"nothing\"}").expect("write");
         let err = Registry::load(dir.path()).expect_err("bad schema");
         assert!(err.contains("11.avsc, schema id 11"), "{err}");
+    }
+
+    /// An Avro schema that uses types registered under other subjects gets their definitions
+    /// where it first uses them, through a chain of references and by short name in its
+    /// namespace; a later use stays a name.
+    #[test]
+    fn avro_references_define_the_types_they_name() {
+        let answers = serde_json::json!([
+            {"id": 1, "subject": "geo.Point", "version": 1,
+             "schema": r#"{"type":"record","name":"Point","namespace":"geo","fields":[{"name":"x","type":"double"}]}"#},
+            {"id": 2, "subject": "shop.Address", "version": 1,
+             "schema": r#"{"type":"record","name":"Address","namespace":"shop","fields":[{"name":"at","type":"geo.Point"}]}"#,
+             "references": [{"name": "geo.Point", "subject": "geo.Point", "version": 1}]},
+            {"id": 3, "subject": "shipments-value", "version": 1,
+             "schema": r#"{"type":"record","name":"Shipment","namespace":"shop","fields":[{"name":"to","type":"Address"},{"name":"back","type":["null","Address"]}]}"#,
+             "references": [{"name": "shop.Address", "subject": "shop.Address", "version": -1}]}
+        ]);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("answers.json");
+        std::fs::write(&file, answers.to_string()).expect("write");
+        let r = Registry::load(&file).expect("loads");
+        let schema = r.get(3).and_then(|s| s.avro.as_ref()).expect("Avro");
+        assert_eq!(
+            schema.canonical_form(),
+            r#"{"name":"shop.Shipment","type":"record","fields":[{"name":"to","type":{"name":"shop.Address","type":"record","fields":[{"name":"at","type":{"name":"geo.Point","type":"record","fields":[{"name":"x","type":"double"}]}}]}},{"name":"back","type":["null","shop.Address"]}]}"#
+        );
+        // A reference no answer holds is named.
+        let mut broken = answers.clone();
+        broken[2]["references"][0]["version"] = serde_json::json!(9);
+        std::fs::write(&file, broken.to_string()).expect("write");
+        let err = Registry::load(&file).expect_err("no version 9");
+        assert!(
+            err.contains(
+                "schema id 3: its reference shop.Address names subject shop.Address version 9"
+            ),
+            "{err}"
+        );
     }
 
     /// A `.proto` schema's imports: a folder's `.proto` file by its name, or the schema an
