@@ -226,8 +226,7 @@ pub fn write(
     format: Format,
     options: &WriteOptions<'_>,
 ) -> Result<Written, WriteError> {
-    if let (Format::Json, Format::Protobuf, Some(message)) =
-        (format, source.format, source.message)
+    if let (Format::Json, Format::Protobuf, Some(message)) = (format, source.format, source.message)
     {
         return proto3_json(source, message, options);
     }
