@@ -13,10 +13,10 @@
 //!    format the user asked for), and its decoded document or the error with its partial
 //!    document. The document is handed on, never copied.
 //!
-//! 3. [`write`]: how is the payload written as a format? proto3 JSON or plain, repeated protobuf
-//!    fields grouped, the message type and Avro schema written with, the variant, the notes and,
-//!    when asked, the output's tree ([`write::write`]). `convert` and the app's columns both
-//!    write through it, so their bytes are the same.
+//! 3. [`write()`]: how is the payload written as a format? proto3 JSON or plain, repeated
+//!    protobuf fields grouped, the message type and Avro schema written with, the variant, the
+//!    notes and, when asked, the output's tree. `convert` and the app's columns both write
+//!    through it, so their bytes are the same.
 //!
 //! What each face adds is its own: the CLI turns a [`Read`] and a [`Written`] into output and
 //! exit codes, the app shows the document and each format's [`Written`] as its columns.
