@@ -18,14 +18,12 @@ use std::sync::OnceLock;
 use clap::{Args, Parser, Subcommand};
 
 use crate::capture::detect::{verdict, Verdict};
-use crate::capture::har;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
     peel_readings, Framing, LayerReading, PeelChoice, ReadingSummary, SharedBytes, Split,
 };
 use crate::codec::avro::registry::Registry;
 use crate::codec::avro::AvroSchema;
-use crate::codec::protobuf::dynamic::{to_proto3_json_streamed, Proto3JsonOptions};
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::protobuf::MessageDescriptor;
@@ -1222,26 +1220,20 @@ fn convert_streaming(
     };
     // A map or an array first (a JSON string may hold a payload to peel); peeling reads a HAR
     // as its entries.
-    let walks = stream::starts_with_container(bytes, from)
-        && !(from == Format::Json
-            && har::looks_like_har(bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes)));
-    if !plain || !walks {
+    if !plain || !stream::starts_with_container(bytes, from) {
         return Ok(false);
     }
     let limits = a.limits()?;
     let avro = avro_to_write(args);
-    let Some(options) =
-        write_options(args, avro.as_ref(), None, args.pretty).encode_options(args.to)
-    else {
+    let options = WriteOptions {
+        limits,
+        ..write_options(args, avro.as_ref(), None, args.pretty)
+    };
+    let Some(written) = pipeline::write_streamed(bytes, from, args.to, &options) else {
         return Ok(false);
     };
-    let Some(encoded) = stream::transcode(bytes, from, args.to, &options, &limits) else {
-        return Ok(false);
-    };
-    for note in &encoded.notes {
-        eprintln!("note: {note}");
-    }
-    let mut bytes = encoded.bytes;
+    report_notes(&written, &whole.name);
+    let mut bytes = written.bytes;
     if args.to == Format::Json {
         bytes.push(b'\n');
     }
@@ -1251,9 +1243,9 @@ fn convert_streaming(
 
 /// `convert --to json` of a protobuf payload with the message type named, read as protobuf
 /// (`--from protobuf`, or a `.pb` file) with nothing to peel and no limit set: the proto3 JSON
-/// written by [`to_proto3_json_streamed`], which holds one small piece of the payload decoded at a
-/// time (prost-reflect reads each piece within its own limits; limits the user sets are applied
-/// by the ordinary way). `false` when that does not apply or the walk declines: nothing was
+/// written by [`pipeline::write_proto3_streamed`], which holds one small piece of the payload
+/// decoded at a time (prost-reflect reads each piece within its own limits; limits the user sets
+/// are applied by the ordinary way). `false` when that does not apply or the walk declines: nothing was
 /// written and the caller converts as usual (which reports any error).
 fn convert_streaming_protobuf(
     args: &ConvertArgs,
@@ -1267,7 +1259,6 @@ fn convert_streaming_protobuf(
     };
     let plain = protobuf
         && one_payload_as_it_is(args)
-        && !args.pretty
         && args.to == Format::Json
         && a.read.is_empty()
         && a.limits.limits.is_empty()
@@ -1278,14 +1269,12 @@ fn convert_streaming_protobuf(
     let Some(message) = named_message(a)? else {
         return Ok(false);
     };
-    let json = Proto3JsonOptions {
-        proto_names: args.proto_names,
-        pretty: false,
-    };
-    let Some(written) = to_proto3_json_streamed(&whole.bytes, &message, json) else {
+    let options = write_options(args, None, Some(&message), args.pretty);
+    let Some(written) = pipeline::write_proto3_streamed(&whole.bytes, &message, &options) else {
         return Ok(false);
     };
-    let mut bytes = written.text.into_bytes();
+    report_notes(&written, &whole.name);
+    let mut bytes = written.bytes;
     bytes.push(b'\n');
     write_output(args, &bytes, out)?;
     Ok(true)
@@ -1468,7 +1457,7 @@ fn convert_one(
     Ok(written.bytes)
 }
 
-/// The failure of a conversion that [`pipeline::write`] refused.
+/// The failure of a conversion that [`pipeline::write()`] refused.
 fn write_failure(e: WriteError) -> Failure {
     match e {
         WriteError::MessageNotNamed => Failure::Usage(

@@ -40,8 +40,8 @@ use crate::model::{Kind, Segment, Value};
 
 pub mod write;
 pub use write::{
-    write, write_text, Decoded, ProtobufType, WriteError, WriteNote, WriteOptions, Written,
-    WrittenTree,
+    write, write_proto3_streamed, write_streamed, write_text, Decoded, ProtobufType, WriteError,
+    WriteNote, WriteOptions, Written, WrittenTree,
 };
 
 /// How an input is peeled into payloads.

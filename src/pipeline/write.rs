@@ -1,6 +1,6 @@
 //! The encode stage, once: how a payload that was read is written as a format.
 //!
-//! `convert` and the app's columns both call [`write`], so a payload's bytes in a format are the
+//! `convert` and the app's columns both call [`write()`], so a payload's bytes in a format are the
 //! same whichever face writes them. It makes every choice of what is written:
 //! - protobuf read with its message type and written as JSON is the proto3 JSON mapping (JSON
 //!   names unless [`WriteOptions::proto_names`]), written from the decoded value
@@ -17,25 +17,30 @@
 //! With [`WriteOptions::spans`] the output's tree comes too ([`WrittenTree`]): the encoder's
 //! own spans where they line up with the value node for node, else the output read back.
 //!
-//! Not here: the conversions that stream a huge input a chunk at a time (`codec::stream`, and
-//! `protobuf::dynamic::proto3_stream`), which never hold the value this takes; they write with
-//! the options [`WriteOptions::encode_options`] gives.
+//! A document too large to hold decoded is written a chunk at a time instead, with the same
+//! choices: [`write_streamed`] (JSON, MessagePack and CBOR, by `codec::stream`) and
+//! [`write_proto3_streamed`] (protobuf to proto3 JSON, by `protobuf::dynamic::proto3_stream`),
+//! each `None` where the walk does not apply; a test holds each to the whole document's output.
+//! The app's on-demand columns of a payload read as a skeleton walk the same way with spans
+//! (`workspace::analysis`), with [`WriteOptions::encode_options`].
 
 use std::borrow::Cow;
 
 use crate::codec::avro::AvroSchema;
-use crate::codec::protobuf::dynamic::{proto3_json_of_value, to_proto3_json, Proto3JsonOptions};
+use crate::codec::protobuf::dynamic::{
+    proto3_json_of_value, to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions,
+};
 use crate::codec::protobuf::infer;
 use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{
-    self, DecodeOptions, Document, EncodeError, EncodeOptions, FidelityNote, FloatPolicy, Format,
-    NoteKind,
+    self, stream, DecodeOptions, Document, EncodeError, EncodeOptions, FidelityNote, FloatPolicy,
+    Format, NoteKind,
 };
 use crate::limits::Limits;
 use crate::model::{NodeId, Path, SpanTree, Value};
 
-/// A payload that was read, as [`write`] takes it.
+/// A payload that was read, as [`write()`] takes it.
 #[derive(Debug, Clone)]
 pub struct Decoded<'a> {
     /// The format it was read as.
@@ -66,7 +71,7 @@ pub enum ProtobufType<'a> {
     Unnamed,
 }
 
-/// How [`write`] writes.
+/// How [`write()`] writes.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions<'a> {
     /// Indented JSON.
@@ -85,7 +90,8 @@ pub struct WriteOptions<'a> {
     pub avro_logical: bool,
     /// Give the output's tree ([`Written::tree`]).
     pub spans: bool,
-    /// Bounds on reading the output back for its tree.
+    /// Bounds on every decode made while writing: a streamed input read a chunk at a time, the
+    /// output read back for its tree.
     pub limits: Limits,
 }
 
@@ -163,7 +169,7 @@ impl std::fmt::Display for WriteNote {
     }
 }
 
-/// The tree of what [`write`] wrote.
+/// The tree of what [`write()`] wrote.
 #[derive(Debug, Clone)]
 pub enum WrittenTree {
     /// The output's spans, node for node the value written: the [`Decoded`] value's own nodes
@@ -176,7 +182,7 @@ pub enum WrittenTree {
     Read(Document),
 }
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Debug, Clone)]
 pub struct Written {
     /// The format written.
@@ -206,7 +212,7 @@ impl Written {
     }
 }
 
-/// Why [`write`] wrote nothing.
+/// Why [`write()`] wrote nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WriteError {
     /// Protobuf output with a schema loaded and none of its types named.
@@ -294,6 +300,63 @@ pub fn write(
         bytes: encoded.bytes,
         notes,
         tree: tree.flatten(),
+    })
+}
+
+/// `bytes`, one JSON, MessagePack or CBOR document read as `from`, written as `format` as
+/// [`write()`] writes its value, a chunk at a time: the document is never held decoded (a 50 MB
+/// JSON file converts in about twice its size). `None` where the walk does not apply, and
+/// nothing was written: the bytes do not start with a map or an array, JSON that is a HAR
+/// export (its entries are payloads to peel), protobuf output (written whole, by a message
+/// type), or what the walk declines (pretty or canonical output, a repeated key at a walked
+/// level, an error to report with its partial document).
+pub fn write_streamed(
+    bytes: &[u8],
+    from: Format,
+    format: Format,
+    options: &WriteOptions<'_>,
+) -> Option<Written> {
+    let har = from == Format::Json
+        && crate::capture::har::looks_like_har(
+            bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes),
+        );
+    if format == Format::Protobuf || har || !stream::starts_with_container(bytes, from) {
+        return None;
+    }
+    let encode_options = options.encode_options(format)?;
+    let encoded = stream::transcode(bytes, from, format, &encode_options, &options.limits)?;
+    Some(Written {
+        format,
+        bytes: encoded.bytes,
+        notes: encoded.notes.into_iter().map(WriteNote::Fidelity).collect(),
+        tree: None,
+    })
+}
+
+/// `bytes`, protobuf read as `message`, written as its proto3 JSON a piece at a time: at most
+/// one small piece of the payload is decoded at once, each written from its value or by
+/// prost-reflect as [`write()`] writes the whole (prost-reflect reads each piece within its own
+/// limits, so a caller with limits of its own calls [`write()`]). `None` where the walk does not
+/// apply (pretty output, two members of one `oneof` in a walked message, a piece neither
+/// writer reads), and nothing was written.
+pub fn write_proto3_streamed(
+    bytes: &[u8],
+    message: &MessageDescriptor,
+    options: &WriteOptions<'_>,
+) -> Option<Written> {
+    if options.pretty {
+        return None;
+    }
+    let json = Proto3JsonOptions {
+        proto_names: options.proto_names,
+        pretty: false,
+    };
+    let written = to_proto3_json_streamed(bytes, message, json)?;
+    Some(Written {
+        format: Format::Json,
+        bytes: written.text.into_bytes(),
+        notes: written.notes.into_iter().map(WriteNote::Repaired).collect(),
+        tree: None,
     })
 }
 

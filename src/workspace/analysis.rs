@@ -946,7 +946,7 @@ fn deferred(format: Format) -> Column {
     }
 }
 
-/// How the other columns write the source's value: what [`pipeline::write`] is given besides
+/// How the other columns write the source's value: what [`pipeline::write()`] is given besides
 /// the value, and the user's choices for every column.
 #[derive(Clone, Copy)]
 struct Writing<'a> {
@@ -988,7 +988,7 @@ impl<'a> Writing<'a> {
         (options, variant)
     }
 
-    /// What [`pipeline::write`] writes: `value`, whose tree in the source is `spans`.
+    /// What [`pipeline::write()`] writes: `value`, whose tree in the source is `spans`.
     fn source(&self, value: &'a Value, spans: &'a SpanTree) -> Decoded<'a> {
         Decoded {
             format: self.from,
@@ -1146,7 +1146,7 @@ fn encode_whole_once(
 }
 
 /// Encodes `value` (whose spans in the source are `source_spans`) as `format`, as `writing`
-/// says, by [`pipeline::write`]. The column's tree is the shared value with the encoder's own
+/// says, by [`pipeline::write()`]. The column's tree is the shared value with the encoder's own
 /// spans when they line up with it node for node ([`WrittenTree::Value`], sharing the source
 /// tree's shape when it is the same: JSON, MessagePack and CBOR of one value are); otherwise (a
 /// protobuf encoding can wrap or drop what the source had; grouped repeated fields are arrays
