@@ -254,8 +254,9 @@ pub fn write(
     };
     let encoded = match (options.spans, source.spans) {
         (false, _) => codec::encode_fast(&value, format, &encode_options),
-        // Not the source's shape: the encoder's own spans.
+        // The source's value: its tree's shape is shared where the output's is the same.
         (true, Some(like)) if !grouped => codec::encode_like(&value, format, &encode_options, like),
+        // Grouped fields are not the source's shape: the encoder's own spans.
         (true, _) => codec::encode(&value, format, &encode_options),
     }
     .map_err(WriteError::Encode)?;
