@@ -1218,8 +1218,8 @@ fn convert_streaming(
         (None | Some(Format::Json), None | Some(Format::Json)) => Format::Json,
         _ => return Ok(false),
     };
-    // A map or an array first (a JSON string may hold a payload to peel); peeling reads a HAR
-    // as its entries.
+    // A map or an array first (a JSON string may hold a payload to peel; `write_streamed` also
+    // leaves a HAR, whose entries are peeled, to the ordinary way).
     if !plain || !stream::starts_with_container(bytes, from) {
         return Ok(false);
     }
@@ -1245,8 +1245,8 @@ fn convert_streaming(
 /// (`--from protobuf`, or a `.pb` file) with nothing to peel and no limit set: the proto3 JSON
 /// written by [`pipeline::write_proto3_streamed`], which holds one small piece of the payload
 /// decoded at a time (prost-reflect reads each piece within its own limits; limits the user sets
-/// are applied by the ordinary way). `false` when that does not apply or the walk declines: nothing was
-/// written and the caller converts as usual (which reports any error).
+/// are applied by the ordinary way). `false` when that does not apply or the walk declines:
+/// nothing was written and the caller converts as usual (which reports any error).
 fn convert_streaming_protobuf(
     args: &ConvertArgs,
     whole: &Input,
