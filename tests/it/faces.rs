@@ -83,9 +83,10 @@ fn sample_cases() -> Vec<Case> {
 
 /// The fixtures that hold one payload each: protobuf with its `.proto`, JSON, MessagePack and
 /// CBOR the reference libraries wrote, and a protobuf payload whose value cannot say its proto3
-/// JSON (a `Struct` sent twice), which prost-reflect writes from its bytes. Left out: the Avro
-/// containers (several records each) and `containers.json` in its three formats, whose protobuf
-/// output (an inferred message of 65,536 fields) takes half a minute a run.
+/// JSON (a `Struct` sent twice), which prost-reflect writes from its bytes. Left out: Avro
+/// (a bare datum reads only with its `.avsc`, a container holds several records) and
+/// `containers.json` in its three formats, whose protobuf output (an inferred message of 65,536
+/// fields) takes half a minute a run.
 fn fixture_cases() -> Vec<Case> {
     let fixtures = root().join("tests/fixtures");
     let mut cases = Vec::new();
