@@ -520,3 +520,145 @@ fn spans_fit(spans: &SpanTree, is_container: impl Fn(NodeId) -> Option<bool>) ->
         is_container(id) == Some(spans.kind(id).is_container())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::protobuf::schema::Schema;
+
+    const PROFILE: &str = r#"syntax = "proto3";
+package t;
+message Profile {
+  uint64 user_id = 1;
+  string name = 2;
+  repeated string roles = 3;
+}"#;
+
+    fn profile() -> MessageDescriptor {
+        Schema::from_proto_source("t.proto", PROFILE)
+            .and_then(|s| s.message("t.Profile"))
+            .expect("the schema compiles")
+    }
+
+    fn decoded(bytes: &[u8], format: Format, message: Option<&MessageDescriptor>) -> Document {
+        let options = DecodeOptions {
+            message: message.cloned(),
+            ..DecodeOptions::default()
+        };
+        codec::decode(bytes, format, &options).expect("decodes")
+    }
+
+    fn source<'a>(
+        doc: &'a Document,
+        bytes: &'a [u8],
+        message: Option<&'a MessageDescriptor>,
+    ) -> Decoded<'a> {
+        Decoded {
+            format: doc.format,
+            value: Cow::Borrowed(&doc.value),
+            spans: Some(&doc.spans),
+            bytes,
+            message,
+        }
+    }
+
+    // user_id 7, name "a", roles "x" and "y".
+    const PROFILE_BYTES: &[u8] = &[
+        0x08, 0x07, 0x12, 0x01, b'a', 0x1a, 0x01, b'x', 0x1a, 0x01, b'y',
+    ];
+
+    #[test]
+    fn protobuf_with_its_type_is_proto3_json_and_without_it_grouped() {
+        let message = profile();
+        let doc = decoded(PROFILE_BYTES, Format::Protobuf, Some(&message));
+        let options = WriteOptions {
+            spans: true,
+            ..WriteOptions::default()
+        };
+        let written = write(
+            source(&doc, PROFILE_BYTES, Some(&message)),
+            Format::Json,
+            &options,
+        )
+        .expect("writes");
+        assert_eq!(
+            String::from_utf8_lossy(&written.bytes),
+            r#"{"userId":"7","name":"a","roles":["x","y"]}"#
+        );
+        // Read back, with the source's `.proto` keys where the shapes match.
+        let Some(WrittenTree::Read(tree)) = &written.tree else {
+            panic!("read back: {:?}", written.tree);
+        };
+        let path = Path::parse("$.user_id").expect("path");
+        assert_eq!(tree.spans.find(&path).len(), 1);
+
+        let doc = decoded(PROFILE_BYTES, Format::Protobuf, None);
+        let written =
+            write(source(&doc, PROFILE_BYTES, None), Format::Json, &options).expect("writes");
+        assert_eq!(
+            String::from_utf8_lossy(&written.bytes),
+            r#"{"1":7,"2":"a","3":["x","y"]}"#
+        );
+        assert!(
+            written
+                .notes
+                .iter()
+                .any(|n| matches!(n, WriteNote::Grouped(s) if s.contains("field 3"))),
+            "{:?}",
+            written.notes
+        );
+        assert!(matches!(written.tree, Some(WrittenTree::Read(_))));
+        // Without spans, no tree, the same bytes.
+        let plain = write(
+            source(&doc, PROFILE_BYTES, None),
+            Format::Json,
+            &WriteOptions::default(),
+        )
+        .expect("writes");
+        assert_eq!((plain.bytes, plain.tree.is_none()), (written.bytes, true));
+    }
+
+    #[test]
+    fn protobuf_output_needs_a_named_type_where_a_schema_is_loaded() {
+        let json = br#"{"user_id": null, "name": null, "roles": ["r"]}"#;
+        let doc = decoded(json, Format::Json, None);
+        let unnamed = WriteOptions {
+            protobuf: ProtobufType::Unnamed,
+            ..WriteOptions::default()
+        };
+        assert_eq!(
+            write(source(&doc, json, None), Format::Protobuf, &unnamed).err(),
+            Some(WriteError::MessageNotNamed)
+        );
+        // Other formats are written as ever.
+        assert!(write(source(&doc, json, None), Format::Cbor, &unnamed).is_ok());
+        let message = profile();
+        let named = WriteOptions {
+            protobuf: ProtobufType::Named(&message),
+            spans: true,
+            ..WriteOptions::default()
+        };
+        let written = write(source(&doc, json, None), Format::Protobuf, &named).expect("writes");
+        assert_eq!(written.bytes, [0x1a, 0x01, b'r']);
+        // Two nulls written as their fields' defaults, summed; the tree is the value's.
+        let (count, first) = written.nulls_as_default().expect("nulls");
+        assert_eq!(
+            (count, first.brief().to_string()),
+            (2, "$.user_id".to_string())
+        );
+        assert!(matches!(written.tree, Some(WrittenTree::Value(_))));
+    }
+
+    #[test]
+    fn text_is_one_string_and_bytes_that_are_not_utf8_are_noted() {
+        let written =
+            write_text(b"ok \xff\xfe", Format::Json, &WriteOptions::default()).expect("writes");
+        assert_eq!(
+            String::from_utf8_lossy(&written.bytes),
+            "\"ok \u{fffd}\u{fffd}\""
+        );
+        assert_eq!(written.notes, [WriteNote::NotUtf8 { invalid: 2 }]);
+        let fine = write_text(b"ok", Format::MessagePack, &WriteOptions::default()).expect("ok");
+        assert_eq!((fine.bytes, fine.notes), (b"\xa2ok".to_vec(), Vec::new()));
+    }
+}
