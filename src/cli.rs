@@ -8,6 +8,7 @@
 //! Exit status: 0 ok, 1 the input could not be read or decoded (stderr says why, with the byte
 //! offset and path), 2 usage. A closed pipe (`wirelens inspect big.json | head`) exits 0.
 
+use std::borrow::Cow;
 use std::fs;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -17,29 +18,22 @@ use std::sync::OnceLock;
 use clap::{Args, Parser, Subcommand};
 
 use crate::capture::detect::{verdict, Verdict};
-use crate::capture::har;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
     peel_readings, Framing, LayerReading, PeelChoice, ReadingSummary, SharedBytes, Split,
 };
 use crate::codec::avro::registry::Registry;
 use crate::codec::avro::AvroSchema;
-use crate::codec::protobuf::dynamic::{
-    proto3_json_of_value, to_proto3_json, to_proto3_json_streamed, Proto3JsonOptions,
-};
-use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::stream;
-use crate::codec::{
-    self, DecodeError, DecodeOptions, Document, EncodeOptions, FloatPolicy, Format,
-};
+use crate::codec::{self, DecodeError, DecodeOptions, Document, FloatPolicy, Format};
 use crate::files::write_atomically;
 use crate::limits::Limits;
 use crate::pipeline::{
-    self, Known, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, ReadOutcome,
-    ReadRequest,
+    self, Decoded, Known, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened,
+    ProtobufType, ReadOutcome, ReadRequest, WriteError, WriteNote, WriteOptions, Written,
 };
 use crate::report::inspect;
 
@@ -1224,24 +1218,22 @@ fn convert_streaming(
         (None | Some(Format::Json), None | Some(Format::Json)) => Format::Json,
         _ => return Ok(false),
     };
-    // A map or an array first (a JSON string may hold a payload to peel); peeling reads a HAR
-    // as its entries.
-    let walks = stream::starts_with_container(bytes, from)
-        && !(from == Format::Json
-            && har::looks_like_har(bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes)));
-    if !plain || !walks {
+    // A map or an array first (a JSON string may hold a payload to peel; `write_streamed` also
+    // leaves a HAR, whose entries are peeled, to the ordinary way).
+    if !plain || !stream::starts_with_container(bytes, from) {
         return Ok(false);
     }
     let limits = a.limits()?;
-    let Some(encoded) =
-        stream::transcode(bytes, from, args.to, &encode_options(args, None), &limits)
-    else {
+    let avro = avro_to_write(args);
+    let options = WriteOptions {
+        limits,
+        ..write_options(args, avro.as_ref(), None, args.pretty)
+    };
+    let Some(written) = pipeline::write_streamed(bytes, from, args.to, &options) else {
         return Ok(false);
     };
-    for note in &encoded.notes {
-        eprintln!("note: {note}");
-    }
-    let mut bytes = encoded.bytes;
+    report_notes(&written, &whole.name);
+    let mut bytes = written.bytes;
     if args.to == Format::Json {
         bytes.push(b'\n');
     }
@@ -1251,10 +1243,10 @@ fn convert_streaming(
 
 /// `convert --to json` of a protobuf payload with the message type named, read as protobuf
 /// (`--from protobuf`, or a `.pb` file) with nothing to peel and no limit set: the proto3 JSON
-/// written by [`to_proto3_json_streamed`], which holds one small piece of the payload decoded at a
-/// time (prost-reflect reads each piece within its own limits; limits the user sets are applied
-/// by the ordinary way). `false` when that does not apply or the walk declines: nothing was
-/// written and the caller converts as usual (which reports any error).
+/// written by [`pipeline::write_proto3_streamed`], which holds one small piece of the payload
+/// decoded at a time (prost-reflect reads each piece within its own limits; limits the user sets
+/// are applied by the ordinary way). `false` when that does not apply or the walk declines:
+/// nothing was written and the caller converts as usual (which reports any error).
 fn convert_streaming_protobuf(
     args: &ConvertArgs,
     whole: &Input,
@@ -1267,7 +1259,6 @@ fn convert_streaming_protobuf(
     };
     let plain = protobuf
         && one_payload_as_it_is(args)
-        && !args.pretty
         && args.to == Format::Json
         && a.read.is_empty()
         && a.limits.limits.is_empty()
@@ -1278,43 +1269,57 @@ fn convert_streaming_protobuf(
     let Some(message) = named_message(a)? else {
         return Ok(false);
     };
-    let json = Proto3JsonOptions {
-        proto_names: args.proto_names,
-        pretty: false,
-    };
-    let Some(written) = to_proto3_json_streamed(&whole.bytes, &message, json) else {
+    let options = write_options(args, None, Some(&message), args.pretty);
+    let Some(written) = pipeline::write_proto3_streamed(&whole.bytes, &message, &options) else {
         return Ok(false);
     };
-    let mut bytes = written.text.into_bytes();
+    report_notes(&written, &whole.name);
+    let mut bytes = written.bytes;
     bytes.push(b'\n');
     write_output(args, &bytes, out)?;
     Ok(true)
 }
 
-/// How `convert` writes: its flags, the protobuf message type when writing protobuf and the
-/// Avro schema when writing Avro.
-fn encode_options(args: &ConvertArgs, message: Option<MessageDescriptor>) -> EncodeOptions {
-    let avro = if args.to == Format::Avro {
+/// The Avro schema `convert --to avro` writes by (`--avro-schema`), if any.
+fn avro_to_write(args: &ConvertArgs) -> Option<AvroSchema> {
+    if args.to == Format::Avro {
         // Read (and reported) when the payload was read; a schema that fails here failed there.
         args.input.schema.avro().ok().flatten()
     } else {
         None
+    }
+}
+
+/// How `convert` writes a payload read with `message`: its flags, and `avro` (see
+/// [`avro_to_write`]). With a schema loaded, protobuf is written as the type `--message` names
+/// (the payload was read with it) and is refused without one.
+fn write_options<'a>(
+    args: &ConvertArgs,
+    avro: Option<&'a AvroSchema>,
+    message: Option<&'a MessageDescriptor>,
+    pretty: bool,
+) -> WriteOptions<'a> {
+    let protobuf = match message {
+        _ if args.input.schema.given() && args.input.schema.message.is_none() => {
+            ProtobufType::Unnamed
+        }
+        Some(m) => ProtobufType::Named(m),
+        None => ProtobufType::Inferred,
     };
-    EncodeOptions {
-        avro,
-        avro_logical: args.infer_logical,
+    WriteOptions {
+        pretty,
+        proto_names: args.proto_names,
         canonical: args.canonical,
         floats: if args.shortest_floats {
             FloatPolicy::Shortest
         } else {
             FloatPolicy::Keep
         },
-        pretty: args.pretty,
-        message: if args.to == Format::Protobuf {
-            message
-        } else {
-            None
-        },
+        protobuf,
+        avro,
+        avro_logical: args.infer_logical,
+        spans: false,
+        limits: Limits::default(),
     }
 }
 
@@ -1391,31 +1396,14 @@ fn convert_all(
 }
 
 /// A payload the protocol says is text, written as one string (JSON's string, MessagePack's and
-/// CBOR's text): the text is the value, no format is guessed under it. Bytes that are not UTF-8
-/// are replaced, with a note saying how many.
+/// CBOR's text; [`pipeline::write_text`]).
 fn convert_text(args: &ConvertArgs, input: &Input, pretty: bool) -> Result<Vec<u8>, Failure> {
-    let text = String::from_utf8_lossy(&input.bytes);
-    if let std::borrow::Cow::Owned(_) = &text {
-        let bad = text
-            .chars()
-            .filter(|&c| c == char::REPLACEMENT_CHARACTER)
-            .count();
-        eprintln!(
-            "note: {}: the text is not all UTF-8; {bad} invalid sequence(s) are written as U+FFFD",
-            input.name
-        );
-    }
-    let value = crate::model::Value::text(text.as_ref());
-    let options = EncodeOptions {
-        pretty,
-        ..encode_options(args, None)
-    };
-    let encoded = codec::encode_fast(&value, args.to, &options)
+    let avro = avro_to_write(args);
+    let options = write_options(args, avro.as_ref(), None, pretty);
+    let written = pipeline::write_text(&input.bytes, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
-    for note in &encoded.notes {
-        eprintln!("note: {note}");
-    }
-    Ok(encoded.bytes)
+    report_notes(&written, &input.name);
+    Ok(written.bytes)
 }
 
 /// Why payload `index` should not be converted without `--partial`: a layer cut it short (the
@@ -1453,73 +1441,48 @@ fn convert_one(
     drop(read.readings);
     drop(read.ranking);
     let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
-    if doc.format == Format::Protobuf && args.to == Format::Json {
-        if let Some(message) = &read.message {
-            // Protobuf with its schema: the proto3 JSON mapping, lowerCamelCase names as
-            // protoc writes them unless --proto-names, written from the value just decoded.
-            let json = Proto3JsonOptions {
-                proto_names: args.proto_names,
-                pretty,
-            };
-            let codec::Document { value, spans, .. } = doc;
-            drop(spans);
-            if let Some(text) = proto3_json_of_value(&value, message, json) {
-                return Ok(text.into_bytes());
-            }
-            // What the value cannot say (a string repaired with a note, a well-known type in its
-            // plain form; see `proto3_json_of_value`): prost-reflect reads the bytes, and
-            // reports what it refuses. The value is let go first: the two are never held at once.
-            drop(value);
-            let written = to_proto3_json(&input.bytes, message, json)
-                .map_err(|e| Failure::Input(format!("error: {e}")))?;
-            for note in &written.notes {
-                eprintln!("note: {note}");
-            }
-            return Ok(written.text.into_bytes());
-        }
-    }
-    if args.to == Format::Protobuf
-        && args.input.schema.given()
-        && args.input.schema.message.is_none()
-    {
-        return Err(Failure::Usage(
-            "--to protobuf with a schema needs --message to say which message type to write".into(),
-        ));
-    }
-    let options = EncodeOptions {
-        pretty,
-        ..encode_options(args, read.message.clone())
+    // Only the bytes and notes are used: no spans of the output, and none of the source.
+    let codec::Document { format, value, .. } = doc;
+    let avro = avro_to_write(args);
+    let options = write_options(args, avro.as_ref(), read.message.as_ref(), pretty);
+    let source = Decoded {
+        format,
+        value: Cow::Owned(value),
+        spans: None,
+        bytes: &input.bytes,
+        message: read.message.as_ref(),
     };
-    // Protobuf read without a schema repeats a field number once per occurrence; JSON,
-    // MessagePack and CBOR maps get one key per field, its occurrences an array.
-    let mut value = doc.value;
-    if doc.format == Format::Protobuf && read.message.is_none() && args.to != Format::Protobuf {
-        let (grouped, notes) = group_repeated_fields(value);
-        value = grouped;
-        for note in &notes {
-            eprintln!("note: {note}");
+    let written = pipeline::write(source, args.to, &options).map_err(write_failure)?;
+    report_notes(&written, &input.name);
+    Ok(written.bytes)
+}
+
+/// The failure of a conversion that [`pipeline::write()`] refused.
+fn write_failure(e: WriteError) -> Failure {
+    match e {
+        WriteError::MessageNotNamed => Failure::Usage(
+            "--to protobuf with a schema needs --message to say which message type to write".into(),
+        ),
+        e => Failure::Input(format!("error: {e}")),
+    }
+}
+
+/// Prints what a conversion of `name` could not write exactly on stderr, one note a line, and
+/// the nulls written as a field's default summed up.
+fn report_notes(written: &Written, name: &str) {
+    for note in &written.notes {
+        match note {
+            WriteNote::NotUtf8 { .. } => eprintln!("note: {name}: {note}"),
+            _ => eprintln!("note: {note}"),
         }
     }
-    // Only the bytes and notes are used: no spans of the output.
-    let encoded = codec::encode_fast(&value, args.to, &options)
-        .map_err(|e| Failure::Input(format!("error: {e}")))?;
-    for note in &encoded.notes {
-        eprintln!("note: {note}");
-    }
-    let nulls: Vec<_> = encoded
-        .notes
-        .iter()
-        .filter(|n| n.kind == codec::NoteKind::NullAsDefault)
-        .collect();
-    if let Some(first) = nulls.first() {
-        let count: usize = nulls.iter().map(|n| n.count).sum();
+    if let Some((count, first)) = written.nulls_as_default() {
         eprintln!(
             "note: {} null(s) in all written as the field's default (first at {}): the reader cannot tell them from 0/\"\"",
             count_text(count),
-            first.path.brief()
+            first.brief()
         );
     }
-    Ok(encoded.bytes)
 }
 
 /// `n` with thousands separators: 1,254.

@@ -14,6 +14,8 @@
 //! - [`codec`]: decoders and encoders for JSON, MessagePack and CBOR, all with byte spans, and the
 //!   [`codec::FidelityNote`]s for what a target format cannot say.
 //! - [`capture`]: which format the bytes are in, with reasons.
+//! - [`pipeline`]: the path both faces take: an input's payloads ([`pipeline::open`]), one read
+//!   ([`pipeline::read`]) and written as a format ([`pipeline::write()`]).
 //! - [`profile`]: sizes, bytes per field, per-library timings, scaling and transfer estimates.
 //! - [`report`]: the text reports the CLI prints.
 //! - [`diff`]: two documents, in any formats, compared by meaning, with the bytes of each change.

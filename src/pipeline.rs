@@ -13,8 +13,13 @@
 //!    format the user asked for), and its decoded document or the error with its partial
 //!    document. The document is handed on, never copied.
 //!
-//! What each face adds is its own: the CLI turns a [`Read`] into output and exit codes, the app
-//! encodes the document into its other columns.
+//! 3. [`write()`]: how is the payload written as a format? proto3 JSON or plain, repeated
+//!    protobuf fields grouped, the message type and Avro schema written with, the variant, the
+//!    notes and, when asked, the output's tree. `convert` and the app's columns both write
+//!    through it, so their bytes are the same.
+//!
+//! What each face adds is its own: the CLI turns a [`Read`] and a [`Written`] into output and
+//! exit codes, the app shows the document and each format's [`Written`] as its columns.
 
 use std::sync::Arc;
 
@@ -32,6 +37,12 @@ use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{self, stream, DecodeError, DecodeOptions, Document, Format};
 use crate::limits::Limits;
 use crate::model::{Kind, Segment, Value};
+
+pub mod write;
+pub use write::{
+    write, write_proto3_streamed, write_streamed, write_text, Decoded, ProtobufType, WriteError,
+    WriteNote, WriteOptions, Written, WrittenTree,
+};
 
 /// How an input is peeled into payloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -51,6 +51,8 @@ pub enum NoteKind {
     FieldMissing,
     /// A value of another type written as the schema's type (text as bytes, bytes as text).
     TypeForced,
+    /// Text whose bytes are not all UTF-8, written with U+FFFD for each invalid sequence.
+    TextRepaired,
 }
 
 impl NoteKind {
@@ -76,6 +78,7 @@ impl NoteKind {
             NoteKind::SchemaInferred => "schema inferred",
             NoteKind::FieldMissing => "field missing",
             NoteKind::TypeForced => "type forced by schema",
+            NoteKind::TextRepaired => "invalid UTF-8 replaced",
         }
     }
 }

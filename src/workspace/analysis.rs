@@ -18,15 +18,13 @@ use super::source::Source;
 use crate::capture::detect::{verdict, Verdict};
 use crate::capture::tls::KeyLog;
 use crate::capture::{Payload, PeelChoice, SharedBytes, Split};
-use crate::codec::protobuf::infer;
-use crate::codec::protobuf::repeated::group_repeated_fields;
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::{self, stream, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
 use crate::model::{NodeId, NodeMap, Path, Span, SpanTree, Value};
 use crate::pipeline::{
-    self, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Origin, ReadOutcome,
-    ReadRequest,
+    self, Decoded, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Origin,
+    ProtobufType, ReadOutcome, ReadRequest, WriteError, WriteNote, WriteOptions, WrittenTree,
 };
 use crate::profile::sizes::{self, Variant};
 
@@ -625,14 +623,17 @@ fn analyze_sized(
     // with a type only when the user named one.
     let early_protobuf = walked_as.filter(|_| shown(Format::Protobuf)).map(|from| {
         let writing = Writing {
-            message: early_message.as_ref(),
-            proto3_json: None,
+            from,
+            bytes,
+            read_with: early_message.as_ref(),
             proto_names: false,
-            group_repeated: false,
             encoding: choice.encoding,
             avro: None,
         };
-        let (options, _) = options_for(Format::Protobuf, &writing);
+        let options = writing
+            .options(Format::Protobuf, limits)
+            .0
+            .encode_options(Format::Protobuf)?;
         let (bytes, limits) = (bytes.clone(), *limits);
         std::thread::Builder::new()
             .name("wirelens-protobuf".into())
@@ -731,13 +732,11 @@ fn analyze_sized(
         .and_then(|(r, doc)| r.node_rules(&doc.spans, bytes))
         .map(Arc::new);
     let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
-    // The message whose JSON names the JSON column writes: protobuf read with a schema, unless
-    // the user asked for the `.proto` names.
     let writing = Writing {
-        message: message.as_ref(),
-        proto3_json: message.as_ref().filter(|_| format == Format::Protobuf),
+        from: format,
+        bytes,
+        read_with: message.as_ref(),
         proto_names: choice.proto_names,
-        group_repeated: format == Format::Protobuf && message.is_none(),
         encoding: choice.encoding,
         avro: schemas.avro_schema(),
     };
@@ -885,12 +884,11 @@ pub fn encode_deferred(
     let source = analysis.source().filter(|c| c.error.is_none())?;
     let doc = source.document.as_ref()?;
     let message = analysis.message.as_deref().and_then(|m| schemas.message(m));
-    let from_protobuf = analysis.format == Format::Protobuf;
     let writing = Writing {
-        message: message.as_ref(),
-        proto3_json: message.as_ref().filter(|_| from_protobuf),
+        from: analysis.format,
+        bytes: &source.bytes,
+        read_with: message.as_ref(),
         proto_names: choice.proto_names,
-        group_repeated: from_protobuf && message.is_none(),
         encoding: choice.encoding,
         avro: schemas.avro_schema(),
     };
@@ -899,23 +897,6 @@ pub fn encode_deferred(
         column.sizes = Some(Sizes::of(&column.bytes));
     }
     Some(column)
-}
-
-/// Whether every node of `spans` (sampled: at most 512, evenly spread, and the last) is found
-/// in the column's value by its path, a container where the tree has one, so the column can
-/// show the shared value with its own spans (an encoding that wrapped the value does not fit).
-/// `is_container` says, for a node of `spans`, whether its value there is a container (`None`:
-/// no value there).
-fn spans_fit(spans: &SpanTree, is_container: impl Fn(NodeId) -> Option<bool>) -> bool {
-    let n = spans.len();
-    if n == 0 {
-        return false;
-    }
-    let step = (n / 512).max(1);
-    (0..n).step_by(step).chain(std::iter::once(n - 1)).all(|i| {
-        let id = NodeId(i as u32);
-        is_container(id) == Some(spans.kind(id).is_container())
-    })
 }
 
 fn not_encoded(format: Format, error: ColumnError) -> Column {
@@ -965,25 +946,58 @@ fn deferred(format: Format) -> Column {
     }
 }
 
-/// How the other columns write the source's value.
+/// How the other columns write the source's value: what [`pipeline::write()`] is given besides
+/// the value, and the user's choices for every column.
 #[derive(Clone, Copy)]
 struct Writing<'a> {
-    /// The protobuf column's message type; `None` infers one from the value.
-    message: Option<&'a crate::codec::protobuf::MessageDescriptor>,
-    /// Protobuf read as this type: the JSON column is its proto3 JSON, the bytes `convert`
-    /// writes ([`proto3_json_of_value`](crate::codec::protobuf::dynamic::proto3_json_of_value)),
-    /// with JSON names as protoc's `MessageToJson` writes them unless `proto_names`.
-    proto3_json: Option<&'a crate::codec::protobuf::MessageDescriptor>,
+    /// The format the source was read as.
+    from: Format,
+    /// The payload's bytes (proto3 JSON that the value cannot say is read from them).
+    bytes: &'a [u8],
+    /// The message type the source was read with: protobuf is written as it (else one is
+    /// inferred), and protobuf read with it is written as its proto3 JSON.
+    read_with: Option<&'a crate::codec::protobuf::MessageDescriptor>,
     /// The proto3 JSON keeps the `.proto` field names (the user's choice).
     proto_names: bool,
-    /// Protobuf read without a schema: a field number that repeats in a message becomes one
-    /// key whose value is the array of its occurrences in JSON, MessagePack and CBOR (JSON
-    /// readers keep only the last of duplicate keys).
-    group_repeated: bool,
     /// The MessagePack and CBOR variant, if not as the reference libraries write them.
     encoding: Option<Variant>,
     /// The Avro column's schema; `None` infers one from the value.
     avro: Option<&'a crate::codec::avro::AvroSchema>,
+}
+
+impl<'a> Writing<'a> {
+    /// How `format` is written (with its tree, read back within `limits` where it must be),
+    /// and the variant among the options.
+    fn options(&self, format: Format, limits: &Limits) -> (WriteOptions<'a>, Option<Variant>) {
+        let variant = self.encoding.filter(|v| v.applies_to(format));
+        let encoding = variant.map_or_else(EncodeOptions::default, Variant::options);
+        let options = WriteOptions {
+            pretty: false,
+            proto_names: self.proto_names,
+            canonical: encoding.canonical,
+            floats: encoding.floats,
+            protobuf: match self.read_with {
+                Some(m) => ProtobufType::Named(m),
+                None => ProtobufType::Inferred,
+            },
+            avro: self.avro,
+            avro_logical: false,
+            spans: true,
+            limits: *limits,
+        };
+        (options, variant)
+    }
+
+    /// What [`pipeline::write()`] writes: `value`, whose tree in the source is `spans`.
+    fn source(&self, value: &'a Value, spans: &'a SpanTree) -> Decoded<'a> {
+        Decoded {
+            format: self.from,
+            value: Cow::Borrowed(value),
+            spans: Some(spans),
+            bytes: self.bytes,
+            message: self.read_with,
+        }
+    }
 }
 
 /// Encodes the source's value as `format`, as `writing` says: from the whole value, or for a
@@ -1009,25 +1023,6 @@ fn encode_column(
 /// A column written by a walk of the source's bytes: `None` where the walk does not apply.
 type Walked = Option<Result<codec::Encoded, codec::EncodeError>>;
 
-/// The options `format` is written with, and the variant among them.
-fn options_for(format: Format, writing: &Writing<'_>) -> (EncodeOptions, Option<Variant>) {
-    let variant = writing.encoding.filter(|v| v.applies_to(format));
-    let options = EncodeOptions {
-        message: if format == Format::Protobuf {
-            writing.message.cloned()
-        } else {
-            None
-        },
-        avro: if format == Format::Avro {
-            writing.avro.cloned()
-        } else {
-            None
-        },
-        ..variant.map_or_else(EncodeOptions::default, Variant::options)
-    };
-    (options, variant)
-}
-
 /// Encodes a payload read on demand as `format` without holding its value: MessagePack and
 /// CBOR by [`stream::transcode_with_spans`] (their trees share the source's shape), protobuf by
 /// [`stream::protobuf_in_chunks`]. Where the walk does not apply (a map whose keys repeat, a
@@ -1040,7 +1035,10 @@ fn encode_on_demand(
     limits: &Limits,
     walked: Option<Walked>,
 ) -> Column {
-    let (options, variant) = options_for(format, writing);
+    let (write_options, variant) = writing.options(format, limits);
+    let Some(options) = write_options.encode_options(format) else {
+        return not_encoded_because(format, "no message type to write protobuf with");
+    };
     let (bytes, from, chunk) = (&read.bytes[..], read.format, stream::CHUNK);
     let walked = match (walked, format) {
         (Some(walked), _) => walked,
@@ -1098,11 +1096,12 @@ fn encode_on_demand(
         },
         spans: Arc::new(spans),
     };
+    let notes = encoded.notes.into_iter().map(WriteNote::Fidelity).collect();
     column_of(
         format,
-        encoded,
+        encoded.bytes,
+        notes,
         Some(document),
-        Vec::new(),
         writing,
         variant,
     )
@@ -1147,12 +1146,12 @@ fn encode_whole_once(
 }
 
 /// Encodes `value` (whose spans in the source are `source_spans`) as `format`, as `writing`
-/// says. The column's tree is the shared
-/// value with the encoder's own spans when they line up with it node for node, sharing the
-/// source tree's shape when it is the same (JSON, MessagePack and CBOR of one value are);
-/// otherwise (a protobuf encoding can wrap or drop what the source had; grouped repeated
-/// fields are arrays the source does not have) the bytes are read back so the tree matches
-/// them, within `limits`, as the source's own decode was.
+/// says, by [`pipeline::write()`]. The column's tree is the shared value with the encoder's own
+/// spans when they line up with it node for node ([`WrittenTree::Value`], sharing the source
+/// tree's shape when it is the same: JSON, MessagePack and CBOR of one value are); otherwise (a
+/// protobuf encoding can wrap or drop what the source had; grouped repeated fields are arrays
+/// the source does not have; proto3 JSON) the bytes read back, within `limits`, as the
+/// source's own decode was.
 fn encode_whole(
     value: &Arc<Value>,
     source_spans: &SpanTree,
@@ -1160,38 +1159,10 @@ fn encode_whole(
     writing: &Writing<'_>,
     limits: &Limits,
 ) -> Column {
-    let message = writing.message;
-    let (options, variant) = options_for(format, writing);
-    if let Some(column) = writing
-        .proto3_json
-        .filter(|_| format == Format::Json)
-        .and_then(|m| proto3_json_column(value, source_spans, m, writing, limits, variant))
-    {
-        return column;
-    }
-    let grouped = (writing.group_repeated && format != Format::Protobuf)
-        .then(|| group_repeated_fields(Value::clone(value)))
-        .filter(|(_, notes)| !notes.is_empty());
-    // Where the value cannot say its proto3 JSON (see `proto3_json_of_value`), the plain JSON
-    // of the value with protoc's field names.
-    let renamed = writing
-        .proto3_json
-        .filter(|_| format == Format::Json && !writing.proto_names)
-        .and_then(|m| crate::codec::protobuf::dynamic::with_json_names(value, m));
-    let written = match (&grouped, &renamed) {
-        (Some((g, _)), _) => g,
-        (None, Some(r)) => r,
-        (None, None) => &**value,
-    };
-    let result = if grouped.is_some() {
-        // Not the source's shape: the encoder's own spans, read back below.
-        codec::encode(written, format, &options)
-    } else {
-        codec::encode_like(written, format, &options, source_spans)
-    };
-    let mut encoded = match result {
-        Ok(e) => e,
-        Err(e) => {
+    let (options, variant) = writing.options(format, limits);
+    let written = match pipeline::write(writing.source(value, source_spans), format, &options) {
+        Ok(written) => written,
+        Err(WriteError::Encode(e)) => {
             return not_encoded(
                 format,
                 ColumnError {
@@ -1201,154 +1172,58 @@ fn encode_whole(
                 },
             )
         }
+        Err(e) => return not_encoded_because(format, &e.to_string()),
     };
-    if renamed.is_some() {
-        // The renamed keys are the JSON column's bytes; its tree keeps the source's keys so a
-        // path selects the same node in every column.
-        match std::mem::take(&mut encoded.spans).with_keys_of(source_spans) {
-            Ok(spans) | Err(spans) => encoded.spans = spans,
-        }
-    }
-    let lines_up = if grouped.is_some() {
-        false
-    } else if format == Format::Protobuf {
-        // A protobuf encoding may leave nodes out (a null is not written): its tree still fits
-        // the value when its nodes are found in it by path.
-        spans_fit(&encoded.spans, |id| {
-            encoded
-                .spans
-                .value_of(value, id)
-                .map(|v| v.untagged().kind().is_container())
-        })
-    } else {
-        encoded.spans.len() == value.node_count()
-    };
-    let document = if lines_up {
-        Some(ColumnDoc {
+    let document = match written.tree {
+        Some(WrittenTree::Value(spans)) => Some(ColumnDoc {
             value: ColumnValue::Whole(Arc::clone(value)),
-            spans: Arc::new(std::mem::take(&mut encoded.spans)),
-        })
-    } else {
-        // The message type the bytes were written with: the chosen one, or the inferred one.
-        let read_with = match (format, message) {
-            (Format::Protobuf, Some(m)) => Some(m.clone()),
-            (Format::Protobuf, None) => infer::infer(value, &infer::InferOptions::default())
-                .ok()
-                .map(|i| i.message),
-            _ => None,
-        };
-        let read_options = DecodeOptions {
-            message: read_with,
-            limits: *limits,
-            ..DecodeOptions::default()
-        };
-        codec::decode(&encoded.bytes, format, &read_options)
-            .ok()
-            .map(ColumnDoc::of)
+            spans: Arc::new(spans),
+        }),
+        Some(WrittenTree::Read(doc)) => Some(ColumnDoc::of(doc)),
+        None => None,
     };
-    let grouped_notes = grouped.map(|(_, notes)| notes).unwrap_or_default();
-    column_of(format, encoded, document, grouped_notes, writing, variant)
-}
-
-/// The JSON column of protobuf read as `message`: the proto3 JSON `convert` writes, byte for
-/// byte, read back for its tree. The tree takes the source's `.proto` keys where it has the
-/// source's shape (so a path selects the same field in every column); where the mapping changes
-/// the shape (a well-known type written as a string, a default left out) it keeps the JSON's own
-/// keys. `None` where the value cannot say its proto3 JSON.
-fn proto3_json_column(
-    value: &Arc<Value>,
-    source_spans: &SpanTree,
-    message: &crate::codec::protobuf::MessageDescriptor,
-    writing: &Writing<'_>,
-    limits: &Limits,
-    variant: Option<Variant>,
-) -> Option<Column> {
-    use crate::codec::protobuf::dynamic::{proto3_json_of_value, Proto3JsonOptions};
-    let options = Proto3JsonOptions {
-        proto_names: writing.proto_names,
-        pretty: false,
-    };
-    let text = proto3_json_of_value(value, message, options)?;
-    let read_options = DecodeOptions {
-        limits: *limits,
-        ..DecodeOptions::default()
-    };
-    let codec::Document {
-        value: mut json,
-        spans,
-        ..
-    } = codec::decode(text.as_bytes(), Format::Json, &read_options).ok()?;
-    let spans = match spans.with_keys_of(source_spans) {
-        Ok(spans) => {
-            // The same shape: the value takes the source's keys too, so that a node's value is
-            // found by the keys its tree now has.
-            keys_from(&mut json, value, 0);
-            spans
-        }
-        Err(spans) => spans,
-    };
-    let document = ColumnDoc {
-        value: ColumnValue::Whole(Arc::new(json)),
-        spans: Arc::new(spans),
-    };
-    let encoded = codec::Encoded {
-        format: Format::Json,
-        bytes: text.into_bytes(),
-        spans: SpanTree::default(),
-        notes: Vec::new(),
-    };
-    Some(column_of(
-        Format::Json,
-        encoded,
-        Some(document),
-        Vec::new(),
+    column_of(
+        format,
+        written.bytes,
+        written.notes,
+        document,
         writing,
         variant,
-    ))
+    )
 }
 
-/// Gives `json`'s map keys the keys `source` has at the same places (entry by entry, where the
-/// two have the same shape: [`SpanTree::with_keys_of`] checked it). Recursive, within the depth
-/// the decoder already held both to.
-fn keys_from(json: &mut Value, source: &Value, depth: usize) {
-    if depth > crate::limits::Limits::default().depth().max(1024) {
-        return;
-    }
-    match (json, source.untagged()) {
-        (Value::Map(mine), Value::Map(theirs)) if mine.len() == theirs.len() => {
-            for ((key, item), (their_key, their_item)) in mine.iter_mut().zip(theirs) {
-                *key = their_key.clone();
-                keys_from(item, their_item, depth + 1);
-            }
-        }
-        (Value::Array(mine), Value::Array(theirs)) if mine.len() == theirs.len() => {
-            for (item, their_item) in mine.iter_mut().zip(theirs) {
-                keys_from(item, their_item, depth + 1);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// A column of `encoded` (its bytes and notes) with its tree; `grouped` are the notes of
-/// repeated protobuf fields grouped into arrays.
+/// A column of `bytes` written as `format`, with what could not be written exactly and its
+/// tree.
 fn column_of(
     format: Format,
-    encoded: codec::Encoded,
+    bytes: Vec<u8>,
+    written_notes: Vec<WriteNote>,
     document: Option<ColumnDoc>,
-    grouped: Vec<String>,
     writing: &Writing<'_>,
     variant: Option<Variant>,
 ) -> Column {
-    let schema = (format == Format::Protobuf).then(|| match writing.message {
+    let schema = (format == Format::Protobuf).then(|| match writing.read_with {
         Some(m) => m.full_name().to_string(),
         None => "inferred schema (message Payload)".to_string(),
     });
+    // The encoder's notes first, each found in the tree by its path; the others (grouped
+    // fields, repaired text) name no node.
+    let (encoder, others): (Vec<&WriteNote>, Vec<&WriteNote>) = written_notes
+        .iter()
+        .partition(|n| matches!(n, WriteNote::Fidelity(_)));
+    let notes: Vec<FidelityNote> = encoder
+        .into_iter()
+        .chain(others)
+        .map(WriteNote::fidelity)
+        .collect();
     let note_nodes = match &document {
         Some(doc) => {
-            let mut ids: Vec<NodeId> = encoded
-                .notes
+            let mut ids: Vec<NodeId> = written_notes
                 .iter()
+                .filter_map(|n| match n {
+                    WriteNote::Fidelity(n) => Some(n),
+                    _ => None,
+                })
                 .flat_map(|n| doc.spans.find(&n.path.pattern()))
                 .collect();
             ids.sort();
@@ -1357,18 +1232,11 @@ fn column_of(
         }
         None => Vec::new(),
     };
-    let mut notes = encoded.notes;
-    notes.extend(grouped.into_iter().map(|message| FidelityNote {
-        kind: codec::NoteKind::DuplicateKey,
-        path: Path::root(),
-        count: 1,
-        message,
-    }));
     Column {
         format,
         is_source: false,
         sizes: None,
-        bytes: encoded.bytes.into(),
+        bytes: bytes.into(),
         document,
         notes,
         note_nodes,

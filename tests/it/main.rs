@@ -27,6 +27,7 @@ mod compare_runtimes;
 mod cross_format;
 mod diff;
 mod encode_fast;
+mod faces;
 #[cfg(feature = "gui")]
 mod gui_app;
 #[cfg(feature = "gui")]
