@@ -279,6 +279,15 @@ pub fn write(
         if lines_up {
             return Some(WrittenTree::Value(spans));
         }
+        // The Avro schema the bytes were written by: the given one, or the one inferred from
+        // the value (as the encoder inferred it).
+        let avro = match format {
+            Format::Avro => encode_options
+                .avro
+                .clone()
+                .or_else(|| codec::avro::schema_for(&value, &encode_options).ok()),
+            _ => None,
+        };
         // The message type the bytes were written with: the named one, or the inferred one.
         let read_with = match (format, encode_options.message) {
             (Format::Protobuf, Some(m)) => Some(m),
@@ -289,6 +298,7 @@ pub fn write(
         };
         let read_options = DecodeOptions {
             message: read_with,
+            avro,
             limits: options.limits,
             ..DecodeOptions::default()
         };

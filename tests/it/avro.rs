@@ -240,6 +240,36 @@ fn every_samples_avro_is_fastavros_bytes() {
     );
 }
 
+/// Protobuf read without a schema groups a repeated field number into an array, so the Avro
+/// column's tree is its bytes read back, by the schema they were written with: every node of it
+/// on those bytes (the column had no tree: the bytes were read back without a schema).
+#[test]
+fn the_avro_column_of_protobuf_read_without_a_schema_has_its_tree() {
+    use wirelens::codec::Format;
+    use wirelens::workspace::{no_notify, Workspace};
+    let mut ws = Workspace::new(no_notify());
+    ws.open_path(root().join("samples/user-profile.pb"))
+        .expect("opens");
+    ws.wait_idle();
+    let a = ws.analysis().cloned().expect("analysed");
+    assert_eq!(a.format, Format::Protobuf);
+    let column = a.column(Format::Avro).expect("an Avro column");
+    assert!(column.error.is_none(), "{:?}", column.error);
+    assert!(
+        column
+            .notes
+            .iter()
+            .any(|n| n.message.contains("written as an array")),
+        "grouped: {:?}",
+        column.notes
+    );
+    let doc = column.document.as_ref().expect("a tree");
+    assert!(doc.spans.len() > 5, "{} nodes", doc.spans.len());
+    doc.spans
+        .validate(column.bytes.len())
+        .expect("spans within the Avro bytes");
+}
+
 /// The app's Avro column holds those bytes: each sample opened in a workspace, as a user
 /// opens it, shows fastavro's bytes in its Avro column.
 #[test]

@@ -1045,7 +1045,7 @@ fn a_registry_loaded_in_the_app_peels_kafka_framing_and_a_pasted_avsc_is_an_avro
     let label = ws
         .load_registry(&fixtures.join("registry.json"))
         .expect("loads");
-    assert!(label.contains("(5 schemas)"), "{label}");
+    assert!(label.contains("(7 schemas)"), "{label}");
     ws.wait_idle();
     let a = ws.analysis().cloned().expect("analysed");
     assert_eq!(a.format, Format::Avro);
