@@ -890,10 +890,11 @@ pub(super) fn finish_file(file: &mut FileReport, links: &[Link]) {
                 .iter()
                 .find(|r| r.format == p.format && r.library == p.library)
             {
-                if p.encode.is_none() {
+                // Again as a row's measurement changes (its every-core figure comes last).
+                if row.encode.is_some() {
                     p.encode = row.encode.clone();
                 }
-                if p.decode.is_none() {
+                if row.decode.is_some() {
                     p.decode = row.decode.clone();
                 }
             }
