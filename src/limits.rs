@@ -75,8 +75,8 @@ pub struct Limits {
     /// Packets read from one capture file; beyond it reading stops with a warning. Default 10
     /// million. Name: `pcap-packets`.
     pub max_pcap_packets: usize,
-    /// Payloads kept from one capture; the rest are dropped with a warning. Default 100,000.
-    /// Name: `payloads`.
+    /// Payloads kept from one capture; the rest are dropped with a warning. Default 100,000, or
+    /// one per 2 KiB of a larger input ([`Limits::payloads_for`]). Name: `payloads`.
     pub max_payloads: usize,
     /// Tags the schema-less protobuf decoder may read while trying whether LEN payloads are
     /// nested messages. Once spent, the remaining payloads are read as text, packed numbers or
@@ -138,6 +138,45 @@ impl Limits {
 
     /// The default [`Limits::max_nodes`].
     pub const DEFAULT_MAX_NODES: usize = 8 << 20;
+
+    /// The default [`Limits::max_payloads`].
+    pub const DEFAULT_MAX_PAYLOADS: usize = 100_000;
+
+    /// Input bytes per payload by which the default [`Limits::max_payloads`] grows: a capture
+    /// larger than about 200 MB keeps one payload per 2 KiB (a 1 GB capture of API traffic holds
+    /// about 200,000 messages, a request and a response every 5 KB).
+    pub const BYTES_PER_PAYLOAD: usize = 2048;
+
+    /// [`Limits::max_payloads`] for an input of `len` bytes: the default grows with a large
+    /// capture (see [`Limits::BYTES_PER_PAYLOAD`]); any other value is used as it is.
+    pub fn payloads_for(&self, len: usize) -> usize {
+        grown(
+            self.max_payloads,
+            Limits::DEFAULT_MAX_PAYLOADS,
+            len,
+            Limits::BYTES_PER_PAYLOAD,
+        )
+    }
+
+    /// The default [`Limits::max_decompressed`].
+    pub const DEFAULT_MAX_DECOMPRESSED: usize = 256 << 20;
+
+    /// Decompressed bytes per input byte by which the default [`Limits::max_decompressed`] grows
+    /// as the bound of all of one input's decompressions together: a 1 GB capture whose gzip
+    /// bodies inflate to more than 256 MiB in all is read whole, each body still within
+    /// 256 MiB.
+    pub const DECOMPRESSED_PER_BYTE: usize = 4;
+
+    /// The bound of all the decompressions of an input of `len` bytes together (each one alone
+    /// stays within [`Limits::max_decompressed`]): the default grows to
+    /// [`Limits::DECOMPRESSED_PER_BYTE`] bytes per input byte; any other value is used as it is.
+    pub fn decompressed_total_for(max_decompressed: usize, len: usize) -> usize {
+        if max_decompressed == Limits::DEFAULT_MAX_DECOMPRESSED {
+            max_decompressed.max(len.saturating_mul(Limits::DECOMPRESSED_PER_BYTE))
+        } else {
+            max_decompressed
+        }
+    }
 
     /// The default [`Limits::max_protobuf_nodes`].
     pub const DEFAULT_MAX_PROTOBUF_NODES: usize = 1_000_000;
@@ -356,13 +395,13 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_depth: Limits::DEFAULT_MAX_DEPTH,
-            max_decompressed: 256 << 20,
+            max_decompressed: Limits::DEFAULT_MAX_DECOMPRESSED,
             max_ratio: 1100,
             ratio_floor: 1 << 20,
             max_layers: 16,
             max_pcap_bytes: 256 << 20,
             max_pcap_packets: 10_000_000,
-            max_payloads: 100_000,
+            max_payloads: Limits::DEFAULT_MAX_PAYLOADS,
             max_protobuf_scan: 16_000_000,
             max_nodes: Limits::DEFAULT_MAX_NODES,
             max_protobuf_nodes: Limits::DEFAULT_MAX_PROTOBUF_NODES,

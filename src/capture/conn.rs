@@ -62,7 +62,7 @@ pub(crate) struct View {
 impl<'a> Conversation<'a> {
     /// Stream `index` of `capture`, its TCP bytes as they are.
     fn tcp(capture: &'a Capture, index: usize) -> Option<Conversation<'a>> {
-        let s = capture.streams.get(index)?;
+        let s = capture.stream(index)?;
         Some(Conversation {
             capture,
             index,
@@ -160,8 +160,7 @@ impl<'a> Conversation<'a> {
             return Vec::new();
         }
         self.capture
-            .streams
-            .get(self.index)
+            .stream(self.index)
             .and_then(|s| s.directions.get(which))
             .map(|d| d.segments.iter().map(|g| g.span.start).collect())
             .unwrap_or_default()
@@ -186,7 +185,7 @@ pub(crate) fn stream(
     let mut warnings = Vec::new();
     // A key log was given and did not decrypt this stream: its TLS label does not ask for one.
     let mut keys_failed = false;
-    let Some(s) = capture.streams.get(index) else {
+    let Some(s) = capture.stream(index) else {
         return (Vec::new(), warnings);
     };
     let label = format!(

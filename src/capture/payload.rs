@@ -176,7 +176,11 @@ pub(crate) struct Budget {
 impl Budget {
     /// The budget of an input of `len` bytes.
     pub(crate) fn for_input(len: usize, options: &UnwrapOptions) -> Budget {
-        let total = options.decompression_limit(len);
+        let cap = Limits::decompressed_total_for(options.max_decompressed, len);
+        let total = len
+            .saturating_mul(options.max_ratio)
+            .max(options.ratio_floor)
+            .min(cap);
         Budget { left: total, total }
     }
 

@@ -110,9 +110,10 @@ impl PeelOptions<'_> {
 /// ```
 pub fn peel(input: impl Into<SharedBytes>, options: &PeelOptions<'_>) -> Peeled {
     let limits = &options.limits;
+    let input = input.into();
     split_all(
         unwrapped(
-            &input.into(),
+            &input,
             options.choice.max_layers,
             limits,
             options.keys,
@@ -120,6 +121,7 @@ pub fn peel(input: impl Into<SharedBytes>, options: &PeelOptions<'_>) -> Peeled 
         ),
         options.choice.split,
         limits,
+        input.len(),
     )
 }
 
@@ -219,13 +221,133 @@ fn read_capture(
     keep: Option<&mut Decoded>,
     out: &mut Peeled,
 ) {
-    match pcap::extract(input, &pcap::PcapLimits::from(limits)) {
-        Ok(capture) => read_extracted(capture, given_keys, options, budget, keep, out),
-        Err(e) => {
-            out.payloads = e.extracted.clone();
+    // Each stream is read as soon as its connection is over and its bytes let go, so only the
+    // connections open at once are held, whatever the size of the capture.
+    let mut read = Read::new(given_keys);
+    let mut keep = keep;
+    let extracted = pcap::extract_each(input, &pcap::PcapLimits::from(limits), &mut |view| {
+        read.stream(view, options, budget, keep.as_deref_mut());
+    });
+    let capture = match extracted {
+        Ok(capture) => capture,
+        Err(mut e) => {
+            read.finish(None, out);
+            e.extracted = out.payloads.clone();
             out.error = Some(e);
+            return;
+        }
+    };
+    read.finish(Some(&capture), out);
+}
+
+/// The streams of a capture, read as [`pcap::extract_each`] hands them on, put back in stream
+/// order at the end.
+struct Read<'k> {
+    given_keys: Option<&'k KeyLog>,
+    /// The key log of the capture's own blocks and `given_keys`, once a stream needs it.
+    keys: Option<Option<KeyLog>>,
+    /// Per stream: its index, its payloads, its warnings.
+    found: Vec<(usize, Vec<Payload>, Vec<String>)>,
+    /// Streams that a key log decrypted (no longer ones to give a key log for).
+    decrypted: Vec<usize>,
+    warnings: Vec<String>,
+}
+
+impl<'k> Read<'k> {
+    fn new(given_keys: Option<&'k KeyLog>) -> Read<'k> {
+        Read {
+            given_keys,
+            keys: None,
+            found: Vec::new(),
+            decrypted: Vec::new(),
+            warnings: Vec::new(),
         }
     }
+
+    /// Reads the one stream `view` holds.
+    fn stream(
+        &mut self,
+        view: &pcap::Capture,
+        options: &super::UnwrapOptions,
+        budget: &mut Budget,
+        keep: Option<&mut Decoded>,
+    ) {
+        let index = view.first_stream;
+        // TLS streams are handed on at the end, when every key log of the file is known; only
+        // they need one.
+        let tls = view.stream(index).is_some_and(|s| {
+            s.directions
+                .iter()
+                .any(|d| super::tls::looks_like_tls(d.contiguous()))
+        });
+        if tls && self.keys.is_none() {
+            self.keys = Some(keys_of(view, self.given_keys, &mut self.warnings));
+        }
+        let keys = if tls {
+            self.keys.as_ref().and_then(Option::as_ref)
+        } else {
+            None
+        };
+        let (found, warnings) = conn::stream(view, index, keys, options, budget, keep);
+        if found.iter().any(|p| p.meta_value("tls").is_some()) {
+            self.decrypted.push(index);
+        }
+        self.found.push((index, found, warnings));
+    }
+
+    /// Everything read into `out` in stream order, with the capture's own warnings first and
+    /// its summary (when it was read to its end).
+    fn finish(mut self, capture: Option<&pcap::Capture>, out: &mut Peeled) {
+        self.found.sort_by_key(|(index, _, _)| *index);
+        if let Some(capture) = capture {
+            out.warnings.extend(capture.warnings.iter().cloned());
+            if self.keys.is_none() {
+                self.keys = Some(keys_of(capture, self.given_keys, &mut self.warnings));
+            }
+            let mut summary = pcap::summary(capture);
+            summary.key_log = self.keys.as_ref().is_some_and(Option::is_some);
+            summary.tls.retain(|(i, _)| !self.decrypted.contains(i));
+            out.capture = Some(summary);
+        }
+        out.warnings.append(&mut self.warnings);
+        for (_, found, warnings) in self.found {
+            out.payloads.extend(found);
+            out.warnings.extend(warnings);
+        }
+        if let Some(capture) = capture {
+            // Streams handed on early saw the packet count so far: the capture layer says the
+            // whole file's.
+            let layer = pcap::capture_layer(capture);
+            for p in &mut out.payloads {
+                if let Some(first) = p.layers.first_mut() {
+                    if first.name == layer.name && first.span == layer.span {
+                        first.detail.clone_from(&layer.detail);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The key log of `capture`'s own Decryption Secrets Blocks merged with `given`; `None` when
+/// there is neither. A malformed block is a warning.
+fn keys_of(
+    capture: &pcap::Capture,
+    given: Option<&KeyLog>,
+    warnings: &mut Vec<String>,
+) -> Option<KeyLog> {
+    let mut keys = match capture.tls_key_log() {
+        Ok(k) => k,
+        Err(e) => {
+            warnings.push(format!("the capture's TLS key log is not read: {e}"));
+            KeyLog::default()
+        }
+    };
+    if let Some(given) = given {
+        keys.merge(given.clone());
+    }
+    // A key log the user gave is tried even when it holds no session, so the warning says so.
+    (!keys.is_empty() || given.is_some()).then_some(keys)
 }
 
 /// The frames of a `tshark -x` dump ([`super::text::packet_frames`]) and the capture they make,
@@ -304,7 +426,15 @@ fn read_extracted(
 ///
 /// Compressed gRPC frames are decompressed within [`Limits::unwrap_options`], drawing on what is
 /// left of the input's decompression budget ([`Peeled::budget`]).
-pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peeled {
+///
+/// `input_len` is the size of the input peeled: the default payload limit grows with it
+/// ([`Limits::payloads_for`]).
+pub(crate) fn split_all(
+    mut out: Peeled,
+    split: Split,
+    limits: &Limits,
+    input_len: usize,
+) -> Peeled {
     let found = std::mem::take(&mut out.payloads);
     let options = super::UnwrapOptions::from(limits);
     // Splitting decodes JSON lines and sequence items, and tries protobuf framings.
@@ -332,16 +462,91 @@ pub(crate) fn split_all(mut out: Peeled, split: Split, limits: &Limits) -> Peele
             }
         }
     }
-    if out.payloads.len() > limits.max_payloads {
+    let max_payloads = limits.payloads_for(input_len);
+    if out.payloads.len() > max_payloads {
         out.warnings.push(format!(
-            "{} payloads found; only the first {} are kept (limit payloads)",
+            "{} payloads found; only the first {max_payloads} are kept (limit payloads; `--limit payloads=N` raises it)",
             out.payloads.len(),
-            limits.max_payloads
         ));
-        out.payloads.truncate(limits.max_payloads);
+        out.payloads.truncate(max_payloads);
     }
     out.budget = budget;
     out
+}
+
+/// What [`split_all`] with [`Split::Auto`] makes of `unsplit` (a reading [`split_all`] gave with
+/// [`Split::Never`]), or `None` when no payload splits: then the two readings are the same, and
+/// the payloads are not held twice (a capture's hundreds of thousands of messages, each with its
+/// layers and headers). Each payload is split from a copy, one at a time.
+pub(crate) fn split_auto_beside(
+    unsplit: &Peeled,
+    limits: &Limits,
+    input_len: usize,
+) -> Option<Peeled> {
+    let options = super::UnwrapOptions::from(limits);
+    let decode = DecodeOptions {
+        limits: *limits,
+        ..DecodeOptions::default()
+    };
+    let mut budget = unsplit.budget;
+    let mut gunzip = |raw: &[u8]| http::decompress_within("gzip", raw, &options, &mut budget);
+    let mut changed: Vec<(usize, Vec<Payload>)> = Vec::new();
+    let mut errors: Vec<CaptureError> = Vec::new();
+    for (i, p) in unsplit.payloads.iter().enumerate() {
+        match split_auto_unread(p.clone(), &decode, &mut gunzip) {
+            Ok(parts) if matches!(parts.as_slice(), [one] if unchanged(one, p)) => {}
+            Ok(parts) => changed.push((i, parts)),
+            Err((e, parts)) => {
+                changed.push((i, parts));
+                errors.push(e);
+            }
+        }
+    }
+    if changed.is_empty() && errors.is_empty() {
+        return None;
+    }
+    let mut out = Peeled {
+        payloads: Vec::with_capacity(unsplit.payloads.len() + changed.len()),
+        error: unsplit.error.clone(),
+        warnings: unsplit.warnings.clone(),
+        capture: unsplit.capture.clone(),
+        budget,
+    };
+    let mut changed = changed.into_iter().peekable();
+    for (i, p) in unsplit.payloads.iter().enumerate() {
+        match changed.next_if(|(at, _)| *at == i) {
+            Some((_, parts)) => out.payloads.extend(parts),
+            None => out.payloads.push(p.clone()),
+        }
+    }
+    for e in errors {
+        if out.error.is_none() {
+            out.error = Some(e);
+        } else {
+            out.warnings.push(e.to_string());
+        }
+    }
+    let max_payloads = limits.payloads_for(input_len);
+    if out.payloads.len() > max_payloads {
+        out.warnings.push(format!(
+            "{} payloads found; only the first {max_payloads} are kept (limit payloads; `--limit payloads=N` raises it)",
+            out.payloads.len(),
+        ));
+        out.payloads.truncate(max_payloads);
+    }
+    Some(out)
+}
+
+/// Whether splitting gave `before` back as it was (its bytes the same view, not read).
+fn unchanged(after: &Payload, before: &Payload) -> bool {
+    after.bytes.same_view(&before.bytes)
+        && after.layers == before.layers
+        && after.hint == before.hint
+        && after.meta == before.meta
+        && after.cut == before.cut
+        && after.protocol == before.protocol
+        && after.avro == before.avro
+        && after.message == before.message
 }
 
 /// How a compressed gRPC frame is decompressed (within the input's budget, see [`split_all`]).
@@ -728,6 +933,83 @@ impl Payload {
 mod tests {
     use super::*;
     use crate::codec::protobuf::framing::grpc_frame;
+
+    /// Every capture file under `dir`, recursively.
+    fn captures_under(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                captures_under(&path, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "pcap" || e == "pcapng")
+            {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Reading a capture stream by stream, each as its connection closes, gives what reading
+    /// all its streams first gives: the same payloads in the same order, the same warnings, the
+    /// same summary; on every capture the tests hold (recorded, third-party, crafted).
+    #[test]
+    fn captures_read_stream_by_stream_as_when_read_whole() {
+        let root = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/capture"
+        ));
+        let mut files = Vec::new();
+        captures_under(root, &mut files);
+        files.sort();
+        assert!(files.len() >= 40, "{} captures found", files.len());
+        let limits = Limits::default();
+        let options = super::super::UnwrapOptions::from(&limits);
+        for file in files {
+            let bytes = std::fs::read(&file).expect("a fixture");
+            let keys = std::fs::read_to_string(file.with_extension("keylog"))
+                .ok()
+                .and_then(|t| KeyLog::parse(&t).ok());
+            let input = SharedBytes::from(bytes.clone());
+            let streamed = unwrapped(&input, None, &limits, keys.as_ref(), None);
+            let Ok(capture) = pcap::extract(&bytes, &pcap::PcapLimits::from(&limits)) else {
+                // A broken file: what was read before the fault is read all the same.
+                let e = streamed.error.as_ref().expect("an error");
+                assert_eq!(e.extracted, streamed.payloads, "{}", file.display());
+                continue;
+            };
+            let mut budget = Budget::for_input(bytes.len(), &options);
+            let mut whole = Peeled {
+                payloads: Vec::new(),
+                error: None,
+                warnings: Vec::new(),
+                capture: None,
+                budget,
+            };
+            read_extracted(
+                capture,
+                keys.as_ref(),
+                &options,
+                &mut budget,
+                None,
+                &mut whole,
+            );
+            let name = file.display();
+            assert!(streamed.error.is_none(), "{name}");
+            assert_eq!(streamed.payloads.len(), whole.payloads.len(), "{name}");
+            for (a, b) in streamed.payloads.iter().zip(&whole.payloads) {
+                assert_eq!(a, b, "{name}");
+            }
+            let mut a = streamed.warnings.clone();
+            let mut b = whole.warnings.clone();
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{name}");
+            assert_eq!(streamed.capture, whole.capture, "{name}");
+        }
+    }
 
     #[test]
     fn a_grpc_body_becomes_one_payload_per_message() {

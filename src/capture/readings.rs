@@ -19,7 +19,7 @@
 
 use super::detect::{detect_knowing, verdict, KnownDocument, Reading};
 use super::payload::Decoded;
-use super::peel::{split_all, unwrapped, PeelChoice, Peeled, Split};
+use super::peel::{split_all, split_auto_beside, unwrapped, PeelChoice, Peeled, Split};
 use super::tls::KeyLog;
 use super::SharedBytes;
 use crate::codec::{DecodeOptions, Format};
@@ -126,34 +126,46 @@ pub fn peel_readings(
     // documents decoded on the way are kept for detection.
     let mut decoded = Decoded::default();
     let whole = unwrapped(input, None, limits, keys, Some(&mut decoded));
-    let mut found: Vec<(PeelChoice, Peeled)> = vec![
-        (
-            PeelChoice::default(),
-            split_all(whole.clone(), Split::Auto, limits),
-        ),
-        (
-            PeelChoice {
-                max_layers: None,
-                split: Split::Never,
-            },
-            split_all(whole, Split::Never, limits),
-        ),
-    ];
+    let unsplit = split_all(whole, Split::Never, limits, input.len());
+    // A large capture is not held twice (its hundreds of thousands of messages, each with its
+    // layers and headers): it is read split only, as it ranks first anyway (a gRPC body left
+    // whole ranks after one split into its messages).
+    if unsplit.capture.is_some() && payload_bytes(&unsplit) > FEWER_LAYERS_OF_CAPTURES_UP_TO {
+        let split = split_all(unsplit, Split::Auto, limits, input.len());
+        let mut reading = score(PeelChoice::default(), split, options, &mut decoded);
+        reading.reasons.push(format!(
+            "the only reading: a capture with more than {} MiB of payloads is read with every layer, split, and not again unsplit or with fewer layers (--layer raw reads the file as it is)",
+            FEWER_LAYERS_OF_CAPTURES_UP_TO >> 20
+        ));
+        return vec![reading];
+    }
+    // When nothing splits, the split reading is the unsplit one: held once, under the
+    // default's name.
+    let mut found: Vec<(PeelChoice, Peeled)> =
+        match split_auto_beside(&unsplit, limits, input.len()) {
+            Some(split) => vec![
+                (PeelChoice::default(), split),
+                (
+                    PeelChoice {
+                        max_layers: None,
+                        split: Split::Never,
+                    },
+                    unsplit,
+                ),
+            ],
+            None => vec![(PeelChoice::default(), unsplit)],
+        };
+    // The reading with every layer, unsplit (the last of `found` so far).
+    let every = found.len() - 1;
     // Fewer layers, until peeling that many already gives everything.
     let mut seen: Vec<(PeelChoice, Peeled)> = Vec::new();
     // A capture read again at a lower depth decompresses every body and message again, each
     // within the input's whole budget: past this many payload bytes, only its raw reading is
     // added beside it (a permessage-deflate bomb of 256 MiB held twice over went past 512 MiB).
-    let large_capture = found[1].1.capture.is_some()
-        && found[1]
-            .1
-            .payloads
-            .iter()
-            .map(|p| p.bytes.len())
-            .sum::<usize>()
-            > FEWER_LAYERS_OF_CAPTURES_UP_TO;
+    let large_capture = found[every].1.capture.is_some()
+        && payload_bytes(&found[every].1) > FEWER_LAYERS_OF_CAPTURES_UP_TO;
     for depth in 0..MAX_DEPTHS {
-        if depth >= 1 && (har_in_one_step(&found[1].1) || large_capture) {
+        if depth >= 1 && (har_in_one_step(&found[every].1) || large_capture) {
             // Every depth from 1 gives these payloads: not peeled again (a second copy of
             // every body of a large HAR); or the capture is too large to read twice.
             break;
@@ -163,17 +175,25 @@ pub fn peel_readings(
             split: Split::Never,
         };
         let unsplit = unwrapped(input, Some(depth), limits, keys, Some(&mut decoded));
-        let peeled = split_all(unsplit.clone(), Split::Never, limits);
-        if same_payloads(&peeled, &found[1].1) {
+        let peeled = split_all(unsplit, Split::Never, limits, input.len());
+        if same_payloads(&peeled, &found[every].1) {
             break;
         }
-        seen.push((choice, peeled));
-        if depth > 0 {
-            let choice = PeelChoice {
-                max_layers: Some(depth),
-                split: Split::Auto,
-            };
-            found.push((choice, split_all(unsplit, Split::Auto, limits)));
+        if depth == 0 {
+            seen.push((choice, peeled));
+            continue;
+        }
+        let split = PeelChoice {
+            max_layers: Some(depth),
+            split: Split::Auto,
+        };
+        // The split ways go first; one that splits nothing is the unsplit reading itself.
+        match split_auto_beside(&peeled, limits, input.len()) {
+            Some(auto) => {
+                seen.push((choice, peeled));
+                found.push((split, auto));
+            }
+            None => found.push((split, peeled)),
         }
     }
     // The unsplit fewer-layer ways, deepest first, then none.
@@ -299,6 +319,11 @@ fn document_nodes(reading: &Reading) -> usize {
         Ok(doc) => doc.spans.len(),
         Err(e) => e.partial.as_ref().map_or(0, |doc| doc.spans.len()),
     }
+}
+
+/// The bytes of all of `peeled`'s payloads together.
+fn payload_bytes(peeled: &Peeled) -> usize {
+    peeled.payloads.iter().map(|p| p.bytes.len()).sum()
 }
 
 fn same_payloads(a: &Peeled, b: &Peeled) -> bool {

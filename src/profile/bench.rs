@@ -79,6 +79,17 @@ pub struct BenchConfig {
 }
 
 impl BenchConfig {
+    /// The threads an every-core measurement runs: one per core, and none (no such
+    /// measurement) on one core or without [`BenchConfig::all_cores_time`].
+    pub fn all_cores_threads(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        if cores < 2 || self.all_cores_time.is_zero() {
+            0
+        } else {
+            cores
+        }
+    }
+
     /// The default: 200 ms warm-up, ≥ 1 ms samples, 30–100 samples over ~0.5 s.
     pub fn standard() -> BenchConfig {
         BenchConfig {

@@ -312,17 +312,6 @@ fn prepare(i: &Inputs) -> Result<Arc<dyn Adapter>, String> {
 /// more is not measured so.
 pub const ALL_CORES_BUDGET: usize = 256 << 20;
 
-/// The threads an every-core measurement runs: one per core, and none (no such measurement)
-/// on one core or without [`BenchConfig::all_cores_time`].
-pub fn all_cores_threads(config: &BenchConfig) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    if cores < 2 || config.all_cores_time.is_zero() {
-        0
-    } else {
-        cores
-    }
-}
-
 /// The throughput of `lazy`'s library on `threads` threads at once (see [`AllCores`]): each
 /// thread prepares its own copy of the library's value and bytes, then all start together and
 /// call the operation for [`BenchConfig::all_cores_time`]. Run while no other job measures.
@@ -462,7 +451,7 @@ pub fn run(
     // libraries' values arrive.
     super::alloc::give_back_freed();
     // The rows measured on every core too, after all the rest.
-    let threads = all_cores_threads(&settings.bench);
+    let threads = settings.bench.all_cores_threads();
     let spread: Vec<usize> = (0..jobs.len())
         .filter(|&i| matches!(&jobs[i].task, Task::Adapter(lazy, _) if lazy.again.is_some()))
         .collect();
@@ -1267,7 +1256,7 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                 message: p.message.clone(),
             };
             // Measured on every core too when a copy per core fits the budget.
-            let threads = all_cores_threads(&settings.bench);
+            let threads = settings.bench.all_cores_threads();
             let copies = value_estimate(library, format, len).saturating_mul(threads);
             let lazy = Arc::new(if threads > 0 && copies <= ALL_CORES_BUDGET {
                 Lazy::kept(inputs, 2)

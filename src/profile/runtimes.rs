@@ -554,7 +554,7 @@ fn job_json(
             "latency_ns": ns(bench.latency_time),
             "latency_calls": bench.latency_calls,
             "all_cores": {
-                "workers": super::run::all_cores_threads(bench),
+                "workers": bench.all_cores_threads(),
                 "span_ns": ns(bench.all_cores_time),
             },
         }

@@ -15,7 +15,9 @@
 //! there.
 //!
 //! Conventions: nothing here panics on any input; memory is bounded by [`PcapLimits`] (payload
-//! bytes held across all streams, and packets read); exceeding a limit, a file cut short, a
+//! bytes held across all streams, or across the connections open at once when [`extract_each`]
+//! hands each on as it closes; and packets read); segment data is held as ranges of the file,
+//! not copied, until a connection is put in order; exceeding a limit, a file cut short, a
 //! truncated packet, a gap in a TCP stream — each gives a warning in [`Capture::warnings`] and as
 //! much data as is sound, never an error. Only input that is not a capture file at all, or a
 //! pcapng block whose length fields are impossible, is a [`CaptureError`].
@@ -25,7 +27,7 @@ mod frag;
 mod net;
 mod tcp;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
 use crate::capture::tls::{self, TlsSummary};
@@ -39,7 +41,8 @@ pub use crate::capture::payload::{CaptureError, Layer, Payload};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PcapLimits {
     /// Payload bytes held across all streams (default 256 MiB); beyond it, data is dropped with a
-    /// warning.
+    /// warning. [`extract_each`] gives a connection's bytes back when it hands the connection
+    /// on, so there it bounds the connections open at once.
     pub max_stream_bytes: usize,
     /// Packets read (default 10 million); beyond it, reading stops with a warning.
     pub max_packets: usize,
@@ -157,8 +160,13 @@ pub struct Stream {
 /// What a capture file held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capture {
-    /// The streams, in order of their first packet.
+    /// The streams, in order of their first packet. [`extract_each`] hands them on one at a
+    /// time instead: its view holds the one stream handed, [`Capture::first_stream`] its index.
     pub streams: Vec<Stream>,
+    /// The index of `streams[0]` among all the capture's streams: 0 for a whole capture.
+    pub first_stream: usize,
+    /// The streams [`extract_each`] handed on, counted for [`summary`].
+    handed: Handed,
     /// Packets read.
     pub packets: usize,
     /// Everything that was not quite right: cut files, truncated packets, gaps, limits, fragments.
@@ -183,7 +191,38 @@ pub struct Capture {
     pub tls_secrets: Vec<String>,
 }
 
+/// The streams handed on by [`extract_each`], counted as [`summary`] counts streams.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Handed {
+    tcp: usize,
+    udp: usize,
+    with_data: usize,
+    tls: Vec<(usize, TlsSummary)>,
+}
+
+impl Handed {
+    fn count(&mut self, index: usize, stream: &Stream) {
+        match stream.protocol {
+            Transport::Tcp => {
+                self.tcp += 1;
+                if let Some(t) = tls_of(stream) {
+                    self.tls.push((index, t));
+                }
+            }
+            Transport::Udp => self.udp += 1,
+        }
+        if stream.directions.iter().any(|d| !d.bytes.is_empty()) {
+            self.with_data += 1;
+        }
+    }
+}
+
 impl Capture {
+    /// Stream `index` (counted over the whole capture), when this capture or view holds it.
+    pub fn stream(&self, index: usize) -> Option<&Stream> {
+        self.streams.get(index.checked_sub(self.first_stream)?)
+    }
+
     /// The key log of the capture's Decryption Secrets Blocks, all blocks merged; empty when
     /// there are none. A malformed block is an error naming the block (from 1) and its line.
     pub fn tls_key_log(&self) -> Result<super::tls::KeyLog, String> {
@@ -231,11 +270,32 @@ impl Warnings {
 enum Pending {
     Tcp(tcp::Connection),
     Udp(Stream),
+    /// A closed TLS connection put in order, handed on at the end, when every key log the file
+    /// carries is known.
+    Finished(Stream),
+    /// Handed on already; later segments of its four-tuple (the last ACK, a retransmitted FIN)
+    /// carry nothing new.
+    Done,
 }
 
-struct State {
+/// Packets after a connection closed (both FINs, or a RST) before it is handed on: segments
+/// that arrive late (retransmissions filling a hole before the FIN) still find it.
+const CLOSE_GRACE: usize = 1024;
+
+/// Where [`extract_each`] hands streams.
+type Each<'e> = &'e mut dyn FnMut(&mut Capture);
+
+struct State<'a> {
     limits: PcapLimits,
+    /// The capture file, which most segments' data lies in.
+    input: &'a [u8],
+    format: FileFormat,
     pending: Vec<Pending>,
+    /// Closed TCP connections by index in `pending`, with the packet count at closing, in the
+    /// order they closed (only when streams are handed on).
+    closing: VecDeque<(usize, usize)>,
+    handing: bool,
+    handed: Handed,
     /// (lower address, higher address) → index of the current stream in `pending`.
     current: HashMap<(SocketAddr, SocketAddr), usize>,
     budget: usize,
@@ -259,7 +319,7 @@ fn key(a: SocketAddr, b: SocketAddr) -> (SocketAddr, SocketAddr) {
     }
 }
 
-impl State {
+impl State<'_> {
     fn over_budget(&mut self, frame: u64, len: usize) {
         if !self.budget_warned {
             self.budget_warned = true;
@@ -328,6 +388,8 @@ impl State {
     fn tcp(&mut self, seg: net::TcpSegment<'_>, p: &file::Packet<'_>) {
         let k = key(seg.src, seg.dst);
         let open_new = match self.current.get(&k).and_then(|&i| self.pending.get(i)) {
+            // Handed on: only a new connection on the same ports is news.
+            Some(Pending::Done | Pending::Finished(_)) if !seg.syn || seg.ack => return,
             Some(Pending::Tcp(c)) => {
                 if seg.syn && !seg.ack {
                     // A retransmitted SYN keeps the connection; a fresh one (port reuse) does not.
@@ -369,11 +431,13 @@ impl State {
         let Some(Pending::Tcp(conn)) = self.pending.get_mut(index) else {
             return;
         };
+        let was_closed = conn.closed;
         let added = conn.add(
             seg.src,
             seg.seq,
             flags,
             payload,
+            self.input,
             (p.frame, p.time, p.record),
             &mut self.budget,
         );
@@ -384,11 +448,98 @@ impl State {
                 seg.seq,
                 flags,
                 &[],
+                self.input,
                 (p.frame, p.time, p.record),
                 &mut self.budget,
             );
+            let closed = conn.closed;
             self.over_budget(p.frame, len);
+            if self.handing && closed && !was_closed {
+                self.closing.push_back((index, self.packets));
+            }
+            return;
         }
+        let closed = conn.closed;
+        if self.handing && closed && !was_closed {
+            self.closing.push_back((index, self.packets));
+        }
+    }
+
+    /// Stream `index`, made of what `pending` held for it (a TCP connection put in order, its
+    /// bytes given back to the budget).
+    fn stream_of(&mut self, index: usize, pending: Pending) -> Option<Stream> {
+        match pending {
+            Pending::Udp(s) | Pending::Finished(s) => Some(s),
+            Pending::Done => None,
+            Pending::Tcp(c) => {
+                let (client, server) = (c.client, c.server);
+                self.budget = self.budget.saturating_add(c.held);
+                let label = format!("stream {index} (TCP {client} → {server})");
+                let mut list = Vec::new();
+                let directions = c.finish(&label, self.input, &mut list);
+                for w in list {
+                    self.warnings.push(w);
+                }
+                Some(Stream {
+                    protocol: Transport::Tcp,
+                    client,
+                    server,
+                    directions,
+                })
+            }
+        }
+    }
+
+    /// Hands on the connections that closed at least [`CLOSE_GRACE`] packets ago, except TLS
+    /// ones (kept for the key logs of the rest of the file).
+    fn hand_closed(&mut self, each: Each<'_>) {
+        while let Some(&(index, at)) = self.closing.front() {
+            if self.packets < at.saturating_add(CLOSE_GRACE) {
+                break;
+            }
+            self.closing.pop_front();
+            let Some(slot) = self.pending.get_mut(index) else {
+                continue;
+            };
+            let pending = std::mem::replace(slot, Pending::Done);
+            let Some(stream) = self.stream_of(index, pending) else {
+                continue;
+            };
+            let tls = tls_of(&stream).is_some()
+                || stream
+                    .directions
+                    .iter()
+                    .any(|d| tls::looks_like_tls(d.contiguous()));
+            if tls {
+                if let Some(slot) = self.pending.get_mut(index) {
+                    *slot = Pending::Finished(stream);
+                }
+                continue;
+            }
+            self.hand(index, stream, Vec::new(), each);
+        }
+    }
+
+    /// Gives `each` a view of the capture so far holding stream `index` alone.
+    fn hand(&mut self, index: usize, stream: Stream, tls_secrets: Vec<String>, each: Each<'_>) {
+        self.handed.count(index, &stream);
+        let mut view = Capture {
+            streams: vec![stream],
+            first_stream: index,
+            handed: Handed::default(),
+            packets: self.packets,
+            warnings: Vec::new(),
+            format: self.format,
+            input_len: self.input.len(),
+            linktypes: std::mem::take(&mut self.linktypes),
+            skipped_linktypes: Vec::new(),
+            other_packets: self.other_packets,
+            short_frames: std::mem::take(&mut self.short_frames),
+            tls_secrets,
+        };
+        each(&mut view);
+        self.linktypes = view.linktypes;
+        self.short_frames = view.short_frames;
     }
 
     fn udp(&mut self, d: net::UdpDatagram<'_>, p: &file::Packet<'_>) {
@@ -428,7 +579,9 @@ impl State {
         });
     }
 
-    fn finish(mut self, format: FileFormat, input_len: usize, tls_secrets: Vec<String>) -> Capture {
+    /// The capture: its streams (or, handing on, each one given to `each`, in order), its
+    /// counts and its warnings.
+    fn finish(mut self, tls_secrets: Vec<String>, mut each: Option<Each<'_>>) -> Capture {
         for &(linktype, n) in &self.skipped_linktypes {
             self.warnings.push(skipped_sentence(linktype, n));
         }
@@ -441,33 +594,25 @@ impl State {
                 self.truncated, self.first_truncated
             ));
         }
-        let mut streams = Vec::with_capacity(self.pending.len());
-        for (i, pending) in self.pending.into_iter().enumerate() {
-            match pending {
-                Pending::Udp(s) => streams.push(s),
-                Pending::Tcp(c) => {
-                    let (client, server) = (c.client, c.server);
-                    let label = format!("stream {i} (TCP {client} → {server})");
-                    let mut list = Vec::new();
-                    let directions = c.finish(&label, &mut list);
-                    for w in list {
-                        self.warnings.push(w);
-                    }
-                    streams.push(Stream {
-                        protocol: Transport::Tcp,
-                        client,
-                        server,
-                        directions,
-                    });
-                }
+        let pending = std::mem::take(&mut self.pending);
+        let mut streams = Vec::with_capacity(if each.is_some() { 0 } else { pending.len() });
+        for (i, pending) in pending.into_iter().enumerate() {
+            let Some(stream) = self.stream_of(i, pending) else {
+                continue;
+            };
+            match each.as_deref_mut() {
+                Some(each) => self.hand(i, stream, tls_secrets.clone(), each),
+                None => streams.push(stream),
             }
         }
         Capture {
             streams,
+            first_stream: 0,
+            handed: self.handed,
             packets: self.packets,
             warnings: self.warnings.finish(),
-            format,
-            input_len,
+            format: self.format,
+            input_len: self.input.len(),
             linktypes: self.linktypes,
             skipped_linktypes: self.skipped_linktypes,
             other_packets: self.other_packets,
@@ -500,8 +645,47 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
 /// then carries the payloads found before the fault. Everything else (a file cut short, truncated
 /// packets, gaps, limits) is a warning in the returned [`Capture`].
 pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureError> {
+    read(bytes, limits, None)
+}
+
+/// [`extract`], handing each stream to `each` as soon as it is complete instead of keeping them
+/// all: a TCP connection 1,024 packets after it closed (both FINs, or a RST), the
+/// rest (and closed TLS connections, so that every key log in the file is known) at the end,
+/// each in a view of the capture so far that holds it alone ([`Capture::first_stream`]). Only
+/// the connections open at once are held, so a capture of many short connections takes memory
+/// for the few open at a time, not for all of them; `pcap-bytes` bounds the bytes they hold.
+/// Streams are handed on in the order they close, not by index.
+///
+/// The capture returned holds no streams, only its counts and warnings; on an error, the
+/// streams read before the fault were handed on and the error carries no payloads.
+pub fn extract_each(
+    bytes: &[u8],
+    limits: &PcapLimits,
+    each: &mut dyn FnMut(&mut Capture),
+) -> Result<Capture, CaptureError> {
+    read(bytes, limits, Some(each))
+}
+
+fn read(
+    bytes: &[u8],
+    limits: &PcapLimits,
+    mut each: Option<Each<'_>>,
+) -> Result<Capture, CaptureError> {
+    let Some(format) = file::sniff(bytes) else {
+        return Err(CaptureError {
+            layer: "pcap".to_string(),
+            offset: 0,
+            message: "the input does not start with a pcap or pcapng header".to_string(),
+            extracted: Vec::new(),
+        });
+    };
     let mut state = State {
         limits: *limits,
+        input: bytes,
+        format,
+        closing: VecDeque::new(),
+        handing: each.is_some(),
+        handed: Handed::default(),
         pending: Vec::new(),
         current: HashMap::new(),
         budget: limits.max_stream_bytes,
@@ -522,19 +706,25 @@ pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureErro
     let mut file_warnings = Vec::new();
     let mut secrets = Vec::new();
     let walked = file::walk(bytes, &mut file_warnings, &mut secrets, &mut |p| {
-        state.packet(p)
+        let go = state.packet(p);
+        if let Some(each) = each.as_deref_mut() {
+            state.hand_closed(each);
+        }
+        go
     });
     for w in file_warnings {
         state.warnings.push(w);
     }
     match walked {
-        Ok(format) => Ok(state.finish(format, bytes.len(), secrets)),
+        Ok(_) => Ok(state.finish(secrets, each)),
         Err(fault) => {
-            let format = file::sniff(bytes);
-            let layer = format.map_or("pcap", FileFormat::name).to_string();
-            let extracted = match format {
-                Some(f) => payloads(&state.finish(f, bytes.len(), secrets)),
-                None => Vec::new(),
+            let layer = format.name().to_string();
+            let handing = each.is_some();
+            let capture = state.finish(secrets, each);
+            let extracted = if handing {
+                Vec::new()
+            } else {
+                payloads(&capture)
             };
             Err(CaptureError {
                 layer,
@@ -628,11 +818,6 @@ fn payload_for(
         .min_by_key(|s| s.frame)
         .and_then(|s| s.time)
         .map(|t| t.to_rfc3339());
-    let links: Vec<String> = capture
-        .linktypes
-        .iter()
-        .map(|&l| net::linktype_name(l))
-        .collect();
     let mut meta = vec![
         ("stream".to_string(), index.to_string()),
         ("direction".to_string(), dir_name.to_string()),
@@ -651,11 +836,7 @@ fn payload_for(
         avro: None,
         bytes: bytes.into(),
         layers: vec![
-            Layer {
-                name: capture.format.name().to_string(),
-                detail: format!("{} packets, {}", capture.packets, links.join(", ")),
-                span: Span::new(0, capture.input_len),
-            },
+            capture_layer(capture),
             Layer {
                 name: format!("{} {from} → {to}", stream.protocol.name()),
                 detail: format!("stream {index}, {dir_name}, frames {frames_in_detail}"),
@@ -669,6 +850,20 @@ fn payload_for(
     }
 }
 
+/// The outermost layer of every payload of `capture`: the file, its packets and link types.
+pub(crate) fn capture_layer(capture: &Capture) -> Layer {
+    let links: Vec<String> = capture
+        .linktypes
+        .iter()
+        .map(|&l| net::linktype_name(l))
+        .collect();
+    Layer {
+        name: capture.format.name().to_string(),
+        detail: format!("{} packets, {}", capture.packets, links.join(", ")),
+        span: Span::new(0, capture.input_len),
+    }
+}
+
 /// One payload per non-empty direction of each TCP stream, and one per UDP datagram, in stream
 /// order (client→server before server→client).
 ///
@@ -677,7 +872,7 @@ fn payload_for(
 /// [`TlsSummary::describe`], and the meta entry `("encrypted", "TLS")`, so no format is guessed
 /// for it.
 pub fn payloads(capture: &Capture) -> Vec<Payload> {
-    (0..capture.streams.len())
+    (capture.first_stream..capture.first_stream + capture.streams.len())
         .flat_map(|index| stream_payloads(capture, index))
         .collect()
 }
@@ -685,7 +880,7 @@ pub fn payloads(capture: &Capture) -> Vec<Payload> {
 /// [`payloads`] of stream `index` alone.
 pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
     let mut out = Vec::new();
-    let Some(stream) = capture.streams.get(index) else {
+    let Some(stream) = capture.stream(index) else {
         return out;
     };
     let tls = match stream.protocol {
@@ -777,7 +972,7 @@ pub(crate) fn span_payload(
     which: usize,
     span: Span,
 ) -> (Payload, u64) {
-    let Some(stream) = capture.streams.get(index) else {
+    let Some(stream) = capture.stream(index) else {
         return (Payload::default(), 0);
     };
     let Some(dir) = stream.directions.get(which) else {
@@ -796,8 +991,7 @@ pub(crate) fn span_payload(
 /// (`4, 6–9`).
 pub(crate) fn span_frames(capture: &Capture, index: usize, which: usize, span: Span) -> String {
     let mut frames: Vec<u64> = capture
-        .streams
-        .get(index)
+        .stream(index)
         .and_then(|s| s.directions.get(which))
         .map(|d| d.segments_in(span).iter().map(|s| s.frame).collect())
         .unwrap_or_default();
@@ -874,17 +1068,16 @@ pub struct CaptureSummary {
 
 /// Counts what `capture` carried (see [`CaptureSummary`]).
 pub fn summary(capture: &Capture) -> CaptureSummary {
-    let count = |t: Transport| capture.streams.iter().filter(|s| s.protocol == t).count();
+    let mut counted = capture.handed.clone();
+    for (i, s) in capture.streams.iter().enumerate() {
+        counted.count(capture.first_stream + i, s);
+    }
     CaptureSummary {
         format: capture.format,
         packets: capture.packets,
-        tcp_streams: count(Transport::Tcp),
-        udp_streams: count(Transport::Udp),
-        streams_with_data: capture
-            .streams
-            .iter()
-            .filter(|s| s.directions.iter().any(|d| !d.bytes.is_empty()))
-            .count(),
+        tcp_streams: counted.tcp,
+        udp_streams: counted.udp,
+        streams_with_data: counted.with_data,
         other_packets: capture.other_packets,
         skipped_linktypes: capture
             .skipped_linktypes
@@ -895,13 +1088,7 @@ pub fn summary(capture: &Capture) -> CaptureSummary {
                 packets,
             })
             .collect(),
-        tls: capture
-            .streams
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.protocol == Transport::Tcp)
-            .filter_map(|(i, s)| tls_of(s).map(|t| (i, t)))
-            .collect(),
+        tls: counted.tls,
         key_log: false,
     }
 }
@@ -1091,6 +1278,109 @@ mod tests {
         assert!(is_pcap(&ng));
         assert!(!is_pcap(&ng[..8]));
         assert!(!is_pcap(b"\x0a\x0d\x0d\x0a\0\0\0\0\0\0\0\0"));
+    }
+
+    /// A pcap (Ethernet, IPv4) of `n` connections one after another, from client port 40000 +
+    /// i to port 80: SYN, a `size`-byte request, a `size`-byte answer, FIN both ways.
+    fn sequential_connections(n: u16, size: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend(0xA1B2_C3D4u32.to_le_bytes());
+        out.extend(2u16.to_le_bytes());
+        out.extend(4u16.to_le_bytes());
+        out.extend([0u8; 8]);
+        out.extend(65_535u32.to_le_bytes());
+        out.extend(1u32.to_le_bytes());
+        let mut packet = |port: u16, to_server: bool, seq: u32, flags: u8, data: &[u8]| {
+            let (sp, dp) = if to_server { (port, 80) } else { (80, port) };
+            let (src, dst) = if to_server {
+                ([10, 0, 0, 1], [10, 0, 0, 2])
+            } else {
+                ([10, 0, 0, 2], [10, 0, 0, 1])
+            };
+            let mut tcp = Vec::new();
+            tcp.extend(sp.to_be_bytes());
+            tcp.extend(dp.to_be_bytes());
+            tcp.extend(seq.to_be_bytes());
+            tcp.extend(0u32.to_be_bytes());
+            tcp.extend([5 << 4, flags]);
+            tcp.extend(65_535u16.to_be_bytes());
+            tcp.extend([0u8; 4]);
+            tcp.extend(data);
+            let total = u16::try_from(20 + tcp.len()).expect("fits an IP packet");
+            let mut frame = vec![2u8; 6];
+            frame.extend([4u8; 6]);
+            frame.extend([0x08, 0x00, 0x45, 0]);
+            frame.extend(total.to_be_bytes());
+            frame.extend([0, 0, 0, 0, 64, 6, 0, 0]);
+            frame.extend(src);
+            frame.extend(dst);
+            frame.extend(tcp);
+            let len = u32::try_from(frame.len()).expect("small frame");
+            out.extend([0u8; 8]);
+            out.extend(len.to_le_bytes());
+            out.extend(len.to_le_bytes());
+            out.extend(frame);
+        };
+        let (syn, fin, psh) = (0x02, 0x11, 0x18);
+        for i in 0..n {
+            let port = 40_000 + i;
+            let size32 = u32::try_from(size).expect("small");
+            packet(port, true, 99, syn, &[]);
+            packet(port, false, 499, syn | 0x10, &[]);
+            packet(port, true, 100, psh, &vec![b'q'; size]);
+            packet(port, false, 500, psh, &vec![b'a'; size]);
+            packet(port, true, 100 + size32, fin, &[]);
+            packet(port, false, 500 + size32, fin, &[]);
+        }
+        out
+    }
+
+    #[test]
+    fn closed_connections_are_handed_on_and_give_their_bytes_back() {
+        // 4,000 connections of 2 KB each way: 16 MB of stream bytes, against a budget of 1 MiB
+        // (the connections closed within the last CLOSE_GRACE packets hold about 680 KB).
+        let (n, size) = (4000u16, 2000usize);
+        let pcap = sequential_connections(n, size);
+        let limits = PcapLimits {
+            max_stream_bytes: 1 << 20,
+            max_packets: 10_000_000,
+        };
+        let mut handed: Vec<(usize, usize, usize)> = Vec::new();
+        let capture = extract_each(&pcap, &limits, &mut |view| {
+            let [c, s] = &view.streams[0].directions;
+            handed.push((
+                view.first_stream,
+                view.packets,
+                c.bytes.len() + s.bytes.len(),
+            ));
+        })
+        .expect("a capture");
+        assert_eq!(handed.len(), usize::from(n));
+        assert!(
+            capture.warnings.is_empty(),
+            "no limit reached: {:?}",
+            capture.warnings
+        );
+        // Every stream whole, in the order they closed, the first long before the file ended.
+        assert!(handed.iter().all(|&(_, _, bytes)| bytes == 2 * size));
+        assert!(handed.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(handed[0].1 < 2 * CLOSE_GRACE, "{:?}", handed[0]);
+        assert_eq!(capture.packets, 6 * usize::from(n));
+        let summary = summary(&capture);
+        assert_eq!(
+            (summary.tcp_streams, summary.streams_with_data),
+            (usize::from(n), usize::from(n))
+        );
+        // Read whole first, the same capture stops at the budget.
+        let whole = extract(&pcap, &limits).expect("a capture");
+        assert!(
+            whole
+                .warnings
+                .iter()
+                .any(|w| w.contains("the limit of 1048576 payload bytes")),
+            "{:?}",
+            whole.warnings
+        );
     }
 
     #[test]

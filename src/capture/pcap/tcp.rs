@@ -24,10 +24,45 @@ use super::{Direction, Gap, SegmentRef};
 /// One buffered segment.
 struct Piece {
     off: i64,
-    data: Vec<u8>,
+    data: Held,
     frame: u64,
     time: Option<Timestamp>,
     record: Span,
+}
+
+/// A segment's data: a range of the capture file itself (no copy), or bytes of its own (a
+/// datagram put together from IP fragments).
+enum Held {
+    Input(std::ops::Range<usize>),
+    Owned(Vec<u8>),
+}
+
+impl Held {
+    /// `data` as held: a range of `input` when it lies in it, else a copy.
+    fn of(data: &[u8], input: &[u8]) -> Held {
+        let base = input.as_ptr() as usize;
+        let at = data.as_ptr() as usize;
+        match at.checked_sub(base) {
+            Some(start) if start.saturating_add(data.len()) <= input.len() => {
+                Held::Input(start..start + data.len())
+            }
+            _ => Held::Owned(data.to_vec()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Held::Input(r) => r.len(),
+            Held::Owned(v) => v.len(),
+        }
+    }
+
+    fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
+        match self {
+            Held::Input(r) => input.get(r.clone()).unwrap_or(&[]),
+            Held::Owned(v) => v,
+        }
+    }
 }
 
 /// One direction while it is being collected.
@@ -68,6 +103,9 @@ pub(crate) struct Connection {
     pub client_isn: Option<u32>,
     pub closed: bool,
     pub has_data: bool,
+    /// Payload bytes held for this connection, charged to the capture's budget (given back when
+    /// the connection is handed on).
+    pub held: usize,
 }
 
 impl Connection {
@@ -79,16 +117,21 @@ impl Connection {
             client_isn: None,
             closed: false,
             has_data: false,
+            held: 0,
         }
     }
 
-    /// Records one segment, sent by `from`. Returns the payload bytes stored.
+    /// Records one segment, sent by `from`; `input` is the capture file, which `payload` is
+    /// usually a part of (then only its range is kept). Charges the bytes kept to `budget`, or
+    /// gives their number back when they do not fit.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn add(
         &mut self,
         from: SocketAddr,
         seq: u32,
         flags: (bool, bool, bool), // syn, fin, rst
         payload: &[u8],
+        input: &[u8],
         (frame, time, record): (u64, Option<Timestamp>, Span),
         budget: &mut usize,
     ) -> Result<(), usize> {
@@ -119,10 +162,11 @@ impl Connection {
                 return Err(payload.len());
             }
             *budget -= payload.len();
+            self.held += payload.len();
             self.has_data = true;
             dir.pieces.push(Piece {
                 off: data_off,
-                data: payload.to_vec(),
+                data: Held::of(payload, input),
                 frame,
                 time,
                 record,
@@ -141,8 +185,14 @@ impl Connection {
         Ok(())
     }
 
-    /// Puts each direction in order. Warnings name the stream by `label`.
-    pub(crate) fn finish(self, label: &str, warnings: &mut Vec<String>) -> [Direction; 2] {
+    /// Puts each direction in order, its bytes copied out of `input` (the capture file the
+    /// segments were added from). Warnings name the stream by `label`.
+    pub(crate) fn finish(
+        self,
+        label: &str,
+        input: &[u8],
+        warnings: &mut Vec<String>,
+    ) -> [Direction; 2] {
         let names = ["client→server", "server→client"];
         let mut out: [Direction; 2] = [Direction::default(), Direction::default()];
         for (i, mut dir) in self.dirs.into_iter().enumerate() {
@@ -161,10 +211,13 @@ impl Connection {
             let end_limit = dir.fin.unwrap_or(i64::MAX);
             let mut overlaps = 0usize;
             let mut differing = Differing::default();
+            let total: usize = dir.pieces.iter().map(|p| p.data.len()).sum();
+            target.bytes.reserve(total);
             for piece in dir.pieces {
-                let piece_end = piece.off + piece.data.len() as i64;
+                let data = piece.data.bytes(input);
+                let piece_end = piece.off + data.len() as i64;
                 let end = piece_end.min(end_limit);
-                differing.check(target, run, cursor, &piece, end);
+                differing.check(target, run, cursor, &piece, data, end);
                 if end <= cursor {
                     if piece.off >= start && piece.off < end_limit {
                         overlaps += 1;
@@ -192,7 +245,7 @@ impl Connection {
                 }
                 let skip = usize::try_from(cursor - piece.off).unwrap_or(0);
                 let take = usize::try_from(end - piece.off).unwrap_or(0);
-                let Some(bytes) = piece.data.get(skip..take) else {
+                let Some(bytes) = data.get(skip..take) else {
                     continue;
                 };
                 let from = target.bytes.len();
@@ -239,7 +292,15 @@ impl Differing {
     /// Compares the part of `piece` (up to stream offset `end`) that falls on bytes already in
     /// `dir` since the last gap (stream offsets `run.0..cursor`, from index `run.1` of its bytes)
     /// with those bytes, per kept segment.
-    fn check(&mut self, dir: &Direction, run: (i64, usize), cursor: i64, piece: &Piece, end: i64) {
+    fn check(
+        &mut self,
+        dir: &Direction,
+        run: (i64, usize),
+        cursor: i64,
+        piece: &Piece,
+        data: &[u8],
+        end: i64,
+    ) {
         let (start, first) = run;
         let from = piece.off.max(start);
         let to = end.min(cursor);
@@ -256,7 +317,7 @@ impl Differing {
             let skip = ((a - first) as i64 + start) - piece.off;
             let mine = usize::try_from(skip)
                 .ok()
-                .and_then(|s| piece.data.get(s..s + (b - a)));
+                .and_then(|s| data.get(s..s + (b - a)));
             if let (Some(theirs), Some(mine)) = (theirs, mine) {
                 if theirs != mine {
                     if self.found.len() < MAX_DIFFERING {
