@@ -59,13 +59,13 @@ for mb in $SIZES; do
   row 'tshark -Y http.response -T fields' "$size" "$(wc -l <"$WORK/tshark.txt") responses"
 
   timed "$WORK/inspect.txt" "$WL" inspect --no-tree --no-hex "$pcap"
-  found="$(grep -c '← HTTP/1.1 [0-9]' "$WORK/inspect.txt" || true) responses, $(grep -c 'gRPC frame' "$WORK/inspect.txt" || true) gRPC"
-  grep -q 'limit' "$WORK/inspect.txt" "$WORK/err" && found="$found, a limit was reached"
+  found="$(grep -c 'HTTP/1.1 response' "$WORK/inspect.txt" || true) responses, $(grep -c 'gRPC frame' "$WORK/inspect.txt" || true) gRPC"
+  grep -qE 'the limit of|\(limit [a-z-]+' "$WORK/inspect.txt" "$WORK/err" && found="$found, a limit was reached"
   row 'wirelens inspect --no-tree --no-hex' "$size" "$found"
 
   timed "$WORK/convert.jsonl" "$WL" convert --all --to json "$pcap"
   found="$(wc -l <"$WORK/convert.jsonl") JSON lines"
-  grep -q 'limit' "$WORK/err" && found="$found, a limit was reached"
+  grep -qE 'the limit of|\(limit [a-z-]+' "$WORK/err" && found="$found, a limit was reached"
   row 'wirelens convert --all --to json' "$size" "$found"
   rm -f "$WORK/convert.jsonl" "$WORK/inspect.txt" "$WORK/tshark.txt"
 done
