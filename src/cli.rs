@@ -1333,7 +1333,7 @@ fn convert_all(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let count = peeling.opened.payloads.len();
-    let mut lines = Vec::new();
+    let mut lines = LineSink::new(args, out);
     let mut failed = 0usize;
     // Payloads that are no data (encrypted records, DNS, SIP…): skipped, counted per kind, one
     // note line each kind.
@@ -1361,10 +1361,7 @@ fn convert_all(
             }
         };
         match converted {
-            Ok(one) => {
-                lines.extend(one);
-                lines.push(b'\n');
-            }
+            Ok(one) => lines.line(&one)?,
             Err(Failure::Input(why)) => {
                 failed += 1;
                 eprintln!("payload {} of {count}: {why}", i + 1);
@@ -1382,17 +1379,91 @@ fn convert_all(
         );
     }
     if failed == 0 {
-        return write_output(args, &lines, out);
+        return lines.finish();
     }
-    let written = if lines.is_empty() {
+    let written = if lines.written == 0 {
         "nothing was written"
     } else {
-        write_output(args, &lines, out)?;
+        lines.finish()?;
         "the others were written"
     };
     Err(Failure::Input(format!(
         "error: {failed} payload(s) did not convert (see above); {written}"
     )))
+}
+
+/// Where `convert --all` writes each JSON line as soon as it is made (the lines of a large
+/// capture are not all held at once): standard output, or a file that replaces the path
+/// (`files::AtomicFile`) once every payload is done, and is not created when no line is.
+struct LineSink<'o> {
+    path: Option<&'o Path>,
+    file: Option<io::BufWriter<crate::files::AtomicFile>>,
+    out: io::BufWriter<&'o mut dyn Write>,
+    /// Lines written so far.
+    written: usize,
+}
+
+impl<'o> LineSink<'o> {
+    fn new(args: &'o ConvertArgs, out: &'o mut dyn Write) -> LineSink<'o> {
+        LineSink {
+            path: args.output.as_deref().filter(|p| p.as_os_str() != "-"),
+            file: None,
+            out: io::BufWriter::new(out),
+            written: 0,
+        }
+    }
+
+    fn cannot_write(path: &Path, e: &io::Error) -> Failure {
+        Failure::Input(format!("error: cannot write {}: {e}", path.display()))
+    }
+
+    /// The output, opened on first use.
+    fn writer(&mut self) -> Result<&mut dyn Write, Failure> {
+        let Some(path) = self.path else {
+            return Ok(&mut self.out);
+        };
+        if self.file.is_none() {
+            let file = crate::files::AtomicFile::create(path)
+                .map_err(|e| LineSink::cannot_write(path, &e))?;
+            self.file = Some(io::BufWriter::new(file));
+        }
+        match &mut self.file {
+            Some(file) => Ok(file),
+            None => Ok(&mut self.out),
+        }
+    }
+
+    /// Writes `one` and a newline.
+    fn line(&mut self, one: &[u8]) -> Result<(), Failure> {
+        let path = self.path;
+        let writer = self.writer()?;
+        writer
+            .write_all(one)
+            .and_then(|()| writer.write_all(b"\n"))
+            .map_err(|e| match path {
+                Some(path) => LineSink::cannot_write(path, &e),
+                None => Failure::from(e),
+            })?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Flushes standard output, or puts the file in place of the path (an empty one when no
+    /// line was written).
+    fn finish(mut self) -> Result<(), Failure> {
+        let Some(path) = self.path else {
+            self.out.flush()?;
+            return Ok(());
+        };
+        self.writer()?;
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        file.into_inner()
+            .map_err(|e| LineSink::cannot_write(path, e.error()))?
+            .commit()
+            .map_err(|e| LineSink::cannot_write(path, &e))
+    }
 }
 
 /// A payload the protocol says is text, written as one string (JSON's string, MessagePack's and

@@ -1,7 +1,8 @@
 //! Writing the user's files safely.
 //!
 //! Every file wirelens writes (converted payloads, CSV reports, saved columns) goes through
-//! [`write_atomically`]: a failed write leaves the previous file as it was.
+//! [`write_atomically`], or [`AtomicFile`] for output written as it is made: a failed write
+//! leaves the previous file as it was.
 //!
 //! What the path names decides how it is written:
 //! - nothing yet, or a regular file: the bytes go to a temporary file in the same folder, which
@@ -26,55 +27,111 @@ use std::path::{Path, PathBuf};
 /// Errors say what was wrong with the path (`it is a directory`, `it is a symbolic link to
 /// missing.json, which does not exist`); the caller adds the path itself.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let link = match fs::symlink_metadata(path) {
-        Ok(m) => m.file_type().is_symlink(),
-        // Nothing there yet: a new file.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return replace(path, bytes, None),
-        Err(e) => return Err(e),
-    };
-    // What the path leads to, links followed.
-    let target = match fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if link && e.kind() == io::ErrorKind::NotFound => {
-            let to = fs::read_link(path).unwrap_or_default();
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!(
-                    "it is a symbolic link to {}, which does not exist",
-                    to.display()
-                ),
-            ));
-        }
-        Err(e) => return Err(e),
-    };
-    if target.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "it is a directory",
-        ));
-    }
-    if !target.is_file() {
-        // A FIFO, a terminal, a device: written in place.
-        let mut file = fs::OpenOptions::new().write(true).open(path)?;
-        file.write_all(bytes)?;
-        return file.flush();
-    }
-    let real: PathBuf = if link {
-        fs::canonicalize(path)?
-    } else {
-        path.to_path_buf()
-    };
-    replace(&real, bytes, Some(&target))
+    let mut file = AtomicFile::create(path)?;
+    file.write_all(bytes)?;
+    file.commit()
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`, giving it the
-/// permissions and, where allowed, the owner of `old` (the file replaced, if any).
-fn replace(path: &Path, bytes: &[u8], old: Option<&fs::Metadata>) -> io::Result<()> {
+/// A file written a piece at a time that replaces `path` only when it is committed, by the rules
+/// of [`write_atomically`]: output too large to hold (`convert --all` of a large capture) is
+/// written as it is made, and a run that fails before [`AtomicFile::commit`] leaves the path as
+/// it was (the temporary file is removed when dropped). A FIFO or device is written in place,
+/// as it goes.
+pub struct AtomicFile {
+    sink: Sink,
+}
+
+enum Sink {
+    /// A temporary file beside the path it will be renamed over.
+    Replacing(tempfile::NamedTempFile, PathBuf),
+    /// A FIFO, a terminal or a device, opened as it is.
+    InPlace(fs::File),
+}
+
+impl AtomicFile {
+    /// Opens what `path` leads to for writing (see [`write_atomically`] for the errors).
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        let link = match fs::symlink_metadata(path) {
+            Ok(m) => m.file_type().is_symlink(),
+            // Nothing there yet: a new file.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return replacing(path, None),
+            Err(e) => return Err(e),
+        };
+        // What the path leads to, links followed.
+        let target = match fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if link && e.kind() == io::ErrorKind::NotFound => {
+                let to = fs::read_link(path).unwrap_or_default();
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "it is a symbolic link to {}, which does not exist",
+                        to.display()
+                    ),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        if target.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory",
+            ));
+        }
+        if !target.is_file() {
+            // A FIFO, a terminal, a device: written in place.
+            let file = fs::OpenOptions::new().write(true).open(path)?;
+            return Ok(AtomicFile {
+                sink: Sink::InPlace(file),
+            });
+        }
+        let real: PathBuf = if link {
+            fs::canonicalize(path)?
+        } else {
+            path.to_path_buf()
+        };
+        replacing(&real, Some(&target))
+    }
+
+    /// Puts what was written in place of the path: the temporary file synced and renamed over
+    /// it, or a device's writes flushed.
+    pub fn commit(self) -> io::Result<()> {
+        match self.sink {
+            Sink::Replacing(mut tmp, path) => {
+                tmp.flush()?;
+                tmp.as_file().sync_all()?;
+                tmp.persist(&path).map_err(|e| e.error)?;
+                Ok(())
+            }
+            Sink::InPlace(mut file) => file.flush(),
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.sink {
+            Sink::Replacing(tmp, _) => tmp.write(buf),
+            Sink::InPlace(file) => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Replacing(tmp, _) => tmp.flush(),
+            Sink::InPlace(file) => file.flush(),
+        }
+    }
+}
+
+/// A temporary file beside `path` that will replace it, with the permissions and, where
+/// allowed, the owner of `old` (the file replaced, if any).
+fn replacing(path: &Path, old: Option<&fs::Metadata>) -> io::Result<AtomicFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let tmp = tempfile::NamedTempFile::new_in(dir)?;
     // A temporary file is private (0600); the result gets the permissions of the file it replaces,
     // or the usual ones for a new file.
     let permissions = match old {
@@ -87,10 +144,9 @@ fn replace(path: &Path, bytes: &[u8], old: Option<&fs::Metadata>) -> io::Result<
     if let Some(m) = old {
         keep_owner(tmp.as_file(), m);
     }
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    Ok(AtomicFile {
+        sink: Sink::Replacing(tmp, path.to_path_buf()),
+    })
 }
 
 /// Gives `file` the owner and group of `old`, as far as the user may: another user's file keeps
@@ -139,6 +195,26 @@ mod tests {
             .unwrap_or_default();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_file_written_in_pieces_replaces_the_path_only_when_committed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("lines.jsonl");
+        fs::write(&path, b"old\n").expect("write");
+        let mut file = AtomicFile::create(&path).expect("opened");
+        file.write_all(b"{\"a\":1}\n").expect("written");
+        file.write_all(b"{\"a\":2}\n").expect("written");
+        // Not yet in place: the path holds the old bytes while the run goes on.
+        assert_eq!(read(&path), b"old\n");
+        file.commit().expect("committed");
+        assert_eq!(read(&path), b"{\"a\":1}\n{\"a\":2}\n");
+        // A run that stops before committing leaves the path as it was, and no temporary file.
+        let mut dropped = AtomicFile::create(&path).expect("opened");
+        dropped.write_all(b"half").expect("written");
+        drop(dropped);
+        assert_eq!(read(&path), b"{\"a\":1}\n{\"a\":2}\n");
+        assert_eq!(names(dir.path()), ["lines.jsonl"]);
     }
 
     #[test]
