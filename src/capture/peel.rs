@@ -454,14 +454,27 @@ pub(crate) fn split_all(
             Ok(parts) => out.payloads.extend(parts),
             Err((e, parts)) => {
                 out.payloads.extend(parts);
-                if out.error.is_none() {
-                    out.error = Some(e);
-                } else {
-                    out.warnings.push(e.to_string());
-                }
+                keep_error(&mut out, e);
             }
         }
     }
+    keep_within_payload_limit(&mut out, limits, input_len);
+    out.budget = budget;
+    out
+}
+
+/// A splitting error kept in `out`: the first as its error, the others as warnings.
+fn keep_error(out: &mut Peeled, e: CaptureError) {
+    if out.error.is_none() {
+        out.error = Some(e);
+    } else {
+        out.warnings.push(e.to_string());
+    }
+}
+
+/// At most [`Limits::payloads_for`] `input_len` payloads kept in `out`, with a warning when
+/// some are dropped.
+fn keep_within_payload_limit(out: &mut Peeled, limits: &Limits, input_len: usize) {
     let max_payloads = limits.payloads_for(input_len);
     if out.payloads.len() > max_payloads {
         out.warnings.push(format!(
@@ -470,8 +483,6 @@ pub(crate) fn split_all(
         ));
         out.payloads.truncate(max_payloads);
     }
-    out.budget = budget;
-    out
 }
 
 /// What [`split_all`] with [`Split::Auto`] makes of `unsplit` (a reading [`split_all`] gave with
@@ -520,20 +531,9 @@ pub(crate) fn split_auto_beside(
         }
     }
     for e in errors {
-        if out.error.is_none() {
-            out.error = Some(e);
-        } else {
-            out.warnings.push(e.to_string());
-        }
+        keep_error(&mut out, e);
     }
-    let max_payloads = limits.payloads_for(input_len);
-    if out.payloads.len() > max_payloads {
-        out.warnings.push(format!(
-            "{} payloads found; only the first {max_payloads} are kept (limit payloads; `--limit payloads=N` raises it)",
-            out.payloads.len(),
-        ));
-        out.payloads.truncate(max_payloads);
-    }
+    keep_within_payload_limit(&mut out, limits, input_len);
     Some(out)
 }
 
