@@ -37,6 +37,7 @@ use crate::pipeline::{
 };
 use crate::report::inspect;
 
+mod arriving;
 mod compare;
 mod diff;
 pub mod reference;
@@ -394,6 +395,11 @@ pub struct InspectArgs {
     /// (`pkg.Service/Method (Input) returns (Output)`), then stop; no payload file is needed.
     #[arg(long)]
     pub list_types: bool,
+    /// Read a pcap or pcapng capture as it arrives, listing each connection's payloads when it
+    /// ends and keeping none (with --no-tree --no-hex; the default for captures over 64 MiB and
+    /// for a capture on standard input beyond that).
+    #[arg(long, requires_all = ["no_tree", "no_hex"], conflicts_with_all = ["layers", "pick", "layer", "raw"])]
+    pub stream: bool,
 }
 
 /// `wirelens convert`.
@@ -441,6 +447,11 @@ pub struct ConvertArgs {
     /// the capture's snap length, a gap in a TCP stream) as far as they go, instead of failing.
     #[arg(long)]
     pub partial: bool,
+    /// Read a pcap or pcapng capture as it arrives, writing each connection's payloads when it
+    /// ends and keeping none (with --all; the default for captures over 64 MiB and for a capture
+    /// on standard input beyond that).
+    #[arg(long, requires = "all", conflicts_with_all = ["layer", "raw"])]
+    pub stream: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -533,31 +544,50 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
         io::stdin()
             .read_to_end(&mut bytes)
             .map_err(|e| Failure::Input(format!("error: cannot read standard input: {e}")))?;
-        return Ok(Input {
-            name: "<stdin>".into(),
+        return Ok(Input::of(STDIN_NAME.into(), bytes, None));
+    }
+    let bytes = fs::read(path)
+        .map_err(|e| Failure::Input(format!("error: cannot read {}: {e}", path.display())))?;
+    Ok(Input::of(path.display().to_string(), bytes, hint_of(path)))
+}
+
+/// What standard input is called in messages.
+const STDIN_NAME: &str = "<stdin>";
+
+/// The format a file's extension names.
+fn hint_of(path: &Path) -> Option<Format> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .and_then(Format::from_extension)
+}
+
+impl Input {
+    /// An input of `bytes` as it was read, with the format its name suggests.
+    fn of(name: String, bytes: Vec<u8>, hint: Option<Format>) -> Input {
+        Input {
+            name,
             bytes: bytes.into(),
-            hint: None,
+            hint,
             grpc: None,
             verdict: None,
             avro: None,
             message: None,
-        });
+        }
     }
-    let bytes = fs::read(path)
-        .map_err(|e| Failure::Input(format!("error: cannot read {}: {e}", path.display())))?;
-    let hint = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .and_then(Format::from_extension);
-    Ok(Input {
-        name: path.display().to_string(),
-        bytes: bytes.into(),
-        hint,
-        grpc: None,
-        verdict: None,
-        avro: None,
-        message: None,
-    })
+
+    /// Payload `p` of the input named `name` as an input of its own: its Content-Type (else the
+    /// input's `hint`) as the format hint, and what its layers said of it.
+    fn payload(p: &crate::capture::Payload, name: &str, hint: Option<Format>) -> Input {
+        Input {
+            name: name.to_string(),
+            bytes: p.bytes.clone(),
+            hint: p.hint.or(hint),
+            grpc: p.grpc_call(),
+            verdict: verdict(p),
+            avro: p.avro.clone(),
+            message: p.message.clone(),
+        }
+    }
 }
 
 /// The payloads found in an input, and which one the command works on.
@@ -583,16 +613,7 @@ impl Peeling {
     }
 
     fn input_for(&self, index: usize, input: &Input) -> Input {
-        let p = &self.opened.payloads[index];
-        Input {
-            name: input.name.clone(),
-            bytes: p.bytes.clone(),
-            hint: p.hint.or(input.hint),
-            grpc: p.grpc_call(),
-            verdict: verdict(p),
-            avro: p.avro.clone(),
-            message: p.message.clone(),
-        }
+        Input::payload(&self.opened.payloads[index], &input.name, input.hint)
     }
 
     /// Whether anything was peeled (so the user should be told where the payload came from).
@@ -637,20 +658,7 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
     } else {
         None
     };
-    let keys = match &args.keylog {
-        None => None,
-        Some(path) => {
-            let text = fs::read_to_string(path).map_err(|e| {
-                Failure::Input(format!(
-                    "error: cannot read the key log {}: {e}",
-                    path.display()
-                ))
-            })?;
-            let keys = KeyLog::parse(&text)
-                .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))?;
-            Some(keys)
-        }
-    };
+    let keys = read_keylog(args)?;
     let layers = match args.layer {
         _ if args.raw => Layers::AsIs,
         Some(LayerArg::Choice(choice)) => Layers::Peel(choice),
@@ -707,6 +715,22 @@ fn peel_input_or_nothing(input: &Input, args: &InputArgs) -> Result<PeelOutcome,
         chosen,
         warnings,
     })))
+}
+
+/// The key log `--keylog` names, read.
+fn read_keylog(args: &InputArgs) -> Result<Option<KeyLog>, Failure> {
+    let Some(path) = &args.keylog else {
+        return Ok(None);
+    };
+    let text = fs::read_to_string(path).map_err(|e| {
+        Failure::Input(format!(
+            "error: cannot read the key log {}: {e}",
+            path.display()
+        ))
+    })?;
+    KeyLog::parse(&text)
+        .map(Some)
+        .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))
 }
 
 /// Whether layer ranking reads payloads as the message type the user named: then protobuf is
@@ -966,7 +990,24 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
     if args.list_types {
         return list_types(args, out);
     }
-    let whole = read_input(input_path(&args.input)?)?;
+    let a = &args.input;
+    let streams = args.no_tree
+        && args.no_hex
+        && !args.layers
+        && a.pick.is_none()
+        && a.layer.is_none()
+        && !a.raw;
+    let whole = if streams {
+        match arriving::open(input_path(a)?, args.stream)? {
+            arriving::Source::Capture(capture) => return arriving::inspect(args, capture, out),
+            arriving::Source::Whole(whole) if args.stream => {
+                return Err(arriving::not_a_capture(&whole));
+            }
+            arriving::Source::Whole(whole) => whole,
+        }
+    } else {
+        read_input(input_path(a)?)?
+    };
     let mut peeling = match peel_input_or_nothing(&whole, &args.input)? {
         PeelOutcome::Payloads(peeling) => *peeling,
         nothing => return inspect_nothing(args, &whole, nothing, out),
@@ -1018,10 +1059,21 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
             }
         }
     }
+    inspect_payload(args, &input, known, out)
+}
+
+/// What `inspect` says of one payload: how it reads (or what the protocol says it is), its
+/// message type, and its tree and annotated hex unless they are left out.
+fn inspect_payload(
+    args: &InspectArgs,
+    input: &Input,
+    known: Option<Known>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     if let (None, Some(v)) = (args.input.from, &input.verdict) {
-        return inspect_verdict(&input, v, args.no_tree && args.no_hex, out);
+        return inspect_verdict(input, v, args.no_tree && args.no_hex, out);
     }
-    let read = read_payload_knowing(&input, &args.input, known)?;
+    let read = read_payload_knowing(input, &args.input, known)?;
     if args.input.from.is_none() && read.readings.first().is_some_and(|r| !r.is_claim()) {
         // No format read the bytes: that is the answer, not the least bad guess.
         inspect::write_no_known_format(out, &read.readings)?;
@@ -1078,7 +1130,7 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         .first()
         .is_some_and(|r| r.format == Format::Avro)
     {
-        write_resolution(out, &input, &args.input)?
+        write_resolution(out, input, &args.input)?
     } else {
         None
     };
@@ -1146,7 +1198,19 @@ fn write_resolution(
 }
 
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let whole = read_input(input_path(&args.input)?)?;
+    let a = &args.input;
+    let streams = args.all && args.to == Format::Json && a.layer.is_none() && !a.raw;
+    let whole = if streams {
+        match arriving::open(input_path(a)?, args.stream)? {
+            arriving::Source::Capture(capture) => return arriving::convert_all(args, capture, out),
+            arriving::Source::Whole(whole) if args.stream => {
+                return Err(arriving::not_a_capture(&whole));
+            }
+            arriving::Source::Whole(whole) => whole,
+        }
+    } else {
+        read_input(input_path(a)?)?
+    };
     if convert_streaming(args, &whole, out)? || convert_streaming_protobuf(args, &whole, out)? {
         return Ok(());
     }
@@ -1180,7 +1244,8 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     if args.all {
         return convert_all(args, &whole, &mut peeling, out);
     }
-    if let Some(why) = cut_short(args, &peeling, peeling.chosen) {
+    let chosen = &peeling.opened.payloads[peeling.chosen];
+    if let Some(why) = cut_short(args, chosen, peeling.chosen + 1) {
         return Err(Failure::Input(format!("error: {why}")));
     }
     let input = peeling.chosen_input(&whole);
@@ -1333,63 +1398,107 @@ fn convert_all(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let count = peeling.opened.payloads.len();
-    let mut lines = LineSink::new(args, out);
-    let mut failed = 0usize;
-    // Payloads that are no data (encrypted records, DNS, SIP…): skipped, counted per kind, one
-    // note line each kind.
-    let mut skipped: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut all = AllWriter::new(args, out, Some(count));
     for i in 0..count {
-        if peeling.opened.payloads[i].bytes.is_empty() {
-            continue;
+        let known = peeling.take_detected(i);
+        all.payload(&peeling.opened.payloads[i], i + 1, whole, known)?;
+    }
+    all.finish()
+}
+
+/// `convert --all`'s output: each payload's JSON line written as it comes, the ones that do not
+/// convert named on stderr, the ones that are no data counted per kind.
+struct AllWriter<'a> {
+    args: &'a ConvertArgs,
+    lines: LineSink<'a>,
+    /// How many payloads there are, when that is known before the first is written.
+    count: Option<usize>,
+    failed: usize,
+    /// Payloads that are no data (encrypted records, DNS, SIP…): skipped, listed per kind.
+    skipped: Vec<(String, Vec<usize>)>,
+}
+
+impl<'a> AllWriter<'a> {
+    fn new(args: &'a ConvertArgs, out: &'a mut dyn Write, count: Option<usize>) -> AllWriter<'a> {
+        AllWriter {
+            args,
+            lines: LineSink::new(args, out),
+            count,
+            failed: 0,
+            skipped: Vec::new(),
+        }
+    }
+
+    /// Payload `p`, number `number` of the input `whole`, converted and written (or skipped, or
+    /// named on stderr); `known` is what ranking read of it.
+    fn payload(
+        &mut self,
+        p: &crate::capture::Payload,
+        number: usize,
+        whole: &Input,
+        known: Option<Known>,
+    ) -> Result<(), Failure> {
+        let args = self.args;
+        if p.bytes.is_empty() {
+            return Ok(());
         }
         if args.input.from.is_none() {
-            if let Some(v) = verdict(&peeling.opened.payloads[i]).filter(|v| !v.is_data()) {
+            if let Some(v) = verdict(p).filter(|v| !v.is_data()) {
                 let name = v.name();
-                match skipped.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, list)) => list.push(i + 1),
-                    None => skipped.push((name, vec![i + 1])),
+                match self.skipped.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, list)) => list.push(number),
+                    None => self.skipped.push((name, vec![number])),
                 }
-                continue;
+                return Ok(());
             }
         }
-        let converted = match cut_short(args, peeling, i) {
+        let converted = match cut_short(args, p, number) {
             Some(why) => Err(Failure::Input(format!("error: {why}"))),
             None => {
-                let input = peeling.input_for(i, whole);
-                let known = peeling.take_detected(i);
+                let input = Input::payload(p, &whole.name, whole.hint);
                 convert_one(args, &input, known, false)
             }
         };
         match converted {
-            Ok(one) => lines.line(&one)?,
+            Ok(one) => self.lines.line(&one),
             Err(Failure::Input(why)) => {
-                failed += 1;
-                eprintln!("payload {} of {count}: {why}", i + 1);
+                self.failed += 1;
+                match self.count {
+                    Some(count) => eprintln!("payload {number} of {count}: {why}"),
+                    None => eprintln!("payload {number}: {why}"),
+                }
+                Ok(())
             }
-            Err(other) => return Err(other),
+            Err(other) => Err(other),
         }
     }
-    for (name, list) in &skipped {
-        let shown: Vec<String> = list.iter().take(10).map(usize::to_string).collect();
-        let more = if list.len() > 10 { ", …" } else { "" };
-        eprintln!(
-            "note: {} payload(s) skipped, {name}: no data format to convert (payloads {}{more}; --pick N --from FORMAT reads one anyway)",
-            list.len(),
-            shown.join(", ")
-        );
+
+    /// The notes on what was skipped, then the output put in place; an error when a payload
+    /// did not convert.
+    fn finish(self) -> Result<(), Failure> {
+        for (name, list) in &self.skipped {
+            let shown: Vec<String> = list.iter().take(10).map(usize::to_string).collect();
+            let more = if list.len() > 10 { ", …" } else { "" };
+            eprintln!(
+                "note: {} payload(s) skipped, {name}: no data format to convert (payloads {}{more}; --pick N --from FORMAT reads one anyway)",
+                list.len(),
+                shown.join(", ")
+            );
+        }
+        if self.failed == 0 {
+            return self.lines.finish();
+        }
+        let written = if self.lines.written == 0 {
+            "nothing was written"
+        } else {
+            self.lines.finish()?;
+            "the others were written"
+        };
+        Err(Failure::Input(format!(
+            "error: {} payload(s) did not convert (see above); {written}",
+            self.failed
+        )))
     }
-    if failed == 0 {
-        return lines.finish();
-    }
-    let written = if lines.written == 0 {
-        "nothing was written"
-    } else {
-        lines.finish()?;
-        "the others were written"
-    };
-    Err(Failure::Input(format!(
-        "error: {failed} payload(s) did not convert (see above); {written}"
-    )))
 }
 
 /// Where `convert --all` writes each JSON line as soon as it is made (the lines of a large
@@ -1477,14 +1586,12 @@ fn convert_text(args: &ConvertArgs, input: &Input, pretty: bool) -> Result<Vec<u
     Ok(written.bytes)
 }
 
-/// Why payload `index` should not be converted without `--partial`: a layer cut it short (the
-/// meta entry `truncated = true`).
-fn cut_short(args: &ConvertArgs, peeling: &Peeling, index: usize) -> Option<String> {
-    let p = peeling.opened.payloads.get(index)?;
+/// Why payload `p` (number `number`) should not be converted without `--partial`: a layer cut
+/// it short.
+fn cut_short(args: &ConvertArgs, p: &crate::capture::Payload, number: usize) -> Option<String> {
     let why = p.cut.as_deref().filter(|_| !args.partial)?;
     Some(format!(
-        "payload {} ({} bytes via {}) was cut short ({why}); --partial converts it as far as it goes",
-        index + 1,
+        "payload {number} ({} bytes via {}) was cut short ({why}); --partial converts it as far as it goes",
         p.bytes.len(),
         p.provenance()
     ))

@@ -29,7 +29,8 @@ use crate::capture::detect::{
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
-    peel, peel_readings, CaptureError, LayerReading, Payload, PeelChoice, PeelOptions, SharedBytes,
+    peel, peel_capture_each, peel_readings, CaptureError, LayerReading, Payload, PeelChoice,
+    PeelOptions, SharedBytes, StreamedCapture,
 };
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
@@ -301,6 +302,40 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
         hint: request.hint,
         hinted,
     })
+}
+
+/// [`open`] of a pcap or pcapng capture read from `reader` as it arrives (a file of any size,
+/// `tcpdump -w -` on standard input), for a face that shows or writes each payload once and
+/// keeps none: the payloads of each connection are given to `each` as soon as that connection
+/// is over (in the order connections end), peeled as the default reading of a large capture
+/// peels them (every layer, split where sure; [`peel_capture_each`]), with the
+/// request's registry framing and hint. `request.layers` and `request.message` are not used:
+/// there is one reading, and no ranking. `len_hint` is the file's size when it is known.
+/// `each` returns false to stop.
+pub fn open_capture_each(
+    reader: &mut dyn std::io::Read,
+    request: &OpenRequest<'_>,
+    len_hint: Option<usize>,
+    each: &mut dyn FnMut(Vec<Payload>) -> bool,
+) -> StreamedCapture {
+    let options = PeelOptions {
+        choice: PeelChoice::default(),
+        limits: request.limits,
+        keys: request.keys,
+    };
+    let mut streamed = peel_capture_each(reader, &options, len_hint, &mut |mut payloads| {
+        for p in &mut payloads {
+            if let Some(registry) = request.registry {
+                frame_by_registry(p, registry);
+            }
+            if p.hint.is_none() {
+                p.hint = request.hint;
+            }
+        }
+        each(payloads)
+    });
+    streamed.warnings.dedup();
+    streamed
 }
 
 /// Peels the Confluent Schema Registry framing off `payload` when its first five bytes are the

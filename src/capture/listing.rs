@@ -33,32 +33,9 @@ pub struct Exchange {
 /// anything, then text, and never a verdict's payload (encrypted records, DNS…) while another
 /// has bytes. The first of the best kind, by index; 0 when none has bytes.
 pub fn default_payload(payloads: &[Payload]) -> usize {
-    let rank = |p: &Payload| -> u8 {
-        if p.bytes.is_empty() {
-            return u8::MAX;
-        }
-        match super::detect::verdict(p) {
-            Some(v) if v.is_data() => return 4,
-            Some(_) => return 5,
-            None => {}
-        }
-        let raw = p
-            .layers
-            .last()
-            .is_some_and(|l| l.name.starts_with("TCP ") || l.name.starts_with("UDP "));
-        if p.meta_value("grpc-body") == Some("true") || p.grpc_call().is_some() {
-            0
-        } else if p.hint.is_some() && !raw {
-            1
-        } else if !raw {
-            2
-        } else {
-            3
-        }
-    };
     let mut best = (u8::MAX, 0);
     for (i, p) in payloads.iter().enumerate() {
-        let r = rank(p);
+        let r = payload_rank(p);
         if r < best.0 {
             best = (r, i);
             if r == 0 {
@@ -67,6 +44,33 @@ pub fn default_payload(payloads: &[Payload]) -> usize {
         }
     }
     best.1
+}
+
+/// How [`default_payload`] ranks a payload, best (0, a gRPC message) first: the first payload
+/// of the lowest rank is the default. A list seen one payload at a time (a capture read as it
+/// arrives) keeps the first of the lowest rank so far.
+pub fn payload_rank(p: &Payload) -> u8 {
+    if p.bytes.is_empty() {
+        return u8::MAX;
+    }
+    match super::detect::verdict(p) {
+        Some(v) if v.is_data() => return 4,
+        Some(_) => return 5,
+        None => {}
+    }
+    let raw = p
+        .layers
+        .last()
+        .is_some_and(|l| l.name.starts_with("TCP ") || l.name.starts_with("UDP "));
+    if p.meta_value("grpc-body") == Some("true") || p.grpc_call().is_some() {
+        0
+    } else if p.hint.is_some() && !raw {
+        1
+    } else if !raw {
+        2
+    } else {
+        3
+    }
 }
 
 impl Payload {

@@ -34,7 +34,9 @@ pub mod work;
 pub use detect::{detect, Reading, ReadingSummary};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 pub use listing::{Exchange, PayloadFilter, Query};
-pub use peel::{peel, MediaType, PeelChoice, PeelOptions, Peeled, Split};
+pub use peel::{
+    peel, peel_capture_each, MediaType, PeelChoice, PeelOptions, Peeled, Split, StreamedCapture,
+};
 pub use readings::{peel_readings, LayerReading};
 pub use sequence::Framing;
 pub use shared::SharedBytes;

@@ -184,6 +184,16 @@ impl Budget {
         Budget { left: total, total }
     }
 
+    /// The budget of an input that has grown to `len` bytes (a capture read as it arrives):
+    /// what [`Budget::for_input`] gives `len` more than it gave before is added to what is left.
+    pub(crate) fn grow_to(&mut self, len: usize, options: &UnwrapOptions) {
+        let grown = Budget::for_input(len, options);
+        if grown.total > self.total {
+            self.left = self.left.saturating_add(grown.total - self.total);
+            self.total = grown.total;
+        }
+    }
+
     /// No overall bound (each decompression is still bounded on its own).
     pub(crate) fn unlimited() -> Budget {
         Budget {

@@ -226,7 +226,8 @@ fn read_capture(
     let mut read = Read::new(given_keys);
     let mut keep = keep;
     let extracted = pcap::extract_each(input, &pcap::PcapLimits::from(limits), &mut |view| {
-        read.stream(view, options, budget, keep.as_deref_mut());
+        let found = read.stream(view, options, budget, keep.as_deref_mut());
+        read.found.push(found);
     });
     let capture = match extracted {
         Ok(capture) => capture,
@@ -240,13 +241,111 @@ fn read_capture(
     read.finish(Some(&capture), out);
 }
 
+/// What [`peel_capture_each`] read beside the payloads it handed on.
+#[derive(Debug, Default)]
+pub struct StreamedCapture {
+    /// The capture's warnings, then those of its streams in the order they were read.
+    pub warnings: Vec<String>,
+    /// What stopped the reading of the file (a broken record, a read error), after every
+    /// payload before it was handed on.
+    pub error: Option<CaptureError>,
+    /// What the capture held, when it was read to its end.
+    pub capture: Option<pcap::CaptureSummary>,
+    /// How many payloads were handed on.
+    pub payloads: usize,
+    /// How many bytes of the file were read.
+    pub input_len: usize,
+}
+
+/// A pcap or pcapng capture read from `reader` and peeled as [`peel`] peels it (every layer,
+/// split where sure), the payloads of each connection handed to `each` as soon as that
+/// connection is over and read: in the order connections end, not by stream index, and none
+/// held after `each` returns. Neither the file nor its payloads are held, only the connections
+/// open at once, so a capture of any size, or one arriving on standard input, is read in the
+/// memory of its busiest moment (TLS connections wait for the end of the file, where every key
+/// log it carries is known).
+///
+/// The decompression budget grows with the bytes read (from `len_hint`, the file's size, when
+/// it is known). The payload-count limit applies only when it was set: with none held, the
+/// default's reason is gone. `each` returns false to stop.
+pub fn peel_capture_each(
+    reader: &mut dyn std::io::Read,
+    options: &PeelOptions<'_>,
+    len_hint: Option<usize>,
+    each: &mut dyn FnMut(Vec<Payload>) -> bool,
+) -> StreamedCapture {
+    let limits = &options.limits;
+    let unwrap = super::UnwrapOptions::from(limits);
+    let mut budget = Budget::for_input(len_hint.unwrap_or(0), &unwrap);
+    let max_payloads =
+        (limits.max_payloads != Limits::DEFAULT_MAX_PAYLOADS).then_some(limits.max_payloads);
+    let mut read = Read::new(options.keys);
+    let mut out = StreamedCapture::default();
+    let mut stream_warnings = Vec::new();
+    let mut stopped = false;
+    let extracted = pcap::extract_each_from(reader, &pcap::PcapLimits::from(limits), &mut |view| {
+        if stopped {
+            return;
+        }
+        budget.grow_to(view.input_len, &unwrap);
+        let (index, found, warnings) = read.stream(view, &unwrap, &mut budget, None);
+        stream_warnings.extend(warnings);
+        let mut split = Peeled {
+            payloads: Vec::new(),
+            error: None,
+            warnings: Vec::new(),
+            capture: None,
+            budget,
+        };
+        split_into(&mut split, found, options.choice.split, limits);
+        budget = split.budget;
+        stream_warnings.extend(split.warnings);
+        if let Some(e) = split.error {
+            stream_warnings.push(format!("stream {index}: {e}"));
+        }
+        let mut payloads = split.payloads;
+        if let Some(max) = max_payloads {
+            let room = max.saturating_sub(out.payloads);
+            if payloads.len() > room {
+                stream_warnings.push(format!(
+                        "only the first {max} payloads are kept (limit payloads; `--limit payloads=N` raises it); the rest of the capture is not read"
+                    ));
+                payloads.truncate(room);
+                stopped = true;
+            }
+        }
+        out.payloads += payloads.len();
+        if !payloads.is_empty() && !each(payloads) {
+            stopped = true;
+        }
+    });
+    match extracted {
+        Ok(capture) => {
+            let mut rest = Peeled {
+                payloads: Vec::new(),
+                error: None,
+                warnings: Vec::new(),
+                capture: None,
+                budget,
+            };
+            read.finish(Some(&capture), &mut rest);
+            out.warnings.append(&mut rest.warnings);
+            out.capture = rest.capture;
+            out.input_len = capture.input_len;
+        }
+        Err(e) => out.error = Some(e),
+    }
+    out.warnings.append(&mut stream_warnings);
+    out
+}
+
 /// The streams of a capture, read as [`pcap::extract_each`] hands them on, put back in stream
 /// order at the end.
 struct Read<'k> {
     given_keys: Option<&'k KeyLog>,
     /// The key log of the capture's own blocks and `given_keys`, once a stream needs it.
     keys: Option<Option<KeyLog>>,
-    /// Per stream: its index, its payloads, its warnings.
+    /// Per stream kept (not handed on): its index, its payloads, its warnings.
     found: Vec<(usize, Vec<Payload>, Vec<String>)>,
     /// Streams that a key log decrypted (no longer ones to give a key log for).
     decrypted: Vec<usize>,
@@ -264,14 +363,14 @@ impl<'k> Read<'k> {
         }
     }
 
-    /// Reads the one stream `view` holds.
+    /// Reads the one stream `view` holds: its index, payloads and warnings.
     fn stream(
         &mut self,
         view: &pcap::Capture,
         options: &super::UnwrapOptions,
         budget: &mut Budget,
         keep: Option<&mut Decoded>,
-    ) {
+    ) -> (usize, Vec<Payload>, Vec<String>) {
         let index = view.first_stream;
         // TLS streams are handed on at the end, when every key log of the file is known; only
         // they need one.
@@ -292,7 +391,7 @@ impl<'k> Read<'k> {
         if found.iter().any(|p| p.meta_value("tls").is_some()) {
             self.decrypted.push(index);
         }
-        self.found.push((index, found, warnings));
+        (index, found, warnings)
     }
 
     /// Everything read into `out` in stream order, with the capture's own warnings first and
@@ -436,6 +535,14 @@ pub(crate) fn split_all(
     input_len: usize,
 ) -> Peeled {
     let found = std::mem::take(&mut out.payloads);
+    split_into(&mut out, found, split, limits);
+    keep_within_payload_limit(&mut out, limits, input_len);
+    out
+}
+
+/// Each of `found` split per `split` into `out`, drawing on its budget; the first splitting
+/// error is `out`'s error, the others are warnings.
+fn split_into(out: &mut Peeled, found: Vec<Payload>, split: Split, limits: &Limits) {
     let options = super::UnwrapOptions::from(limits);
     // Splitting decodes JSON lines and sequence items, and tries protobuf framings.
     let decode = DecodeOptions {
@@ -454,13 +561,11 @@ pub(crate) fn split_all(
             Ok(parts) => out.payloads.extend(parts),
             Err((e, parts)) => {
                 out.payloads.extend(parts);
-                keep_error(&mut out, e);
+                keep_error(out, e);
             }
         }
     }
-    keep_within_payload_limit(&mut out, limits, input_len);
     out.budget = budget;
-    out
 }
 
 /// A splitting error kept in `out`: the first as its error, the others as warnings.
@@ -1009,6 +1114,120 @@ mod tests {
             assert_eq!(a, b, "{name}");
             assert_eq!(streamed.capture, whole.capture, "{name}");
         }
+    }
+
+    /// A reader that gives at most 7 bytes a call, as a pipe may: records straddle reads.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(7).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// The outermost layer says how much of the file was read when the stream was handed on:
+    /// the rest of a payload is what the comparison holds.
+    fn without_capture_layer(mut p: Payload) -> Payload {
+        if let Some(first) = p.layers.first_mut() {
+            if first.name.starts_with("pcap") {
+                first.detail.clear();
+                first.span = Span::empty(0);
+            }
+        }
+        p
+    }
+
+    /// A capture read from a reader, each connection's payloads handed on as it ends and none
+    /// kept, gives what peeling the whole file in memory gives: the same payloads (put back in
+    /// stream order), the same warnings, the same summary; on every capture the tests hold,
+    /// read through a reader that gives a few bytes at a time.
+    #[test]
+    fn captures_read_from_a_reader_give_what_the_whole_file_gives() {
+        let root = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/capture"
+        ));
+        let mut files = Vec::new();
+        captures_under(root, &mut files);
+        files.sort();
+        assert!(files.len() >= 40, "{} captures found", files.len());
+        let mut compared = 0;
+        for file in files {
+            let bytes = std::fs::read(&file).expect("a fixture");
+            let keys = std::fs::read_to_string(file.with_extension("keylog"))
+                .ok()
+                .and_then(|t| KeyLog::parse(&t).ok());
+            let options = PeelOptions {
+                keys: keys.as_ref(),
+                ..PeelOptions::default()
+            };
+            let name = file.display();
+            let whole = peel(bytes.clone(), &options);
+            let mut groups: Vec<Vec<Payload>> = Vec::new();
+            let streamed = peel_capture_each(
+                &mut Trickle(&bytes),
+                &options,
+                Some(bytes.len()),
+                &mut |found| {
+                    groups.push(found);
+                    true
+                },
+            );
+            if let Some(e) = &whole.error {
+                if e.layer.starts_with("pcap") {
+                    // A broken file: the same fault, after the same payloads.
+                    let s = streamed.error.as_ref().expect("the same fault");
+                    assert_eq!((s.offset, &s.message), (e.offset, &e.message), "{name}");
+                    continue;
+                }
+            }
+            assert!(streamed.error.is_none(), "{name}: {:?}", streamed.error);
+            let stream_of = |g: &Vec<Payload>| {
+                g.first()
+                    .and_then(|p| p.meta_value("stream"))
+                    .and_then(|v| v.parse::<usize>().ok())
+            };
+            groups.sort_by_key(stream_of);
+            let got: Vec<Payload> = groups
+                .into_iter()
+                .flatten()
+                .map(without_capture_layer)
+                .collect();
+            let want: Vec<Payload> = whole
+                .payloads
+                .into_iter()
+                .map(without_capture_layer)
+                .collect();
+            assert_eq!(streamed.payloads, got.len(), "{name}");
+            assert_eq!(got.len(), want.len(), "{name}");
+            for (a, b) in got.iter().zip(&want) {
+                assert_eq!(a, b, "{name}");
+            }
+            let mut a = streamed.warnings.clone();
+            let mut b = whole.warnings.clone();
+            if let Some(e) = &whole.error {
+                b.push(e.to_string());
+                a = a
+                    .into_iter()
+                    .map(|w| match w.split_once(": ") {
+                        Some((stream, rest)) if stream.starts_with("stream ") => rest.to_string(),
+                        _ => w,
+                    })
+                    .collect();
+            }
+            a.sort();
+            b.sort();
+            a.dedup();
+            b.dedup();
+            assert_eq!(a, b, "{name}");
+            assert_eq!(streamed.capture, whole.capture, "{name}");
+            assert_eq!(streamed.input_len, bytes.len(), "{name}");
+            compared += 1;
+        }
+        assert!(compared >= 40, "{compared} captures compared");
     }
 
     #[test]

@@ -294,35 +294,45 @@ pub const MAX_DETAIL_CHARS: usize = 120;
 /// last layer (at most [`MAX_DETAIL_CHARS`] characters of it).
 pub fn write_payloads(w: &mut dyn Write, payloads: &[Payload], chosen: usize) -> io::Result<()> {
     for (i, p) in payloads.iter().enumerate() {
-        let mark = if i == chosen { '*' } else { ' ' };
-        let detail = p
-            .layers
-            .last()
-            .filter(|l| !l.detail.is_empty())
-            .map(|l| format!(" ({})", cut_chars(&l.detail, MAX_DETAIL_CHARS)))
-            .unwrap_or_default();
-        // The call, stream and direction of a captured exchange.
-        let headline = p
-            .headline()
-            .map(|h| format!(" [{}]", cut_chars(&h, MAX_DETAIL_CHARS)))
-            .unwrap_or_default();
-        // What the protocol said the bytes are, where it said so: text, or no data at all.
-        let said = match crate::capture::detect::verdict(p) {
-            Some(v @ crate::capture::detect::Verdict::NotData { .. }) => format!(": {}", v.name()),
-            Some(crate::capture::detect::Verdict::Text { media_type, .. }) => {
-                format!(": text ({media_type})")
-            }
-            _ => String::new(),
-        };
-        writeln!(
-            w,
-            "{mark} {}. {} bytes via {}{detail}{headline}{said}",
-            i + 1,
-            p.bytes.len(),
-            p.provenance(),
-        )?;
+        write_payload_line(w, i + 1, p, i == chosen)?;
     }
     Ok(())
+}
+
+/// One line of [`write_payloads`]: payload `number` (1-based), marked `*` when it is the one
+/// read below the list.
+pub fn write_payload_line(
+    w: &mut dyn Write,
+    number: usize,
+    p: &Payload,
+    chosen: bool,
+) -> io::Result<()> {
+    let mark = if chosen { '*' } else { ' ' };
+    let detail = p
+        .layers
+        .last()
+        .filter(|l| !l.detail.is_empty())
+        .map(|l| format!(" ({})", cut_chars(&l.detail, MAX_DETAIL_CHARS)))
+        .unwrap_or_default();
+    // The call, stream and direction of a captured exchange.
+    let headline = p
+        .headline()
+        .map(|h| format!(" [{}]", cut_chars(&h, MAX_DETAIL_CHARS)))
+        .unwrap_or_default();
+    // What the protocol said the bytes are, where it said so: text, or no data at all.
+    let said = match crate::capture::detect::verdict(p) {
+        Some(v @ crate::capture::detect::Verdict::NotData { .. }) => format!(": {}", v.name()),
+        Some(crate::capture::detect::Verdict::Text { media_type, .. }) => {
+            format!(": text ({media_type})")
+        }
+        _ => String::new(),
+    };
+    writeln!(
+        w,
+        "{mark} {number}. {} bytes via {}{detail}{headline}{said}",
+        p.bytes.len(),
+        p.provenance(),
+    )
 }
 
 /// Meta entries that describe how a payload travelled, listed with its layers.

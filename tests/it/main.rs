@@ -11,6 +11,7 @@ mod fuzz_checks;
 
 mod architecture;
 mod avro;
+mod capture_arriving;
 mod capture_detect;
 mod capture_har;
 mod capture_pcap;

@@ -115,20 +115,99 @@ fn time_from_units(units: u64, units_per_sec: u128, offset_secs: i64) -> Timesta
     }
 }
 
+/// Where [`walk`] reads a capture file from: all of it in memory (`&[u8]`), or a reader taken a
+/// record at a time ([`ReadSource`]). The walk asks for the bytes of one record after another,
+/// never for bytes before the record it is in.
+pub(crate) trait Source {
+    /// Up to `len` bytes of the file from byte `at`: fewer where the file ends.
+    fn get(&mut self, at: usize, len: usize) -> Result<&[u8], FileFault>;
+}
+
+impl Source for &[u8] {
+    fn get(&mut self, at: usize, len: usize) -> Result<&[u8], FileFault> {
+        let end = at.saturating_add(len).min(self.len());
+        Ok(<[u8]>::get(self, at.min(end)..end).unwrap_or(&[]))
+    }
+}
+
+/// A capture file read from `reader` as the walk goes: only the record being read is held, so
+/// a file of any size, or one still being written to standard input (`tcpdump -w -`), is read in
+/// the memory of its largest record. A record's length is what the file says, but what is held
+/// is what the reader gives: a length that lies past the end of the input holds no more than
+/// the input has.
+pub(crate) struct ReadSource<'r> {
+    reader: &'r mut dyn std::io::Read,
+    /// Bytes of the file from `start`.
+    held: Vec<u8>,
+    start: usize,
+}
+
+impl<'r> ReadSource<'r> {
+    pub(crate) fn new(reader: &'r mut dyn std::io::Read) -> ReadSource<'r> {
+        ReadSource {
+            reader,
+            held: Vec::new(),
+            start: 0,
+        }
+    }
+
+    /// How many bytes of the file were read.
+    pub(crate) fn read_len(&self) -> usize {
+        self.start + self.held.len()
+    }
+}
+
+impl Source for ReadSource<'_> {
+    fn get(&mut self, at: usize, len: usize) -> Result<&[u8], FileFault> {
+        use std::io::Read as _;
+        let held_end = self.start + self.held.len();
+        if at >= held_end {
+            // Bytes between what is held and `at` (none when records follow each other).
+            let skip = (at - held_end) as u64;
+            let skipped = std::io::copy(&mut (&mut self.reader).take(skip), &mut std::io::sink())
+                .map_err(|e| read_fault(held_end, &e))?;
+            self.held.clear();
+            self.start = held_end + skipped as usize;
+        } else if at > self.start {
+            self.held.drain(..at - self.start);
+            self.start = at;
+        }
+        let from = at.saturating_sub(self.start);
+        let want = from.saturating_add(len);
+        if self.held.len() < want {
+            let need = (want - self.held.len()) as u64;
+            let before = self.start + self.held.len();
+            (&mut self.reader)
+                .take(need)
+                .read_to_end(&mut self.held)
+                .map_err(|e| read_fault(before, &e))?;
+        }
+        let end = want.min(self.held.len());
+        Ok(self.held.get(from.min(end)..end).unwrap_or(&[]))
+    }
+}
+
+fn read_fault(offset: usize, e: &std::io::Error) -> FileFault {
+    FileFault {
+        offset,
+        message: format!("the input could not be read past byte {offset}: {e}"),
+    }
+}
+
 /// Walks every packet of the file, calling `each` for each; stops early when `each` says false.
 /// Returns warnings for a cut-short file, or a fault when the structure is broken. The TLS key
 /// logs of pcapng Decryption Secrets Blocks (`editcap --inject-secrets tls,…`) are added to
 /// `secrets`, one text per block, in file order.
-pub(crate) fn walk<'a>(
-    bytes: &'a [u8],
+pub(crate) fn walk(
+    src: &mut dyn Source,
     warnings: &mut Vec<String>,
     secrets: &mut Vec<String>,
-    each: &mut dyn FnMut(Packet<'a>) -> bool,
+    each: &mut dyn FnMut(Packet<'_>) -> bool,
 ) -> Result<FileFormat, FileFault> {
-    match sniff(bytes) {
-        Some(FileFormat::Pcap) => walk_pcap(bytes, warnings, each).map(|()| FileFormat::Pcap),
+    match sniff(src.get(0, 12)?) {
+        Some(FileFormat::Pcap) => walk_pcap(src, warnings, each).map(|()| FileFormat::Pcap),
         Some(FileFormat::Pcapng) => {
-            walk_pcapng(bytes, warnings, secrets, each).map(|()| FileFormat::Pcapng)
+            walk_pcapng(src, warnings, secrets, each).map(|()| FileFormat::Pcapng)
         }
         None => Err(FileFault {
             offset: 0,
@@ -137,12 +216,13 @@ pub(crate) fn walk<'a>(
     }
 }
 
-fn walk_pcap<'a>(
-    bytes: &'a [u8],
+fn walk_pcap(
+    src: &mut dyn Source,
     warnings: &mut Vec<String>,
-    each: &mut dyn FnMut(Packet<'a>) -> bool,
+    each: &mut dyn FnMut(Packet<'_>) -> bool,
 ) -> Result<(), FileFault> {
-    let (big, nano) = match (read_u32(bytes, 0, false), read_u32(bytes, 0, true)) {
+    let head = src.get(0, 24)?;
+    let (big, nano) = match (read_u32(head, 0, false), read_u32(head, 0, true)) {
         (Some(PCAP_MICRO), _) => (false, false),
         (Some(PCAP_NANO), _) => (false, true),
         (_, Some(PCAP_MICRO)) => (true, false),
@@ -154,12 +234,12 @@ fn walk_pcap<'a>(
             })
         }
     };
-    let Some(network) = read_u32(bytes, 20, big) else {
+    let Some(network) = read_u32(head, 20, big) else {
         return Err(FileFault {
-            offset: bytes.len(),
+            offset: head.len(),
             message: format!(
                 "the pcap file header needs 24 bytes, the input has {}",
-                bytes.len()
+                head.len()
             ),
         });
     };
@@ -168,35 +248,36 @@ fn walk_pcap<'a>(
     let per_sec: u128 = if nano { 1_000_000_000 } else { 1_000_000 };
     let mut at = 24usize;
     let mut frame = 0u64;
-    while at < bytes.len() {
-        let header = (
-            read_u32(bytes, at, big),
-            read_u32(bytes, at + 4, big),
-            read_u32(bytes, at + 8, big),
-            read_u32(bytes, at + 12, big),
+    loop {
+        let header = src.get(at, 16)?;
+        if header.is_empty() {
+            return Ok(());
+        }
+        let fields = (
+            read_u32(header, 0, big),
+            read_u32(header, 4, big),
+            read_u32(header, 8, big),
+            read_u32(header, 12, big),
         );
-        let (Some(sec), Some(frac), Some(incl), Some(orig)) = header else {
+        let (Some(sec), Some(frac), Some(incl), Some(orig)) = fields else {
             warnings.push(format!(
                 "the file ends inside a packet record header at byte {at} ({} bytes of 16); it was cut short",
-                bytes.len() - at
+                header.len()
             ));
             return Ok(());
         };
         frame += 1;
         let data_start = at + 16;
         let incl = incl as usize;
-        let left = bytes.len() - data_start.min(bytes.len());
-        let (data, end) = if incl > left {
+        let data = src.get(data_start, incl)?;
+        let end = data_start + data.len();
+        let cut = data.len() < incl;
+        if cut {
             warnings.push(format!(
-                "frame {frame}: the file ends inside its data ({incl} bytes announced, {left} present); it was cut short, the packet is kept as far as it goes"
+                "frame {frame}: the file ends inside its data ({incl} bytes announced, {} present); it was cut short, the packet is kept as far as it goes",
+                data.len()
             ));
-            (bytes.get(data_start..).unwrap_or(&[]), bytes.len())
-        } else {
-            (
-                bytes.get(data_start..data_start + incl).unwrap_or(&[]),
-                data_start + incl,
-            )
-        };
+        }
         let units = u64::from(sec) * per_sec as u64 + u64::from(frac);
         let packet = Packet {
             frame,
@@ -206,12 +287,11 @@ fn walk_pcap<'a>(
             orig_len: u64::from(orig),
             record: Span::new(at, end),
         };
-        if !each(packet) {
+        if !each(packet) || cut {
             return Ok(());
         }
         at = end;
     }
-    Ok(())
 }
 
 /// An interface of the current pcapng section.
@@ -221,29 +301,33 @@ struct Interface {
     offset_secs: i64,
 }
 
-fn walk_pcapng<'a>(
-    bytes: &'a [u8],
+fn walk_pcapng(
+    src: &mut dyn Source,
     warnings: &mut Vec<String>,
     secrets: &mut Vec<String>,
-    each: &mut dyn FnMut(Packet<'a>) -> bool,
+    each: &mut dyn FnMut(Packet<'_>) -> bool,
 ) -> Result<(), FileFault> {
     let mut at = 0usize;
     let mut big = false;
     let mut interfaces: Vec<Interface> = Vec::new();
     let mut frame = 0u64;
     let mut warned_interface = false;
-    while at < bytes.len() {
-        let left = bytes.len() - at;
+    loop {
+        let head = src.get(at, 12)?;
+        let left = head.len();
+        if left == 0 {
+            return Ok(());
+        }
         if left < 12 {
             warnings.push(format!(
                 "the file ends inside a pcapng block header at byte {at} ({left} bytes); it was cut short"
             ));
             return Ok(());
         }
-        let block_type = read_u32(bytes, at, big).unwrap_or(0);
-        if read_u32(bytes, at, false) == Some(PCAPNG_SHB) {
+        let block_type = read_u32(head, 0, big).unwrap_or(0);
+        if read_u32(head, 0, false) == Some(PCAPNG_SHB) {
             // A new section: its byte-order magic decides the endianness of everything in it.
-            match read_u32(bytes, at + 8, false) {
+            match read_u32(head, 8, false) {
                 Some(PCAPNG_BOM) => big = false,
                 Some(m) if m.swap_bytes() == PCAPNG_BOM => big = true,
                 _ => {
@@ -256,7 +340,7 @@ fn walk_pcapng<'a>(
             }
             interfaces.clear();
         }
-        let total = read_u32(bytes, at + 4, big).unwrap_or(0) as usize;
+        let total = read_u32(head, 4, big).unwrap_or(0) as usize;
         if total < 12 || total % 4 != 0 {
             return Err(FileFault {
                 offset: at + 4,
@@ -265,39 +349,37 @@ fn walk_pcapng<'a>(
                 ),
             });
         }
-        if total > left {
+        // The block, its offsets from its start.
+        let block = src.get(at, total)?;
+        if block.len() < total {
             warnings.push(format!(
-                "the file ends inside a pcapng block at byte {at} ({total} bytes announced, {left} present); it was cut short"
+                "the file ends inside a pcapng block at byte {at} ({total} bytes announced, {} present); it was cut short",
+                block.len()
             ));
             // A packet block cut short still yields what it holds.
             if block_type == 6 || block_type == 2 {
-                if let Some(packet) = timed_packet(
-                    bytes,
-                    at,
-                    bytes.len(),
-                    bytes.len(),
-                    big,
-                    &interfaces,
-                    frame + 1,
-                ) {
+                let record = Span::new(at, at + block.len());
+                let len = block.len();
+                if let Some(packet) = timed_packet(block, len, big, &interfaces, frame + 1, record)
+                {
                     each(packet);
                 }
             }
             return Ok(());
         }
-        let end = at + total;
-        let body = at + 8..end - 4;
+        let record = Span::new(at, at + total);
+        let body = 8..total - 4;
         match block_type {
             PCAPNG_SHB => {}
             1 => {
-                let linktype = read_u16(bytes, body.start, big).unwrap_or(0);
+                let linktype = read_u16(block, body.start, big).unwrap_or(0);
                 let mut iface = Interface {
                     linktype: u32::from(linktype),
                     units_per_sec: 1_000_000,
                     offset_secs: 0,
                 };
                 read_options(
-                    bytes,
+                    block,
                     body.start + 8,
                     body.end,
                     big,
@@ -331,9 +413,9 @@ fn walk_pcapng<'a>(
             }
             6 | 2 | 3 => {
                 let packet = if block_type == 3 {
-                    simple_packet(bytes, at, end - 4, end, big, &interfaces, frame + 1)
+                    simple_packet(block, body.end, big, &interfaces, frame + 1, record)
                 } else {
-                    timed_packet(bytes, at, end - 4, end, big, &interfaces, frame + 1)
+                    timed_packet(block, body.end, big, &interfaces, frame + 1, record)
                 };
                 match packet {
                     Some(p) => {
@@ -353,12 +435,12 @@ fn walk_pcapng<'a>(
                 }
             }
             PCAPNG_DSB => {
-                let kind = read_u32(bytes, body.start, big);
-                let len = read_u32(bytes, body.start + 4, big).map(|n| n as usize);
+                let kind = read_u32(block, body.start, big);
+                let len = read_u32(block, body.start + 4, big).map(|n| n as usize);
                 let data = len.and_then(|n| {
                     let start = body.start + 8;
                     let end = start.checked_add(n).filter(|&e| e <= body.end)?;
-                    bytes.get(start..end)
+                    block.get(start..end)
                 });
                 match (kind, data) {
                     (Some(DSB_TLS_KEY_LOG), Some(text)) => {
@@ -373,9 +455,8 @@ fn walk_pcapng<'a>(
             }
             _ => {} // name resolution, statistics, custom blocks: nothing to extract
         }
-        at = end;
+        at += total;
     }
-    Ok(())
 }
 
 /// Calls `each(code, value)` for every option in `start..end` until opt_endofopt or the end.
@@ -405,33 +486,33 @@ fn read_options(
     }
 }
 
-/// The Enhanced Packet Block (type 6) or the obsolete Packet Block (type 2) at `at`: both put the
-/// timestamp, captured and original lengths at the same offsets and differ only in how wide the
-/// interface id before them is (32 bits, or 16 bits followed by a drops count); the block type
-/// at `at` says which.
+/// The packet of an Enhanced Packet Block (type 6) or an obsolete Packet Block (type 2),
+/// `block` (its data ends by `limit`, an offset in it; `record` is where it lies in the file):
+/// both put the timestamp, captured and original lengths at the same offsets and differ only in
+/// how wide the interface id before them is (32 bits, or 16 bits followed by a drops count);
+/// the block type says which.
 fn timed_packet<'a>(
-    bytes: &'a [u8],
-    at: usize,
+    block: &'a [u8],
     limit: usize,
-    end: usize,
     big: bool,
     interfaces: &[Interface],
     frame: u64,
+    record: Span,
 ) -> Option<Packet<'a>> {
-    let obsolete = read_u32(bytes, at, big)? == 2;
+    let obsolete = read_u32(block, 0, big)? == 2;
     let id = if obsolete {
-        usize::from(read_u16(bytes, at + 8, big)?)
+        usize::from(read_u16(block, 8, big)?)
     } else {
-        read_u32(bytes, at + 8, big)? as usize
+        read_u32(block, 8, big)? as usize
     };
     let iface = interfaces.get(id)?;
-    let hi = read_u32(bytes, at + 12, big)?;
-    let lo = read_u32(bytes, at + 16, big)?;
-    let caplen = read_u32(bytes, at + 20, big)? as usize;
-    let orig = read_u32(bytes, at + 24, big)?;
-    let data_start = at + 28;
-    let data_end = data_start.saturating_add(caplen).min(limit).max(data_start);
-    let data = bytes.get(data_start..data_end)?;
+    let hi = read_u32(block, 12, big)?;
+    let lo = read_u32(block, 16, big)?;
+    let caplen = read_u32(block, 20, big)? as usize;
+    let orig = read_u32(block, 24, big)?;
+    let data_start = 28;
+    let data_end = caplen.saturating_add(data_start).min(limit).max(data_start);
+    let data = block.get(data_start..data_end)?;
     let units = (u64::from(hi) << 32) | u64::from(lo);
     Some(Packet {
         frame,
@@ -443,33 +524,33 @@ fn timed_packet<'a>(
         linktype: iface.linktype,
         data,
         orig_len: u64::from(orig),
-        record: Span::new(at, end),
+        record,
     })
 }
 
+/// The packet of a Simple Packet Block, `block` (see [`timed_packet`]).
 fn simple_packet<'a>(
-    bytes: &'a [u8],
-    at: usize,
+    block: &'a [u8],
     limit: usize,
-    end: usize,
     big: bool,
     interfaces: &[Interface],
     frame: u64,
+    record: Span,
 ) -> Option<Packet<'a>> {
     let iface = interfaces.first()?;
-    let orig = read_u32(bytes, at + 8, big)?;
-    let data_start = at + 12;
-    let data_end = data_start
-        .saturating_add(orig as usize)
+    let orig = read_u32(block, 8, big)?;
+    let data_start = 12;
+    let data_end = (orig as usize)
+        .saturating_add(data_start)
         .min(limit)
         .max(data_start);
     Some(Packet {
         frame,
         time: None,
         linktype: iface.linktype,
-        data: bytes.get(data_start..data_end)?,
+        data: block.get(data_start..data_end)?,
         orig_len: u64::from(orig),
-        record: Span::new(at, end),
+        record,
     })
 }
 
@@ -522,10 +603,15 @@ mod tests {
         file.extend(block(2, &packet_body(&[0, 0, 0, 0])));
         let mut warnings = Vec::new();
         let mut packets = Vec::new();
-        let format = walk(&file, &mut warnings, &mut Vec::new(), &mut |p| {
-            packets.push((p.frame, p.time, p.data.to_vec(), p.orig_len, p.linktype));
-            true
-        });
+        let format = walk(
+            &mut file.as_slice(),
+            &mut warnings,
+            &mut Vec::new(),
+            &mut |p| {
+                packets.push((p.frame, p.time, p.data.to_vec(), p.orig_len, p.linktype));
+                true
+            },
+        );
         assert_eq!(format.ok(), Some(FileFormat::Pcapng));
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(packets.len(), 2);

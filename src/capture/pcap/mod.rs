@@ -287,8 +287,11 @@ type Each<'e> = &'e mut dyn FnMut(&mut Capture);
 
 struct State<'a> {
     limits: PcapLimits,
-    /// The capture file, which most segments' data lies in.
+    /// The capture file, which most segments' data lies in (empty when it is read from a
+    /// reader: then segments hold copies of their data).
     input: &'a [u8],
+    /// How much of the file was read: all of it when it is in memory, else up to the last packet.
+    input_len: usize,
     format: FileFormat,
     pending: Vec<Pending>,
     /// Closed TCP connections by index in `pending`, with the packet count at closing, in the
@@ -339,6 +342,7 @@ impl State<'_> {
             return false;
         }
         self.packets += 1;
+        self.input_len = self.input_len.max(p.record.end);
         if !self.linktypes.contains(&p.linktype) {
             self.linktypes.push(p.linktype);
         }
@@ -530,7 +534,7 @@ impl State<'_> {
             packets: self.packets,
             warnings: Vec::new(),
             format: self.format,
-            input_len: self.input.len(),
+            input_len: self.input_len,
             linktypes: std::mem::take(&mut self.linktypes),
             skipped_linktypes: Vec::new(),
             other_packets: self.other_packets,
@@ -612,7 +616,7 @@ impl State<'_> {
             packets: self.packets,
             warnings: self.warnings.finish(),
             format: self.format,
-            input_len: self.input.len(),
+            input_len: self.input_len,
             linktypes: self.linktypes,
             skipped_linktypes: self.skipped_linktypes,
             other_packets: self.other_packets,
@@ -645,7 +649,7 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
 /// then carries the payloads found before the fault. Everything else (a file cut short, truncated
 /// packets, gaps, limits) is a warning in the returned [`Capture`].
 pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureError> {
-    read(bytes, limits, None)
+    read(&mut { bytes }, bytes, limits, None)
 }
 
 /// [`extract`], handing each stream to `each` as soon as it is complete instead of keeping them
@@ -663,25 +667,54 @@ pub fn extract_each(
     limits: &PcapLimits,
     each: &mut dyn FnMut(&mut Capture),
 ) -> Result<Capture, CaptureError> {
-    read(bytes, limits, Some(each))
+    read(&mut { bytes }, bytes, limits, Some(each))
+}
+
+/// [`extract_each`] of a capture read from `reader` record by record (a file of any size, or
+/// `tcpdump -w -` on standard input): the file is not held, only the data of the connections
+/// open at once (copied out of their packets) and the record being read. The capture layer of a
+/// stream handed on says the packets and bytes read so far.
+pub fn extract_each_from(
+    reader: &mut dyn std::io::Read,
+    limits: &PcapLimits,
+    each: &mut dyn FnMut(&mut Capture),
+) -> Result<Capture, CaptureError> {
+    let mut source = file::ReadSource::new(reader);
+    let read = read(&mut source, &[], limits, Some(each));
+    read.map(|mut capture| {
+        capture.input_len = capture.input_len.max(source.read_len());
+        capture
+    })
 }
 
 fn read(
+    src: &mut dyn file::Source,
     bytes: &[u8],
     limits: &PcapLimits,
     mut each: Option<Each<'_>>,
 ) -> Result<Capture, CaptureError> {
-    let Some(format) = file::sniff(bytes) else {
-        return Err(CaptureError {
-            layer: "pcap".to_string(),
+    let sniffed = match src.get(0, 12) {
+        Ok(head) => file::sniff(head).ok_or_else(|| file::FileFault {
             offset: 0,
             message: "the input does not start with a pcap or pcapng header".to_string(),
-            extracted: Vec::new(),
-        });
+        }),
+        Err(fault) => Err(fault),
+    };
+    let format = match sniffed {
+        Ok(format) => format,
+        Err(fault) => {
+            return Err(CaptureError {
+                layer: "pcap".to_string(),
+                offset: fault.offset,
+                message: fault.message,
+                extracted: Vec::new(),
+            })
+        }
     };
     let mut state = State {
         limits: *limits,
         input: bytes,
+        input_len: bytes.len(),
         format,
         closing: VecDeque::new(),
         handing: each.is_some(),
@@ -705,7 +738,7 @@ fn read(
     };
     let mut file_warnings = Vec::new();
     let mut secrets = Vec::new();
-    let walked = file::walk(bytes, &mut file_warnings, &mut secrets, &mut |p| {
+    let walked = file::walk(src, &mut file_warnings, &mut secrets, &mut |p| {
         let go = state.packet(p);
         if let Some(each) = each.as_deref_mut() {
             state.hand_closed(each);

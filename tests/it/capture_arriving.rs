@@ -1,0 +1,204 @@
+//! Captures read as they arrive (`--stream`, the default for captures over 64 MiB and for a
+//! capture on standard input beyond that): `inspect --no-tree --no-hex` and `convert --all`
+//! give what reading the whole file gives, in the order connections end, on every capture the
+//! tests hold, and from standard input.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn wirelens() -> Command {
+    Command::cargo_bin("wirelens").expect("binary built")
+}
+
+fn captures_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            captures_under(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "pcap" || e == "pcapng")
+        {
+            out.push(path);
+        }
+    }
+}
+
+fn captures() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    captures_under(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture"),
+        &mut files,
+    );
+    files.sort();
+    assert!(files.len() >= 40, "{} captures found", files.len());
+    files
+}
+
+/// Runs wirelens with `args` on `file` (its key log beside it, if any): exit code, stdout,
+/// stderr.
+fn run(args: &[&str], file: &Path) -> (Option<i32>, String, String) {
+    let mut cmd = wirelens();
+    cmd.args(args).arg(file);
+    let keylog = file.with_extension("keylog");
+    if keylog.exists() {
+        cmd.arg("--keylog").arg(keylog);
+    }
+    let out = cmd.output().expect("wirelens runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The payload lines of an `inspect` listing without their numbers and marks, sorted; and its
+/// warnings, sorted.
+fn listing(stdout: &str) -> (Vec<String>, Vec<String>) {
+    let mut payloads: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.contains(" bytes via "))
+        .map(|l| {
+            let l = l.trim_start_matches([' ', '*']);
+            l.split_once(". ").map_or(l, |(_, rest)| rest).to_string()
+        })
+        .collect();
+    let mut warnings: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .map(str::to_string)
+        .collect();
+    payloads.sort();
+    warnings.sort();
+    (payloads, warnings)
+}
+
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn inspect_lists_what_the_whole_file_lists() {
+    let mut listed = 0;
+    for file in captures() {
+        let name = file.display();
+        let (code, whole, _) = run(&["inspect", "--no-tree", "--no-hex"], &file);
+        let (streamed_code, streamed, _) =
+            run(&["inspect", "--no-tree", "--no-hex", "--stream"], &file);
+        assert_eq!(code, streamed_code, "{name}");
+        assert_eq!(listing(&whole), listing(&streamed), "{name}");
+        if streamed_code == Some(0) {
+            assert!(
+                streamed.contains("note: the capture is read as it arrives"),
+                "{name}: {streamed}"
+            );
+        }
+        listed += listing(&streamed).0.len();
+    }
+    assert!(listed > 500, "{listed} payloads listed in all");
+}
+
+#[test]
+fn convert_all_writes_what_the_whole_file_writes() {
+    let mut written = 0;
+    for file in captures() {
+        let name = file.display();
+        let (code, whole, whole_err) = run(&["convert", "--all", "--to", "json"], &file);
+        let (streamed_code, streamed, streamed_err) =
+            run(&["convert", "--all", "--to", "json", "--stream"], &file);
+        assert_eq!(code, streamed_code, "{name}: {whole_err} / {streamed_err}");
+        assert_eq!(sorted_lines(&whole), sorted_lines(&streamed), "{name}");
+        written += streamed.lines().count();
+    }
+    assert!(written > 200, "{written} lines written in all");
+}
+
+#[test]
+fn a_capture_on_standard_input_is_read_as_it_arrives() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture/pcap/http-msgpack.pcapng");
+    let bytes = std::fs::read(&file).expect("fixture");
+    let (_, whole, _) = run(&["inspect", "--no-tree", "--no-hex"], &file);
+    let out = wirelens()
+        .args(["inspect", "--no-tree", "--no-hex", "--stream", "-"])
+        .write_stdin(bytes.clone())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("input: <stdin>\n"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("read: {} bytes", bytes.len())),
+        "{stdout}"
+    );
+    assert_eq!(listing(&whole), listing(&stdout));
+    assert!(!listing(&stdout).0.is_empty());
+}
+
+/// A pcap whose one record says it holds 4 GB, on standard input: what the input has is read,
+/// and the lie is named; nothing is allocated for the length it claimed.
+#[test]
+fn a_record_length_lie_on_standard_input_holds_only_what_arrives() {
+    let mut pcap = Vec::new();
+    pcap.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    pcap.extend_from_slice(&2u16.to_le_bytes());
+    pcap.extend_from_slice(&4u16.to_le_bytes());
+    pcap.extend_from_slice(&[0; 8]);
+    pcap.extend_from_slice(&65535u32.to_le_bytes());
+    pcap.extend_from_slice(&1u32.to_le_bytes()); // Ethernet
+    pcap.extend_from_slice(&[0; 8]); // time
+    pcap.extend_from_slice(&0xffff_fff0u32.to_le_bytes()); // captured length: a lie
+    pcap.extend_from_slice(&0xffff_fff0u32.to_le_bytes());
+    pcap.extend_from_slice(&[0xab; 100]);
+    let out = wirelens()
+        .args(["inspect", "--no-tree", "--no-hex", "--stream", "-"])
+        .write_stdin(pcap)
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "warning: frame 1: the file ends inside its data (4294967280 bytes announced, 100 present)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("payloads: none"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+}
+
+#[test]
+fn stream_is_for_captures_and_for_listings() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/user-profile.json");
+    let out = wirelens()
+        .args(["inspect", "--no-tree", "--no-hex", "--stream"])
+        .arg(&sample)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--stream reads a pcap or pcapng capture as it arrives"),
+        "{stderr}"
+    );
+    // A tree needs the payload read whole: --stream lists only.
+    let capture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/pcap/http-json.pcap");
+    let out = wirelens()
+        .args(["inspect", "--stream"])
+        .arg(&capture)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let out = wirelens()
+        .args(["convert", "--to", "json", "--stream"])
+        .arg(&capture)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}
