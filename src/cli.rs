@@ -1250,7 +1250,10 @@ fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     }
     let input = peeling.chosen_input(&whole);
     let known = peeling.take_detected(peeling.chosen);
-    let mut bytes = convert_one(args, &input, known, args.pretty)?;
+    let (mut bytes, notes) = convert_one(args, &input, known, args.pretty)?;
+    for line in notes {
+        eprintln!("{line}");
+    }
     if args.to == Format::Json {
         bytes.push(b'\n');
     }
@@ -1416,6 +1419,11 @@ struct AllWriter<'a> {
     failed: usize,
     /// Payloads that are no data (encrypted records, DNS, SIP…): skipped, listed per kind.
     skipped: Vec<(String, Vec<usize>)>,
+    /// Note lines printed so far, and the notes and payloads beyond [`AllWriter::NOTE_LINES`]
+    /// only counted.
+    notes_shown: usize,
+    notes_unshown: usize,
+    payloads_unshown: usize,
 }
 
 impl<'a> AllWriter<'a> {
@@ -1426,6 +1434,34 @@ impl<'a> AllWriter<'a> {
             count,
             failed: 0,
             skipped: Vec::new(),
+            notes_shown: 0,
+            notes_unshown: 0,
+            payloads_unshown: 0,
+        }
+    }
+
+    /// Note lines printed, each naming its payload, before the rest are only counted: a
+    /// capture's thousands of payloads would each add a few.
+    const NOTE_LINES: usize = 20;
+
+    /// The notes on payload `number`, printed while there is room, else counted.
+    fn notes(&mut self, number: usize, notes: Vec<String>) {
+        if notes.is_empty() {
+            return;
+        }
+        if self.notes_shown >= AllWriter::NOTE_LINES {
+            self.notes_unshown += notes.len();
+            self.payloads_unshown += 1;
+            return;
+        }
+        for line in notes {
+            if self.notes_shown < AllWriter::NOTE_LINES {
+                let line = line.strip_prefix("note: ").unwrap_or(&line);
+                eprintln!("note: payload {number}: {line}");
+                self.notes_shown += 1;
+            } else {
+                self.notes_unshown += 1;
+            }
         }
     }
 
@@ -1460,7 +1496,10 @@ impl<'a> AllWriter<'a> {
             }
         };
         match converted {
-            Ok(one) => self.lines.line(&one),
+            Ok((one, notes)) => {
+                self.notes(number, notes);
+                self.lines.line(&one)
+            }
             Err(Failure::Input(why)) => {
                 self.failed += 1;
                 match self.count {
@@ -1476,6 +1515,13 @@ impl<'a> AllWriter<'a> {
     /// The notes on what was skipped, then the output put in place; an error when a payload
     /// did not convert.
     fn finish(self) -> Result<(), Failure> {
+        if self.notes_unshown > 0 {
+            eprintln!(
+                "note: {} more note(s) on {} more payload(s) are not shown (`--pick N` converts one payload and shows all of its notes)",
+                count_text(self.notes_unshown),
+                count_text(self.payloads_unshown)
+            );
+        }
         for (name, list) in &self.skipped {
             let shown: Vec<String> = list.iter().take(10).map(usize::to_string).collect();
             let more = if list.len() > 10 { ", …" } else { "" };
@@ -1577,13 +1623,17 @@ impl<'o> LineSink<'o> {
 
 /// A payload the protocol says is text, written as one string (JSON's string, MessagePack's and
 /// CBOR's text; [`pipeline::write_text`]).
-fn convert_text(args: &ConvertArgs, input: &Input, pretty: bool) -> Result<Vec<u8>, Failure> {
+fn convert_text(
+    args: &ConvertArgs,
+    input: &Input,
+    pretty: bool,
+) -> Result<(Vec<u8>, Vec<String>), Failure> {
     let avro = avro_to_write(args);
     let options = write_options(args, avro.as_ref(), None, pretty);
     let written = pipeline::write_text(&input.bytes, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
-    report_notes(&written, &input.name);
-    Ok(written.bytes)
+    let notes = note_lines(&written, &input.name);
+    Ok((written.bytes, notes))
 }
 
 /// Why payload `p` (number `number`) should not be converted without `--partial`: a layer cut
@@ -1605,13 +1655,14 @@ fn loses_bytes(warning: &str) -> bool {
     warning.contains("later payload data is dropped")
 }
 
-/// Converts one payload per the flags; returns the bytes (JSON without a final newline).
+/// Converts one payload per the flags; returns the bytes (JSON without a final newline) and the
+/// notes on what it could not write exactly ([`note_lines`]).
 fn convert_one(
     args: &ConvertArgs,
     input: &Input,
     known: Option<Known>,
     pretty: bool,
-) -> Result<Vec<u8>, Failure> {
+) -> Result<(Vec<u8>, Vec<String>), Failure> {
     if let (None, Some(Verdict::Text { .. })) = (args.input.from, &input.verdict) {
         return convert_text(args, input, pretty);
     }
@@ -1631,8 +1682,8 @@ fn convert_one(
         message: read.message.as_ref(),
     };
     let written = pipeline::write(source, args.to, &options).map_err(write_failure)?;
-    report_notes(&written, &input.name);
-    Ok(written.bytes)
+    let notes = note_lines(&written, &input.name);
+    Ok((written.bytes, notes))
 }
 
 /// The failure of a conversion that [`pipeline::write()`] refused.
@@ -1645,22 +1696,31 @@ fn write_failure(e: WriteError) -> Failure {
     }
 }
 
-/// Prints what a conversion of `name` could not write exactly on stderr, one note a line, and
-/// the nulls written as a field's default summed up.
+/// Prints what a conversion of `name` could not write exactly on stderr ([`note_lines`]).
 fn report_notes(written: &Written, name: &str) {
+    for line in note_lines(written, name) {
+        eprintln!("{line}");
+    }
+}
+
+/// What a conversion of `name` could not write exactly, one note a line, and the nulls
+/// written as a field's default summed up.
+fn note_lines(written: &Written, name: &str) -> Vec<String> {
+    let mut lines = Vec::new();
     for note in &written.notes {
         match note {
-            WriteNote::NotUtf8 { .. } => eprintln!("note: {name}: {note}"),
-            _ => eprintln!("note: {note}"),
+            WriteNote::NotUtf8 { .. } => lines.push(format!("note: {name}: {note}")),
+            _ => lines.push(format!("note: {note}")),
         }
     }
     if let Some((count, first)) = written.nulls_as_default() {
-        eprintln!(
+        lines.push(format!(
             "note: {} null(s) in all written as the field's default (first at {}): the reader cannot tell them from 0/\"\"",
             count_text(count),
             first.brief()
-        );
+        ));
     }
+    lines
 }
 
 /// `n` with thousands separators: 1,254.

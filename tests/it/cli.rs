@@ -668,6 +668,33 @@ fn grpc_body(messages: &[&[u8]]) -> Vec<u8> {
     body
 }
 
+/// `convert --all` names the payload of each note, and past the first 20 note lines counts the
+/// rest instead of printing a few lines for each of a capture's thousands of payloads.
+#[test]
+fn convert_all_names_each_notes_payload_and_counts_past_twenty() {
+    let messages: Vec<Vec<u8>> = (1..=30u8).map(|i| vec![0x08, i]).collect();
+    let refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
+    let run = wirelens()
+        .args(["convert", "-", "--to", "json", "--all"])
+        .write_stdin(grpc_body(&refs))
+        .assert()
+        .success();
+    let out = run.get_output();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 30);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 21, "{stderr}");
+    assert_eq!(
+        lines[0],
+        "note: payload 1: ${1}: int map key 1 written as the string \"1\""
+    );
+    assert!(lines[19].starts_with("note: payload 20: "), "{stderr}");
+    assert_eq!(
+        lines[20],
+        "note: 10 more note(s) on 10 more payload(s) are not shown (`--pick N` converts one payload and shows all of its notes)"
+    );
+}
+
 #[test]
 fn convert_all_writes_what_converts_and_names_each_failure() {
     // Three gRPC messages; the second is no format at all (a field-1 length running past the
