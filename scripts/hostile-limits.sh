@@ -127,6 +127,21 @@ for f in "$dir"/*; do
             fail=1
         fi
         run "convert $name" 1024 convert "$f" --all --to json -o "$dir/converted"
+        # Read as it arrives (what a capture over 64 MiB gets): the same bounds, and the same
+        # warning, except where holding no payloads leaves no limit to reach (the 100,000
+        # streams are all listed).
+        run "inspect --stream $name" 1024 inspect --no-tree --no-hex --stream "$f"
+        if [ "$name" != h2-100k-streams.pcap ] &&
+            ! grep -qE 'limit [a-z-]+|announces|claims|not continued' "$dir/out" "$dir/err"; then
+            echo "FAIL  inspect --stream $name: no warning names a limit"
+            fail=1
+        fi
+        run "convert --stream $name" 1024 convert "$f" --all --to json --stream -o "$dir/converted"
+        ;;
+    pcap-*)
+        run "inspect $name" "$mib" inspect "$f"
+        run "convert $name" "$mib" convert "$f" --to cbor -o "$dir/converted"
+        run "inspect --stream $name" "$mib" inspect --no-tree --no-hex --stream "$f"
         ;;
     *)
         run "inspect $name" "$mib" inspect "$f"

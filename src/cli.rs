@@ -397,7 +397,8 @@ pub struct InspectArgs {
     pub list_types: bool,
     /// Read a pcap or pcapng capture as it arrives, listing each connection's payloads when it
     /// ends and keeping none (with --no-tree --no-hex; the default for captures over 64 MiB and
-    /// for a capture on standard input beyond that).
+    /// for a capture on standard input beyond that). Every layer is peeled, as the app peels,
+    /// without ranking other readings (`--layers` needs the whole file).
     #[arg(long, requires_all = ["no_tree", "no_hex"], conflicts_with_all = ["layers", "pick", "layer", "raw"])]
     pub stream: bool,
 }
@@ -449,7 +450,8 @@ pub struct ConvertArgs {
     pub partial: bool,
     /// Read a pcap or pcapng capture as it arrives, writing each connection's payloads when it
     /// ends and keeping none (with --all; the default for captures over 64 MiB and for a capture
-    /// on standard input beyond that).
+    /// on standard input beyond that). Every layer is peeled, as the app peels, without ranking
+    /// other readings.
     #[arg(long, requires = "all", conflicts_with_all = ["layer", "raw"])]
     pub stream: bool,
 }
