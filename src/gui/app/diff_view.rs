@@ -332,14 +332,7 @@ impl App {
 
     /// Every payload of every open source, as (source, payload) and its name.
     pub(super) fn payload_choices(&self) -> Vec<((usize, usize), String)> {
-        let mut out = Vec::new();
-        for (i, e) in self.ws.entries.iter().enumerate() {
-            let n = e.opened.ready().map_or(1, |o| o.payloads.len().max(1));
-            for p in 0..n {
-                out.push(((i, p), self.ws.payload_name(i, p)));
-            }
-        }
-        out
+        payload_choices_of(&self.ws)
     }
 
     /// The diff view (the main area's third face).
@@ -814,4 +807,19 @@ impl App {
         }
         None
     }
+}
+
+/// Every payload of every source with its name, as the pickers list them: made when a list is
+/// shown (a capture's hundreds of thousands of names are not made every frame).
+pub(super) fn payload_choices_of(
+    ws: &crate::workspace::Workspace,
+) -> Vec<((usize, usize), String)> {
+    let mut out = Vec::new();
+    for (i, e) in ws.entries.iter().enumerate() {
+        let n = e.opened.ready().map_or(1, |o| o.payloads.len().max(1));
+        for p in 0..n {
+            out.push(((i, p), ws.payload_name(i, p)));
+        }
+    }
+    out
 }

@@ -11,6 +11,7 @@ mod command;
 mod dialogs;
 pub mod diff_view;
 mod field_readings;
+mod frame_log;
 mod limits;
 mod menus;
 mod palette;
@@ -132,6 +133,8 @@ pub struct App {
     /// The data inspector's content height last frame (the panel's height this frame).
     inspector_content: f32,
     quit: bool,
+    /// Frame times kept for measuring, when `WIRELENS_FRAME_LOG` asks for them.
+    frame_log: Option<frame_log::FrameLog>,
 }
 
 /// How the app starts.
@@ -181,6 +184,7 @@ impl App {
             message_filter: String::new(),
             inspector_content: 0.0,
             quit: false,
+            frame_log: frame_log::FrameLog::from_env(),
         };
         app.apply_theme(ctx);
         app.restore_limits();
@@ -677,7 +681,10 @@ impl App {
 }
 
 impl eframe::App for App {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        if let Some(log) = &mut self.frame_log {
+            log.record(frame.info().cpu_usage, self.ws.is_busy());
+        }
         self.guarded(ui, App::show);
         if self.quit {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
@@ -686,6 +693,12 @@ impl eframe::App for App {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, eframe::APP_KEY, &self.settings);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        if let Some(log) = &self.frame_log {
+            log.write();
+        }
     }
 }
 

@@ -199,14 +199,11 @@ impl App {
     }
 
     fn payload_list(&mut self, ui: &mut egui::Ui) {
-        let choices = self.payload_choices();
+        let choices = || super::diff_view::payload_choices_of(&self.ws);
         let Some(entry) = self.ws.entry() else { return };
         let peel = entry.peel;
         let mut raw = peel.max_layers == Some(0) && peel.split == Split::Never;
-        let deepest = match &entry.opened {
-            Stage::Ready(o) => o.payloads.iter().map(|p| p.layers.len()).max().unwrap_or(0),
-            _ => 0,
-        };
+        let mut deepest = 0;
         let current = entry.payload;
         let this = self.ws.current.unwrap_or(0);
         let mut pick = None;
@@ -221,7 +218,14 @@ impl App {
                 if fresh {
                     let exchanges = opened.payloads.iter().map(|p| p.exchange()).collect();
                     here.listing = Some((opened.clone(), exchanges));
+                    here.deepest = opened
+                        .payloads
+                        .iter()
+                        .map(|p| p.layers.len())
+                        .max()
+                        .unwrap_or(0);
                 }
+                deepest = here.deepest;
                 let exchanges: &[Exchange] = here.listing.as_ref().map_or(&[], |(_, e)| e);
                 let listing_id = exchanges.as_ptr() as usize;
                 let filter = &mut here.payload_filter;
@@ -477,7 +481,8 @@ struct Rows<'a> {
     shown: &'a [usize],
     current: usize,
     this: usize,
-    choices: &'a [((usize, usize), String)],
+    /// Every payload to compare with, made when the menu is open.
+    choices: &'a dyn Fn() -> Vec<((usize, usize), String)>,
 }
 
 /// One row's first line: `#7 POST 200 · 71 bytes · JSON`.
@@ -571,7 +576,7 @@ fn payload_rows(ui: &mut egui::Ui, rows: &Rows<'_>) -> (Option<usize>, Option<Co
         }
         r.on_hover_text(hover_text(p)).context_menu(|ui| {
             ui.menu_button("Compare with…", |ui| {
-                for (p, name) in choices.iter().filter(|(p, _)| *p != (this, i)) {
+                for (p, name) in choices().iter().filter(|(p, _)| *p != (this, i)) {
                     if ui.button(name).clicked() {
                         compare = Some(((this, i), *p));
                         ui.close();

@@ -43,6 +43,8 @@ pub(super) struct SourceState {
     /// Each payload's [`Exchange`], made once for the payloads they were read from (held, as
     /// [`SourceState::views_for`] is).
     pub listing: Option<(Arc<Opened>, Vec<Exchange>)>,
+    /// The most layers a payload of that listing has (how deep the peel choice goes).
+    pub deepest: usize,
     /// What the filter leaves of that listing, made again only when the filter or the listing
     /// changes (a list of a million payloads is not filtered every frame).
     pub filtered: Option<Filtered>,
