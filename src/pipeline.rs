@@ -98,6 +98,8 @@ pub struct Opened {
     /// The payloads, in stream order: at least one (the input's own bytes when nothing was
     /// peeled), except for a capture file that carries none (then [`Opened::nothing`] says why).
     pub payloads: Vec<Payload>,
+    /// Each payload's exchange, made once ([`Opened::exchanges`]).
+    exchanges: std::sync::OnceLock<Vec<crate::capture::Exchange>>,
     /// The fault that stopped peeling early, if any.
     pub error: Option<CaptureError>,
     /// What was skipped or cut.
@@ -128,6 +130,14 @@ pub struct Opened {
 }
 
 impl Opened {
+    /// Each payload's exchange (method, status, URL, content type; what the list shows and its
+    /// filter reads), made on first use and kept: call it on a worker to have it ready for a
+    /// list of hundreds of thousands of payloads.
+    pub fn exchanges(&self) -> &[crate::capture::Exchange] {
+        self.exchanges
+            .get_or_init(|| self.payloads.iter().map(Payload::exchange).collect())
+    }
+
     /// The payload a command works on unless the user picks one
     /// ([`crate::capture::listing::default_payload`]: a gRPC message, then a body of a data
     /// media type, then other data; never encrypted records or another protocol's messages
@@ -201,6 +211,7 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
     let peeled = match request.layers {
         Layers::AsIs => {
             return Ok(Opened {
+                exchanges: std::sync::OnceLock::new(),
                 payloads: vec![Payload {
                     hint: request.hint,
                     ..as_is()
@@ -288,6 +299,7 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
     let mut warnings = peeled.warnings;
     warnings.dedup();
     Ok(Opened {
+        exchanges: std::sync::OnceLock::new(),
         payloads,
         error: peeled.error,
         warnings,

@@ -736,14 +736,17 @@ impl Workspace {
         let registry = self.schemas.registry.clone();
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
-            open(
+            let opened = open(
                 &source,
                 &choice,
                 &limits,
                 keys.as_deref(),
                 registry.as_ref(),
             )
-            .map_err(|e| JobError::Failed(e.to_string()))
+            .map_err(|e| JobError::Failed(e.to_string()))?;
+            // The payload list's rows and filter read these: made here, not on the UI thread.
+            opened.exchanges();
+            Ok(opened)
         }));
     }
 

@@ -214,10 +214,9 @@ impl App {
                 let fresh = here
                     .listing
                     .as_ref()
-                    .is_none_or(|(made_for, _)| !Arc::ptr_eq(made_for, opened));
+                    .is_none_or(|made_for| !Arc::ptr_eq(made_for, opened));
                 if fresh {
-                    let exchanges = opened.payloads.iter().map(|p| p.exchange()).collect();
-                    here.listing = Some((opened.clone(), exchanges));
+                    here.listing = Some(opened.clone());
                     here.deepest = opened
                         .payloads
                         .iter()
@@ -226,7 +225,7 @@ impl App {
                         .unwrap_or(0);
                 }
                 deepest = here.deepest;
-                let exchanges: &[Exchange] = here.listing.as_ref().map_or(&[], |(_, e)| e);
+                let exchanges: &[Exchange] = opened.exchanges();
                 let listing_id = exchanges.as_ptr() as usize;
                 let filter = &mut here.payload_filter;
                 let total = opened.payloads.len();

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{App, ColumnView};
-use crate::capture::{Exchange, PayloadFilter};
+use crate::capture::PayloadFilter;
 use crate::codec::Format;
 use crate::model::Path;
 use crate::workspace::{Analysis, Opened, Source};
@@ -40,10 +40,10 @@ pub(super) struct SourceState {
     pub goto_text: String,
     /// The payload list's filter (its text, the content type).
     pub payload_filter: PayloadFilter,
-    /// Each payload's [`Exchange`], made once for the payloads they were read from (held, as
-    /// [`SourceState::views_for`] is).
-    pub listing: Option<(Arc<Opened>, Vec<Exchange>)>,
-    /// The most layers a payload of that listing has (how deep the peel choice goes).
+    /// The payloads the list was last drawn for (held, as [`SourceState::views_for`] is); their
+    /// exchanges are [`Opened::exchanges`].
+    pub listing: Option<Arc<Opened>>,
+    /// The most layers a payload of those has (how deep the peel choice goes).
     pub deepest: usize,
     /// What the filter leaves of that listing, made again only when the filter or the listing
     /// changes (a list of a million payloads is not filtered every frame).
