@@ -228,6 +228,7 @@ fn read_capture(
     let extracted = pcap::extract_each(input, &pcap::PcapLimits::from(limits), &mut |view| {
         let found = read.stream(view, options, budget, keep.as_deref_mut());
         read.found.push(found);
+        true
     });
     let capture = match extracted {
         Ok(capture) => capture,
@@ -267,7 +268,8 @@ pub struct StreamedCapture {
 ///
 /// The decompression budget grows with the bytes read (from `len_hint`, the file's size, when
 /// it is known). The payload-count limit applies only when it was set: with none held, the
-/// default's reason is gone. `each` returns false to stop.
+/// default's reason is gone. `each` returns false to stop; then, as at that limit, the rest of
+/// the file is not read.
 pub fn peel_capture_each(
     reader: &mut dyn std::io::Read,
     options: &PeelOptions<'_>,
@@ -285,7 +287,7 @@ pub fn peel_capture_each(
     let mut stopped = false;
     let extracted = pcap::extract_each_from(reader, &pcap::PcapLimits::from(limits), &mut |view| {
         if stopped {
-            return;
+            return false;
         }
         budget.grow_to(view.input_len, &unwrap);
         let (index, found, warnings) = read.stream(view, &unwrap, &mut budget, None);
@@ -318,6 +320,7 @@ pub fn peel_capture_each(
         if !payloads.is_empty() && !each(payloads) {
             stopped = true;
         }
+        !stopped
     });
     match extracted {
         Ok(capture) => {

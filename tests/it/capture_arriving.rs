@@ -202,3 +202,30 @@ fn stream_is_for_captures_and_for_listings() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A payload limit that is set ends the listing there, with a warning naming it.
+#[test]
+fn a_payload_limit_that_is_set_ends_the_listing() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture/real/http1-keepalive.pcap");
+    let (code, stdout, _) = run(
+        &[
+            "inspect",
+            "--no-tree",
+            "--no-hex",
+            "--stream",
+            "--limit",
+            "payloads=3",
+        ],
+        &file,
+    );
+    assert_eq!(code, Some(0), "{stdout}");
+    let (payloads, warnings) = listing(&stdout);
+    assert_eq!(payloads.len(), 3, "{stdout}");
+    assert_eq!(
+        warnings,
+        ["warning: only the first 3 payloads are kept (limit payloads; `--limit payloads=N` raises it); the rest of the capture is not read"]
+    );
+    let (_, whole, _) = run(&["inspect", "--no-tree", "--no-hex", "--stream"], &file);
+    assert!(listing(&whole).0.len() > 3);
+}

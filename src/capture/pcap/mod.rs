@@ -282,8 +282,8 @@ enum Pending {
 /// that arrive late (retransmissions filling a hole before the FIN) still find it.
 const CLOSE_GRACE: usize = 1024;
 
-/// Where [`extract_each`] hands streams.
-type Each<'e> = &'e mut dyn FnMut(&mut Capture);
+/// Where [`extract_each`] hands streams; false stops the reading.
+type Each<'e> = &'e mut dyn FnMut(&mut Capture) -> bool;
 
 struct State<'a> {
     limits: PcapLimits,
@@ -298,6 +298,8 @@ struct State<'a> {
     /// order they closed (only when streams are handed on).
     closing: VecDeque<(usize, usize)>,
     handing: bool,
+    /// Whoever streams were handed to said to stop: the rest of the file is not read.
+    stopped: bool,
     handed: Handed,
     /// (lower address, higher address) → index of the current stream in `pending`.
     current: HashMap<(SocketAddr, SocketAddr), usize>,
@@ -498,7 +500,7 @@ impl State<'_> {
     /// ones (kept for the key logs of the rest of the file).
     fn hand_closed(&mut self, each: Each<'_>) {
         while let Some(&(index, at)) = self.closing.front() {
-            if self.packets < at.saturating_add(CLOSE_GRACE) {
+            if self.stopped || self.packets < at.saturating_add(CLOSE_GRACE) {
                 break;
             }
             self.closing.pop_front();
@@ -541,7 +543,9 @@ impl State<'_> {
             short_frames: std::mem::take(&mut self.short_frames),
             tls_secrets,
         };
-        each(&mut view);
+        if !each(&mut view) {
+            self.stopped = true;
+        }
         self.linktypes = view.linktypes;
         self.short_frames = view.short_frames;
     }
@@ -601,6 +605,9 @@ impl State<'_> {
         let pending = std::mem::take(&mut self.pending);
         let mut streams = Vec::with_capacity(if each.is_some() { 0 } else { pending.len() });
         for (i, pending) in pending.into_iter().enumerate() {
+            if self.stopped {
+                break;
+            }
             let Some(stream) = self.stream_of(i, pending) else {
                 continue;
             };
@@ -658,14 +665,15 @@ pub fn extract(bytes: &[u8], limits: &PcapLimits) -> Result<Capture, CaptureErro
 /// each in a view of the capture so far that holds it alone ([`Capture::first_stream`]). Only
 /// the connections open at once are held, so a capture of many short connections takes memory
 /// for the few open at a time, not for all of them; `pcap-bytes` bounds the bytes they hold.
-/// Streams are handed on in the order they close, not by index.
+/// Streams are handed on in the order they close, not by index. `each` returns false to stop:
+/// no stream is handed on after it, and the rest of the file is not read.
 ///
 /// The capture returned holds no streams, only its counts and warnings; on an error, the
 /// streams read before the fault were handed on and the error carries no payloads.
 pub fn extract_each(
     bytes: &[u8],
     limits: &PcapLimits,
-    each: &mut dyn FnMut(&mut Capture),
+    each: &mut dyn FnMut(&mut Capture) -> bool,
 ) -> Result<Capture, CaptureError> {
     read(&mut { bytes }, bytes, limits, Some(each))
 }
@@ -677,7 +685,7 @@ pub fn extract_each(
 pub fn extract_each_from(
     reader: &mut dyn std::io::Read,
     limits: &PcapLimits,
-    each: &mut dyn FnMut(&mut Capture),
+    each: &mut dyn FnMut(&mut Capture) -> bool,
 ) -> Result<Capture, CaptureError> {
     let mut source = file::ReadSource::new(reader);
     let read = read(&mut source, &[], limits, Some(each));
@@ -718,6 +726,7 @@ fn read(
         format,
         closing: VecDeque::new(),
         handing: each.is_some(),
+        stopped: false,
         handed: Handed::default(),
         pending: Vec::new(),
         current: HashMap::new(),
@@ -743,7 +752,7 @@ fn read(
         if let Some(each) = each.as_deref_mut() {
             state.hand_closed(each);
         }
-        go
+        go && !state.stopped
     });
     for w in file_warnings {
         state.warnings.push(w);
@@ -1368,6 +1377,25 @@ mod tests {
         out
     }
 
+    /// Whoever streams are handed to can stop the reading: no stream after, and the rest of
+    /// the file is not read (a listing whose output went away, a payload limit reached).
+    #[test]
+    fn handing_on_stops_when_asked() {
+        let pcap = sequential_connections(3000, 100);
+        let limits = PcapLimits::default();
+        let mut handed = 0;
+        let capture = extract_each(&pcap, &limits, &mut |_| {
+            handed += 1;
+            handed < 2
+        })
+        .expect("a capture");
+        assert_eq!(handed, 2);
+        // 6 packets a connection; the second is handed on CLOSE_GRACE packets after it closed.
+        assert_eq!(capture.packets, 12 + CLOSE_GRACE);
+        let whole = extract(&pcap, &limits).expect("a capture");
+        assert_eq!(whole.packets, 18_000);
+    }
+
     #[test]
     fn closed_connections_are_handed_on_and_give_their_bytes_back() {
         // 4,000 connections of 2 KB each way: 16 MB of stream bytes, against a budget of 1 MiB
@@ -1386,6 +1414,7 @@ mod tests {
                 view.packets,
                 c.bytes.len() + s.bytes.len(),
             ));
+            true
         })
         .expect("a capture");
         assert_eq!(handed.len(), usize::from(n));
