@@ -999,16 +999,9 @@ fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
         && a.pick.is_none()
         && a.layer.is_none()
         && !a.raw;
-    let whole = if streams {
-        match arriving::open(input_path(a)?, args.stream)? {
-            arriving::Source::Capture(capture) => return arriving::inspect(args, capture, out),
-            arriving::Source::Whole(whole) if args.stream => {
-                return Err(arriving::not_a_capture(&whole));
-            }
-            arriving::Source::Whole(whole) => whole,
-        }
-    } else {
-        read_input(input_path(a)?)?
+    let whole = match arriving::open(input_path(a)?, streams, args.stream)? {
+        arriving::Source::Capture(capture) => return arriving::inspect(args, capture, out),
+        arriving::Source::Whole(whole) => whole,
     };
     let mut peeling = match peel_input_or_nothing(&whole, &args.input)? {
         PeelOutcome::Payloads(peeling) => *peeling,
@@ -1202,16 +1195,9 @@ fn write_resolution(
 fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let a = &args.input;
     let streams = args.all && args.to == Format::Json && a.layer.is_none() && !a.raw;
-    let whole = if streams {
-        match arriving::open(input_path(a)?, args.stream)? {
-            arriving::Source::Capture(capture) => return arriving::convert_all(args, capture, out),
-            arriving::Source::Whole(whole) if args.stream => {
-                return Err(arriving::not_a_capture(&whole));
-            }
-            arriving::Source::Whole(whole) => whole,
-        }
-    } else {
-        read_input(input_path(a)?)?
+    let whole = match arriving::open(input_path(a)?, streams, args.stream)? {
+        arriving::Source::Capture(capture) => return arriving::convert_all(args, capture, out),
+        arriving::Source::Whole(whole) => whole,
     };
     if convert_streaming(args, &whole, out)? || convert_streaming_protobuf(args, &whole, out)? {
         return Ok(());

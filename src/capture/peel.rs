@@ -35,6 +35,19 @@ pub struct Peeled {
     pub(crate) budget: Budget,
 }
 
+impl Peeled {
+    /// Nothing found yet, with `budget` to draw on.
+    fn empty(budget: Budget) -> Peeled {
+        Peeled {
+            payloads: Vec::new(),
+            error: None,
+            warnings: Vec::new(),
+            capture: None,
+            budget,
+        }
+    }
+}
+
 /// Which layers to peel: what the GUI's "treat as…" and the CLI's `--layer` choose. The default
 /// peels every layer it finds and splits streams where it is sure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -140,13 +153,7 @@ pub(crate) fn unwrapped(
     }
     // One budget for every decompression in the input, the streams of a capture included.
     let mut budget = Budget::for_input(input.len(), &options);
-    let mut out = Peeled {
-        payloads: Vec::new(),
-        error: None,
-        warnings: Vec::new(),
-        capture: None,
-        budget,
-    };
+    let mut out = Peeled::empty(budget);
     if max_layers == Some(0) {
         out.payloads.push(Payload {
             bytes: input.clone(),
@@ -292,13 +299,7 @@ pub fn peel_capture_each(
         budget.grow_to(view.input_len, &unwrap);
         let (index, found, warnings) = read.stream(view, &unwrap, &mut budget, None);
         stream_warnings.extend(warnings);
-        let mut split = Peeled {
-            payloads: Vec::new(),
-            error: None,
-            warnings: Vec::new(),
-            capture: None,
-            budget,
-        };
+        let mut split = Peeled::empty(budget);
         split_into(&mut split, found, options.choice.split, limits);
         budget = split.budget;
         stream_warnings.extend(split.warnings);
@@ -324,13 +325,7 @@ pub fn peel_capture_each(
     });
     match extracted {
         Ok(capture) => {
-            let mut rest = Peeled {
-                payloads: Vec::new(),
-                error: None,
-                warnings: Vec::new(),
-                capture: None,
-                budget,
-            };
+            let mut rest = Peeled::empty(budget);
             read.finish(Some(&capture), &mut rest);
             out.warnings.append(&mut rest.warnings);
             out.capture = rest.capture;
@@ -1043,6 +1038,29 @@ mod tests {
     use crate::codec::protobuf::framing::grpc_frame;
 
     /// Every capture file under `dir`, recursively.
+    /// Every capture the tests hold (recorded, third-party, crafted), sorted: its path, its
+    /// bytes, and the key log beside it, if any.
+    fn capture_fixtures() -> Vec<(std::path::PathBuf, Vec<u8>, Option<KeyLog>)> {
+        let root = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/capture"
+        ));
+        let mut files = Vec::new();
+        captures_under(root, &mut files);
+        files.sort();
+        assert!(files.len() >= 40, "{} captures found", files.len());
+        files
+            .into_iter()
+            .map(|file| {
+                let bytes = std::fs::read(&file).expect("a fixture");
+                let keys = std::fs::read_to_string(file.with_extension("keylog"))
+                    .ok()
+                    .and_then(|t| KeyLog::parse(&t).ok());
+                (file, bytes, keys)
+            })
+            .collect()
+    }
+
     fn captures_under(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -1065,21 +1083,9 @@ mod tests {
     /// same summary; on every capture the tests hold (recorded, third-party, crafted).
     #[test]
     fn captures_read_stream_by_stream_as_when_read_whole() {
-        let root = std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/capture"
-        ));
-        let mut files = Vec::new();
-        captures_under(root, &mut files);
-        files.sort();
-        assert!(files.len() >= 40, "{} captures found", files.len());
         let limits = Limits::default();
         let options = super::super::UnwrapOptions::from(&limits);
-        for file in files {
-            let bytes = std::fs::read(&file).expect("a fixture");
-            let keys = std::fs::read_to_string(file.with_extension("keylog"))
-                .ok()
-                .and_then(|t| KeyLog::parse(&t).ok());
+        for (file, bytes, keys) in capture_fixtures() {
             let input = SharedBytes::from(bytes.clone());
             let streamed = unwrapped(&input, None, &limits, keys.as_ref(), None);
             let Ok(capture) = pcap::extract(&bytes, &pcap::PcapLimits::from(&limits)) else {
@@ -1089,13 +1095,7 @@ mod tests {
                 continue;
             };
             let mut budget = Budget::for_input(bytes.len(), &options);
-            let mut whole = Peeled {
-                payloads: Vec::new(),
-                error: None,
-                warnings: Vec::new(),
-                capture: None,
-                budget,
-            };
+            let mut whole = Peeled::empty(budget);
             read_extracted(
                 capture,
                 keys.as_ref(),
@@ -1149,20 +1149,8 @@ mod tests {
     /// read through a reader that gives a few bytes at a time.
     #[test]
     fn captures_read_from_a_reader_give_what_the_whole_file_gives() {
-        let root = std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/capture"
-        ));
-        let mut files = Vec::new();
-        captures_under(root, &mut files);
-        files.sort();
-        assert!(files.len() >= 40, "{} captures found", files.len());
         let mut compared = 0;
-        for file in files {
-            let bytes = std::fs::read(&file).expect("a fixture");
-            let keys = std::fs::read_to_string(file.with_extension("keylog"))
-                .ok()
-                .and_then(|t| KeyLog::parse(&t).ok());
+        for (file, bytes, keys) in capture_fixtures() {
             let options = PeelOptions {
                 keys: keys.as_ref(),
                 ..PeelOptions::default()

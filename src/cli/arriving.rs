@@ -13,7 +13,6 @@ use std::path::Path;
 use crate::capture::listing::payload_rank;
 use crate::capture::Payload;
 use crate::capture::StreamedCapture;
-use crate::codec::Format;
 use crate::pipeline::{self, Layers, OpenRequest};
 use crate::report::inspect;
 
@@ -35,17 +34,35 @@ pub(super) enum Source {
 
 /// A capture read as it arrives.
 pub(super) struct Arriving {
-    name: String,
+    /// What the input is (its name and the format its name suggests; no bytes), for the
+    /// payloads read from it.
+    input: Input,
     reader: Box<dyn Read>,
     /// The file's size, when it is a file.
     len: Option<usize>,
-    hint: Option<Format>,
 }
 
-/// Opens `path` (`-`: standard input): as a capture read as it arrives when it is one and
-/// either `forced` or larger than [`STREAM_FROM`]; else read whole. Standard input is read up
-/// to [`STREAM_FROM`] bytes before that is decided.
-pub(super) fn open(path: &Path, forced: bool) -> Result<Source, Failure> {
+/// Opens `path` (`-`: standard input) for a command that `can` read a capture as it arrives:
+/// as such a capture when it is one and either `forced` (`--stream`) or larger than
+/// [`STREAM_FROM`]; else read whole ([`super::read_input`] when it `can` not). Standard input
+/// is read up to [`STREAM_FROM`] bytes before that is decided. `--stream` on an input that is
+/// not a capture is a usage error.
+pub(super) fn open(path: &Path, can: bool, forced: bool) -> Result<Source, Failure> {
+    if !can {
+        return super::read_input(path).map(Source::Whole);
+    }
+    let opened = open_capture(path, forced)?;
+    match &opened {
+        Source::Whole(whole) if forced => Err(Failure::Usage(format!(
+            "--stream reads a pcap or pcapng capture as it arrives; {} is not one",
+            whole.name
+        ))),
+        _ => Ok(opened),
+    }
+}
+
+/// [`open`] of a command that can read a capture as it arrives.
+fn open_capture(path: &Path, forced: bool) -> Result<Source, Failure> {
     let head_len = if forced { 12 } else { STREAM_FROM + 1 };
     if path.as_os_str() == "-" {
         let cannot =
@@ -59,13 +76,12 @@ pub(super) fn open(path: &Path, forced: bool) -> Result<Source, Failure> {
         let more = head.len() == head_len;
         if more && crate::capture::pcap::is_pcap(&head) {
             return Ok(Source::Capture(Arriving {
-                name: STDIN_NAME.into(),
+                input: Input::of(STDIN_NAME.into(), Vec::new(), None),
                 reader: Box::new(io::BufReader::with_capacity(
                     1 << 20,
                     io::Cursor::new(head).chain(stdin),
                 )),
                 len: None,
-                hint: None,
             }));
         }
         stdin.read_to_end(&mut head).map_err(cannot)?;
@@ -87,13 +103,12 @@ pub(super) fn open(path: &Path, forced: bool) -> Result<Source, Failure> {
     let large = len.is_none_or(|n| n > STREAM_FROM);
     if crate::capture::pcap::is_pcap(&head) && (forced || large) {
         return Ok(Source::Capture(Arriving {
-            name: path.display().to_string(),
+            input: Input::of(path.display().to_string(), Vec::new(), hint_of(path)),
             reader: Box::new(io::BufReader::with_capacity(
                 1 << 20,
                 io::Cursor::new(head).chain(file),
             )),
             len,
-            hint: hint_of(path),
         }));
     }
     file.read_to_end(&mut head).map_err(cannot)?;
@@ -104,49 +119,37 @@ pub(super) fn open(path: &Path, forced: bool) -> Result<Source, Failure> {
     )))
 }
 
-/// `--stream` given to an input that is not a capture.
-pub(super) fn not_a_capture(input: &Input) -> Failure {
-    Failure::Usage(format!(
-        "--stream reads a pcap or pcapng capture as it arrives; {} is not one",
-        input.name
-    ))
-}
-
-/// Reads `capture` per `args`, giving each payload and its number (from 1, in the order
-/// connections end) to `each`, which returns false to stop (an output that cannot be written).
+/// Reads the capture `reader` gives (`len` bytes, when known; its name and hint in `input`) per
+/// `args`, giving each payload and its number (from 1, in the order connections end) to
+/// `each`, which returns false to stop (an output that cannot be written).
 fn read(
-    capture: Arriving,
+    reader: &mut dyn Read,
+    len: Option<usize>,
+    input: &Input,
     args: &InputArgs,
     each: &mut dyn FnMut(Payload, usize) -> bool,
-) -> Result<(StreamedCapture, Input), Failure> {
+) -> Result<StreamedCapture, Failure> {
     let keys = read_keylog(args)?;
     let request = OpenRequest {
         layers: Layers::Best,
         limits: args.limits()?,
         keys: keys.as_ref(),
         message: None,
-        hint: capture.hint,
+        hint: input.hint,
         registry: args.schema.registry()?,
     };
-    let Arriving {
-        name,
-        mut reader,
-        len,
-        hint,
-    } = capture;
     let mut number = 0usize;
-    let streamed = pipeline::open_capture_each(&mut reader, &request, len, &mut |payloads| {
-        payloads.into_iter().all(|p| {
-            number += 1;
-            each(p, number)
-        })
-    });
-    // What the input was, for the payloads read from it.
-    let whole = Input {
-        hint,
-        ..Input::of(name, Vec::new(), None)
-    };
-    Ok((streamed, whole))
+    Ok(pipeline::open_capture_each(
+        reader,
+        &request,
+        len,
+        &mut |payloads| {
+            payloads.into_iter().all(|p| {
+                number += 1;
+                each(p, number)
+            })
+        },
+    ))
 }
 
 /// The capture's warnings, then the fault that ended it early; an error when it ended before
@@ -167,13 +170,13 @@ fn warnings(streamed: &StreamedCapture, whole: &Input) -> Result<Vec<String>, Fa
 /// reads (the first of the best kind, as [`crate::capture::listing::default_payload`] ranks).
 pub(super) fn inspect(
     args: &InspectArgs,
-    capture: Arriving,
+    mut capture: Arriving,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let len_unknown = capture.len.is_none();
+    let whole = &capture.input;
     match capture.len {
-        Some(len) => writeln!(out, "input: {} ({len} bytes)", capture.name)?,
-        None => writeln!(out, "input: {}", capture.name)?,
+        Some(len) => writeln!(out, "input: {} ({len} bytes)", whole.name)?,
+        None => writeln!(out, "input: {}", whole.name)?,
     }
     writeln!(
         out,
@@ -182,21 +185,27 @@ pub(super) fn inspect(
     writeln!(out, "payloads:")?;
     let mut failed = None;
     let mut chosen: Option<(u8, usize, Payload)> = None;
-    let (streamed, whole) = read(capture, &args.input, &mut |p, number| {
-        if let Err(e) = inspect::write_payload_line(out, number, &p, false) {
-            failed = Some(e);
-            return false;
-        }
-        let rank = payload_rank(&p);
-        if chosen.as_ref().is_none_or(|(best, _, _)| rank < *best) {
-            chosen = Some((rank, number, p));
-        }
-        true
-    })?;
+    let streamed = read(
+        &mut capture.reader,
+        capture.len,
+        whole,
+        &args.input,
+        &mut |p, number| {
+            if let Err(e) = inspect::write_payload_line(out, number, &p, false) {
+                failed = Some(e);
+                return false;
+            }
+            let rank = payload_rank(&p);
+            if chosen.as_ref().is_none_or(|(best, _, _)| rank < *best) {
+                chosen = Some((rank, number, p));
+            }
+            true
+        },
+    )?;
     if let Some(e) = failed {
         return Err(Failure::from(e));
     }
-    if len_unknown {
+    if capture.len.is_none() {
         writeln!(out, "read: {} bytes", streamed.input_len)?;
     }
     let summary = streamed
@@ -204,7 +213,7 @@ pub(super) fn inspect(
         .as_ref()
         .filter(|c| streamed.payloads == 0 || c.all_encrypted())
         .map(|c| c.describe());
-    let mut warnings = warnings(&streamed, &whole)?;
+    let mut warnings = warnings(&streamed, whole)?;
     if let Some(why) = summary.as_ref().filter(|_| streamed.payloads == 0) {
         // The skipped link types are in the sentence already.
         warnings.retain(|w| !why.contains(w.as_str()));
@@ -230,25 +239,29 @@ pub(super) fn inspect(
 /// `--partial`, the file output then not put in place.
 pub(super) fn convert_all(
     args: &ConvertArgs,
-    capture: Arriving,
+    mut capture: Arriving,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let mut all = AllWriter::new(args, out, None);
     let mut failed = None;
-    let named = Input::of(capture.name.clone(), Vec::new(), capture.hint);
-    let (streamed, whole) = read(capture, &args.input, &mut |p, number| match all
-        .payload(&p, number, &named, None)
-    {
-        Ok(()) => true,
-        Err(e) => {
-            failed = Some(e);
-            false
-        }
-    })?;
+    let whole = &capture.input;
+    let streamed = read(
+        &mut capture.reader,
+        capture.len,
+        whole,
+        &args.input,
+        &mut |p, number| match all.payload(&p, number, whole, None) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        },
+    )?;
     if let Some(e) = failed {
         return Err(e);
     }
-    let warnings = warnings(&streamed, &whole)?;
+    let warnings = warnings(&streamed, whole)?;
     for w in &warnings {
         eprintln!("warning: {w}");
     }
