@@ -29,8 +29,8 @@ use crate::capture::detect::{
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
-    peel, peel_capture_each, peel_readings, CaptureError, LayerReading, Payload, PeelChoice,
-    PeelOptions, SharedBytes, StreamedCapture,
+    peel, peel_capture_each, peel_capture_from, peel_readings, CaptureError, LayerReading, Payload,
+    PeelChoice, PeelOptions, SharedBytes, StreamedCapture,
 };
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
@@ -100,6 +100,8 @@ pub struct Opened {
     pub payloads: Vec<Payload>,
     /// Each payload's exchange, made once ([`Opened::exchanges`]).
     exchanges: std::sync::OnceLock<Vec<crate::capture::Exchange>>,
+    /// What the list says of all the payloads, made once ([`Opened::listing_summary`]).
+    summary: std::sync::OnceLock<crate::capture::listing::ListingSummary>,
     /// The fault that stopped peeling early, if any.
     pub error: Option<CaptureError>,
     /// What was skipped or cut.
@@ -136,6 +138,22 @@ impl Opened {
     pub fn exchanges(&self) -> &[crate::capture::Exchange] {
         self.exchanges
             .get_or_init(|| self.payloads.iter().map(Payload::exchange).collect())
+    }
+
+    /// The content types of the payloads with their counts, and how many HAR entries they come
+    /// from: made on first use and kept, like [`Opened::exchanges`].
+    pub fn listing_summary(&self) -> &crate::capture::listing::ListingSummary {
+        self.summary
+            .get_or_init(|| crate::capture::listing::ListingSummary {
+                content_types: crate::capture::listing::content_types(self.exchanges()),
+                har_entries: crate::capture::listing::har_entries(&self.payloads),
+                deepest: self
+                    .payloads
+                    .iter()
+                    .map(|p| p.layers.len())
+                    .max()
+                    .unwrap_or(0),
+            })
     }
 
     /// The payload a command works on unless the user picks one
@@ -202,7 +220,7 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
         bytes: bytes.clone(),
         layers: Vec::new(),
         hint: None,
-        meta: Vec::new(),
+        meta: Default::default(),
         cut: None,
         protocol: None,
     };
@@ -212,6 +230,7 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
         Layers::AsIs => {
             return Ok(Opened {
                 exchanges: std::sync::OnceLock::new(),
+                summary: std::sync::OnceLock::new(),
                 payloads: vec![Payload {
                     hint: request.hint,
                     ..as_is()
@@ -268,6 +287,53 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
             detected = mine;
         }
     }
+    Ok(opened_of(
+        peeled, request, readings, reading, detected, as_is,
+    ))
+}
+
+/// [`open`] of a pcap or pcapng capture read from `reader` with [`Layers::Peel`]'s choice (the
+/// default peel for any other `request.layers`): what `open` of the whole file gives, without
+/// holding the file ([`peel_capture_from`]). The app reads a capture file this way, through
+/// the file's handle, so its memory holds the payloads and not the file. `len_hint` is the
+/// file's size when it is known; `whole` gives the file's bytes, asked for only when a broken
+/// capture gave no payload and the input's own bytes stand in for one (as in `open`).
+pub fn open_capture_from(
+    reader: &mut dyn std::io::Read,
+    request: &OpenRequest<'_>,
+    len_hint: Option<usize>,
+    whole: impl FnOnce() -> SharedBytes,
+) -> Opened {
+    let choice = match request.layers {
+        Layers::Peel(choice) => choice,
+        _ => PeelChoice::default(),
+    };
+    let peeled = peel_capture_from(
+        reader,
+        &PeelOptions {
+            choice,
+            limits: request.limits,
+            keys: request.keys,
+        },
+        len_hint,
+    );
+    let as_is = || Payload {
+        bytes: whole(),
+        ..Payload::default()
+    };
+    opened_of(peeled, request, Vec::new(), 0, Vec::new(), as_is)
+}
+
+/// The [`Opened`] of what peeling found: a capture without a payload says why, anything else
+/// without one is `as_is()` (its own bytes); then the registry framing and the input's hint.
+fn opened_of(
+    peeled: crate::capture::Peeled,
+    request: &OpenRequest<'_>,
+    readings: Vec<LayerReading>,
+    reading: usize,
+    mut detected: Vec<(usize, Vec<Reading>)>,
+    as_is: impl FnOnce() -> Payload,
+) -> Opened {
     let mut payloads = peeled.payloads;
     let mut nothing = None;
     let mut fell_back = false;
@@ -298,8 +364,9 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
     }
     let mut warnings = peeled.warnings;
     warnings.dedup();
-    Ok(Opened {
+    Opened {
         exchanges: std::sync::OnceLock::new(),
+        summary: std::sync::OnceLock::new(),
         payloads,
         error: peeled.error,
         warnings,
@@ -313,7 +380,7 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
         message: request.message.clone(),
         hint: request.hint,
         hinted,
-    })
+    }
 }
 
 /// [`open`] of a pcap or pcapng capture read from `reader` as it arrives (a file of any size,
@@ -1003,7 +1070,7 @@ mod tests {
         let mut p = payload(&[0, 0, 0, 0, 5, 20, 2]);
         assert!(!frame_by_registry(&mut p, &registry));
         assert_eq!(p.bytes.len(), 7);
-        let (_, warning) = &p.meta[0];
+        let (_, warning) = p.meta.get(0).expect("a warning");
         assert!(
             warning.starts_with("schema id 5 is in the registry"),
             "{warning}"

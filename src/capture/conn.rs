@@ -314,11 +314,8 @@ fn swap_roles(p: &mut Payload) {
             .replace("server→client", "client→server")
             .replace('\u{0}', "server→client")
     };
-    for (k, v) in &mut p.meta {
-        if k == "direction" {
-            *v = swap(v);
-        }
-    }
+    p.meta
+        .map_values(|k, v| (k == "direction").then(|| swap(v)));
     for l in &mut p.layers {
         if l.name.starts_with("TCP ") {
             l.detail = swap(&l.detail);
@@ -422,7 +419,7 @@ fn read_decrypted(
                 bytes: bytes.into(),
                 ..Payload::default()
             };
-            bare.meta.push(("decrypted".into(), "true".into()));
+            bare.meta.push(("decrypted", "true"));
             out.push(first, nest(&outer, bare));
         }
     }
@@ -538,7 +535,7 @@ fn read_http1(
             // What a message's own reading noted (headers past a limit, an unknown coding) is
             // the capture's news too, with the message's frames.
             let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
-            for (_, w) in p.meta.iter().filter(|(k, _)| k == "warning") {
+            for (_, w) in p.meta.iter().filter(|(k, _)| *k == "warning") {
                 let frames = conv.frames(which, span);
                 out.warnings.push(format!(
                     "{w} ({}{})",
@@ -556,7 +553,7 @@ fn read_http1(
                     .iter()
                     .find(|(k, _)| k.eq_ignore_ascii_case("sec-websocket-extensions"))
                 {
-                    extensions = Some(v.clone());
+                    extensions = Some(v.to_string());
                 }
             }
             let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
@@ -605,7 +602,7 @@ fn read_http1(
                         span,
                     }],
                     hint: None,
-                    meta: Vec::new(),
+                    meta: Default::default(),
                     cut: None,
                     protocol: None,
                 };
@@ -673,7 +670,7 @@ fn read_websocket(
         if m.compressed {
             detail.push_str(", permessage-deflate");
         }
-        let mut meta = vec![("websocket opcode".to_string(), kind.clone())];
+        let mut meta = crate::capture::Meta::from([("websocket opcode", kind.as_str())]);
         let cut = (!m.complete).then(|| {
             detail.push_str(", cut short");
             "the message's frames end before its last one".to_string()
@@ -688,10 +685,10 @@ fn read_websocket(
                     format!(" (frame {frames})")
                 }
             ));
-            meta.push(("warning".into(), problem.clone()));
+            meta.push(("warning", problem.clone()));
         }
         if n == 0 && !controls.is_empty() {
-            meta.push(("websocket control".into(), controls.join("; ")));
+            meta.push(("websocket control", controls.join("; ")));
         }
         let text = m.opcode == websocket::Opcode::Text;
         // The opcode says text: JSON is the one data format a text message can be.
@@ -792,7 +789,7 @@ fn read_http2(
         let (outer, first) = conv.outer(which, m.span);
         let mut payload = message_payload(m, req, request);
         payload.meta.push((
-            "http2 frames".into(),
+            "http2 frames",
             frame_list(conv, which, &m.frames, m.frame_count),
         ));
         if first_payload {
@@ -852,8 +849,8 @@ fn frame_list(
 /// One HTTP/2 message as a payload (its body, not decompressed yet): the `HTTP/2 stream N` layer,
 /// the headers, trailers and notes in meta, the format hint from its content type.
 fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bool) -> Payload {
-    let mut meta: Vec<(String, String)> = Vec::new();
-    meta.push(("http2 stream".into(), m.stream.to_string()));
+    let mut meta = crate::capture::Meta::new();
+    meta.push(("http2 stream", m.stream.to_string()));
     for (k, v) in &m.headers {
         meta.push((k.clone(), v.clone()));
     }
@@ -861,16 +858,16 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
         meta.push((format!("trailer {k}"), v.clone()));
     }
     for line in &m.informational {
-        meta.push(("informational".into(), line.clone()));
+        meta.push(("informational", line.clone()));
     }
     let method = req.and_then(|r| r.header(":method"));
     let path = req.and_then(|r| r.header(":path"));
     if request {
         if let Some(method) = method {
-            meta.push(("method".into(), method.to_string()));
+            meta.push(("method", method.to_string()));
         }
     } else if let Some(method) = method {
-        meta.push(("request-method".into(), method.to_string()));
+        meta.push(("request-method", method.to_string()));
     }
     let content_type = m.header("content-type");
     let grpc = content_type.is_some_and(|ct| {
@@ -878,17 +875,17 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
         media == "application/grpc" || media.starts_with("application/grpc+")
     });
     if grpc {
-        meta.push(("grpc-body".into(), "true".into()));
+        meta.push(("grpc-body", "true"));
         if let Some(path) = path {
-            meta.push(("grpc-method".into(), path.to_string()));
+            meta.push(("grpc-method", path.to_string()));
         }
         meta.push((
-            "grpc-direction".into(),
-            if request { "request" } else { "response" }.into(),
+            "grpc-direction",
+            if request { "request" } else { "response" },
         ));
         for key in ["grpc-status", "grpc-message"] {
             if let Some(v) = m.trailer(key).or_else(|| m.header(key)) {
-                meta.push((key.into(), v.to_string()));
+                meta.push((key, v.to_string()));
             }
         }
     }
@@ -908,7 +905,7 @@ fn message_payload(m: &http2::Message, req: Option<&http2::Message>, request: bo
         notes.push(c.clone());
     }
     for n in notes {
-        meta.push(("warning".into(), n));
+        meta.push(("warning", n));
     }
     let mut detail = if request {
         match (method, path) {

@@ -82,8 +82,8 @@ pub(crate) fn export_warnings(payloads: &[Payload]) -> Vec<String> {
         .flat_map(|p| {
             p.meta
                 .iter()
-                .filter(|(k, _)| k == "warning")
-                .map(|(_, v)| v.clone())
+                .filter(|(k, _)| *k == "warning")
+                .map(|(_, v)| v.to_string())
         })
         .collect()
 }
@@ -615,11 +615,11 @@ fn says_omitted(comment: Option<&str>) -> bool {
     })
 }
 
-fn push(meta: &mut Vec<(String, String)>, key: &str, value: impl ToString) {
+fn push(meta: &mut crate::capture::Meta, key: &str, value: impl ToString) {
     meta.push((key.to_string(), value.to_string()));
 }
 
-fn push_num(meta: &mut Vec<(String, String)>, key: &str, value: Num) {
+fn push_num(meta: &mut crate::capture::Meta, key: &str, value: Num) {
     if value.0.is_some() {
         push(meta, key, value);
     }
@@ -650,7 +650,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         detail: detail.clone(),
         span,
     };
-    let mut common = Vec::new();
+    let mut common = crate::capture::Meta::new();
     push(&mut common, "har-entry", index);
     push(&mut common, "method", method);
     push(&mut common, "url", url);
@@ -898,7 +898,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
     }
 }
 
-fn push_headers(meta: &mut Vec<(String, String)>, headers: &Option<Vec<Header<'_>>>) {
+fn push_headers(meta: &mut crate::capture::Meta, headers: &Option<Vec<Header<'_>>>) {
     for h in headers.as_deref().unwrap_or(&[]) {
         push(meta, &h.name, h.value.as_deref().unwrap_or(""));
     }
@@ -906,7 +906,7 @@ fn push_headers(meta: &mut Vec<(String, String)>, headers: &Option<Vec<Header<'_
 
 /// Why a body the export cut or left out is not whole, also pushed as the payload's warning.
 fn cut_reason(
-    meta: &mut Vec<(String, String)>,
+    meta: &mut crate::capture::Meta,
     path: &str,
     have: usize,
     size: Option<usize>,
@@ -923,7 +923,7 @@ fn cut_reason(
 /// A binary body an exporter wrote as text after decoding it as UTF-8 (Playwright's HAR does,
 /// for request bodies): each byte sequence that is not UTF-8 became U+FFFD, so the bytes sent
 /// are lost. Marked `lossy = true` with a warning; the bytes kept are the text's.
-fn mark_lossy(meta: &mut Vec<(String, String)>, path: &str, text: &str, content_type: &str) {
+fn mark_lossy(meta: &mut crate::capture::Meta, path: &str, text: &str, content_type: &str) {
     if is_textual(content_type) {
         return;
     }
@@ -946,7 +946,7 @@ fn body_payload(
     bytes: SharedBytes,
     mut layers: Vec<Layer>,
     content_type: &str,
-    (mut meta, cut): (Vec<(String, String)>, Option<String>),
+    (mut meta, cut): (crate::capture::Meta, Option<String>),
     path: &str,
 ) -> Payload {
     if cut.is_some() {

@@ -157,7 +157,7 @@ pub(crate) fn parse_messages_within(
                     span: Span::new(switch.at, input.len()),
                 }],
                 hint: None,
-                meta: Vec::new(),
+                meta: Default::default(),
                 cut: None,
                 protocol: None,
             });
@@ -417,7 +417,7 @@ fn parse_one(
         }
     };
     let start_text = String::from_utf8_lossy(line).into_owned();
-    let mut meta = vec![("start-line".to_string(), start_text.clone())];
+    let mut meta = crate::capture::Meta::from([("start-line", start_text.as_str())]);
     if let StartLine::Request { method, .. } = start_line {
         meta.push(("method".to_string(), method.to_string()));
     }
@@ -697,7 +697,7 @@ pub(crate) fn undo_content_codings(
     codings: &[String],
     mut body: Vec<u8>,
     layers: &mut Vec<Layer>,
-    meta: &mut Vec<(String, String)>,
+    meta: &mut crate::capture::Meta,
     options: &UnwrapOptions,
     budget: &mut Budget,
 ) -> Result<Vec<u8>, (&'static str, String, Vec<u8>)> {
@@ -752,7 +752,7 @@ pub(crate) fn codings(value: &str) -> impl Iterator<Item = String> + '_ {
 fn dechunk(
     input: &[u8],
     mut pos: usize,
-    meta: &mut Vec<(String, String)>,
+    meta: &mut crate::capture::Meta,
 ) -> Result<(Vec<u8>, usize, usize), (usize, String, Vec<u8>)> {
     let mut body = Vec::new();
     let mut chunks = 0usize;

@@ -80,7 +80,7 @@ impl Payload {
             self.meta
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(key))
-                .map(|(_, v)| v.as_str())
+                .map(|(_, v)| v)
                 .filter(|v| !v.is_empty())
         };
         let start_line = meta("start-line");
@@ -302,6 +302,42 @@ fn size_of(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(unit)
 }
 
+/// The HAR entry a payload came from (its first layer's name, `HAR entry 3`), for payloads read
+/// from a HAR export.
+pub fn har_entry(p: &Payload) -> Option<&str> {
+    p.layers
+        .first()
+        .filter(|l| l.name.starts_with(super::har::ENTRY_LAYER))
+        .map(|l| l.name.as_str())
+}
+
+/// How many HAR entries `payloads` come from (0 when none is a HAR entry's): consecutive
+/// payloads of one entry count once.
+pub fn har_entries<'a>(payloads: impl IntoIterator<Item = &'a Payload>) -> usize {
+    let mut last = None;
+    let mut count = 0;
+    for entry in payloads.into_iter().filter_map(har_entry) {
+        if last != Some(entry) {
+            count += 1;
+            last = Some(entry);
+        }
+    }
+    count
+}
+
+/// What the payload list says of a whole listing before any filter: its content types with
+/// their counts and how many HAR entries it comes from. Made once per listing (on a worker, for
+/// hundreds of thousands of payloads), not every time the list is drawn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListingSummary {
+    /// [`content_types`] of the listing's exchanges.
+    pub content_types: Vec<(Option<String>, usize)>,
+    /// [`har_entries`] of its payloads.
+    pub har_entries: usize,
+    /// The most layers any payload has (how far the list's peel choice reaches).
+    pub deepest: usize,
+}
+
 /// The content types present among `exchanges`, each with how many payloads have it, in the
 /// order they first appear; payloads without one are counted under `None`.
 pub fn content_types<'a>(
@@ -468,5 +504,30 @@ mod tests {
                 (None, 1)
             ]
         );
+    }
+
+    /// HAR entries are counted once however many payloads each gives (a request and a
+    /// response), and payloads of anything else not at all.
+    #[test]
+    fn har_entries_count_each_entry_once() {
+        let from = |layer: &str| Payload {
+            layers: vec![crate::capture::Layer {
+                name: layer.to_string(),
+                detail: String::new(),
+                span: crate::model::Span::new(0, 0),
+            }],
+            ..Payload::default()
+        };
+        let payloads = [
+            from("HAR entry 1"),
+            from("HAR entry 1"),
+            from("HAR entry 2"),
+            from("pcap"),
+            from("HAR entry 3"),
+        ];
+        assert_eq!(har_entries(&payloads), 3);
+        assert_eq!(har_entries(&payloads[3..4]), 0);
+        assert_eq!(har_entry(&payloads[2]), Some("HAR entry 2"));
+        assert_eq!(har_entry(&payloads[3]), None);
     }
 }

@@ -18,6 +18,7 @@ pub mod http2;
 pub mod layers;
 pub mod listing;
 pub mod media;
+pub mod meta;
 mod payload;
 pub mod pcap;
 mod peel;
@@ -34,8 +35,10 @@ pub mod work;
 pub use detect::{detect, Reading, ReadingSummary};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 pub use listing::{Exchange, PayloadFilter, Query};
+pub use meta::Meta;
 pub use peel::{
-    peel, peel_capture_each, MediaType, PeelChoice, PeelOptions, Peeled, Split, StreamedCapture,
+    peel, peel_capture_each, peel_capture_from, MediaType, PeelChoice, PeelOptions, Peeled, Split,
+    StreamedCapture,
 };
 pub use readings::{peel_readings, LayerReading};
 pub use sequence::Framing;

@@ -39,7 +39,7 @@ pub struct Payload {
     /// The format a layer announced (an HTTP Content-Type, a `data:` URL's media type).
     pub hint: Option<Format>,
     /// Facts gathered on the way: start line, headers, trailers, flags such as `grpc-body`.
-    pub meta: Vec<(String, String)>,
+    pub meta: super::Meta,
     /// Why the payload is cut short, when a layer or the capture knows it is: a body shorter
     /// than its framing says, a packet captured short, a TCP gap at its start or end. `None`:
     /// whole as far as the layers know. `convert` converts a cut payload only with `--partial`.
@@ -234,7 +234,7 @@ pub(crate) fn nest(outer: &Payload, inner: Payload) -> Payload {
     let mut layers = outer.layers.clone();
     layers.extend(inner.layers);
     let mut meta = outer.meta.clone();
-    meta.extend(inner.meta);
+    meta.extend(&inner.meta);
     Payload {
         bytes: inner.bytes,
         layers,

@@ -206,14 +206,19 @@ pub(crate) fn unwrapped(
         }
     }
     if max_layers.is_some() {
-        // The stop was chosen, so it is not news.
-        for p in &mut out.payloads {
-            p.meta
-                .retain(|(k, v)| !(k == "warning" && v.starts_with("stopped after")));
-        }
+        strip_chosen_stops(&mut out);
     }
     out.budget = budget;
     out
+}
+
+/// Drops the warnings that peeling stopped after a number of layers: the stop was chosen, so
+/// it is not news.
+fn strip_chosen_stops(out: &mut Peeled) {
+    for p in &mut out.payloads {
+        p.meta
+            .retain(|k, v| !(k == "warning" && v.starts_with("stopped after")));
+    }
 }
 
 /// A pcap or pcapng `input` read into `out`: each connection with both directions in view
@@ -228,11 +233,38 @@ fn read_capture(
     keep: Option<&mut Decoded>,
     out: &mut Peeled,
 ) {
+    read_capture_with(
+        &mut |each| pcap::extract_each(input, &pcap::PcapLimits::from(limits), each),
+        given_keys,
+        options,
+        budget,
+        keep,
+        out,
+    );
+}
+
+/// What reads a capture's streams and hands each on ([`pcap::extract_each`] of the file's
+/// bytes, [`pcap::extract_each_from`] of a reader).
+type Extract<'x> = dyn FnMut(&mut dyn FnMut(&mut pcap::Capture) -> bool) -> Result<pcap::Capture, CaptureError>
+    + 'x;
+
+/// [`read_capture`] of the streams `extract` hands on: whatever reads the file, the payloads
+/// come out the same, in stream order.
+fn read_capture_with(
+    extract: &mut Extract<'_>,
+    given_keys: Option<&KeyLog>,
+    options: &super::UnwrapOptions,
+    budget: &mut Budget,
+    keep: Option<&mut Decoded>,
+    out: &mut Peeled,
+) {
     // Each stream is read as soon as its connection is over and its bytes let go, so only the
     // connections open at once are held, whatever the size of the capture.
     let mut read = Read::new(given_keys);
     let mut keep = keep;
-    let extracted = pcap::extract_each(input, &pcap::PcapLimits::from(limits), &mut |view| {
+    let extracted = extract(&mut |view| {
+        // A capture read as it arrives may be longer than its reader first said.
+        budget.grow_to(view.input_len, options);
         let found = read.stream(view, options, budget, keep.as_deref_mut());
         read.found.push(found);
         true
@@ -247,6 +279,47 @@ fn read_capture(
         }
     };
     read.finish(Some(&capture), out);
+}
+
+/// [`peel`] of a pcap or pcapng capture read from `reader`: the same payloads in the same
+/// (stream) order, the same warnings, error and summary as `peel` of the whole file gives, with
+/// the file never held (a large file is read through its handle rather than kept in memory;
+/// [`peel_capture_each`] also lets go of each payload). `len_hint` is the file's size when it
+/// is known: the decompression budget and the payload limit are sized from it, or from the
+/// bytes read when it is not. A choice of no layers at all reads no capture: [`peel`] the bytes.
+pub fn peel_capture_from(
+    reader: &mut dyn std::io::Read,
+    options: &PeelOptions<'_>,
+    len_hint: Option<usize>,
+) -> Peeled {
+    let limits = &options.limits;
+    let mut unwrap = super::UnwrapOptions::from(limits);
+    if let Some(n) = options.choice.max_layers {
+        // The capture file is the first layer.
+        unwrap.max_layers = n.saturating_sub(1);
+    }
+    let mut budget = Budget::for_input(len_hint.unwrap_or(0), &unwrap);
+    let mut out = Peeled::empty(budget);
+    let mut input_len = len_hint.unwrap_or(0);
+    read_capture_with(
+        &mut |each| {
+            let read = pcap::extract_each_from(reader, &pcap::PcapLimits::from(limits), each);
+            if let Ok(capture) = &read {
+                input_len = input_len.max(capture.input_len);
+            }
+            read
+        },
+        options.keys,
+        &unwrap,
+        &mut budget,
+        None,
+        &mut out,
+    );
+    if options.choice.max_layers.is_some() {
+        strip_chosen_stops(&mut out);
+    }
+    out.budget = budget;
+    split_all(out, options.choice.split, limits, input_len)
 }
 
 /// What [`peel_capture_each`] read beside the payloads it handed on.
@@ -407,18 +480,21 @@ impl<'k> Read<'k> {
             out.capture = Some(summary);
         }
         out.warnings.append(&mut self.warnings);
+        out.payloads
+            .reserve(self.found.iter().map(|(_, found, _)| found.len()).sum());
         for (_, found, warnings) in self.found {
             out.payloads.extend(found);
             out.warnings.extend(warnings);
         }
         if let Some(capture) = capture {
-            // Streams handed on early saw the packet count so far: the capture layer says the
-            // whole file's.
+            // Streams handed on early saw the packet count so far (and, read from a reader, the
+            // bytes so far): the capture layer says the whole file's.
             let layer = pcap::capture_layer(capture);
             for p in &mut out.payloads {
                 if let Some(first) = p.layers.first_mut() {
-                    if first.name == layer.name && first.span == layer.span {
+                    if first.name == layer.name && first.span.start == layer.span.start {
                         first.detail.clone_from(&layer.detail);
+                        first.span = layer.span;
                     }
                 }
             }
@@ -535,6 +611,12 @@ pub(crate) fn split_all(
     let found = std::mem::take(&mut out.payloads);
     split_into(&mut out, found, split, limits);
     keep_within_payload_limit(&mut out, limits, input_len);
+    // A payload's facts and layers are complete: the room kept for more is let go (hundreds of
+    // thousands of payloads are held at once from a large capture).
+    for p in &mut out.payloads {
+        p.meta.shrink_to_fit();
+        p.layers.shrink_to_fit();
+    }
     out
 }
 
@@ -549,6 +631,7 @@ fn split_into(out: &mut Peeled, found: Vec<Payload>, split: Split, limits: &Limi
     };
     let mut budget = out.budget;
     let mut gunzip = |raw: &[u8]| http::decompress_within("gzip", raw, &options, &mut budget);
+    out.payloads.reserve(found.len());
     for payload in found {
         let split = match split {
             Split::Never => Ok(vec![payload]),
@@ -732,7 +815,7 @@ fn split_framed(
 ) -> Result<Vec<Payload>, (CaptureError, Vec<Payload>)> {
     if framing == Framing::Grpc {
         let mut payload = payload;
-        payload.meta.push(("grpc-body".into(), "true".into()));
+        payload.meta.push(("grpc-body", "true"));
         return split_grpc_body(payload, gunzip);
     }
     match sequence::split(&payload.bytes, framing, options) {
@@ -886,7 +969,7 @@ fn split_grpc_body(
             span: f.span,
         });
         if !trailers.is_empty() {
-            p.meta.push(("grpc-web trailers".into(), trailers.clone()));
+            p.meta.push(("grpc-web trailers", trailers.clone()));
         }
         p.hint = Some(Format::Protobuf);
         p.bytes = f.data.into();
@@ -899,7 +982,7 @@ fn split_grpc_body(
             detail: trailers.clone(),
             span,
         });
-        p.meta.push(("grpc-web trailers".into(), trailers));
+        p.meta.push(("grpc-web trailers", trailers));
         p.bytes = SharedBytes::default();
         parts.push(p);
     }
@@ -919,8 +1002,7 @@ fn split_grpc_body(
         span: Span::new(rest_from, payload.bytes.len()),
     });
     rest.cut = Some(format!("gRPC frame: {}", e.message));
-    rest.meta
-        .push(("error".into(), format!("gRPC frame {}", e)));
+    rest.meta.push(("error", format!("gRPC frame {}", e)));
     parts.push(rest);
     let error = CaptureError {
         layer: "gRPC frame".into(),
@@ -948,10 +1030,7 @@ pub struct MediaType {
 impl Payload {
     /// The value of the first `meta` entry named `key`.
     pub fn meta_value(&self, key: &str) -> Option<&str> {
-        self.meta
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.meta.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     /// The payload's media type, lower case without parameters (`application/json`): from its
@@ -1141,6 +1220,48 @@ mod tests {
             }
         }
         p
+    }
+
+    /// A capture peeled from a reader (the app's way with a file, which it does not hold) gives
+    /// exactly what peeling the whole file gives: the same payloads in the same order, layers
+    /// and all, the same warnings in the same order, the same fault and the same summary; on
+    /// every capture the tests hold, read a few bytes at a time, with the file's size known and
+    /// not (standard input).
+    #[test]
+    fn a_capture_peeled_from_a_reader_is_the_whole_file_peeled() {
+        let mut compared = 0;
+        for (file, bytes, keys) in capture_fixtures() {
+            let options = PeelOptions {
+                keys: keys.as_ref(),
+                ..PeelOptions::default()
+            };
+            let name = file.display();
+            let whole = peel(bytes.clone(), &options);
+            // A chosen stop counts the capture file as the first layer, as `peel` does.
+            let one = PeelOptions {
+                choice: PeelChoice {
+                    max_layers: Some(1),
+                    ..PeelChoice::default()
+                },
+                ..options
+            };
+            let read = peel_capture_from(&mut Trickle(&bytes), &one, Some(bytes.len()));
+            assert_eq!(read.payloads, peel(bytes.clone(), &one).payloads, "{name}");
+            for hint in [Some(bytes.len()), None] {
+                let read = peel_capture_from(&mut Trickle(&bytes), &options, hint);
+                assert_eq!(read.payloads, whole.payloads, "{name} {hint:?}");
+                assert_eq!(read.warnings, whole.warnings, "{name} {hint:?}");
+                assert_eq!(read.capture, whole.capture, "{name} {hint:?}");
+                let fault = |p: &Peeled| {
+                    p.error
+                        .as_ref()
+                        .map(|e| (e.to_string(), e.extracted.clone()))
+                };
+                assert_eq!(fault(&read), fault(&whole), "{name} {hint:?}");
+            }
+            compared += 1;
+        }
+        assert!(compared >= 40, "{compared} captures compared");
     }
 
     /// A capture read from a reader, each connection's payloads handed on as it ends and none

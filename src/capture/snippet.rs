@@ -178,29 +178,29 @@ impl Request {
             }
             (None, None) => Vec::new(),
         };
-        let mut meta: Vec<(String, String)> = vec![
-            ("direction".into(), "request".into()),
-            ("method".into(), method.clone()),
-            ("url".into(), url.clone()),
-            ("snippet".into(), format!("{} ({})", self.kind, self.shell)),
-        ];
+        let mut meta = crate::capture::Meta::from([
+            ("direction", "request"),
+            ("method", method.as_str()),
+            ("url", url.as_str()),
+            ("snippet", &format!("{} ({})", self.kind, self.shell)),
+        ]);
         meta.extend(self.headers.iter().cloned());
         if let (true, Some(ct)) = (defaulted, &content_type) {
             // The header curl adds: the body is what it says (form data is text).
-            meta.push(("Content-Type".into(), ct.clone()));
+            meta.push(("Content-Type", ct.clone()));
         }
         if let Some(c) = &self.cookie {
-            meta.push(("cookie".into(), c.clone()));
+            meta.push(("cookie", c.clone()));
         }
         if let Some(f) = &self.body_file {
-            meta.push(("body-file".into(), f.clone()));
+            meta.push(("body-file", f.clone()));
             meta.push((
-                "warning".into(),
+                "warning",
                 format!("the body is in the file {f:?}, which the snippet does not hold"),
             ));
         }
         for w in self.warnings {
-            meta.push(("warning".into(), w));
+            meta.push(("warning", w));
         }
         let mut detail = format!("{method} {url} ({})", self.shell);
         if let Some(ct) = &content_type {

@@ -376,13 +376,13 @@ pub fn write_payload_layers(w: &mut dyn Write, payload: &Payload) -> io::Result<
             writeln!(w, "  {k}: {}", cut_chars(v, 8 * MAX_DETAIL_CHARS))?;
         }
     }
-    let headers: Vec<&(String, String)> = payload
+    let headers: Vec<(&str, &str)> = payload
         .meta
         .iter()
         .filter(|(k, _)| {
-            !LAYER_META.contains(&k.as_str())
+            !LAYER_META.contains(k)
                 && !matches!(
-                    k.as_str(),
+                    *k,
                     "stream" | "direction" | "first time" | "grpc-body" | "grpc-direction"
                 )
         })

@@ -35,7 +35,8 @@ pub use crate::pipeline::Opened;
 /// no splitting takes the bytes as one payload ("raw bytes").
 ///
 /// Payloads that no layer changed are views of the source's bytes (of its memory map, for a
-/// large file), not copies.
+/// large file), not copies. A pcap or pcapng capture is read through [`Source::reader`]
+/// ([`pipeline::open_capture_from`]): the app's memory holds its payloads, not the file.
 ///
 /// `keys` decrypts a capture's TLS connections (besides the key logs the capture carries).
 pub fn open(
@@ -44,6 +45,20 @@ pub fn open(
     limits: &Limits,
     keys: Option<&KeyLog>,
     registry: Option<&crate::codec::avro::registry::Registry>,
+) -> Result<Opened, OpenError> {
+    open_watched(source, choice, limits, keys, registry, &mut |_| true)
+}
+
+/// [`open`], telling `watch` how many bytes of a capture have been read as reading goes on;
+/// when it returns false, reading stops there and what was read so far is the answer, with a
+/// warning first that says where it stopped and that the rest is not read.
+pub fn open_watched(
+    source: &Arc<Source>,
+    choice: &PeelChoice,
+    limits: &Limits,
+    keys: Option<&KeyLog>,
+    registry: Option<&crate::codec::avro::registry::Registry>,
+    watch: &mut dyn FnMut(usize) -> bool,
 ) -> Result<Opened, OpenError> {
     let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
     let request = OpenRequest {
@@ -58,7 +73,48 @@ pub fn open(
         hint: source.hint(),
         registry,
     };
-    pipeline::open(&SharedBytes::shared(source.clone()), &request)
+    let whole = || SharedBytes::shared(source.clone());
+    if choice.max_layers == Some(0) || !crate::capture::pcap::is_pcap(source.bytes()) {
+        return pipeline::open(&whole(), &request);
+    }
+    let mut reader = Watched {
+        inner: source.reader(),
+        read: 0,
+        watch,
+        stopped: false,
+    };
+    let mut opened = pipeline::open_capture_from(&mut reader, &request, Some(source.len()), whole);
+    if reader.stopped {
+        opened.warnings.insert(
+            0,
+            format!(
+                "reading stopped at byte {} of {}, as asked: the rest of the capture is not read, and connections still open there end where it stopped (open the file again to read it all)",
+                reader.read,
+                source.len()
+            ),
+        );
+    }
+    Ok(opened)
+}
+
+/// A reader that tells its watcher how far it has read, and ends (as a file would) when told.
+struct Watched<'r, 'w> {
+    inner: Box<dyn std::io::Read + Send + 'r>,
+    read: usize,
+    watch: &'w mut dyn FnMut(usize) -> bool,
+    stopped: bool,
+}
+
+impl std::io::Read for Watched<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stopped || !(self.watch)(self.read) {
+            self.stopped = true;
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n;
+        Ok(n)
+    }
 }
 
 /// The user's choices for one payload.

@@ -16,11 +16,13 @@ pub mod schemas;
 pub mod source;
 
 use std::path::{Path as FsPath, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use analysis::{
-    analyze, analyze_payload, open, Analysis, CandidateSummary, Choice, Column, ColumnDoc,
-    ColumnError, ColumnValue, OnDemand, Opened, ReadingSummary, Sizes, READ_ON_DEMAND_FROM,
+    analyze, analyze_payload, open, open_watched, Analysis, CandidateSummary, Choice, Column,
+    ColumnDoc, ColumnError, ColumnValue, OnDemand, Opened, ReadingSummary, Sizes,
+    READ_ON_DEMAND_FROM,
 };
 pub use compare::{export_diff_csv, CompareRun, Compared, Comparison};
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
@@ -108,6 +110,8 @@ pub struct Entry {
     pub peel: PeelChoice,
     /// The peeled payloads.
     pub opened: Stage<Opened>,
+    /// The capture the peel job reads, if it reads one ([`Workspace::cancel`] stops it there).
+    reading: Arc<Reading>,
     /// The selected payload.
     pub payload: usize,
     /// Whether the user has chosen no payload since the source was opened or peeled anew: then
@@ -261,6 +265,7 @@ impl Workspace {
             source,
             peel: PeelChoice::default(),
             opened: Stage::Empty,
+            reading: Arc::default(),
             payload: 0,
             default_payload: true,
             choice: Choice::default(),
@@ -734,18 +739,38 @@ impl Workspace {
         let limits = self.limits;
         let keys = self.keys.clone();
         let registry = self.schemas.registry.clone();
+        let reading = Arc::new(Reading::default());
+        e.reading = reading.clone();
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
-            let opened = open(
+            let len = source.len();
+            // Progress a two-hundredth of the file at a time, at least a mebibyte apart.
+            let step = (len / 200).max(1 << 20);
+            let mut next = step;
+            let mut watch = |read: usize| {
+                reading.begun.store(true, Ordering::Relaxed);
+                if read >= next {
+                    next = read + step;
+                    ctx.report(
+                        read as f32 / len.max(1) as f32,
+                        &format!("{} of {} MB read", read / 1_000_000, len / 1_000_000),
+                    );
+                }
+                !(reading.stop.load(Ordering::Relaxed) || ctx.is_cancelled())
+            };
+            let opened = open_watched(
                 &source,
                 &choice,
                 &limits,
                 keys.as_deref(),
                 registry.as_ref(),
+                &mut watch,
             )
             .map_err(|e| JobError::Failed(e.to_string()))?;
+            ctx.report(1.0, "listing the payloads");
             // The payload list's rows and filter read these: made here, not on the UI thread.
             opened.exchanges();
+            opened.listing_summary();
             Ok(opened)
         }));
     }
@@ -997,10 +1022,16 @@ impl Workspace {
         }
     }
 
-    /// Cancels the current source's running jobs.
+    /// Cancels the current source's running jobs; a capture being read stops where it is, and
+    /// what was read is listed.
     pub fn cancel(&mut self) {
         if let Some(e) = self.entry_mut() {
-            cancel(&e.opened);
+            if e.reading.begun.load(Ordering::Relaxed) {
+                // A capture being read stops where it is, keeping what was read.
+                e.reading.stop.store(true, Ordering::Relaxed);
+            } else {
+                cancel(&e.opened);
+            }
             cancel(&e.analysis);
             for (_, job) in &e.encoding {
                 job.cancel();
@@ -1018,6 +1049,14 @@ impl Workspace {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
+}
+
+/// A capture a peel job reads: whether its reading has begun (then a stop keeps what was read;
+/// before, there is nothing to keep and the job is cancelled) and whether the user stopped it.
+#[derive(Debug, Default)]
+struct Reading {
+    begun: AtomicBool,
+    stop: AtomicBool,
 }
 
 fn cancel<T>(stage: &Stage<T>) {

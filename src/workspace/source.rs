@@ -30,7 +30,8 @@ pub enum Origin {
 enum Bytes {
     Owned(Vec<u8>),
     Static(&'static [u8]),
-    Mapped(memmap2::Mmap),
+    /// The map, and the file it maps (read through for [`Source::reader`]).
+    Mapped(memmap2::Mmap, File),
 }
 
 /// One input: its origin and its bytes (pasted text is kept as its UTF-8 bytes).
@@ -64,7 +65,7 @@ impl Source {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
         let bytes = if len >= MAP_THRESHOLD {
-            Bytes::Mapped(map(&file)?)
+            Bytes::Mapped(map(&file)?, file)
         } else {
             let mut v = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
             std::io::Read::read_to_end(&mut &file, &mut v)?;
@@ -105,7 +106,20 @@ impl Source {
         match &self.bytes {
             Bytes::Owned(v) => v,
             Bytes::Static(s) => s,
-            Bytes::Mapped(m) => m,
+            Bytes::Mapped(m, _) => m,
+        }
+    }
+
+    /// The bytes from the start, to read once through: a mapped file is read through its handle,
+    /// so what was read stays in the system's file cache and not in this process's memory (a
+    /// capture of a gigabyte is peeled without holding it), anything else from memory.
+    pub fn reader(&self) -> Box<dyn std::io::Read + Send + '_> {
+        match &self.bytes {
+            Bytes::Mapped(_, file) => Box::new(std::io::BufReader::with_capacity(
+                1 << 20,
+                FileAt { file, at: 0 },
+            )),
+            _ => Box::new(self.bytes()),
         }
     }
 
@@ -121,7 +135,7 @@ impl Source {
 
     /// Whether the bytes are memory-mapped.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.bytes, Bytes::Mapped(_))
+        matches!(self.bytes, Bytes::Mapped(..))
     }
 
     /// The text, when the source is valid UTF-8 (pasted text always is).
@@ -171,6 +185,24 @@ fn pasted_name(text: &str) -> String {
     format!("pasted: {name}")
 }
 
+/// A file read from an offset of its own, so that two readers of one handle (a peel the user
+/// replaced, still running, and the new one) never move each other's place.
+struct FileAt<'f> {
+    file: &'f File,
+    at: u64,
+}
+
+impl std::io::Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.at)?;
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_read(self.file, buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
 /// Maps `file` read-only.
 #[allow(unsafe_code)]
 fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
@@ -208,6 +240,23 @@ mod tests {
             b.bytes().get(MAP_THRESHOLD as usize),
             data.get(MAP_THRESHOLD as usize)
         );
+        // Two readers of the one handle, read in turns, each read the whole file from its start.
+        let (mut r1, mut r2) = (b.reader(), b.reader());
+        let (mut got1, mut got2) = (Vec::new(), Vec::new());
+        let mut chunk = vec![0; 3 << 20];
+        loop {
+            let n1 = std::io::Read::read(&mut r1, &mut chunk)?;
+            got1.extend_from_slice(&chunk[..n1]);
+            let n2 = std::io::Read::read(&mut r2, &mut chunk)?;
+            got2.extend_from_slice(&chunk[..n2]);
+            if n1 == 0 && n2 == 0 {
+                break;
+            }
+        }
+        assert!(got1 == data && got2 == data);
+        let mut read = Vec::new();
+        std::io::Read::read_to_end(&mut s.reader(), &mut read)?;
+        assert_eq!(read, [0xa0]);
         Ok(())
     }
 

@@ -229,3 +229,79 @@ fn a_payload_limit_that_is_set_ends_the_listing() {
     let (_, whole, _) = run(&["inspect", "--no-tree", "--no-hex", "--stream"], &file);
     assert!(listing(&whole).0.len() > 3);
 }
+
+/// The app reads a capture file through its handle, so it need not hold it; stopping that
+/// reading part way (the status bar's Cancel while a capture loads) keeps every connection read
+/// up to there, ends the ones still open where it stopped, and says so first.
+#[test]
+fn the_app_stops_reading_a_capture_where_asked_and_keeps_what_was_read() {
+    use wirelens::capture::PeelChoice;
+    use wirelens::limits::Limits;
+    use wirelens::workspace::{open, open_watched, Source};
+
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join("ten.pcap");
+    // Larger than the size from which files are mapped, so that it is read through the handle.
+    std::fs::write(&file, crate::common::pcap_of_x_streams(10, 1_000_000)).expect("written");
+    let source = Source::open(&file).expect("opened");
+    assert!(source.is_mapped());
+    let all = open(
+        &source,
+        &PeelChoice::default(),
+        &Limits::default(),
+        None,
+        None,
+    )
+    .expect("peeled");
+    assert_eq!(all.payloads.len(), 10);
+    assert!(all.payloads.iter().all(|p| p.bytes.len() == 1_000_000));
+    assert!(
+        !all.warnings.iter().any(|w| w.contains("stopped")),
+        "{:?}",
+        all.warnings
+    );
+
+    let half = source.len() / 2;
+    let mut seen = Vec::new();
+    let some = open_watched(
+        &source,
+        &PeelChoice::default(),
+        &Limits::default(),
+        None,
+        None,
+        &mut |read| {
+            seen.push(read);
+            read < half
+        },
+    )
+    .expect("peeled");
+    assert!(
+        seen.windows(2).all(|w| w[0] <= w[1]),
+        "read counts only grow"
+    );
+    let stop = seen.last().copied().expect("watched");
+    assert!(
+        stop >= half && stop < source.len(),
+        "{stop} of {}",
+        source.len()
+    );
+    assert!(
+        some.warnings[0].starts_with(&format!(
+            "reading stopped at byte {stop} of {}",
+            source.len()
+        )),
+        "{:?}",
+        some.warnings
+    );
+    // The streams before the stop are whole, the one it cut is there up to the stop, none after.
+    let whole = some
+        .payloads
+        .iter()
+        .filter(|p| p.bytes.len() == 1_000_000)
+        .count();
+    assert!((4..=5).contains(&whole), "{whole} whole streams");
+    assert!(some.payloads.len() <= 6, "{}", some.payloads.len());
+    for (a, b) in some.payloads.iter().zip(&all.payloads) {
+        assert!(b.bytes.starts_with(&a.bytes));
+    }
+}

@@ -36,8 +36,8 @@ fn http_body(message: &[u8]) -> &[u8] {
 fn meta<'a>(p: &'a wirelens::capture::pcap::Payload, key: &str) -> &'a str {
     p.meta
         .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v)
         .expect("meta key present")
 }
 

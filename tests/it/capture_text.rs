@@ -38,10 +38,7 @@ fn names(p: &Payload) -> Vec<&str> {
 }
 
 fn meta<'a>(p: &'a Payload, key: &str) -> Option<&'a str> {
-    p.meta
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
+    p.meta.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
 }
 
 #[test]

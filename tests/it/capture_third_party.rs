@@ -102,7 +102,7 @@ fn difference(p: &Payload, want: &Request) -> Option<String> {
             .iter()
             .rev()
             .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.as_str());
+            .map(|(_, v)| v);
         if !want.body.is_empty() && mine != Some(ct.as_str()) {
             return Some(format!("Content-Type {mine:?} where curl sent {ct:?}"));
         }

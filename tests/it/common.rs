@@ -90,3 +90,46 @@ pub fn proto_with_import_elsewhere(root: &Path) -> (PathBuf, PathBuf) {
     .expect("write");
     (order, deps)
 }
+
+/// A pcap of TCP streams (client port 40000, 40001, … to port 80), each `size` bytes of `x` in
+/// segments of 60,000 bytes.
+pub fn pcap_of_x_streams(streams: u16, size: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend(0xA1B2_C3D4u32.to_le_bytes());
+    out.extend(2u16.to_le_bytes());
+    out.extend(4u16.to_le_bytes());
+    out.extend([0u8; 8]);
+    out.extend(65_535u32.to_le_bytes());
+    out.extend(1u32.to_le_bytes());
+    for s in 0..streams {
+        let mut seq = 1000u32;
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(60_000);
+            left -= n;
+            let mut tcp = Vec::new();
+            tcp.extend((40_000 + s).to_be_bytes());
+            tcp.extend(80u16.to_be_bytes());
+            tcp.extend(seq.to_be_bytes());
+            tcp.extend(0u32.to_be_bytes());
+            tcp.extend([5 << 4, 0x18]);
+            tcp.extend(65_535u16.to_be_bytes());
+            tcp.extend([0u8; 4]);
+            tcp.extend([0x08u8, b'x'].iter().cycle().take(n));
+            seq += n as u32;
+            let total = u16::try_from(20 + tcp.len()).expect("fits an IP packet");
+            let mut frame = vec![2u8; 6];
+            frame.extend([4u8; 6]);
+            frame.extend([0x08, 0x00, 0x45, 0]);
+            frame.extend(total.to_be_bytes());
+            frame.extend([0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+            frame.extend(tcp);
+            let len = u32::try_from(frame.len()).expect("small frame");
+            out.extend([0u8; 8]);
+            out.extend(len.to_le_bytes());
+            out.extend(len.to_le_bytes());
+            out.extend(frame);
+        }
+    }
+    out
+}

@@ -158,7 +158,7 @@ fn an_hpack_bomb_stops_at_the_header_list_limit() {
         .iter()
         .find(|p| p.meta_value("http2 stream") == Some("1"))
         .expect("stream 1's request");
-    let kept = request.meta.iter().filter(|(k, _)| k == "x-bomb").count();
+    let kept = request.meta.iter().filter(|(k, _)| *k == "x-bomb").count();
     assert!(kept > 0 && kept <= (1 << 20) / 4038, "{kept} fields kept");
     // The field count has a limit of its own.
     let peeled = read(
@@ -213,7 +213,10 @@ fn header_floods_stop_at_the_field_limit() {
         .find(|p| p.meta_value("method") == Some("GET"))
         .expect("the first request");
     // Host and 9,999 of the flood make the 10,000 fields kept.
-    assert_eq!(flooded.meta.iter().filter(|(k, _)| k == "h").count(), 9_999);
+    assert_eq!(
+        flooded.meta.iter().filter(|(k, _)| *k == "h").count(),
+        9_999
+    );
     let warning = flooded.meta_value("warning").unwrap_or_default();
     assert!(
         warning.contains("limit headers") && warning.contains("`--limit headers=N`"),

@@ -860,10 +860,10 @@ fn payload_for(
         .min_by_key(|s| s.frame)
         .and_then(|s| s.time)
         .map(|t| t.to_rfc3339());
-    let mut meta = vec![
-        ("stream".to_string(), index.to_string()),
-        ("direction".to_string(), dir_name.to_string()),
-    ];
+    let mut meta = crate::capture::Meta::from([
+        ("stream", index.to_string()),
+        ("direction", dir_name.to_string()),
+    ]);
     if let Some(t) = first_time {
         meta.push(("first time".to_string(), t));
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::source_state::Filtered;
 use super::{App, Command, SAMPLES};
 use crate::capture::{
-    har, listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Query, Split,
+    listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Query, Split,
 };
 use crate::gui::widgets::thousands;
 use crate::workspace::{Origin, Stage};
@@ -217,12 +217,7 @@ impl App {
                     .is_none_or(|made_for| !Arc::ptr_eq(made_for, opened));
                 if fresh {
                     here.listing = Some(opened.clone());
-                    here.deepest = opened
-                        .payloads
-                        .iter()
-                        .map(|p| p.layers.len())
-                        .max()
-                        .unwrap_or(0);
+                    here.deepest = opened.listing_summary().deepest;
                 }
                 deepest = here.deepest;
                 let exchanges: &[Exchange] = opened.exchanges();
@@ -234,7 +229,7 @@ impl App {
                     .as_ref()
                     .is_none_or(|f| f.listing != listing_id || f.filter != *filter);
                 if stale {
-                    here.filtered = Some(filtered(&opened.payloads, exchanges, filter, listing_id));
+                    here.filtered = Some(filtered(opened, filter, listing_id));
                 }
                 let Some(made) = here.filtered.as_ref() else {
                     return;
@@ -351,31 +346,33 @@ impl App {
     }
 }
 
-/// What `filter` leaves of `payloads` (whose exchanges are `exchanges`, the listing at
-/// `listing`), with the words for it and the listing's content types.
-fn filtered(
-    payloads: &[Payload],
-    exchanges: &[Exchange],
-    filter: &PayloadFilter,
-    listing: usize,
-) -> Filtered {
+/// What `filter` leaves of `opened`'s payloads (the listing at `listing`), with the words for it
+/// and the listing's content types. Without a filter, nothing is read per payload: the counts
+/// are the listing's, made on the worker that peeled it ([`crate::workspace::Opened::listing_summary`]).
+fn filtered(opened: &crate::workspace::Opened, filter: &PayloadFilter, listing: usize) -> Filtered {
+    let (payloads, exchanges) = (&opened.payloads, opened.exchanges());
+    let summary = opened.listing_summary();
     let (query, error) = match Query::parse(&filter.text) {
         Ok(q) => (q, None),
         Err(e) => (Query::default(), Some(format!("filter: {e}"))),
     };
-    let shown: Vec<usize> = (0..payloads.len())
-        .filter(|&i| match (exchanges.get(i), payloads.get(i)) {
-            (Some(e), Some(p)) => filter.matches_with(&query, e, p),
-            _ => true,
-        })
-        .collect();
+    let shown: Vec<usize> = if filter.is_empty() {
+        (0..payloads.len()).collect()
+    } else {
+        (0..payloads.len())
+            .filter(|&i| match (exchanges.get(i), payloads.get(i)) {
+                (Some(e), Some(p)) => filter.matches_with(&query, e, p),
+                _ => true,
+            })
+            .collect()
+    };
     Filtered {
         filter: filter.clone(),
         listing,
-        text: shown_text(payloads, &shown, filter.is_empty()),
+        text: shown_text(payloads, &shown, filter.is_empty(), summary.har_entries),
         shown,
         error,
-        types: listing::content_types(exchanges),
+        types: summary.content_types.clone(),
     }
 }
 
@@ -435,35 +432,24 @@ fn filter_bar(
 }
 
 /// "3 of 8 payloads shown, from 2 of 7 HAR entries": what the filter leaves, so nothing is
-/// hidden without a word.
-fn shown_text(payloads: &[Payload], shown: &[usize], unfiltered: bool) -> String {
-    let entry_of = |p: &Payload| {
-        p.layers
-            .first()
-            .filter(|l| l.name.starts_with(har::ENTRY_LAYER))
-            .map(|l| l.name.clone())
-    };
-    let mut entries: Vec<String> = payloads.iter().filter_map(entry_of).collect();
-    entries.dedup();
-    let entries_total = entries.len();
+/// hidden without a word (`entries_total`: the HAR entries of all the payloads).
+fn shown_text(
+    payloads: &[Payload],
+    shown: &[usize],
+    unfiltered: bool,
+    entries_total: usize,
+) -> String {
     let mut text = if unfiltered {
         format!("{} payloads", payloads.len())
     } else {
         format!("{} of {} payloads shown", shown.len(), payloads.len())
     };
     if entries_total > 0 {
-        let mut kept: Vec<String> = shown
-            .iter()
-            .filter_map(|&i| payloads.get(i).and_then(entry_of))
-            .collect();
-        kept.dedup();
         if unfiltered {
             text.push_str(&format!(" from {entries_total} HAR entries"));
         } else {
-            text.push_str(&format!(
-                ", from {} of {entries_total} HAR entries",
-                kept.len()
-            ));
+            let kept = listing::har_entries(shown.iter().filter_map(|&i| payloads.get(i)));
+            text.push_str(&format!(", from {kept} of {entries_total} HAR entries"));
         }
     }
     text
@@ -648,7 +634,7 @@ fn hover_text(p: &Payload) -> String {
         let v: String = if v.chars().count() > 200 {
             v.chars().take(199).chain(['…']).collect()
         } else {
-            v.clone()
+            v.to_string()
         };
         hover.push_str(&format!("\n{k}: {v}"));
     }
