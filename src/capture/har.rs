@@ -1024,6 +1024,29 @@ pub(crate) fn form_encode(s: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A HAR's base64 bodies stay unread after peeling (its layers and its splitting only peek),
+    /// and read as their decoded bytes when someone looks.
+    #[test]
+    fn base64_bodies_stay_unread_until_looked_at() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/capture/har/mitmproxy.har"
+        );
+        let bytes = std::fs::read(path).expect("the fixture");
+        let peeled = crate::capture::peel(bytes, &crate::capture::PeelOptions::default());
+        let lazy: Vec<&Payload> = peeled
+            .payloads
+            .iter()
+            .filter(|p| p.bytes.is_unmade())
+            .collect();
+        assert!(!lazy.is_empty(), "base64 bodies held as base64");
+        for p in lazy {
+            let len = p.bytes.len();
+            assert_eq!(p.bytes.as_slice().len(), len);
+            assert!(!p.bytes.is_unmade());
+        }
+    }
+
     #[test]
     fn the_block_scans_agree_with_the_byte_tests() {
         for c in 0..=255u8 {

@@ -86,7 +86,7 @@ pub(crate) fn unwrap_keeping(
     mut keep: Option<&mut Decoded>,
 ) -> Result<Vec<Payload>, CaptureError> {
     let mut done: Vec<Payload> = Vec::new();
-    if input.iter().all(|c| c.is_ascii_whitespace()) {
+    if input.peek(|b| b.iter().all(|c| c.is_ascii_whitespace())) {
         return Ok(done);
     }
     // Work list, next item last.
