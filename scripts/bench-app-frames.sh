@@ -71,8 +71,8 @@ import sys
 frames = [l.split() for l in open(sys.argv[1]) if l.strip()]
 secs, kib = open(sys.argv[2]).read().split()[-2:]
 size = int(sys.argv[3])
-busy = [float(s) * 1000 for s, b in frames if b == "1"]
-idle = [float(s) * 1000 for s, b in frames if b == "0"]
+busy = [float(s) * 1000 for s, b, *_ in frames if b == "1"]
+idle = [float(s) * 1000 for s, b, *_ in frames if b == "0"]
 
 def stats(name, ms):
     if not ms:
@@ -87,4 +87,7 @@ print("| frames | count | p50 ms | p99 ms | max ms |")
 print("|---|---|---|---|---|")
 stats("while a job ran (loading, analysis)", busy)
 stats("with no job running (list shown, scrolling)", idle)
+longest = sorted(frames, key=lambda f: -float(f[0]))[:5]
+print("longest frames (ms at seconds since start): " + ", ".join(
+    f"{float(f[0]) * 1000:.1f} at {f[2]} s" if len(f) > 2 else f"{float(f[0]) * 1000:.1f}" for f in longest))
 PY

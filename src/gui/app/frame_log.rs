@@ -1,14 +1,16 @@
 //! Frame times kept for measuring the app (`WIRELENS_FRAME_LOG=PATH`, as
 //! `scripts/bench-app-frames.sh` sets it): each frame's CPU time as eframe measures it (the
 //! app's drawing and the rendering, not the wait for the next frame) and whether a job was
-//! running for the source then, written to PATH one frame a line (`seconds busy`).
+//! running for the source then, written to PATH one frame a line (`seconds busy at`: `at` is
+//! when the frame was recorded, in seconds since the app started, to find a slow frame's moment).
 
 use std::path::PathBuf;
 
 /// The frames since the app started, written out every [`FrameLog::EVERY`] frames and at exit.
 pub(super) struct FrameLog {
     path: PathBuf,
-    frames: Vec<(f32, bool)>,
+    start: std::time::Instant,
+    frames: Vec<(f32, bool, f32)>,
 }
 
 impl FrameLog {
@@ -20,6 +22,7 @@ impl FrameLog {
         let path = std::env::var_os("WIRELENS_FRAME_LOG")?;
         Some(FrameLog {
             path: path.into(),
+            start: std::time::Instant::now(),
             frames: Vec::new(),
         })
     }
@@ -27,7 +30,8 @@ impl FrameLog {
     /// The previous frame's CPU time (none on the first frame) and whether a job was running.
     pub(super) fn record(&mut self, seconds: Option<f32>, busy: bool) {
         if let Some(s) = seconds {
-            self.frames.push((s, busy));
+            self.frames
+                .push((s, busy, self.start.elapsed().as_secs_f32()));
             if self.frames.len() % FrameLog::EVERY == 0 {
                 self.write();
             }
@@ -36,9 +40,9 @@ impl FrameLog {
 
     /// Writes every frame so far; a failure is said on stderr once per write (measuring only).
     pub(super) fn write(&self) {
-        let mut text = String::with_capacity(self.frames.len() * 12);
-        for (s, busy) in &self.frames {
-            text.push_str(&format!("{s:.6} {}\n", u8::from(*busy)));
+        let mut text = String::with_capacity(self.frames.len() * 20);
+        for (s, busy, at) in &self.frames {
+            text.push_str(&format!("{s:.6} {} {at:.3}\n", u8::from(*busy)));
         }
         if let Err(e) = crate::files::write_atomically(&self.path, text.as_bytes()) {
             eprintln!(
