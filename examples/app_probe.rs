@@ -1,7 +1,8 @@
 //! What the app's analysis of one file costs, without a window: opens FILE as the app does
 //! (a memory map for a large file), peels it, and analyses its first payload on a job, printing
 //! the elapsed time and the process's RSS and peak RSS (`/proc/self/status`) at every preview
-//! and at the end.
+//! and at the end, and how many of the payloads' bytes were left in the file to be read back
+//! when looked at.
 //!
 //! `cargo run --release --no-default-features --example app_probe -- FILE`
 
@@ -50,6 +51,35 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // What the app's loading job makes before the list is shown.
+    opened.exchanges();
+    opened.listing_summary();
+    let left: Vec<usize> = opened
+        .payloads
+        .iter()
+        .filter(|p| p.bytes.is_unmade())
+        .map(|p| p.bytes.len())
+        .collect();
+    let all: usize = opened.payloads.iter().map(|p| p.bytes.len()).sum();
+    println!(
+        "{} payloads of {} MiB: {} of them ({} MiB) left in the file until looked at",
+        opened.payloads.len(),
+        all >> 20,
+        left.len(),
+        left.iter().sum::<usize>() >> 20
+    );
+    if std::env::var_os("PROBE_KINDS").is_some() {
+        let mut kinds: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+        for p in opened.payloads.iter().filter(|p| !p.bytes.is_unmade()) {
+            let chain: Vec<&str> = p.layers.iter().skip(2).map(|l| l.name.as_str()).collect();
+            let k = kinds.entry(chain.join(" > ")).or_default();
+            k.0 += 1;
+            k.1 += p.bytes.len();
+        }
+        for (k, (n, b)) in kinds {
+            println!("  held: {n:7} payloads, {b:10} bytes: {k}");
+        }
+    }
     let Some(payload) = opened.payloads.into_iter().next() else {
         eprintln!("{file}: no payload");
         return ExitCode::FAILURE;

@@ -298,11 +298,14 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
 /// the file's handle, so its memory holds the payloads and not the file. `len_hint` is the
 /// file's size when it is known; `whole` gives the file's bytes, asked for only when a broken
 /// capture gave no payload and the input's own bytes stand in for one (as in `open`).
+/// `backing` reads the file again at any offset: bodies are read back from it when looked at
+/// instead of held (see [`peel_capture_from`]).
 pub fn open_capture_from(
     reader: &mut dyn std::io::Read,
     request: &OpenRequest<'_>,
     len_hint: Option<usize>,
     whole: impl FnOnce() -> SharedBytes,
+    backing: Option<crate::capture::shared::Backing>,
 ) -> Opened {
     let choice = match request.layers {
         Layers::Peel(choice) => choice,
@@ -316,6 +319,7 @@ pub fn open_capture_from(
             keys: request.keys,
         },
         len_hint,
+        backing,
     );
     let as_is = || Payload {
         bytes: whole(),

@@ -23,6 +23,7 @@ use super::http2;
 use super::layers::unwrap_keeping;
 use super::payload::{nest, Budget, Decoded, Layer, Payload, UnwrapOptions};
 use super::pcap::{self, Capture, Transport};
+use super::shared::Backing;
 use super::tls;
 use super::websocket;
 use super::SharedBytes;
@@ -45,6 +46,9 @@ pub(crate) struct Conversation<'a> {
     /// gaps. `bytes` holds the first run, all a parser that cannot skip a gap reads; HTTP/1.x
     /// reads on at its next message in each later run.
     gapped: [Option<(&'a [u8], Vec<Span>)>; 2],
+    /// Where the capture file can be read again: bodies that lie in it as sent are read back
+    /// from it when looked at, not held.
+    backing: Option<&'a Backing>,
 }
 
 /// How a direction's bytes were made from its TCP bytes (a decryption).
@@ -61,7 +65,11 @@ pub(crate) struct View {
 
 impl<'a> Conversation<'a> {
     /// Stream `index` of `capture`, its TCP bytes as they are.
-    fn tcp(capture: &'a Capture, index: usize) -> Option<Conversation<'a>> {
+    fn tcp(
+        capture: &'a Capture,
+        index: usize,
+        backing: Option<&'a Backing>,
+    ) -> Option<Conversation<'a>> {
         let s = capture.stream(index)?;
         Some(Conversation {
             capture,
@@ -75,11 +83,121 @@ impl<'a> Conversation<'a> {
                 let d = &s.directions[w];
                 (!d.gaps.is_empty()).then(|| (&d.bytes[..], d.runs()))
             }),
+            backing,
         })
     }
 
     fn bytes(&self, which: usize) -> &[u8] {
         self.bytes.get(which).map_or(&[], |b| b.as_ref())
+    }
+
+    /// All of direction `which`'s bytes, the runs after its gaps too.
+    fn all_bytes(&self, which: usize) -> &[u8] {
+        match self.gapped.get(which) {
+            Some(Some((all, _))) => all,
+            _ => self.bytes(which),
+        }
+    }
+
+    /// `spans` of direction `which`'s TCP bytes, joined in order, as bytes read back from the
+    /// capture file when looked at: when the file can be read again and every byte of them lies
+    /// in it as it was sent (not plaintext a decryption made, nor a datagram put together from
+    /// fragments).
+    fn read_back(&self, which: usize, spans: &[Span]) -> Option<SharedBytes> {
+        let backing = self.backing?;
+        if spans.is_empty() || self.views.get(which)?.is_some() {
+            return None;
+        }
+        let dir = self.capture.stream(self.index)?.directions.get(which)?;
+        let mut pieces: Vec<std::ops::Range<usize>> = Vec::new();
+        for &span in spans {
+            let segments = dir.segments_in(span);
+            super::work::add(segments.len());
+            let mut covered = span.start;
+            for seg in segments {
+                let (from, to) = (seg.span.start.max(span.start), seg.span.end.min(span.end));
+                if from != covered {
+                    return None;
+                }
+                let at = seg.at? + (from - seg.span.start);
+                match pieces.last_mut() {
+                    Some(last) if last.end == at => last.end = at + (to - from),
+                    _ => pieces.push(at..at + (to - from)),
+                }
+                covered = to;
+            }
+            if covered != span.end {
+                return None;
+            }
+        }
+        Some(SharedBytes::read_back(backing.clone(), pieces))
+    }
+
+    /// Whether `bytes` are `spans` of direction `which`'s bytes joined in order, byte for byte
+    /// (a body as it was sent, not only as long as it).
+    fn sent_as(&self, which: usize, spans: &[Span], bytes: &[u8]) -> bool {
+        let all = self.all_bytes(which);
+        let mut at = 0;
+        for span in spans {
+            let sent = all.get(span.start..span.end);
+            if sent.is_none() || bytes.get(at..at + span.len()) != sent {
+                return false;
+            }
+            at += span.len();
+        }
+        at == bytes.len()
+    }
+
+    /// An HTTP/2 message's `payload`, its body the message's DATA as sent, with that body read
+    /// back from the capture file when looked at instead of held.
+    fn read_back_data(&self, which: usize, m: &http2::Message, payload: &mut Payload) {
+        if self.backing.is_none() || !self.sent_as(which, &m.body_spans, &payload.bytes) {
+            return;
+        }
+        if let Some(back) = self.read_back(which, &m.body_spans) {
+            payload.bytes = back;
+        }
+    }
+
+    /// Where the body of HTTP/1.x message `p` (as parsing gave it, its first layer the message's
+    /// span in direction `which`'s bytes) lies in those bytes as it was sent: the bytes after its
+    /// headers, or its chunks' data. None when a coding changed them.
+    fn sent_body(&self, which: usize, p: &Payload) -> Option<Vec<Span>> {
+        if self.backing.is_none() || p.bytes.is_empty() {
+            return None;
+        }
+        let message = p.layers.first()?.span;
+        let spans = match p.layers.get(1..)? {
+            [] => vec![Span::new(
+                message.end.checked_sub(p.bytes.len())?,
+                message.end,
+            )],
+            [chunked] if chunked.name == "chunked" => {
+                let body_start = message.end.checked_sub(chunked.span.end)?;
+                http::chunk_data(self.all_bytes(which), body_start).ok()?.0
+            }
+            _ => return None,
+        };
+        self.sent_as(which, &spans, &p.bytes).then_some(spans)
+    }
+
+    /// The payloads `found` under a message of direction `which` whose body was `body`, sent as
+    /// `sent` ([`Conversation::sent_body`]): each payload that is the body or a part of it, read
+    /// back from the capture file when looked at instead of held.
+    fn read_back_bodies(
+        &self,
+        which: usize,
+        sent: &[Span],
+        body: &SharedBytes,
+        found: &mut [Payload],
+    ) {
+        for p in found {
+            if let Some(part) = p.bytes.range_in(body) {
+                if let Some(back) = self.read_back(which, &within(sent, part)) {
+                    p.bytes = back;
+                }
+            }
+        }
     }
 
     /// The TCP bytes `span` of direction `which` came from.
@@ -150,6 +268,7 @@ impl<'a> Conversation<'a> {
             ],
             views,
             gapped: [None, None],
+            backing: None,
         }
     }
 
@@ -178,6 +297,7 @@ pub(crate) fn stream(
     capture: &Capture,
     index: usize,
     keys: Option<&tls::KeyLog>,
+    backing: Option<&Backing>,
     options: &UnwrapOptions,
     budget: &mut Budget,
     mut keep: Option<&mut Decoded>,
@@ -219,7 +339,7 @@ pub(crate) fn stream(
         } else {
             None
         };
-        let conv = Conversation::tcp(capture, index);
+        let conv = Conversation::tcp(capture, index, backing);
         if let (Some(client), Some(conv)) = (h2, &conv) {
             let mut out = Ordered::default();
             read_http2(conv, client, [0, 0], options, budget, &mut out);
@@ -253,7 +373,17 @@ pub(crate) fn stream(
     }
     // Anything else: each direction (each UDP datagram) peeled on its own.
     let mut payloads = Vec::new();
-    for mut stream_payload in pcap::stream_payloads(capture, index) {
+    let conv = Conversation::tcp(capture, index, backing);
+    for (mut stream_payload, which, span) in pcap::stream_payloads(capture, index) {
+        // What is left as it was sent is read back from the file when looked at.
+        let read_back = |found: &mut Payload| {
+            if let (Some(part), Some(conv)) = (found.bytes.range_in(&stream_payload.bytes), &conv) {
+                let part = Span::new(span.start + part.start, span.start + part.end);
+                if let Some(back) = conv.read_back(which, &[part]) {
+                    found.bytes = back;
+                }
+            }
+        };
         if keys_failed && stream_payload.meta_value("encrypted").is_some() {
             if let Some(layer) = stream_payload.layers.last_mut() {
                 if let Some(head) = layer.detail.strip_suffix(" — give a key log to decrypt") {
@@ -265,18 +395,20 @@ pub(crate) fn stream(
         if stream_payload.meta_value("encrypted").is_some() || stream_payload.protocol.is_some() {
             // TLS records (labelled by `pcap`): nothing under them can be read without keys;
             // another protocol's messages (DNS, SIP…) are what they are.
-            payloads.push(stream_payload);
+            let mut held = stream_payload.clone();
+            read_back(&mut held);
+            payloads.push(held);
             continue;
         }
+        let nested = |p: Payload| {
+            let mut p = nest(&stream_payload, p);
+            read_back(&mut p);
+            p
+        };
         match unwrap_keeping(&stream_payload.bytes, options, budget, keep.as_deref_mut()) {
-            Ok(found) => payloads.extend(found.into_iter().map(|p| nest(&stream_payload, p))),
+            Ok(found) => payloads.extend(found.into_iter().map(nested)),
             Err(e) => {
-                payloads.extend(
-                    e.extracted
-                        .iter()
-                        .cloned()
-                        .map(|p| nest(&stream_payload, p)),
-                );
+                payloads.extend(e.extracted.iter().cloned().map(nested));
                 warnings.push(format!(
                     "{} ({}): {e}",
                     stream_payload
@@ -558,9 +690,15 @@ fn read_http1(
             }
             let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
             let (outer, first) = conv.outer(which, span);
+            let body = p.bytes.clone();
+            let sent = conv.sent_body(which, &p);
             let message = nest(&outer, p);
             let mut warnings = Vec::new();
-            for found in peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings) {
+            let mut found = peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings);
+            if let Some(sent) = sent {
+                conv.read_back_bodies(which, &sent, &body, &mut found);
+            }
+            for found in found {
                 out.push(first, found);
             }
             out.warnings.extend(warnings);
@@ -723,6 +861,20 @@ fn read_websocket(
     }
 }
 
+/// The spans that `range` of `spans`' bytes joined in order lies in.
+fn within(spans: &[Span], range: std::ops::Range<usize>) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for s in spans {
+        let (from, to) = (range.start.max(at), range.end.min(at + s.len()));
+        if from < to {
+            out.push(Span::new(s.start + (from - at), s.start + (to - at)));
+        }
+        at += s.len();
+    }
+    out
+}
+
 fn direction_name(which: usize) -> &'static str {
     if which == 0 {
         "client→server"
@@ -802,7 +954,10 @@ fn read_http2(
                 }
             }
         }
-        let payload = decode_content(payload, m, options, budget, &mut out.warnings);
+        let mut payload = decode_content(payload, m, options, budget, &mut out.warnings);
+        if m.header("content-encoding").is_none() {
+            conv.read_back_data(which, m, &mut payload);
+        }
         out.push(first, nest(&outer, payload));
     }
 }

@@ -107,7 +107,9 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
     // A text message is text: JSON, the one data format written as text, is read as JSON (the
     // layer hints it), anything else is shown as the text it is.
     if payload.meta_value("websocket opcode") == Some("text")
-        && !crate::codec::json::is_json(&payload.bytes, &crate::limits::Limits::default())
+        && !payload
+            .bytes
+            .peek(|b| crate::codec::json::is_json(b, &crate::limits::Limits::default()))
     {
         return Some(Verdict::Text {
             media_type: "text/plain".to_string(),
@@ -152,14 +154,19 @@ const TEXT_DETECT_MAX: usize = 1 << 20;
 /// the user opened as a file get no such verdict: an invalid JSON document is better told
 /// where it fails.
 fn text_by_bytes(payload: &Payload) -> Option<Verdict> {
-    let bytes = &payload.bytes[..];
-    if payload.layers.is_empty() || payload.hint.is_some() || bytes.is_empty() {
+    if payload.layers.is_empty() || payload.hint.is_some() || payload.bytes.is_empty() {
         return None;
     }
     // A gRPC message is its method's message type, whatever its bytes look like.
     if payload.grpc_call().is_some() || payload.layers.iter().any(|l| l.name.starts_with("gRPC")) {
         return None;
     }
+    // A glance: bytes left in a file to be read back when looked at stay there.
+    payload.bytes.peek(|bytes| text_by_content(bytes))
+}
+
+/// [`text_by_bytes`] of the bytes themselves.
+fn text_by_content(bytes: &[u8]) -> Option<Verdict> {
     let text = std::str::from_utf8(bytes).ok()?;
     if text
         .chars()

@@ -751,70 +751,18 @@ pub(crate) fn codings(value: &str) -> impl Iterator<Item = String> + '_ {
 #[allow(clippy::type_complexity)]
 fn dechunk(
     input: &[u8],
-    mut pos: usize,
+    pos: usize,
     meta: &mut crate::capture::Meta,
 ) -> Result<(Vec<u8>, usize, usize), (usize, String, Vec<u8>)> {
-    let mut body = Vec::new();
-    let mut chunks = 0usize;
-    loop {
-        let (line, next, complete) = line_at(input, pos);
-        if !complete {
-            return Err((
-                pos,
-                "the input ends inside a chunk-size line".to_string(),
-                body,
-            ));
+    let join = |spans: &[Span]| {
+        let mut body = Vec::with_capacity(spans.iter().map(|s| s.len()).sum());
+        for s in spans {
+            body.extend_from_slice(input.get(s.start..s.end).unwrap_or(&[]));
         }
-        let size_text = line.split(|&c| c == b';').next().unwrap_or(&[]);
-        let size_text = String::from_utf8_lossy(size_text);
-        let size_text = size_text.trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .ok()
-            .filter(|_| !size_text.is_empty() && size_text.len() <= 16)
-            .ok_or_else(|| {
-                (
-                    pos,
-                    format!(
-                        "chunk size \"{}\" is not a hex number",
-                        truncate(size_text, 20)
-                    ),
-                    body.clone(),
-                )
-            })?;
-        pos = next;
-        if size == 0 {
-            break;
-        }
-        let available = input.len().saturating_sub(pos);
-        if size > available {
-            body.extend_from_slice(input.get(pos..).unwrap_or(&[]));
-            return Err((
-                input.len(),
-                format!(
-                    "chunk of {size} bytes runs past the end of the input ({available} bytes left)"
-                ),
-                body,
-            ));
-        }
-        body.extend_from_slice(input.get(pos..pos + size).unwrap_or(&[]));
-        chunks += 1;
-        pos += size;
-        // CRLF (or LF) after the data.
-        match input.get(pos..) {
-            Some([b'\r', b'\n', ..]) => pos += 2,
-            Some([b'\n', ..]) => pos += 1,
-            Some([]) | None => {
-                return Err((pos, "the input ends after a chunk's data".to_string(), body))
-            }
-            Some(_) => {
-                return Err((
-                    pos,
-                    "a chunk's data is not followed by a line end".to_string(),
-                    body,
-                ))
-            }
-        }
-    }
+        body
+    };
+    let (spans, mut pos) =
+        chunk_data(input, pos).map_err(|(at, why, spans)| (at, why, join(&spans)))?;
     // Trailers, up to an empty line or the end of the input.
     while pos < input.len() {
         let (line, next, _) = line_at(input, pos);
@@ -827,7 +775,77 @@ fn dechunk(
             meta.push((format!("trailer {}", name.trim()), value.trim().to_string()));
         }
     }
-    Ok((body, pos, chunks))
+    Ok((join(&spans), pos, spans.len()))
+}
+
+/// Where the data of each chunk of a chunked body from `pos` lies in `input`, in order, and the
+/// offset after the last (zero-size) chunk's line; or the fault's offset, message and the data
+/// found before it (a chunk the input cuts short counted as far as it goes).
+#[allow(clippy::type_complexity)]
+pub(crate) fn chunk_data(
+    input: &[u8],
+    mut pos: usize,
+) -> Result<(Vec<Span>, usize), (usize, String, Vec<Span>)> {
+    let mut spans = Vec::new();
+    loop {
+        let (line, next, complete) = line_at(input, pos);
+        if !complete {
+            return Err((
+                pos,
+                "the input ends inside a chunk-size line".to_string(),
+                spans,
+            ));
+        }
+        let size_text = line.split(|&c| c == b';').next().unwrap_or(&[]);
+        let size_text = String::from_utf8_lossy(size_text);
+        let size_text = size_text.trim();
+        let Some(size) = usize::from_str_radix(size_text, 16)
+            .ok()
+            .filter(|_| !size_text.is_empty() && size_text.len() <= 16)
+        else {
+            let why = format!(
+                "chunk size \"{}\" is not a hex number",
+                truncate(size_text, 20)
+            );
+            return Err((pos, why, spans));
+        };
+        pos = next;
+        if size == 0 {
+            return Ok((spans, pos));
+        }
+        let available = input.len().saturating_sub(pos);
+        if size > available {
+            spans.push(Span::new(pos, input.len().max(pos)));
+            return Err((
+                input.len(),
+                format!(
+                    "chunk of {size} bytes runs past the end of the input ({available} bytes left)"
+                ),
+                spans,
+            ));
+        }
+        spans.push(Span::new(pos, pos + size));
+        pos += size;
+        // CRLF (or LF) after the data.
+        match input.get(pos..) {
+            Some([b'\r', b'\n', ..]) => pos += 2,
+            Some([b'\n', ..]) => pos += 1,
+            Some([]) | None => {
+                return Err((
+                    pos,
+                    "the input ends after a chunk's data".to_string(),
+                    spans,
+                ))
+            }
+            Some(_) => {
+                return Err((
+                    pos,
+                    "a chunk's data is not followed by a line end".to_string(),
+                    spans,
+                ))
+            }
+        }
+    }
 }
 
 /// Decompresses `data` with `encoding` ("gzip", "deflate" (zlib or raw), "br", "zstd"), bounded by

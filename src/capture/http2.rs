@@ -224,6 +224,9 @@ pub struct Message {
     pub trailers: Vec<(String, String)>,
     /// The DATA frames' bytes, joined, padding removed.
     pub body: Vec<u8>,
+    /// Where each part of `body` lies in its direction's bytes, in order (adjacent parts
+    /// joined).
+    pub body_spans: Vec<Span>,
     /// The frames, in order: the first [`KEPT_FRAMES`] of them.
     pub frames: Vec<FrameRef>,
     /// How many frames the message had, listed or not.
@@ -600,6 +603,12 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                 match unpadded(payload, header.kind, header.flags) {
                     Ok(data) => {
                         m.body.extend_from_slice(data);
+                        let at = (data.as_ptr() as usize).wrapping_sub(bytes.as_ptr() as usize);
+                        match m.body_spans.last_mut() {
+                            Some(last) if last.end == at => last.end += data.len(),
+                            _ if data.is_empty() => {}
+                            _ => m.body_spans.push(Span::new(at, at + data.len())),
+                        }
                         m.add_frame(frame_ref(data.len()));
                     }
                     Err(why) => {

@@ -11,6 +11,7 @@ use super::layers::unwrap_keeping;
 use super::payload::{Budget, CaptureError, Decoded, Layer, Payload};
 use super::pcap;
 use super::sequence::{self, Framing};
+use super::shared::Backing;
 use super::tls::KeyLog;
 use super::SharedBytes;
 use crate::codec::protobuf::framing::split_grpc_with;
@@ -236,6 +237,7 @@ fn read_capture(
     read_capture_with(
         &mut |each| pcap::extract_each(input, &pcap::PcapLimits::from(limits), each),
         given_keys,
+        None,
         options,
         budget,
         keep,
@@ -253,6 +255,7 @@ type Extract<'x> = dyn FnMut(&mut dyn FnMut(&mut pcap::Capture) -> bool) -> Resu
 fn read_capture_with(
     extract: &mut Extract<'_>,
     given_keys: Option<&KeyLog>,
+    backing: Option<Backing>,
     options: &super::UnwrapOptions,
     budget: &mut Budget,
     keep: Option<&mut Decoded>,
@@ -260,7 +263,7 @@ fn read_capture_with(
 ) {
     // Each stream is read as soon as its connection is over and its bytes let go, so only the
     // connections open at once are held, whatever the size of the capture.
-    let mut read = Read::new(given_keys);
+    let mut read = Read::new(given_keys, backing);
     let mut keep = keep;
     let extracted = extract(&mut |view| {
         // A capture read as it arrives may be longer than its reader first said.
@@ -287,10 +290,16 @@ fn read_capture_with(
 /// [`peel_capture_each`] also lets go of each payload). `len_hint` is the file's size when it
 /// is known: the decompression budget and the payload limit are sized from it, or from the
 /// bytes read when it is not. A choice of no layers at all reads no capture: [`peel`] the bytes.
+///
+/// `backing`, when the reader's bytes can be read again (a file), is where bodies are read back
+/// from when they are looked at: a body the capture holds as it was sent (not undone from a
+/// coding, dechunked or decrypted) is not held, only where it lies in the file, so the payloads
+/// of a large capture take a fraction of its size. Their bytes read the same either way.
 pub fn peel_capture_from(
     reader: &mut dyn std::io::Read,
     options: &PeelOptions<'_>,
     len_hint: Option<usize>,
+    backing: Option<Backing>,
 ) -> Peeled {
     let limits = &options.limits;
     let mut unwrap = super::UnwrapOptions::from(limits);
@@ -310,6 +319,7 @@ pub fn peel_capture_from(
             read
         },
         options.keys,
+        backing,
         &unwrap,
         &mut budget,
         None,
@@ -361,7 +371,7 @@ pub fn peel_capture_each(
     let mut budget = Budget::for_input(len_hint.unwrap_or(0), &unwrap);
     let max_payloads =
         (limits.max_payloads != Limits::DEFAULT_MAX_PAYLOADS).then_some(limits.max_payloads);
-    let mut read = Read::new(options.keys);
+    let mut read = Read::new(options.keys, None);
     let mut out = StreamedCapture::default();
     let mut stream_warnings = Vec::new();
     let mut stopped = false;
@@ -421,12 +431,15 @@ struct Read<'k> {
     /// Streams that a key log decrypted (no longer ones to give a key log for).
     decrypted: Vec<usize>,
     warnings: Vec<String>,
+    /// Where the capture file can be read again ([`peel_capture_from`]).
+    backing: Option<Backing>,
 }
 
 impl<'k> Read<'k> {
-    fn new(given_keys: Option<&'k KeyLog>) -> Read<'k> {
+    fn new(given_keys: Option<&'k KeyLog>, backing: Option<Backing>) -> Read<'k> {
         Read {
             given_keys,
+            backing,
             keys: None,
             found: Vec::new(),
             decrypted: Vec::new(),
@@ -458,7 +471,8 @@ impl<'k> Read<'k> {
         } else {
             None
         };
-        let (found, warnings) = conn::stream(view, index, keys, options, budget, keep);
+        let backing = self.backing.as_ref();
+        let (found, warnings) = conn::stream(view, index, keys, backing, options, budget, keep);
         if found.iter().any(|p| p.meta_value("tls").is_some()) {
             self.decrypted.push(index);
         }
@@ -579,6 +593,7 @@ fn read_extracted(
             &capture,
             index,
             keys.as_ref(),
+            None,
             options,
             budget,
             keep.as_deref_mut(),
@@ -738,8 +753,9 @@ fn unchanged(after: &Payload, before: &Payload) -> bool {
 /// How a compressed gRPC frame is decompressed (within the input's budget, see [`split_all`]).
 type Gunzip<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, String> + 'a;
 
-/// [`split_auto`], which reads bytes a HAR left in its base64 only for a look when they do not
-/// split: such a body stays unread (a large HAR's bodies are not all held at once).
+/// [`split_auto`], which reads lazy bytes (a HAR's base64, a body left in the capture file) only
+/// for a look: the parts that are views of them (the whole body, or each gRPC message or item
+/// of it) stay unread, so a large input's bodies are not all held at once.
 #[allow(clippy::result_large_err)]
 fn split_auto_unread(
     payload: Payload,
@@ -755,13 +771,25 @@ fn split_auto_unread(
             bytes: made.clone(),
             ..payload
         };
-        let mut parts = split_auto(probe, options, gunzip)?;
-        if let [whole] = parts.as_mut_slice() {
-            if whole.bytes.same_view(made) {
-                whole.bytes = lazy.clone();
+        // A part that is a view of the bytes (the whole, an item, a gRPC message) stays a view
+        // of the lazy bytes, made when it is looked at; one decoded from them is what it is.
+        let unread = |parts: &mut Vec<Payload>| {
+            for part in parts {
+                if let Some(range) = part.bytes.range_in(made) {
+                    part.bytes = lazy.slice(range);
+                }
+            }
+        };
+        match split_auto(probe, options, gunzip) {
+            Ok(mut parts) => {
+                unread(&mut parts);
+                Ok(parts)
+            }
+            Err((e, mut parts)) => {
+                unread(&mut parts);
+                Err((e, parts))
             }
         }
-        Ok(parts)
     })
 }
 
@@ -972,7 +1000,12 @@ fn split_grpc_body(
             p.meta.push(("grpc-web trailers", trailers.clone()));
         }
         p.hint = Some(Format::Protobuf);
-        p.bytes = f.data.into();
+        // A message sent as it is is a view of the body, not a copy.
+        p.bytes = if f.compressed {
+            f.data.into()
+        } else {
+            payload.bytes.slice(f.payload.range())
+        };
         parts.push(p);
     }
     if let (0, Some(span)) = (count, trailer_span) {
@@ -1115,6 +1148,7 @@ impl Payload {
 mod tests {
     use super::*;
     use crate::codec::protobuf::framing::grpc_frame;
+    use std::sync::Arc;
 
     /// Every capture file under `dir`, recursively.
     /// Every capture the tests hold (recorded, third-party, crafted), sorted: its path, its
@@ -1226,10 +1260,11 @@ mod tests {
     /// exactly what peeling the whole file gives: the same payloads in the same order, layers
     /// and all, the same warnings in the same order, the same fault and the same summary; on
     /// every capture the tests hold, read a few bytes at a time, with the file's size known and
-    /// not (standard input).
+    /// not (standard input), and with the file to read bodies back from (then bodies sent as
+    /// they are are left in it, and read the same).
     #[test]
     fn a_capture_peeled_from_a_reader_is_the_whole_file_peeled() {
-        let mut compared = 0;
+        let (mut compared, mut read_back) = (0, 0);
         for (file, bytes, keys) in capture_fixtures() {
             let options = PeelOptions {
                 keys: keys.as_ref(),
@@ -1245,11 +1280,20 @@ mod tests {
                 },
                 ..options
             };
-            let read = peel_capture_from(&mut Trickle(&bytes), &one, Some(bytes.len()));
+            let read = peel_capture_from(&mut Trickle(&bytes), &one, Some(bytes.len()), None);
             assert_eq!(read.payloads, peel(bytes.clone(), &one).payloads, "{name}");
-            for hint in [Some(bytes.len()), None] {
-                let read = peel_capture_from(&mut Trickle(&bytes), &options, hint);
-                assert_eq!(read.payloads, whole.payloads, "{name} {hint:?}");
+            let file: Backing = Arc::new(bytes.to_vec());
+            for (hint, backing) in [
+                (Some(bytes.len()), None),
+                (None, None),
+                (Some(bytes.len()), Some(file)),
+            ] {
+                let backed = backing.is_some();
+                let read = peel_capture_from(&mut Trickle(&bytes), &options, hint, backing);
+                if backed {
+                    read_back += read.payloads.iter().filter(|p| p.bytes.is_unmade()).count();
+                }
+                assert_eq!(read.payloads, whole.payloads, "{name} {hint:?} {backed}");
                 assert_eq!(read.warnings, whole.warnings, "{name} {hint:?}");
                 assert_eq!(read.capture, whole.capture, "{name} {hint:?}");
                 let fault = |p: &Peeled| {
@@ -1262,6 +1306,10 @@ mod tests {
             compared += 1;
         }
         assert!(compared >= 40, "{compared} captures compared");
+        assert!(
+            read_back >= 100,
+            "only {read_back} bodies were left in the file to be read back"
+        );
     }
 
     /// A capture read from a reader, each connection's payloads handed on as it ends and none

@@ -22,6 +22,35 @@ pub type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
 /// Makes bytes on demand (decodes a HAR body's base64 from the file).
 pub type Maker = Box<dyn Fn() -> Vec<u8> + Send + Sync>;
 
+/// Bytes that can be read again at any offset: the capture file a payload was read from, so the
+/// payload's bytes are read back from it when looked at ([`SharedBytes::read_back`]) instead of
+/// held from the moment the capture was read.
+pub trait ReadAt: Send + Sync {
+    /// Fills `buf` with the bytes from offset `at`; an error when they are not all there (the
+    /// file was cut or replaced since it was read).
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()>;
+}
+
+/// A shared [`ReadAt`].
+pub type Backing = Arc<dyn ReadAt>;
+
+impl ReadAt for Vec<u8> {
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        read_exact_in(self, buf, at)
+    }
+}
+
+/// [`ReadAt::read_exact_at`] of bytes in memory.
+pub fn read_exact_in(bytes: &[u8], buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    let from = usize::try_from(at).unwrap_or(usize::MAX);
+    let part = from
+        .checked_add(buf.len())
+        .and_then(|end| bytes.get(from..end))
+        .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+    buf.copy_from_slice(part);
+    Ok(())
+}
+
 /// Bytes made when first read, and kept from then on.
 struct Lazy {
     /// How long the made bytes are; known before they are made.
@@ -85,6 +114,46 @@ impl SharedBytes {
         }
     }
 
+    /// The bytes at `pieces` of `backing` (ranges of offsets, joined in order), read back from
+    /// it when first read (and, through [`peek`], each time they are glanced at). A payload that
+    /// lay in one frame is one piece; one that TCP carried in many is one piece per segment.
+    /// Bytes no longer in `backing` (a file cut since it was read) read as zeros.
+    ///
+    /// [`peek`]: SharedBytes::peek
+    pub fn read_back(backing: Backing, pieces: Vec<Range<usize>>) -> SharedBytes {
+        let len = pieces.iter().map(ExactSizeIterator::len).sum();
+        SharedBytes::lazy(
+            len,
+            Box::new(move || {
+                let mut bytes = vec![0; len];
+                let mut to = 0;
+                for piece in &pieces {
+                    let Some(buf) = bytes.get_mut(to..to + piece.len()) else {
+                        break;
+                    };
+                    if backing.read_exact_at(buf, piece.start as u64).is_err() {
+                        buf.fill(0);
+                    }
+                    to += piece.len();
+                }
+                bytes
+            }),
+        )
+    }
+
+    /// Where these bytes lie within `whole`, when they are a view of the same holder inside
+    /// `whole`'s range (a part of a body, not a copy of it).
+    pub(crate) fn range_in(&self, whole: &SharedBytes) -> Option<Range<usize>> {
+        let same = match (&self.holder, &whole.holder) {
+            (Holder::Owner(a), Holder::Owner(b)) => Arc::ptr_eq(a, b),
+            (Holder::Lazy(a), Holder::Lazy(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let inside = whole.range.start <= self.range.start && self.range.end <= whole.range.end;
+        (same && inside)
+            .then(|| self.range.start - whole.range.start..self.range.end - whole.range.start)
+    }
+
     /// How many bytes these are (without making lazy bytes).
     pub fn len(&self) -> usize {
         self.range.len()
@@ -133,12 +202,7 @@ impl SharedBytes {
 
     /// Whether both are the same range of the same holder (then they are equal unread).
     pub(crate) fn same_view(&self, other: &SharedBytes) -> bool {
-        self.range == other.range
-            && match (&self.holder, &other.holder) {
-                (Holder::Owner(a), Holder::Owner(b)) => Arc::ptr_eq(a, b),
-                (Holder::Lazy(a), Holder::Lazy(b)) => Arc::ptr_eq(a, b),
-                _ => false,
-            }
+        self.range == other.range && self.range_in(other).is_some()
     }
 }
 
@@ -267,6 +331,31 @@ mod tests {
         assert_eq!(backwards, b"");
         assert_eq!(SharedBytes::default(), b"");
         assert_eq!(format!("{:?}", world.slice(0..2)), "[119, 111]");
+    }
+
+    #[test]
+    fn bytes_read_back_join_their_pieces_and_a_cut_file_reads_as_zeros() {
+        let file: Backing = Arc::new(b"..GET..HTTP..".to_vec());
+        let back = SharedBytes::read_back(file.clone(), vec![2..5, 7..11]);
+        assert_eq!(back.len(), 7);
+        assert!(back.is_unmade(), "nothing is read until the bytes are");
+        assert_eq!(back.peek(|b| b.to_vec()), b"GETHTTP");
+        assert!(back.is_unmade());
+        assert_eq!(back.slice(3..7), b"HTTP");
+        // Past the file's end (cut since it was read): zeros, the length kept.
+        let cut = SharedBytes::read_back(file, vec![0..2, 11..20]);
+        assert_eq!(cut, b"..\0\0\0\0\0\0\0\0\0");
+    }
+
+    #[test]
+    fn a_part_knows_where_it_lies_in_the_bytes_it_was_cut_from() {
+        let whole = SharedBytes::from(b"0123456789".to_vec());
+        let body = whole.slice(2..9);
+        assert_eq!(body.slice(1..4).range_in(&body), Some(1..4));
+        assert_eq!(body.range_in(&body), Some(0..7));
+        assert_eq!(whole.range_in(&body), None, "not inside");
+        let copy = SharedBytes::from(body.to_vec());
+        assert_eq!(copy.range_in(&body), None, "equal bytes, but a copy");
     }
 
     #[test]

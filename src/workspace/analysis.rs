@@ -83,7 +83,15 @@ pub fn open_watched(
         watch,
         stopped: false,
     };
-    let mut opened = pipeline::open_capture_from(&mut reader, &request, Some(source.len()), whole);
+    // Bodies are read back from the file when looked at, through its handle (not its map).
+    let backing: crate::capture::shared::Backing = source.clone();
+    let mut opened = pipeline::open_capture_from(
+        &mut reader,
+        &request,
+        Some(source.len()),
+        whole,
+        std::env::var_os("NOBACK").is_none().then_some(backing),
+    );
     if reader.stopped {
         opened.warnings.insert(
             0,

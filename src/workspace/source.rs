@@ -185,6 +185,27 @@ fn pasted_name(text: &str) -> String {
     format!("pasted: {name}")
 }
 
+/// A source read again at any offset, for payloads read back when looked at: a mapped file
+/// through its handle (so what is read back is not held as mapped pages), anything else from
+/// memory.
+impl crate::capture::shared::ReadAt for Source {
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        match &self.bytes {
+            Bytes::Mapped(_, file) => {
+                #[cfg(unix)]
+                std::os::unix::fs::FileExt::read_exact_at(file, buf, at)?;
+                #[cfg(windows)]
+                {
+                    let mut reader = FileAt { file, at };
+                    std::io::Read::read_exact(&mut reader, buf)?;
+                }
+                Ok(())
+            }
+            _ => crate::capture::shared::read_exact_in(self.bytes(), buf, at),
+        }
+    }
+}
+
 /// A file read from an offset of its own, so that two readers of one handle (a peel the user
 /// replaced, still running, and the new one) never move each other's place.
 struct FileAt<'f> {

@@ -305,3 +305,48 @@ fn the_app_stops_reading_a_capture_where_asked_and_keeps_what_was_read() {
         assert!(b.bytes.starts_with(&a.bytes));
     }
 }
+
+/// The app leaves what a capture sent as it was sent in the file and reads it back when it is
+/// looked at, so its memory holds where each payload lies, not its bytes: nothing the list and
+/// its filter need (exchanges, content types, the default payload) reads them, and what is read
+/// back is what peeling the whole file in memory gives.
+#[test]
+fn the_app_reads_payloads_back_from_the_capture_file_when_they_are_looked_at() {
+    use wirelens::capture::{listing, peel, PeelChoice, PeelOptions, SharedBytes};
+    use wirelens::limits::Limits;
+    use wirelens::workspace::{open, Source};
+
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join("ten.pcap");
+    let bytes = crate::common::pcap_of_x_streams(10, 1_000_000);
+    std::fs::write(&file, &bytes).expect("written");
+    let source = Source::open(&file).expect("opened");
+    assert!(source.is_mapped());
+    let opened = open(
+        &source,
+        &PeelChoice::default(),
+        &Limits::default(),
+        None,
+        None,
+    )
+    .expect("peeled");
+    opened.exchanges();
+    opened.listing_summary();
+    listing::default_payload(&opened.payloads);
+    assert_eq!(opened.payloads.len(), 10);
+    assert!(
+        opened.payloads.iter().all(|p| p.bytes.is_unmade()),
+        "every payload is still in the file"
+    );
+    let whole = peel(SharedBytes::from(bytes), &PeelOptions::default());
+    assert_eq!(whole.payloads.len(), 10);
+    let looked_at = &opened.payloads[3];
+    assert_eq!(looked_at.bytes, whole.payloads[3].bytes);
+    assert_eq!(looked_at.bytes.len(), 1_000_000);
+    assert!(!looked_at.bytes.is_unmade(), "read back once, then kept");
+    assert!(
+        opened.payloads[4].bytes.is_unmade(),
+        "only the one looked at"
+    );
+    assert_eq!(opened.payloads, whole.payloads);
+}

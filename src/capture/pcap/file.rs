@@ -22,6 +22,8 @@ pub(crate) struct Packet<'a> {
     pub orig_len: u64,
     /// The record's bytes in the file.
     pub record: Span,
+    /// Where `data` starts in the file.
+    pub data_at: usize,
 }
 
 /// What went wrong while walking the file: `offset` is in the file.
@@ -286,6 +288,7 @@ fn walk_pcap(
             data,
             orig_len: u64::from(orig),
             record: Span::new(at, end),
+            data_at: data_start,
         };
         if !each(packet) || cut {
             return Ok(());
@@ -524,6 +527,7 @@ fn timed_packet<'a>(
         linktype: iface.linktype,
         data,
         orig_len: u64::from(orig),
+        data_at: record.start + data_start,
         record,
     })
 }
@@ -550,6 +554,7 @@ fn simple_packet<'a>(
         linktype: iface.linktype,
         data: block.get(data_start..data_end)?,
         orig_len: u64::from(orig),
+        data_at: record.start + data_start,
         record,
     })
 }

@@ -77,6 +77,17 @@ pub struct SegmentRef {
     pub time: Option<Timestamp>,
     /// The frame's record in the capture file.
     pub record: Span,
+    /// Where the range's first byte lies in the capture file, when the bytes lie there as they
+    /// were sent (not when they were put together from IP fragments): a payload of these bytes
+    /// can be read back from the file instead of held.
+    pub at: Option<usize>,
+}
+
+/// Where `part` (a slice of packet `p`'s data) lies in the capture file, when it lies in `p`'s
+/// data at all (a datagram put together from fragments does not).
+fn file_offset(p: &file::Packet<'_>, part: &[u8]) -> Option<usize> {
+    let from = (part.as_ptr() as usize).checked_sub(p.data.as_ptr() as usize)?;
+    (from.checked_add(part.len())? <= p.data.len()).then_some(p.data_at + from)
 }
 
 /// One direction of a stream.
@@ -434,6 +445,7 @@ impl State<'_> {
             seg.payload
         };
         let flags = (seg.syn, seg.fin, seg.rst);
+        let at = file_offset(p, payload);
         let Some(Pending::Tcp(conn)) = self.pending.get_mut(index) else {
             return;
         };
@@ -444,7 +456,7 @@ impl State<'_> {
             flags,
             payload,
             self.input,
-            (p.frame, p.time, p.record),
+            (p.frame, p.time, p.record, at),
             &mut self.budget,
         );
         if let Err(len) = added {
@@ -455,7 +467,7 @@ impl State<'_> {
                 flags,
                 &[],
                 self.input,
-                (p.frame, p.time, p.record),
+                (p.frame, p.time, p.record, None),
                 &mut self.budget,
             );
             let closed = conn.closed;
@@ -584,6 +596,7 @@ impl State<'_> {
             frame: p.frame,
             time: p.time,
             record: p.record,
+            at: file_offset(p, d.payload),
         });
     }
 
@@ -916,11 +929,13 @@ pub(crate) fn capture_layer(capture: &Capture) -> Layer {
 pub fn payloads(capture: &Capture) -> Vec<Payload> {
     (capture.first_stream..capture.first_stream + capture.streams.len())
         .flat_map(|index| stream_payloads(capture, index))
+        .map(|(payload, _, _)| payload)
         .collect()
 }
 
-/// [`payloads`] of stream `index` alone.
-pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
+/// [`payloads`] of stream `index` alone, each with its direction and the range of that
+/// direction's bytes it is.
+pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<(Payload, usize, Span)> {
     let mut out = Vec::new();
     let Some(stream) = capture.stream(index) else {
         return out;
@@ -974,7 +989,7 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
                     } else {
                         mark_protocol(&mut payload, stream, bytes);
                     }
-                    out.push(payload);
+                    out.push((payload, which, run));
                 }
             }
             Transport::Udp => {
@@ -996,7 +1011,7 @@ pub(crate) fn stream_payloads(capture: &Capture, index: usize) -> Vec<Payload> {
                         payload.hint = None;
                         payload.protocol = Some("QUIC".to_string());
                     }
-                    out.push(payload);
+                    out.push((payload, which, seg.span));
                 }
             }
         }
@@ -1286,6 +1301,7 @@ mod tests {
             frame,
             time: None,
             record: Span::empty(0),
+            at: None,
         };
         let d = Direction {
             bytes: vec![0; 30],

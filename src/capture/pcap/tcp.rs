@@ -28,6 +28,8 @@ struct Piece {
     frame: u64,
     time: Option<Timestamp>,
     record: Span,
+    /// Where `data` lies in the capture file (see [`SegmentRef::at`]).
+    at: Option<usize>,
 }
 
 /// A segment's data: a range of the capture file itself (no copy), or bytes of its own (a
@@ -122,7 +124,8 @@ impl Connection {
     }
 
     /// Records one segment, sent by `from`; `input` is the capture file, which `payload` is
-    /// usually a part of (then only its range is kept). Charges the bytes kept to `budget`, or
+    /// usually a part of (then only its range is kept), and the last of the frame's facts where
+    /// `payload` lies in the file (kept in the segment's [`SegmentRef::at`]). Charges the bytes kept to `budget`, or
     /// gives their number back when they do not fit.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn add(
@@ -132,7 +135,7 @@ impl Connection {
         flags: (bool, bool, bool), // syn, fin, rst
         payload: &[u8],
         input: &[u8],
-        (frame, time, record): (u64, Option<Timestamp>, Span),
+        (frame, time, record, at): (u64, Option<Timestamp>, Span, Option<usize>),
         budget: &mut usize,
     ) -> Result<(), usize> {
         let (syn, fin, rst) = flags;
@@ -170,6 +173,7 @@ impl Connection {
                 frame,
                 time,
                 record,
+                at,
             });
         }
         if fin {
@@ -255,6 +259,7 @@ impl Connection {
                     frame: piece.frame,
                     time: piece.time,
                     record: piece.record,
+                    at: piece.at.map(|at| at + skip),
                 });
                 cursor = end;
             }
