@@ -18,6 +18,8 @@
 //! payloads are listed in the order their first frame was captured. What goes wrong on one
 //! connection is a warning naming the stream; the other connections are read all the same.
 
+use std::ops::Range;
+
 use super::http::{self, Pairing};
 use super::http2;
 use super::layers::unwrap_keeping;
@@ -99,17 +101,17 @@ impl<'a> Conversation<'a> {
         }
     }
 
-    /// `spans` of direction `which`'s TCP bytes, joined in order, as bytes read back from the
-    /// capture file when looked at: when the file can be read again and every byte of them lies
-    /// in it as it was sent (not plaintext a decryption made, nor a datagram put together from
+    /// Where `spans` of direction `which`'s TCP bytes (joined in order) lie in the capture file,
+    /// as pieces to read back: when the file can be read again and every byte of them lies in it
+    /// as it was sent (not plaintext a decryption made, nor a datagram put together from
     /// fragments).
-    fn read_back(&self, which: usize, spans: &[Span]) -> Option<SharedBytes> {
+    fn pieces(&self, which: usize, spans: &[Span]) -> Option<(&Backing, Vec<Range<usize>>)> {
         let backing = self.backing?;
         if spans.is_empty() || self.views.get(which)?.is_some() {
             return None;
         }
         let dir = self.capture.stream(self.index)?.directions.get(which)?;
-        let mut pieces: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut pieces: Vec<Range<usize>> = Vec::new();
         for &span in spans {
             let segments = dir.segments_in(span);
             super::work::add(segments.len());
@@ -130,7 +132,7 @@ impl<'a> Conversation<'a> {
                 return None;
             }
         }
-        Some(SharedBytes::read_back(backing.clone(), pieces))
+        Some((backing, pieces))
     }
 
     /// Whether `bytes` are `spans` of direction `which`'s bytes joined in order, byte for byte
@@ -148,56 +150,89 @@ impl<'a> Conversation<'a> {
         at == bytes.len()
     }
 
-    /// An HTTP/2 message's `payload`, its body the message's DATA as sent, with that body read
-    /// back from the capture file when looked at instead of held.
-    fn read_back_data(&self, which: usize, m: &http2::Message, payload: &mut Payload) {
-        if self.backing.is_none() || !self.sent_as(which, &m.body_spans, &payload.bytes) {
-            return;
+    /// A body peeling made (`body`) from `spans` of direction `which`'s bytes as they were sent,
+    /// then undone from the content codings that `codings` (its layers, in the order they were
+    /// undone) name: the same bytes, read back from the capture file when looked at and undone
+    /// again then, instead of held. None when the file cannot be read again, the bytes do not all
+    /// lie in it as sent, or the body is not made of them (checked byte for byte when no coding
+    /// changed them, by the coded length when one did).
+    fn read_back_body(
+        &self,
+        which: usize,
+        spans: &[Span],
+        codings: &[Layer],
+        body: &SharedBytes,
+        options: &UnwrapOptions,
+    ) -> Option<SharedBytes> {
+        if body.is_empty() {
+            return None;
         }
-        if let Some(back) = self.read_back(which, &m.body_spans) {
-            payload.bytes = back;
+        let (backing, pieces) = self.pieces(which, spans)?;
+        if codings.is_empty() {
+            return self
+                .sent_as(which, spans, body)
+                .then(|| SharedBytes::read_back(backing.clone(), pieces));
         }
+        let names: Vec<&'static str> = codings
+            .iter()
+            .map(|l| {
+                http::CONTENT_CODINGS
+                    .iter()
+                    .find(|&&c| c == l.name)
+                    .copied()
+            })
+            .collect::<Option<_>>()?;
+        let coded: usize = spans.iter().map(Span::len).sum();
+        if codings.first()?.span.len() != coded {
+            return None;
+        }
+        let options = options.clone();
+        let undo = move |mut bytes: Vec<u8>| {
+            for name in &names {
+                match http::decompress(name, &bytes, &options) {
+                    Ok(out) => bytes = out,
+                    // Not what was read when the capture was (the file changed since).
+                    Err(_) => return Vec::new(),
+                }
+            }
+            bytes
+        };
+        Some(SharedBytes::read_back_undone(
+            backing.clone(),
+            pieces,
+            body.len(),
+            Box::new(undo),
+        ))
     }
 
-    /// Where the body of HTTP/1.x message `p` (as parsing gave it, its first layer the message's
-    /// span in direction `which`'s bytes) lies in those bytes as it was sent: the bytes after its
-    /// headers, or its chunks' data. None when a coding changed them.
-    fn sent_body(&self, which: usize, p: &Payload) -> Option<Vec<Span>> {
-        if self.backing.is_none() || p.bytes.is_empty() {
+    /// The body of HTTP/1.x message `p` (as parsing gave it: its first layer the message's span
+    /// in direction `which`'s bytes, then `chunked` and the content codings it undid, if any)
+    /// read back from the capture file when looked at ([`Conversation::read_back_body`]).
+    fn read_back_http1(
+        &self,
+        which: usize,
+        p: &Payload,
+        options: &UnwrapOptions,
+    ) -> Option<SharedBytes> {
+        if self.backing.is_none() || p.bytes.is_empty() || p.cut.is_some() {
             return None;
         }
         let message = p.layers.first()?.span;
-        let spans = match p.layers.get(1..)? {
-            [] => vec![Span::new(
-                message.end.checked_sub(p.bytes.len())?,
-                message.end,
-            )],
-            [chunked] if chunked.name == "chunked" => {
+        let (spans, codings) = match p.layers.get(1..)? {
+            [chunked, codings @ ..] if chunked.name == "chunked" => {
                 let body_start = message.end.checked_sub(chunked.span.end)?;
-                http::chunk_data(self.all_bytes(which), body_start).ok()?.0
+                let chunks = http::chunk_data(self.all_bytes(which), body_start).ok()?.0;
+                (chunks, codings)
             }
-            _ => return None,
+            codings => {
+                let sent = codings.first().map_or(p.bytes.len(), |l| l.span.len());
+                (
+                    vec![Span::new(message.end.checked_sub(sent)?, message.end)],
+                    codings,
+                )
+            }
         };
-        self.sent_as(which, &spans, &p.bytes).then_some(spans)
-    }
-
-    /// The payloads `found` under a message of direction `which` whose body was `body`, sent as
-    /// `sent` ([`Conversation::sent_body`]): each payload that is the body or a part of it, read
-    /// back from the capture file when looked at instead of held.
-    fn read_back_bodies(
-        &self,
-        which: usize,
-        sent: &[Span],
-        body: &SharedBytes,
-        found: &mut [Payload],
-    ) {
-        for p in found {
-            if let Some(part) = p.bytes.range_in(body) {
-                if let Some(back) = self.read_back(which, &within(sent, part)) {
-                    p.bytes = back;
-                }
-            }
-        }
+        self.read_back_body(which, &spans, codings, &p.bytes, options)
     }
 
     /// The TCP bytes `span` of direction `which` came from.
@@ -378,9 +413,9 @@ pub(crate) fn stream(
         // What is left as it was sent is read back from the file when looked at.
         let read_back = |found: &mut Payload| {
             if let (Some(part), Some(conv)) = (found.bytes.range_in(&stream_payload.bytes), &conv) {
-                let part = Span::new(span.start + part.start, span.start + part.end);
-                if let Some(back) = conv.read_back(which, &[part]) {
-                    found.bytes = back;
+                let part = [Span::new(span.start + part.start, span.start + part.end)];
+                if let Some((backing, pieces)) = conv.pieces(which, &part) {
+                    found.bytes = SharedBytes::read_back(backing.clone(), pieces);
                 }
             }
         };
@@ -691,12 +726,17 @@ fn read_http1(
             let span = p.layers.first().map_or(Span::empty(0), |l| l.span);
             let (outer, first) = conv.outer(which, span);
             let body = p.bytes.clone();
-            let sent = conv.sent_body(which, &p);
+            let back = conv.read_back_http1(which, &p, options);
             let message = nest(&outer, p);
             let mut warnings = Vec::new();
             let mut found = peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings);
-            if let Some(sent) = sent {
-                conv.read_back_bodies(which, &sent, &body, &mut found);
+            // What is the body, or a part of it, is read back from the file when looked at.
+            if let Some(back) = &back {
+                for found in &mut found {
+                    if let Some(part) = found.bytes.range_in(&body) {
+                        found.bytes = back.slice(part);
+                    }
+                }
             }
             for found in found {
                 out.push(first, found);
@@ -861,20 +901,6 @@ fn read_websocket(
     }
 }
 
-/// The spans that `range` of `spans`' bytes joined in order lies in.
-fn within(spans: &[Span], range: std::ops::Range<usize>) -> Vec<Span> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    for s in spans {
-        let (from, to) = (range.start.max(at), range.end.min(at + s.len()));
-        if from < to {
-            out.push(Span::new(s.start + (from - at), s.start + (to - at)));
-        }
-        at += s.len();
-    }
-    out
-}
-
 fn direction_name(which: usize) -> &'static str {
     if which == 0 {
         "client→server"
@@ -955,8 +981,13 @@ fn read_http2(
             }
         }
         let mut payload = decode_content(payload, m, options, budget, &mut out.warnings);
-        if m.header("content-encoding").is_none() {
-            conv.read_back_data(which, m, &mut payload);
+        // Its DATA as sent, undone from the codings decoding undid, read back when looked at.
+        let codings = payload.layers.get(1..).unwrap_or(&[]);
+        if payload.cut.is_none() || codings.is_empty() {
+            let back = conv.read_back_body(which, &m.body_spans, codings, &payload.bytes, options);
+            if let Some(back) = back {
+                payload.bytes = back;
+            }
         }
         out.push(first, nest(&outer, payload));
     }

@@ -738,6 +738,9 @@ pub(crate) fn undo_content_codings(
     Ok(body)
 }
 
+/// The content codings that are undone, by the names of the layers that undo them.
+pub(crate) const CONTENT_CODINGS: [&str; 4] = ["gzip", "deflate", "br", "zstd"];
+
 /// The codings a Content-Encoding or Transfer-Encoding header lists, lowercase.
 pub(crate) fn codings(value: &str) -> impl Iterator<Item = String> + '_ {
     value

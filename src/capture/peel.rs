@@ -1265,6 +1265,7 @@ mod tests {
     #[test]
     fn a_capture_peeled_from_a_reader_is_the_whole_file_peeled() {
         let (mut compared, mut read_back) = (0, 0);
+        let mut kinds: Vec<String> = Vec::new();
         for (file, bytes, keys) in capture_fixtures() {
             let options = PeelOptions {
                 keys: keys.as_ref(),
@@ -1291,7 +1292,15 @@ mod tests {
                 let backed = backing.is_some();
                 let read = peel_capture_from(&mut Trickle(&bytes), &options, hint, backing);
                 if backed {
-                    read_back += read.payloads.iter().filter(|p| p.bytes.is_unmade()).count();
+                    for p in read.payloads.iter().filter(|p| p.bytes.is_unmade()) {
+                        read_back += 1;
+                        for l in &p.layers {
+                            let kind = l.name.split(' ').next().unwrap_or("");
+                            if !kinds.contains(&kind.to_string()) {
+                                kinds.push(kind.to_string());
+                            }
+                        }
+                    }
                 }
                 assert_eq!(read.payloads, whole.payloads, "{name} {hint:?} {backed}");
                 assert_eq!(read.warnings, whole.warnings, "{name} {hint:?}");
@@ -1310,6 +1319,13 @@ mod tests {
             read_back >= 100,
             "only {read_back} bodies were left in the file to be read back"
         );
+        // Bodies as sent, dechunked, undone from a content coding, HTTP/2 DATA, gRPC messages in
+        // it, a raw TCP run and a datagram.
+        for kind in [
+            "HTTP/1.1", "chunked", "gzip", "HTTP/2", "gRPC", "TCP", "UDP",
+        ] {
+            assert!(kinds.iter().any(|k| k == kind), "{kind} not in {kinds:?}");
+        }
     }
 
     /// A capture read from a reader, each connection's payloads handed on as it ends and none

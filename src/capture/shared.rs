@@ -34,6 +34,25 @@ pub trait ReadAt: Send + Sync {
 /// A shared [`ReadAt`].
 pub type Backing = Arc<dyn ReadAt>;
 
+/// Turns bytes read back into what they stand for ([`SharedBytes::read_back_undone`]).
+pub type Undo = Box<dyn Fn(Vec<u8>) -> Vec<u8> + Send + Sync>;
+
+/// `pieces` of `backing`, joined in order; zeros where `backing` no longer has them.
+fn read_pieces(backing: &dyn ReadAt, pieces: &[Range<usize>]) -> Vec<u8> {
+    let mut bytes = vec![0; pieces.iter().map(ExactSizeIterator::len).sum()];
+    let mut to = 0;
+    for piece in pieces {
+        let Some(buf) = bytes.get_mut(to..to + piece.len()) else {
+            break;
+        };
+        if backing.read_exact_at(buf, piece.start as u64).is_err() {
+            buf.fill(0);
+        }
+        to += piece.len();
+    }
+    bytes
+}
+
 impl ReadAt for Vec<u8> {
     fn read_exact_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
         read_exact_in(self, buf, at)
@@ -122,23 +141,19 @@ impl SharedBytes {
     /// [`peek`]: SharedBytes::peek
     pub fn read_back(backing: Backing, pieces: Vec<Range<usize>>) -> SharedBytes {
         let len = pieces.iter().map(ExactSizeIterator::len).sum();
-        SharedBytes::lazy(
-            len,
-            Box::new(move || {
-                let mut bytes = vec![0; len];
-                let mut to = 0;
-                for piece in &pieces {
-                    let Some(buf) = bytes.get_mut(to..to + piece.len()) else {
-                        break;
-                    };
-                    if backing.read_exact_at(buf, piece.start as u64).is_err() {
-                        buf.fill(0);
-                    }
-                    to += piece.len();
-                }
-                bytes
-            }),
-        )
+        SharedBytes::lazy(len, Box::new(move || read_pieces(&*backing, &pieces)))
+    }
+
+    /// [`SharedBytes::read_back`] of bytes that `undo` turns into the `len` bytes they are (a
+    /// body undone from its content coding again, each time it is made). `undo` must give
+    /// exactly `len` bytes, as [`SharedBytes::lazy`]'s maker must.
+    pub fn read_back_undone(
+        backing: Backing,
+        pieces: Vec<Range<usize>>,
+        len: usize,
+        undo: Undo,
+    ) -> SharedBytes {
+        SharedBytes::lazy(len, Box::new(move || undo(read_pieces(&*backing, &pieces))))
     }
 
     /// Where these bytes lie within `whole`, when they are a view of the same holder inside

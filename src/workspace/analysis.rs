@@ -90,7 +90,7 @@ pub fn open_watched(
         &request,
         Some(source.len()),
         whole,
-        std::env::var_os("NOBACK").is_none().then_some(backing),
+        Some(backing),
     );
     if reader.stopped {
         opened.warnings.insert(

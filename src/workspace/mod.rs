@@ -974,6 +974,11 @@ impl Workspace {
         self.profile.as_ref().is_some_and(ProfileRun::is_running)
     }
 
+    /// Whether the current source is being opened (read and peeled).
+    pub fn is_loading(&self) -> bool {
+        self.entry().is_some_and(|e| e.opened.is_running())
+    }
+
     /// Whether any job is running for the current source.
     pub fn is_busy(&self) -> bool {
         self.entry().is_some_and(|e| {

@@ -683,7 +683,14 @@ impl App {
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         if let Some(log) = &mut self.frame_log {
-            log.record(frame.info().cpu_usage, self.ws.is_busy());
+            let state = if self.ws.is_loading() {
+                frame_log::State::Loading
+            } else if self.ws.is_busy() {
+                frame_log::State::Working
+            } else {
+                frame_log::State::Idle
+            };
+            log.record(frame.info().cpu_usage, state);
         }
         self.guarded(ui, App::show);
         if self.quit {
