@@ -41,14 +41,6 @@ impl Meta {
         self.ends.push((k, v));
     }
 
-    /// Adds a pair at the front.
-    pub fn insert_first(&mut self, pair: (impl AsRef<str>, impl AsRef<str>)) {
-        let mut front = Meta::new();
-        front.push(pair);
-        front.extend(self.iter());
-        *self = front;
-    }
-
     /// Every pair, in order.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
@@ -235,23 +227,14 @@ mod tests {
             m.iter().collect::<Vec<_>>(),
             [("start-line", "HTTP/1.1 200 OK"), ("", "")]
         );
-        m.insert_first(("stream", "3"));
         m.map_values(|k, v| (k.is_empty()).then(|| format!("{v}!")));
         assert_eq!(
             m.iter().collect::<Vec<_>>(),
-            [
-                ("stream", "3"),
-                ("start-line", "HTTP/1.1 200 OK"),
-                ("", "!")
-            ]
+            [("start-line", "HTTP/1.1 200 OK"), ("", "!")]
         );
         assert_eq!(
             m,
-            Meta::from([
-                ("stream", "3"),
-                ("start-line", "HTTP/1.1 200 OK"),
-                ("", "!")
-            ])
+            Meta::from([("start-line", "HTTP/1.1 200 OK"), ("", "!")])
         );
         assert!(Meta::new().is_empty() && Meta::new().get(0).is_none());
     }

@@ -217,9 +217,8 @@ impl App {
                     .is_none_or(|made_for| !Arc::ptr_eq(made_for, opened));
                 if fresh {
                     here.listing = Some(opened.clone());
-                    here.deepest = opened.listing_summary().deepest;
                 }
-                deepest = here.deepest;
+                deepest = opened.listing_summary().deepest;
                 let exchanges: &[Exchange] = opened.exchanges();
                 let listing_id = exchanges.as_ptr() as usize;
                 let filter = &mut here.payload_filter;

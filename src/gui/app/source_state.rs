@@ -43,8 +43,6 @@ pub(super) struct SourceState {
     /// The payloads the list was last drawn for (held, as [`SourceState::views_for`] is); their
     /// exchanges are [`Opened::exchanges`].
     pub listing: Option<Arc<Opened>>,
-    /// The most layers a payload of those has (how deep the peel choice goes).
-    pub deepest: usize,
     /// What the filter leaves of that listing, made again only when the filter or the listing
     /// changes (a list of a million payloads is not filtered every frame).
     pub filtered: Option<Filtered>,
