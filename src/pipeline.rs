@@ -1,6 +1,6 @@
 //! The one path from an input's bytes to a decoded payload, behind both faces.
 //!
-//! The CLI (`cli.rs`) and the app (`workspace`) ask the same two questions of every input, and
+//! The CLI (`cli`) and the app (`workspace`) ask the same two questions of every input, and
 //! this module answers them once, with one set of rules:
 //!
 //! 1. [`open`]: which payloads does the input hold? The bytes as they are, peeled as a
