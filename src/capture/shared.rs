@@ -145,15 +145,23 @@ impl SharedBytes {
     }
 
     /// [`SharedBytes::read_back`] of bytes that `undo` turns into the `len` bytes they are (a
-    /// body undone from its content coding again, each time it is made). `undo` must give
-    /// exactly `len` bytes, as [`SharedBytes::lazy`]'s maker must.
+    /// body undone from its content coding again, each time it is made). What `undo` gives
+    /// past `len` is cut, and what it lacks (a file changed since it was read no longer
+    /// undoes) reads as zeros.
     pub fn read_back_undone(
         backing: Backing,
         pieces: Vec<Range<usize>>,
         len: usize,
         undo: Undo,
     ) -> SharedBytes {
-        SharedBytes::lazy(len, Box::new(move || undo(read_pieces(&*backing, &pieces))))
+        SharedBytes::lazy(
+            len,
+            Box::new(move || {
+                let mut made = undo(read_pieces(&*backing, &pieces));
+                made.resize(len, 0);
+                made
+            }),
+        )
     }
 
     /// Where these bytes lie within `whole`, when they are a view of the same holder inside
@@ -358,8 +366,16 @@ mod tests {
         assert!(back.is_unmade());
         assert_eq!(back.slice(3..7), b"HTTP");
         // Past the file's end (cut since it was read): zeros, the length kept.
-        let cut = SharedBytes::read_back(file, vec![0..2, 11..20]);
+        let cut = SharedBytes::read_back(file.clone(), vec![0..2, 11..20]);
         assert_eq!(cut, b"..\0\0\0\0\0\0\0\0\0");
+        // Undone when made: to the length peeling found, whatever the undoing gives.
+        let reversed = |b: Vec<u8>| b.into_iter().rev().collect();
+        let undone =
+            SharedBytes::read_back_undone(file.clone(), vec![7..11], 4, Box::new(reversed));
+        assert_eq!(undone, b"PTTH");
+        let short =
+            SharedBytes::read_back_undone(file, vec![2..5], 5, Box::new(|_| b"no".to_vec()));
+        assert_eq!(short, b"no\0\0\0");
     }
 
     #[test]
