@@ -369,12 +369,11 @@ mod tests {
         let cut = SharedBytes::read_back(file.clone(), vec![0..2, 11..20]);
         assert_eq!(cut, b"..\0\0\0\0\0\0\0\0\0");
         // Undone when made: to the length peeling found, whatever the undoing gives.
+        let one = |r: Range<usize>| std::iter::once(r).collect::<Vec<_>>();
         let reversed = |b: Vec<u8>| b.into_iter().rev().collect();
-        let undone =
-            SharedBytes::read_back_undone(file.clone(), vec![7..11], 4, Box::new(reversed));
+        let undone = SharedBytes::read_back_undone(file.clone(), one(7..11), 4, Box::new(reversed));
         assert_eq!(undone, b"PTTH");
-        let short =
-            SharedBytes::read_back_undone(file, vec![2..5], 5, Box::new(|_| b"no".to_vec()));
+        let short = SharedBytes::read_back_undone(file, one(2..5), 5, Box::new(|_| b"no".to_vec()));
         assert_eq!(short, b"no\0\0\0");
     }
 

@@ -17,7 +17,7 @@ use crate::pipeline::{self, Layers, OpenRequest};
 use crate::report::inspect;
 
 use super::{
-    hint_of, loses_bytes, read_keylog, AllWriter, ConvertArgs, Failure, Input, InputArgs,
+    hint_of, not_read_whole, read_keylog, AllWriter, ConvertArgs, Failure, Input, InputArgs,
     InspectArgs, STDIN_NAME,
 };
 
@@ -276,7 +276,7 @@ pub(super) fn convert_all(
         )));
     }
     if !args.partial {
-        if let Some(lost) = warnings.iter().find(|w| loses_bytes(w)) {
+        if let Some(lost) = not_read_whole(streamed.capture.as_ref()) {
             let written = if args.output.as_deref().is_some_and(|p| p.as_os_str() != "-") {
                 "the output file was not written"
             } else {

@@ -10,6 +10,7 @@ use super::{
     Peeling,
 };
 use crate::capture::detect::{verdict, Verdict};
+use crate::capture::pcap::CaptureSummary;
 use crate::codec::avro::AvroSchema;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::stream;
@@ -51,7 +52,7 @@ pub(super) fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(),
         )));
     }
     if !args.partial {
-        if let Some(lost) = peeling.warnings.iter().find(|w| loses_bytes(w)) {
+        if let Some(lost) = not_read_whole(peeling.opened.capture.as_ref()) {
             return Err(Failure::Input(format!(
                 "error: the capture was not read whole ({lost}); raise the limit, or --partial converts what was read"
             )));
@@ -471,12 +472,15 @@ pub(super) fn cut_short(
     ))
 }
 
-/// Whether a capture warning says the capture was not read whole: data dropped at the
-/// payload-bytes limit (`capture::pcap`'s `State::over_budget` wording, which the CLI tests hold
-/// it to), so a conversion of "every payload" would not be. Bytes the traffic itself lost (a
-/// gap, a packet captured short) mark the payloads they cut instead ([`cut_short`]).
-pub(super) fn loses_bytes(warning: &str) -> bool {
-    warning.contains("later payload data is dropped")
+/// Why a capture was not read whole, when it was not: payload data dropped at the
+/// payload-bytes limit ([`CaptureSummary::dropped_from`]), so a conversion of "every payload"
+/// would not be one. Bytes the traffic itself lost (a gap, a packet captured short) mark the
+/// payloads they cut instead ([`cut_short`]).
+pub(super) fn not_read_whole(capture: Option<&CaptureSummary>) -> Option<String> {
+    let frame = capture?.dropped_from?;
+    Some(format!(
+        "payload data from frame {frame} on was dropped at the pcap-bytes limit"
+    ))
 }
 
 /// Converts one payload per the flags; returns the bytes (JSON without a final newline) and the

@@ -31,7 +31,7 @@ pub use args::{
     Cli, Command, ConvertArgs, InferAvroArgs, InferProtoArgs, InputArgs, InspectArgs, LayerArg,
     LimitArgs, SchemaArgs,
 };
-use convert::{convert_cmd, loses_bytes, AllWriter};
+use convert::{convert_cmd, not_read_whole, AllWriter};
 use infer::{infer_avro_cmd, infer_proto_cmd};
 use input::{
     hint_of, input_path, named_message, peel_input, peel_input_or_nothing, read_input, read_keylog,

@@ -844,6 +844,60 @@ fn tcp_packet(to_server: bool, seq: u32, payload: &[u8]) -> Vec<u8> {
     ipv4_packet(src, dst, 6, &t)
 }
 
+/// A capture whose payload data the `pcap-bytes` limit cut is not "every payload": `convert
+/// --all` says from which frame data was dropped (the capture's own fact, not its warning's
+/// words), whether the file is read whole or as it arrives, and `--partial` converts what was
+/// read.
+#[test]
+fn a_capture_cut_by_the_payload_bytes_limit_needs_partial() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let packets = [
+        tcp_packet(true, 100, b"[1,2]"),
+        tcp_packet(false, 500, b"[3,4]"),
+    ]
+    .map(|p| {
+        let n = p.len();
+        (p, n)
+    });
+    let file = dir.path().join("cut.pcap");
+    std::fs::write(&file, raw_ip_pcap(&packets)).expect("write");
+    for stream in [false, true] {
+        let mut args = vec![
+            "convert",
+            "--all",
+            "--to",
+            "json",
+            "--limit",
+            "pcap-bytes=5",
+        ];
+        if stream {
+            args.push("--stream");
+        }
+        wirelens()
+            .args(&args)
+            .arg(&file)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(
+                "the capture was not read whole (payload data from frame 2 on was dropped at the pcap-bytes limit)",
+            ));
+        let out = wirelens()
+            .args(&args)
+            .arg(&file)
+            .arg("--partial")
+            .assert()
+            .code(0)
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(
+            String::from_utf8_lossy(&out).trim(),
+            "[1,2]",
+            "stream {stream}"
+        );
+    }
+}
+
 #[test]
 fn a_capture_that_lost_bytes_needs_partial() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -196,6 +196,9 @@ pub struct Capture {
     /// The frames whose data was captured shorter than it was on the wire (snap length, or the
     /// file cut inside the packet), ascending: every payload they carried is marked cut.
     pub short_frames: Vec<u64>,
+    /// The frame at which the payload-bytes limit ([`PcapLimits::max_stream_bytes`]) was
+    /// reached: payload data from there on was dropped (a warning says so too).
+    pub dropped_from: Option<u64>,
     /// The TLS key logs (NSS format text) embedded in pcapng Decryption Secrets Blocks, one per
     /// block in file order: a capture made with `editcap --inject-secrets tls,KEYLOG` carries
     /// the keys to decrypt itself ([`Capture::tls_key_log`]).
@@ -315,7 +318,8 @@ struct State<'a> {
     /// (lower address, higher address) → index of the current stream in `pending`.
     current: HashMap<(SocketAddr, SocketAddr), usize>,
     budget: usize,
-    budget_warned: bool,
+    /// The frame at which `max_stream_bytes` was reached (payload data from there on is dropped).
+    dropped_from: Option<u64>,
     packets: usize,
     truncated: usize,
     first_truncated: u64,
@@ -337,8 +341,8 @@ fn key(a: SocketAddr, b: SocketAddr) -> (SocketAddr, SocketAddr) {
 
 impl State<'_> {
     fn over_budget(&mut self, frame: u64, len: usize) {
-        if !self.budget_warned {
-            self.budget_warned = true;
+        if self.dropped_from.is_none() {
+            self.dropped_from = Some(frame);
             self.warnings.push(format!(
                 "the limit of {} payload bytes was reached at frame {frame} ({len} more bytes); later payload data is dropped",
                 self.limits.max_stream_bytes
@@ -439,7 +443,7 @@ impl State<'_> {
         let Some(&index) = self.current.get(&k) else {
             return;
         };
-        let payload = if self.budget_warned {
+        let payload = if self.dropped_from.is_some() {
             &[][..]
         } else {
             seg.payload
@@ -553,6 +557,7 @@ impl State<'_> {
             skipped_linktypes: Vec::new(),
             other_packets: self.other_packets,
             short_frames: std::mem::take(&mut self.short_frames),
+            dropped_from: self.dropped_from,
             tls_secrets,
         };
         if !each(&mut view) {
@@ -641,6 +646,7 @@ impl State<'_> {
             skipped_linktypes: self.skipped_linktypes,
             other_packets: self.other_packets,
             short_frames: self.short_frames,
+            dropped_from: self.dropped_from,
             tls_secrets,
         }
     }
@@ -744,7 +750,7 @@ fn read(
         pending: Vec::new(),
         current: HashMap::new(),
         budget: limits.max_stream_bytes,
-        budget_warned: false,
+        dropped_from: None,
         packets: 0,
         truncated: 0,
         first_truncated: 0,
@@ -1121,6 +1127,9 @@ pub struct CaptureSummary {
     /// Whether a key log was given or embedded in the capture: the streams left in
     /// [`CaptureSummary::tls`] are then those it did not decrypt (the warnings say why).
     pub key_log: bool,
+    /// The frame from which payload data was dropped at the payload-bytes limit
+    /// ([`Capture::dropped_from`]): what was read is not the whole capture.
+    pub dropped_from: Option<u64>,
 }
 
 /// Counts what `capture` carried (see [`CaptureSummary`]).
@@ -1147,6 +1156,7 @@ pub fn summary(capture: &Capture) -> CaptureSummary {
             .collect(),
         tls: counted.tls,
         key_log: false,
+        dropped_from: capture.dropped_from,
     }
 }
 
