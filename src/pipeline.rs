@@ -140,8 +140,9 @@ impl Opened {
             .get_or_init(|| self.payloads.iter().map(Payload::exchange).collect())
     }
 
-    /// The content types of the payloads with their counts, and how many HAR entries they come
-    /// from: made on first use and kept, like [`Opened::exchanges`].
+    /// The content types of the payloads with their counts, how many HAR entries they come
+    /// from, their depth and the payload to start on: made on first use and kept, like
+    /// [`Opened::exchanges`].
     pub fn listing_summary(&self) -> &crate::capture::listing::ListingSummary {
         self.summary
             .get_or_init(|| crate::capture::listing::ListingSummary {
@@ -153,6 +154,7 @@ impl Opened {
                     .map(|p| p.layers.len())
                     .max()
                     .unwrap_or(0),
+                default_payload: crate::capture::listing::default_payload(&self.payloads),
             })
     }
 

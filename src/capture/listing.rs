@@ -336,6 +336,9 @@ pub struct ListingSummary {
     pub har_entries: usize,
     /// The most layers any payload has (how far the list's peel choice reaches).
     pub deepest: usize,
+    /// The payload to start on ([`default_payload`], which may glance at every payload's
+    /// bytes: on a worker, not on the frame the list appears).
+    pub default_payload: usize,
 }
 
 /// The content types present among `exchanges`, each with how many payloads have it, in the

@@ -830,7 +830,7 @@ impl Workspace {
                     if std::mem::take(&mut e.default_payload)
                         || o.payloads.get(e.payload).is_none_or(|p| p.bytes.is_empty())
                     {
-                        e.payload = crate::capture::listing::default_payload(&o.payloads);
+                        e.payload = o.listing_summary().default_payload;
                     }
                 }
                 if e.opened.ready().is_some() && Some(i) == self.current {

@@ -308,8 +308,8 @@ fn the_app_stops_reading_a_capture_where_asked_and_keeps_what_was_read() {
 
 /// The app leaves what a capture sent as it was sent in the file and reads it back when it is
 /// looked at, so its memory holds where each payload lies, not its bytes: nothing the list and
-/// its filter need (exchanges, content types, the default payload) reads them, and what is read
-/// back is what peeling the whole file in memory gives.
+/// its filter need (exchanges, content types, the payload to start on, all made by the loading
+/// job) keeps them, and what is read back is what peeling the whole file in memory gives.
 #[test]
 fn the_app_reads_payloads_back_from_the_capture_file_when_they_are_looked_at() {
     use wirelens::capture::{listing, peel, PeelChoice, PeelOptions, SharedBytes};
@@ -331,8 +331,7 @@ fn the_app_reads_payloads_back_from_the_capture_file_when_they_are_looked_at() {
     )
     .expect("peeled");
     opened.exchanges();
-    opened.listing_summary();
-    listing::default_payload(&opened.payloads);
+    let start = opened.listing_summary().default_payload;
     assert_eq!(opened.payloads.len(), 10);
     assert!(
         opened.payloads.iter().all(|p| p.bytes.is_unmade()),
@@ -340,6 +339,7 @@ fn the_app_reads_payloads_back_from_the_capture_file_when_they_are_looked_at() {
     );
     let whole = peel(SharedBytes::from(bytes), &PeelOptions::default());
     assert_eq!(whole.payloads.len(), 10);
+    assert_eq!(start, listing::default_payload(&whole.payloads));
     let looked_at = &opened.payloads[3];
     assert_eq!(looked_at.bytes, whole.payloads[3].bytes);
     assert_eq!(looked_at.bytes.len(), 1_000_000);
