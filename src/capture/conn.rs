@@ -411,14 +411,12 @@ pub(crate) fn stream(
     let conv = Conversation::tcp(capture, index, backing);
     for (mut stream_payload, which, span) in pcap::stream_payloads(capture, index) {
         // What is left as it was sent is read back from the file when looked at.
-        let read_back = |found: &mut Payload| {
-            if let (Some(part), Some(conv)) = (found.bytes.range_in(&stream_payload.bytes), &conv) {
-                let part = [Span::new(span.start + part.start, span.start + part.end)];
-                if let Some((backing, pieces)) = conv.pieces(which, &part) {
-                    found.bytes = SharedBytes::read_back(backing.clone(), pieces);
-                }
-            }
-        };
+        let back = conv
+            .as_ref()
+            .and_then(|c| c.pieces(which, &[span]))
+            .map(|(backing, pieces)| SharedBytes::read_back(backing.clone(), pieces));
+        let body = stream_payload.bytes.clone();
+        let read_back = |found: &mut Payload| read_back_part(found, &body, back.as_ref());
         if keys_failed && stream_payload.meta_value("encrypted").is_some() {
             if let Some(layer) = stream_payload.layers.last_mut() {
                 if let Some(head) = layer.detail.strip_suffix(" — give a key log to decrypt") {
@@ -729,16 +727,9 @@ fn read_http1(
             let back = conv.read_back_http1(which, &p, options);
             let message = nest(&outer, p);
             let mut warnings = Vec::new();
-            let mut found = peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings);
-            // What is the body, or a part of it, is read back from the file when looked at.
-            if let Some(back) = &back {
-                for found in &mut found {
-                    if let Some(part) = found.bytes.range_in(&body) {
-                        found.bytes = back.slice(part);
-                    }
-                }
-            }
-            for found in found {
+            let found = peel_body(message, options, budget, keep.as_deref_mut(), &mut warnings);
+            for mut found in found {
+                read_back_part(&mut found, &body, back.as_ref());
                 out.push(first, found);
             }
             out.warnings.extend(warnings);
@@ -898,6 +889,14 @@ fn read_websocket(
             out.push(first_frame, found);
         }
         out.warnings.extend(warnings);
+    }
+}
+
+/// `p`, when its bytes are `body` or a part of it (a view, not a copy), made the same part of
+/// `back`: the body read back from the capture file when looked at.
+fn read_back_part(p: &mut Payload, body: &SharedBytes, back: Option<&SharedBytes>) {
+    if let (Some(part), Some(back)) = (p.bytes.range_in(body), back) {
+        p.bytes = back.slice(part);
     }
 }
 
