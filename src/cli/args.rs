@@ -1,13 +1,14 @@
 //! The command line's arguments as clap parses them: the commands, and the arguments every
-//! command that reads an input shares ([`InputArgs`], [`SchemaArgs`], [`LimitArgs`]).
+//! command that reads an input shares ([`ReadArgs`], with [`SchemaArgs`] and [`LimitArgs`]),
+//! and [`ReadPlan`], what they resolve to once.
 
 use std::fs;
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
 use super::{CompareArgs, DiffArgs, DiffSchemaArgs, Failure};
+use crate::capture::tls::KeyLog;
 use crate::capture::{Framing, PeelChoice, Split};
 use crate::codec::avro::registry::Registry;
 use crate::codec::avro::AvroSchema;
@@ -15,6 +16,7 @@ use crate::codec::protobuf::schema::Schema;
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::{DecodeOptions, Format};
 use crate::limits::Limits;
+use crate::pipeline::Layers;
 
 /// wirelens: see a payload in JSON, MessagePack and CBOR side by side, byte by byte.
 #[derive(Debug, Parser)]
@@ -122,12 +124,22 @@ impl LimitArgs {
     }
 }
 
-/// Options every command that reads a payload shares.
+/// The payload file a command reads, and how to read it.
 #[derive(Debug, Args)]
 pub struct InputArgs {
     /// The payload file, or `-` for standard input.
     #[arg(required = true)]
     pub input: Option<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub read: ReadArgs,
+}
+
+/// How to read an input, as every command that reads one takes it (`inspect`, `convert`,
+/// `compare`, `diff`): parsed here, then resolved once by [`ReadArgs::resolve`] into the
+/// limits, schemas, key log and way of peeling the run uses.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ReadArgs {
     /// Read the input as this format instead of detecting it: json, msgpack, cbor, protobuf, avro (with --avro-schema).
     #[arg(long, value_parser = parse_format)]
     pub from: Option<Format>,
@@ -219,32 +231,20 @@ pub struct SchemaArgs {
     /// it, the best-matching type of the schema is used and the ranking is shown.
     #[arg(long, value_name = "pkg.Name")]
     pub message: Option<String>,
-    /// The schema once loaded: peeling and reading the payload both use it.
-    #[arg(skip)]
-    pub loaded: OnceLock<Option<Schema>>,
     /// An Avro schema (.avsc): the writer's schema Avro payloads are read with, and the schema
     /// `--to avro` writes by (without it, one is inferred from the payload).
     #[arg(long, value_name = "FILE.avsc")]
     pub avro_schema: Option<PathBuf>,
-    /// The Avro schema once read.
-    #[arg(skip)]
-    pub avro_loaded: OnceLock<Option<AvroSchema>>,
     /// An Avro reader's schema (.avsc): Avro payloads are read as this schema reads what the
     /// writer's schema wrote (the specification's schema resolution: promotions, defaults for
     /// added fields, dropped fields, aliases, enum defaults, union branches).
     #[arg(long, value_name = "FILE.avsc")]
     pub reader_schema: Option<PathBuf>,
-    /// The reader's schema once read.
-    #[arg(skip)]
-    pub reader_loaded: OnceLock<Option<AvroSchema>>,
     /// Confluent Schema Registry schemas: a folder of `<id>.avsc`, `<id>.proto` and `<id>.json`
     /// files, or a JSON file of the registry's answers (GET /schemas). A payload that starts
     /// with a zero byte and an id found here is read by that schema, its framing peeled.
     #[arg(long, value_name = "DIR|FILE.json")]
     pub registry: Option<PathBuf>,
-    /// The registry once read.
-    #[arg(skip)]
-    pub registry_loaded: OnceLock<Option<Registry>>,
 }
 
 /// The `--limit` help: every name [`Limits::set`] takes, so the list cannot fall behind it.
@@ -256,73 +256,18 @@ pub(super) fn limit_help() -> String {
     )
 }
 
-impl InputArgs {
-    /// The limits the flags set (see [`LimitArgs`]).
-    pub(super) fn limits(&self) -> Result<Limits, Failure> {
-        self.limits.limits()
+impl Default for LimitArgs {
+    fn default() -> LimitArgs {
+        LimitArgs {
+            max_depth: DecodeOptions::DEFAULT_MAX_DEPTH,
+            limits: Vec::new(),
+        }
     }
 }
 
 impl SchemaArgs {
-    pub(super) fn given(&self) -> bool {
-        !self.protos.is_empty() || self.descriptor_set.is_some()
-    }
-
-    /// The schema the flags name, if any.
-    pub(super) fn load(&self) -> Result<Option<Schema>, Failure> {
-        if let Some(schema) = self.loaded.get() {
-            return Ok(schema.clone());
-        }
-        let schema = self.load_files()?;
-        // A second caller on another thread would have loaded the same files.
-        let _ = self.loaded.set(schema.clone());
-        Ok(schema)
-    }
-
-    /// The Avro schema `--avro-schema` names, if any.
-    pub(super) fn avro(&self) -> Result<Option<AvroSchema>, Failure> {
-        if let Some(schema) = self.avro_loaded.get() {
-            return Ok(schema.clone());
-        }
-        let schema = self
-            .avro_schema
-            .as_deref()
-            .map(AvroSchema::from_file)
-            .transpose()
-            .map_err(|e| Failure::Input(format!("error: {e}")))?;
-        let _ = self.avro_loaded.set(schema.clone());
-        Ok(schema)
-    }
-
-    /// The Avro reader's schema `--reader-schema` names, if any.
-    pub(super) fn reader(&self) -> Result<Option<&AvroSchema>, Failure> {
-        if let Some(schema) = self.reader_loaded.get() {
-            return Ok(schema.as_ref());
-        }
-        let schema = self
-            .reader_schema
-            .as_deref()
-            .map(AvroSchema::from_file)
-            .transpose()
-            .map_err(|e| Failure::Input(format!("error: --reader-schema {e}")))?;
-        Ok(self.reader_loaded.get_or_init(|| schema).as_ref())
-    }
-
-    /// The registry `--registry` names, if any.
-    pub(super) fn registry(&self) -> Result<Option<&Registry>, Failure> {
-        if let Some(registry) = self.registry_loaded.get() {
-            return Ok(registry.as_ref());
-        }
-        let registry = self
-            .registry
-            .as_deref()
-            .map(Registry::load)
-            .transpose()
-            .map_err(|e| Failure::Input(format!("error: --registry {e}")))?;
-        Ok(self.registry_loaded.get_or_init(|| registry).as_ref())
-    }
-
-    pub(super) fn load_files(&self) -> Result<Option<Schema>, Failure> {
+    /// The protobuf schema the flags name, if any, compiled or read.
+    fn protobuf(&self) -> Result<Option<Schema>, Failure> {
         let schema = if let Some(set) = &self.descriptor_set {
             let bytes = fs::read(set).map_err(|e| {
                 Failure::Input(format!("error: cannot read {}: {e}", set.display()))
@@ -343,6 +288,98 @@ impl SchemaArgs {
             .map(Some)
             .map_err(|e| Failure::Input(format!("error: {e}")))
     }
+
+    /// The Avro schema at `path`, if given; `flag` names it in the error.
+    fn avro(path: Option<&Path>, flag: &str) -> Result<Option<AvroSchema>, Failure> {
+        path.map(AvroSchema::from_file)
+            .transpose()
+            .map_err(|e| Failure::Input(format!("error: {flag}{e}")))
+    }
+
+    /// The registry `--registry` names, if any.
+    fn registry(&self) -> Result<Option<Registry>, Failure> {
+        self.registry
+            .as_deref()
+            .map(Registry::load)
+            .transpose()
+            .map_err(|e| Failure::Input(format!("error: --registry {e}")))
+    }
+}
+
+impl ReadArgs {
+    /// Resolves the flags once, before any input is read: the limits parsed, each schema
+    /// compiled or read, the key log read and the way of peeling chosen. An error names the
+    /// flag or file at fault.
+    pub fn resolve(&self) -> Result<ReadPlan, Failure> {
+        let limits = self.limits.limits()?;
+        let schema = self.schema.protobuf()?;
+        let avro = SchemaArgs::avro(self.schema.avro_schema.as_deref(), "")?;
+        let reader = SchemaArgs::avro(self.schema.reader_schema.as_deref(), "--reader-schema ")?;
+        let registry = self.schema.registry()?;
+        let keys = self.keylog.as_deref().map(read_keylog).transpose()?;
+        let layers = match self.layer {
+            _ if self.raw => Layers::AsIs,
+            Some(LayerArg::Choice(choice)) => Layers::Peel(choice),
+            Some(LayerArg::Reading(n)) => Layers::Reading(n - 1),
+            None => Layers::Best,
+        };
+        Ok(ReadPlan {
+            from: self.from,
+            limits,
+            default_limits: self.limits.limits.is_empty()
+                && self.limits.max_depth == DecodeOptions::DEFAULT_MAX_DEPTH,
+            schema,
+            message: self.schema.message.clone(),
+            avro,
+            reader,
+            registry,
+            keys,
+            pick: self.pick,
+            layers,
+            field_readings: self.read.clone(),
+        })
+    }
+}
+
+/// The key log at `path`, read.
+fn read_keylog(path: &Path) -> Result<KeyLog, Failure> {
+    let text = fs::read_to_string(path).map_err(|e| {
+        Failure::Input(format!(
+            "error: cannot read the key log {}: {e}",
+            path.display()
+        ))
+    })?;
+    KeyLog::parse(&text).map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))
+}
+
+/// How a command reads its inputs: [`ReadArgs`] resolved once.
+#[derive(Debug, Clone)]
+pub struct ReadPlan {
+    /// The format `--from` names.
+    pub from: Option<Format>,
+    /// The limits `--max-depth` and `--limit` set over the defaults.
+    pub limits: Limits,
+    /// Whether no limit flag was given (the defaults hold).
+    pub default_limits: bool,
+    /// The protobuf schema `--proto` or `--descriptor-set` names.
+    pub schema: Option<Schema>,
+    /// The message type `--message` names (looked up when it is used: `--list-types` reports an
+    /// unknown one differently).
+    pub message: Option<String>,
+    /// The Avro writer's schema `--avro-schema` names.
+    pub avro: Option<AvroSchema>,
+    /// The Avro reader's schema `--reader-schema` names.
+    pub reader: Option<AvroSchema>,
+    /// The schema registry `--registry` names.
+    pub registry: Option<Registry>,
+    /// The TLS key log `--keylog` names.
+    pub keys: Option<KeyLog>,
+    /// The payload `--pick` chooses (from 1).
+    pub pick: Option<u64>,
+    /// How to peel the input (`--raw`, `--layer`, else the best-ranked way).
+    pub layers: Layers,
+    /// The schema-less protobuf readings `--read` asks for.
+    pub field_readings: Vec<FieldReading>,
 }
 
 /// `wirelens inspect`.
@@ -431,4 +468,56 @@ pub struct ConvertArgs {
 pub(super) fn parse_format(s: &str) -> Result<Format, String> {
     Format::from_name(s)
         .ok_or_else(|| format!("unknown format `{s}` (expected json, msgpack, cbor or protobuf)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// The plan `wirelens inspect FILE ARGS…` resolves to.
+    fn plan(args: &[&str]) -> Result<ReadPlan, Failure> {
+        let line = ["wirelens", "inspect", "payload.bin"].iter().chain(args);
+        match Cli::try_parse_from(line).expect("the flags parse").command {
+            Some(Command::Inspect(a)) => a.input.read.resolve(),
+            other => panic!("not inspect: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn read_flags_resolve_once_into_what_the_run_uses() {
+        let default = plan(&[]).expect("resolves");
+        assert_eq!(default.layers, Layers::Best);
+        assert!(default.default_limits && default.limits == Limits::default());
+        assert!(default.schema.is_none() && default.keys.is_none() && default.avro.is_none());
+        assert_eq!(plan(&["--raw"]).expect("resolves").layers, Layers::AsIs);
+        assert_eq!(
+            plan(&["--layer", "2"]).expect("resolves").layers,
+            Layers::Reading(1)
+        );
+        let grpc = plan(&["--layer", "grpc"]).expect("resolves").layers;
+        assert!(matches!(grpc, Layers::Peel(c) if c.split == Split::Force(Framing::Grpc)));
+        let limited = plan(&["--max-depth", "9", "--limit", "payloads=5"]).expect("resolves");
+        assert!(!limited.default_limits);
+        assert_eq!(limited.limits.max_depth, 9);
+        assert_eq!(limited.limits.get("payloads"), Some(5));
+    }
+
+    #[test]
+    fn a_flag_that_cannot_be_resolved_is_named_before_any_input_is_read() {
+        let message = |r: Result<ReadPlan, Failure>| match r {
+            Err(Failure::Usage(m) | Failure::Input(m)) => m,
+            Err(Failure::Io(e)) => panic!("io: {e}"),
+            Ok(_) => panic!("resolved"),
+        };
+        let missing = message(plan(&["--keylog", "/nonexistent/keys.log"]));
+        assert!(missing.contains("cannot read the key log"), "{missing}");
+        let unnamed = message(plan(&["--message", "pkg.T"]));
+        assert!(unnamed.contains("--message needs a schema"), "{unnamed}");
+        let reader = message(plan(&["--reader-schema", "/nonexistent/r.avsc"]));
+        assert!(reader.contains("--reader-schema"), "{reader}");
+        let limit = message(plan(&["--limit", "nonsense=1"]));
+        assert!(limit.contains("nonsense"), "{limit}");
+    }
 }

@@ -17,8 +17,8 @@ use crate::pipeline::{self, Layers, OpenRequest};
 use crate::report::inspect;
 
 use super::{
-    hint_of, not_read_whole, read_keylog, AllWriter, ConvertArgs, Failure, Input, InputArgs,
-    InspectArgs, STDIN_NAME,
+    hint_of, not_read_whole, AllWriter, ConvertArgs, Failure, Input, InspectArgs, ReadPlan,
+    STDIN_NAME,
 };
 
 /// Captures larger than this are read as they arrive by the commands that can: the size from
@@ -126,17 +126,16 @@ fn read(
     reader: &mut dyn Read,
     len: Option<usize>,
     input: &Input,
-    args: &InputArgs,
+    plan: &ReadPlan,
     each: &mut dyn FnMut(Payload, usize) -> bool,
 ) -> Result<StreamedCapture, Failure> {
-    let keys = read_keylog(args)?;
     let request = OpenRequest {
         layers: Layers::Best,
-        limits: args.limits()?,
-        keys: keys.as_ref(),
+        limits: plan.limits,
+        keys: plan.keys.as_ref(),
         message: None,
         hint: input.hint,
-        registry: args.schema.registry()?,
+        registry: plan.registry.as_ref(),
     };
     let mut number = 0usize;
     Ok(pipeline::open_capture_each(
@@ -170,6 +169,7 @@ fn warnings(streamed: &StreamedCapture, whole: &Input) -> Result<Vec<String>, Fa
 /// reads (the first of the best kind, as [`crate::capture::listing::default_payload`] ranks).
 pub(super) fn inspect(
     args: &InspectArgs,
+    plan: &ReadPlan,
     mut capture: Arriving,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
@@ -189,7 +189,7 @@ pub(super) fn inspect(
         &mut capture.reader,
         capture.len,
         whole,
-        &args.input,
+        plan,
         &mut |p, number| {
             if let Err(e) = inspect::write_payload_line(out, number, &p, false) {
                 failed = Some(e);
@@ -231,7 +231,7 @@ pub(super) fn inspect(
     writeln!(out, "payload {number} of {}:", streamed.payloads)?;
     let input = Input::payload(&p, &whole.name, whole.hint);
     drop(p);
-    super::inspect_payload(args, &input, None, out)
+    super::inspect_payload(args, plan, &input, None, out)
 }
 
 /// `convert --all --to json` of a capture read as it arrives: each payload's line written as its
@@ -239,17 +239,18 @@ pub(super) fn inspect(
 /// `--partial`, the file output then not put in place.
 pub(super) fn convert_all(
     args: &ConvertArgs,
+    plan: &ReadPlan,
     mut capture: Arriving,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let mut all = AllWriter::new(args, out, None);
+    let mut all = AllWriter::new(args, plan, out, None);
     let mut failed = None;
     let whole = &capture.input;
     let streamed = read(
         &mut capture.reader,
         capture.len,
         whole,
-        &args.input,
+        plan,
         &mut |p, number| match all.payload(&p, number, whole, None) {
             Ok(()) => true,
             Err(e) => {

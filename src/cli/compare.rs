@@ -6,10 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use super::{
-    parse_format, parse_layer, peel_input, read_input, read_payload, Failure, InputArgs, LayerArg,
-    LimitArgs, SchemaArgs,
-};
+use super::{peel_input, read_input, read_payload, Failure, ReadArgs, ReadPlan};
 use crate::codec::Format;
 use crate::files::write_atomically;
 use crate::profile::runtimes::{self, Runtime, RuntimeReport};
@@ -19,28 +16,20 @@ use crate::report::{csv, table, Mode};
 
 /// `wirelens compare`.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("from", |a| a.help("Read the inputs as this format instead of detecting it: json, msgpack, cbor, protobuf, avro (with --avro-schema)")),
+    mut_arg("pick", |a| a.help("The Nth payload (from 1) of each capture holding several")),
+    mut_arg("raw", |a| a.help("Take each input as the payload itself: peel no layers")),
+    mut_arg("keylog", |a| a.help("A TLS key log (NSS format) to decrypt every capture's TLS connections with")),
+    mut_arg("layer", |a| a.help("How to peel each input, as for `inspect --layer`")),
+)]
 pub struct CompareArgs {
     /// The payload files (each read like `inspect` reads its input).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Read the inputs as this format instead of detecting it: json, msgpack, cbor, protobuf, avro (with --avro-schema).
-    #[arg(long, value_parser = parse_format)]
-    pub from: Option<Format>,
+    /// How every input is read.
     #[command(flatten)]
-    #[allow(missing_docs)]
-    pub limits: LimitArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub schema: SchemaArgs,
-    /// The Nth payload (from 1) of a capture holding several.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub pick: Option<u64>,
-    /// Take each input as the payload itself: peel no layers.
-    #[arg(long)]
-    pub raw: bool,
-    /// How to peel each input, as for `inspect --layer`.
-    #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
-    pub layer: Option<LayerArg>,
+    pub read: ReadArgs,
     /// Write one row per file × format × library here (CSV, atomically).
     #[arg(long, value_name = "OUT.csv")]
     pub csv: Option<PathBuf>,
@@ -121,38 +110,21 @@ pub fn installed_runtimes(timeout: std::time::Duration) -> (Vec<Runtime>, Vec<Ru
     (found.into_iter().map(|(r, _)| r).collect(), absent)
 }
 
-impl CompareArgs {
-    fn input_args(&self, input: &std::path::Path) -> InputArgs {
-        InputArgs {
-            input: Some(input.to_path_buf()),
-            from: self.from,
-            limits: self.limits.clone(),
-            schema: self.schema.clone(),
-            pick: self.pick,
-            raw: self.raw,
-            keylog: None,
-            read: Vec::new(),
-            layer: self.layer,
-        }
-    }
-}
-
 /// Decodes one input into a subject to profile.
-fn subject(args: &CompareArgs, path: &std::path::Path) -> Result<Subject, Failure> {
-    let input_args = args.input_args(path);
+fn subject(plan: &ReadPlan, path: &std::path::Path) -> Result<Subject, Failure> {
     let whole = read_input(path)?;
-    let peeling = peel_input(&whole, &input_args)?;
+    let peeling = peel_input(&whole, plan)?;
     for w in &peeling.warnings {
         eprintln!("warning: {}: {w}", whole.name);
     }
     let input = peeling.chosen_input(&whole);
-    let read = read_payload(&input, &input_args)?;
+    let read = read_payload(&input, plan)?;
     let doc = read
         .outcome
         .map_err(|e| Failure::Input(format!("{}: {e}", whole.name)))?;
     // The schema counts as given when the user named the type, or the input was protobuf read
     // with it; otherwise protobuf gets an inferred schema.
-    let message = if args.schema.message.is_some() || doc.format == Format::Protobuf {
+    let message = if plan.message.is_some() || doc.format == Format::Protobuf {
         read.message
     } else {
         None
@@ -166,10 +138,11 @@ fn subject(args: &CompareArgs, path: &std::path::Path) -> Result<Subject, Failur
 
 /// Runs `wirelens compare`.
 pub fn compare_cmd(args: &CompareArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let plan = args.read.resolve()?;
     let subjects = args
         .inputs
         .iter()
-        .map(|p| subject(args, p))
+        .map(|p| subject(&plan, p))
         .collect::<Result<Vec<_>, _>>()?;
     let mode = if args.quick {
         Mode::Quick

@@ -7,31 +7,34 @@ use std::path::Path;
 use super::arriving;
 use super::{
     input_path, named_message, peel_input, read_payload_knowing, ConvertArgs, Failure, Input,
-    Peeling,
+    Peeling, ReadPlan,
 };
 use crate::capture::detect::{verdict, Verdict};
 use crate::capture::pcap::CaptureSummary;
-use crate::codec::avro::AvroSchema;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::stream;
-use crate::codec::{self, DecodeOptions, FloatPolicy, Format};
+use crate::codec::{self, FloatPolicy, Format};
 use crate::files::write_atomically;
 use crate::limits::Limits;
 use crate::pipeline::{
-    self, Decoded, Known, ProtobufType, WriteError, WriteNote, WriteOptions, Written,
+    self, Decoded, Known, Layers, ProtobufType, WriteError, WriteNote, WriteOptions, Written,
 };
 
 pub(super) fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let a = &args.input;
-    let streams = args.all && args.to == Format::Json && a.layer.is_none() && !a.raw;
-    let whole = match arriving::open(input_path(a)?, streams, args.stream)? {
-        arriving::Source::Capture(capture) => return arriving::convert_all(args, capture, out),
+    let plan = args.input.read.resolve()?;
+    let streams = args.all && args.to == Format::Json && plan.layers == Layers::Best;
+    let whole = match arriving::open(input_path(&args.input)?, streams, args.stream)? {
+        arriving::Source::Capture(capture) => {
+            return arriving::convert_all(args, &plan, capture, out)
+        }
         arriving::Source::Whole(whole) => whole,
     };
-    if convert_streaming(args, &whole, out)? || convert_streaming_protobuf(args, &whole, out)? {
+    if convert_streaming(args, &plan, &whole, out)?
+        || convert_streaming_protobuf(args, &plan, &whole, out)?
+    {
         return Ok(());
     }
-    let mut peeling = peel_input(&whole, &args.input)?;
+    let mut peeling = peel_input(&whole, &plan)?;
     for w in &peeling.warnings {
         eprintln!("warning: {w}");
     }
@@ -46,7 +49,7 @@ pub(super) fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(),
         .iter()
         .filter(|p| !p.bytes.is_empty())
         .count();
-    if !args.all && with_bytes > 1 && args.input.pick.is_none() {
+    if !args.all && with_bytes > 1 && plan.pick.is_none() {
         return Err(Failure::Usage(format!(
             "the input holds {with_bytes} payloads; choose one with --pick N (see `wirelens inspect`) or use --all"
         )));
@@ -59,7 +62,7 @@ pub(super) fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(),
         }
     }
     if args.all {
-        return convert_all(args, &whole, &mut peeling, out);
+        return convert_all(args, &plan, &whole, &mut peeling, out);
     }
     let chosen = &peeling.opened.payloads[peeling.chosen];
     if let Some(why) = cut_short(args, chosen, peeling.chosen + 1) {
@@ -67,7 +70,7 @@ pub(super) fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(),
     }
     let input = peeling.chosen_input(&whole);
     let known = peeling.take_detected(peeling.chosen);
-    let (mut bytes, notes) = convert_one(args, &input, known, args.pretty)?;
+    let (mut bytes, notes) = convert_one(args, &plan, &input, known, args.pretty)?;
     for line in notes {
         eprintln!("{line}");
     }
@@ -79,9 +82,11 @@ pub(super) fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(),
 
 /// Whether `convert` writes one payload, the input itself, with no layer or key log asked for:
 /// what the streamed conversions need.
-pub(super) fn one_payload_as_it_is(args: &ConvertArgs) -> bool {
-    let a = &args.input;
-    !args.all && a.pick.is_none_or(|n| n == 1) && a.layer.is_none() && a.keylog.is_none()
+pub(super) fn one_payload_as_it_is(args: &ConvertArgs, plan: &ReadPlan) -> bool {
+    !args.all
+        && plan.pick.is_none_or(|n| n == 1)
+        && plan.layers == Layers::Best
+        && plan.keys.is_none()
 }
 
 /// `convert` of a JSON document, or of a MessagePack or CBOR file (by its name, or `--from`),
@@ -91,13 +96,14 @@ pub(super) fn one_payload_as_it_is(args: &ConvertArgs) -> bool {
 /// converts as usual.
 pub(super) fn convert_streaming(
     args: &ConvertArgs,
+    plan: &ReadPlan,
     whole: &Input,
     out: &mut dyn Write,
 ) -> Result<bool, Failure> {
-    let a = &args.input;
-    let plain = one_payload_as_it_is(args) && !a.schema.given() && args.to != Format::Protobuf;
+    let plain =
+        one_payload_as_it_is(args, plan) && plan.schema.is_none() && args.to != Format::Protobuf;
     let bytes = &whole.bytes;
-    let from = match (a.from, whole.hint) {
+    let from = match (plan.from, whole.hint) {
         (Some(Format::MessagePack), _) | (None, Some(Format::MessagePack)) => Format::MessagePack,
         (Some(Format::Cbor), _) | (None, Some(Format::Cbor)) => Format::Cbor,
         (None | Some(Format::Json), None | Some(Format::Json)) => Format::Json,
@@ -108,11 +114,9 @@ pub(super) fn convert_streaming(
     if !plain || !stream::starts_with_container(bytes, from) {
         return Ok(false);
     }
-    let limits = a.limits()?;
-    let avro = avro_to_write(args);
     let options = WriteOptions {
-        limits,
-        ..write_options(args, avro.as_ref(), None, args.pretty)
+        limits: plan.limits,
+        ..write_options(args, plan, None, args.pretty)
     };
     let Some(written) = pipeline::write_streamed(bytes, from, args.to, &options) else {
         return Ok(false);
@@ -134,27 +138,26 @@ pub(super) fn convert_streaming(
 /// nothing was written and the caller converts as usual (which reports any error).
 pub(super) fn convert_streaming_protobuf(
     args: &ConvertArgs,
+    plan: &ReadPlan,
     whole: &Input,
     out: &mut dyn Write,
 ) -> Result<bool, Failure> {
-    let a = &args.input;
-    let protobuf = match a.from {
+    let protobuf = match plan.from {
         Some(format) => format == Format::Protobuf,
         None => whole.hint == Some(Format::Protobuf),
     };
     let plain = protobuf
-        && one_payload_as_it_is(args)
+        && one_payload_as_it_is(args, plan)
         && args.to == Format::Json
-        && a.read.is_empty()
-        && a.limits.limits.is_empty()
-        && a.limits.max_depth == DecodeOptions::DEFAULT_MAX_DEPTH;
+        && plan.field_readings.is_empty()
+        && plan.default_limits;
     if !plain {
         return Ok(false);
     }
-    let Some(message) = named_message(a)? else {
+    let Some(message) = named_message(plan)? else {
         return Ok(false);
     };
-    let options = write_options(args, None, Some(&message), args.pretty);
+    let options = write_options(args, plan, Some(&message), args.pretty);
     let Some(written) = pipeline::write_proto3_streamed(&whole.bytes, &message, &options) else {
         return Ok(false);
     };
@@ -165,29 +168,18 @@ pub(super) fn convert_streaming_protobuf(
     Ok(true)
 }
 
-/// The Avro schema `convert --to avro` writes by (`--avro-schema`), if any.
-pub(super) fn avro_to_write(args: &ConvertArgs) -> Option<AvroSchema> {
-    if args.to == Format::Avro {
-        // Read (and reported) when the payload was read; a schema that fails here failed there.
-        args.input.schema.avro().ok().flatten()
-    } else {
-        None
-    }
-}
-
-/// How `convert` writes a payload read with `message`: its flags, and `avro` (see
-/// [`avro_to_write`]). With a schema loaded, protobuf is written as the type `--message` names
-/// (the payload was read with it) and is refused without one.
+/// How `convert` writes a payload read with `message`: its flags, and for `--to avro` the
+/// schema `--avro-schema` names. With a schema loaded, protobuf is written as the type
+/// `--message` names (the payload was read with it) and is refused without one.
 pub(super) fn write_options<'a>(
     args: &ConvertArgs,
-    avro: Option<&'a AvroSchema>,
+    plan: &'a ReadPlan,
     message: Option<&'a MessageDescriptor>,
     pretty: bool,
 ) -> WriteOptions<'a> {
+    let avro = plan.avro.as_ref().filter(|_| args.to == Format::Avro);
     let protobuf = match message {
-        _ if args.input.schema.given() && args.input.schema.message.is_none() => {
-            ProtobufType::Unnamed
-        }
+        _ if plan.schema.is_some() && plan.message.is_none() => ProtobufType::Unnamed,
         Some(m) => ProtobufType::Named(m),
         None => ProtobufType::Inferred,
     };
@@ -213,12 +205,13 @@ pub(super) fn write_options<'a>(
 /// reason and left out; the others are still written, and the command then fails.
 pub(super) fn convert_all(
     args: &ConvertArgs,
+    plan: &ReadPlan,
     whole: &Input,
     peeling: &mut Peeling,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let count = peeling.opened.payloads.len();
-    let mut all = AllWriter::new(args, out, Some(count));
+    let mut all = AllWriter::new(args, plan, out, Some(count));
     for i in 0..count {
         let known = peeling.take_detected(i);
         all.payload(&peeling.opened.payloads[i], i + 1, whole, known)?;
@@ -230,6 +223,7 @@ pub(super) fn convert_all(
 /// convert named on stderr, the ones that are no data counted per kind.
 pub(super) struct AllWriter<'a> {
     pub(super) args: &'a ConvertArgs,
+    pub(super) plan: &'a ReadPlan,
     pub(super) lines: LineSink<'a>,
     /// How many payloads there are, when that is known before the first is written.
     pub(super) count: Option<usize>,
@@ -246,11 +240,13 @@ pub(super) struct AllWriter<'a> {
 impl<'a> AllWriter<'a> {
     pub(super) fn new(
         args: &'a ConvertArgs,
+        plan: &'a ReadPlan,
         out: &'a mut dyn Write,
         count: Option<usize>,
     ) -> AllWriter<'a> {
         AllWriter {
             args,
+            plan,
             lines: LineSink::new(args, out),
             count,
             failed: 0,
@@ -299,7 +295,7 @@ impl<'a> AllWriter<'a> {
         if p.bytes.is_empty() {
             return Ok(());
         }
-        if args.input.from.is_none() {
+        if self.plan.from.is_none() {
             if let Some(v) = verdict(p).filter(|v| !v.is_data()) {
                 let name = v.name();
                 match self.skipped.iter_mut().find(|(n, _)| *n == name) {
@@ -313,7 +309,7 @@ impl<'a> AllWriter<'a> {
             Some(why) => Err(Failure::Input(format!("error: {why}"))),
             None => {
                 let input = Input::payload(p, &whole.name, whole.hint);
-                convert_one(args, &input, known, false)
+                convert_one(args, self.plan, &input, known, false)
             }
         };
         match converted {
@@ -446,11 +442,11 @@ impl<'o> LineSink<'o> {
 /// CBOR's text; [`pipeline::write_text`]).
 pub(super) fn convert_text(
     args: &ConvertArgs,
+    plan: &ReadPlan,
     input: &Input,
     pretty: bool,
 ) -> Result<(Vec<u8>, Vec<String>), Failure> {
-    let avro = avro_to_write(args);
-    let options = write_options(args, avro.as_ref(), None, pretty);
+    let options = write_options(args, plan, None, pretty);
     let written = pipeline::write_text(&input.bytes, args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
     let notes = note_lines(&written, &input.name);
@@ -487,21 +483,21 @@ pub(super) fn not_read_whole(capture: Option<&CaptureSummary>) -> Option<String>
 /// notes on what it could not write exactly ([`note_lines`]).
 pub(super) fn convert_one(
     args: &ConvertArgs,
+    plan: &ReadPlan,
     input: &Input,
     known: Option<Known>,
     pretty: bool,
 ) -> Result<(Vec<u8>, Vec<String>), Failure> {
-    if let (None, Some(Verdict::Text { .. })) = (args.input.from, &input.verdict) {
-        return convert_text(args, input, pretty);
+    if let (None, Some(Verdict::Text { .. })) = (plan.from, &input.verdict) {
+        return convert_text(args, plan, input, pretty);
     }
-    let read = read_payload_knowing(input, &args.input, known)?;
+    let read = read_payload_knowing(input, plan, known)?;
     drop(read.readings);
     drop(read.ranking);
     let doc = read.outcome.map_err(|e| Failure::Input(e.to_string()))?;
     // Only the bytes and notes are used: no spans of the output, and none of the source.
     let codec::Document { format, value, .. } = doc;
-    let avro = avro_to_write(args);
-    let options = write_options(args, avro.as_ref(), read.message.as_ref(), pretty);
+    let options = write_options(args, plan, read.message.as_ref(), pretty);
     let source = Decoded {
         format,
         value: Cow::Owned(value),

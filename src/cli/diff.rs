@@ -9,10 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{
-    parse_format, parse_layer, peel_input, read_input, read_payload, Failure, InputArgs, LayerArg,
-    LimitArgs, SchemaArgs,
-};
+use super::{parse_format, peel_input, read_input, read_payload, Failure, ReadArgs, ReadPlan};
 use crate::capture::SharedBytes;
 use crate::codec::{Document, Format};
 use crate::diff::{diff, ChangeKind, Diff, DiffOptions};
@@ -20,38 +17,27 @@ use crate::files::write_atomically;
 
 /// `wirelens diff`.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("from", |a| a.help("Read A (and B, unless --from-b) as this format: json, msgpack, cbor, protobuf, avro (with --avro-schema)")),
+    mut_arg("pick", |a| a.help("The Nth payload (from 1) of A when it is a capture holding several")),
+    mut_arg("raw", |a| a.help("Take both inputs as the payloads themselves: peel no layers")),
+    mut_arg("keylog", |a| a.help("A TLS key log (NSS format) to decrypt both captures' TLS connections with")),
+    mut_arg("layer", |a| a.help("How to peel both inputs, as for `inspect --layer`")),
+)]
 pub struct DiffArgs {
     /// The first payload (A), read like `inspect` reads its input; `-` for standard input.
     pub a: PathBuf,
     /// The second payload (B).
     pub b: PathBuf,
-    /// Read A (and B, unless --from-b) as this format: json, msgpack, cbor, protobuf, avro (with --avro-schema).
-    #[arg(long, value_parser = parse_format)]
-    pub from: Option<Format>,
+    /// How both inputs are read (B's format and payload can be chosen apart).
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Read B as this format.
     #[arg(long, value_parser = parse_format)]
     pub from_b: Option<Format>,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub limits: LimitArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub schema: SchemaArgs,
-    /// The Nth payload (from 1) of A when it is a capture holding several.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub pick: Option<u64>,
     /// The Nth payload (from 1) of B (default: --pick).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub pick_b: Option<u64>,
-    /// Take both inputs as the payloads themselves: peel no layers.
-    #[arg(long)]
-    pub raw: bool,
-    /// A TLS key log (NSS format) to decrypt both captures' TLS connections with.
-    #[arg(long, value_name = "FILE")]
-    pub keylog: Option<PathBuf>,
-    /// How to peel both inputs, as for `inspect --layer`.
-    #[arg(long, value_name = "N|raw|whole|FRAMING", value_parser = parse_layer, conflicts_with = "raw")]
-    pub layer: Option<LayerArg>,
     /// The identity field of an array's records, as a pattern (`$.data[*].id`); repeatable.
     /// Without one, a key named `id` or ending in `_id` that nearly every record has is used.
     #[arg(long = "key", value_name = "PATTERN")]
@@ -79,26 +65,15 @@ pub struct DiffArgs {
 }
 
 impl DiffArgs {
-    fn input_args(&self, second: bool) -> InputArgs {
-        InputArgs {
-            input: Some(if second { &self.b } else { &self.a }.clone()),
-            from: if second {
-                self.from_b.or(self.from)
-            } else {
-                self.from
-            },
-            limits: self.limits.clone(),
-            schema: self.schema.clone(),
-            pick: if second {
-                self.pick_b.or(self.pick)
-            } else {
-                self.pick
-            },
-            raw: self.raw,
-            keylog: self.keylog.clone(),
-            read: Vec::new(),
-            layer: self.layer,
-        }
+    /// How A is read, and how B is: the same but for `--from-b` and `--pick-b`.
+    fn plans(&self) -> Result<(ReadPlan, ReadPlan), Failure> {
+        let a = self.read.resolve()?;
+        let b = ReadPlan {
+            from: self.from_b.or(a.from),
+            pick: self.pick_b.or(a.pick),
+            ..a.clone()
+        };
+        Ok((a, b))
     }
 
     fn options(&self) -> Result<DiffOptions, Failure> {
@@ -136,15 +111,14 @@ struct Side {
     message: Option<crate::codec::protobuf::MessageDescriptor>,
 }
 
-fn read_side(args: &DiffArgs, second: bool) -> Result<Side, Failure> {
-    let input_args = args.input_args(second);
-    let whole = read_input(if second { &args.b } else { &args.a })?;
-    let peeling = peel_input(&whole, &input_args)?;
+fn read_side(path: &std::path::Path, plan: &ReadPlan) -> Result<Side, Failure> {
+    let whole = read_input(path)?;
+    let peeling = peel_input(&whole, plan)?;
     for w in &peeling.warnings {
         eprintln!("warning: {}: {w}", whole.name);
     }
     let input = peeling.chosen_input(&whole);
-    let read = read_payload(&input, &input_args)?;
+    let read = read_payload(&input, plan)?;
     let message = read.message.clone();
     let doc = read
         .outcome
@@ -238,14 +212,15 @@ fn diff_cmd(args: &DiffArgs, out: &mut dyn Write) -> Result<bool, Failure> {
         ));
     }
     let mut options = args.options()?;
-    let a = read_side(args, false)?;
-    let b = read_side(args, true)?;
+    let (plan_a, plan_b) = args.plans()?;
+    let a = read_side(&args.a, &plan_a)?;
+    let b = read_side(&args.b, &plan_b)?;
     // The schema the comparison follows: the message type a protobuf input was read with,
     // else the one --message names (two JSON inputs of a protobuf API).
     let read_with = |s: &Side| (s.doc.format == Format::Protobuf).then(|| s.message.clone());
     options.message = match read_with(&a).flatten().or(read_with(&b).flatten()) {
         Some(m) => Some(m),
-        None => super::named_message(&args.input_args(false))?,
+        None => super::named_message(&plan_a)?,
     };
     let d = diff(&a.doc, &b.doc, &options);
     let identical = a.doc.format == b.doc.format && a.payload[..] == b.payload[..];

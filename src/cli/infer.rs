@@ -3,8 +3,7 @@
 use std::io::Write;
 
 use super::{
-    read_input, read_payload, Failure, InferAvroArgs, InferProtoArgs, InputArgs, LimitArgs,
-    SchemaArgs,
+    read_input, read_payload, Failure, InferAvroArgs, InferProtoArgs, LimitArgs, ReadArgs,
 };
 use crate::codec::{Document, Format};
 
@@ -15,19 +14,14 @@ pub(super) fn read_for_inference(
     from: Option<Format>,
     limits: &LimitArgs,
 ) -> Result<Document, Failure> {
-    let input = read_input(path)?;
-    let input_args = InputArgs {
-        input: Some(path.to_path_buf()),
+    let plan = ReadArgs {
         from,
         limits: limits.clone(),
-        schema: SchemaArgs::default(),
-        pick: None,
-        raw: false,
-        keylog: None,
-        read: Vec::new(),
-        layer: None,
-    };
-    read_payload(&input, &input_args)?
+        ..ReadArgs::default()
+    }
+    .resolve()?;
+    let input = read_input(path)?;
+    read_payload(&input, &plan)?
         .outcome
         .map_err(|e| Failure::Input(e.to_string()))
 }

@@ -5,15 +5,14 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::{Failure, InputArgs, LayerArg};
+use super::{Failure, InputArgs, ReadPlan};
 use crate::capture::detect::{verdict, Verdict};
-use crate::capture::tls::KeyLog;
 use crate::capture::{LayerReading, ReadingSummary, SharedBytes};
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{DecodeError, Document, Format};
 use crate::pipeline::{
-    self, Known, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, ReadOutcome,
+    self, Known, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, ReadOutcome,
     ReadRequest,
 };
 
@@ -133,8 +132,8 @@ pub(super) enum PeelOutcome {
 
 /// Peels `input` as [`peel_input_or_nothing`] does; a capture without a payload is an error
 /// saying why (`convert` has nothing to convert).
-pub(super) fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Failure> {
-    match peel_input_or_nothing(input, args)? {
+pub(super) fn peel_input(input: &Input, plan: &ReadPlan) -> Result<Peeling, Failure> {
+    match peel_input_or_nothing(input, plan)? {
         PeelOutcome::Payloads(peeling) => Ok(*peeling),
         PeelOutcome::Nothing { why, .. } => Err(Failure::Input(format!(
             "error: {}: no payload to read: {why}",
@@ -148,28 +147,20 @@ pub(super) fn peel_input(input: &Input, args: &InputArgs) -> Result<Peeling, Fai
 /// payload is [`PeelOutcome::Nothing`], never the file's own bytes read as a payload.
 pub(super) fn peel_input_or_nothing(
     input: &Input,
-    args: &InputArgs,
+    plan: &ReadPlan,
 ) -> Result<PeelOutcome, Failure> {
-    let limits = args.limits()?;
-    let message = if ranks_with_message(args) {
-        named_message(args)?
+    let message = if ranks_with_message(plan) {
+        named_message(plan)?
     } else {
         None
     };
-    let keys = read_keylog(args)?;
-    let layers = match args.layer {
-        _ if args.raw => Layers::AsIs,
-        Some(LayerArg::Choice(choice)) => Layers::Peel(choice),
-        Some(LayerArg::Reading(n)) => Layers::Reading(n - 1),
-        None => Layers::Best,
-    };
     let request = OpenRequest {
-        layers,
-        limits,
-        keys: keys.as_ref(),
+        layers: plan.layers,
+        limits: plan.limits,
+        keys: plan.keys.as_ref(),
         message,
         hint: input.hint,
-        registry: args.schema.registry()?,
+        registry: plan.registry.as_ref(),
     };
     let opened = pipeline::open(&input.bytes, &request).map_err(|e| match e {
         OpenError::NoSuchReading { asked, count } => Failure::Usage(format!(
@@ -194,7 +185,7 @@ pub(super) fn peel_input_or_nothing(
         Some(e) => warnings.push(format!("{e} (the payloads before it are kept)")),
         None => {}
     }
-    let chosen = match args.pick {
+    let chosen = match plan.pick {
         Some(n) => {
             let i = usize::try_from(n - 1).unwrap_or(usize::MAX);
             if i >= opened.payloads.len() {
@@ -215,34 +206,18 @@ pub(super) fn peel_input_or_nothing(
     })))
 }
 
-/// The key log `--keylog` names, read.
-pub(super) fn read_keylog(args: &InputArgs) -> Result<Option<KeyLog>, Failure> {
-    let Some(path) = &args.keylog else {
-        return Ok(None);
-    };
-    let text = fs::read_to_string(path).map_err(|e| {
-        Failure::Input(format!(
-            "error: cannot read the key log {}: {e}",
-            path.display()
-        ))
-    })?;
-    KeyLog::parse(&text)
-        .map(Some)
-        .map_err(|e| Failure::Input(format!("error: {}: {e}", path.display())))
-}
-
 /// Whether layer ranking reads payloads as the message type the user named: then protobuf is
 /// decoded once, with the schema, and the command takes the ranking's documents.
-pub(super) fn ranks_with_message(args: &InputArgs) -> bool {
-    args.schema.message.is_some() && matches!(args.from, None | Some(Format::Protobuf))
+pub(super) fn ranks_with_message(plan: &ReadPlan) -> bool {
+    plan.message.is_some() && matches!(plan.from, None | Some(Format::Protobuf))
 }
 
 /// The message type named by `--message`, from the loaded schema.
-pub(super) fn named_message(args: &InputArgs) -> Result<Option<MessageDescriptor>, Failure> {
-    let (Some(schema), Some(name)) = (args.schema.load()?, &args.schema.message) else {
+pub(super) fn named_message(plan: &ReadPlan) -> Result<Option<MessageDescriptor>, Failure> {
+    let (Some(schema), Some(name)) = (&plan.schema, &plan.message) else {
         return Ok(None);
     };
-    message_in(&schema, name).map(Some)
+    message_in(schema, name).map(Some)
 }
 
 /// The message type `name` of `schema`, or the error naming what the schema has.
@@ -265,49 +240,48 @@ pub(super) struct PayloadRead {
 }
 
 /// Decodes per `--from` (and the schema flags), or takes the best reading.
-pub(super) fn read_payload(input: &Input, args: &InputArgs) -> Result<PayloadRead, Failure> {
-    read_payload_knowing(input, args, None)
+pub(super) fn read_payload(input: &Input, plan: &ReadPlan) -> Result<PayloadRead, Failure> {
+    read_payload_knowing(input, plan, None)
 }
 
 /// [`read_payload`], given `known`: the format readings layer ranking already made of these
 /// bytes, used instead of decoding again where they give the same outcome.
 pub(super) fn read_payload_knowing(
     input: &Input,
-    args: &InputArgs,
+    plan: &ReadPlan,
     known: Option<Known>,
 ) -> Result<PayloadRead, Failure> {
-    let schema = args.schema.load()?;
-    let message = match (&schema, &args.schema.message, &input.message) {
+    let schema = plan.schema.as_ref();
+    let message = match (schema, &plan.message, &input.message) {
         (Some(schema), Some(name), _) => MessageChoice::Named(message_in(schema, name)?),
         // A framing that names the type (a schema registry's) says what the bytes are.
         (_, _, Some(m)) => MessageChoice::Named(m.clone()),
         _ => MessageChoice::Auto,
     };
-    if matches!(message, MessageChoice::Named(_)) && !args.read.is_empty() {
+    if matches!(message, MessageChoice::Named(_)) && !plan.field_readings.is_empty() {
         return Err(Failure::Usage(
             "--read chooses readings of protobuf read without a schema; with a message type the \
              schema says what each field is"
                 .into(),
         ));
     }
-    let avro = args.schema.avro()?;
     let request = ReadRequest {
         hint: input.hint,
         grpc: input.grpc.as_ref(),
         verdict: input.verdict.clone(),
-        format: args.from,
+        format: plan.from,
         format_reason: "chosen with --from",
         list_every_reading: false,
         message,
-        field_readings: args.read.clone(),
-        limits: args.limits()?,
+        field_readings: plan.field_readings.clone(),
+        limits: plan.limits,
         known,
         skeleton_from: None,
         avro_framed: input.avro.as_ref(),
-        avro_schemas: avro.as_slice(),
-        avro_reader: args.schema.reader()?,
+        avro_schemas: plan.avro.as_slice(),
+        avro_reader: plan.reader.as_ref(),
     };
-    let types = schema.as_ref().map(|s| s as &dyn MessageTypes);
+    let types = schema.map(|s| s as &dyn MessageTypes);
     let read = match pipeline::read(&input.bytes, request, types) {
         ReadOutcome::Read(read) => *read,
         // Nothing to guess: the payload is text or encrypted records.

@@ -4,13 +4,13 @@ use std::io::Write;
 
 use super::arriving;
 use super::{
-    input_path, peel_input_or_nothing, read_payload_knowing, Failure, Input, InputArgs,
-    InspectArgs, PeelOutcome,
+    input_path, peel_input_or_nothing, read_payload_knowing, Failure, Input, InspectArgs,
+    PeelOutcome, ReadPlan,
 };
 use crate::capture::detect::Verdict;
 use crate::capture::peel_readings;
 use crate::codec::{DecodeOptions, Format};
-use crate::pipeline::{self, Known};
+use crate::pipeline::{self, Known, Layers};
 use crate::report::inspect;
 
 /// `inspect` of a capture without a payload: the warnings, the layer readings if asked for, and
@@ -87,8 +87,8 @@ text (lines 1–{shown} of {total}):"
 }
 
 /// `inspect --list-types`: the schema's message types, then its services' methods.
-pub(super) fn list_types(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let Some(schema) = args.input.schema.load()? else {
+pub(super) fn list_types(plan: &ReadPlan, out: &mut dyn Write) -> Result<(), Failure> {
+    let Some(schema) = &plan.schema else {
         return Err(Failure::Usage(
             "--list-types needs a schema: --proto FILE.proto or --descriptor-set FILE.pb".into(),
         ));
@@ -132,7 +132,7 @@ pub(super) fn list_types(args: &InspectArgs, out: &mut dyn Write) -> Result<(), 
             writeln!(out, "  {}: edition {}", file.name, file.edition)?;
         }
     }
-    if let Some(name) = &args.input.schema.message {
+    if let Some(name) = &plan.message {
         let message = schema
             .message(name)
             .map_err(|e| Failure::Usage(e.to_string()))?;
@@ -154,21 +154,20 @@ pub(super) fn list_types(args: &InspectArgs, out: &mut dyn Write) -> Result<(), 
 }
 
 pub(super) fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let plan = args.input.read.resolve()?;
     if args.list_types {
-        return list_types(args, out);
+        return list_types(&plan, out);
     }
-    let a = &args.input;
     let streams = args.no_tree
         && args.no_hex
         && !args.layers
-        && a.pick.is_none()
-        && a.layer.is_none()
-        && !a.raw;
-    let whole = match arriving::open(input_path(a)?, streams, args.stream)? {
-        arriving::Source::Capture(capture) => return arriving::inspect(args, capture, out),
+        && plan.pick.is_none()
+        && plan.layers == Layers::Best;
+    let whole = match arriving::open(input_path(&args.input)?, streams, args.stream)? {
+        arriving::Source::Capture(capture) => return arriving::inspect(args, &plan, capture, out),
         arriving::Source::Whole(whole) => whole,
     };
-    let mut peeling = match peel_input_or_nothing(&whole, &args.input)? {
+    let mut peeling = match peel_input_or_nothing(&whole, &plan)? {
         PeelOutcome::Payloads(peeling) => *peeling,
         nothing => return inspect_nothing(args, &whole, nothing, out),
     };
@@ -190,7 +189,7 @@ pub(super) fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(),
         let readings = if peeling.opened.readings.is_empty() {
             // --raw or a named --layer: rank anyway, to list them.
             let options = DecodeOptions {
-                limits: args.input.limits()?,
+                limits: plan.limits,
                 ..DecodeOptions::default()
             };
             peel_readings(&whole.bytes, &options, None)
@@ -219,25 +218,26 @@ pub(super) fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(),
             }
         }
     }
-    inspect_payload(args, &input, known, out)
+    inspect_payload(args, &plan, &input, known, out)
 }
 
 /// What `inspect` says of one payload: how it reads (or what the protocol says it is), its
 /// message type, and its tree and annotated hex unless they are left out.
 pub(super) fn inspect_payload(
     args: &InspectArgs,
+    plan: &ReadPlan,
     input: &Input,
     known: Option<Known>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    if let (None, Some(v)) = (args.input.from, &input.verdict) {
+    if let (None, Some(v)) = (plan.from, &input.verdict) {
         return inspect_verdict(input, v, args.no_tree && args.no_hex, out);
     }
-    let read = read_payload_knowing(input, &args.input, known)?;
-    if args.input.from.is_none() && read.readings.first().is_some_and(|r| !r.is_claim()) {
+    let read = read_payload_knowing(input, plan, known)?;
+    if plan.from.is_none() && read.readings.first().is_some_and(|r| !r.is_claim()) {
         // No format read the bytes: that is the answer, not the least bad guess.
         inspect::write_no_known_format(out, &read.readings)?;
-        if let Some(hint) = pipeline::unread_hint(&input.bytes, args.input.schema.registry()?) {
+        if let Some(hint) = pipeline::unread_hint(&input.bytes, plan.registry.as_ref()) {
             writeln!(out, "  note: {hint}")?;
         }
         return Err(Failure::Input(format!(
@@ -253,7 +253,7 @@ pub(super) fn inspect_payload(
             None => writeln!(out, "message type: {}", message.full_name())?,
         }
         // Editions schemas say how they were read: lowered, and by which compiler.
-        if let Some(schema) = args.input.schema.load()? {
+        if let Some(schema) = &plan.schema {
             if !schema.editions().is_empty() {
                 let files: Vec<String> = schema
                     .editions()
@@ -290,7 +290,7 @@ pub(super) fn inspect_payload(
         .first()
         .is_some_and(|r| r.format == Format::Avro)
     {
-        write_resolution(out, input, &args.input)?
+        write_resolution(out, input, plan)?
     } else {
         None
     };
@@ -330,13 +330,12 @@ pub(super) fn inspect_payload(
 pub(super) fn write_resolution(
     out: &mut dyn Write,
     input: &Input,
-    args: &InputArgs,
+    plan: &ReadPlan,
 ) -> Result<Option<pipeline::Resolution>, Failure> {
-    let loaded = args.schema.avro()?;
     let found = pipeline::avro_resolution(
         input.avro.as_ref(),
-        loaded.as_slice(),
-        args.schema.reader()?,
+        plan.avro.as_slice(),
+        plan.reader.as_ref(),
     );
     let Some(resolution) = found else {
         return Ok(None);

@@ -26,15 +26,15 @@ pub mod reference;
 pub use compare::CompareArgs;
 pub use diff::{DiffArgs, DiffSchemaArgs};
 
-use args::{parse_format, parse_layer};
+use args::parse_format;
 pub use args::{
     Cli, Command, ConvertArgs, InferAvroArgs, InferProtoArgs, InputArgs, InspectArgs, LayerArg,
-    LimitArgs, SchemaArgs,
+    LimitArgs, ReadArgs, ReadPlan, SchemaArgs,
 };
 use convert::{convert_cmd, not_read_whole, AllWriter};
 use infer::{infer_avro_cmd, infer_proto_cmd};
 use input::{
-    hint_of, input_path, named_message, peel_input, peel_input_or_nothing, read_input, read_keylog,
+    hint_of, input_path, named_message, peel_input, peel_input_or_nothing, read_input,
     read_payload, read_payload_knowing, Input, PeelOutcome, Peeling, STDIN_NAME,
 };
 use inspect::{inspect_cmd, inspect_payload};
