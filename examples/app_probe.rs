@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use wirelens::capture::PeelChoice;
 use wirelens::limits::Limits;
+use wirelens::pipeline::Layers;
 use wirelens::workspace::analysis::{analyze_payload_previewing, open, Choice};
 use wirelens::workspace::{no_notify, Job, SchemaSet, Source};
 
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         }
     };
     let limits = Limits::default();
-    let opened = match open(&source, &PeelChoice::default(), &limits, None, None) {
+    let opened = match open(&source, Layers::Best, &limits, None, None) {
         Ok(opened) => opened,
         Err(e) => {
             eprintln!("{file}: {e}");

@@ -12,7 +12,8 @@
 use std::sync::OnceLock;
 
 use wirelens::capture::pcap::{self, PcapLimits};
-use wirelens::capture::{self, decode_text, detect, peel, unwrap, PeelOptions, UnwrapOptions};
+use wirelens::capture::{self, decode_text, peel, unwrap, PeelOptions, UnwrapOptions};
+use wirelens::codec::detect::detect;
 use wirelens::codec::protobuf::framing::split_grpc;
 use wirelens::codec::protobuf::schema::Schema;
 use wirelens::codec::protobuf::MessageDescriptor;

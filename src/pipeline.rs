@@ -8,10 +8,11 @@
 //!    answer ([`Opened`]) keeps the layer readings and the format readings ranking made of the
 //!    payloads it sampled, documents included, so a payload is not decoded a second time.
 //! 2. [`read`]: what is one payload? Which message type reads it (the one the user named, the
-//!    gRPC method's, or the best-ranked type of the loaded schemas), what is it when it is no
-//!    data format at all (a [`Verdict`]), which format reading is chosen (the best one, or the
-//!    format the user asked for), and its decoded document or the error with its partial
-//!    document. The document is handed on, never copied.
+//!    gRPC method's, or the best-ranked type of the loaded schemas), which format reading is
+//!    chosen (the best one, or the format the user asked for), and its decoded document or the
+//!    error with its partial document. The document is handed on, never copied. A payload its
+//!    layers call no data format at all (a [`Verdict`](crate::capture::verdict::Verdict): text,
+//!    encrypted records) is not asked about unless the user names a format.
 //!
 //! 3. [`write()`]: how is the payload written as a format? proto3 JSON or plain, repeated
 //!    protobuf fields grouped, the message type and Avro schema written with, the variant, the
@@ -23,14 +24,14 @@
 
 use std::sync::Arc;
 
-use crate::capture::detect::{
-    add_hint, detect_knowing, rare_values, KnownDocument, Reading, ReadingSummary, Verdict,
-};
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
     peel, peel_capture_each, peel_capture_from, peel_readings, CaptureError, LayerReading, Payload,
     PeelChoice, PeelOptions, SharedBytes, StreamedCapture,
+};
+use crate::codec::detect::{
+    add_hint, detect_knowing, rare_values, KnownDocument, Reading, ReadingSummary,
 };
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
@@ -561,7 +562,7 @@ pub enum MessageChoice {
 /// Format readings already made of a payload (by layer ranking), documents included.
 #[derive(Debug)]
 pub struct Known {
-    /// The readings, as [`crate::capture::detect()`] gives them with the payload's hint.
+    /// The readings, as [`crate::codec::detect::detect()`] gives them with the payload's hint.
     pub readings: Vec<Reading>,
     /// The message type they were decoded with.
     pub message: Option<MessageDescriptor>,
@@ -707,13 +708,9 @@ pub struct ReadRequest<'a> {
     pub hint: Option<Format>,
     /// The gRPC call the payload is a message of: its `:path`, and whether it is the request.
     pub grpc: Option<&'a (String, bool)>,
-    /// What the payload is when it is no data format (text, encrypted records): then it is not
-    /// read unless `format` names one.
-    pub verdict: Option<Verdict>,
-    /// Read as this format instead of the best reading.
+    /// Read as this format instead of the best reading (its reading is marked
+    /// [`ReadingSummary::asked`]).
     pub format: Option<Format>,
-    /// Why `format` was asked for, as its reading's reason says ("chosen with --from").
-    pub format_reason: &'a str,
     /// With `format`: list every format's reading too (the app's reading picker), rather than
     /// decode only the one asked for (a command that uses one).
     pub list_every_reading: bool,
@@ -740,6 +737,10 @@ pub struct ReadRequest<'a> {
 }
 
 /// What [`read`] made of a payload.
+///
+/// A payload its layers call no data format (a [`Verdict`](crate::capture::verdict::Verdict):
+/// text, encrypted records) is not read unless a format is asked for: the faces check
+/// [`verdict`](crate::capture::verdict::verdict) before they ask.
 #[derive(Debug)]
 pub struct Read {
     /// The format readings considered, most plausible first (with [`ReadRequest::format`] and
@@ -767,25 +768,13 @@ pub struct Read {
     pub warnings: Vec<String>,
 }
 
-/// What [`read`] gives: the payload read, or the verdict that it is no data format.
-#[derive(Debug)]
-pub enum ReadOutcome {
-    /// Read.
-    Read(Box<Read>),
-    /// Not read: the payload is text or encrypted records, and no format was asked for.
-    Verdict(Verdict),
-}
-
 /// Reads one payload as `request` says, with the message types of `types` (none without a
 /// schema): each payload is decoded once per format, and the chosen document handed on.
 pub fn read(
     bytes: &SharedBytes,
     request: ReadRequest<'_>,
     types: Option<&dyn MessageTypes>,
-) -> ReadOutcome {
-    if let (None, Some(v)) = (request.format, &request.verdict) {
-        return ReadOutcome::Verdict(v.clone());
-    }
+) -> Read {
     let mut warnings = Vec::new();
     let reads_protobuf = matches!(request.format, None | Some(Format::Protobuf));
     let mut field_readings = request.field_readings;
@@ -877,19 +866,19 @@ pub fn read(
             Some(r) => r.outcome,
             None => codec::decode(bytes, format, &options),
         };
-        let asked = request.format_reason;
-        let reason = match &outcome {
-            Ok(_) => asked.to_string(),
-            Err(e) => format!("{asked}; stopped at byte {}: {}", e.offset, e.message),
+        let reasons = match &outcome {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![format!("stopped at byte {}: {}", e.offset, e.message)],
         };
         let summary = ReadingSummary {
             format,
             confidence: 100,
-            reasons: vec![reason],
+            reasons,
             complete: outcome.is_ok(),
-            cut_by_limit: crate::capture::detect::cut_by_limit(&outcome),
+            cut_by_limit: crate::codec::detect::cut_by_limit(&outcome),
+            asked: true,
         };
-        return ReadOutcome::Read(Box::new(Read {
+        return Read {
             readings: vec![summary],
             chosen: 0,
             format,
@@ -899,7 +888,7 @@ pub fn read(
             message_reason,
             ranking,
             warnings,
-        }));
+        };
     }
     // Decoded here: a large JSON, MessagePack or CBOR payload as a skeleton, if asked for.
     let mut skeleton_of = None;
@@ -923,7 +912,7 @@ pub fn read(
             detect_knowing(bytes, request.hint, &options, known)
         }
     };
-    let summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
+    let mut summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
     let chosen = wanted
         .and_then(|f| readings.iter().position(|r| r.format == f))
         .unwrap_or(0);
@@ -936,7 +925,13 @@ pub fn read(
             (format, codec::decode(bytes, format, &options))
         }
     };
-    ReadOutcome::Read(Box::new(Read {
+    if let Some(asked) = summaries
+        .get_mut(chosen)
+        .filter(|_| request.format.is_some())
+    {
+        asked.asked = true;
+    }
+    Read {
         readings: summaries,
         chosen,
         format,
@@ -946,7 +941,7 @@ pub fn read(
         message_reason,
         ranking,
         warnings,
-    }))
+    }
 }
 
 /// The format [`read`] reads `bytes` as a skeleton ([`Read::skeleton`]) with
@@ -1027,7 +1022,7 @@ fn skeleton(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::detect;
+    use crate::codec::detect::detect;
 
     #[test]
     fn registry_framing_is_peeled_only_for_a_known_id() {
@@ -1097,10 +1092,7 @@ service Geo { rpc Find(Name) returns (Point); }
     }
 
     fn read_ok(bytes: &[u8], request: ReadRequest<'_>, types: Option<&dyn MessageTypes>) -> Read {
-        match read(&SharedBytes::from(bytes.to_vec()), request, types) {
-            ReadOutcome::Read(read) => *read,
-            ReadOutcome::Verdict(v) => panic!("a verdict: {v:?}"),
-        }
+        read(&SharedBytes::from(bytes.to_vec()), request, types)
     }
 
     #[test]
@@ -1126,7 +1118,6 @@ service Geo { rpc Find(Name) returns (Point); }
             bytes,
             ReadRequest {
                 format: Some(Format::Cbor),
-                format_reason: "asked",
                 ..ReadRequest::default()
             },
             None,
@@ -1134,10 +1125,11 @@ service Geo { rpc Find(Name) returns (Point); }
         assert_eq!(one.readings.len(), 1);
         assert_eq!(one.format, Format::Cbor);
         let error = one.outcome.expect_err("JSON text is no CBOR item");
+        assert!(one.readings[0].asked);
         assert_eq!(
             one.readings[0].reasons,
             vec![format!(
-                "asked; stopped at byte {}: {}",
+                "stopped at byte {}: {}",
                 error.offset, error.message
             )]
         );
@@ -1156,33 +1148,9 @@ service Geo { rpc Find(Name) returns (Point); }
         assert_ne!(every.chosen, 0, "JSON reads best");
         assert_eq!(every.format, Format::Cbor);
         assert!(every.outcome.is_err());
-    }
-
-    #[test]
-    fn a_verdict_stands_unless_a_format_is_asked_for() {
-        let verdict = Verdict::Text {
-            media_type: "text/html".into(),
-            said_by: "its Content-Type",
-        };
-        let request = ReadRequest {
-            verdict: Some(verdict.clone()),
-            ..ReadRequest::default()
-        };
-        match read(&SharedBytes::from(b"<p>hi</p>".to_vec()), request, None) {
-            ReadOutcome::Verdict(v) => assert_eq!(v, verdict),
-            ReadOutcome::Read(r) => panic!("read as {:?}", r.format),
-        }
-        let asked = read_ok(
-            b"\"hi\"",
-            ReadRequest {
-                verdict: Some(verdict),
-                format: Some(Format::Json),
-                ..ReadRequest::default()
-            },
-            None,
-        );
-        assert_eq!(asked.format, Format::Json);
-        assert!(asked.outcome.is_ok());
+        let asked: Vec<bool> = every.readings.iter().map(|r| r.asked).collect();
+        assert_eq!(asked.iter().filter(|a| **a).count(), 1);
+        assert!(asked[every.chosen], "the reading asked for says so");
     }
 
     /// Readings made elsewhere are handed on, not decoded again, when they were made with the

@@ -506,7 +506,7 @@ fn peel_body(
 ) -> Vec<Payload> {
     if message.bytes.is_empty()
         || message.meta_value("grpc-body") == Some("true")
-        || super::detect::verdict(&message).is_some()
+        || super::verdict::verdict(&message).is_some()
     {
         // Nothing to peel, or the protocol said what the bytes are (text, a protocol's
         // messages): no hex or base64 is guessed under it.

@@ -53,7 +53,7 @@ pub fn payload_rank(p: &Payload) -> u8 {
     if p.bytes.is_empty() {
         return u8::MAX;
     }
-    match super::detect::verdict(p) {
+    match super::verdict::verdict(p) {
         Some(v) if v.is_data() => return 4,
         Some(_) => return 5,
         None => {}

@@ -1,16 +1,17 @@
-//! From raw input bytes to payloads: peeling transport layers, then detecting the format.
+//! From raw input bytes to payloads: peeling transport layers, and what the layers say a
+//! payload is.
 //!
 //! [`unwrap`] peels what users paste or capture (hex dumps, base64, JSON strings holding escaped
 //! payloads, raw HTTP with chunked and compressed bodies) down to [`Payload`]s, recording each
 //! [`Layer`]; [`peel`] adds pcap files and splits streams ([`sequence`], [`grpcweb`]) into one
-//! payload per message; [`detect()`] then ranks the format readings of a payload, and
-//! [`peel_readings`] ranks the ways of peeling the input itself (which layers to take off).
+//! payload per message; [`verdict`] says which payloads are no data format (text, encrypted
+//! records), and [`peel_readings`] ranks the ways of peeling the input itself (which layers to
+//! take off) by how their payloads read ([`crate::codec::detect`] ranks a payload's formats).
 //! [`websocket`] reads one direction of a WebSocket connection (after its HTTP upgrade) into
 //! messages, inflating permessage-deflate. [`protocols`] names the datagrams and streams of
 //! protocols that are no data format (DNS, SIP, QUIC…), so none is guessed as one.
 
 mod conn;
-pub mod detect;
 pub mod grpcweb;
 pub mod har;
 pub mod http;
@@ -29,10 +30,10 @@ pub mod shared;
 pub mod snippet;
 pub mod text;
 pub mod tls;
+pub mod verdict;
 pub mod websocket;
 pub mod work;
 
-pub use detect::{detect, Reading, ReadingSummary};
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
 pub use listing::{Exchange, PayloadFilter, Query};
 pub use meta::Meta;

@@ -5,7 +5,7 @@
 //! binary, and a CBOR or MessagePack decoder "reads" many of them; so each is recognised here,
 //! as a dissector table does, by its well-known port *and* the shape of its bytes (a port alone
 //! proves nothing: anything can run on 5353), and the payload gets the meta entry
-//! `protocol = NAME`, which [`super::detect::verdict`] turns into a verdict.
+//! `protocol = NAME`, which [`super::verdict::verdict`] turns into a verdict.
 //!
 //! Each rule is one row of [`RULES`], testable on its own.
 

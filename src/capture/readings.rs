@@ -4,31 +4,37 @@
 //! user wants to see or only its body, two CBOR maps back to back may be a sequence or one map
 //! with trailing data. [`peel_readings`] peels the input several ways (every layer, fewer
 //! layers, none, with and without splitting streams), drops the ways that give the same
-//! payloads, and ranks the rest by how well their payloads decode ([`super::detect()`]), so the
+//! payloads, and ranks the rest by how well their payloads decode ([`crate::codec::detect::detect()`]), so the
 //! best reading goes first and every other is one choice away (the GUI's "treat as…", the CLI's
 //! `--layers` and `--layer N`).
 //!
 //! A reading's confidence is the mean confidence of the best format reading of its first
 //! [`SAMPLED`] payloads with bytes (of one cut short, its first MiB), less [`FAULT_PENALTY`] when peeling stopped at a fault. A
-//! payload with a [`Verdict`](super::detect::Verdict) (text its Content-Type names, encrypted TLS records) has no format
-//! reading; it counts [`VERDICT_CONFIDENCE`]. When the input parses as a capture file, its
+//! payload with a [`Verdict`](super::verdict::Verdict) (text its Content-Type names, encrypted TLS records) has no format
+//! reading; it counts [`VERDICT_CONFIDENCE`], or [`GUESSED_TEXT_CONFIDENCE`] when only its
+//! bytes call it text. When the input parses as a capture file, its
 //! readings as a capture rank above the raw bytes whatever they score, even with no payload: a
 //! pcap file read as CBOR is never the answer.
 //! What this module does not do: force a layer that peeling does not find (choose a
 //! [`PeelChoice`] with [`Split::Force`] and call [`peel`](super::peel) for that).
 
-use super::detect::{detect_knowing, verdict, KnownDocument, Reading};
 use super::payload::Decoded;
 use super::peel::{split_all, split_auto_beside, unwrapped, PeelChoice, Peeled, Split};
 use super::tls::KeyLog;
+use super::verdict::verdict;
 use super::SharedBytes;
+use crate::codec::detect::{detect_knowing, KnownDocument, Reading};
 use crate::codec::{DecodeOptions, Format};
 
 /// Payloads per reading whose formats are detected to score it.
 pub const SAMPLED: usize = super::payload::KEPT_DOCS;
-/// What a payload with a [`Verdict`](super::detect::Verdict) counts towards its reading's confidence: as sure as a
+/// What a payload with a [`Verdict`](super::verdict::Verdict) counts towards its reading's confidence: as sure as a
 /// complete JSON reading, since the sender's Content-Type or the TLS record layer says what it is.
 pub const VERDICT_CONFIDENCE: u8 = 90;
+/// What a payload counts that only its bytes call text (printable, read by no format): less
+/// than a way of peeling further that reaches a data format (a JSON string holding base64 of
+/// MessagePack is MessagePack, not the text of its base64), more than bytes no format claims.
+pub const GUESSED_TEXT_CONFIDENCE: u8 = 60;
 /// Taken off a reading's confidence when peeling it stopped at a fault.
 pub const FAULT_PENALTY: i32 = 15;
 /// Most layer depths tried (each depth is one more layer peeled).
@@ -63,7 +69,7 @@ pub struct LayerReading {
     pub reasons: Vec<String>,
     /// The best format of the first payload with bytes, if any payload has bytes.
     pub format: Option<Format>,
-    /// The format readings ([`super::detect()`] without a hint beyond the payload's own) of the
+    /// The format readings ([`crate::codec::detect::detect()`] without a hint beyond the payload's own) of the
     /// sampled payloads, by index into `peeled.payloads`, decoded documents included: a caller
     /// that goes on with one of them takes its documents instead of decoding the bytes again.
     /// Only the best reading (the first [`peel_readings`] returns) keeps them; for the others
@@ -363,7 +369,11 @@ fn score(
         if let Some(v) = verdict(p) {
             // Nothing to decode: no format readings, and no JSON document kept for it.
             let _ = decoded.take_json(&p.bytes, options);
-            total += i32::from(VERDICT_CONFIDENCE);
+            total += i32::from(if v.is_guess() {
+                GUESSED_TEXT_CONFIDENCE
+            } else {
+                VERDICT_CONFIDENCE
+            });
             count_as(v.name());
             detected.push((i, Vec::new()));
             continue;
@@ -397,7 +407,20 @@ fn score(
         };
         let readings = detect_knowing(&bytes, p.hint, options, json.map(KnownDocument::Whole));
         if let Some(best) = readings.first() {
-            total += i32::from(best.confidence);
+            // A JSON document that is one string is text in quotes: the reading that peels the
+            // string (and whatever it holds) is as likely, and one that reaches a data format
+            // in it more so.
+            let quoted_text = best.format == Format::Json
+                && best
+                    .outcome
+                    .as_ref()
+                    .is_ok_and(|d| matches!(d.value, crate::model::Value::Text(_)));
+            let confidence = if quoted_text {
+                best.confidence.min(GUESSED_TEXT_CONFIDENCE)
+            } else {
+                best.confidence
+            };
+            total += i32::from(confidence);
             format = format.or(Some(best.format));
             count_as(best.format.name().to_string());
         }

@@ -9,8 +9,8 @@ use super::{
     input_path, named_message, peel_input, read_payload_knowing, ConvertArgs, Failure, Input,
     Peeling, ReadPlan,
 };
-use crate::capture::detect::{verdict, Verdict};
 use crate::capture::pcap::CaptureSummary;
+use crate::capture::verdict::{verdict, Verdict};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::stream;
 use crate::codec::{self, FloatPolicy, Format};

@@ -6,14 +6,14 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use super::{Failure, InputArgs, ReadPlan};
-use crate::capture::detect::{verdict, Verdict};
-use crate::capture::{LayerReading, ReadingSummary, SharedBytes};
+use crate::capture::verdict::{verdict, Verdict};
+use crate::capture::{LayerReading, SharedBytes};
+use crate::codec::detect::ReadingSummary;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{DecodeError, Document, Format};
 use crate::pipeline::{
-    self, Known, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, ReadOutcome,
-    ReadRequest,
+    self, Known, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, ReadRequest,
 };
 
 /// The input's bytes and a name for messages.
@@ -251,6 +251,14 @@ pub(super) fn read_payload_knowing(
     plan: &ReadPlan,
     known: Option<Known>,
 ) -> Result<PayloadRead, Failure> {
+    // Text or encrypted records: nothing to guess unless a format was asked for.
+    if let (None, Some(v)) = (plan.from, &input.verdict) {
+        return Err(Failure::Input(format!(
+            "error: {}: the payload is {}; read it as a format with --from",
+            input.name,
+            v.sentence()
+        )));
+    }
     let schema = plan.schema.as_ref();
     let message = match (schema, &plan.message, &input.message) {
         (Some(schema), Some(name), _) => MessageChoice::Named(message_in(schema, name)?),
@@ -268,9 +276,7 @@ pub(super) fn read_payload_knowing(
     let request = ReadRequest {
         hint: input.hint,
         grpc: input.grpc.as_ref(),
-        verdict: input.verdict.clone(),
         format: plan.from,
-        format_reason: "chosen with --from",
         list_every_reading: false,
         message,
         field_readings: plan.field_readings.clone(),
@@ -282,17 +288,7 @@ pub(super) fn read_payload_knowing(
         avro_reader: plan.reader.as_ref(),
     };
     let types = schema.map(|s| s as &dyn MessageTypes);
-    let read = match pipeline::read(&input.bytes, request, types) {
-        ReadOutcome::Read(read) => *read,
-        // Nothing to guess: the payload is text or encrypted records.
-        ReadOutcome::Verdict(v) => {
-            return Err(Failure::Input(format!(
-                "error: {}: the payload is {}; read it as a format with --from",
-                input.name,
-                v.sentence()
-            )))
-        }
-    };
+    let read = pipeline::read(&input.bytes, request, types);
     for w in &read.warnings {
         eprintln!("warning: {w}");
     }

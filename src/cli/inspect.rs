@@ -7,8 +7,8 @@ use super::{
     input_path, peel_input_or_nothing, read_payload_knowing, Failure, Input, InspectArgs,
     PeelOutcome, ReadPlan,
 };
-use crate::capture::detect::Verdict;
 use crate::capture::peel_readings;
+use crate::capture::verdict::Verdict;
 use crate::codec::{DecodeOptions, Format};
 use crate::pipeline::{self, Known, Layers};
 use crate::report::inspect;

@@ -12,6 +12,7 @@
 
 pub mod avro;
 pub mod cbor;
+pub mod detect;
 pub mod json;
 pub mod msgpack;
 mod note;

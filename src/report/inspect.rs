@@ -8,23 +8,27 @@
 
 use std::io::{self, Write};
 
-use crate::capture::{LayerReading, Payload, ReadingSummary};
+use crate::capture::{LayerReading, Payload};
+use crate::codec::detect::ReadingSummary;
 use crate::codec::Document;
 use crate::model::{ByteRole, NodeId, Segment, SpanTree, Value};
 
 /// Bytes per line of the annotated hex dump.
 pub const BYTES_PER_LINE: usize = 16;
 
-/// Writes the readings: the chosen one first, the others indented below.
+/// Writes the readings: the chosen one first, the others indented below. A format asked for
+/// says so: "chosen with --from".
 pub fn write_readings(w: &mut dyn Write, readings: &[ReadingSummary]) -> io::Result<()> {
     for (i, r) in readings.iter().enumerate() {
         let lead = if i == 0 { "format: " } else { "  other: " };
+        let asked = r.asked.then_some("chosen with --from".to_string());
+        let reasons: Vec<String> = asked.into_iter().chain(r.reasons.clone()).collect();
         writeln!(
             w,
             "{lead}{} ({}%): {}",
             r.format.name(),
             r.confidence,
-            r.reasons.join("; ")
+            reasons.join("; ")
         )?;
     }
     Ok(())
@@ -320,9 +324,9 @@ pub fn write_payload_line(
         .map(|h| format!(" [{}]", cut_chars(&h, MAX_DETAIL_CHARS)))
         .unwrap_or_default();
     // What the protocol said the bytes are, where it said so: text, or no data at all.
-    let said = match crate::capture::detect::verdict(p) {
-        Some(v @ crate::capture::detect::Verdict::NotData { .. }) => format!(": {}", v.name()),
-        Some(crate::capture::detect::Verdict::Text { media_type, .. }) => {
+    let said = match crate::capture::verdict::verdict(p) {
+        Some(v @ crate::capture::verdict::Verdict::NotData { .. }) => format!(": {}", v.name()),
+        Some(crate::capture::verdict::Verdict::Text { media_type, .. }) => {
             format!(": text ({media_type})")
         }
         _ => String::new(),

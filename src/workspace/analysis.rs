@@ -15,24 +15,25 @@ use std::time::{Duration, Instant};
 use super::job::{JobContext, JobError};
 use super::schemas::{ProtoMode, SchemaSet};
 use super::source::Source;
-use crate::capture::detect::{verdict, Verdict};
 use crate::capture::tls::KeyLog;
-use crate::capture::{Payload, PeelChoice, SharedBytes, Split};
+use crate::capture::verdict::{verdict, Verdict};
+use crate::capture::{Payload, SharedBytes};
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::{self, stream, DecodeOptions, Document, EncodeOptions, FidelityNote, Format};
 use crate::limits::Limits;
 use crate::model::{NodeId, NodeMap, Path, Span, SpanTree, Value};
 use crate::pipeline::{
     self, Decoded, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Origin,
-    ProtobufType, ReadOutcome, ReadRequest, WriteError, WriteNote, WriteOptions, WrittenTree,
+    ProtobufType, ReadRequest, WriteError, WriteNote, WriteOptions, WrittenTree,
 };
 use crate::profile::sizes::{self, Variant};
 
 pub use crate::pipeline::Opened;
 
-/// Peels `source` as `choice` says ([`pipeline::open`]): every layer by default, at most
-/// `max_layers` layers, streams split automatically, never, or by a forced framing. No layers and
-/// no splitting takes the bytes as one payload ("raw bytes").
+/// Peels `source` as `layers` says ([`pipeline::open`]): by default ([`Layers::Best`]) the
+/// best-ranked way, as `inspect` and `convert` peel; or as a choice says (at most `max_layers`
+/// layers, streams split automatically, never, or by a forced framing); or not at all
+/// ([`Layers::AsIs`], "raw bytes").
 ///
 /// Payloads that no layer changed are views of the source's bytes (of its memory map, for a
 /// large file), not copies. A pcap or pcapng capture is read through [`Source::reader`]
@@ -41,12 +42,12 @@ pub use crate::pipeline::Opened;
 /// `keys` decrypts a capture's TLS connections (besides the key logs the capture carries).
 pub fn open(
     source: &Arc<Source>,
-    choice: &PeelChoice,
+    layers: Layers,
     limits: &Limits,
     keys: Option<&KeyLog>,
     registry: Option<&crate::codec::avro::registry::Registry>,
 ) -> Result<Opened, OpenError> {
-    open_watched(source, choice, limits, keys, registry, &mut |_| true)
+    open_watched(source, layers, limits, keys, registry, &mut |_| true)
 }
 
 /// [`open`], telling `watch` how many bytes of a capture have been read as reading goes on;
@@ -54,19 +55,14 @@ pub fn open(
 /// warning first that says where it stopped and that the rest is not read.
 pub fn open_watched(
     source: &Arc<Source>,
-    choice: &PeelChoice,
+    layers: Layers,
     limits: &Limits,
     keys: Option<&KeyLog>,
     registry: Option<&crate::codec::avro::registry::Registry>,
     watch: &mut dyn FnMut(usize) -> bool,
 ) -> Result<Opened, OpenError> {
-    let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
     let request = OpenRequest {
-        layers: if raw {
-            Layers::AsIs
-        } else {
-            Layers::Peel(*choice)
-        },
+        layers,
         limits: *limits,
         keys,
         message: None,
@@ -74,7 +70,12 @@ pub fn open_watched(
         registry,
     };
     let whole = || SharedBytes::shared(source.clone());
-    if choice.max_layers == Some(0) || !crate::capture::pcap::is_pcap(source.bytes()) {
+    let unpeeled = match layers {
+        Layers::AsIs => true,
+        Layers::Peel(choice) => choice.max_layers == Some(0),
+        Layers::Best | Layers::Reading(_) => false,
+    };
+    if unpeeled || !crate::capture::pcap::is_pcap(source.bytes()) {
         return pipeline::open(&whole(), &request);
     }
     let mut reader = Watched {
@@ -454,7 +455,7 @@ impl Column {
 }
 
 /// One reading of the payload, without its document (the CLI's report lists the same).
-pub use crate::capture::ReadingSummary;
+pub use crate::codec::detect::ReadingSummary;
 
 /// A message type's fit, from the loaded schemas.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -712,9 +713,7 @@ fn analyze_sized(
     let request = ReadRequest {
         hint: origin.hint,
         grpc: origin.grpc,
-        verdict: None,
         format: choice.format,
-        format_reason: "chosen by the user",
         list_every_reading: true,
         message: message_choice,
         field_readings: choice.field_readings.clone(),
@@ -726,13 +725,7 @@ fn analyze_sized(
         avro_reader: schemas.avro_reader.as_ref(),
     };
     let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
-    let read = match pipeline::read(bytes, request, types) {
-        ReadOutcome::Read(read) => *read,
-        // No verdict was passed in.
-        ReadOutcome::Verdict(v) => {
-            return Err(JobError::Failed(format!("the payload is {}", v.sentence())))
-        }
-    };
+    let read = pipeline::read(bytes, request, types);
     ctx.check()?;
     warnings.extend(read.warnings);
     let resolution = (read.format == Format::Avro)

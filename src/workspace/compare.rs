@@ -15,7 +15,6 @@ use super::schemas::SchemaSet;
 use super::source::Source;
 use super::Stage;
 use crate::capture::tls::KeyLog;
-use crate::capture::PeelChoice;
 use crate::codec::Format;
 use crate::diff::{diff_refs, Diff, DiffOptions, DocRef};
 use crate::files::write_atomically;
@@ -28,7 +27,7 @@ pub(super) struct Pick {
     pub name: String,
     pub analysis: Option<Arc<Analysis>>,
     pub source: Arc<Source>,
-    pub peel: PeelChoice,
+    pub layers: crate::pipeline::Layers,
     pub keys: Option<Arc<KeyLog>>,
     pub payload: usize,
     pub choice: Choice,
@@ -124,7 +123,7 @@ fn analysis_of(
     }
     let opened = open(
         &pick.source,
-        &pick.peel,
+        pick.layers,
         limits,
         pick.keys.as_deref(),
         schemas.registry.as_ref(),

@@ -36,6 +36,7 @@ use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::Format;
 use crate::limits::Limits;
 use crate::model::Path;
+use crate::pipeline::Layers;
 use crate::profile::sweep::Link;
 use crate::report::Mode;
 
@@ -106,8 +107,9 @@ impl<T> Stage<T> {
 pub struct Entry {
     /// The bytes as given.
     pub source: Arc<Source>,
-    /// Take the bytes as they are, without peeling layers.
-    pub peel: PeelChoice,
+    /// How the bytes are peeled: the best-ranked way (as the CLI peels) unless the user chose
+    /// otherwise, or as they are ("raw bytes").
+    pub layers: Layers,
     /// The peeled payloads.
     pub opened: Stage<Opened>,
     /// The capture the peel job reads, if it reads one ([`Workspace::cancel`] stops it there).
@@ -263,7 +265,7 @@ impl Workspace {
     pub fn add(&mut self, source: Arc<Source>) -> usize {
         self.entries.push(Entry {
             source,
-            peel: PeelChoice::default(),
+            layers: Layers::Best,
             opened: Stage::Empty,
             reading: Arc::default(),
             payload: 0,
@@ -284,7 +286,7 @@ impl Workspace {
     /// peels every source again, so captures of TLS connections it has keys for are decrypted.
     /// Returns how many connections (client randoms) it has keys for.
     pub fn load_key_log(&mut self, text: &str) -> Result<usize, String> {
-        let parsed = KeyLog::parse(text)?;
+        let parsed = KeyLog::parse(text).map_err(|e| e.to_string())?;
         let n = parsed.len();
         let mut keys = self.keys.as_deref().cloned().unwrap_or_default();
         keys.merge(parsed);
@@ -536,21 +538,25 @@ impl Workspace {
 
     /// Takes the current source's bytes as they are (`true`) or peels their layers.
     pub fn set_raw(&mut self, raw: bool) {
-        self.set_peel(if raw {
-            PeelChoice {
-                max_layers: Some(0),
-                split: Split::Never,
-            }
-        } else {
-            PeelChoice::default()
+        self.set_layers(if raw { Layers::AsIs } else { Layers::Best });
+    }
+
+    /// Peels the current source again as `choice` says (how many layers, how streams split);
+    /// the default choice is the best-ranked way, as at first.
+    pub fn set_peel(&mut self, choice: PeelChoice) {
+        let raw = choice.max_layers == Some(0) && choice.split == Split::Never;
+        self.set_layers(match choice {
+            _ if raw => Layers::AsIs,
+            c if c == PeelChoice::default() => Layers::Best,
+            c => Layers::Peel(c),
         });
     }
 
-    /// Peels the current source again as `choice` says (how many layers, how streams split).
-    pub fn set_peel(&mut self, choice: PeelChoice) {
+    /// Peels the current source again as `layers` says.
+    pub fn set_layers(&mut self, layers: Layers) {
         if let Some(i) = self.current {
-            if self.entries[i].peel != choice {
-                self.entries[i].peel = choice;
+            if self.entries[i].layers != layers {
+                self.entries[i].layers = layers;
                 self.entries[i].payload = 0;
                 self.entries[i].default_payload = true;
                 self.selected = None;
@@ -735,7 +741,7 @@ impl Workspace {
         cancel(&e.analysis);
         e.analysis = Stage::Empty;
         let source = e.source.clone();
-        let choice = e.peel;
+        let layers = e.layers;
         let limits = self.limits;
         let keys = self.keys.clone();
         let registry = self.schemas.registry.clone();
@@ -760,7 +766,7 @@ impl Workspace {
             };
             let opened = open_watched(
                 &source,
-                &choice,
+                layers,
                 &limits,
                 keys.as_deref(),
                 registry.as_ref(),
@@ -887,7 +893,7 @@ impl Workspace {
                 name: self.payload_name(i, p),
                 analysis,
                 source: e.source.clone(),
-                peel: e.peel,
+                layers: e.layers,
                 keys: self.keys.clone(),
                 payload: p,
                 choice: e.choice.clone(),
@@ -948,7 +954,7 @@ impl Workspace {
                 name,
                 analysis: e.analysis.ready().cloned(),
                 source: e.source.clone(),
-                peel: e.peel,
+                layers: e.layers,
                 keys: self.keys.clone(),
                 payload: e.payload,
                 choice: e.choice.clone(),

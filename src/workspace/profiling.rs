@@ -14,7 +14,6 @@ use super::analysis::{analyze, open, Analysis, Choice};
 use super::job::{Job, JobContext, JobError, Notify};
 use super::schemas::SchemaSet;
 use super::source::Source;
-use crate::capture::PeelChoice;
 use crate::files::write_atomically;
 use crate::limits::Limits;
 use crate::profile::runtimes::Runtime;
@@ -40,7 +39,7 @@ pub(super) struct Pending {
     pub name: String,
     pub analysis: Option<Arc<Analysis>>,
     pub source: Arc<Source>,
-    pub peel: PeelChoice,
+    pub layers: crate::pipeline::Layers,
     /// The key logs the source was peeled with, so it peels to the same payloads again.
     pub keys: Option<Arc<crate::capture::tls::KeyLog>>,
     pub payload: usize,
@@ -352,7 +351,7 @@ fn subjects(
                 );
                 let opened = open(
                     &p.source,
-                    &p.peel,
+                    p.layers,
                     limits,
                     p.keys.as_deref(),
                     schemas.registry.as_ref(),

@@ -235,8 +235,8 @@ fn a_payload_limit_that_is_set_ends_the_listing() {
 /// up to there, ends the ones still open where it stopped, and says so first.
 #[test]
 fn the_app_stops_reading_a_capture_where_asked_and_keeps_what_was_read() {
-    use wirelens::capture::PeelChoice;
     use wirelens::limits::Limits;
+    use wirelens::pipeline::Layers;
     use wirelens::workspace::{open, open_watched, Source};
 
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -245,14 +245,7 @@ fn the_app_stops_reading_a_capture_where_asked_and_keeps_what_was_read() {
     std::fs::write(&file, crate::common::pcap_of_x_streams(10, 1_000_000)).expect("written");
     let source = Source::open(&file).expect("opened");
     assert!(source.is_mapped());
-    let all = open(
-        &source,
-        &PeelChoice::default(),
-        &Limits::default(),
-        None,
-        None,
-    )
-    .expect("peeled");
+    let all = open(&source, Layers::Best, &Limits::default(), None, None).expect("peeled");
     assert_eq!(all.payloads.len(), 10);
     assert!(all.payloads.iter().all(|p| p.bytes.len() == 1_000_000));
     assert!(
@@ -265,7 +258,7 @@ fn the_app_stops_reading_a_capture_where_asked_and_keeps_what_was_read() {
     let mut seen = Vec::new();
     let some = open_watched(
         &source,
-        &PeelChoice::default(),
+        Layers::Best,
         &Limits::default(),
         None,
         None,
@@ -312,8 +305,9 @@ fn the_app_stops_reading_a_capture_where_asked_and_keeps_what_was_read() {
 /// job) keeps them, and what is read back is what peeling the whole file in memory gives.
 #[test]
 fn the_app_reads_payloads_back_from_the_capture_file_when_they_are_looked_at() {
-    use wirelens::capture::{listing, peel, PeelChoice, PeelOptions, SharedBytes};
+    use wirelens::capture::{listing, peel, PeelOptions, SharedBytes};
     use wirelens::limits::Limits;
+    use wirelens::pipeline::Layers;
     use wirelens::workspace::{open, Source};
 
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -322,14 +316,7 @@ fn the_app_reads_payloads_back_from_the_capture_file_when_they_are_looked_at() {
     std::fs::write(&file, &bytes).expect("written");
     let source = Source::open(&file).expect("opened");
     assert!(source.is_mapped());
-    let opened = open(
-        &source,
-        &PeelChoice::default(),
-        &Limits::default(),
-        None,
-        None,
-    )
-    .expect("peeled");
+    let opened = open(&source, Layers::Best, &Limits::default(), None, None).expect("peeled");
     opened.exchanges();
     let start = opened.listing_summary().default_payload;
     assert_eq!(opened.payloads.len(), 10);

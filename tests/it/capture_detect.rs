@@ -6,8 +6,9 @@
 use crate::common;
 
 use common::data;
-use wirelens::capture::detect::CONFIDENT;
-use wirelens::capture::{detect, peel, peel_readings, PeelOptions};
+use wirelens::capture::{peel, peel_readings, PeelOptions};
+use wirelens::codec::detect::detect;
+use wirelens::codec::detect::CONFIDENT;
 use wirelens::codec::protobuf::schema::Schema;
 use wirelens::codec::{DecodeOptions, Format};
 
@@ -455,7 +456,7 @@ fn a_hinted_reading_that_fails_near_the_end_stays_below_complete_readings() {
 
 #[test]
 fn a_text_content_type_is_a_text_verdict_and_no_format_ranks_above_it() {
-    use wirelens::capture::detect::{verdict, Verdict};
+    use wirelens::capture::verdict::{verdict, Verdict};
     for (content_type, media) in [
         ("text/html; charset=utf-8", "text/html"),
         ("text/plain", "text/plain"),

@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use wirelens::capture::{detect, peel, peel_readings, PeelChoice, PeelOptions, Split};
+use wirelens::capture::{peel, peel_readings, PeelChoice, PeelOptions, Split};
+use wirelens::codec::detect::detect;
 use wirelens::codec::{DecodeOptions, Format};
 
 use super::common::run_wirelens;
@@ -206,7 +207,7 @@ fn chrome_style_har_base64_cut_omitted_and_websocket() {
     // A text message is text: JSON here, so read as JSON (hinted), with no verdict.
     assert_eq!(p[5].meta_value("websocket opcode"), Some("text"));
     assert_eq!(p[5].hint, Some(Format::Json));
-    assert_eq!(wirelens::capture::detect::verdict(&p[5]), None);
+    assert_eq!(wirelens::capture::verdict::verdict(&p[5]), None);
     assert_eq!(p[6].meta_value("websocket opcode"), None, "binary");
     assert_eq!(p[6].bytes, [0x81, 0xa2, b'i', b'd', 0x07]);
     assert_eq!(p[6].meta_value("direction"), Some("receive"));
@@ -674,7 +675,7 @@ fn base64_the_file_cannot_lend_is_decoded_at_once_and_bad_base64_still_warns() {
 
 #[test]
 fn a_bom_a_mime_type_and_text_messages_are_read_as_exporters_write_them() {
-    use wirelens::capture::detect::{verdict, Verdict};
+    use wirelens::capture::verdict::{verdict, Verdict};
     // A byte-order mark before the HAR (Fiddler and Windows tools write one); a cached 304
     // whose headers lack Content-Type, its mimeType text/html; WebSocket text that is no JSON.
     let mut har = b"\xef\xbb\xbf".to_vec();

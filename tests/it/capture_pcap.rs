@@ -980,8 +980,8 @@ fn a_tls_capture_is_labelled_encrypted_not_guessed_as_a_format() {
             "payload {i}: no format readings"
         );
         assert!(matches!(
-            wirelens::capture::detect::verdict(p),
-            Some(wirelens::capture::detect::Verdict::Encrypted { .. })
+            wirelens::capture::verdict::verdict(p),
+            Some(wirelens::capture::verdict::Verdict::Encrypted { .. })
         ));
     }
 }
@@ -998,8 +998,8 @@ fn an_html_body_in_a_capture_is_text_not_a_format_guess() {
         .expect("the response body");
     assert!(body.bytes.starts_with(b"<!DOCTYPE HTML>"));
     assert_eq!(
-        wirelens::capture::detect::verdict(body),
-        Some(wirelens::capture::detect::Verdict::Text {
+        wirelens::capture::verdict::verdict(body),
+        Some(wirelens::capture::verdict::Verdict::Text {
             media_type: "text/html".into(),
             said_by: "its Content-Type",
         })
@@ -1170,8 +1170,8 @@ fn dns_beside_http_is_named_and_the_http_body_is_the_default() {
     let protocols: Vec<Option<&str>> = p.payloads.iter().map(|p| p.protocol.as_deref()).collect();
     assert_eq!(protocols, [None, None, Some("DNS"), Some("mDNS")]);
     assert_eq!(
-        wirelens::capture::detect::verdict(&p.payloads[2]),
-        Some(wirelens::capture::detect::Verdict::NotData {
+        wirelens::capture::verdict::verdict(&p.payloads[2]),
+        Some(wirelens::capture::verdict::Verdict::NotData {
             protocol: "DNS".into()
         })
     );

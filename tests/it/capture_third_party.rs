@@ -417,8 +417,8 @@ fn tcpdump_test_captures_name_the_protocols_tshark_names() {
                             "{name}: frame {frame} is {protocol} to tshark"
                         );
                         assert!(matches!(
-                            wirelens::capture::detect::verdict(p),
-                            Some(wirelens::capture::detect::Verdict::NotData { .. })
+                            wirelens::capture::verdict::verdict(p),
+                            Some(wirelens::capture::verdict::Verdict::NotData { .. })
                         ));
                     }
                 }
@@ -430,8 +430,8 @@ fn tcpdump_test_captures_name_the_protocols_tshark_names() {
                         .find(|p| !p.bytes.is_empty())
                         .expect("a body");
                     assert!(matches!(
-                        wirelens::capture::detect::verdict(body),
-                        Some(wirelens::capture::detect::Verdict::Text { .. })
+                        wirelens::capture::verdict::verdict(body),
+                        Some(wirelens::capture::verdict::Verdict::Text { .. })
                     ));
                 }
             }
@@ -590,7 +590,7 @@ fn captures_of_intrusion_detection_suites_and_tls_libraries_read_as_tshark_reads
     // stacked Content-Encodings; TCP gaps; SIP, SSDP, DNS, DHCP, QUIC), Zeek's mDNS and SIP,
     // a TLS library's captures of every AEAD suite with their key logs, and tcpdump's HTTP
     // capture: what tshark exports, decrypts and names, wirelens gives too.
-    use wirelens::capture::detect::{verdict, Verdict};
+    use wirelens::capture::verdict::{verdict, Verdict};
     let captures = tshark_captures();
     assert_eq!(captures.len(), 40);
     let mut counts = std::collections::BTreeMap::<&str, usize>::new();

@@ -6,7 +6,8 @@
 //! an address-space rlimit), not here.
 
 use crate::common::{pcap_of_x_streams, run_wirelens};
-use wirelens::capture::{detect, readings};
+use wirelens::capture::readings;
+use wirelens::codec::detect::detect;
 use wirelens::codec::protobuf::wire;
 use wirelens::codec::{decode, DecodeOptions, ErrorKind, Format, LimitName};
 use wirelens::limits::Limits;

@@ -470,7 +470,7 @@ fn a_capture_without_payloads_says_why_instead_of_showing_the_file() {
 
 #[test]
 fn tls_and_html_payloads_carry_their_verdict_and_no_format_guess() {
-    use wirelens::capture::detect::Verdict;
+    use wirelens::capture::verdict::Verdict;
     let mut ws = Workspace::new(no_notify());
     ws.open_path(capture_fixture("tls13.pcap"))
         .expect("the fixture opens");
@@ -674,14 +674,14 @@ fn every_column_shares_the_decoded_value() {
 #[test]
 fn an_analysis_shows_each_column_as_it_is_encoded_and_measures_sizes_last() {
     use std::sync::Mutex;
-    use wirelens::capture::PeelChoice;
     use wirelens::limits::Limits;
+    use wirelens::pipeline::Layers;
     use wirelens::workspace::analysis::{analyze_payload_previewing, open, Choice};
     use wirelens::workspace::{Job, SchemaSet};
 
     let source = Source::open(sample("transactions-1k.json")).expect("the sample opens");
     let limits = Limits::default();
-    let payload = open(&source, &PeelChoice::default(), &limits, None, None)
+    let payload = open(&source, Layers::Best, &limits, None, None)
         .expect("peeled")
         .payloads
         .into_iter()
@@ -925,7 +925,7 @@ fn hidden_columns_are_encoded_when_shown() {
 
 #[test]
 fn a_capture_opens_on_the_payload_a_user_came_for() {
-    use wirelens::capture::detect::Verdict;
+    use wirelens::capture::verdict::Verdict;
     // A DNS and an mDNS query come first; the app starts on the JSON body, as the CLI does.
     let mut ws = Workspace::new(no_notify());
     ws.open_path(capture_fixture("dns-beside-http.pcap"))

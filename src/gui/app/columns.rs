@@ -327,7 +327,7 @@ impl App {
             return;
         };
         let bytes = payload.bytes.as_slice();
-        if let crate::capture::detect::Verdict::Text { .. } = verdict {
+        if let crate::capture::verdict::Verdict::Text { .. } = verdict {
             // The text, then its bytes: what a text message or body is, and what it was sent as.
             let mut text =
                 String::from_utf8_lossy(bytes.get(..SHOWN).unwrap_or(bytes)).into_owned();

@@ -11,6 +11,7 @@ use crate::capture::{
     listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Query, Split,
 };
 use crate::gui::widgets::thousands;
+use crate::pipeline::Layers;
 use crate::workspace::{Origin, Stage};
 
 impl App {
@@ -201,8 +202,13 @@ impl App {
     fn payload_list(&mut self, ui: &mut egui::Ui) {
         let choices = || super::diff_view::payload_choices_of(&self.ws);
         let Some(entry) = self.ws.entry() else { return };
-        let peel = entry.peel;
-        let mut raw = peel.max_layers == Some(0) && peel.split == Split::Never;
+        let layers = entry.layers;
+        let mut raw = layers == Layers::AsIs;
+        // The best-ranked way shows as the default choice ("every layer", "auto").
+        let peel = match layers {
+            Layers::Peel(choice) => choice,
+            _ => PeelChoice::default(),
+        };
         let mut deepest = 0;
         let current = entry.payload;
         let this = self.ws.current.unwrap_or(0);

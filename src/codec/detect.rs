@@ -1,208 +1,15 @@
 //! Ranks the possible readings of a payload: which format it is, how sure we are, and why.
 //!
 //! Every format is tried with its real decoder; a reading that consumes all bytes beats one that
-//! stops early (complete readings never score below 41, incomplete ones never above 40), and plausibility decides between full readings (binary formats rarely decode fully
-//! by accident, but short inputs can: `0x01` is valid in both MessagePack and CBOR). Each reading
-//! keeps its decoded document or error, so nothing is decoded twice, and carries the reasons a
-//! user sees ("consumed all 812 bytes as CBOR map(6)").
+//! stops early (complete readings never score below 41, incomplete ones never above 40), and
+//! plausibility decides between full readings (binary formats rarely decode fully by accident,
+//! but short inputs can: `0x01` is valid in both MessagePack and CBOR). Each reading keeps its
+//! decoded document or error, so nothing is decoded twice, and carries the reasons a user sees
+//! ("consumed all 812 bytes as CBOR map(6)"). Whether a payload is data at all (text, encrypted
+//! records) is decided before, from what its layers say ([`crate::capture::verdict`]).
 
-pub use super::media::{media_file_type, text_media_type};
-use super::payload::Payload;
-use crate::codec::{self, DecodeError, DecodeOptions, Document, ErrorKind, Format};
+use super::{DecodeError, DecodeOptions, Document, ErrorKind, Format};
 use crate::model::Value;
-
-/// What a payload is when it is no data format to decode: text its sender labelled as such,
-/// encrypted records, or a datagram or stream of a protocol that is not a data format (DNS,
-/// SIP…). A payload with a verdict gets no format guess: a CBOR or MessagePack "reading" of an
-/// HTML page, a TLS stream or a DNS query is noise, however it scores.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    /// The protocol says the bytes are text: a text media type (`text/html`,
-    /// `application/javascript`…), a WebSocket text message that is not JSON.
-    Text {
-        /// The media type, lower case, without parameters.
-        media_type: String,
-        /// What said so: "its Content-Type", "its WebSocket opcode".
-        said_by: &'static str,
-    },
-    /// Encrypted records (TLS): nothing to decode without the keys.
-    Encrypted {
-        /// The protocol layer: `TLS 1.3`, or the `encrypted` meta value when no layer names it.
-        protocol: String,
-        /// What the records show without a key (the layer's detail), if known.
-        detail: Option<String>,
-    },
-    /// The messages of a protocol that is not a data format (the meta entry `protocol`, set by
-    /// the capture layer from the port and the bytes' shape), or a media file its Content-Type
-    /// names ([`media_file_type`]).
-    NotData {
-        /// The protocol: `DNS`, `mDNS`, `SIP`, `QUIC`…; or the media type, `image/png`.
-        protocol: String,
-    },
-}
-
-impl Verdict {
-    /// A short name for the reading: `text (text/html)`, `encrypted (TLS 1.3)`, `DNS`.
-    pub fn name(&self) -> String {
-        match self {
-            Verdict::Text { media_type, .. } => format!("text ({media_type})"),
-            Verdict::Encrypted { protocol, .. } => format!("encrypted ({protocol})"),
-            Verdict::NotData { protocol } => format!("{protocol} (not a data payload)"),
-        }
-    }
-
-    /// The sentence shown instead of a format reading.
-    pub fn sentence(&self) -> String {
-        match self {
-            Verdict::Text {
-                media_type,
-                said_by,
-            } => {
-                format!("text ({media_type}), as {said_by} says; no data format is guessed")
-            }
-            Verdict::Encrypted {
-                detail: Some(detail),
-                ..
-            } => format!("encrypted TLS records: {detail}"),
-            Verdict::Encrypted { protocol, .. } => {
-                format!("encrypted {protocol} records — give a key log to decrypt")
-            }
-            Verdict::NotData { protocol } if protocol.contains('/') => {
-                format!("{protocol}, as its Content-Type says: a media file, not a data payload; no data format is guessed")
-            }
-            Verdict::NotData { protocol } => {
-                format!("{protocol} messages: not a data payload, no data format is guessed")
-            }
-        }
-    }
-
-    /// Whether the payload is one a user converts: text is (as a string), encrypted records and
-    /// other protocols' messages are not.
-    pub fn is_data(&self) -> bool {
-        matches!(self, Verdict::Text { .. })
-    }
-}
-
-/// The verdict on a payload, from what its layers recorded: meta `encrypted` (a TLS stream),
-/// meta `protocol` (a protocol that is no data format), a WebSocket text message that is not
-/// JSON, or a `Content-Type` naming a text media type ([`text_media_type`]). `None`: read its
-/// format.
-pub fn verdict(payload: &Payload) -> Option<Verdict> {
-    if let Some(protocol) = &payload.protocol {
-        return Some(Verdict::NotData {
-            protocol: protocol.clone(),
-        });
-    }
-    if let Some(what) = payload.meta_value("encrypted") {
-        let layer = payload
-            .layers
-            .iter()
-            .rev()
-            .find(|l| l.name.starts_with(what));
-        return Some(Verdict::Encrypted {
-            protocol: layer.map_or_else(|| what.to_string(), |l| l.name.clone()),
-            detail: layer.map(|l| l.detail.clone()).filter(|d| !d.is_empty()),
-        });
-    }
-    // A text message is text: JSON, the one data format written as text, is read as JSON (the
-    // layer hints it), anything else is shown as the text it is.
-    if payload.meta_value("websocket opcode") == Some("text")
-        && !payload
-            .bytes
-            .peek(|b| crate::codec::json::is_json(b, &crate::limits::Limits::default()))
-    {
-        return Some(Verdict::Text {
-            media_type: "text/plain".to_string(),
-            said_by: "its WebSocket opcode (text)",
-        });
-    }
-    let Some(media) = payload.media_type() else {
-        return text_by_bytes(payload);
-    };
-    let content_type = media.name.as_str();
-    if content_type == "application/dns-message" {
-        // DNS over HTTPS: the body is a DNS message, as a datagram on port 53 would be.
-        return Some(Verdict::NotData {
-            protocol: "DNS".to_string(),
-        });
-    }
-    if content_type == "application/octet-stream" {
-        // "Some bytes": no word on what they are, so their content may say it is text.
-        return text_by_bytes(payload);
-    }
-    if let Some(media) = media_file_type(content_type) {
-        // An image, a sound, a video, a font: a file format of its own, not a data payload.
-        return Some(Verdict::NotData { protocol: media });
-    }
-    text_media_type(content_type).map(|media_type| Verdict::Text {
-        media_type,
-        said_by: if media.from_export {
-            "its media type"
-        } else {
-            "its Content-Type"
-        },
-    })
-}
-
-/// The most bytes [`text_by_bytes`] tries the formats on: past that, printable UTF-8 is text.
-const TEXT_DETECT_MAX: usize = 1 << 20;
-
-/// A payload a capture layer found (a TCP or UDP stream, decrypted TLS records, a body) that
-/// nothing labelled (or labelled `application/octet-stream`), whose bytes are printable UTF-8 (tabs and line ends allowed), that is not
-/// JSON and that no format reads: text, by its bytes. Without this, "ping" over TLS or a
-/// line-based protocol is "no known format" with CBOR and MessagePack scraps below it. Bytes
-/// the user opened as a file get no such verdict: an invalid JSON document is better told
-/// where it fails.
-fn text_by_bytes(payload: &Payload) -> Option<Verdict> {
-    if payload.layers.is_empty() || payload.hint.is_some() || payload.bytes.is_empty() {
-        return None;
-    }
-    // A gRPC message is its method's message type, whatever its bytes look like.
-    if payload.grpc_call().is_some() || payload.layers.iter().any(|l| l.name.starts_with("gRPC")) {
-        return None;
-    }
-    // A glance: bytes left in a file to be read back when looked at stay there.
-    payload.bytes.peek(|bytes| text_by_content(bytes))
-}
-
-/// [`text_by_bytes`] of the bytes themselves.
-fn text_by_content(bytes: &[u8]) -> Option<Verdict> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    if text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{c}'))
-    {
-        return None;
-    }
-    let first = text.trim_start().chars().next()?;
-    if matches!(first, '{' | '[' | '"') {
-        // Meant as JSON, even where it fails: its reading says where.
-        return None;
-    }
-    let limits = crate::limits::Limits::default();
-    if bytes.len() <= TEXT_DETECT_MAX {
-        if crate::codec::json::is_json(bytes, &limits) {
-            return None;
-        }
-        // A structure (a map, an array, a message) that reads every byte outranks text; one
-        // CBOR or MessagePack string whose header byte happens to be a letter does not
-        // ("GOODDATA" is CBOR bytes(7) only by accident).
-        let options = DecodeOptions::default();
-        let structured = detect(bytes, None, &options).first().is_some_and(|r| {
-            r.summary().is_claim()
-                && r.outcome
-                    .as_ref()
-                    .is_ok_and(|d| matches!(d.value, Value::Map(_) | Value::Array(_)))
-        });
-        if structured {
-            return None;
-        }
-    }
-    Some(Verdict::Text {
-        media_type: "text/plain".to_string(),
-        said_by: "its content (printable UTF-8, unlabelled, read by no format)",
-    })
-}
 
 /// A reading at or above this confidence is a claim: "these bytes are this format". Below it, the
 /// bytes are reported as unknown (the readings are still listed). Random bytes stay below it in
@@ -248,6 +55,7 @@ impl Reading {
             reasons: self.reasons.clone(),
             complete: self.is_complete(),
             cut_by_limit: cut_by_limit(&self.outcome),
+            asked: false,
         }
     }
 
@@ -259,6 +67,7 @@ impl Reading {
             reasons: self.reasons,
             complete: self.outcome.is_ok(),
             cut_by_limit: cut_by_limit(&self.outcome),
+            asked: false,
         };
         (summary, self.outcome)
     }
@@ -284,6 +93,9 @@ pub struct ReadingSummary {
     pub complete: bool,
     /// Whether the decode stopped at a limit the user can raise (so far, it was this format).
     pub cut_by_limit: bool,
+    /// Whether the user asked for this format (`--from`, the app's format choice) rather than
+    /// detection choosing it; its reasons then say only how the decode went.
+    pub asked: bool,
 }
 
 impl ReadingSummary {
@@ -305,7 +117,7 @@ impl ReadingSummary {
 /// `hint` is a format suggested by the file name or the user's habits; it breaks ties.
 ///
 /// ```
-/// use wirelens::capture::detect;
+/// use wirelens::codec::detect::detect;
 /// use wirelens::codec::{DecodeOptions, Format};
 ///
 /// let readings = detect(br#"{"id": 7}"#, None, &DecodeOptions::default());
@@ -347,7 +159,7 @@ pub(crate) fn detect_knowing(
                 }
                 other => {
                     known = other;
-                    (codec::decode(bytes, format, options), None)
+                    (super::decode(bytes, format, options), None)
                 }
             };
             read_as(bytes, format, hint, options, outcome, rare)
