@@ -48,7 +48,7 @@ impl LimitName {
 /// limits.set("decompressed", "16M")?;
 /// assert_eq!(limits.max_depth, 64);
 /// assert_eq!(limits.max_decompressed, 16 << 20);
-/// # Ok::<(), String>(())
+/// # Ok::<(), wirelens::limits::LimitError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -318,25 +318,19 @@ impl Limits {
     /// Sets the limit called `name` (see [`Limits::NAMES`]) from `value`: a count, optionally with
     /// a binary suffix `K`, `M`, `G` (`16M` = 16 MiB), or `none` for no limit. The error says what
     /// was wrong.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let n = parse_count(value).ok_or_else(|| {
-            format!("limit {name}: {value:?} is not a count (e.g. 512, 64K, 16M, 1G or none)")
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), LimitError> {
+        let n = parse_count(value).ok_or_else(|| LimitError::NotACount {
+            name: name.to_string(),
+            value: value.to_string(),
         })?;
         let Some(field) = self.field_mut(name) else {
-            let names: Vec<&str> = Limits::NAMES.iter().map(|(n, _)| *n).collect();
-            return Err(format!(
-                "unknown limit {name:?}; the limits are {}",
-                names.join(", ")
-            ));
+            return Err(LimitError::UnknownName(name.to_string()));
         };
         *field = n;
         if self.max_depth > Limits::DEPTH_CEILING {
             let asked = self.max_depth;
             self.max_depth = Limits::DEPTH_CEILING;
-            return Err(format!(
-                "limit depth: {asked} is above the ceiling of {} levels",
-                Limits::DEPTH_CEILING
-            ));
+            return Err(LimitError::AboveCeiling { asked });
         }
         Ok(())
     }
@@ -383,13 +377,62 @@ impl Limits {
     }
 
     /// Sets a limit from `NAME=VALUE` text, as the CLI's `--limit` takes it.
-    pub fn set_pair(&mut self, pair: &str) -> Result<(), String> {
+    pub fn set_pair(&mut self, pair: &str) -> Result<(), LimitError> {
         let (name, value) = pair
             .split_once('=')
-            .ok_or_else(|| format!("--limit takes NAME=VALUE, not {pair:?}"))?;
+            .ok_or_else(|| LimitError::NotAPair(pair.to_string()))?;
         self.set(name.trim(), value.trim())
     }
 }
+
+/// Why [`Limits::set`] or [`Limits::set_pair`] refused a limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitError {
+    /// `--limit` text without `=`.
+    NotAPair(String),
+    /// A value that is no count.
+    NotACount {
+        /// The limit's name as given.
+        name: String,
+        /// The value as given.
+        value: String,
+    },
+    /// A name that is none of [`Limits::NAMES`].
+    UnknownName(String),
+    /// A depth above [`Limits::DEPTH_CEILING`] (the ceiling is set instead).
+    AboveCeiling {
+        /// The depth asked for.
+        asked: usize,
+    },
+}
+
+impl std::fmt::Display for LimitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LimitError::NotAPair(pair) => write!(f, "--limit takes NAME=VALUE, not {pair:?}"),
+            LimitError::NotACount { name, value } => write!(
+                f,
+                "limit {name}: {value:?} is not a count (e.g. 512, 64K, 16M, 1G or none)"
+            ),
+            LimitError::UnknownName(name) => {
+                let names: Vec<&str> = Limits::NAMES.iter().map(|(n, _)| *n).collect();
+                write!(
+                    f,
+                    "unknown limit {name:?}; the limits are {}",
+                    names.join(", ")
+                )
+            }
+            LimitError::AboveCeiling { asked } => write!(
+                f,
+                "limit depth: {asked} is above the ceiling of {} levels",
+                Limits::DEPTH_CEILING
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LimitError {}
 
 impl Default for Limits {
     fn default() -> Limits {
@@ -534,13 +577,20 @@ mod tests {
         }
         assert_eq!(l.to_string(), "depth=1 decompressed=2 ratio=3 ratio-floor=4 layers=5 pcap-bytes=6 pcap-packets=7 payloads=8 protobuf-scan=9 nodes=10 protobuf-nodes=11 header-list=12 headers=13 frames=14");
         let err = l.set("colour", "1").expect_err("unknown");
+        assert_eq!(err, LimitError::UnknownName("colour".into()));
+        let text = err.to_string();
         assert!(
-            err.contains("unknown limit") && err.contains("depth"),
-            "{err}"
+            text.contains("unknown limit") && text.contains("depth"),
+            "{text}"
         );
         let err = l.set_pair("depth").expect_err("no =");
-        assert!(err.contains("NAME=VALUE"), "{err}");
+        assert!(matches!(err, LimitError::NotAPair(_)), "{err}");
+        assert!(err.to_string().contains("NAME=VALUE"), "{err}");
         let err = l.set_pair("depth=lots").expect_err("not a count");
-        assert!(err.contains("not a count"), "{err}");
+        assert!(matches!(err, LimitError::NotACount { .. }), "{err}");
+        assert!(err.to_string().contains("not a count"), "{err}");
+        let err = l.set("depth", "100000").expect_err("too deep");
+        assert_eq!(err, LimitError::AboveCeiling { asked: 100_000 });
+        assert_eq!(l.max_depth, Limits::DEPTH_CEILING);
     }
 }

@@ -7,7 +7,8 @@
 //! after that works on a value at most that deep.
 
 use crate::common::run_wirelens;
-use wirelens::capture::{detect, peel, PeelOptions};
+use wirelens::capture::{peel, PeelOptions};
+use wirelens::codec::detect::detect;
 use wirelens::codec::{decode, encode, DecodeOptions, EncodeOptions, ErrorKind, Format, LimitName};
 use wirelens::model::{Value, DEBUG_DEPTH};
 use wirelens::report::inspect;
@@ -156,7 +157,7 @@ fn the_depth_ceiling_fits_a_two_mebibyte_stack() {
     let err = limits
         .set("depth", "1000000")
         .expect_err("above the ceiling");
-    assert!(err.contains("ceiling"), "{err}");
+    assert!(err.to_string().contains("ceiling"), "{err}");
     assert_eq!(limits.max_depth, wirelens::limits::Limits::DEPTH_CEILING);
     let options = DecodeOptions {
         limits,

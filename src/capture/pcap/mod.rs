@@ -239,11 +239,13 @@ impl Capture {
 
     /// The key log of the capture's Decryption Secrets Blocks, all blocks merged; empty when
     /// there are none. A malformed block is an error naming the block (from 1) and its line.
-    pub fn tls_key_log(&self) -> Result<super::tls::KeyLog, String> {
+    pub fn tls_key_log(&self) -> Result<super::tls::KeyLog, super::tls::KeyLogError> {
         let mut log = super::tls::KeyLog::default();
         for (n, text) in self.tls_secrets.iter().enumerate() {
-            let block = super::tls::KeyLog::parse(text)
-                .map_err(|e| format!("decryption secrets block {}: {e}", n.saturating_add(1)))?;
+            let block = super::tls::KeyLog::parse(text).map_err(|e| super::tls::KeyLogError {
+                block: Some(n.saturating_add(1)),
+                ..e
+            })?;
             log.merge(block);
         }
         Ok(log)

@@ -75,9 +75,10 @@ impl KeyLog {
     /// assert_eq!(log.len(), 1);
     /// assert!(log.get(&[0x11; 32]).and_then(|s| s.master_secret.as_ref()).is_some());
     /// let err = KeyLog::parse("\nCLIENT_RANDOM zz 00\n").expect_err("not hex");
-    /// assert!(err.starts_with("key log line 2:"), "{err}");
+    /// assert_eq!(err.line, 2);
+    /// assert!(err.to_string().starts_with("key log line 2:"), "{err}");
     /// ```
-    pub fn parse(text: &str) -> Result<KeyLog, String> {
+    pub fn parse(text: &str) -> Result<KeyLog, KeyLogError> {
         let mut log = KeyLog::default();
         for (n, line) in text.lines().enumerate() {
             let number = n.saturating_add(1);
@@ -85,8 +86,11 @@ impl KeyLog {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            log.add_line(line)
-                .map_err(|e| format!("key log line {number}: {e}"))?;
+            log.add_line(line).map_err(|message| KeyLogError {
+                block: None,
+                line: number,
+                message,
+            })?;
         }
         Ok(log)
     }
@@ -189,6 +193,29 @@ impl KeyLog {
     }
 }
 
+
+/// A key log line [`KeyLog::parse`] could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyLogError {
+    /// The pcapng Decryption Secrets Block it came from (from 1), when it came from a capture.
+    pub block: Option<usize>,
+    /// The line (from 1).
+    pub line: usize,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl std::fmt::Display for KeyLogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(block) = self.block {
+            write!(f, "decryption secrets block {block}: ")?;
+        }
+        write!(f, "key log line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for KeyLogError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,7 +274,7 @@ mod tests {
             ),
         ] {
             let err = KeyLog::parse(&text).expect_err("malformed");
-            assert!(err.starts_with(wanted), "{err}");
+            assert!(err.to_string().starts_with(wanted), "{err}");
         }
     }
 

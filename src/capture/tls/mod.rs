@@ -19,7 +19,7 @@ pub mod decrypt;
 pub mod keylog;
 
 pub use decrypt::{decrypt, DecryptError, Decrypted, DirectionPlain, PlainSpan};
-pub use keylog::{KeyLog, Secrets};
+pub use keylog::{KeyLog, KeyLogError, Secrets};
 
 /// Most bytes of handshake messages gathered per direction to find the hello messages.
 pub const MAX_HANDSHAKE: usize = 64 << 10;

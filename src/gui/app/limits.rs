@@ -40,7 +40,7 @@ pub(super) fn limits_from<'a>(
 ) -> Result<Limits, String> {
     let mut limits = Limits::default();
     for (name, value) in overrides {
-        limits.set(name, value)?;
+        limits.set(name, value).map_err(|e| e.to_string())?;
     }
     Ok(limits)
 }
