@@ -36,6 +36,7 @@ use crate::model::Value;
 /// A library that encodes and decodes one format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Library {
     /// wirelens' own span-tracking codecs (every format).
     Wirelens,
@@ -192,12 +193,16 @@ pub fn prepare(
 ) -> Result<Box<dyn Adapter>, String> {
     let adapter: Box<dyn Adapter> = match (library, format) {
         (Library::Wirelens, f) => Box::new(wirelens::Adapter::new(f, source)?),
-        (Library::SerdeJson, Format::Json) => Box::new(json::SerdeJson::new(source.bytes)?),
-        (Library::SonicRs, Format::Json) => Box::new(json::Sonic::new(source.bytes)?),
+        (Library::SerdeJson, Format::Json) => {
+            Box::new(Plain::<json::SerdeJson>::new(source.bytes)?)
+        }
+        (Library::SonicRs, Format::Json) => Box::new(Plain::<json::Sonic>::new(source.bytes)?),
         (Library::RmpSerde, Format::MessagePack) => Box::new(msgpack::RmpSerde::new(source.bytes)?),
-        (Library::Rmpv, Format::MessagePack) => Box::new(msgpack::Rmpv::new(source.bytes)?),
-        (Library::Ciborium, Format::Cbor) => Box::new(cbor::Ciborium::new(source.bytes)?),
-        (Library::Cbor4ii, Format::Cbor) => Box::new(cbor::Cbor4ii::new(source.bytes)?),
+        (Library::Rmpv, Format::MessagePack) => {
+            Box::new(Plain::<msgpack::Rmpv>::new(source.bytes)?)
+        }
+        (Library::Ciborium, Format::Cbor) => Box::new(Plain::<cbor::Ciborium>::new(source.bytes)?),
+        (Library::Cbor4ii, Format::Cbor) => Box::new(Plain::<cbor::Cbor4ii>::new(source.bytes)?),
         (Library::ProstReflect, Format::Protobuf) => {
             let message = source.message.ok_or("prost-reflect needs a message type")?;
             Box::new(protobuf::Prost::new(source.bytes, message)?)
@@ -211,6 +216,86 @@ pub fn prepare(
         (l, f) => return Err(format!("{} does not handle {}", l.name(), f.title())),
     };
     Ok(adapter)
+}
+
+/// A library's own codec of its own dynamic value: the two operations timed.
+trait Codec: 'static {
+    /// The library's dynamic value.
+    type Value: Send;
+    /// The row it is.
+    const LIBRARY: Library;
+    /// Reads `bytes` as the library does.
+    fn read(bytes: &[u8]) -> Result<Self::Value, String>;
+    /// Writes `value` after what `out` holds, as the library does.
+    fn write(value: &Self::Value, out: &mut Vec<u8>) -> Result<(), String>;
+}
+
+/// A library timed through its [`Codec`]: its value read from the bytes wirelens wrote (that
+/// read warms the decode up when the library writes the same bytes back), its own bytes written
+/// once (warming the encode up), and each timed decode checked against the value's bytes when
+/// the library's own bytes differ from wirelens'.
+struct Plain<C: Codec> {
+    value: Held<C::Value>,
+    bytes: Vec<u8>,
+    warmed: Warmed,
+    round_trip: RoundTrip,
+    codec: std::marker::PhantomData<fn() -> C>,
+}
+
+impl<C: Codec> Plain<C> {
+    fn new(input: &[u8]) -> Result<Plain<C>, String> {
+        let named = |e: String| format!("{}: {e}", C::LIBRARY.name());
+        let (value, decode) = timed(|| C::read(input));
+        let value = value.map_err(named)?;
+        let mut bytes = Vec::new();
+        let (written, encode) = timed(|| C::write(&value, &mut bytes));
+        written.map_err(named)?;
+        let warmed = Warmed {
+            encode: Some(encode),
+            decode: (bytes == input).then_some(decode),
+        };
+        let round_trip = RoundTrip::new(&bytes, input, || Ok(bytes.clone()))?;
+        Ok(Plain {
+            value: Held::new(value),
+            bytes,
+            warmed,
+            round_trip,
+            codec: std::marker::PhantomData,
+        })
+    }
+
+    /// The value's bytes as the library writes them, for the round-trip check.
+    fn written(value: &C::Value) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        C::write(value, &mut out)?;
+        Ok(out)
+    }
+}
+
+impl<C: Codec> Adapter for Plain<C> {
+    fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+    fn encode(&self, b: &mut Bencher<'_>) {
+        self.value.with(b, |b, value| {
+            b.iter(|buf| {
+                buf.clear();
+                C::write(std::hint::black_box(value), buf).is_ok()
+            })
+        });
+    }
+    fn decode(&self, b: &mut Bencher<'_>) {
+        b.iter_checked(
+            |back| self.round_trip.check(C::LIBRARY, back, Plain::<C>::written),
+            |_| C::read(std::hint::black_box(&self.bytes)),
+        );
+    }
+    fn release_value(&self) {
+        self.value.release();
+    }
+    fn warmed(&self) -> Warmed {
+        self.warmed
+    }
 }
 
 /// The round trip of a library whose value was decoded from other bytes than the ones it writes
