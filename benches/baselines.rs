@@ -171,6 +171,7 @@ fn library(format: Format) -> &'static str {
         Format::Cbor => "ciborium",
         Format::Protobuf => "prost-reflect",
         Format::Avro => "apache-avro",
+        other => panic!("no baseline library for {}", other.name()),
     }
 }
 

@@ -18,6 +18,7 @@ use std::fmt;
 /// Which limit stopped a decode, as an [`ErrorKind::Limit`](crate::codec::ErrorKind) error
 /// names it, so a caller (and a test) knows which one without reading the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LimitName {
     /// [`Limits::max_depth`]: nesting of containers, tags, messages and groups.
     Depth,

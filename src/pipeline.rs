@@ -48,6 +48,7 @@ pub use write::{
 
 /// How an input is peeled into payloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Layers {
     /// The bytes as they are: one payload, nothing peeled, nothing split.
     AsIs,
@@ -186,6 +187,7 @@ impl Opened {
 
 /// Why [`open`] could not do what it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OpenError {
     /// [`Layers::Reading`] asked for a way of peeling the input does not have.
     NoSuchReading {
@@ -725,8 +727,10 @@ pub struct ReadRequest<'a> {
     /// Readings already made of these bytes, used where they give the same outcome.
     pub known: Option<Known>,
     /// Read a JSON, MessagePack or CBOR payload of this many bytes or more without its value (see
-    /// [`Read::skeleton`], [`skeleton_format`]).
-    pub skeleton_from: Option<usize>,
+    /// [`Read::skeleton`]): the format [`skeleton_format`] gave the face, which decides it once
+    /// (the app, to start the work such a payload needs early). It stands only if detection or
+    /// the format asked for reads the payload as that format.
+    pub skeleton: Option<Format>,
     /// What an Avro framing said of the payload (see [`avro_writer`]).
     pub avro_framed: Option<&'a crate::codec::avro::Framed>,
     /// The Avro schemas the user loaded, the default last: with a writer's schema (one of
@@ -754,8 +758,8 @@ pub struct Read {
     pub outcome: Result<Document, DecodeError>,
     /// Whether the document is a skeleton: its span tree is the whole payload's, but its value
     /// holds only the root's keys (or items), each null. Values are read from the payload's
-    /// bytes by span as they are needed. Only for a JSON, MessagePack or CBOR payload of
-    /// [`ReadRequest::skeleton_from`] bytes or more ([`skeleton_format`]).
+    /// bytes by span as they are needed. Only for a large JSON, MessagePack or CBOR payload
+    /// ([`ReadRequest::skeleton`], [`skeleton_format`]).
     pub skeleton: bool,
     /// The message type protobuf was read with (and is written with), if any.
     pub message: Option<MessageDescriptor>,
@@ -896,16 +900,8 @@ pub fn read(
         Some(readings) => readings,
         None => {
             let skeleton_doc = request
-                .skeleton_from
-                .and_then(|from| {
-                    skeleton_format(
-                        bytes,
-                        wanted,
-                        request.hint,
-                        &options.protobuf_readings,
-                        from,
-                    )
-                })
+                .skeleton
+                .filter(|&f| wanted.is_none_or(|w| w == f) && options.protobuf_readings.is_empty())
                 .and_then(|format| skeleton(bytes, format, &options));
             skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
             let known = skeleton_doc.map(|(doc, rare)| KnownDocument::Skeleton(doc, rare));
@@ -944,8 +940,8 @@ pub fn read(
     }
 }
 
-/// The format [`read`] reads `bytes` as a skeleton ([`Read::skeleton`]) with
-/// [`ReadRequest::skeleton_from`] `from`, if the walk applies: at least `from` bytes that start
+/// The format to read `bytes` as a skeleton ([`Read::skeleton`], [`ReadRequest::skeleton`]), if
+/// the walk applies: at least `from` bytes that start
 /// as a JSON map or array, a MessagePack map or array head, or a CBOR array or map head of
 /// definite length, read as the best reading or as that format, and no field readings (which
 /// ask for protobuf). A head that is both a MessagePack and a CBOR one (0x80–0x9b) is read as
@@ -1167,7 +1163,7 @@ service Geo { rpc Find(Name) returns (Point); }
                     readings: known(),
                     message: None,
                 }),
-                skeleton_from: Some(0),
+                skeleton: skeleton_format(bytes, None, None, &[], 0),
                 ..ReadRequest::default()
             },
             None,
@@ -1296,7 +1292,7 @@ service Geo { rpc Find(Name) returns (Point); }
     fn a_large_json_payload_reads_as_a_skeleton_with_the_whole_span_tree() {
         let bytes = br#"{"a": [1, 2, {"b": "c"}], "d": null, "e": 1.5}"#;
         let request = |from| ReadRequest {
-            skeleton_from: Some(from),
+            skeleton: skeleton_format(bytes, None, None, &[], from),
             ..ReadRequest::default()
         };
         let whole = codec::decode(bytes, Format::Json, &DecodeOptions::default()).expect("JSON");

@@ -13,6 +13,7 @@ use std::net::SocketAddr;
 
 /// The transport protocol of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Transport {
     /// TCP: each direction is a reassembled byte stream.
     Tcp,

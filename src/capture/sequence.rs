@@ -28,6 +28,7 @@ pub const MAX_ITEMS: usize = framing::MAX_DELIMITED;
 
 /// How a payload holding several messages marks where each ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Framing {
     /// gRPC / gRPC-Web: a flag byte and a 4-byte length before each message.
     Grpc,

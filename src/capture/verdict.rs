@@ -14,6 +14,7 @@ use crate::model::Value;
 /// SIP…). A payload with a verdict gets no format guess: a CBOR or MessagePack "reading" of an
 /// HTML page, a TLS stream or a DNS query is noise, however it scores.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// The protocol says the bytes are text: a text media type (`text/html`,
     /// `application/javascript`…), a WebSocket text message that is not JSON.

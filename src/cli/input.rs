@@ -282,7 +282,7 @@ pub(super) fn read_payload_knowing(
         field_readings: plan.field_readings.clone(),
         limits: plan.limits,
         known,
-        skeleton_from: None,
+        skeleton: None,
         avro_framed: input.avro.as_ref(),
         avro_schemas: plan.avro.as_slice(),
         avro_reader: plan.reader.as_ref(),

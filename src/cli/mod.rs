@@ -41,6 +41,7 @@ use inspect::{inspect_cmd, inspect_payload};
 
 /// A failure with its exit status.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Failure {
     /// The input could not be read or decoded (exit 1).
     Input(String),

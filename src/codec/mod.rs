@@ -31,6 +31,7 @@ use crate::model::{Path, RawField, SpanTree, SpanTreeBuilder, Value};
 
 /// A wire format wirelens decodes and encodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Format {
     /// JSON text (RFC 8259).
     Json,
@@ -167,6 +168,7 @@ impl DecodeOptions {
 
 /// The class of a decoding failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The bytes are not well-formed in this format.
     Syntax,

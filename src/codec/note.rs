@@ -11,6 +11,7 @@ use crate::model::Path;
 
 /// What kind of information a conversion changed or dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum NoteKind {
     /// Bytes written as base64 text (JSON has no byte strings).
     BytesAsBase64,

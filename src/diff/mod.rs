@@ -101,23 +101,22 @@ impl Default for DiffOptions {
 impl DiffOptions {
     /// An identity-field pattern (`--key`) checked: a path pattern ending in an array's records
     /// and their field, like `$.data[*].id`. The error says where the text goes wrong.
-    pub fn key_pattern(text: &str) -> Result<Path, String> {
+    pub fn key_pattern(text: &str) -> Result<Path, PatternError> {
         let p = Self::ignore_pattern(text)?;
         match p.segments() {
             [.., PathSegment::AnyIndex | PathSegment::Index(_), PathSegment::Key(_)] => Ok(p),
-            _ => Err(format!(
-                "{text}: expected an array's records and their field, like $.data[*].id"
-            )),
+            _ => Err(PatternError::NotRecordsField {
+                text: text.to_string(),
+            }),
         }
     }
 
     /// A pattern of paths to leave out (`--ignore`), like `$.data[*].updated_at`.
-    pub fn ignore_pattern(text: &str) -> Result<Path, String> {
-        Path::parse(text).map_err(|e| {
-            format!(
-                "{text}: not a path pattern (at character {}: {})",
-                e.at, e.message
-            )
+    pub fn ignore_pattern(text: &str) -> Result<Path, PatternError> {
+        Path::parse(text).map_err(|e| PatternError::NotAPath {
+            text: text.to_string(),
+            at: e.at,
+            message: e.message,
         })
     }
 
@@ -126,8 +125,8 @@ impl DiffOptions {
     /// the error.
     pub fn patterns(
         text: &str,
-        check: fn(&str) -> Result<Path, String>,
-    ) -> Result<Vec<Path>, String> {
+        check: fn(&str) -> Result<Path, PatternError>,
+    ) -> Result<Vec<Path>, PatternError> {
         let mut items = Vec::new();
         let (mut depth, mut quote, mut start) = (0usize, None, 0);
         for (i, c) in text.char_indices() {
@@ -154,8 +153,46 @@ impl DiffOptions {
     }
 }
 
+/// Why [`DiffOptions::key_pattern`] or [`DiffOptions::ignore_pattern`] refused a pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PatternError {
+    /// Not a path pattern: the character where it goes wrong, and why.
+    NotAPath {
+        /// The pattern as given.
+        text: String,
+        /// The character offset where it goes wrong.
+        at: usize,
+        /// What is wrong there.
+        message: String,
+    },
+    /// A path pattern, but not one of an array's records and their field (`--key`).
+    NotRecordsField {
+        /// The pattern as given.
+        text: String,
+    },
+}
+
+impl std::fmt::Display for PatternError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PatternError::NotAPath { text, at, message } => write!(
+                f,
+                "{text}: not a path pattern (at character {at}: {message})"
+            ),
+            PatternError::NotRecordsField { text } => write!(
+                f,
+                "{text}: expected an array's records and their field, like $.data[*].id"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
 /// What sort of difference a [`Change`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ChangeKind {
     /// Only B has it.
     Added,

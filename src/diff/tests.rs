@@ -298,13 +298,23 @@ fn patterns_typed_on_one_line_are_split_outside_brackets_and_checked() {
     .expect("two patterns");
     assert_eq!(keys.len(), 2);
     assert_eq!(keys[0].to_string(), "$.data[*].id");
+    let not_records = DiffOptions::patterns("$.data[*].id, $.data", DiffOptions::key_pattern)
+        .expect_err("$.data names no record field");
     assert_eq!(
-        DiffOptions::patterns("$.data[*].id, $.data", DiffOptions::key_pattern),
-        Err("$.data: expected an array's records and their field, like $.data[*].id".into())
+        not_records,
+        PatternError::NotRecordsField {
+            text: "$.data".into()
+        }
+    );
+    assert_eq!(
+        not_records.to_string(),
+        "$.data: expected an array's records and their field, like $.data[*].id"
     );
     let bad = DiffOptions::patterns("data.id", DiffOptions::ignore_pattern).expect_err("no $");
+    assert!(matches!(bad, PatternError::NotAPath { at: 0, .. }), "{bad}");
     assert!(
-        bad.starts_with("data.id: not a path pattern (at character 0"),
+        bad.to_string()
+            .starts_with("data.id: not a path pattern (at character 0"),
         "{bad}"
     );
     assert_eq!(

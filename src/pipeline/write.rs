@@ -119,6 +119,7 @@ impl WriteOptions<'_> {
 
 /// Something written that does not say exactly what the payload had.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WriteNote {
     /// What the target format could not say as the value has it (the encoder's notes).
     Fidelity(FidelityNote),
@@ -214,6 +215,7 @@ impl Written {
 
 /// Why [`write()`] wrote nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// Protobuf output with a schema loaded and none of its types named.
     #[error("protobuf with a schema is written as a message type that is named")]

@@ -284,6 +284,7 @@ pub fn thread_cpu_ns() -> Option<u128> {
 
 /// A measurement that did not finish.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BenchError {
     /// The cancel flag was raised.
     #[error("cancelled")]

@@ -42,6 +42,7 @@ pub const NODE_HARNESS: &str = include_str!("../../scripts/runtimes/harness.cjs"
 /// A runtime whose libraries can be timed beside Rust's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Runtime {
     /// CPython (or whatever `python3` is): json, orjson, ujson, pydantic, msgpack, ormsgpack,
     /// cbor2, protobuf, fastavro, avro.

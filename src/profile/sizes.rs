@@ -195,6 +195,7 @@ pub struct FormatSizes {
 /// payload's order), a variant what a choice of the sender would change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Variant {
     /// Every float in the narrowest width that holds it exactly (CBOR preferred serialization,
     /// RFC 8949 §4.1; float32 in MessagePack where exact).

@@ -1,8 +1,9 @@
 //! The inspector's face of the [`pipeline`], as plain functions a worker thread
 //! runs.
 //!
-//! [`open`] peels a [`Source`] into payloads as the user's [`PeelChoice`] says (every layer,
-//! fewer, none: the bytes as they are; streams split or not); [`analyze`] reads a payload
+//! [`open`] peels a [`Source`] into payloads the best-ranked way, as the CLI does, or as the
+//! user's choice says ([`Layers`]: every layer, fewer, none; streams split or not); [`analyze`]
+//! reads a payload
 //! ([`pipeline::read`]: the message type, the format reading, the decoded document) and encodes
 //! the value to every format, giving one [`Column`] per format with its bytes, spans, fidelity
 //! notes and sizes. A payload that does not decode keeps its bytes, its partial document and the
@@ -583,73 +584,69 @@ pub fn analyze_payload_previewing(
         });
     }
     let call = payload.grpc_call();
-    let mut analysis = analyze_previewing(
-        &payload.bytes,
-        Origin::of(payload, call.as_ref()),
+    let request = AnalysisRequest {
+        bytes: &payload.bytes,
+        origin: Origin::of(payload, call.as_ref()),
         choice,
         schemas,
         limits,
-        ctx,
-        &|mut partial: Analysis| {
-            partial.verdict = found.clone();
-            preview(partial)
-        },
-    )?;
+    };
+    let mut analysis = analyze_previewing(request, ctx, &|mut partial: Analysis| {
+        partial.verdict = found.clone();
+        preview(partial)
+    })?;
     analysis.verdict = found;
     Ok(analysis)
 }
 
-/// Detects, decodes and encodes one payload. Checks for cancel between steps. `origin` is what
-/// its layers said: when a loaded schema defines its gRPC call, the method's type is the best
-/// match; an Avro framing gives or names the writer's schema.
-pub fn analyze(
-    bytes: &SharedBytes,
-    origin: Origin<'_>,
-    choice: &Choice,
-    schemas: &SchemaSet,
-    limits: &Limits,
-    ctx: &JobContext,
-) -> Result<Analysis, JobError> {
-    analyze_previewing(bytes, origin, choice, schemas, limits, ctx, &|_| {})
+/// One payload to analyse: its bytes, what its layers said of it, and how the user wants it
+/// read, with the schemas and limits to read it by.
+#[derive(Clone, Copy)]
+pub struct AnalysisRequest<'a> {
+    /// The payload's bytes.
+    pub bytes: &'a SharedBytes,
+    /// What its layers said: when a loaded schema defines its gRPC call, the method's type is
+    /// the best match; an Avro framing gives or names the writer's schema.
+    pub origin: Origin<'a>,
+    /// The user's choices: format, message type, field readings, hidden columns, variant.
+    pub choice: &'a Choice,
+    /// The loaded schemas.
+    pub schemas: &'a SchemaSet,
+    /// Bounds on every decode.
+    pub limits: &'a Limits,
+}
+
+/// Detects, decodes and encodes one payload. Checks for cancel between steps.
+pub fn analyze(request: AnalysisRequest<'_>, ctx: &JobContext) -> Result<Analysis, JobError> {
+    analyze_previewing(request, ctx, &|_| {})
 }
 
 /// [`analyze`], handing `preview` the analysis as it fills in: with the source column alone as
 /// soon as the payload is decoded, then again as each encoding is done, and once more when every
 /// column is (before the compressed sizes, which are measured last).
 pub fn analyze_previewing(
-    bytes: &SharedBytes,
-    origin: Origin<'_>,
-    choice: &Choice,
-    schemas: &SchemaSet,
-    limits: &Limits,
+    request: AnalysisRequest<'_>,
     ctx: &JobContext,
     preview: &(dyn Fn(Analysis) + Sync),
 ) -> Result<Analysis, JobError> {
-    analyze_sized(
+    analyze_sized(request, ctx, preview, READ_ON_DEMAND_FROM)
+}
+
+/// [`analyze_previewing`], reading a JSON payload of `on_demand_from` bytes or more on demand
+/// (tests read small payloads both ways and compare).
+fn analyze_sized(
+    request: AnalysisRequest<'_>,
+    ctx: &JobContext,
+    preview: &(dyn Fn(Analysis) + Sync),
+    on_demand_from: usize,
+) -> Result<Analysis, JobError> {
+    let AnalysisRequest {
         bytes,
         origin,
         choice,
         schemas,
         limits,
-        ctx,
-        preview,
-        READ_ON_DEMAND_FROM,
-    )
-}
-
-/// [`analyze_previewing`], reading a JSON payload of `on_demand_from` bytes or more on demand
-/// (tests read small payloads both ways and compare).
-#[allow(clippy::too_many_arguments)]
-fn analyze_sized(
-    bytes: &SharedBytes,
-    origin: Origin<'_>,
-    choice: &Choice,
-    schemas: &SchemaSet,
-    limits: &Limits,
-    ctx: &JobContext,
-    preview: &(dyn Fn(Analysis) + Sync),
-    on_demand_from: usize,
-) -> Result<Analysis, JobError> {
+    } = request;
     let started = Instant::now();
     let mut warnings = Vec::new();
     let message_choice = match &choice.proto {
@@ -719,7 +716,7 @@ fn analyze_sized(
         field_readings: choice.field_readings.clone(),
         limits: *limits,
         known: None,
-        skeleton_from: Some(on_demand_from),
+        skeleton: walked_as,
         avro_framed: origin.avro,
         avro_schemas: &avro_schemas,
         avro_reader: schemas.avro_reader.as_ref(),
@@ -1435,17 +1432,14 @@ mod tests {
                         SchemaSet::default()
                     };
                     let run = |from| {
-                        analyze_sized(
-                            &bytes,
-                            Origin::hinted(Some(*hint)),
-                            &choice,
-                            &schemas,
-                            &limits,
-                            &ctx,
-                            &|_| {},
-                            from,
-                        )
-                        .expect("analysed")
+                        let request = AnalysisRequest {
+                            bytes: &bytes,
+                            origin: Origin::hinted(Some(*hint)),
+                            choice: &choice,
+                            schemas: &schemas,
+                            limits: &limits,
+                        };
+                        analyze_sized(request, &ctx, &|_| {}, from).expect("analysed")
                     };
                     let (whole, read) = (run(usize::MAX), run(0));
                     let name = format!("{name} {encoding:?} schema {with_schema}");
@@ -1525,17 +1519,14 @@ mod tests {
                 (None, SchemaSet::default()),
             ] {
                 let run = |choice: &Choice| {
-                    analyze_sized(
-                        &bytes,
-                        Origin::default(),
+                    let request = AnalysisRequest {
+                        bytes: &bytes,
+                        origin: Origin::default(),
                         choice,
-                        &schemas,
-                        &limits,
-                        &ctx,
-                        &|_| {},
-                        0,
-                    )
-                    .expect("analysed")
+                        schemas: &schemas,
+                        limits: &limits,
+                    };
+                    analyze_sized(request, &ctx, &|_| {}, 0).expect("analysed")
                 };
                 let all = Choice {
                     encoding,

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 /// Why a job gave no result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JobError {
     /// The user cancelled it.
     #[error("cancelled")]

@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use analysis::{
-    analyze, analyze_payload, open, open_watched, Analysis, CandidateSummary, Choice, Column,
-    ColumnDoc, ColumnError, ColumnValue, OnDemand, Opened, ReadingSummary, Sizes,
+    analyze, analyze_payload, open, open_watched, Analysis, AnalysisRequest, CandidateSummary,
+    Choice, Column, ColumnDoc, ColumnError, ColumnValue, OnDemand, Opened, ReadingSummary, Sizes,
     READ_ON_DEMAND_FROM,
 };
 pub use compare::{export_diff_csv, CompareRun, Compared, Comparison};

@@ -10,7 +10,7 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::analysis::{analyze, open, Analysis, Choice};
+use super::analysis::{analyze, open, Analysis, AnalysisRequest, Choice};
 use super::job::{Job, JobContext, JobError, Notify};
 use super::schemas::SchemaSet;
 use super::source::Source;
@@ -361,14 +361,14 @@ fn subjects(
                     return Err(JobError::Failed(format!("{}: no payload", p.name)));
                 };
                 let call = payload.grpc_call();
-                Arc::new(analyze(
-                    &payload.bytes,
-                    crate::pipeline::Origin::of(payload, call.as_ref()),
-                    &p.choice,
+                let request = AnalysisRequest {
+                    bytes: &payload.bytes,
+                    origin: crate::pipeline::Origin::of(payload, call.as_ref()),
+                    choice: &p.choice,
                     schemas,
                     limits,
-                    ctx,
-                )?)
+                };
+                Arc::new(analyze(request, ctx)?)
             }
         };
         let Some(doc) = analysis.source().and_then(|c| c.document.as_ref()) else {

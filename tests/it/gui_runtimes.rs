@@ -317,6 +317,7 @@ fn real_python_and_node_rows_show_in_the_timings() -> Result<(), Box<dyn std::er
         let expected: &[(&str, Option<bool>)] = match r.runtime {
             Runtime::Python => &[("fastavro", Some(true)), ("avro", Some(true))],
             Runtime::Node => &[("avsc", Some(true))],
+            other => panic!("no Avro libraries expected for {}", other.title()),
         };
         assert_eq!(avro, expected, "{} Avro rows", r.runtime.title());
     }

@@ -35,6 +35,7 @@ pub(crate) struct FileFault {
 
 /// Which container a file is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FileFormat {
     /// Classic libpcap format (micro- or nanosecond timestamps, either byte order).
     Pcap,

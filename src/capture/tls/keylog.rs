@@ -193,7 +193,6 @@ impl KeyLog {
     }
 }
 
-
 /// A key log line [`KeyLog::parse`] could not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyLogError {

@@ -86,6 +86,7 @@ impl fmt::Display for Codec {
 
 /// Everything that can go wrong reading a container file or decompressing one of its blocks.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ContainerError {
     /// The input does not start with `Obj\x01`.
     #[error("not an Avro container file: bytes 0..4 are {found:02x?}, expected \"Obj\\x01\"")]

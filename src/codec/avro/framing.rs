@@ -153,6 +153,7 @@ pub fn single_object(bytes: &[u8]) -> Option<SingleObject> {
 /// Which kind of schema a Confluent Schema Registry id refers to; it decides what follows the
 /// 5-byte header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RegistryKind {
     /// An Avro binary datum follows the header.
     Avro,
@@ -179,6 +180,7 @@ pub struct Confluent {
 
 /// Why a payload is not in the Confluent wire format.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum FramingError {
     /// Fewer than the 5 header bytes.
     #[error("Confluent framing needs at least 5 bytes (magic and schema id), the input has {len}")]

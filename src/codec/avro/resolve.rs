@@ -22,6 +22,7 @@ use apache_avro::Schema;
 
 /// A rule of the specification's "Schema Resolution" section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Rule {
     /// The two schemas must be of matching types.
     MatchingTypes,

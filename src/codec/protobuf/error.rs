@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a schema could not be loaded, or a message type not found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SchemaError {
     /// An error at a place in a `.proto` file.
     #[error("{file}:{line}:{column}: {message}")]

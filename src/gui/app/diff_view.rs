@@ -139,14 +139,14 @@ impl DiffView {
                     self.keys = k;
                     self.key_error = None;
                 }
-                Err(e) => self.key_error = Some(e),
+                Err(e) => self.key_error = Some(e.to_string()),
             }
             match DiffOptions::patterns(ignore, DiffOptions::ignore_pattern) {
                 Ok(i) => {
                     self.ignore = i;
                     self.ignore_error = None;
                 }
-                Err(e) => self.ignore_error = Some(e),
+                Err(e) => self.ignore_error = Some(e.to_string()),
             }
             self.parsed_for = Some(texts);
         }

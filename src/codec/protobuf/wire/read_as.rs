@@ -15,6 +15,7 @@ use crate::model::{NodeId, Segment, SpanTree, WireType};
 
 /// What a field is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReadAs {
     /// LEN: a nested message.
     Message,
