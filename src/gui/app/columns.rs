@@ -983,8 +983,8 @@ impl App {
         } else if !column.pending && !column.deferred {
             ui.weak("no tree: nothing decoded");
         }
-        if let Some(choice) = chosen.take() {
-            choice.apply(&mut self.ws);
+        if let Some(command) = chosen.take() {
+            self.push(command);
         }
         (clicked, hover)
     }

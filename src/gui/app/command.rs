@@ -111,6 +111,10 @@ pub enum Command {
     SetRaw(bool),
     /// How far the source shown is peeled.
     SetPeel(crate::capture::PeelChoice),
+    /// Read every occurrence of a field of schema-less protobuf this way (the source shown).
+    SetFieldReading(crate::codec::protobuf::wire::FieldReading),
+    /// Drop the source shown's field readings.
+    ClearFieldReadings,
     /// Close the window.
     Quit,
 }
@@ -229,6 +233,8 @@ impl App {
             Command::SetProtoNames(names) => self.ws.set_proto_names(names),
             Command::SetRaw(raw) => self.ws.set_raw(raw),
             Command::SetPeel(choice) => self.ws.set_peel(choice),
+            Command::SetFieldReading(reading) => self.ws.set_field_reading(reading),
+            Command::ClearFieldReadings => self.ws.clear_field_readings(),
             Command::Quit => self.quit = true,
         }
     }

@@ -1,7 +1,7 @@
 //! The reading of a field of protobuf read without a schema, chosen from a right-click on its
 //! row in the source column's tree: the same readings as the CLI's `--read` (message, bytes,
-//! string, packed varints…, sint64…), offered for the field's wire type. The choice is the
-//! workspace's ([`Workspace::set_field_reading`](crate::workspace::Workspace)): it applies to
+//! string, packed varints…, sint64…), offered for the field's wire type. The choice is a
+//! [`Command`], made the workspace's ([`Workspace::set_field_reading`](crate::workspace::Workspace)): it applies to
 //! every occurrence of the field at that path pattern, the payload is decoded again, and the
 //! source keeps it when another source is shown and this one again.
 //!
@@ -12,27 +12,10 @@ use std::cell::Cell;
 
 use eframe::egui;
 
+use super::command::Command;
+
 use crate::codec::protobuf::wire::{field_of_node, pattern, FieldReading, ReadAs};
 use crate::model::{NodeId, SpanTree, WireType};
-use crate::workspace::Workspace;
-
-/// What the user chose in a menu or the column header.
-pub(super) enum ReadingChoice {
-    /// Read a field this way.
-    Read(FieldReading),
-    /// Drop every reading of the source.
-    Clear,
-}
-
-impl ReadingChoice {
-    /// Makes the choice the workspace's (for the source shown).
-    pub(super) fn apply(self, ws: &mut Workspace) {
-        match self {
-            ReadingChoice::Read(r) => ws.set_field_reading(r),
-            ReadingChoice::Clear => ws.clear_field_readings(),
-        }
-    }
-}
 
 /// The right-click menu of node `id` of a schema-less protobuf tree over `bytes`: a reading for
 /// each the field's wire type allows, the one in force marked; "Clear field readings" while the
@@ -43,7 +26,7 @@ pub(super) fn menu(
     spans: &SpanTree,
     id: NodeId,
     current: &[FieldReading],
-    chosen: &Cell<Option<ReadingChoice>>,
+    chosen: &Cell<Option<Command>>,
 ) {
     match field_of_node(bytes, spans, id) {
         Some((fields, wire)) => {
@@ -57,7 +40,7 @@ pub(super) fn menu(
                     .selectable_label(now == Some(read_as), read_as.label())
                     .clicked()
                 {
-                    chosen.set(Some(ReadingChoice::Read(FieldReading {
+                    chosen.set(Some(Command::SetFieldReading(FieldReading {
                         fields: fields.clone(),
                         read_as,
                     })));
@@ -75,7 +58,7 @@ pub(super) fn menu(
     if !current.is_empty() {
         ui.separator();
         if ui.button(clear_label(current)).clicked() {
-            chosen.set(Some(ReadingChoice::Clear));
+            chosen.set(Some(Command::ClearFieldReadings));
             ui.close();
         }
     }
@@ -86,7 +69,7 @@ pub(super) fn menu(
 pub(super) fn in_force(
     ui: &mut egui::Ui,
     current: &[FieldReading],
-    chosen: &Cell<Option<ReadingChoice>>,
+    chosen: &Cell<Option<Command>>,
 ) {
     if current.is_empty() {
         return;
@@ -95,7 +78,7 @@ pub(super) fn in_force(
         let list: Vec<String> = current.iter().map(ToString::to_string).collect();
         ui.label(format!("your readings: {}", list.join(", ")));
         if ui.small_button(clear_label(current)).clicked() {
-            chosen.set(Some(ReadingChoice::Clear));
+            chosen.set(Some(Command::ClearFieldReadings));
         }
     });
 }
