@@ -10,7 +10,7 @@ use super::{
     Peeling, ReadPlan,
 };
 use crate::capture::pcap::CaptureSummary;
-use crate::capture::verdict::{verdict, Verdict};
+use crate::capture::verdict::Verdict;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::stream;
 use crate::codec::{self, FloatPolicy, Format};
@@ -295,8 +295,10 @@ impl<'a> AllWriter<'a> {
         if p.bytes.is_empty() {
             return Ok(());
         }
+        // The payload's verdict is made once, here, and read from the input from then on.
+        let input = Input::payload(p, &whole.name, whole.hint);
         if self.plan.from.is_none() {
-            if let Some(v) = verdict(p).filter(|v| !v.is_data()) {
+            if let Some(v) = input.verdict.as_ref().filter(|v| !v.is_data()) {
                 let name = v.name();
                 match self.skipped.iter_mut().find(|(n, _)| *n == name) {
                     Some((_, list)) => list.push(number),
@@ -307,10 +309,7 @@ impl<'a> AllWriter<'a> {
         }
         let converted = match cut_short(args, p, number) {
             Some(why) => Err(Failure::Input(format!("error: {why}"))),
-            None => {
-                let input = Input::payload(p, &whole.name, whole.hint);
-                convert_one(args, self.plan, &input, known, false)
-            }
+            None => convert_one(args, self.plan, &input, known, false),
         };
         match converted {
             Ok((one, notes)) => {

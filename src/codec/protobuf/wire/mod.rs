@@ -93,7 +93,7 @@ mod readings;
 #[cfg(test)]
 mod tests;
 
-pub use read_as::{field_of_node, pattern, FieldReading, ReadAs};
+pub use read_as::{field_of_node, pattern, FieldReading, FieldReadingError, ReadAs};
 
 use super::varint::{len as varint_len, read as read_varint, VarintError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};

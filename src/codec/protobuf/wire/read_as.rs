@@ -140,18 +140,17 @@ pub struct FieldReading {
 
 impl FieldReading {
     /// Parses `PATTERN=READING` (`$.1[*].2=bytes`, `${1}{2}=sint64`).
-    pub fn parse(text: &str) -> Result<FieldReading, String> {
-        let (pattern, reading) = text
-            .rsplit_once('=')
-            .ok_or_else(|| format!("{text}: expected PATTERN=READING, e.g. '$.1[*].2=bytes'"))?;
-        let read_as = ReadAs::from_name(reading.trim()).ok_or_else(|| {
-            let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
-            format!(
-                "{text}: unknown reading {:?}; one of {}",
-                reading.trim(),
-                names.join(", ")
-            )
-        })?;
+    pub fn parse(text: &str) -> Result<FieldReading, FieldReadingError> {
+        let (pattern, reading) =
+            text.rsplit_once('=')
+                .ok_or_else(|| FieldReadingError::NotAPair {
+                    text: text.to_string(),
+                })?;
+        let read_as =
+            ReadAs::from_name(reading.trim()).ok_or_else(|| FieldReadingError::UnknownReading {
+                text: text.to_string(),
+                reading: reading.trim().to_string(),
+            })?;
         let fields = parse_pattern(pattern.trim())?;
         Ok(FieldReading { fields, read_as })
     }
@@ -217,11 +216,12 @@ impl fmt::Display for FieldReading {
 }
 
 /// The field numbers of `$.1[*].2` or `${1}[*]{2}`.
-fn parse_pattern(pattern: &str) -> Result<Vec<u64>, String> {
+fn parse_pattern(pattern: &str) -> Result<Vec<u64>, FieldReadingError> {
     let bad = |why: &str| {
-        Err(format!(
-            "{pattern}: {why} (a pattern is like $.1[*].2 or ${{1}}{{2}})"
-        ))
+        Err(FieldReadingError::BadPattern {
+            pattern: pattern.to_string(),
+            why: why.to_string(),
+        })
     };
     let Some(mut rest) = pattern.strip_prefix('$') else {
         return bad("a pattern starts with $");
@@ -258,6 +258,55 @@ fn parse_pattern(pattern: &str) -> Result<Vec<u64>, String> {
     Ok(fields)
 }
 
+/// Why [`FieldReading::parse`] refused a `--read`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FieldReadingError {
+    /// No `=` between the pattern and the reading.
+    NotAPair {
+        /// The text as given.
+        text: String,
+    },
+    /// A reading that is none of the names [`ReadAs`] has.
+    UnknownReading {
+        /// The text as given.
+        text: String,
+        /// The reading named.
+        reading: String,
+    },
+    /// A pattern that is not one of field numbers.
+    BadPattern {
+        /// The pattern as given.
+        pattern: String,
+        /// What is wrong with it.
+        why: String,
+    },
+}
+
+impl std::fmt::Display for FieldReadingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldReadingError::NotAPair { text } => {
+                write!(f, "{text}: expected PATTERN=READING, e.g. '$.1[*].2=bytes'")
+            }
+            FieldReadingError::UnknownReading { text, reading } => {
+                let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
+                write!(
+                    f,
+                    "{text}: unknown reading {reading:?}; one of {}",
+                    names.join(", ")
+                )
+            }
+            FieldReadingError::BadPattern { pattern, why } => write!(
+                f,
+                "{pattern}: {why} (a pattern is like $.1[*].2 or ${{1}}{{2}})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FieldReadingError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,7 +335,7 @@ mod tests {
             ("$=bytes", "no field named"),
             ("$.x=bytes", "not a field number"),
         ] {
-            let err = FieldReading::parse(text).expect_err(text);
+            let err = FieldReading::parse(text).expect_err(text).to_string();
             assert!(err.contains(why), "{text}: {err}");
         }
     }
