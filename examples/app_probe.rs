@@ -4,7 +4,8 @@
 //! and at the end, and how many of the payloads' bytes were left in the file to be read back
 //! when looked at.
 //!
-//! `cargo run --release --no-default-features --example app_probe -- FILE`
+//! `cargo run --release --no-default-features --example app_probe -- FILE` (`PROBE_PEEL=fixed`:
+//! peel every layer without ranking the ways of peeling).
 
 #![allow(clippy::print_stdout)] // a probe reports on stdout
 
@@ -44,7 +45,13 @@ fn main() -> ExitCode {
         }
     };
     let limits = Limits::default();
-    let opened = match open(&source, Layers::Best, &limits, None, None) {
+    // As the app opens a file: the best-ranked way; `PROBE_PEEL=fixed` peels every layer
+    // without ranking, to see what the ranking costs.
+    let layers = match std::env::var("PROBE_PEEL").as_deref() {
+        Ok("fixed") => Layers::Peel(wirelens::capture::PeelChoice::default()),
+        _ => Layers::Best,
+    };
+    let opened = match open(&source, layers, &limits, None, None) {
         Ok(opened) => opened,
         Err(e) => {
             eprintln!("{file}: {e}");

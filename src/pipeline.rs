@@ -183,6 +183,13 @@ impl Opened {
             message: self.message.clone(),
         })
     }
+
+    /// Lets go of the documents layer ranking decoded, for a face that reads each payload its
+    /// own way when it is shown (the app reads a large one as a skeleton, on demand): held,
+    /// a 50 MB JSON document's value and spans would stay beside the source.
+    pub fn forget_detected(&mut self) {
+        self.detected = Vec::new();
+    }
 }
 
 /// Why [`open`] could not do what it was asked.

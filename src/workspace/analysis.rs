@@ -77,7 +77,11 @@ pub fn open_watched(
         Layers::Best | Layers::Reading(_) => false,
     };
     if unpeeled || !crate::capture::pcap::is_pcap(source.bytes()) {
-        return pipeline::open(&whole(), &request);
+        // Each payload is read when it is shown, a large one on demand: ranking's documents
+        // are not kept for it.
+        let mut opened = pipeline::open(&whole(), &request)?;
+        opened.forget_detected();
+        return Ok(opened);
     }
     let mut reader = Watched {
         inner: source.reader(),
