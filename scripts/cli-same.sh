@@ -46,6 +46,10 @@ for f in "${files[@]}"; do
   run "all/$key" convert "$f" --all --to json --partial
   run "cbor/$key" convert "$f" --to cbor
 done
+# The input taken as it is.
+for f in samples/*; do
+  run "raw/${f//\//_}" convert "$f" --raw --to json
+done
 # With the schemas beside the samples.
 for pair in orders-api:orders-api user-profile:user-profile transactions-1k:transactions user-profiles:user-profile; do
   data=${pair%%:*}

@@ -80,12 +80,12 @@ pub(super) fn convert_cmd(args: &ConvertArgs, out: &mut dyn Write) -> Result<(),
     write_output(args, &bytes, out)
 }
 
-/// Whether `convert` writes one payload, the input itself, with no layer or key log asked for:
-/// what the streamed conversions need.
+/// Whether `convert` writes one payload, the input itself, with no layer or key log asked for
+/// (`--raw` asks for none): what the streamed conversions need.
 pub(super) fn one_payload_as_it_is(args: &ConvertArgs, plan: &ReadPlan) -> bool {
     !args.all
         && plan.pick.is_none_or(|n| n == 1)
-        && plan.layers == Layers::Best
+        && matches!(plan.layers, Layers::Best | Layers::AsIs)
         && plan.keys.is_none()
 }
 
