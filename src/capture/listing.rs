@@ -194,10 +194,47 @@ pub struct Query {
     max: Option<u64>,
 }
 
+/// A filter term [`Query::parse`] refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// `size>…` or `size<…` without a size.
+    BadSize {
+        /// The term as typed.
+        term: String,
+    },
+    /// `method:`, `status:`, `type:` or `proto:` without a value.
+    NoValue {
+        /// The term as typed.
+        term: String,
+    },
+    /// A status that is neither a code (404) nor a class (4xx).
+    BadStatus {
+        /// The term as typed.
+        term: String,
+    },
+}
+
+impl std::fmt::Display for QueryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueryError::BadSize { term } => {
+                write!(f, "{term}: a size is a number with k, m or g (size>10k)")
+            }
+            QueryError::NoValue { term } => write!(f, "{term} needs a value"),
+            QueryError::BadStatus { term } => {
+                write!(f, "{term}: a status is a code (404) or a class (4xx)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
 impl Query {
     /// Parses a filter's text; a term whose value is not one its key takes is an error naming
     /// it (a word with another key, such as `127.0.0.1:8080`, is a URL word).
-    pub fn parse(text: &str) -> Result<Query, String> {
+    pub fn parse(text: &str) -> Result<Query, QueryError> {
         let mut q = Query::default();
         for term in text.split_whitespace() {
             let lower = term.to_ascii_lowercase();
@@ -210,8 +247,8 @@ impl Query {
                     _ => ("", rest),
                 };
                 if !op.is_empty() {
-                    let n = size_of(number).ok_or_else(|| {
-                        format!("{term}: a size is a number with k, m or g (size>10k)")
+                    let n = size_of(number).ok_or_else(|| QueryError::BadSize {
+                        term: term.to_string(),
                     })?;
                     match op {
                         ">=" => q.min = Some(n),
@@ -234,14 +271,18 @@ impl Query {
             });
             match keyed {
                 Some((_, _, value)) if value.is_empty() => {
-                    return Err(format!("{term} needs a value"));
+                    return Err(QueryError::NoValue {
+                        term: term.to_string(),
+                    });
                 }
                 Some((_, "status", value))
                     if !(value.len() == 3
                         && value.bytes().next().is_some_and(|b| b.is_ascii_digit())
                         && (value.bytes().all(|b| b.is_ascii_digit()) || &value[1..] == "xx")) =>
                 {
-                    return Err(format!("{term}: a status is a code (404) or a class (4xx)"));
+                    return Err(QueryError::BadStatus {
+                        term: term.to_string(),
+                    });
                 }
                 Some((list, _, value)) => list.push(value),
                 None => q.url.push(lower),
@@ -473,7 +514,7 @@ mod tests {
             ),
             ("method:", "method: needs a value"),
         ] {
-            assert_eq!(Query::parse(bad).expect_err(bad), says);
+            assert_eq!(Query::parse(bad).expect_err(bad).to_string(), says);
         }
     }
 

@@ -35,7 +35,7 @@ pub mod websocket;
 pub mod work;
 
 pub use layers::{unwrap, CaptureError, Layer, Payload, UnwrapOptions};
-pub use listing::{Exchange, PayloadFilter, Query};
+pub use listing::{Exchange, PayloadFilter, Query, QueryError};
 pub use meta::Meta;
 pub use peel::{
     peel, peel_capture_each, peel_capture_from, MediaType, PeelChoice, PeelOptions, Peeled, Split,

@@ -224,8 +224,10 @@ impl Link {
 
     /// Parses `NAME=BANDWIDTH,RTT`, e.g. `wifi=50mbit,15ms` (units: bit, kbit, mbit, gbit;
     /// s, ms, us).
-    pub fn parse(text: &str) -> Result<Link, String> {
-        let err = || format!("link `{text}`: expected NAME=BANDWIDTH,RTT like wifi=50mbit,15ms");
+    pub fn parse(text: &str) -> Result<Link, LinkError> {
+        let err = || LinkError {
+            text: text.to_string(),
+        };
         let (name, rest) = text.split_once('=').ok_or_else(err)?;
         let (bw, rtt) = rest.split_once(',').ok_or_else(err)?;
         let name = name.trim();
@@ -252,6 +254,26 @@ impl Link {
         Ok(Link::new(name, bits, secs))
     }
 }
+
+/// A link [`Link::parse`] could not read: not `NAME=BANDWIDTH,RTT` with a positive bandwidth
+/// and a round trip in its units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkError {
+    /// The text as given.
+    pub text: String,
+}
+
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "link `{}`: expected NAME=BANDWIDTH,RTT like wifi=50mbit,15ms",
+            self.text
+        )
+    }
+}
+
+impl std::error::Error for LinkError {}
 
 /// End-to-end time of one payload in one format over one link.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -414,7 +436,9 @@ mod tests {
     fn parses_links() {
         let l = Link::parse("wifi=50mbit,15ms").expect("link");
         assert_eq!(l, Link::new("wifi", 50e6, 0.015));
-        assert!(Link::parse("wifi=50,15ms").is_err());
+        let err = Link::parse("wifi=50,15ms").expect_err("no unit");
+        assert_eq!(err.text, "wifi=50,15ms");
+        assert!(err.to_string().contains("NAME=BANDWIDTH,RTT"), "{err}");
         assert!(Link::parse("=1mbit,1ms").is_err());
         assert!(Link::parse("x=0mbit,1ms").is_err());
     }

@@ -202,7 +202,7 @@ pub(super) fn wire(
                     view.new_link.clear();
                     view.link_error = None;
                 }
-                Err(e) => view.link_error = Some(e),
+                Err(e) => view.link_error = Some(e.to_string()),
             }
         }
         if let Some(e) = &view.link_error {
