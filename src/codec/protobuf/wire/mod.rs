@@ -195,6 +195,19 @@ fn non_minimal(value: u64, len: usize) -> bool {
     len > varint_len(value)
 }
 
+/// A field's tag as read: its number, wire type and bytes, and what is odd about it.
+struct Tag {
+    field: u64,
+    /// The wire type's number (`tag & 7`): 3 and 4, a group's start and end, are one
+    /// [`WireType::Group`].
+    code: u64,
+    wire_type: WireType,
+    /// The tag's bytes (the key's span).
+    key_span: Span,
+    /// Flags for the field's readings (" (non-minimal tag, 2 bytes)", …).
+    flags: String,
+}
+
 /// One message or group being read.
 struct Frame {
     /// Its key in the parent (`Int` field number); `Null` for the top level.
@@ -355,8 +368,7 @@ impl<'a> Decoder<'a> {
     /// Reads the whole input as one message. `field_path` is set to the segment of the field
     /// being read, for the error path.
     fn read_all(&mut self, field_path: &mut Option<u64>) -> Result<Value, Fail> {
-        let bytes = self.bytes;
-        let len = bytes.len();
+        let len = self.bytes.len();
         self.builder
             .open(Kind::Map, crate::model::Segment::Root, None, 0, 0);
         self.stack.push(Frame {
@@ -373,182 +385,241 @@ impl<'a> Decoder<'a> {
             };
             let end = top.end;
             if pos >= end {
-                if let Some(g) = top.group {
-                    return Err(Fail::new(
-                        ErrorKind::Eof,
-                        pos,
-                        format!("the group of field {g} has no end-group tag before byte {end}"),
-                    ));
-                }
-                self.builder.close(pos, pos);
-                if let Some(v) = self.pop_frame() {
-                    return Ok(v);
+                if let Some(value) = self.end_frame(pos)? {
+                    return Ok(value);
                 }
                 continue;
             }
-            // The tag.
-            let tag_start = pos;
-            self.check_nodes(tag_start, 1)?;
-            let (tag, tag_len) = read_varint(bytes, pos, end).map_err(|e| match e {
-                VarintError::Eof => Fail::new(
-                    ErrorKind::Eof,
-                    tag_start,
-                    format!(
-                        "a field tag runs past the end of its message ({} bytes left)",
-                        end - tag_start
-                    ),
-                ),
-                VarintError::Overflow | VarintError::TooLong => Fail::new(
-                    ErrorKind::Syntax,
-                    tag_start,
-                    "a field tag is longer than 10 bytes or overflows 64 bits".into(),
-                ),
-            })?;
-            pos += tag_len;
-            let key_span = Span::new(tag_start, pos);
-            let field = tag >> 3;
-            let code = tag & 7;
-            *field_path = Some(field);
-            let key = Value::Int(i128::from(field));
-            let mut flags = String::new();
-            if non_minimal(tag, tag_len) {
-                flags.push_str(&format!(" (non-minimal tag, {tag_len} bytes)"));
-            }
-            if field == 0 {
-                flags.push_str(" (field number 0 is not valid)");
-            } else if field > MAX_FIELD_NUMBER {
-                flags.push_str(&format!(
-                    " (field number {field} is above the maximum 536870911)"
-                ));
-            }
-            let Some(wire_type) = WireType::of_tag(code) else {
-                return Err(Fail::new(
-                    ErrorKind::Syntax,
-                    tag_start,
-                    format!(
-                        "field {field} has wire type {code}, which protobuf does not define; the rest cannot be read"
-                    ),
-                ));
-            };
-            match code {
-                0 => {
-                    let (v, n) = read_varint(bytes, pos, end).map_err(|e| {
-                        varint_fail(e, pos, end, &format!("the VARINT value of field {field}"))
-                    })?;
-                    if non_minimal(v, n) {
-                        flags.push_str(&format!(" (non-minimal varint, {n} bytes)"));
-                    }
-                    let span = Span::new(pos, pos + n);
-                    pos += n;
-                    let mut rs = if self.keep_readings {
-                        varint_readings(v, &flags)
-                    } else {
-                        vec![reading("", "", Value::Int(i128::from(v)))]
-                    };
-                    if let Some(r) = self.forced(field) {
-                        let value = forced_fixed(r, WireType::Varint, v)
-                            .map_err(|why| forced_fail(r, field, span.start, &why))?;
-                        self.force(&mut rs, r, &flags, value);
-                    }
-                    self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
-                }
-                1 | 5 => {
-                    let width = if code == 1 { 8 } else { 4 };
-                    let left = end - pos;
-                    if left < width {
-                        return Err(Fail::new(
-                            ErrorKind::Eof,
-                            pos,
-                            format!(
-                                "the {width} value bytes of field {field} run past the end of its message ({left} bytes left)"
-                            ),
-                        ));
-                    }
-                    let span = Span::new(pos, pos + width);
-                    let data = bytes.get(span.range()).unwrap_or(&[]);
-                    pos += width;
-                    let mut rs = if code == 1 {
-                        i64_readings(u64_le(data), &flags)
-                    } else {
-                        i32_readings(u32_le(data), &flags)
-                    };
-                    if let Some(r) = self.forced(field) {
-                        let bits = if code == 1 {
-                            u64_le(data)
-                        } else {
-                            u64::from(u32_le(data))
-                        };
-                        let value = forced_fixed(r, wire_type, bits)
-                            .map_err(|why| forced_fail(r, field, span.start, &why))?;
-                        self.force(&mut rs, r, &flags, value);
-                    }
-                    self.add_leaf(key, key_span, span, span.start, wire_type, field, rs);
-                }
-                2 => {
-                    let len_start = pos;
-                    let (n, n_len) = read_varint(bytes, pos, end).map_err(|e| {
-                        varint_fail(e, pos, end, &format!("the length of field {field}"))
-                    })?;
-                    pos += n_len;
-                    let left = end - pos;
-                    let Some(payload_len) = usize::try_from(n).ok().filter(|&n| n <= left) else {
-                        return Err(Fail::new(
-                            ErrorKind::Eof,
-                            len_start,
-                            format!(
-                                "length {n} of field {field} runs past the end of its message ({left} bytes left)"
-                            ),
-                        ));
-                    };
-                    if non_minimal(n, n_len) {
-                        flags.push_str(&format!(" (non-minimal length, {n_len} bytes)"));
-                    }
-                    let payload = Span::new(pos, pos + payload_len);
-                    pos = self.read_len(key, key_span, len_start, payload, field, &flags)?;
-                }
-                3 => {
-                    self.check_depth(tag_start, field)?;
-                    let segment = self.segment_of(field);
-                    let node = self
-                        .builder
-                        .open(Kind::Map, segment, Some(key_span), pos, pos);
-                    if self.keep_readings {
-                        self.readings.push(NodeReadings {
-                            node,
-                            wire_type,
-                            field,
-                            readings: vec![WireReading {
-                                label: format!("group{flags}"),
-                                value: Value::Null,
-                                chosen: true,
-                            }],
-                        });
-                    }
-                    self.stack.push(Frame {
-                        key,
-                        end,
-                        group: Some(field),
-                        entries: Vec::new(),
-                    });
-                }
+            let tag = self.read_tag(pos, end, field_path)?;
+            pos = tag.key_span.end;
+            pos = match tag.code {
+                0 => self.read_varint_field(tag, pos, end)?,
+                1 | 5 => self.read_fixed_field(tag, pos, end)?,
+                2 => self.read_len_field(tag, pos, end)?,
+                3 => self.open_group(tag, pos, end)?,
                 _ => {
-                    // End-group.
-                    let open = self.stack.last().and_then(|f| f.group);
-                    if open != Some(field) {
-                        let message = match open {
-                            Some(g) => format!(
-                                "an end-group tag for field {field} does not match the open group of field {g}"
-                            ),
-                            None => format!("an end-group tag for field {field} has no open group"),
-                        };
-                        return Err(Fail::new(ErrorKind::Syntax, tag_start, message));
-                    }
+                    self.close_group(&tag, pos)?;
                     *field_path = None;
-                    self.builder.close(tag_start, pos);
-                    self.pop_frame();
+                    pos
                 }
-            }
+            };
         }
+    }
+
+    /// The frame on top ends at `pos` (its message's end): a group without its end tag fails;
+    /// else the frame closes, and the value is returned when it was the top level.
+    fn end_frame(&mut self, pos: usize) -> Result<Option<Value>, Fail> {
+        let Some(top) = self.stack.last() else {
+            return Ok(None);
+        };
+        if let Some(g) = top.group {
+            return Err(Fail::new(
+                ErrorKind::Eof,
+                pos,
+                format!(
+                    "the group of field {g} has no end-group tag before byte {}",
+                    top.end
+                ),
+            ));
+        }
+        self.builder.close(pos, pos);
+        Ok(self.pop_frame())
+    }
+
+    /// Reads the field tag at `pos`, with what is odd about it (a non-minimal varint, a field
+    /// number out of range) as flags for its readings; `field_path` is set to its field number
+    /// once that is read.
+    fn read_tag(
+        &mut self,
+        pos: usize,
+        end: usize,
+        field_path: &mut Option<u64>,
+    ) -> Result<Tag, Fail> {
+        self.check_nodes(pos, 1)?;
+        let (tag, tag_len) = read_varint(self.bytes, pos, end).map_err(|e| match e {
+            VarintError::Eof => Fail::new(
+                ErrorKind::Eof,
+                pos,
+                format!(
+                    "a field tag runs past the end of its message ({} bytes left)",
+                    end - pos
+                ),
+            ),
+            VarintError::Overflow | VarintError::TooLong => Fail::new(
+                ErrorKind::Syntax,
+                pos,
+                "a field tag is longer than 10 bytes or overflows 64 bits".into(),
+            ),
+        })?;
+        let field = tag >> 3;
+        let code = tag & 7;
+        *field_path = Some(field);
+        let mut flags = String::new();
+        if non_minimal(tag, tag_len) {
+            flags.push_str(&format!(" (non-minimal tag, {tag_len} bytes)"));
+        }
+        if field == 0 {
+            flags.push_str(" (field number 0 is not valid)");
+        } else if field > MAX_FIELD_NUMBER {
+            flags.push_str(&format!(
+                " (field number {field} is above the maximum 536870911)"
+            ));
+        }
+        let Some(wire_type) = WireType::of_tag(code) else {
+            return Err(Fail::new(
+                ErrorKind::Syntax,
+                pos,
+                format!(
+                    "field {field} has wire type {code}, which protobuf does not define; the rest cannot be read"
+                ),
+            ));
+        };
+        Ok(Tag {
+            field,
+            code,
+            wire_type,
+            key_span: Span::new(pos, pos + tag_len),
+            flags,
+        })
+    }
+
+    /// The key a field's entry has in its message: its number.
+    fn key_of(tag: &Tag) -> Value {
+        Value::Int(i128::from(tag.field))
+    }
+
+    /// Reads a VARINT field's value at `pos`; returns where reading goes on.
+    fn read_varint_field(&mut self, mut tag: Tag, pos: usize, end: usize) -> Result<usize, Fail> {
+        let field = tag.field;
+        let (v, n) = read_varint(self.bytes, pos, end)
+            .map_err(|e| varint_fail(e, pos, end, &format!("the VARINT value of field {field}")))?;
+        if non_minimal(v, n) {
+            tag.flags
+                .push_str(&format!(" (non-minimal varint, {n} bytes)"));
+        }
+        let span = Span::new(pos, pos + n);
+        let mut rs = if self.keep_readings {
+            varint_readings(v, &tag.flags)
+        } else {
+            vec![reading("", "", Value::Int(i128::from(v)))]
+        };
+        if let Some(r) = self.forced(field) {
+            let value = forced_fixed(r, WireType::Varint, v)
+                .map_err(|why| forced_fail(r, field, span.start, &why))?;
+            self.force(&mut rs, r, &tag.flags, value);
+        }
+        self.add_leaf(&tag, span, rs);
+        Ok(span.end)
+    }
+
+    /// Reads an I64 or I32 field's value at `pos`; returns where reading goes on.
+    fn read_fixed_field(&mut self, tag: Tag, pos: usize, end: usize) -> Result<usize, Fail> {
+        let field = tag.field;
+        let wide = tag.code == 1;
+        let width = if wide { 8 } else { 4 };
+        let left = end - pos;
+        if left < width {
+            return Err(Fail::new(
+                ErrorKind::Eof,
+                pos,
+                format!(
+                    "the {width} value bytes of field {field} run past the end of its message ({left} bytes left)"
+                ),
+            ));
+        }
+        let span = Span::new(pos, pos + width);
+        let data = self.bytes.get(span.range()).unwrap_or(&[]);
+        let bits = if wide {
+            u64_le(data)
+        } else {
+            u64::from(u32_le(data))
+        };
+        let mut rs = if wide {
+            i64_readings(bits, &tag.flags)
+        } else {
+            i32_readings(u32_le(data), &tag.flags)
+        };
+        if let Some(r) = self.forced(field) {
+            let value = forced_fixed(r, tag.wire_type, bits)
+                .map_err(|why| forced_fail(r, field, span.start, &why))?;
+            self.force(&mut rs, r, &tag.flags, value);
+        }
+        self.add_leaf(&tag, span, rs);
+        Ok(span.end)
+    }
+
+    /// Reads a LEN field's length at `pos`, then its payload (see [`Self::read_len`]); returns
+    /// where reading goes on.
+    fn read_len_field(&mut self, mut tag: Tag, pos: usize, end: usize) -> Result<usize, Fail> {
+        let field = tag.field;
+        let len_start = pos;
+        let (n, n_len) = read_varint(self.bytes, pos, end)
+            .map_err(|e| varint_fail(e, pos, end, &format!("the length of field {field}")))?;
+        let pos = pos + n_len;
+        let left = end - pos;
+        let Some(payload_len) = usize::try_from(n).ok().filter(|&n| n <= left) else {
+            return Err(Fail::new(
+                ErrorKind::Eof,
+                len_start,
+                format!(
+                    "length {n} of field {field} runs past the end of its message ({left} bytes left)"
+                ),
+            ));
+        };
+        if non_minimal(n, n_len) {
+            tag.flags
+                .push_str(&format!(" (non-minimal length, {n_len} bytes)"));
+        }
+        let payload = Span::new(pos, pos + payload_len);
+        self.read_len(&tag, len_start, payload)
+    }
+
+    /// A start-group tag opens a group that ends at its end-group tag; returns where reading
+    /// goes on (its first field).
+    fn open_group(&mut self, tag: Tag, pos: usize, end: usize) -> Result<usize, Fail> {
+        let field = tag.field;
+        self.check_depth(tag.key_span.start, field)?;
+        let segment = self.segment_of(field);
+        let node = self
+            .builder
+            .open(Kind::Map, segment, Some(tag.key_span), pos, pos);
+        if self.keep_readings {
+            self.readings.push(NodeReadings {
+                node,
+                wire_type: tag.wire_type,
+                field,
+                readings: vec![WireReading {
+                    label: format!("group{}", tag.flags),
+                    value: Value::Null,
+                    chosen: true,
+                }],
+            });
+        }
+        self.stack.push(Frame {
+            key: Self::key_of(&tag),
+            end,
+            group: Some(field),
+            entries: Vec::new(),
+        });
+        Ok(pos)
+    }
+
+    /// An end-group tag closes the group open on top, which must be the same field's.
+    fn close_group(&mut self, tag: &Tag, pos: usize) -> Result<(), Fail> {
+        let field = tag.field;
+        let open = self.stack.last().and_then(|f| f.group);
+        if open != Some(field) {
+            let message = match open {
+                Some(g) => format!(
+                    "an end-group tag for field {field} does not match the open group of field {g}"
+                ),
+                None => format!("an end-group tag for field {field} has no open group"),
+            };
+            return Err(Fail::new(ErrorKind::Syntax, tag.key_span.start, message));
+        }
+        self.builder.close(tag.key_span.start, pos);
+        self.pop_frame();
+        Ok(())
     }
 
     /// Pops the innermost frame into its parent; returns the value when it was the top level.
@@ -591,41 +662,32 @@ impl<'a> Decoder<'a> {
         ))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn add_leaf(
-        &mut self,
-        key: Value,
-        key_span: Span,
-        span: Span,
-        header_end: usize,
-        wire_type: WireType,
-        field: u64,
-        mut rs: Vec<WireReading>,
-    ) {
-        let segment = self.segment_of(field);
+    /// Adds a VARINT, I64 or I32 field's value over `span` as a leaf, its first reading the
+    /// chosen one.
+    fn add_leaf(&mut self, tag: &Tag, span: Span, mut rs: Vec<WireReading>) {
+        let segment = self.segment_of(tag.field);
         let value = rs.first().map_or(Value::Null, |r| r.value.clone());
         if let Some(first) = rs.first_mut() {
             first.chosen = true;
         }
-        let payload = Span::new(header_end, span.end);
         let node = self.builder.leaf(
             value.kind(),
             segment,
-            Some(key_span),
+            Some(tag.key_span),
             span,
-            header_end,
-            payload,
+            span.start,
+            span,
         );
         if self.keep_readings {
             self.readings.push(NodeReadings {
                 node,
-                wire_type,
-                field,
+                wire_type: tag.wire_type,
+                field: tag.field,
                 readings: rs,
             });
         }
         if let Some(top) = self.stack.last_mut() {
-            top.entries.push((key, value));
+            top.entries.push((Self::key_of(tag), value));
         }
     }
 
@@ -688,17 +750,60 @@ impl<'a> Decoder<'a> {
 
     /// Reads a LEN field whose payload is `payload` (length varint from `len_start`); returns
     /// where reading goes on (the payload's start when it is read as a message).
-    fn read_len(
+    fn read_len(&mut self, tag: &Tag, len_start: usize, payload: Span) -> Result<usize, Fail> {
+        let (field, key_span) = (tag.field, tag.key_span);
+        let data = self.bytes.get(payload.range()).unwrap_or(&[]);
+        let (choice, mut rs) = self.len_choice(data, payload, field, &tag.flags)?;
+        let header_end = payload.start;
+        let segment = self.segment_of(field);
+        match choice {
+            LenChoice::Message => {
+                self.check_depth(key_span.start, field)?;
+                if let Some(r) = rs.first_mut() {
+                    r.value = Value::Null;
+                }
+                let node =
+                    self.builder
+                        .open(Kind::Map, segment, Some(key_span), len_start, header_end);
+                self.push_readings(node, field, rs);
+                self.stack.push(Frame {
+                    key: Self::key_of(tag),
+                    end: payload.end,
+                    group: None,
+                    entries: Vec::new(),
+                });
+                return Ok(payload.start);
+            }
+            LenChoice::Packed(items) => {
+                self.push_packed(tag, len_start, payload, rs, &items)?;
+            }
+            LenChoice::Text(t) => {
+                let value = Value::Text(t.into());
+                if let Some(r) = rs.first_mut() {
+                    r.value = value.clone();
+                }
+                self.push_len_leaf(tag, len_start, payload, rs, value);
+            }
+            LenChoice::Bytes => {
+                let value = Value::Bytes(data.to_vec());
+                if let Some(r) = rs.first_mut() {
+                    r.value = value.clone();
+                }
+                self.push_len_leaf(tag, len_start, payload, rs, value);
+            }
+        }
+        Ok(payload.end)
+    }
+
+    /// How a LEN payload is read (a message when it parses as one, else text, packed varints
+    /// or bytes; or as the user forced field `field`), with its readings, the chosen first.
+    fn len_choice(
         &mut self,
-        key: Value,
-        key_span: Span,
-        len_start: usize,
+        data: &'a [u8],
         payload: Span,
         field: u64,
         flags: &str,
-    ) -> Result<usize, Fail> {
-        let bytes = self.bytes;
-        let data = bytes.get(payload.range()).unwrap_or(&[]);
+    ) -> Result<(LenChoice, Vec<WireReading>), Fail> {
         let long = data.len() > MAX_ALTERNATIVE_BYTES;
         let is_message = !data.is_empty() && self.scan_message(payload.start, payload.end);
         let skip_alternatives = is_message && long;
@@ -710,7 +815,7 @@ impl<'a> Decoder<'a> {
         let packed = if skip_alternatives {
             None
         } else {
-            packed_varints(bytes, payload.start, payload.end)
+            packed_varints(self.bytes, payload.start, payload.end)
         };
         let forced = match self.forced(field) {
             Some(r) => Some((
@@ -735,7 +840,6 @@ impl<'a> Decoder<'a> {
         } else {
             LenChoice::Bytes
         };
-        // The readings, chosen first.
         let mut rs: Vec<WireReading> = Vec::new();
         if self.keep_readings {
             rs = len_readings(data, flags, &choice, text, packed.as_deref(), long);
@@ -752,109 +856,80 @@ impl<'a> Decoder<'a> {
             };
             self.force(&mut rs, r, flags, value);
         }
-        let header_end = payload.start;
-        let segment = self.segment_of(field);
-        match choice {
-            LenChoice::Message => {
-                self.check_depth(key_span.start, field)?;
-                if let Some(r) = rs.first_mut() {
-                    r.value = Value::Null;
-                }
-                let node =
-                    self.builder
-                        .open(Kind::Map, segment, Some(key_span), len_start, header_end);
-                if self.keep_readings {
-                    self.readings.push(NodeReadings {
-                        node,
-                        wire_type: WireType::Len,
-                        field,
-                        readings: rs,
-                    });
-                }
-                self.stack.push(Frame {
-                    key,
-                    end: payload.end,
-                    group: None,
-                    entries: Vec::new(),
-                });
-                return Ok(payload.start);
-            }
-            LenChoice::Packed(items) => {
-                self.check_depth(key_span.start, field)?;
-                self.check_nodes(key_span.start, items.len().saturating_add(1))?;
-                let values: Vec<Value> = items.iter().map(|(v, _)| v.clone()).collect();
-                if let Some(r) = rs.first_mut() {
-                    r.value = Value::Array(values.clone());
-                }
-                let node =
-                    self.builder
-                        .open(Kind::Array, segment, Some(key_span), len_start, header_end);
-                for (i, (v, span)) in items.iter().enumerate() {
-                    let seg = crate::model::Segment::Index(u32::try_from(i).unwrap_or(u32::MAX));
-                    self.builder
-                        .leaf(v.kind(), seg, None, *span, span.start, *span);
-                }
-                self.builder.close(payload.end, payload.end);
-                if self.keep_readings {
-                    self.readings.push(NodeReadings {
-                        node,
-                        wire_type: WireType::Len,
-                        field,
-                        readings: rs,
-                    });
-                }
-                if let Some(top) = self.stack.last_mut() {
-                    top.entries.push((key, Value::Array(values)));
-                }
-            }
-            LenChoice::Text(t) => {
-                let value = Value::Text(t.into());
-                if let Some(r) = rs.first_mut() {
-                    r.value = value.clone();
-                }
-                self.push_len_leaf(key, key_span, len_start, payload, field, rs, value);
-            }
-            LenChoice::Bytes => {
-                let value = Value::Bytes(data.to_vec());
-                if let Some(r) = rs.first_mut() {
-                    r.value = value.clone();
-                }
-                self.push_len_leaf(key, key_span, len_start, payload, field, rs, value);
-            }
-        }
-        Ok(payload.end)
+        Ok((choice, rs))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push_len_leaf(
-        &mut self,
-        key: Value,
-        key_span: Span,
-        len_start: usize,
-        payload: Span,
-        field: u64,
-        rs: Vec<WireReading>,
-        value: Value,
-    ) {
-        let segment = self.segment_of(field);
-        let node = self.builder.leaf(
-            value.kind(),
-            segment,
-            Some(key_span),
-            Span::new(len_start, payload.end),
-            payload.start,
-            payload,
-        );
+    /// Keeps a LEN node's readings, when readings are kept.
+    fn push_readings(&mut self, node: NodeId, field: u64, readings: Vec<WireReading>) {
         if self.keep_readings {
             self.readings.push(NodeReadings {
                 node,
                 wire_type: WireType::Len,
                 field,
-                readings: rs,
+                readings,
             });
         }
+    }
+
+    /// Adds a LEN field read as packed varints: an array of `items` over its length (from
+    /// `len_start`) and payload.
+    fn push_packed(
+        &mut self,
+        tag: &Tag,
+        len_start: usize,
+        payload: Span,
+        mut rs: Vec<WireReading>,
+        items: &[(Value, Span)],
+    ) -> Result<(), Fail> {
+        let (field, key_span) = (tag.field, tag.key_span);
+        self.check_depth(key_span.start, field)?;
+        self.check_nodes(key_span.start, items.len().saturating_add(1))?;
+        let values: Vec<Value> = items.iter().map(|(v, _)| v.clone()).collect();
+        if let Some(r) = rs.first_mut() {
+            r.value = Value::Array(values.clone());
+        }
+        let segment = self.segment_of(field);
+        let node = self.builder.open(
+            Kind::Array,
+            segment,
+            Some(key_span),
+            len_start,
+            payload.start,
+        );
+        for (i, (v, item)) in items.iter().enumerate() {
+            let seg = crate::model::Segment::Index(u32::try_from(i).unwrap_or(u32::MAX));
+            self.builder
+                .leaf(v.kind(), seg, None, *item, item.start, *item);
+        }
+        self.builder.close(payload.end, payload.end);
+        self.push_readings(node, field, rs);
         if let Some(top) = self.stack.last_mut() {
-            top.entries.push((key, value));
+            top.entries.push((Self::key_of(tag), Value::Array(values)));
+        }
+        Ok(())
+    }
+
+    /// Adds a LEN field read as text or bytes: a leaf over its length and payload.
+    fn push_len_leaf(
+        &mut self,
+        tag: &Tag,
+        len_start: usize,
+        payload: Span,
+        rs: Vec<WireReading>,
+        value: Value,
+    ) {
+        let segment = self.segment_of(tag.field);
+        let node = self.builder.leaf(
+            value.kind(),
+            segment,
+            Some(tag.key_span),
+            Span::new(len_start, payload.end),
+            payload.start,
+            payload,
+        );
+        self.push_readings(node, tag.field, rs);
+        if let Some(top) = self.stack.last_mut() {
+            top.entries.push((Self::key_of(tag), value));
         }
     }
 }
