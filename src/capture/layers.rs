@@ -343,126 +343,17 @@ fn peel_avro_container(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<St
     let mut found: Vec<Payload> = Vec::new();
     let mut fault = None;
     for block in container::blocks(bytes, &header) {
-        let block = match block {
-            Ok(b) => b,
+        match block {
+            Ok(block) => found.push(avro_block(bytes, &block, codec, &schema, cx)),
             Err(e) => {
                 fault = Some(e);
                 break;
             }
-        };
-        let span = Span::new(block.start, block.sync.end);
-        let compressed = &bytes[block.data.clone()];
-        let budget = cx.budget.left.min(cx.options.max_decompressed);
-        let mut detail = format!("block {}: {} datums", block.index + 1, block.count);
-        let mut payload = Payload {
-            avro: Some(Framed {
-                schema: Some(schema.clone()),
-                items: Some(block.count),
-                fingerprint: None,
-            }),
-            hint: Some(Format::Avro),
-            ..Payload::default()
-        };
-        match container::decompress(codec, compressed, budget) {
-            Ok(data) => {
-                if codec != container::Codec::Null {
-                    detail.push_str(&format!(
-                        ", {codec} {} → {} bytes",
-                        compressed.len(),
-                        data.len()
-                    ));
-                    cx.budget.left = cx.budget.left.saturating_sub(data.len());
-                } else {
-                    detail.push_str(&format!(", {} bytes", data.len()));
-                }
-                payload.bytes = match data {
-                    std::borrow::Cow::Borrowed(_) => bytes.slice(block.data.clone()),
-                    std::borrow::Cow::Owned(v) => v.into(),
-                };
-            }
-            Err(e) => {
-                let why = format!(
-                    "block {} (bytes {}..{}): {e}",
-                    block.index + 1,
-                    block.data.start,
-                    block.data.end
-                );
-                detail.push_str(&format!(
-                    ", {codec} {} bytes, not decompressed",
-                    compressed.len()
-                ));
-                payload.bytes = bytes.slice(block.data.clone());
-                payload.avro = None;
-                payload.hint = None;
-                payload.meta.push(("warning".to_string(), why.clone()));
-                payload.cut = Some(why);
-            }
         }
-        if !block.sync_ok {
-            let skipped = block.resync.as_ref().map(|r| {
-                let next = r.found.as_ref().map_or_else(
-                    || "none follows".to_string(),
-                    |f| format!("the next is at byte {}", f.start),
-                );
-                format!(
-                    "; bytes {}..{} passed over, {next}",
-                    r.skipped.start, r.skipped.end
-                )
-            });
-            let why = format!(
-                "block {}'s sync marker at bytes {}..{} is not the header's: its size or an \
-                 earlier byte is corrupt{}",
-                block.index + 1,
-                block.sync.start,
-                block.sync.end,
-                skipped.unwrap_or_default()
-            );
-            detail.push_str(", sync marker wrong");
-            payload.meta.push(("warning".to_string(), why.clone()));
-            payload.cut.get_or_insert(why);
-        } else {
-            detail.push_str(", sync marker ok");
-        }
-        payload.layers.push(Layer {
-            name: "Avro block".to_string(),
-            detail,
-            span,
-        });
-        found.push(payload);
     }
     // A block the file ends inside keeps what it has: its datums are read as far as they go.
     if let Some(container::ContainerError::BlockTruncated { block, start, .. }) = &fault {
-        use crate::codec::avro::framing::read_long;
-        let head = read_long(bytes, *start)
-            .and_then(|(count, at)| read_long(bytes, at).map(|(size, data)| (count, size, data)));
-        if let Ok((count, size, data)) = head {
-            let end = usize::try_from(size)
-                .ok()
-                .and_then(|s| data.checked_add(s))
-                .map_or(bytes.len(), |e| e.min(bytes.len()));
-            let why = format!(
-                "the file ends inside block {}: {} of its {size} data bytes are here",
-                block + 1,
-                end - data
-            );
-            let readable = codec == container::Codec::Null;
-            found.push(Payload {
-                bytes: bytes.slice(data..end),
-                avro: readable.then(|| Framed {
-                    schema: Some(schema.clone()),
-                    items: u64::try_from(count).ok(),
-                    fingerprint: None,
-                }),
-                hint: readable.then_some(Format::Avro),
-                layers: vec![Layer {
-                    name: "Avro block".to_string(),
-                    detail: format!("block {}: {count} datums, cut short", block + 1),
-                    span: Span::new(*start, bytes.len()),
-                }],
-                cut: Some(why),
-                ..Payload::default()
-            });
-        }
+        found.extend(avro_cut_block(bytes, *block, *start, codec, &schema));
     }
     // An empty file still holds its schema: one payload of no datums says so.
     if found.is_empty() && fault.is_none() {
@@ -509,6 +400,146 @@ fn peel_avro_container(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<St
         Some(e) => Some(Err(fail(e.offset(), e.to_string(), found))),
         None => Some(Ok(Step::Many(found))),
     }
+}
+
+/// One block of an Avro container file as a payload: its datums decompressed (within the
+/// capture's budget) with the writer schema, or its bytes as they are with the reason when
+/// they cannot be; a wrong sync marker is a warning.
+fn avro_block(
+    bytes: &SharedBytes,
+    block: &crate::codec::avro::container::Block,
+    codec: crate::codec::avro::container::Codec,
+    schema: &crate::codec::avro::AvroSchema,
+    cx: &mut Cx<'_>,
+) -> Payload {
+    use crate::codec::avro::{container, Framed};
+    let span = Span::new(block.start, block.sync.end);
+    let compressed = &bytes[block.data.clone()];
+    let budget = cx.budget.left.min(cx.options.max_decompressed);
+    let mut detail = format!("block {}: {} datums", block.index + 1, block.count);
+    let mut payload = Payload {
+        avro: Some(Framed {
+            schema: Some(schema.clone()),
+            items: Some(block.count),
+            fingerprint: None,
+        }),
+        hint: Some(Format::Avro),
+        ..Payload::default()
+    };
+    match container::decompress(codec, compressed, budget) {
+        Ok(data) => {
+            if codec != container::Codec::Null {
+                detail.push_str(&format!(
+                    ", {codec} {} → {} bytes",
+                    compressed.len(),
+                    data.len()
+                ));
+                cx.budget.left = cx.budget.left.saturating_sub(data.len());
+            } else {
+                detail.push_str(&format!(", {} bytes", data.len()));
+            }
+            payload.bytes = match data {
+                std::borrow::Cow::Borrowed(_) => bytes.slice(block.data.clone()),
+                std::borrow::Cow::Owned(v) => v.into(),
+            };
+        }
+        Err(e) => {
+            let why = format!(
+                "block {} (bytes {}..{}): {e}",
+                block.index + 1,
+                block.data.start,
+                block.data.end
+            );
+            detail.push_str(&format!(
+                ", {codec} {} bytes, not decompressed",
+                compressed.len()
+            ));
+            payload.bytes = bytes.slice(block.data.clone());
+            payload.avro = None;
+            payload.hint = None;
+            payload.meta.push(("warning".to_string(), why.clone()));
+            payload.cut = Some(why);
+        }
+    }
+    if block.sync_ok {
+        detail.push_str(", sync marker ok");
+    } else {
+        let why = avro_sync_warning(block);
+        detail.push_str(", sync marker wrong");
+        payload.meta.push(("warning".to_string(), why.clone()));
+        payload.cut.get_or_insert(why);
+    }
+    payload.layers.push(Layer {
+        name: "Avro block".to_string(),
+        detail,
+        span,
+    });
+    payload
+}
+
+/// What a block whose sync marker is not the header's says: where, and what resyncing passed
+/// over.
+fn avro_sync_warning(block: &crate::codec::avro::container::Block) -> String {
+    let skipped = block.resync.as_ref().map(|r| {
+        let next = r.found.as_ref().map_or_else(
+            || "none follows".to_string(),
+            |f| format!("the next is at byte {}", f.start),
+        );
+        format!(
+            "; bytes {}..{} passed over, {next}",
+            r.skipped.start, r.skipped.end
+        )
+    });
+    format!(
+        "block {}'s sync marker at bytes {}..{} is not the header's: its size or an \
+         earlier byte is corrupt{}",
+        block.index + 1,
+        block.sync.start,
+        block.sync.end,
+        skipped.unwrap_or_default()
+    )
+}
+
+/// The block (index `block`, from byte `start`) the file ends inside, as a payload of the data
+/// bytes it has, cut; readable as Avro only when the container does not compress.
+fn avro_cut_block(
+    bytes: &SharedBytes,
+    block: usize,
+    start: usize,
+    codec: crate::codec::avro::container::Codec,
+    schema: &crate::codec::avro::AvroSchema,
+) -> Option<Payload> {
+    use crate::codec::avro::framing::read_long;
+    use crate::codec::avro::{container, Framed};
+    let (count, size, data) = read_long(bytes, start)
+        .and_then(|(count, at)| read_long(bytes, at).map(|(size, data)| (count, size, data)))
+        .ok()?;
+    let end = usize::try_from(size)
+        .ok()
+        .and_then(|s| data.checked_add(s))
+        .map_or(bytes.len(), |e| e.min(bytes.len()));
+    let why = format!(
+        "the file ends inside block {}: {} of its {size} data bytes are here",
+        block + 1,
+        end - data
+    );
+    let readable = codec == container::Codec::Null;
+    Some(Payload {
+        bytes: bytes.slice(data..end),
+        avro: readable.then(|| Framed {
+            schema: Some(schema.clone()),
+            items: u64::try_from(count).ok(),
+            fingerprint: None,
+        }),
+        hint: readable.then_some(Format::Avro),
+        layers: vec![Layer {
+            name: "Avro block".to_string(),
+            detail: format!("block {}: {count} datums, cut short", block + 1),
+            span: Span::new(start, bytes.len()),
+        }],
+        cut: Some(why),
+        ..Payload::default()
+    })
 }
 
 /// Avro single-object encoding: `C3 01` and the writer schema's 8-byte fingerprint before one
