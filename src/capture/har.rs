@@ -625,6 +625,8 @@ fn push_num(meta: &mut crate::capture::Meta, key: &str, value: Num) {
     }
 }
 
+/// Adds the payloads of one entry to `out`: its request body (when it has one), its response
+/// body, and its WebSocket messages.
 fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mut Vec<Payload>) {
     let no_request = Request::default();
     let request = entry.request.as_ref().unwrap_or(&no_request);
@@ -645,11 +647,35 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
     if let Some(t) = &response_type {
         detail.push_str(&format!(" → {}", media_type(t)));
     }
-    let entry_layer = |span: Span| Layer {
-        name: format!("{ENTRY_LAYER} {index}"),
-        detail: detail.clone(),
-        span,
+    let cx = EntryCx {
+        input,
+        index,
+        detail,
+        common: common_meta(index, entry, method, url, status),
+        whole: Span::new(0, input.len()),
     };
+    if let Some(post) = &request.post_data {
+        out.push(cx.request_body(request, post));
+    }
+    // Every entry has a response body, an empty one included, so every entry is listed.
+    if let Some(resp) = response {
+        out.push(cx.response_body(resp, response_type.clone().unwrap_or_default()));
+    }
+    // WebSocket messages (Chrome's and mitmproxy's `_webSocketMessages`).
+    for (i, m) in entry.websocket.iter().flatten().enumerate() {
+        out.push(cx.websocket_message(i, m));
+    }
+}
+
+/// The facts every payload of an entry carries: its index, method, URL and status, when it
+/// started, its timings and its comment.
+fn common_meta(
+    index: usize,
+    entry: &Entry<'_>,
+    method: &str,
+    url: &str,
+    status: Num,
+) -> crate::capture::Meta {
     let mut common = crate::capture::Meta::new();
     push(&mut common, "har-entry", index);
     push(&mut common, "method", method);
@@ -680,16 +706,42 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
     if let Some(c) = &entry.comment {
         push(&mut common, "comment", c);
     }
-    let whole = Span::new(0, input.len());
+    common
+}
 
-    // The request body.
-    if let Some(post) = &request.post_data {
+/// What the payloads of one entry share.
+struct EntryCx<'i> {
+    /// The whole HAR.
+    input: &'i SharedBytes,
+    /// The entry's index in `log.entries`.
+    index: usize,
+    /// `method url → status → media type`, the entry layer's detail.
+    detail: String,
+    /// The facts every payload of the entry carries.
+    common: crate::capture::Meta,
+    /// The whole input, the span of what has no place of its own in it.
+    whole: Span,
+}
+
+impl EntryCx<'_> {
+    /// The entry's layer, spanning `span`.
+    fn entry_layer(&self, span: Span) -> Layer {
+        Layer {
+            name: format!("{ENTRY_LAYER} {}", self.index),
+            detail: self.detail.clone(),
+            span,
+        }
+    }
+
+    /// The request body: `postData.text`, or its `params` written as form fields.
+    fn request_body(&self, request: &Request<'_>, post: &PostData<'_>) -> Payload {
+        let (input, index) = (self.input, self.index);
         let path = format!("log.entries[{index}].request.postData");
         let content_type = header(&request.headers, "content-type")
             .map(str::to_string)
             .or_else(|| post.mime_type.as_deref().map(str::to_string))
             .unwrap_or_default();
-        let mut meta = common.clone();
+        let mut meta = self.common.clone();
         push(&mut meta, "direction", "request");
         push_headers(&mut meta, &request.headers);
         push_num(&mut meta, "body-size", request.body_size);
@@ -701,34 +753,11 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
                 mark_lossy(&mut meta, &format!("{path}.text"), text, &content_type);
                 (bytes, format!("postData.text, {how}"), span_in(input, text))
             }
-            None if !params.is_empty() => {
-                let mut form = String::new();
-                for (i, p) in params.iter().enumerate() {
-                    if i > 0 {
-                        form.push('&');
-                    }
-                    form.push_str(&form_encode(&p.name));
-                    form.push('=');
-                    form.push_str(&form_encode(p.value.as_deref().unwrap_or("")));
-                    push(
-                        &mut meta,
-                        "form-field",
-                        format!("{}={}", p.name, p.value.as_deref().unwrap_or("")),
-                    );
-                    if let Some(f) = &p.file_name {
-                        push(
-                            &mut meta,
-                            "warning",
-                            format!("{path}.params[{i}]: the file {f:?} is not in the HAR, only its field"),
-                        );
-                    }
-                }
-                (
-                    form.into_bytes().into(),
-                    "postData.params, written as form fields (name=value&…)".to_string(),
-                    None,
-                )
-            }
+            None if !params.is_empty() => (
+                form_body(params, &path, &mut meta),
+                "postData.params, written as form fields (name=value&…)".to_string(),
+                None,
+            ),
             None => (
                 SharedBytes::default(),
                 "postData without text".to_string(),
@@ -744,27 +773,21 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         let cut = (missing || short || says_omitted(post.comment.as_deref()))
             .then(|| cut_reason(&mut meta, &path, bytes.len(), request.body_size.bytes()));
         let layers = vec![
-            entry_layer(span.unwrap_or(whole)),
+            self.entry_layer(span.unwrap_or(self.whole)),
             Layer {
                 name: "request body".to_string(),
-                detail: format!("{detail}: {how}, {} bytes", bytes.len()),
-                span: span.unwrap_or(whole),
+                detail: format!("{}: {how}, {} bytes", self.detail, bytes.len()),
+                span: span.unwrap_or(self.whole),
             },
         ];
-        out.push(body_payload(
-            bytes,
-            layers,
-            &content_type,
-            (meta, cut),
-            &path,
-        ));
+        body_payload(bytes, layers, &content_type, (meta, cut), &path)
     }
 
-    // The response body (every entry has one, an empty one included, so every entry is listed).
-    if let Some(resp) = response {
+    /// The response body: `content.text`, as text or base64, of media type `content_type`.
+    fn response_body(&self, resp: &Response<'_>, content_type: String) -> Payload {
+        let (input, index) = (self.input, self.index);
         let path = format!("log.entries[{index}].response.content");
-        let content_type = response_type.clone().unwrap_or_default();
-        let mut meta = common.clone();
+        let mut meta = self.common.clone();
         push(&mut meta, "direction", "response");
         push_headers(&mut meta, &resp.headers);
         if !content_type.is_empty() {
@@ -785,7 +808,7 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
             .and_then(|c| c.encoding.as_deref())
             .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
         let mut warnings = Vec::new();
-        let (bytes, how, span) = match text {
+        let (bytes, mut how, span) = match text {
             Some(text) if base64 => match base64_body(input, text) {
                 Ok(b) => (b, "content.text, base64".to_string(), span_in(input, text)),
                 Err(e) => {
@@ -820,36 +843,30 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         }
         let cut =
             (short || missing || omitted).then(|| cut_reason(&mut meta, &path, bytes.len(), size));
-        let mut how = how;
         if let Some(e) = encoding {
             how.push_str(&format!(
                 "; Content-Encoding: {e} already undone by the export"
             ));
         }
         let layers = vec![
-            entry_layer(span.unwrap_or(whole)),
+            self.entry_layer(span.unwrap_or(self.whole)),
             Layer {
                 name: "response body".to_string(),
-                detail: format!("{detail}: {how}, {} bytes", bytes.len()),
-                span: span.unwrap_or(whole),
+                detail: format!("{}: {how}, {} bytes", self.detail, bytes.len()),
+                span: span.unwrap_or(self.whole),
             },
         ];
-        out.push(body_payload(
-            bytes,
-            layers,
-            &content_type,
-            (meta, cut),
-            &path,
-        ));
+        body_payload(bytes, layers, &content_type, (meta, cut), &path)
     }
 
-    // WebSocket messages (Chrome's and mitmproxy's `_webSocketMessages`).
-    for (i, m) in entry.websocket.iter().flatten().enumerate() {
+    /// WebSocket message `i` of the entry: text, binary (base64) or a control frame.
+    fn websocket_message(&self, i: usize, m: &WsMessage<'_>) -> Payload {
+        let (input, index) = (self.input, self.index);
         let path = format!("log.entries[{index}]._webSocketMessages[{i}]");
         let kind = m.kind.as_deref().unwrap_or("?");
         let opcode = m.opcode.known().map(|v| v as u32);
         let data = m.data.as_deref().unwrap_or("");
-        let mut meta = common.clone();
+        let mut meta = self.common.clone();
         push(&mut meta, "direction", kind);
         push_num(&mut meta, "opcode", m.opcode);
         push_num(&mut meta, "ws-time", m.time);
@@ -875,18 +892,22 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
         } else {
             (as_text(), "control frame")
         };
-        let span = span_in(input, data).unwrap_or(whole);
+        let span = span_in(input, data).unwrap_or(self.whole);
         let json = opcode == Some(1)
             && crate::codec::json::is_json(&bytes, &crate::limits::Limits::default());
-        out.push(Payload {
+        Payload {
             message: None,
             avro: None,
             bytes: bytes.clone(),
             layers: vec![
-                entry_layer(span),
+                self.entry_layer(span),
                 Layer {
                     name: "WebSocket message".to_string(),
-                    detail: format!("{detail}: #{i} {kind}, {what}, {} bytes", bytes.len()),
+                    detail: format!(
+                        "{}: #{i} {kind}, {what}, {} bytes",
+                        self.detail,
+                        bytes.len()
+                    ),
                     span,
                 },
             ],
@@ -894,8 +915,35 @@ fn entry_payloads(input: &SharedBytes, index: usize, entry: &Entry<'_>, out: &mu
             meta,
             cut: None,
             protocol: None,
-        });
+        }
     }
+}
+
+/// A request's `params` written as form fields (`name=value&…`), each field also in `meta`; a
+/// file field, whose file the HAR does not hold, is warned of.
+fn form_body(params: &[Param<'_>], path: &str, meta: &mut crate::capture::Meta) -> SharedBytes {
+    let mut form = String::new();
+    for (i, p) in params.iter().enumerate() {
+        if i > 0 {
+            form.push('&');
+        }
+        form.push_str(&form_encode(&p.name));
+        form.push('=');
+        form.push_str(&form_encode(p.value.as_deref().unwrap_or("")));
+        push(
+            meta,
+            "form-field",
+            format!("{}={}", p.name, p.value.as_deref().unwrap_or("")),
+        );
+        if let Some(f) = &p.file_name {
+            push(
+                meta,
+                "warning",
+                format!("{path}.params[{i}]: the file {f:?} is not in the HAR, only its field"),
+            );
+        }
+    }
+    form.into_bytes().into()
 }
 
 fn push_headers(meta: &mut crate::capture::Meta, headers: &Option<Vec<Header<'_>>>) {

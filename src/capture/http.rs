@@ -390,7 +390,7 @@ fn parse_one(
     budget: &mut Budget,
     answering: Option<&str>,
 ) -> Result<(Payload, usize, Info, Option<CaptureError>), CaptureError> {
-    let (line, mut pos, _) = line_at(input, start);
+    let (line, pos, _) = line_at(input, start);
     let start_line = parse_start_line(line).ok_or_else(|| {
         err(
             "HTTP",
@@ -399,9 +399,67 @@ fn parse_one(
             Vec::new(),
         )
     })?;
-    // RFC 9112 §6.3: responses to HEAD, 1xx, 204 and 304 responses and 2xx responses to CONNECT
-    // have no body, whatever their headers say (a 304's Content-Length describes the resource).
-    let (layer_name, has_body_by_default, no_body) = match start_line {
+    let (layer_name, has_body_by_default, no_body) = body_rule(&start_line, answering);
+    let start_text = String::from_utf8_lossy(line).into_owned();
+    let mut meta = crate::capture::Meta::from([("start-line", start_text.as_str())]);
+    if let StartLine::Request { method, .. } = start_line {
+        meta.push(("method".to_string(), method.to_string()));
+    }
+    if let (StartLine::Response { .. }, Some(method)) = (&start_line, answering) {
+        meta.push(("request-method".to_string(), method.to_string()));
+    }
+    let headers = Headers::read(input, pos, start, &layer_name, options, &mut meta)?;
+    let detail = message_detail(start_text, &headers, no_body.as_deref());
+    let info = match start_line {
+        StartLine::Request { method, .. } => Info::Request {
+            method: method.to_string(),
+            upgrade: headers.upgrade.clone(),
+        },
+        StartLine::Response { status, .. } => Info::Response {
+            status,
+            upgrade: headers.upgrade.clone(),
+        },
+    };
+    let hint = headers
+        .content_type
+        .as_deref()
+        .and_then(hint_for_media_type);
+    if headers.content_type.as_deref().is_some_and(is_grpc) {
+        meta.push(("grpc-body".to_string(), "true".to_string()));
+    }
+    let message = MessageRead {
+        input,
+        start,
+        layer_name,
+        has_body_by_default,
+        no_body,
+        headers,
+    };
+    let mut parts = Parts {
+        layers: Vec::new(),
+        hint,
+        meta,
+    };
+    let (body, end) = message.framed_body(detail, &mut parts)?;
+    match message.decode_body(body, &mut parts, options, budget) {
+        Ok(body) => Ok((parts.into_payload(body, None), end, info, None)),
+        Err((partial, cut, fault)) => Ok((
+            parts.into_payload(partial, Some(cut)),
+            end,
+            info,
+            Some(fault),
+        )),
+    }
+}
+
+/// What a start line says of its message's body: the message layer's name, whether a body
+/// runs to the end of the input when no header frames it (responses), and why the message has
+/// no body whatever its headers say.
+///
+/// RFC 9112 §6.3: responses to HEAD, 1xx, 204 and 304 responses and 2xx responses to CONNECT
+/// have no body, whatever their headers say (a 304's Content-Length describes the resource).
+fn body_rule(start_line: &StartLine, answering: Option<&str>) -> (String, bool, Option<String>) {
+    match *start_line {
         StartLine::Request { version, .. } => (format!("{version} request"), false, None),
         StartLine::Response { version, status } => {
             let why = if answering == Some("HEAD") {
@@ -415,69 +473,123 @@ fn parse_one(
             };
             (format!("{version} response"), true, why)
         }
-    };
-    let start_text = String::from_utf8_lossy(line).into_owned();
-    let mut meta = crate::capture::Meta::from([("start-line", start_text.as_str())]);
-    if let StartLine::Request { method, .. } = start_line {
-        meta.push(("method".to_string(), method.to_string()));
     }
-    if let (StartLine::Response { .. }, Some(method)) = (&start_line, answering) {
-        meta.push(("request-method".to_string(), method.to_string()));
-    }
-    let mut upgrade: Option<String> = None;
+}
 
-    // Headers.
-    let mut content_length: Option<usize> = None;
-    let mut content_type: Option<String> = None;
-    let mut transfer_codings: Vec<String> = Vec::new();
-    let mut content_codings: Vec<String> = Vec::new();
-    let mut headers_ended = false;
-    // The header list's size as HTTP/2 counts it (name + value + 32 per field) and its fields:
-    // past either limit the fields are still read for the message's framing, not kept.
-    let (mut list_size, mut fields) = (0usize, 0usize);
-    let mut over: Option<String> = None;
-    while pos < input.len() {
-        let (hline, next, _) = line_at(input, pos);
-        if hline.is_empty() {
+/// The header fields of one message that its framing and its payload need.
+#[derive(Default)]
+struct Headers {
+    /// Content-Length.
+    content_length: Option<usize>,
+    /// Content-Type.
+    content_type: Option<String>,
+    /// Transfer-Encoding's codings, in order.
+    transfer_codings: Vec<String>,
+    /// Content-Encoding's codings, in the order they were applied.
+    content_codings: Vec<String>,
+    /// The `Upgrade` header's first token, lowercase.
+    upgrade: Option<String>,
+    /// Whether the empty line that ends the headers came.
+    ended: bool,
+    /// Where the headers end (after the empty line, or at the end of the input).
+    end: usize,
+}
+
+impl Headers {
+    /// Reads the header lines from `pos` to the empty line (or the end of the input), each
+    /// field added to `meta` while the header limits hold; past them the fields are still read
+    /// for the message's framing, not kept, and a warning in `meta` counts them.
+    fn read(
+        input: &[u8],
+        mut pos: usize,
+        start: usize,
+        layer_name: &str,
+        options: &UnwrapOptions,
+        meta: &mut crate::capture::Meta,
+    ) -> Result<Headers, CaptureError> {
+        let mut headers = Headers::default();
+        // The header list's size as HTTP/2 counts it (name + value + 32 per field) and its
+        // fields.
+        let (mut list_size, mut fields) = (0usize, 0usize);
+        let mut over: Option<String> = None;
+        while pos < input.len() {
+            let (hline, next, _) = line_at(input, pos);
+            if hline.is_empty() {
+                pos = next;
+                headers.ended = true;
+                break;
+            }
+            let text = String::from_utf8_lossy(hline);
+            let Some((name, value)) = text.split_once(':') else {
+                return Err(err(
+                    layer_name,
+                    pos,
+                    format!("header line \"{}\" has no colon", truncate(&text, 60)),
+                    Vec::new(),
+                ));
+            };
+            let (name, value) = (name.trim(), value.trim());
+            headers.take(name, value, layer_name, pos)?;
+            fields += 1;
+            list_size = list_size
+                .saturating_add(name.len())
+                .saturating_add(value.len())
+                .saturating_add(32);
+            if over.is_none() {
+                over = header_limit_passed(fields, list_size, options);
+            }
+            if over.is_none() {
+                meta.push((name.to_string(), value.to_string()));
+            }
             pos = next;
-            headers_ended = true;
-            break;
         }
-        let text = String::from_utf8_lossy(hline);
-        let Some((name, value)) = text.split_once(':') else {
-            return Err(err(
-                &layer_name,
-                pos,
-                format!("header line \"{}\" has no colon", truncate(&text, 60)),
-                Vec::new(),
+        if let Some(why) = over {
+            meta.push((
+                "warning".to_string(),
+                format!(
+                    "the {layer_name} at byte {start} has {why}: {fields} fields, {list_size} bytes; the fields past the limit are not kept"
+                ),
             ));
-        };
-        let (name, value) = (name.trim(), value.trim());
+        }
+        headers.end = pos;
+        Ok(headers)
+    }
+
+    /// Notes the field `name: value` (of the line at `pos`) if the message's framing or payload
+    /// needs it; a Content-Length that is no byte count, or disagrees with an earlier one, is
+    /// a fault.
+    fn take(
+        &mut self,
+        name: &str,
+        value: &str,
+        layer_name: &str,
+        pos: usize,
+    ) -> Result<(), CaptureError> {
         match name.to_ascii_lowercase().as_str() {
             "content-length" => {
                 let n: usize = value.parse().map_err(|_| {
                     err(
-                        &layer_name,
+                        layer_name,
                         pos,
                         format!("Content-Length \"{value}\" is not a byte count"),
                         Vec::new(),
                     )
                 })?;
-                if content_length.is_some_and(|c| c != n) {
+                if self.content_length.is_some_and(|c| c != n) {
                     return Err(err(
-                        &layer_name,
+                        layer_name,
                         pos,
                         "two Content-Length headers disagree".to_string(),
                         Vec::new(),
                     ));
                 }
-                content_length = Some(n);
+                self.content_length = Some(n);
             }
-            "content-type" => content_type = Some(value.to_string()),
-            "transfer-encoding" => transfer_codings.extend(codings(value)),
-            "content-encoding" => content_codings.extend(codings(value)),
+            "content-type" => self.content_type = Some(value.to_string()),
+            "transfer-encoding" => self.transfer_codings.extend(codings(value)),
+            "content-encoding" => self.content_codings.extend(codings(value)),
             "upgrade" => {
-                upgrade = value
+                self.upgrade = value
                     .split(',')
                     .next()
                     .map(|t| t.trim().to_ascii_lowercase())
@@ -485,204 +597,215 @@ fn parse_one(
             }
             _ => {}
         }
-        fields += 1;
-        list_size = list_size
-            .saturating_add(name.len())
-            .saturating_add(value.len())
-            .saturating_add(32);
-        if over.is_none() {
-            if fields > options.max_headers {
-                over = Some(format!(
-                    "more than {} header fields ({})",
-                    options.max_headers,
-                    Limits::hint("headers")
-                ));
-            } else if list_size > options.max_header_list {
-                over = Some(format!(
-                    "header fields of more than {} bytes (name + value + 32 per field; {})",
-                    options.max_header_list,
-                    Limits::hint("header-list")
-                ));
-            }
-        }
-        if over.is_none() {
-            meta.push((name.to_string(), value.to_string()));
-        }
-        pos = next;
+        Ok(())
     }
-    if let Some(why) = over {
-        meta.push((
-            "warning".to_string(),
-            format!(
-                "the {layer_name} at byte {start} has {why}: {fields} fields, {list_size} bytes; the fields past the limit are not kept"
-            ),
-        ));
-    }
-    let headers_end = pos;
+}
 
+/// Which header limit a list of `fields` fields and `list_size` bytes (as HTTP/2 counts them)
+/// passes, in words.
+fn header_limit_passed(fields: usize, list_size: usize, options: &UnwrapOptions) -> Option<String> {
+    if fields > options.max_headers {
+        Some(format!(
+            "more than {} header fields ({})",
+            options.max_headers,
+            Limits::hint("headers")
+        ))
+    } else if list_size > options.max_header_list {
+        Some(format!(
+            "header fields of more than {} bytes (name + value + 32 per field; {})",
+            options.max_header_list,
+            Limits::hint("header-list")
+        ))
+    } else {
+        None
+    }
+}
+
+/// The message layer's detail: the start line, the Content-Type, and why there is no body
+/// (naming the framing headers that are then no body).
+fn message_detail(start_text: String, headers: &Headers, no_body: Option<&str>) -> String {
     let mut detail = start_text;
-    if let Some(ct) = &content_type {
+    if let Some(ct) = &headers.content_type {
         detail.push_str(&format!("; Content-Type: {ct}"));
     }
-    if let Some(why) = &no_body {
-        let ignored = match (content_length, transfer_codings.is_empty()) {
+    if let Some(why) = no_body {
+        let ignored = match (headers.content_length, headers.transfer_codings.is_empty()) {
             (Some(n), _) if n > 0 => format!(" (its Content-Length: {n} is not a body)"),
             (_, false) => " (its Transfer-Encoding is not a body)".to_string(),
             _ => String::new(),
         };
         detail.push_str(&format!("; {why}{ignored}"));
     }
-    let info = match start_line {
-        StartLine::Request { method, .. } => Info::Request {
-            method: method.to_string(),
-            upgrade: upgrade.clone(),
-        },
-        StartLine::Response { status, .. } => Info::Response {
-            status,
-            upgrade: upgrade.clone(),
-        },
-    };
-    let hint = content_type.as_deref().and_then(hint_for_media_type);
-    if content_type.as_deref().is_some_and(is_grpc) {
-        meta.push(("grpc-body".to_string(), "true".to_string()));
-    }
+    detail
+}
 
-    let chunked = no_body.is_none() && transfer_codings.last().is_some_and(|c| c == "chunked");
-    let mut layers = Vec::new();
-    let mut message_layer = Layer {
-        name: layer_name.clone(),
-        detail,
-        span: Span::new(start, headers_end),
-    };
-    let (mut body, end) = if chunked {
-        let chunked_result = dechunk(input, headers_end, &mut meta);
-        match chunked_result {
-            Ok((body, end, chunks)) => {
-                message_layer.span = Span::new(start, end);
-                layers.push(message_layer);
-                layers.push(Layer {
-                    name: "chunked".to_string(),
-                    detail: format!("{chunks} chunks, {} bytes", body.len()),
-                    span: Span::new(0, end.saturating_sub(headers_end)),
-                });
-                (body, end)
-            }
-            Err((offset, message, partial)) => {
-                message_layer.span = Span::new(start, input.len());
-                let partial = Payload {
-                    message: None,
-                    avro: None,
-                    bytes: partial.into(),
-                    layers: vec![message_layer],
-                    hint,
-                    meta,
-                    cut: Some(format!("chunked: {message}")),
-                    protocol: None,
-                };
-                return Err(err("chunked", offset, message, vec![partial]));
-            }
+/// What one message gathers on its way to a payload: its layers, the format its Content-Type
+/// announces and its facts.
+#[derive(Default)]
+struct Parts {
+    /// The layers peeled, outermost first.
+    layers: Vec<Layer>,
+    /// The format the Content-Type announces.
+    hint: Option<crate::codec::Format>,
+    /// Start line, headers, trailers and flags.
+    meta: crate::capture::Meta,
+}
+
+impl Parts {
+    /// The payload of `bytes` with these layers and facts, cut short for `cut` when given.
+    fn into_payload(self, bytes: Vec<u8>, cut: Option<String>) -> Payload {
+        Payload {
+            message: None,
+            avro: None,
+            bytes: bytes.into(),
+            layers: self.layers,
+            hint: self.hint,
+            meta: self.meta,
+            cut,
+            protocol: None,
         }
-    } else {
+    }
+}
+
+/// One HTTP/1.x message past its headers: where it starts, what its start line says of its
+/// body, and its headers.
+struct MessageRead<'i> {
+    /// The whole input.
+    input: &'i [u8],
+    /// Where the message's start line begins.
+    start: usize,
+    /// The message layer's name (`HTTP/1.1 request`).
+    layer_name: String,
+    /// Whether a body runs to the end of the input when no header frames it.
+    has_body_by_default: bool,
+    /// Why the message has no body whatever its headers say.
+    no_body: Option<String>,
+    /// Its headers.
+    headers: Headers,
+}
+
+impl MessageRead<'_> {
+    /// The body as Transfer-Encoding: chunked or Content-Length frame it, and the offset after
+    /// the message; the message layer (with `detail`) and the chunked layer join `parts`. A
+    /// body cut short is a fault carrying the message as far as it goes.
+    fn framed_body(
+        &self,
+        detail: String,
+        parts: &mut Parts,
+    ) -> Result<(Vec<u8>, usize), CaptureError> {
+        let (input, start, headers_end) = (self.input, self.start, self.headers.end);
+        let chunked = self.no_body.is_none()
+            && self
+                .headers
+                .transfer_codings
+                .last()
+                .is_some_and(|c| c == "chunked");
+        let mut message_layer = Layer {
+            name: self.layer_name.clone(),
+            detail,
+            span: Span::new(start, headers_end),
+        };
+        if chunked {
+            return match dechunk(input, headers_end, &mut parts.meta) {
+                Ok((body, end, chunks)) => {
+                    message_layer.span = Span::new(start, end);
+                    parts.layers.push(message_layer);
+                    parts.layers.push(Layer {
+                        name: "chunked".to_string(),
+                        detail: format!("{chunks} chunks, {} bytes", body.len()),
+                        span: Span::new(0, end.saturating_sub(headers_end)),
+                    });
+                    Ok((body, end))
+                }
+                Err((offset, message, partial)) => {
+                    message_layer.span = Span::new(start, input.len());
+                    parts.layers.push(message_layer);
+                    let cut = Some(format!("chunked: {message}"));
+                    let partial = std::mem::take(parts).into_payload(partial, cut);
+                    Err(err("chunked", offset, message, vec![partial]))
+                }
+            };
+        }
         let available = input.len().saturating_sub(headers_end);
-        let length = match content_length {
-            _ if no_body.is_some() => 0,
+        let length = match self.headers.content_length {
+            _ if self.no_body.is_some() => 0,
             Some(n) => n,
-            None if has_body_by_default && headers_ended => available,
+            None if self.has_body_by_default && self.headers.ended => available,
             None => 0,
         };
         if length > available {
             let body = input.get(headers_end..).unwrap_or(&[]).to_vec();
             message_layer.span = Span::new(start, input.len());
+            parts.layers.push(message_layer);
             let why =
                 format!("the body has {available} of the {length} bytes Content-Length announces");
-            let partial = Payload {
-                message: None,
-                avro: None,
-                bytes: body.into(),
-                layers: vec![message_layer],
-                hint,
-                meta,
-                cut: Some(why.clone()),
-                protocol: None,
-            };
-            return Err(err(&layer_name, input.len(), why, vec![partial]));
+            let partial = std::mem::take(parts).into_payload(body, Some(why.clone()));
+            return Err(err(&self.layer_name, input.len(), why, vec![partial]));
         }
         let end = headers_end + length;
         message_layer.span = Span::new(start, end);
-        layers.push(message_layer);
-        (input.get(headers_end..end).unwrap_or(&[]).to_vec(), end)
-    };
+        parts.layers.push(message_layer);
+        Ok((input.get(headers_end..end).unwrap_or(&[]).to_vec(), end))
+    }
 
-    // An empty body is empty whatever Content-Encoding says (a 304 or a HEAD answer keeps the
-    // resource's headers).
-    let codings: &[String] = if body.is_empty() {
-        &[]
-    } else {
-        &content_codings
-    };
-    match undo_content_codings(codings, body, &mut layers, &mut meta, options, budget) {
-        Ok(undone) => body = undone,
-        Err((name, message, partial)) => {
-            let partial = Payload {
-                message: None,
-                avro: None,
-                bytes: partial.into(),
-                layers,
-                hint,
-                meta,
-                cut: Some(format!("{name}: {message}")),
-                protocol: None,
-            };
-            let fault = err(name, 0, message, Vec::new());
-            return Ok((partial, end, info, Some(fault)));
-        }
-    }
-    // gRPC-Web-text: the frames are base64, often one padded chunk per frame.
-    if content_type.as_deref().is_some_and(is_grpc_web_text) {
-        match super::grpcweb::base64_chunks(&body) {
-            Ok((bytes, chunks)) => {
-                layers.push(Layer {
-                    name: "gRPC-Web-text".to_string(),
-                    detail: format!(
-                        "base64 in {chunks} chunk(s), {} → {} bytes",
-                        body.len(),
-                        bytes.len()
-                    ),
-                    span: Span::new(0, body.len()),
-                });
-                body = bytes;
-            }
-            Err((offset, message)) => {
-                let partial = Payload {
-                    message: None,
-                    avro: None,
-                    bytes: body.into(),
-                    layers,
-                    hint,
-                    meta,
-                    cut: Some(format!("gRPC-Web-text: {message}")),
-                    protocol: None,
-                };
-                let fault = err("gRPC-Web-text", offset, message, Vec::new());
-                return Ok((partial, end, info, Some(fault)));
+    /// Undoes the body's content codings, then gRPC-Web-text's base64, each adding a layer to
+    /// `parts`. On a fault: the body as far as it was undone, why it is cut, and the fault.
+    fn decode_body(
+        &self,
+        mut body: Vec<u8>,
+        parts: &mut Parts,
+        options: &UnwrapOptions,
+        budget: &mut Budget,
+    ) -> Result<Vec<u8>, (Vec<u8>, String, CaptureError)> {
+        // An empty body is empty whatever Content-Encoding says (a 304 or a HEAD answer keeps
+        // the resource's headers).
+        let codings: &[String] = if body.is_empty() {
+            &[]
+        } else {
+            &self.headers.content_codings
+        };
+        match undo_content_codings(
+            codings,
+            body,
+            &mut parts.layers,
+            &mut parts.meta,
+            options,
+            budget,
+        ) {
+            Ok(undone) => body = undone,
+            Err((name, message, partial)) => {
+                let cut = format!("{name}: {message}");
+                return Err((partial, cut, err(name, 0, message, Vec::new())));
             }
         }
+        // gRPC-Web-text: the frames are base64, often one padded chunk per frame.
+        if self
+            .headers
+            .content_type
+            .as_deref()
+            .is_some_and(is_grpc_web_text)
+        {
+            match super::grpcweb::base64_chunks(&body) {
+                Ok((bytes, chunks)) => {
+                    parts.layers.push(Layer {
+                        name: "gRPC-Web-text".to_string(),
+                        detail: format!(
+                            "base64 in {chunks} chunk(s), {} → {} bytes",
+                            body.len(),
+                            bytes.len()
+                        ),
+                        span: Span::new(0, body.len()),
+                    });
+                    body = bytes;
+                }
+                Err((offset, message)) => {
+                    let cut = format!("gRPC-Web-text: {message}");
+                    return Err((body, cut, err("gRPC-Web-text", offset, message, Vec::new())));
+                }
+            }
+        }
+        Ok(body)
     }
-    Ok((
-        Payload {
-            message: None,
-            avro: None,
-            bytes: std::mem::take(&mut body).into(),
-            layers,
-            hint,
-            meta,
-            cut: None,
-            protocol: None,
-        },
-        end,
-        info,
-        None,
-    ))
 }
 
 fn truncate(s: &str, max: usize) -> String {
@@ -732,7 +855,7 @@ pub(crate) fn undo_content_codings(
                 });
                 body = out;
             }
-            Err(message) => return Err((name, message, body)),
+            Err(e) => return Err((name, e.to_string(), body)),
         }
     }
     Ok(body)
@@ -852,8 +975,13 @@ pub(crate) fn chunk_data(
 }
 
 /// Decompresses `data` with `encoding` ("gzip", "deflate" (zlib or raw), "br", "zstd"), bounded by
-/// [`UnwrapOptions::decompression_limit`]. The error is a plain sentence.
-pub fn decompress(encoding: &str, data: &[u8], options: &UnwrapOptions) -> Result<Vec<u8>, String> {
+/// [`UnwrapOptions::decompression_limit`]. The error says why, in the words a layer's fault
+/// shows.
+pub fn decompress(
+    encoding: &str,
+    data: &[u8],
+    options: &UnwrapOptions,
+) -> Result<Vec<u8>, DecompressError> {
     decompress_within(encoding, data, options, &mut Budget::unlimited())
 }
 
@@ -863,7 +991,7 @@ pub(crate) fn decompress_within(
     data: &[u8],
     options: &UnwrapOptions,
     budget: &mut Budget,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, DecompressError> {
     decompress_noted(encoding, data, options, budget).map(|(out, _)| out)
 }
 
@@ -874,7 +1002,7 @@ pub(crate) fn decompress_noted(
     data: &[u8],
     options: &UnwrapOptions,
     budget: &mut Budget,
-) -> Result<(Vec<u8>, Option<&'static str>), String> {
+) -> Result<(Vec<u8>, Option<&'static str>), DecompressError> {
     let own = options.decompression_limit(data.len());
     let bound = if budget.left < own {
         Bound::Overall(budget.left, budget.total)
@@ -904,10 +1032,10 @@ pub(crate) fn decompress_noted(
         ),
         "zstd" => {
             let decoder = ruzstd::decoding::StreamingDecoder::new(data)
-                .map_err(|e| format!("the zstd frame header is invalid: {e}"))?;
+                .map_err(|e| DecompressError::ZstdHeader(e.to_string()))?;
             read_bounded(decoder, bound, encoding)
         }
-        other => Err(format!("unknown content coding \"{other}\"")),
+        other => Err(DecompressError::UnknownCoding(other.to_string())),
     }?;
     budget.left = budget.left.saturating_sub(out.len());
     Ok((out, note))
@@ -921,7 +1049,7 @@ fn inflate_bounded(
     zlib: bool,
     bound: Bound,
     what: &str,
-) -> Result<(Vec<u8>, bool), String> {
+) -> Result<(Vec<u8>, bool), DecompressError> {
     let limit = match bound {
         Bound::Own(n) | Bound::Overall(n, _) => n,
     };
@@ -934,11 +1062,10 @@ fn inflate_bounded(
         let input = data.get(at..).unwrap_or(&[]);
         let status = inflater
             .decompress(input, &mut buf, flate2::FlushDecompress::None)
-            .map_err(|e| {
-                format!(
-                    "the {what} stream is corrupt after {} bytes of output: {e}",
-                    out.len()
-                )
+            .map_err(|e| DecompressError::Corrupt {
+                stream: what.to_string(),
+                output: out.len(),
+                reason: e.to_string(),
             })?;
         let produced = usize::try_from(inflater.total_out() - wrote).unwrap_or(0);
         if out.len().saturating_add(produced) > limit {
@@ -955,16 +1082,62 @@ fn inflate_bounded(
     }
 }
 
-/// The message of a decompression stopped by `bound`.
-fn over_bound(bound: Bound, what: &str) -> String {
+/// The fault of a decompression stopped by `bound`.
+fn over_bound(bound: Bound, what: &str) -> DecompressError {
+    let stream = what.to_string();
     match bound {
-        Bound::Own(limit) => format!(
-            "the {what} stream expands past the limit of {limit} bytes (bounded by size and by ratio: limit decompressed or ratio; `--limit decompressed=N` or `--limit ratio=N` raises it)"
-        ),
-        Bound::Overall(left, total) => format!(
-            "the {what} stream expands past the overall limit of {total} decompressed bytes for one input ({left} left after the layers before it; bounded by size and by ratio to the input: limit decompressed or ratio; `--limit decompressed=N` or `--limit ratio=N` raises it)"
-        ),
+        Bound::Own(limit) => DecompressError::OverLimit { stream, limit },
+        Bound::Overall(left, total) => DecompressError::OverBudget {
+            stream,
+            left,
+            total,
+        },
     }
+}
+
+/// Why a body's content coding (or a compressed stream) does not undo.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecompressError {
+    /// A coding other than `gzip`, `deflate`, `br` and `zstd`.
+    #[error("unknown content coding \"{0}\"")]
+    UnknownCoding(String),
+    /// A zstd frame header that does not read, with the decoder's words.
+    #[error("the zstd frame header is invalid: {0}")]
+    ZstdHeader(String),
+    /// A stream that stops decoding: the stream's name (`gzip`, `zlib`, `raw deflate`…), the
+    /// bytes it had given, and the decoder's words.
+    #[error("the {stream} stream is corrupt after {output} bytes of output: {reason}")]
+    Corrupt {
+        /// The stream's name.
+        stream: String,
+        /// Bytes of output before the fault.
+        output: usize,
+        /// The decoder's words.
+        reason: String,
+    },
+    /// A stream that expands past its own limit (by size and by ratio to its input).
+    #[error(
+        "the {stream} stream expands past the limit of {limit} bytes (bounded by size and by ratio: limit decompressed or ratio; `--limit decompressed=N` or `--limit ratio=N` raises it)"
+    )]
+    OverLimit {
+        /// The stream's name.
+        stream: String,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// A stream that expands past what is left of the input's overall decompression budget.
+    #[error(
+        "the {stream} stream expands past the overall limit of {total} decompressed bytes for one input ({left} left after the layers before it; bounded by size and by ratio to the input: limit decompressed or ratio; `--limit decompressed=N` or `--limit ratio=N` raises it)"
+    )]
+    OverBudget {
+        /// The stream's name.
+        stream: String,
+        /// Bytes left of the budget when the stream began.
+        left: usize,
+        /// The whole budget, in bytes.
+        total: usize,
+    },
 }
 
 /// What stops one decompression: its own limit, or what is left of the input's overall budget
@@ -975,19 +1148,25 @@ enum Bound {
     Overall(usize, usize),
 }
 
-fn read_bounded<R: Read>(mut reader: R, bound: Bound, what: &str) -> Result<Vec<u8>, String> {
+/// Reads `reader` to its end within `bound`, naming the stream `what` in a fault.
+fn read_bounded<R: Read>(
+    mut reader: R,
+    bound: Bound,
+    what: &str,
+) -> Result<Vec<u8>, DecompressError> {
     let limit = match bound {
         Bound::Own(n) | Bound::Overall(n, _) => n,
     };
     let mut out = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = reader.read(&mut buf).map_err(|e| {
-            format!(
-                "the {what} stream is corrupt after {} bytes of output: {e}",
-                out.len()
-            )
-        })?;
+        let n = reader
+            .read(&mut buf)
+            .map_err(|e| DecompressError::Corrupt {
+                stream: what.to_string(),
+                output: out.len(),
+                reason: e.to_string(),
+            })?;
         if n == 0 {
             return Ok(out);
         }

@@ -495,25 +495,106 @@ fn unpadded(payload: &[u8], kind: u8, flags: u8) -> Result<&[u8], String> {
     Ok(body.get(..keep).unwrap_or(&[]))
 }
 
+/// Reads one direction's frames from `start`, filing what they carry into `state` and the
+/// direction's control lines into `conn`.
 fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &mut Connection) {
-    let mut decoder = loona_hpack::Decoder::new();
-    // A size update may not grow the table past what one header list may hold.
-    decoder.set_max_allowed_table_size(state.options.max_header_list);
-    let max_block = state.options.max_header_list.max(MAX_HEADER_BLOCK);
-    let max_frames = state.options.max_frames;
-    let mut hpack_broken: Option<String> = None;
-    let mut pending: Option<Pending> = None;
+    let mut reader = DirectionReader::new(bytes, side, state.options);
     let mut pos = start;
-    let mut frames = 0usize;
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    let side_name = match side {
-        Side::Client => "client",
-        Side::Server => "server",
-    };
-    let control = side.index();
-    let mut control_left_out = 0usize;
     while pos < bytes.len() {
-        if frames >= max_frames {
+        let Some(frame) = reader.next_frame(pos, state) else {
+            break;
+        };
+        pos = frame.span.end;
+        reader.close_unfinished_block(&frame, state);
+        reader.handle(&frame, state, conn);
+    }
+    reader.finish(state, conn);
+}
+
+/// One whole frame of a direction, as the frame loop hands it on.
+struct Frame<'b> {
+    /// Its 9-byte header.
+    header: FrameHeader,
+    /// Its payload (padding still in).
+    payload: &'b [u8],
+    /// The whole frame, header included.
+    span: Span,
+    /// Its type's name.
+    kind_name: String,
+}
+
+impl Frame<'_> {
+    /// The frame as a message's frame list shows it, carrying `data` payload bytes.
+    fn frame_ref(&self, data: usize) -> FrameRef {
+        FrameRef {
+            kind: self.kind_name.clone(),
+            span: self.span,
+            data,
+            flags: flag_words(self.header.kind, self.header.flags),
+        }
+    }
+}
+
+/// The reading of one direction: its HPACK decoder, the header block being gathered, and the
+/// frame counts its summary line gives.
+struct DirectionReader<'b> {
+    /// The direction's bytes.
+    bytes: &'b [u8],
+    /// Who sent them.
+    side: Side,
+    /// The side in words, as warnings name it.
+    side_name: &'static str,
+    /// The direction's HPACK decoder (its dynamic table lasts the connection).
+    decoder: loona_hpack::Decoder<'static>,
+    /// Why the headers from here on are not known, once a block failed.
+    hpack_broken: Option<String>,
+    /// A header block waiting for its CONTINUATIONs.
+    pending: Option<Pending>,
+    /// Most bytes of one raw header block.
+    max_block: usize,
+    /// Most frames read.
+    max_frames: usize,
+    /// Frames read so far.
+    frames: usize,
+    /// Frames per type name, in the order the types first came.
+    counts: Vec<(String, usize)>,
+    /// The direction's index into [`Connection::control`].
+    control: usize,
+    /// Control frames beyond [`MAX_CONTROL_LINES`], counted.
+    control_left_out: usize,
+}
+
+impl<'b> DirectionReader<'b> {
+    /// A reader of `bytes` sent by `side`, within `options`' limits.
+    fn new(bytes: &'b [u8], side: Side, options: &UnwrapOptions) -> Self {
+        let mut decoder = loona_hpack::Decoder::new();
+        // A size update may not grow the table past what one header list may hold.
+        decoder.set_max_allowed_table_size(options.max_header_list);
+        DirectionReader {
+            bytes,
+            side,
+            side_name: match side {
+                Side::Client => "client",
+                Side::Server => "server",
+            },
+            decoder,
+            hpack_broken: None,
+            pending: None,
+            max_block: options.max_header_list.max(MAX_HEADER_BLOCK),
+            max_frames: options.max_frames,
+            frames: 0,
+            counts: Vec::new(),
+            control: side.index(),
+            control_left_out: 0,
+        }
+    }
+
+    /// The frame at `pos`, counted; or `None`, with a warning, when the frame limit is reached
+    /// or the capture ends inside the frame.
+    fn next_frame(&mut self, pos: usize, state: &mut State) -> Option<Frame<'b>> {
+        let (bytes, side, side_name) = (self.bytes, self.side, self.side_name);
+        if self.frames >= self.max_frames {
+            let max_frames = self.max_frames;
             state.warn(
                 Some((side, pos)),
                 format!(
@@ -521,7 +602,7 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     Limits::hint("frames")
                 ),
             );
-            break;
+            return None;
         }
         let Some(header) = FrameHeader::read(bytes, pos) else {
             state.warn(
@@ -531,7 +612,7 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     bytes.len() - pos
                 ),
             );
-            break;
+            return None;
         };
         let payload_start = pos + 9;
         let end = payload_start.saturating_add(header.length);
@@ -554,258 +635,317 @@ fn direction(bytes: &[u8], start: usize, side: Side, state: &mut State, conn: &m
                     frame_type_name(header.kind)
                 ));
             }
-            break;
+            return None;
         };
-        frames += 1;
+        self.frames += 1;
         super::work::add(1);
-        let span = Span::new(pos, end);
-        pos = end;
         let kind_name = frame_type_name(header.kind);
-        match counts.iter_mut().find(|(k, _)| *k == kind_name) {
+        match self.counts.iter_mut().find(|(k, _)| *k == kind_name) {
             Some((_, n)) => *n += 1,
-            None => counts.push((kind_name.clone(), 1)),
+            None => self.counts.push((kind_name.clone(), 1)),
         }
-        if let Some(p) = &pending {
-            if header.kind != TYPE_CONTINUATION || header.stream != p.stream {
+        Some(Frame {
+            header,
+            payload,
+            span: Span::new(pos, end),
+            kind_name,
+        })
+    }
+
+    /// Drops the header block being gathered, with a warning, when `frame` is not its
+    /// CONTINUATION.
+    fn close_unfinished_block(&mut self, frame: &Frame, state: &mut State) {
+        if let Some(p) = &self.pending {
+            if frame.header.kind != TYPE_CONTINUATION || frame.header.stream != p.stream {
                 let stream = p.stream;
                 state.warn(
-                    Some((side, span.start)),
+                    Some((self.side, frame.span.start)),
                     format!(
-                        "HTTP/2 {side_name}: a header block of stream {stream} is not continued (a {kind_name} frame at byte {} came instead); it is dropped",
-                        span.start
+                        "HTTP/2 {}: a header block of stream {stream} is not continued (a {} frame at byte {} came instead); it is dropped",
+                        self.side_name, frame.kind_name, frame.span.start
                     ),
                 );
-                pending = None;
+                self.pending = None;
             }
         }
-        let frame_ref = |data: usize| FrameRef {
-            kind: kind_name.clone(),
-            span,
-            data,
-            flags: flag_words(header.kind, header.flags),
-        };
+    }
+
+    /// Files one frame by its type.
+    fn handle(&mut self, frame: &Frame, state: &mut State, conn: &mut Connection) {
+        let header = frame.header;
         match header.kind {
             TYPE_DATA | TYPE_HEADERS | TYPE_PUSH_PROMISE | TYPE_CONTINUATION
                 if header.stream == 0 =>
             {
                 state.warn(
-                    Some((side, span.start)),
+                    Some((self.side, frame.span.start)),
                     format!(
-                        "HTTP/2 {side_name}: a {kind_name} frame at byte {} is on stream 0; it is skipped",
-                        span.start
+                        "HTTP/2 {}: a {} frame at byte {} is on stream 0; it is skipped",
+                        self.side_name, frame.kind_name, frame.span.start
                     ),
                 );
             }
-            TYPE_DATA => {
-                let Some(m) = state.message(header.stream, side) else {
-                    continue;
-                };
-                match unpadded(payload, header.kind, header.flags) {
-                    Ok(data) => {
-                        m.body.extend_from_slice(data);
-                        let at = (data.as_ptr() as usize).wrapping_sub(bytes.as_ptr() as usize);
-                        match m.body_spans.last_mut() {
-                            Some(last) if last.end == at => last.end += data.len(),
-                            _ if data.is_empty() => {}
-                            _ => m.body_spans.push(Span::new(at, at + data.len())),
-                        }
-                        m.add_frame(frame_ref(data.len()));
-                    }
-                    Err(why) => {
-                        m.notes
-                            .push(format!("DATA frame at byte {}: {why}", span.start));
-                        m.add_frame(frame_ref(0));
-                    }
-                }
-                if header.flags & FLAG_END_STREAM != 0 {
-                    m.ended = true;
-                }
-            }
-            TYPE_HEADERS | TYPE_PUSH_PROMISE => {
-                let fragment = match unpadded(payload, header.kind, header.flags) {
-                    Ok(f) => f,
-                    Err(why) => {
-                        if let Some(m) = state.message(header.stream, side) {
-                            m.notes
-                                .push(format!("{kind_name} at byte {}: {why}", span.start));
-                        }
-                        continue;
-                    }
-                };
-                let (promised, fragment) = if header.kind == TYPE_PUSH_PROMISE {
-                    match fragment.split_first_chunk::<4>() {
-                        Some((id, rest)) => (Some(u32::from_be_bytes(*id) & 0x7fff_ffff), rest),
-                        None => {
-                            state.warn(
-                                Some((side, span.start)),
-                                format!(
-                                    "HTTP/2 {side_name}: a PUSH_PROMISE at byte {} is too short",
-                                    span.start
-                                ),
-                            );
-                            continue;
-                        }
-                    }
-                } else {
-                    (None, fragment)
-                };
-                if let Some(m) = state.message(header.stream, side) {
-                    m.add_frame(frame_ref(fragment.len()));
-                    if header.flags & FLAG_END_STREAM != 0 && header.kind == TYPE_HEADERS {
-                        m.ended = true;
-                    }
-                }
-                let block = Pending {
-                    stream: header.stream,
-                    promised,
-                    end_stream: header.kind == TYPE_HEADERS && header.flags & FLAG_END_STREAM != 0,
-                    at: span.start,
-                    block: fragment.to_vec(),
-                };
-                if header.flags & FLAG_END_HEADERS != 0 {
-                    finish_block(block, side, &mut decoder, &mut hpack_broken, state);
-                } else {
-                    pending = Some(block);
-                }
-            }
-            TYPE_CONTINUATION => {
-                let Some(mut block) = pending.take() else {
-                    state.warn(
-                        Some((side, span.start)),
-                        format!(
-                            "HTTP/2 {side_name}: a CONTINUATION at byte {} follows no header block; it is skipped",
-                            span.start
-                        ),
-                    );
-                    continue;
-                };
-                if let Some(m) = state.message(header.stream, side) {
-                    m.add_frame(frame_ref(payload.len()));
-                }
-                if block.block.len().saturating_add(payload.len()) > max_block {
-                    let stream = block.stream;
-                    state.warn(
-                        Some((side, span.start)),
-                        format!(
-                            "HTTP/2 {side_name}: the header block of stream {stream} passes {max_block} bytes at the CONTINUATION at byte {} ({}); it is dropped, and the headers after it in this direction are not known",
-                            span.start,
-                            Limits::hint("header-list")
-                        ),
-                    );
-                    hpack_broken = Some(format!(
-                        "an earlier header block (stream {stream}) was too large to decode ({})",
-                        Limits::hint("header-list")
-                    ));
-                    continue;
-                }
-                block.block.extend_from_slice(payload);
-                if header.flags & FLAG_END_HEADERS != 0 {
-                    finish_block(block, side, &mut decoder, &mut hpack_broken, state);
-                } else {
-                    pending = Some(block);
-                }
-            }
-            TYPE_RST_STREAM => {
-                let code = payload
-                    .first_chunk::<4>()
-                    .map(|c| error_code_name(u32::from_be_bytes(*c)))
-                    .unwrap_or_else(|| "a malformed code".into());
-                let reset = format!("RST_STREAM {code} from the {side_name}");
-                for s in [Side::Client, Side::Server] {
-                    if let Some(m) = state.message(header.stream, s) {
-                        m.reset = Some(reset.clone());
-                    }
-                }
-                if let Some(m) = state.message(header.stream, side) {
-                    m.add_frame(frame_ref(0));
-                }
-            }
+            TYPE_DATA => self.data(frame, state),
+            TYPE_HEADERS | TYPE_PUSH_PROMISE => self.headers(frame, state),
+            TYPE_CONTINUATION => self.continuation(frame, state),
+            TYPE_RST_STREAM => self.rst_stream(frame, state),
             TYPE_GOAWAY => {
-                let last = payload
-                    .first_chunk::<4>()
-                    .map(|c| u32::from_be_bytes(*c) & 0x7fff_ffff);
-                let code = payload
-                    .get(4..8)
-                    .and_then(|c| <[u8; 4]>::try_from(c).ok())
-                    .map(|c| error_code_name(u32::from_be_bytes(c)));
-                let debug = payload
-                    .get(8..)
-                    .filter(|d| !d.is_empty())
-                    .map(|d| format!(" \"{}\"", String::from_utf8_lossy(d)))
-                    .unwrap_or_default();
+                let line = goaway_line(frame);
                 push_control(
-                    &mut conn.control[control],
-                    &mut control_left_out,
-                    format!(
-                        "GOAWAY at byte {}: {}, last stream {}{debug}",
-                        span.start,
-                        code.unwrap_or_else(|| "no code".into()),
-                        last.map_or_else(|| "?".into(), |l| l.to_string())
-                    ),
+                    &mut conn.control[self.control],
+                    &mut self.control_left_out,
+                    line,
                 );
             }
             TYPE_SETTINGS if header.flags & 0x1 == 0 => {
-                let settings: Vec<String> = payload
-                    .chunks_exact(6)
-                    .take(MAX_CONTROL_LINES)
-                    .map(|c| {
-                        let id = u16::from_be_bytes([c[0], c[1]]);
-                        let value = u32::from_be_bytes([c[2], c[3], c[4], c[5]]);
-                        let name = match id {
-                            1 => "HEADER_TABLE_SIZE".to_string(),
-                            2 => "ENABLE_PUSH".to_string(),
-                            3 => "MAX_CONCURRENT_STREAMS".to_string(),
-                            4 => "INITIAL_WINDOW_SIZE".to_string(),
-                            5 => "MAX_FRAME_SIZE".to_string(),
-                            6 => "MAX_HEADER_LIST_SIZE".to_string(),
-                            8 => "ENABLE_CONNECT_PROTOCOL".to_string(),
-                            other => format!("0x{other:x}"),
-                        };
-                        format!("{name}={value}")
-                    })
-                    .collect();
+                let line = settings_line(frame);
                 push_control(
-                    &mut conn.control[control],
-                    &mut control_left_out,
-                    format!(
-                        "SETTINGS at byte {}{}",
-                        span.start,
-                        if settings.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {}", settings.join(", "))
-                        }
-                    ),
+                    &mut conn.control[self.control],
+                    &mut self.control_left_out,
+                    line,
                 );
             }
             TYPE_WINDOW_UPDATE | TYPE_PRIORITY if header.stream != 0 => {
                 // A frame of a message already open; alone (a browser's PRIORITY frames
                 // building its dependency tree on idle streams) it opens no message.
-                if let Some(m) = state.existing_message(header.stream, side) {
-                    m.add_frame(frame_ref(0));
+                if let Some(m) = state.existing_message(header.stream, self.side) {
+                    m.add_frame(frame.frame_ref(0));
                 }
             }
             _ => {}
         }
     }
-    if let Some(p) = pending {
-        state.warn(
-            Some((side, p.at)),
-            format!(
-                "HTTP/2 {side_name}: the header block of stream {} never ends (no END_HEADERS before the end of the capture)",
-                p.stream
-            ),
-        );
+
+    /// A DATA frame: its bytes, padding removed, join its message's body.
+    fn data(&mut self, frame: &Frame, state: &mut State) {
+        let header = frame.header;
+        let Some(m) = state.message(header.stream, self.side) else {
+            return;
+        };
+        match unpadded(frame.payload, header.kind, header.flags) {
+            Ok(data) => {
+                m.body.extend_from_slice(data);
+                let at = (data.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+                match m.body_spans.last_mut() {
+                    Some(last) if last.end == at => last.end += data.len(),
+                    _ if data.is_empty() => {}
+                    _ => m.body_spans.push(Span::new(at, at + data.len())),
+                }
+                m.add_frame(frame.frame_ref(data.len()));
+            }
+            Err(why) => {
+                m.notes
+                    .push(format!("DATA frame at byte {}: {why}", frame.span.start));
+                m.add_frame(frame.frame_ref(0));
+            }
+        }
+        if header.flags & FLAG_END_STREAM != 0 {
+            m.ended = true;
+        }
     }
-    if control_left_out > 0 {
-        conn.control[control].push(format!(
-            "{control_left_out} more control frames are not listed"
-        ));
+
+    /// A HEADERS or PUSH_PROMISE frame: starts a header block, decoded now if it ends here.
+    fn headers(&mut self, frame: &Frame, state: &mut State) {
+        let (header, span, side) = (frame.header, frame.span, self.side);
+        let fragment = match unpadded(frame.payload, header.kind, header.flags) {
+            Ok(f) => f,
+            Err(why) => {
+                if let Some(m) = state.message(header.stream, side) {
+                    m.notes
+                        .push(format!("{} at byte {}: {why}", frame.kind_name, span.start));
+                }
+                return;
+            }
+        };
+        let (promised, fragment) = if header.kind == TYPE_PUSH_PROMISE {
+            match fragment.split_first_chunk::<4>() {
+                Some((id, rest)) => (Some(u32::from_be_bytes(*id) & 0x7fff_ffff), rest),
+                None => {
+                    state.warn(
+                        Some((side, span.start)),
+                        format!(
+                            "HTTP/2 {}: a PUSH_PROMISE at byte {} is too short",
+                            self.side_name, span.start
+                        ),
+                    );
+                    return;
+                }
+            }
+        } else {
+            (None, fragment)
+        };
+        if let Some(m) = state.message(header.stream, side) {
+            m.add_frame(frame.frame_ref(fragment.len()));
+            if header.flags & FLAG_END_STREAM != 0 && header.kind == TYPE_HEADERS {
+                m.ended = true;
+            }
+        }
+        let block = Pending {
+            stream: header.stream,
+            promised,
+            end_stream: header.kind == TYPE_HEADERS && header.flags & FLAG_END_STREAM != 0,
+            at: span.start,
+            block: fragment.to_vec(),
+        };
+        self.end_or_keep(block, header.flags, state);
     }
-    if !counts.is_empty() {
-        let list: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        conn.control[control].insert(0, format!("{frames} frames: {}", list.join(", ")));
+
+    /// A CONTINUATION frame: adds to the header block being gathered, within the block limit.
+    fn continuation(&mut self, frame: &Frame, state: &mut State) {
+        let (header, span, side, side_name) = (frame.header, frame.span, self.side, self.side_name);
+        let Some(mut block) = self.pending.take() else {
+            state.warn(
+                Some((side, span.start)),
+                format!(
+                    "HTTP/2 {side_name}: a CONTINUATION at byte {} follows no header block; it is skipped",
+                    span.start
+                ),
+            );
+            return;
+        };
+        if let Some(m) = state.message(header.stream, side) {
+            m.add_frame(frame.frame_ref(frame.payload.len()));
+        }
+        let max_block = self.max_block;
+        if block.block.len().saturating_add(frame.payload.len()) > max_block {
+            let stream = block.stream;
+            state.warn(
+                Some((side, span.start)),
+                format!(
+                    "HTTP/2 {side_name}: the header block of stream {stream} passes {max_block} bytes at the CONTINUATION at byte {} ({}); it is dropped, and the headers after it in this direction are not known",
+                    span.start,
+                    Limits::hint("header-list")
+                ),
+            );
+            self.hpack_broken = Some(format!(
+                "an earlier header block (stream {stream}) was too large to decode ({})",
+                Limits::hint("header-list")
+            ));
+            return;
+        }
+        block.block.extend_from_slice(frame.payload);
+        self.end_or_keep(block, header.flags, state);
     }
+
+    /// Decodes `block` if its last frame's `flags` end the headers, else keeps it for the
+    /// CONTINUATIONs to come.
+    fn end_or_keep(&mut self, block: Pending, flags: u8, state: &mut State) {
+        if flags & FLAG_END_HEADERS != 0 {
+            finish_block(
+                block,
+                self.side,
+                &mut self.decoder,
+                &mut self.hpack_broken,
+                state,
+            );
+        } else {
+            self.pending = Some(block);
+        }
+    }
+
+    /// An RST_STREAM frame: marks both directions of its stream as reset.
+    fn rst_stream(&mut self, frame: &Frame, state: &mut State) {
+        let stream = frame.header.stream;
+        let code = frame
+            .payload
+            .first_chunk::<4>()
+            .map(|c| error_code_name(u32::from_be_bytes(*c)))
+            .unwrap_or_else(|| "a malformed code".into());
+        let reset = format!("RST_STREAM {code} from the {}", self.side_name);
+        for s in [Side::Client, Side::Server] {
+            if let Some(m) = state.message(stream, s) {
+                m.reset = Some(reset.clone());
+            }
+        }
+        if let Some(m) = state.message(stream, self.side) {
+            m.add_frame(frame.frame_ref(0));
+        }
+    }
+
+    /// The end of the direction: a header block left open, the control frames left out, and
+    /// the frame counts as the direction's first control line.
+    fn finish(self, state: &mut State, conn: &mut Connection) {
+        if let Some(p) = self.pending {
+            state.warn(
+                Some((self.side, p.at)),
+                format!(
+                    "HTTP/2 {}: the header block of stream {} never ends (no END_HEADERS before the end of the capture)",
+                    self.side_name, p.stream
+                ),
+            );
+        }
+        let control = self.control;
+        if self.control_left_out > 0 {
+            conn.control[control].push(format!(
+                "{} more control frames are not listed",
+                self.control_left_out
+            ));
+        }
+        if !self.counts.is_empty() {
+            let list: Vec<String> = self
+                .counts
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect();
+            conn.control[control].insert(0, format!("{} frames: {}", self.frames, list.join(", ")));
+        }
+    }
+}
+
+/// A GOAWAY frame's control line: its error code, the last stream and any debug data.
+fn goaway_line(frame: &Frame) -> String {
+    let payload = frame.payload;
+    let last = payload
+        .first_chunk::<4>()
+        .map(|c| u32::from_be_bytes(*c) & 0x7fff_ffff);
+    let code = payload
+        .get(4..8)
+        .and_then(|c| <[u8; 4]>::try_from(c).ok())
+        .map(|c| error_code_name(u32::from_be_bytes(c)));
+    let debug = payload
+        .get(8..)
+        .filter(|d| !d.is_empty())
+        .map(|d| format!(" \"{}\"", String::from_utf8_lossy(d)))
+        .unwrap_or_default();
+    format!(
+        "GOAWAY at byte {}: {}, last stream {}{debug}",
+        frame.span.start,
+        code.unwrap_or_else(|| "no code".into()),
+        last.map_or_else(|| "?".into(), |l| l.to_string())
+    )
+}
+
+/// A SETTINGS frame's control line: each setting by name, the first [`MAX_CONTROL_LINES`].
+fn settings_line(frame: &Frame) -> String {
+    let settings: Vec<String> = frame
+        .payload
+        .chunks_exact(6)
+        .take(MAX_CONTROL_LINES)
+        .map(|c| {
+            let id = u16::from_be_bytes([c[0], c[1]]);
+            let value = u32::from_be_bytes([c[2], c[3], c[4], c[5]]);
+            let name = match id {
+                1 => "HEADER_TABLE_SIZE".to_string(),
+                2 => "ENABLE_PUSH".to_string(),
+                3 => "MAX_CONCURRENT_STREAMS".to_string(),
+                4 => "INITIAL_WINDOW_SIZE".to_string(),
+                5 => "MAX_FRAME_SIZE".to_string(),
+                6 => "MAX_HEADER_LIST_SIZE".to_string(),
+                8 => "ENABLE_CONNECT_PROTOCOL".to_string(),
+                other => format!("0x{other:x}"),
+            };
+            format!("{name}={value}")
+        })
+        .collect();
+    format!(
+        "SETTINGS at byte {}{}",
+        frame.span.start,
+        if settings.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", settings.join(", "))
+        }
+    )
 }
 
 /// Control frames described per direction; the rest are counted.

@@ -277,18 +277,17 @@ fn peel_http(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, Captur
 /// A gzip or zstd stream, by its magic number, within the decompression budget.
 fn peel_compressed(bytes: &SharedBytes, cx: &mut Cx<'_>) -> Option<Result<Step, CaptureError>> {
     let encoding = compression_magic(bytes)?;
-    let out = http::decompress_within(encoding, bytes, cx.options, cx.budget).map_err(|message| {
-        CaptureError {
+    let out =
+        http::decompress_within(encoding, bytes, cx.options, cx.budget).map_err(|e| CaptureError {
             layer: encoding.to_string(),
             offset: 0,
-            message,
+            message: e.to_string(),
             extracted: vec![Payload {
                 bytes: bytes.into(),
                 cut: Some(format!("{encoding} stops early")),
                 ..Payload::default()
             }],
-        }
-    });
+        });
     let out = match out {
         Ok(out) => out,
         Err(e) => return Some(Err(e)),

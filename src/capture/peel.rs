@@ -645,7 +645,9 @@ fn split_into(out: &mut Peeled, found: Vec<Payload>, split: Split, limits: &Limi
         ..DecodeOptions::default()
     };
     let mut budget = out.budget;
-    let mut gunzip = |raw: &[u8]| http::decompress_within("gzip", raw, &options, &mut budget);
+    let mut gunzip = |raw: &[u8]| {
+        http::decompress_within("gzip", raw, &options, &mut budget).map_err(|e| e.to_string())
+    };
     out.payloads.reserve(found.len());
     for payload in found {
         let split = match split {
@@ -701,7 +703,9 @@ pub(crate) fn split_auto_beside(
         ..DecodeOptions::default()
     };
     let mut budget = unsplit.budget;
-    let mut gunzip = |raw: &[u8]| http::decompress_within("gzip", raw, &options, &mut budget);
+    let mut gunzip = |raw: &[u8]| {
+        http::decompress_within("gzip", raw, &options, &mut budget).map_err(|e| e.to_string())
+    };
     let mut changed: Vec<(usize, Vec<Payload>)> = Vec::new();
     let mut errors: Vec<CaptureError> = Vec::new();
     for (i, p) in unsplit.payloads.iter().enumerate() {
