@@ -660,7 +660,8 @@ impl Workspace {
     /// Loads Confluent Schema Registry schemas (a folder of `<id>.avsc`/`.proto`/`.json`, or the
     /// registry's JSON answers): payloads framed with a known id are peeled again.
     pub fn load_registry(&mut self, path: &std::path::Path) -> Result<String, String> {
-        let registry = crate::codec::avro::registry::Registry::load(path)?;
+        let registry =
+            crate::codec::avro::registry::Registry::load(path).map_err(|e| e.to_string())?;
         let label = format!("registry {} ({} schemas)", path.display(), registry.len());
         self.schemas.registry = Some(registry);
         for i in 0..self.entries.len() {

@@ -10,7 +10,9 @@
 //! branch index is the node's header), `timestamp-*` logical types [`Value::Timestamp`],
 //! `decimal` a [`Value::Decimal`] literal; other logical types are their underlying values.
 
-use apache_avro::schema::{InnerDecimalSchema, UuidSchema};
+use apache_avro::schema::{
+    EnumSchema, FixedSchema, InnerDecimalSchema, RecordSchema, UnionSchema, UuidSchema,
+};
 use num_bigint::BigInt;
 
 use super::schema::{type_name, AvroSchema, RawSchema};
@@ -184,6 +186,8 @@ impl<'a> Decoder<'a> {
         );
     }
 
+    /// One value of `schema` at the current position, its node added to the span tree; a
+    /// failure carries what was read of it so far.
     fn value(&mut self, schema: &'a RawSchema, place: Place) -> Result<Value, Fail> {
         self.room()?;
         let start = self.pos;
@@ -226,16 +230,7 @@ impl<'a> Decoder<'a> {
                 Value::Int(i128::from(n))
             }
             RawSchema::TimestampMillis | RawSchema::TimestampMicros | RawSchema::TimestampNanos => {
-                let n = self.long()?;
-                let per_second: i64 = match schema {
-                    RawSchema::TimestampMillis => 1_000,
-                    RawSchema::TimestampMicros => 1_000_000,
-                    _ => 1_000_000_000,
-                };
-                let seconds = n.div_euclid(per_second);
-                let nanos = (n.rem_euclid(per_second) * (1_000_000_000 / per_second)) as u32;
-                self.leaf(Kind::Timestamp, place, start, start);
-                Value::Timestamp(Timestamp { seconds, nanos })
+                self.timestamp(schema, place, start)?
             }
             RawSchema::Float => {
                 let b = self.take(4, "a float")?;
@@ -266,135 +261,18 @@ impl<'a> Decoder<'a> {
             | RawSchema::Decimal(apache_avro::schema::DecimalSchema {
                 inner: InnerDecimalSchema::Bytes,
                 ..
-            }) => {
-                let n = self.length("a bytes value")?;
-                let header_end = self.pos;
-                let data = self.take(n, "a bytes value")?;
-                self.leaf(
-                    if matches!(schema, RawSchema::Decimal(_)) {
-                        Kind::Decimal
-                    } else {
-                        Kind::Bytes
-                    },
-                    place,
-                    start,
-                    header_end,
-                );
-                match schema {
-                    RawSchema::Decimal(d) => Value::Decimal(decimal_text(data, d.scale)),
-                    _ => Value::Bytes(data.to_vec()),
-                }
-            }
-            RawSchema::String | RawSchema::Uuid(UuidSchema::String) => {
-                let n = self.length("a string")?;
-                let header_end = self.pos;
-                let data = self.take(n, "a string")?;
-                let Ok(text) = std::str::from_utf8(data) else {
-                    return fail(
-                        ErrorKind::Invalid,
-                        header_end,
-                        "a string that is not UTF-8".to_string(),
-                    );
-                };
-                self.leaf(Kind::Text, place, start, header_end);
-                Value::text(text)
-            }
+            }) => self.bytes_value(schema, place, start)?,
+            RawSchema::String | RawSchema::Uuid(UuidSchema::String) => self.string(place, start)?,
             RawSchema::Fixed(f)
             | RawSchema::Duration(f)
             | RawSchema::Uuid(UuidSchema::Fixed(f))
             | RawSchema::Decimal(apache_avro::schema::DecimalSchema {
                 inner: InnerDecimalSchema::Fixed(f),
                 ..
-            }) => {
-                let data = self.take(f.size, "a fixed value")?;
-                let decimal = match schema {
-                    RawSchema::Decimal(d) => Some(d.scale),
-                    _ => None,
-                };
-                self.leaf(
-                    if decimal.is_some() {
-                        Kind::Decimal
-                    } else {
-                        Kind::Bytes
-                    },
-                    place,
-                    start,
-                    start,
-                );
-                match decimal {
-                    Some(scale) => Value::Decimal(decimal_text(data, scale)),
-                    None => Value::Bytes(data.to_vec()),
-                }
-            }
-            RawSchema::Enum(e) => {
-                let i = self.long()?;
-                let Some(symbol) = usize::try_from(i).ok().and_then(|i| e.symbols.get(i)) else {
-                    return fail(
-                        ErrorKind::Invalid,
-                        start,
-                        format!(
-                            "enum {} has {} symbols; index {i} names none",
-                            e.name.name(),
-                            e.symbols.len()
-                        ),
-                    );
-                };
-                self.leaf(Kind::Text, place, start, start);
-                Value::text(symbol.as_str())
-            }
-            RawSchema::Union(u) => {
-                let i = self.long()?;
-                let Some(branch) = usize::try_from(i).ok().and_then(|i| u.variants().get(i)) else {
-                    return fail(
-                        ErrorKind::Invalid,
-                        start,
-                        format!(
-                            "the union has {} branches; index {i} names none",
-                            u.variants().len()
-                        ),
-                    );
-                };
-                if matches!(self.schema.resolve(branch), Some(RawSchema::Union(_))) {
-                    return fail(
-                        ErrorKind::Invalid,
-                        start,
-                        "a union directly inside a union".to_string(),
-                    );
-                }
-                let inner = Place {
-                    start: Some(place.start.unwrap_or(start)),
-                    ..place
-                };
-                return self.value(branch, inner);
-            }
-            RawSchema::Record(r) => {
-                self.enter(start)?;
-                let node_start = place.start.unwrap_or(start);
-                self.builder
-                    .open(Kind::Map, place.segment, place.key, node_start, start);
-                let mut fields = Vec::with_capacity(r.fields.len());
-                for field in &r.fields {
-                    let segment = self.builder.key(&field.name);
-                    let child = Place {
-                        segment,
-                        key: None,
-                        start: None,
-                    };
-                    match self.value(&field.schema, child) {
-                        Ok(v) => fields.push((Value::text(field.name.as_str()), v)),
-                        Err(mut f) => {
-                            if let Some(p) = f.partial.take() {
-                                fields.push((Value::text(field.name.as_str()), p));
-                            }
-                            f.partial = Some(Value::Map(fields));
-                            return Err(f);
-                        }
-                    }
-                }
-                self.builder.close(self.pos, self.pos);
-                self.depth -= 1;
-                Value::Map(fields)
-            }
+            }) => self.fixed_value(schema, f, place, start)?,
+            RawSchema::Enum(e) => self.enum_value(e, place, start)?,
+            RawSchema::Union(u) => return self.union_value(u, place, start),
+            RawSchema::Record(r) => self.record(r, place, start)?,
             RawSchema::Array(a) => return self.blocks(&a.items, place, start, false),
             RawSchema::Map(m) => return self.blocks(&m.types, place, start, true),
             RawSchema::Ref { .. } => {
@@ -406,6 +284,178 @@ impl<'a> Decoder<'a> {
             }
         };
         Ok(value)
+    }
+
+    /// A timestamp: a `long` count of the schema's unit (millis, micros or nanos) since the
+    /// epoch.
+    fn timestamp(
+        &mut self,
+        schema: &'a RawSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<Value, Fail> {
+        let n = self.long()?;
+        let per_second: i64 = match schema {
+            RawSchema::TimestampMillis => 1_000,
+            RawSchema::TimestampMicros => 1_000_000,
+            _ => 1_000_000_000,
+        };
+        let seconds = n.div_euclid(per_second);
+        let nanos = (n.rem_euclid(per_second) * (1_000_000_000 / per_second)) as u32;
+        self.leaf(Kind::Timestamp, place, start, start);
+        Ok(Value::Timestamp(Timestamp { seconds, nanos }))
+    }
+
+    /// A `string`: UTF-8 text after its length.
+    fn string(&mut self, place: Place, start: usize) -> Result<Value, Fail> {
+        let n = self.length("a string")?;
+        let header_end = self.pos;
+        let data = self.take(n, "a string")?;
+        let Ok(text) = std::str::from_utf8(data) else {
+            return fail(
+                ErrorKind::Invalid,
+                header_end,
+                "a string that is not UTF-8".to_string(),
+            );
+        };
+        self.leaf(Kind::Text, place, start, header_end);
+        Ok(Value::text(text))
+    }
+
+    /// `bytes` (and the logical types over it) after their length; a decimal's as its text.
+    fn bytes_value(
+        &mut self,
+        schema: &'a RawSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<Value, Fail> {
+        let n = self.length("a bytes value")?;
+        let header_end = self.pos;
+        let data = self.take(n, "a bytes value")?;
+        self.leaf(
+            if matches!(schema, RawSchema::Decimal(_)) {
+                Kind::Decimal
+            } else {
+                Kind::Bytes
+            },
+            place,
+            start,
+            header_end,
+        );
+        Ok(match schema {
+            RawSchema::Decimal(d) => Value::Decimal(decimal_text(data, d.scale)),
+            _ => Value::Bytes(data.to_vec()),
+        })
+    }
+
+    /// A `fixed` (and the logical types over it): its size in bytes; a decimal's as its text.
+    fn fixed_value(
+        &mut self,
+        schema: &'a RawSchema,
+        f: &FixedSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<Value, Fail> {
+        let data = self.take(f.size, "a fixed value")?;
+        let decimal = match schema {
+            RawSchema::Decimal(d) => Some(d.scale),
+            _ => None,
+        };
+        self.leaf(
+            if decimal.is_some() {
+                Kind::Decimal
+            } else {
+                Kind::Bytes
+            },
+            place,
+            start,
+            start,
+        );
+        Ok(match decimal {
+            Some(scale) => Value::Decimal(decimal_text(data, scale)),
+            None => Value::Bytes(data.to_vec()),
+        })
+    }
+
+    /// An `enum`: the symbol its index names.
+    fn enum_value(&mut self, e: &EnumSchema, place: Place, start: usize) -> Result<Value, Fail> {
+        let i = self.long()?;
+        let Some(symbol) = usize::try_from(i).ok().and_then(|i| e.symbols.get(i)) else {
+            return fail(
+                ErrorKind::Invalid,
+                start,
+                format!(
+                    "enum {} has {} symbols; index {i} names none",
+                    e.name.name(),
+                    e.symbols.len()
+                ),
+            );
+        };
+        self.leaf(Kind::Text, place, start, start);
+        Ok(Value::text(symbol.as_str()))
+    }
+
+    /// A union: the branch its index names, read as that branch's value (its node starting
+    /// at the index).
+    fn union_value(
+        &mut self,
+        u: &'a UnionSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<Value, Fail> {
+        let i = self.long()?;
+        let Some(branch) = usize::try_from(i).ok().and_then(|i| u.variants().get(i)) else {
+            return fail(
+                ErrorKind::Invalid,
+                start,
+                format!(
+                    "the union has {} branches; index {i} names none",
+                    u.variants().len()
+                ),
+            );
+        };
+        if matches!(self.schema.resolve(branch), Some(RawSchema::Union(_))) {
+            return fail(
+                ErrorKind::Invalid,
+                start,
+                "a union directly inside a union".to_string(),
+            );
+        }
+        let inner = Place {
+            start: Some(place.start.unwrap_or(start)),
+            ..place
+        };
+        self.value(branch, inner)
+    }
+
+    /// A record: its fields in the schema's order; a failure carries the fields read so far.
+    fn record(&mut self, r: &'a RecordSchema, place: Place, start: usize) -> Result<Value, Fail> {
+        self.enter(start)?;
+        let node_start = place.start.unwrap_or(start);
+        self.builder
+            .open(Kind::Map, place.segment, place.key, node_start, start);
+        let mut fields = Vec::with_capacity(r.fields.len());
+        for field in &r.fields {
+            let segment = self.builder.key(&field.name);
+            let child = Place {
+                segment,
+                key: None,
+                start: None,
+            };
+            match self.value(&field.schema, child) {
+                Ok(v) => fields.push((Value::text(field.name.as_str()), v)),
+                Err(mut f) => {
+                    if let Some(p) = f.partial.take() {
+                        fields.push((Value::text(field.name.as_str()), p));
+                    }
+                    f.partial = Some(Value::Map(fields));
+                    return Err(f);
+                }
+            }
+        }
+        self.builder.close(self.pos, self.pos);
+        self.depth -= 1;
+        Ok(Value::Map(fields))
     }
 
     fn enter(&mut self, at: usize) -> Result<(), Fail> {

@@ -10,7 +10,10 @@
 //! fits, else `long`; text in `string`, else an enum with that symbol), else the first that can
 //! hold it (an integer in a `double`), as `fastavro` chooses for the values wirelens decodes.
 
-use apache_avro::schema::{InnerDecimalSchema, UuidSchema};
+use apache_avro::schema::{
+    ArraySchema, DecimalSchema, EnumSchema, FixedSchema, InnerDecimalSchema, MapSchema,
+    RecordSchema, UnionSchema, UuidSchema,
+};
 use num_traits::ToPrimitive;
 
 use super::schema::{type_name, AvroSchema, RawSchema};
@@ -105,6 +108,8 @@ impl<'s> Encoder<'s> {
         ))
     }
 
+    /// Writes `value` as one datum of `schema` at `place`: a CBOR tag is dropped (noted) and
+    /// each kind of schema has its own step.
     fn write(
         &mut self,
         value: &Value,
@@ -149,397 +154,31 @@ impl<'s> Encoder<'s> {
             | RawSchema::LocalTimestampNanos
             | RawSchema::TimestampMillis
             | RawSchema::TimestampMicros
-            | RawSchema::TimestampNanos => {
-                // RFC 3339 text where the schema says timestamp: the instant it names.
-                let parsed;
-                let value = match (value, schema) {
-                    (
-                        Value::Text(t),
-                        RawSchema::TimestampMillis
-                        | RawSchema::TimestampMicros
-                        | RawSchema::TimestampNanos,
-                    ) => match crate::model::Timestamp::parse_rfc3339(t) {
-                        Some(ts) => {
-                            self.note(NoteKind::TypeForced, || {
-                                format!(
-                                    "RFC 3339 text written as a {}: the instant is kept, not \
-                                     its offset or how it was written",
-                                    describe(schema)
-                                )
-                            });
-                            parsed = Value::Timestamp(ts);
-                            &parsed
-                        }
-                        None => value,
-                    },
-                    _ => value,
-                };
-                let n = match value {
-                    Value::Int(n) => i64::try_from(*n).map_err(|_| {
-                        self.error(format!(
-                            "{n} is out of range for an Avro long (64-bit signed)"
-                        ))
-                    })?,
-                    Value::Timestamp(t) => {
-                        let per_second: i128 = match schema {
-                            RawSchema::TimestampMillis | RawSchema::LocalTimestampMillis => 1_000,
-                            RawSchema::TimestampNanos | RawSchema::LocalTimestampNanos => {
-                                1_000_000_000
-                            }
-                            _ => 1_000_000,
-                        };
-                        let unit = 1_000_000_000 / per_second;
-                        if i128::from(t.nanos) % unit != 0 {
-                            self.note(NoteKind::FloatWidth, || {
-                                format!(
-                                    "timestamp {} has more digits than the schema's {} keeps",
-                                    t.to_rfc3339(),
-                                    describe(schema)
-                                )
-                            });
-                        }
-                        let n = i128::from(t.seconds) * per_second + i128::from(t.nanos) / unit;
-                        i64::try_from(n).map_err(|_| {
-                            self.error(format!(
-                                "timestamp {} does not fit the schema's {}",
-                                t.to_rfc3339(),
-                                describe(schema)
-                            ))
-                        })?
-                    }
-                    other => return Err(self.mismatch(other, schema)),
-                };
-                put_long(&mut self.out, n);
-                let kind = if matches!(value, Value::Timestamp(_)) {
-                    Kind::Timestamp
-                } else {
-                    Kind::Int
-                };
-                self.leaf(kind, place, start, start);
-                return Ok(());
-            }
-            RawSchema::Float => {
-                let f = match value {
-                    Value::Float(Float {
-                        value,
-                        width: FloatWidth::F32 | FloatWidth::F16,
-                    }) => *value as f32,
-                    Value::Float(Float { value: d, .. }) => {
-                        let f = *d as f32;
-                        if f64::from(f).to_bits() != d.to_bits() && !d.is_nan() {
-                            self.note(NoteKind::FloatWidth, || {
-                                format!("float64 {d} rounded to the schema's float32")
-                            });
-                        }
-                        f
-                    }
-                    Value::Int(n) => {
-                        let f = *n as f32;
-                        if f as i128 != *n {
-                            self.note(NoteKind::IntegerPrecision, || {
-                                format!("integer {n} rounded to the schema's float32")
-                            });
-                        }
-                        f
-                    }
-                    other => return Err(self.mismatch(other, schema)),
-                };
-                self.out.extend_from_slice(&f.to_le_bytes());
-                self.leaf(
-                    Kind::Float(crate::model::FloatWidth::F32),
-                    place,
-                    start,
-                    start,
-                );
-                return Ok(());
-            }
-            RawSchema::Double => {
-                let d = match value {
-                    Value::Float(f) => f.value,
-                    Value::Int(n) => {
-                        let d = *n as f64;
-                        if i64::try_from(*n).is_err() {
-                            self.note(NoteKind::IntegerRange, || {
-                                format!(
-                                    "integer {n} is past Avro's 64-bit long; written as a double \
-                                     ({d})"
-                                )
-                            });
-                        } else if d as i128 != *n {
-                            self.note(NoteKind::IntegerPrecision, || {
-                                format!("integer {n} rounded to the schema's double")
-                            });
-                        }
-                        d
-                    }
-                    Value::BigInt(n) => {
-                        let d = n.to_f64().unwrap_or(f64::NAN);
-                        self.note(NoteKind::IntegerRange, || {
-                            format!("integer {n} is past Avro's 64-bit long; written as a double")
-                        });
-                        d
-                    }
-                    Value::Decimal(text) => {
-                        let d = text.parse::<f64>().unwrap_or(f64::NAN);
-                        self.note(NoteKind::DecimalRounded, || {
-                            format!("decimal {text} rounded to a double")
-                        });
-                        d
-                    }
-                    other => return Err(self.mismatch(other, schema)),
-                };
-                self.out.extend_from_slice(&d.to_le_bytes());
-                self.leaf(
-                    Kind::Float(crate::model::FloatWidth::F64),
-                    place,
-                    start,
-                    start,
-                );
-                return Ok(());
-            }
+            | RawSchema::TimestampNanos => return self.write_long(value, schema, place, start),
+            RawSchema::Float => return self.write_float(value, schema, place, start),
+            RawSchema::Double => return self.write_double(value, schema, place, start),
             RawSchema::Bytes
             | RawSchema::BigDecimal
             | RawSchema::Uuid(UuidSchema::Bytes)
-            | RawSchema::Decimal(apache_avro::schema::DecimalSchema {
+            | RawSchema::Decimal(DecimalSchema {
                 inner: InnerDecimalSchema::Bytes,
                 ..
-            }) => {
-                let data: &[u8] = match value {
-                    Value::Bytes(b) => b,
-                    Value::Ext(t, b) => {
-                        let t = *t;
-                        self.note(NoteKind::ExtDropped, || {
-                            format!("MessagePack extension type {t}: only its data is written")
-                        });
-                        b
-                    }
-                    Value::Raw(raw) => {
-                        let message = crate::codec::raw_field_note(raw);
-                        self.note(NoteKind::RawField, || message);
-                        &raw.data
-                    }
-                    Value::Text(t) => {
-                        self.note(NoteKind::TypeForced, || {
-                            "text written as its UTF-8 bytes: the schema says bytes".into()
-                        });
-                        t.as_bytes()
-                    }
-                    other => return Err(self.mismatch(other, schema)),
-                };
-                let data = data.to_vec();
-                put_long(&mut self.out, data.len() as i64);
-                let header_end = self.out.len();
-                self.out.extend_from_slice(&data);
-                self.leaf(Kind::Bytes, place, start, header_end);
-                return Ok(());
-            }
+            }) => return self.write_bytes(value, schema, place, start),
             RawSchema::String | RawSchema::Uuid(UuidSchema::String) => {
-                let text: String = match value {
-                    Value::Text(t) => t.to_string(),
-                    Value::Timestamp(t) => {
-                        self.note(NoteKind::TimestampAsText, || {
-                            "timestamp written as RFC 3339 text: the schema says string".into()
-                        });
-                        t.to_rfc3339()
-                    }
-                    Value::Bytes(b) => match std::str::from_utf8(b) {
-                        Ok(t) => {
-                            self.note(NoteKind::TypeForced, || {
-                                "bytes written as a string: the schema says string".into()
-                            });
-                            t.to_string()
-                        }
-                        Err(_) => {
-                            return Err(self
-                                .error("bytes that are not UTF-8 cannot be an Avro string".into()))
-                        }
-                    },
-                    other => return Err(self.mismatch(other, schema)),
-                };
-                put_long(&mut self.out, text.len() as i64);
-                let header_end = self.out.len();
-                self.out.extend_from_slice(text.as_bytes());
-                self.leaf(Kind::Text, place, start, header_end);
-                return Ok(());
+                return self.write_string(value, schema, place, start)
             }
             RawSchema::Fixed(f)
             | RawSchema::Duration(f)
             | RawSchema::Uuid(UuidSchema::Fixed(f))
-            | RawSchema::Decimal(apache_avro::schema::DecimalSchema {
+            | RawSchema::Decimal(DecimalSchema {
                 inner: InnerDecimalSchema::Fixed(f),
                 ..
-            }) => match value {
-                Value::Bytes(b) if b.len() == f.size => {
-                    self.out.extend_from_slice(b);
-                    self.leaf(Kind::Bytes, place, start, start);
-                    return Ok(());
-                }
-                Value::Bytes(b) => {
-                    return Err(self.error(format!(
-                        "{} bytes do not fit fixed {} of {} bytes",
-                        b.len(),
-                        f.name.name(),
-                        f.size
-                    )))
-                }
-                other => return Err(self.mismatch(other, schema)),
-            },
-            RawSchema::Enum(e) => {
-                let Value::Text(symbol) = value else {
-                    return Err(self.mismatch(value, schema));
-                };
-                let index = match e.symbols.iter().position(|s| s == symbol.as_str()) {
-                    Some(i) => i,
-                    None => {
-                        return Err(self.error(format!(
-                            "{:?} is not a symbol of enum {}",
-                            symbol.as_str(),
-                            e.name.name()
-                        )))
-                    }
-                };
-                put_long(&mut self.out, index as i64);
-                self.leaf(Kind::Text, place, start, start);
-                return Ok(());
-            }
-            RawSchema::Union(u) => {
-                let Some(index) = self.branch(value, u.variants()) else {
-                    return Err(self.error(format!(
-                        "{} fits no branch of the union {}",
-                        value.summary(40),
-                        describe(schema)
-                    )));
-                };
-                put_long(&mut self.out, index as i64);
-                let inner = Place {
-                    start: Some(place.start.unwrap_or(start)),
-                    ..place
-                };
-                return self.write(value, &u.variants()[index], inner);
-            }
-            RawSchema::Record(r) => {
-                let Value::Map(entries) = value else {
-                    return Err(self.mismatch(value, schema));
-                };
-                let node_start = place.start.unwrap_or(start);
-                self.builder
-                    .open(Kind::Map, place.segment, place.key, node_start, start);
-                for field in &r.fields {
-                    let mut found = entries
-                        .iter()
-                        .filter(|(k, _)| matches!(k, Value::Text(t) if t.as_str() == field.name));
-                    let entry = found.next();
-                    if found.next().is_some() {
-                        let name = field.name.clone();
-                        self.note(NoteKind::DuplicateKey, || {
-                            format!("key {name:?} repeats; the first entry is written")
-                        });
-                    }
-                    let segment = self.builder.key(&field.name);
-                    self.path.push(PathSegment::Key(field.name.clone()));
-                    let child = Place {
-                        segment,
-                        key: None,
-                        start: None,
-                    };
-                    let result = match entry {
-                        Some((_, v)) => self.write(v, &field.schema, child),
-                        None => self.missing(field, child),
-                    };
-                    self.path.pop();
-                    result?;
-                }
-                for (k, _) in entries {
-                    let known = matches!(k, Value::Text(t) if r.lookup.contains_key(t.as_str()));
-                    if !known {
-                        let key = k.summary(40);
-                        self.path.push(PathSegment::Key(key.clone()));
-                        let record = r.name.name().to_string();
-                        self.note(NoteKind::FieldDropped, || {
-                            format!("record {record} has no field {key}; it is not written")
-                        });
-                        self.path.pop();
-                    }
-                }
-                self.builder.close(self.out.len(), self.out.len());
-                return Ok(());
-            }
-            RawSchema::Array(a) => {
-                let Value::Array(items) = value else {
-                    return Err(self.mismatch(value, schema));
-                };
-                let node_start = place.start.unwrap_or(start);
-                if !items.is_empty() {
-                    put_long(&mut self.out, items.len() as i64);
-                }
-                let header_end = self.out.len();
-                self.builder.open(
-                    Kind::Array,
-                    place.segment,
-                    place.key,
-                    node_start,
-                    header_end,
-                );
-                for (i, item) in items.iter().enumerate() {
-                    self.path.push(PathSegment::Index(i));
-                    let child = Place {
-                        segment: Segment::Index(i as u32),
-                        key: None,
-                        start: None,
-                    };
-                    let result = self.write(item, &a.items, child);
-                    self.path.pop();
-                    result?;
-                }
-                let payload_end = self.out.len();
-                self.out.push(0);
-                self.builder.close(payload_end, self.out.len());
-                return Ok(());
-            }
-            RawSchema::Map(m) => {
-                let Value::Map(entries) = value else {
-                    return Err(self.mismatch(value, schema));
-                };
-                let node_start = place.start.unwrap_or(start);
-                if !entries.is_empty() {
-                    put_long(&mut self.out, entries.len() as i64);
-                }
-                let header_end = self.out.len();
-                self.builder
-                    .open(Kind::Map, place.segment, place.key, node_start, header_end);
-                for (k, v) in entries {
-                    let key = match k {
-                        Value::Text(t) => t.to_string(),
-                        other => {
-                            let text = key_text(other);
-                            let summary = other.summary(30);
-                            self.note(NoteKind::NonTextKey, || {
-                                format!(
-                                    "Avro map keys are strings: key {summary} written as {text:?}"
-                                )
-                            });
-                            text
-                        }
-                    };
-                    let key_start = self.out.len();
-                    put_long(&mut self.out, key.len() as i64);
-                    self.out.extend_from_slice(key.as_bytes());
-                    let segment = self.builder.key(&key);
-                    self.path.push(PathSegment::Key(key));
-                    let child = Place {
-                        segment,
-                        key: Some(Span::new(key_start, self.out.len())),
-                        start: None,
-                    };
-                    let result = self.write(v, &m.types, child);
-                    self.path.pop();
-                    result?;
-                }
-                let payload_end = self.out.len();
-                self.out.push(0);
-                self.builder.close(payload_end, self.out.len());
-                return Ok(());
-            }
+            }) => return self.write_fixed(value, schema, f, place, start),
+            RawSchema::Enum(e) => return self.write_enum(value, schema, e, place, start),
+            RawSchema::Union(u) => return self.write_union(value, schema, u, place, start),
+            RawSchema::Record(r) => return self.write_record(value, schema, r, place, start),
+            RawSchema::Array(a) => return self.write_array(value, schema, a, place, start),
+            RawSchema::Map(m) => return self.write_map(value, schema, m, place, start),
             RawSchema::Ref { .. } => {
                 return Err(self.error("a reference to a reference".into()));
             }
@@ -550,6 +189,487 @@ impl<'s> Encoder<'s> {
             _ => Kind::Int,
         };
         self.leaf(kind, place, start, start);
+        Ok(())
+    }
+
+    /// A `long` or one of its logical types: an integer, or a timestamp in the schema's unit
+    /// (RFC 3339 text where the schema says timestamp stands for the instant it names).
+    fn write_long(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let parsed;
+        let value = match (value, schema) {
+            (
+                Value::Text(t),
+                RawSchema::TimestampMillis | RawSchema::TimestampMicros | RawSchema::TimestampNanos,
+            ) => match crate::model::Timestamp::parse_rfc3339(t) {
+                Some(ts) => {
+                    self.note(NoteKind::TypeForced, || {
+                        format!(
+                            "RFC 3339 text written as a {}: the instant is kept, not \
+                             its offset or how it was written",
+                            describe(schema)
+                        )
+                    });
+                    parsed = Value::Timestamp(ts);
+                    &parsed
+                }
+                None => value,
+            },
+            _ => value,
+        };
+        let n = match value {
+            Value::Int(n) => i64::try_from(*n).map_err(|_| {
+                self.error(format!(
+                    "{n} is out of range for an Avro long (64-bit signed)"
+                ))
+            })?,
+            Value::Timestamp(t) => self.timestamp_units(t, schema)?,
+            other => return Err(self.mismatch(other, schema)),
+        };
+        put_long(&mut self.out, n);
+        let kind = if matches!(value, Value::Timestamp(_)) {
+            Kind::Timestamp
+        } else {
+            Kind::Int
+        };
+        self.leaf(kind, place, start, start);
+        Ok(())
+    }
+
+    /// A timestamp as a count of the schema's unit (millis, micros or nanos) since the epoch,
+    /// noting digits the unit drops.
+    fn timestamp_units(
+        &mut self,
+        t: &crate::model::Timestamp,
+        schema: &RawSchema,
+    ) -> Result<i64, EncodeError> {
+        let per_second: i128 = match schema {
+            RawSchema::TimestampMillis | RawSchema::LocalTimestampMillis => 1_000,
+            RawSchema::TimestampNanos | RawSchema::LocalTimestampNanos => 1_000_000_000,
+            _ => 1_000_000,
+        };
+        let unit = 1_000_000_000 / per_second;
+        if i128::from(t.nanos) % unit != 0 {
+            self.note(NoteKind::FloatWidth, || {
+                format!(
+                    "timestamp {} has more digits than the schema's {} keeps",
+                    t.to_rfc3339(),
+                    describe(schema)
+                )
+            });
+        }
+        let n = i128::from(t.seconds) * per_second + i128::from(t.nanos) / unit;
+        i64::try_from(n).map_err(|_| {
+            self.error(format!(
+                "timestamp {} does not fit the schema's {}",
+                t.to_rfc3339(),
+                describe(schema)
+            ))
+        })
+    }
+
+    /// A `float`: a number rounded to 32 bits, noting what the rounding changed.
+    fn write_float(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let f = match value {
+            Value::Float(Float {
+                value,
+                width: FloatWidth::F32 | FloatWidth::F16,
+            }) => *value as f32,
+            Value::Float(Float { value: d, .. }) => {
+                let f = *d as f32;
+                if f64::from(f).to_bits() != d.to_bits() && !d.is_nan() {
+                    self.note(NoteKind::FloatWidth, || {
+                        format!("float64 {d} rounded to the schema's float32")
+                    });
+                }
+                f
+            }
+            Value::Int(n) => {
+                let f = *n as f32;
+                if f as i128 != *n {
+                    self.note(NoteKind::IntegerPrecision, || {
+                        format!("integer {n} rounded to the schema's float32")
+                    });
+                }
+                f
+            }
+            other => return Err(self.mismatch(other, schema)),
+        };
+        self.out.extend_from_slice(&f.to_le_bytes());
+        self.leaf(
+            Kind::Float(crate::model::FloatWidth::F32),
+            place,
+            start,
+            start,
+        );
+        Ok(())
+    }
+
+    /// A `double`: any number, noting integers and decimals it cannot hold exactly.
+    fn write_double(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let d = match value {
+            Value::Float(f) => f.value,
+            Value::Int(n) => {
+                let d = *n as f64;
+                if i64::try_from(*n).is_err() {
+                    self.note(NoteKind::IntegerRange, || {
+                        format!(
+                            "integer {n} is past Avro's 64-bit long; written as a double \
+                             ({d})"
+                        )
+                    });
+                } else if d as i128 != *n {
+                    self.note(NoteKind::IntegerPrecision, || {
+                        format!("integer {n} rounded to the schema's double")
+                    });
+                }
+                d
+            }
+            Value::BigInt(n) => {
+                let d = n.to_f64().unwrap_or(f64::NAN);
+                self.note(NoteKind::IntegerRange, || {
+                    format!("integer {n} is past Avro's 64-bit long; written as a double")
+                });
+                d
+            }
+            Value::Decimal(text) => {
+                let d = text.parse::<f64>().unwrap_or(f64::NAN);
+                self.note(NoteKind::DecimalRounded, || {
+                    format!("decimal {text} rounded to a double")
+                });
+                d
+            }
+            other => return Err(self.mismatch(other, schema)),
+        };
+        self.out.extend_from_slice(&d.to_le_bytes());
+        self.leaf(
+            Kind::Float(crate::model::FloatWidth::F64),
+            place,
+            start,
+            start,
+        );
+        Ok(())
+    }
+
+    /// `bytes` (and the logical types over it): bytes, an extension's or raw field's data, or
+    /// text as its UTF-8, after a zigzag length.
+    fn write_bytes(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let data: &[u8] = match value {
+            Value::Bytes(b) => b,
+            Value::Ext(t, b) => {
+                let t = *t;
+                self.note(NoteKind::ExtDropped, || {
+                    format!("MessagePack extension type {t}: only its data is written")
+                });
+                b
+            }
+            Value::Raw(raw) => {
+                let message = crate::codec::raw_field_note(raw);
+                self.note(NoteKind::RawField, || message);
+                &raw.data
+            }
+            Value::Text(t) => {
+                self.note(NoteKind::TypeForced, || {
+                    "text written as its UTF-8 bytes: the schema says bytes".into()
+                });
+                t.as_bytes()
+            }
+            other => return Err(self.mismatch(other, schema)),
+        };
+        let data = data.to_vec();
+        put_long(&mut self.out, data.len() as i64);
+        let header_end = self.out.len();
+        self.out.extend_from_slice(&data);
+        self.leaf(Kind::Bytes, place, start, header_end);
+        Ok(())
+    }
+
+    /// A `string`: text, a timestamp as RFC 3339, or bytes that are UTF-8, after a zigzag
+    /// length.
+    fn write_string(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let text: String = match value {
+            Value::Text(t) => t.to_string(),
+            Value::Timestamp(t) => {
+                self.note(NoteKind::TimestampAsText, || {
+                    "timestamp written as RFC 3339 text: the schema says string".into()
+                });
+                t.to_rfc3339()
+            }
+            Value::Bytes(b) => match std::str::from_utf8(b) {
+                Ok(t) => {
+                    self.note(NoteKind::TypeForced, || {
+                        "bytes written as a string: the schema says string".into()
+                    });
+                    t.to_string()
+                }
+                Err(_) => {
+                    return Err(
+                        self.error("bytes that are not UTF-8 cannot be an Avro string".into())
+                    )
+                }
+            },
+            other => return Err(self.mismatch(other, schema)),
+        };
+        put_long(&mut self.out, text.len() as i64);
+        let header_end = self.out.len();
+        self.out.extend_from_slice(text.as_bytes());
+        self.leaf(Kind::Text, place, start, header_end);
+        Ok(())
+    }
+
+    /// A `fixed` (and the logical types over it): bytes of exactly its size, as they are.
+    fn write_fixed(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        f: &FixedSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        match value {
+            Value::Bytes(b) if b.len() == f.size => {
+                self.out.extend_from_slice(b);
+                self.leaf(Kind::Bytes, place, start, start);
+                Ok(())
+            }
+            Value::Bytes(b) => Err(self.error(format!(
+                "{} bytes do not fit fixed {} of {} bytes",
+                b.len(),
+                f.name.name(),
+                f.size
+            ))),
+            other => Err(self.mismatch(other, schema)),
+        }
+    }
+
+    /// An `enum`: text that is one of its symbols, as the symbol's index.
+    fn write_enum(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        e: &EnumSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let Value::Text(symbol) = value else {
+            return Err(self.mismatch(value, schema));
+        };
+        let index = match e.symbols.iter().position(|s| s == symbol.as_str()) {
+            Some(i) => i,
+            None => {
+                return Err(self.error(format!(
+                    "{:?} is not a symbol of enum {}",
+                    symbol.as_str(),
+                    e.name.name()
+                )))
+            }
+        };
+        put_long(&mut self.out, index as i64);
+        self.leaf(Kind::Text, place, start, start);
+        Ok(())
+    }
+
+    /// A union: the index of the branch chosen for the value, then the value by that branch;
+    /// the node starts at the index.
+    fn write_union(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        u: &'s UnionSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let Some(index) = self.branch(value, u.variants()) else {
+            return Err(self.error(format!(
+                "{} fits no branch of the union {}",
+                value.summary(40),
+                describe(schema)
+            )));
+        };
+        put_long(&mut self.out, index as i64);
+        let inner = Place {
+            start: Some(place.start.unwrap_or(start)),
+            ..place
+        };
+        self.write(value, &u.variants()[index], inner)
+    }
+
+    /// A record: each field in the schema's order from the map's entry of that name (the
+    /// first, if it repeats) or its default; entries with no field are noted, not written.
+    fn write_record(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        r: &'s RecordSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let Value::Map(entries) = value else {
+            return Err(self.mismatch(value, schema));
+        };
+        let node_start = place.start.unwrap_or(start);
+        self.builder
+            .open(Kind::Map, place.segment, place.key, node_start, start);
+        for field in &r.fields {
+            let mut found = entries
+                .iter()
+                .filter(|(k, _)| matches!(k, Value::Text(t) if t.as_str() == field.name));
+            let entry = found.next();
+            if found.next().is_some() {
+                let name = field.name.clone();
+                self.note(NoteKind::DuplicateKey, || {
+                    format!("key {name:?} repeats; the first entry is written")
+                });
+            }
+            let segment = self.builder.key(&field.name);
+            self.path.push(PathSegment::Key(field.name.clone()));
+            let child = Place {
+                segment,
+                key: None,
+                start: None,
+            };
+            let result = match entry {
+                Some((_, v)) => self.write(v, &field.schema, child),
+                None => self.missing(field, child),
+            };
+            self.path.pop();
+            result?;
+        }
+        for (k, _) in entries {
+            let known = matches!(k, Value::Text(t) if r.lookup.contains_key(t.as_str()));
+            if !known {
+                let key = k.summary(40);
+                self.path.push(PathSegment::Key(key.clone()));
+                let record = r.name.name().to_string();
+                self.note(NoteKind::FieldDropped, || {
+                    format!("record {record} has no field {key}; it is not written")
+                });
+                self.path.pop();
+            }
+        }
+        self.builder.close(self.out.len(), self.out.len());
+        Ok(())
+    }
+
+    /// An array: one block of all the items (none for an empty array), then the closing 0.
+    fn write_array(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        a: &'s ArraySchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let Value::Array(items) = value else {
+            return Err(self.mismatch(value, schema));
+        };
+        let node_start = place.start.unwrap_or(start);
+        if !items.is_empty() {
+            put_long(&mut self.out, items.len() as i64);
+        }
+        let header_end = self.out.len();
+        self.builder.open(
+            Kind::Array,
+            place.segment,
+            place.key,
+            node_start,
+            header_end,
+        );
+        for (i, item) in items.iter().enumerate() {
+            self.path.push(PathSegment::Index(i));
+            let child = Place {
+                segment: Segment::Index(i as u32),
+                key: None,
+                start: None,
+            };
+            let result = self.write(item, &a.items, child);
+            self.path.pop();
+            result?;
+        }
+        let payload_end = self.out.len();
+        self.out.push(0);
+        self.builder.close(payload_end, self.out.len());
+        Ok(())
+    }
+
+    /// A map: one block of all the entries (none for an empty map), keys as strings (others
+    /// written as text, noted), then the closing 0.
+    fn write_map(
+        &mut self,
+        value: &Value,
+        schema: &'s RawSchema,
+        m: &'s MapSchema,
+        place: Place,
+        start: usize,
+    ) -> Result<(), EncodeError> {
+        let Value::Map(entries) = value else {
+            return Err(self.mismatch(value, schema));
+        };
+        let node_start = place.start.unwrap_or(start);
+        if !entries.is_empty() {
+            put_long(&mut self.out, entries.len() as i64);
+        }
+        let header_end = self.out.len();
+        self.builder
+            .open(Kind::Map, place.segment, place.key, node_start, header_end);
+        for (k, v) in entries {
+            let key = match k {
+                Value::Text(t) => t.to_string(),
+                other => {
+                    let text = key_text(other);
+                    let summary = other.summary(30);
+                    self.note(NoteKind::NonTextKey, || {
+                        format!("Avro map keys are strings: key {summary} written as {text:?}")
+                    });
+                    text
+                }
+            };
+            let key_start = self.out.len();
+            put_long(&mut self.out, key.len() as i64);
+            self.out.extend_from_slice(key.as_bytes());
+            let segment = self.builder.key(&key);
+            self.path.push(PathSegment::Key(key));
+            let child = Place {
+                segment,
+                key: Some(Span::new(key_start, self.out.len())),
+                start: None,
+            };
+            let result = self.write(v, &m.types, child);
+            self.path.pop();
+            result?;
+        }
+        let payload_end = self.out.len();
+        self.out.push(0);
+        self.builder.close(payload_end, self.out.len());
         Ok(())
     }
 

@@ -52,14 +52,24 @@ impl Default for InferOptions {
     }
 }
 
+/// Why no schema could be inferred.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InferError {
+    /// The name asked for the top-level record ([`InferOptions::name`]) is not an Avro name.
+    #[error("{0:?} is not an Avro name ([A-Za-z_][A-Za-z0-9_]*)")]
+    BadName(String),
+    /// The schema written for the value does not parse (a namespace that is no Avro name, for
+    /// one); the parser's words.
+    #[error("{0}")]
+    Unparsable(String),
+}
+
 /// The inferred schema for `value`: parsed, with its text (pretty JSON, what `infer-avro`
 /// prints).
-pub fn infer(value: &Value, options: &InferOptions) -> Result<AvroSchema, String> {
+pub fn infer(value: &Value, options: &InferOptions) -> Result<AvroSchema, InferError> {
     if !is_identifier(&options.name) {
-        return Err(format!(
-            "{:?} is not an Avro name ([A-Za-z_][A-Za-z0-9_]*)",
-            options.name
-        ));
+        return Err(InferError::BadName(options.name.clone()));
     }
     let mut shape = Shape::new();
     shape.observe(value);
@@ -71,7 +81,7 @@ pub fn infer(value: &Value, options: &InferOptions) -> Result<AvroSchema, String
     let json = writer.type_of(&shape, &options.name, false);
     let mut text = String::new();
     write_schema(&json, 0, &mut text);
-    AvroSchema::parse(&text, "the inferred schema").map_err(|e| e.message)
+    AvroSchema::parse(&text, "the inferred schema").map_err(|e| InferError::Unparsable(e.message))
 }
 
 /// Schema JSON as people write it: two-space indent, each object's keys in the order the

@@ -19,6 +19,7 @@ pub mod resolve;
 pub mod resolved;
 mod schema;
 
+use infer::InferError;
 pub use schema::{AvroSchema, AvroSchemaError, RawSchema};
 
 use crate::codec::{DecodeError, DecodeOptions, Document, EncodeError, Encoded, ErrorKind};
@@ -151,12 +152,11 @@ pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeE
     match &options.avro {
         Some(schema) => encode::encode(value, schema),
         None => {
-            let schema =
-                infer::infer(value, &infer_options(options)).map_err(|message| EncodeError {
-                    format: Format::Avro,
-                    path: Path::root(),
-                    message,
-                })?;
+            let schema = infer::infer(value, &infer_options(options)).map_err(|e| EncodeError {
+                format: Format::Avro,
+                path: Path::root(),
+                message: e.to_string(),
+            })?;
             let mut encoded = encode::encode(value, &schema)?;
             encoded.notes.insert(0, infer::inferred_note(&schema));
             Ok(encoded)
@@ -165,7 +165,7 @@ pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeE
 }
 
 /// The schema [`encode`] writes `value` with: `options.avro`, or the inferred one.
-pub fn schema_for(value: &Value, options: &EncodeOptions) -> Result<AvroSchema, String> {
+pub fn schema_for(value: &Value, options: &EncodeOptions) -> Result<AvroSchema, InferError> {
     match &options.avro {
         Some(schema) => Ok(schema.clone()),
         None => infer::infer(value, &infer_options(options)),

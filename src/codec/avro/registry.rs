@@ -20,7 +20,7 @@
 //! latest), then among the folder's `.proto` files, then among the well-known types.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::framing::RegistryKind;
 use super::AvroSchema;
@@ -109,14 +109,52 @@ struct Read {
     imports: Vec<(String, String)>,
 }
 
+/// Why a registry folder or file could not be loaded: each names the file at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The folder could not be listed.
+    #[error("{}: cannot list the folder: {error}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// A schema file in a folder whose name is not its id.
+    #[error("{origin}: a registry folder names each schema file by its id (e.g. 42.{ext})")]
+    Unnumbered {
+        /// The file.
+        origin: String,
+        /// Its extension (`avsc`, `proto`).
+        ext: String,
+    },
+    /// A file that cannot be read, registry answers not as the registry writes them, or a
+    /// schema that does not compile; the words name the file (and the schema id).
+    #[error("{0}")]
+    File(String),
+    /// The folder or file held no schema.
+    #[error(
+        "{}: no schema found (a folder of <id>.avsc, <id>.proto or <id>.json files, or a JSON \
+         file of the registry's answers)",
+        path.display()
+    )]
+    Empty {
+        /// The folder or file.
+        path: PathBuf,
+    },
+}
+
 impl Registry {
     /// Reads a folder of `<id>.avsc`/`<id>.proto`/`<id>.json` files, or one JSON file of
     /// registry answers. Errors name the file and what is wrong with it.
-    pub fn load(path: &Path) -> Result<Registry, String> {
+    pub fn load(path: &Path) -> Result<Registry, RegistryError> {
         let mut read = Read::default();
         if path.is_dir() {
-            let entries = std::fs::read_dir(path)
-                .map_err(|e| format!("{}: cannot list the folder: {e}", path.display()))?;
+            let entries = std::fs::read_dir(path).map_err(|error| RegistryError::Folder {
+                path: path.to_path_buf(),
+                error,
+            })?;
             let mut files: Vec<_> = entries
                 .filter_map(Result::ok)
                 .map(|e| e.path())
@@ -135,42 +173,43 @@ impl Registry {
                     continue;
                 }
                 let id: Option<u32> = stem.parse().ok();
-                let text = read_text(&file)?;
+                let text = read_text(&file).map_err(RegistryError::File)?;
                 let origin = file.display().to_string();
                 match (ext, id) {
-                    ("json", _) => read.add_answers(&text, &origin, id)?,
+                    ("json", _) => read
+                        .add_answers(&text, &origin, id)
+                        .map_err(RegistryError::File)?,
                     ("proto", None) => {
                         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or(stem);
                         read.imports.push((name.to_string(), text));
                     }
                     (_, None) => {
-                        return Err(format!(
-                            "{origin}: a registry folder names each schema file by its id \
-                             (e.g. 42.{ext})"
-                        ))
+                        return Err(RegistryError::Unnumbered {
+                            origin,
+                            ext: ext.to_string(),
+                        })
                     }
-                    ("avsc", Some(id)) => {
-                        read.add(Entry::of(id, RegistryKind::Avro, text, origin))?
-                    }
-                    (_, Some(id)) => {
-                        read.add(Entry::of(id, RegistryKind::Protobuf, text, origin))?
-                    }
+                    ("avsc", Some(id)) => read
+                        .add(Entry::of(id, RegistryKind::Avro, text, origin))
+                        .map_err(RegistryError::File)?,
+                    (_, Some(id)) => read
+                        .add(Entry::of(id, RegistryKind::Protobuf, text, origin))
+                        .map_err(RegistryError::File)?,
                 }
             }
         } else {
-            let text = read_text(path)?;
-            read.add_answers(&text, &path.display().to_string(), None)?;
+            let text = read_text(path).map_err(RegistryError::File)?;
+            read.add_answers(&text, &path.display().to_string(), None)
+                .map_err(RegistryError::File)?;
         }
         let mut registry = Registry::default();
         for entry in &read.entries {
-            registry.add(entry, &read)?;
+            registry.add(entry, &read).map_err(RegistryError::File)?;
         }
         if registry.schemas.is_empty() {
-            return Err(format!(
-                "{}: no schema found (a folder of <id>.avsc, <id>.proto or <id>.json files, or \
-                 a JSON file of the registry's answers)",
-                path.display()
-            ));
+            return Err(RegistryError::Empty {
+                path: path.to_path_buf(),
+            });
         }
         Ok(registry)
     }
@@ -531,6 +570,33 @@ fn read_text(path: &Path) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    /// A schema file not named by its id, and a folder with no schema, are told in the words
+    /// `--registry` and the app have always shown.
+    #[test]
+    fn load_errors_name_the_file_at_fault() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let err = Registry::load(dir.path()).expect_err("empty");
+        assert!(matches!(err, RegistryError::Empty { .. }));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: no schema found (a folder of <id>.avsc, <id>.proto or <id>.json files, or a \
+                 JSON file of the registry's answers)",
+                dir.path().display()
+            )
+        );
+        let file = dir.path().join("orders.avsc");
+        std::fs::write(&file, "\"long\"").expect("write");
+        let err = Registry::load(dir.path()).expect_err("no id");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: a registry folder names each schema file by its id (e.g. 42.avsc)",
+                file.display()
+            )
+        );
+    }
+
     #[test]
     fn folders_and_answers_are_read_by_id() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -567,12 +633,12 @@ mod tests {
         let lone = dir.path().join("lone.json");
         std::fs::write(&lone, r#"{"schema": "\"int\""}"#).expect("write");
         let err = Registry::load(&lone).expect_err("no id");
-        assert!(err.contains("answer 1: no \"id\""), "{err}");
+        assert!(err.to_string().contains("answer 1: no \"id\""), "{err}");
         std::fs::remove_file(&lone).expect("removed");
         // A broken schema names its file and id.
         std::fs::write(dir.path().join("11.avsc"), "{\"type\": \"nothing\"}").expect("write");
         let err = Registry::load(dir.path()).expect_err("bad schema");
-        assert!(err.contains("11.avsc, schema id 11"), "{err}");
+        assert!(err.to_string().contains("11.avsc, schema id 11"), "{err}");
     }
 
     /// An Avro schema that uses types registered under other subjects gets their definitions
@@ -605,7 +671,7 @@ mod tests {
         std::fs::write(&file, broken.to_string()).expect("write");
         let err = Registry::load(&file).expect_err("no version 9");
         assert!(
-            err.contains(
+            err.to_string().contains(
                 "schema id 3: its reference shop.Address names subject shop.Address version 9"
             ),
             "{err}"

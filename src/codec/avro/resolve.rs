@@ -638,6 +638,20 @@ pub(crate) enum NameMatch {
     Different,
 }
 
+/// A primitive promoted to a wider one (or string and bytes read as each other).
+fn promote_step(from: &'static str, to: &'static str, path: &str) -> Step {
+    Step {
+        path: path.to_string(),
+        rule: if matches!((from, to), ("string", "bytes") | ("bytes", "string")) {
+            format!("{from} read as {to}")
+        } else {
+            format!("promoted {from} → {to}")
+        },
+        plain: false,
+        action: Action::Promote { from, to },
+    }
+}
+
 /// Joins a record field onto a path; a record at the top level is named by its name.
 fn field_path(record_path: &str, field: &str) -> String {
     format!("{record_path}.{field}")
@@ -687,6 +701,8 @@ impl<'n, 'a> Planner<'n, 'a> {
         }
     }
 
+    /// How a value the writer wrote as `writer` is read as the reader's `reader`, or why it
+    /// cannot be.
     fn step(
         &mut self,
         writer: &'a Schema,
@@ -716,113 +732,15 @@ impl<'n, 'a> Planner<'n, 'a> {
 
         // A writer's union: each branch the writer may select is resolved on its own.
         if let View::Union(wu) = w {
-            let mut branches = Vec::with_capacity(wu.variants().len());
-            for (index, branch) in wu.variants().iter().enumerate() {
-                let branch_path = format!("{path}|{}", branch_label(branch, self.writer_names));
-                let step = self.step(branch, reader, &branch_path).map_err(|e| {
-                    if matches!(r, View::Union(_)) || e.path != branch_path {
-                        e
-                    } else {
-                        ResolveError {
-                            rule: Rule::WriterUnion,
-                            message: format!(
-                                "the writer's union branch {} cannot be read as {}",
-                                branch_label(branch, self.writer_names),
-                                type_text(r, reader, self.reader_names)
-                            ),
-                            ..e
-                        }
-                    }
-                })?;
-                let (reader_branch, step) = match step.action {
-                    Action::ReaderBranch {
-                        reader_branch,
-                        step,
-                    } => (Some(reader_branch), *step),
-                    action => (None, Step { action, ..step }),
-                };
-                branches.push(BranchPlan {
-                    writer_branch: index,
-                    reader_branch,
-                    step,
-                });
-            }
-            return Ok(Step {
-                path: path.to_string(),
-                rule: format!("writer's union of {} branches", branches.len()),
-                plain: true,
-                action: Action::WriterUnion(branches),
-            });
+            return self.writer_union_step(wu, reader, r, path);
         }
 
         // A reader's union: the first branch that can read the writer's value.
         if let View::Union(ru) = r {
-            for (index, branch) in ru.variants().iter().enumerate() {
-                if let Some(step) = self.attempt(writer, branch, path) {
-                    return Ok(Step {
-                        path: path.to_string(),
-                        rule: format!(
-                            "union branch {index} ({}) chosen",
-                            branch_label(branch, self.reader_names)
-                        ),
-                        plain: false,
-                        action: Action::ReaderBranch {
-                            reader_branch: index,
-                            step: Box::new(step),
-                        },
-                    });
-                }
-            }
-            return Err(Self::error(
-                path,
-                Rule::ReaderUnion,
-                format!(
-                    "no branch of the reader's union can read the writer's {}",
-                    branch_label(writer, self.writer_names)
-                ),
-            ));
+            return self.reader_union_step(writer, ru, path);
         }
 
-        if let (Some(wd), Some(rd)) = (
-            decimal_of(writer, self.writer_names),
-            decimal_of(reader, self.reader_names),
-        ) {
-            if wd != rd {
-                return Err(Self::error(
-                    path,
-                    Rule::DecimalParameters,
-                    format!(
-                        "the writer's decimal({}, {}) differs from the reader's decimal({}, {})",
-                        wd.0, wd.1, rd.0, rd.1
-                    ),
-                ));
-            }
-        }
-
-        let writer_label = type_label(writer, self.writer_names);
-        let reader_label = type_label(reader, self.reader_names);
-        let same = || Step {
-            path: path.to_string(),
-            rule: if writer_label == reader_label {
-                format!("same type {reader_label}")
-            } else {
-                format!("{writer_label} read as {reader_label}")
-            },
-            plain: writer_label == reader_label,
-            action: Action::Same {
-                type_name: reader_label.clone(),
-            },
-        };
-        let promote = |from: &'static str, to: &'static str| Step {
-            path: path.to_string(),
-            rule: if matches!((from, to), ("string", "bytes") | ("bytes", "string")) {
-                format!("{from} read as {to}")
-            } else {
-                format!("promoted {from} → {to}")
-            },
-            plain: false,
-            action: Action::Promote { from, to },
-        };
+        self.decimals_agree(writer, reader, path)?;
 
         match (w, r) {
             (View::Null, View::Null)
@@ -832,12 +750,12 @@ impl<'n, 'a> Planner<'n, 'a> {
             | (View::Float, View::Float)
             | (View::Double, View::Double)
             | (View::Bytes, View::Bytes)
-            | (View::Str, View::Str) => Ok(same()),
+            | (View::Str, View::Str) => Ok(self.same_step(writer, reader, path)),
             (View::Int, View::Long | View::Float | View::Double)
             | (View::Long, View::Float | View::Double)
             | (View::Float, View::Double)
             | (View::Str, View::Bytes)
-            | (View::Bytes, View::Str) => Ok(promote(w.kind(), r.kind())),
+            | (View::Bytes, View::Str) => Ok(promote_step(w.kind(), r.kind(), path)),
             (View::Array(wi), View::Array(ri)) => {
                 let inner = self.step(wi, ri, &format!("{path}[]"))?;
                 Ok(Step {
@@ -856,43 +774,7 @@ impl<'n, 'a> Planner<'n, 'a> {
                     action: Action::Map(Box::new(inner)),
                 })
             }
-            (View::Fixed(wf), View::Fixed(rf)) => {
-                let matched = names_match(&wf.name, &rf.name, &rf.aliases);
-                if matched == NameMatch::Different {
-                    return Err(Self::error(
-                        path,
-                        Rule::NamesMatch,
-                        format!(
-                            "the writer's fixed {} and the reader's fixed {} have different names",
-                            wf.name.fullname(None),
-                            rf.name.fullname(None)
-                        ),
-                    ));
-                }
-                if wf.size != rf.size {
-                    return Err(Self::error(
-                        path,
-                        Rule::FixedSize,
-                        format!(
-                            "the writer's fixed {} has {} bytes and the reader's has {}",
-                            wf.name.name(),
-                            wf.size,
-                            rf.size
-                        ),
-                    ));
-                }
-                Ok(Step {
-                    path: path.to_string(),
-                    rule: match matched {
-                        NameMatch::Alias => {
-                            format!("fixed {}, alias of {}", rf.name.name(), wf.name.name())
-                        }
-                        _ => format!("fixed {} ({} bytes)", rf.name.name(), rf.size),
-                    },
-                    plain: matched != NameMatch::Alias,
-                    action: Action::Fixed { size: rf.size },
-                })
-            }
+            (View::Fixed(wf), View::Fixed(rf)) => Self::fixed_step(wf, rf, path),
             (View::Enum(we), View::Enum(re)) => self.enum_step(we, re, path),
             (View::Record(wr), View::Record(rr)) => self.record_step(wr, rr, path),
             _ => Err(Self::error(
@@ -905,6 +787,171 @@ impl<'n, 'a> Planner<'n, 'a> {
                 ),
             )),
         }
+    }
+
+    /// Two decimals (of bytes or fixed) must have the same precision and scale.
+    fn decimals_agree(
+        &self,
+        writer: &'a Schema,
+        reader: &'a Schema,
+        path: &str,
+    ) -> Result<(), ResolveError> {
+        if let (Some(wd), Some(rd)) = (
+            decimal_of(writer, self.writer_names),
+            decimal_of(reader, self.reader_names),
+        ) {
+            if wd != rd {
+                return Err(Self::error(
+                    path,
+                    Rule::DecimalParameters,
+                    format!(
+                        "the writer's decimal({}, {}) differs from the reader's decimal({}, {})",
+                        wd.0, wd.1, rd.0, rd.1
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A primitive read as the same primitive (under its logical type's name, when the two
+    /// say different ones).
+    fn same_step(&self, writer: &'a Schema, reader: &'a Schema, path: &str) -> Step {
+        let writer_label = type_label(writer, self.writer_names);
+        let reader_label = type_label(reader, self.reader_names);
+        Step {
+            path: path.to_string(),
+            rule: if writer_label == reader_label {
+                format!("same type {reader_label}")
+            } else {
+                format!("{writer_label} read as {reader_label}")
+            },
+            plain: writer_label == reader_label,
+            action: Action::Same {
+                type_name: reader_label,
+            },
+        }
+    }
+
+    /// A writer's union: each branch the writer may select, resolved on its own against the
+    /// reader's schema `reader` (seen as `r`).
+    fn writer_union_step(
+        &mut self,
+        wu: &'a UnionSchema,
+        reader: &'a Schema,
+        r: View<'a>,
+        path: &str,
+    ) -> Result<Step, ResolveError> {
+        let mut branches = Vec::with_capacity(wu.variants().len());
+        for (index, branch) in wu.variants().iter().enumerate() {
+            let branch_path = format!("{path}|{}", branch_label(branch, self.writer_names));
+            let step = self.step(branch, reader, &branch_path).map_err(|e| {
+                if matches!(r, View::Union(_)) || e.path != branch_path {
+                    e
+                } else {
+                    ResolveError {
+                        rule: Rule::WriterUnion,
+                        message: format!(
+                            "the writer's union branch {} cannot be read as {}",
+                            branch_label(branch, self.writer_names),
+                            type_text(r, reader, self.reader_names)
+                        ),
+                        ..e
+                    }
+                }
+            })?;
+            let (reader_branch, step) = match step.action {
+                Action::ReaderBranch {
+                    reader_branch,
+                    step,
+                } => (Some(reader_branch), *step),
+                action => (None, Step { action, ..step }),
+            };
+            branches.push(BranchPlan {
+                writer_branch: index,
+                reader_branch,
+                step,
+            });
+        }
+        Ok(Step {
+            path: path.to_string(),
+            rule: format!("writer's union of {} branches", branches.len()),
+            plain: true,
+            action: Action::WriterUnion(branches),
+        })
+    }
+
+    /// A reader's union: the first of its branches that can read the writer's value.
+    fn reader_union_step(
+        &mut self,
+        writer: &'a Schema,
+        ru: &'a UnionSchema,
+        path: &str,
+    ) -> Result<Step, ResolveError> {
+        for (index, branch) in ru.variants().iter().enumerate() {
+            if let Some(step) = self.attempt(writer, branch, path) {
+                return Ok(Step {
+                    path: path.to_string(),
+                    rule: format!(
+                        "union branch {index} ({}) chosen",
+                        branch_label(branch, self.reader_names)
+                    ),
+                    plain: false,
+                    action: Action::ReaderBranch {
+                        reader_branch: index,
+                        step: Box::new(step),
+                    },
+                });
+            }
+        }
+        Err(Self::error(
+            path,
+            Rule::ReaderUnion,
+            format!(
+                "no branch of the reader's union can read the writer's {}",
+                branch_label(writer, self.writer_names)
+            ),
+        ))
+    }
+
+    /// Two fixed types: the reader's name (or an alias) must be the writer's, and the sizes
+    /// the same.
+    fn fixed_step(wf: &FixedSchema, rf: &FixedSchema, path: &str) -> Result<Step, ResolveError> {
+        let matched = names_match(&wf.name, &rf.name, &rf.aliases);
+        if matched == NameMatch::Different {
+            return Err(Self::error(
+                path,
+                Rule::NamesMatch,
+                format!(
+                    "the writer's fixed {} and the reader's fixed {} have different names",
+                    wf.name.fullname(None),
+                    rf.name.fullname(None)
+                ),
+            ));
+        }
+        if wf.size != rf.size {
+            return Err(Self::error(
+                path,
+                Rule::FixedSize,
+                format!(
+                    "the writer's fixed {} has {} bytes and the reader's has {}",
+                    wf.name.name(),
+                    wf.size,
+                    rf.size
+                ),
+            ));
+        }
+        Ok(Step {
+            path: path.to_string(),
+            rule: match matched {
+                NameMatch::Alias => {
+                    format!("fixed {}, alias of {}", rf.name.name(), wf.name.name())
+                }
+                _ => format!("fixed {} ({} bytes)", rf.name.name(), rf.size),
+            },
+            plain: matched != NameMatch::Alias,
+            action: Action::Fixed { size: rf.size },
+        })
     }
 
     fn enum_step(

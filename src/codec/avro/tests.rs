@@ -262,3 +262,18 @@ fn each_node_read_with_a_readers_schema_names_its_rule() {
     assert_eq!(rules.rule(id), Some(("same name; same type string", true)));
     assert_eq!(rules.changed(id), None);
 }
+
+/// A record name that is no Avro name is refused in the words `infer-avro --name` shows.
+#[test]
+fn inferring_under_a_bad_name_says_why() {
+    let options = infer::InferOptions {
+        name: "1st".into(),
+        ..infer::InferOptions::default()
+    };
+    let err = infer::infer(&Value::Null, &options).expect_err("bad name");
+    assert_eq!(err, infer::InferError::BadName("1st".into()));
+    assert_eq!(
+        err.to_string(),
+        "\"1st\" is not an Avro name ([A-Za-z_][A-Za-z0-9_]*)"
+    );
+}

@@ -24,10 +24,10 @@ impl Adapter {
         // with, else the one inferred from the value), as a program that writes Avro has it.
         let avro = match (format, source.avro) {
             (Format::Avro, Some(schema)) => Some(schema.clone()),
-            (Format::Avro, None) => Some(codec::avro::schema_for(
-                source.value,
-                &EncodeOptions::default(),
-            )?),
+            (Format::Avro, None) => Some(
+                codec::avro::schema_for(source.value, &EncodeOptions::default())
+                    .map_err(|e| e.to_string())?,
+            ),
             _ => None,
         };
         let encode = EncodeOptions {
