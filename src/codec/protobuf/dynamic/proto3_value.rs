@@ -1,4 +1,4 @@
-//! The proto3 JSON mapping written from the value the schema-guided decoder read (`decode.rs`):
+//! The proto3 JSON mapping written from the value the schema-guided decoder read (`decode/`):
 //! [`proto3_json_of_value`]. `convert` has that value already, so the payload is not read a
 //! second time (through prost-reflect's `DynamicMessage`, which holds several times the
 //! payload's size for a large one).
