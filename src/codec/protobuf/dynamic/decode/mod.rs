@@ -1002,32 +1002,7 @@ impl<'a> Decoder<'a> {
                 (Attach::Entry(Value::Null), Segment::Root)
             }
         } else if info.list || info.map {
-            let need_new = self
-                .stack
-                .last()
-                .is_none_or(|t| t.run.as_ref().is_none_or(|r| r.number != info.number));
-            if need_new {
-                let seg = self.field_segment(&info);
-                self.check_depth(tag.start, seg)?;
-                let kind = if info.map { Kind::Map } else { Kind::Array };
-                self.builder.open(kind, seg, None, tag.start, tag.start);
-                if let Some(top) = self.stack.last_mut() {
-                    top.run = Some(Run {
-                        number: info.number,
-                        key: info.key.clone(),
-                        is_map: info.map,
-                        items: Vec::new(),
-                        keys: Vec::new(),
-                        last_end: tag.start,
-                    });
-                }
-            }
-            let i = self
-                .stack
-                .last()
-                .and_then(|t| t.run.as_ref())
-                .map_or(0, |r| r.items.len()) as u32;
-            (Attach::Run(None), Segment::Index(i))
+            self.run_item(&info, tag)?
         } else {
             let seg = self.field_segment(&info);
             (Attach::Entry(info.key.clone()), seg)
@@ -1040,20 +1015,7 @@ impl<'a> Decoder<'a> {
         let (v, hdr, vend) = self.field_body(wire, info.number, tag.end, limit, path_seg)?;
         match &info.kind {
             PKind::Message(m) if wire == WireType::Group => {
-                self.check_depth(tag.end, path_seg)?;
-                self.builder
-                    .open(Kind::Map, segment, Some(tag), tag.end, tag.end);
-                let fields = self.fields_of(m);
-                self.push_frame(
-                    fields,
-                    limit,
-                    limit,
-                    Some(info.number),
-                    Mode::Message,
-                    attach,
-                );
-                self.pos = tag.end;
-                Ok(())
+                self.begin_group(m, info.number, segment, tag, limit, attach)
             }
             PKind::Message(m) => {
                 let _ = v;
@@ -1101,6 +1063,59 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Where the next item of the repeated or map field `info` goes: the top frame's run of it,
+    /// opened here (with its array or map node) when the run open is of another field or none.
+    #[inline]
+    fn run_item(&mut self, info: &Field, tag: Span) -> Result<(Attach, Segment), Failure> {
+        let need_new = self
+            .stack
+            .last()
+            .is_none_or(|t| t.run.as_ref().is_none_or(|r| r.number != info.number));
+        if need_new {
+            let seg = self.field_segment(info);
+            self.check_depth(tag.start, seg)?;
+            let kind = if info.map { Kind::Map } else { Kind::Array };
+            self.builder.open(kind, seg, None, tag.start, tag.start);
+            if let Some(top) = self.stack.last_mut() {
+                top.run = Some(Run {
+                    number: info.number,
+                    key: info.key.clone(),
+                    is_map: info.map,
+                    items: Vec::new(),
+                    keys: Vec::new(),
+                    last_end: tag.start,
+                });
+            }
+        }
+        let i = self
+            .stack
+            .last()
+            .and_then(|t| t.run.as_ref())
+            .map_or(0, |r| r.items.len()) as u32;
+        Ok((Attach::Run(None), Segment::Index(i)))
+    }
+
+    /// Opens the group field `number` of type `m` whose start tag is `tag`: its fields run to
+    /// its end tag, within the enclosing message's `limit`.
+    #[inline]
+    fn begin_group(
+        &mut self,
+        m: &MessageDescriptor,
+        number: u32,
+        segment: Segment,
+        tag: Span,
+        limit: usize,
+        attach: Attach,
+    ) -> Result<(), Failure> {
+        self.check_depth(tag.end, segment)?;
+        self.builder
+            .open(Kind::Map, segment, Some(tag), tag.end, tag.end);
+        let fields = self.fields_of(m);
+        self.push_frame(fields, limit, limit, Some(number), Mode::Message, attach);
+        self.pos = tag.end;
+        Ok(())
+    }
+
     fn read_packed(&mut self, info: &Field, tag: Span, limit: usize) -> Result<(), Failure> {
         let seg = self.field_segment(info);
         let (_, start, end) = self.field_body(WireType::Len, info.number, tag.end, limit, seg)?;
@@ -1145,14 +1160,15 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// One map entry (or a `Struct`'s entry when `direct`).
-    fn read_map_entry(
-        &mut self,
+    /// The entry type of the map field `info` and the fields of its entry whose tag is `tag`,
+    /// read flat, with where they start and end.
+    #[inline]
+    fn map_entry_fields(
+        &self,
         info: &Field,
         tag: Span,
         limit: usize,
-        direct: bool,
-    ) -> Result<(), Failure> {
+    ) -> Result<(MessageDescriptor, Vec<Flat>, usize, usize), Failure> {
         let path_seg = Segment::Root;
         let (_, content, end) =
             self.field_body(WireType::Len, info.number, tag.end, limit, path_seg)?;
@@ -1172,6 +1188,55 @@ impl<'a> Decoder<'a> {
                 format!("map entry of {} is not well-formed", info.key.summary(48)),
             );
         };
+        Ok((entry, fields, content, end))
+    }
+
+    /// The key of a map entry from its key field `f`, of `kind`.
+    #[inline]
+    fn map_key(&self, kind: &PKind, f: &Flat) -> Result<Value, Failure> {
+        let data = self.bytes.get(f.start..f.end).unwrap_or_default();
+        match scalar(kind, f.varint, data) {
+            Ok((key, _)) => Ok(key),
+            Err(e) => fail(
+                ErrorKind::Invalid,
+                f.start + e.valid_up_to(),
+                Segment::Root,
+                "map key is not valid UTF-8".into(),
+            ),
+        }
+    }
+
+    /// The scalar value of a map entry from its value field `f`, of `kind`; errors name the
+    /// entry by `entry_path`.
+    #[inline]
+    fn map_value(&mut self, kind: &PKind, f: &Flat, entry_path: Segment) -> Result<Value, Failure> {
+        let data = self.bytes.get(f.start..f.end).unwrap_or_default();
+        let (v, unknown_enum) = match scalar(kind, f.varint, data) {
+            Ok(read) => read,
+            Err(e) => {
+                return fail(
+                    ErrorKind::Invalid,
+                    f.start + e.valid_up_to(),
+                    entry_path,
+                    "map value is not valid UTF-8".into(),
+                );
+            }
+        };
+        if unknown_enum {
+            self.stats.unknown_enums += 1;
+        }
+        Ok(v)
+    }
+
+    /// One map entry (or a `Struct`'s entry when `direct`).
+    fn read_map_entry(
+        &mut self,
+        info: &Field,
+        tag: Span,
+        limit: usize,
+        direct: bool,
+    ) -> Result<(), Failure> {
+        let (entry, fields, content, end) = self.map_entry_fields(info, tag, limit)?;
         let key_fd = entry.map_entry_key_field();
         let val_fd = entry.map_entry_value_field();
         let key_kind = key_fd.kind();
@@ -1185,20 +1250,8 @@ impl<'a> Decoder<'a> {
             .copied();
         let vf_index = fields.iter().rposition(|f| f.number == 2 && f.wire == vw);
         let vf = vf_index.and_then(|i| fields.get(i)).copied();
-        let bytes = self.bytes;
-        let slice = |f: &Flat| bytes.get(f.start..f.end).unwrap_or_default();
         let map_key = match kf {
-            Some(f) => match scalar(&key_kind, f.varint, slice(&f)) {
-                Ok((key, _)) => key,
-                Err(e) => {
-                    return fail(
-                        ErrorKind::Invalid,
-                        f.start + e.valid_up_to(),
-                        path_seg,
-                        "map key is not valid UTF-8".into(),
-                    );
-                }
-            },
+            Some(f) => self.map_key(&key_kind, &f)?,
             None => default_of(&key_kind),
         };
         let segment = self.builder.segment_for_key(&map_key);
@@ -1230,23 +1283,11 @@ impl<'a> Decoder<'a> {
             }
             (kind, f) => {
                 let (value, header_end, payload) = match f {
-                    Some(f) => {
-                        let (v, unknown_enum) = match scalar(kind, f.varint, slice(&f)) {
-                            Ok(read) => read,
-                            Err(e) => {
-                                return fail(
-                                    ErrorKind::Invalid,
-                                    f.start + e.valid_up_to(),
-                                    entry_path,
-                                    "map value is not valid UTF-8".into(),
-                                );
-                            }
-                        };
-                        if unknown_enum {
-                            self.stats.unknown_enums += 1;
-                        }
-                        (v, f.start, Span::new(f.start, f.end))
-                    }
+                    Some(f) => (
+                        self.map_value(kind, &f, entry_path)?,
+                        f.start,
+                        Span::new(f.start, f.end),
+                    ),
                     None => (
                         if direct {
                             Value::Null
