@@ -287,3 +287,40 @@ fn paths_are_read_with_their_groups() {
         ["x::y", "x::z"]
     );
 }
+
+#[test]
+fn the_well_known_types_sit_below_both_protobuf_directions() {
+    // `dynamic/wkt.rs` names the google.protobuf.* types for the decoder, the encoder and the
+    // proto3 JSON writers and names none of them; how each direction reads or writes the types
+    // lives inside that direction (`decode/wkt.rs`, `encode/wkt.rs`), and neither direction
+    // names the other.
+    let g = graph(usize::MAX);
+    let dynamic = "codec::protobuf::dynamic";
+    let leaf = format!("{dynamic}::wkt");
+    let below: Vec<&String> = g
+        .get(&leaf)
+        .into_iter()
+        .flatten()
+        .filter(|t| t.starts_with(dynamic))
+        .collect();
+    assert!(below.is_empty(), "{leaf} names {below:?}");
+    for (side, other) in [("decode", "encode"), ("encode", "decode")] {
+        let reads = g.get(&format!("{dynamic}::{side}::wkt"));
+        assert!(
+            reads.is_some_and(|t| t.contains(&leaf)),
+            "{side}/wkt.rs is read: {reads:?}"
+        );
+        for module in [
+            format!("{dynamic}::{side}"),
+            format!("{dynamic}::{side}::wkt"),
+        ] {
+            let named = g.get(&module);
+            assert!(
+                !named.is_some_and(|t| t
+                    .iter()
+                    .any(|t| t.starts_with(&format!("{dynamic}::{other}")))),
+                "{module} names {other}: {named:?}"
+            );
+        }
+    }
+}

@@ -1,8 +1,9 @@
 //! Schema-guided protobuf: decode bytes with a message type into a value with spans
-//! (`decode.rs`), encode a value into a message type (`encode.rs`), both from one table of what
-//! each field is (`field.rs`) and one place for the well-known types in both directions
-//! (`well_known.rs`), and the proto3 JSON mapping (through prost-reflect, `proto3_json.rs`; from
-//! the decoded value, `proto3_value.rs`; of a large payload piece by piece, `proto3_stream.rs`).
+//! (`decode/`), encode a value into a message type (`encode/`), both from one table of what
+//! each field is (`field.rs`) and one leaf naming the well-known types and their text forms
+//! (`wkt.rs`; each direction reads or writes them in its own `wkt.rs`), and the proto3 JSON
+//! mapping (through prost-reflect, `proto3_json.rs`; from the decoded value, `proto3_value.rs`;
+//! of a large payload piece by piece, `proto3_stream.rs`).
 
 mod decode;
 mod encode;
@@ -10,7 +11,6 @@ mod field;
 mod proto3_json;
 mod proto3_stream;
 mod proto3_value;
-mod well_known;
 mod wkt;
 
 use std::rc::Rc;

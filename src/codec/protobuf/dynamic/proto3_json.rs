@@ -9,7 +9,7 @@
 //! Python's `MessageToJson` writes such a field as a Python bytes literal (`"b'a\\xffb'"`) and
 //! pure-Python protobuf refuses the payload; JSON has no string that holds those bytes.
 //!
-//! Not done here: the decoded value with spans (`decode.rs`), which reads such a field as bytes.
+//! Not done here: the decoded value with spans (`decode/`), which reads such a field as bytes.
 
 use std::collections::HashSet;
 

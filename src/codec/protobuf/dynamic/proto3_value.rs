@@ -1,4 +1,4 @@
-//! The proto3 JSON mapping written from the value the schema-guided decoder read (`decode.rs`):
+//! The proto3 JSON mapping written from the value the schema-guided decoder read (`decode/`):
 //! [`proto3_json_of_value`]. `convert` has that value already, so the payload is not read a
 //! second time (through prost-reflect's `DynamicMessage`, which holds several times the
 //! payload's size for a large one).
@@ -43,7 +43,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use base64::Engine as _;
-use prost_reflect::{FieldDescriptor, Kind as PKind, MessageDescriptor};
+use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::field::FieldFacts;
@@ -301,77 +301,17 @@ impl Message<'_> {
         cleared: bool,
     ) -> Result<(), M::Error> {
         let table = self.w.table(desc);
-        // (field index, entry index) of every entry the schema names; extensions apart.
-        let mut found: Vec<(usize, usize)> = Vec::with_capacity(entries.len());
-        let mut extensions: Vec<(u32, usize)> = Vec::new();
-        let mut extension_types = Vec::new();
-        for (i, &(key, _)) in entries.iter().enumerate() {
-            match key {
-                Value::Text(name) => {
-                    if let Some(&f) = table.by_name.get(name.as_str()) {
-                        found.push((f, i));
-                        continue;
-                    }
-                    let ext = name
-                        .strip_prefix('[')
-                        .and_then(|n| n.strip_suffix(']'))
-                        .and_then(|n| desc.parent_pool().get_extension_by_name(n))
-                        .filter(|e| e.containing_message() == *desc)
-                        .ok_or_else(|| decline("an entry the schema does not name"))?;
-                    extensions.push((ext.number(), i));
-                    if !extension_types.iter().any(|(n, _)| *n == ext.number()) {
-                        extension_types.push((ext.number(), ext));
-                    }
-                }
-                Value::Int(n) => {
-                    // An unknown field: left out, unless its number is the schema's (then its
-                    // wire type contradicted the schema, which prost-reflect refuses).
-                    let n = u32::try_from(*n).map_err(|_| decline("a field number"))?;
-                    if table.number(n).is_some() || desc.get_extension(n).is_some() {
-                        return Err(decline("a field whose wire type contradicts the schema"));
-                    }
-                }
-                _ => return Err(decline("an entry key that is not a field")),
-            }
-        }
-        found.sort_by_key(|&(f, _)| f);
-        // Of each oneof, the member that occurred last, and where the last occurrence of any
-        // other member is: setting a member clears the others, so only the winner's
-        // occurrences after that count.
-        let oneofs = table
-            .fields
-            .iter()
-            .filter_map(|f| f.oneof)
-            .max()
-            .map_or(0, |o| o + 1);
-        let mut last_member: Vec<Option<(usize, usize)>> = vec![None; oneofs];
-        for &(f, i) in &found {
-            if let Some(o) = table.fields[f].oneof {
-                if last_member[o].is_none_or(|(_, at)| at < i) {
-                    last_member[o] = Some((f, i));
-                }
-            }
-        }
-        let mut cleared_before: Vec<usize> = vec![0; oneofs];
-        for &(f, i) in &found {
-            if let Some(o) = table.fields[f].oneof {
-                if last_member[o].is_some_and(|(winner, _)| winner != f) {
-                    cleared_before[o] = cleared_before[o].max(i + 1);
-                }
-            }
-        }
+        let named = Named::of(&table, entries, desc)?;
+        let found = &named.fields;
+        let oneofs = Oneofs::of(&table, found);
         let mut at = 0;
         while at < found.len() {
             let f = found[at].0;
             let run = found[at..].iter().take_while(|(g, _)| *g == f).count();
             let field = &table.fields[f];
-            let from = match field.oneof {
-                Some(o) if last_member[o].is_some_and(|(winner, _)| winner != f) => {
-                    at += run;
-                    continue;
-                }
-                Some(o) => cleared_before[o],
-                None => 0,
+            let Some(from) = oneofs.counted_from(f, field.oneof) else {
+                at += run;
+                continue;
             };
             let occurrences: Vec<&Value> = found[at..at + run]
                 .iter()
@@ -395,6 +335,22 @@ impl Message<'_> {
             }
             map.serialize_entry(field.name.as_str(), &value)?;
         }
+        self.extensions(map, entries, named)
+    }
+
+    /// Writes the extensions among `entries` (as [`Named`] found them) into `map`, in number
+    /// order.
+    fn extensions<M: SerializeMap>(
+        &self,
+        map: &mut M,
+        entries: &[&(Value, Value)],
+        named: Named,
+    ) -> Result<(), M::Error> {
+        let Named {
+            mut extensions,
+            extension_types,
+            ..
+        } = named;
         extensions.sort_by_key(|&(n, _)| n);
         let mut at = 0;
         while at < extensions.len() {
@@ -426,6 +382,119 @@ impl Message<'_> {
             map.serialize_entry(ext.json_name(), &value)?;
         }
         Ok(())
+    }
+}
+
+/// A message's entries by what the schema says they are.
+struct Named {
+    /// (field index, entry index) of every entry the schema names, in field order (each
+    /// field's in wire order).
+    fields: Vec<(usize, usize)>,
+    /// (number, entry index) of every extension's entry, in wire order.
+    extensions: Vec<(u32, usize)>,
+    /// The extensions met, each once, by number.
+    extension_types: Vec<(u32, ExtensionDescriptor)>,
+}
+
+impl Named {
+    /// Sorts `entries`, a message of type `desc` with fields `table`: unknown fields are left
+    /// out; an entry the schema does not name, or an unknown field numbered as one the schema
+    /// names (its wire type contradicted the schema, which prost-reflect refuses), is declined.
+    fn of<E: serde::ser::Error>(
+        table: &Table,
+        entries: &[&(Value, Value)],
+        desc: &MessageDescriptor,
+    ) -> Result<Named, E> {
+        let mut named = Named {
+            fields: Vec::with_capacity(entries.len()),
+            extensions: Vec::new(),
+            extension_types: Vec::new(),
+        };
+        for (i, &(key, _)) in entries.iter().enumerate() {
+            match key {
+                Value::Text(name) => {
+                    if let Some(&f) = table.by_name.get(name.as_str()) {
+                        named.fields.push((f, i));
+                        continue;
+                    }
+                    let ext = name
+                        .strip_prefix('[')
+                        .and_then(|n| n.strip_suffix(']'))
+                        .and_then(|n| desc.parent_pool().get_extension_by_name(n))
+                        .filter(|e| e.containing_message() == *desc)
+                        .ok_or_else(|| decline("an entry the schema does not name"))?;
+                    named.extensions.push((ext.number(), i));
+                    if !named
+                        .extension_types
+                        .iter()
+                        .any(|(n, _)| *n == ext.number())
+                    {
+                        named.extension_types.push((ext.number(), ext));
+                    }
+                }
+                Value::Int(n) => {
+                    let n = u32::try_from(*n).map_err(|_| decline("a field number"))?;
+                    if table.number(n).is_some() || desc.get_extension(n).is_some() {
+                        return Err(decline("a field whose wire type contradicts the schema"));
+                    }
+                }
+                _ => return Err(decline("an entry key that is not a field")),
+            }
+        }
+        named.fields.sort_by_key(|&(f, _)| f);
+        Ok(named)
+    }
+}
+
+/// Of each oneof, the member that occurred last, and where the last occurrence of any other
+/// member is: setting a member clears the others, so only the winner's occurrences after that
+/// count.
+struct Oneofs {
+    /// Per oneof: the winning member's field index and its last entry index.
+    last_member: Vec<Option<(usize, usize)>>,
+    /// Per oneof: the first entry index that counts for the winner.
+    cleared_before: Vec<usize>,
+}
+
+impl Oneofs {
+    /// The oneofs of `found` ((field index, entry index), as [`Named`] gives them).
+    fn of(table: &Table, found: &[(usize, usize)]) -> Oneofs {
+        let oneofs = table
+            .fields
+            .iter()
+            .filter_map(|f| f.oneof)
+            .max()
+            .map_or(0, |o| o + 1);
+        let mut last_member: Vec<Option<(usize, usize)>> = vec![None; oneofs];
+        for &(f, i) in found {
+            if let Some(o) = table.fields[f].oneof {
+                if last_member[o].is_none_or(|(_, at)| at < i) {
+                    last_member[o] = Some((f, i));
+                }
+            }
+        }
+        let mut cleared_before: Vec<usize> = vec![0; oneofs];
+        for &(f, i) in found {
+            if let Some(o) = table.fields[f].oneof {
+                if last_member[o].is_some_and(|(winner, _)| winner != f) {
+                    cleared_before[o] = cleared_before[o].max(i + 1);
+                }
+            }
+        }
+        Oneofs {
+            last_member,
+            cleared_before,
+        }
+    }
+
+    /// The first entry index that counts for field `f`, a member of `oneof` if any: `None` when
+    /// another member won.
+    fn counted_from(&self, f: usize, oneof: Option<usize>) -> Option<usize> {
+        match oneof {
+            Some(o) if self.last_member[o].is_some_and(|(winner, _)| winner != f) => None,
+            Some(o) => Some(self.cleared_before[o]),
+            None => Some(0),
+        }
     }
 }
 

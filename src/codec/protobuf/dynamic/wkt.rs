@@ -1,7 +1,7 @@
 //! The well-known types (`google.protobuf.*`) by name, and the text forms their JSON uses
 //! (durations, field-mask paths): what the decoder, the encoders and the JSON writers ask about
-//! them. A leaf: how each type's bytes are read and written is `well_known.rs`, which builds on
-//! the decoder and the encoder.
+//! them. A leaf: how each type's bytes are read is `decode/wkt.rs`, and how they are written
+//! `encode/wkt.rs`, each inside the module it builds on; this file names neither.
 
 /// The well-known types read and written in their JSON form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,4 +121,27 @@ pub(super) fn snake_case(s: &str) -> String {
         }
     }
     out
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_proto3_json_text() {
+        assert_eq!(duration_text(1, 500_000_000), "1.5s");
+        assert_eq!(duration_text(0, -1_000), "-0.000001s");
+        assert_eq!(duration_text(-3, 0), "-3s");
+        assert_eq!(duration_text(0, 1), "0.000000001s");
+    }
+
+    #[test]
+    fn durations_and_masks_from_text() {
+        assert_eq!(parse_duration("1.5s"), Some((1, 500_000_000)));
+        assert_eq!(parse_duration("-0.000000001s"), Some((0, -1)));
+        assert_eq!(parse_duration("3s"), Some((3, 0)));
+        assert_eq!(parse_duration("1.s"), None);
+        assert_eq!(parse_duration("1.5"), None);
+        assert_eq!(parse_duration("1.0000000001s"), None);
+        assert_eq!(snake_case("fooBar.bazQux"), "foo_bar.baz_qux");
+    }
 }

@@ -26,7 +26,7 @@
 //! or bytes, so a field costs no allocation of its own; each message type's fields are looked up
 //! once per encode ([`Table`]) and a source path is made only for an error or a note.
 //!
-//! What it does not do: decode (see `decode.rs`), or infer a schema (see `infer.rs`). It does
+//! What it does not do: decode (see `decode/`), or infer a schema (see `infer.rs`). It does
 //! not reject two members of one oneof being set (the wire keeps the last one).
 
 use std::rc::Rc;
@@ -37,6 +37,8 @@ use base64::Engine;
 use prost_reflect::{
     EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor,
 };
+
+mod wkt;
 
 use super::field::FieldFacts;
 use super::wkt::{is_wkt_json, WellKnown};
@@ -176,7 +178,7 @@ pub(crate) fn encode_root_in_parts(
 /// text and bytes borrowed from the value being encoded, anything else owned. Most parts are
 /// short, so most nodes allocate nothing of their own.
 #[derive(Debug)]
-pub(super) enum Bytes<'v> {
+enum Bytes<'v> {
     Inline([u8; Bytes::INLINE], u8),
     Borrowed(&'v [u8]),
     Owned(Vec<u8>),
@@ -185,25 +187,25 @@ pub(super) enum Bytes<'v> {
 impl<'v> Bytes<'v> {
     const INLINE: usize = 22;
 
-    pub(super) fn new() -> Bytes<'v> {
+    fn new() -> Bytes<'v> {
         Bytes::Inline([0; Bytes::INLINE], 0)
     }
 
     /// A copy of `bytes`, inline when they fit.
-    pub(super) fn copy(bytes: &[u8]) -> Bytes<'v> {
+    fn copy(bytes: &[u8]) -> Bytes<'v> {
         let mut b = Bytes::new();
         b.extend(bytes);
         b
     }
 
     /// `n` as a minimal varint.
-    pub(super) fn varint(n: u64) -> Bytes<'v> {
+    fn varint(n: u64) -> Bytes<'v> {
         let mut b = Bytes::new();
         b.push_varint(n);
         b
     }
 
-    pub(super) fn as_slice(&self) -> &[u8] {
+    fn as_slice(&self) -> &[u8] {
         match self {
             Bytes::Inline(buf, n) => buf.get(..usize::from(*n)).unwrap_or_default(),
             Bytes::Borrowed(b) => b,
@@ -211,15 +213,15 @@ impl<'v> Bytes<'v> {
         }
     }
 
-    pub(super) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.as_slice().len()
     }
 
-    pub(super) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    pub(super) fn extend(&mut self, more: impl AsRef<[u8]>) {
+    fn extend(&mut self, more: impl AsRef<[u8]>) {
         let more = more.as_ref();
         if more.is_empty() {
             return;
@@ -243,7 +245,7 @@ impl<'v> Bytes<'v> {
         }
     }
 
-    pub(super) fn push_varint(&mut self, n: u64) {
+    fn push_varint(&mut self, n: u64) {
         let (bytes, len) = crate::codec::protobuf::varint::bytes(n);
         self.extend(bytes.get(..len).unwrap_or_default());
     }
@@ -275,7 +277,7 @@ impl From<Vec<u8>> for Bytes<'_> {
 
 /// A node to write: its key bytes (tag), header, body and trailing structure (a group's end tag).
 #[derive(Debug)]
-pub(super) struct Out<'v> {
+struct Out<'v> {
     kind: Kind,
     segment: Segment,
     key: Bytes<'v>,
@@ -287,7 +289,7 @@ pub(super) struct Out<'v> {
 }
 
 impl<'v> Out<'v> {
-    pub(super) fn new(
+    fn new(
         kind: Kind,
         segment: Segment,
         key: Bytes<'v>,
@@ -309,7 +311,7 @@ impl<'v> Out<'v> {
 }
 
 #[derive(Debug)]
-pub(super) enum Body<'v> {
+enum Body<'v> {
     /// A scalar's value bytes.
     Leaf(Bytes<'v>),
     /// A container's items (with their total size).
@@ -317,28 +319,28 @@ pub(super) enum Body<'v> {
 }
 
 impl<'v> Body<'v> {
-    pub(super) fn size(&self) -> usize {
+    fn size(&self) -> usize {
         match self {
             Body::Leaf(b) => b.len(),
             Body::Children(_, n) => *n,
         }
     }
 
-    pub(super) fn children(pieces: Vec<Piece<'v>>) -> Body<'v> {
+    fn children(pieces: Vec<Piece<'v>>) -> Body<'v> {
         let n = pieces.iter().map(Piece::size).sum();
         Body::Children(pieces, n)
     }
 }
 
 #[derive(Debug)]
-pub(super) enum Piece<'v> {
+enum Piece<'v> {
     Node(Out<'v>),
     /// Bytes inside a container that belong to no child (an `Any`'s value tag and length).
     Gap(Bytes<'v>),
 }
 
 impl Piece<'_> {
-    pub(super) fn size(&self) -> usize {
+    fn size(&self) -> usize {
         match self {
             Piece::Node(o) => o.size,
             Piece::Gap(g) => g.len(),
@@ -356,17 +358,17 @@ struct FieldPlan<'v> {
 /// What one value becomes inside its field: the node kind, the wire type of the field's tag,
 /// header bytes after the field's own length (wrapper tags), the body, and whether it is the
 /// field's default (for implicit presence).
-pub(super) struct Content<'v> {
-    pub(super) kind: Kind,
-    pub(super) wire: WireType,
-    pub(super) prefix: Bytes<'v>,
-    pub(super) body: Body<'v>,
-    pub(super) default: bool,
+struct Content<'v> {
+    kind: Kind,
+    wire: WireType,
+    prefix: Bytes<'v>,
+    body: Body<'v>,
+    default: bool,
 }
 
 impl<'v> Content<'v> {
     /// A message-like body (a message, `Struct`, `ListValue`) of `pieces`.
-    pub(super) fn children(kind: Kind, pieces: Vec<Piece<'v>>) -> Content<'v> {
+    fn children(kind: Kind, pieces: Vec<Piece<'v>>) -> Content<'v> {
         Content {
             kind,
             wire: WireType::Len,
@@ -376,7 +378,7 @@ impl<'v> Content<'v> {
         }
     }
 
-    pub(super) fn size(&self) -> usize {
+    fn size(&self) -> usize {
         self.prefix.len() + self.body.size()
     }
 }
@@ -488,10 +490,10 @@ impl Table {
     }
 }
 
-pub(super) struct Encoder {
-    pub(super) builder: SpanTreeBuilder,
-    pub(super) notes: Notes,
-    pub(super) canonical: bool,
+struct Encoder {
+    builder: SpanTreeBuilder,
+    notes: Notes,
+    canonical: bool,
     /// The field tables of the message types met so far.
     tables: PerType<Table>,
 }
@@ -501,11 +503,11 @@ fn varint(n: u64, out: &mut Vec<u8>) {
     crate::codec::protobuf::varint::put(out, n);
 }
 
-pub(super) fn tag<'v>(number: u32, wire: WireType) -> Bytes<'v> {
+fn tag<'v>(number: u32, wire: WireType) -> Bytes<'v> {
     Bytes::varint((u64::from(number) << 3) | wire.code())
 }
 
-pub(super) fn len_prefix<'v>(n: usize) -> Bytes<'v> {
+fn len_prefix<'v>(n: usize) -> Bytes<'v> {
     Bytes::varint(n as u64)
 }
 
@@ -518,7 +520,7 @@ fn path_segment(key: &Value) -> PathSegment {
 
 /// Where the encoder is in the source value: borrowed steps, made into a [`Path`] only for an
 /// error or a note.
-pub(super) struct Trail<'a> {
+struct Trail<'a> {
     parent: Option<&'a Trail<'a>>,
     step: Step<'a>,
 }
@@ -538,7 +540,7 @@ impl<'a> Trail<'a> {
     };
 
     /// The value of this one's entry `key`.
-    pub(super) fn key(&'a self, key: &'a Value) -> Trail<'a> {
+    fn key(&'a self, key: &'a Value) -> Trail<'a> {
         Trail {
             parent: Some(self),
             step: Step::Key(key),
@@ -546,14 +548,14 @@ impl<'a> Trail<'a> {
     }
 
     /// This one's item `i`.
-    pub(super) fn index(&'a self, i: usize) -> Trail<'a> {
+    fn index(&'a self, i: usize) -> Trail<'a> {
         Trail {
             parent: Some(self),
             step: Step::Index(i),
         }
     }
 
-    pub(super) fn to_path(&self) -> Path {
+    fn to_path(&self) -> Path {
         let mut steps = Vec::new();
         let mut at = Some(self);
         while let Some(t) = at {
@@ -591,7 +593,7 @@ fn describe(v: &Value) -> String {
 }
 
 /// The proto name of a scalar kind, for messages.
-pub(super) fn kind_name(kind: &PKind) -> String {
+fn kind_name(kind: &PKind) -> String {
     match kind {
         PKind::Double => "double".into(),
         PKind::Float => "float".into(),
@@ -681,7 +683,7 @@ fn decode_base64(s: &str) -> Option<Vec<u8>> {
 }
 
 /// A varint field `number` with value `n`, or nothing at the default 0.
-pub(super) fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
+fn implicit_varint(number: u32, n: u64, out: &mut Vec<u8>) {
     if n != 0 {
         out.extend_from_slice(tag(number, WireType::Varint).as_slice());
         varint(n, out);
@@ -694,7 +696,7 @@ impl Encoder {
         self.tables.get(desc, Table::new)
     }
 
-    pub(super) fn error(&self, path: &Trail<'_>, message: String) -> EncodeError {
+    fn error(&self, path: &Trail<'_>, message: String) -> EncodeError {
         EncodeError {
             format: Format::Protobuf,
             path: path.to_path(),
@@ -702,12 +704,12 @@ impl Encoder {
         }
     }
 
-    pub(super) fn expected(&self, path: &Trail<'_>, what: &str, v: &Value) -> EncodeError {
+    fn expected(&self, path: &Trail<'_>, what: &str, v: &Value) -> EncodeError {
         self.error(path, format!("expected {what}, found {}", describe(v)))
     }
 
     /// The body of one message (or a well-known type's JSON form) of type `desc`.
-    pub(super) fn message_content<'v>(
+    fn message_content<'v>(
         &mut self,
         v: &'v Value,
         desc: &MessageDescriptor,
@@ -721,7 +723,7 @@ impl Encoder {
     }
 
     /// The body of an ordinary message of type `desc`: its fields.
-    pub(super) fn fields_content<'v>(
+    fn fields_content<'v>(
         &mut self,
         v: &'v Value,
         desc: &MessageDescriptor,
@@ -732,7 +734,7 @@ impl Encoder {
     }
 
     /// The fields of a message given as a map; `skip_type` leaves out an `Any`'s `"@type"`.
-    pub(super) fn message_fields<'v>(
+    fn message_fields<'v>(
         &mut self,
         v: &'v Value,
         desc: &MessageDescriptor,
@@ -1208,7 +1210,7 @@ impl Encoder {
     }
 
     /// One value of a field's type; `None` for null where null means "not set".
-    pub(super) fn single<'v>(
+    fn single<'v>(
         &mut self,
         kind: &PKind,
         v: &'v Value,
@@ -1337,7 +1339,7 @@ impl Encoder {
         })
     }
 
-    pub(super) fn float<'v>(
+    fn float<'v>(
         &mut self,
         kind: &PKind,
         v: &'v Value,
@@ -1448,7 +1450,7 @@ impl Encoder {
     }
 }
 
-pub(super) fn leaf<'v>(kind: Kind, wire: WireType, bytes: impl Into<Bytes<'v>>) -> Content<'v> {
+fn leaf<'v>(kind: Kind, wire: WireType, bytes: impl Into<Bytes<'v>>) -> Content<'v> {
     Content {
         kind,
         wire,
@@ -1486,7 +1488,7 @@ fn wrap<'v>(field: &FieldInfo, seg: Segment, c: Content<'v>) -> Out<'v> {
 }
 
 /// A LEN occurrence of field `number`: tag as key; length and prefix as header.
-pub(super) fn len_node<'v>(number: u32, seg: Segment, c: Content<'v>) -> Out<'v> {
+fn len_node<'v>(number: u32, seg: Segment, c: Content<'v>) -> Out<'v> {
     let mut header = len_prefix(c.size());
     header.extend(c.prefix);
     Out::new(

@@ -22,15 +22,17 @@
 //!   lost. `Any` whose packed type is itself a well-known type, or not in the pool, keeps its
 //!   `"value"` bytes. Field masks keep their paths as written, joined by commas.
 //!
-//! How each well-known type reads is in `well_known.rs`, beside how it is written.
+//! How each well-known type reads is in `decode/wkt.rs`; how it is written, `encode/wkt.rs`.
 //!
-//! Not done here: encoding (`encode.rs`), proto3 JSON (`proto3_value.rs` writes it from this
+//! Not done here: encoding (`encode/`), proto3 JSON (`proto3_value.rs` writes it from this
 //! value; `proto3_json.rs` through prost-reflect).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
+
+mod wkt;
 
 use super::field::FieldFacts;
 use super::wkt::is_wkt;
@@ -119,18 +121,18 @@ pub fn decode_stats(
 }
 
 /// A failure before the partial document is assembled.
-pub(super) struct Failure {
-    pub(super) kind: ErrorKind,
-    pub(super) offset: usize,
+struct Failure {
+    kind: ErrorKind,
+    offset: usize,
     /// The step below the open node that the failure is in ([`Segment::Root`] for none), turned
     /// into a path segment only when the error is reported.
-    pub(super) segment: Segment,
-    pub(super) message: String,
+    segment: Segment,
+    message: String,
 }
 
 /// Where a finished value goes in the frame below it.
 #[derive(Debug, Clone)]
-pub(super) enum Attach {
+enum Attach {
     Root,
     /// An entry of the message (or struct) with this key.
     Entry(Value),
@@ -141,7 +143,7 @@ pub(super) enum Attach {
 }
 
 /// What [`Decoder::try_wkt`] did.
-pub(super) enum Wkt {
+enum Wkt {
     /// Read as one leaf node with this value.
     Leaf(Value),
     /// Pushed its own frame (an `Any` with a known type, a `Value` holding a struct or list).
@@ -152,7 +154,7 @@ pub(super) enum Wkt {
 
 /// How a frame's fields become its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
+enum Mode {
     Message,
     /// `google.protobuf.Struct`: field 1's entries are the frame's own entries.
     Struct,
@@ -241,7 +243,7 @@ impl Field {
 }
 
 /// A message type's fields by number, and how the decoder reads the type.
-pub(super) struct Fields {
+struct Fields {
     desc: MessageDescriptor,
     /// Sorted by number.
     by_number: Vec<Rc<Field>>,
@@ -285,43 +287,43 @@ impl Fields {
 
 /// One field of a message read without descending into it.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Flat {
-    pub(super) number: u32,
-    pub(super) wire: WireType,
-    pub(super) tag_start: usize,
+struct Flat {
+    number: u32,
+    wire: WireType,
+    tag_start: usize,
     /// Start of the value bytes (after a LEN's length).
-    pub(super) start: usize,
-    pub(super) end: usize,
-    pub(super) varint: u64,
+    start: usize,
+    end: usize,
+    varint: u64,
 }
 
 /// Where one message's node sits: `start..content` is its header (a length; for a map value the
 /// value's tag and length), `content..limit` its bytes, `resume` where the node ends and reading
 /// goes on; `segment` and `key` are its place in the tree, `path_seg` its segment in error paths.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct MessageNode {
-    pub(super) segment: Segment,
-    pub(super) key: Option<Span>,
-    pub(super) start: usize,
-    pub(super) content: usize,
-    pub(super) limit: usize,
-    pub(super) resume: usize,
-    pub(super) path_seg: Segment,
+struct MessageNode {
+    segment: Segment,
+    key: Option<Span>,
+    start: usize,
+    content: usize,
+    limit: usize,
+    resume: usize,
+    path_seg: Segment,
 }
 
-pub(super) struct Decoder<'a> {
-    pub(super) bytes: &'a [u8],
-    pub(super) pos: usize,
+struct Decoder<'a> {
+    bytes: &'a [u8],
+    pos: usize,
     max_depth: usize,
-    pub(super) builder: SpanTreeBuilder,
+    builder: SpanTreeBuilder,
     stack: Vec<Frame>,
     /// The entries of every open frame, each frame's above the one below it (only the top frame
     /// adds entries), so a finished message's map is allocated once at its exact size.
-    pub(super) entries: Vec<(Value, Value)>,
+    entries: Vec<(Value, Value)>,
     /// The field tables of the message types met so far.
     tables: PerType<Fields>,
     root: Option<Value>,
-    pub(super) stats: DecodeStats,
+    stats: DecodeStats,
     /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]), checked before
     /// each field and each packed element (a map entry or an `Any` adds up to three nodes).
     max_nodes: usize,
@@ -365,7 +367,7 @@ fn read_varint(
 }
 
 /// The wire type a field of `kind` is written with.
-pub(super) fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
+fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
     match kind {
         PKind::Double | PKind::Fixed64 | PKind::Sfixed64 => WireType::I64,
         PKind::Float | PKind::Fixed32 | PKind::Sfixed32 => WireType::I32,
@@ -383,11 +385,7 @@ fn is_packable(kind: &PKind) -> bool {
 /// The value of a scalar of `kind` whose value bytes are `data` (a varint already read as `v`),
 /// and whether it is an enum number the enum does not name (those stay integers). Fails only
 /// for a string that is not UTF-8.
-pub(super) fn scalar(
-    kind: &PKind,
-    v: u64,
-    data: &[u8],
-) -> Result<(Value, bool), std::str::Utf8Error> {
+fn scalar(kind: &PKind, v: u64, data: &[u8]) -> Result<(Value, bool), std::str::Utf8Error> {
     let le32 = || {
         data.get(..4)
             .and_then(|d| <[u8; 4]>::try_from(d).ok())
@@ -430,7 +428,7 @@ pub(super) fn scalar(
 }
 
 /// The default of a scalar of `kind` (for a map entry without its key or value).
-pub(super) fn default_of(kind: &PKind) -> Value {
+fn default_of(kind: &PKind) -> Value {
     match kind {
         PKind::Bool => Value::Bool(false),
         PKind::Float => Value::Float(Float::f32(0.0)),
@@ -460,7 +458,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// The field table of `desc`, made on first use.
-    pub(super) fn fields_of(&mut self, desc: &MessageDescriptor) -> Rc<Fields> {
+    fn fields_of(&mut self, desc: &MessageDescriptor) -> Rc<Fields> {
         self.tables.get(desc, Fields::new)
     }
 
@@ -475,7 +473,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Opens a frame for a message whose fields start at `self.entries`' end.
-    pub(super) fn push_frame(
+    fn push_frame(
         &mut self,
         fields: Rc<Fields>,
         limit: usize,
@@ -575,7 +573,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    pub(super) fn check_depth(&self, at: usize, segment: Segment) -> Result<(), Failure> {
+    fn check_depth(&self, at: usize, segment: Segment) -> Result<(), Failure> {
         if self.builder.depth() >= self.max_depth {
             return fail(
                 ErrorKind::Limit(LimitName::Depth),
@@ -737,7 +735,7 @@ impl<'a> Decoder<'a> {
 
     /// The fields of `start..end` without descending into them; `None` if they are not
     /// well-formed or hold a group.
-    pub(super) fn flat(&self, start: usize, end: usize) -> Option<Vec<Flat>> {
+    fn flat(&self, start: usize, end: usize) -> Option<Vec<Flat>> {
         let mut out = Vec::new();
         let mut p = start;
         while p < end {
@@ -793,7 +791,7 @@ impl<'a> Decoder<'a> {
 
     /// Starts a message field (or the root) at `node`: a well-known type reads naturally,
     /// anything else pushes a frame.
-    pub(super) fn begin_message(
+    fn begin_message(
         &mut self,
         desc: &MessageDescriptor,
         node: MessageNode,
@@ -826,7 +824,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// End of the tag varint starting at `tag_start` (the start of what follows it).
-    pub(super) fn len_start(&self, tag_start: usize) -> usize {
+    fn len_start(&self, tag_start: usize) -> usize {
         match read_varint(self.bytes, tag_start, self.bytes.len()) {
             Ok((_, e)) => e,
             Err(_) => tag_start,
@@ -1004,32 +1002,7 @@ impl<'a> Decoder<'a> {
                 (Attach::Entry(Value::Null), Segment::Root)
             }
         } else if info.list || info.map {
-            let need_new = self
-                .stack
-                .last()
-                .is_none_or(|t| t.run.as_ref().is_none_or(|r| r.number != info.number));
-            if need_new {
-                let seg = self.field_segment(&info);
-                self.check_depth(tag.start, seg)?;
-                let kind = if info.map { Kind::Map } else { Kind::Array };
-                self.builder.open(kind, seg, None, tag.start, tag.start);
-                if let Some(top) = self.stack.last_mut() {
-                    top.run = Some(Run {
-                        number: info.number,
-                        key: info.key.clone(),
-                        is_map: info.map,
-                        items: Vec::new(),
-                        keys: Vec::new(),
-                        last_end: tag.start,
-                    });
-                }
-            }
-            let i = self
-                .stack
-                .last()
-                .and_then(|t| t.run.as_ref())
-                .map_or(0, |r| r.items.len()) as u32;
-            (Attach::Run(None), Segment::Index(i))
+            self.run_item(&info, tag)?
         } else {
             let seg = self.field_segment(&info);
             (Attach::Entry(info.key.clone()), seg)
@@ -1042,20 +1015,7 @@ impl<'a> Decoder<'a> {
         let (v, hdr, vend) = self.field_body(wire, info.number, tag.end, limit, path_seg)?;
         match &info.kind {
             PKind::Message(m) if wire == WireType::Group => {
-                self.check_depth(tag.end, path_seg)?;
-                self.builder
-                    .open(Kind::Map, segment, Some(tag), tag.end, tag.end);
-                let fields = self.fields_of(m);
-                self.push_frame(
-                    fields,
-                    limit,
-                    limit,
-                    Some(info.number),
-                    Mode::Message,
-                    attach,
-                );
-                self.pos = tag.end;
-                Ok(())
+                self.begin_group(m, info.number, segment, tag, limit, attach)
             }
             PKind::Message(m) => {
                 let _ = v;
@@ -1103,6 +1063,59 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Where the next item of the repeated or map field `info` goes: the top frame's run of it,
+    /// opened here (with its array or map node) when the run open is of another field or none.
+    #[inline]
+    fn run_item(&mut self, info: &Field, tag: Span) -> Result<(Attach, Segment), Failure> {
+        let need_new = self
+            .stack
+            .last()
+            .is_none_or(|t| t.run.as_ref().is_none_or(|r| r.number != info.number));
+        if need_new {
+            let seg = self.field_segment(info);
+            self.check_depth(tag.start, seg)?;
+            let kind = if info.map { Kind::Map } else { Kind::Array };
+            self.builder.open(kind, seg, None, tag.start, tag.start);
+            if let Some(top) = self.stack.last_mut() {
+                top.run = Some(Run {
+                    number: info.number,
+                    key: info.key.clone(),
+                    is_map: info.map,
+                    items: Vec::new(),
+                    keys: Vec::new(),
+                    last_end: tag.start,
+                });
+            }
+        }
+        let i = self
+            .stack
+            .last()
+            .and_then(|t| t.run.as_ref())
+            .map_or(0, |r| r.items.len()) as u32;
+        Ok((Attach::Run(None), Segment::Index(i)))
+    }
+
+    /// Opens the group field `number` of type `m` whose start tag is `tag`: its fields run to
+    /// its end tag, within the enclosing message's `limit`.
+    #[inline]
+    fn begin_group(
+        &mut self,
+        m: &MessageDescriptor,
+        number: u32,
+        segment: Segment,
+        tag: Span,
+        limit: usize,
+        attach: Attach,
+    ) -> Result<(), Failure> {
+        self.check_depth(tag.end, segment)?;
+        self.builder
+            .open(Kind::Map, segment, Some(tag), tag.end, tag.end);
+        let fields = self.fields_of(m);
+        self.push_frame(fields, limit, limit, Some(number), Mode::Message, attach);
+        self.pos = tag.end;
+        Ok(())
+    }
+
     fn read_packed(&mut self, info: &Field, tag: Span, limit: usize) -> Result<(), Failure> {
         let seg = self.field_segment(info);
         let (_, start, end) = self.field_body(WireType::Len, info.number, tag.end, limit, seg)?;
@@ -1147,14 +1160,15 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// One map entry (or a `Struct`'s entry when `direct`).
-    fn read_map_entry(
-        &mut self,
+    /// The entry type of the map field `info` and the fields of its entry whose tag is `tag`,
+    /// read flat, with where they start and end.
+    #[inline]
+    fn map_entry_fields(
+        &self,
         info: &Field,
         tag: Span,
         limit: usize,
-        direct: bool,
-    ) -> Result<(), Failure> {
+    ) -> Result<(MessageDescriptor, Vec<Flat>, usize, usize), Failure> {
         let path_seg = Segment::Root;
         let (_, content, end) =
             self.field_body(WireType::Len, info.number, tag.end, limit, path_seg)?;
@@ -1174,6 +1188,55 @@ impl<'a> Decoder<'a> {
                 format!("map entry of {} is not well-formed", info.key.summary(48)),
             );
         };
+        Ok((entry, fields, content, end))
+    }
+
+    /// The key of a map entry from its key field `f`, of `kind`.
+    #[inline]
+    fn map_key(&self, kind: &PKind, f: &Flat) -> Result<Value, Failure> {
+        let data = self.bytes.get(f.start..f.end).unwrap_or_default();
+        match scalar(kind, f.varint, data) {
+            Ok((key, _)) => Ok(key),
+            Err(e) => fail(
+                ErrorKind::Invalid,
+                f.start + e.valid_up_to(),
+                Segment::Root,
+                "map key is not valid UTF-8".into(),
+            ),
+        }
+    }
+
+    /// The scalar value of a map entry from its value field `f`, of `kind`; errors name the
+    /// entry by `entry_path`.
+    #[inline]
+    fn map_value(&mut self, kind: &PKind, f: &Flat, entry_path: Segment) -> Result<Value, Failure> {
+        let data = self.bytes.get(f.start..f.end).unwrap_or_default();
+        let (v, unknown_enum) = match scalar(kind, f.varint, data) {
+            Ok(read) => read,
+            Err(e) => {
+                return fail(
+                    ErrorKind::Invalid,
+                    f.start + e.valid_up_to(),
+                    entry_path,
+                    "map value is not valid UTF-8".into(),
+                );
+            }
+        };
+        if unknown_enum {
+            self.stats.unknown_enums += 1;
+        }
+        Ok(v)
+    }
+
+    /// One map entry (or a `Struct`'s entry when `direct`).
+    fn read_map_entry(
+        &mut self,
+        info: &Field,
+        tag: Span,
+        limit: usize,
+        direct: bool,
+    ) -> Result<(), Failure> {
+        let (entry, fields, content, end) = self.map_entry_fields(info, tag, limit)?;
         let key_fd = entry.map_entry_key_field();
         let val_fd = entry.map_entry_value_field();
         let key_kind = key_fd.kind();
@@ -1187,20 +1250,8 @@ impl<'a> Decoder<'a> {
             .copied();
         let vf_index = fields.iter().rposition(|f| f.number == 2 && f.wire == vw);
         let vf = vf_index.and_then(|i| fields.get(i)).copied();
-        let bytes = self.bytes;
-        let slice = |f: &Flat| bytes.get(f.start..f.end).unwrap_or_default();
         let map_key = match kf {
-            Some(f) => match scalar(&key_kind, f.varint, slice(&f)) {
-                Ok((key, _)) => key,
-                Err(e) => {
-                    return fail(
-                        ErrorKind::Invalid,
-                        f.start + e.valid_up_to(),
-                        path_seg,
-                        "map key is not valid UTF-8".into(),
-                    );
-                }
-            },
+            Some(f) => self.map_key(&key_kind, &f)?,
             None => default_of(&key_kind),
         };
         let segment = self.builder.segment_for_key(&map_key);
@@ -1232,23 +1283,11 @@ impl<'a> Decoder<'a> {
             }
             (kind, f) => {
                 let (value, header_end, payload) = match f {
-                    Some(f) => {
-                        let (v, unknown_enum) = match scalar(kind, f.varint, slice(&f)) {
-                            Ok(read) => read,
-                            Err(e) => {
-                                return fail(
-                                    ErrorKind::Invalid,
-                                    f.start + e.valid_up_to(),
-                                    entry_path,
-                                    "map value is not valid UTF-8".into(),
-                                );
-                            }
-                        };
-                        if unknown_enum {
-                            self.stats.unknown_enums += 1;
-                        }
-                        (v, f.start, Span::new(f.start, f.end))
-                    }
+                    Some(f) => (
+                        self.map_value(kind, &f, entry_path)?,
+                        f.start,
+                        Span::new(f.start, f.end),
+                    ),
                     None => (
                         if direct {
                             Value::Null
