@@ -9,22 +9,10 @@ use eframe::egui;
 
 use super::Status;
 
-use super::ui_command::UiCommand;
+use super::ui_command::{keys_text, GestureKeys, UiCommand, GESTURES};
 use super::{App, Command, SAMPLES};
 use crate::codec::Format;
 use crate::workspace::ProtoMode;
-
-/// What the shortcuts window lists besides the commands' own keys: gestures and keys that are
-/// not commands.
-pub const GESTURES: &[(&str, &str)] = &[
-    (
-        "Ctrl+V, Shift+Insert",
-        "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …) anywhere but in a text field",
-    ),
-    ("Esc", "close the menu or window on top, else clear the selection"),
-    ("click a byte or field", "select that field in every column"),
-    ("drop files on the window", "open them"),
-];
 
 fn split_paths(text: &str) -> Vec<PathBuf> {
     text.split([';', '\n'])
@@ -457,7 +445,10 @@ impl App {
                         ui.end_row();
                     }
                     for (keys, what) in GESTURES {
-                        ui.strong(*keys);
+                        match keys {
+                            GestureKeys::Keys(keys) => ui.strong(keys_text(ui.ctx(), keys)),
+                            GestureKeys::Words(words) => ui.strong(*words),
+                        };
                         ui.label(*what);
                         ui.end_row();
                     }

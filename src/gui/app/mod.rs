@@ -570,8 +570,7 @@ impl App {
         // Shift+Insert: egui turns it into a paste only on Windows; elsewhere ask the
         // integration for the clipboard, which comes back as a paste next frame (to the focused
         // text field, if any, else to the app).
-        let shift_insert =
-            ctx.input_mut(|i| i.consume_key(egui::Modifiers::SHIFT, egui::Key::Insert));
+        let shift_insert = ctx.input_mut(|i| i.consume_shortcut(&ui_command::PASTE_KEYS[1]));
         if shift_insert {
             ctx.send_viewport_cmd(egui::ViewportCommand::RequestPaste);
         }

@@ -6,6 +6,7 @@ use eframe::egui;
 use std::sync::Arc;
 
 use super::source_state::Filtered;
+use super::ui_command::{UiCommand, PASTE_KEYS};
 use super::{App, Command, SAMPLES};
 use crate::capture::{
     listing, Exchange, Framing, Payload, PayloadFilter, PeelChoice, Query, Split,
@@ -22,7 +23,8 @@ impl App {
             ui.heading("wirelens");
             ui.label("JSON, MessagePack, CBOR, Protobuf and Avro side by side, byte by byte.");
             ui.add_space(12.0);
-            ui.label("Drop files here, press Ctrl+V to inspect the clipboard (hex dumps, base64, HTTP, JSON…), or:");
+            let paste = ui.ctx().format_shortcut(&PASTE_KEYS[0]);
+            ui.label(format!("Drop files here, press {paste} to inspect the clipboard (hex dumps, base64, HTTP, JSON…), or:"));
             ui.add_space(8.0);
             ui.horizontal(|ui| {
                 ui.add_space((ui.available_width() - 420.0).max(0.0) / 2.0);
@@ -96,6 +98,7 @@ impl App {
     fn source_list(&mut self, ui: &mut egui::Ui) {
         let mut act = None;
         let mut rename_done = None;
+        let close_keys = UiCommand::CloseSource.shortcut_text(ui.ctx());
         for (i, e) in self.ws.entries.iter().enumerate() {
             let name = e.name();
             if let Some((at, text, focused)) = &mut self.renaming {
@@ -148,7 +151,7 @@ impl App {
                     )),
                     |ui| {
                         ui.add_visible(hovered, egui::Button::new("×").small().frame(false))
-                            .on_hover_text(format!("close {name} (Ctrl+W)"))
+                            .on_hover_text(format!("close {name} ({close_keys})"))
                     },
                 )
                 .inner;
@@ -164,7 +167,7 @@ impl App {
                         act = Some(Command::StartRename(i));
                         ui.close();
                     }
-                    if ui.button("Close (Ctrl+W)").clicked() {
+                    if ui.button(format!("Close ({close_keys})")).clicked() {
                         act = Some(Command::Close(i));
                         ui.close();
                     }

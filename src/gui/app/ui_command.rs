@@ -12,25 +12,25 @@ use super::profiler::Tab;
 use super::{App, Command, View};
 use crate::report::Mode;
 
-/// A command with a name, maybe a shortcut, and a state (see the module docs).
+/// A command with a name, maybe a shortcut, and a state (see the module docs). The variants are
+/// in the order the palette and the shortcuts window list them, which is the order of
+/// [`TABLE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UiCommand {
     /// File ▸ Open….
     Open,
     /// File ▸ Open path….
     OpenPath,
+    /// File ▸ Paste….
+    PasteArea,
     /// File ▸ Open TLS key log….
     OpenKeyLog,
     /// File ▸ Reload.
     Reload,
-    /// File ▸ Paste….
-    PasteArea,
-    /// File ▸ Save column bytes….
-    SaveColumnBytes,
     /// Close the source shown.
     CloseSource,
-    /// File ▸ Quit.
-    Quit,
+    /// File ▸ Save column bytes….
+    SaveColumnBytes,
     /// Schema ▸ Load .proto / descriptor set….
     LoadSchema,
     /// Schema ▸ Paste .proto or descriptor set….
@@ -59,10 +59,6 @@ pub enum UiCommand {
     ProfilerCompare,
     /// Every column side by side.
     AllColumns,
-    /// View ▸ Limits….
-    Limits,
-    /// View ▸ Dark theme.
-    ToggleTheme,
     /// Clear the selection in every column.
     ClearSelection,
     /// Profile ▸ Quick profile.
@@ -77,10 +73,60 @@ pub enum UiCommand {
     ExportProfile,
     /// Profile ▸ Runtimes….
     Runtimes,
-    /// Help ▸ Shortcuts.
-    Help,
+    /// View ▸ Limits….
+    Limits,
+    /// View ▸ Dark theme.
+    ToggleTheme,
     /// The command palette.
     Palette,
+    /// Help ▸ Shortcuts.
+    Help,
+    /// File ▸ Quit.
+    Quit,
+}
+
+/// What a command needs to run; without it, menus and the palette grey it out and its key says
+/// why it did nothing ([`App::why_disabled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing: it can always run.
+    Nothing,
+    /// The source shown was read from a file.
+    FileSource,
+    /// A source is open.
+    Source,
+    /// A payload has been read.
+    Analysis,
+    /// A schema is loaded.
+    Schema,
+    /// A column is shown alone.
+    SingleColumn,
+    /// A field is selected.
+    Selection,
+    /// A source is open and no profile is running.
+    Idle,
+    /// A profile is running.
+    Profiling,
+    /// A profile has finished.
+    Profile,
+}
+
+/// One row of the command table: everything the menus, the palette and the shortcuts window
+/// show of a command, what it needs, and what running it pushes.
+#[derive(Debug)]
+pub struct CommandInfo {
+    /// The command the row is about.
+    pub id: UiCommand,
+    /// The name, as the menus and the palette write it.
+    pub text: &'static str,
+    /// What it does, in a sentence (a tooltip, the palette's second line).
+    pub tooltip: &'static str,
+    /// The keys that run it; the first is the one menus show.
+    pub shortcuts: &'static [KeyboardShortcut],
+    /// When it can run.
+    pub needs: Needs,
+    /// What running it pushes.
+    pub command: Command,
 }
 
 const fn key(modifiers: Modifiers, key: Key) -> KeyboardShortcut {
@@ -93,204 +139,198 @@ const CTRL_SHIFT: Modifiers = Modifiers {
     ..Modifiers::COMMAND
 };
 
+/// A row of [`TABLE`], written on one line.
+const fn row(
+    id: UiCommand,
+    text: &'static str,
+    tooltip: &'static str,
+    shortcuts: &'static [KeyboardShortcut],
+    needs: Needs,
+    command: Command,
+) -> CommandInfo {
+    CommandInfo {
+        id,
+        text,
+        tooltip,
+        shortcuts,
+        needs,
+        command,
+    }
+}
+
+/// Every command, once, in [`UiCommand`]'s order: the one place its text, tooltip, keys, state
+/// and effect are written.
+#[rustfmt::skip]
+pub const TABLE: &[CommandInfo] = {
+    use UiCommand as C;
+    use Needs as N;
+    &[
+        row(C::Open, "Open…", "open files: payloads, captures, HAR, schemas, key logs",
+            &[key(CTRL, Key::O)], N::Nothing, Command::OpenDialog),
+        row(C::OpenPath, "Open path…", "open a file by typing its path (with completion)",
+            &[key(CTRL, Key::L)], N::Nothing, Command::OpenPathField),
+        row(C::PasteArea, "Paste…",
+            "a box for text to inspect: hex dumps, base64, HTTP messages, JSON, …",
+            &[key(CTRL_SHIFT, Key::V)], N::Nothing, Command::PasteArea),
+        row(C::OpenKeyLog, "Open TLS key log…",
+            "an NSS key log (SSLKEYLOGFILE) to decrypt captures' TLS with; a *.keylog opened, \
+             dropped or typed in the path field loads the same way",
+            &[], N::Nothing, Command::OpenKeyLogDialog),
+        row(C::Reload, "Reload", "read the source shown again from its file",
+            &[key(CTRL, Key::R)], N::FileSource, Command::ReloadShown),
+        row(C::CloseSource, "Close source", "close the source shown",
+            &[key(CTRL, Key::W)], N::Source, Command::CloseShown),
+        row(C::SaveColumnBytes, "Save column bytes…", "write a column's bytes to a file",
+            &[], N::Analysis, Command::SaveWindow),
+        row(C::LoadSchema, "Load .proto / descriptor set…",
+            "protobuf schemas from files (a dialog)",
+            &[], N::Nothing, Command::SchemaDialog),
+        row(C::PasteSchema, "Paste .proto or descriptor set…",
+            "the schema window: paths with include folders, or pasted .proto text",
+            &[], N::Nothing, Command::SchemaWindow),
+        row(C::ForgetSchemas, "Forget loaded schemas",
+            "unload every schema, and do not load them next run",
+            &[], N::Schema, Command::ForgetSchemas),
+        row(C::ShowInspector, "Show the inspector", "the formats side by side, byte by byte",
+            &[], N::Nothing, Command::SetView(View::Inspector)),
+        row(C::ShowProfiler, "Show the profiler",
+            "sizes, fields, timings and scaling of every format",
+            &[], N::Nothing, Command::SetView(View::Profiler)),
+        row(C::ShowDiff, "Show the diff", "two payloads compared by meaning",
+            &[], N::Nothing, Command::SetView(View::Diff)),
+        row(C::ShowSchemaDiff, "Show the schema diff", "two versions of a message type compared",
+            &[], N::Nothing, Command::SetView(View::SchemaDiff)),
+        row(C::ProfilerSizes, "Profiler: sizes", "sizes raw and compressed, per format",
+            &[], N::Nothing, Command::ProfilerTab(Tab::Sizes)),
+        row(C::ProfilerFields, "Profiler: bytes per field",
+            "where each format's bytes go, field by field",
+            &[], N::Nothing, Command::ProfilerTab(Tab::Fields)),
+        row(C::ProfilerTimings, "Profiler: timings",
+            "encode and decode time of every library, its tail and CPU",
+            &[], N::Nothing, Command::ProfilerTab(Tab::Timings)),
+        row(C::ProfilerScaling, "Profiler: scaling", "size and time against the record count",
+            &[], N::Nothing, Command::ProfilerTab(Tab::Scaling)),
+        row(C::ProfilerWire, "Profiler: the wire",
+            "encode, transfer and decode over network links",
+            &[], N::Nothing, Command::ProfilerTab(Tab::Wire)),
+        row(C::ProfilerCompare, "Profiler: compare payloads",
+            "the open payloads' profiles side by side",
+            &[], N::Nothing, Command::ProfilerTab(Tab::Compare)),
+        row(C::AllColumns, "All columns side by side", "undo a column shown alone",
+            &[], N::SingleColumn, Command::OnlyColumn(None)),
+        row(C::ClearSelection, "Clear the selection", "select no field",
+            &[], N::Selection, Command::Select(None)),
+        row(C::QuickProfile, "Quick profile (seconds)",
+            "time every library briefly on the payloads in scope",
+            &[], N::Idle, Command::Profile(Mode::Quick)),
+        row(C::StandardProfile, "Standard profile",
+            "time every library with the standard run length",
+            &[], N::Idle, Command::Profile(Mode::Standard)),
+        row(C::PreciseProfile, "Precise profile (one job at a time)",
+            "time one library at a time, the longest run",
+            &[], N::Idle, Command::Profile(Mode::Precise)),
+        row(C::CancelProfile, "Cancel the profile", "stop the running profile; what finished stays",
+            &[], N::Profiling, Command::CancelProfile),
+        row(C::ExportProfile, "Export profile CSV…",
+            "write the profile's CSV files (to the export path)",
+            &[key(CTRL, Key::S)], N::Profile, Command::ExportProfile),
+        row(C::Runtimes, "Runtimes…",
+            "Python and Node: which are installed, with which libraries",
+            &[], N::Nothing, Command::RuntimesWindow),
+        row(C::Limits, "Limits…", "the memory and size limits every reader keeps to",
+            &[], N::Nothing, Command::LimitsWindow),
+        row(C::ToggleTheme, "Dark or light theme", "switch between the dark and the light theme",
+            &[key(CTRL, Key::D)], N::Nothing, Command::ToggleTheme),
+        row(C::Palette, "Command palette", "find any command by name",
+            &[key(CTRL_SHIFT, Key::P), key(CTRL, Key::K)], N::Nothing, Command::TogglePalette),
+        row(C::Help, "Shortcuts and help", "every shortcut, and what the app reads",
+            &[key(Modifiers::NONE, Key::F1)], N::Nothing, Command::ToggleHelp),
+        row(C::Quit, "Quit", "close the window",
+            &[key(CTRL, Key::Q)], N::Nothing, Command::Quit),
+    ]
+};
+
+/// The keys that inspect the clipboard's text outside a text field: the platform's paste
+/// (egui's own) and Shift+Insert (asked of the integration where egui does not paste on it).
+pub const PASTE_KEYS: [KeyboardShortcut; 2] =
+    [key(CTRL, Key::V), key(Modifiers::SHIFT, Key::Insert)];
+
+/// How a row of the shortcuts window names its gesture.
+#[derive(Debug, Clone, Copy)]
+pub enum GestureKeys {
+    /// Keys, written as this platform writes them.
+    Keys(&'static [KeyboardShortcut]),
+    /// Words (a click, a drop, a key egui names otherwise).
+    Words(&'static str),
+}
+
+/// What the shortcuts window lists besides the commands' own keys: gestures and keys that are
+/// not commands.
+pub const GESTURES: &[(GestureKeys, &str)] = &[
+    (
+        GestureKeys::Keys(&PASTE_KEYS),
+        "inspect the clipboard's text (hex dump, base64, HTTP, JSON, …) anywhere but in a text field",
+    ),
+    (
+        GestureKeys::Words("Esc"),
+        "close the menu or window on top, else clear the selection",
+    ),
+    (
+        GestureKeys::Words("click a byte or field"),
+        "select that field in every column",
+    ),
+    (GestureKeys::Words("drop files on the window"), "open them"),
+];
+
+/// `shortcuts` as this platform writes them ("Ctrl+Shift+P, Ctrl+K"); empty when none.
+pub fn keys_text(ctx: &egui::Context, shortcuts: &[KeyboardShortcut]) -> String {
+    shortcuts
+        .iter()
+        .map(|s| ctx.format_shortcut(s))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl UiCommand {
     /// Every command, in the order the palette and the shortcuts window list them.
-    pub const ALL: [UiCommand; 33] = [
-        UiCommand::Open,
-        UiCommand::OpenPath,
-        UiCommand::PasteArea,
-        UiCommand::OpenKeyLog,
-        UiCommand::Reload,
-        UiCommand::CloseSource,
-        UiCommand::SaveColumnBytes,
-        UiCommand::LoadSchema,
-        UiCommand::PasteSchema,
-        UiCommand::ForgetSchemas,
-        UiCommand::ShowInspector,
-        UiCommand::ShowProfiler,
-        UiCommand::ShowDiff,
-        UiCommand::ShowSchemaDiff,
-        UiCommand::ProfilerSizes,
-        UiCommand::ProfilerFields,
-        UiCommand::ProfilerTimings,
-        UiCommand::ProfilerScaling,
-        UiCommand::ProfilerWire,
-        UiCommand::ProfilerCompare,
-        UiCommand::AllColumns,
-        UiCommand::ClearSelection,
-        UiCommand::QuickProfile,
-        UiCommand::StandardProfile,
-        UiCommand::PreciseProfile,
-        UiCommand::CancelProfile,
-        UiCommand::ExportProfile,
-        UiCommand::Runtimes,
-        UiCommand::Limits,
-        UiCommand::ToggleTheme,
-        UiCommand::Palette,
-        UiCommand::Help,
-        UiCommand::Quit,
-    ];
+    pub const ALL: [UiCommand; 33] = {
+        let mut all = [UiCommand::Open; 33];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = TABLE[i].id;
+            i += 1;
+        }
+        all
+    };
+
+    /// Its row of [`TABLE`].
+    pub fn info(self) -> &'static CommandInfo {
+        &TABLE[self as usize]
+    }
 
     /// The name, as the menus and the palette write it.
     pub fn text(self) -> &'static str {
-        match self {
-            UiCommand::Open => "Open…",
-            UiCommand::OpenPath => "Open path…",
-            UiCommand::OpenKeyLog => "Open TLS key log…",
-            UiCommand::Reload => "Reload",
-            UiCommand::PasteArea => "Paste…",
-            UiCommand::SaveColumnBytes => "Save column bytes…",
-            UiCommand::CloseSource => "Close source",
-            UiCommand::Quit => "Quit",
-            UiCommand::LoadSchema => "Load .proto / descriptor set…",
-            UiCommand::PasteSchema => "Paste .proto or descriptor set…",
-            UiCommand::ForgetSchemas => "Forget loaded schemas",
-            UiCommand::ShowInspector => "Show the inspector",
-            UiCommand::ShowProfiler => "Show the profiler",
-            UiCommand::ShowDiff => "Show the diff",
-            UiCommand::ShowSchemaDiff => "Show the schema diff",
-            UiCommand::ProfilerSizes => "Profiler: sizes",
-            UiCommand::ProfilerFields => "Profiler: bytes per field",
-            UiCommand::ProfilerTimings => "Profiler: timings",
-            UiCommand::ProfilerScaling => "Profiler: scaling",
-            UiCommand::ProfilerWire => "Profiler: the wire",
-            UiCommand::ProfilerCompare => "Profiler: compare payloads",
-            UiCommand::AllColumns => "All columns side by side",
-            UiCommand::Limits => "Limits…",
-            UiCommand::ToggleTheme => "Dark or light theme",
-            UiCommand::ClearSelection => "Clear the selection",
-            UiCommand::QuickProfile => "Quick profile (seconds)",
-            UiCommand::StandardProfile => "Standard profile",
-            UiCommand::PreciseProfile => "Precise profile (one job at a time)",
-            UiCommand::CancelProfile => "Cancel the profile",
-            UiCommand::ExportProfile => "Export profile CSV…",
-            UiCommand::Runtimes => "Runtimes…",
-            UiCommand::Help => "Shortcuts and help",
-            UiCommand::Palette => "Command palette",
-        }
+        self.info().text
     }
 
     /// What it does, in a sentence (a tooltip, the palette's second line).
     pub fn tooltip(self) -> &'static str {
-        match self {
-            UiCommand::Open => "open files: payloads, captures, HAR, schemas, key logs",
-            UiCommand::OpenPath => "open a file by typing its path (with completion)",
-            UiCommand::OpenKeyLog => {
-                "an NSS key log (SSLKEYLOGFILE) to decrypt captures' TLS with; a *.keylog opened, \
-                 dropped or typed in the path field loads the same way"
-            }
-            UiCommand::Reload => "read the source shown again from its file",
-            UiCommand::PasteArea => {
-                "a box for text to inspect: hex dumps, base64, HTTP messages, JSON, …"
-            }
-            UiCommand::SaveColumnBytes => "write a column's bytes to a file",
-            UiCommand::CloseSource => "close the source shown",
-            UiCommand::Quit => "close the window",
-            UiCommand::LoadSchema => "protobuf schemas from files (a dialog)",
-            UiCommand::PasteSchema => {
-                "the schema window: paths with include folders, or pasted .proto text"
-            }
-            UiCommand::ForgetSchemas => "unload every schema, and do not load them next run",
-            UiCommand::ShowInspector => "the formats side by side, byte by byte",
-            UiCommand::ShowProfiler => "sizes, fields, timings and scaling of every format",
-            UiCommand::ShowDiff => "two payloads compared by meaning",
-            UiCommand::ShowSchemaDiff => "two versions of a message type compared",
-            UiCommand::ProfilerSizes => "sizes raw and compressed, per format",
-            UiCommand::ProfilerFields => "where each format's bytes go, field by field",
-            UiCommand::ProfilerTimings => {
-                "encode and decode time of every library, its tail and CPU"
-            }
-            UiCommand::ProfilerScaling => "size and time against the record count",
-            UiCommand::ProfilerWire => "encode, transfer and decode over network links",
-            UiCommand::ProfilerCompare => "the open payloads' profiles side by side",
-            UiCommand::AllColumns => "undo a column shown alone",
-            UiCommand::Limits => "the memory and size limits every reader keeps to",
-            UiCommand::ToggleTheme => "switch between the dark and the light theme",
-            UiCommand::ClearSelection => "select no field",
-            UiCommand::QuickProfile => "time every library briefly on the payloads in scope",
-            UiCommand::StandardProfile => "time every library with the standard run length",
-            UiCommand::PreciseProfile => "time one library at a time, the longest run",
-            UiCommand::CancelProfile => "stop the running profile; what finished stays",
-            UiCommand::ExportProfile => "write the profile's CSV files (to the export path)",
-            UiCommand::Runtimes => "Python and Node: which are installed, with which libraries",
-            UiCommand::Help => "every shortcut, and what the app reads",
-            UiCommand::Palette => "find any command by name",
-        }
+        self.info().tooltip
     }
 
     /// The keys that run it; the first is the one menus show.
     pub fn shortcuts(self) -> &'static [KeyboardShortcut] {
-        const OPEN: [KeyboardShortcut; 1] = [key(CTRL, Key::O)];
-        const OPEN_PATH: [KeyboardShortcut; 1] = [key(CTRL, Key::L)];
-        const RELOAD: [KeyboardShortcut; 1] = [key(CTRL, Key::R)];
-        const PASTE_AREA: [KeyboardShortcut; 1] = [key(CTRL_SHIFT, Key::V)];
-        const CLOSE: [KeyboardShortcut; 1] = [key(CTRL, Key::W)];
-        const QUIT: [KeyboardShortcut; 1] = [key(CTRL, Key::Q)];
-        const THEME: [KeyboardShortcut; 1] = [key(CTRL, Key::D)];
-        const EXPORT: [KeyboardShortcut; 1] = [key(CTRL, Key::S)];
-        const HELP: [KeyboardShortcut; 1] = [key(Modifiers::NONE, Key::F1)];
-        const PALETTE: [KeyboardShortcut; 2] = [key(CTRL_SHIFT, Key::P), key(CTRL, Key::K)];
-        match self {
-            UiCommand::Open => &OPEN,
-            UiCommand::OpenPath => &OPEN_PATH,
-            UiCommand::Reload => &RELOAD,
-            UiCommand::PasteArea => &PASTE_AREA,
-            UiCommand::CloseSource => &CLOSE,
-            UiCommand::Quit => &QUIT,
-            UiCommand::ToggleTheme => &THEME,
-            UiCommand::ExportProfile => &EXPORT,
-            UiCommand::Help => &HELP,
-            UiCommand::Palette => &PALETTE,
-            _ => &[],
-        }
+        self.info().shortcuts
     }
 
     /// Its shortcuts as this platform writes them ("Ctrl+Shift+P, Ctrl+K"); empty when none.
     pub fn shortcut_text(self, ctx: &egui::Context) -> String {
-        self.shortcuts()
-            .iter()
-            .map(|s| ctx.format_shortcut(s))
-            .collect::<Vec<_>>()
-            .join(", ")
+        keys_text(ctx, self.shortcuts())
     }
 
     /// What running it pushes.
     pub fn command(self) -> Command {
-        match self {
-            UiCommand::Open => Command::OpenDialog,
-            UiCommand::OpenPath => Command::OpenPathField,
-            UiCommand::OpenKeyLog => Command::OpenKeyLogDialog,
-            UiCommand::Reload => Command::ReloadShown,
-            UiCommand::PasteArea => Command::PasteArea,
-            UiCommand::SaveColumnBytes => Command::SaveWindow,
-            UiCommand::CloseSource => Command::CloseShown,
-            UiCommand::Quit => Command::Quit,
-            UiCommand::LoadSchema => Command::SchemaDialog,
-            UiCommand::PasteSchema => Command::SchemaWindow,
-            UiCommand::ForgetSchemas => Command::ForgetSchemas,
-            UiCommand::ShowInspector => Command::SetView(View::Inspector),
-            UiCommand::ShowProfiler => Command::SetView(View::Profiler),
-            UiCommand::ShowDiff => Command::SetView(View::Diff),
-            UiCommand::ShowSchemaDiff => Command::SetView(View::SchemaDiff),
-            UiCommand::ProfilerSizes => Command::ProfilerTab(Tab::Sizes),
-            UiCommand::ProfilerFields => Command::ProfilerTab(Tab::Fields),
-            UiCommand::ProfilerTimings => Command::ProfilerTab(Tab::Timings),
-            UiCommand::ProfilerScaling => Command::ProfilerTab(Tab::Scaling),
-            UiCommand::ProfilerWire => Command::ProfilerTab(Tab::Wire),
-            UiCommand::ProfilerCompare => Command::ProfilerTab(Tab::Compare),
-            UiCommand::AllColumns => Command::OnlyColumn(None),
-            UiCommand::Limits => Command::LimitsWindow,
-            UiCommand::ToggleTheme => Command::ToggleTheme,
-            UiCommand::ClearSelection => Command::Select(None),
-            UiCommand::QuickProfile => Command::Profile(Mode::Quick),
-            UiCommand::StandardProfile => Command::Profile(Mode::Standard),
-            UiCommand::PreciseProfile => Command::Profile(Mode::Precise),
-            UiCommand::CancelProfile => Command::CancelProfile,
-            UiCommand::ExportProfile => Command::ExportProfile,
-            UiCommand::Runtimes => Command::RuntimesWindow,
-            UiCommand::Help => Command::ToggleHelp,
-            UiCommand::Palette => Command::TogglePalette,
-        }
+        self.info().command.clone()
     }
 }
 
@@ -301,47 +341,45 @@ impl App {
         self.why_disabled(command).is_none()
     }
 
-    /// Why `command` cannot run now (`None`: it can).
+    /// Why `command` cannot run now (`None`: it can), by what its row of [`TABLE`] needs.
     pub fn why_disabled(&self, command: UiCommand) -> Option<&'static str> {
         let profiling = self.ws.is_profiling();
         let no_source = self.ws.entries.is_empty();
-        match command {
-            UiCommand::Reload => {
+        match command.info().needs {
+            Needs::Nothing => None,
+            Needs::FileSource => {
                 let file = self
                     .ws
                     .entry()
                     .is_some_and(|e| matches!(e.source.origin, crate::workspace::Origin::File(_)));
                 (!file).then_some("the source shown was not read from a file")
             }
-            UiCommand::CloseSource => no_source.then_some("no source is open"),
-            UiCommand::SaveColumnBytes => self
+            Needs::Source => no_source.then_some("no source is open"),
+            Needs::Analysis => self
                 .ws
                 .analysis()
                 .is_none()
                 .then_some("no payload has been read yet"),
-            UiCommand::ForgetSchemas => self.ws.schemas.is_empty().then_some("no schema is loaded"),
-            UiCommand::AllColumns => self
+            Needs::Schema => self.ws.schemas.is_empty().then_some("no schema is loaded"),
+            Needs::SingleColumn => self
                 .settings
                 .single
                 .is_none()
                 .then_some("every column is shown already"),
-            UiCommand::ClearSelection => {
-                self.ws.selected.is_none().then_some("nothing is selected")
-            }
-            UiCommand::QuickProfile | UiCommand::StandardProfile | UiCommand::PreciseProfile => {
+            Needs::Selection => self.ws.selected.is_none().then_some("nothing is selected"),
+            Needs::Idle => {
                 if profiling {
                     Some("a profile is running")
                 } else {
                     no_source.then_some("no source is open")
                 }
             }
-            UiCommand::CancelProfile => (!profiling).then_some("no profile is running"),
-            UiCommand::ExportProfile => self
+            Needs::Profiling => (!profiling).then_some("no profile is running"),
+            Needs::Profile => self
                 .ws
                 .profile
                 .is_none()
                 .then_some("nothing to export yet: run a profile first"),
-            _ => None,
         }
     }
 
@@ -425,9 +463,15 @@ mod tests {
     #[test]
     fn every_command_is_listed_once_and_no_two_share_a_shortcut() {
         let mut seen = std::collections::HashSet::new();
+        assert_eq!(TABLE.len(), UiCommand::ALL.len());
         for c in UiCommand::ALL {
             assert!(seen.insert(c), "{c:?} twice");
             assert!(!c.text().is_empty() && !c.tooltip().is_empty(), "{c:?}");
+            assert_eq!(
+                c.info().id,
+                c,
+                "the table's rows are in the commands' order"
+            );
         }
         let mut keys = std::collections::HashSet::new();
         for c in UiCommand::ALL {
