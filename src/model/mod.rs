@@ -9,8 +9,8 @@ mod value;
 pub use path::{Path, PathParseError, PathSegment};
 pub(crate) use span::KeyMap;
 pub use span::{
-    ByteRole, Children, Finder, Node, NodeId, NodeMap, Nodes, Run, Segment, Span, SpanTree,
-    SpanTreeBuilder,
+    ByteRole, Children, Finder, Node, NodeAt, NodeId, NodeMap, Nodes, Run, Segment, Span, SpanTree,
+    SpanTreeBuilder, TreeError,
 };
 pub use text::CompactText;
 pub use value::{

@@ -301,7 +301,9 @@ fn prepare(i: &Inputs) -> Result<Arc<dyn Adapter>, String> {
                 message: i.message.as_ref(),
                 avro: avro.as_ref(),
             };
-            libs::prepare(i.library, i.format, source).map(Arc::from)
+            libs::prepare(i.library, i.format, source)
+                .map(Arc::from)
+                .map_err(|e| e.to_string())
         }
         Err(e) => Err(format!("the Avro schema: {e}")),
     }

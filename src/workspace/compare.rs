@@ -10,6 +10,7 @@ use std::path::Path as FsPath;
 use std::sync::Arc;
 
 use super::analysis::{analyze_payload, open, Analysis, Choice, Column, ColumnDoc};
+use super::errors::ExportError;
 use super::job::{Job, JobContext, JobError, Notify};
 use super::schemas::SchemaSet;
 use super::source::Source;
@@ -218,8 +219,11 @@ fn compare(
 
 /// Writes the comparison's changes as CSV (the columns of `wirelens diff --csv`) to `path`,
 /// atomically (see [`crate::files`]). Returns the number of rows.
-pub fn export_diff_csv(c: &Comparison, path: &FsPath) -> Result<usize, String> {
-    let bytes = crate::diff::to_csv(&c.diff).map_err(|e| e.to_string())?;
-    write_atomically(path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+pub fn export_diff_csv(c: &Comparison, path: &FsPath) -> Result<usize, ExportError> {
+    let bytes = crate::diff::to_csv(&c.diff)?;
+    write_atomically(path, &bytes).map_err(|source| ExportError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(c.diff.changes.len())
 }

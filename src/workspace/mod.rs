@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod compare;
+pub mod errors;
 pub mod job;
 pub mod profiling;
 pub mod schemas;
@@ -25,12 +26,13 @@ pub use analysis::{
     READ_ON_DEMAND_FROM,
 };
 pub use compare::{export_diff_csv, CompareRun, Compared, Comparison};
+pub use errors::{ExportError, KeyLogFileError, OpenError, SchemaLoadError};
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
 pub use profiling::{ProfileRun, Progress, Scope};
 pub use schemas::{LoadedSchema, Method, ProtoMode, SchemaOrigin, SchemaSet};
 pub use source::{Origin, Source};
 
-use crate::capture::tls::KeyLog;
+use crate::capture::tls::{KeyLog, KeyLogError};
 use crate::capture::{PeelChoice, Split};
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::Format;
@@ -285,8 +287,8 @@ impl Workspace {
     /// Loads a TLS key log (NSS format, `SSLKEYLOGFILE`) on top of those loaded before and
     /// peels every source again, so captures of TLS connections it has keys for are decrypted.
     /// Returns how many connections (client randoms) it has keys for.
-    pub fn load_key_log(&mut self, text: &str) -> Result<usize, String> {
-        let parsed = KeyLog::parse(text).map_err(|e| e.to_string())?;
+    pub fn load_key_log(&mut self, text: &str) -> Result<usize, KeyLogError> {
+        let parsed = KeyLog::parse(text)?;
         let n = parsed.len();
         let mut keys = self.keys.as_deref().cloned().unwrap_or_default();
         keys.merge(parsed);
@@ -300,12 +302,17 @@ impl Workspace {
 
     /// Loads the TLS key log in the file at `path` ([`Workspace::load_key_log`]) and remembers
     /// it, so it is shown as in use and not offered again. The error names the file.
-    pub fn load_key_log_file(&mut self, path: &FsPath) -> Result<usize, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("key log {} not loaded: {e}", path.display()))?;
+    pub fn load_key_log_file(&mut self, path: &FsPath) -> Result<usize, KeyLogFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| KeyLogFileError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let n = self
             .load_key_log(&text)
-            .map_err(|e| format!("key log {} not loaded: {e}", path.display()))?;
+            .map_err(|source| KeyLogFileError::Parse {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if !self.key_log_files.contains(&path) {
             self.key_log_files.push(path);
@@ -367,14 +374,16 @@ impl Workspace {
 
     /// Opens a file (mapped when large), or shows it when it is open already: one source per
     /// file ([`Workspace::reload`] reads it again). The error names the file.
-    pub fn open_path(&mut self, path: impl AsRef<FsPath>) -> Result<usize, String> {
+    pub fn open_path(&mut self, path: impl AsRef<FsPath>) -> Result<usize, OpenError> {
         let path = path.as_ref();
         if let Some(i) = self.find_path(path) {
             self.select_source(i);
             return Ok(i);
         }
-        let source =
-            Source::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let source = Source::open(path).map_err(|source| OpenError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(self.add(source))
     }
 
@@ -393,12 +402,14 @@ impl Workspace {
     /// Reads source `i`'s file again and peels it anew, keeping its name and choices; the
     /// payload a user came for is chosen again. Only a file can be read again; the error says
     /// which file failed and why.
-    pub fn reload(&mut self, i: usize) -> Result<(), String> {
+    pub fn reload(&mut self, i: usize) -> Result<(), OpenError> {
         let Some(Origin::File(path)) = self.entries.get(i).map(|e| e.source.origin.clone()) else {
-            return Err("only a source opened from a file can be read again".into());
+            return Err(OpenError::NotAFile);
         };
-        let source = Source::open(&path)
-            .map_err(|e| format!("cannot read {} again: {e}", path.display()))?;
+        let source = match Source::open(&path) {
+            Ok(source) => source,
+            Err(source) => return Err(OpenError::Reread { path, source }),
+        };
         if let Some(e) = self.entries.get_mut(i) {
             e.source = source;
             e.opened = Stage::Empty;
@@ -659,9 +670,9 @@ impl Workspace {
 
     /// Loads Confluent Schema Registry schemas (a folder of `<id>.avsc`/`.proto`/`.json`, or the
     /// registry's JSON answers): payloads framed with a known id are peeled again.
-    pub fn load_registry(&mut self, path: &std::path::Path) -> Result<String, String> {
-        let registry =
-            crate::codec::avro::registry::Registry::load(path).map_err(|e| e.to_string())?;
+    pub fn load_registry(&mut self, path: &std::path::Path) -> Result<String, SchemaLoadError> {
+        let registry = crate::codec::avro::registry::Registry::load(path)
+            .map_err(SchemaLoadError::Registry)?;
         let label = format!("registry {} ({} schemas)", path.display(), registry.len());
         self.schemas.registry = Some(registry);
         for i in 0..self.entries.len() {
@@ -673,11 +684,11 @@ impl Workspace {
 
     /// Loads pasted schema text: an Avro schema (JSON: an object, a union array or a quoted
     /// type name), `.proto` text, or a base64/hex descriptor set.
-    pub fn load_schema_text(&mut self, text: &str) -> Result<String, String> {
+    pub fn load_schema_text(&mut self, text: &str) -> Result<String, SchemaLoadError> {
         let label = if text.trim_start().starts_with(['{', '[', '"']) {
             self.schemas
                 .load_avro_text(text)
-                .map_err(|e| e.to_string())?
+                .map_err(SchemaLoadError::Avro)?
                 .label
                 .clone()
         } else {
@@ -688,7 +699,7 @@ impl Workspace {
     }
 
     /// Loads `.proto` source named `name` (a bundled sample's file name).
-    pub fn load_proto_source(&mut self, name: &str, text: &str) -> Result<String, String> {
+    pub fn load_proto_source(&mut self, name: &str, text: &str) -> Result<String, SchemaLoadError> {
         let label = self.schemas.load_proto_source(name, text)?.label.clone();
         self.schemas_changed();
         Ok(label)

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::analysis::{analyze, open, Analysis, AnalysisRequest, Choice};
+use super::errors::ExportError;
 use super::job::{Job, JobContext, JobError, Notify};
 use super::schemas::SchemaSet;
 use super::source::Source;
@@ -415,23 +416,30 @@ pub fn beside(path: &FsPath, suffix: &str) -> PathBuf {
 
 /// Writes the report's CSV files (see [`export_paths`]), each atomically: a failed write leaves
 /// any earlier file in place. Returns the paths written.
-pub fn export_csv(report: &Report, path: &FsPath) -> Result<Vec<PathBuf>, String> {
+pub fn export_csv(report: &Report, path: &FsPath) -> Result<Vec<PathBuf>, ExportError> {
     if report.files.is_empty() {
-        return Err("nothing to export yet: run the profiler first".into());
+        return Err(ExportError::Nothing);
     }
     let (timings, fields) = export_paths(path);
-    let t = csv::timings_csv(report).map_err(|e| e.to_string())?;
-    let f = csv::fields_csv(report).map_err(|e| e.to_string())?;
-    write_atomically(&timings, &t)
-        .map_err(|e| format!("cannot write {}: {e}", timings.display()))?;
-    write_atomically(&fields, &f).map_err(|e| format!("cannot write {}: {e}", fields.display()))?;
+    let t = csv::timings_csv(report)?;
+    let f = csv::fields_csv(report)?;
+    write_file(&timings, &t)?;
+    write_file(&fields, &f)?;
     Ok(vec![timings, fields])
 }
 
+/// Writes `bytes` to `path` atomically; the error names the file.
+fn write_file(path: &FsPath, bytes: &[u8]) -> Result<(), ExportError> {
+    write_atomically(path, bytes).map_err(|source| ExportError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// The timings as CSV text (for the clipboard).
-pub fn csv_text(report: &Report) -> Result<String, String> {
-    let bytes = csv::timings_csv(report).map_err(|e| e.to_string())?;
-    String::from_utf8(bytes).map_err(|e| e.to_string())
+pub fn csv_text(report: &Report) -> Result<String, ExportError> {
+    let bytes = csv::timings_csv(report)?;
+    Ok(String::from_utf8(bytes)?)
 }
 
 /// The timings as a Markdown table (for the clipboard: issues, pull requests, chat).

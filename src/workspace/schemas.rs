@@ -14,6 +14,8 @@ use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::DecodeOptions;
 use crate::limits::Limits;
 
+use super::errors::SchemaLoadError;
+
 /// Where a loaded schema came from (persisted as paths, so it can be loaded again next run).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SchemaOrigin {
@@ -160,7 +162,7 @@ impl SchemaSet {
     /// Loads pasted text: `.proto` source, or a descriptor set as base64 or hex. The error says
     /// why neither worked (the `.proto` compiler's message, with its line, when the text looks
     /// like `.proto`).
-    pub fn load_pasted(&mut self, text: &str) -> Result<&LoadedSchema, String> {
+    pub fn load_pasted(&mut self, text: &str) -> Result<&LoadedSchema, SchemaLoadError> {
         let looks_like_proto = text.contains("message ")
             || text.contains("syntax")
             || text.contains("package ")
@@ -168,18 +170,21 @@ impl SchemaSet {
             || text.contains("edition");
         if looks_like_proto {
             let schema =
-                Schema::from_proto_source("pasted.proto", text).map_err(|e| e.to_string())?;
+                Schema::from_proto_source("pasted.proto", text).map_err(SchemaLoadError::Proto)?;
             return Ok(self.push(LoadedSchema {
                 origin: SchemaOrigin::PastedProto,
                 label: format!("pasted .proto{}", editions_suffix(&schema)),
                 schema,
             }));
         }
-        let decoded = decode_text(text.as_bytes(), 64 * 1024 * 1024).ok_or_else(|| {
-            "the pasted text is neither .proto source nor a base64/hex descriptor set".to_string()
+        let decoded =
+            decode_text(text.as_bytes(), 64 * 1024 * 1024).ok_or(SchemaLoadError::NotASchema)?;
+        let schema = Schema::from_descriptor_set(&decoded.bytes).map_err(|source| {
+            SchemaLoadError::NotADescriptorSet {
+                detail: decoded.detail.clone(),
+                source,
+            }
         })?;
-        let schema = Schema::from_descriptor_set(&decoded.bytes)
-            .map_err(|e| format!("pasted {} is not a descriptor set: {e}", decoded.detail))?;
         Ok(self.push(LoadedSchema {
             origin: SchemaOrigin::PastedDescriptorSet,
             label: format!("pasted descriptor set{}", editions_suffix(&schema)),
@@ -188,8 +193,12 @@ impl SchemaSet {
     }
 
     /// Loads `.proto` source that came with a name (a bundled sample), labelled with it.
-    pub fn load_proto_source(&mut self, name: &str, text: &str) -> Result<&LoadedSchema, String> {
-        let schema = Schema::from_proto_source(name, text).map_err(|e| e.to_string())?;
+    pub fn load_proto_source(
+        &mut self,
+        name: &str,
+        text: &str,
+    ) -> Result<&LoadedSchema, SchemaLoadError> {
+        let schema = Schema::from_proto_source(name, text).map_err(SchemaLoadError::Proto)?;
         Ok(self.push(LoadedSchema {
             origin: SchemaOrigin::PastedProto,
             label: name.to_string(),
@@ -366,7 +375,7 @@ mod tests {
     const PROTO: &str = "syntax = \"proto3\";\npackage demo;\nmessage Point { int32 x = 1; int32 y = 2; }\nmessage Name { string text = 1; }\n";
 
     #[test]
-    fn pasted_proto_lists_its_messages_and_ranks_them() -> Result<(), String> {
+    fn pasted_proto_lists_its_messages_and_ranks_them() -> Result<(), SchemaLoadError> {
         let mut set = SchemaSet::default();
         set.load_pasted(PROTO)?;
         assert_eq!(set.message_names(), vec!["demo.Name", "demo.Point"]);
@@ -382,7 +391,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pasted_hex_descriptor_set_loads() -> Result<(), String> {
+    fn a_pasted_hex_descriptor_set_loads() -> Result<(), SchemaLoadError> {
         let mut first = SchemaSet::default();
         first.load_pasted(PROTO)?;
         let pool = first.loaded[0].schema.pool().encode_to_vec();
@@ -395,7 +404,7 @@ mod tests {
     }
 
     #[test]
-    fn pasted_editions_text_is_compiled_by_protoc_and_says_so() -> Result<(), String> {
+    fn pasted_editions_text_is_compiled_by_protoc_and_says_so() -> Result<(), SchemaLoadError> {
         let mut set = SchemaSet::default();
         let loaded = set.load_pasted(
             "edition = \"2023\";\npackage e;\nmessage P { int32 x = 1 [features.field_presence = IMPLICIT]; }\n",
@@ -417,6 +426,7 @@ mod tests {
         let err = set
             .load_pasted("syntax = \"proto3\";\nmessage A { int32 x = ; }\n")
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("pasted.proto"), "{err}");
         assert!(set.is_empty());

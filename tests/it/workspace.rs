@@ -373,7 +373,11 @@ fn switching_sources_keeps_each_ones_state() {
 #[test]
 fn a_missing_file_is_an_error_naming_it() {
     let mut ws = Workspace::new(no_notify());
-    let err = ws.open_path("/no/such/file.json").err().unwrap_or_default();
+    let err = ws
+        .open_path("/no/such/file.json")
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(err.contains("/no/such/file.json"), "{err}");
     assert!(ws.entries.is_empty());
 }
@@ -539,7 +543,7 @@ fn a_key_log_decrypts_the_open_captures() {
     // A line that is no key log entry is an error naming it; nothing loaded changes.
     assert!(ws
         .load_key_log("CLIENT_RANDOM zz\n")
-        .is_err_and(|e| e.contains("line 1")));
+        .is_err_and(|e| e.to_string().contains("line 1")));
 }
 
 /// The MessagePack and CBOR columns show what Python's msgpack and cbor2 write (80 bytes each
@@ -996,11 +1000,11 @@ fn a_file_is_one_source_and_reload_reads_it_again() {
     let a = ws.analysis().expect("analysed again");
     assert_eq!(a.format, Format::Json);
     // A paste has no file to read again.
-    let e = ws.reload(1).expect_err("a paste");
+    let e = ws.reload(1).expect_err("a paste").to_string();
     assert!(e.contains("only a source opened from a file"), "{e}");
     // A file gone from disk is an error naming it; the source stays as it was.
     std::fs::remove_file(&path).expect("remove");
-    let e = ws.reload(0).expect_err("gone");
+    let e = ws.reload(0).expect_err("gone").to_string();
     assert!(e.contains("order.json"), "{e}");
     assert_eq!(ws.entries[0].source.bytes(), br#"{"id": 2, "paid": true}"#);
 }

@@ -166,7 +166,7 @@ impl App {
                     let name = self.ws.entries.get(i).map(|e| e.name()).unwrap_or_default();
                     self.status = Some(match self.ws.reload(i) {
                         Ok(()) => super::Status::Info(format!("{name} read again")),
-                        Err(e) => super::Status::Error(e),
+                        Err(e) => super::Status::Error(e.to_string()),
                     });
                 }
             }

@@ -645,7 +645,7 @@ impl App {
                 c.diff.changes.len(),
                 path.display()
             )),
-            Err(e) => Status::Error(e),
+            Err(e) => Status::Error(e.to_string()),
         });
     }
 

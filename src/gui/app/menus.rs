@@ -391,7 +391,7 @@ impl App {
 
     /// Loads pasted schema text; the error is shown where it was pasted.
     pub fn load_schema_text(&mut self, text: &str) -> Result<(), String> {
-        let label = self.ws.load_schema_text(text)?;
+        let label = self.ws.load_schema_text(text).map_err(|e| e.to_string())?;
         let kept = super::SchemaText::Pasted(text.to_string());
         let note = if text.len() > super::SchemaText::MAX_PASTED {
             " (too long to keep for the next run)"

@@ -204,10 +204,15 @@ impl App {
                     Some((n, bytes)) => app
                         .ws
                         .load_proto_source(n, &String::from_utf8_lossy(bytes))
-                        .map(drop),
+                        .map(drop)
+                        .map_err(|e| e.to_string()),
                     None => Err(format!("no bundled sample is named {name}")),
                 },
-                SchemaText::Pasted(text) => app.ws.load_schema_text(text).map(drop),
+                SchemaText::Pasted(text) => app
+                    .ws
+                    .load_schema_text(text)
+                    .map(drop)
+                    .map_err(|e| e.to_string()),
             };
             if let Err(e) = loaded {
                 app.status = Some(Status::Error(format!(
@@ -266,7 +271,7 @@ impl App {
                 self.settings.remember(full);
                 self.status = None;
             }
-            Err(e) => self.status = Some(Status::Error(e)),
+            Err(e) => self.status = Some(Status::Error(e.to_string())),
         }
     }
 
@@ -656,7 +661,7 @@ impl App {
                     "TLS key log loaded from {}: keys for {n} connection(s); captures are read again with them",
                     path.display()
                 )),
-            Err(e) => Status::Error(e),
+            Err(e) => Status::Error(e.to_string()),
         });
     }
 }

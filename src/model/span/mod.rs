@@ -828,62 +828,175 @@ impl SpanTree {
 
     /// Checks the tree's invariants: spans inside `len`, header and payload inside the span,
     /// children inside their parent and in byte order, pre-order ids. Returns the first broken one.
-    pub fn validate(&self, len: usize) -> Result<(), String> {
+    pub fn validate(&self, len: usize) -> Result<(), TreeError> {
         let mut previous_start = 0;
         for (i, n) in self.nodes().enumerate() {
-            let here = || format!("node {i} ({})", self.path(NodeId(i as u32)));
-            if n.span.start > n.span.end || n.span.end > len {
-                return Err(format!("{}: span {} outside 0..{len}", here(), n.span));
+            let at = || NodeAt {
+                index: i,
+                path: self.path(NodeId(i as u32)).to_string(),
+            };
+            let span = n.span;
+            if span.start > span.end || span.end > len {
+                return Err(TreeError::SpanOutside {
+                    at: at(),
+                    span,
+                    len,
+                });
             }
-            if !(n.span.start <= n.header_end && n.header_end <= n.span.end) {
-                return Err(format!(
-                    "{}: header end {} outside span {}",
-                    here(),
-                    n.header_end,
-                    n.span
-                ));
+            if !(span.start <= n.header_end && n.header_end <= span.end) {
+                let header_end = n.header_end;
+                return Err(TreeError::HeaderOutside {
+                    at: at(),
+                    header_end,
+                    span,
+                });
             }
-            if !n.span.encloses(&n.payload) || n.payload.start < n.header_end {
-                return Err(format!(
-                    "{}: payload {} outside span {}",
-                    here(),
-                    n.payload,
-                    n.span
-                ));
+            if !span.encloses(&n.payload) || n.payload.start < n.header_end {
+                let payload = n.payload;
+                return Err(TreeError::PayloadOutside {
+                    at: at(),
+                    payload,
+                    span,
+                });
             }
-            if let Some(k) = n.key {
-                if k.end > n.span.start {
-                    return Err(format!("{}: key {k} overlaps value {}", here(), n.span));
+            if let Some(key) = n.key {
+                if key.end > span.start {
+                    return Err(TreeError::KeyOverlaps {
+                        at: at(),
+                        key,
+                        span,
+                    });
                 }
             }
             if (n.subtree_end as usize) <= i || n.subtree_end as usize > self.len() {
-                return Err(format!("{}: bad subtree end {}", here(), n.subtree_end));
+                let subtree_end = n.subtree_end;
+                return Err(TreeError::BadSubtreeEnd {
+                    at: at(),
+                    subtree_end,
+                });
             }
             match n.parent {
-                None if i != 0 => return Err(format!("{}: no parent", here())),
+                None if i != 0 => return Err(TreeError::NoParent { at: at() }),
                 Some(p) => {
                     let pn = self.node(p);
                     if p.index() >= i || pn.subtree_end as usize <= i {
-                        return Err(format!("{}: not in its parent's subtree", here()));
+                        return Err(TreeError::OutsideParentSubtree { at: at() });
                     }
                     if !pn.payload.encloses(&n.extent()) {
-                        return Err(format!(
-                            "{}: extent {} outside parent payload {}",
-                            here(),
-                            n.extent(),
-                            pn.payload
-                        ));
+                        let (extent, payload) = (n.extent(), pn.payload);
+                        return Err(TreeError::OutsideParent {
+                            at: at(),
+                            extent,
+                            payload,
+                        });
                     }
                 }
                 None => {}
             }
             if previous_start > n.extent().start {
-                return Err(format!("{}: starts before the node before it", here()));
+                return Err(TreeError::OutOfOrder { at: at() });
             }
             previous_start = n.extent().start;
         }
         Ok(())
     }
+}
+
+/// The node [`SpanTree::validate`] found at fault: its id and its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeAt {
+    /// The node's id (its pre-order index).
+    pub index: usize,
+    /// The node's path from the root.
+    pub path: String,
+}
+
+impl std::fmt::Display for NodeAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "node {} ({})", self.index, self.path)
+    }
+}
+
+/// The first invariant [`SpanTree::validate`] found broken, and at which node.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TreeError {
+    /// The node's span is backwards or reaches past the buffer.
+    #[error("{at}: span {span} outside 0..{len}")]
+    SpanOutside {
+        /// The node.
+        at: NodeAt,
+        /// Its span.
+        span: Span,
+        /// The buffer's length.
+        len: usize,
+    },
+    /// The node's header ends outside its span.
+    #[error("{at}: header end {header_end} outside span {span}")]
+    HeaderOutside {
+        /// The node.
+        at: NodeAt,
+        /// Where its header ends.
+        header_end: usize,
+        /// Its span.
+        span: Span,
+    },
+    /// The node's payload is not inside its span after the header.
+    #[error("{at}: payload {payload} outside span {span}")]
+    PayloadOutside {
+        /// The node.
+        at: NodeAt,
+        /// Its payload.
+        payload: Span,
+        /// Its span.
+        span: Span,
+    },
+    /// The node's key does not end before its value starts.
+    #[error("{at}: key {key} overlaps value {span}")]
+    KeyOverlaps {
+        /// The node.
+        at: NodeAt,
+        /// Its key's span.
+        key: Span,
+        /// Its value's span.
+        span: Span,
+    },
+    /// The node's subtree ends at or before it, or after the tree.
+    #[error("{at}: bad subtree end {subtree_end}")]
+    BadSubtreeEnd {
+        /// The node.
+        at: NodeAt,
+        /// The id its subtree ends before.
+        subtree_end: u32,
+    },
+    /// A node other than the root has no parent.
+    #[error("{at}: no parent")]
+    NoParent {
+        /// The node.
+        at: NodeAt,
+    },
+    /// The node's id is not inside its parent's subtree.
+    #[error("{at}: not in its parent's subtree")]
+    OutsideParentSubtree {
+        /// The node.
+        at: NodeAt,
+    },
+    /// The node's bytes (key and value) are not inside its parent's payload.
+    #[error("{at}: extent {extent} outside parent payload {payload}")]
+    OutsideParent {
+        /// The node.
+        at: NodeAt,
+        /// Its key and value together.
+        extent: Span,
+        /// Its parent's payload.
+        payload: Span,
+    },
+    /// The node starts before the node before it in pre-order.
+    #[error("{at}: starts before the node before it")]
+    OutOfOrder {
+        /// The node.
+        at: NodeAt,
+    },
 }
 
 /// The text of key `key` of a shape's key table (`""` for an id it does not have).

@@ -18,29 +18,31 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::types::Value as AvroValue;
 use apache_avro::writer::datum::GenericDatumWriter;
 
-use super::{timed, Held, Library, RoundTrip, Warmed};
+use super::{timed, Held, Library, PrepareError, RoundTrip, Warmed};
 use crate::codec::avro::AvroSchema;
 use crate::profile::bench::Bencher;
 
 /// What the crate said, as the profiler reports it.
-fn failed(what: &str, e: apache_avro::Error) -> String {
-    format!("apache-avro: {what}: {e}")
+fn failed(what: &str, e: apache_avro::Error) -> PrepareError {
+    PrepareError::failed(Library::ApacheAvro, format!("{what}: {e}"))
 }
 
-fn writer(schema: &AvroSchema) -> Result<GenericDatumWriter<'_>, String> {
+/// The crate's datum writer by `schema`.
+fn writer(schema: &AvroSchema) -> Result<GenericDatumWriter<'_>, PrepareError> {
     GenericDatumWriter::builder(schema.root())
         .build()
         .map_err(|e| failed("the schema", e))
 }
 
-fn reader(schema: &AvroSchema) -> Result<GenericDatumReader<'_>, String> {
+/// The crate's datum reader by `schema`.
+fn reader(schema: &AvroSchema) -> Result<GenericDatumReader<'_>, PrepareError> {
     GenericDatumReader::builder(schema.root())
         .build()
         .map_err(|e| failed("the schema", e))
 }
 
 /// Reads one datum filling `bytes`: bytes left after it are an error (the datum is all of them).
-fn read_all(reader: &GenericDatumReader<'_>, bytes: &[u8]) -> Result<AvroValue, String> {
+fn read_all(reader: &GenericDatumReader<'_>, bytes: &[u8]) -> Result<AvroValue, PrepareError> {
     let mut rest = bytes;
     let value = reader
         .read_value(&mut rest)
@@ -48,15 +50,17 @@ fn read_all(reader: &GenericDatumReader<'_>, bytes: &[u8]) -> Result<AvroValue, 
     if rest.is_empty() {
         Ok(value)
     } else {
-        Err(format!(
-            "apache-avro: the datum ends at byte {} of {}",
+        let ends = format!(
+            "the datum ends at byte {} of {}",
             bytes.len() - rest.len(),
             bytes.len()
-        ))
+        );
+        Err(PrepareError::failed(Library::ApacheAvro, ends))
     }
 }
 
-fn write(writer: &GenericDatumWriter<'_>, value: &AvroValue) -> Result<Vec<u8>, String> {
+/// The crate's bytes of `value`.
+fn write(writer: &GenericDatumWriter<'_>, value: &AvroValue) -> Result<Vec<u8>, PrepareError> {
     let mut out = Vec::new();
     writer
         .write_value_ref(&mut out, value)
@@ -128,7 +132,7 @@ pub struct ApacheAvro {
 impl ApacheAvro {
     /// Reads `avro` (wirelens' datum) by `schema`, the one it was written with, and writes the
     /// value back with the crate.
-    pub fn new(avro: &[u8], schema: &AvroSchema) -> Result<ApacheAvro, String> {
+    pub fn new(avro: &[u8], schema: &AvroSchema) -> Result<ApacheAvro, PrepareError> {
         let (value, decode) = {
             let reader = reader(schema)?;
             timed(|| read_all(&reader, avro))
@@ -160,7 +164,7 @@ impl super::Adapter for ApacheAvro {
     fn encode(&self, b: &mut Bencher<'_>) {
         let writer = match writer(&self.schema) {
             Ok(w) => w,
-            Err(e) => return b.fail(e),
+            Err(e) => return b.fail(e.to_string()),
         };
         self.value.with(b, |b, value| {
             b.iter_checked(
@@ -180,12 +184,13 @@ impl super::Adapter for ApacheAvro {
     fn decode(&self, b: &mut Bencher<'_>) {
         let reader = match reader(&self.schema) {
             Ok(r) => r,
-            Err(e) => return b.fail(e),
+            Err(e) => return b.fail(e.to_string()),
         };
         b.iter_checked(
             |back| {
-                self.round_trip
-                    .check(Library::ApacheAvro, back, |v| Ok(canonical(v)))
+                self.round_trip.check(Library::ApacheAvro, back, |v| {
+                    Ok::<_, PrepareError>(canonical(v))
+                })
             },
             |_| reader.read_value(&mut black_box(&self.bytes[..])),
         );

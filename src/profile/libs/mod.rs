@@ -185,12 +185,62 @@ pub struct Source<'a> {
     pub avro: Option<&'a AvroSchema>,
 }
 
+/// Why a library could not be prepared for timing: the row is reported, not timed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PrepareError {
+    /// The library failed reading or writing the payload (or taking its schema).
+    #[error("{}: {message}", .library.name())]
+    Failed {
+        /// The library.
+        library: Library,
+        /// What it said, after what it was doing.
+        message: String,
+    },
+    /// The library's bytes do not decode back to the value it encoded.
+    #[error("{}: its output does not decode back to the same value", .0.name())]
+    Mismatch(Library),
+    /// wirelens could not encode the value.
+    #[error("wirelens: {0}")]
+    Encode(#[from] crate::codec::EncodeError),
+    /// wirelens encoded the value to other bytes than the caller's.
+    #[error("wirelens: encoding the value twice gave different bytes")]
+    NotRepeatable,
+    /// No Avro schema could be inferred for the value (what the inference said).
+    #[error(transparent)]
+    AvroSchema(crate::codec::avro::infer::InferError),
+    /// prost-reflect was given no message type.
+    #[error("prost-reflect needs a message type")]
+    NoMessageType,
+    /// apache-avro was given no writer's schema.
+    #[error("apache-avro needs the schema the bytes were written with")]
+    NoAvroSchema,
+    /// The library does not read or write the format.
+    #[error("{} does not handle {}", .library.name(), .format.title())]
+    Unsupported {
+        /// The library.
+        library: Library,
+        /// The format asked for.
+        format: Format,
+    },
+}
+
+impl PrepareError {
+    /// `library` failed with `message`.
+    fn failed(library: Library, message: impl std::fmt::Display) -> PrepareError {
+        PrepareError::Failed {
+            library,
+            message: message.to_string(),
+        }
+    }
+}
+
 /// Prepares `library` for `format` on `source`: converts, encodes once, checks the round trip.
 pub fn prepare(
     library: Library,
     format: Format,
     source: Source<'_>,
-) -> Result<Box<dyn Adapter>, String> {
+) -> Result<Box<dyn Adapter>, PrepareError> {
     let adapter: Box<dyn Adapter> = match (library, format) {
         (Library::Wirelens, f) => Box::new(wirelens::Adapter::new(f, source)?),
         (Library::SerdeJson, Format::Json) => {
@@ -204,16 +254,14 @@ pub fn prepare(
         (Library::Ciborium, Format::Cbor) => Box::new(Plain::<cbor::Ciborium>::new(source.bytes)?),
         (Library::Cbor4ii, Format::Cbor) => Box::new(Plain::<cbor::Cbor4ii>::new(source.bytes)?),
         (Library::ProstReflect, Format::Protobuf) => {
-            let message = source.message.ok_or("prost-reflect needs a message type")?;
+            let message = source.message.ok_or(PrepareError::NoMessageType)?;
             Box::new(protobuf::Prost::new(source.bytes, message)?)
         }
         (Library::ApacheAvro, Format::Avro) => {
-            let schema = source
-                .avro
-                .ok_or("apache-avro needs the schema the bytes were written with")?;
+            let schema = source.avro.ok_or(PrepareError::NoAvroSchema)?;
             Box::new(avro::ApacheAvro::new(source.bytes, schema)?)
         }
-        (l, f) => return Err(format!("{} does not handle {}", l.name(), f.title())),
+        (library, format) => return Err(PrepareError::Unsupported { library, format }),
     };
     Ok(adapter)
 }
@@ -243,8 +291,8 @@ struct Plain<C: Codec> {
 }
 
 impl<C: Codec> Plain<C> {
-    fn new(input: &[u8]) -> Result<Plain<C>, String> {
-        let named = |e: String| format!("{}: {e}", C::LIBRARY.name());
+    fn new(input: &[u8]) -> Result<Plain<C>, PrepareError> {
+        let named = |e: String| PrepareError::failed(C::LIBRARY, e);
         let (value, decode) = timed(|| C::read(input));
         let value = value.map_err(named)?;
         let mut bytes = Vec::new();
@@ -317,8 +365,8 @@ impl RoundTrip {
     fn new(
         own: &[u8],
         from: &[u8],
-        canonical: impl FnOnce() -> Result<Vec<u8>, String>,
-    ) -> Result<RoundTrip, String> {
+        canonical: impl FnOnce() -> Result<Vec<u8>, PrepareError>,
+    ) -> Result<RoundTrip, PrepareError> {
         let expected = if own == from {
             None
         } else {
@@ -329,18 +377,20 @@ impl RoundTrip {
 
     /// The check of a value whose canonical bytes `canonical` writes, whatever bytes it came
     /// from.
-    fn always(canonical: impl FnOnce() -> Result<Vec<u8>, String>) -> Result<RoundTrip, String> {
+    fn always(
+        canonical: impl FnOnce() -> Result<Vec<u8>, PrepareError>,
+    ) -> Result<RoundTrip, PrepareError> {
         Ok(RoundTrip {
             expected: Some(hash(&canonical()?)),
         })
     }
 
     /// Checks a decode's output written by `canonical`.
-    fn check<V, E: std::fmt::Display>(
+    fn check<V, E: std::fmt::Display, W: std::fmt::Display>(
         &self,
         library: Library,
         decoded: &Result<V, E>,
-        canonical: impl FnOnce(&V) -> Result<Vec<u8>, String>,
+        canonical: impl FnOnce(&V) -> Result<Vec<u8>, W>,
     ) -> Result<(), String> {
         let Some(expected) = self.expected else {
             return Ok(());
@@ -348,10 +398,11 @@ impl RoundTrip {
         let value = decoded
             .as_ref()
             .map_err(|e| format!("{}: {e}", library.name()))?;
-        if hash(&canonical(value)?) == expected {
+        let written = canonical(value).map_err(|e| e.to_string())?;
+        if hash(&written) == expected {
             Ok(())
         } else {
-            Err(mismatch(library))
+            Err(PrepareError::Mismatch(library).to_string())
         }
     }
 }
@@ -361,14 +412,6 @@ fn hash(bytes: &[u8]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     bytes.hash(&mut h);
     h.finish()
-}
-
-/// Says why a library's bytes did not decode back to the value it encoded.
-fn mismatch(library: Library) -> String {
-    format!(
-        "{}: its output does not decode back to the same value",
-        library.name()
-    )
 }
 
 #[cfg(test)]

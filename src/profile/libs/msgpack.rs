@@ -2,13 +2,13 @@
 
 use std::hint::black_box;
 
-use super::{timed, Codec, Held, Library, RoundTrip, Warmed};
+use super::{timed, Codec, Held, Library, PrepareError, RoundTrip, Warmed};
 use crate::profile::bench::Bencher;
 
 /// rmpv's bytes of a value: one way of writing each value, other bytes for another value.
-pub(super) fn write_rmpv(value: &rmpv::Value) -> Result<Vec<u8>, String> {
+pub(super) fn write_rmpv(value: &rmpv::Value) -> Result<Vec<u8>, PrepareError> {
     let mut out = Vec::new();
-    Rmpv::write(value, &mut out).map_err(|e| format!("rmpv: {e}"))?;
+    Rmpv::write(value, &mut out).map_err(|e| PrepareError::failed(Library::Rmpv, e))?;
     Ok(out)
 }
 
@@ -36,10 +36,10 @@ pub struct RmpSerde {
 }
 
 impl RmpSerde {
-    pub fn new(msgpack: &[u8]) -> Result<RmpSerde, String> {
-        let value = Rmpv::read(msgpack).map_err(|e| format!("rmpv: {e}"))?;
+    pub fn new(msgpack: &[u8]) -> Result<RmpSerde, PrepareError> {
+        let value = Rmpv::read(msgpack).map_err(|e| PrepareError::failed(Library::Rmpv, e))?;
         let (bytes, encoded_in) = timed(|| rmp_serde::to_vec_named(&value));
-        let bytes = bytes.map_err(|e| format!("rmp-serde: {e}"))?;
+        let bytes = bytes.map_err(|e| PrepareError::failed(Library::RmpSerde, e))?;
         // Always checked, through rmpv's writer: rmp-serde's serde path is what may not give
         // the value back (an ext written as an array would read back as one).
         let round_trip = RoundTrip::always(|| write_rmpv(&value))?;

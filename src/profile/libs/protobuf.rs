@@ -5,7 +5,7 @@ use std::hint::black_box;
 use prost::Message;
 use prost_reflect::DynamicMessage;
 
-use super::{mismatch, timed, Held, Library, Warmed};
+use super::{timed, Held, Library, PrepareError, Warmed};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::profile::bench::Bencher;
 
@@ -18,19 +18,19 @@ pub struct Prost {
 }
 
 impl Prost {
-    pub fn new(pb: &[u8], message: &MessageDescriptor) -> Result<Prost, String> {
+    pub fn new(pb: &[u8], message: &MessageDescriptor) -> Result<Prost, PrepareError> {
+        let failed = |e| PrepareError::failed(Library::ProstReflect, e);
         let (value, decode) = timed(|| DynamicMessage::decode(message.clone(), pb));
-        let value = value.map_err(|e| format!("prost-reflect: {e}"))?;
+        let value = value.map_err(failed)?;
         let (bytes, encode) = timed(|| value.encode_to_vec());
         let warmed = Warmed {
             encode: Some(encode),
             decode: (bytes == pb).then_some(decode),
         };
         if bytes != pb {
-            let back = DynamicMessage::decode(message.clone(), &bytes[..])
-                .map_err(|e| format!("prost-reflect: {e}"))?;
+            let back = DynamicMessage::decode(message.clone(), &bytes[..]).map_err(failed)?;
             if back != value {
-                return Err(mismatch(Library::ProstReflect));
+                return Err(PrepareError::Mismatch(Library::ProstReflect));
             }
         }
         Ok(Prost {

@@ -3,7 +3,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use super::{timed, Source, Warmed};
+use super::{timed, PrepareError, Source, Warmed};
 use crate::codec::{self, DecodeOptions, EncodeOptions, Format};
 use crate::model::Value;
 use crate::profile::bench::Bencher;
@@ -19,14 +19,14 @@ pub struct Adapter {
 }
 
 impl Adapter {
-    pub fn new(format: Format, source: Source<'_>) -> Result<Adapter, String> {
+    pub fn new(format: Format, source: Source<'_>) -> Result<Adapter, PrepareError> {
         // Avro is timed with the schema settled once (the one the caller's bytes were written
         // with, else the one inferred from the value), as a program that writes Avro has it.
         let avro = match (format, source.avro) {
             (Format::Avro, Some(schema)) => Some(schema.clone()),
             (Format::Avro, None) => Some(
                 codec::avro::schema_for(source.value, &EncodeOptions::default())
-                    .map_err(|e| e.to_string())?,
+                    .map_err(PrepareError::AvroSchema)?,
             ),
             _ => None,
         };
@@ -44,9 +44,9 @@ impl Adapter {
         // an inferred schema).
         let value = Arc::clone(source.value);
         let (encoded, encoded_in) = timed(|| codec::encode(&value, format, &encode));
-        let bytes = encoded.map_err(|e| format!("wirelens: {e}"))?.bytes;
+        let bytes = encoded?.bytes;
         if bytes != source.bytes {
-            return Err("wirelens: encoding the value twice gave different bytes".into());
+            return Err(PrepareError::NotRepeatable);
         }
         // That the bytes decode is checked on the decode's first call (it is not timed twice).
         Ok(Adapter {

@@ -280,7 +280,7 @@ impl App {
                     ""
                 }
             )),
-            Err(e) => Status::Error(e),
+            Err(e) => Status::Error(e.to_string()),
         });
     }
 
@@ -292,7 +292,7 @@ impl App {
         let text = if markdown {
             Ok(markdown_text(&report))
         } else {
-            csv_text(&report)
+            csv_text(&report).map_err(|e| e.to_string())
         };
         match text {
             Ok(t) => {
