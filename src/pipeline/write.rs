@@ -414,6 +414,21 @@ pub fn write_text(
 /// Protobuf read as `message`, written as its proto3 JSON: from the value where it can say it,
 /// else by prost-reflect from the payload's bytes (which reports what it refuses). With spans,
 /// the text is read back for its tree.
+///
+/// The second writer stays for the payloads the value cannot say byte for byte (the list is
+/// `proto3_json_of_value`'s); in each, the text or the error is prost-reflect's own reading of
+/// the bytes, which the value does not hold:
+/// - payloads prost-reflect refuses (a field whose wire type contradicts the schema, a
+///   well-known type out of its range, an `Any` of a type not in the pool, nesting past its
+///   limit): the error the user sees is prost-reflect's decode or write error, in its words
+///   and with its byte offsets;
+/// - a string field with `utf8_validation = NONE` that is not UTF-8: the repaired text comes
+///   with one note per field, in the order prost-reflect walks the re-read message (a map's in
+///   the order of its `HashMap`), which the value's order would not match;
+/// - a well-known type that occurs more than once or is not in its natural form, a `Value`
+///   that may be a plain message: prost-reflect merges the occurrences' bytes and reads the
+///   result, where the value holds each occurrence read on its own, or a plain message that
+///   may be either.
 fn proto3_json(
     source: Decoded<'_>,
     message: &MessageDescriptor,

@@ -20,7 +20,8 @@
 //! - 64-bit integers as strings, enums by name (unnamed numbers as numbers;
 //!   `google.protobuf.NullValue` as `null`), bytes in base64, non-finite floats as `"NaN"`,
 //!   `"Infinity"`, `"-Infinity"` (`null` in a float wrapper, as serde_json writes them);
-//! - the well-known types in their JSON forms (`Any` with `"@type"` first);
+//! - the well-known types in their JSON forms (`Any` with `"@type"` first; an `Any` of a
+//!   well-known type with `"value"`, its packed bytes read here);
 //! - with editions in the pool, a field of implicit presence at its default and a closed enum's
 //!   unnamed numbers left out, as `to_proto3_json` leaves them (not below an `Any` or an
 //!   extension, which prost-reflect reads afresh).
@@ -32,10 +33,9 @@
 //! - a string field with `utf8_validation = NONE` read as bytes (the ordinary way repairs it,
 //!   with a note);
 //! - a well-known type not in its natural form (out of range, odd fields) or occurring more than
-//!   once, an `Any` whose type is not in the pool or is itself well known, a
-//!   `google.protobuf.Value` that is a map of only `Value`'s own field names (a `Value` read as a
-//!   plain message reads the same way as a struct with those keys), and a non-finite number in a
-//!   `Value`;
+//!   once, an `Any` whose type is not in the pool, a `google.protobuf.Value` that is a map of
+//!   only `Value`'s own field names (a `Value` read as a plain message reads the same way as a
+//!   struct with those keys), and a non-finite number in a `Value`;
 //! - messages nested more than [`MAX_DEPTH`] deep (prost-reflect stops at 100).
 
 use std::borrow::Cow;
@@ -46,11 +46,13 @@ use base64::Engine as _;
 use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
+use super::decode::{decode_value, Tables};
 use super::field::FieldFacts;
 use super::proto3_json::{uses_editions, Proto3JsonOptions};
 use super::wkt::{parse_duration, WellKnown};
 use super::PerType;
 use crate::codec::protobuf::editions;
+use crate::codec::DecodeOptions;
 use crate::model::Value;
 
 /// How many messages deep the value is written; deeper, [`proto3_json_of_value`] declines.
@@ -282,13 +284,48 @@ impl Message<'_> {
             .desc
             .parent_pool()
             .get_message_by_name(name)
-            .filter(|m| WellKnown::of(m.full_name()).is_none())
-            .ok_or_else(|| decline("an Any of a type not in the pool, or well known"))?;
+            .ok_or_else(|| decline("an Any of a type not in the pool"))?;
+        if WellKnown::of(inner.full_name()).is_some() {
+            return self.any_of_well_known(url, rest, &inner, s);
+        }
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("@type", url.as_str())?;
         // prost-reflect reads the packed message afresh: editions are not put right in it.
         let rest: Vec<&(Value, Value)> = rest.iter().collect();
         self.fields(&mut map, &rest, &inner, false)?;
+        map.end()
+    }
+
+    /// An `Any` of a well-known type (the decoder keeps its `"value"` bytes unread): `"@type"`,
+    /// then `"value"`, the packed bytes read as `inner` and written in its JSON form, as
+    /// prost-reflect writes it. Bytes not in the type's natural form are declined as they are
+    /// in a field.
+    fn any_of_well_known<S: Serializer>(
+        &self,
+        url: &str,
+        rest: &[(Value, Value)],
+        inner: &MessageDescriptor,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let bytes: &[u8] = match rest {
+            [] => &[],
+            [(Value::Text(key), Value::Bytes(bytes))] if key.as_str() == "value" => bytes,
+            _ => return Err(decline("an Any in its plain form")),
+        };
+        let value = decode_value(bytes, inner, &DecodeOptions::default(), &mut Tables::new())
+            .ok_or_else(|| decline("an Any whose value does not read"))?;
+        let parts = [&value];
+        // prost-reflect reads the packed message afresh: editions are not put right in it.
+        let packed = Message {
+            w: self.w,
+            parts: &parts,
+            desc: inner,
+            cleared: false,
+            depth: self.depth + 1,
+        };
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("@type", url)?;
+        map.serialize_entry("value", &packed)?;
         map.end()
     }
 

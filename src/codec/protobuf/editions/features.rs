@@ -12,6 +12,7 @@
 //! so an edition's defaults are what protoc resolves against, not a table written again here.
 
 use super::wire::{self, Field};
+use super::EditionsError;
 
 /// `Edition` numbers of `descriptor.proto`.
 pub const EDITION_PROTO2: i32 = 998;
@@ -35,6 +36,11 @@ pub fn edition_name(edition: i32) -> String {
         1002 => "2026".into(),
         n => format!("edition number {n}"),
     }
+}
+
+/// An error in protoc's edition defaults, said as such.
+fn in_defaults(e: EditionsError) -> EditionsError {
+    EditionsError::InDefaults(Box::new(e))
 }
 
 /// The features `google.protobuf.FeatureSet` defines that wirelens reads (field numbers 1 to
@@ -87,15 +93,15 @@ pub enum Scope {
 
 impl Features {
     /// The defaults of `edition` (an `Edition` number), or why there are none.
-    pub fn defaults(edition: i32) -> Result<Features, String> {
+    pub fn defaults(edition: i32) -> Result<Features, EditionsError> {
         let mut best: Option<(i32, Features)> = None;
-        for entry in wire::fields(DEFAULTS).map_err(|e| format!("edition defaults: {e}"))? {
+        for entry in wire::fields(DEFAULTS).map_err(in_defaults)? {
             let Field::Len(1, bytes) = entry else {
                 continue;
             };
             let mut at = None;
             let mut features = Features::default();
-            for f in wire::fields(bytes).map_err(|e| format!("edition defaults: {e}"))? {
+            for f in wire::fields(bytes).map_err(in_defaults)? {
                 match f {
                     Field::Varint(3, e) => at = Some(e as i32),
                     // overridable_features (4) and fixed_features (5) together are the defaults.
@@ -110,21 +116,14 @@ impl Features {
             }
         }
         match best {
-            Some(_) if !(EDITION_2023..=EDITION_2024).contains(&edition) => Err(format!(
-                "edition {} is not supported (wirelens knows editions 2023 and 2024)",
-                edition_name(edition)
-            )),
-            Some((_, f)) => Ok(f),
-            None => Err(format!(
-                "edition {} is not supported (wirelens knows editions 2023 and 2024)",
-                edition_name(edition)
-            )),
+            Some((_, f)) if (EDITION_2023..=EDITION_2024).contains(&edition) => Ok(f),
+            _ => Err(EditionsError::Unsupported { edition }),
         }
     }
 
     /// Reads a serialized `FeatureSet`, each feature it sets replacing this one's.
-    pub fn merge(&mut self, bytes: &[u8]) -> Result<(), String> {
-        for f in wire::fields(bytes).map_err(|e| format!("a FeatureSet: {e}"))? {
+    pub fn merge(&mut self, bytes: &[u8]) -> Result<(), EditionsError> {
+        for f in wire::fields(bytes).map_err(|e| EditionsError::InFeatureSet(Box::new(e)))? {
             if let Field::Varint(n @ 1..=8, v) = f {
                 if let Some(slot) = self.values.get_mut(n as usize - 1) {
                     *slot = v as i32;
@@ -135,7 +134,7 @@ impl Features {
     }
 
     /// This set with `bytes` (a serialized `FeatureSet`) merged over it.
-    pub fn with(mut self, bytes: Option<&[u8]>) -> Result<Features, String> {
+    pub fn with(mut self, bytes: Option<&[u8]>) -> Result<Features, EditionsError> {
         if let Some(bytes) = bytes {
             self.merge(bytes)?;
         }
@@ -238,7 +237,11 @@ mod tests {
     #[test]
     fn unknown_editions_are_refused() {
         let err = Features::defaults(1002).expect_err("2026");
-        assert!(err.contains("edition 2026 is not supported"), "{err}");
+        assert_eq!(err, EditionsError::Unsupported { edition: 1002 });
+        assert!(
+            err.to_string().contains("edition 2026 is not supported"),
+            "{err}"
+        );
         assert!(Features::defaults(EDITION_PROTO3).is_err());
     }
 

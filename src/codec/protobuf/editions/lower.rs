@@ -25,6 +25,7 @@ use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMe
 
 use super::features::{edition_name, Features};
 use super::wire::{self, Field};
+use super::EditionsError;
 
 /// An editions file of a lowered set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,18 +79,18 @@ pub fn unknown_syntax(set: &[u8]) -> Option<(String, String)> {
 }
 
 /// The set with every editions file lowered to proto2, and which files those were.
-pub fn lower_set(set: &[u8]) -> Result<(Vec<u8>, Vec<EditionFile>), String> {
+pub fn lower_set(set: &[u8]) -> Result<(Vec<u8>, Vec<EditionFile>), EditionsError> {
     let pool = DescriptorPool::global();
     let set_desc = message(&pool, "google.protobuf.FileDescriptorSet")?;
     let mut set_msg = DynamicMessage::decode(set_desc, set)
-        .map_err(|e| format!("not a valid FileDescriptorSet: {e}"))?;
+        .map_err(|e| EditionsError::NotValidSet(e.to_string()))?;
     let ctx = Context {
         map_entries: map_entries(&set_msg),
         feature_set: message(&pool, "google.protobuf.FeatureSet")?,
     };
     let mut lowered = Vec::new();
     let Some(Value::List(files)) = set_msg.get_field_by_name_mut("file") else {
-        return Err("not a FileDescriptorSet".into());
+        return Err(EditionsError::NotASet);
     };
     for file in files.iter_mut() {
         let Value::Message(file) = file else { continue };
@@ -98,7 +99,10 @@ pub fn lower_set(set: &[u8]) -> Result<(Vec<u8>, Vec<EditionFile>), String> {
         }
         let name = text(file, "name").unwrap_or_default();
         let edition = enum_number(file, "edition");
-        lower_file(file, edition, &ctx).map_err(|e| format!("{name}: {e}"))?;
+        lower_file(file, edition, &ctx).map_err(|e| EditionsError::InFile {
+            file: name.clone(),
+            error: Box::new(e),
+        })?;
         lowered.push(EditionFile {
             name,
             edition: edition_name(edition),
@@ -113,12 +117,12 @@ struct Context {
     feature_set: MessageDescriptor,
 }
 
-fn message(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, String> {
+fn message(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, EditionsError> {
     pool.get_message_by_name(name)
-        .ok_or_else(|| format!("prost-reflect's descriptor.proto has no {name}"))
+        .ok_or_else(|| EditionsError::MissingMessage(name.to_string()))
 }
 
-fn lower_file(file: &mut DynamicMessage, edition: i32, ctx: &Context) -> Result<(), String> {
+fn lower_file(file: &mut DynamicMessage, edition: i32, ctx: &Context) -> Result<(), EditionsError> {
     let features = Features::defaults(edition)?.with(own_features(file).as_deref())?;
     set_features(file, features, ctx)?;
     for_each(file, "message_type", |m| lower_message(m, features, ctx))?;
@@ -129,7 +133,11 @@ fn lower_file(file: &mut DynamicMessage, edition: i32, ctx: &Context) -> Result<
     Ok(())
 }
 
-fn lower_message(msg: &mut DynamicMessage, parent: Features, ctx: &Context) -> Result<(), String> {
+fn lower_message(
+    msg: &mut DynamicMessage,
+    parent: Features,
+    ctx: &Context,
+) -> Result<(), EditionsError> {
     let features = parent.with(own_features(msg).as_deref())?;
     set_features(msg, features, ctx)?;
     let map_entry = options_bool(msg, "map_entry");
@@ -156,7 +164,11 @@ fn lower_message(msg: &mut DynamicMessage, parent: Features, ctx: &Context) -> R
     for_each(msg, "enum_type", |e| lower_enum(e, features, ctx))
 }
 
-fn lower_enum(e: &mut DynamicMessage, parent: Features, ctx: &Context) -> Result<(), String> {
+fn lower_enum(
+    e: &mut DynamicMessage,
+    parent: Features,
+    ctx: &Context,
+) -> Result<(), EditionsError> {
     let features = parent.with(own_features(e).as_deref())?;
     set_features(e, features, ctx)?;
     for_each(e, "value", |v| {
@@ -179,7 +191,7 @@ fn lower_field(
     parent: Features,
     in_map_entry: bool,
     ctx: &Context,
-) -> Result<(), String> {
+) -> Result<(), EditionsError> {
     let features = parent.with(own_features(field).as_deref())?;
     let label = enum_number(field, "label");
     let ty = enum_number(field, "type");
@@ -206,8 +218,8 @@ fn lower_field(
 fn for_each(
     msg: &mut DynamicMessage,
     name: &str,
-    mut f: impl FnMut(&mut DynamicMessage) -> Result<(), String>,
-) -> Result<(), String> {
+    mut f: impl FnMut(&mut DynamicMessage) -> Result<(), EditionsError>,
+) -> Result<(), EditionsError> {
     if !msg.has_field_by_name(name) {
         return Ok(());
     }
@@ -267,21 +279,25 @@ fn options_bool(msg: &DynamicMessage, name: &str) -> bool {
 }
 
 /// The element's options message, made if it has none.
-fn options_mut(msg: &mut DynamicMessage) -> Result<&mut DynamicMessage, String> {
+fn options_mut(msg: &mut DynamicMessage) -> Result<&mut DynamicMessage, EditionsError> {
     let name = msg.descriptor().full_name().to_string();
     match msg.get_field_by_name_mut("options") {
         Some(Value::Message(o)) => Ok(o),
-        _ => Err(format!("{name} has no options")),
+        _ => Err(EditionsError::NoOptions(name)),
     }
 }
 
 /// Writes the resolved `features` into the element's options.
-fn set_features(msg: &mut DynamicMessage, features: Features, ctx: &Context) -> Result<(), String> {
+fn set_features(
+    msg: &mut DynamicMessage,
+    features: Features,
+    ctx: &Context,
+) -> Result<(), EditionsError> {
     let set = DynamicMessage::decode(ctx.feature_set.clone(), features.to_bytes().as_slice())
-        .map_err(|e| format!("resolved features: {e}"))?;
+        .map_err(|e| EditionsError::ResolvedFeatures(e.to_string()))?;
     options_mut(msg)?
         .try_set_field_by_name("features", Value::Message(set))
-        .map_err(|e| format!("resolved features: {e}"))
+        .map_err(|e| EditionsError::ResolvedFeatures(e.to_string()))
 }
 
 /// The full names of every map-entry message in the set.

@@ -14,11 +14,13 @@
 //! every enum (see [`super::dynamic`]). Language features (`pb.cpp`, `pb.java`, …) are kept as
 //! they are but not read.
 
+mod error;
 mod features;
 mod lower;
 pub mod protoc;
 mod wire;
 
+pub use error::EditionsError;
 pub use features::{edition_name, Features, Scope};
 pub use lower::{has_editions, lower_set, unknown_syntax, EditionFile};
 

@@ -1,6 +1,7 @@
 //! The few wire-format reads the editions code needs on descriptor bytes (a `FeatureSet`, the
 //! `features` field of an options message): the top-level fields of one message.
 
+use super::EditionsError;
 use crate::codec::protobuf::varint;
 
 /// One top-level field of a message.
@@ -15,13 +16,13 @@ pub enum Field<'a> {
 }
 
 /// The top-level fields of `bytes`, in order, or why they do not parse.
-pub fn fields(bytes: &[u8]) -> Result<Vec<Field<'_>>, String> {
+pub fn fields(bytes: &[u8]) -> Result<Vec<Field<'_>>, EditionsError> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
         let (tag, n) = read(bytes, at)?;
         at += n;
-        let number = u32::try_from(tag >> 3).map_err(|_| format!("a bad tag at byte {at}"))?;
+        let number = u32::try_from(tag >> 3).map_err(|_| EditionsError::BadTag { at })?;
         match tag & 7 {
             0 => {
                 let (v, n) = read(bytes, at)?;
@@ -31,7 +32,7 @@ pub fn fields(bytes: &[u8]) -> Result<Vec<Field<'_>>, String> {
             1 | 5 => {
                 at += if tag & 7 == 1 { 8 } else { 4 };
                 if at > bytes.len() {
-                    return Err("a fixed-width field runs past the end".into());
+                    return Err(EditionsError::FixedPastEnd);
                 }
                 out.push(Field::Other(number));
             }
@@ -42,7 +43,7 @@ pub fn fields(bytes: &[u8]) -> Result<Vec<Field<'_>>, String> {
                     .ok()
                     .and_then(|l| at.checked_add(l))
                     .filter(|&e| e <= bytes.len())
-                    .ok_or_else(|| format!("a length at byte {at} runs past the end"))?;
+                    .ok_or(EditionsError::LengthPastEnd { at: Some(at) })?;
                 out.push(Field::Len(number, bytes.get(at..end).unwrap_or_default()));
                 at = end;
             }
@@ -50,22 +51,22 @@ pub fn fields(bytes: &[u8]) -> Result<Vec<Field<'_>>, String> {
                 at = skip_group(bytes, at, number)?;
                 out.push(Field::Other(number));
             }
-            w => return Err(format!("wire type {w} at byte {at}")),
+            w => return Err(EditionsError::WireType { wire: w, at }),
         }
     }
     Ok(out)
 }
 
-fn read(bytes: &[u8], at: usize) -> Result<(u64, usize), String> {
-    varint::read(bytes, at, bytes.len()).map_err(|e| format!("a bad varint at byte {at}: {e:?}"))
+fn read(bytes: &[u8], at: usize) -> Result<(u64, usize), EditionsError> {
+    varint::read(bytes, at, bytes.len()).map_err(|e| EditionsError::varint(at, e))
 }
 
 /// The offset after the end-group tag that closes group `number` opened before `at`.
-fn skip_group(bytes: &[u8], mut at: usize, number: u32) -> Result<usize, String> {
+fn skip_group(bytes: &[u8], mut at: usize, number: u32) -> Result<usize, EditionsError> {
     let mut open = vec![number];
     while let Some(&inner) = open.last() {
         if at >= bytes.len() {
-            return Err(format!("group {inner} is not closed"));
+            return Err(EditionsError::GroupNotClosed { group: inner });
         }
         let (tag, n) = read(bytes, at)?;
         at += n;
@@ -79,17 +80,22 @@ fn skip_group(bytes: &[u8], mut at: usize, number: u32) -> Result<usize, String>
                 at = usize::try_from(len)
                     .ok()
                     .and_then(|l| (at + n).checked_add(l))
-                    .ok_or("a length runs past the end")?;
+                    .ok_or(EditionsError::LengthPastEnd { at: None })?;
             }
             3 => open.push(num),
             4 if num == inner => {
                 open.pop();
             }
-            w => return Err(format!("wire type {w} inside group {inner}")),
+            w => {
+                return Err(EditionsError::WireTypeInGroup {
+                    wire: w,
+                    group: inner,
+                })
+            }
         }
     }
     if at > bytes.len() {
-        return Err("a group runs past the end".into());
+        return Err(EditionsError::GroupPastEnd);
     }
     Ok(at)
 }
