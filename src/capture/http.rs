@@ -443,12 +443,12 @@ fn parse_one(
     let (body, end) = message.framed_body(detail, &mut parts)?;
     match message.decode_body(body, &mut parts, options, budget) {
         Ok(body) => Ok((parts.into_payload(body, None), end, info, None)),
-        Err((partial, cut, fault)) => Ok((
-            parts.into_payload(partial, Some(cut)),
-            end,
-            info,
-            Some(fault),
-        )),
+        Err(fault) => {
+            let cut = format!("{}: {}", fault.layer, fault.message);
+            let partial = parts.into_payload(fault.partial, Some(cut));
+            let fault = err(fault.layer, fault.offset, fault.message, Vec::new());
+            Ok((partial, end, info, Some(fault)))
+        }
     }
 }
 
@@ -667,6 +667,18 @@ impl Parts {
     }
 }
 
+/// A body whose content coding or gRPC-Web-text does not undo.
+struct BodyFault {
+    /// The body as far as it was undone.
+    partial: Vec<u8>,
+    /// The layer that failed (the coding's name, `gRPC-Web-text`).
+    layer: &'static str,
+    /// Where in its input the layer failed.
+    offset: usize,
+    /// Why.
+    message: String,
+}
+
 /// One HTTP/1.x message past its headers: where it starts, what its start line says of its
 /// body, and its headers.
 struct MessageRead<'i> {
@@ -749,14 +761,14 @@ impl MessageRead<'_> {
     }
 
     /// Undoes the body's content codings, then gRPC-Web-text's base64, each adding a layer to
-    /// `parts`. On a fault: the body as far as it was undone, why it is cut, and the fault.
+    /// `parts`. On a fault: the body as far as it was undone, and the layer's fault.
     fn decode_body(
         &self,
         mut body: Vec<u8>,
         parts: &mut Parts,
         options: &UnwrapOptions,
         budget: &mut Budget,
-    ) -> Result<Vec<u8>, (Vec<u8>, String, CaptureError)> {
+    ) -> Result<Vec<u8>, BodyFault> {
         // An empty body is empty whatever Content-Encoding says (a 304 or a HEAD answer keeps
         // the resource's headers).
         let codings: &[String] = if body.is_empty() {
@@ -773,9 +785,13 @@ impl MessageRead<'_> {
             budget,
         ) {
             Ok(undone) => body = undone,
-            Err((name, message, partial)) => {
-                let cut = format!("{name}: {message}");
-                return Err((partial, cut, err(name, 0, message, Vec::new())));
+            Err((layer, message, partial)) => {
+                return Err(BodyFault {
+                    partial,
+                    layer,
+                    offset: 0,
+                    message,
+                });
             }
         }
         // gRPC-Web-text: the frames are base64, often one padded chunk per frame.
@@ -799,8 +815,12 @@ impl MessageRead<'_> {
                     body = bytes;
                 }
                 Err((offset, message)) => {
-                    let cut = format!("gRPC-Web-text: {message}");
-                    return Err((body, cut, err("gRPC-Web-text", offset, message, Vec::new())));
+                    return Err(BodyFault {
+                        partial: body,
+                        layer: "gRPC-Web-text",
+                        offset,
+                        message,
+                    });
                 }
             }
         }

@@ -235,6 +235,8 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A cURL command line (bash or cmd quoting) read as the request it sends, or `None` when it
+/// names no URL.
 fn curl(text: &[u8]) -> Option<Request> {
     let cmd = text.windows(2).any(|w| w == b"^\"") || text.windows(3).any(|w| w == b" ^\n");
     let (words, stdin) = if cmd {
@@ -242,25 +244,80 @@ fn curl(text: &[u8]) -> Option<Request> {
     } else {
         bash_words(text)
     };
-    let mut req = Request {
-        kind: "cURL command",
-        shell: if cmd { "cmd" } else { "bash" },
-        ..Request::default()
+    let mut command = CurlCommand {
+        req: Request {
+            kind: "cURL command",
+            shell: if cmd { "cmd" } else { "bash" },
+            ..Request::default()
+        },
+        stdin,
+        data: Vec::new(),
+        json: false,
+        head: false,
+        url_query: Vec::new(),
+        get: false,
+        upload: None,
+        form: Vec::new(),
     };
-    // Each piece of data, and whether it is joined to the one before as it is (--json) rather
-    // than with `&`.
-    let mut data: Vec<(Vec<u8>, bool)> = Vec::new();
-    let mut json = false;
-    let mut head = false;
-    let mut url_query: Vec<String> = Vec::new();
-    // -G: the data goes in the URL's query; -T: the body is a file, sent with PUT.
-    let mut get = false;
-    let mut upload: Option<String> = None;
-    // Multipart fields (-F): named, not rebuilt (curl draws a random boundary, and file parts
-    // are read from disk).
-    let mut form: Vec<String> = Vec::new();
     let mut it = words.into_iter().skip(1);
     while let Some(word) = it.next() {
+        command.word(word, &mut it);
+    }
+    command.finish()
+}
+
+/// Options that take no value and change nothing read from a cURL command.
+const CURL_FLAGS_UNREAD: &[&str] = &[
+    "--compressed",
+    "-k",
+    "--insecure",
+    "-L",
+    "--location",
+    "-s",
+    "--silent",
+    "-i",
+    "--include",
+    "-v",
+    "--verbose",
+    "-S",
+    "--show-error",
+    "-f",
+    "--fail",
+    "--http1.1",
+    "--http2",
+    "--http2-prior-knowledge",
+    "-N",
+    "--no-buffer",
+];
+
+/// A cURL command's words as they are read, before the request is put together.
+struct CurlCommand {
+    /// The request so far.
+    req: Request,
+    /// The here-document the command reads as its standard input.
+    stdin: Option<Vec<u8>>,
+    /// Each piece of data, and whether it is joined to the one before as it is (--json) rather
+    /// than with `&`.
+    data: Vec<(Vec<u8>, bool)>,
+    /// `--json` was given.
+    json: bool,
+    /// `-I`: a HEAD request.
+    head: bool,
+    /// `--url-query` parts.
+    url_query: Vec<String>,
+    /// -G: the data goes in the URL's query.
+    get: bool,
+    /// -T: the body is a file, sent with PUT.
+    upload: Option<String>,
+    /// Multipart fields (-F): named, not rebuilt (curl draws a random boundary, and file parts
+    /// are read from disk).
+    form: Vec<String>,
+}
+
+impl CurlCommand {
+    /// Reads one word of the command, and the option's value from `it` when it takes one and
+    /// has none attached.
+    fn word(&mut self, word: Vec<u8>, it: &mut dyn Iterator<Item = Vec<u8>>) {
         let w = lossy(&word);
         let (name, inline) = match w.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.as_bytes().to_vec())),
@@ -275,10 +332,11 @@ fn curl(text: &[u8]) -> Option<Request> {
             _ => (w.clone(), None),
         };
         let value = |it: &mut dyn Iterator<Item = Vec<u8>>| inline.clone().or_else(|| it.next());
+        let req = &mut self.req;
         match name.as_str() {
-            "-X" | "--request" => req.method = value(&mut it).map(|v| lossy(&v)),
+            "-X" | "--request" => req.method = value(it).map(|v| lossy(&v)),
             "-H" | "--header" => {
-                if let Some(h) = value(&mut it) {
+                if let Some(h) = value(it) {
                     let h = lossy(&h);
                     match h.split_once(':') {
                         Some((k, v)) => req
@@ -290,102 +348,52 @@ fn curl(text: &[u8]) -> Option<Request> {
                     }
                 }
             }
-            "--url" => req.url = value(&mut it).map(|v| lossy(&v)),
-            "-b" | "--cookie" => req.cookie = value(&mut it).map(|v| lossy(&v)),
-            "--data-raw" => data.extend(value(&mut it).map(|v| (v, false))),
+            "--url" => req.url = value(it).map(|v| lossy(&v)),
+            "-b" | "--cookie" => req.cookie = value(it).map(|v| lossy(&v)),
+            "--data-raw" => self.data.extend(value(it).map(|v| (v, false))),
             "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" | "--json" => {
                 let joined = name == "--json";
                 if joined {
                     // curl 7.82: the data as --data-binary, and JSON's headers unless given.
-                    json = true;
+                    self.json = true;
                 }
-                if let Some(v) = value(&mut it) {
-                    match v.strip_prefix(b"@") {
-                        Some(b"-") if name != "--data-urlencode" => match &stdin {
-                            // `@-` reads standard input: the here-document. curl strips
-                            // carriage returns and newlines from -d/--data files, keeps them
-                            // for --data-binary and --json.
-                            Some(text) if matches!(name.as_str(), "--data-binary" | "--json") => {
-                                data.push((text.clone(), joined))
-                            }
-                            Some(text) => data.push((
-                                text.iter()
-                                    .copied()
-                                    .filter(|c| !matches!(c, b'\r' | b'\n'))
-                                    .collect(),
-                                false,
-                            )),
-                            None => req.body_file = Some("standard input (@-)".to_string()),
-                        },
-                        Some(file) if name != "--data-urlencode" => {
-                            req.body_file = Some(lossy(file));
-                        }
-                        _ => data.push((v, joined)),
-                    }
+                if let Some(v) = value(it) {
+                    self.data_option(&name, v, joined);
                 }
             }
             "-A" | "--user-agent" => {
-                if let Some(v) = value(&mut it) {
+                if let Some(v) = value(it) {
                     req.headers.push(("User-Agent".into(), lossy(&v)));
                 }
             }
             "-e" | "--referer" => {
-                if let Some(v) = value(&mut it) {
+                if let Some(v) = value(it) {
                     req.headers.push(("Referer".into(), lossy(&v)));
                 }
             }
-            "-G" | "--get" => get = true,
-            "-I" | "--head" => head = true,
+            "-G" | "--get" => self.get = true,
+            "-I" | "--head" => self.head = true,
             "-T" | "--upload-file" => {
                 // Each -T goes with one URL; the first request is the one read.
-                if let Some(file) = value(&mut it) {
-                    upload.get_or_insert_with(|| lossy(&file));
+                if let Some(file) = value(it) {
+                    self.upload.get_or_insert_with(|| lossy(&file));
                 }
             }
-            "--url-query" => url_query.extend(value(&mut it).map(|q| lossy(&q))),
+            "--url-query" => self.url_query.extend(value(it).map(|q| lossy(&q))),
             "-u" | "--user" | "-o" | "--output" | "-x" | "--proxy" | "-m" | "--max-time"
             | "--connect-timeout" | "--resolve" | "-w" | "--write-out" => {
-                let _ = value(&mut it);
+                let _ = value(it);
             }
             "-F" | "--form" | "--form-string" => {
-                if let Some(v) = value(&mut it) {
-                    let v = lossy(&v);
-                    let (field, content) = v.split_once('=').unwrap_or((v.as_str(), ""));
-                    form.push(match content.strip_prefix(['@', '<']) {
-                        Some(file) if name != "--form-string" => {
-                            format!("{field} (the file {file:?}, not in the snippet)")
-                        }
-                        _ => format!("{field} = {content:?}"),
-                    });
+                if let Some(v) = value(it) {
+                    self.form_field(&name, &lossy(&v));
                 }
             }
             _ if TAKES_VALUE.contains(&name.as_str()) => {
-                let _ = value(&mut it);
+                let _ = value(it);
             }
             _ if w.starts_with('-') && w.len() > 1 => {
-                let known = [
-                    "--compressed",
-                    "-k",
-                    "--insecure",
-                    "-L",
-                    "--location",
-                    "-s",
-                    "--silent",
-                    "-i",
-                    "--include",
-                    "-v",
-                    "--verbose",
-                    "-S",
-                    "--show-error",
-                    "-f",
-                    "--fail",
-                    "--http1.1",
-                    "--http2",
-                    "--http2-prior-knowledge",
-                    "-N",
-                    "--no-buffer",
-                ];
-                if !known.contains(&w.as_str()) {
+                if !CURL_FLAGS_UNREAD.contains(&w.as_str()) {
                     req.warnings.push(format!("option {w} not read"));
                 }
             }
@@ -396,70 +404,124 @@ fn curl(text: &[u8]) -> Option<Request> {
             }
         }
     }
-    req.url.as_ref()?;
-    if json {
-        for (header, value) in [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json"),
-        ] {
-            if !req
-                .headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case(header))
-            {
-                req.headers.push((header.to_string(), value.to_string()));
+
+    /// The value `v` of a data option `name` (`-d`, `--data-binary`, `--json`…): data, a file
+    /// it names (`@file`), or the here-document (`@-`).
+    fn data_option(&mut self, name: &str, v: Vec<u8>, joined: bool) {
+        match v.strip_prefix(b"@") {
+            Some(b"-") if name != "--data-urlencode" => match &self.stdin {
+                // `@-` reads standard input: the here-document. curl strips carriage returns
+                // and newlines from -d/--data files, keeps them for --data-binary and --json.
+                Some(text) if matches!(name, "--data-binary" | "--json") => {
+                    self.data.push((text.clone(), joined))
+                }
+                Some(text) => self.data.push((
+                    text.iter()
+                        .copied()
+                        .filter(|c| !matches!(c, b'\r' | b'\n'))
+                        .collect(),
+                    false,
+                )),
+                None => self.req.body_file = Some("standard input (@-)".to_string()),
+            },
+            Some(file) if name != "--data-urlencode" => {
+                self.req.body_file = Some(lossy(file));
+            }
+            _ => self.data.push((v, joined)),
+        }
+    }
+
+    /// A multipart field `v` of option `name` (`field=value`, `field=@file`), named.
+    fn form_field(&mut self, name: &str, v: &str) {
+        let (field, content) = v.split_once('=').unwrap_or((v, ""));
+        self.form.push(match content.strip_prefix(['@', '<']) {
+            Some(file) if name != "--form-string" => {
+                format!("{field} (the file {file:?}, not in the snippet)")
+            }
+            _ => format!("{field} = {content:?}"),
+        });
+    }
+
+    /// The request the command sends: the data joined into the body (or the URL's query with
+    /// -G), the method the options imply, an uploaded file, and a multipart body named.
+    fn finish(self) -> Option<Request> {
+        let CurlCommand {
+            mut req,
+            data,
+            json,
+            head,
+            mut url_query,
+            get,
+            upload,
+            form,
+            ..
+        } = self;
+        req.url.as_ref()?;
+        if json {
+            for (header, value) in [
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json"),
+            ] {
+                if !req
+                    .headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case(header))
+                {
+                    req.headers.push((header.to_string(), value.to_string()));
+                }
             }
         }
-    }
-    let mut body: Option<Vec<u8>> = None;
-    for (piece, joined) in data {
-        let b = body.get_or_insert_with(Vec::new);
-        if !b.is_empty() && !joined {
-            b.push(b'&');
-        }
-        b.extend_from_slice(&piece);
-    }
-    if get {
-        // curl -G: the data goes in the URL's query (`url?a&b`, `url?q&a&b`), a GET, no body.
-        url_query.extend(body.take().map(|b| lossy(&b)));
-        req.method.get_or_insert_with(|| "GET".to_string());
-    }
-    if let (false, Some(url)) = (url_query.is_empty(), &mut req.url) {
-        url.push(if url.contains('?') { '&' } else { '?' });
-        url.push_str(&url_query.join("&"));
-    }
-    if head {
-        req.method.get_or_insert_with(|| "HEAD".to_string());
-    }
-    req.body = body;
-    if let Some(file) = upload {
-        req.method.get_or_insert_with(|| "PUT".to_string());
-        // curl appends the file's name to a URL that names no file.
-        if let Some(url) = &mut req.url {
-            let path_start = url.find("://").map_or(0, |i| i + 3);
-            if url.get(path_start..).is_none_or(|rest| !rest.contains('/')) {
-                url.push('/');
+        let mut body: Option<Vec<u8>> = None;
+        for (piece, joined) in data {
+            let b = body.get_or_insert_with(Vec::new);
+            if !b.is_empty() && !joined {
+                b.push(b'&');
             }
-            if url.ends_with('/') {
-                url.push_str(file.rsplit('/').next().unwrap_or(&file));
+            b.extend_from_slice(&piece);
+        }
+        if get {
+            // curl -G: the data goes in the URL's query (`url?a&b`, `url?q&a&b`), a GET, no
+            // body.
+            url_query.extend(body.take().map(|b| lossy(&b)));
+            req.method.get_or_insert_with(|| "GET".to_string());
+        }
+        if let (false, Some(url)) = (url_query.is_empty(), &mut req.url) {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(&url_query.join("&"));
+        }
+        if head {
+            req.method.get_or_insert_with(|| "HEAD".to_string());
+        }
+        req.body = body;
+        if let Some(file) = upload {
+            req.method.get_or_insert_with(|| "PUT".to_string());
+            // curl appends the file's name to a URL that names no file.
+            if let Some(url) = &mut req.url {
+                let path_start = url.find("://").map_or(0, |i| i + 3);
+                if url.get(path_start..).is_none_or(|rest| !rest.contains('/')) {
+                    url.push('/');
+                }
+                if url.ends_with('/') {
+                    url.push_str(file.rsplit('/').next().unwrap_or(&file));
+                }
             }
+            req.body_file = Some(file);
         }
-        req.body_file = Some(file);
-    }
-    if !form.is_empty() {
-        if req.method.is_none() {
-            req.method = Some("POST".to_string());
+        if !form.is_empty() {
+            if req.method.is_none() {
+                req.method = Some("POST".to_string());
+            }
+            req.warnings.push(format!(
+                "a multipart/form-data body (-F) of {} field(s): {}; its bytes are not rebuilt",
+                form.len(),
+                form.join(", ")
+            ));
         }
-        req.warnings.push(format!(
-            "a multipart/form-data body (-F) of {} field(s): {}; its bytes are not rebuilt",
-            form.len(),
-            form.join(", ")
-        ));
+        if req.body_file.is_some() {
+            req.body = None;
+        }
+        Some(req)
     }
-    if req.body_file.is_some() {
-        req.body = None;
-    }
-    Some(req)
 }
 
 /// Words of a bash command line: quotes, `$'…'`, backslash escapes and line continuations; and
