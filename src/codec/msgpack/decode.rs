@@ -57,6 +57,31 @@ struct Frame {
 }
 
 impl Frame {
+    /// A container whose marker is at `start`, announcing `len` items or entries with `left`
+    /// bytes after its header.
+    #[inline]
+    fn new(map: bool, len: usize, node: bool, start: usize, left: usize) -> Frame {
+        // Every item takes at least one byte: never reserve more than the bytes left, and at
+        // most a small fixed number of slots, so that hundreds of nested containers claiming
+        // billions of items cannot each reserve room for the whole input.
+        let room = left.min(RESERVE_CAP);
+        let mut frame = Frame {
+            map,
+            len,
+            items: Vec::new(),
+            entries: Vec::new(),
+            key: None,
+            node,
+            start,
+        };
+        if map {
+            frame.entries.reserve(len.min(room / 2));
+        } else {
+            frame.items.reserve(len.min(room));
+        }
+        frame
+    }
+
     fn done(&self) -> usize {
         if self.map {
             self.entries.len()
@@ -126,30 +151,14 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             error(f, path, partial(stack, builder, at))
         };
         if pos >= bytes.len() {
-            let message = match stack.last() {
-                None => "the input is empty".to_string(),
-                Some(top) => format!(
-                    "the input ends where {} should start",
-                    top.next_item_words()
-                ),
-            };
-            return Err(fail(
-                Fail::new(ErrorKind::Eof, pos, message),
-                stack,
-                builder,
-            ));
+            return Err(fail(end_of_input(&stack, pos), stack, builder));
         }
         let (head, end) = match read_head(bytes, pos) {
             Ok(h) => h,
             Err(f) => return Err(fail(f, stack, builder)),
         };
         if slot.node.is_some() && builder.len() >= max_nodes {
-            let f = Fail::new(
-                ErrorKind::Limit(LimitName::Nodes),
-                pos,
-                crate::limits::Limits::nodes_message(max_nodes),
-            );
-            return Err(fail(f, stack, builder));
+            return Err(fail(too_many_nodes(pos, max_nodes), stack, builder));
         }
         let mut finished: Option<(Value, usize)> = None;
         match head {
@@ -171,14 +180,7 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
                 header_end,
             } => {
                 if stack.len() >= options.limits.depth() {
-                    let f = Fail::new(
-                        ErrorKind::Limit(LimitName::Depth),
-                        pos,
-                        format!(
-                            "nesting goes deeper than the limit of {} containers",
-                            options.limits.depth()
-                        ),
-                    );
+                    let f = too_deep(pos, options.limits.depth());
                     return Err(fail(f, stack, builder));
                 }
                 let node = slot.node.is_some();
@@ -186,24 +188,8 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
                     let kind = if map { Kind::Map } else { Kind::Array };
                     builder.open(kind, segment, key, pos, header_end);
                 }
-                // Every item takes at least one byte: never reserve more than the bytes left, and
-                // at most a small fixed number of slots, so that hundreds of nested containers
-                // claiming billions of items cannot each reserve room for the whole input.
-                let room = bytes.len().saturating_sub(header_end).min(RESERVE_CAP);
-                let mut frame = Frame {
-                    map,
-                    len,
-                    items: Vec::new(),
-                    entries: Vec::new(),
-                    key: None,
-                    node,
-                    start: pos,
-                };
-                if map {
-                    frame.entries.reserve(len.min(room / 2));
-                } else {
-                    frame.items.reserve(len.min(room));
-                }
+                let left = bytes.len().saturating_sub(header_end);
+                let frame = Frame::new(map, len, node, pos, left);
                 pos = header_end;
                 if len == 0 {
                     if node {
@@ -215,60 +201,114 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
                 }
             }
         }
-        // Hand finished values up; close every container that is now complete.
-        let mut root = None;
-        while let Some((value, start)) = finished.take() {
-            let Some(top) = stack.last_mut() else {
-                root = Some(value);
-                break;
-            };
-            if !top.map {
-                top.items.push(value);
-            } else if let Some((key, _)) = top.key.take() {
-                top.entries.push((key, value));
-            } else {
-                top.key = Some((value, Span::new(start, pos)));
-            }
-            if top.is_complete() {
-                if let Some(frame) = stack.pop() {
-                    if frame.node {
-                        builder.close(pos, pos);
-                    }
-                    let start = frame.start;
-                    finished = Some((frame.into_value(), start));
-                }
-            }
-        }
-        if let Some(value) = root {
+        if let Some(value) = hand_up(&mut stack, &mut builder, finished, pos) {
             break value;
         }
     };
     let spans = builder.finish();
     if pos < bytes.len() {
-        let left = bytes.len() - pos;
-        let document = Document {
-            format: Format::MessagePack,
-            value: root,
-            spans,
-        };
-        return Err(DecodeError {
-            format: Format::MessagePack,
-            kind: ErrorKind::TrailingData,
-            offset: pos,
-            path: Path::root(),
-            message: format!(
-                "{left} more byte{} follow{} the complete value",
-                if left == 1 { "" } else { "s" },
-                if left == 1 { "s" } else { "" }
-            ),
-            partial: Some(Box::new(document)),
-        });
+        return Err(trailing_data(root, spans, pos, bytes.len()));
     }
     Ok(Document {
         format: Format::MessagePack,
         value: root,
         spans,
     })
+}
+
+/// Hands a finished value (with its start) up to the container it belongs to, closing every
+/// container that is now complete; returns the root value once it is whole.
+#[inline]
+fn hand_up(
+    stack: &mut Vec<Frame>,
+    builder: &mut SpanTreeBuilder,
+    mut finished: Option<(Value, usize)>,
+    pos: usize,
+) -> Option<Value> {
+    while let Some((value, start)) = finished.take() {
+        let Some(top) = stack.last_mut() else {
+            return Some(value);
+        };
+        if !top.map {
+            top.items.push(value);
+        } else if let Some((key, _)) = top.key.take() {
+            top.entries.push((key, value));
+        } else {
+            top.key = Some((value, Span::new(start, pos)));
+        }
+        if top.is_complete() {
+            if let Some(frame) = stack.pop() {
+                if frame.node {
+                    builder.close(pos, pos);
+                }
+                let start = frame.start;
+                finished = Some((frame.into_value(), start));
+            }
+        }
+    }
+    None
+}
+
+/// The input ends where an item should start: the root, or the next item of the innermost
+/// container, in words.
+#[cold]
+fn end_of_input(stack: &[Frame], pos: usize) -> Fail {
+    let message = match stack.last() {
+        None => "the input is empty".to_string(),
+        Some(top) => format!(
+            "the input ends where {} should start",
+            top.next_item_words()
+        ),
+    };
+    Fail::new(ErrorKind::Eof, pos, message)
+}
+
+/// The item at `pos` would be one node more than the limit allows.
+#[cold]
+fn too_many_nodes(pos: usize, max_nodes: usize) -> Fail {
+    Fail::new(
+        ErrorKind::Limit(LimitName::Nodes),
+        pos,
+        crate::limits::Limits::nodes_message(max_nodes),
+    )
+}
+
+/// The container at `pos` would nest deeper than `depth`.
+#[cold]
+fn too_deep(pos: usize, depth: usize) -> Fail {
+    Fail::new(
+        ErrorKind::Limit(LimitName::Depth),
+        pos,
+        format!("nesting goes deeper than the limit of {depth} containers"),
+    )
+}
+
+/// Bytes after the complete value (which ends at `pos` of `len`): an error carrying the value.
+#[cold]
+fn trailing_data(
+    value: Value,
+    spans: crate::model::SpanTree,
+    pos: usize,
+    len: usize,
+) -> DecodeError {
+    let left = len - pos;
+    let document = Document {
+        format: Format::MessagePack,
+        value,
+        spans,
+    };
+    DecodeError {
+        format: Format::MessagePack,
+        kind: ErrorKind::TrailingData,
+        offset: pos,
+        path: Path::root(),
+        message: format!(
+            "{left} more byte{} follow{} the complete value",
+            if left == 1 { "" } else { "s" },
+            if left == 1 { "s" } else { "" }
+        ),
+        partial: Some(Box::new(document)),
+    }
 }
 
 /// Where the next item goes, given the open containers.
@@ -402,53 +442,12 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
         ));
     };
     let after = pos + 1;
-    // A scalar held entirely by its marker byte.
-    let marker_only = |value: Value, kind: Kind| {
-        Ok((
-            Head::Leaf {
-                value,
-                kind,
-                header_end: pos,
-                payload: Span::new(pos, after),
-            },
-            after,
-        ))
-    };
-    // A scalar whose payload is `n` bytes after a header ending at `header_end`.
-    let fixed = |header_end: usize,
-                 n: usize,
-                 what: &dyn std::fmt::Display|
-     -> Result<(&[u8], Span), Fail> {
-        let b = take(bytes, pos, header_end, n, what)?;
-        Ok((b, Span::new(header_end, header_end + n)))
-    };
-    let leaf = |value: Value, kind: Kind, header_end: usize, payload: Span| {
-        Ok((
-            Head::Leaf {
-                value,
-                kind,
-                header_end,
-                payload,
-            },
-            payload.end,
-        ))
-    };
-    let open = |map: bool, len: usize, header_end: usize| {
-        Ok((
-            Head::Open {
-                map,
-                len,
-                header_end,
-            },
-            header_end,
-        ))
-    };
     match m {
-        0x00..=0x7f => marker_only(Value::Int(i128::from(m)), Kind::Int),
-        0xe0..=0xff => marker_only(Value::Int(i128::from(m as i8)), Kind::Int),
-        0xc0 => marker_only(Value::Null, Kind::Null),
-        0xc2 => marker_only(Value::Bool(false), Kind::Bool),
-        0xc3 => marker_only(Value::Bool(true), Kind::Bool),
+        0x00..=0x7f => marker_only(pos, Value::Int(i128::from(m)), Kind::Int),
+        0xe0..=0xff => marker_only(pos, Value::Int(i128::from(m as i8)), Kind::Int),
+        0xc0 => marker_only(pos, Value::Null, Kind::Null),
+        0xc2 => marker_only(pos, Value::Bool(false), Kind::Bool),
+        0xc3 => marker_only(pos, Value::Bool(true), Kind::Bool),
         0xc1 => Err(Fail::new(
             ErrorKind::Syntax,
             pos,
@@ -466,103 +465,196 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
             let len = length(bytes, pos, after, n, "map")?;
             open(true, len, after + n)
         }
-        0xa0..=0xbf | 0xd9..=0xdb => {
-            let (n, len) = match m {
-                0xd9 => (1, length(bytes, pos, after, 1, "string")?),
-                0xda => (2, length(bytes, pos, after, 2, "string")?),
-                0xdb => (4, length(bytes, pos, after, 4, "string")?),
-                _ => (0, usize::from(m & 0x1f)),
-            };
-            let header_end = after + n;
-            let (b, payload) = fixed(header_end, len, &format_args!("string length {len}"))?;
-            match std::str::from_utf8(b) {
-                Ok(s) => leaf(Value::Text(s.into()), Kind::Text, header_end, payload),
-                Err(e) => {
-                    let bad = header_end + e.valid_up_to();
-                    let byte = bytes.get(bad).copied().unwrap_or(0);
-                    let what = if e.error_len().is_some() {
-                        "starts no valid character"
-                    } else {
-                        "starts a character the string ends inside"
-                    };
-                    Err(Fail::new(
-                        ErrorKind::Invalid,
-                        bad,
-                        format!(
-                            "string is not valid UTF-8: byte 0x{byte:02x} at offset {bad} {what}"
-                        ),
-                    ))
-                }
-            }
-        }
+        0xa0..=0xbf | 0xd9..=0xdb => read_str(bytes, pos, m),
         0xc4..=0xc6 => {
             let n = 1 << (m - 0xc4);
             let len = length(bytes, pos, after, n, "binary")?;
             let header_end = after + n;
-            let (b, payload) = fixed(header_end, len, &format_args!("binary length {len}"))?;
+            let (b, payload) = fixed(
+                bytes,
+                pos,
+                header_end,
+                len,
+                &format_args!("binary length {len}"),
+            )?;
             leaf(Value::Bytes(b.to_vec()), Kind::Bytes, header_end, payload)
         }
-        0xc7..=0xc9 | 0xd4..=0xd8 => {
-            let (n, len) = match m {
-                0xc7 => (1, length(bytes, pos, after, 1, "ext")?),
-                0xc8 => (2, length(bytes, pos, after, 2, "ext")?),
-                0xc9 => (4, length(bytes, pos, after, 4, "ext")?),
-                _ => (0, 1usize << (m - 0xd4)),
-            };
-            let type_at = after + n;
-            let ty = take(bytes, pos, type_at, 1, "the ext type byte")?
-                .first()
-                .map_or(0, |&t| t as i8);
-            let header_end = type_at + 1;
-            let (data, payload) = fixed(header_end, len, &format_args!("ext length {len}"))?;
-            match (ty == TIMESTAMP_EXT)
-                .then(|| parse_timestamp(data))
-                .flatten()
-            {
-                Some(ts) => leaf(Value::Timestamp(ts), Kind::Timestamp, header_end, payload),
-                None => leaf(
-                    Value::Ext(ty, data.to_vec()),
-                    Kind::Ext,
-                    header_end,
-                    payload,
-                ),
-            }
-        }
-        0xca => {
-            let (b, payload) = fixed(after, 4, &"float32")?;
-            let v = uint(b, pos, 0, 4, "float32")?;
-            let f = f32::from_bits(u32::try_from(v).unwrap_or(0));
-            leaf(
-                Value::Float(Float::f32(f)),
-                Kind::Float(crate::model::FloatWidth::F32),
-                after,
-                payload,
-            )
-        }
-        0xcb => {
-            let (b, payload) = fixed(after, 8, &"float64")?;
-            let v = uint(b, pos, 0, 8, "float64")?;
-            leaf(
-                Value::f64(f64::from_bits(v)),
-                Kind::Float(crate::model::FloatWidth::F64),
-                after,
-                payload,
-            )
-        }
+        0xc7..=0xc9 | 0xd4..=0xd8 => read_ext(bytes, pos, m),
+        0xca | 0xcb => read_float(bytes, pos, m),
         0xcc..=0xcf => {
             let n = 1 << (m - 0xcc);
-            let (b, payload) = fixed(after, n, &format_args!("uint{}", n * 8))?;
+            let (b, payload) = fixed(bytes, pos, after, n, &format_args!("uint{}", n * 8))?;
             let v = uint(b, pos, 0, n, "uint")?;
             leaf(Value::Int(i128::from(v)), Kind::Int, after, payload)
         }
         0xd0..=0xd3 => {
             let n = 1 << (m - 0xd0);
-            let (b, payload) = fixed(after, n, &format_args!("int{}", n * 8))?;
+            let (b, payload) = fixed(bytes, pos, after, n, &format_args!("int{}", n * 8))?;
             let v = uint(b, pos, 0, n, "int")?;
             // Sign-extend the n-byte two's complement number.
             let shift = 64 - 8 * n as u32;
             let signed = ((v << shift) as i64) >> shift;
             leaf(Value::Int(i128::from(signed)), Kind::Int, after, payload)
         }
+    }
+}
+
+/// A scalar held entirely by its marker byte at `pos`.
+#[inline]
+fn marker_only(pos: usize, value: Value, kind: Kind) -> Result<(Head, usize), Fail> {
+    let after = pos + 1;
+    Ok((
+        Head::Leaf {
+            value,
+            kind,
+            header_end: pos,
+            payload: Span::new(pos, after),
+        },
+        after,
+    ))
+}
+
+/// The payload of a scalar: `n` bytes after its header ending at `header_end` (the item's
+/// marker at `pos`), with their span.
+#[inline]
+fn fixed<'b>(
+    bytes: &'b [u8],
+    pos: usize,
+    header_end: usize,
+    n: usize,
+    what: &dyn std::fmt::Display,
+) -> Result<(&'b [u8], Span), Fail> {
+    let b = take(bytes, pos, header_end, n, what)?;
+    Ok((b, Span::new(header_end, header_end + n)))
+}
+
+/// A scalar whose payload ends the item.
+#[inline]
+fn leaf(value: Value, kind: Kind, header_end: usize, payload: Span) -> Result<(Head, usize), Fail> {
+    Ok((
+        Head::Leaf {
+            value,
+            kind,
+            header_end,
+            payload,
+        },
+        payload.end,
+    ))
+}
+
+/// A container's header, which ends at `header_end`.
+#[inline]
+fn open(map: bool, len: usize, header_end: usize) -> Result<(Head, usize), Fail> {
+    Ok((
+        Head::Open {
+            map,
+            len,
+            header_end,
+        },
+        header_end,
+    ))
+}
+
+/// A string (fixstr or str 8/16/32, marker `m` at `pos`): UTF-8 text after its length.
+#[inline]
+fn read_str(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
+    let after = pos + 1;
+    let (n, len) = match m {
+        0xd9 => (1, length(bytes, pos, after, 1, "string")?),
+        0xda => (2, length(bytes, pos, after, 2, "string")?),
+        0xdb => (4, length(bytes, pos, after, 4, "string")?),
+        _ => (0, usize::from(m & 0x1f)),
+    };
+    let header_end = after + n;
+    let (b, payload) = fixed(
+        bytes,
+        pos,
+        header_end,
+        len,
+        &format_args!("string length {len}"),
+    )?;
+    match std::str::from_utf8(b) {
+        Ok(s) => leaf(Value::Text(s.into()), Kind::Text, header_end, payload),
+        Err(e) => Err(not_utf8(bytes, header_end, e)),
+    }
+}
+
+/// A string whose bytes (from `header_end`) are not UTF-8: where and why.
+#[cold]
+fn not_utf8(bytes: &[u8], header_end: usize, e: std::str::Utf8Error) -> Fail {
+    let bad = header_end + e.valid_up_to();
+    let byte = bytes.get(bad).copied().unwrap_or(0);
+    let what = if e.error_len().is_some() {
+        "starts no valid character"
+    } else {
+        "starts a character the string ends inside"
+    };
+    Fail::new(
+        ErrorKind::Invalid,
+        bad,
+        format!("string is not valid UTF-8: byte 0x{byte:02x} at offset {bad} {what}"),
+    )
+}
+
+/// An extension (fixext or ext 8/16/32, marker `m` at `pos`): its type and data, a timestamp
+/// when the type is -1 and the data one.
+#[inline]
+fn read_ext(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
+    let after = pos + 1;
+    let (n, len) = match m {
+        0xc7 => (1, length(bytes, pos, after, 1, "ext")?),
+        0xc8 => (2, length(bytes, pos, after, 2, "ext")?),
+        0xc9 => (4, length(bytes, pos, after, 4, "ext")?),
+        _ => (0, 1usize << (m - 0xd4)),
+    };
+    let type_at = after + n;
+    let ty = take(bytes, pos, type_at, 1, "the ext type byte")?
+        .first()
+        .map_or(0, |&t| t as i8);
+    let header_end = type_at + 1;
+    let (data, payload) = fixed(
+        bytes,
+        pos,
+        header_end,
+        len,
+        &format_args!("ext length {len}"),
+    )?;
+    match (ty == TIMESTAMP_EXT)
+        .then(|| parse_timestamp(data))
+        .flatten()
+    {
+        Some(ts) => leaf(Value::Timestamp(ts), Kind::Timestamp, header_end, payload),
+        None => leaf(
+            Value::Ext(ty, data.to_vec()),
+            Kind::Ext,
+            header_end,
+            payload,
+        ),
+    }
+}
+
+/// A float32 (`0xca`) or float64 (`0xcb`) at `pos`.
+#[inline]
+fn read_float(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
+    let after = pos + 1;
+    if m == 0xca {
+        let (b, payload) = fixed(bytes, pos, after, 4, &"float32")?;
+        let v = uint(b, pos, 0, 4, "float32")?;
+        let f = f32::from_bits(u32::try_from(v).unwrap_or(0));
+        leaf(
+            Value::Float(Float::f32(f)),
+            Kind::Float(crate::model::FloatWidth::F32),
+            after,
+            payload,
+        )
+    } else {
+        let (b, payload) = fixed(bytes, pos, after, 8, &"float64")?;
+        let v = uint(b, pos, 0, 8, "float64")?;
+        leaf(
+            Value::f64(f64::from_bits(v)),
+            Kind::Float(crate::model::FloatWidth::F64),
+            after,
+            payload,
+        )
     }
 }

@@ -221,27 +221,9 @@ impl Encoder {
             _ => return Err(self.too_long(&slot, "a map", len)),
         }
         let node = self.open(Kind::Map, &slot, start);
-        // Canonical order: the keys encoded once (muted) to sort by their bytes. Writing them
-        // again gives their notes; inside a muted pass (a key of a key) there are none to give,
-        // so the bytes are reused, or map keys nested in map keys would cost twice per level.
         let mut key_bytes: Vec<Vec<u8>> = Vec::new();
         let order: Vec<usize> = if self.canonical {
-            let was_muted = self.muted;
-            self.muted = true;
-            for (k, _) in entries {
-                let at = self.out.len();
-                let path = self.path(&slot).child(key_path_segment(k));
-                self.value(k, Slot::Key { path })?;
-                key_bytes.push(self.out.split_off(at));
-            }
-            self.muted = was_muted;
-            let mut order: Vec<usize> = (0..len).collect();
-            // Stable: entries with equal keys keep their order.
-            order.sort_by(|&a, &b| key_bytes.get(a).cmp(&key_bytes.get(b)));
-            if !self.muted {
-                key_bytes.clear();
-            }
-            order
+            self.canonical_order(entries, &slot, &mut key_bytes)?
         } else {
             (0..len).collect()
         };
@@ -283,52 +265,12 @@ impl Encoder {
             // Equal keys encode to equal bytes, and keys that differ in the value but not in the
             // bytes (nil from null and undefined) repeat for every reader too.
             if all_text && next_repeat.next_if_eq(&position).is_some() {
-                self.note(NoteKind::DuplicateKey, &slot, || {
-                    format!(
-                        "key {} appears more than once in this map; every entry is written, most readers keep only one",
-                        k.summary(40)
-                    )
-                });
+                self.duplicate_key(&slot, k);
             }
-            let key_bytes = if all_text {
-                None
-            } else {
-                self.out.get(key_start..)
-            };
-            if let Some(key_bytes) = key_bytes {
-                let repeated = if len <= 16 {
-                    let out = &self.out;
-                    let again = small.iter().any(|s| out.get(s.range()) == Some(key_bytes));
-                    small.push(key_span);
-                    again
-                } else {
-                    !seen.insert(key_bytes.to_vec())
-                };
-                if repeated {
-                    self.note(NoteKind::DuplicateKey, &slot, || {
-                        format!(
-                            "key {} appears more than once in this map; every entry is written, most readers keep only one",
-                            k.summary(40)
-                        )
-                    });
-                }
+            if !all_text && self.key_seen(key_span, len, &mut small, &mut seen) {
+                self.duplicate_key(&slot, k);
             }
-            let child = if node {
-                let segment = if self.spans {
-                    self.builder.segment_for_key(k)
-                } else {
-                    Segment::Root
-                };
-                Slot::Node {
-                    segment,
-                    key: Some(key_span),
-                    step: Some(Step::Key(k)),
-                }
-            } else {
-                Slot::Key {
-                    path: self.path(&slot).child(key_path_segment(k)),
-                }
-            };
+            let child = self.entry_slot(&slot, node, k, key_span);
             self.value(v, child)?;
         }
         if node && self.spans {
@@ -336,6 +278,99 @@ impl Encoder {
             self.builder.close(end, end);
         }
         Ok(())
+    }
+
+    /// Canonical order of a map's entries: the keys encoded once (muted) to sort by their
+    /// bytes, kept in `key_bytes` for writing when this is itself a muted pass.
+    ///
+    /// Writing the keys again gives their notes; inside a muted pass (a key of a key) there are
+    /// none to give, so the bytes are reused, or map keys nested in map keys would cost twice
+    /// per level.
+    #[inline]
+    fn canonical_order<'v>(
+        &mut self,
+        entries: &'v [(Value, Value)],
+        slot: &Slot<'v>,
+        key_bytes: &mut Vec<Vec<u8>>,
+    ) -> Result<Vec<usize>, EncodeError> {
+        let was_muted = self.muted;
+        self.muted = true;
+        for (k, _) in entries {
+            let at = self.out.len();
+            let path = self.path(slot).child(key_path_segment(k));
+            self.value(k, Slot::Key { path })?;
+            key_bytes.push(self.out.split_off(at));
+        }
+        self.muted = was_muted;
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        // Stable: entries with equal keys keep their order.
+        order.sort_by(|&a, &b| key_bytes.get(a).cmp(&key_bytes.get(b)));
+        if !self.muted {
+            key_bytes.clear();
+        }
+        Ok(order)
+    }
+
+    /// Whether the key just written at `key_span` repeats one written before in this map of
+    /// `len` entries: small maps compare in place (`small`), larger ones through `seen`.
+    #[inline]
+    fn key_seen(
+        &self,
+        key_span: Span,
+        len: usize,
+        small: &mut Vec<Span>,
+        seen: &mut HashSet<Vec<u8>>,
+    ) -> bool {
+        let Some(key_bytes) = self.out.get(key_span.start..) else {
+            return false;
+        };
+        if len <= 16 {
+            let out = &self.out;
+            let again = small.iter().any(|s| out.get(s.range()) == Some(key_bytes));
+            small.push(key_span);
+            again
+        } else {
+            !seen.insert(key_bytes.to_vec())
+        }
+    }
+
+    /// Notes that map key `k` appears more than once.
+    #[cold]
+    fn duplicate_key(&mut self, slot: &Slot<'_>, k: &Value) {
+        self.note(NoteKind::DuplicateKey, slot, || {
+            format!(
+                "key {} appears more than once in this map; every entry is written, most readers keep only one",
+                k.summary(40)
+            )
+        });
+    }
+
+    /// The slot of the value of map entry `k` (its key written at `key_span`), in a map that has
+    /// a node or is (part of) a key.
+    #[inline]
+    fn entry_slot<'v>(
+        &mut self,
+        slot: &Slot<'v>,
+        node: bool,
+        k: &'v Value,
+        key_span: Span,
+    ) -> Slot<'v> {
+        if node {
+            let segment = if self.spans {
+                self.builder.segment_for_key(k)
+            } else {
+                Segment::Root
+            };
+            Slot::Node {
+                segment,
+                key: Some(key_span),
+                step: Some(Step::Key(k)),
+            }
+        } else {
+            Slot::Key {
+                path: self.path(slot).child(key_path_segment(k)),
+            }
+        }
     }
 
     /// Opens a container node for a value in `slot` whose header started at `start`; whether it
