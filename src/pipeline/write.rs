@@ -425,7 +425,8 @@ pub fn write_text(
 /// - a string field with `utf8_validation = NONE` that is not UTF-8: the repaired text comes
 ///   with one note per field, in the order prost-reflect walks the re-read message (a map's in
 ///   the order of its `HashMap`), which the value's order would not match;
-/// - a well-known type that occurs more than once or is not in its natural form, a `Value`
+/// - a well-known type other than `Struct` and `ListValue` that occurs more than once (its
+///   value does not say which fields each occurrence set), one not in its natural form, a `Value`
 ///   that may be a plain message: prost-reflect merges the occurrences' bytes and reads the
 ///   result, where the value holds each occurrence read on its own, or a plain message that
 ///   may be either.

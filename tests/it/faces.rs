@@ -380,9 +380,9 @@ fn convert_writes_the_payloads_the_app_peels_from_captured_inputs() {
     }
 }
 
-/// The fixture whose value cannot say its proto3 JSON: both faces write what prost-reflect
-/// writes from the bytes (the Struct's two occurrences merged, as protoc's runtimes read them),
-/// not the value's plain JSON with a key twice.
+/// The fixture whose value holds a Struct twice: both faces write what prost-reflect writes
+/// from the bytes (the Struct's two occurrences merged, as protoc's runtimes read them), not
+/// the value's plain JSON with a key twice.
 #[test]
 fn proto3_json_the_value_cannot_say_is_prost_reflects_in_both_faces() {
     let fallback = root().join("tests/fixtures/protobuf/fallback");

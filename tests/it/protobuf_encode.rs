@@ -846,6 +846,32 @@ fn proto3_json_of_the_decoded_value_matches_prost_reflect_for_every_type() {
             r#"{"inner":{"a":1,"b":"x"},"byFlag":{"true":{"b":"y"}},"st":{"k":1.0},"any":{"@type":"type.googleapis.com/enc.All","inner":{"a":2}}}"#
         )
     );
+    // A Struct and a ListValue twice: the struct's entries together (the last of each key), the
+    // list's items end to end; a wrapper twice is still declined (the value does not say
+    // whether the second one set its field).
+    let mut twice = oracle(&d, r#"{"st": {"b": 1, "a": "x"}, "list": [1, "a"]}"#).encode_to_vec();
+    twice.extend(
+        oracle(
+            &d,
+            r#"{"st": {"b": [true], "c": null}, "list": [{"k": 2}]}"#,
+        )
+        .encode_to_vec(),
+    );
+    assert!(value_json_matches(
+        &d,
+        &twice,
+        "a Struct and a ListValue twice"
+    ));
+    let doc = dynamic::decode(&twice, &d, &DecodeOptions::default()).expect("decode");
+    let text = dynamic::proto3_json_of_value(&doc.value, &d, Default::default());
+    assert!(
+        text.as_deref()
+            .is_some_and(|t| t.contains(r#""a":"x","b":[true],"c":null"#)),
+        "{text:?}"
+    );
+    let mut wrapped = oracle(&d, r#"{"wI32": 5}"#).encode_to_vec();
+    wrapped.extend(oracle(&d, r#"{"wI32": 0}"#).encode_to_vec());
+    assert!(!value_json_matches(&d, &wrapped, "a wrapper twice"));
     // A oneof's message member, another member, the first again: setting the other member
     // cleared the first occurrence, so only the last one is written; without one between, the
     // two merge.
@@ -878,10 +904,13 @@ fn proto3_json_of_the_decoded_value_matches_prost_reflect_for_every_type() {
             Some(want)
         );
     }
-    // A well-known type twice: declined.
+    // A Struct twice is written (its entries together); a timestamp twice is declined.
     let mut twice_any = oracle(&d, r#"{"st": {"k": 1}}"#).encode_to_vec();
     twice_any.extend(oracle(&d, r#"{"st": {"j": 2}}"#).encode_to_vec());
-    assert!(!value_json_matches(&d, &twice_any, "a Struct twice"));
+    assert!(value_json_matches(&d, &twice_any, "a Struct twice"));
+    let mut twice_ts = oracle(&d, r#"{"ts": "2000-01-01T00:00:00.5Z"}"#).encode_to_vec();
+    twice_ts.extend(oracle(&d, r#"{"ts": "2001-01-01T00:00:00Z"}"#).encode_to_vec());
+    assert!(!value_json_matches(&d, &twice_ts, "a Timestamp twice"));
     // Root well-known types.
     for (ty, text) in [
         ("google.protobuf.Duration", r#""1.5s""#),

@@ -33,7 +33,7 @@
 //! - a string field with `utf8_validation = NONE` read as bytes (the ordinary way repairs it,
 //!   with a note);
 //! - a well-known type not in its natural form (out of range, odd fields) or occurring more than
-//!   once, an `Any` whose type is not in the pool, a `google.protobuf.Value` that is a map of
+//!   once (but for `Struct` and `ListValue`, merged here), an `Any` whose type is not in the pool, a `google.protobuf.Value` that is a map of
 //!   only `Value`'s own field names (a `Value` read as a plain message reads the same way as a
 //!   struct with those keys), and a non-finite number in a `Value`;
 //! - messages nested more than [`MAX_DEPTH`] deep (prost-reflect stops at 100).
@@ -224,7 +224,7 @@ impl Serialize for Message<'_> {
             return map.end();
         };
         let [value] = self.parts else {
-            return Err(decline("a well-known type that occurs more than once"));
+            return self.merged(wkt, s);
         };
         match (wkt, *value) {
             (WellKnown::Timestamp, Value::Timestamp(t)) => s.collect_str(&prost_types::Timestamp {
@@ -256,7 +256,7 @@ impl Serialize for Message<'_> {
                 }
             }
             (WellKnown::Struct, Value::Map(entries)) => struct_entries(entries, self.depth, s),
-            (WellKnown::ListValue, Value::Array(items)) => list_items(items, self.depth, s),
+            (WellKnown::ListValue, Value::Array(items)) => list_items(items.iter(), self.depth, s),
             (WellKnown::Value, v) => JsonValue {
                 value: v,
                 depth: self.depth,
@@ -269,6 +269,37 @@ impl Serialize for Message<'_> {
 }
 
 impl Message<'_> {
+    /// A well-known type that occurs more than once, as protobuf's readers merge it: a
+    /// `Struct`'s entries together (the last of each key), a `ListValue`'s items end to end.
+    /// Other types are declined: their value does not say which of their fields an occurrence
+    /// set (a wrapper or a timestamp at zero reads the same as one without the field), which
+    /// the merge needs.
+    fn merged<S: Serializer>(&self, wkt: WellKnown, s: S) -> Result<S::Ok, S::Error> {
+        match wkt {
+            WellKnown::Struct => {
+                let mut entries = Vec::new();
+                for part in self.parts {
+                    let Value::Map(part) = part else {
+                        return Err(decline("a Struct in its plain form"));
+                    };
+                    entries.extend(part.iter());
+                }
+                struct_entries(entries, self.depth, s)
+            }
+            WellKnown::ListValue => {
+                let mut items = Vec::new();
+                for part in self.parts {
+                    let Value::Array(part) = part else {
+                        return Err(decline("a ListValue in its plain form"));
+                    };
+                    items.extend(part.iter());
+                }
+                list_items(items.into_iter(), self.depth, s)
+            }
+            _ => Err(decline("a well-known type that occurs more than once")),
+        }
+    }
+
     /// An `Any` read in its natural form: `"@type"`, then the packed message's fields.
     fn any<S: Serializer>(&self, entries: &[(Value, Value)], s: S) -> Result<S::Ok, S::Error> {
         let Some(((Value::Text(key), Value::Text(url)), rest)) = entries.split_first() else {
@@ -839,8 +870,8 @@ const VALUE_FIELDS: [&str; 6] = [
 
 /// A `Struct`'s entries (read in their natural form: text keys), in key order, the last of each
 /// key; unknown fields left out.
-fn struct_entries<S: Serializer>(
-    entries: &[(Value, Value)],
+fn struct_entries<'v, S: Serializer>(
+    entries: impl IntoIterator<Item = &'v (Value, Value)>,
     depth: usize,
     s: S,
 ) -> Result<S::Ok, S::Error> {
@@ -869,7 +900,11 @@ fn struct_entries<S: Serializer>(
 }
 
 /// A `ListValue`'s items.
-fn list_items<S: Serializer>(items: &[Value], depth: usize, s: S) -> Result<S::Ok, S::Error> {
+fn list_items<'v, S: Serializer>(
+    items: impl ExactSizeIterator<Item = &'v Value>,
+    depth: usize,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     let mut seq = s.serialize_seq(Some(items.len()))?;
     for v in items {
         seq.serialize_element(&JsonValue {
@@ -896,7 +931,7 @@ impl Serialize for JsonValue<'_> {
             Value::Bool(b) => s.serialize_bool(*b),
             Value::Float(f) if f.value.is_finite() => s.serialize_f64(f.value),
             Value::Text(t) => s.serialize_str(t),
-            Value::Array(items) => list_items(items, self.depth, s),
+            Value::Array(items) => list_items(items.iter(), self.depth, s),
             Value::Map(entries) => {
                 let plain = entries.iter().all(|(k, _)| match k {
                     Value::Text(k) => VALUE_FIELDS.contains(&k.as_str()),
