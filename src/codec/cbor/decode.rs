@@ -90,6 +90,19 @@ struct Head {
     end: usize,
 }
 
+/// A two-byte simple value below 32, which is not well-formed.
+#[cold]
+fn short_simple(head: &Head, n: u64) -> Fail {
+    Fail {
+        kind: ErrorKind::Syntax,
+        offset: head.start,
+        message: format!(
+            "two-byte simple value {n} is not well-formed: simple values below 32 are written in \
+             the initial byte"
+        ),
+    }
+}
+
 fn major_name(major: u8) -> &'static str {
     match major {
         0 => "unsigned integer",
@@ -329,6 +342,67 @@ impl Decoder<'_> {
         }
         let mut tags = Vec::new();
         let mut head = self.head(start)?;
+        if head.major == 6 {
+            head = self.tags(head, &mut tags)?;
+        }
+        let slot = self.slot();
+        let (value, header_end, payload, end) = match head.major {
+            0 | 1 => {
+                let Some(arg) = head.arg else {
+                    return Err(self.indefinite_integer(&head));
+                };
+                let n = if head.major == 0 {
+                    i128::from(arg)
+                } else {
+                    -1 - i128::from(arg)
+                };
+                let he = scalar_layout(head.major, head.ai, head.start, head.end);
+                (Value::Int(n), he, Span::new(he, head.end), head.end)
+            }
+            2 | 3 => {
+                let (value, payload, end) = self.string_value(&head, &mut tags)?;
+                (value, head.end, payload, end)
+            }
+            4 | 5 => return self.open(&head, tags, start, slot),
+            _ => {
+                let value = match (head.ai, head.arg) {
+                    (20, _) => Value::Bool(false),
+                    (21, _) => Value::Bool(true),
+                    (22, _) => Value::Null,
+                    (23, _) => Value::Undefined,
+                    (24, Some(n)) if n < 32 => return Err(short_simple(&head, n)),
+                    (25, Some(bits)) => Value::Float(Float::f16(half::f16::from_bits(bits as u16))),
+                    (26, Some(bits)) => Value::Float(Float::f32(f32::from_bits(bits as u32))),
+                    (27, Some(bits)) => Value::Float(Float::f64(f64::from_bits(bits))),
+                    (_, Some(n)) => Value::Simple(n as u8),
+                    (_, None) => return self.brk(&head, &tags).map(Some),
+                };
+                let he = scalar_layout(head.major, head.ai, head.start, head.end);
+                (value, he, Span::new(he, head.end), head.end)
+            }
+        };
+        if slot.is_some() {
+            self.check_nodes(start)?;
+        }
+        self.pos = end;
+        let value = wrap(value, &tags);
+        if let Some((segment, key)) = slot {
+            self.builder.leaf(
+                value.kind(),
+                segment,
+                key,
+                Span::new(start, end),
+                header_end,
+                payload,
+            );
+        }
+        Ok(Some((value, start)))
+    }
+
+    /// The tags starting with `head` (major type 6), pushed on `tags`; the head of the item they
+    /// tag.
+    #[inline]
+    fn tags(&mut self, mut head: Head, tags: &mut Vec<u64>) -> Result<Head, Fail> {
         while head.major == 6 {
             let Some(t) = head.arg else {
                 return fail(
@@ -357,97 +431,55 @@ impl Decoder<'_> {
             }
             head = self.head(head.end)?;
         }
-        let slot = self.slot();
-        let (value, header_end, payload, end) = match head.major {
-            0 | 1 => {
-                let Some(arg) = head.arg else {
+        Ok(head)
+    }
+
+    /// An integer head with additional information 31, which integers cannot have.
+    #[cold]
+    fn indefinite_integer(&self, head: &Head) -> Fail {
+        Fail {
+            kind: ErrorKind::Syntax,
+            offset: head.start,
+            message: format!(
+                "byte 0x{:02x}: an {} cannot have indefinite length (not well-formed)",
+                self.bytes.get(head.start).copied().unwrap_or(0),
+                major_name(head.major)
+            ),
+        }
+    }
+
+    /// A byte or text string item: text checked for UTF-8, a byte string under tag 2 or 3 as
+    /// the bignum it holds (the tag taken off `tags`); with its payload span and end.
+    #[inline]
+    fn string_value(
+        &mut self,
+        head: &Head,
+        tags: &mut Vec<u64>,
+    ) -> Result<(Value, Span, usize), Fail> {
+        let (data, payload, end) = self.string(head)?;
+        let value = if head.major == 3 {
+            match String::from_utf8(data) {
+                Ok(s) => Value::Text(s.into()),
+                Err(e) => {
                     return fail(
-                        ErrorKind::Syntax,
-                        head.start,
-                        format!(
-                            "byte 0x{:02x}: an {} cannot have indefinite length (not well-formed)",
-                            self.bytes.get(head.start).copied().unwrap_or(0),
-                            major_name(head.major)
-                        ),
-                    );
-                };
-                let n = if head.major == 0 {
-                    i128::from(arg)
-                } else {
-                    -1 - i128::from(arg)
-                };
-                let he = scalar_layout(head.major, head.ai, head.start, head.end);
-                (Value::Int(n), he, Span::new(he, head.end), head.end)
+                        ErrorKind::Invalid,
+                        payload.start + e.utf8_error().valid_up_to(),
+                        "text string is not valid UTF-8".into(),
+                    )
+                }
             }
-            2 | 3 => {
-                let (data, payload, end) = self.string(&head)?;
-                let value = if head.major == 3 {
-                    match String::from_utf8(data) {
-                        Ok(s) => Value::Text(s.into()),
-                        Err(e) => {
-                            return fail(
-                                ErrorKind::Invalid,
-                                payload.start + e.utf8_error().valid_up_to(),
-                                "text string is not valid UTF-8".into(),
-                            )
-                        }
-                    }
-                } else if matches!(tags.last(), Some(2 | 3)) {
-                    let magnitude = BigInt::from(BigUint::from_bytes_be(&data));
-                    let n = if tags.pop() == Some(2) {
-                        magnitude
-                    } else {
-                        -1 - magnitude
-                    };
-                    Value::bigint(n)
-                } else {
-                    Value::Bytes(data)
-                };
-                (value, head.end, payload, end)
-            }
-            4 | 5 => return self.open(&head, tags, start, slot),
-            _ => {
-                let value = match (head.ai, head.arg) {
-                    (20, _) => Value::Bool(false),
-                    (21, _) => Value::Bool(true),
-                    (22, _) => Value::Null,
-                    (23, _) => Value::Undefined,
-                    (24, Some(n)) if n < 32 => {
-                        return fail(
-                            ErrorKind::Syntax,
-                            head.start,
-                            format!(
-                                "two-byte simple value {n} is not well-formed: simple values below \
-                                 32 are written in the initial byte"
-                            ),
-                        )
-                    }
-                    (25, Some(bits)) => Value::Float(Float::f16(half::f16::from_bits(bits as u16))),
-                    (26, Some(bits)) => Value::Float(Float::f32(f32::from_bits(bits as u32))),
-                    (27, Some(bits)) => Value::Float(Float::f64(f64::from_bits(bits))),
-                    (_, Some(n)) => Value::Simple(n as u8),
-                    (_, None) => return self.brk(&head, &tags).map(Some),
-                };
-                let he = scalar_layout(head.major, head.ai, head.start, head.end);
-                (value, he, Span::new(he, head.end), head.end)
-            }
+        } else if matches!(tags.last(), Some(2 | 3)) {
+            let magnitude = BigInt::from(BigUint::from_bytes_be(&data));
+            let n = if tags.pop() == Some(2) {
+                magnitude
+            } else {
+                -1 - magnitude
+            };
+            Value::bigint(n)
+        } else {
+            Value::Bytes(data)
         };
-        if slot.is_some() {
-            self.check_nodes(start)?;
-        }
-        self.pos = end;
-        let value = wrap(value, &tags);
-        if let Some((segment, key)) = slot {
-            self.builder.leaf(
-                value.kind(),
-                segment,
-                key,
-                Span::new(start, end),
-                header_end,
-                payload,
-            );
-        }
-        Ok(Some((value, start)))
+        Ok((value, payload, end))
     }
 
     /// A byte or text string (definite or indefinite) whose head is `head`: its bytes, payload

@@ -7,8 +7,8 @@ use super::scalar_layout;
 use crate::codec::Spans;
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
 use crate::model::{
-    FloatWidth, Kind, NodeId, Path, PathSegment, Segment, Span, SpanTreeBuilder, Value, INT_MAX,
-    INT_MIN,
+    Float, FloatWidth, Kind, NodeId, Path, PathSegment, Segment, Span, SpanTreeBuilder, Timestamp,
+    Value, INT_MAX, INT_MIN,
 };
 
 /// Writes the shortest head for `major` with argument `arg`.
@@ -309,25 +309,7 @@ impl Encoder {
                 let he = self.value_head(7, arg);
                 self.leaf(kind, &slot, start, he);
             }
-            Value::Simple(n) => {
-                let (kind, arg) = match n {
-                    0..=19 | 32.. => (Kind::Simple, u64::from(*n)),
-                    20 | 21 => (Kind::Bool, u64::from(*n)),
-                    22 => (Kind::Null, 22),
-                    23 => (Kind::Undefined, 23),
-                    24..=31 => (Kind::Null, 22),
-                };
-                let he = self.value_head(7, arg);
-                let node = self.leaf(kind, &slot, start, he);
-                if (24..=31).contains(n) {
-                    self.note(NoteKind::SimpleAsNull, node, &slot, || {
-                        format!(
-                            "simple value {n} cannot be written in CBOR (two-byte simple values \
-                             below 32 are not well-formed); written as null"
-                        )
-                    });
-                }
-            }
+            Value::Simple(n) => self.simple(*n, &slot, start),
             Value::Int(n) => {
                 let he = match int_head(*n) {
                     Some((major, arg)) => self.value_head(major, arg),
@@ -339,29 +321,7 @@ impl Encoder {
                 let he = write_integer(&mut self.out, n);
                 self.leaf(Kind::Int, &slot, start, he);
             }
-            Value::Float(f) => {
-                let (width, widened) = if self.shortest {
-                    (FloatWidth::narrowest_exact(f.value), false)
-                } else if f.width.holds(f.value) {
-                    (f.width, false)
-                } else if FloatWidth::F32.holds(f.value) {
-                    (FloatWidth::F32, true)
-                } else {
-                    (FloatWidth::F64, true)
-                };
-                let he = self.float(f.value, width);
-                let node = self.leaf(Kind::Float(width), &slot, start, he);
-                if widened {
-                    self.note(NoteKind::FloatWidth, node, &slot, || {
-                        format!(
-                            "float {} does not fit float{} as marked; written as float{}",
-                            crate::model::format_float(f.value),
-                            f.width.bits(),
-                            width.bits()
-                        )
-                    });
-                }
-            }
+            Value::Float(f) => self.float_item(f, &slot, start),
             Value::Decimal(text) => self.decimal(text, &slot, start)?,
             Value::Text(s) => {
                 self.string(3, s.as_bytes(), Kind::Text, &slot, start);
@@ -385,21 +345,7 @@ impl Encoder {
                     )
                 });
             }
-            Value::Timestamp(ts) => {
-                if ts.nanos == 0 {
-                    head(&mut self.out, 6, 1);
-                    let (major, arg) = if ts.seconds >= 0 {
-                        (0, ts.seconds.unsigned_abs())
-                    } else {
-                        (1, (-1 - i128::from(ts.seconds)).unsigned_abs() as u64)
-                    };
-                    let he = self.value_head(major, arg);
-                    self.leaf(Kind::Timestamp, &slot, start, he);
-                } else {
-                    head(&mut self.out, 6, 0);
-                    self.string(3, ts.to_rfc3339().as_bytes(), Kind::Timestamp, &slot, start);
-                }
-            }
+            Value::Timestamp(ts) => self.timestamp(ts, &slot, start),
             Value::Array(items) => {
                 head(&mut self.out, 4, items.len() as u64);
                 let node = self.open(Kind::Array, &slot, start);
@@ -412,6 +358,75 @@ impl Encoder {
             Value::Tag(..) => unreachable!("tags were written above"),
         }
         Ok(())
+    }
+
+    /// A simple value: those with a meaning of their own under their kind, the two-byte ones
+    /// below 32 (not well-formed) as null, noted.
+    #[inline]
+    fn simple(&mut self, n: u8, slot: &Slot<'_>, start: usize) {
+        let (kind, arg) = match n {
+            0..=19 | 32.. => (Kind::Simple, u64::from(n)),
+            20 | 21 => (Kind::Bool, u64::from(n)),
+            22 => (Kind::Null, 22),
+            23 => (Kind::Undefined, 23),
+            24..=31 => (Kind::Null, 22),
+        };
+        let he = self.value_head(7, arg);
+        let node = self.leaf(kind, slot, start, he);
+        if (24..=31).contains(&n) {
+            self.note(NoteKind::SimpleAsNull, node, slot, || {
+                format!(
+                    "simple value {n} cannot be written in CBOR (two-byte simple values \
+                     below 32 are not well-formed); written as null"
+                )
+            });
+        }
+    }
+
+    /// A float at its own width (the narrowest exact one when shortest), widened (noted) when
+    /// the value does not fit the width it is marked with.
+    #[inline]
+    fn float_item(&mut self, f: &Float, slot: &Slot<'_>, start: usize) {
+        let (width, widened) = if self.shortest {
+            (FloatWidth::narrowest_exact(f.value), false)
+        } else if f.width.holds(f.value) {
+            (f.width, false)
+        } else if FloatWidth::F32.holds(f.value) {
+            (FloatWidth::F32, true)
+        } else {
+            (FloatWidth::F64, true)
+        };
+        let he = self.float(f.value, width);
+        let node = self.leaf(Kind::Float(width), slot, start, he);
+        if widened {
+            self.note(NoteKind::FloatWidth, node, slot, || {
+                format!(
+                    "float {} does not fit float{} as marked; written as float{}",
+                    crate::model::format_float(f.value),
+                    f.width.bits(),
+                    width.bits()
+                )
+            });
+        }
+    }
+
+    /// A timestamp: tag 1 and whole epoch seconds, or tag 0 and RFC 3339 text when it has
+    /// fractions of a second.
+    #[inline]
+    fn timestamp(&mut self, ts: &Timestamp, slot: &Slot<'_>, start: usize) {
+        if ts.nanos == 0 {
+            head(&mut self.out, 6, 1);
+            let (major, arg) = if ts.seconds >= 0 {
+                (0, ts.seconds.unsigned_abs())
+            } else {
+                (1, (-1 - i128::from(ts.seconds)).unsigned_abs() as u64)
+            };
+            let he = self.value_head(major, arg);
+            self.leaf(Kind::Timestamp, slot, start, he);
+        } else {
+            head(&mut self.out, 6, 0);
+            self.string(3, ts.to_rfc3339().as_bytes(), Kind::Timestamp, slot, start);
+        }
     }
 
     fn open(&mut self, kind: Kind, slot: &Slot<'_>, start: usize) -> Option<NodeId> {

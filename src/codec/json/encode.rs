@@ -366,114 +366,12 @@ impl<'v> Encoder<'v> {
                 }
                 id
             }
-            Value::BigInt(n) => {
-                let text = n.to_string();
-                self.out.extend_from_slice(text.as_bytes());
-                let id = self.leaf(Kind::Int, segment, key, start, false);
-                self.note(NoteKind::IntegerPrecision, id, || {
-                    // A literal of thousands of digits is named by its start and length.
-                    let shown = match text.get(..40) {
-                        Some(head) if text.len() > 48 => {
-                            format!("{head}… ({} digits)", text.trim_start_matches('-').len())
-                        }
-                        _ => text.clone(),
-                    };
-                    format!("integer {shown} is beyond ±2^53; JavaScript readers will round it")
-                });
-                id
-            }
-            Value::Float(f) => {
-                let x = f.value;
-                if x.is_finite() {
-                    self.out
-                        .extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
-                    let id = self.leaf(Kind::Float(FloatWidth::F64), segment, key, start, false);
-                    if f.width != FloatWidth::F64 {
-                        let bits = f.width.bits();
-                        self.note(NoteKind::FloatWidth, id, || {
-                            // Name the number as its own width would print it (float32 0.1, not
-                            // 0.10000000149011612, which is what the JSON text shows).
-                            let shown = match f.width {
-                                FloatWidth::F16 => half::f16::from_f64(x).to_string(),
-                                FloatWidth::F32 => ryu::Buffer::new().format_finite(x as f32).to_string(),
-                                FloatWidth::F64 => crate::model::format_float(x),
-                            };
-                            format!("float{bits} {shown} written as a JSON number; readers will see float64")
-                        });
-                    }
-                    id
-                } else {
-                    self.out.extend_from_slice(b"null");
-                    let id = self.leaf(Kind::Null, segment, key, start, false);
-                    self.note(NoteKind::NonFinite, id, || {
-                        format!(
-                            "{} written as null; JSON has no NaN or Infinity",
-                            crate::model::format_float(x)
-                        )
-                    });
-                    id
-                }
-            }
-            Value::Decimal(d) => {
-                let ok = matches!(scan_number(d.as_bytes(), 0), Ok(scan) if scan.end == d.len());
-                if !ok {
-                    self.out.truncate(start);
-                    let id = self.leaf(Kind::Decimal, segment, key, start, false);
-                    return Err(EncodeError {
-                        format: Format::Json,
-                        path: self.error_path(id),
-                        message: format!("the decimal {d:?} is not a JSON number literal"),
-                    });
-                }
-                self.out.extend_from_slice(d.as_bytes());
-                self.leaf(Kind::Decimal, segment, key, start, false)
-            }
+            Value::BigInt(n) => self.big_int(n, segment, key, start),
+            Value::Float(f) => self.float(f, segment, key, start),
+            Value::Decimal(d) => self.decimal(d, segment, key, start)?,
             Value::Text(s) => self.text_leaf(s, segment, key),
-            Value::Bytes(b) => {
-                let id = self.text_leaf(
-                    &base64::engine::general_purpose::STANDARD.encode(b),
-                    segment,
-                    key,
-                );
-                let n = b.len();
-                self.note(NoteKind::BytesAsBase64, id, || {
-                    format!("byte string of {n} bytes written as base64 text")
-                });
-                id
-            }
-            Value::Raw(raw) => {
-                let id = self.text_leaf(
-                    &base64::engine::general_purpose::STANDARD.encode(&raw.data),
-                    segment,
-                    key,
-                );
-                self.note(NoteKind::RawField, id, || {
-                    format!(
-                        "{} (written as base64 text)",
-                        crate::codec::raw_field_note(raw)
-                    )
-                });
-                id
-            }
-            Value::Ext(t, d) => {
-                let id = self.text_leaf(
-                    &base64::engine::general_purpose::STANDARD.encode(d),
-                    segment,
-                    key,
-                );
-                let (t, n) = (*t, d.len());
-                self.note(NoteKind::ExtDropped, id, || {
-                    format!("MessagePack ext type {t} dropped; its {n} data bytes are written as base64 text")
-                });
-                id
-            }
-            Value::Timestamp(ts) => {
-                let text = ts.to_rfc3339();
-                let id = self.text_leaf(&text, segment, key);
-                self.note(NoteKind::TimestampAsText, id, || {
-                    format!("timestamp {text} written as RFC 3339 text")
-                });
-                id
+            Value::Bytes(_) | Value::Raw(_) | Value::Ext(..) | Value::Timestamp(_) => {
+                self.as_text(v, segment, key)
             }
             Value::Tag(t, inner) => {
                 let id = self.value(inner, segment, key)?;
@@ -524,6 +422,153 @@ impl<'v> Encoder<'v> {
             Value::Map(entries) => self.map(entries, segment, key, start)?,
         };
         Ok(id)
+    }
+
+    /// An integer past 64 bits, as its digits (noted: JavaScript readers round it).
+    #[inline]
+    fn big_int(
+        &mut self,
+        n: &num_bigint::BigInt,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+    ) -> NodeId {
+        let text = n.to_string();
+        self.out.extend_from_slice(text.as_bytes());
+        let id = self.leaf(Kind::Int, segment, key, start, false);
+        self.note(NoteKind::IntegerPrecision, id, || {
+            // A literal of thousands of digits is named by its start and length.
+            let shown = match text.get(..40) {
+                Some(head) if text.len() > 48 => {
+                    format!("{head}… ({} digits)", text.trim_start_matches('-').len())
+                }
+                _ => text.clone(),
+            };
+            format!("integer {shown} is beyond ±2^53; JavaScript readers will round it")
+        });
+        id
+    }
+
+    /// A float as its shortest round-trip digits (a narrower float noted as widened), or null
+    /// (noted) for NaN and the infinities.
+    #[inline]
+    fn float(
+        &mut self,
+        f: &crate::model::Float,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+    ) -> NodeId {
+        let x = f.value;
+        if x.is_finite() {
+            self.out
+                .extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+            let id = self.leaf(Kind::Float(FloatWidth::F64), segment, key, start, false);
+            if f.width != FloatWidth::F64 {
+                let bits = f.width.bits();
+                self.note(NoteKind::FloatWidth, id, || {
+                    // Name the number as its own width would print it (float32 0.1, not
+                    // 0.10000000149011612, which is what the JSON text shows).
+                    let shown = match f.width {
+                        FloatWidth::F16 => half::f16::from_f64(x).to_string(),
+                        FloatWidth::F32 => ryu::Buffer::new().format_finite(x as f32).to_string(),
+                        FloatWidth::F64 => crate::model::format_float(x),
+                    };
+                    format!(
+                        "float{bits} {shown} written as a JSON number; readers will see float64"
+                    )
+                });
+            }
+            id
+        } else {
+            self.out.extend_from_slice(b"null");
+            let id = self.leaf(Kind::Null, segment, key, start, false);
+            self.note(NoteKind::NonFinite, id, || {
+                format!(
+                    "{} written as null; JSON has no NaN or Infinity",
+                    crate::model::format_float(x)
+                )
+            });
+            id
+        }
+    }
+
+    /// A decimal literal as it is, when it is a JSON number.
+    #[inline]
+    fn decimal(
+        &mut self,
+        d: &str,
+        segment: Segment,
+        key: Option<Span>,
+        start: usize,
+    ) -> Result<NodeId, EncodeError> {
+        let ok = matches!(scan_number(d.as_bytes(), 0), Ok(scan) if scan.end == d.len());
+        if !ok {
+            self.out.truncate(start);
+            let id = self.leaf(Kind::Decimal, segment, key, start, false);
+            return Err(EncodeError {
+                format: Format::Json,
+                path: self.error_path(id),
+                message: format!("the decimal {d:?} is not a JSON number literal"),
+            });
+        }
+        self.out.extend_from_slice(d.as_bytes());
+        Ok(self.leaf(Kind::Decimal, segment, key, start, false))
+    }
+
+    /// Bytes, raw fields, MessagePack extensions and timestamps, which JSON has no type for:
+    /// written as text (base64, or RFC 3339), noted.
+    #[inline]
+    fn as_text(&mut self, v: &'v Value, segment: Segment, key: Option<Span>) -> NodeId {
+        match v {
+            Value::Bytes(b) => {
+                let id = self.text_leaf(
+                    &base64::engine::general_purpose::STANDARD.encode(b),
+                    segment,
+                    key,
+                );
+                let n = b.len();
+                self.note(NoteKind::BytesAsBase64, id, || {
+                    format!("byte string of {n} bytes written as base64 text")
+                });
+                id
+            }
+            Value::Raw(raw) => {
+                let id = self.text_leaf(
+                    &base64::engine::general_purpose::STANDARD.encode(&raw.data),
+                    segment,
+                    key,
+                );
+                self.note(NoteKind::RawField, id, || {
+                    format!(
+                        "{} (written as base64 text)",
+                        crate::codec::raw_field_note(raw)
+                    )
+                });
+                id
+            }
+            Value::Ext(t, d) => {
+                let id = self.text_leaf(
+                    &base64::engine::general_purpose::STANDARD.encode(d),
+                    segment,
+                    key,
+                );
+                let (t, n) = (*t, d.len());
+                self.note(NoteKind::ExtDropped, id, || {
+                    format!("MessagePack ext type {t} dropped; its {n} data bytes are written as base64 text")
+                });
+                id
+            }
+            Value::Timestamp(ts) => {
+                let text = ts.to_rfc3339();
+                let id = self.text_leaf(&text, segment, key);
+                self.note(NoteKind::TimestampAsText, id, || {
+                    format!("timestamp {text} written as RFC 3339 text")
+                });
+                id
+            }
+            _ => unreachable!("only bytes, raw fields, extensions and timestamps are text"),
+        }
     }
 
     /// Writes a map: keys converted to text, sorted when canonical, duplicates noted.
