@@ -190,47 +190,22 @@ impl<'a> Parser<'a> {
         self.skip_ws();
         'value: loop {
             // Read one value at self.i (whitespace already skipped).
-            let (segment, key_span) = match self.stack.last() {
-                None => (Segment::Root, None),
-                Some(Frame::Array(start)) => (
-                    Segment::Index(
-                        u32::try_from(self.items.len().saturating_sub(*start)).unwrap_or(u32::MAX),
-                    ),
-                    None,
-                ),
-                Some(Frame::Map { key, key_span, .. }) => (self.builder.key(key), Some(*key_span)),
-            };
+            let (segment, key_span) = self.position();
             let start = self.i;
             let Some(&c) = self.b.get(start) else {
-                let what = if self.stack.is_empty() && self.builder.is_empty() {
-                    "the input holds no JSON value"
-                } else {
-                    "the input ends where a value was expected"
-                };
-                return Err(Fail::item(ErrorKind::Eof, start, what.into()));
+                return Err(self.no_value(start));
             };
             let starts_value = matches!(
                 c,
                 b'[' | b'{' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
             );
             if starts_value && self.builder.len() >= self.max_nodes {
-                return Err(Fail::item(
-                    ErrorKind::Limit(LimitName::Nodes),
-                    start,
-                    crate::limits::Limits::nodes_message(self.max_nodes),
-                ));
+                return Err(self.too_many_nodes(start));
             }
             let mut value = match c {
                 b'[' | b'{' => {
                     if self.stack.len() >= self.max_depth {
-                        return Err(Fail::item(
-                            ErrorKind::Limit(LimitName::Depth),
-                            start,
-                            format!(
-                                "nesting goes deeper than the limit of {} levels",
-                                self.max_depth
-                            ),
-                        ));
+                        return Err(self.too_deep(start));
                     }
                     let is_array = c == b'[';
                     let kind = if is_array { Kind::Array } else { Kind::Map };
@@ -259,21 +234,7 @@ impl<'a> Parser<'a> {
                         continue 'value;
                     }
                 }
-                b'"' => {
-                    let (text, close) = self.string().map_err(|mut f| {
-                        f.in_item = true;
-                        f
-                    })?;
-                    self.builder.leaf(
-                        Kind::Text,
-                        segment,
-                        key_span,
-                        Span::new(start, close + 1),
-                        start + 1,
-                        Span::new(start + 1, close),
-                    );
-                    Value::Text(text.into())
-                }
+                b'"' => self.text_leaf(segment, key_span, start)?,
                 b'-' | b'0'..=b'9' => {
                     let value = self.number()?;
                     let span = Span::new(start, self.i);
@@ -281,18 +242,7 @@ impl<'a> Parser<'a> {
                         .leaf(value.kind(), segment, key_span, span, start, span);
                     value
                 }
-                b't' | b'f' | b'n' => {
-                    let (lit, value): (&[u8], Value) = match c {
-                        b't' => (b"true", Value::Bool(true)),
-                        b'f' => (b"false", Value::Bool(false)),
-                        _ => (b"null", Value::Null),
-                    };
-                    self.literal(lit)?;
-                    let span = Span::new(start, self.i);
-                    self.builder
-                        .leaf(value.kind(), segment, key_span, span, start, span);
-                    value
-                }
+                b't' | b'f' | b'n' => self.literal_leaf(c, segment, key_span, start)?,
                 _ => return Err(self.unexpected(start, "a value", true)),
             };
             // A value is complete: attach it to its container and read what follows, closing
@@ -324,22 +274,7 @@ impl<'a> Parser<'a> {
                     }
                     Some(b']') if is_array => {}
                     Some(b'}') if !is_array => {}
-                    Some(_) => {
-                        let expected = if is_array {
-                            "',' or ']' after an array item"
-                        } else {
-                            "',' or '}' after a map entry"
-                        };
-                        return Err(self.unexpected(at, expected, false));
-                    }
-                    None => {
-                        let what = if is_array {
-                            "the input ends inside an array; expected ',' or ']'"
-                        } else {
-                            "the input ends inside a map; expected ',' or '}'"
-                        };
-                        return Err(Fail::between(ErrorKind::Eof, at, what.into()));
-                    }
+                    _ => return Err(self.no_item_end(at, is_array)),
                 }
                 self.i += 1;
                 self.builder.close(at, self.i);
@@ -354,6 +289,119 @@ impl<'a> Parser<'a> {
                 };
             }
         }
+    }
+
+    /// Where the value about to be read goes: its segment (the root, an array index, a map
+    /// key) and its key's span.
+    #[inline(always)]
+    fn position(&mut self) -> (Segment, Option<Span>) {
+        match self.stack.last() {
+            None => (Segment::Root, None),
+            Some(Frame::Array(start)) => (
+                Segment::Index(
+                    u32::try_from(self.items.len().saturating_sub(*start)).unwrap_or(u32::MAX),
+                ),
+                None,
+            ),
+            Some(Frame::Map { key, key_span, .. }) => (self.builder.key(key), Some(*key_span)),
+        }
+    }
+
+    /// Reads the string at `start` as a text leaf.
+    #[inline(always)]
+    fn text_leaf(
+        &mut self,
+        segment: Segment,
+        key_span: Option<Span>,
+        start: usize,
+    ) -> Result<Value, Fail> {
+        let (text, close) = self.string().map_err(|mut f| {
+            f.in_item = true;
+            f
+        })?;
+        self.builder.leaf(
+            Kind::Text,
+            segment,
+            key_span,
+            Span::new(start, close + 1),
+            start + 1,
+            Span::new(start + 1, close),
+        );
+        Ok(Value::Text(text.into()))
+    }
+
+    /// Reads `true`, `false` or `null` (first byte `c`) at `start` as a leaf.
+    #[inline]
+    fn literal_leaf(
+        &mut self,
+        c: u8,
+        segment: Segment,
+        key_span: Option<Span>,
+        start: usize,
+    ) -> Result<Value, Fail> {
+        let (lit, value): (&[u8], Value) = match c {
+            b't' => (b"true", Value::Bool(true)),
+            b'f' => (b"false", Value::Bool(false)),
+            _ => (b"null", Value::Null),
+        };
+        self.literal(lit)?;
+        let span = Span::new(start, self.i);
+        self.builder
+            .leaf(value.kind(), segment, key_span, span, start, span);
+        Ok(value)
+    }
+
+    /// The input ends at `start`, where a value was expected.
+    #[cold]
+    fn no_value(&self, start: usize) -> Fail {
+        let what = if self.stack.is_empty() && self.builder.is_empty() {
+            "the input holds no JSON value"
+        } else {
+            "the input ends where a value was expected"
+        };
+        Fail::item(ErrorKind::Eof, start, what.into())
+    }
+
+    /// The value at `start` would take the document past its node bound.
+    #[cold]
+    fn too_many_nodes(&self, start: usize) -> Fail {
+        Fail::item(
+            ErrorKind::Limit(LimitName::Nodes),
+            start,
+            crate::limits::Limits::nodes_message(self.max_nodes),
+        )
+    }
+
+    /// The container at `start` would nest past the depth limit.
+    #[cold]
+    fn too_deep(&self, start: usize) -> Fail {
+        Fail::item(
+            ErrorKind::Limit(LimitName::Depth),
+            start,
+            format!(
+                "nesting goes deeper than the limit of {} levels",
+                self.max_depth
+            ),
+        )
+    }
+
+    /// After an item, `at` holds neither a comma nor the container's close (or the input ends).
+    #[cold]
+    fn no_item_end(&self, at: usize, is_array: bool) -> Fail {
+        if at < self.b.len() {
+            let expected = if is_array {
+                "',' or ']' after an array item"
+            } else {
+                "',' or '}' after a map entry"
+            };
+            return self.unexpected(at, expected, false);
+        }
+        let what = if is_array {
+            "the input ends inside an array; expected ',' or ']'"
+        } else {
+            "the input ends inside a map; expected ',' or '}'"
+        };
+        Fail::between(ErrorKind::Eof, at, what.into())
     }
 
     /// An error for an unexpected byte at `at` (invalid UTF-8 is [`ErrorKind::Invalid`]).
