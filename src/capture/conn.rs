@@ -351,29 +351,7 @@ pub(crate) fn stream(
     );
     if s.protocol == Transport::Tcp {
         let [c, sv] = [s.directions[0].contiguous(), s.directions[1].contiguous()];
-        // The preface names the client, whichever side sent the SYN.
-        let h2 = if http2::has_preface(c) {
-            Some(0)
-        } else if http2::has_preface(sv) {
-            Some(1)
-        } else if http::looks_like_http(c) || http::looks_like_http(sv) {
-            None
-        } else if tls::looks_like_tls(c) || tls::looks_like_tls(sv) {
-            // Encrypted records: labelled below, each direction as it is.
-            None
-        } else if http2::looks_like_frames(c) || http2::looks_like_frames(sv) {
-            // No preface (the capture began mid-connection): the side that sent first opened
-            // the streams the other answers; the TCP layer only guessed the client from ports.
-            let first = |w: usize| {
-                s.directions[w]
-                    .segments
-                    .first()
-                    .map_or(u64::MAX, |g| g.frame)
-            };
-            Some(usize::from(first(1) < first(0)))
-        } else {
-            None
-        };
+        let h2 = http2_client(s, c, sv);
         let conv = Conversation::tcp(capture, index, backing);
         if let (Some(client), Some(conv)) = (h2, &conv) {
             let mut out = Ordered::default();
@@ -418,12 +396,7 @@ pub(crate) fn stream(
         let body = stream_payload.bytes.clone();
         let read_back = |found: &mut Payload| read_back_part(found, &body, back.as_ref());
         if keys_failed && stream_payload.meta_value("encrypted").is_some() {
-            if let Some(layer) = stream_payload.layers.last_mut() {
-                if let Some(head) = layer.detail.strip_suffix(" — give a key log to decrypt") {
-                    layer.detail =
-                        format!("{head} — not decrypted with the key log given (see the warnings)");
-                }
-            }
+            say_not_decrypted(&mut stream_payload);
         }
         if stream_payload.meta_value("encrypted").is_some() || stream_payload.protocol.is_some() {
             // TLS records (labelled by `pcap`): nothing under them can be read without keys;
@@ -454,6 +427,46 @@ pub(crate) fn stream(
         }
     }
     (payloads, warnings)
+}
+
+/// Which side of TCP stream `s` (its directions' bytes `c` and `sv`) is the HTTP/2 client, when
+/// the stream is HTTP/2: the preface names it, whichever side sent the SYN; without one (the
+/// capture began mid-connection) frames from the side that sent first. `None` for HTTP/1.1,
+/// TLS and anything else.
+fn http2_client(s: &pcap::Stream, c: &[u8], sv: &[u8]) -> Option<usize> {
+    if http2::has_preface(c) {
+        Some(0)
+    } else if http2::has_preface(sv) {
+        Some(1)
+    } else if http::looks_like_http(c) || http::looks_like_http(sv) {
+        None
+    } else if tls::looks_like_tls(c) || tls::looks_like_tls(sv) {
+        // Encrypted records: labelled by the caller, each direction as it is.
+        None
+    } else if http2::looks_like_frames(c) || http2::looks_like_frames(sv) {
+        // The side that sent first opened the streams the other answers; the TCP layer only
+        // guessed the client from ports.
+        let first = |w: usize| {
+            s.directions[w]
+                .segments
+                .first()
+                .map_or(u64::MAX, |g| g.frame)
+        };
+        Some(usize::from(first(1) < first(0)))
+    } else {
+        None
+    }
+}
+
+/// An encrypted direction whose connection the key log given did not decrypt says so, rather
+/// than ask for a key log.
+fn say_not_decrypted(stream_payload: &mut Payload) {
+    if let Some(layer) = stream_payload.layers.last_mut() {
+        if let Some(head) = layer.detail.strip_suffix(" — give a key log to decrypt") {
+            layer.detail =
+                format!("{head} — not decrypted with the key log given (see the warnings)");
+        }
+    }
 }
 
 /// Payloads with the capture frame each began in, put in capture order at the end.
