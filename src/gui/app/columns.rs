@@ -10,7 +10,7 @@ use super::Status;
 
 use super::{App, Command, Hover, Settings};
 use crate::codec::{self, EncodeOptions, Format};
-use crate::model::{ByteRole, NodeId, Path};
+use crate::model::{ByteRole, NodeId, Path, Span};
 use crate::workspace::{Analysis, Column, ProtoMode, Stage};
 
 use super::super::widgets::{self, thousands, HexInput, TreeInput};
@@ -767,190 +767,36 @@ impl App {
         rules: Option<&crate::codec::avro::resolved::NodeRules>,
     ) -> (Option<ColumnClick>, Option<Hover>) {
         let format = column.format;
-        let mut clicked = None;
-        let mut hover = None;
         let readable = message.is_none() && column.is_source && format == Format::Protobuf;
         let readings = match self.ws.entry() {
             Some(e) if readable => e.choice.field_readings.clone(),
             _ => Vec::new(),
         };
         let chosen = Cell::new(None);
-        // Header: format, source marker, sizes, notes.
-        let alone = self.settings.single_format() == Some(format);
-        ui.horizontal_wrapped(|ui| {
-            let title = if column.is_source {
-                format!("{} (source)", format.title())
-            } else {
-                format.title().to_string()
-            };
-            let hint = if alone {
-                "double-click: all columns side by side again"
-            } else {
-                "double-click: only this column, full width (16 bytes a hex row)"
-            };
-            let r = ui
-                .add(
-                    egui::Label::new(egui::RichText::new(title).heading())
-                        .selectable(false)
-                        .sense(egui::Sense::click()),
-                )
-                .on_hover_text(hint);
-            if r.double_clicked() {
-                self.push(super::Command::OnlyColumn((!alone).then_some(format)));
-            }
-        });
-        match column.sizes {
-            None if column.pending || column.deferred => {
-                ui.horizontal(|ui| {
-                    crate::gui::widgets::spinner(ui);
-                    ui.weak(format!("encoding as {}…", format.title()));
-                })
-                .response
-            }
-            Some(sizes) => ui.label(format!(
-                "{} bytes · gzip {} · zstd {}",
-                thousands(sizes.raw),
-                thousands(sizes.gzip),
-                thousands(sizes.zstd)
-            )),
-            None if column.is_measured() => ui.label(format!(
-                "{} bytes · measuring gzip and zstd…",
-                thousands(column.bytes.len())
-            )),
-            None => ui.weak("no bytes"),
-        };
-        if let Some(schema) = &column.schema {
-            ui.weak(format!("schema: {schema}"));
-        }
-        if let Some(v) = column.variant {
-            ui.weak(format!("written with {} (see the View menu)", v.name()));
-        }
+        self.column_title(ui, column);
+        column_facts(ui, column);
         field_readings::in_force(ui, &readings, &chosen);
         if let Some(err) = &column.error {
             ui.colored_label(ui.visuals().error_fg_color, err.to_string());
         }
         // The selection in this column.
-        let selected = self.ws.selected.clone();
-        let selected_id = selected.as_ref().and_then(|p| column.resolve(p));
+        let selected = self.ws.selected.as_ref();
+        let selected_id = selected.and_then(|p| column.resolve(p));
         let selected_span =
             selected_id.and_then(|id| column.document.as_ref().map(|d| d.spans.node(id).extent()));
-        match (&selected, selected_span) {
-            (Some(p), Some(s)) => {
-                ui.label(format!(
-                    "{} · {p}: bytes {}..{} ({} bytes)",
-                    format.title(),
-                    s.start,
-                    s.end,
-                    s.len()
-                ));
-            }
-            (Some(p), None) => {
-                ui.weak(format!("{} · {p}: not in this column", format.title()));
-            }
-            (None, _) => {
-                ui.weak("nothing selected");
-            }
-        }
-        if !column.notes.is_empty() {
-            egui::CollapsingHeader::new(match column.notes.len() {
-                1 => "1 fidelity note".to_string(),
-                n => format!("{n} fidelity notes"),
-            })
-            .id_salt("notes")
-            .show(ui, |ui| {
-                egui::ScrollArea::vertical()
-                    .id_salt("notes-scroll")
-                    .max_height(120.0)
-                    .show(ui, |ui| {
-                        for n in &column.notes {
-                            let text = format!("{}: {n}", n.kind.label());
-                            if ui.link(text).clicked() {
-                                clicked = Some(ColumnClick {
-                                    format,
-                                    path: Some(n.path.clone()),
-                                    offset: None,
-                                });
-                            }
-                        }
-                    });
-            });
-        }
+        selection_line(ui, format, selected, selected_span);
+        let mut clicked = fidelity_notes(ui, column);
         let Some(view) = self.here.views.get_mut(&format) else {
-            return (clicked, hover);
+            return (clicked, None);
         };
-        let spans = column.document.as_ref().map(|d| &*d.spans);
-        let describe = |id: NodeId, role: ByteRole| describe(column, id, role);
-        let input = HexInput {
-            bytes: &column.bytes,
-            spans,
-            selected: selected_span,
-            error_at: column.error.as_ref().and_then(|e| e.offset),
-            marks: &[],
-            describe: &describe,
-        };
-        // The hex view and the tree share the height as the user split it (the same split in
-        // every column, so rows line up).
-        let room = (ui.available_height() - GAP).max(160.0);
-        let hex_height = (room * self.settings.hex_share.clamp(0.1, 0.9)).max(80.0);
-        let r = ui
-            .allocate_ui(egui::vec2(ui.available_width(), hex_height), |ui| {
-                view.hex.show(ui, &input)
-            })
-            .inner;
-        let handle = egui::Rect::from_min_size(
-            egui::pos2(ui.max_rect().left(), ui.cursor().top()),
-            egui::vec2(ui.max_rect().width(), GAP),
-        );
-        match split_handle(
-            ui,
-            handle,
-            ui.scope_id().with("hex-tree-split"),
-            egui::Direction::TopDown,
-        ) {
-            Some(Split::Moved(dy)) => {
-                self.settings.hex_share = (self.settings.hex_share + dy / room).clamp(0.1, 0.9);
-            }
-            Some(Split::Reset) => self.settings.hex_share = Settings::default().hex_share,
-            None => {}
-        }
-        ui.allocate_rect(handle, egui::Sense::hover());
-        let path_of = |id: NodeId| spans.map(|s| s.path(id));
-        if let Some((offset, node)) = r.hovered {
-            hover = Some(Hover {
-                format: Some(format),
-                offset,
-                node: node.and_then(|id| {
-                    let role = spans.and_then(|s| s.node_at(offset)).map(|(_, r)| r)?;
-                    Some((path_of(id)?, role))
-                }),
-            });
-        }
-        if let Some((offset, node)) = r.clicked {
-            clicked = Some(ColumnClick {
-                format,
-                path: node.and_then(path_of),
-                offset: Some(offset),
-            });
-        }
+        let (hex_click, hover) = hex_part(ui, view, &mut self.settings, column, selected_span);
+        clicked = hex_click.or(clicked);
         if let Some(doc) = &column.document {
             let menu = |ui: &mut egui::Ui, id: NodeId| {
                 field_readings::menu(ui, &column.bytes, &doc.spans, id, &readings, &chosen);
             };
             let declaration = |ui: &mut egui::Ui, id: NodeId| {
-                use crate::codec::protobuf::schema::{field_at, field_line};
-                let field = message.and_then(|m| field_at(m, &doc.spans.path(id)));
-                match field {
-                    Some(f) => {
-                        ui.label(format!(
-                            "{}: {}",
-                            f.parent_message().full_name(),
-                            field_line(&f)
-                        ));
-                    }
-                    None => {
-                        ui.weak("not a field of the schema: choose a field's row");
-                    }
-                }
+                declaration_line(ui, message, &doc.spans.path(id));
             };
             let declared = message.is_some() && format == Format::Protobuf;
             let summary = |id, max_chars| doc.summary(id, max_chars);
@@ -987,5 +833,202 @@ impl App {
             self.push(command);
         }
         (clicked, hover)
+    }
+
+    /// A column's title (its format, "(source)" on the payload's own); a double-click shows it
+    /// alone, full width, or all the columns again.
+    fn column_title(&mut self, ui: &mut egui::Ui, column: &Column) {
+        let format = column.format;
+        let alone = self.settings.single_format() == Some(format);
+        ui.horizontal_wrapped(|ui| {
+            let title = if column.is_source {
+                format!("{} (source)", format.title())
+            } else {
+                format.title().to_string()
+            };
+            let hint = if alone {
+                "double-click: all columns side by side again"
+            } else {
+                "double-click: only this column, full width (16 bytes a hex row)"
+            };
+            let r = ui
+                .add(
+                    egui::Label::new(egui::RichText::new(title).heading())
+                        .selectable(false)
+                        .sense(egui::Sense::click()),
+                )
+                .on_hover_text(hint);
+            if r.double_clicked() {
+                self.push(super::Command::OnlyColumn((!alone).then_some(format)));
+            }
+        });
+    }
+}
+
+/// Under a column's title: its sizes (raw, gzip, zstd; a spinner while it is encoded), the
+/// schema it was written with and the encoding variant.
+fn column_facts(ui: &mut egui::Ui, column: &Column) {
+    let format = column.format;
+    match column.sizes {
+        None if column.pending || column.deferred => {
+            ui.horizontal(|ui| {
+                crate::gui::widgets::spinner(ui);
+                ui.weak(format!("encoding as {}…", format.title()));
+            })
+            .response
+        }
+        Some(sizes) => ui.label(format!(
+            "{} bytes · gzip {} · zstd {}",
+            thousands(sizes.raw),
+            thousands(sizes.gzip),
+            thousands(sizes.zstd)
+        )),
+        None if column.is_measured() => ui.label(format!(
+            "{} bytes · measuring gzip and zstd…",
+            thousands(column.bytes.len())
+        )),
+        None => ui.weak("no bytes"),
+    };
+    if let Some(schema) = &column.schema {
+        ui.weak(format!("schema: {schema}"));
+    }
+    if let Some(v) = column.variant {
+        ui.weak(format!("written with {} (see the View menu)", v.name()));
+    }
+}
+
+/// The selected field's path and bytes in a column, or that it is not there.
+fn selection_line(ui: &mut egui::Ui, format: Format, selected: Option<&Path>, span: Option<Span>) {
+    match (selected, span) {
+        (Some(p), Some(s)) => {
+            ui.label(format!(
+                "{} · {p}: bytes {}..{} ({} bytes)",
+                format.title(),
+                s.start,
+                s.end,
+                s.len()
+            ));
+        }
+        (Some(p), None) => {
+            ui.weak(format!("{} · {p}: not in this column", format.title()));
+        }
+        (None, _) => {
+            ui.weak("nothing selected");
+        }
+    }
+}
+
+/// A column's fidelity notes, folded; a click on one selects its field.
+fn fidelity_notes(ui: &mut egui::Ui, column: &Column) -> Option<ColumnClick> {
+    if column.notes.is_empty() {
+        return None;
+    }
+    let mut clicked = None;
+    egui::CollapsingHeader::new(match column.notes.len() {
+        1 => "1 fidelity note".to_string(),
+        n => format!("{n} fidelity notes"),
+    })
+    .id_salt("notes")
+    .show(ui, |ui| {
+        egui::ScrollArea::vertical()
+            .id_salt("notes-scroll")
+            .max_height(120.0)
+            .show(ui, |ui| {
+                for n in &column.notes {
+                    let text = format!("{}: {n}", n.kind.label());
+                    if ui.link(text).clicked() {
+                        clicked = Some(ColumnClick {
+                            format: column.format,
+                            path: Some(n.path.clone()),
+                            offset: None,
+                        });
+                    }
+                }
+            });
+    });
+    clicked
+}
+
+/// A column's hex view, in its share of the height, and the handle that splits it from the
+/// tree; returns a click on a byte and what the pointer is over.
+fn hex_part(
+    ui: &mut egui::Ui,
+    view: &mut super::ColumnView,
+    settings: &mut Settings,
+    column: &Column,
+    selected: Option<Span>,
+) -> (Option<ColumnClick>, Option<Hover>) {
+    let format = column.format;
+    let spans = column.document.as_ref().map(|d| &*d.spans);
+    let describe = |id: NodeId, role: ByteRole| describe(column, id, role);
+    let input = HexInput {
+        bytes: &column.bytes,
+        spans,
+        selected,
+        error_at: column.error.as_ref().and_then(|e| e.offset),
+        marks: &[],
+        describe: &describe,
+    };
+    // The hex view and the tree share the height as the user split it (the same split in
+    // every column, so rows line up).
+    let room = (ui.available_height() - GAP).max(160.0);
+    let hex_height = (room * settings.hex_share.clamp(0.1, 0.9)).max(80.0);
+    let r = ui
+        .allocate_ui(egui::vec2(ui.available_width(), hex_height), |ui| {
+            view.hex.show(ui, &input)
+        })
+        .inner;
+    let handle = egui::Rect::from_min_size(
+        egui::pos2(ui.max_rect().left(), ui.cursor().top()),
+        egui::vec2(ui.max_rect().width(), GAP),
+    );
+    match split_handle(
+        ui,
+        handle,
+        ui.scope_id().with("hex-tree-split"),
+        egui::Direction::TopDown,
+    ) {
+        Some(Split::Moved(dy)) => {
+            settings.hex_share = (settings.hex_share + dy / room).clamp(0.1, 0.9);
+        }
+        Some(Split::Reset) => settings.hex_share = Settings::default().hex_share,
+        None => {}
+    }
+    ui.allocate_rect(handle, egui::Sense::hover());
+    let path_of = |id: NodeId| spans.map(|s| s.path(id));
+    let hover = r.hovered.map(|(offset, node)| Hover {
+        format: Some(format),
+        offset,
+        node: node.and_then(|id| {
+            let role = spans.and_then(|s| s.node_at(offset)).map(|(_, r)| r)?;
+            Some((path_of(id)?, role))
+        }),
+    });
+    let clicked = r.clicked.map(|(offset, node)| ColumnClick {
+        format,
+        path: node.and_then(path_of),
+        offset: Some(offset),
+    });
+    (clicked, hover)
+}
+
+/// A protobuf row's right-click with a schema: the declaration of the field at `path`.
+fn declaration_line(
+    ui: &mut egui::Ui,
+    message: Option<&crate::codec::protobuf::MessageDescriptor>,
+    path: &Path,
+) {
+    use crate::codec::protobuf::schema::{field_at, field_line};
+    match message.and_then(|m| field_at(m, path)) {
+        Some(f) => {
+            ui.label(format!(
+                "{}: {}",
+                f.parent_message().full_name(),
+                field_line(&f)
+            ));
+        }
+        None => {
+            ui.weak("not a field of the schema: choose a field's row");
+        }
     }
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
+use super::windows::Which;
 use super::{dialogs, App, View};
 use crate::codec::Format;
 use crate::model::Path;
@@ -144,7 +145,7 @@ impl App {
         match command {
             Command::Open(path) => self.open_file(path),
             Command::OpenDialog => self.open_dialog(),
-            Command::OpenPathField => self.open_path_window.show(None),
+            Command::OpenPathField => self.windows.open_path.show(None),
             Command::OpenSample(name) => {
                 self.open_sample(name);
             }
@@ -152,7 +153,7 @@ impl App {
             Command::DroppedBytes(bytes) => {
                 self.ws.add(Source::dropped("dropped bytes", bytes));
             }
-            Command::PasteArea => self.paste_window.show(),
+            Command::PasteArea => self.windows.paste.show(),
             Command::ShowSource(i) => self.ws.select_source(i),
             Command::Close(i) => self.close_source(i),
             Command::CloseShown => {
@@ -198,16 +199,16 @@ impl App {
                 self.settings.dark = !self.settings.dark;
                 self.apply_theme(ctx);
             }
-            Command::ToggleHelp => self.help.open = !self.help.open,
-            Command::TogglePalette => self.palette.toggle(),
+            Command::ToggleHelp => self.windows.toggle(Which::Help),
+            Command::TogglePalette => self.windows.palette.toggle(),
             Command::ProfilerTab(tab) => {
                 self.view = View::Profiler;
                 self.profiler.tab = tab;
             }
             Command::OpenKeyLogDialog => self.key_log_dialog(),
-            Command::SaveWindow => self.save_window.open = true,
+            Command::SaveWindow => self.windows.open(Which::Save),
             Command::SchemaDialog => self.schema_dialog(),
-            Command::SchemaWindow => self.schema_window.open = true,
+            Command::SchemaWindow => self.windows.open(Which::Schema),
             Command::LoadSchemaFiles(files, includes) => self.load_schema_files(files, includes),
             Command::LoadSchemaText(text) => {
                 if let Err(e) = self.load_schema_text(&text) {
@@ -220,7 +221,7 @@ impl App {
                 self.settings.schemas.clear();
                 self.settings.schema_texts.clear();
             }
-            Command::LimitsWindow => self.limits.show(self.ws.limits()),
+            Command::LimitsWindow => self.windows.limits.show(self.ws.limits()),
             Command::SetLimits(limits) => self.ws.set_limits(*limits),
             Command::RuntimesWindow => self.open_runtimes_window(ctx),
             Command::Profile(mode) => {
@@ -253,7 +254,7 @@ impl App {
                 }
             }
             dialogs::Picked::Cancelled => {}
-            dialogs::Picked::Unavailable => self.open_path_window.show(Some(dialogs::NO_DIALOG)),
+            dialogs::Picked::Unavailable => self.windows.open_path.show(Some(dialogs::NO_DIALOG)),
         }
     }
 
@@ -267,7 +268,7 @@ impl App {
         }) {
             dialogs::Picked::Chosen(path) => self.load_key_log_file(&path),
             dialogs::Picked::Cancelled => {}
-            dialogs::Picked::Unavailable => self.open_path_window.show(Some(dialogs::NO_DIALOG)),
+            dialogs::Picked::Unavailable => self.windows.open_path.show(Some(dialogs::NO_DIALOG)),
         }
     }
 
@@ -286,7 +287,7 @@ impl App {
             dialogs::Picked::Cancelled => {}
             dialogs::Picked::Unavailable => {
                 self.status = Some(super::Status::Error(dialogs::NO_DIALOG.to_string()));
-                self.schema_window.open = true;
+                self.windows.open(Which::Schema);
             }
         }
     }

@@ -74,7 +74,7 @@ impl App {
     }
 
     pub(super) fn limits_window(&mut self, ctx: &egui::Context) {
-        let mut open = self.limits.open;
+        let mut open = self.windows.limits.open;
         let mut apply = false;
         let mut defaults = false;
         egui::Window::new("Limits")
@@ -94,7 +94,7 @@ impl App {
                     ui.end_row();
                     for (i, (name, what)) in Limits::NAMES.iter().enumerate() {
                         let label = ui.label(*name);
-                        if let Some(text) = self.limits.text.get_mut(i) {
+                        if let Some(text) = self.windows.limits.text.get_mut(i) {
                             ui.add_sized([90.0, 18.0], egui::TextEdit::singleline(text))
                                 .labelled_by(label.id);
                         }
@@ -103,7 +103,7 @@ impl App {
                         ui.end_row();
                     }
                 });
-                if let Some(e) = &self.limits.error {
+                if let Some(e) = &self.windows.limits.error {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
                 ui.horizontal(|ui| {
@@ -112,16 +112,16 @@ impl App {
                 });
             });
         if defaults {
-            self.limits.text = texts(&Limits::default());
-            self.limits.error = None;
+            self.windows.limits.text = texts(&Limits::default());
+            self.windows.limits.error = None;
         }
         if apply {
             let names = Limits::NAMES.iter().map(|(name, _)| *name);
-            let texts = self.limits.text.iter().map(String::as_str);
+            let texts = self.windows.limits.text.iter().map(String::as_str);
             match limits_from(names.zip(texts)) {
-                Err(e) => self.limits.error = Some(e),
+                Err(e) => self.windows.limits.error = Some(e),
                 Ok(limits) => {
-                    self.limits.error = None;
+                    self.windows.limits.error = None;
                     self.settings.limits = overrides(&limits);
                     let changed = self.settings.limits.len();
                     self.push(super::Command::SetLimits(Box::new(limits)));
@@ -132,7 +132,7 @@ impl App {
                 }
             }
         }
-        self.limits.open = open && self.limits.open;
+        self.windows.limits.open = open && self.windows.limits.open;
     }
 }
 

@@ -290,7 +290,7 @@ impl App {
         }
         match self.ws.load_schema_files(&files, &includes) {
             Ok(label) => {
-                self.schema_window.missing = None;
+                self.windows.schema.missing = None;
                 self.status = Some(Status::Info(format!("schema loaded: {label}")));
                 self.settings
                     .schemas
@@ -305,18 +305,18 @@ impl App {
                 } = &e
                 {
                     // The schema window offers the folder to add, and loads again with it.
-                    self.schema_window.missing_folder = nearby
+                    self.windows.schema.missing_folder = nearby
                         .as_ref()
                         .map(|d| d.display().to_string())
                         .unwrap_or_default();
-                    self.schema_window.missing = Some(super::dialogs::MissingImport {
+                    self.windows.schema.missing = Some(super::dialogs::MissingImport {
                         files,
                         includes,
                         import: import.clone(),
                         file: file.clone(),
                         nearby: nearby.clone(),
                     });
-                    self.schema_window.open = true;
+                    self.windows.schema.open = true;
                 }
                 self.status = Some(Status::Error(format!("schema not loaded: {e}")));
             }
@@ -326,7 +326,7 @@ impl App {
     /// The schema window's offer after a load stopped at a missing import: the folder found
     /// near the file, or one typed or chosen, added to the load's folders.
     fn missing_import_offer(&mut self, ui: &mut egui::Ui) {
-        let Some(missing) = self.schema_window.missing.clone() else {
+        let Some(missing) = self.windows.schema.missing.clone() else {
             return;
         };
         ui.group(|ui| {
@@ -349,7 +349,7 @@ impl App {
             ui.horizontal(|ui| {
                 let field = ui
                     .add(
-                        egui::TextEdit::singleline(&mut self.schema_window.missing_folder)
+                        egui::TextEdit::singleline(&mut self.windows.schema.missing_folder)
                             .hint_text("path/to/protos")
                             .desired_width(320.0),
                     )
@@ -358,7 +358,7 @@ impl App {
                 if ui.button("Choose…").clicked() {
                     match super::dialogs::pick(|| rfd::FileDialog::new().pick_folder()) {
                         super::dialogs::Picked::Chosen(d) => {
-                            self.schema_window.missing_folder = d.display().to_string();
+                            self.windows.schema.missing_folder = d.display().to_string();
                         }
                         super::dialogs::Picked::Cancelled => {}
                         super::dialogs::Picked::Unavailable => {
@@ -367,7 +367,7 @@ impl App {
                         }
                     }
                 }
-                let typed = self.schema_window.missing_folder.trim();
+                let typed = self.windows.schema.missing_folder.trim();
                 if (ui
                     .add_enabled(
                         !typed.is_empty(),
@@ -383,7 +383,7 @@ impl App {
             if let Some(folder) = add {
                 let mut includes = missing.includes.clone();
                 includes.push(folder);
-                self.schema_window.missing = None;
+                self.windows.schema.missing = None;
                 self.push(Command::LoadSchemaFiles(missing.files.clone(), includes));
             }
         });
@@ -406,31 +406,31 @@ impl App {
     }
 
     pub(super) fn windows(&mut self, ctx: &egui::Context) {
-        if let Some(text) = self.paste_window.ui(ctx) {
+        if let Some(text) = self.windows.paste.ui(ctx) {
             self.push(Command::Paste(text));
         }
-        if let Some(path) = self.open_path_window.ui(ctx) {
+        if let Some(path) = self.windows.open_path.ui(ctx) {
             self.push(Command::Open(path));
         }
 
-        let mut open = self.schema_window.open;
+        let mut open = self.windows.schema.open;
         egui::Window::new("Schema")
             .open(&mut open)
             .default_width(520.0)
             .show(ctx, |ui| self.schema_window(ui));
-        self.schema_window.open = open && self.schema_window.open;
+        self.windows.schema.open = open && self.windows.schema.open;
 
-        let mut open = self.save_window.open;
+        let mut open = self.windows.save.open;
         egui::Window::new("Save column bytes")
             .open(&mut open)
             .show(ctx, |ui| self.save_window(ui));
-        self.save_window.open = open && self.save_window.open;
+        self.windows.save.open = open && self.windows.save.open;
 
         self.limits_window(ctx);
         self.runtimes_window_ui(ctx);
         self.palette_ui(ctx);
 
-        let mut open = self.help.open;
+        let mut open = self.windows.help.open;
         egui::Window::new("Shortcuts")
             .open(&mut open)
             .show(ctx, |ui| {
@@ -461,7 +461,7 @@ impl App {
                     ui.label(format!("Fonts for payload text: {}", self.font_summary));
                 }
             });
-        self.help.open = open;
+        self.windows.help.open = open;
     }
 
     fn schema_window(&mut self, ui: &mut egui::Ui) {
@@ -470,22 +470,22 @@ impl App {
              files or its JSON answers), separated by ';'",
         );
         ui.add(
-            egui::TextEdit::singleline(&mut self.schema_window.files)
+            egui::TextEdit::singleline(&mut self.windows.schema.files)
                 .hint_text("path/to/api.proto")
                 .desired_width(f32::INFINITY),
         )
         .labelled_by(label.id);
         let label = ui.label("Include folders for imports, separated by ';'");
         ui.add(
-            egui::TextEdit::singleline(&mut self.schema_window.includes)
+            egui::TextEdit::singleline(&mut self.windows.schema.includes)
                 .hint_text("path/to/protos")
                 .desired_width(f32::INFINITY),
         )
         .labelled_by(label.id);
         self.missing_import_offer(ui);
         if ui.button("Load files").clicked() {
-            let files = split_paths(&self.schema_window.files);
-            let includes = split_paths(&self.schema_window.includes);
+            let files = split_paths(&self.windows.schema.files);
+            let includes = split_paths(&self.windows.schema.includes);
             self.push(Command::LoadSchemaFiles(files, includes));
         }
         ui.separator();
@@ -496,7 +496,7 @@ impl App {
             .max_height(260.0)
             .show(ui, |ui| {
                 ui.add(
-                    egui::TextEdit::multiline(&mut self.schema_window.text)
+                    egui::TextEdit::multiline(&mut self.windows.schema.text)
                         .code_editor()
                         .desired_rows(10)
                         .desired_width(f32::INFINITY)
@@ -505,7 +505,7 @@ impl App {
                 .labelled_by(label.id);
             });
         if ui.button("Load pasted schema").clicked() {
-            let text = self.schema_window.text.clone();
+            let text = self.windows.schema.text.clone();
             self.push(Command::LoadSchemaText(text));
         }
         if let Some(Status::Error(m)) = &self.status {
@@ -522,7 +522,8 @@ impl App {
             return;
         };
         let format = self
-            .save_window
+            .windows
+            .save
             .format
             .or(self.here.focus)
             .unwrap_or(analysis.format);
@@ -531,7 +532,7 @@ impl App {
             .show_ui(ui, |ui| {
                 for c in &analysis.columns {
                     ui.selectable_value(
-                        &mut self.save_window.format,
+                        &mut self.windows.save.format,
                         Some(c.format),
                         c.format.title(),
                     );
@@ -539,7 +540,7 @@ impl App {
             });
         let label = ui.label("Save to");
         ui.add(
-            egui::TextEdit::singleline(&mut self.save_window.path)
+            egui::TextEdit::singleline(&mut self.windows.save.path)
                 .hint_text(format!("out.{}", format.extension()))
                 .desired_width(360.0),
         )
@@ -552,7 +553,7 @@ impl App {
                         .save_file()
                 }) {
                     super::dialogs::Picked::Chosen(p) => {
-                        self.save_window.path = p.display().to_string();
+                        self.windows.save.path = p.display().to_string();
                     }
                     super::dialogs::Picked::Cancelled => {}
                     super::dialogs::Picked::Unavailable => {
@@ -565,12 +566,12 @@ impl App {
             };
             if ui
                 .add_enabled(
-                    !self.save_window.path.trim().is_empty(),
+                    !self.windows.save.path.trim().is_empty(),
                     egui::Button::new("Save"),
                 )
                 .clicked()
             {
-                let path = PathBuf::from(self.save_window.path.trim());
+                let path = PathBuf::from(self.windows.save.path.trim());
                 self.status = Some(match crate::files::write_atomically(&path, &column.bytes) {
                     Ok(()) => Status::Info(format!(
                         "saved {} bytes of {} to {}",
@@ -580,7 +581,7 @@ impl App {
                     )),
                     Err(e) => Status::Error(format!("cannot write {}: {e}", path.display())),
                 });
-                self.save_window.open = false;
+                self.windows.save.open = false;
             }
         });
     }

@@ -23,6 +23,7 @@ mod sidebar;
 mod source_state;
 mod status;
 mod ui_command;
+mod windows;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -103,26 +104,10 @@ pub struct App {
     here_for: Option<Arc<Source>>,
     /// The view state of the other open sources.
     parked: Vec<(Arc<Source>, source_state::SourceState)>,
-    /// File ▸ Paste… (Ctrl+Shift+V).
-    paste_window: dialogs::PasteWindow,
-    /// File ▸ Open path….
-    open_path_window: dialogs::OpenPathWindow,
-    /// Schema ▸ Paste….
-    schema_window: dialogs::SchemaWindow,
-    /// File ▸ Save column bytes….
-    save_window: dialogs::SaveWindow,
-    /// Help ▸ Shortcuts.
-    help: dialogs::HelpWindow,
-    /// The command palette (Ctrl+Shift+P, Ctrl+K).
-    palette: palette::Palette,
+    /// The windows and the command palette, and which is on top.
+    windows: windows::Windows,
     /// What the user asked for this frame, not yet done ([`App::run_commands`]).
     commands: Vec<Command>,
-    /// View ▸ Limits….
-    limits: limits::LimitsWindow,
-    /// Profile ▸ Runtimes….
-    runtimes_window: profiler::runtimes::RuntimesWindow,
-    /// The open windows, in the order they opened (Escape closes the topmost).
-    window_order: Vec<&'static str>,
     /// Which system fonts draw payload text the built-in fonts lack (shown in the help window).
     font_summary: String,
     open_path: String,
@@ -168,16 +153,8 @@ impl App {
             here: source_state::SourceState::default(),
             here_for: None,
             parked: Vec::new(),
-            paste_window: dialogs::PasteWindow::default(),
-            open_path_window: dialogs::OpenPathWindow::default(),
-            schema_window: dialogs::SchemaWindow::default(),
-            window_order: Vec::new(),
-            save_window: dialogs::SaveWindow::default(),
-            help: dialogs::HelpWindow::default(),
-            palette: palette::Palette::default(),
+            windows: windows::Windows::default(),
             commands: Vec::new(),
-            limits: limits::LimitsWindow::default(),
-            runtimes_window: profiler::runtimes::RuntimesWindow::default(),
             font_summary: String::new(),
             open_path: String::new(),
             renaming: None,
@@ -580,76 +557,9 @@ impl App {
             ctx.send_viewport_cmd(egui::ViewportCommand::RequestPaste);
         }
         self.shortcut_commands(ctx);
-        self.note_window_order();
-        // Escape closes what is on top: an open menu or popup (egui closes it itself), else the
-        // topmost window; only when nothing is open does it clear the selection. In a text
-        // field it only leaves the field (egui's).
-        let escape = ctx.input(|i| i.key_pressed(egui::Key::Escape));
-        if escape && self.palette.open {
-            // The palette is on top of everything, its field focused or not.
-            ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));
-            self.palette.open = false;
-        } else if escape && !ctx.egui_wants_keyboard_input() && !egui::Popup::is_any_open(ctx) {
-            ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));
-            if !self.close_topmost_window(ctx) {
-                self.push(Command::Select(None));
-            }
-        }
-    }
-
-    /// The app's windows by title (egui's id for each) and whether each is open.
-    fn windows_open(&mut self) -> [(&'static str, &mut bool); 7] {
-        [
-            ("Open path", &mut self.open_path_window.open),
-            ("Paste", &mut self.paste_window.open),
-            ("Schema", &mut self.schema_window.open),
-            ("Save column bytes", &mut self.save_window.open),
-            ("Shortcuts", &mut self.help.open),
-            ("Limits", &mut self.limits.open),
-            ("Runtimes", &mut self.runtimes_window.open),
-        ]
-    }
-
-    /// Keeps [`App::window_order`]: the open windows, in the order they opened.
-    fn note_window_order(&mut self) {
-        let open: Vec<&'static str> = self
-            .windows_open()
-            .into_iter()
-            .filter(|(_, open)| **open)
-            .map(|(title, _)| title)
-            .collect();
-        self.window_order.retain(|t| open.contains(t));
-        for t in open {
-            if !self.window_order.contains(&t) {
-                self.window_order.push(t);
-            }
-        }
-    }
-
-    /// Closes the window on top (the one egui draws over the others, else the last opened);
-    /// whether one was open.
-    fn close_topmost_window(&mut self, ctx: &egui::Context) -> bool {
-        let top = ctx.memory(|m| m.areas().top_layer_id(egui::Order::Middle));
-        let last = self.window_order.last().copied();
-        let mut windows = self.windows_open();
-        let on_top = windows
-            .iter()
-            .position(|(title, open)| {
-                **open && top.is_some_and(|l| l.id == egui::Id::unique(*title))
-            })
-            .or_else(|| {
-                windows
-                    .iter()
-                    .position(|(title, open)| **open && Some(*title) == last)
-            });
-        match on_top.and_then(|i| windows.get_mut(i)) {
-            Some((title, open)) => {
-                **open = false;
-                let title = *title;
-                self.window_order.retain(|t| *t != title);
-                true
-            }
-            None => false,
+        self.windows.note_order();
+        if self.windows.escape(ctx) {
+            self.push(Command::Select(None));
         }
     }
 

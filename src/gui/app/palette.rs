@@ -81,13 +81,13 @@ impl App {
 
     /// Draws the palette when open; a row run (Enter, click) pushes its command and closes it.
     pub(super) fn palette_ui(&mut self, ctx: &egui::Context) {
-        if !self.palette.open {
+        if !self.windows.palette.open {
             return;
         }
         let mut shown: Vec<(u8, Entry)> = self
             .palette_entries(ctx)
             .into_iter()
-            .filter_map(|e| palette_score(&self.palette.query, &e.text).map(|s| (s, e)))
+            .filter_map(|e| palette_score(&self.windows.palette.query, &e.text).map(|s| (s, e)))
             .collect();
         shown.sort_by_key(|(score, e)| (*score, !e.enabled));
         let (down, up, enter) = ctx.input_mut(|i| {
@@ -98,7 +98,7 @@ impl App {
             )
         });
         let last = shown.len().saturating_sub(1);
-        let mut at = self.palette.highlighted.min(last);
+        let mut at = self.windows.palette.highlighted.min(last);
         if down {
             at = (at + 1).min(last);
         }
@@ -106,7 +106,7 @@ impl App {
             at = at.saturating_sub(1);
         }
         let mut run: Option<usize> = enter.then_some(at);
-        let state = &mut self.palette;
+        let state = &mut self.windows.palette;
         let modal = egui::Modal::new(egui::Id::unique("command palette")).show(ctx, |ui| {
             ui.set_width(560.0_f32.min(ctx.content_rect().width() - 40.0));
             let label = ui.label("Command palette");
@@ -157,17 +157,17 @@ impl App {
                     }
                 });
         });
-        self.palette.highlighted = at;
+        self.windows.palette.highlighted = at;
         let close = modal.should_close();
         if let Some((_, e)) = run.and_then(|i| shown.into_iter().nth(i)) {
             if e.enabled {
-                self.palette.open = false;
+                self.windows.palette.open = false;
                 self.push(e.command);
                 return;
             }
         }
         if close {
-            self.palette.open = false;
+            self.windows.palette.open = false;
         }
     }
 }

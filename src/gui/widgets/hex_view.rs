@@ -482,6 +482,8 @@ impl HexView {
         }
     }
 
+    /// Draws row `row` (offset, hex, ASCII, backgrounds, cursor) and takes its clicks and
+    /// hover into `out`. Runs per visible row per frame: it allocates only the row's texts.
     fn draw_row(
         &self,
         ui: &mut egui::Ui,
@@ -504,131 +506,77 @@ impl HexView {
         if let Some(spans) = input.spans {
             spans.nodes_at(start, &mut info[..bytes.len()]);
         }
-
-        // Backgrounds: error, then selection, then the hovered node.
-        let painter = ui.painter();
-        for i in 0..bytes.len() {
-            let off = start + i;
-            let bg = if input.error_at == Some(off) {
-                Some(error_bg(frame.dark))
-            } else if input.selected.is_some_and(|s| s.contains(off)) {
-                Some(selection_bg(frame.dark))
-            } else if let Some(c) = mark_at(input.marks, off) {
-                Some(c)
-            } else if frame.hovered_extent.is_some_and(|s| s.contains(off)) {
-                Some(hover_bg(frame.dark))
-            } else {
-                None
-            };
-            if let Some(bg) = bg {
-                let mut hex = layout.hex_cell(rect, i);
-                if i == 0 {
-                    hex.min.x += 0.5 * layout.char_w;
-                }
-                if i + 1 == bytes.len() {
-                    hex.max.x -= 0.5 * layout.char_w;
-                }
-                painter.rect_filled(hex, 0.0, bg);
-                if layout.ascii {
-                    painter.rect_filled(layout.ascii_cell(rect, i), 0.0, bg);
-                }
-            }
-        }
-
-        // Text: one galley for the hex and one for the ASCII, coloured by role.
-        let color = |i: usize| -> Color32 {
-            // The error byte (on its red background) and plain hex use the text colour.
-            if input.error_at == Some(start + i) || input.spans.is_none() {
-                frame.text
-            } else {
-                match info[i] {
-                    Some((_, role)) => role_color(role, frame.dark),
-                    None => frame.weak,
-                }
-            }
+        let row = RowBytes {
+            index: row,
+            rect,
+            start,
+            bytes,
+            info: &info,
         };
-        let mut hex_job = LayoutJob::default();
-        let mut ascii_job = LayoutJob::default();
-        let mut hex_label = String::with_capacity(layout.row_bytes * 3);
-        let mut ascii_label = String::with_capacity(layout.row_bytes);
-        for (i, &b) in bytes.iter().enumerate() {
-            let fmt = TextFormat::simple(frame.font.clone(), color(i));
-            let h = format!("{b:02x}");
-            hex_label.push_str(&h);
-            hex_job.append(&h, 0.0, fmt.clone());
-            if i + 1 < bytes.len() {
-                hex_label.push(' ');
-                hex_job.append(" ", 0.0, fmt.clone());
-            }
-            let c = if b.is_ascii_graphic() || b == b' ' {
-                b as char
-            } else {
-                '.'
-            };
-            ascii_label.push(c);
-            ascii_job.append(&c.to_string(), 0.0, fmt);
-        }
-        let text_y = rect.top() + 1.0;
+        paint_backgrounds(ui.painter(), frame, &row);
+        let text = row_text(frame, &row);
         let offset_text = format!("{start:0width$x}", width = layout.digits);
-        painter.text(
-            pos2(rect.left(), text_y),
-            egui::Align2::LEFT_TOP,
+        paint_text(
+            ui.painter(),
+            frame,
+            &row,
             &offset_text,
-            frame.font.clone(),
-            frame.weak,
+            text.hex_job,
+            text.ascii_job,
         );
-        let hex_galley = painter.layout_job(hex_job);
-        painter.galley(
-            pos2(rect.left() + layout.hex_x, text_y),
-            hex_galley,
-            frame.text,
-        );
-        if layout.ascii {
-            let ascii_galley = painter.layout_job(ascii_job);
-            painter.galley(
-                pos2(rect.left() + layout.ascii_x, text_y),
-                ascii_galley,
-                frame.text,
-            );
-        }
-        // A faint rule between the two halves of the row.
-        let mid = rect.left() + layout.hex_x + (3 * layout.row_bytes / 2) as f32 * layout.char_w
-            - layout.char_w;
-        painter.vline(
-            mid,
-            rect.y_range(),
-            Stroke::new(1.0, frame.weak.gamma_multiply(0.25)),
-        );
-
-        // The cursor: an outline in both columns.
-        if let Some(c) = self.cursor.filter(|c| (start..end).contains(c)) {
-            let i = c - start;
-            let stroke = Stroke::new(1.0, frame.text);
-            painter.rect_stroke(
-                layout
-                    .hex_cell(rect, i)
-                    .shrink2(vec2(0.4 * layout.char_w, 0.0)),
-                1.0,
-                stroke,
-                egui::StrokeKind::Inside,
-            );
-            if layout.ascii {
-                painter.rect_stroke(
-                    layout.ascii_cell(rect, i),
-                    1.0,
-                    stroke,
-                    egui::StrokeKind::Inside,
-                );
-            }
-        }
-
+        self.paint_cursor(ui.painter(), frame, &row);
         // Interaction and accessibility: the offset, the hex and the ASCII are three labels.
         let off_rect = Rect::from_min_size(
             rect.min,
             vec2(layout.digits as f32 * layout.char_w, layout.row_h),
         );
-        let off_response = ui.interact(off_rect, self.id.with(("offset", row)), Sense::hover());
+        let off_response = ui.interact(
+            off_rect,
+            self.id.with(("offset", row.index)),
+            Sense::hover(),
+        );
         off_response.widget_info(|| WidgetInfo::labeled(Role::Label, true, &offset_text));
+        self.row_parts(ui, frame, &row, [&text.hex_label, &text.ascii_label], out);
+    }
+
+    /// The cursor, when on this row: an outline in both columns.
+    fn paint_cursor(&self, painter: &egui::Painter, frame: &Frame<'_, '_>, row: &RowBytes<'_>) {
+        let layout = frame.layout;
+        let end = row.start + row.bytes.len();
+        let Some(c) = self.cursor.filter(|c| (row.start..end).contains(c)) else {
+            return;
+        };
+        let i = c - row.start;
+        let stroke = Stroke::new(1.0, frame.text);
+        painter.rect_stroke(
+            layout
+                .hex_cell(row.rect, i)
+                .shrink2(vec2(0.4 * layout.char_w, 0.0)),
+            1.0,
+            stroke,
+            egui::StrokeKind::Inside,
+        );
+        if layout.ascii {
+            painter.rect_stroke(
+                layout.ascii_cell(row.rect, i),
+                1.0,
+                stroke,
+                egui::StrokeKind::Inside,
+            );
+        }
+    }
+
+    /// The row's hex and ASCII parts as labels (`labels`: their texts) that take a click on a
+    /// byte and show the hovered byte's field in a tooltip.
+    fn row_parts(
+        &self,
+        ui: &mut egui::Ui,
+        frame: &Frame<'_, '_>,
+        row: &RowBytes<'_>,
+        labels: [&String; 2],
+        out: &mut HexResponse,
+    ) {
+        let (layout, rect) = (frame.layout, row.rect);
         let hex_rect = Rect::from_min_max(
             layout.hex_cell(rect, 0).min,
             pos2(
@@ -641,55 +589,189 @@ impl HexView {
             layout.ascii_cell(rect, layout.row_bytes - 1).max,
         );
         let parts = [
-            (
-                "hex",
-                hex_rect,
-                &hex_label,
-                3.0 * layout.char_w,
-                hex_rect.left(),
-            ),
-            (
-                "ascii",
-                ascii_rect,
-                &ascii_label,
-                layout.char_w,
-                ascii_rect.left(),
-            ),
+            ("hex", hex_rect, labels[0], 3.0 * layout.char_w),
+            ("ascii", ascii_rect, labels[1], layout.char_w),
         ];
         let shown = if layout.ascii {
             &parts[..]
         } else {
             &parts[..1]
         };
-        for &(part, part_rect, label, cell_w, left) in shown {
-            let response = ui.interact(part_rect, self.id.with((part, row)), Sense::click());
+        for &(part, part_rect, label, cell_w) in shown {
+            let response = ui.interact(part_rect, self.id.with((part, row.index)), Sense::click());
             response.widget_info(|| WidgetInfo::labeled(Role::Label, true, label));
+            let left = part_rect.left();
             let byte_at = |p: egui::Pos2| -> Option<usize> {
                 let i = ((p.x - left) / cell_w).floor();
-                (i >= 0.0 && (i as usize) < bytes.len()).then(|| start + i as usize)
+                (i >= 0.0 && (i as usize) < row.bytes.len()).then(|| row.start + i as usize)
             };
             if response.clicked() {
                 if let Some(off) = response.interact_pointer_pos().and_then(byte_at) {
-                    out.clicked = Some((off, info[off - start].map(|(n, _)| n)));
+                    out.clicked = Some((off, row.info[off - row.start].map(|(n, _)| n)));
                 }
             }
             if let Some(off) = response.hover_pos().and_then(byte_at) {
-                let found = info[off - start];
+                let found = row.info[off - row.start];
                 out.hovered = Some((off, found.map(|(n, _)| n)));
-                let byte = bytes[off - start];
-                response.on_hover_ui_at_pointer(|ui| {
-                    match (found, input.spans) {
-                        (Some((node, role)), _) => {
-                            ui.label((input.describe)(node, role));
-                        }
-                        (None, Some(_)) => {
-                            ui.label("Outside every field (whitespace or trailing bytes)");
-                        }
-                        (None, None) => {}
-                    }
-                    ui.weak(format!("offset {off} (0x{off:x}), byte 0x{byte:02x}"));
-                });
+                let byte = row.bytes[off - row.start];
+                response
+                    .on_hover_ui_at_pointer(|ui| byte_tooltip(ui, frame.input, found, off, byte));
             }
         }
     }
+}
+
+/// A row of a hex view being drawn: its index, place, bytes and each byte's node and role.
+struct RowBytes<'a> {
+    index: usize,
+    rect: Rect,
+    /// The offset of its first byte.
+    start: usize,
+    bytes: &'a [u8],
+    info: &'a [Option<(NodeId, ByteRole)>; ROW_BYTES],
+}
+
+/// A row's texts: the hex and ASCII galleys to lay out, coloured by role, and the same as plain
+/// labels for accessibility.
+struct RowText {
+    hex_job: LayoutJob,
+    ascii_job: LayoutJob,
+    hex_label: String,
+    ascii_label: String,
+}
+
+/// The row's byte backgrounds: the error, then the selection, then a mark, then the hovered
+/// node.
+fn paint_backgrounds(painter: &egui::Painter, frame: &Frame<'_, '_>, row: &RowBytes<'_>) {
+    let (layout, input) = (frame.layout, frame.input);
+    let n = row.bytes.len();
+    for i in 0..n {
+        let off = row.start + i;
+        let bg = if input.error_at == Some(off) {
+            Some(error_bg(frame.dark))
+        } else if input.selected.is_some_and(|s| s.contains(off)) {
+            Some(selection_bg(frame.dark))
+        } else if let Some(c) = mark_at(input.marks, off) {
+            Some(c)
+        } else if frame.hovered_extent.is_some_and(|s| s.contains(off)) {
+            Some(hover_bg(frame.dark))
+        } else {
+            None
+        };
+        if let Some(bg) = bg {
+            let mut hex = layout.hex_cell(row.rect, i);
+            if i == 0 {
+                hex.min.x += 0.5 * layout.char_w;
+            }
+            if i + 1 == n {
+                hex.max.x -= 0.5 * layout.char_w;
+            }
+            painter.rect_filled(hex, 0.0, bg);
+            if layout.ascii {
+                painter.rect_filled(layout.ascii_cell(row.rect, i), 0.0, bg);
+            }
+        }
+    }
+}
+
+/// The row's hex and ASCII text, each byte coloured by its role.
+fn row_text(frame: &Frame<'_, '_>, row: &RowBytes<'_>) -> RowText {
+    let (layout, input) = (frame.layout, frame.input);
+    let color = |i: usize| -> Color32 {
+        // The error byte (on its red background) and plain hex use the text colour.
+        if input.error_at == Some(row.start + i) || input.spans.is_none() {
+            frame.text
+        } else {
+            match row.info[i] {
+                Some((_, role)) => role_color(role, frame.dark),
+                None => frame.weak,
+            }
+        }
+    };
+    let mut text = RowText {
+        hex_job: LayoutJob::default(),
+        ascii_job: LayoutJob::default(),
+        hex_label: String::with_capacity(layout.row_bytes * 3),
+        ascii_label: String::with_capacity(layout.row_bytes),
+    };
+    for (i, &b) in row.bytes.iter().enumerate() {
+        let fmt = TextFormat::simple(frame.font.clone(), color(i));
+        let h = format!("{b:02x}");
+        text.hex_label.push_str(&h);
+        text.hex_job.append(&h, 0.0, fmt.clone());
+        if i + 1 < row.bytes.len() {
+            text.hex_label.push(' ');
+            text.hex_job.append(" ", 0.0, fmt.clone());
+        }
+        let c = if b.is_ascii_graphic() || b == b' ' {
+            b as char
+        } else {
+            '.'
+        };
+        text.ascii_label.push(c);
+        text.ascii_job.append(&c.to_string(), 0.0, fmt);
+    }
+    text
+}
+
+/// The row's offset, hex and ASCII text, and the faint rule between the two halves of the row.
+fn paint_text(
+    painter: &egui::Painter,
+    frame: &Frame<'_, '_>,
+    row: &RowBytes<'_>,
+    offset_text: &str,
+    hex_job: LayoutJob,
+    ascii_job: LayoutJob,
+) {
+    let (layout, rect) = (frame.layout, row.rect);
+    let text_y = rect.top() + 1.0;
+    painter.text(
+        pos2(rect.left(), text_y),
+        egui::Align2::LEFT_TOP,
+        offset_text,
+        frame.font.clone(),
+        frame.weak,
+    );
+    let hex_galley = painter.layout_job(hex_job);
+    painter.galley(
+        pos2(rect.left() + layout.hex_x, text_y),
+        hex_galley,
+        frame.text,
+    );
+    if layout.ascii {
+        let ascii_galley = painter.layout_job(ascii_job);
+        painter.galley(
+            pos2(rect.left() + layout.ascii_x, text_y),
+            ascii_galley,
+            frame.text,
+        );
+    }
+    let mid = rect.left() + layout.hex_x + (3 * layout.row_bytes / 2) as f32 * layout.char_w
+        - layout.char_w;
+    painter.vline(
+        mid,
+        rect.y_range(),
+        Stroke::new(1.0, frame.weak.gamma_multiply(0.25)),
+    );
+}
+
+/// The tooltip of a hovered byte: its field (as the app describes it), or that it is in none,
+/// and its offset and value.
+fn byte_tooltip(
+    ui: &mut egui::Ui,
+    input: &HexInput<'_>,
+    found: Option<(NodeId, ByteRole)>,
+    off: usize,
+    byte: u8,
+) {
+    match (found, input.spans) {
+        (Some((node, role)), _) => {
+            ui.label((input.describe)(node, role));
+        }
+        (None, Some(_)) => {
+            ui.label("Outside every field (whitespace or trailing bytes)");
+        }
+        (None, None) => {}
+    }
+    ui.weak(format!("offset {off} (0x{off:x}), byte 0x{byte:02x}"));
 }

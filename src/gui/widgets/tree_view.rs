@@ -319,6 +319,18 @@ enum RowAction {
     Toggle,
 }
 
+/// What the parts of a row drawn this frame share: where it is, what it says, how to paint.
+struct RowPaint<'a> {
+    view_id: egui::Id,
+    row: Row,
+    text: &'a RowText,
+    rect: Rect,
+    painter: egui::Painter,
+    visuals: egui::Visuals,
+}
+
+/// Draws one row of the tree (expander, key, note mark, type, summary, byte count) and says
+/// what a click on it asks for. Runs per visible row per frame.
 fn draw_row(
     ui: &mut egui::Ui,
     view_id: egui::Id,
@@ -333,74 +345,124 @@ fn draw_row(
     if !ui.is_rect_visible(rect) {
         return RowAction::None;
     }
-    let visuals = ui.visuals().clone();
-    let dark = visuals.dark_mode;
-    let painter = ui.painter().clone();
+    let paint = RowPaint {
+        view_id,
+        row,
+        text,
+        rect,
+        painter: ui.painter().clone(),
+        visuals: ui.visuals().clone(),
+    };
+    let dark = paint.visuals.dark_mode;
     if state.selected {
-        painter.rect_filled(rect, 2.0, selection_bg(dark));
+        paint.painter.rect_filled(rect, 2.0, selection_bg(dark));
     } else if let Some(c) = state.mark {
-        painter.rect_filled(rect, 2.0, c);
+        paint.painter.rect_filled(rect, 2.0, c);
     } else if response.hovered() {
-        painter.rect_filled(rect, 2.0, hover_bg(dark));
+        paint.painter.rect_filled(rect, 2.0, hover_bg(dark));
     }
+    let x = rect.left() + 4.0 + row.depth as f32 * INDENT;
+    let mut action = RowAction::None;
+    if text.has_children && expander(ui, &paint, state.expanded, x, state.row_h) {
+        action = RowAction::Toggle;
+    }
+    let bytes_rect = byte_count(ui, &paint);
+    row_words(ui, &paint, state.noted, bytes_rect, x + INDENT + 2.0);
+
+    let label = match &text.read_by {
+        Some((words, _)) => format!("{}: {} (read by: {words})", text.key, text.summary),
+        None => format!("{}: {}", text.key, text.summary),
+    };
+    response.widget_info(|| WidgetInfo::selected(Role::TreeItem, true, state.selected, &label));
+    let response = match &text.read_by {
+        Some((words, _)) => response.on_hover_text(format!("read by: {words}")),
+        None => response,
+    };
+    if matches!(action, RowAction::None) {
+        if response.double_clicked() && text.container {
+            action = RowAction::Toggle;
+        } else if response.clicked() {
+            action = RowAction::Select;
+        }
+    }
+    action
+}
+
+/// The expander of a row with children, at `x`: a triangle pointing down when expanded, right
+/// when not, as high as the row (`row_h`); whether it was clicked.
+fn expander(ui: &mut egui::Ui, paint: &RowPaint<'_>, expanded: bool, x: f32, row_h: f32) -> bool {
+    let (visuals, text) = (&paint.visuals, paint.text);
+    let cy = paint.rect.center().y;
+    let exp_rect = Rect::from_center_size(pos2(x + 0.5 * INDENT, cy), vec2(INDENT, row_h));
+    let exp = ui.interact(
+        exp_rect,
+        paint.view_id.with(("expander", paint.row.id)),
+        Sense::click(),
+    );
+    let verb = if expanded { "collapse" } else { "expand" };
+    exp.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("{verb} {}", text.key)));
+    let color = if exp.hovered() {
+        visuals.strong_text_color()
+    } else {
+        visuals.text_color()
+    };
+    let c = exp_rect.center();
+    let s = 4.0;
+    let points = if expanded {
+        vec![
+            pos2(c.x - s, c.y - 0.5 * s),
+            pos2(c.x + s, c.y - 0.5 * s),
+            pos2(c.x, c.y + 0.7 * s),
+        ]
+    } else {
+        vec![
+            pos2(c.x - 0.5 * s, c.y - s),
+            pos2(c.x + 0.7 * s, c.y),
+            pos2(c.x - 0.5 * s, c.y + s),
+        ]
+    };
+    paint.painter.add(egui::Shape::convex_polygon(
+        points,
+        color,
+        egui::Stroke::NONE,
+    ));
+    exp.clicked()
+}
+
+/// The byte count at the row's right edge (a label of its own); returns where it was drawn.
+fn byte_count(ui: &mut egui::Ui, paint: &RowPaint<'_>) -> Rect {
+    let mono = egui::TextStyle::Monospace.resolve(ui.style());
+    let rect = paint.rect;
+    let bytes_rect = paint.painter.text(
+        pos2(rect.right() - 6.0, rect.center().y),
+        Align2::RIGHT_CENTER,
+        &paint.text.bytes,
+        mono,
+        paint.visuals.weak_text_color(),
+    );
+    let bytes_label = ui.interact(
+        bytes_rect,
+        paint.view_id.with(("bytes", paint.row.id)),
+        Sense::hover(),
+    );
+    bytes_label.widget_info(|| WidgetInfo::labeled(Role::Label, true, &paint.text.bytes));
+    bytes_rect
+}
+
+/// The row's words from `x`, cut short of the byte count: the key, a note mark (with its
+/// tooltip), the type, the summary and how a value not read as written was read.
+fn row_words(ui: &mut egui::Ui, paint: &RowPaint<'_>, noted: bool, bytes_rect: Rect, x: f32) {
+    let (visuals, text, rect) = (&paint.visuals, paint.text, paint.rect);
     let body = egui::TextStyle::Body.resolve(ui.style());
     let mono = egui::TextStyle::Monospace.resolve(ui.style());
     let cy = rect.center().y;
-    let mut x = rect.left() + 4.0 + row.depth as f32 * INDENT;
-    let mut action = RowAction::None;
-
-    // The expander.
-    let exp_rect = Rect::from_center_size(pos2(x + 0.5 * INDENT, cy), vec2(INDENT, state.row_h));
-    if text.has_children {
-        let exp = ui.interact(exp_rect, view_id.with(("expander", row.id)), Sense::click());
-        let verb = if state.expanded { "collapse" } else { "expand" };
-        exp.widget_info(|| WidgetInfo::labeled(Role::Button, true, format!("{verb} {}", text.key)));
-        let color = if exp.hovered() {
-            visuals.strong_text_color()
-        } else {
-            visuals.text_color()
-        };
-        let c = exp_rect.center();
-        let s = 4.0;
-        let points = if state.expanded {
-            vec![
-                pos2(c.x - s, c.y - 0.5 * s),
-                pos2(c.x + s, c.y - 0.5 * s),
-                pos2(c.x, c.y + 0.7 * s),
-            ]
-        } else {
-            vec![
-                pos2(c.x - 0.5 * s, c.y - s),
-                pos2(c.x + 0.7 * s, c.y),
-                pos2(c.x - 0.5 * s, c.y + s),
-            ]
-        };
-        painter.add(egui::Shape::convex_polygon(
-            points,
-            color,
-            egui::Stroke::NONE,
-        ));
-        if exp.clicked() {
-            action = RowAction::Toggle;
-        }
-    }
-    x += INDENT + 2.0;
-
-    // The byte count at the right edge; key, type and summary are cut short of it.
-    let bytes_rect = painter.text(
-        pos2(rect.right() - 6.0, cy),
-        Align2::RIGHT_CENTER,
-        &text.bytes,
-        mono.clone(),
-        visuals.weak_text_color(),
-    );
-    let bytes_label = ui.interact(bytes_rect, view_id.with(("bytes", row.id)), Sense::hover());
-    bytes_label.widget_info(|| WidgetInfo::labeled(Role::Label, true, &text.bytes));
     let left_of_bytes = Rect::from_min_max(
         rect.min,
         pos2((bytes_rect.left() - 8.0).max(rect.left()), rect.bottom()),
     );
-    let painter = painter.with_clip_rect(left_of_bytes.intersect(painter.clip_rect()));
+    let painter = paint
+        .painter
+        .with_clip_rect(left_of_bytes.intersect(paint.painter.clip_rect()));
     let key_rect = painter.text(
         pos2(x, cy),
         Align2::LEFT_CENTER,
@@ -408,8 +470,8 @@ fn draw_row(
         body.clone(),
         visuals.strong_text_color(),
     );
-    x = key_rect.right() + 6.0;
-    if state.noted {
+    let mut x = key_rect.right() + 6.0;
+    if noted {
         let warn = painter.text(
             pos2(x, cy),
             Align2::LEFT_CENTER,
@@ -418,7 +480,11 @@ fn draw_row(
             body.clone(),
             visuals.warn_fg_color,
         );
-        let r = ui.interact(warn, view_id.with(("note", row.id)), Sense::hover());
+        let r = ui.interact(
+            warn,
+            paint.view_id.with(("note", paint.row.id)),
+            Sense::hover(),
+        );
         r.widget_info(|| WidgetInfo::labeled(Role::Label, true, format!("note on {}", text.key)));
         r.on_hover_text(
             "A fidelity note applies here: this format cannot say everything the source said. \
@@ -430,7 +496,7 @@ fn draw_row(
         pos2(x, cy),
         Align2::LEFT_CENTER,
         &text.kind,
-        mono.clone(),
+        mono,
         visuals.weak_text_color(),
     );
     x = kind_rect.right() + 8.0;
@@ -456,24 +522,6 @@ fn draw_row(
             visuals.hyperlink_color,
         );
     }
-
-    let label = match &text.read_by {
-        Some((words, _)) => format!("{}: {} (read by: {words})", text.key, text.summary),
-        None => format!("{}: {}", text.key, text.summary),
-    };
-    response.widget_info(|| WidgetInfo::selected(Role::TreeItem, true, state.selected, &label));
-    let response = match &text.read_by {
-        Some((words, _)) => response.on_hover_text(format!("read by: {words}")),
-        None => response,
-    };
-    if matches!(action, RowAction::None) {
-        if response.double_clicked() && text.container {
-            action = RowAction::Toggle;
-        } else if response.clicked() {
-            action = RowAction::Select;
-        }
-    }
-    action
 }
 
 /// The words of node `id`'s row.

@@ -56,6 +56,25 @@ fn json_mb_per_s(json_bytes: usize, m: &Measurement) -> Option<f64> {
     (m.ns.median > 0.0).then(|| json_bytes as f64 / (m.ns.median / 1e9) / 1e6)
 }
 
+/// The compressions the size bars show, with their colours.
+const SIZE_KINDS: [(&str, Color32); 4] = [
+    ("raw", Color32::from_rgb(0x5a, 0x8f, 0xd8)),
+    ("gzip", Color32::from_rgb(0xe0, 0x9a, 0x1f)),
+    ("zstd", Color32::from_rgb(0x3f, 0xae, 0x6a)),
+    ("brotli", Color32::from_rgb(0xc0, 0x5c, 0x8a)),
+];
+
+/// A format's size under [`SIZE_KINDS`]`[k]` (`None`: not measured).
+fn size_of(k: usize, f: &crate::report::FormatReport) -> Option<usize> {
+    let s = f.sizes.sizes;
+    match k {
+        0 => Some(s.raw),
+        1 => s.gzip,
+        2 => s.zstd,
+        _ => s.brotli,
+    }
+}
+
 /// Size bars: per format, raw, gzip, zstd and brotli side by side, each labelled with its bytes
 /// and its share of JSON's size at the same compression. Clicking a format's bars focuses its
 /// column in the inspector.
@@ -64,74 +83,13 @@ pub(super) fn sizes(
     view: &mut ProfilerView,
     file: &FileReport,
 ) -> Option<Action> {
-    let kinds: [(&str, Color32); 4] = [
-        ("raw", Color32::from_rgb(0x5a, 0x8f, 0xd8)),
-        ("gzip", Color32::from_rgb(0xe0, 0x9a, 0x1f)),
-        ("zstd", Color32::from_rgb(0x3f, 0xae, 0x6a)),
-        ("brotli", Color32::from_rgb(0xc0, 0x5c, 0x8a)),
-    ];
-    let get = |k: usize, f: &crate::report::FormatReport| -> Option<usize> {
-        let s = f.sizes.sizes;
-        match k {
-            0 => Some(s.raw),
-            1 => s.gzip,
-            2 => s.zstd,
-            _ => s.brotli,
-        }
-    };
-    let json = file.format(crate::codec::Format::Json);
-    let labels: Vec<String> = file
-        .formats
-        .iter()
-        .map(|f| f.sizes.format.title().to_string())
-        .collect();
     ui.label(format!(
         "{} · {} bytes as JSON · bars labelled with bytes and % of JSON at the same compression \
          (gzip 6, zstd 3, brotli 6) · click a format to inspect it",
         file.name,
         thousands(file.json_bytes)
     ));
-    let x_labels = labels.clone();
-    let response =
-        still("profile-sizes", plot_height(ui, 0.62))
-            .x_grid_spacer(integer_marks)
-            .x_axis_formatter(move |m, _| category(&x_labels, m.value))
-            .y_axis_formatter(|m, _| bytes_axis(m.value))
-            .y_axis_label("bytes")
-            .include_y(0.0)
-            .show(ui, |p| {
-                for (k, (name, color)) in kinds.iter().enumerate() {
-                    let offset = (k as f64 - 1.5) * 0.2;
-                    let mut bars = Vec::new();
-                    for (i, f) in file.formats.iter().enumerate() {
-                        let Some(bytes) = get(k, f) else { continue };
-                        let x = i as f64 + offset;
-                        bars.push(
-                            Bar::new(x, bytes as f64)
-                                .width(0.18)
-                                .fill(solid(*color))
-                                .name(format!("{} {name}", f.sizes.format.title())),
-                        );
-                        let share = json
-                            .and_then(|j| get(k, j))
-                            .map_or("-".into(), |j| pct(bytes as f64, j as f64));
-                        p.text(
-                            Text::new(
-                                "",
-                                PlotPoint::new(x, bytes as f64),
-                                RichText::new(format!("{}\n{share}", thousands(bytes))).small(),
-                            )
-                            .anchor(Align2::CENTER_BOTTOM),
-                        );
-                    }
-                    p.bar_chart(BarChart::new(*name, bars).color(*color).element_formatter(
-                        Box::new(|b, _| {
-                            format!("{}: {} bytes", b.name, thousands(b.value as usize))
-                        }),
-                    ));
-                }
-                p.pointer_coordinate()
-            });
+    let response = size_plot(ui, file);
     view.plot_rect = Some(with_axes(ui, &response.response));
     let mut action = None;
     if response.response.clicked() {
@@ -146,6 +104,65 @@ pub(super) fn sizes(
         }
     }
     ui.add_space(4.0);
+    size_table(ui, file).or(action)
+}
+
+/// The size bars, per format a group of [`SIZE_KINDS`]; the plot's answer is where the pointer
+/// is.
+fn size_plot(ui: &mut egui::Ui, file: &FileReport) -> egui_plot::PlotResponse<Option<PlotPoint>> {
+    let json = file.format(crate::codec::Format::Json);
+    let x_labels: Vec<String> = file
+        .formats
+        .iter()
+        .map(|f| f.sizes.format.title().to_string())
+        .collect();
+    still("profile-sizes", plot_height(ui, 0.62))
+        .x_grid_spacer(integer_marks)
+        .x_axis_formatter(move |m, _| category(&x_labels, m.value))
+        .y_axis_formatter(|m, _| bytes_axis(m.value))
+        .y_axis_label("bytes")
+        .include_y(0.0)
+        .show(ui, |p| {
+            for (k, (name, color)) in SIZE_KINDS.iter().enumerate() {
+                let offset = (k as f64 - 1.5) * 0.2;
+                let mut bars = Vec::new();
+                for (i, f) in file.formats.iter().enumerate() {
+                    let Some(bytes) = size_of(k, f) else { continue };
+                    let x = i as f64 + offset;
+                    bars.push(
+                        Bar::new(x, bytes as f64)
+                            .width(0.18)
+                            .fill(solid(*color))
+                            .name(format!("{} {name}", f.sizes.format.title())),
+                    );
+                    let share = json
+                        .and_then(|j| size_of(k, j))
+                        .map_or("-".into(), |j| pct(bytes as f64, j as f64));
+                    p.text(
+                        Text::new(
+                            "",
+                            PlotPoint::new(x, bytes as f64),
+                            RichText::new(format!("{}\n{share}", thousands(bytes))).small(),
+                        )
+                        .anchor(Align2::CENTER_BOTTOM),
+                    );
+                }
+                p.bar_chart(
+                    BarChart::new(*name, bars)
+                        .color(*color)
+                        .element_formatter(Box::new(|b, _| {
+                            format!("{}: {} bytes", b.name, thousands(b.value as usize))
+                        })),
+                );
+            }
+            p.pointer_coordinate()
+        })
+}
+
+/// The sizes table: per format its bytes, share of JSON, compressed sizes, schema and notes,
+/// then its encoding variants; a click on a format asks to inspect it.
+fn size_table(ui: &mut egui::Ui, file: &FileReport) -> Option<Action> {
+    let mut action = None;
     egui::Grid::new("sizes-table")
         .striped(true)
         .num_columns(8)
@@ -187,29 +204,34 @@ pub(super) fn sizes(
                     notes.on_hover_text(s.note_texts.join("\n"));
                 }
                 ui.end_row();
-                // The variants: what the sender could save (or not) against the libraries'
-                // default bytes above.
-                for v in &f.variants {
-                    ui.label(format!("  {}, {}", s.format.title(), v.variant.name()));
-                    ui.monospace(thousands(v.sizes.raw));
-                    ui.monospace(if file.json_bytes == 0 {
-                        "-".to_string()
-                    } else {
-                        format!(
-                            "{:.1}%",
-                            v.sizes.raw as f64 * 100.0 / file.json_bytes as f64
-                        )
-                    });
-                    for c in [v.sizes.gzip, v.sizes.zstd, v.sizes.brotli] {
-                        ui.monospace(c.map_or("-".into(), thousands));
-                    }
-                    ui.label("");
-                    ui.label(crate::report::table::saving(v.delta, s.sizes.raw));
-                    ui.end_row();
-                }
+                variant_rows(ui, file, f);
             }
         });
     action
+}
+
+/// The rows of a format's encoding variants: what the sender could save (or not) against the
+/// libraries' default bytes above.
+fn variant_rows(ui: &mut egui::Ui, file: &FileReport, f: &crate::report::FormatReport) {
+    let s = &f.sizes;
+    for v in &f.variants {
+        ui.label(format!("  {}, {}", s.format.title(), v.variant.name()));
+        ui.monospace(thousands(v.sizes.raw));
+        ui.monospace(if file.json_bytes == 0 {
+            "-".to_string()
+        } else {
+            format!(
+                "{:.1}%",
+                v.sizes.raw as f64 * 100.0 / file.json_bytes as f64
+            )
+        });
+        for c in [v.sizes.gzip, v.sizes.zstd, v.sizes.brotli] {
+            ui.monospace(c.map_or("-".into(), thousands));
+        }
+        ui.label("");
+        ui.label(crate::report::table::saving(v.delta, s.sizes.raw));
+        ui.end_row();
+    }
 }
 
 /// Bytes per field: a stacked bar per format (keys/tags, lengths/markers, values, structure)
@@ -333,6 +355,33 @@ pub(super) fn timings(
     file_index: usize,
 ) -> Option<Action> {
     let file = &report.files[file_index];
+    timing_choices(ui, view);
+    super::runtimes::filter(ui, view, file);
+    let rows = super::runtimes::entries(file, view);
+    let several = super::runtimes::groups(file).len() > 1;
+    let plot = TimingPlot {
+        rows: &rows,
+        op: view.op,
+        metric: view.metric,
+        p99_whiskers: view.p99_whiskers,
+        json_bytes: file.json_bytes,
+    };
+    let response = plot.show(ui, several);
+    view.plot_rect = Some(with_axes(ui, &response.response));
+    if plot.metric == Metric::Allocations && !report.allocations_counted {
+        ui.weak("allocations are counted only in the wirelens binary (its counting allocator)");
+    }
+    if plot.metric == Metric::Allocations && several {
+        ui.weak("allocations are counted in Rust only: Python's and Node's rows have none");
+    }
+    ui.add_space(4.0);
+    tables::timing_table(ui, view, report, file);
+    None
+}
+
+/// The timings' choices: encode or decode, the metric, and for times where the upper whisker
+/// ends.
+fn timing_choices(ui: &mut egui::Ui, view: &mut ProfilerView) {
     ui.horizontal_wrapped(|ui| {
         ui.selectable_value(&mut view.op, Op::Decode, "decode");
         ui.selectable_value(&mut view.op, Op::Encode, "encode");
@@ -349,170 +398,188 @@ pub(super) fn timings(
                 );
         }
     });
-    let p99_whiskers = view.p99_whiskers;
-    super::runtimes::filter(ui, view, file);
-    let op = view.op;
-    let metric = view.metric;
-    let rows = super::runtimes::entries(file, view);
-    // Rows top to bottom in report order: the plot's y grows upwards, so row i sits at n-1-i.
-    let n = rows.len();
-    let several = super::runtimes::groups(file).len() > 1;
-    let labels: Vec<String> = rows
-        .iter()
-        .rev()
-        .map(|r| {
-            if several {
-                r.label()
-            } else {
-                format!("{} · {}", r.format.title(), r.library)
-            }
-        })
-        .collect();
-    // Where one runtime's rows end and the next one's begin.
-    let boundaries: Vec<f64> = (1..n)
-        .filter(|&i| rows[i].group != rows[i - 1].group)
-        .map(|i| (n - i) as f64 - 0.5)
-        .collect();
-    let y_labels = labels.clone();
-    let x_label = match metric {
-        Metric::Time => "time per operation",
-        Metric::Throughput => "MB/s of JSON-equivalent bytes",
-        Metric::Allocations => "allocations per operation",
-    };
-    // The legend sits in the top right corner: the x range runs on past the longest box or bar
-    // by about the legend's width, so the first rows' ends are never under it.
-    let longest = rows
-        .iter()
-        .filter_map(|r| {
-            let m = measurement(r, op)?;
-            match metric {
-                Metric::Time => Some(upper_whisker(m, p99_whiskers)),
-                Metric::Throughput => json_mb_per_s(file.json_bytes, m),
-                Metric::Allocations => m.allocs_per_op,
-            }
-        })
-        .fold(0.0_f64, f64::max);
-    let axis_width = if several { 210.0 } else { 150.0 };
-    let data_width = (ui.available_width() - axis_width).max(200.0);
-    const LEGEND_WIDTH: f32 = 140.0;
-    let legend_room = f64::from((LEGEND_WIDTH / (data_width - LEGEND_WIDTH).max(60.0)).max(0.1));
-    // Tall enough to label every row (the tab scrolls): every runtime's rows make dozens.
-    let height = (n as f32 * 22.0 + 60.0).max(180.0);
-    let rule = ui.visuals().weak_text_color();
-    let response = still("profile-timings", height)
-        .y_grid_spacer(integer_marks)
-        .y_axis_formatter(move |m, _| category(&y_labels, m.value))
-        .y_axis_min_width(axis_width)
-        .x_axis_label(x_label)
-        .x_axis_formatter(move |m, _| {
-            if metric == Metric::Time {
-                if m.value < 0.0 {
-                    String::new()
-                } else if m.value == 0.0 {
-                    "0".into()
+}
+
+/// The timings plot of the rows shown: what it draws and how.
+struct TimingPlot<'r, 'a> {
+    rows: &'r [super::runtimes::Entry<'a>],
+    op: Op,
+    metric: Metric,
+    p99_whiskers: bool,
+    /// The payload's JSON-equivalent bytes, throughput's measure.
+    json_bytes: usize,
+}
+
+impl TimingPlot<'_, '_> {
+    /// A row's value in the metric shown: the upper whisker's end for times (`None`: not
+    /// measured).
+    fn extent(&self, row: &super::runtimes::Entry<'_>) -> Option<f64> {
+        let m = measurement(row, self.op)?;
+        match self.metric {
+            Metric::Time => Some(upper_whisker(m, self.p99_whiskers)),
+            Metric::Throughput => json_mb_per_s(self.json_bytes, m),
+            Metric::Allocations => m.allocs_per_op,
+        }
+    }
+
+    /// Draws the plot: a row per runtime, format and library (the first on top), labelled with
+    /// the runtime when `several` runtimes were timed, a line between runtimes.
+    fn show(&self, ui: &mut egui::Ui, several: bool) -> egui_plot::PlotResponse<()> {
+        let rows = self.rows;
+        // Rows top to bottom in report order: the plot's y grows upwards, so row i sits at n-1-i.
+        let n = rows.len();
+        let y_labels: Vec<String> = rows
+            .iter()
+            .rev()
+            .map(|r| {
+                if several {
+                    r.label()
                 } else {
-                    axis_duration(m.value)
+                    format!("{} · {}", r.format.title(), r.library)
                 }
-            } else {
-                format!("{}", m.value)
-            }
-        })
-        .include_x(0.0)
-        .include_x(longest * (1.0 + legend_room))
-        .include_y(-0.6)
-        .include_y(n as f64 - 0.4)
-        .show(ui, |p| {
-            for y in &boundaries {
-                p.hline(egui_plot::HLine::new("", *y).color(rule).width(1.0));
-            }
-            for format in crate::codec::Format::ALL {
-                let color = format_color(format);
-                let rows = rows.iter().enumerate().filter(|(_, r)| r.format == format);
-                match metric {
-                    Metric::Time => {
-                        let boxes: Vec<BoxElem> = rows
-                            .filter_map(|(i, r)| {
-                                let m = measurement(r, op)?;
-                                let s = &m.ns;
-                                Some(
-                                    BoxElem::new(
-                                        (n - 1 - i) as f64,
-                                        BoxSpread::new(
-                                            s.p5,
-                                            s.p25,
-                                            s.median,
-                                            s.p75,
-                                            upper_whisker(m, p99_whiskers),
-                                        ),
-                                    )
-                                    .box_width(0.6)
-                                    .whisker_width(0.4)
-                                    .name(format!(
-                                        "{} {}\nmedian {} (95% CI {} – {})\np5 {} · p95 {} · {} samples · {} bytes{}{}",
-                                        r.label(),
-                                        op.name(),
-                                        duration(s.median),
-                                        duration(s.ci_low),
-                                        duration(s.ci_high),
-                                        duration(s.p5),
-                                        duration(s.p95),
-                                        s.n,
-                                        thousands(r.bytes),
-                                        tail_text(m),
-                                        if m.concurrent {
-                                            "\nmeasured while other jobs ran"
-                                        } else {
-                                            ""
-                                        }
-                                    )),
-                                )
-                            })
-                            .collect();
-                        p.box_plot(
-                            BoxPlot::new(format.title(), boxes)
-                                .horizontal()
-                                .color(color)
-                                .element_formatter(Box::new(|b, _| b.name.clone())),
-                        );
+            })
+            .collect();
+        // Where one runtime's rows end and the next one's begin.
+        let boundaries: Vec<f64> = (1..n)
+            .filter(|&i| rows[i].group != rows[i - 1].group)
+            .map(|i| (n - i) as f64 - 0.5)
+            .collect();
+        let metric = self.metric;
+        let x_label = match metric {
+            Metric::Time => "time per operation",
+            Metric::Throughput => "MB/s of JSON-equivalent bytes",
+            Metric::Allocations => "allocations per operation",
+        };
+        // The legend sits in the top right corner: the x range runs on past the longest box or
+        // bar by about the legend's width, so the first rows' ends are never under it.
+        let longest = rows
+            .iter()
+            .filter_map(|r| self.extent(r))
+            .fold(0.0_f64, f64::max);
+        let axis_width = if several { 210.0 } else { 150.0 };
+        let data_width = (ui.available_width() - axis_width).max(200.0);
+        const LEGEND_WIDTH: f32 = 140.0;
+        let legend_room =
+            f64::from((LEGEND_WIDTH / (data_width - LEGEND_WIDTH).max(60.0)).max(0.1));
+        // Tall enough to label every row (the tab scrolls): every runtime's rows make dozens.
+        let height = (n as f32 * 22.0 + 60.0).max(180.0);
+        let rule = ui.visuals().weak_text_color();
+        still("profile-timings", height)
+            .y_grid_spacer(integer_marks)
+            .y_axis_formatter(move |m, _| category(&y_labels, m.value))
+            .y_axis_min_width(axis_width)
+            .x_axis_label(x_label)
+            .x_axis_formatter(move |m, _| {
+                if metric == Metric::Time {
+                    if m.value < 0.0 {
+                        String::new()
+                    } else if m.value == 0.0 {
+                        "0".into()
+                    } else {
+                        axis_duration(m.value)
                     }
-                    Metric::Throughput | Metric::Allocations => {
-                        let bars: Vec<Bar> = rows
-                            .filter_map(|(i, r)| {
-                                let m = measurement(r, op)?;
-                                let v = if metric == Metric::Throughput {
-                                    json_mb_per_s(file.json_bytes, m)?
-                                } else {
-                                    m.allocs_per_op?
-                                };
-                                Some(
-                                    Bar::new((n - 1 - i) as f64, v)
-                                        .width(0.6)
-                                        .fill(solid(color))
-                                        .horizontal()
-                                        .name(format!("{}: {v:.1}", r.label())),
-                                )
-                            })
-                            .collect();
-                        p.bar_chart(
-                            BarChart::new(format.title(), bars)
-                                .horizontal()
-                                .color(color)
-                                .element_formatter(Box::new(|b, _| b.name.clone())),
-                        );
+                } else {
+                    format!("{}", m.value)
+                }
+            })
+            .include_x(0.0)
+            .include_x(longest * (1.0 + legend_room))
+            .include_y(-0.6)
+            .include_y(n as f64 - 0.4)
+            .show(ui, |p| {
+                for y in &boundaries {
+                    p.hline(egui_plot::HLine::new("", *y).color(rule).width(1.0));
+                }
+                for format in crate::codec::Format::ALL {
+                    match metric {
+                        Metric::Time => p.box_plot(self.boxes(format)),
+                        Metric::Throughput | Metric::Allocations => p.bar_chart(self.bars(format)),
                     }
                 }
-            }
-        });
-    view.plot_rect = Some(with_axes(ui, &response.response));
-    if metric == Metric::Allocations && !report.allocations_counted {
-        ui.weak("allocations are counted only in the wirelens binary (its counting allocator)");
+            })
     }
-    if metric == Metric::Allocations && several {
-        ui.weak("allocations are counted in Rust only: Python's and Node's rows have none");
+
+    /// `format`'s rows as time boxes, each with its numbers in the tooltip.
+    fn boxes(&self, format: crate::codec::Format) -> BoxPlot {
+        let n = self.rows.len();
+        let boxes: Vec<BoxElem> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.format == format)
+            .filter_map(|(i, r)| {
+                let m = measurement(r, self.op)?;
+                let s = &m.ns;
+                Some(
+                    BoxElem::new(
+                        (n - 1 - i) as f64,
+                        BoxSpread::new(
+                            s.p5,
+                            s.p25,
+                            s.median,
+                            s.p75,
+                            upper_whisker(m, self.p99_whiskers),
+                        ),
+                    )
+                    .box_width(0.6)
+                    .whisker_width(0.4)
+                    .name(format!(
+                        "{} {}\nmedian {} (95% CI {} – {})\np5 {} · p95 {} · {} samples · {} bytes{}{}",
+                        r.label(),
+                        self.op.name(),
+                        duration(s.median),
+                        duration(s.ci_low),
+                        duration(s.ci_high),
+                        duration(s.p5),
+                        duration(s.p95),
+                        s.n,
+                        thousands(r.bytes),
+                        tail_text(m),
+                        if m.concurrent {
+                            "\nmeasured while other jobs ran"
+                        } else {
+                            ""
+                        }
+                    )),
+                )
+            })
+            .collect();
+        BoxPlot::new(format.title(), boxes)
+            .horizontal()
+            .color(format_color(format))
+            .element_formatter(Box::new(|b, _| b.name.clone()))
     }
-    ui.add_space(4.0);
-    tables::timing_table(ui, view, report, file);
-    None
+
+    /// `format`'s rows as bars of throughput or allocations.
+    fn bars(&self, format: crate::codec::Format) -> BarChart {
+        let n = self.rows.len();
+        let color = format_color(format);
+        let bars: Vec<Bar> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.format == format)
+            .filter_map(|(i, r)| {
+                let m = measurement(r, self.op)?;
+                let v = if self.metric == Metric::Throughput {
+                    json_mb_per_s(self.json_bytes, m)?
+                } else {
+                    m.allocs_per_op?
+                };
+                Some(
+                    Bar::new((n - 1 - i) as f64, v)
+                        .width(0.6)
+                        .fill(solid(color))
+                        .horizontal()
+                        .name(format!("{}: {v:.1}", r.label())),
+                )
+            })
+            .collect();
+        BarChart::new(format.title(), bars)
+            .horizontal()
+            .color(color)
+            .element_formatter(Box::new(|b, _| b.name.clone()))
+    }
 }
 
 #[cfg(test)]

@@ -430,117 +430,12 @@ impl App {
         }
     }
 
+    /// The profiler's toolbar: the run controls, the run's progress or result, and the export
+    /// row.
     fn profiler_toolbar(&mut self, ui: &mut egui::Ui, ctx: &egui::Context) {
-        let running = self.ws.is_profiling();
-        ui.horizontal_wrapped(|ui| {
-            if ui
-                .add_enabled(!running, egui::Button::new("Run profile"))
-                .on_hover_text("measure the payload(s) in every format and library")
-                .clicked()
-            {
-                self.push(super::Command::StartProfile);
-            }
-            ui.add_enabled_ui(!running, |ui| {
-                ui.selectable_value(&mut self.settings.profile_mode, Mode::Quick, "Quick")
-                    .on_hover_text("a few samples per operation: seconds");
-                ui.selectable_value(&mut self.settings.profile_mode, Mode::Standard, "Standard")
-                    .on_hover_text("30–100 samples per operation, jobs in parallel");
-                ui.selectable_value(&mut self.settings.profile_mode, Mode::Precise, "Precise")
-                    .on_hover_text("like Standard, one timing job at a time");
-                ui.separator();
-                ui.label("also in");
-                for runtime in crate::profile::runtimes::Runtime::ALL {
-                    let mut on = self.settings.profiles(runtime);
-                    if ui
-                        .checkbox(&mut on, runtime.title())
-                        .on_hover_text(format!(
-                            "also time {}'s libraries on the same bytes after the Rust jobs \
-                             (interpreter: {}; Profile ▸ Runtimes shows what it has)",
-                            runtime.title(),
-                            self.settings.interpreter(runtime)
-                        ))
-                        .changed()
-                    {
-                        self.settings.set_profiles(runtime, on);
-                    }
-                }
-                ui.separator();
-                let n = self.ws.entries.len();
-                ui.selectable_value(&mut self.profiler.scope, Scope::Current, "this payload");
-                ui.add_enabled_ui(n > 1, |ui| {
-                    ui.selectable_value(
-                        &mut self.profiler.scope,
-                        Scope::AllOpen,
-                        if n > 1 {
-                            format!("all {n} open payloads")
-                        } else {
-                            "all open payloads".into()
-                        },
-                    )
-                    .on_hover_text("compare the payloads of every open source");
-                });
-            });
-            if ui
-                .button("Runtimes…")
-                .on_hover_text("which runtimes and libraries are installed here")
-                .clicked()
-            {
-                self.push(super::Command::RuntimesWindow);
-            }
-            if running && ui.button("Cancel").clicked() {
-                self.push(super::Command::CancelProfile);
-            }
-        });
+        self.run_controls(ui);
         if let Some(run) = &self.ws.profile {
-            let crate::workspace::Progress {
-                done,
-                total,
-                fraction,
-                text,
-                current,
-            } = run.progress();
-            ui.horizontal_wrapped(|ui| {
-                if let Some(p) = run.preparing() {
-                    crate::gui::widgets::spinner(ui);
-                    ui.label(p);
-                } else if run.is_running() && total == 0 {
-                    crate::gui::widgets::spinner(ui);
-                    ui.label(if run.is_cancelled() {
-                        "cancelling…"
-                    } else {
-                        "encoding the payload in every format and library, slicing its records…"
-                    });
-                } else if run.is_running() {
-                    ui.add(
-                        egui::ProgressBar::new(fraction)
-                            .desired_width(260.0)
-                            .text(text),
-                    );
-                    if run.is_cancelled() {
-                        ui.label("cancelling…");
-                    } else if let Some(label) = current {
-                        ui.weak(label);
-                    }
-                } else if let Some(e) = &run.error {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("profile failed: {e}"));
-                } else {
-                    let report = run.report();
-                    ui.label(format!(
-                        "{} run {}: {done} of {total} timing jobs{}",
-                        report.mode.name(),
-                        if report.cancelled {
-                            "cancelled"
-                        } else {
-                            "finished"
-                        },
-                        if report.parallel {
-                            " (in parallel; * marks timings taken while other jobs ran)"
-                        } else {
-                            " (one at a time, in turns)"
-                        }
-                    ));
-                }
-            });
+            run_state(ui, run);
             // A harness that failed (not installed, crashed, timed out) says so here too, not only
             // in the timing views.
             let report = run.report();
@@ -572,6 +467,86 @@ impl App {
                 }
             }
         }
+        self.export_row(ui, ctx);
+    }
+
+    /// Run (or Cancel), the run's length, the other runtimes to time, and the payloads in
+    /// scope.
+    fn run_controls(&mut self, ui: &mut egui::Ui) {
+        let running = self.ws.is_profiling();
+        ui.horizontal_wrapped(|ui| {
+            if ui
+                .add_enabled(!running, egui::Button::new("Run profile"))
+                .on_hover_text("measure the payload(s) in every format and library")
+                .clicked()
+            {
+                self.push(super::Command::StartProfile);
+            }
+            ui.add_enabled_ui(!running, |ui| {
+                ui.selectable_value(&mut self.settings.profile_mode, Mode::Quick, "Quick")
+                    .on_hover_text("a few samples per operation: seconds");
+                ui.selectable_value(&mut self.settings.profile_mode, Mode::Standard, "Standard")
+                    .on_hover_text("30–100 samples per operation, jobs in parallel");
+                ui.selectable_value(&mut self.settings.profile_mode, Mode::Precise, "Precise")
+                    .on_hover_text("like Standard, one timing job at a time");
+                ui.separator();
+                self.runtime_choices(ui);
+                ui.separator();
+                self.scope_choices(ui);
+            });
+            if ui
+                .button("Runtimes…")
+                .on_hover_text("which runtimes and libraries are installed here")
+                .clicked()
+            {
+                self.push(super::Command::RuntimesWindow);
+            }
+            if running && ui.button("Cancel").clicked() {
+                self.push(super::Command::CancelProfile);
+            }
+        });
+    }
+
+    /// Which runtimes besides Rust a profile times.
+    fn runtime_choices(&mut self, ui: &mut egui::Ui) {
+        ui.label("also in");
+        for runtime in crate::profile::runtimes::Runtime::ALL {
+            let mut on = self.settings.profiles(runtime);
+            if ui
+                .checkbox(&mut on, runtime.title())
+                .on_hover_text(format!(
+                    "also time {}'s libraries on the same bytes after the Rust jobs \
+                     (interpreter: {}; Profile ▸ Runtimes shows what it has)",
+                    runtime.title(),
+                    self.settings.interpreter(runtime)
+                ))
+                .changed()
+            {
+                self.settings.set_profiles(runtime, on);
+            }
+        }
+    }
+
+    /// The payloads a profile measures: the one shown, or every open source's.
+    fn scope_choices(&mut self, ui: &mut egui::Ui) {
+        let n = self.ws.entries.len();
+        ui.selectable_value(&mut self.profiler.scope, Scope::Current, "this payload");
+        ui.add_enabled_ui(n > 1, |ui| {
+            ui.selectable_value(
+                &mut self.profiler.scope,
+                Scope::AllOpen,
+                if n > 1 {
+                    format!("all {n} open payloads")
+                } else {
+                    "all open payloads".into()
+                },
+            )
+            .on_hover_text("compare the payloads of every open source");
+        });
+    }
+
+    /// The export path, and the buttons that export, copy or save the results.
+    fn export_row(&mut self, ui: &mut egui::Ui, ctx: &egui::Context) {
         ui.horizontal_wrapped(|ui| {
             ui.label("export to");
             ui.add(
@@ -617,4 +592,58 @@ impl App {
             }
         });
     }
+}
+
+/// A run's state on a line: preparing, encoding, its progress (or cancelling), its error, or
+/// how it finished.
+fn run_state(ui: &mut egui::Ui, run: &crate::workspace::ProfileRun) {
+    let crate::workspace::Progress {
+        done,
+        total,
+        fraction,
+        text,
+        current,
+    } = run.progress();
+    ui.horizontal_wrapped(|ui| {
+        if let Some(p) = run.preparing() {
+            crate::gui::widgets::spinner(ui);
+            ui.label(p);
+        } else if run.is_running() && total == 0 {
+            crate::gui::widgets::spinner(ui);
+            ui.label(if run.is_cancelled() {
+                "cancelling…"
+            } else {
+                "encoding the payload in every format and library, slicing its records…"
+            });
+        } else if run.is_running() {
+            ui.add(
+                egui::ProgressBar::new(fraction)
+                    .desired_width(260.0)
+                    .text(text),
+            );
+            if run.is_cancelled() {
+                ui.label("cancelling…");
+            } else if let Some(label) = current {
+                ui.weak(label);
+            }
+        } else if let Some(e) = &run.error {
+            ui.colored_label(ui.visuals().error_fg_color, format!("profile failed: {e}"));
+        } else {
+            let report = run.report();
+            ui.label(format!(
+                "{} run {}: {done} of {total} timing jobs{}",
+                report.mode.name(),
+                if report.cancelled {
+                    "cancelled"
+                } else {
+                    "finished"
+                },
+                if report.parallel {
+                    " (in parallel; * marks timings taken while other jobs ran)"
+                } else {
+                    " (one at a time, in turns)"
+                }
+            ));
+        }
+    });
 }

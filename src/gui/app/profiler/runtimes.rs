@@ -206,20 +206,20 @@ impl RuntimesWindow {
 impl App {
     /// Opens Profile ▸ Runtimes and asks the interpreters again.
     pub fn open_runtimes_window(&mut self, ctx: &egui::Context) {
-        self.runtimes_window.open = true;
-        self.runtimes_window.programs = Runtime::ALL
+        self.windows.runtimes.open = true;
+        self.windows.runtimes.programs = Runtime::ALL
             .into_iter()
             .map(|r| (r, self.settings.interpreter(r)))
             .collect();
-        let programs = self.runtimes_window.programs.clone();
-        self.runtimes_window.check(ctx, programs);
+        let programs = self.windows.runtimes.programs.clone();
+        self.windows.runtimes.check(ctx, programs);
     }
 
     /// The Profile ▸ Runtimes window: per runtime its interpreter (editable), version, whether
     /// the profiler times it, and each library found (with its version) or missing (with the
     /// command that installs it).
     pub(in crate::gui::app) fn runtimes_window_ui(&mut self, ctx: &egui::Context) {
-        if !self.runtimes_window.open {
+        if !self.windows.runtimes.open {
             return;
         }
         let mut open = true;
@@ -227,7 +227,7 @@ impl App {
             .open(&mut open)
             .default_width(640.0)
             .show(ctx, |ui| self.runtimes_window_body(ui));
-        self.runtimes_window.open &= open;
+        self.windows.runtimes.open &= open;
     }
 
     fn runtimes_window_body(&mut self, ui: &mut egui::Ui) {
@@ -237,8 +237,8 @@ impl App {
              jobs, every one installed unless unticked here (as `wirelens compare`). Rust is \
              always timed.",
         );
-        let answers = self.runtimes_window.answers();
-        let checking = self.runtimes_window.is_checking();
+        let answers = self.windows.runtimes.answers();
+        let checking = self.windows.runtimes.is_checking();
         let mut check = false;
         for runtime in Runtime::ALL {
             ui.separator();
@@ -259,7 +259,7 @@ impl App {
             ui.horizontal_wrapped(|ui| {
                 ui.label("interpreter");
                 let (var, default) = runtime.program();
-                let programs = &mut self.runtimes_window.programs;
+                let programs = &mut self.windows.runtimes.programs;
                 if !programs.iter().any(|(r, _)| *r == runtime) {
                     programs.push((runtime, self.settings.interpreter(runtime)));
                 }
@@ -306,7 +306,7 @@ impl App {
                 .into_iter()
                 .map(|r| (r, self.settings.interpreter(r)))
                 .collect();
-            self.runtimes_window.check(&ctx, programs);
+            self.windows.runtimes.check(&ctx, programs);
         }
     }
 }

@@ -113,6 +113,38 @@ pub(super) fn wire(
     gzip: &mut bool,
     file: &FileReport,
 ) -> Option<Action> {
+    let runtime = runtime_picker(ui, view, file);
+    link_options(ui, links, gzip);
+    link_editors(ui, links);
+    add_link_field(ui, view, links);
+    let (rows, notes) = estimates(file, runtime, links, *gzip);
+    if let (Some(r), true) = (runtime, *gzip) {
+        if notes.is_empty() {
+            ui.weak(format!("gzip timed in {}'s own gzip", r.runtime.title()));
+        }
+        for n in &notes {
+            ui.colored_label(ui.visuals().warn_fg_color, n);
+        }
+    }
+    let whose = runtime.map_or("Rust", |r| r.runtime.title());
+    if rows.iter().all(|(_, r)| r.is_empty()) {
+        ui.label("the estimates appear as soon as a format's encode and decode are measured");
+        view.plot_rect = None;
+        return None;
+    }
+    let response = wire_plot(ui, &rows, whose);
+    view.plot_rect = Some(with_axes(ui, &response.response));
+    winner_table(ui, &rows, whose);
+    None
+}
+
+/// Whose encode and decode times the estimates use: Rust's, or those of another runtime that
+/// timed both (a runtime no longer timed falls back to Rust).
+fn runtime_picker<'a>(
+    ui: &mut egui::Ui,
+    view: &mut ProfilerView,
+    file: &'a FileReport,
+) -> Option<&'a RuntimeReport> {
     let timed: Vec<&RuntimeReport> = file
         .runtimes
         .iter()
@@ -145,9 +177,12 @@ pub(super) fn wire(
             }
         });
     }
-    let runtime = view
-        .wire_runtime
-        .and_then(|w| timed.iter().find(|r| r.runtime == w).copied());
+    view.wire_runtime
+        .and_then(|w| timed.iter().find(|r| r.runtime == w).copied())
+}
+
+/// The gzip switch, the button that puts the default links back, and how an estimate is made.
+fn link_options(ui: &mut egui::Ui, links: &mut Vec<Link>, gzip: &mut bool) {
     ui.horizontal_wrapped(|ui| {
         ui.checkbox(gzip, "gzip on the wire").on_hover_text(
             "add gzip compress and decompress time, send the gzip bytes (timed in the chosen \
@@ -158,6 +193,10 @@ pub(super) fn wire(
         }
         ui.weak("estimate = encode + bytes / bandwidth + round trip + decode (medians)");
     });
+}
+
+/// Per link its bandwidth and round trip sliders, and a button that removes it.
+fn link_editors(ui: &mut egui::Ui, links: &mut Vec<Link>) {
     let mut remove = None;
     egui::Grid::new("links").num_columns(4).show(ui, |ui| {
         for (i, link) in links.iter_mut().enumerate() {
@@ -186,6 +225,11 @@ pub(super) fn wire(
     if let Some(i) = remove {
         links.remove(i);
     }
+}
+
+/// The field that adds (or replaces) a link written as `--link` takes it, and why the last one
+/// typed was refused.
+fn add_link_field(ui: &mut egui::Ui, view: &mut ProfilerView, links: &mut Vec<Link>) {
     ui.horizontal_wrapped(|ui| {
         ui.label("add a link");
         let field = ui.add(
@@ -209,13 +253,23 @@ pub(super) fn wire(
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
     });
+}
+
+/// Per link (by name) each format's best estimate, fastest first, from `runtime`'s times (`None`:
+/// Rust's); and the notes of the formats whose gzip times are Rust's, each once.
+fn estimates(
+    file: &FileReport,
+    runtime: Option<&RuntimeReport>,
+    links: &[Link],
+    gzip: bool,
+) -> (Vec<(String, Vec<Estimate>)>, Vec<String>) {
     let mut notes: Vec<String> = Vec::new();
-    let rows: Vec<(String, Vec<Estimate>)> = links
+    let rows = links
         .iter()
         .map(|l| {
             let best = match runtime {
                 Some(r) => {
-                    let (best, n) = runtime_best_per_format(file, r, links, &l.name, *gzip);
+                    let (best, n) = runtime_best_per_format(file, r, links, &l.name, gzip);
                     for n in n {
                         if !notes.contains(&n) {
                             notes.push(n);
@@ -223,7 +277,7 @@ pub(super) fn wire(
                     }
                     best
                 }
-                None => best_per_format(file, links, &l.name, *gzip)
+                None => best_per_format(file, links, &l.name, gzip)
                     .iter()
                     .map(Estimate::of)
                     .collect(),
@@ -231,25 +285,20 @@ pub(super) fn wire(
             (l.name.clone(), best)
         })
         .collect();
-    if let (Some(r), true) = (runtime, *gzip) {
-        if notes.is_empty() {
-            ui.weak(format!("gzip timed in {}'s own gzip", r.runtime.title()));
-        }
-        for n in &notes {
-            ui.colored_label(ui.visuals().warn_fg_color, n);
-        }
-    }
-    let whose = runtime.map_or("Rust", |r| r.runtime.title());
-    if rows.iter().all(|(_, r)| r.is_empty()) {
-        ui.label("the estimates appear as soon as a format's encode and decode are measured");
-        view.plot_rect = None;
-        return None;
-    }
+    (rows, notes)
+}
+
+/// The plot: a row per link (the first on top), a bar per format with its total beside it, the
+/// winner marked.
+fn wire_plot(
+    ui: &mut egui::Ui,
+    rows: &[(String, Vec<Estimate>)],
+    whose: &str,
+) -> egui_plot::PlotResponse<()> {
     // The first link on top: the plot's y grows upwards, so row i sits at n-1-i.
-    let labels: Vec<String> = rows.iter().rev().map(|(n, _)| n.clone()).collect();
-    let y_labels = labels.clone();
+    let y_labels: Vec<String> = rows.iter().rev().map(|(n, _)| n.clone()).collect();
     let n = rows.len();
-    let response = still(
+    still(
         "profile-wire",
         (n as f32 * 110.0 + 40.0).clamp(200.0, (ui.available_height() * 0.6).max(200.0)),
     )
@@ -257,9 +306,7 @@ pub(super) fn wire(
     .y_axis_formatter(move |m, _| category(&y_labels, m.value))
     .y_axis_min_width(90.0)
     .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightBottom))
-    .x_axis_label(format!(
-        "end to end in {whose}: encode + transfer + decode"
-    ))
+    .x_axis_label(format!("end to end in {whose}: encode + transfer + decode"))
     .x_axis_formatter(|m, _| {
         if m.value <= 0.0 {
             "0".into()
@@ -277,39 +324,9 @@ pub(super) fn wire(
                     continue;
                 };
                 let y = (n - 1 - i) as f64 + offset;
-                let ms = t.total() * 1e3;
-                bars.push(
-                    Bar::new(y, ms)
-                        .width(0.18)
-                        .horizontal()
-                        .fill(solid(format_color(format)))
-                        .name(format!(
-                            "{} · {} ({whose}) on {}: {}\nencode {} + wire {} ({} bytes) + decode {}",
-                            format.title(),
-                            t.library,
-                            t.link,
-                            duration(t.total() * 1e9),
-                            duration(t.cpu_send * 1e9),
-                            duration(t.wire * 1e9),
-                            t.wire_bytes,
-                            duration(t.cpu_receive * 1e9)
-                        )),
-                );
+                bars.push(estimate_bar(t, y, whose));
                 let winner = best.first().is_some_and(|b| b.format == format);
-                p.text(
-                    Text::new(
-                        "",
-                        PlotPoint::new(ms, y),
-                        RichText::new(format!(
-                            " {}{}",
-                            duration(t.total() * 1e9),
-                            if winner { "  (fastest)" } else { "" }
-                        ))
-                        .small()
-                        .strong(),
-                    )
-                    .anchor(Align2::LEFT_CENTER),
-                );
+                p.text(total_label(t, y, winner));
             }
             p.bar_chart(
                 BarChart::new(format.title(), bars)
@@ -318,8 +335,46 @@ pub(super) fn wire(
                     .element_formatter(Box::new(|b, _| b.name.clone())),
             );
         }
-    });
-    view.plot_rect = Some(with_axes(ui, &response.response));
+    })
+}
+
+/// An estimate's bar at height `y`, its hover text the estimate's parts.
+fn estimate_bar(t: &Estimate, y: f64, whose: &str) -> Bar {
+    Bar::new(y, t.total() * 1e3)
+        .width(0.18)
+        .horizontal()
+        .fill(solid(format_color(t.format)))
+        .name(format!(
+            "{} · {} ({whose}) on {}: {}\nencode {} + wire {} ({} bytes) + decode {}",
+            t.format.title(),
+            t.library,
+            t.link,
+            duration(t.total() * 1e9),
+            duration(t.cpu_send * 1e9),
+            duration(t.wire * 1e9),
+            t.wire_bytes,
+            duration(t.cpu_receive * 1e9)
+        ))
+}
+
+/// The total written at the end of an estimate's bar, "(fastest)" after the winner's.
+fn total_label(t: &Estimate, y: f64, winner: bool) -> Text {
+    Text::new(
+        "",
+        PlotPoint::new(t.total() * 1e3, y),
+        RichText::new(format!(
+            " {}{}",
+            duration(t.total() * 1e9),
+            if winner { "  (fastest)" } else { "" }
+        ))
+        .small()
+        .strong(),
+    )
+    .anchor(Align2::LEFT_CENTER)
+}
+
+/// Per link its winner, the winner's library and its times.
+fn winner_table(ui: &mut egui::Ui, rows: &[(String, Vec<Estimate>)], whose: &str) {
     egui::Grid::new("wire-table")
         .striped(true)
         .num_columns(7)
@@ -330,7 +385,7 @@ pub(super) fn wire(
                 ui.strong(h);
             }
             ui.end_row();
-            for (name, best) in &rows {
+            for (name, best) in rows {
                 let Some(t) = best.first() else { continue };
                 ui.label(name);
                 ui.colored_label(format_color(t.format), t.format.title());
@@ -342,5 +397,4 @@ pub(super) fn wire(
                 ui.end_row();
             }
         });
-    None
 }
