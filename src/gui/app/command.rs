@@ -61,6 +61,8 @@ pub enum Command {
     Select(Option<Path>),
     /// Show only this format's column, full width (`None`: every column side by side).
     OnlyColumn(Option<Format>),
+    /// Show these columns, in this order (View ▸ Columns): each format and whether it is shown.
+    SetColumns(Vec<(Format, bool)>),
     /// Show one of the main area's views.
     SetView(View),
     /// Run the profiler on the payloads in its scope.
@@ -96,7 +98,7 @@ pub enum Command {
     ForgetSchemas,
     /// View ▸ Limits….
     LimitsWindow,
-    /// Use these limits: every source is read again.
+    /// Use these limits (kept for the next run): every source is read again.
     SetLimits(Box<crate::limits::Limits>),
     /// Profile ▸ Runtimes….
     RuntimesWindow,
@@ -128,7 +130,9 @@ impl App {
 
     /// Carries out the queued commands in order. A command may queue more; they run too. What
     /// they changed is drawn in the next frame, which is asked for here (a command run after
-    /// drawing would otherwise wait for the next input event to be seen).
+    /// drawing would otherwise wait for the next input event to be seen). Then the view state
+    /// follows the source shown: a source switched (a click in the list, a paste, a close) has
+    /// the old one's state parked and its own restored, with its selection.
     pub fn run_commands(&mut self, ctx: &egui::Context) {
         if !self.commands.is_empty() {
             ctx.request_repaint();
@@ -139,6 +143,7 @@ impl App {
                 self.apply(ctx, command);
             }
         }
+        self.sync_source();
     }
 
     fn apply(&mut self, ctx: &egui::Context, command: Command) {
@@ -190,6 +195,11 @@ impl App {
             Command::Select(path) => self.select(path),
             Command::OnlyColumn(format) => {
                 self.settings.single = format.map(|f| f.name().to_string());
+                self.sync_hidden_columns();
+            }
+            Command::SetColumns(order) => {
+                self.settings.set_column_order(&order);
+                self.sync_hidden_columns();
             }
             Command::SetView(view) => self.view = view,
             Command::StartProfile => self.start_profile(),
@@ -222,7 +232,7 @@ impl App {
                 self.settings.schema_texts.clear();
             }
             Command::LimitsWindow => self.windows.limits.show(self.ws.limits()),
-            Command::SetLimits(limits) => self.ws.set_limits(*limits),
+            Command::SetLimits(limits) => self.apply_limits(*limits),
             Command::RuntimesWindow => self.open_runtimes_window(ctx),
             Command::Profile(mode) => {
                 self.settings.profile_mode = mode;

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use eframe::egui;
 
+use super::windows::Which;
+
 /// How a native dialog ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Picked<T> {
@@ -112,7 +114,7 @@ impl OpenPathWindow {
         let mut open = self.open;
         let mut chosen = None;
         let field_id = egui::Id::unique("wirelens-open-path");
-        egui::Window::new("Open path")
+        egui::Window::new(Which::OpenPath.title())
             .open(&mut open)
             .default_width(520.0)
             .show(ctx, |ui| {
@@ -275,7 +277,7 @@ impl PasteWindow {
     pub fn ui(&mut self, ctx: &egui::Context) -> Option<String> {
         let mut open = self.open;
         let mut inspect = false;
-        egui::Window::new("Paste")
+        egui::Window::new(Which::Paste.title())
             .open(&mut open)
             .default_width(520.0)
             .show(ctx, |ui| {

@@ -4,6 +4,8 @@
 
 use eframe::egui;
 
+use super::windows::Which;
+
 use super::Status;
 
 use super::App;
@@ -59,6 +61,17 @@ fn overrides(limits: &Limits) -> Vec<(String, String)> {
 }
 
 impl App {
+    /// Reads every source again within `limits`, and keeps them (those that differ from the
+    /// defaults) for the next run.
+    pub(super) fn apply_limits(&mut self, limits: Limits) {
+        self.settings.limits = overrides(&limits);
+        let changed = self.settings.limits.len();
+        self.ws.set_limits(limits);
+        self.status = Some(Status::Info(format!(
+            "limits applied ({changed} differ from the defaults); every source is read again"
+        )));
+    }
+
     /// The limits the last run used; a stored value that no longer reads is dropped and said.
     pub(super) fn restore_limits(&mut self) {
         let stored = self.settings.limits.iter();
@@ -77,7 +90,7 @@ impl App {
         let mut open = self.windows.limits.open;
         let mut apply = false;
         let mut defaults = false;
-        egui::Window::new("Limits")
+        egui::Window::new(Which::Limits.title())
             .open(&mut open)
             .default_width(640.0)
             .show(ctx, |ui| {
@@ -122,13 +135,7 @@ impl App {
                 Err(e) => self.windows.limits.error = Some(e),
                 Ok(limits) => {
                     self.windows.limits.error = None;
-                    self.settings.limits = overrides(&limits);
-                    let changed = self.settings.limits.len();
                     self.push(super::Command::SetLimits(Box::new(limits)));
-                    self.status = Some(Status::Info(
-                        format!(
-                            "limits applied ({changed} differ from the defaults); every source is read again"
-                        )));
                 }
             }
         }

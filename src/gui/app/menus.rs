@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
+use super::windows::Which;
+
 use super::Status;
 
 use super::ui_command::{keys_text, GestureKeys, UiCommand, GESTURES};
@@ -240,7 +242,7 @@ impl App {
             });
         }
         if changed {
-            self.settings.set_column_order(&order);
+            self.push(Command::SetColumns(order));
         }
         ui.separator();
         let single = self.settings.single_format();
@@ -414,14 +416,14 @@ impl App {
         }
 
         let mut open = self.windows.schema.open;
-        egui::Window::new("Schema")
+        egui::Window::new(Which::Schema.title())
             .open(&mut open)
             .default_width(520.0)
             .show(ctx, |ui| self.schema_window(ui));
         self.windows.schema.open = open && self.windows.schema.open;
 
         let mut open = self.windows.save.open;
-        egui::Window::new("Save column bytes")
+        egui::Window::new(Which::Save.title())
             .open(&mut open)
             .show(ctx, |ui| self.save_window(ui));
         self.windows.save.open = open && self.windows.save.open;
@@ -431,7 +433,7 @@ impl App {
         self.palette_ui(ctx);
 
         let mut open = self.windows.help.open;
-        egui::Window::new("Shortcuts")
+        egui::Window::new(Which::Help.title())
             .open(&mut open)
             .show(ctx, |ui| {
                 egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {

@@ -164,6 +164,7 @@ impl App {
             frame_log: frame_log::FrameLog::from_env(),
         };
         app.apply_theme(ctx);
+        app.sync_hidden_columns();
         app.restore_limits();
         let schemas = app.settings.schemas.clone();
         for s in schemas {
@@ -333,6 +334,12 @@ impl App {
         });
     }
 
+    /// Tells the workspace which columns are not shown (hidden, or another shown alone), so it
+    /// leaves them unencoded; after every change of [`Settings`]' columns.
+    fn sync_hidden_columns(&mut self) {
+        self.ws.set_hidden_columns(&self.settings.hidden_formats());
+    }
+
     /// Whether the user asked to quit (the window closes).
     pub fn wants_quit(&self) -> bool {
         self.quit
@@ -409,9 +416,7 @@ impl App {
         self.draw(ui);
         self.middle_click_paste(&ctx);
         self.run_commands(&ctx);
-        // A source switched mid-frame (a click in the list, a paste) is parked with the
-        // selection it had; then the shown source's selection is noted for its next switch.
-        self.sync_source();
+        // The shown source's selection is noted for its next switch.
         self.here.selected = self.ws.selected.clone();
     }
 
@@ -437,13 +442,11 @@ impl App {
 
     fn draw(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
-        self.ws.set_hidden_columns(&self.settings.hidden_formats());
         self.ws.poll();
         self.handle_input(&ctx);
         self.profiler_poll();
         // Input is carried out before drawing, so this frame already shows what it did.
         self.run_commands(&ctx);
-        self.sync_source();
         let analysis = self.ws.shown_analysis();
         if let Some(a) = &analysis {
             let shown = a.columns.iter().filter(|c| c.document.is_some()).count();

@@ -202,16 +202,12 @@ impl App {
         }
     }
 
+    /// The payloads of the source shown (a capture's, a HAR's), filtered, with what stopped its
+    /// layers and its key logs above, and how far it is peeled below.
     fn payload_list(&mut self, ui: &mut egui::Ui) {
         let choices = || super::diff_view::payload_choices_of(&self.ws);
         let Some(entry) = self.ws.entry() else { return };
         let layers = entry.layers;
-        let mut raw = layers == Layers::AsIs;
-        // The best-ranked way shows as the default choice ("every layer", "auto").
-        let peel = match layers {
-            Layers::Peel(choice) => choice,
-            _ => PeelChoice::default(),
-        };
         let mut deepest = 0;
         let current = entry.payload;
         let this = self.ws.current.unwrap_or(0);
@@ -243,71 +239,17 @@ impl App {
                     return;
                 };
                 ui.strong(format!("Payloads ({total})"));
-                // What cut the input or stopped a layer is said above the list, where it is
-                // seen, not under its last row.
-                if let Some(err) = &opened.error {
-                    ui.colored_label(
-                        ui.visuals().error_fg_color,
-                        format!(
-                            "{} stopped at byte {}: {}",
-                            err.layer, err.offset, err.message
-                        ),
-                    );
-                }
-                warnings_above_list(ui, &opened.warnings);
-                // A key log lying beside a capture whose TLS is not decrypted is offered;
-                // the ones in use are named.
-                for path in self.ws.key_logs_beside(this) {
-                    let name = path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    ui.horizontal_wrapped(|ui| {
-                        ui.label(format!("TLS key log beside the capture: {name}"));
-                        if ui
-                            .small_button("Load")
-                            .on_hover_text(path.display().to_string())
-                            .clicked()
-                        {
-                            self.commands.push(Command::LoadKeyLog(path.clone()));
-                        }
-                    });
-                }
-                if opened.capture.is_some() {
-                    for path in &self.ws.key_log_files {
-                        let name = path
-                            .file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default();
-                        ui.weak(format!("key log in use: {name}"))
-                            .on_hover_text(path.display().to_string());
-                    }
+                stop_notes(ui, opened);
+                for path in key_log_lines(ui, &self.ws, this, opened.capture.is_some()) {
+                    self.commands.push(Command::LoadKeyLog(path));
                 }
                 if total > 1 {
-                    filter_bar(ui, filter, exchanges, &made.types);
-                    if let Some(e) = &made.error {
-                        ui.colored_label(ui.visuals().error_fg_color, e);
-                    }
-                }
-                let shown = &made.shown;
-                if total > 1 {
-                    ui.label(made.text.as_str());
-                    if !filter.is_empty() {
-                        if current < total && !shown.contains(&current) {
-                            ui.weak(format!(
-                                "#{} is selected, hidden by the filter",
-                                current + 1
-                            ));
-                        }
-                        if ui.small_button("Show all").clicked() {
-                            *filter = PayloadFilter::default();
-                        }
-                    }
+                    filter_lines(ui, filter, exchanges, made, (current, total));
                 }
                 let rows = Rows {
                     payloads: &opened.payloads,
                     exchanges,
-                    shown,
+                    shown: &made.shown,
                     current,
                     this,
                     choices: &choices,
@@ -332,25 +274,120 @@ impl App {
             Stage::Empty => {}
         }
         ui.separator();
-        let raw_changed = ui
-            .checkbox(&mut raw, "raw bytes (don't unwrap layers)")
-            .changed();
-        let chosen = if raw {
-            None
-        } else {
-            peel_choice(ui, peel, deepest)
-        };
+        let layers = layer_choices(ui, layers, deepest);
         if let Some(i) = pick {
             self.push(Command::ShowPayload(i));
         }
         if let Some((a, b)) = compare_from {
             self.push(Command::Compare(a, b));
         }
-        if raw_changed {
-            self.push(Command::SetRaw(raw));
-        } else if let Some(c) = chosen {
-            self.push(Command::SetPeel(c));
+        if let Some(command) = layers {
+            self.push(command);
         }
+    }
+}
+
+/// What cut the input or stopped a layer, said above the list, where it is seen, not under its
+/// last row; then the layers' warnings.
+fn stop_notes(ui: &mut egui::Ui, opened: &crate::workspace::Opened) {
+    if let Some(err) = &opened.error {
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            format!(
+                "{} stopped at byte {}: {}",
+                err.layer, err.offset, err.message
+            ),
+        );
+    }
+    warnings_above_list(ui, &opened.warnings);
+}
+
+/// A key log lying beside source `this`, a capture whose TLS is not decrypted, is offered; for
+/// a capture, the key logs in use are named. Returns the key logs the user asked to load.
+fn key_log_lines(
+    ui: &mut egui::Ui,
+    ws: &crate::workspace::Workspace,
+    this: usize,
+    capture: bool,
+) -> Vec<std::path::PathBuf> {
+    let mut load = Vec::new();
+    for path in ws.key_logs_beside(this) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        ui.horizontal_wrapped(|ui| {
+            ui.label(format!("TLS key log beside the capture: {name}"));
+            if ui
+                .small_button("Load")
+                .on_hover_text(path.display().to_string())
+                .clicked()
+            {
+                load.push(path.clone());
+            }
+        });
+    }
+    if capture {
+        for path in &ws.key_log_files {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            ui.weak(format!("key log in use: {name}"))
+                .on_hover_text(path.display().to_string());
+        }
+    }
+    load
+}
+
+/// Above a list of several payloads: the filter bar and its error, what it leaves, whether it
+/// hides the payload shown (`current` of `total`), and a button that shows all again.
+fn filter_lines(
+    ui: &mut egui::Ui,
+    filter: &mut PayloadFilter,
+    exchanges: &[Exchange],
+    made: &Filtered,
+    (current, total): (usize, usize),
+) {
+    filter_bar(ui, filter, exchanges, &made.types);
+    if let Some(e) = &made.error {
+        ui.colored_label(ui.visuals().error_fg_color, e);
+    }
+    ui.label(made.text.as_str());
+    if !filter.is_empty() {
+        if current < total && !made.shown.contains(&current) {
+            ui.weak(format!(
+                "#{} is selected, hidden by the filter",
+                current + 1
+            ));
+        }
+        if ui.small_button("Show all").clicked() {
+            *filter = PayloadFilter::default();
+        }
+    }
+}
+
+/// Under the list: raw bytes, or how far the source is peeled (`layers` now, `deepest` found);
+/// the command for a change.
+fn layer_choices(ui: &mut egui::Ui, layers: Layers, deepest: usize) -> Option<Command> {
+    let mut raw = layers == Layers::AsIs;
+    // The best-ranked way shows as the default choice ("every layer", "auto").
+    let peel = match layers {
+        Layers::Peel(choice) => choice,
+        _ => PeelChoice::default(),
+    };
+    let raw_changed = ui
+        .checkbox(&mut raw, "raw bytes (don't unwrap layers)")
+        .changed();
+    let chosen = if raw {
+        None
+    } else {
+        peel_choice(ui, peel, deepest)
+    };
+    if raw_changed {
+        Some(Command::SetRaw(raw))
+    } else {
+        chosen.map(Command::SetPeel)
     }
 }
 

@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use eframe::egui::{self, RichText};
 
+use crate::gui::app::windows::Which;
+
 use super::ProfilerView;
 use crate::codec::Format;
 use crate::gui::app::App;
@@ -223,7 +225,7 @@ impl App {
             return;
         }
         let mut open = true;
-        egui::Window::new("Runtimes")
+        egui::Window::new(Which::Runtimes.title())
             .open(&mut open)
             .default_width(640.0)
             .show(ctx, |ui| self.runtimes_window_body(ui));

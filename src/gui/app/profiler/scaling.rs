@@ -246,25 +246,30 @@ pub(super) fn scaling(
         ui.selectable_value(&mut view.scale, ScaleMetric::Encode, "encode time");
         ui.selectable_value(&mut view.scale, ScaleMetric::Decode, "decode time");
     });
-    let metric = view.scale;
-    let timed = matches!(metric, ScaleMetric::Encode | ScaleMetric::Decode);
-    let (y_label, y_unit) = match metric {
-        ScaleMetric::Bytes => ("bytes", " B"),
-        ScaleMetric::BytesPerRecord => ("bytes per record", " B"),
-        ScaleMetric::Encode => ("encode time", " ns"),
-        ScaleMetric::Decode => ("decode time", " ns"),
-    };
     // The legend is a row above the plot, never over the points; each format has its own
     // dash and marker as well as its colour, so one line lying on another (MessagePack and
     // CBOR often do) still shows.
     let lines = scaling_lines(file, view);
+    let legend = scaling_legend(ui, file, &lines);
+    let response = scaling_plot(ui, &lines, view.scale);
+    // A saved PNG has the legend row too.
+    view.plot_rect = Some(with_axes(ui, &response.response).union(legend.response.rect));
+    None
+}
+
+/// The legend row: each format's colour, dash and marker, and the other runtimes' lines.
+fn scaling_legend(
+    ui: &mut egui::Ui,
+    file: &FileReport,
+    lines: &[ScalingLine<'_>],
+) -> egui::InnerResponse<()> {
     let others: Vec<Runtime> = file
         .runtimes
         .iter()
         .map(|r| r.runtime)
         .filter(|r| lines.iter().any(|l| l.runtime == Some(*r)))
         .collect();
-    let legend = ui.horizontal_wrapped(|ui| {
+    ui.horizontal_wrapped(|ui| {
         for format in crate::codec::Format::ALL {
             legend_swatch(ui, format);
             ui.label(egui::RichText::new(format.title()).color(format_color(format)));
@@ -277,8 +282,24 @@ pub(super) fn scaling(
             });
             ui.add_space(8.0);
         }
-    });
-    let response = Plot::new("profile-scaling")
+    })
+}
+
+/// The log-log plot of `lines` in `metric`, its tooltip the line, the record count and the
+/// value.
+fn scaling_plot(
+    ui: &mut egui::Ui,
+    lines: &[ScalingLine<'_>],
+    metric: ScaleMetric,
+) -> egui_plot::PlotResponse<()> {
+    let timed = matches!(metric, ScaleMetric::Encode | ScaleMetric::Decode);
+    let (y_label, y_unit) = match metric {
+        ScaleMetric::Bytes => ("bytes", " B"),
+        ScaleMetric::BytesPerRecord => ("bytes per record", " B"),
+        ScaleMetric::Encode => ("encode time", " ns"),
+        ScaleMetric::Decode => ("decode time", " ns"),
+    };
+    Plot::new("profile-scaling")
         .height(plot_height(ui, 0.7))
         .x_axis_label("records (log)")
         .y_axis_label(format!("{y_label} (log)"))
@@ -312,49 +333,55 @@ pub(super) fn scaling(
             ))
         })
         .show(ui, |p| {
-            for line in &lines {
-                let points: Vec<[f64; 2]> = line
-                    .points
-                    .iter()
-                    .filter(|(records, ..)| *records > 0)
-                    .filter_map(|&(records, bytes, encode, decode)| {
-                        let y = match metric {
-                            ScaleMetric::Bytes => Some(bytes as f64),
-                            ScaleMetric::BytesPerRecord => Some(bytes as f64 / records as f64),
-                            ScaleMetric::Encode => encode.map(|m| m.ns.median),
-                            ScaleMetric::Decode => decode.map(|m| m.ns.median),
-                        }?;
-                        (y > 0.0).then(|| [(records as f64).log10(), y.log10()])
-                    })
-                    .collect();
-                if points.is_empty() {
-                    continue;
+            for line in lines {
+                let points = line_points(line, metric);
+                if !points.is_empty() {
+                    draw_line(p, line, points);
                 }
-                let color = format_color(line.format);
-                let (style, _) = format_style(line.format);
-                let (width, radius) = if line.runtime.is_none() {
-                    (2.0, 4.5)
-                } else {
-                    (1.2, 5.0)
-                };
-                let name = line.name();
-                p.line(
-                    Line::new(name.clone(), PlotPoints::new(points.clone()))
-                        .color(color)
-                        .style(style)
-                        .width(width),
-                );
-                p.points(
-                    Points::new(name, PlotPoints::new(points))
-                        .color(color)
-                        .shape(runtime_marker(line.runtime, line.format))
-                        .radius(radius),
-                );
             }
-        });
-    // A saved PNG has the legend row too.
-    view.plot_rect = Some(with_axes(ui, &response.response).union(legend.response.rect));
-    None
+        })
+}
+
+/// A line's points in `metric`, as (log10 records, log10 value); a point without a value, or
+/// with none above zero, is left out.
+fn line_points(line: &ScalingLine<'_>, metric: ScaleMetric) -> Vec<[f64; 2]> {
+    line.points
+        .iter()
+        .filter(|(records, ..)| *records > 0)
+        .filter_map(|&(records, bytes, encode, decode)| {
+            let y = match metric {
+                ScaleMetric::Bytes => Some(bytes as f64),
+                ScaleMetric::BytesPerRecord => Some(bytes as f64 / records as f64),
+                ScaleMetric::Encode => encode.map(|m| m.ns.median),
+                ScaleMetric::Decode => decode.map(|m| m.ns.median),
+            }?;
+            (y > 0.0).then(|| [(records as f64).log10(), y.log10()])
+        })
+        .collect()
+}
+
+/// Draws a line and its markers: Rust's thicker, another runtime's thinner with its own marker.
+fn draw_line(p: &mut egui_plot::PlotUi<'_>, line: &ScalingLine<'_>, points: Vec<[f64; 2]>) {
+    let color = format_color(line.format);
+    let (style, _) = format_style(line.format);
+    let (width, radius) = if line.runtime.is_none() {
+        (2.0, 4.5)
+    } else {
+        (1.2, 5.0)
+    };
+    let name = line.name();
+    p.line(
+        Line::new(name.clone(), PlotPoints::new(points.clone()))
+            .color(color)
+            .style(style)
+            .width(width),
+    );
+    p.points(
+        Points::new(name, PlotPoints::new(points))
+            .color(color)
+            .shape(runtime_marker(line.runtime, line.format))
+            .radius(radius),
+    );
 }
 
 #[cfg(test)]
