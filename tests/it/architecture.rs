@@ -324,3 +324,232 @@ fn the_well_known_types_sit_below_both_protobuf_directions() {
         }
     }
 }
+
+/// `source` with the text of comments, strings and character literals blanked out (line breaks
+/// kept), so braces and `fn` in them count for nothing.
+fn masked(source: &str) -> String {
+    let s: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        let next = s.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < s.len() && s[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0usize;
+            while i < s.len() {
+                if s[i] == '/' && s.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if s[i] == '*' && s.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(s[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r' && matches!(next, Some('"' | '#')) && !ident_before(&s, i) {
+            // A raw string: r"…", r#"…"#; its end is a quote and as many hashes.
+            let hashes = s[i + 1..].iter().take_while(|&&h| h == '#').count();
+            if s.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let end: String = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            let body_start = i + 2 + hashes;
+            let rest: String = s[body_start..].iter().collect();
+            let body_len = rest
+                .find(&end)
+                .map_or(rest.len(), |at| rest[..at].chars().count());
+            out.push('"');
+            out.extend(
+                s[body_start..body_start + body_len]
+                    .iter()
+                    .map(|&c| blank(c)),
+            );
+            out.push('"');
+            i = (body_start + body_len + end.chars().count()).min(s.len());
+            out.extend(std::iter::repeat_n(' ', 2 * hashes));
+        } else if c == '"' {
+            out.push('"');
+            i += 1;
+            while i < s.len() && s[i] != '"' {
+                if s[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < s.len() {
+                    out.push(blank(s[i]));
+                    i += 1;
+                }
+            }
+            out.push('"');
+            i += 1;
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{7f}') or a lifetime ('a).
+            let len = if next == Some('\\') {
+                s[i + 2..].iter().position(|&q| q == '\'').map(|at| at + 3)
+            } else if s.get(i + 2) == Some(&'\'') {
+                Some(3)
+            } else {
+                None
+            };
+            match len {
+                Some(len) => {
+                    out.push_str(&" ".repeat(len));
+                    i += len;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether the character before `at` continues an identifier (so `r` at `at` is not a raw
+/// string's prefix but the end of a name like `for`).
+fn ident_before(s: &[char], at: usize) -> bool {
+    at > 0 && (s[at - 1].is_alphanumeric() || s[at - 1] == '_') && s[at - 1] != 'b'
+        || at > 1 && s[at - 1] == 'b' && (s[at - 2].is_alphanumeric() || s[at - 2] == '_')
+}
+
+/// The functions of `code` (masked, test items left out) with a body, as (name, first line,
+/// length in lines from the `fn` line to its closing brace).
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("fn ") {
+        let start = from + at;
+        from = start + 3;
+        if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[from..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        let (Some(open), semi) = (code[from..].find('{'), code[from..].find(';')) else {
+            continue;
+        };
+        if semi.is_some_and(|s| s < open) {
+            continue; // a declaration without a body
+        }
+        let mut depth = 0usize;
+        let mut end = code.len();
+        for (i, c) in code[from + open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = from + open + i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let line = code[..start].matches('\n').count() + 1;
+        let lines = code[start..end].matches('\n').count() + 1;
+        out.push((name, line, lines));
+        // Functions inside this one are counted as part of it.
+        from = end;
+    }
+    out
+}
+
+/// The longest a function outside tests may be, in lines.
+const LONGEST_FUNCTION: usize = 120;
+
+/// Functions still longer than [`LONGEST_FUNCTION`], to be split into their steps (module path,
+/// function name). No function joins this list: it only shrinks, and the test fails when one
+/// on it is split without being taken off.
+const NOT_YET_SPLIT: &[(&str, &str)] = &[
+    ("capture::pcap::file", "walk_pcapng"),
+    ("capture::readings", "peel_readings"),
+    ("capture::readings", "score"),
+    ("capture::snippet::httpie", "httpie"),
+    ("capture::snippet::python", "requests"),
+    ("capture::tls::decrypt", "decrypt"),
+    ("capture::tls::decrypt", "direction13"),
+    ("diff", "arrays"),
+    ("pipeline", "read"),
+    ("profile::bench", "run"),
+    ("profile::run", "prepare_file"),
+    ("profile::run", "run"),
+    ("profile::runtimes", "parse_lines"),
+    ("report::table", "write_file"),
+    ("workspace::analysis", "analyze_sized"),
+    ("workspace::profiling", "start"),
+];
+
+#[test]
+fn no_function_outside_tests_is_longer_than_120_lines() {
+    let mut long = Vec::new();
+    let mut listed_seen = BTreeSet::new();
+    for (module, path) in modules() {
+        let source = std::fs::read_to_string(&path).expect("a source file");
+        let code = code_of(&masked(&source));
+        for (name, line, lines) in functions(&code) {
+            if lines <= LONGEST_FUNCTION {
+                continue;
+            }
+            if NOT_YET_SPLIT
+                .iter()
+                .any(|(m, f)| *m == module && *f == name)
+            {
+                listed_seen.insert((module.clone(), name));
+                continue;
+            }
+            long.push(format!("{module}::{name} (line {line}): {lines} lines"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {LONGEST_FUNCTION} lines:\n{}",
+        long.join("\n")
+    );
+    // Every function listed is still there and still long (the list cannot go stale).
+    for (module, name) in NOT_YET_SPLIT {
+        assert!(
+            listed_seen.contains(&(module.to_string(), name.to_string())),
+            "{module}::{name} is no longer over {LONGEST_FUNCTION} lines: take it off NOT_YET_SPLIT"
+        );
+    }
+}
+
+#[test]
+fn functions_are_measured_past_strings_comments_and_characters() {
+    let source = "fn a() {\n    let s = \"}\"; // }\n    let c = '{';\n    let r = r#\"}\"#;\n}\n\
+                  /* fn b() { */\nfn c<'x>(v: &'x str) -> &'x str {\n    v\n}\nfn d();\n";
+    let code = code_of(&masked(source));
+    assert_eq!(
+        functions(&code),
+        [("a".to_string(), 1, 5), ("c".to_string(), 7, 3)]
+    );
+}

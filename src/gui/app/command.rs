@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
-use super::windows::Which;
+use super::window_kind::Which;
 use super::{dialogs, App, View};
 use crate::codec::Format;
 use crate::model::Path;

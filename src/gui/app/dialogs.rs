@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use eframe::egui;
 
-use super::windows::Which;
+use super::window_kind::Which;
 
 /// How a native dialog ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use eframe::egui;
 
-use super::windows::Which;
+use super::window_kind::Which;
 
 use super::Status;
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
-use super::windows::Which;
+use super::window_kind::Which;
 
 use super::Status;
 

@@ -23,6 +23,7 @@ mod sidebar;
 mod source_state;
 mod status;
 mod ui_command;
+mod window_kind;
 mod windows;
 
 use std::path::PathBuf;

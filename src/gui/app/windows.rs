@@ -11,51 +11,7 @@ use super::dialogs::{HelpWindow, OpenPathWindow, PasteWindow, SaveWindow, Schema
 use super::limits::LimitsWindow;
 use super::palette::Palette;
 use super::profiler::runtimes::RuntimesWindow;
-
-/// One of the app's windows (the palette, a modal, is apart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Which {
-    /// File ▸ Open path….
-    OpenPath,
-    /// File ▸ Paste….
-    Paste,
-    /// Schema ▸ Paste….
-    Schema,
-    /// File ▸ Save column bytes….
-    Save,
-    /// Help ▸ Shortcuts.
-    Help,
-    /// View ▸ Limits….
-    Limits,
-    /// Profile ▸ Runtimes….
-    Runtimes,
-}
-
-impl Which {
-    /// Every window.
-    const ALL: [Which; 7] = [
-        Which::OpenPath,
-        Which::Paste,
-        Which::Schema,
-        Which::Save,
-        Which::Help,
-        Which::Limits,
-        Which::Runtimes,
-    ];
-
-    /// Its title, which egui also takes for its id.
-    pub fn title(self) -> &'static str {
-        match self {
-            Which::OpenPath => "Open path",
-            Which::Paste => "Paste",
-            Which::Schema => "Schema",
-            Which::Save => "Save column bytes",
-            Which::Help => "Shortcuts",
-            Which::Limits => "Limits",
-            Which::Runtimes => "Runtimes",
-        }
-    }
-}
+use super::window_kind::Which;
 
 /// Every window's state, and the order the open ones opened in.
 #[derive(Default)]

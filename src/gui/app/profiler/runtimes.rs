@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use eframe::egui::{self, RichText};
 
-use crate::gui::app::windows::Which;
+use crate::gui::app::window_kind::Which;
 
 use super::ProfilerView;
 use crate::codec::Format;
