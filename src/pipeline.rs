@@ -783,54 +783,24 @@ pub struct Read {
 /// schema): each payload is decoded once per format, and the chosen document handed on.
 pub fn read(
     bytes: &SharedBytes,
-    request: ReadRequest<'_>,
+    mut request: ReadRequest<'_>,
     types: Option<&dyn MessageTypes>,
 ) -> Read {
     let mut warnings = Vec::new();
-    let reads_protobuf = matches!(request.format, None | Some(Format::Protobuf));
-    let mut field_readings = request.field_readings;
-    let (message, message_reason, ranking) = match (request.message, types) {
-        (MessageChoice::Named(m), _) => {
-            if !field_readings.is_empty() {
-                warnings.push(format!(
-                    "the field readings are not used: the message type {} says what each \
-                     field is",
-                    m.full_name()
-                ));
-                field_readings.clear();
-            }
-            (Some(m), None, Vec::new())
-        }
-        (MessageChoice::SchemaLess, _) | (MessageChoice::Auto, None) => (None, None, Vec::new()),
-        // Fields read the user's way are read without a schema.
-        (MessageChoice::Auto, Some(_)) if !field_readings.is_empty() => (None, None, Vec::new()),
-        (MessageChoice::Auto, Some(_)) if !reads_protobuf => (None, None, Vec::new()),
-        (MessageChoice::Auto, Some(types)) => {
-            let method = request
-                .grpc
-                .and_then(|(path, req)| Some((path, *req, types.grpc_message(path, *req)?)));
-            match method {
-                // The schema defines the call: its type, without trying every other.
-                Some((path, req, m)) => {
-                    let why = format!("the {} of {path}", if req { "request" } else { "response" });
-                    let candidate = Candidate {
-                        message: m.clone(),
-                        score: 100,
-                        reasons: vec![format!(
-                            "the {} type of the gRPC method {path}",
-                            if req { "request" } else { "response" }
-                        )],
-                    };
-                    (Some(m), Some(why), vec![candidate])
-                }
-                None => {
-                    let ranking = types.rank(bytes, &request.limits);
-                    let best = ranking.first().filter(|c| c.score > 0);
-                    (best.map(|c| c.message.clone()), None, ranking)
-                }
-            }
-        }
-    };
+    let mut field_readings = std::mem::take(&mut request.field_readings);
+    let choice = std::mem::take(&mut request.message);
+    let MessagePick {
+        message,
+        reason: message_reason,
+        ranking,
+    } = pick_message(
+        bytes,
+        &request,
+        choice,
+        types,
+        &mut field_readings,
+        &mut warnings,
+    );
     let (avro, avro_items) = match avro_writer(request.avro_framed, request.avro_schemas) {
         Ok(found) => found,
         Err(why) => {
@@ -857,38 +827,9 @@ pub fn read(
         None if framed_avro => Some(Format::Avro),
         f => f,
     };
-    // Readings made elsewhere stand when they were decoded as these would be.
-    let mut known = request
-        .known
-        .filter(|k| k.message == message && options.protobuf_readings.is_empty())
-        // Readings made without the writer's Avro schema lack the Avro one; those made before
-        // were never read with a reader's schema.
-        .filter(|k| options.avro.is_none() || k.readings.iter().any(|r| r.format == Format::Avro))
-        .filter(|_| options.avro_reader.is_none())
-        .map(|k| k.readings)
-        .filter(|r| !r.is_empty());
+    let known = known_readings(request.known.take(), &options);
     if let (Some(format), false) = (request.format, request.list_every_reading) {
-        let found = known.as_mut().and_then(|k| {
-            k.iter()
-                .position(|r| r.format == format)
-                .map(|i| k.swap_remove(i))
-        });
-        let outcome = match found {
-            Some(r) => r.outcome,
-            None => codec::decode(bytes, format, &options),
-        };
-        let reasons = match &outcome {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![format!("stopped at byte {}: {}", e.offset, e.message)],
-        };
-        let summary = ReadingSummary {
-            format,
-            confidence: 100,
-            reasons,
-            complete: outcome.is_ok(),
-            cut_by_limit: crate::codec::detect::cut_by_limit(&outcome),
-            asked: true,
-        };
+        let (summary, outcome) = read_as(bytes, format, known, &options);
         return Read {
             readings: vec![summary],
             chosen: 0,
@@ -945,6 +886,129 @@ pub fn read(
         ranking,
         warnings,
     }
+}
+
+/// The message type [`read`] reads protobuf with, why (when a gRPC method decided it), and the
+/// ranking of the loaded types.
+struct MessagePick {
+    message: Option<MessageDescriptor>,
+    reason: Option<String>,
+    ranking: Vec<Candidate>,
+}
+
+/// Picks the message type as `choice` says: the one named (the field readings are then left
+/// out, with a warning), none, the type of the gRPC call `request` names when a loaded schema
+/// defines it, or the best of `types` ranked on `bytes`. Fields read the user's way, or a
+/// format other than protobuf asked for, are read without a schema.
+fn pick_message(
+    bytes: &SharedBytes,
+    request: &ReadRequest<'_>,
+    choice: MessageChoice,
+    types: Option<&dyn MessageTypes>,
+    field_readings: &mut Vec<FieldReading>,
+    warnings: &mut Vec<String>,
+) -> MessagePick {
+    let reads_protobuf = matches!(request.format, None | Some(Format::Protobuf));
+    let none = || MessagePick {
+        message: None,
+        reason: None,
+        ranking: Vec::new(),
+    };
+    match (choice, types) {
+        (MessageChoice::Named(m), _) => {
+            if !field_readings.is_empty() {
+                warnings.push(format!(
+                    "the field readings are not used: the message type {} says what each \
+                     field is",
+                    m.full_name()
+                ));
+                field_readings.clear();
+            }
+            MessagePick {
+                message: Some(m),
+                ..none()
+            }
+        }
+        (MessageChoice::SchemaLess, _) | (MessageChoice::Auto, None) => none(),
+        // Fields read the user's way are read without a schema.
+        (MessageChoice::Auto, Some(_)) if !field_readings.is_empty() => none(),
+        (MessageChoice::Auto, Some(_)) if !reads_protobuf => none(),
+        (MessageChoice::Auto, Some(types)) => {
+            let method = request
+                .grpc
+                .and_then(|(path, req)| Some((path, *req, types.grpc_message(path, *req)?)));
+            match method {
+                // The schema defines the call: its type, without trying every other.
+                Some((path, req, m)) => {
+                    let side = if req { "request" } else { "response" };
+                    let candidate = Candidate {
+                        message: m.clone(),
+                        score: 100,
+                        reasons: vec![format!("the {side} type of the gRPC method {path}")],
+                    };
+                    MessagePick {
+                        message: Some(m),
+                        reason: Some(format!("the {side} of {path}")),
+                        ranking: vec![candidate],
+                    }
+                }
+                None => {
+                    let ranking = types.rank(bytes, &request.limits);
+                    let best = ranking.first().filter(|c| c.score > 0);
+                    MessagePick {
+                        message: best.map(|c| c.message.clone()),
+                        reason: None,
+                        ranking,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The readings made elsewhere that stand for these `options`: decoded with the same message
+/// type and no field readings; with the Avro one when there is a writer's schema (readings made
+/// without it lack it); never when a reader's schema is set (readings made before were never
+/// read with one).
+fn known_readings(known: Option<Known>, options: &DecodeOptions) -> Option<Vec<Reading>> {
+    known
+        .filter(|k| k.message == options.message && options.protobuf_readings.is_empty())
+        .filter(|k| options.avro.is_none() || k.readings.iter().any(|r| r.format == Format::Avro))
+        .filter(|_| options.avro_reader.is_none())
+        .map(|k| k.readings)
+        .filter(|r| !r.is_empty())
+}
+
+/// Reads `bytes` as `format` alone (a reading of `known` as that format when there is one):
+/// its summary, marked asked, and its outcome.
+fn read_as(
+    bytes: &SharedBytes,
+    format: Format,
+    mut known: Option<Vec<Reading>>,
+    options: &DecodeOptions,
+) -> (ReadingSummary, Result<Document, DecodeError>) {
+    let found = known.as_mut().and_then(|k| {
+        k.iter()
+            .position(|r| r.format == format)
+            .map(|i| k.swap_remove(i))
+    });
+    let outcome = match found {
+        Some(r) => r.outcome,
+        None => codec::decode(bytes, format, options),
+    };
+    let reasons = match &outcome {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![format!("stopped at byte {}: {}", e.offset, e.message)],
+    };
+    let summary = ReadingSummary {
+        format,
+        confidence: 100,
+        reasons,
+        complete: outcome.is_ok(),
+        cut_by_limit: crate::codec::detect::cut_by_limit(&outcome),
+        asked: true,
+    };
+    (summary, outcome)
 }
 
 /// The format to read `bytes` as a skeleton ([`Read::skeleton`], [`ReadRequest::skeleton`]), if

@@ -869,6 +869,8 @@ impl<'v> Walk<'_, '_> {
         stack.extend(children.into_iter().rev());
     }
 
+    /// Compares two arrays' items: matched items are compared, the others reported removed or
+    /// added, in A's order (an addition after the A item matched just before it).
     fn arrays(
         &mut self,
         pair: &Pair<'v>,
@@ -876,15 +878,67 @@ impl<'v> Walk<'_, '_> {
         xb: &'v [Value],
         stack: &mut Vec<Task<'v>>,
     ) {
-        let nodes_a = child_nodes(self.a_tree, pair.a_node, xa.len());
-        let nodes_b = child_nodes(self.b_tree, pair.b_node, xb.len());
-        let b_base = pair.b_path.as_ref().unwrap_or(&pair.path);
         let item_ctx = pair.ctx.item();
-        // Matched (a, b) index pairs, increasing in a.
-        let mut pairs: Vec<(usize, usize)>;
-        let mut positional = false;
-        if let Some((field, why)) = self.identity(&pair.path, xa, xb, &item_ctx) {
-            pairs = self.match_by_key(&field, xa, xb, &item_ctx);
+        let pairs = self.match_items(pair, xa, xb, &item_ctx);
+        let queued = self.queue_items(pair, (xa, xb), &pairs, item_ctx);
+        let b_base = pair.b_path.as_ref().unwrap_or(&pair.path);
+        let mut later = Vec::new();
+        for (_, q) in queued {
+            match q {
+                Queued::Removed(i, v, a_node) => {
+                    let path = pair.path.child(PathSegment::Index(i));
+                    if !self.ignored(&path) {
+                        later.push(Task::Report(
+                            ChangeKind::Removed,
+                            Pair {
+                                a: v,
+                                b: v,
+                                a_node,
+                                b_node: None,
+                                path,
+                                b_path: None,
+                                ctx: Ctx::None,
+                            },
+                        ));
+                    }
+                }
+                Queued::Added(j, v, b_node) => {
+                    let path = b_base.child(PathSegment::Index(j));
+                    if !self.ignored(&path) {
+                        later.push(Task::Report(
+                            ChangeKind::Added,
+                            Pair {
+                                a: v,
+                                b: v,
+                                a_node: None,
+                                b_node,
+                                path: path.clone(),
+                                b_path: Some(path),
+                                ctx: Ctx::None,
+                            },
+                        ));
+                    }
+                }
+                Queued::Pair(p) => later.push(Task::Compare(p)),
+            }
+        }
+        // The stack is popped from the end: queued in order, pushed reversed.
+        stack.extend(later.into_iter().rev());
+    }
+
+    /// The matched (a, b) index pairs of two arrays' items, increasing in a: by the items'
+    /// identity field when they have one (a new order is a change; an evident key is noted),
+    /// else the longest run of equal items with the gaps between paired, or, when the arrays
+    /// differ in too many places, by index (noted).
+    fn match_items(
+        &mut self,
+        pair: &Pair<'v>,
+        xa: &'v [Value],
+        xb: &'v [Value],
+        item_ctx: &Ctx,
+    ) -> Vec<(usize, usize)> {
+        if let Some((field, why)) = self.identity(&pair.path, xa, xb, item_ctx) {
+            let pairs = self.match_by_key(&field, xa, xb, item_ctx);
             if pairs.windows(2).any(|w| w[0].1 > w[1].1) {
                 self.out.encoding.key_order += 1;
                 self.push(
@@ -907,31 +961,42 @@ impl<'v> Walk<'_, '_> {
                     self.out.evident_keys.push(key);
                 }
             }
-        } else {
-            let ha: Vec<u64> = xa.iter().map(|v| self.hash_a(v)).collect();
-            let hb: Vec<u64> = xb.iter().map(|v| self.hash_b(v)).collect();
-            match align::lcs(&ha, &hb, self.options.max_edits) {
-                Some(matched) => pairs = matched,
-                None => {
-                    positional = true;
-                    pairs = (0..xa.len().min(xb.len())).map(|i| (i, i)).collect();
-                    self.out.notes.push(format!(
-                        "{}: arrays of {} and {} items differ in more than {} places; items compared by index",
-                        pair.path.brief(),
-                        xa.len(),
-                        xb.len(),
-                        self.options.max_edits
-                    ));
-                }
-            }
-            if !positional {
-                pairs = pair_gaps(&pairs, xa.len(), xb.len());
+            return pairs;
+        }
+        let ha: Vec<u64> = xa.iter().map(|v| self.hash_a(v)).collect();
+        let hb: Vec<u64> = xb.iter().map(|v| self.hash_b(v)).collect();
+        match align::lcs(&ha, &hb, self.options.max_edits) {
+            Some(matched) => pair_gaps(&matched, xa.len(), xb.len()),
+            None => {
+                self.out.notes.push(format!(
+                    "{}: arrays of {} and {} items differ in more than {} places; items compared by index",
+                    pair.path.brief(),
+                    xa.len(),
+                    xb.len(),
+                    self.options.max_edits
+                ));
+                (0..xa.len().min(xb.len())).map(|i| (i, i)).collect()
             }
         }
+    }
+
+    /// The arrays' items in the order they are compared or reported: each with the A index it
+    /// goes at, the matched `pairs` as pairs to compare, the other items of A as removed and of
+    /// B as added (after the A item matched just before it).
+    fn queue_items(
+        &self,
+        pair: &Pair<'v>,
+        (xa, xb): (&'v [Value], &'v [Value]),
+        pairs: &[(usize, usize)],
+        item_ctx: Ctx,
+    ) -> Vec<(usize, Queued<'v>)> {
+        let nodes_a = child_nodes(self.a_tree, pair.a_node, xa.len());
+        let nodes_b = child_nodes(self.b_tree, pair.b_node, xb.len());
+        let b_base = pair.b_path.as_ref().unwrap_or(&pair.path);
         let mut matched_a = vec![false; xa.len()];
         let mut matched_b = vec![false; xb.len()];
         let mut children = Vec::with_capacity(pairs.len());
-        for &(i, j) in &pairs {
+        for &(i, j) in pairs {
             matched_a[i] = true;
             matched_b[j] = true;
             let path = pair.path.child(PathSegment::Index(i));
@@ -950,12 +1015,11 @@ impl<'v> Walk<'_, '_> {
                 ctx: item_ctx.clone(),
             });
         }
-        // Removals and additions interleave with the matched items in A's order; the stack is
-        // popped from the end, so everything is queued then reversed.
+        // Removals and additions interleave with the matched items in A's order.
         let mut queued: Vec<(usize, Queued<'v>)> = Vec::new();
         for (i, v) in xa.iter().enumerate() {
             if !matched_a[i] {
-                queued.push((i, Queued::Removed(i, v)));
+                queued.push((i, Queued::Removed(i, v, nodes_a[i])));
             }
         }
         for (j, v) in xb.iter().enumerate() {
@@ -965,54 +1029,14 @@ impl<'v> Walk<'_, '_> {
                     .partition_point(|&(_, pj)| pj < j)
                     .checked_sub(1)
                     .map_or(0, |k| pairs[k].0 + 1);
-                queued.push((anchor, Queued::Added(j, v)));
+                queued.push((anchor, Queued::Added(j, v, nodes_b[j])));
             }
         }
         for (k, child) in children.into_iter().enumerate() {
             queued.push((pairs[k].0, Queued::Pair(child)));
         }
         queued.sort_by_key(|(at, q)| (*at, q.rank()));
-        let mut later = Vec::new();
-        for (_, q) in queued {
-            match q {
-                Queued::Removed(i, v) => {
-                    let path = pair.path.child(PathSegment::Index(i));
-                    if !self.ignored(&path) {
-                        later.push(Task::Report(
-                            ChangeKind::Removed,
-                            Pair {
-                                a: v,
-                                b: v,
-                                a_node: nodes_a[i],
-                                b_node: None,
-                                path,
-                                b_path: None,
-                                ctx: Ctx::None,
-                            },
-                        ));
-                    }
-                }
-                Queued::Added(j, v) => {
-                    let path = b_base.child(PathSegment::Index(j));
-                    if !self.ignored(&path) {
-                        later.push(Task::Report(
-                            ChangeKind::Added,
-                            Pair {
-                                a: v,
-                                b: v,
-                                a_node: None,
-                                b_node: nodes_b[j],
-                                path: path.clone(),
-                                b_path: Some(path),
-                                ctx: Ctx::None,
-                            },
-                        ));
-                    }
-                }
-                Queued::Pair(p) => later.push(Task::Compare(p)),
-            }
-        }
-        stack.extend(later.into_iter().rev());
+        queued
     }
 
     /// The identity field of the items of the array at `path`, and why it was chosen.
@@ -1134,8 +1158,11 @@ enum Why {
 }
 
 enum Queued<'v> {
-    Removed(usize, &'v Value),
-    Added(usize, &'v Value),
+    /// An item of A only: its index, value and node.
+    Removed(usize, &'v Value, Option<NodeId>),
+    /// An item of B only: its index, value and node.
+    Added(usize, &'v Value, Option<NodeId>),
+    /// Matched items, to compare.
     Pair(Pair<'v>),
 }
 

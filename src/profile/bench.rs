@@ -476,6 +476,60 @@ impl<'a> Bencher<'a> {
         })
     }
 
+    /// Warms `routine` up, in doubling chunks, for [`BenchConfig::warm_up`], checking its
+    /// outputs with `checked`; the last (largest) chunk estimates the seconds per call, free of
+    /// the first calls' cold caches.
+    fn warm_up<O>(
+        &mut self,
+        checked: &mut impl FnMut(&O) -> Result<(), BenchError>,
+        routine: &mut impl FnMut(&mut Vec<u8>) -> O,
+    ) -> Result<f64, BenchError> {
+        let start = Instant::now();
+        let mut chunk: u64 = 1;
+        loop {
+            let t = Instant::now();
+            for _ in 0..chunk {
+                let o = black_box(routine(black_box(&mut self.buffer)));
+                checked(&o)?;
+                drop(o);
+            }
+            let spent = t.elapsed().as_secs_f64();
+            if start.elapsed() >= self.config.warm_up {
+                return Ok(spent / chunk as f64);
+            }
+            if self.cancelled() {
+                return Err(BenchError::Cancelled);
+            }
+            chunk = chunk.saturating_mul(2);
+        }
+    }
+
+    /// The tail latency of a routine taking `per_call` seconds: timed call by call for
+    /// [`BenchConfig::latency_time`] (the clock's own cost, tens of ns, included), at most
+    /// [`BenchConfig::latency_calls`] calls.
+    fn latency<O>(
+        &mut self,
+        per_call: f64,
+        routine: &mut impl FnMut(&mut Vec<u8>) -> O,
+    ) -> Result<Option<Latency>, BenchError> {
+        let cfg = self.config;
+        let calls = ((cfg.latency_time.as_secs_f64() / per_call.max(1e-9)) as usize)
+            .clamp(1, cfg.latency_calls.max(1));
+        let mut single = Vec::with_capacity(calls);
+        for i in 0..calls {
+            if i % 1024 == 0 && self.cancelled() {
+                return Err(BenchError::Cancelled);
+            }
+            let t = Instant::now();
+            let o = black_box(routine(black_box(&mut self.buffer)));
+            single.push(t.elapsed().as_secs_f64() * 1e9);
+            drop(o);
+        }
+        Ok(Latency::of(&single))
+    }
+
+    /// Measures `routine` per the config: warm-up (unless its preparation warmed it), samples
+    /// (in turns when seated), the tail latency; its first output is checked with `check`.
     fn run<O>(
         &mut self,
         check: &impl Fn(&O) -> Result<(), String>,
@@ -494,28 +548,7 @@ impl<'a> Bencher<'a> {
             .filter(|&s| cfg.prepared_warms && s >= cfg.slow_threshold.as_secs_f64());
         let per_call = match prepared {
             Some(seconds) => seconds,
-            None => {
-                // Warm-up, in doubling chunks; the last (largest) chunk estimates the time per
-                // call, free of the first calls' cold caches.
-                let start = Instant::now();
-                let mut chunk: u64 = 1;
-                loop {
-                    let t = Instant::now();
-                    for _ in 0..chunk {
-                        let o = black_box(routine(black_box(&mut self.buffer)));
-                        checked(&o)?;
-                        drop(o);
-                    }
-                    let spent = t.elapsed().as_secs_f64();
-                    if start.elapsed() >= cfg.warm_up {
-                        break spent / chunk as f64;
-                    }
-                    if self.cancelled() {
-                        return Err(BenchError::Cancelled);
-                    }
-                    chunk = chunk.saturating_mul(2);
-                }
-            }
+            None => self.warm_up(&mut checked, routine)?,
         };
         let (batch, samples) = plan_samples(cfg, per_call);
         let slow = per_call >= cfg.slow_threshold.as_secs_f64();
@@ -578,23 +611,11 @@ impl<'a> Bencher<'a> {
         let iterations = batch * samples as u64;
         let ns = summarize(&times, cfg.resamples, self.seed).ok_or(BenchError::NotRun)?;
         // Tail latency: a slow operation's samples are single calls already; a fast one is
-        // timed call by call for `latency_time` (the clock's own cost, tens of ns, included).
+        // timed call by call.
         let latency = if batch == 1 {
             Latency::of(&times)
         } else {
-            let calls = ((cfg.latency_time.as_secs_f64() / per_call.max(1e-9)) as usize)
-                .clamp(1, cfg.latency_calls.max(1));
-            let mut single = Vec::with_capacity(calls);
-            for i in 0..calls {
-                if i % 1024 == 0 && self.cancelled() {
-                    return Err(BenchError::Cancelled);
-                }
-                let t = Instant::now();
-                let o = black_box(routine(black_box(&mut self.buffer)));
-                single.push(t.elapsed().as_secs_f64() * 1e9);
-                drop(o);
-            }
-            Latency::of(&single)
+            self.latency(per_call, routine)?
         };
         Ok(Measurement {
             ns,

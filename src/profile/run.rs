@@ -431,24 +431,7 @@ pub fn run(
         .num_threads(settings.threads)
         .build()
         .ok();
-    let on_pool = |work: &(dyn Fn() -> (FileReport, Vec<Job>) + Sync)| match &pool {
-        Some(pool) => pool.install(work),
-        None => work(),
-    };
-    let mut files = Vec::new();
-    let mut jobs = Vec::new();
-    for (i, subject) in subjects.iter().enumerate() {
-        if cancel.load(Ordering::Relaxed) {
-            break;
-        }
-        let (file, file_jobs) = on_pool(&|| prepare_file(i, subject, settings));
-        on_event(Event::Prepared {
-            file: i,
-            report: Box::new(file.clone()),
-        });
-        files.push(file);
-        jobs.extend(file_jobs);
-    }
+    let (mut files, jobs) = prepare_files(subjects, settings, cancel, on_event, pool.as_ref());
     // What preparing freed (decodes, compressors' windows, span trees) goes back before the
     // libraries' values arrive.
     super::alloc::give_back_freed();
@@ -458,9 +441,6 @@ pub fn run(
         .filter(|&i| matches!(&jobs[i].task, Task::Adapter(lazy, _) if lazy.again.is_some()))
         .collect();
     let total = jobs.len() + spread.len();
-    let done = AtomicUsize::new(0);
-    let running = AtomicUsize::new(0);
-    let started = AtomicUsize::new(0);
     let turns_planned = jobs.len() * settings.bench.rounds.max(1);
     let on_turn = |seat: usize, taken: usize| {
         if let Some(job) = jobs.get(seat) {
@@ -472,120 +452,23 @@ pub fn run(
         }
     };
     let turns = Turns::with_hook(if parallel { 0 } else { jobs.len() }, &on_turn);
-    let run_one = |(index, job): (usize, &Job)| -> Outcome {
-        // Precise mode: every job has a seat in the ring and measures only in its turns.
-        let seat = (!parallel).then(|| turns.seat(index));
-        if cancel.load(Ordering::Relaxed) {
-            if let Task::Adapter(lazy, _) = &job.task {
-                lazy.release();
-            }
-            return (job.slot, Err(BenchError::Cancelled), None);
-        }
-        on_event(Event::Started {
-            done: done.load(Ordering::SeqCst),
-            total,
-            label: job.label.clone(),
-        });
-        let me = started.fetch_add(1, Ordering::SeqCst);
-        let before = running.fetch_add(1, Ordering::SeqCst);
-        let seed = index as u64 + 1;
-        let mut b = match seat {
-            Some(seat) => Bencher::interleaved(&settings.bench, cancel, job.capacity, seed, seat),
-            None => Bencher::new(&settings.bench, cancel, job.capacity, seed),
-        };
-        let mut bytes = None;
-        match &job.task {
-            Task::Adapter(lazy, op) => {
-                // Prepared outside the timed region, which starts in `encode`/`decode`.
-                match lazy.adapter() {
-                    Ok(a) => {
-                        bytes = Some(a.bytes().len());
-                        let warmed = a.warmed();
-                        b.warmed(match op {
-                            Op::Encode => warmed.encode,
-                            Op::Decode => warmed.decode,
-                        });
-                        match op {
-                            Op::Encode => {
-                                a.encode(&mut b);
-                                // The decode job reads the bytes only.
-                                a.release_value();
-                            }
-                            Op::Decode => a.decode(&mut b),
-                        }
-                    }
-                    Err(e) => b.fail(e),
-                }
-                lazy.release();
-            }
-            Task::Gzip(bytes, Op::Encode, warmed) => {
-                b.warmed(*warmed);
-                b.iter(|buf| {
-                    buf.clear();
-                    let mut e = flate2::write::GzEncoder::new(
-                        &mut *buf,
-                        flate2::Compression::new(sizes::GZIP_LEVEL),
-                    );
-                    e.write_all(bytes).is_ok() && e.finish().is_ok()
-                })
-            }
-            Task::Gzip(gz, Op::Decode, _) => b.iter(|buf| {
-                buf.clear();
-                flate2::read::GzDecoder::new(&gz[..])
-                    .read_to_end(buf)
-                    .is_ok()
-            }),
-        }
-        let others = running.load(Ordering::SeqCst) > 1 || started.load(Ordering::SeqCst) != me + 1;
-        running.fetch_sub(1, Ordering::SeqCst);
-        // Jobs in turns overlap in time but never measure at once.
-        let result = b.finish().map(|mut m| {
-            m.concurrent = parallel && (before > 0 || others);
-            m
-        });
-        let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-        on_event(Event::Measured {
-            done: n,
-            total,
-            label: job.label.clone(),
-            slot: job.slot,
-            result: Box::new(result.clone()),
-            bytes,
-        });
-        (job.slot, result, bytes)
+    let runner = Runner {
+        settings,
+        cancel,
+        on_event,
+        turns: &turns,
+        parallel,
+        total,
+        done: AtomicUsize::new(0),
+        running: AtomicUsize::new(0),
+        started: AtomicUsize::new(0),
     };
-    let results: Vec<Outcome> = if parallel {
-        // Heavy rows (a library's value of a large payload) are measured by one worker, and by
-        // a second one beside it only while their estimated values fit the budget together;
-        // the other jobs run on the rest of the pool, whose workers then help with the heavy
-        // rows. A row's two jobs run back to back on one worker, which reuses the memory its
-        // last row gave back.
-        let heavy = HeavyRows::new(&jobs);
-        let lanes = || {
-            let (mut first, (light, second)) = rayon::join(
-                || heavy.run(&jobs, &run_one),
-                || {
-                    let light: Vec<Outcome> = jobs
-                        .par_iter()
-                        .enumerate()
-                        .filter(|(_, j)| j.weight < HEAVY_BYTES)
-                        .map(run_one)
-                        .collect();
-                    (light, heavy.run(&jobs, &run_one))
-                },
-            );
-            first.extend(light);
-            first.extend(second);
-            first
-        };
-        match &pool {
-            Some(pool) => pool.install(lanes),
-            None => jobs.iter().enumerate().map(run_one).collect(),
-        }
+    let run_one = |(index, job): (usize, &Job)| runner.measure(index, job);
+    let mut results: Vec<Outcome> = if parallel {
+        in_lanes(&jobs, pool.as_ref(), &run_one)
     } else {
         in_turns(&jobs, &turns, &run_one)
     };
-    let mut results = results;
     every_core(
         &jobs,
         &spread,
@@ -609,7 +492,7 @@ pub fn run(
                 bytes: *bytes,
             });
         },
-        done.load(Ordering::SeqCst),
+        runner.done.load(Ordering::SeqCst),
     );
     let probe = probes(&results);
     let mut cancelled = false;
@@ -627,6 +510,188 @@ pub fn run(
         files,
         cancelled: cancelled || cancel.load(Ordering::Relaxed),
         probe,
+    }
+}
+
+/// Prepares every subject on `pool` (encodings, compressed sizes, bytes per field), telling
+/// `on_event` of each, until `cancel` is raised: the files' reports and their timing jobs.
+fn prepare_files(
+    subjects: &[Subject],
+    settings: &Settings,
+    cancel: &AtomicBool,
+    on_event: &(dyn Fn(Event) + Sync),
+    pool: Option<&rayon::ThreadPool>,
+) -> (Vec<FileReport>, Vec<Job>) {
+    let on_pool = |work: &(dyn Fn() -> (FileReport, Vec<Job>) + Sync)| match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    };
+    let mut files = Vec::new();
+    let mut jobs = Vec::new();
+    for (i, subject) in subjects.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let (file, file_jobs) = on_pool(&|| prepare_file(i, subject, settings));
+        on_event(Event::Prepared {
+            file: i,
+            report: Box::new(file.clone()),
+        });
+        files.push(file);
+        jobs.extend(file_jobs);
+    }
+    (files, jobs)
+}
+
+/// What every timing job of a run shares: the settings, cancel, where events go, the turns of
+/// precise mode, and the counts of jobs started, running and done.
+struct Runner<'a> {
+    settings: &'a Settings,
+    cancel: &'a AtomicBool,
+    on_event: &'a (dyn Fn(Event) + Sync),
+    /// The ring of seats jobs measure in (precise mode; empty otherwise).
+    turns: &'a Turns<'a>,
+    /// Whether jobs measure side by side.
+    parallel: bool,
+    /// Jobs in all, those measured on every core included.
+    total: usize,
+    /// Jobs finished.
+    done: AtomicUsize,
+    /// Jobs measuring now.
+    running: AtomicUsize,
+    /// Jobs started.
+    started: AtomicUsize,
+}
+
+impl Runner<'_> {
+    /// Runs job `index` (skipped when the run is cancelled) and tells of its start and result.
+    fn measure(&self, index: usize, job: &Job) -> Outcome {
+        // Precise mode: every job has a seat in the ring and measures only in its turns.
+        let seat = (!self.parallel).then(|| self.turns.seat(index));
+        if self.cancel.load(Ordering::Relaxed) {
+            if let Task::Adapter(lazy, _) = &job.task {
+                lazy.release();
+            }
+            return (job.slot, Err(BenchError::Cancelled), None);
+        }
+        (self.on_event)(Event::Started {
+            done: self.done.load(Ordering::SeqCst),
+            total: self.total,
+            label: job.label.clone(),
+        });
+        let me = self.started.fetch_add(1, Ordering::SeqCst);
+        let before = self.running.fetch_add(1, Ordering::SeqCst);
+        let seed = index as u64 + 1;
+        let (settings, cancel) = (&self.settings.bench, self.cancel);
+        let mut b = match seat {
+            Some(seat) => Bencher::interleaved(settings, cancel, job.capacity, seed, seat),
+            None => Bencher::new(settings, cancel, job.capacity, seed),
+        };
+        let bytes = time(&job.task, &mut b);
+        let others = self.running.load(Ordering::SeqCst) > 1
+            || self.started.load(Ordering::SeqCst) != me + 1;
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        // Jobs in turns overlap in time but never measure at once.
+        let result = b.finish().map(|mut m| {
+            m.concurrent = self.parallel && (before > 0 || others);
+            m
+        });
+        let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        (self.on_event)(Event::Measured {
+            done: n,
+            total: self.total,
+            label: job.label.clone(),
+            slot: job.slot,
+            result: Box::new(result.clone()),
+            bytes,
+        });
+        (job.slot, result, bytes)
+    }
+}
+
+/// Measures `task` with `b`; for a library's row, returns the size of the library's encoding.
+/// A library is prepared outside the timed region, which starts in `encode`/`decode`.
+fn time(task: &Task, b: &mut Bencher<'_>) -> Option<usize> {
+    match task {
+        Task::Adapter(lazy, op) => {
+            let mut bytes = None;
+            match lazy.adapter() {
+                Ok(a) => {
+                    bytes = Some(a.bytes().len());
+                    let warmed = a.warmed();
+                    b.warmed(match op {
+                        Op::Encode => warmed.encode,
+                        Op::Decode => warmed.decode,
+                    });
+                    match op {
+                        Op::Encode => {
+                            a.encode(b);
+                            // The decode job reads the bytes only.
+                            a.release_value();
+                        }
+                        Op::Decode => a.decode(b),
+                    }
+                }
+                Err(e) => b.fail(e),
+            }
+            lazy.release();
+            bytes
+        }
+        Task::Gzip(bytes, Op::Encode, warmed) => {
+            b.warmed(*warmed);
+            b.iter(|buf| {
+                buf.clear();
+                let mut e = flate2::write::GzEncoder::new(
+                    &mut *buf,
+                    flate2::Compression::new(sizes::GZIP_LEVEL),
+                );
+                e.write_all(bytes).is_ok() && e.finish().is_ok()
+            });
+            None
+        }
+        Task::Gzip(gz, Op::Decode, _) => {
+            b.iter(|buf| {
+                buf.clear();
+                flate2::read::GzDecoder::new(&gz[..])
+                    .read_to_end(buf)
+                    .is_ok()
+            });
+            None
+        }
+    }
+}
+
+/// Runs the jobs side by side on `pool`. Heavy rows (a library's value of a large payload) are
+/// measured by one worker, and by a second one beside it only while their estimated values fit
+/// the budget together; the other jobs run on the rest of the pool, whose workers then help
+/// with the heavy rows. A row's two jobs run back to back on one worker, which reuses the
+/// memory its last row gave back. Without a pool, one job after another.
+fn in_lanes(
+    jobs: &[Job],
+    pool: Option<&rayon::ThreadPool>,
+    run_one: &(dyn Fn((usize, &Job)) -> Outcome + Sync),
+) -> Vec<Outcome> {
+    let heavy = HeavyRows::new(jobs);
+    let lanes = || {
+        let (mut first, (light, second)) = rayon::join(
+            || heavy.run(jobs, run_one),
+            || {
+                let light: Vec<Outcome> = jobs
+                    .par_iter()
+                    .enumerate()
+                    .filter(|(_, j)| j.weight < HEAVY_BYTES)
+                    .map(run_one)
+                    .collect();
+                (light, heavy.run(jobs, run_one))
+            },
+        );
+        first.extend(light);
+        first.extend(second);
+        first
+    };
+    match pool {
+        Some(pool) => pool.install(lanes),
+        None => jobs.iter().enumerate().map(run_one).collect(),
     }
 }
 
@@ -1163,6 +1228,8 @@ fn prepare_format(subject: &Subject, format: Format) -> FormatOutcome {
     ))
 }
 
+/// Prepares one subject: every format's part of the report on the pool, then a file's timing
+/// rows and their jobs (gzip and every library of each format that could be written).
 fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileReport, Vec<Job>) {
     let name = &subject.name;
     let prepared: Vec<(Format, FormatOutcome)> = Format::ALL
@@ -1175,31 +1242,19 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
         .and_then(|(_, p)| p.as_ref().ok())
         .map_or(0, |(_, len, _)| *len);
     let mut formats = Vec::new();
-    let mut timings = Vec::new();
-    let mut jobs = Vec::new();
+    let mut rows = FileRows {
+        index,
+        name,
+        settings,
+        timings: Vec::new(),
+        jobs: Vec::new(),
+    };
     let mut whole = Vec::new();
     for (format, outcome) in prepared {
-        let (mut report, len, p) = match outcome {
+        let (mut report, len, mut p) = match outcome {
             Ok(p) => p,
             Err(e) => {
-                let schema = if format == Format::Protobuf && subject.message.is_some() {
-                    SchemaSource::Given
-                } else if matches!(format, Format::Protobuf | Format::Avro) {
-                    SchemaSource::Inferred
-                } else {
-                    SchemaSource::None
-                };
-                for &library in Library::for_format(format) {
-                    timings.push(TimingRow {
-                        format,
-                        library,
-                        schema,
-                        bytes: 0,
-                        encode: None,
-                        decode: None,
-                        error: Some(format!("cannot encode as {}: {e}", format.title())),
-                    });
-                }
+                rows.not_encoded(subject, format, &e);
                 continue;
             }
         };
@@ -1211,21 +1266,83 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
         whole.push((format, len, report.sizes.sizes.gzip));
         let format_index = formats.len();
         formats.push(report);
+        rows.gzip(format, format_index, len, &mut p);
+        rows.libraries(format, len, &p);
+    }
+    let FileRows {
+        timings, mut jobs, ..
+    } = rows;
+    let sweep = prepare_sweep(index, subject, settings, &whole, &mut jobs);
+    (
+        FileReport {
+            name: name.clone(),
+            json_bytes,
+            formats,
+            timings,
+            sweep,
+            transfer: Vec::new(),
+            runtimes: Vec::new(),
+        },
+        jobs,
+    )
+}
+
+/// One file's timing rows and jobs, as [`prepare_file`] adds them format by format.
+struct FileRows<'a> {
+    /// The file's index in the run.
+    index: usize,
+    /// The file's name, in the jobs' labels.
+    name: &'a str,
+    settings: &'a Settings,
+    /// The rows of the timings table.
+    timings: Vec<TimingRow>,
+    /// The jobs that fill them.
+    jobs: Vec<Job>,
+}
+
+impl FileRows<'_> {
+    /// The rows of a format the value cannot be written in: each library's, saying why.
+    fn not_encoded(&mut self, subject: &Subject, format: Format, e: &str) {
+        let schema = if format == Format::Protobuf && subject.message.is_some() {
+            SchemaSource::Given
+        } else if matches!(format, Format::Protobuf | Format::Avro) {
+            SchemaSource::Inferred
+        } else {
+            SchemaSource::None
+        };
+        for &library in Library::for_format(format) {
+            self.timings.push(TimingRow {
+                format,
+                library,
+                schema,
+                bytes: 0,
+                encode: None,
+                decode: None,
+                error: Some(format!("cannot encode as {}: {e}", format.title())),
+            });
+        }
+    }
+
+    /// The gzip compress and decompress jobs of `format`'s encoding (its gzipped bytes are
+    /// taken from `p`).
+    fn gzip(&mut self, format: Format, format_index: usize, len: usize, p: &mut Prepared) {
+        let gzip = std::mem::take(&mut p.gzip);
         for (op, task) in [
             (
                 Op::Encode,
                 Task::Gzip(Arc::clone(&p.bytes), Op::Encode, Some(p.gzip_seconds)),
             ),
-            (Op::Decode, Task::Gzip(Arc::new(p.gzip), Op::Decode, None)),
+            (Op::Decode, Task::Gzip(Arc::new(gzip), Op::Decode, None)),
         ] {
-            jobs.push(Job {
+            self.jobs.push(Job {
                 slot: Slot::Gzip {
-                    file: index,
+                    file: self.index,
                     format: format_index,
                     op,
                 },
                 label: format!(
-                    "{name} · {} · gzip · {}",
+                    "{} · {} · gzip · {}",
+                    self.name,
                     format.title(),
                     if op == Op::Encode {
                         "compress"
@@ -1238,10 +1355,15 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                 weight: 0,
             });
         }
+    }
+
+    /// A row per library of `format`, with its encode and decode jobs sharing one lazily
+    /// prepared library.
+    fn libraries(&mut self, format: Format, len: usize, p: &Prepared) {
         for &library in Library::for_format(format) {
-            let row = timings.len();
+            let row = self.timings.len();
             // The row's bytes are the library's own encoding's, known once its job prepares it.
-            timings.push(TimingRow {
+            self.timings.push(TimingRow {
                 format,
                 library,
                 schema: p.schema,
@@ -1258,7 +1380,7 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                 message: p.message.clone(),
             };
             // Measured on every core too when a copy per core fits the budget.
-            let threads = settings.bench.all_cores_threads();
+            let threads = self.settings.bench.all_cores_threads();
             let copies = value_estimate(library, format, len).saturating_mul(threads);
             let lazy = Arc::new(if threads > 0 && copies <= ALL_CORES_BUDGET {
                 Lazy::kept(inputs, 2)
@@ -1266,13 +1388,13 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
                 Lazy::new(inputs, 2)
             });
             for op in [Op::Encode, Op::Decode] {
-                jobs.push(Job {
+                self.jobs.push(Job {
                     slot: Slot::Timing {
-                        file: index,
+                        file: self.index,
                         row,
                         op,
                     },
-                    label: label(name, format, library, op.name()),
+                    label: label(self.name, format, library, op.name()),
                     capacity: len * 2 + 1024,
                     task: Task::Adapter(Arc::clone(&lazy), op),
                     weight: value_estimate(library, format, len),
@@ -1280,19 +1402,6 @@ fn prepare_file(index: usize, subject: &Subject, settings: &Settings) -> (FileRe
             }
         }
     }
-    let sweep = prepare_sweep(index, subject, settings, &whole, &mut jobs);
-    (
-        FileReport {
-            name: name.clone(),
-            json_bytes,
-            formats,
-            timings,
-            sweep,
-            transfer: Vec::new(),
-            runtimes: Vec::new(),
-        },
-        jobs,
-    )
 }
 
 /// The sweep's points and their jobs. `whole` holds each format's size and gzipped size of the

@@ -329,20 +329,11 @@ pub fn parse_lines(
     wirelens: &[(Format, Vec<u8>)],
     resamples: usize,
 ) -> Result<bool, String> {
-    use sha2::{Digest, Sha256};
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: Line = serde_json::from_str(line).map_err(|e| {
-            format!(
-                "{} harness, line {}: {e}: {}",
-                report.runtime.name(),
-                n + 1,
-                line.chars().take(120).collect::<String>()
-            )
-        })?;
-        match parsed {
+        match parse_line(report.runtime, n, line)? {
             Line::Runtime {
                 version,
                 implementation,
@@ -361,36 +352,14 @@ pub fn parse_lines(
                 message,
             } => {
                 let format = parse_format(&format, n)?;
-                let ours = wirelens
-                    .iter()
-                    .find(|(f, _)| *f == format)
-                    .map(|(_, b)| format!("{:x}", Sha256::digest(b)));
-                let (error, install) = match status.as_str() {
-                    "ok" => (None, None),
-                    "missing" => (
-                        Some(format!(
-                            "{library} not installed{}",
-                            install
-                                .as_ref()
-                                .map(|i| format!(" — `{i}`"))
-                                .unwrap_or_default()
-                        )),
-                        install,
-                    ),
-                    _ => (
-                        Some(message.unwrap_or_else(|| format!("{library} failed"))),
-                        None,
-                    ),
-                };
+                let same = same_bytes(wirelens, format, sha256.as_deref(), status == "ok");
+                let (error, install) = library_status(&status, &library, install, message);
                 report.rows.push(RuntimeRow {
                     format,
                     library,
                     version,
                     bytes: bytes.unwrap_or(0),
-                    same_bytes_as_wirelens: match (&sha256, ours) {
-                        (Some(theirs), Some(ours)) if status == "ok" => Some(*theirs == ours),
-                        _ => None,
-                    },
+                    same_bytes_as_wirelens: same,
                     encode: None,
                     decode: None,
                     install,
@@ -410,15 +379,7 @@ pub fn parse_lines(
                 let format = parse_format(&format, n)?;
                 let codec = Codec::parse(&codec)
                     .ok_or_else(|| format!("line {}: unknown codec {codec:?}", n + 1))?;
-                let error = match status.as_str() {
-                    "ok" => None,
-                    "missing" => Some(match (&install, &message) {
-                        (Some(i), _) => format!("{library} not installed — `{i}`"),
-                        (None, Some(m)) => m.clone(),
-                        (None, None) => format!("{library} not installed"),
-                    }),
-                    _ => Some(message.unwrap_or_else(|| format!("{library} failed"))),
-                };
+                let error = compressor_status(&status, &library, install.as_ref(), message);
                 report.compressors.push(RuntimeCompressor {
                     format,
                     codec,
@@ -441,70 +402,17 @@ pub fn parse_lines(
                 calls,
                 spread,
             } => {
-                let format = parse_format(&format, n)?;
-                // Every worker must have called and timed something, or there is no figure.
-                let runs: Option<Vec<SpreadRun>> = spread
-                    .iter()
-                    .map(|w| {
-                        (w.calls > 0 && w.ns.is_finite() && w.ns > 0.0).then(|| SpreadRun {
-                            calls: w.calls,
-                            seconds: w.ns / 1e9,
-                            cpu_ns: w
-                                .cpu_ns
-                                .filter(|c| c.is_finite() && *c >= 0.0)
-                                .map(|c| c as u128),
-                        })
-                    })
-                    .collect();
-                let all_cores = runs.filter(|r| r.len() >= 2).and_then(|r| AllCores::of(&r));
-                let batch = batch.max(1);
-                let per_op: Vec<f64> = ns.iter().map(|t| t / batch as f64).collect();
-                let calls_timed = batch * ns.len() as u64;
-                let summary = |per_op: &[f64]| {
-                    summarize(per_op, resamples, n as u64 + 1).map(|ns| Measurement {
-                        iterations: batch * ns.n as u64,
-                        ns,
-                        batch,
-                        allocs_per_op: None,
-                        alloc_bytes_per_op: None,
-                        concurrent: false,
-                        probes: Vec::new(),
-                        cpu_ns_per_op: cpu_ns
-                            .filter(|c| c.is_finite() && *c >= 0.0 && calls_timed > 0)
-                            .map(|c| c / calls_timed as f64),
-                        latency: Latency::of(&calls),
-                        all_cores,
-                    })
+                let samples = Samples {
+                    format: parse_format(&format, n)?,
+                    library,
+                    op,
+                    batch,
+                    ns,
+                    cpu_ns,
+                    calls,
+                    spread,
                 };
-                if op == "compress" || op == "decompress" {
-                    let c = report
-                        .compressors
-                        .iter_mut()
-                        .find(|c| c.format == format && c.codec.name() == library)
-                        .ok_or_else(|| {
-                            format!(
-                                "line {}: samples of the {library} compressor before it",
-                                n + 1
-                            )
-                        })?;
-                    if op == "compress" {
-                        c.compress = summary(&per_op);
-                    } else {
-                        c.decompress = summary(&per_op);
-                    }
-                    continue;
-                }
-                let row = report
-                    .rows
-                    .iter_mut()
-                    .find(|r| r.format == format && r.library == library)
-                    .ok_or_else(|| format!("line {}: samples of {library} before it", n + 1))?;
-                let measurement = summary(&per_op);
-                match op.as_str() {
-                    "encode" => row.encode = measurement,
-                    "decode" => row.decode = measurement,
-                    other => return Err(format!("line {}: unknown op {other:?}", n + 1)),
-                }
+                samples.add_to(report, n, resamples)?;
             }
             Line::Done {} => return Ok(true),
         }
@@ -512,6 +420,184 @@ pub fn parse_lines(
     Ok(false)
 }
 
+/// Line `n` (from 0) of `runtime`'s harness output, read; the error names the line.
+fn parse_line(runtime: Runtime, n: usize, line: &str) -> Result<Line, String> {
+    serde_json::from_str(line).map_err(|e| {
+        format!(
+            "{} harness, line {}: {e}: {}",
+            runtime.name(),
+            n + 1,
+            line.chars().take(120).collect::<String>()
+        )
+    })
+}
+
+/// Whether a library's own encoding of `format` (its SHA-256 in hex, `sha256`) is wirelens'
+/// bytes: only known when the library is `ok` and both hashes are at hand.
+fn same_bytes(
+    wirelens: &[(Format, Vec<u8>)],
+    format: Format,
+    sha256: Option<&str>,
+    ok: bool,
+) -> Option<bool> {
+    use sha2::{Digest, Sha256};
+    let ours = wirelens
+        .iter()
+        .find(|(f, _)| *f == format)
+        .map(|(_, b)| format!("{:x}", Sha256::digest(b)));
+    match (sha256, ours) {
+        (Some(theirs), Some(ours)) if ok => Some(theirs == ours),
+        _ => None,
+    }
+}
+
+/// A library line's error and install hint: none when it is `ok`; not installed (with how to
+/// install it); or failed, with the harness's message.
+fn library_status(
+    status: &str,
+    library: &str,
+    install: Option<String>,
+    message: Option<String>,
+) -> (Option<String>, Option<String>) {
+    match status {
+        "ok" => (None, None),
+        "missing" => (
+            Some(format!(
+                "{library} not installed{}",
+                install
+                    .as_ref()
+                    .map(|i| format!(" — `{i}`"))
+                    .unwrap_or_default()
+            )),
+            install,
+        ),
+        _ => (
+            Some(message.unwrap_or_else(|| format!("{library} failed"))),
+            None,
+        ),
+    }
+}
+
+/// A compressor line's error: none when it is `ok`; not installed (with how to install it, or
+/// the harness's message); or failed, with the harness's message.
+fn compressor_status(
+    status: &str,
+    library: &str,
+    install: Option<&String>,
+    message: Option<String>,
+) -> Option<String> {
+    match status {
+        "ok" => None,
+        "missing" => Some(match (install, &message) {
+            (Some(i), _) => format!("{library} not installed — `{i}`"),
+            (None, Some(m)) => m.clone(),
+            (None, None) => format!("{library} not installed"),
+        }),
+        _ => Some(message.unwrap_or_else(|| format!("{library} failed"))),
+    }
+}
+
+/// The raw samples of one operation, from a harness's `samples` line.
+struct Samples {
+    format: Format,
+    /// The library (a compressor's codec).
+    library: String,
+    /// `encode`, `decode`, `compress` or `decompress`.
+    op: String,
+    /// Calls per sample.
+    batch: u64,
+    /// Per-sample totals (ns).
+    ns: Vec<f64>,
+    /// CPU time over the samples (ns).
+    cpu_ns: Option<f64>,
+    /// Single calls timed one by one (ns).
+    calls: Vec<f64>,
+    /// Each worker's share of the every-core measurement.
+    spread: Vec<SpreadLine>,
+}
+
+impl Samples {
+    /// Summarises the samples of line `n` (from 0) into the row or compressor they time in
+    /// `report`, which must have come before them.
+    fn add_to(self, report: &mut RuntimeReport, n: usize, resamples: usize) -> Result<(), String> {
+        let Samples {
+            format,
+            library,
+            op,
+            batch,
+            ns,
+            cpu_ns,
+            calls,
+            spread,
+        } = self;
+        // Every worker must have called and timed something, or there is no figure.
+        let runs: Option<Vec<SpreadRun>> = spread
+            .iter()
+            .map(|w| {
+                (w.calls > 0 && w.ns.is_finite() && w.ns > 0.0).then(|| SpreadRun {
+                    calls: w.calls,
+                    seconds: w.ns / 1e9,
+                    cpu_ns: w
+                        .cpu_ns
+                        .filter(|c| c.is_finite() && *c >= 0.0)
+                        .map(|c| c as u128),
+                })
+            })
+            .collect();
+        let all_cores = runs.filter(|r| r.len() >= 2).and_then(|r| AllCores::of(&r));
+        let batch = batch.max(1);
+        let per_op: Vec<f64> = ns.iter().map(|t| t / batch as f64).collect();
+        let calls_timed = batch * ns.len() as u64;
+        let summary = |per_op: &[f64]| {
+            summarize(per_op, resamples, n as u64 + 1).map(|ns| Measurement {
+                iterations: batch * ns.n as u64,
+                ns,
+                batch,
+                allocs_per_op: None,
+                alloc_bytes_per_op: None,
+                concurrent: false,
+                probes: Vec::new(),
+                cpu_ns_per_op: cpu_ns
+                    .filter(|c| c.is_finite() && *c >= 0.0 && calls_timed > 0)
+                    .map(|c| c / calls_timed as f64),
+                latency: Latency::of(&calls),
+                all_cores,
+            })
+        };
+        if op == "compress" || op == "decompress" {
+            let c = report
+                .compressors
+                .iter_mut()
+                .find(|c| c.format == format && c.codec.name() == library)
+                .ok_or_else(|| {
+                    format!(
+                        "line {}: samples of the {library} compressor before it",
+                        n + 1
+                    )
+                })?;
+            if op == "compress" {
+                c.compress = summary(&per_op);
+            } else {
+                c.decompress = summary(&per_op);
+            }
+            return Ok(());
+        }
+        let row = report
+            .rows
+            .iter_mut()
+            .find(|r| r.format == format && r.library == library)
+            .ok_or_else(|| format!("line {}: samples of {library} before it", n + 1))?;
+        let measurement = summary(&per_op);
+        match op.as_str() {
+            "encode" => row.encode = measurement,
+            "decode" => row.decode = measurement,
+            other => return Err(format!("line {}: unknown op {other:?}", n + 1)),
+        }
+        Ok(())
+    }
+}
+
+/// The format named `name` on line `line` (from 0) of a harness's output.
 fn parse_format(name: &str, line: usize) -> Result<Format, String> {
     Format::ALL
         .into_iter()

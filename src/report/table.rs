@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use crate::profile::bench::Measurement;
 use crate::profile::report::{FileReport, Report};
+use crate::profile::sweep::Sweep;
 
 /// How many field patterns to list per format.
 pub const TOP_FIELDS: usize = 6;
@@ -266,12 +267,35 @@ pub fn write_report(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes one input's section of the plain-text report: sizes, where the bytes go, timings,
+/// the other runtimes, the scaling sweep and the end-to-end estimates.
 fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Result<()> {
     writeln!(
         out,
         "\n== {} ({} bytes as JSON)",
         file.name, file.json_bytes
     )?;
+    write_sizes(out, file)?;
+    write_shares(out, file)?;
+    write_timings(out, file)?;
+    write_tails(out, file)?;
+    write_all_cores(out, file)?;
+    for r in &file.runtimes {
+        write_runtime(out, file, r)?;
+        write_runtime_wire(out, file, &report.links, r)?;
+    }
+    if let Some(sweep) = &file.sweep {
+        write_sweep(out, file, sweep)?;
+    }
+    if !file.transfer.is_empty() {
+        write_transfer(out, report, file)?;
+    }
+    Ok(())
+}
+
+/// The sizes table: each format's bytes, compressed sizes, ratio to JSON, schema and notes,
+/// its variants under it.
+fn write_sizes(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
     writeln!(
         out,
         "\nsizes (gzip 6, zstd 3, brotli 6; MessagePack and CBOR as Python's msgpack and cbor2 \
@@ -316,6 +340,12 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             )?;
         }
     }
+    Ok(())
+}
+
+/// Where the bytes go: each format's share of keys, headers, values and structure, then its
+/// biggest fields.
+fn write_shares(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
     writeln!(out, "\nwhere the bytes go (share of each format's bytes):")?;
     writeln!(
         out,
@@ -356,6 +386,11 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             )?;
         }
     }
+    Ok(())
+}
+
+/// The timings table: one line per format and library (or why it was not measured).
+fn write_timings(out: &mut dyn Write, file: &FileReport) -> io::Result<()> {
     writeln!(
         out,
         "\ntimings (median [95% CI]; MB/s of JSON-equivalent bytes; allocations per op):"
@@ -390,113 +425,115 @@ fn write_file(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Re
             allocs(r.decode.as_ref()),
         )?;
     }
-    write_tails(out, file)?;
-    write_all_cores(out, file)?;
-    for r in &file.runtimes {
-        write_runtime(out, file, r)?;
-        write_runtime_wire(out, file, &report.links, r)?;
-    }
-    if let Some(sweep) = &file.sweep {
+    Ok(())
+}
+
+/// The scaling sweep over the records: one line per point, then the other runtimes' points on
+/// the same slices.
+fn write_sweep(out: &mut dyn Write, file: &FileReport, sweep: &Sweep) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nscaling over the records at {} ({} records; bytes, encode / decode median):",
+        sweep.records.path, sweep.records.count
+    )?;
+    // One line per point: records, format, library, bytes, encode / decode median, error.
+    let t = |m: &Option<Measurement>| m.as_ref().map_or("-".into(), |m| duration(m.ns.median));
+    let point = |out: &mut dyn Write,
+                 records: usize,
+                 format: &str,
+                 library: &str,
+                 bytes: usize,
+                 (encode, decode): (&Option<Measurement>, &Option<Measurement>),
+                 error: Option<&str>| {
         writeln!(
             out,
-            "\nscaling over the records at {} ({} records; bytes, encode / decode median):",
-            sweep.records.path, sweep.records.count
+            "  {records:>7} records  {format:<12} {library:<14} {bytes:>10} B  {:>10} / {:<10}{}",
+            t(encode),
+            t(decode),
+            error.map(|e| format!("  ({e})")).unwrap_or_default()
+        )
+    };
+    for p in &sweep.points {
+        point(
+            out,
+            p.records,
+            p.format.title(),
+            p.library.name(),
+            p.bytes,
+            (&p.encode, &p.decode),
+            p.error.as_deref(),
         )?;
-        // One line per point: records, format, library, bytes, encode / decode median, error.
-        let t = |m: &Option<Measurement>| m.as_ref().map_or("-".into(), |m| duration(m.ns.median));
-        let point = |out: &mut dyn Write,
-                     records: usize,
-                     format: &str,
-                     library: &str,
-                     bytes: usize,
-                     (encode, decode): (&Option<Measurement>, &Option<Measurement>),
-                     error: Option<&str>| {
-            writeln!(
-                out,
-                "  {records:>7} records  {format:<12} {library:<14} {bytes:>10} B  {:>10} / {:<10}{}",
-                t(encode),
-                t(decode),
-                error.map(|e| format!("  ({e})")).unwrap_or_default()
-            )
-        };
-        for p in &sweep.points {
-            point(
-                out,
-                p.records,
-                p.format.title(),
-                p.library.name(),
-                p.bytes,
-                (&p.encode, &p.decode),
-                p.error.as_deref(),
-            )?;
+    }
+    // Other runtimes on the same slices: every library each measured, the whole payload's
+    // point from its own run.
+    for whole in &file.runtimes {
+        let at = sweep.runtime_points(whole.runtime, Some(whole));
+        if at.len() < 2 {
+            continue;
         }
-        // Other runtimes on the same slices: every library each measured, the whole payload's
-        // point from its own run.
-        for whole in &file.runtimes {
-            let at = sweep.runtime_points(whole.runtime, Some(whole));
-            if at.len() < 2 {
+        writeln!(
+            out,
+            "  {} {}:",
+            whole.runtime.title(),
+            whole.version.as_deref().unwrap_or("")
+        )?;
+        for (records, report) in at {
+            if let Some(e) = report.error.as_deref().filter(|_| report.rows.is_empty()) {
+                writeln!(out, "  {records:>7} records  ({e})")?;
                 continue;
             }
-            writeln!(
-                out,
-                "  {} {}:",
-                whole.runtime.title(),
-                whole.version.as_deref().unwrap_or("")
-            )?;
-            for (records, report) in at {
-                if let Some(e) = report.error.as_deref().filter(|_| report.rows.is_empty()) {
-                    writeln!(out, "  {records:>7} records  ({e})")?;
-                    continue;
-                }
-                for r in &report.rows {
-                    point(
-                        out,
-                        records,
-                        r.format.title(),
-                        &r.library,
-                        r.bytes,
-                        (&r.encode, &r.decode),
-                        r.error.as_deref(),
-                    )?;
-                }
+            for r in &report.rows {
+                point(
+                    out,
+                    records,
+                    r.format.title(),
+                    &r.library,
+                    r.bytes,
+                    (&r.encode, &r.decode),
+                    r.error.as_deref(),
+                )?;
             }
         }
     }
-    if !file.transfer.is_empty() {
-        writeln!(
-            out,
-            "\nend to end, encode + transfer + decode (plain / gzip), fastest library per format:"
-        )?;
-        write!(out, "  {:<12} {:<14}", "format", "library")?;
+    Ok(())
+}
+
+/// The end-to-end estimates: encode + transfer + decode per link, plain and gzip, for the
+/// fastest library of each format.
+fn write_transfer(out: &mut dyn Write, report: &Report, file: &FileReport) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nend to end, encode + transfer + decode (plain / gzip), fastest library per format:"
+    )?;
+    write!(out, "  {:<12} {:<14}", "format", "library")?;
+    for l in &report.links {
+        write!(out, " {:>24}", l.name)?;
+    }
+    writeln!(out)?;
+    for format in crate::codec::Format::ALL {
+        // The library with the smallest plain total on the first link.
+        let best = file
+            .transfer
+            .iter()
+            .filter(|t| t.format == format && !t.compressed)
+            .min_by(|a, b| a.total().total_cmp(&b.total()));
+        let Some(best) = best else { continue };
+        write!(out, "  {:<12} {:<14}", format.title(), best.library.name())?;
         for l in &report.links {
-            write!(out, " {:>24}", l.name)?;
+            let find = |c: bool| {
+                file.transfer
+                    .iter()
+                    .find(|t| {
+                        t.format == format
+                            && t.library == best.library
+                            && t.link == l.name
+                            && t.compressed == c
+                    })
+                    .map_or("-".into(), |t| duration(t.total() * 1e9))
+            };
+            write!(out, " {:>24}", format!("{} / {}", find(false), find(true)))?;
         }
         writeln!(out)?;
-        for format in crate::codec::Format::ALL {
-            // The library with the smallest plain total on the first link.
-            let best = file
-                .transfer
-                .iter()
-                .filter(|t| t.format == format && !t.compressed)
-                .min_by(|a, b| a.total().total_cmp(&b.total()));
-            let Some(best) = best else { continue };
-            write!(out, "  {:<12} {:<14}", format.title(), best.library.name())?;
-            for l in &report.links {
-                let find = |c: bool| {
-                    file.transfer
-                        .iter()
-                        .find(|t| {
-                            t.format == format
-                                && t.library == best.library
-                                && t.link == l.name
-                                && t.compressed == c
-                        })
-                        .map_or("-".into(), |t| duration(t.total() * 1e9))
-                };
-                write!(out, " {:>24}", format!("{} / {}", find(false), find(true)))?;
-            }
-            writeln!(out)?;
-        }
     }
     Ok(())
 }

@@ -653,21 +653,7 @@ fn analyze_sized(
     } = request;
     let started = Instant::now();
     let mut warnings = Vec::new();
-    let message_choice = match &choice.proto {
-        // A framing that names the type (a schema registry's) says what the bytes are.
-        ProtoMode::Auto => match origin.message {
-            Some(m) => MessageChoice::Named(m.clone()),
-            None => MessageChoice::Auto,
-        },
-        ProtoMode::Message(name) => match schemas.message(name) {
-            Some(m) => MessageChoice::Named(m),
-            None => {
-                warnings.push(format!("no loaded schema has the message type {name}"));
-                MessageChoice::SchemaLess
-            }
-        },
-        ProtoMode::SchemaLess => MessageChoice::SchemaLess,
-    };
+    let message_choice = message_choice(&request, &mut warnings);
     // A large JSON, MessagePack or CBOR payload's tree is made a chunk at a time, without its
     // value.
     // Its protobuf column needs nothing from the tree (a walk of its own): it is written
@@ -680,53 +666,10 @@ fn analyze_sized(
         &choice.field_readings,
         on_demand_from,
     );
-    let shown = |f: Format| !choice.hidden.contains(&f);
-    let early_message = match &message_choice {
-        MessageChoice::Named(m) => Some(m.clone()),
-        _ => None,
-    };
-    // Ranked message types read protobuf bytes; a JSON payload's protobuf column is written
-    // with a type only when the user named one.
-    let early_protobuf = walked_as.filter(|_| shown(Format::Protobuf)).map(|from| {
-        let writing = Writing {
-            from,
-            bytes,
-            read_with: early_message.as_ref(),
-            proto_names: false,
-            encoding: choice.encoding,
-            avro: None,
-        };
-        let options = writing
-            .options(Format::Protobuf, limits)
-            .0
-            .encode_options(Format::Protobuf)?;
-        let (bytes, limits) = (bytes.clone(), *limits);
-        std::thread::Builder::new()
-            .name("wirelens-protobuf".into())
-            .spawn(move || {
-                stream::protobuf_in_chunks(&bytes, from, &options, &limits, stream::CHUNK)
-            })
-            .ok()
-    });
-    let early_protobuf = std::sync::Mutex::new(early_protobuf.flatten());
+    let early = EarlyProtobuf::start(&request, walked_as, &message_choice);
     ctx.report(0.05, "ranking message types and detecting the format");
     let avro_schemas = schemas.avro_schemas();
-    let request = ReadRequest {
-        hint: origin.hint,
-        grpc: origin.grpc,
-        format: choice.format,
-        list_every_reading: true,
-        message: message_choice,
-        field_readings: choice.field_readings.clone(),
-        limits: *limits,
-        known: None,
-        skeleton: walked_as,
-        avro_framed: origin.avro,
-        avro_schemas: &avro_schemas,
-        avro_reader: schemas.avro_reader.as_ref(),
-    };
-    let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
-    let read = pipeline::read(bytes, request, types);
+    let read = read_payload(&request, message_choice, walked_as, &avro_schemas);
     ctx.check()?;
     warnings.extend(read.warnings);
     let resolution = (read.format == Format::Avro)
@@ -734,19 +677,8 @@ fn analyze_sized(
             pipeline::avro_resolution(origin.avro, &avro_schemas, schemas.avro_reader.as_ref())
         })
         .flatten();
-    let candidates: Vec<CandidateSummary> = read
-        .ranking
-        .into_iter()
-        .map(|c| CandidateSummary {
-            message: c.message.full_name().to_string(),
-            score: c.score,
-            reasons: c.reasons,
-        })
-        .collect();
+    let candidates = candidate_summaries(read.ranking);
     let message = read.message;
-    let summaries = read.readings;
-    let pick = read.chosen;
-    let read_on_demand = read.skeleton;
     let format = read.format;
     let message_name = message.as_ref().map(|m| m.full_name().to_string());
     let source_schema = (format == Format::Protobuf).then(|| {
@@ -754,7 +686,160 @@ fn analyze_sized(
             .clone()
             .unwrap_or_else(|| "no schema (field numbers)".into())
     });
-    let (document, error) = match read.outcome {
+    let (document, error) = source_document(read.outcome, read.skeleton, format, bytes, limits);
+    let complete = error.is_none();
+    // (A partial document is the writer's, read by its own schema: no rules.)
+    let avro_rules = resolution
+        .as_ref()
+        .zip(document.as_ref().filter(|_| complete))
+        .and_then(|(r, doc)| r.node_rules(&doc.spans, bytes))
+        .map(Arc::new);
+    let writing = Writing {
+        from: format,
+        bytes,
+        read_with: message.as_ref(),
+        proto_names: choice.proto_names,
+        encoding: choice.encoding,
+        avro: schemas.avro_schema(),
+    };
+    let progress = Progress {
+        analysis: Analysis {
+            readings: read.readings,
+            format,
+            overridden: read.chosen != 0,
+            candidates,
+            message: message_name,
+            warnings,
+            columns: Vec::new(),
+            elapsed: Duration::ZERO,
+            verdict: None,
+            avro_resolution: resolution,
+            avro_rules,
+        },
+        source: source_column(format, bytes, document.clone(), error, source_schema),
+        others: Format::ALL.into_iter().filter(|&f| f != format).collect(),
+        started,
+        preview,
+        ctx,
+    };
+    let early = early.for_reading(format, message.as_ref());
+    let source = document.as_ref().filter(|_| complete);
+    let mut columns = progress.encode(source, &writing, early, choice, limits)?;
+    // Compressed sizes last: every column is already shown, and compressing tens of megabytes
+    // takes seconds.
+    ctx.report(0.8, "measuring compressed sizes");
+    measure_sizes(&mut columns, ctx)?;
+    ctx.report(1.0, "done");
+    let mut analysis = progress.analysis;
+    analysis.columns = columns;
+    analysis.elapsed = started.elapsed();
+    Ok(analysis)
+}
+
+/// Reads the payload ([`pipeline::read`]) with `message` as the message type choice, every
+/// reading listed, from its walk when it was walked as `skeleton`.
+fn read_payload(
+    request: &AnalysisRequest<'_>,
+    message: MessageChoice,
+    skeleton: Option<Format>,
+    avro_schemas: &[crate::codec::avro::AvroSchema],
+) -> pipeline::Read {
+    let AnalysisRequest {
+        bytes,
+        origin,
+        choice,
+        schemas,
+        limits,
+    } = *request;
+    let read_request = ReadRequest {
+        hint: origin.hint,
+        grpc: origin.grpc,
+        format: choice.format,
+        list_every_reading: true,
+        message,
+        field_readings: choice.field_readings.clone(),
+        limits: *limits,
+        known: None,
+        skeleton,
+        avro_framed: origin.avro,
+        avro_schemas,
+        avro_reader: schemas.avro_reader.as_ref(),
+    };
+    let types = (!schemas.is_empty()).then_some(schemas as &dyn MessageTypes);
+    pipeline::read(bytes, read_request, types)
+}
+
+/// The ranked message types as the inspector lists them: name, score and reasons.
+fn candidate_summaries(
+    ranking: Vec<crate::codec::protobuf::schema::Candidate>,
+) -> Vec<CandidateSummary> {
+    ranking
+        .into_iter()
+        .map(|c| CandidateSummary {
+            message: c.message.full_name().to_string(),
+            score: c.score,
+            reasons: c.reasons,
+        })
+        .collect()
+}
+
+/// The source column: the payload's bytes as read as `format`, its `document` (or the `error`
+/// and partial document) and the message type it was read with (`schema`). Its compressed
+/// sizes are measured last, with every column's.
+fn source_column(
+    format: Format,
+    bytes: &SharedBytes,
+    document: Option<ColumnDoc>,
+    error: Option<ColumnError>,
+    schema: Option<String>,
+) -> Column {
+    Column {
+        format,
+        is_source: true,
+        // The payload's bytes, shared: for a large unpeeled file, its memory map.
+        bytes: bytes.clone(),
+        note_nodes: Vec::new(),
+        notes: Vec::new(),
+        sizes: None,
+        error,
+        schema,
+        document,
+        variant: None,
+        pending: false,
+        deferred: false,
+    }
+}
+
+/// How the payload's protobuf bytes are to be read: as the framing's named type, as the type
+/// the user chose (a warning when no loaded schema has it), ranked, or schema-less.
+fn message_choice(request: &AnalysisRequest<'_>, warnings: &mut Vec<String>) -> MessageChoice {
+    match &request.choice.proto {
+        // A framing that names the type (a schema registry's) says what the bytes are.
+        ProtoMode::Auto => match request.origin.message {
+            Some(m) => MessageChoice::Named(m.clone()),
+            None => MessageChoice::Auto,
+        },
+        ProtoMode::Message(name) => match request.schemas.message(name) {
+            Some(m) => MessageChoice::Named(m),
+            None => {
+                warnings.push(format!("no loaded schema has the message type {name}"));
+                MessageChoice::SchemaLess
+            }
+        },
+        ProtoMode::SchemaLess => MessageChoice::SchemaLess,
+    }
+}
+
+/// The source column's document: the decoded tree (read on demand when the payload was only
+/// walked), or the partial document and the error of a payload that did not decode completely.
+fn source_document(
+    outcome: Result<Document, codec::DecodeError>,
+    read_on_demand: bool,
+    format: Format,
+    bytes: &SharedBytes,
+    limits: &Limits,
+) -> (Option<ColumnDoc>, Option<ColumnError>) {
+    match outcome {
         Ok(doc) if read_on_demand => {
             let spans = Arc::new(doc.spans);
             let read = OnDemand {
@@ -781,151 +866,209 @@ fn analyze_sized(
                 message: e.message,
             }),
         ),
-    };
-    let complete = error.is_none();
-    // (A partial document is the writer's, read by its own schema: no rules.)
-    let avro_rules = resolution
-        .as_ref()
-        .zip(document.as_ref().filter(|_| complete))
-        .and_then(|(r, doc)| r.node_rules(&doc.spans, bytes))
-        .map(Arc::new);
-    let others: Vec<Format> = Format::ALL.into_iter().filter(|&f| f != format).collect();
-    let writing = Writing {
-        from: format,
-        bytes,
-        read_with: message.as_ref(),
-        proto_names: choice.proto_names,
-        encoding: choice.encoding,
-        avro: schemas.avro_schema(),
-    };
-    // Its compressed sizes are measured last, with every column's.
-    let source_column = || Column {
-        format,
-        is_source: true,
-        // The payload's bytes, shared: for a large unpeeled file, its memory map.
-        bytes: bytes.clone(),
-        note_nodes: Vec::new(),
-        notes: Vec::new(),
-        sizes: None,
-        error: error.clone(),
-        schema: source_schema.clone(),
-        document: document.clone(),
-        variant: None,
-        pending: false,
-        deferred: false,
-    };
-    // The source column and the encodings done so far (`slots`, one per other format), the
-    // rest pending, as a preview.
-    let show = |slots: &[Option<Column>]| {
-        let mut columns = vec![source_column()];
+    }
+}
+
+/// The protobuf column written from the payload's own walk, on a thread of its own, while the
+/// payload is read: used when the payload is read as the format it was walked as, with the
+/// message type it was written with.
+struct EarlyProtobuf {
+    /// The writing thread (taken by the protobuf column's encoder).
+    handle: std::sync::Mutex<Option<std::thread::JoinHandle<Walked>>>,
+    /// The format the payload was walked as.
+    from: Option<Format>,
+    /// The message type it is written with (only one the user or the framing named).
+    message: Option<crate::codec::protobuf::MessageDescriptor>,
+}
+
+impl EarlyProtobuf {
+    /// Starts writing the protobuf column of a payload walked as `walked_as`, when the column
+    /// is shown. Ranked message types read protobuf bytes; a JSON payload's protobuf column is
+    /// written with a type only when the user named one.
+    fn start(
+        request: &AnalysisRequest<'_>,
+        walked_as: Option<Format>,
+        choice: &MessageChoice,
+    ) -> EarlyProtobuf {
+        let message = match choice {
+            MessageChoice::Named(m) => Some(m.clone()),
+            _ => None,
+        };
+        let shown = !request.choice.hidden.contains(&Format::Protobuf);
+        let handle = walked_as.filter(|_| shown).and_then(|from| {
+            let writing = Writing {
+                from,
+                bytes: request.bytes,
+                read_with: message.as_ref(),
+                proto_names: false,
+                encoding: request.choice.encoding,
+                avro: None,
+            };
+            let options = writing
+                .options(Format::Protobuf, request.limits)
+                .0
+                .encode_options(Format::Protobuf)?;
+            let (bytes, limits) = (request.bytes.clone(), *request.limits);
+            std::thread::Builder::new()
+                .name("wirelens-protobuf".into())
+                .spawn(move || {
+                    stream::protobuf_in_chunks(&bytes, from, &options, &limits, stream::CHUNK)
+                })
+                .ok()
+        });
+        EarlyProtobuf {
+            handle: std::sync::Mutex::new(handle),
+            from: walked_as,
+            message,
+        }
+    }
+
+    /// Whether the column is of use for a payload read as `format` with `message`.
+    fn for_reading(
+        self,
+        format: Format,
+        message: Option<&crate::codec::protobuf::MessageDescriptor>,
+    ) -> EarlyColumn {
+        EarlyColumn {
+            usable: self.from == Some(format) && message == self.message.as_ref(),
+            early: self,
+        }
+    }
+}
+
+/// An [`EarlyProtobuf`] and whether the analysis can use it.
+struct EarlyColumn {
+    /// The column being written.
+    early: EarlyProtobuf,
+    /// Written from the format and with the type the analysis reads with.
+    usable: bool,
+}
+
+impl EarlyColumn {
+    /// The written column, waited for (once; `None` after, or when it is of no use).
+    fn take(&self) -> Option<Walked> {
+        self.early
+            .handle
+            .lock()
+            .ok()
+            .and_then(|mut e| e.take())
+            .and_then(|handle| handle.join().ok())
+            .filter(|_| self.usable)
+    }
+}
+
+/// The columns of one analysis as they are made, each shown as soon as it is encoded.
+struct Progress<'a> {
+    /// The analysis without its columns.
+    analysis: Analysis,
+    /// The source column.
+    source: Column,
+    /// The formats encoded, one column each after the source's.
+    others: Vec<Format>,
+    /// When the analysis started.
+    started: Instant,
+    /// Takes each preview.
+    preview: &'a (dyn Fn(Analysis) + Sync),
+    /// Cancel and progress.
+    ctx: &'a JobContext,
+}
+
+impl Progress<'_> {
+    /// Shows the source column and the encodings done so far (`slots`, one per other format),
+    /// the rest pending, as a preview.
+    fn show(&self, slots: &[Option<Column>]) {
+        let mut columns = vec![self.source.clone()];
         columns.extend(
             slots
                 .iter()
-                .zip(&others)
+                .zip(&self.others)
                 .map(|(slot, &target)| slot.clone().unwrap_or_else(|| pending(target))),
         );
-        preview(Analysis {
-            readings: summaries.clone(),
-            format,
-            overridden: pick != 0,
-            candidates: candidates.clone(),
-            message: message_name.clone(),
-            warnings: warnings.clone(),
-            columns,
-            elapsed: started.elapsed(),
-            verdict: None,
-            avro_resolution: resolution.clone(),
-            avro_rules: avro_rules.clone(),
-        });
-    };
-    let encoded: std::sync::Mutex<Vec<Option<Column>>> =
-        std::sync::Mutex::new(vec![None; others.len()]);
-    show(&vec![None; others.len()]);
-    // What decoding freed (the builder's doubling, the readings not chosen) goes back before
-    // the encodings take their share.
-    crate::profile::alloc::give_back_freed();
-    ctx.report(0.3, "encoding the other formats");
-    // The encodings run side by side on the worker pool, sharing the one decoded value; each
-    // column is shown as soon as it is encoded.
-    let source = document.as_ref().filter(|_| complete);
-    {
-        use rayon::prelude::*;
-        others.par_iter().enumerate().try_for_each(|(i, &target)| {
-            ctx.check()?;
-            let column = match source {
-                Some(_) if !shown(target) => deferred(target),
-                Some(source) => {
-                    let early = match target {
-                        Format::Protobuf => early_protobuf
-                            .lock()
-                            .ok()
-                            .and_then(|mut e| e.take())
-                            .and_then(|handle| handle.join().ok())
-                            // Written from the format and with the type the analysis reads
-                            // with, or not used.
-                            .filter(|_| walked_as == Some(format) && message == early_message),
-                        _ => None,
-                    };
-                    let column = encode_column(source, target, &writing, limits, early);
-                    crate::profile::alloc::give_back_freed();
-                    column
-                }
-                None => not_encoded(
-                    target,
-                    ColumnError {
-                        offset: None,
-                        path: None,
-                        message: "not encoded: the payload did not decode completely".into(),
-                    },
-                ),
-            };
-            let mut slots = encoded
-                .lock()
-                .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
-            slots[i] = Some(column);
-            let n = slots.iter().filter(|s| s.is_some()).count();
-            ctx.report(
-                0.3 + 0.5 * n as f32 / others.len() as f32,
-                &format!("encoded as {}", target.title()),
-            );
-            // Under the lock, so previews go out in the order the columns were done.
-            show(&slots);
-            Ok::<(), JobError>(())
-        })?;
+        let mut analysis = self.analysis.clone();
+        analysis.columns = columns;
+        analysis.elapsed = self.started.elapsed();
+        (self.preview)(analysis);
     }
-    let slots = encoded
-        .into_inner()
-        .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
-    let mut columns = vec![source_column()];
-    columns.extend(slots.into_iter().flatten());
-    // Compressed sizes last: every column is already shown, and compressing tens of megabytes
-    // takes seconds.
-    ctx.report(0.8, "measuring compressed sizes");
-    {
+
+    /// Encodes the complete `source` document to every other format, side by side on the
+    /// worker pool, sharing the one decoded value; a hidden format's column is deferred. Returns
+    /// every column, the source's first.
+    fn encode(
+        &self,
+        source: Option<&ColumnDoc>,
+        writing: &Writing<'_>,
+        early: EarlyColumn,
+        choice: &Choice,
+        limits: &Limits,
+    ) -> Result<Vec<Column>, JobError> {
         use rayon::prelude::*;
-        columns
-            .par_iter_mut()
-            .filter(|c| c.is_measured())
-            .try_for_each(|c| {
+        let ctx = self.ctx;
+        let encoded: std::sync::Mutex<Vec<Option<Column>>> =
+            std::sync::Mutex::new(vec![None; self.others.len()]);
+        self.show(&vec![None; self.others.len()]);
+        // What decoding freed (the builder's doubling, the readings not chosen) goes back
+        // before the encodings take their share.
+        crate::profile::alloc::give_back_freed();
+        ctx.report(0.3, "encoding the other formats");
+        self.others
+            .par_iter()
+            .enumerate()
+            .try_for_each(|(i, &target)| {
                 ctx.check()?;
-                c.sizes = Some(Sizes::of(&c.bytes));
+                let column = match source {
+                    Some(_) if choice.hidden.contains(&target) => deferred(target),
+                    Some(source) => {
+                        let early = match target {
+                            Format::Protobuf => early.take(),
+                            _ => None,
+                        };
+                        let column = encode_column(source, target, writing, limits, early);
+                        crate::profile::alloc::give_back_freed();
+                        column
+                    }
+                    None => not_encoded(
+                        target,
+                        ColumnError {
+                            offset: None,
+                            path: None,
+                            message: "not encoded: the payload did not decode completely".into(),
+                        },
+                    ),
+                };
+                let mut slots = encoded
+                    .lock()
+                    .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
+                slots[i] = Some(column);
+                let n = slots.iter().filter(|s| s.is_some()).count();
+                ctx.report(
+                    0.3 + 0.5 * n as f32 / self.others.len() as f32,
+                    &format!("encoded as {}", target.title()),
+                );
+                // Under the lock, so previews go out in the order the columns were done.
+                self.show(&slots);
                 Ok::<(), JobError>(())
             })?;
+        let slots = encoded
+            .into_inner()
+            .map_err(|_| JobError::Failed("an encoder stopped".into()))?;
+        let mut columns = vec![self.source.clone()];
+        columns.extend(slots.into_iter().flatten());
+        Ok(columns)
     }
-    ctx.report(1.0, "done");
-    Ok(Analysis {
-        readings: summaries,
-        format,
-        overridden: pick != 0,
-        candidates,
-        message: message_name,
-        warnings,
-        columns,
-        elapsed: started.elapsed(),
-        verdict: None,
-        avro_resolution: resolution,
-        avro_rules,
-    })
+}
+
+/// Measures the compressed sizes of every column that has them, side by side on the worker
+/// pool.
+fn measure_sizes(columns: &mut [Column], ctx: &JobContext) -> Result<(), JobError> {
+    use rayon::prelude::*;
+    columns
+        .par_iter_mut()
+        .filter(|c| c.is_measured())
+        .try_for_each(|c| {
+            ctx.check()?;
+            c.sizes = Some(Sizes::of(&c.bytes));
+            Ok::<(), JobError>(())
+        })
 }
 
 /// The column of `format` that [`analyze`] left deferred ([`Column::deferred`]), encoded

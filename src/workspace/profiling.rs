@@ -86,127 +86,35 @@ impl ProfileRun {
         let live = Arc::new(Mutex::new(Live::new(&settings)));
         let preparing = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
-        let (worker_live, worker_preparing, worker_cancel, worker_notify) = (
-            live.clone(),
-            preparing.clone(),
-            cancel.clone(),
-            notify.clone(),
-        );
+        let worker = Worker {
+            live: live.clone(),
+            preparing: preparing.clone(),
+            cancel: cancel.clone(),
+            notify: notify.clone(),
+            settings,
+        };
         let job = Job::spawn("profile", notify, move |ctx| {
             let subjects = subjects(
                 pending,
                 &schemas,
                 &limits,
                 ctx,
-                &worker_cancel,
-                &worker_preparing,
+                &worker.cancel,
+                &worker.preparing,
             )?;
-            set(&worker_preparing, None);
+            set(&worker.preparing, None);
             // The flag is read between samples, so a cancel stops the run within one sample.
-            let mut report = profile::run(&subjects, &settings, &worker_cancel, &|event| {
-                if let Ok(mut l) = worker_live.lock() {
+            let mut report = profile::run(&subjects, &worker.settings, &worker.cancel, &|event| {
+                if let Ok(mut l) = worker.live.lock() {
                     l.apply(event);
                 }
-                worker_notify();
+                (worker.notify)();
             });
             // Other runtimes after the Rust jobs, so they do not share the cores. Each
             // runtime's report joins the live one as it finishes; the view names the harness
             // running and what it has done.
-            // Which of them are installed: a quick probe (in parallel); the others are listed
-            // on every payload with why, not run.
-            let (runtimes, absent) = if runtimes.is_empty() || worker_cancel.load(Ordering::Relaxed)
-            {
-                (Vec::new(), Vec::new())
-            } else {
-                set(
-                    &worker_preparing,
-                    Some("looking for the other runtimes…".into()),
-                );
-                worker_notify();
-                crate::profile::runtimes::probe_installed(
-                    &runtimes,
-                    crate::profile::runtimes::PROBE_TIMEOUT,
-                    &|_| {
-                        "untick it in the Runtimes window of the Profile menu to stop asking".into()
-                    },
-                )
-            };
-            let n = subjects.len() * runtimes.len();
-            let mut k = 0;
-            'files: for (i, subject) in subjects.iter().enumerate() {
-                if runtimes.is_empty() {
-                    break;
-                }
-                // The payload in every format, as the harnesses read it (encoded only when a
-                // runtime is to be timed).
-                let payload = profile::runtime_payload(subject);
-                for (runtime, program) in &runtimes {
-                    if worker_cancel.load(Ordering::Relaxed) {
-                        report.cancelled = true;
-                        break 'files;
-                    }
-                    k += 1;
-                    let what = format!(
-                        "timing {} in {} ({k} of {n} harnesses)",
-                        subject.name,
-                        runtime.title()
-                    );
-                    set(&worker_preparing, Some(format!("{what}…")));
-                    worker_notify();
-                    let r = crate::profile::runtimes::measure_with(
-                        *runtime,
-                        program,
-                        &payload,
-                        &settings.bench,
-                        RUNTIME_TIMEOUT,
-                        &worker_cancel,
-                        &|step| {
-                            set(&worker_preparing, Some(format!("{what}: {step}")));
-                            worker_notify();
-                        },
-                    );
-                    // A runtime that failed on the whole payload is not asked again per slice.
-                    let failed = r.error.is_some() && r.rows.is_empty();
-                    if let Ok(mut l) = worker_live.lock() {
-                        if let Some(f) = l.report.files.get_mut(i) {
-                            f.runtimes.push(r.clone());
-                        }
-                    }
-                    if let Some(f) = report.files.get_mut(i) {
-                        f.runtimes.push(r);
-                    }
-                    worker_notify();
-                    // The scaling view's slices, one harness run each, after the whole payload.
-                    let slices = match report.files.get(i).and_then(|f| f.sweep.as_ref()) {
-                        Some(sweep) if !failed => profile::runtime_sweep_payloads(subject, sweep),
-                        _ => Vec::new(),
-                    };
-                    for slice in slices.chunks(1) {
-                        let points = profile::measure_runtime_sweep(
-                            *runtime,
-                            program,
-                            slice,
-                            &settings.bench,
-                            RUNTIME_TIMEOUT,
-                            &worker_cancel,
-                            &|step| {
-                                set(&worker_preparing, Some(format!("{what}: {step}")));
-                                worker_notify();
-                            },
-                        );
-                        let add = |f: Option<&mut crate::profile::report::FileReport>| {
-                            if let Some(sweep) = f.and_then(|f| f.sweep.as_mut()) {
-                                sweep.runtimes.extend(points.iter().cloned());
-                            }
-                        };
-                        if let Ok(mut l) = worker_live.lock() {
-                            add(l.report.files.get_mut(i));
-                        }
-                        add(report.files.get_mut(i));
-                        worker_notify();
-                    }
-                }
-            }
+            let (runtimes, absent) = worker.installed(&runtimes);
+            worker.time_runtimes(&subjects, &runtimes, &mut report);
             if !absent.is_empty() {
                 let add = |files: &mut Vec<crate::profile::report::FileReport>| {
                     for f in files {
@@ -214,12 +122,12 @@ impl ProfileRun {
                         f.runtimes.sort_by_key(|r| r.runtime);
                     }
                 };
-                if let Ok(mut l) = worker_live.lock() {
+                if let Ok(mut l) = worker.live.lock() {
                     add(&mut l.report.files);
                 }
                 add(&mut report.files);
             }
-            set(&worker_preparing, None);
+            set(&worker.preparing, None);
             Ok(report)
         });
         ProfileRun {
@@ -319,6 +227,137 @@ impl Drop for ProfileRun {
     /// A run nobody looks at any more (a new run replaced it) stops.
     fn drop(&mut self) {
         self.cancel();
+    }
+}
+
+/// A profile run's worker: where it shows its progress, its cancel flag and its settings.
+struct Worker {
+    /// The report as it fills in.
+    live: Arc<Mutex<Live>>,
+    /// What is being prepared or run, for the progress line.
+    preparing: Arc<Mutex<Option<String>>>,
+    cancel: Arc<AtomicBool>,
+    /// Repaints the app.
+    notify: Notify,
+    settings: Settings,
+}
+
+impl Worker {
+    /// Shows `text` as what is being done, and repaints.
+    fn say(&self, text: String) {
+        set(&self.preparing, Some(text));
+        (self.notify)();
+    }
+
+    /// Which of `runtimes` are installed: a quick probe (in parallel); the others are listed on
+    /// every payload with why, not run. None when the run was cancelled.
+    fn installed(
+        &self,
+        runtimes: &[(Runtime, String)],
+    ) -> (
+        Vec<(Runtime, String)>,
+        Vec<profile::runtimes::RuntimeReport>,
+    ) {
+        if runtimes.is_empty() || self.cancel.load(Ordering::Relaxed) {
+            return (Vec::new(), Vec::new());
+        }
+        self.say("looking for the other runtimes…".into());
+        profile::runtimes::probe_installed(runtimes, profile::runtimes::PROBE_TIMEOUT, &|_| {
+            "untick it in the Runtimes window of the Profile menu to stop asking".into()
+        })
+    }
+
+    /// Times every subject in each of `runtimes`, adding each runtime's report to the live one
+    /// and to `report` as it finishes; a cancel marks `report` cancelled.
+    fn time_runtimes(
+        &self,
+        subjects: &[Subject],
+        runtimes: &[(Runtime, String)],
+        report: &mut Report,
+    ) {
+        let n = subjects.len() * runtimes.len();
+        let mut k = 0;
+        for (i, subject) in subjects.iter().enumerate() {
+            if runtimes.is_empty() {
+                break;
+            }
+            // The payload in every format, as the harnesses read it (encoded only when a
+            // runtime is to be timed).
+            let payload = profile::runtime_payload(subject);
+            for (runtime, program) in runtimes {
+                if self.cancel.load(Ordering::Relaxed) {
+                    report.cancelled = true;
+                    return;
+                }
+                k += 1;
+                let what = format!(
+                    "timing {} in {} ({k} of {n} harnesses)",
+                    subject.name,
+                    runtime.title()
+                );
+                self.say(format!("{what}…"));
+                let on_step = |step: &str| self.say(format!("{what}: {step}"));
+                let r = profile::runtimes::measure_with(
+                    *runtime,
+                    program,
+                    &payload,
+                    &self.settings.bench,
+                    RUNTIME_TIMEOUT,
+                    &self.cancel,
+                    &on_step,
+                );
+                // A runtime that failed on the whole payload is not asked again per slice.
+                let failed = r.error.is_some() && r.rows.is_empty();
+                if let Ok(mut l) = self.live.lock() {
+                    if let Some(f) = l.report.files.get_mut(i) {
+                        f.runtimes.push(r.clone());
+                    }
+                }
+                if let Some(f) = report.files.get_mut(i) {
+                    f.runtimes.push(r);
+                }
+                (self.notify)();
+                // The scaling view's slices, one harness run each, after the whole payload.
+                let slices = match report.files.get(i).and_then(|f| f.sweep.as_ref()) {
+                    Some(sweep) if !failed => profile::runtime_sweep_payloads(subject, sweep),
+                    _ => Vec::new(),
+                };
+                for slice in slices.chunks(1) {
+                    self.time_slice(i, (*runtime, program), slice, &on_step, report);
+                }
+            }
+        }
+    }
+
+    /// Times one slice of subject `i`'s records in `runtime`, adding its points to the live
+    /// report's sweep and to `report`'s.
+    fn time_slice(
+        &self,
+        i: usize,
+        (runtime, program): (Runtime, &str),
+        slice: &[(usize, profile::runtimes::Payload)],
+        on_step: &(dyn Fn(&str) + Sync),
+        report: &mut Report,
+    ) {
+        let points = profile::measure_runtime_sweep(
+            runtime,
+            program,
+            slice,
+            &self.settings.bench,
+            RUNTIME_TIMEOUT,
+            &self.cancel,
+            on_step,
+        );
+        let add = |f: Option<&mut crate::profile::report::FileReport>| {
+            if let Some(sweep) = f.and_then(|f| f.sweep.as_mut()) {
+                sweep.runtimes.extend(points.iter().cloned());
+            }
+        };
+        if let Ok(mut l) = self.live.lock() {
+            add(l.report.files.get_mut(i));
+        }
+        add(report.files.get_mut(i));
+        (self.notify)();
     }
 }
 
