@@ -497,15 +497,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("capture::snippet::python", "requests"),
     ("capture::tls::decrypt", "decrypt"),
     ("capture::tls::decrypt", "direction13"),
-    ("diff", "arrays"),
-    ("pipeline", "read"),
-    ("profile::bench", "run"),
-    ("profile::run", "prepare_file"),
-    ("profile::run", "run"),
-    ("profile::runtimes", "parse_lines"),
-    ("report::table", "write_file"),
-    ("workspace::analysis", "analyze_sized"),
-    ("workspace::profiling", "start"),
 ];
 
 #[test]
