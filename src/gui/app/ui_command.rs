@@ -14,7 +14,7 @@ use crate::report::Mode;
 
 /// A command with a name, maybe a shortcut, and a state (see the module docs). The variants are
 /// in the order the palette and the shortcuts window list them, which is the order of
-/// [`TABLE`].
+/// `TABLE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UiCommand {
     /// File ▸ Open….
@@ -139,7 +139,7 @@ const CTRL_SHIFT: Modifiers = Modifiers {
     ..Modifiers::COMMAND
 };
 
-/// A row of [`TABLE`], written on one line.
+/// A row of `TABLE`, written on one line.
 const fn row(
     id: UiCommand,
     text: &'static str,
@@ -303,7 +303,7 @@ impl UiCommand {
         all
     };
 
-    /// Its row of [`TABLE`].
+    /// Its row of `TABLE`.
     pub fn info(self) -> &'static CommandInfo {
         &TABLE[self as usize]
     }
@@ -341,7 +341,7 @@ impl App {
         self.why_disabled(command).is_none()
     }
 
-    /// Why `command` cannot run now (`None`: it can), by what its row of [`TABLE`] needs.
+    /// Why `command` cannot run now (`None`: it can), by what its row of `TABLE` needs.
     pub fn why_disabled(&self, command: UiCommand) -> Option<&'static str> {
         let profiling = self.ws.is_profiling();
         let no_source = self.ws.entries.is_empty();
