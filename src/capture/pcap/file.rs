@@ -330,18 +330,7 @@ fn walk_pcapng(
         }
         let block_type = read_u32(head, 0, big).unwrap_or(0);
         if read_u32(head, 0, false) == Some(PCAPNG_SHB) {
-            // A new section: its byte-order magic decides the endianness of everything in it.
-            match read_u32(head, 8, false) {
-                Some(PCAPNG_BOM) => big = false,
-                Some(m) if m.swap_bytes() == PCAPNG_BOM => big = true,
-                _ => {
-                    return Err(FileFault {
-                        offset: at + 8,
-                        message: "pcapng section header without a valid byte-order magic"
-                            .to_string(),
-                    })
-                }
-            }
+            big = section_is_big_endian(head, at)?;
             interfaces.clear();
         }
         let total = read_u32(head, 4, big).unwrap_or(0) as usize;
@@ -376,43 +365,7 @@ fn walk_pcapng(
         match block_type {
             PCAPNG_SHB => {}
             1 => {
-                let linktype = read_u16(block, body.start, big).unwrap_or(0);
-                let mut iface = Interface {
-                    linktype: u32::from(linktype),
-                    units_per_sec: 1_000_000,
-                    offset_secs: 0,
-                };
-                read_options(
-                    block,
-                    body.start + 8,
-                    body.end,
-                    big,
-                    |code, value| match code {
-                        9 => {
-                            if let Some(&r) = value.first() {
-                                let exp = u32::from(r & 0x7f);
-                                let per = if r & 0x80 == 0 {
-                                    10u128.checked_pow(exp)
-                                } else {
-                                    1u128.checked_shl(exp)
-                                };
-                                match per {
-                                Some(p) => iface.units_per_sec = p,
-                                None => warnings.push(format!(
-                                    "interface {}: timestamp resolution 0x{r:02x} is out of range; microseconds assumed",
-                                    interfaces.len()
-                                )),
-                            }
-                            }
-                        }
-                        14 => {
-                            if let Some(off) = read_u64(value, 0, big) {
-                                iface.offset_secs = off as i64;
-                            }
-                        }
-                        _ => {}
-                    },
-                );
+                let iface = describe_interface(block, body, big, interfaces.len(), warnings);
                 interfaces.push(iface);
             }
             6 | 2 | 3 => {
@@ -438,28 +391,99 @@ fn walk_pcapng(
                     }
                 }
             }
-            PCAPNG_DSB => {
-                let kind = read_u32(block, body.start, big);
-                let len = read_u32(block, body.start + 4, big).map(|n| n as usize);
-                let data = len.and_then(|n| {
-                    let start = body.start + 8;
-                    let end = start.checked_add(n).filter(|&e| e <= body.end)?;
-                    block.get(start..end)
-                });
-                match (kind, data) {
-                    (Some(DSB_TLS_KEY_LOG), Some(text)) => {
-                        secrets.push(String::from_utf8_lossy(text).into_owned());
-                    }
-                    (Some(DSB_TLS_KEY_LOG), None) => warnings.push(format!(
-                        "the decryption secrets block at byte {at} is cut short; its TLS key log is not read"
-                    )),
-                    // WireGuard, ZigBee, SSH … secrets: not used.
-                    _ => {}
-                }
-            }
+            PCAPNG_DSB => read_secrets_block(block, body, big, at, warnings, secrets),
             _ => {} // name resolution, statistics, custom blocks: nothing to extract
         }
         at += total;
+    }
+}
+
+/// Whether the section whose header block starts at `at` is big-endian: its byte-order magic
+/// decides the endianness of everything in the section.
+fn section_is_big_endian(head: &[u8], at: usize) -> Result<bool, FileFault> {
+    match read_u32(head, 8, false) {
+        Some(PCAPNG_BOM) => Ok(false),
+        Some(m) if m.swap_bytes() == PCAPNG_BOM => Ok(true),
+        _ => Err(FileFault {
+            offset: at + 8,
+            message: "pcapng section header without a valid byte-order magic".to_string(),
+        }),
+    }
+}
+
+/// The interface an interface description block describes: its link type, and the timestamp
+/// resolution and offset from its options. `index` is its number in the section, for warnings.
+fn describe_interface(
+    block: &[u8],
+    body: std::ops::Range<usize>,
+    big: bool,
+    index: usize,
+    warnings: &mut Vec<String>,
+) -> Interface {
+    let linktype = read_u16(block, body.start, big).unwrap_or(0);
+    let mut iface = Interface {
+        linktype: u32::from(linktype),
+        units_per_sec: 1_000_000,
+        offset_secs: 0,
+    };
+    read_options(
+        block,
+        body.start + 8,
+        body.end,
+        big,
+        |code, value| match code {
+            9 => {
+                if let Some(&r) = value.first() {
+                    let exp = u32::from(r & 0x7f);
+                    let per = if r & 0x80 == 0 {
+                        10u128.checked_pow(exp)
+                    } else {
+                        1u128.checked_shl(exp)
+                    };
+                    match per {
+                        Some(p) => iface.units_per_sec = p,
+                        None => warnings.push(format!(
+                            "interface {index}: timestamp resolution 0x{r:02x} is out of range; microseconds assumed"
+                        )),
+                    }
+                }
+            }
+            14 => {
+                if let Some(off) = read_u64(value, 0, big) {
+                    iface.offset_secs = off as i64;
+                }
+            }
+            _ => {}
+        },
+    );
+    iface
+}
+
+/// Keeps the TLS key log of a decryption secrets block starting at `at` (other kinds of
+/// secrets, WireGuard, ZigBee, SSH …, are not used).
+fn read_secrets_block(
+    block: &[u8],
+    body: std::ops::Range<usize>,
+    big: bool,
+    at: usize,
+    warnings: &mut Vec<String>,
+    secrets: &mut Vec<String>,
+) {
+    let kind = read_u32(block, body.start, big);
+    let len = read_u32(block, body.start + 4, big).map(|n| n as usize);
+    let data = len.and_then(|n| {
+        let start = body.start + 8;
+        let end = start.checked_add(n).filter(|&e| e <= body.end)?;
+        block.get(start..end)
+    });
+    match (kind, data) {
+        (Some(DSB_TLS_KEY_LOG), Some(text)) => {
+            secrets.push(String::from_utf8_lossy(text).into_owned());
+        }
+        (Some(DSB_TLS_KEY_LOG), None) => warnings.push(format!(
+            "the decryption secrets block at byte {at} is cut short; its TLS key log is not read"
+        )),
+        _ => {}
     }
 }
 
