@@ -878,6 +878,95 @@ fn no_secrets(wanted: &str, client_random: &[u8], keys: &KeyLog, why: &str) -> D
     ))
 }
 
+/// The TLS 1.2 key block: client and server MAC keys (CBC suites), client and server keys,
+/// then client and server fixed IVs (the AEAD suites; CBC in TLS 1.2 sends its IV in each
+/// record).
+struct KeyBlock {
+    block: Vec<u8>,
+    kind: Kind,
+    mac: Option<MacHash>,
+    mac_len: usize,
+    key_len: usize,
+    iv_len: usize,
+    /// RFC 7366: the server agreed to encrypt-then-MAC (only meaningful for CBC suites).
+    encrypt_then_mac: bool,
+}
+
+impl KeyBlock {
+    /// Expands the master secret with the server and client randoms (`seed`).
+    fn derive(
+        suite: Suite,
+        master: &[u8],
+        seed: &[u8],
+        encrypt_then_mac: bool,
+    ) -> Result<KeyBlock, DecryptError> {
+        let mac = suite.kind.mac();
+        let mac_len = mac.map_or(0, MacHash::len);
+        let iv_len = match suite.kind {
+            Kind::ChaCha20Poly1305 => 12,
+            Kind::Aes128Gcm | Kind::Aes256Gcm | Kind::AesCcm { .. } => 4,
+            Kind::Aes128Cbc(_) | Kind::Aes256Cbc(_) => 0,
+        };
+        let key_len = suite.kind.key_len();
+        let total = mac_len
+            .saturating_add(key_len)
+            .saturating_add(iv_len)
+            .saturating_mul(2);
+        let block = prf(suite.hash, master, b"key expansion", seed, total)
+            .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
+        Ok(KeyBlock {
+            block,
+            kind: suite.kind,
+            mac,
+            mac_len,
+            key_len,
+            iv_len,
+            encrypt_then_mac,
+        })
+    }
+
+    /// The record protection of direction `which` (0 the client's, 1 the server's); `None`
+    /// when the key block is too short or the cipher does not take the key.
+    fn protection(&self, which: usize) -> Option<Protection> {
+        let (mac_len, key_len, iv_len) = (self.mac_len, self.key_len, self.iv_len);
+        let part = |at: usize, len: usize| self.block.get(at..at.saturating_add(len));
+        let mac_key = part(mac_len.saturating_mul(which), mac_len);
+        let key = part(
+            mac_len
+                .saturating_mul(2)
+                .saturating_add(key_len.saturating_mul(which)),
+            key_len,
+        );
+        let iv = part(
+            mac_len
+                .saturating_add(key_len)
+                .saturating_mul(2)
+                .saturating_add(iv_len.saturating_mul(which)),
+            iv_len,
+        );
+        match (self.mac, mac_key, key, iv) {
+            (Some(mac), Some(mac_key), Some(key), _) => Some(Protection::Cbc(CbcKeys {
+                key: key.to_vec(),
+                mac,
+                mac_key: mac_key.to_vec(),
+                etm: self.encrypt_then_mac,
+                seq: 0,
+            })),
+            (None, _, Some(key), Some(iv)) => {
+                Cipher::new(self.kind, key).map(|cipher| Protection::Aead {
+                    keys: Keys {
+                        cipher,
+                        iv: iv.to_vec(),
+                        seq: 0,
+                    },
+                    explicit_nonce: self.kind != Kind::ChaCha20Poly1305,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Reads the hellos, finds the secrets and decrypts both directions of one TLS connection
 /// (`client` the bytes the client sent, `server` the bytes it received, each as reassembled
 /// from TCP).
@@ -947,61 +1036,12 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
                 " (only TLS 1.3 secrets for it; TLS 1.2 needs the master secret)",
             )
         })?;
-        // The key block: client and server MAC keys (CBC suites), client and server keys,
-        // then client and server fixed IVs (the AEAD suites; CBC in TLS 1.2 sends its IV in
-        // each record).
-        let mac = suite.kind.mac();
-        let mac_len = mac.map_or(0, MacHash::len);
-        let iv_len = match suite.kind {
-            Kind::ChaCha20Poly1305 => 12,
-            Kind::Aes128Gcm | Kind::Aes256Gcm | Kind::AesCcm { .. } => 4,
-            Kind::Aes128Cbc(_) | Kind::Aes256Cbc(_) => 0,
-        };
-        let key_len = suite.kind.key_len();
         let seed = [server_random, client_random].concat();
-        let total = mac_len
-            .saturating_add(key_len)
-            .saturating_add(iv_len)
-            .saturating_mul(2);
-        let block = prf(suite.hash, master, b"key expansion", &seed, total)
-            .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
-        let part = |at: usize, len: usize| block.get(at..at.saturating_add(len));
+        let block = KeyBlock::derive(suite, master, &seed, encrypt_then_mac)?;
         for (which, bytes) in [client, server].into_iter().enumerate() {
-            let mac_key = part(mac_len.saturating_mul(which), mac_len);
-            let key = part(
-                mac_len
-                    .saturating_mul(2)
-                    .saturating_add(key_len.saturating_mul(which)),
-                key_len,
-            );
-            let iv = part(
-                mac_len
-                    .saturating_add(key_len)
-                    .saturating_mul(2)
-                    .saturating_add(iv_len.saturating_mul(which)),
-                iv_len,
-            );
-            let protection = match (mac, mac_key, key, iv) {
-                (Some(mac), Some(mac_key), Some(key), _) => Some(Protection::Cbc(CbcKeys {
-                    key: key.to_vec(),
-                    mac,
-                    mac_key: mac_key.to_vec(),
-                    etm: encrypt_then_mac,
-                    seq: 0,
-                })),
-                (None, _, Some(key), Some(iv)) => {
-                    Cipher::new(suite.kind, key).map(|cipher| Protection::Aead {
-                        keys: Keys {
-                            cipher,
-                            iv: iv.to_vec(),
-                            seq: 0,
-                        },
-                        explicit_nonce: suite.kind != Kind::ChaCha20Poly1305,
-                    })
-                }
-                _ => None,
-            }
-            .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
+            let protection = block
+                .protection(which)
+                .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
             out.directions[which] = direction12(which, bytes, protection, &mut out.notes);
         }
     }
@@ -1020,6 +1060,138 @@ fn push_data(plain: &mut DirectionPlain, record: &Record<'_>, data: &[u8]) {
         record: record.span(),
         index: record.index,
     });
+}
+
+/// The secret and keys of a TLS 1.3 traffic secret from the key log (`label` names it in the
+/// message when it is missing or does not fit the cipher suite).
+fn derive13(
+    suite: Suite,
+    secret: &Option<Vec<u8>>,
+    label: &str,
+) -> Result<(Vec<u8>, Keys), String> {
+    let secret = secret
+        .as_ref()
+        .ok_or_else(|| format!("no {label} in the key log for this connection"))?;
+    if secret.len() != suite.hash.len() {
+        return Err(format!(
+            "the {label} is {} bytes, not the {} of this cipher suite's hash",
+            secret.len(),
+            suite.hash.len()
+        ));
+    }
+    let keys = keys13(suite, secret).ok_or_else(|| format!("no keys from the {label}"))?;
+    Ok((secret.clone(), keys))
+}
+
+/// Where one TLS 1.3 direction stands as its records are read: the keys in use (the handshake
+/// traffic secret's, then the application traffic secret's after Finished, then each
+/// KeyUpdate's), the handshake messages gathered so far, and what has been decrypted.
+struct Direction13<'s> {
+    which: usize,
+    suite: Suite,
+    /// The application traffic secret, and its key log label.
+    application: (&'s Option<Vec<u8>>, &'static str),
+    /// The secret in use and its keys, or why there are none.
+    current: Result<(Vec<u8>, Keys), String>,
+    in_handshake: bool,
+    buffer: HandshakeBuffer,
+    plain: DirectionPlain,
+    alpn: Option<String>,
+}
+
+impl Direction13<'_> {
+    /// Opens an encrypted record with the current keys and moves them on to the next sequence
+    /// number: the record's inner content type, and its content without the padding.
+    fn open(&mut self, record: &Record<'_>) -> Result<(u8, Vec<u8>), DecryptError> {
+        let which = self.which;
+        let keys = match &mut self.current {
+            Ok((_, keys)) => keys,
+            Err(e) => return Err(DecryptError::record(which, record, e.clone())),
+        };
+        let opened = keys
+            .xor_nonce()
+            .and_then(|nonce| keys.cipher.open(nonce, record.header, record.fragment));
+        let Some(mut inner) = opened else {
+            let what = if self.in_handshake {
+                "handshake"
+            } else {
+                "application"
+            };
+            return Err(DecryptError::record(
+                which,
+                record,
+                format!(
+                    "the tag does not verify with the {what} keys (sequence number {}): a corrupted record or the wrong secret",
+                    keys.seq
+                ),
+            ));
+        };
+        keys.advance()
+            .map_err(|e| DecryptError::record(which, record, e))?;
+        self.plain.records = self.plain.records.saturating_add(1);
+        // TLSInnerPlaintext: content, the real content type, zero padding.
+        let Some(kind_at) = inner.iter().rposition(|&b| b != 0) else {
+            return Err(DecryptError::record(
+                which,
+                record,
+                "the decrypted record has no content type (all padding)",
+            ));
+        };
+        let inner_kind = inner.get(kind_at).copied().unwrap_or(0);
+        inner.truncate(kind_at);
+        Ok((inner_kind, inner))
+    }
+
+    /// Reads the handshake messages a decrypted record completes: the ALPN protocol from
+    /// EncryptedExtensions, and the keys that follow Finished or a KeyUpdate (the last of
+    /// them when the record holds several; they take over after the record).
+    fn handshake(
+        &mut self,
+        record: &Record<'_>,
+        content: &[u8],
+        notes: &mut Vec<String>,
+    ) -> Option<Result<(Vec<u8>, Keys), String>> {
+        let mut next = None;
+        for (kind, body) in self.buffer.feed(content) {
+            match kind {
+                // EncryptedExtensions: the ALPN protocol the server chose.
+                8 => {
+                    if let Some(p) = encrypted_extensions_alpn(&body) {
+                        self.alpn = Some(p);
+                    }
+                }
+                // Finished: the application traffic secret follows.
+                20 if self.in_handshake => {
+                    self.in_handshake = false;
+                    let (secret, label) = self.application;
+                    next = Some(derive13(self.suite, secret, label));
+                }
+                // KeyUpdate: the next secret from this one.
+                24 => {
+                    let updated = self.key_update();
+                    notes.push(format!(
+                        "{}: KeyUpdate in record {} at byte {}",
+                        direction_name(self.which),
+                        record.index,
+                        record.start
+                    ));
+                    next = Some(updated);
+                }
+                _ => {}
+            }
+        }
+        next
+    }
+
+    /// The secret and keys a KeyUpdate moves to: the next secret from the one in use.
+    fn key_update(&self) -> Result<(Vec<u8>, Keys), String> {
+        let suite = self.suite;
+        let (secret, _) = self.current.as_ref().map_err(Clone::clone)?;
+        expand_label(suite.hash, secret, "traffic upd", suite.hash.len())
+            .and_then(|s| Some((keys13(suite, &s)?, s)))
+            .map(|(k, s)| (s, k))
+            .ok_or_else(|| "no keys after a KeyUpdate".to_string())
+    }
 }
 
 /// One TLS 1.3 direction; also the ALPN protocol from the server's EncryptedExtensions.
@@ -1045,25 +1217,16 @@ fn direction13(
             "SERVER_TRAFFIC_SECRET_0",
         )
     };
-    let derive = |secret: &Option<Vec<u8>>, label: &str| -> Result<(Vec<u8>, Keys), String> {
-        let secret = secret
-            .as_ref()
-            .ok_or_else(|| format!("no {label} in the key log for this connection"))?;
-        if secret.len() != suite.hash.len() {
-            return Err(format!(
-                "the {label} is {} bytes, not the {} of this cipher suite's hash",
-                secret.len(),
-                suite.hash.len()
-            ));
-        }
-        let keys = keys13(suite, secret).ok_or_else(|| format!("no keys from the {label}"))?;
-        Ok((secret.clone(), keys))
+    let mut state = Direction13 {
+        which,
+        suite,
+        application: (application, app_label),
+        current: derive13(suite, handshake, hs_label),
+        in_handshake: true,
+        buffer: HandshakeBuffer::default(),
+        plain: DirectionPlain::default(),
+        alpn: None,
     };
-    let mut plain = DirectionPlain::default();
-    let mut alpn = None;
-    let mut current = derive(handshake, hs_label);
-    let mut in_handshake = true;
-    let mut buffer = HandshakeBuffer::default();
     let mut records = Records::new(bytes);
     for record in records.by_ref() {
         match record.kind {
@@ -1075,85 +1238,18 @@ fn direction13(
             // The hellos and the compatibility ChangeCipherSpec are not encrypted.
             _ => continue,
         }
-        let (secret, keys) = match &mut current {
-            Ok(c) => c,
+        let (inner_kind, inner) = match state.open(&record) {
+            Ok(opened) => opened,
             Err(e) => {
-                plain.error = Some(DecryptError::record(which, &record, e.clone()));
+                state.plain.error = Some(e);
                 break;
             }
         };
-        let opened = keys
-            .xor_nonce()
-            .and_then(|nonce| keys.cipher.open(nonce, record.header, record.fragment));
-        let Some(mut inner) = opened else {
-            let what = if in_handshake {
-                "handshake"
-            } else {
-                "application"
-            };
-            plain.error = Some(DecryptError::record(
-                which,
-                &record,
-                format!(
-                    "the tag does not verify with the {what} keys (sequence number {}): a corrupted record or the wrong secret",
-                    keys.seq
-                ),
-            ));
-            break;
-        };
-        if let Err(e) = keys.advance() {
-            plain.error = Some(DecryptError::record(which, &record, e));
-            break;
-        }
-        plain.records = plain.records.saturating_add(1);
-        // TLSInnerPlaintext: content, the real content type, zero padding.
-        let Some(kind_at) = inner.iter().rposition(|&b| b != 0) else {
-            plain.error = Some(DecryptError::record(
-                which,
-                &record,
-                "the decrypted record has no content type (all padding)",
-            ));
-            break;
-        };
-        let inner_kind = inner.get(kind_at).copied().unwrap_or(0);
-        inner.truncate(kind_at);
-        let mut next: Option<Result<(Vec<u8>, Keys), String>> = None;
+        let mut next = None;
         match inner_kind {
-            23 => push_data(&mut plain, &record, &inner),
+            23 => push_data(&mut state.plain, &record, &inner),
             21 => notes.push(alert_note(which, &record, &inner, true)),
-            22 => {
-                for (kind, body) in buffer.feed(&inner) {
-                    match kind {
-                        // EncryptedExtensions: the ALPN protocol the server chose.
-                        8 => {
-                            if let Some(p) = encrypted_extensions_alpn(&body) {
-                                alpn = Some(p);
-                            }
-                        }
-                        // Finished: the application traffic secret follows.
-                        20 if in_handshake => {
-                            in_handshake = false;
-                            next = Some(derive(application, app_label));
-                        }
-                        // KeyUpdate: the next secret from this one.
-                        24 => {
-                            let updated =
-                                expand_label(suite.hash, secret, "traffic upd", suite.hash.len())
-                                    .and_then(|s| Some((keys13(suite, &s)?, s)))
-                                    .map(|(k, s)| (s, k))
-                                    .ok_or_else(|| "no keys after a KeyUpdate".to_string());
-                            notes.push(format!(
-                                "{}: KeyUpdate in record {} at byte {}",
-                                direction_name(which),
-                                record.index,
-                                record.start
-                            ));
-                            next = Some(updated);
-                        }
-                        _ => {}
-                    }
-                }
-            }
+            22 => next = state.handshake(&record, &inner, notes),
             other => {
                 notes.push(format!(
                     "{}: record {} at byte {} has inner content type {other}, skipped",
@@ -1164,13 +1260,13 @@ fn direction13(
             }
         }
         if let Some(n) = next {
-            current = n;
+            state.current = n;
         }
     }
     if let Some(end) = records.end {
         notes.push(format!("{}: {end}", direction_name(which)));
     }
-    (plain, alpn)
+    (state.plain, state.alpn)
 }
 
 /// One TLS 1.2 direction: records after its ChangeCipherSpec are encrypted.
