@@ -18,13 +18,14 @@
 //! What this module does not do: force a layer that peeling does not find (choose a
 //! [`PeelChoice`] with [`Split::Force`] and call [`peel`](super::peel) for that).
 
-use super::payload::Decoded;
+use super::payload::{Decoded, Payload};
 use super::peel::{split_all, split_auto_beside, unwrapped, PeelChoice, Peeled, Split};
 use super::tls::KeyLog;
 use super::verdict::verdict;
 use super::SharedBytes;
 use crate::codec::detect::{detect_knowing, KnownDocument, Reading};
 use crate::codec::{DecodeOptions, Format};
+use crate::limits::Limits;
 
 /// Payloads per reading whose formats are detected to score it.
 pub const SAMPLED: usize = super::payload::KEPT_DOCS;
@@ -145,6 +146,20 @@ pub fn peel_readings(
         ));
         return vec![reading];
     }
+    let ways = distinct_ways(input, unsplit, limits, keys, &mut decoded);
+    ranked(ways, options, &mut decoded)
+}
+
+/// The ways of peeling `input` that give different payloads, `unsplit` (every layer, unsplit)
+/// among them, in the order they keep on a tie: every layer, split → every layer, unsplit →
+/// fewer layers, split → fewer layers, unsplit, deepest first → none.
+fn distinct_ways(
+    input: &SharedBytes,
+    unsplit: Peeled,
+    limits: &Limits,
+    keys: Option<&KeyLog>,
+    decoded: &mut Decoded,
+) -> Vec<(PeelChoice, Peeled)> {
     // When nothing splits, the split reading is the unsplit one: held once, under the
     // default's name.
     let mut found: Vec<(PeelChoice, Peeled)> =
@@ -180,7 +195,7 @@ pub fn peel_readings(
             max_layers: Some(depth),
             split: Split::Never,
         };
-        let unsplit = unwrapped(input, Some(depth), limits, keys, Some(&mut decoded));
+        let unsplit = unwrapped(input, Some(depth), limits, keys, Some(&mut *decoded));
         let peeled = split_all(unsplit, Split::Never, limits, input.len());
         if same_payloads(&peeled, &found[every].1) {
             break;
@@ -211,64 +226,98 @@ pub fn peel_readings(
             distinct.push((choice, peeled));
         }
     }
-    // A capture file is read as a capture: the readings that opened it go before those that did
-    // not (the raw bytes), whatever they score.
-    let is_capture = distinct.iter().any(|(_, p)| p.capture.is_some());
-    // Likewise a HAR file (or a pasted cURL/fetch snippet) is read as the exchanges it holds,
-    // not as one JSON document or text.
-    let from_har = |p: &Peeled| p.payloads.iter().any(super::har::is_export_payload);
-    let is_har = distinct.iter().any(|(_, p)| from_har(p));
-    // A body whose Content-Type says gRPC is gRPC frames: a reading that leaves such bodies
-    // whole goes after one that splits them, whatever they score (a frame cut by a limit costs
-    // the splitting reading its fault penalty, not the protocol's word).
-    let unsplit_grpc = |p: &Peeled| {
-        p.payloads.iter().any(|p| {
-            p.meta_value("grpc-body") == Some("true")
-                && !p.layers.iter().any(|l| l.name.starts_with("gRPC frame"))
-        })
-    };
-    let any_split = distinct.iter().any(|(_, p)| !unsplit_grpc(p));
-    let rank = |r: &LayerReading| -> Rank {
-        (
-            (is_capture && r.peeled.capture.is_none()) || (is_har && !from_har(&r.peeled)),
-            any_split && unsplit_grpc(&r.peeled),
-            std::cmp::Reverse(r.confidence),
-        )
-    };
+    distinct
+}
+
+/// Scores the ways of peeling and ranks them, best first (a sort that keeps their order on a
+/// tie). Only the best reading keeps its documents.
+fn ranked(
+    ways: Vec<(PeelChoice, Peeled)>,
+    options: &DecodeOptions,
+    decoded: &mut Decoded,
+) -> Vec<LayerReading> {
+    let order = Order::of(&ways);
     // Only the best reading keeps its documents (ties: the first), so at most two readings'
     // documents are held at a time.
-    let mut readings: Vec<LayerReading> = Vec::with_capacity(distinct.len());
+    let mut readings: Vec<LayerReading> = Vec::with_capacity(ways.len());
     let mut best: Option<(usize, Rank)> = None;
-    for (choice, peeled) in distinct {
-        let mut reading = if is_har && choice.max_layers == Some(0) && !from_har(&peeled) {
+    for (choice, peeled) in ways {
+        let mut reading = if order.is_har && choice.max_layers == Some(0) && !from_har(&peeled) {
             raw_har(choice, peeled, options)
         } else {
-            score(choice, peeled, options, &mut decoded)
+            score(choice, peeled, options, decoded)
         };
-        if is_capture && reading.peeled.capture.is_none() {
+        if order.is_capture && reading.peeled.capture.is_none() {
             reading
                 .reasons
                 .push("ranked after the readings as a capture: the input is a capture file".into());
         }
-        if is_har && !from_har(&reading.peeled) {
+        if order.is_har && !from_har(&reading.peeled) {
             reading.reasons.push(
                 "ranked after the readings as an export: the input is a HAR or a request snippet"
                     .into(),
             );
         }
         match best {
-            Some((_, top)) if rank(&reading) >= top => reading.detected.clear(),
+            Some((_, top)) if order.rank(&reading) >= top => reading.detected.clear(),
             _ => {
                 if let Some(previous) = best.and_then(|(i, _)| readings.get_mut(i)) {
                     previous.detected.clear();
                 }
-                best = Some((readings.len(), rank(&reading)));
+                best = Some((readings.len(), order.rank(&reading)));
             }
         }
         readings.push(reading);
     }
-    readings.sort_by_key(rank);
+    readings.sort_by_key(|r| order.rank(r));
     readings
+}
+
+/// What the input's readings say about the order they rank in, whatever they score.
+struct Order {
+    /// A capture file is read as a capture: the readings that opened it go before those that
+    /// did not (the raw bytes).
+    is_capture: bool,
+    /// Likewise a HAR file (or a pasted cURL/fetch snippet) is read as the exchanges it holds,
+    /// not as one JSON document or text.
+    is_har: bool,
+    /// Some reading leaves no gRPC body whole (it splits them, or has none).
+    any_split: bool,
+}
+
+impl Order {
+    fn of(ways: &[(PeelChoice, Peeled)]) -> Order {
+        Order {
+            is_capture: ways.iter().any(|(_, p)| p.capture.is_some()),
+            is_har: ways.iter().any(|(_, p)| from_har(p)),
+            any_split: ways.iter().any(|(_, p)| !unsplit_grpc(p)),
+        }
+    }
+
+    /// Where `r` ranks among the readings.
+    fn rank(&self, r: &LayerReading) -> Rank {
+        (
+            (self.is_capture && r.peeled.capture.is_none())
+                || (self.is_har && !from_har(&r.peeled)),
+            self.any_split && unsplit_grpc(&r.peeled),
+            std::cmp::Reverse(r.confidence),
+        )
+    }
+}
+
+/// Whether `p` holds the exchanges of a HAR file or a request snippet.
+fn from_har(p: &Peeled) -> bool {
+    p.payloads.iter().any(super::har::is_export_payload)
+}
+
+/// Whether `p` leaves whole a body whose Content-Type says gRPC. Such a body is gRPC frames: a
+/// reading that leaves it whole goes after one that splits it, whatever they score (a frame
+/// cut by a limit costs the splitting reading its fault penalty, not the protocol's word).
+fn unsplit_grpc(p: &Peeled) -> bool {
+    p.payloads.iter().any(|p| {
+        p.meta_value("grpc-body") == Some("true")
+            && !p.layers.iter().any(|l| l.name.starts_with("gRPC frame"))
+    })
 }
 
 /// Whether `whole` (every layer, unsplit) is a HAR's bodies that no layer was peeled from: then
@@ -340,43 +389,42 @@ fn same_payloads(a: &Peeled, b: &Peeled) -> bool {
             .all(|(x, y)| x.bytes == y.bytes)
 }
 
-fn score(
-    choice: PeelChoice,
-    peeled: Peeled,
-    options: &DecodeOptions,
-    decoded: &mut Decoded,
-) -> LayerReading {
-    let mut reasons = Vec::new();
-    let count = peeled.payloads.len();
-    let sampled: Vec<_> = peeled
-        .payloads
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| !p.bytes.is_empty())
-        .take(SAMPLED)
-        .collect();
-    let mut total = 0i32;
-    let mut format = None;
-    // What each sampled payload read best as: a format's name, or a verdict's.
-    let mut formats: Vec<(String, usize)> = Vec::new();
-    let mut count_as = |name: String| match formats.iter_mut().find(|(f, _)| *f == name) {
-        Some((_, n)) => *n += 1,
-        None => formats.push((name, 1)),
-    };
-    let mut detected = Vec::with_capacity(sampled.len());
-    let mut kept_nodes = 0usize;
-    for &(i, p) in &sampled {
+/// What the sampled payloads of one reading read best as, added up as they are scored.
+struct Tally {
+    /// Their confidences, added.
+    total: i32,
+    /// The best format of the first payload a format reads.
+    format: Option<Format>,
+    /// What each sampled payload read best as: a format's name, or a verdict's, and how often.
+    formats: Vec<(String, usize)>,
+    /// The format readings handed on, by payload index (see [`LayerReading::detected`]).
+    detected: Vec<(usize, Vec<Reading>)>,
+    /// The nodes of the documents in `detected`, and of those dropped for holding too many.
+    kept_nodes: usize,
+}
+
+impl Tally {
+    fn count_as(&mut self, name: String) {
+        match self.formats.iter_mut().find(|(f, _)| *f == name) {
+            Some((_, n)) => *n += 1,
+            None => self.formats.push((name, 1)),
+        }
+    }
+
+    /// Scores payload `i`, `p`: by its verdict when it has one, else by the best of its format
+    /// readings.
+    fn add(&mut self, i: usize, p: &Payload, options: &DecodeOptions, decoded: &mut Decoded) {
         if let Some(v) = verdict(p) {
             // Nothing to decode: no format readings, and no JSON document kept for it.
             let _ = decoded.take_json(&p.bytes, options);
-            total += i32::from(if v.is_guess() {
+            self.total += i32::from(if v.is_guess() {
                 GUESSED_TEXT_CONFIDENCE
             } else {
                 VERDICT_CONFIDENCE
             });
-            count_as(v.name());
-            detected.push((i, Vec::new()));
-            continue;
+            self.count_as(v.name());
+            self.detected.push((i, Vec::new()));
+            return;
         }
         // A payload a layer cut short (a decompression bomb stopped at its limit, a body a TCP
         // gap cut) reads as incomplete however much of it is decoded: its first bytes score it,
@@ -420,23 +468,86 @@ fn score(
             } else {
                 best.confidence
             };
-            total += i32::from(confidence);
-            format = format.or(Some(best.format));
-            count_as(best.format.name().to_string());
+            self.total += i32::from(confidence);
+            self.format = self.format.or(Some(best.format));
+            self.count_as(best.format.name().to_string());
         }
         if sliced {
             // Readings of the first bytes only are not the payload's: none is handed on, so it
             // is read whole if it is shown.
-            continue;
+            return;
         }
         let nodes: usize = readings.iter().map(document_nodes).sum();
-        kept_nodes = kept_nodes.saturating_add(nodes);
-        if detected.is_empty() || kept_nodes <= KEPT_NODES {
-            detected.push((i, readings));
+        self.kept_nodes = self.kept_nodes.saturating_add(nodes);
+        if self.detected.is_empty() || self.kept_nodes <= KEPT_NODES {
+            self.detected.push((i, readings));
         }
     }
+
+    /// The reason that says what the `sampled` payloads of `peeled` read best as, and their
+    /// mean `confidence`.
+    fn reason(&self, peeled: &Peeled, sampled: usize, confidence: i32) -> String {
+        let count = peeled.payloads.len();
+        let with_bytes = peeled
+            .payloads
+            .iter()
+            .filter(|p| !p.bytes.is_empty())
+            .count();
+        let what: Vec<String> = match self.formats.as_slice() {
+            [(f, _)] => vec![f.clone()],
+            _ => self
+                .formats
+                .iter()
+                .map(|(f, n)| format!("{f} ×{n}"))
+                .collect(),
+        };
+        let some = if with_bytes < count {
+            " with bytes"
+        } else {
+            ""
+        };
+        let subject = if with_bytes == 1 {
+            "the payload".to_string()
+        } else if sampled < with_bytes {
+            format!("the first {sampled} of {with_bytes} payloads{some}")
+        } else {
+            format!("all {with_bytes} payloads{some}")
+        };
+        format!(
+            "{subject} read best as {} (mean {confidence}%)",
+            what.join(", ")
+        )
+    }
+}
+
+/// Scores one way of peeling by the format readings of its first payloads (see the module's
+/// documentation).
+fn score(
+    choice: PeelChoice,
+    peeled: Peeled,
+    options: &DecodeOptions,
+    decoded: &mut Decoded,
+) -> LayerReading {
+    let mut reasons = Vec::new();
+    let sampled: Vec<_> = peeled
+        .payloads
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.bytes.is_empty())
+        .take(SAMPLED)
+        .collect();
+    let mut tally = Tally {
+        total: 0,
+        format: None,
+        formats: Vec::new(),
+        detected: Vec::with_capacity(sampled.len()),
+        kept_nodes: 0,
+    };
+    for &(i, p) in &sampled {
+        tally.add(i, p, options, decoded);
+    }
     let mut confidence = match i32::try_from(sampled.len()) {
-        Ok(n) if n > 0 => total / n,
+        Ok(n) if n > 0 => tally.total / n,
         _ => {
             reasons.push(match &peeled.capture {
                 Some(capture) => format!("no payload bytes: {}", capture.describe()),
@@ -446,31 +557,7 @@ fn score(
         }
     };
     if !sampled.is_empty() {
-        let with_bytes = peeled
-            .payloads
-            .iter()
-            .filter(|p| !p.bytes.is_empty())
-            .count();
-        let what: Vec<String> = match formats.as_slice() {
-            [(f, _)] => vec![f.clone()],
-            _ => formats.iter().map(|(f, n)| format!("{f} ×{n}")).collect(),
-        };
-        let some = if with_bytes < count {
-            " with bytes"
-        } else {
-            ""
-        };
-        let subject = if with_bytes == 1 {
-            "the payload".to_string()
-        } else if sampled.len() < with_bytes {
-            format!("the first {} of {with_bytes} payloads{some}", sampled.len())
-        } else {
-            format!("all {with_bytes} payloads{some}")
-        };
-        reasons.push(format!(
-            "{subject} read best as {} (mean {confidence}%)",
-            what.join(", ")
-        ));
+        reasons.push(tally.reason(&peeled, sampled.len(), confidence));
     }
     if let Some(e) = &peeled.error {
         confidence -= FAULT_PENALTY;
@@ -481,7 +568,7 @@ fn score(
         peeled,
         confidence: confidence.clamp(0, 100) as u8,
         reasons,
-        format,
-        detected,
+        format: tally.format,
+        detected: tally.detected,
     }
 }
