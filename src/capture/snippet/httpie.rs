@@ -30,6 +30,46 @@ pub(super) fn httpie(text: &[u8]) -> Option<Request> {
         shell: "bash",
         ..Request::default()
     };
+    let (options, positional) = read_options(words, &mut req)?;
+    // An optional METHOD (letters only) before the URL.
+    let mut rest = positional.into_iter().peekable();
+    let first = rest.next()?;
+    let (method, url) = if first.chars().all(|c| c.is_ascii_alphabetic())
+        && rest.peek().is_some()
+        && !first.contains(['.', ':', '/'])
+    {
+        (Some(first.to_ascii_uppercase()), rest.next()?)
+    } else {
+        (None, first)
+    };
+    let mut url = full_url(url, scheme);
+    let items = read_items(rest, &mut req)?;
+    if !items.query.is_empty() {
+        url.push(if url.contains('?') { '&' } else { '?' });
+        url.push_str(&items.query.join("&"));
+    }
+    add_body(&mut req, options, &items)?;
+    let sends = req.body.is_some() || req.body_file.is_some();
+    req.method = Some(method.unwrap_or_else(|| if sends { "POST" } else { "GET" }.into()));
+    req.url = Some(url);
+    Some(req)
+}
+
+/// What the command's options say about its body.
+struct Options {
+    /// `--form`: the data fields make a form body, not a JSON object.
+    form: bool,
+    /// `--raw`: the body as given.
+    raw: Option<String>,
+}
+
+/// Reads the options in `words` (`-a`/`--auth` adds its Authorization header to `req`; those
+/// the request does not need are skipped) and keeps the other words, the METHOD, URL and
+/// request items. `None` past [`MAX_ITEMS`] of them.
+fn read_options(
+    words: impl Iterator<Item = String>,
+    req: &mut Request,
+) -> Option<(Options, Vec<String>)> {
     let (mut form, mut raw) = (false, None::<String>);
     let mut positional: Vec<String> = Vec::new();
     let mut pending: Option<String> = None;
@@ -63,18 +103,13 @@ pub(super) fn httpie(text: &[u8]) -> Option<Request> {
             return None;
         }
     }
-    // An optional METHOD (letters only) before the URL.
-    let mut rest = positional.into_iter().peekable();
-    let first = rest.next()?;
-    let (method, url) = if first.chars().all(|c| c.is_ascii_alphabetic())
-        && rest.peek().is_some()
-        && !first.contains(['.', ':', '/'])
-    {
-        (Some(first.to_ascii_uppercase()), rest.next()?)
-    } else {
-        (None, first)
-    };
-    let mut url = if let Some(port_path) = url.strip_prefix(':') {
+    Some((Options { form, raw }, positional))
+}
+
+/// The URL as HTTPie completes it: `:3000/path` is localhost, and a URL without a scheme takes
+/// the program's (`http` or `https`).
+fn full_url(url: String, scheme: &str) -> String {
+    if let Some(port_path) = url.strip_prefix(':') {
         // `:3000/path` is localhost.
         let (port, path) = match port_path.find('/') {
             Some(at) => port_path.split_at(at),
@@ -85,11 +120,26 @@ pub(super) fn httpie(text: &[u8]) -> Option<Request> {
         url
     } else {
         format!("{scheme}://{url}")
-    };
+    }
+}
+
+/// What the request items give besides headers.
+struct Items {
+    /// `name==value` items, as query pairs.
+    query: Vec<String>,
+    /// The data fields (`field=text`, `field:=json`), as one object.
+    fields: Py,
+    /// Whether any item gives data (a field, or a file).
+    has_data: bool,
+}
+
+/// Reads the request items: headers and a `field@file` go into `req`, a word that is no item
+/// is left out with a warning. `None` when a field's path is not one.
+fn read_items(items: impl Iterator<Item = String>, req: &mut Request) -> Option<Items> {
     let mut query = Vec::new();
     let mut fields = Py::Dict(Vec::new());
     let mut has_data = false;
-    for item in rest {
+    for item in items {
         let Some((key, sep, value)) = split_item(&item) else {
             req.warnings
                 .push(format!("{item:?} is no request item; left out"));
@@ -112,20 +162,26 @@ pub(super) fn httpie(text: &[u8]) -> Option<Request> {
             }
         }
     }
-    if !query.is_empty() {
-        url.push(if url.contains('?') { '&' } else { '?' });
-        url.push_str(&query.join("&"));
-    }
+    Some(Items {
+        query,
+        fields,
+        has_data,
+    })
+}
+
+/// Sets the body: `--raw`'s, else the data fields as a form (`--form`) or a JSON object, with
+/// its Content-Type unless a header set one. A file's body is left to `req.body_file`.
+fn add_body(req: &mut Request, options: Options, items: &Items) -> Option<()> {
     let set_type = |req: &mut Request, ct: &str| {
         if req.content_type().is_none() {
             req.headers.push(("Content-Type".into(), ct.into()));
         }
     };
-    if let Some(raw) = raw {
+    if let Some(raw) = options.raw {
         req.body = Some(raw.into_bytes());
-    } else if has_data && req.body_file.is_none() {
-        if form {
-            let Py::Dict(entries) = &fields else {
+    } else if items.has_data && req.body_file.is_none() {
+        if options.form {
+            let Py::Dict(entries) = &items.fields else {
                 return None;
             };
             let body: Vec<String> = entries
@@ -133,18 +189,15 @@ pub(super) fn httpie(text: &[u8]) -> Option<Request> {
                 .map(|(k, v)| form_pair(&k.as_text(), &v.as_text()))
                 .collect();
             req.body = Some(body.join("&").into_bytes());
-            set_type(&mut req, "application/x-www-form-urlencoded; charset=utf-8");
+            set_type(req, "application/x-www-form-urlencoded; charset=utf-8");
         } else {
             let mut body = String::new();
-            fields.json(&mut body);
+            items.fields.json(&mut body);
             req.body = Some(body.into_bytes());
-            set_type(&mut req, "application/json");
+            set_type(req, "application/json");
         }
     }
-    let sends = req.body.is_some() || req.body_file.is_some();
-    req.method = Some(method.unwrap_or_else(|| if sends { "POST" } else { "GET" }.into()));
-    req.url = Some(url);
-    Some(req)
+    Some(())
 }
 
 /// `(key, separator, value)` of a request item: the separator that starts first, the longest

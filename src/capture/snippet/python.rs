@@ -331,6 +331,137 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// Reads the `import …` lines and the assignments (kept as names) up to the
+    /// `requests.…` call: the call's name (`requests.get`), or `None` when something else
+    /// comes first.
+    fn call_name(&mut self) -> Option<String> {
+        loop {
+            self.ws();
+            let rest = self.s.get(self.i..)?;
+            if rest.starts_with(b"import ") || rest.starts_with(b"from ") {
+                self.i += rest.iter().position(|&c| c == b'\n')?;
+                continue;
+            }
+            let name = self.identifier()?;
+            if name.starts_with("requests.") {
+                return Some(name);
+            }
+            if !self.eat(b'=') {
+                return None;
+            }
+            // `response = requests.get(…)`: the call is the value.
+            self.ws();
+            if self.s.get(self.i..)?.starts_with(b"requests.") {
+                return self.identifier();
+            }
+            let value = self.value(0)?;
+            self.names.push((name, value));
+            if self.names.len() > MAX_NAMES {
+                return None;
+            }
+        }
+    }
+
+    /// Reads a call's arguments, after its opening parenthesis, through the closing one.
+    fn arguments(&mut self) -> Option<(Vec<Py>, Keywords)> {
+        let mut positional: Vec<Py> = Vec::new();
+        let mut keywords: Vec<(String, Py)> = Vec::new();
+        while !self.eat(b')') {
+            let at = self.i;
+            let keyword = self.identifier().filter(|_| {
+                self.ws();
+                self.s.get(self.i) == Some(&b'=') && self.s.get(self.i + 1) != Some(&b'=')
+            });
+            match keyword {
+                Some(k) => {
+                    self.eat(b'=');
+                    keywords.push((k, self.value(0)?));
+                }
+                None => {
+                    self.i = at;
+                    positional.push(self.value(0)?);
+                }
+            }
+            if !self.eat(b',') {
+                if !self.eat(b')') {
+                    return None;
+                }
+                break;
+            }
+        }
+        Some((positional, Keywords(keywords)))
+    }
+}
+
+/// The keyword arguments of the `requests` call, in the order written.
+struct Keywords(Vec<(String, Py)>);
+
+impl Keywords {
+    /// The value of keyword `k` (the first, if it is given twice).
+    fn get(&self, k: &str) -> Option<&Py> {
+        self.0.iter().find(|(n, _)| n == k).map(|(_, v)| v)
+    }
+
+    /// Adds the headers `headers=`, `cookies=` and `auth=` give.
+    fn add_headers(&self, req: &mut Request) {
+        if let Some(Py::Dict(headers)) = self.get("headers") {
+            for (k, v) in headers {
+                req.headers.push((k.as_text(), v.as_text()));
+            }
+        }
+        if let Some(Py::Dict(cookies)) = self.get("cookies") {
+            let list: Vec<String> = cookies
+                .iter()
+                .map(|(k, v)| format!("{}={}", k.as_text(), v.as_text()))
+                .collect();
+            req.cookie = Some(list.join("; "));
+        }
+        if let Some(Py::List(auth)) = self.get("auth") {
+            if let [user, password] = auth.as_slice() {
+                use base64::Engine;
+                let token = base64::engine::general_purpose::STANDARD.encode(format!(
+                    "{}:{}",
+                    user.as_text(),
+                    password.as_text()
+                ));
+                req.headers
+                    .push(("Authorization".into(), format!("Basic {token}")));
+            }
+        }
+    }
+
+    /// Adds the body `data=` or `json=` gives, with its Content-Type unless a header set one.
+    fn add_body(&self, req: &mut Request) {
+        let set_type = |req: &mut Request, ct: &str| {
+            if req.content_type().is_none() {
+                req.headers.push(("Content-Type".into(), ct.into()));
+            }
+        };
+        match (self.get("data"), self.get("json")) {
+            (Some(Py::Str(s)), _) => req.body = Some(s.clone().into_bytes()),
+            (Some(Py::Bytes(b)), _) => req.body = Some(b.clone()),
+            (Some(Py::Other(call)), _) => req.body_file = Some(call.clone()),
+            (Some(form @ (Py::Dict(_) | Py::List(_))), _) => {
+                let body: Vec<String> = pairs(form).iter().map(|(k, v)| form_pair(k, v)).collect();
+                req.body = Some(body.join("&").into_bytes());
+                set_type(req, "application/x-www-form-urlencoded");
+            }
+            (_, Some(json)) => {
+                let mut body = String::new();
+                json.json(&mut body);
+                req.body = Some(body.into_bytes());
+                set_type(req, "application/json");
+            }
+            _ => {}
+        }
+        if self.get("files").is_some() {
+            req.warnings
+                .push("files= sends a multipart body the snippet does not hold; not read".into());
+        }
+    }
+}
+
 /// The request a Python `requests` snippet makes, or `None` when `text` is not one.
 pub(super) fn requests(text: &str) -> Option<Request> {
     if !text.contains("import requests") {
@@ -342,68 +473,19 @@ pub(super) fn requests(text: &str) -> Option<Request> {
         names: Vec::new(),
     };
     // `import …` lines, assignments, then the call.
-    let call = loop {
-        r.ws();
-        let rest = r.s.get(r.i..)?;
-        if rest.starts_with(b"import ") || rest.starts_with(b"from ") {
-            r.i += rest.iter().position(|&c| c == b'\n')?;
-            continue;
-        }
-        let name = r.identifier()?;
-        if name.starts_with("requests.") {
-            break name;
-        }
-        if !r.eat(b'=') {
-            return None;
-        }
-        // `response = requests.get(…)`: the call is the value.
-        r.ws();
-        if r.s.get(r.i..)?.starts_with(b"requests.") {
-            break r.identifier()?;
-        }
-        let value = r.value(0)?;
-        r.names.push((name, value));
-        if r.names.len() > MAX_NAMES {
-            return None;
-        }
-    };
+    let call = r.call_name()?;
     let verb = call.strip_prefix("requests.")?.to_string();
     if !r.eat(b'(') {
         return None;
     }
-    let mut positional: Vec<Py> = Vec::new();
-    let mut keywords: Vec<(String, Py)> = Vec::new();
-    while !r.eat(b')') {
-        let at = r.i;
-        let keyword = r.identifier().filter(|_| {
-            r.ws();
-            r.s.get(r.i) == Some(&b'=') && r.s.get(r.i + 1) != Some(&b'=')
-        });
-        match keyword {
-            Some(k) => {
-                r.eat(b'=');
-                keywords.push((k, r.value(0)?));
-            }
-            None => {
-                r.i = at;
-                positional.push(r.value(0)?);
-            }
-        }
-        if !r.eat(b',') {
-            if !r.eat(b')') {
-                return None;
-            }
-            break;
-        }
-    }
+    let (positional, keywords) = r.arguments()?;
     let (method, url) = if verb == "request" {
         let mut it = positional.into_iter();
         (it.next()?.as_text(), it.next())
     } else {
         (verb.to_ascii_uppercase(), positional.into_iter().next())
     };
-    let keyword = |k: &str| keywords.iter().find(|(n, _)| n == k).map(|(_, v)| v);
-    let Some(Py::Str(mut url)) = url.or_else(|| keyword("url").cloned()) else {
+    let Some(Py::Str(mut url)) = url.or_else(|| keywords.get("url").cloned()) else {
         return None;
     };
     let mut req = Request {
@@ -412,7 +494,7 @@ pub(super) fn requests(text: &str) -> Option<Request> {
         method: Some(method.to_ascii_uppercase()),
         ..Request::default()
     };
-    if let Some(params) = keyword("params") {
+    if let Some(params) = keywords.get("params") {
         let pairs = pairs(params);
         if !pairs.is_empty() {
             let query: Vec<String> = pairs.iter().map(|(k, v)| form_pair(k, v)).collect();
@@ -420,56 +502,8 @@ pub(super) fn requests(text: &str) -> Option<Request> {
             url.push_str(&query.join("&"));
         }
     }
-    if let Some(Py::Dict(headers)) = keyword("headers") {
-        for (k, v) in headers {
-            req.headers.push((k.as_text(), v.as_text()));
-        }
-    }
-    if let Some(Py::Dict(cookies)) = keyword("cookies") {
-        let list: Vec<String> = cookies
-            .iter()
-            .map(|(k, v)| format!("{}={}", k.as_text(), v.as_text()))
-            .collect();
-        req.cookie = Some(list.join("; "));
-    }
-    if let Some(Py::List(auth)) = keyword("auth") {
-        if let [user, password] = auth.as_slice() {
-            use base64::Engine;
-            let token = base64::engine::general_purpose::STANDARD.encode(format!(
-                "{}:{}",
-                user.as_text(),
-                password.as_text()
-            ));
-            req.headers
-                .push(("Authorization".into(), format!("Basic {token}")));
-        }
-    }
-    let set_type = |req: &mut Request, ct: &str| {
-        if req.content_type().is_none() {
-            req.headers.push(("Content-Type".into(), ct.into()));
-        }
-    };
-    match (keyword("data"), keyword("json")) {
-        (Some(Py::Str(s)), _) => req.body = Some(s.clone().into_bytes()),
-        (Some(Py::Bytes(b)), _) => req.body = Some(b.clone()),
-        (Some(Py::Other(call)), _) => req.body_file = Some(call.clone()),
-        (Some(form @ (Py::Dict(_) | Py::List(_))), _) => {
-            let body: Vec<String> = pairs(form).iter().map(|(k, v)| form_pair(k, v)).collect();
-            req.body = Some(body.join("&").into_bytes());
-            set_type(&mut req, "application/x-www-form-urlencoded");
-        }
-        (_, Some(json)) => {
-            let mut body = String::new();
-            json.json(&mut body);
-            req.body = Some(body.into_bytes());
-            set_type(&mut req, "application/json");
-        }
-        _ => {}
-    }
-    if keyword("files").is_some() {
-        req.warnings
-            .push("files= sends a multipart body the snippet does not hold; not read".into());
-    }
+    keywords.add_headers(&mut req);
+    keywords.add_body(&mut req);
     req.url = Some(url);
     Some(req)
 }
