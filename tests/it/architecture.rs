@@ -489,15 +489,7 @@ const LONGEST_FUNCTION: usize = 120;
 /// Functions still longer than [`LONGEST_FUNCTION`], to be split into their steps (module path,
 /// function name). No function joins this list: it only shrinks, and the test fails when one
 /// on it is split without being taken off.
-const NOT_YET_SPLIT: &[(&str, &str)] = &[
-    ("capture::pcap::file", "walk_pcapng"),
-    ("capture::readings", "peel_readings"),
-    ("capture::readings", "score"),
-    ("capture::snippet::httpie", "httpie"),
-    ("capture::snippet::python", "requests"),
-    ("capture::tls::decrypt", "decrypt"),
-    ("capture::tls::decrypt", "direction13"),
-];
+const NOT_YET_SPLIT: &[(&str, &str)] = &[];
 
 #[test]
 fn no_function_outside_tests_is_longer_than_120_lines() {
