@@ -797,7 +797,6 @@ fn read_http1(
 /// The WebSocket frames of direction `which` of stream `index` from byte `at` (after the
 /// handshake): one payload per text or binary message, unmasked, joined and inflated, its layer
 /// naming the frames; control frames listed in the first message's meta.
-#[allow(clippy::too_many_arguments)]
 fn read_websocket(
     conv: &Conversation<'_>,
     which: usize,

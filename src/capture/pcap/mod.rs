@@ -445,22 +445,21 @@ impl State<'_> {
         let Some(&index) = self.current.get(&k) else {
             return;
         };
-        let payload = if self.dropped_from.is_some() {
-            &[][..]
+        let seg = if self.dropped_from.is_some() {
+            net::TcpSegment {
+                payload: &[],
+                ..seg
+            }
         } else {
-            seg.payload
+            seg
         };
-        let flags = (seg.syn, seg.fin, seg.rst);
-        let at = file_offset(p, payload);
+        let at = file_offset(p, seg.payload);
         let Some(Pending::Tcp(conn)) = self.pending.get_mut(index) else {
             return;
         };
         let was_closed = conn.closed;
         let added = conn.add(
-            seg.src,
-            seg.seq,
-            flags,
-            payload,
+            &seg,
             self.input,
             (p.frame, p.time, p.record, at),
             &mut self.budget,
@@ -468,10 +467,10 @@ impl State<'_> {
         if let Err(len) = added {
             // Keep the flags (FIN/RST) even when the data is dropped.
             let _ = conn.add(
-                seg.src,
-                seg.seq,
-                flags,
-                &[],
+                &net::TcpSegment {
+                    payload: &[],
+                    ..seg
+                },
                 self.input,
                 (p.frame, p.time, p.record, None),
                 &mut self.budget,

@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 
 use crate::model::{Span, Timestamp};
 
+use super::net::TcpSegment;
 use super::{Direction, Gap, SegmentRef};
 
 /// One buffered segment.
@@ -123,22 +124,20 @@ impl Connection {
         }
     }
 
-    /// Records one segment, sent by `from`; `input` is the capture file, which `payload` is
-    /// usually a part of (then only its range is kept), and the last of the frame's facts where
-    /// `payload` lies in the file (kept in the segment's [`SegmentRef::at`]). Charges the bytes kept to `budget`, or
-    /// gives their number back when they do not fit.
-    #[allow(clippy::too_many_arguments)]
+    /// Records one segment, sent by `seg.src`; `input` is the capture file, which the
+    /// segment's payload is usually a part of (then only its range is kept), and the last of
+    /// the frame's facts where the payload lies in the file (kept in the segment's
+    /// [`SegmentRef::at`]). Charges the bytes kept to `budget`, or gives their number back when
+    /// they do not fit.
     pub(crate) fn add(
         &mut self,
-        from: SocketAddr,
-        seq: u32,
-        flags: (bool, bool, bool), // syn, fin, rst
-        payload: &[u8],
+        seg: &TcpSegment<'_>,
         input: &[u8],
         (frame, time, record, at): (u64, Option<Timestamp>, Span, Option<usize>),
         budget: &mut usize,
     ) -> Result<(), usize> {
-        let (syn, fin, rst) = flags;
+        let (from, seq, payload) = (seg.src, seg.seq, seg.payload);
+        let (syn, fin, rst) = (seg.syn, seg.fin, seg.rst);
         let d = usize::from(from != self.client);
         let dir = &mut self.dirs[d.min(1)];
         let off = dir.unwrap_seq(seq);
