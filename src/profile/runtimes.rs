@@ -204,6 +204,7 @@ impl RuntimeReport {
 /// One line of the harness protocol.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Line {
     /// The runtime itself.
     Runtime {
