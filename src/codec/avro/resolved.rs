@@ -182,7 +182,7 @@ impl Resolver<'_> {
                     path: path(),
                     byte,
                     kind: value.kind(),
-                    to: *to,
+                    to,
                 })?;
                 self.copy(&promoted, id, segment, key);
                 Ok(promoted)
