@@ -487,7 +487,7 @@ pub fn frame_by_registry(
                 detail.push_str(&format!(": {}", m.full_name()));
                 payload.message = Some(m);
             }
-            Err(e) => payload.meta.push(("warning".to_string(), e)),
+            Err(e) => payload.meta.push(("warning".to_string(), e.to_string())),
         }
     }
     payload.layers.push(crate::capture::Layer {
@@ -616,12 +616,12 @@ impl<'a> Origin<'a> {
 /// The Avro writer's schema for a payload and how many datums it holds: a container header's
 /// own schema; for a single-object fingerprint, the schema of `loaded` that has it; else the
 /// last of `loaded` (the one the user gave last). A fingerprint no loaded schema has is
-/// `Err` with the sentence saying so (the bytes are not read as Avro then: a schema that is not
-/// the writer's would read them wrong).
+/// [`AvroWriterError::UnknownFingerprint`] (the bytes are not read as Avro then: a schema that
+/// is not the writer's would read them wrong).
 pub fn avro_writer(
     framed: Option<&crate::codec::avro::Framed>,
     loaded: &[crate::codec::avro::AvroSchema],
-) -> Result<(Option<crate::codec::avro::AvroSchema>, Option<u64>), String> {
+) -> Result<(Option<crate::codec::avro::AvroSchema>, Option<u64>), AvroWriterError> {
     let Some(framed) = framed else {
         return Ok((loaded.last().cloned(), None));
     };
@@ -631,23 +631,50 @@ pub fn avro_writer(
     match framed.fingerprint {
         Some(fp) => match loaded.iter().rev().find(|s| s.fingerprint() == fp) {
             Some(schema) => Ok((Some(schema.clone()), framed.items)),
-            None => Err(format!(
-                "the Avro single-object header names the schema with fingerprint {fp:#018x} \
-                 (CRC-64-AVRO of its canonical form), and no loaded schema has it{}",
-                match loaded.len() {
-                    0 => "; load the writer's .avsc".to_string(),
-                    _ => format!(
-                        " (loaded: {})",
-                        loaded
-                            .iter()
-                            .map(|s| format!("{} {:#018x}", s.title(), s.fingerprint()))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }
-            )),
+            None => Err(AvroWriterError::UnknownFingerprint {
+                fingerprint: fp,
+                loaded: loaded
+                    .iter()
+                    .map(|s| (s.title(), s.fingerprint()))
+                    .collect(),
+            }),
         },
         None => Ok((loaded.last().cloned(), framed.items)),
+    }
+}
+
+/// Why [`avro_writer`] found no writer's schema for a payload; the message is the warning the
+/// payload's reading shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AvroWriterError {
+    /// A single-object header names a schema by a fingerprint that no loaded schema has.
+    #[error(
+        "the Avro single-object header names the schema with fingerprint {fingerprint:#018x} \
+         (CRC-64-AVRO of its canonical form), and no loaded schema has it{}",
+        loaded_list(loaded)
+    )]
+    UnknownFingerprint {
+        /// The CRC-64-AVRO fingerprint the header names.
+        fingerprint: u64,
+        /// Each loaded schema's title and fingerprint, in the order loaded.
+        loaded: Vec<(String, u64)>,
+    },
+}
+
+/// The end of [`AvroWriterError::UnknownFingerprint`]'s message: the loaded schemas with their
+/// fingerprints, or what to load when there are none.
+fn loaded_list(loaded: &[(String, u64)]) -> String {
+    match loaded.len() {
+        0 => "; load the writer's .avsc".to_string(),
+        _ => format!(
+            " (loaded: {})",
+            loaded
+                .iter()
+                .map(|(title, fp)| format!("{title} {fp:#018x}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -804,7 +831,7 @@ pub fn read(
     let (avro, avro_items) = match avro_writer(request.avro_framed, request.avro_schemas) {
         Ok(found) => found,
         Err(why) => {
-            warnings.push(why);
+            warnings.push(why.to_string());
             (None, None)
         }
     };
@@ -1090,6 +1117,27 @@ fn skeleton(
 mod tests {
     use super::*;
     use crate::codec::detect::detect;
+
+    #[test]
+    fn an_unknown_fingerprint_says_which_schemas_are_loaded() {
+        let none = AvroWriterError::UnknownFingerprint {
+            fingerprint: 0x1234,
+            loaded: Vec::new(),
+        };
+        assert_eq!(
+            none.to_string(),
+            "the Avro single-object header names the schema with fingerprint 0x0000000000001234 \
+             (CRC-64-AVRO of its canonical form), and no loaded schema has it; load the \
+             writer's .avsc"
+        );
+        let two = AvroWriterError::UnknownFingerprint {
+            fingerprint: 1,
+            loaded: vec![("a.A".into(), 2), ("long".into(), 0xff)],
+        };
+        assert!(two
+            .to_string()
+            .ends_with("has it (loaded: a.A 0x0000000000000002, long 0x00000000000000ff)"));
+    }
 
     #[test]
     fn registry_framing_is_peeled_only_for_a_known_id() {

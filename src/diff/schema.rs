@@ -118,7 +118,7 @@ pub fn load_version(
     path: &std::path::Path,
     includes: &[std::path::PathBuf],
     message: &str,
-) -> Result<MessageDescriptor, String> {
+) -> Result<MessageDescriptor, VersionLoadError> {
     use crate::codec::protobuf::schema::Schema;
     let is_proto = path.extension().is_some_and(|e| e == "proto");
     let schema = if is_proto {
@@ -128,7 +128,21 @@ pub fn load_version(
     };
     schema
         .and_then(|s| s.message(message))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|source| VersionLoadError {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Why [`load_version`] gave no message type: the schema file did not load or compile, or has
+/// no such type. The message names the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct VersionLoadError {
+    /// The schema file.
+    pub path: std::path::PathBuf,
+    /// Why it gave no message type.
+    pub source: crate::codec::protobuf::schema::SchemaError,
 }
 
 /// How a field's values are laid out on the wire; two kinds in one class read as each other.
@@ -374,6 +388,25 @@ mod tests {
             .into_iter()
             .map(|c| (c.verdict, c.field))
             .collect()
+    }
+
+    #[test]
+    fn a_version_that_does_not_load_names_its_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("two.proto");
+        std::fs::write(
+            &path,
+            "syntax = \"proto3\";\npackage v;\nmessage A { message M {} }\nmessage B { message M {} }\n",
+        )
+        .expect("proto written");
+        let err = load_version(&path, &[], "M").expect_err("ambiguous");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: message name M is ambiguous: v.A.M, v.B.M",
+                path.display()
+            )
+        );
     }
 
     #[test]

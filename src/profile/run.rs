@@ -129,6 +129,7 @@ pub enum Slot {
 
 /// What [`run`] tells its caller while it works.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Event {
     /// A payload's sizes and bytes per field are ready (timings still empty).
     Prepared {

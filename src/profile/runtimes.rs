@@ -204,6 +204,7 @@ impl RuntimeReport {
 /// One line of the harness protocol.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Line {
     /// The runtime itself.
     Runtime {
@@ -328,7 +329,7 @@ pub fn parse_lines(
     report: &mut RuntimeReport,
     wirelens: &[(Format, Vec<u8>)],
     resamples: usize,
-) -> Result<bool, String> {
+) -> Result<bool, HarnessOutputError> {
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -377,8 +378,11 @@ pub fn parse_lines(
                 message,
             } => {
                 let format = parse_format(&format, n)?;
-                let codec = Codec::parse(&codec)
-                    .ok_or_else(|| format!("line {}: unknown codec {codec:?}", n + 1))?;
+                let codec =
+                    Codec::parse(&codec).ok_or_else(|| HarnessOutputError::UnknownCodec {
+                        line: n + 1,
+                        name: codec.clone(),
+                    })?;
                 let error = compressor_status(&status, &library, install.as_ref(), message);
                 report.compressors.push(RuntimeCompressor {
                     format,
@@ -420,15 +424,72 @@ pub fn parse_lines(
     Ok(false)
 }
 
+/// Why [`parse_lines`] stopped: a line of the harness's output that is not the protocol, or
+/// that names what it does not know. Each names the line (from 1).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessOutputError {
+    /// A line that is not one of the protocol's JSON objects (a traceback, a stray print).
+    #[error("{} harness, line {line}: {source}: {text}", .runtime.name())]
+    NotTheProtocol {
+        /// The runtime whose harness wrote it.
+        runtime: Runtime,
+        /// The line's number.
+        line: usize,
+        /// Why it is not a protocol line.
+        source: serde_json::Error,
+        /// Its first 120 characters.
+        text: String,
+    },
+    /// A format wirelens does not have.
+    #[error("line {line}: unknown format {name:?}")]
+    UnknownFormat {
+        /// The line's number.
+        line: usize,
+        /// The format as the line names it.
+        name: String,
+    },
+    /// A compressor wirelens does not have.
+    #[error("line {line}: unknown codec {name:?}")]
+    UnknownCodec {
+        /// The line's number.
+        line: usize,
+        /// The codec as the line names it.
+        name: String,
+    },
+    /// Samples of a compressor no earlier line announced.
+    #[error("line {line}: samples of the {codec} compressor before it")]
+    CompressorNotAnnounced {
+        /// The line's number.
+        line: usize,
+        /// The compressor's codec.
+        codec: String,
+    },
+    /// Samples of a library no earlier line announced.
+    #[error("line {line}: samples of {library} before it")]
+    LibraryNotAnnounced {
+        /// The line's number.
+        line: usize,
+        /// The library.
+        library: String,
+    },
+    /// Samples of an operation other than encode, decode, compress and decompress.
+    #[error("line {line}: unknown op {op:?}")]
+    UnknownOp {
+        /// The line's number.
+        line: usize,
+        /// The operation as the line names it.
+        op: String,
+    },
+}
+
 /// Line `n` (from 0) of `runtime`'s harness output, read; the error names the line.
-fn parse_line(runtime: Runtime, n: usize, line: &str) -> Result<Line, String> {
-    serde_json::from_str(line).map_err(|e| {
-        format!(
-            "{} harness, line {}: {e}: {}",
-            runtime.name(),
-            n + 1,
-            line.chars().take(120).collect::<String>()
-        )
+fn parse_line(runtime: Runtime, n: usize, line: &str) -> Result<Line, HarnessOutputError> {
+    serde_json::from_str(line).map_err(|source| HarnessOutputError::NotTheProtocol {
+        runtime,
+        line: n + 1,
+        source,
+        text: line.chars().take(120).collect(),
     })
 }
 
@@ -519,7 +580,12 @@ struct Samples {
 impl Samples {
     /// Summarises the samples of line `n` (from 0) into the row or compressor they time in
     /// `report`, which must have come before them.
-    fn add_to(self, report: &mut RuntimeReport, n: usize, resamples: usize) -> Result<(), String> {
+    fn add_to(
+        self,
+        report: &mut RuntimeReport,
+        n: usize,
+        resamples: usize,
+    ) -> Result<(), HarnessOutputError> {
         let Samples {
             format,
             library,
@@ -569,11 +635,9 @@ impl Samples {
                 .compressors
                 .iter_mut()
                 .find(|c| c.format == format && c.codec.name() == library)
-                .ok_or_else(|| {
-                    format!(
-                        "line {}: samples of the {library} compressor before it",
-                        n + 1
-                    )
+                .ok_or_else(|| HarnessOutputError::CompressorNotAnnounced {
+                    line: n + 1,
+                    codec: library.clone(),
                 })?;
             if op == "compress" {
                 c.compress = summary(&per_op);
@@ -586,23 +650,34 @@ impl Samples {
             .rows
             .iter_mut()
             .find(|r| r.format == format && r.library == library)
-            .ok_or_else(|| format!("line {}: samples of {library} before it", n + 1))?;
+            .ok_or_else(|| HarnessOutputError::LibraryNotAnnounced {
+                line: n + 1,
+                library: library.clone(),
+            })?;
         let measurement = summary(&per_op);
         match op.as_str() {
             "encode" => row.encode = measurement,
             "decode" => row.decode = measurement,
-            other => return Err(format!("line {}: unknown op {other:?}", n + 1)),
+            other => {
+                return Err(HarnessOutputError::UnknownOp {
+                    line: n + 1,
+                    op: other.to_string(),
+                })
+            }
         }
         Ok(())
     }
 }
 
 /// The format named `name` on line `line` (from 0) of a harness's output.
-fn parse_format(name: &str, line: usize) -> Result<Format, String> {
+fn parse_format(name: &str, line: usize) -> Result<Format, HarnessOutputError> {
     Format::ALL
         .into_iter()
         .find(|f| f.name() == name)
-        .ok_or_else(|| format!("line {}: unknown format {name:?}", line + 1))
+        .ok_or_else(|| HarnessOutputError::UnknownFormat {
+            line: line + 1,
+            name: name.to_string(),
+        })
 }
 
 /// The job file the harness reads: payload files, descriptor set, Avro schema, sampling

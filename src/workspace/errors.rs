@@ -1,5 +1,6 @@
-//! Why the workspace could not open a file, load a schema or key log, or export a table: the
-//! messages the app's status line shows, with what caused them kept as their source.
+//! Why the workspace could not open a file, load a schema or key log, export a table, compare
+//! two payloads or start the profiler: the messages the app's status line shows, with what
+//! caused them kept as their source.
 
 use std::path::PathBuf;
 
@@ -102,4 +103,42 @@ pub enum ExportError {
         /// What the system said.
         source: std::io::Error,
     },
+}
+
+/// Why [`super::Workspace::compare`] started no comparison.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompareError {
+    /// One of the two sources is not open.
+    #[error("no source {} is open", index + 1)]
+    NotOpen {
+        /// The source's index (from 0; the message counts from 1).
+        index: usize,
+    },
+}
+
+/// Why [`super::Workspace::start_profile`] started no run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileStartError {
+    /// No source is open (or the one asked for is not): there is no payload to time.
+    #[error("open a payload first")]
+    NoPayload,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparing_and_profiling_say_what_is_missing() {
+        assert_eq!(
+            CompareError::NotOpen { index: 1 }.to_string(),
+            "no source 2 is open"
+        );
+        assert_eq!(
+            ProfileStartError::NoPayload.to_string(),
+            "open a payload first"
+        );
+    }
 }

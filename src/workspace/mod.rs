@@ -26,7 +26,9 @@ pub use analysis::{
     READ_ON_DEMAND_FROM,
 };
 pub use compare::{export_diff_csv, CompareRun, Compared, Comparison};
-pub use errors::{ExportError, KeyLogFileError, OpenError, SchemaLoadError};
+pub use errors::{
+    CompareError, ExportError, KeyLogFileError, OpenError, ProfileStartError, SchemaLoadError,
+};
 pub use job::{no_notify, panic_message, Job, JobContext, JobError, Notify};
 pub use profiling::{ProfileRun, Progress, Scope};
 pub use schemas::{LoadedSchema, Method, ProtoMode, SchemaOrigin, SchemaSet};
@@ -891,12 +893,12 @@ impl Workspace {
         a: (usize, usize),
         b: (usize, usize),
         options: crate::diff::DiffOptions,
-    ) -> Result<(), String> {
-        let pick = |(i, p): (usize, usize)| -> Result<compare::Pick, String> {
+    ) -> Result<(), CompareError> {
+        let pick = |(i, p): (usize, usize)| -> Result<compare::Pick, CompareError> {
             let e = self
                 .entries
                 .get(i)
-                .ok_or_else(|| format!("no source {} is open", i + 1))?;
+                .ok_or(CompareError::NotOpen { index: i })?;
             // The analysis shown is for the entry's selected payload only.
             let analysis = (e.payload == p)
                 .then(|| e.analysis.ready().cloned())
@@ -947,7 +949,7 @@ impl Workspace {
         scope: Scope,
         links: Vec<Link>,
         runtimes: Vec<(crate::profile::runtimes::Runtime, String)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProfileStartError> {
         let indices: Vec<usize> = match scope {
             Scope::Current => self.current.into_iter().collect(),
             Scope::AllOpen => (0..self.entries.len()).collect(),
@@ -973,7 +975,7 @@ impl Workspace {
             });
         }
         if pending.is_empty() {
-            return Err("open a payload first".into());
+            return Err(ProfileStartError::NoPayload);
         }
         self.profile = Some(ProfileRun::start(
             pending,

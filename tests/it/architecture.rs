@@ -536,3 +536,158 @@ fn functions_are_measured_past_strings_comments_and_characters() {
         [("a".to_string(), 1, 5), ("c".to_string(), 7, 3)]
     );
 }
+
+/// The public functions of `code` (masked, test items left out) whose error type is `String`,
+/// as (name, first line). A function is public when it is `pub` without a restriction
+/// (`pub(crate)`, `pub(super)` are not); its signature may run over several lines. The return
+/// type is `Result<…, String>` by any path to `Result` or `String` (`std::result::Result`,
+/// `std::string::String`).
+fn string_errors(code: &str) -> Vec<(String, usize)> {
+    let bytes = code.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("pub") {
+        let start = from + at;
+        from = start + 3;
+        if start > 0 && ident(bytes[start - 1]) || bytes.get(from).copied().is_some_and(ident) {
+            continue;
+        }
+        // `pub`, then qualifiers, then `fn`; `pub(crate)` and items other than functions stop.
+        let mut rest = code[from..].trim_start();
+        if !code[from..].starts_with(char::is_whitespace) {
+            continue;
+        }
+        for qualifier in ["const ", "async ", "unsafe ", "extern \"C\" ", "extern "] {
+            if let Some(after) = rest.strip_prefix(qualifier) {
+                rest = after.trim_start();
+            }
+        }
+        let Some(after_fn) = rest.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = after_fn
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // The signature ends at the body's `{` or the declaration's `;` outside brackets
+        // (`[u8; 4]` holds one).
+        let mut depth = 0usize;
+        let mut signature = String::new();
+        for c in after_fn.chars() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
+                '{' | ';' if depth == 0 => break,
+                _ => {}
+            }
+            signature.push(c);
+        }
+        if returns_string_error(&signature) {
+            out.push((name, code[..start].matches('\n').count() + 1));
+        }
+    }
+    out
+}
+
+/// Whether `signature` (from the name to the body) returns `Result<_, String>`.
+fn returns_string_error(signature: &str) -> bool {
+    // The return type: after the `->` outside the parameters' brackets, before any `where`.
+    let mut depth = 0usize;
+    let mut arrow = None;
+    let chars: Vec<char> = signature.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            '-' if depth == 0 && chars.get(i + 1) == Some(&'>') => {
+                arrow = Some(i + 2);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let Some(arrow) = arrow else {
+        return false;
+    };
+    let ret: String = chars[arrow..].iter().collect();
+    let ret: String = ret
+        .split_whitespace()
+        .take_while(|word| *word != "where")
+        .collect();
+    let Some((head, args)) = ret.split_once('<') else {
+        return false;
+    };
+    let Some(args) = args.strip_suffix('>') else {
+        return false;
+    };
+    if !matches!(
+        head,
+        "Result" | "std::result::Result" | "core::result::Result" | "::std::result::Result"
+    ) {
+        return false;
+    }
+    // The type's arguments, split at its own commas (a trailing one ends none).
+    let mut depth = 0usize;
+    let mut split = vec![String::new()];
+    for c in args.chars() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                split.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        split.last_mut().expect("an argument").push(c);
+    }
+    split.retain(|a| !a.is_empty());
+    split.len() == 2
+        && matches!(
+            split[1].as_str(),
+            "String" | "std::string::String" | "alloc::string::String" | "::std::string::String"
+        )
+}
+
+/// Public functions fail with an error type that says what failed (an enum or a struct with
+/// `Display`, `std::error::Error` and the underlying error as its `source()`), not a `String`:
+/// callers can tell the failures apart without reading the words, and the words stay the same.
+#[test]
+fn no_public_function_fails_with_a_string() {
+    let mut found = Vec::new();
+    for (module, path) in modules() {
+        let source = std::fs::read_to_string(&path).expect("a source file");
+        let code = code_of(&masked(&source));
+        for (name, line) in string_errors(&code) {
+            found.push(format!("{module}::{name} (line {line})"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "public functions returning Result<_, String> (give each an error type):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn string_errors_are_found_over_several_lines_and_only_in_public_functions() {
+    let source = "pub fn a(\n    x: &[u8; 4],\n) -> Result<\n    Vec<u8>,\n    String,\n> {\n    todo()\n}\n\
+                  pub(crate) fn b() -> Result<(), String> {}\n\
+                  fn c() -> Result<(), String> {}\n\
+                  pub fn d() -> std::io::Result<String> {}\n\
+                  pub fn e(f: impl Fn() -> Result<(), String>) -> Result<(), Error> {}\n\
+                  pub async fn g<T>(t: T) -> std::result::Result<Option<T>, std::string::String>\n\
+                  where\n    T: Clone,\n{}\n\
+                  pub fn h() -> Result<String, Error> {}\n\
+                  pub struct S(pub fn() -> Result<(), String>);\n\
+                  #[cfg(test)]\nmod tests {\n    pub fn i() -> Result<(), String> {}\n}\n\
+                  /// pub fn j() -> Result<(), String>\n\
+                  pub fn k() -> Result<(), &'static str> { let s = \"pub fn l() -> Result<(), String> {\"; }\n";
+    let code = code_of(&masked(source));
+    assert_eq!(
+        string_errors(&code),
+        [("a".to_string(), 1), ("g".to_string(), 13)]
+    );
+}

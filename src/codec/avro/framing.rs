@@ -23,6 +23,7 @@ pub const MAX_VARINT_LEN: usize = 10;
 
 /// Why a zigzag varint could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum VarintError {
     /// The input ends inside the varint (or before its first byte).
     #[error("varint starting at byte {at} is cut short by the end of the input at byte {len}")]

@@ -111,7 +111,8 @@ fn read_by(
             ))
         }
     };
-    resolved::read_with(&written, bytes, &plan, reader, run).map_err(|e| fail(e, written))
+    resolved::read_with(&written, bytes, &plan, reader, run)
+        .map_err(|e| fail(e.to_string(), written))
 }
 
 /// Runs `work` here, or for a recursive schema (whose data nests as deep as the depth limit

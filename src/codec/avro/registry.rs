@@ -57,29 +57,82 @@ impl RegistrySchema {
     pub fn message(
         &self,
         indexes: &[i64],
-    ) -> Result<crate::codec::protobuf::MessageDescriptor, String> {
+    ) -> Result<crate::codec::protobuf::MessageDescriptor, MessageIndexError> {
+        let id = self.id;
         let (schema, name) = match &self.proto {
             Some(Ok(found)) => found,
-            Some(Err(e)) => return Err(format!("schema id {}: {e}", self.id)),
-            None => return Err(format!("schema id {} is not a Protobuf schema", self.id)),
+            Some(Err(e)) => return Err(MessageIndexError::Unread { id, why: e.clone() }),
+            None => return Err(MessageIndexError::NotProtobuf { id }),
         };
-        let file = schema
-            .pool()
-            .get_file_by_name(name)
-            .ok_or_else(|| format!("schema id {}: no file {name}", self.id))?;
+        let file =
+            schema
+                .pool()
+                .get_file_by_name(name)
+                .ok_or_else(|| MessageIndexError::NoFile {
+                    id,
+                    file: name.clone(),
+                })?;
         let at = |i: i64| usize::try_from(i).ok();
         let mut path = indexes.iter();
         let first = path.next().copied().unwrap_or(0);
         let mut message = at(first)
             .and_then(|i| file.messages().nth(i))
-            .ok_or_else(|| format!("schema id {} has no top-level message {first}", self.id))?;
+            .ok_or(MessageIndexError::NoTopLevel { id, index: first })?;
         for &i in path {
             message = at(i)
                 .and_then(|i| message.child_messages().nth(i))
-                .ok_or_else(|| format!("{} has no nested message {i}", message.full_name()))?;
+                .ok_or_else(|| MessageIndexError::NoNested {
+                    parent: message.full_name().to_string(),
+                    index: i,
+                })?;
         }
         Ok(message)
     }
+}
+
+/// Why [`RegistrySchema::message`] found no message type for a message-index path; each names
+/// the schema id or the message the path went through.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MessageIndexError {
+    /// The Protobuf schema did not compile when the registry was read.
+    #[error("schema id {id}: {why}")]
+    Unread {
+        /// The schema id.
+        id: u32,
+        /// Why it did not compile, as kept with the schema.
+        why: String,
+    },
+    /// The schema is Avro or JSON Schema.
+    #[error("schema id {id} is not a Protobuf schema")]
+    NotProtobuf {
+        /// The schema id.
+        id: u32,
+    },
+    /// The schema's compiled pool lacks its own file.
+    #[error("schema id {id}: no file {file}")]
+    NoFile {
+        /// The schema id.
+        id: u32,
+        /// The file's name.
+        file: String,
+    },
+    /// The path's first index is past the file's top-level messages.
+    #[error("schema id {id} has no top-level message {index}")]
+    NoTopLevel {
+        /// The schema id.
+        id: u32,
+        /// The index.
+        index: i64,
+    },
+    /// A later index is past the nested messages of the message before it.
+    #[error("{parent} has no nested message {index}")]
+    NoNested {
+        /// The full name of the message the path had reached.
+        parent: String,
+        /// The index.
+        index: i64,
+    },
 }
 
 /// Schemas by registry id.
@@ -570,6 +623,27 @@ fn read_text(path: &Path) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    /// A message-index path that names no message type says which schema id it was read by.
+    #[test]
+    fn message_index_errors_name_the_schema_id() {
+        let mut schema = RegistrySchema {
+            id: 7,
+            kind: RegistryKind::Avro,
+            subject: None,
+            avro: None,
+            proto: None,
+            origin: "7.avsc".into(),
+        };
+        let err = schema.message(&[0]).expect_err("Avro");
+        assert_eq!(err, MessageIndexError::NotProtobuf { id: 7 });
+        assert_eq!(err.to_string(), "schema id 7 is not a Protobuf schema");
+        schema.proto = Some(Err("7.proto:1:1: expected syntax".into()));
+        assert_eq!(
+            schema.message(&[0]).expect_err("not compiled").to_string(),
+            "schema id 7: 7.proto:1:1: expected syntax"
+        );
+    }
+
     /// A schema file not named by its id, and a folder with no schema, are told in the words
     /// `--registry` and the app have always shown.
     #[test]
@@ -736,7 +810,8 @@ mod tests {
             .get(4)
             .expect("id 4")
             .message(&[0])
-            .expect_err("no version 3");
+            .expect_err("no version 3")
+            .to_string();
         assert!(
             err.contains("its reference shop/money.proto names subject shop/money.proto version 3"),
             "{err}"

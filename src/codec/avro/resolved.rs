@@ -11,25 +11,25 @@
 //! bytes (the writer's order), defaults last: the span tree runs in byte order, and a record's
 //! meaning does not depend on the order of its fields.
 
-use super::framing::read_long;
+use super::framing::{read_long, VarintError};
 use std::collections::HashMap;
 
 use super::resolve::{Action, FieldMatch, FieldSource, Plan, Step};
 use super::AvroSchema;
 use crate::codec::{Document, Format};
-use crate::model::{Float, NodeId, Segment, Span, SpanTree, SpanTreeBuilder, Value};
+use crate::model::{Float, Kind, NodeId, Path, Segment, Span, SpanTree, SpanTreeBuilder, Value};
 
 /// `writer` (decoded from `bytes` by the writer's schema, whole) as `reader` reads it by `plan`.
 /// With `run`, the document's root is an array of datums (a container block) and the plan
-/// applies to each. Errors say where the data and the plan disagree, which a plan made from the
-/// same writer's schema as the data never does.
+/// applies to each. Errors say where the data and the plan disagree ([`ReadWithError`]), which a
+/// plan made from the same writer's schema as the data never does.
 pub fn read_with(
     writer: &Document,
     bytes: &[u8],
     plan: &Plan,
     reader: &AvroSchema,
     run: bool,
-) -> Result<Document, String> {
+) -> Result<Document, ReadWithError> {
     let Some(root) = writer.spans.root() else {
         return Ok(Document {
             format: Format::Avro,
@@ -46,7 +46,7 @@ pub fn read_with(
     };
     let value = if run {
         let Value::Array(items) = &writer.value else {
-            return Err("a run of datums that is not an array".into());
+            return Err(ReadWithError::NotARun);
         };
         let node = r.tree.node(root);
         r.out
@@ -68,6 +68,90 @@ pub fn read_with(
     })
 }
 
+/// Where the writer's document and the plan of [`read_with`] disagree: each names the node (its
+/// path and first byte) and what the plan expected there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadWithError {
+    /// The document of a run of datums (a container block) is not an array.
+    #[error("a run of datums that is not an array")]
+    NotARun,
+    /// The plan promotes the value to a type it cannot be promoted to.
+    #[error("at {path} (byte {byte}): {kind:?} cannot be promoted to {to}")]
+    NotPromoted {
+        /// The node's path.
+        path: Path,
+        /// The node's first byte.
+        byte: usize,
+        /// What the writer's value is.
+        kind: Kind,
+        /// The reader's type.
+        to: &'static str,
+    },
+    /// The plan reads an array where the value is none.
+    #[error("at {path} (byte {byte}): the plan reads an array here")]
+    NotAnArray {
+        /// The node's path.
+        path: Path,
+        /// The node's first byte.
+        byte: usize,
+    },
+    /// The plan reads a map where the value is none.
+    #[error("at {path} (byte {byte}): the plan reads a map here")]
+    NotAMap {
+        /// The node's path.
+        path: Path,
+        /// The node's first byte.
+        byte: usize,
+    },
+    /// The plan reads a record where the value is no map.
+    #[error("at {path} (byte {byte}): the plan reads record {record} here")]
+    NotARecord {
+        /// The node's path.
+        path: Path,
+        /// The node's first byte.
+        byte: usize,
+        /// The reader's record name.
+        record: String,
+    },
+    /// The value is an enum symbol the plan does not map.
+    #[error("at {path} (byte {byte}): the writer's enum has no symbol {symbol:?}")]
+    NoSymbol {
+        /// The node's path.
+        path: Path,
+        /// The node's first byte.
+        byte: usize,
+        /// The symbol.
+        symbol: String,
+    },
+    /// The union's branch index at the node's first byte could not be read.
+    #[error("at {path} (byte {byte}): the union's branch index: {source}")]
+    BranchIndex {
+        /// The node's path.
+        path: Path,
+        /// The node's first byte.
+        byte: usize,
+        /// Why the varint could not be read.
+        source: VarintError,
+    },
+    /// The plan has no step for the writer's union branch the bytes name.
+    #[error("at {path} (byte {byte}): no plan for the writer's branch {index}")]
+    NoBranchPlan {
+        /// The node's path.
+        path: Path,
+        /// The node's first byte.
+        byte: usize,
+        /// The branch index read.
+        index: i64,
+    },
+    /// The plan names a record plan it does not have.
+    #[error("record plan {index} is missing")]
+    NoRecordPlan {
+        /// The record plan's index.
+        index: usize,
+    },
+}
+
 struct Resolver<'a> {
     bytes: &'a [u8],
     tree: &'a SpanTree,
@@ -84,24 +168,28 @@ impl Resolver<'_> {
         value: &Value,
         segment: Segment,
         key: Option<Span>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ReadWithError> {
         let node = self.tree.node(id);
-        let at = || format!("at {} (byte {})", self.tree.path(id), node.span.start);
+        let path = || self.tree.path(id);
+        let byte = node.span.start;
         match &step.action {
             Action::Same { .. } | Action::Fixed { .. } => {
                 self.copy(value, id, segment, key);
                 Ok(value.clone())
             }
             Action::Promote { to, .. } => {
-                let promoted = promote(value, to).ok_or_else(|| {
-                    format!("{}: {:?} cannot be promoted to {to}", at(), value.kind())
+                let promoted = promote(value, to).ok_or_else(|| ReadWithError::NotPromoted {
+                    path: path(),
+                    byte,
+                    kind: value.kind(),
+                    to,
                 })?;
                 self.copy(&promoted, id, segment, key);
                 Ok(promoted)
             }
             Action::Array(inner) => {
                 let Value::Array(items) = value else {
-                    return Err(format!("{}: the plan reads an array here", at()));
+                    return Err(ReadWithError::NotAnArray { path: path(), byte });
                 };
                 self.out.open(
                     crate::model::Kind::Array,
@@ -120,7 +208,7 @@ impl Resolver<'_> {
             }
             Action::Map(inner) => {
                 let Value::Map(entries) = value else {
-                    return Err(format!("{}: the plan reads a map here", at()));
+                    return Err(ReadWithError::NotAMap { path: path(), byte });
                 };
                 self.out.open(
                     crate::model::Kind::Map,
@@ -145,8 +233,10 @@ impl Resolver<'_> {
                     .symbols
                     .iter()
                     .find(|s| s.symbol == symbol)
-                    .ok_or_else(|| {
-                        format!("{}: the writer's enum has no symbol {symbol:?}", at())
+                    .ok_or_else(|| ReadWithError::NoSymbol {
+                        path: path(),
+                        byte,
+                        symbol: symbol.to_string(),
                     })?;
                 let read = Value::text(mapped.reader_symbol.as_str());
                 self.copy(&read, id, segment, key);
@@ -155,12 +245,21 @@ impl Resolver<'_> {
             Action::ReaderBranch { step, .. } => self.step(step, id, value, segment, key),
             Action::WriterUnion(branches) => {
                 // The writer's union wrote its branch index first: the node starts with it.
-                let (index, _) = read_long(self.bytes, node.span.start)
-                    .map_err(|e| format!("{}: the union's branch index: {e}", at()))?;
+                let (index, _) = read_long(self.bytes, node.span.start).map_err(|source| {
+                    ReadWithError::BranchIndex {
+                        path: path(),
+                        byte,
+                        source,
+                    }
+                })?;
                 let branch = branches
                     .iter()
                     .find(|b| i64::try_from(b.writer_branch).ok() == Some(index))
-                    .ok_or_else(|| format!("{}: no plan for the writer's branch {index}", at()))?;
+                    .ok_or_else(|| ReadWithError::NoBranchPlan {
+                        path: path(),
+                        byte,
+                        index,
+                    })?;
                 self.step(&branch.step, id, value, segment, key)
             }
         }
@@ -173,20 +272,19 @@ impl Resolver<'_> {
         value: &Value,
         segment: Segment,
         key: Option<Span>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ReadWithError> {
         let node = self.tree.node(id);
         let plan = self
             .plan
             .records
             .get(index)
-            .ok_or_else(|| format!("record plan {index} is missing"))?;
+            .ok_or(ReadWithError::NoRecordPlan { index })?;
         let Value::Map(fields) = value else {
-            return Err(format!(
-                "at {} (byte {}): the plan reads record {} here",
-                self.tree.path(id),
-                node.span.start,
-                plan.reader_name
-            ));
+            return Err(ReadWithError::NotARecord {
+                path: self.tree.path(id),
+                byte: node.span.start,
+                record: plan.reader_name.clone(),
+            });
         };
         let reader_fields = match self.reader.named(&plan.reader_name) {
             Some(super::RawSchema::Record(r)) => Some(r),

@@ -163,6 +163,29 @@ fn floats_keep_the_schemas_width_with_a_note_when_rounded() {
     assert_eq!(rounded.notes[0].kind, NoteKind::FloatWidth);
 }
 
+/// Data the plan does not fit is refused in words that name the node: a run of datums that is
+/// no array, a union whose branch index is cut short.
+#[test]
+fn data_the_plan_does_not_fit_is_named() {
+    let writer = schema(r#"["null", "long"]"#);
+    let reader = schema(r#"["null", "double"]"#);
+    let plan = resolve::plan(writer.root(), reader.root()).expect("plans");
+    let (d, _) = options(&writer);
+    let bytes = [0x02, 0x04];
+    let doc = decode(&bytes, &d).expect("decodes");
+    let err = resolved::read_with(&doc, &bytes, &plan, &reader, true).expect_err("no array");
+    assert_eq!(err, resolved::ReadWithError::NotARun);
+    assert_eq!(err.to_string(), "a run of datums that is not an array");
+    // The writer's document says branch 1 at byte 0; the bytes given are cut short there.
+    let err = resolved::read_with(&doc, &[0x82], &plan, &reader, false).expect_err("cut short");
+    assert_eq!(
+        err.to_string(),
+        "at $ (byte 0): the union's branch index: varint starting at byte 0 is cut short by the \
+         end of the input at byte 1"
+    );
+    assert!(std::error::Error::source(&err).is_some());
+}
+
 /// Each node of a datum read with a reader's schema names the rule that read it: a field by
 /// alias, a writer's union branch promoted, an enum symbol the reader lacks, a default and the
 /// nodes inside it, the writer's fields skipped; in a run of datums, each datum.

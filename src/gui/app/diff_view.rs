@@ -308,7 +308,7 @@ impl App {
         let options = self.diff_options();
         match self.ws.compare(a, b, options) {
             Ok(()) => self.status = None,
-            Err(e) => self.status = Some(Status::Error(e)),
+            Err(e) => self.status = Some(Status::Error(e.to_string())),
         }
     }
 

@@ -392,8 +392,11 @@ impl App {
     }
 
     /// Loads pasted schema text; the error is shown where it was pasted.
-    pub fn load_schema_text(&mut self, text: &str) -> Result<(), String> {
-        let label = self.ws.load_schema_text(text).map_err(|e| e.to_string())?;
+    pub fn load_schema_text(
+        &mut self,
+        text: &str,
+    ) -> Result<(), crate::workspace::SchemaLoadError> {
+        let label = self.ws.load_schema_text(text)?;
         let kept = super::SchemaText::Pasted(text.to_string());
         let note = if text.len() > super::SchemaText::MAX_PASTED {
             " (too long to keep for the next run)"

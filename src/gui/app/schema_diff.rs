@@ -147,7 +147,7 @@ impl App {
                 if path.is_empty() {
                     return Err(format!("type the {which} version's schema file"));
                 }
-                load_version(std::path::Path::new(path), &[], message)
+                load_version(std::path::Path::new(path), &[], message).map_err(|e| e.to_string())
             }
             VersionSource::LoadedAvro(_) => Err(format!("the {which} version is an Avro schema")),
             VersionSource::Loaded(i) => {

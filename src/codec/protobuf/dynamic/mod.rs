@@ -22,7 +22,7 @@ use crate::model::KeyMap;
 pub use decode::{decode, decode_stats, DecodeStats};
 pub use encode::encode;
 pub(crate) use encode::encode_root_in_parts;
-pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonOptions};
+pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonError, Proto3JsonOptions};
 pub use proto3_stream::{to_proto3_json_in_chunks, to_proto3_json_streamed};
 pub use proto3_value::proto3_json_of_value;
 

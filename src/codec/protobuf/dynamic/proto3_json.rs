@@ -52,23 +52,56 @@ pub fn to_proto3_json(
     bytes: &[u8],
     message: &MessageDescriptor,
     options: Proto3JsonOptions,
-) -> Result<Proto3Json, String> {
+) -> Result<Proto3Json, Proto3JsonError> {
     let mut notes = Vec::new();
     let mut msg = match DynamicMessage::decode(message.clone(), bytes) {
         Ok(msg) => msg,
         Err(e) => match unchecked_strings_repaired(bytes, message, options, &mut notes) {
             Some(msg) => msg,
-            None => return Err(format!("cannot decode {}: {e}", message.full_name())),
+            None => {
+                return Err(Proto3JsonError::Decode {
+                    message: message.full_name().to_string(),
+                    source: e,
+                })
+            }
         },
     };
     if uses_editions(message) {
         clear_implicit_defaults(&mut msg);
     }
     let mut out = Vec::new();
-    write_json(&msg, options, &mut out)
-        .map_err(|e| format!("cannot write {} as JSON: {e}", message.full_name()))?;
-    let text = String::from_utf8(out).map_err(|e| e.to_string())?;
+    write_json(&msg, options, &mut out).map_err(|e| Proto3JsonError::Write {
+        message: message.full_name().to_string(),
+        source: e,
+    })?;
+    let text = String::from_utf8(out)?;
     Ok(Proto3Json { text, notes })
+}
+
+/// Why [`to_proto3_json`] wrote no JSON: prost-reflect's own words, after the message type.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Proto3JsonError {
+    /// prost-reflect could not read the payload as the message type.
+    #[error("cannot decode {message}: {source}")]
+    Decode {
+        /// The message type's full name.
+        message: String,
+        /// prost-reflect's error, with its byte offset.
+        source: prost::DecodeError,
+    },
+    /// prost-reflect read the payload but could not write it as JSON (an `Any` of a type not
+    /// in the pool, a well-known type out of its range).
+    #[error("cannot write {message} as JSON: {source}")]
+    Write {
+        /// The message type's full name.
+        message: String,
+        /// The serializer's error.
+        source: serde_json::Error,
+    },
+    /// The JSON written is not UTF-8.
+    #[error(transparent)]
+    NotUtf8(#[from] std::string::FromUtf8Error),
 }
 
 /// Writes `msg` as proto3 JSON into `out`, as `options` say: prost-reflect's serializer, every
@@ -328,5 +361,29 @@ impl Repair<'_> {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::protobuf::schema::Schema;
+
+    #[test]
+    fn a_payload_prost_reflect_refuses_names_the_message_type() {
+        let schema = Schema::from_proto_source(
+            "t.proto",
+            "syntax = \"proto3\"; package t; message M { string s = 1; }",
+        )
+        .expect("compiles");
+        let message = schema.message("t.M").expect("type");
+        // Field 1 says 5 bytes follow; none do.
+        let err = to_proto3_json(&[0x0a, 0x05], &message, Proto3JsonOptions::default())
+            .expect_err("cut short");
+        let Proto3JsonError::Decode { source, .. } = &err else {
+            panic!("not a decode error: {err:?}");
+        };
+        assert_eq!(err.to_string(), format!("cannot decode t.M: {source}"));
+        assert!(std::error::Error::source(&err).is_some());
     }
 }

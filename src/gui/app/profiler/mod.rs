@@ -220,7 +220,7 @@ impl App {
                 self.profiler.file = 0;
                 self.status = None;
             }
-            Err(e) => self.status = Some(Status::Error(e)),
+            Err(e) => self.status = Some(Status::Error(e.to_string())),
         }
     }
 
@@ -325,6 +325,7 @@ impl App {
         self.profiler.png_pending = true;
         ctx.request_screenshot(move |image| {
             let result = encode_png(&image, rect, pixels_per_point)
+                .map_err(|e| e.to_string())
                 .and_then(|bytes| {
                     crate::files::write_atomically(&path, &bytes)
                         .map_err(|e| format!("cannot write {}: {e}", path.display()))

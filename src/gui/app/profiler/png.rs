@@ -8,13 +8,13 @@ pub fn encode_png(
     image: &ColorImage,
     rect: egui::Rect,
     pixels_per_point: f32,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, PngError> {
     let [w, h] = image.size;
     let clamp = |v: f32, max: usize| (v * pixels_per_point).round().clamp(0.0, max as f32) as usize;
     let (x0, x1) = (clamp(rect.min.x, w), clamp(rect.max.x, w));
     let (y0, y1) = (clamp(rect.min.y, h), clamp(rect.max.y, h));
     if x1 <= x0 || y1 <= y0 {
-        return Err("the plot is not on screen".into());
+        return Err(PngError::OffScreen);
     }
     let mut rgba = Vec::with_capacity((x1 - x0) * (y1 - y0) * 4);
     for y in y0..y1 {
@@ -24,15 +24,30 @@ pub fn encode_png(
         }
     }
     let mut out = Vec::new();
-    let width = u32::try_from(x1 - x0).map_err(|e| e.to_string())?;
-    let height = u32::try_from(y1 - y0).map_err(|e| e.to_string())?;
+    let width = u32::try_from(x1 - x0)?;
+    let height = u32::try_from(y1 - y0)?;
     let mut encoder = ::png::Encoder::new(&mut out, width, height);
     encoder.set_color(::png::ColorType::Rgba);
     encoder.set_depth(::png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(&rgba).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&rgba)?;
+    writer.finish()?;
     Ok(out)
+}
+
+/// Why [`encode_png`] wrote no PNG.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PngError {
+    /// The plot's rectangle holds no pixel of the screenshot.
+    #[error("the plot is not on screen")]
+    OffScreen,
+    /// The region is wider or taller than a PNG holds.
+    #[error(transparent)]
+    TooLarge(#[from] std::num::TryFromIntError),
+    /// The PNG encoder failed.
+    #[error(transparent)]
+    Encode(#[from] ::png::EncodingError),
 }
 
 #[cfg(test)]
@@ -43,7 +58,7 @@ mod tests {
     /// The crop takes exactly the pixels under the rectangle (scaled by pixels per point), and
     /// the PNG decodes back to them.
     #[test]
-    fn crops_and_round_trips() -> Result<(), String> {
+    fn crops_and_round_trips() -> Result<(), Box<dyn std::error::Error>> {
         let mut image = ColorImage::filled([8, 6], Color32::BLACK);
         for y in 0..6 {
             for x in 0..8 {
@@ -62,7 +77,8 @@ mod tests {
         assert_eq!(px(0, 0), &[60, 80, 7, 255]);
         assert_eq!(px(3, 1), &[150, 120, 7, 255]);
         let off = egui::Rect::from_min_max(pos2(20.0, 20.0), pos2(30.0, 30.0));
-        assert!(encode_png(&image, off, 1.0).is_err());
+        let err = encode_png(&image, off, 1.0).err().ok_or("off screen")?;
+        assert_eq!(err.to_string(), "the plot is not on screen");
         Ok(())
     }
 }
