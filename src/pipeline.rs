@@ -568,6 +568,18 @@ pub enum MessageChoice {
     SchemaLess,
 }
 
+impl MessageChoice {
+    /// This choice, with the message type a framing named (a schema registry's) standing for
+    /// [`MessageChoice::Auto`]: the framing says what the bytes are. A type the user named, or
+    /// none, stays.
+    pub fn or_framed(self, origin: &Origin<'_>) -> MessageChoice {
+        match (self, origin.message) {
+            (MessageChoice::Auto, Some(m)) => MessageChoice::Named(m.clone()),
+            (choice, _) => choice,
+        }
+    }
+}
+
 /// Format readings already made of a payload (by layer ranking), documents included.
 #[derive(Debug)]
 pub struct Known {
@@ -713,17 +725,18 @@ pub fn avro_resolution(
 /// What [`read`] is asked to do with one payload.
 #[derive(Debug, Default)]
 pub struct ReadRequest<'a> {
-    /// The format the payload's Content-Type or name suggests (it breaks ties).
-    pub hint: Option<Format>,
-    /// The gRPC call the payload is a message of: its `:path`, and whether it is the request.
-    pub grpc: Option<&'a (String, bool)>,
+    /// What the payload's layers said of it: its format hint (it breaks ties), its gRPC call,
+    /// an Avro framing (see [`avro_writer`]) and a message type a framing named (it stands for
+    /// [`MessageChoice::Auto`], see [`MessageChoice::or_framed`]).
+    pub origin: Origin<'a>,
     /// Read as this format instead of the best reading (its reading is marked
     /// [`ReadingSummary::asked`]).
     pub format: Option<Format>,
     /// With `format`: list every format's reading too (the app's reading picker), rather than
     /// decode only the one asked for (a command that uses one).
     pub list_every_reading: bool,
-    /// Which message type.
+    /// Which message type (a type the payload's framing named stands for
+    /// [`MessageChoice::Auto`]).
     pub message: MessageChoice,
     /// The user's readings of fields of protobuf read without a schema. While there is one, the
     /// payload is read as protobuf without a message type unless the user named one (then
@@ -738,8 +751,6 @@ pub struct ReadRequest<'a> {
     /// (the app, to start the work such a payload needs early). It stands only if detection or
     /// the format asked for reads the payload as that format.
     pub skeleton: Option<Format>,
-    /// What an Avro framing said of the payload (see [`avro_writer`]).
-    pub avro_framed: Option<&'a crate::codec::avro::Framed>,
     /// The Avro schemas the user loaded, the default last: with a writer's schema (one of
     /// these, or a container header's), Avro is one of the readings.
     pub avro_schemas: &'a [crate::codec::avro::AvroSchema],
@@ -788,7 +799,7 @@ pub fn read(
 ) -> Read {
     let mut warnings = Vec::new();
     let mut field_readings = std::mem::take(&mut request.field_readings);
-    let choice = std::mem::take(&mut request.message);
+    let choice = std::mem::take(&mut request.message).or_framed(&request.origin);
     let MessagePick {
         message,
         reason: message_reason,
@@ -801,7 +812,7 @@ pub fn read(
         &mut field_readings,
         &mut warnings,
     );
-    let (avro, avro_items) = match avro_writer(request.avro_framed, request.avro_schemas) {
+    let (avro, avro_items) = match avro_writer(request.origin.avro, request.avro_schemas) {
         Ok(found) => found,
         Err(why) => {
             warnings.push(why);
@@ -821,7 +832,7 @@ pub fn read(
     // A framing that carries the writer's schema (a container block, a registry id) says the
     // bytes are Avro: no other reading is chosen over it, whatever it scores.
     let framed_avro =
-        request.avro_framed.is_some_and(|f| f.schema.is_some()) && options.avro.is_some();
+        request.origin.avro.is_some_and(|f| f.schema.is_some()) && options.avro.is_some();
     let wanted = match request.format {
         None if !options.protobuf_readings.is_empty() => Some(Format::Protobuf),
         None if framed_avro => Some(Format::Avro),
@@ -853,7 +864,7 @@ pub fn read(
                 .and_then(|format| skeleton(bytes, format, &options));
             skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
             let known = skeleton_doc.map(|(doc, rare)| KnownDocument::Skeleton(doc, rare));
-            detect_knowing(bytes, request.hint, &options, known)
+            detect_knowing(bytes, request.origin.hint, &options, known)
         }
     };
     let mut summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
@@ -935,6 +946,7 @@ fn pick_message(
         (MessageChoice::Auto, Some(_)) if !reads_protobuf => none(),
         (MessageChoice::Auto, Some(types)) => {
             let method = request
+                .origin
                 .grpc
                 .and_then(|(path, req)| Some((path, *req, types.grpc_message(path, *req)?)));
             match method {
@@ -1279,7 +1291,10 @@ service Geo { rpc Find(Name) returns (Point); }
         let by_method = read_ok(
             POINT,
             ReadRequest {
-                grpc: Some(&call),
+                origin: Origin {
+                    grpc: Some(&call),
+                    ..Origin::default()
+                },
                 ..ReadRequest::default()
             },
             types,
@@ -1296,7 +1311,10 @@ service Geo { rpc Find(Name) returns (Point); }
         let named = read_ok(
             POINT,
             ReadRequest {
-                grpc: Some(&call),
+                origin: Origin {
+                    grpc: Some(&call),
+                    ..Origin::default()
+                },
                 message: MessageChoice::Named(schema.message("t.Point").expect("a type")),
                 ..ReadRequest::default()
             },
@@ -1325,6 +1343,50 @@ service Geo { rpc Find(Name) returns (Point); }
             types,
         );
         assert!(as_json.message.is_none() && as_json.ranking.is_empty());
+    }
+
+    /// A message type a framing named (a schema registry's) is read with when the user named
+    /// none; one the user named, or none, stands.
+    #[test]
+    fn a_type_a_framing_named_stands_unless_the_user_chose_one() {
+        let schema = schema();
+        let types = Some(&schema as &dyn MessageTypes);
+        let framed = schema.message("t.Name").expect("a type");
+        let origin = Origin {
+            message: Some(&framed),
+            ..Origin::default()
+        };
+        let name = |r: &Read| r.message.as_ref().map(|m| m.full_name().to_string());
+        let auto = read_ok(
+            POINT,
+            ReadRequest {
+                origin,
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert_eq!(name(&auto), Some("t.Name".into()));
+        assert!(auto.ranking.is_empty(), "no type is ranked");
+        let named = read_ok(
+            POINT,
+            ReadRequest {
+                origin,
+                message: MessageChoice::Named(schema.message("t.Point").expect("a type")),
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert_eq!(name(&named), Some("t.Point".into()));
+        let schema_less = read_ok(
+            POINT,
+            ReadRequest {
+                origin,
+                message: MessageChoice::SchemaLess,
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert_eq!(name(&schema_less), None);
     }
 
     #[test]

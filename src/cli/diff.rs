@@ -135,8 +135,8 @@ fn read_side(path: &std::path::Path, plan: &ReadPlan) -> Result<Side, Failure> {
     };
     Ok(Side {
         label,
-        bytes: input.bytes.len(),
-        payload: input.bytes.clone(),
+        bytes: input.bytes().len(),
+        payload: input.bytes().clone(),
         doc,
         message,
     })
