@@ -31,7 +31,7 @@ use crate::capture::{
     PeelChoice, PeelOptions, SharedBytes, StreamedCapture,
 };
 use crate::codec::detect::{
-    add_hint, detect_knowing, rare_values, KnownDocument, Reading, ReadingSummary,
+    add_hint, detect_knowing, detect_reusing, rare_values, KnownDocument, Reading, ReadingSummary,
 };
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
@@ -840,6 +840,7 @@ pub fn read(
     };
     let known = known_readings(request.known.take(), &options);
     if let (Some(format), false) = (request.format, request.list_every_reading) {
+        let known = known.map(KnownReadings::into_readings);
         let (summary, outcome) = read_as(bytes, format, known, &options);
         return Read {
             readings: vec![summary],
@@ -856,7 +857,10 @@ pub fn read(
     // Decoded here: a large JSON, MessagePack or CBOR payload as a skeleton, if asked for.
     let mut skeleton_of = None;
     let readings = match known {
-        Some(readings) => readings,
+        Some(KnownReadings::Every(readings)) => readings,
+        Some(KnownReadings::Partly(readings)) => {
+            detect_reusing(bytes, request.origin.hint, &options, readings)
+        }
         None => {
             let skeleton_doc = request
                 .skeleton
@@ -978,17 +982,47 @@ fn pick_message(
     }
 }
 
-/// The readings made elsewhere that stand for these `options`: decoded with the same message
-/// type and no field readings; with the Avro one when there is a writer's schema (readings made
-/// without it lack it); never when a reader's schema is set (readings made before were never
-/// read with one).
-fn known_readings(known: Option<Known>, options: &DecodeOptions) -> Option<Vec<Reading>> {
-    known
-        .filter(|k| k.message == options.message && options.protobuf_readings.is_empty())
-        .filter(|k| options.avro.is_none() || k.readings.iter().any(|r| r.format == Format::Avro))
-        .filter(|_| options.avro_reader.is_none())
-        .map(|k| k.readings)
-        .filter(|r| !r.is_empty())
+/// Readings made elsewhere of a payload that stand for a read's options.
+enum KnownReadings {
+    /// Every reading detection would make.
+    Every(Vec<Reading>),
+    /// The readings of the formats the read's options decode as they were decoded; the others
+    /// are decoded again.
+    Partly(Vec<Reading>),
+}
+
+impl KnownReadings {
+    fn into_readings(self) -> Vec<Reading> {
+        match self {
+            KnownReadings::Every(readings) | KnownReadings::Partly(readings) => readings,
+        }
+    }
+}
+
+/// The readings made elsewhere that stand for these `options`. Every one when they were decoded
+/// with the same message type and no field readings, with the Avro one when there is a writer's
+/// schema (readings made without it lack it), and no reader's schema is set (readings made
+/// before were never read with one). Else those of the formats these differences leave alone:
+/// JSON, MessagePack and CBOR; protobuf with the same message type and no field readings; Avro
+/// with a writer's schema and no reader's.
+fn known_readings(known: Option<Known>, options: &DecodeOptions) -> Option<KnownReadings> {
+    let known = known.filter(|k| !k.readings.is_empty())?;
+    let same_protobuf = known.message == options.message && options.protobuf_readings.is_empty();
+    let same_avro = options.avro_reader.is_none();
+    let has_avro = known.readings.iter().any(|r| r.format == Format::Avro);
+    if same_protobuf && same_avro && (options.avro.is_none() || has_avro) {
+        return Some(KnownReadings::Every(known.readings));
+    }
+    let readings: Vec<Reading> = known
+        .readings
+        .into_iter()
+        .filter(|r| match r.format {
+            Format::Protobuf => same_protobuf,
+            Format::Avro => same_avro && options.avro.is_some(),
+            Format::Json | Format::MessagePack | Format::Cbor => true,
+        })
+        .collect();
+    (!readings.is_empty()).then_some(KnownReadings::Partly(readings))
 }
 
 /// Reads `bytes` as `format` alone (a reading of `known` as that format when there is one):
@@ -1233,9 +1267,10 @@ service Geo { rpc Find(Name) returns (Point); }
     }
 
     /// Readings made elsewhere are handed on, not decoded again, when they were made with the
-    /// message type the read uses; otherwise the bytes are decoded.
+    /// message type the read uses; otherwise the protobuf reading is made again, and the other
+    /// formats' stand.
     #[test]
-    fn known_readings_are_used_only_with_the_same_message_type() {
+    fn known_readings_are_used_where_the_read_decodes_their_format_the_same() {
         let made_of = br#"{"made": "elsewhere"}"#;
         let bytes = br#"{"made": "here"}"#;
         let known = || detect(made_of, None, &DecodeOptions::default());
@@ -1260,18 +1295,45 @@ service Geo { rpc Find(Name) returns (Point); }
         };
         assert_eq!(value(used), of(made_of));
         let point = schema().message("t.Point").expect("a type");
-        let not_used = read_ok(
+        let partly = read_ok(
             bytes,
             ReadRequest {
                 known: Some(Known {
                     readings: known(),
+                    message: Some(point.clone()),
+                }),
+                ..ReadRequest::default()
+            },
+            None,
+        );
+        let summaries = |b: &[u8]| {
+            detect(b, None, &DecodeOptions::default())
+                .iter()
+                .map(Reading::summary)
+                .collect::<Vec<_>>()
+        };
+        let of_format = |readings: &[ReadingSummary], format| {
+            readings.iter().find(|r| r.format == format).cloned()
+        };
+        let protobuf = of_format(&partly.readings, Format::Protobuf);
+        assert_eq!(protobuf, of_format(&summaries(bytes), Format::Protobuf));
+        let json = of_format(&partly.readings, Format::Json);
+        assert_eq!(json, of_format(&summaries(made_of), Format::Json));
+        assert_eq!(value(partly), of(made_of));
+
+        // Readings of the same bytes, made again only in part, are what detection makes.
+        let again = read_ok(
+            bytes,
+            ReadRequest {
+                known: Some(Known {
+                    readings: detect(bytes, None, &DecodeOptions::default()),
                     message: Some(point),
                 }),
                 ..ReadRequest::default()
             },
             None,
         );
-        assert_eq!(value(not_used), of(bytes));
+        assert_eq!(again.readings, summaries(bytes));
     }
 
     #[test]
