@@ -31,7 +31,7 @@ use crate::capture::{
     PeelChoice, PeelOptions, SharedBytes, StreamedCapture,
 };
 use crate::codec::detect::{
-    add_hint, detect_knowing, rare_values, KnownDocument, Reading, ReadingSummary,
+    add_hint, detect_knowing, detect_reusing, rare_values, KnownDocument, Reading, ReadingSummary,
 };
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::wire::FieldReading;
@@ -568,6 +568,18 @@ pub enum MessageChoice {
     SchemaLess,
 }
 
+impl MessageChoice {
+    /// This choice, with the message type a framing named (a schema registry's) standing for
+    /// [`MessageChoice::Auto`]: the framing says what the bytes are. A type the user named, or
+    /// none, stays.
+    pub fn or_framed(self, origin: &Origin<'_>) -> MessageChoice {
+        match (self, origin.message) {
+            (MessageChoice::Auto, Some(m)) => MessageChoice::Named(m.clone()),
+            (choice, _) => choice,
+        }
+    }
+}
+
 /// Format readings already made of a payload (by layer ranking), documents included.
 #[derive(Debug)]
 pub struct Known {
@@ -740,17 +752,18 @@ pub fn avro_resolution(
 /// What [`read`] is asked to do with one payload.
 #[derive(Debug, Default)]
 pub struct ReadRequest<'a> {
-    /// The format the payload's Content-Type or name suggests (it breaks ties).
-    pub hint: Option<Format>,
-    /// The gRPC call the payload is a message of: its `:path`, and whether it is the request.
-    pub grpc: Option<&'a (String, bool)>,
+    /// What the payload's layers said of it: its format hint (it breaks ties), its gRPC call,
+    /// an Avro framing (see [`avro_writer`]) and a message type a framing named (it stands for
+    /// [`MessageChoice::Auto`], see [`MessageChoice::or_framed`]).
+    pub origin: Origin<'a>,
     /// Read as this format instead of the best reading (its reading is marked
     /// [`ReadingSummary::asked`]).
     pub format: Option<Format>,
     /// With `format`: list every format's reading too (the app's reading picker), rather than
     /// decode only the one asked for (a command that uses one).
     pub list_every_reading: bool,
-    /// Which message type.
+    /// Which message type (a type the payload's framing named stands for
+    /// [`MessageChoice::Auto`]).
     pub message: MessageChoice,
     /// The user's readings of fields of protobuf read without a schema. While there is one, the
     /// payload is read as protobuf without a message type unless the user named one (then
@@ -765,8 +778,6 @@ pub struct ReadRequest<'a> {
     /// (the app, to start the work such a payload needs early). It stands only if detection or
     /// the format asked for reads the payload as that format.
     pub skeleton: Option<Format>,
-    /// What an Avro framing said of the payload (see [`avro_writer`]).
-    pub avro_framed: Option<&'a crate::codec::avro::Framed>,
     /// The Avro schemas the user loaded, the default last: with a writer's schema (one of
     /// these, or a container header's), Avro is one of the readings.
     pub avro_schemas: &'a [crate::codec::avro::AvroSchema],
@@ -815,7 +826,7 @@ pub fn read(
 ) -> Read {
     let mut warnings = Vec::new();
     let mut field_readings = std::mem::take(&mut request.field_readings);
-    let choice = std::mem::take(&mut request.message);
+    let choice = std::mem::take(&mut request.message).or_framed(&request.origin);
     let MessagePick {
         message,
         reason: message_reason,
@@ -828,7 +839,7 @@ pub fn read(
         &mut field_readings,
         &mut warnings,
     );
-    let (avro, avro_items) = match avro_writer(request.avro_framed, request.avro_schemas) {
+    let (avro, avro_items) = match avro_writer(request.origin.avro, request.avro_schemas) {
         Ok(found) => found,
         Err(why) => {
             warnings.push(why.to_string());
@@ -848,7 +859,7 @@ pub fn read(
     // A framing that carries the writer's schema (a container block, a registry id) says the
     // bytes are Avro: no other reading is chosen over it, whatever it scores.
     let framed_avro =
-        request.avro_framed.is_some_and(|f| f.schema.is_some()) && options.avro.is_some();
+        request.origin.avro.is_some_and(|f| f.schema.is_some()) && options.avro.is_some();
     let wanted = match request.format {
         None if !options.protobuf_readings.is_empty() => Some(Format::Protobuf),
         None if framed_avro => Some(Format::Avro),
@@ -856,6 +867,7 @@ pub fn read(
     };
     let known = known_readings(request.known.take(), &options);
     if let (Some(format), false) = (request.format, request.list_every_reading) {
+        let known = known.map(KnownReadings::into_readings);
         let (summary, outcome) = read_as(bytes, format, known, &options);
         return Read {
             readings: vec![summary],
@@ -872,7 +884,10 @@ pub fn read(
     // Decoded here: a large JSON, MessagePack or CBOR payload as a skeleton, if asked for.
     let mut skeleton_of = None;
     let readings = match known {
-        Some(readings) => readings,
+        Some(KnownReadings::Every(readings)) => readings,
+        Some(KnownReadings::Partly(readings)) => {
+            detect_reusing(bytes, request.origin.hint, &options, readings)
+        }
         None => {
             let skeleton_doc = request
                 .skeleton
@@ -880,7 +895,7 @@ pub fn read(
                 .and_then(|format| skeleton(bytes, format, &options));
             skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
             let known = skeleton_doc.map(|(doc, rare)| KnownDocument::Skeleton(doc, rare));
-            detect_knowing(bytes, request.hint, &options, known)
+            detect_knowing(bytes, request.origin.hint, &options, known)
         }
     };
     let mut summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
@@ -962,6 +977,7 @@ fn pick_message(
         (MessageChoice::Auto, Some(_)) if !reads_protobuf => none(),
         (MessageChoice::Auto, Some(types)) => {
             let method = request
+                .origin
                 .grpc
                 .and_then(|(path, req)| Some((path, *req, types.grpc_message(path, *req)?)));
             match method {
@@ -993,17 +1009,47 @@ fn pick_message(
     }
 }
 
-/// The readings made elsewhere that stand for these `options`: decoded with the same message
-/// type and no field readings; with the Avro one when there is a writer's schema (readings made
-/// without it lack it); never when a reader's schema is set (readings made before were never
-/// read with one).
-fn known_readings(known: Option<Known>, options: &DecodeOptions) -> Option<Vec<Reading>> {
-    known
-        .filter(|k| k.message == options.message && options.protobuf_readings.is_empty())
-        .filter(|k| options.avro.is_none() || k.readings.iter().any(|r| r.format == Format::Avro))
-        .filter(|_| options.avro_reader.is_none())
-        .map(|k| k.readings)
-        .filter(|r| !r.is_empty())
+/// Readings made elsewhere of a payload that stand for a read's options.
+enum KnownReadings {
+    /// Every reading detection would make.
+    Every(Vec<Reading>),
+    /// The readings of the formats the read's options decode as they were decoded; the others
+    /// are decoded again.
+    Partly(Vec<Reading>),
+}
+
+impl KnownReadings {
+    fn into_readings(self) -> Vec<Reading> {
+        match self {
+            KnownReadings::Every(readings) | KnownReadings::Partly(readings) => readings,
+        }
+    }
+}
+
+/// The readings made elsewhere that stand for these `options`. Every one when they were decoded
+/// with the same message type and no field readings, with the Avro one when there is a writer's
+/// schema (readings made without it lack it), and no reader's schema is set (readings made
+/// before were never read with one). Else those of the formats these differences leave alone:
+/// JSON, MessagePack and CBOR; protobuf with the same message type and no field readings; Avro
+/// with a writer's schema and no reader's.
+fn known_readings(known: Option<Known>, options: &DecodeOptions) -> Option<KnownReadings> {
+    let known = known.filter(|k| !k.readings.is_empty())?;
+    let same_protobuf = known.message == options.message && options.protobuf_readings.is_empty();
+    let same_avro = options.avro_reader.is_none();
+    let has_avro = known.readings.iter().any(|r| r.format == Format::Avro);
+    if same_protobuf && same_avro && (options.avro.is_none() || has_avro) {
+        return Some(KnownReadings::Every(known.readings));
+    }
+    let readings: Vec<Reading> = known
+        .readings
+        .into_iter()
+        .filter(|r| match r.format {
+            Format::Protobuf => same_protobuf,
+            Format::Avro => same_avro && options.avro.is_some(),
+            Format::Json | Format::MessagePack | Format::Cbor => true,
+        })
+        .collect();
+    (!readings.is_empty()).then_some(KnownReadings::Partly(readings))
 }
 
 /// Reads `bytes` as `format` alone (a reading of `known` as that format when there is one):
@@ -1269,9 +1315,10 @@ service Geo { rpc Find(Name) returns (Point); }
     }
 
     /// Readings made elsewhere are handed on, not decoded again, when they were made with the
-    /// message type the read uses; otherwise the bytes are decoded.
+    /// message type the read uses; otherwise the protobuf reading is made again, and the other
+    /// formats' stand.
     #[test]
-    fn known_readings_are_used_only_with_the_same_message_type() {
+    fn known_readings_are_used_where_the_read_decodes_their_format_the_same() {
         let made_of = br#"{"made": "elsewhere"}"#;
         let bytes = br#"{"made": "here"}"#;
         let known = || detect(made_of, None, &DecodeOptions::default());
@@ -1296,18 +1343,45 @@ service Geo { rpc Find(Name) returns (Point); }
         };
         assert_eq!(value(used), of(made_of));
         let point = schema().message("t.Point").expect("a type");
-        let not_used = read_ok(
+        let partly = read_ok(
             bytes,
             ReadRequest {
                 known: Some(Known {
                     readings: known(),
+                    message: Some(point.clone()),
+                }),
+                ..ReadRequest::default()
+            },
+            None,
+        );
+        let summaries = |b: &[u8]| {
+            detect(b, None, &DecodeOptions::default())
+                .iter()
+                .map(Reading::summary)
+                .collect::<Vec<_>>()
+        };
+        let of_format = |readings: &[ReadingSummary], format| {
+            readings.iter().find(|r| r.format == format).cloned()
+        };
+        let protobuf = of_format(&partly.readings, Format::Protobuf);
+        assert_eq!(protobuf, of_format(&summaries(bytes), Format::Protobuf));
+        let json = of_format(&partly.readings, Format::Json);
+        assert_eq!(json, of_format(&summaries(made_of), Format::Json));
+        assert_eq!(value(partly), of(made_of));
+
+        // Readings of the same bytes, made again only in part, are what detection makes.
+        let again = read_ok(
+            bytes,
+            ReadRequest {
+                known: Some(Known {
+                    readings: detect(bytes, None, &DecodeOptions::default()),
                     message: Some(point),
                 }),
                 ..ReadRequest::default()
             },
             None,
         );
-        assert_eq!(value(not_used), of(bytes));
+        assert_eq!(again.readings, summaries(bytes));
     }
 
     #[test]
@@ -1327,7 +1401,10 @@ service Geo { rpc Find(Name) returns (Point); }
         let by_method = read_ok(
             POINT,
             ReadRequest {
-                grpc: Some(&call),
+                origin: Origin {
+                    grpc: Some(&call),
+                    ..Origin::default()
+                },
                 ..ReadRequest::default()
             },
             types,
@@ -1344,7 +1421,10 @@ service Geo { rpc Find(Name) returns (Point); }
         let named = read_ok(
             POINT,
             ReadRequest {
-                grpc: Some(&call),
+                origin: Origin {
+                    grpc: Some(&call),
+                    ..Origin::default()
+                },
                 message: MessageChoice::Named(schema.message("t.Point").expect("a type")),
                 ..ReadRequest::default()
             },
@@ -1373,6 +1453,50 @@ service Geo { rpc Find(Name) returns (Point); }
             types,
         );
         assert!(as_json.message.is_none() && as_json.ranking.is_empty());
+    }
+
+    /// A message type a framing named (a schema registry's) is read with when the user named
+    /// none; one the user named, or none, stands.
+    #[test]
+    fn a_type_a_framing_named_stands_unless_the_user_chose_one() {
+        let schema = schema();
+        let types = Some(&schema as &dyn MessageTypes);
+        let framed = schema.message("t.Name").expect("a type");
+        let origin = Origin {
+            message: Some(&framed),
+            ..Origin::default()
+        };
+        let name = |r: &Read| r.message.as_ref().map(|m| m.full_name().to_string());
+        let auto = read_ok(
+            POINT,
+            ReadRequest {
+                origin,
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert_eq!(name(&auto), Some("t.Name".into()));
+        assert!(auto.ranking.is_empty(), "no type is ranked");
+        let named = read_ok(
+            POINT,
+            ReadRequest {
+                origin,
+                message: MessageChoice::Named(schema.message("t.Point").expect("a type")),
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert_eq!(name(&named), Some("t.Point".into()));
+        let schema_less = read_ok(
+            POINT,
+            ReadRequest {
+                origin,
+                message: MessageChoice::SchemaLess,
+                ..ReadRequest::default()
+            },
+            types,
+        );
+        assert_eq!(name(&schema_less), None);
     }
 
     #[test]

@@ -134,7 +134,7 @@ fn read(
         limits: plan.limits,
         keys: plan.keys.as_ref(),
         message: None,
-        hint: input.hint,
+        hint: input.hint(),
         registry: plan.registry.as_ref(),
     };
     let mut number = 0usize;
@@ -229,7 +229,7 @@ pub(super) fn inspect(
         return Ok(());
     };
     writeln!(out, "payload {number} of {}:", streamed.payloads)?;
-    let input = Input::payload(&p, &whole.name, whole.hint);
+    let input = Input::payload(&p, &whole.name, whole.hint());
     drop(p);
     super::inspect_payload(args, plan, &input, None, out)
 }

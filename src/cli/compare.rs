@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use super::{peel_input, read_input, read_payload, Failure, ReadArgs, ReadPlan};
+use super::{peel_input, read_input, read_payload_knowing, Failure, ReadArgs, ReadPlan};
 use crate::codec::Format;
 use crate::files::write_atomically;
 use crate::profile::runtimes::{self, Runtime, RuntimeReport};
@@ -113,12 +113,14 @@ pub fn installed_runtimes(timeout: std::time::Duration) -> (Vec<Runtime>, Vec<Ru
 /// Decodes one input into a subject to profile.
 fn subject(plan: &ReadPlan, path: &std::path::Path) -> Result<Subject, Failure> {
     let whole = read_input(path)?;
-    let peeling = peel_input(&whole, plan)?;
+    let mut peeling = peel_input(&whole, plan)?;
     for w in &peeling.warnings {
         eprintln!("warning: {}: {w}", whole.name);
     }
     let input = peeling.chosen_input(&whole);
-    let read = read_payload(&input, plan)?;
+    // What layer ranking read of the payload, so it is not decoded again.
+    let known = peeling.take_detected(peeling.chosen);
+    let read = read_payload_knowing(&input, plan, known)?;
     let doc = read
         .outcome
         .map_err(|e| Failure::Input(format!("{}: {e}", whole.name)))?;

@@ -102,8 +102,8 @@ pub(super) fn convert_streaming(
 ) -> Result<bool, Failure> {
     let plain =
         one_payload_as_it_is(args, plan) && plan.schema.is_none() && args.to != Format::Protobuf;
-    let bytes = &whole.bytes;
-    let from = match (plan.from, whole.hint) {
+    let bytes = whole.bytes();
+    let from = match (plan.from, whole.hint()) {
         (Some(Format::MessagePack), _) | (None, Some(Format::MessagePack)) => Format::MessagePack,
         (Some(Format::Cbor), _) | (None, Some(Format::Cbor)) => Format::Cbor,
         (None | Some(Format::Json), None | Some(Format::Json)) => Format::Json,
@@ -144,7 +144,7 @@ pub(super) fn convert_streaming_protobuf(
 ) -> Result<bool, Failure> {
     let protobuf = match plan.from {
         Some(format) => format == Format::Protobuf,
-        None => whole.hint == Some(Format::Protobuf),
+        None => whole.hint() == Some(Format::Protobuf),
     };
     let plain = protobuf
         && one_payload_as_it_is(args, plan)
@@ -158,7 +158,7 @@ pub(super) fn convert_streaming_protobuf(
         return Ok(false);
     };
     let options = write_options(args, plan, Some(&message), args.pretty);
-    let Some(written) = pipeline::write_proto3_streamed(&whole.bytes, &message, &options) else {
+    let Some(written) = pipeline::write_proto3_streamed(whole.bytes(), &message, &options) else {
         return Ok(false);
     };
     report_notes(&written, &whole.name);
@@ -296,7 +296,7 @@ impl<'a> AllWriter<'a> {
             return Ok(());
         }
         // The payload's verdict is made once, here, and read from the input from then on.
-        let input = Input::payload(p, &whole.name, whole.hint);
+        let input = Input::payload(p, &whole.name, whole.hint());
         if self.plan.from.is_none() {
             if let Some(v) = input.verdict.as_ref().filter(|v| !v.is_data()) {
                 let name = v.name();
@@ -446,7 +446,7 @@ pub(super) fn convert_text(
     pretty: bool,
 ) -> Result<(Vec<u8>, Vec<String>), Failure> {
     let options = write_options(args, plan, None, pretty);
-    let written = pipeline::write_text(&input.bytes, args.to, &options)
+    let written = pipeline::write_text(input.bytes(), args.to, &options)
         .map_err(|e| Failure::Input(format!("error: {e}")))?;
     let notes = note_lines(&written, &input.name);
     Ok((written.bytes, notes))
@@ -501,7 +501,7 @@ pub(super) fn convert_one(
         format,
         value: Cow::Owned(value),
         spans: None,
-        bytes: &input.bytes,
+        bytes: input.bytes(),
         message: read.message.as_ref(),
     };
     let written = pipeline::write(source, args.to, &options).map_err(write_failure)?;

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{parse_format, peel_input, read_input, read_payload, Failure, ReadArgs, ReadPlan};
+use super::{
+    parse_format, peel_input, read_input, read_payload_knowing, Failure, ReadArgs, ReadPlan,
+};
 use crate::capture::SharedBytes;
 use crate::codec::{Document, Format};
 use crate::diff::{diff, ChangeKind, Diff, DiffOptions};
@@ -113,12 +115,14 @@ struct Side {
 
 fn read_side(path: &std::path::Path, plan: &ReadPlan) -> Result<Side, Failure> {
     let whole = read_input(path)?;
-    let peeling = peel_input(&whole, plan)?;
+    let mut peeling = peel_input(&whole, plan)?;
     for w in &peeling.warnings {
         eprintln!("warning: {}: {w}", whole.name);
     }
     let input = peeling.chosen_input(&whole);
-    let read = read_payload(&input, plan)?;
+    // What layer ranking read of the payload, so it is not decoded again.
+    let known = peeling.take_detected(peeling.chosen);
+    let read = read_payload_knowing(&input, plan, known)?;
     let message = read.message.clone();
     let doc = read
         .outcome
@@ -135,8 +139,8 @@ fn read_side(path: &std::path::Path, plan: &ReadPlan) -> Result<Side, Failure> {
     };
     Ok(Side {
         label,
-        bytes: input.bytes.len(),
-        payload: input.bytes.clone(),
+        bytes: input.bytes().len(),
+        payload: input.bytes().clone(),
         doc,
         message,
     })

@@ -7,29 +7,25 @@ use std::path::Path;
 
 use super::{Failure, InputArgs, ReadPlan};
 use crate::capture::verdict::{verdict, Verdict};
-use crate::capture::{LayerReading, SharedBytes};
+use crate::capture::{LayerReading, Payload, SharedBytes};
 use crate::codec::detect::ReadingSummary;
 use crate::codec::protobuf::schema::{Candidate, Schema};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{DecodeError, Document, Format};
 use crate::pipeline::{
-    self, Known, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, ReadRequest,
+    self, Known, MessageChoice, MessageTypes, OpenError, OpenRequest, Opened, Origin, ReadRequest,
 };
 
-/// The input's bytes and a name for messages.
+/// A payload a command reads, and a name for messages: the input file as it is, or one payload
+/// peeled from it.
 pub(super) struct Input {
     pub(super) name: String,
-    pub(super) bytes: SharedBytes,
-    pub(super) hint: Option<Format>,
-    /// The gRPC call a payload is a message of: its `:path` and whether it is the request.
-    pub(super) grpc: Option<(String, bool)>,
+    /// Its bytes and what its layers said of them (none for the input file as it is): the
+    /// format hint, the gRPC call, an Avro framing, a message type a framing named.
+    pub(super) payload: Payload,
     /// What the payload is when it is no data format (text its Content-Type names, encrypted
-    /// records): then no format is guessed.
+    /// records): then no format is guessed. Made once, from `payload`.
     pub(super) verdict: Option<Verdict>,
-    /// What an Avro framing said of the payload (a container block, a single object).
-    pub(super) avro: Option<crate::codec::avro::Framed>,
-    /// The protobuf message type a framing named (a schema registry's).
-    pub(super) message: Option<MessageDescriptor>,
 }
 
 pub(super) fn read_input(path: &Path) -> Result<Input, Failure> {
@@ -60,27 +56,37 @@ impl Input {
     pub(super) fn of(name: String, bytes: Vec<u8>, hint: Option<Format>) -> Input {
         Input {
             name,
-            bytes: bytes.into(),
-            hint,
-            grpc: None,
+            payload: Payload {
+                bytes: bytes.into(),
+                hint,
+                ..Payload::default()
+            },
+            // Bytes the user opened as they are get no verdict (a payload without layers).
             verdict: None,
-            avro: None,
-            message: None,
         }
     }
 
     /// Payload `p` of the input named `name` as an input of its own: its Content-Type (else the
     /// input's `hint`) as the format hint, and what its layers said of it.
-    pub(super) fn payload(p: &crate::capture::Payload, name: &str, hint: Option<Format>) -> Input {
+    pub(super) fn payload(p: &Payload, name: &str, hint: Option<Format>) -> Input {
+        let verdict = verdict(p);
+        let mut payload = p.clone();
+        payload.hint = p.hint.or(hint);
         Input {
             name: name.to_string(),
-            bytes: p.bytes.clone(),
-            hint: p.hint.or(hint),
-            grpc: p.grpc_call(),
-            verdict: verdict(p),
-            avro: p.avro.clone(),
-            message: p.message.clone(),
+            payload,
+            verdict,
         }
+    }
+
+    /// The payload's bytes.
+    pub(super) fn bytes(&self) -> &SharedBytes {
+        &self.payload.bytes
+    }
+
+    /// The format hint: the payload's Content-Type, else the input's name.
+    pub(super) fn hint(&self) -> Option<Format> {
+        self.payload.hint
     }
 }
 
@@ -107,7 +113,7 @@ impl Peeling {
     }
 
     pub(super) fn input_for(&self, index: usize, input: &Input) -> Input {
-        Input::payload(&self.opened.payloads[index], &input.name, input.hint)
+        Input::payload(&self.opened.payloads[index], &input.name, input.hint())
     }
 
     /// Whether anything was peeled (so the user should be told where the payload came from).
@@ -159,10 +165,10 @@ pub(super) fn peel_input_or_nothing(
         limits: plan.limits,
         keys: plan.keys.as_ref(),
         message,
-        hint: input.hint,
+        hint: input.hint(),
         registry: plan.registry.as_ref(),
     };
-    let opened = pipeline::open(&input.bytes, &request).map_err(|e| match e {
+    let opened = pipeline::open(input.bytes(), &request).map_err(|e| match e {
         OpenError::NoSuchReading { asked, count } => Failure::Usage(format!(
             "--layer {}: the input has {count} layer reading(s) (see `wirelens inspect --layers`)",
             asked + 1
@@ -260,12 +266,14 @@ pub(super) fn read_payload_knowing(
         )));
     }
     let schema = plan.schema.as_ref();
-    let message = match (schema, &plan.message, &input.message) {
-        (Some(schema), Some(name), _) => MessageChoice::Named(message_in(schema, name)?),
-        // A framing that names the type (a schema registry's) says what the bytes are.
-        (_, _, Some(m)) => MessageChoice::Named(m.clone()),
+    let call = input.payload.grpc_call();
+    let origin = Origin::of(&input.payload, call.as_ref());
+    let message = match (schema, &plan.message) {
+        (Some(schema), Some(name)) => MessageChoice::Named(message_in(schema, name)?),
         _ => MessageChoice::Auto,
-    };
+    }
+    // A framing that names the type (a schema registry's) says what the bytes are.
+    .or_framed(&origin);
     if matches!(message, MessageChoice::Named(_)) && !plan.field_readings.is_empty() {
         return Err(Failure::Usage(
             "--read chooses readings of protobuf read without a schema; with a message type the \
@@ -274,8 +282,7 @@ pub(super) fn read_payload_knowing(
         ));
     }
     let request = ReadRequest {
-        hint: input.hint,
-        grpc: input.grpc.as_ref(),
+        origin,
         format: plan.from,
         list_every_reading: false,
         message,
@@ -283,12 +290,11 @@ pub(super) fn read_payload_knowing(
         limits: plan.limits,
         known,
         skeleton: None,
-        avro_framed: input.avro.as_ref(),
         avro_schemas: plan.avro.as_slice(),
         avro_reader: plan.reader.as_ref(),
     };
     let types = schema.map(|s| s as &dyn MessageTypes);
-    let read = pipeline::read(&input.bytes, request, types);
+    let read = pipeline::read(input.bytes(), request, types);
     for w in &read.warnings {
         eprintln!("warning: {w}");
     }

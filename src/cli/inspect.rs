@@ -30,7 +30,7 @@ pub(super) fn inspect_nothing(
     else {
         return Ok(());
     };
-    writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
+    writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes().len())?;
     for w in &warnings {
         writeln!(out, "warning: {w}")?;
     }
@@ -65,7 +65,7 @@ pub(super) fn inspect_verdict(
             if no_text {
                 return Ok(());
             }
-            let text = String::from_utf8_lossy(&input.bytes);
+            let text = String::from_utf8_lossy(input.bytes());
             let total = text.lines().count();
             let shown = total.min(TEXT_LINES);
             writeln!(
@@ -173,7 +173,7 @@ pub(super) fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(),
     };
     let input = peeling.chosen_input(&whole);
     let known = peeling.take_detected(peeling.chosen);
-    writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes.len())?;
+    writeln!(out, "input: {} ({} bytes)", whole.name, whole.bytes().len())?;
     for w in &peeling.warnings {
         writeln!(out, "warning: {w}")?;
     }
@@ -192,7 +192,7 @@ pub(super) fn inspect_cmd(args: &InspectArgs, out: &mut dyn Write) -> Result<(),
                 limits: plan.limits,
                 ..DecodeOptions::default()
             };
-            peel_readings(&whole.bytes, &options, None)
+            peel_readings(whole.bytes(), &options, None)
         } else {
             Vec::new()
         };
@@ -237,13 +237,13 @@ pub(super) fn inspect_payload(
     if plan.from.is_none() && read.readings.first().is_some_and(|r| !r.is_claim()) {
         // No format read the bytes: that is the answer, not the least bad guess.
         inspect::write_no_known_format(out, &read.readings)?;
-        if let Some(hint) = pipeline::unread_hint(&input.bytes, plan.registry.as_ref()) {
+        if let Some(hint) = pipeline::unread_hint(input.bytes(), plan.registry.as_ref()) {
             writeln!(out, "  note: {hint}")?;
         }
         return Err(Failure::Input(format!(
             "error: {}: no known format reads these {} bytes (the best partial readings are listed above); --from FORMAT reads them as one",
             input.name,
-            input.bytes.len()
+            input.bytes().len()
         )));
     }
     inspect::write_readings(out, &read.readings)?;
@@ -309,13 +309,13 @@ pub(super) fn inspect_payload(
             let rules = resolution
                 .as_ref()
                 .filter(|_| error.is_none())
-                .and_then(|r| r.node_rules(&doc.spans, &input.bytes));
+                .and_then(|r| r.node_rules(&doc.spans, input.bytes()));
             let note = |id| Some(rules.as_ref()?.changed(id)?.to_string());
             inspect::write_tree_with(out, doc, &note)?;
         }
         if !args.no_hex {
             writeln!(out, "\nannotated hex:")?;
-            inspect::write_annotated_hex(out, &input.bytes, doc)?;
+            inspect::write_annotated_hex(out, input.bytes(), doc)?;
         }
     }
     match error {
@@ -333,7 +333,7 @@ pub(super) fn write_resolution(
     plan: &ReadPlan,
 ) -> Result<Option<pipeline::Resolution>, Failure> {
     let found = pipeline::avro_resolution(
-        input.avro.as_ref(),
+        input.payload.avro.as_ref(),
         plan.avro.as_slice(),
         plan.reader.as_ref(),
     );

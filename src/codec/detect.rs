@@ -169,6 +169,32 @@ pub(crate) fn detect_knowing(
     readings
 }
 
+/// [`detect`], taking each format's reading from `known` where it holds one (readings made of
+/// these bytes with this hint, and options that decode that format the same) rather than
+/// decoding that format again.
+pub(crate) fn detect_reusing(
+    bytes: &[u8],
+    hint: Option<Format>,
+    options: &DecodeOptions,
+    mut known: Vec<Reading>,
+) -> Vec<Reading> {
+    let mut readings: Vec<Reading> = Format::ALL
+        .iter()
+        .filter(|&&format| format != Format::Avro || options.avro.is_some())
+        .map(
+            |&format| match known.iter().position(|r| r.format == format) {
+                Some(i) => known.swap_remove(i),
+                None => {
+                    let outcome = super::decode(bytes, format, options);
+                    read_as(bytes, format, hint, options, outcome, None)
+                }
+            },
+        )
+        .collect();
+    order(&mut readings);
+    readings
+}
+
 /// Most plausible first; equal confidences in [`Format::ALL`] order.
 fn order(readings: &mut [Reading]) {
     readings.sort_by_key(|r| {

@@ -752,8 +752,7 @@ fn read_payload(
         limits,
     } = *request;
     let read_request = ReadRequest {
-        hint: origin.hint,
-        grpc: origin.grpc,
+        origin,
         format: choice.format,
         list_every_reading: true,
         message,
@@ -761,7 +760,6 @@ fn read_payload(
         limits: *limits,
         known: None,
         skeleton,
-        avro_framed: origin.avro,
         avro_schemas,
         avro_reader: schemas.avro_reader.as_ref(),
     };
@@ -815,10 +813,7 @@ fn source_column(
 fn message_choice(request: &AnalysisRequest<'_>, warnings: &mut Vec<String>) -> MessageChoice {
     match &request.choice.proto {
         // A framing that names the type (a schema registry's) says what the bytes are.
-        ProtoMode::Auto => match request.origin.message {
-            Some(m) => MessageChoice::Named(m.clone()),
-            None => MessageChoice::Auto,
-        },
+        ProtoMode::Auto => MessageChoice::Auto.or_framed(&request.origin),
         ProtoMode::Message(name) => match request.schemas.message(name) {
             Some(m) => MessageChoice::Named(m),
             None => {
