@@ -400,9 +400,15 @@ fn decode_within(
         limits,
         ..DecodeOptions::default()
     };
-    // JSON is read without spans when none are wanted (its decoder counts the nodes).
-    let (value, nodes, tree) = if from == Format::Json && !spans {
-        let (value, nodes) = super::json::value_and_nodes(bytes, &options)?;
+    // Read without spans when none are wanted (the decoders count the nodes).
+    let counted = match from {
+        _ if spans => None,
+        Format::Json => Some(super::json::value_and_nodes(bytes, &options)?),
+        Format::MessagePack => Some(super::msgpack::value_and_nodes(bytes, &options)?),
+        Format::Cbor => Some(super::cbor::value_and_nodes(bytes, &options)?),
+        Format::Protobuf | Format::Avro => None,
+    };
+    let (value, nodes, tree) = if let Some((value, nodes)) = counted {
         (value, nodes, None)
     } else {
         let doc = super::decode(bytes, from, &options).ok()?;
