@@ -16,12 +16,22 @@ pub(crate) const PAIRWISE: usize = 16;
 pub(crate) fn repeated<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<usize> {
     let mut found = Vec::new();
     if n <= PAIRWISE {
+        // Each key sets one of 64 bits picked by its length and its first and last bytes; equal
+        // keys pick the same bit, so a key whose bit is still clear repeats none before it, and
+        // only the others are compared with the keys before them.
         let mut keys: [&[u8]; PAIRWISE] = [&[]; PAIRWISE];
-        for (i, slot) in keys.iter_mut().enumerate().take(n) {
-            *slot = key(i);
-        }
-        for i in 1..n {
-            let k = keys[i];
+        let mut seen = 0u64;
+        for i in 0..n {
+            let k = key(i);
+            let Some(slot) = keys.get_mut(i) else {
+                break;
+            };
+            *slot = k;
+            let bit = 1u64 << signature(k);
+            if seen & bit == 0 {
+                seen |= bit;
+                continue;
+            }
             // Lengths first: most keys of a map differ in length.
             if keys[..i].iter().any(|j| j.len() == k.len() && *j == k) {
                 found.push(i);
@@ -94,6 +104,17 @@ fn by_sorting<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<usize> {
     found
 }
 
+/// A number below 64 from the length and the first and last bytes of `k`.
+#[inline]
+fn signature(k: &[u8]) -> u32 {
+    let first = u32::from(k.first().copied().unwrap_or(0));
+    let last = u32::from(k.last().copied().unwrap_or(0));
+    let mixed = (k.len() as u32).wrapping_mul(0x9E37_79B1)
+        ^ first.wrapping_mul(0x85EB_CA77)
+        ^ last.wrapping_mul(0xC2B2_AE3D);
+    mixed.wrapping_mul(0x27D4_EB2F) >> 26
+}
+
 /// The FxHash mixing step over 8 bytes at a time, and the length.
 fn hash(bytes: &[u8]) -> u64 {
     const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
@@ -135,6 +156,13 @@ mod tests {
         check(&words(&[]));
         check(&words(&["a"]));
         check(&words(&["a", "b", "a", "a", "c", "b"]));
+        // Small maps whose keys share length, first and last byte (one signature bit) with
+        // and without repeating: the comparison behind the bit decides.
+        check(&words(&["ab", "ab", "aab", "abb", "aab", "", ""]));
+        let same_bit: Vec<Vec<u8>> = (0..16)
+            .map(|i| vec![b'k', b'0' + (i % 10) as u8, b'k'])
+            .collect();
+        check(&same_bit);
         let mut many: Vec<Vec<u8>> = (0..40).map(|i| format!("key{i}").into_bytes()).collect();
         check(&many);
         many.push(b"key7".to_vec());

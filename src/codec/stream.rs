@@ -28,10 +28,16 @@ use crate::limits::Limits;
 use crate::model::{
     Kind, NodeId, Path, PathSegment, Segment, Span, SpanTree, SpanTreeBuilder, Value,
 };
+use rayon::prelude::*;
 use std::collections::HashSet;
 
 /// Subtrees of at most this many bytes are decoded and encoded whole.
 pub const CHUNK: usize = 64 << 10;
+
+/// Runs of array items converted at once on the worker threads, per thread: enough to keep
+/// every core busy, few enough that the runs' output held before it is placed stays small
+/// (a few chunks per thread).
+const RUNS_PER_THREAD: usize = 4;
 
 /// `bytes` (one JSON text) written as `to` like [`super::encode_fast`] of its decoded value,
 /// holding at most one chunk of the document at a time; `None` when the walk does not apply
@@ -373,6 +379,105 @@ impl super::protobuf::RootParts for RootWalk<'_> {
     }
 }
 
+/// Decodes `bytes` (a value `depth` containers deep in a document of which `nodes` nodes are
+/// counted already, or with `wrapped`, an array of such values made around them: one level and
+/// one node more) within what is left of `limits`; with `spans`, its span tree too. Gives the
+/// value, its nodes (the array made around a run not counted) and the tree.
+fn decode_within(
+    from: Format,
+    limits: &Limits,
+    nodes: usize,
+    bytes: &[u8],
+    depth: usize,
+    wrapped: bool,
+    spans: bool,
+) -> Option<(Value, usize, Option<SpanTree>)> {
+    let wrap = usize::from(wrapped);
+    let mut limits = *limits;
+    limits.max_depth = limits.depth().checked_sub(depth)? + wrap;
+    limits.max_nodes = limits.max_nodes.checked_sub(nodes)? + wrap;
+    let options = DecodeOptions {
+        limits,
+        ..DecodeOptions::default()
+    };
+    // Read without spans when none are wanted (the decoders count the nodes).
+    let counted = match from {
+        _ if spans => None,
+        Format::Json => Some(super::json::value_and_nodes(bytes, &options)?),
+        Format::MessagePack => Some(super::msgpack::value_and_nodes(bytes, &options)?),
+        Format::Cbor => Some(super::cbor::value_and_nodes(bytes, &options)?),
+        Format::Protobuf | Format::Avro => None,
+    };
+    let (value, nodes, tree) = if let Some((value, nodes)) = counted {
+        (value, nodes, None)
+    } else {
+        let doc = super::decode(bytes, from, &options).ok()?;
+        let nodes = doc.spans.len();
+        (doc.value, nodes, spans.then_some(doc.spans))
+    };
+    Some((value, nodes.checked_sub(wrap)?, tree))
+}
+
+/// What converting a run of array items on a worker thread needs of the walk: the input, the
+/// formats and options, and the limits with the nodes counted before the batch.
+#[derive(Clone, Copy)]
+struct Chunker<'a> {
+    b: &'a [u8],
+    from: Format,
+    to: Format,
+    options: &'a EncodeOptions,
+    limits: &'a Limits,
+    nodes: usize,
+}
+
+impl Chunker<'_> {
+    /// The items `items` of one array (at depth `depth`) converted as an array of their own,
+    /// as [`Walk::run`] converts them, and the nodes they hold.
+    fn convert_run(&self, items: &[(usize, usize)], depth: usize) -> Option<(Encoded, usize)> {
+        let bytes = run_bytes(self.b, self.from, items, Vec::new())?;
+        let (value, nodes, _) = decode_within(
+            self.from,
+            self.limits,
+            self.nodes,
+            &bytes,
+            depth,
+            true,
+            false,
+        )?;
+        let encoded = super::encode_fast(&value, self.to, self.options).ok()?;
+        Some((encoded, nodes))
+    }
+}
+
+/// The items `items` (whole items of one array of `b`, in order) as an array of their own of
+/// format `from`, written into `bytes` (cleared first).
+fn run_bytes(
+    b: &[u8],
+    from: Format,
+    items: &[(usize, usize)],
+    mut bytes: Vec<u8>,
+) -> Option<Vec<u8>> {
+    let (start, end) = (items.first()?.0, items.last()?.1);
+    let inner = b.get(start..end)?;
+    bytes.clear();
+    match from {
+        Format::Json => {
+            bytes.push(b'[');
+            bytes.extend_from_slice(inner);
+            bytes.push(b']');
+        }
+        from => {
+            // MessagePack's `array 32`, CBOR's array with a four-byte length: five bytes
+            // either way (`Walk::run` counts on it).
+            let n = u32::try_from(items.len()).ok()?;
+            bytes.push(if from == Format::Cbor { 0x9a } else { 0xdd });
+            bytes.extend_from_slice(&n.to_be_bytes());
+            bytes.extend_from_slice(inner);
+        }
+    }
+    Some(bytes)
+}
+
 /// Where the run of items starting at `i` ends: as many as fit in `chunk` bytes (at least none).
 fn run_end(items: &[(usize, usize)], i: usize, chunk: usize) -> usize {
     let mut j = i;
@@ -557,6 +662,10 @@ impl<'a> Walk<'a> {
             while i < items.len() {
                 // A run of small items, as many as fit one chunk, is converted as one.
                 let j = run_end(&items, i, self.chunk);
+                if j - i >= 2 && self.converts_only() {
+                    i = self.runs_in_parallel(&items, i, depth + 1)?;
+                    continue;
+                }
                 if i > 0 {
                     self.json_punctuation(b',');
                 }
@@ -637,10 +746,71 @@ impl<'a> Walk<'a> {
         }
         let encoded = self.convert(&bytes, depth, true);
         self.run_bytes = bytes;
-        let encoded = encoded?;
+        self.place_run(encoded?, items.len(), first)
+    }
+
+    /// Whether the walk only converts: no spans recorded, nothing read or counted. Then runs of
+    /// items are converted on the worker threads ([`Walk::runs_in_parallel`]).
+    fn converts_only(&self) -> bool {
+        !self.reading && self.spans.is_none() && self.counting.is_none()
+    }
+
+    /// Converts the runs of array items from `items[i]` on (each of two items or more), a
+    /// batch of them at once on the worker threads, and writes them in order with their notes,
+    /// as [`Walk::run`] would one by one; returns the index of the first item not written.
+    ///
+    /// Each run is decoded within the node budget left before the batch; the batch's nodes are
+    /// then added up and checked against the limit, so a document over it still goes the
+    /// ordinary way.
+    fn runs_in_parallel(
+        &mut self,
+        items: &[(usize, usize)],
+        i: usize,
+        depth: usize,
+    ) -> Option<usize> {
+        let most = rayon::current_num_threads().max(1) * RUNS_PER_THREAD;
+        let mut runs = Vec::with_capacity(most);
+        let mut k = i;
+        while runs.len() < most {
+            let j = run_end(items, k, self.chunk);
+            if j - k < 2 {
+                break;
+            }
+            runs.push((k, j));
+            k = j;
+        }
+        let chunker = Chunker {
+            b: self.b,
+            from: self.from,
+            to: self.to,
+            options: self.options,
+            limits: self.limits,
+            nodes: self.nodes,
+        };
+        let converted: Vec<Option<(Encoded, usize)>> = runs
+            .par_iter()
+            .map(|&(a, b)| chunker.convert_run(items.get(a..b)?, depth))
+            .collect();
+        for (&(a, b), run) in runs.iter().zip(converted) {
+            let (encoded, nodes) = run?;
+            self.nodes = self.nodes.checked_add(nodes)?;
+            if self.nodes > self.limits.max_nodes {
+                return None;
+            }
+            if a > 0 {
+                self.json_punctuation(b',');
+            }
+            self.place_run(encoded, b - a, a)?;
+        }
+        Some(k)
+    }
+
+    /// Writes the items of `encoded`, the conversion of a run of `n` array items that starts at
+    /// index `first` of its array, and places its notes under the array's path.
+    fn place_run(&mut self, encoded: Encoded, n: usize, first: usize) -> Option<()> {
         // The items' bytes, without the array's header (and JSON's closing bracket).
         let mut head = Vec::with_capacity(9);
-        write_header(&mut head, self.to, false, items.len())?;
+        write_header(&mut head, self.to, false, n)?;
         let tail = usize::from(self.to == Format::Json);
         let at = (head.len(), self.out.len());
         self.out.extend_from_slice(
@@ -676,23 +846,16 @@ impl<'a> Walk<'a> {
         spans: bool,
     ) -> Option<(Value, Option<SpanTree>)> {
         let wrap = usize::from(wrapped);
-        let mut limits = *self.limits;
-        limits.max_depth = limits.depth().checked_sub(depth)? + wrap;
-        limits.max_nodes = limits.max_nodes.checked_sub(self.nodes)? + wrap;
-        let options = DecodeOptions {
-            limits,
-            ..DecodeOptions::default()
-        };
-        // JSON is read without spans when none are wanted (its decoder counts the nodes).
-        let (value, nodes, tree) = if self.from == Format::Json && !spans {
-            let (value, nodes) = super::json::value_and_nodes(bytes, &options)?;
-            (value, nodes, None)
-        } else {
-            let doc = super::decode(bytes, self.from, &options).ok()?;
-            let nodes = doc.spans.len();
-            (doc.value, nodes, spans.then_some(doc.spans))
-        };
-        self.nodes += nodes.checked_sub(wrap)?;
+        let (value, nodes, tree) = decode_within(
+            self.from,
+            self.limits,
+            self.nodes,
+            bytes,
+            depth,
+            wrapped,
+            spans,
+        )?;
+        self.nodes += nodes;
         if let Some(counting) = &self.counting {
             // The array made around a run is no value of the document.
             let (odd, all) = (counting.count)(&value);
@@ -757,25 +920,12 @@ impl<'a> Walk<'a> {
     /// The items `items` (whole items of one array, in order) as an array of their own, in the
     /// walk's reused buffer (the caller puts it back in `run_bytes`).
     fn run_of(&mut self, items: &[(usize, usize)]) -> Option<Vec<u8>> {
-        let (start, end) = (items.first()?.0, items.last()?.1);
-        let mut bytes = std::mem::take(&mut self.run_bytes);
-        bytes.clear();
-        match self.from {
-            Format::Json => {
-                bytes.push(b'[');
-                bytes.extend_from_slice(&self.b[start..end]);
-                bytes.push(b']');
-            }
-            from => {
-                // MessagePack's `array 32`, CBOR's array with a four-byte length: five bytes
-                // either way (`Walk::run` counts on it).
-                let n = u32::try_from(items.len()).ok()?;
-                bytes.push(if from == Format::Cbor { 0x9a } else { 0xdd });
-                bytes.extend_from_slice(&n.to_be_bytes());
-                bytes.extend_from_slice(&self.b[start..end]);
-            }
-        }
-        Some(bytes)
+        run_bytes(
+            self.b,
+            self.from,
+            items,
+            std::mem::take(&mut self.run_bytes),
+        )
     }
 
     /// Where the node for the input's item at `at` starts: there when reading, else where the

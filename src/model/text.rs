@@ -56,6 +56,25 @@ impl CompactText {
         }
     }
 
+    /// The text's UTF-8 bytes. Unlike `as_str`, this makes no check of text kept in place, so
+    /// the encoders, which only copy bytes out, use it for every string and key they write.
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            Repr::Heap(s) => s.as_bytes(),
+        }
+    }
+
+    /// The length of the text in bytes (no check of its text either).
+    pub fn len(&self) -> usize {
+        self.as_bytes().len()
+    }
+
+    /// Whether the text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.as_bytes().is_empty()
+    }
+
     /// The text as a `String`.
     pub fn into_string(self) -> String {
         match self.0 {
@@ -125,7 +144,7 @@ impl From<CompactText> for String {
 
 impl PartialEq for CompactText {
     fn eq(&self, other: &CompactText) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -133,37 +152,37 @@ impl Eq for CompactText {}
 
 impl PartialEq<str> for CompactText {
     fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<&str> for CompactText {
     fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<String> for CompactText {
     fn eq(&self, other: &String) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<CompactText> for String {
     fn eq(&self, other: &CompactText) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<CompactText> for str {
     fn eq(&self, other: &CompactText) -> bool {
-        self == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<CompactText> for &str {
     fn eq(&self, other: &CompactText) -> bool {
-        *self == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -175,7 +194,8 @@ impl PartialOrd for CompactText {
 
 impl Ord for CompactText {
     fn cmp(&self, other: &CompactText) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
+        // UTF-8 text orders as its bytes do.
+        self.as_bytes().cmp(other.as_bytes())
     }
 }
 

@@ -136,6 +136,24 @@ struct Decoder<'a> {
 /// [`ErrorKind::TrailingData`] when bytes follow the item (the partial document is then the
 /// complete item).
 pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    decode_into(bytes, options, SpanTreeBuilder::new()).map(|(doc, _)| doc)
+}
+
+/// The value of `bytes` and its number of nodes, the spans only counted (a streaming walk's
+/// reading, which needs the count for the node limit and no tree); `None` where [`decode`]
+/// fails.
+pub(crate) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(Value, usize)> {
+    decode_into(bytes, options, SpanTreeBuilder::counting())
+        .ok()
+        .map(|(doc, nodes)| (doc.value, nodes))
+}
+
+/// [`decode`] recording the spans into `builder`; the document and its number of nodes.
+fn decode_into(
+    bytes: &[u8],
+    options: &DecodeOptions,
+    builder: SpanTreeBuilder,
+) -> Result<(Document, usize), DecodeError> {
     let mut d = Decoder {
         bytes,
         pos: 0,
@@ -143,10 +161,11 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
         max_nodes: options.limits.nodes_for(bytes.len()),
         stack: Vec::new(),
         tag_depth: 0,
-        builder: SpanTreeBuilder::new(),
+        builder,
     };
     match d.run() {
         Ok(value) => {
+            let nodes = d.builder.len();
             let spans = std::mem::take(&mut d.builder).finish();
             let doc = Document {
                 format: Format::Cbor,
@@ -167,7 +186,7 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
                     partial: Some(Box::new(doc)),
                 });
             }
-            Ok(doc)
+            Ok((doc, nodes))
         }
         Err(f) => Err(d.into_error(f)),
     }

@@ -466,9 +466,12 @@ impl Encoder {
             self.note_repeats(entries, &repeated, node, slot);
             for (k, v) in entries {
                 let key_start = self.out.len();
-                let key = k.as_str().unwrap_or_default();
+                let key: &[u8] = match k {
+                    Value::Text(s) => s.as_bytes(),
+                    _ => &[],
+                };
                 head(&mut self.out, 3, key.len() as u64);
-                self.out.extend_from_slice(key.as_bytes());
+                self.out.extend_from_slice(key);
                 let key_span = Span::new(key_start, self.out.len());
                 self.item(v, Slot::Key(k, key_span))?;
             }

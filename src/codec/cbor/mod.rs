@@ -54,6 +54,7 @@ mod diag;
 mod encode;
 
 pub use decode::decode;
+pub(crate) use decode::value_and_nodes;
 pub use diag::diagnostic;
 pub use encode::encode;
 pub(crate) use encode::encode_with;

@@ -95,11 +95,10 @@ static ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Appends `s` as a quoted JSON string, escaped as serde_json does.
-fn write_string(out: &mut Vec<u8>, s: &str) {
-    out.reserve(s.len() + 2);
+/// Appends the UTF-8 text `bytes` as a quoted JSON string, escaped as serde_json does.
+fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let bytes = s.as_bytes();
     if !any_escape(bytes) {
         out.extend_from_slice(bytes);
         out.push(b'"');
@@ -315,7 +314,7 @@ impl<'v> Encoder<'v> {
         )
     }
 
-    fn text_leaf(&mut self, s: &str, segment: Segment, key: Option<Span>) -> NodeId {
+    fn text_leaf(&mut self, s: &[u8], segment: Segment, key: Option<Span>) -> NodeId {
         let start = self.out.len();
         write_string(&mut self.out, s);
         self.leaf(Kind::Text, segment, key, start, true)
@@ -369,7 +368,7 @@ impl<'v> Encoder<'v> {
             Value::BigInt(n) => self.big_int(n, segment, key, start),
             Value::Float(f) => self.float(f, segment, key, start),
             Value::Decimal(d) => self.decimal(d, segment, key, start)?,
-            Value::Text(s) => self.text_leaf(s, segment, key),
+            Value::Text(s) => self.text_leaf(s.as_bytes(), segment, key),
             Value::Bytes(_) | Value::Raw(_) | Value::Ext(..) | Value::Timestamp(_) => {
                 self.as_text(v, segment, key)
             }
@@ -523,7 +522,9 @@ impl<'v> Encoder<'v> {
         match v {
             Value::Bytes(b) => {
                 let id = self.text_leaf(
-                    &base64::engine::general_purpose::STANDARD.encode(b),
+                    &base64::engine::general_purpose::STANDARD
+                        .encode(b)
+                        .into_bytes(),
                     segment,
                     key,
                 );
@@ -535,7 +536,9 @@ impl<'v> Encoder<'v> {
             }
             Value::Raw(raw) => {
                 let id = self.text_leaf(
-                    &base64::engine::general_purpose::STANDARD.encode(&raw.data),
+                    &base64::engine::general_purpose::STANDARD
+                        .encode(&raw.data)
+                        .into_bytes(),
                     segment,
                     key,
                 );
@@ -549,7 +552,9 @@ impl<'v> Encoder<'v> {
             }
             Value::Ext(t, d) => {
                 let id = self.text_leaf(
-                    &base64::engine::general_purpose::STANDARD.encode(d),
+                    &base64::engine::general_purpose::STANDARD
+                        .encode(d)
+                        .into_bytes(),
                     segment,
                     key,
                 );
@@ -561,7 +566,7 @@ impl<'v> Encoder<'v> {
             }
             Value::Timestamp(ts) => {
                 let text = ts.to_rfc3339();
-                let id = self.text_leaf(&text, segment, key);
+                let id = self.text_leaf(text.as_bytes(), segment, key);
                 self.note(NoteKind::TimestampAsText, id, || {
                     format!("timestamp {text} written as RFC 3339 text")
                 });
@@ -581,71 +586,116 @@ impl<'v> Encoder<'v> {
     ) -> Result<NodeId, EncodeError> {
         self.out.push(b'{');
         let id = self.open(Kind::Map, segment, key, start, start + 1);
-        let mut list = Vec::with_capacity(entries.len());
-        for (k, v) in entries {
-            let text = key_text(k, self.canonical, self.key_depth).map_err(|mut e| {
-                if e.path.is_root() {
-                    e.path = self.error_path(id);
-                }
-                e
-            })?;
-            list.push((text, k, v));
-        }
-        if self.canonical {
-            list.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-        }
-        let repeats = crate::codec::repeats::repeated(list.len(), |i| {
-            list.get(i).map_or(&[][..], |(text, _, _)| text.as_bytes())
-        });
-        if let Some(dup) = repeats.first().and_then(|&i| list.get(i)) {
-            let text = dup.0.to_string();
-            self.note(NoteKind::DuplicateKey, id, || {
-                format!("key {text:?} appears more than once in this map; most readers keep only one of the entries")
+        if !self.canonical && entries.iter().all(|(k, _)| matches!(k, Value::Text(_))) {
+            // Text keys are written as they are, in order: no list of converted keys to build.
+            let text = |k: &'v Value| match k {
+                Value::Text(s) => s.as_bytes(),
+                _ => &[],
+            };
+            let repeats = crate::codec::repeats::repeated(entries.len(), |i| {
+                entries.get(i).map_or(&[][..], |(k, _)| text(k))
             });
-        }
-        if !list.is_empty() {
-            self.level += 1;
-            for (i, (text, k, v)) in list.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(b',');
-                }
-                if self.pretty {
-                    self.newline();
-                }
-                let key_start = self.out.len();
-                write_string(&mut self.out, text);
-                let key_span = Span::new(key_start, self.out.len());
-                self.out.push(b':');
-                if self.pretty {
-                    self.out.push(b' ');
-                }
-                let seg = if self.spans {
-                    self.builder.segment_for_key(k)
-                } else {
-                    self.trail.push(Step::Key(k));
-                    Segment::Root
-                };
-                let child = self.value(v, seg, Some(key_span))?;
-                if !matches!(k, Value::Text(_)) {
-                    let summary = k.summary(48);
-                    let kind = k.kind();
-                    self.note(NoteKind::NonTextKey, child, || {
-                        format!("{kind} map key {summary} written as the string {text:?}")
-                    });
-                }
-                if !self.spans {
-                    self.trail.pop();
-                }
+            self.note_repeat(
+                id,
+                repeats
+                    .first()
+                    .and_then(|&i| entries.get(i))
+                    .map(|(k, _)| text(k)),
+            );
+            self.entries(entries.len(), entries.iter().map(|(k, v)| (text(k), k, v)))?;
+        } else {
+            let mut list = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                let text = key_text(k, self.canonical, self.key_depth).map_err(|mut e| {
+                    if e.path.is_root() {
+                        e.path = self.error_path(id);
+                    }
+                    e
+                })?;
+                list.push((text, k, v));
             }
-            self.level -= 1;
-            if self.pretty {
-                self.newline();
+            if self.canonical {
+                list.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
             }
+            let repeats = crate::codec::repeats::repeated(list.len(), |i| {
+                list.get(i).map_or(&[][..], |(text, _, _)| text.as_bytes())
+            });
+            let first = repeats.first().and_then(|&i| list.get(i));
+            self.note_repeat(id, first.map(|(text, _, _)| text.as_bytes()));
+            let items = list.iter().map(|(text, k, v)| (text.as_bytes(), *k, *v));
+            self.entries(list.len(), items)?;
         }
         let close = self.out.len();
         self.out.push(b'}');
         self.close(close, close + 1);
         Ok(id)
+    }
+
+    /// Notes on map `id` that its key `repeated` (the first key that repeats) appears more than
+    /// once.
+    fn note_repeat(&mut self, id: NodeId, repeated: Option<&[u8]>) {
+        if let Some(key) = repeated {
+            let text = String::from_utf8_lossy(key).into_owned();
+            self.note(NoteKind::DuplicateKey, id, || {
+                format!("key {text:?} appears more than once in this map; most readers keep only one of the entries")
+            });
+        }
+    }
+
+    /// Writes a map's `len` entries: each key's text (UTF-8 bytes), the key, and its value.
+    fn entries<'t>(
+        &mut self,
+        len: usize,
+        items: impl Iterator<Item = (&'t [u8], &'v Value, &'v Value)>,
+    ) -> Result<(), EncodeError> {
+        if len == 0 {
+            return Ok(());
+        }
+        self.level += 1;
+        for (i, (text, k, v)) in items.enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            if self.pretty {
+                self.newline();
+            }
+            let key_start = self.out.len();
+            write_string(&mut self.out, text);
+            let key_span = Span::new(key_start, self.out.len());
+            self.out.push(b':');
+            if self.pretty {
+                self.out.push(b' ');
+            }
+            let seg = if self.spans {
+                self.builder.segment_for_key(k)
+            } else {
+                self.trail.push(Step::Key(k));
+                Segment::Root
+            };
+            let child = self.value(v, seg, Some(key_span))?;
+            if !matches!(k, Value::Text(_)) {
+                self.non_text_key(k, child, text);
+            }
+            if !self.spans {
+                self.trail.pop();
+            }
+        }
+        self.level -= 1;
+        if self.pretty {
+            self.newline();
+        }
+        Ok(())
+    }
+
+    /// Notes that map key `k` was written as the string `text`.
+    #[cold]
+    fn non_text_key(&mut self, k: &Value, child: NodeId, text: &[u8]) {
+        let summary = k.summary(48);
+        let kind = k.kind();
+        let text = String::from_utf8_lossy(text).into_owned();
+        self.note(NoteKind::NonTextKey, child, || {
+            format!("{kind} map key {summary} written as the string {text:?}")
+        });
     }
 }
 

@@ -133,8 +133,25 @@ struct Slot {
 /// A [`DecodeError`] for malformed, truncated or invalid input, nesting deeper than
 /// `options.limits.depth()`, or bytes after the value; see the module docs for offsets and paths.
 pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeError> {
+    decode_into(bytes, options, SpanTreeBuilder::new()).map(|(doc, _)| doc)
+}
+
+/// The value of `bytes` and its number of nodes, the spans only counted (a streaming walk's
+/// reading, which needs the count for the node limit and no tree); `None` where [`decode`]
+/// fails.
+pub(crate) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(Value, usize)> {
+    decode_into(bytes, options, SpanTreeBuilder::counting())
+        .ok()
+        .map(|(doc, nodes)| (doc.value, nodes))
+}
+
+/// [`decode`] recording the spans into `builder`; the document and its number of nodes.
+fn decode_into(
+    bytes: &[u8],
+    options: &DecodeOptions,
+    mut builder: SpanTreeBuilder,
+) -> Result<(Document, usize), DecodeError> {
     let max_nodes = options.limits.nodes_for(bytes.len());
-    let mut builder = SpanTreeBuilder::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut pos = 0usize;
     let root = loop {
@@ -205,15 +222,17 @@ pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<Document, DecodeE
             break value;
         }
     };
+    let nodes = builder.len();
     let spans = builder.finish();
     if pos < bytes.len() {
         return Err(trailing_data(root, spans, pos, bytes.len()));
     }
-    Ok(Document {
+    let doc = Document {
         format: Format::MessagePack,
         value: root,
         spans,
-    })
+    };
+    Ok((doc, nodes))
 }
 
 /// Hands a finished value (with its start) up to the container it belongs to, closing every

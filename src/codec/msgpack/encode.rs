@@ -222,17 +222,22 @@ impl Encoder {
         }
         let node = self.open(Kind::Map, &slot, start);
         let mut key_bytes: Vec<Vec<u8>> = Vec::new();
-        let order: Vec<usize> = if self.canonical {
-            self.canonical_order(entries, &slot, &mut key_bytes)?
+        // The entry at each position: sorted when canonical, else in order (no list made).
+        let order: Option<Vec<usize>> = if self.canonical {
+            Some(self.canonical_order(entries, &slot, &mut key_bytes)?)
         } else {
-            (0..len).collect()
+            None
+        };
+        let at = |position: usize| match &order {
+            Some(order) => order.get(position).copied(),
+            None => Some(position),
         };
         // Text keys repeat exactly when their text does: found up front, without their bytes.
         // Other keys are compared by their bytes as they are written: small maps in place, larger
         // ones through a set.
         let all_text = entries.iter().all(|(k, _)| matches!(k, Value::Text(_)));
         let text_repeats = if all_text {
-            let text = |i: usize| match order.get(i).and_then(|&e| entries.get(e)) {
+            let text = |i: usize| match at(i).and_then(|e| entries.get(e)) {
                 Some((Value::Text(s), _)) => s.as_bytes(),
                 _ => &[],
             };
@@ -243,7 +248,10 @@ impl Encoder {
         let mut next_repeat = text_repeats.iter().copied().peekable();
         let mut seen: HashSet<Vec<u8>> = HashSet::new();
         let mut small: Vec<Span> = Vec::new();
-        for (position, i) in order.into_iter().enumerate() {
+        for position in 0..len {
+            let Some(i) = at(position) else {
+                continue;
+            };
             let Some((k, v)) = entries.get(i) else {
                 continue;
             };
@@ -254,7 +262,7 @@ impl Encoder {
                 // which costs a walk up the tree, is not built.
                 (Value::Text(s), None) if u32::try_from(s.len()).is_ok() => {
                     let root = Slot::Key { path: Path::root() };
-                    self.text(s, &root)?;
+                    self.text(s.as_bytes(), &root)?;
                 }
                 (_, None) => {
                     let entry_path = self.path(&slot).child(key_path_segment(k));
@@ -448,7 +456,7 @@ impl Encoder {
             Value::BigInt(n) => self.int_as_text(&n.to_string(), slot)?,
             Value::Float(f) => self.float(*f, slot),
             Value::Decimal(d) => self.decimal(d, slot)?,
-            Value::Text(s) => self.text(s, slot)?,
+            Value::Text(s) => self.text(s.as_bytes(), slot)?,
             Value::Raw(raw) => {
                 self.note(NoteKind::RawField, slot, || raw_field_note(raw));
                 self.scalar(&Value::Bytes(raw.data.clone()), slot)?
@@ -555,10 +563,11 @@ impl Encoder {
         self.note(NoteKind::IntegerRange, slot, || {
             format!("integer {digits} does not fit MessagePack's 64-bit integers; written as text")
         });
-        self.text(digits, slot)
+        self.text(digits.as_bytes(), slot)
     }
 
-    fn text(&mut self, s: &str, slot: &Slot<'_>) -> Result<Written, EncodeError> {
+    /// Writes the UTF-8 text `s` as a string.
+    fn text(&mut self, s: &[u8], slot: &Slot<'_>) -> Result<Written, EncodeError> {
         let len = s.len();
         match len {
             0..=31 => self.out.push(0xa0 | len as u8),
@@ -568,7 +577,7 @@ impl Encoder {
             _ => return Err(self.too_long(slot, "a string", len)),
         }
         let header_end = self.out.len();
-        self.out.extend_from_slice(s.as_bytes());
+        self.out.extend_from_slice(s);
         Ok(Written {
             kind: Kind::Text,
             header_end,
@@ -620,7 +629,7 @@ impl Encoder {
             self.note(NoteKind::DecimalRounded, slot, || {
                 format!("decimal {d} could not be read as a number; written as text")
             });
-            return self.text(d, slot);
+            return self.text(d.as_bytes(), slot);
         };
         self.note(NoteKind::DecimalRounded, slot, || {
             if v.is_infinite() {

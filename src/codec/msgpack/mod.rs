@@ -52,6 +52,7 @@ mod decode;
 mod encode;
 
 pub use decode::decode;
+pub(crate) use decode::value_and_nodes;
 pub use encode::encode;
 pub(crate) use encode::encode_with;
 

@@ -1302,7 +1302,7 @@ pub struct SpanTreeBuilder {
     /// How many key texts were interned (`shape.keys.len()` unless `like` is followed).
     keys: u32,
     open: Vec<Open>,
-    interned: KeyMap<String, u32>,
+    interned: KeyMap<Box<[u8]>, u32>,
     /// Counts nodes without keeping them ([`SpanTreeBuilder::counting`]).
     counting: bool,
     counted: u32,
@@ -1419,12 +1419,12 @@ impl SpanTreeBuilder {
 
     /// The segment for a text map key.
     pub fn key(&mut self, text: &str) -> Segment {
-        Segment::Key(self.intern(text))
+        Segment::Key(self.intern(text.as_bytes()))
     }
 
     /// The segment for a map key that is not text, by its one-line summary.
     pub fn other_key(&mut self, summary: &str) -> Segment {
-        Segment::OtherKey(self.intern(summary))
+        Segment::OtherKey(self.intern(summary.as_bytes()))
     }
 
     /// The segment for a map entry with key `key`: [`Segment::Key`] for text, else
@@ -1432,7 +1432,8 @@ impl SpanTreeBuilder {
     /// this, so one entry gets one path everywhere.
     pub fn segment_for_key(&mut self, key: &Value) -> Segment {
         match key {
-            Value::Text(s) => self.key(s),
+            // By its bytes: a key met before is found without checking its text again.
+            Value::Text(s) => Segment::Key(self.intern(s.as_bytes())),
             other => {
                 let summary = other.summary(48);
                 self.other_key(&summary)
@@ -1440,7 +1441,8 @@ impl SpanTreeBuilder {
         }
     }
 
-    fn intern(&mut self, text: &str) -> u32 {
+    /// The number of the key text `text` (UTF-8), numbering it if it is new.
+    fn intern(&mut self, text: &[u8]) -> u32 {
         if self.counting {
             return 0;
         }
@@ -1449,15 +1451,21 @@ impl SpanTreeBuilder {
         }
         let id = self.keys;
         if let Some(like) = &self.like {
-            if like.keys.get(id as usize).is_none_or(|k| k != text) {
+            if like
+                .keys
+                .get(id as usize)
+                .is_none_or(|k| k.as_bytes() != text)
+            {
                 self.diverge();
             }
         }
         if self.like.is_none() {
-            self.shape.keys.push(text.to_string());
+            self.shape
+                .keys
+                .push(String::from_utf8_lossy(text).into_owned());
         }
         self.keys += 1;
-        self.interned.insert(text.to_string(), id);
+        self.interned.insert(text.into(), id);
         id
     }
 

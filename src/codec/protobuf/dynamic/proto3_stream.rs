@@ -37,6 +37,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use prost_reflect::{DynamicMessage, MessageDescriptor};
+use rayon::prelude::*;
 
 use super::decode::{decode_value, Tables};
 use super::proto3_json::{
@@ -52,6 +53,10 @@ pub const CHUNK: usize = 64 << 10;
 
 /// How many messages deep the walk goes; below that, messages are read whole.
 pub const MAX_WALK_DEPTH: usize = 16;
+
+/// Groups of a repeated field's items read at once on the worker threads, per thread: enough
+/// to keep every core busy, few enough that the text held before it is placed stays small.
+const GROUPS_PER_THREAD: usize = 4;
 
 /// The proto3 JSON text of `bytes` read as `message`, as [`super::to_proto3_json`] writes it,
 /// holding at most one small piece of the payload decoded at a time; `None` when the walk does
@@ -75,13 +80,9 @@ pub fn to_proto3_json_in_chunks(
         return None;
     }
     let mut walk = Walk {
-        writer: Writer::new(message, options),
-        tables: Tables::new(),
+        reader: Reader::new(message, options.proto_names),
         chunk,
-        proto_names: options.proto_names,
-        editions: uses_editions(message),
         out: Vec::with_capacity(bytes.len().saturating_mul(2)),
-        piece: Vec::new(),
         joined: Vec::new(),
     };
     walk.message(message, bytes, 0)?;
@@ -93,19 +94,84 @@ pub fn to_proto3_json_in_chunks(
 }
 
 struct Walk {
-    /// Writes each piece's value, keeping its field tables from piece to piece.
-    writer: Writer,
-    /// The decoder's field tables, kept from piece to piece.
-    tables: Tables,
+    /// Reads the pieces.
+    reader: Reader,
     chunk: usize,
+    out: Vec<u8>,
+    /// The occurrences of one field, joined.
+    joined: Vec<u8>,
+}
+
+/// Reads pieces and writes their text, keeping the field tables from piece to piece: the walk
+/// has one, and so does each worker thread reading a repeated field's items.
+struct Reader {
+    /// Writes each piece's value.
+    writer: Writer,
+    /// The decoder's field tables.
+    tables: Tables,
     proto_names: bool,
     /// Whether the pool has editions files: then each piece is put right as a whole read is.
     editions: bool,
-    out: Vec<u8>,
     /// The text written for one piece.
     piece: Vec<u8>,
-    /// The occurrences of one field, joined.
-    joined: Vec<u8>,
+}
+
+impl Reader {
+    /// A reader of messages of `message`'s pool.
+    fn new(message: &MessageDescriptor, proto_names: bool) -> Reader {
+        let options = Proto3JsonOptions {
+            proto_names,
+            pretty: false,
+        };
+        Reader {
+            writer: Writer::new(message, options),
+            tables: Tables::new(),
+            proto_names,
+            editions: uses_editions(message),
+            piece: Vec::new(),
+        }
+    }
+
+    /// Reads `bytes` as one `desc` message and writes its compact JSON into [`Reader::piece`]:
+    /// from the schema-guided decoder's value ([`proto3_json_of_value`], whose map entries are
+    /// in key order, as the ordinary way writes them), or through prost-reflect where that value
+    /// cannot say it.
+    fn read_piece(&mut self, desc: &MessageDescriptor, bytes: &[u8]) -> Option<()> {
+        let options = Proto3JsonOptions {
+            proto_names: self.proto_names,
+            pretty: false,
+        };
+        self.piece.clear();
+        if let Some(value) = decode_value(bytes, desc, &DecodeOptions::default(), &mut self.tables)
+        {
+            if self.writer.write(&value, desc, &mut self.piece) {
+                return Some(());
+            }
+        }
+        let mut msg = DynamicMessage::decode(desc.clone(), bytes).ok()?;
+        if self.editions {
+            clear_implicit_defaults(&mut msg);
+        }
+        write_json(&msg, options, &mut self.piece).ok()
+    }
+
+    /// The text of the items `group` of `bytes`, each read whole as `desc`, joined by commas.
+    fn group(
+        &mut self,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+        group: &[&Occurrence],
+    ) -> Option<Vec<u8>> {
+        let mut text = Vec::new();
+        for (i, o) in group.iter().enumerate() {
+            if i > 0 {
+                text.push(b',');
+            }
+            self.read_piece(desc, bytes.get(o.value..o.end)?)?;
+            text.extend_from_slice(&self.piece);
+        }
+        Some(text)
+    }
 }
 
 /// One field occurrence of a message: its number, wire type, where its tag starts, where its
@@ -121,13 +187,9 @@ struct Occurrence {
 impl Walk {
     /// Writes `bytes` read as `desc`, `depth` messages below the root.
     fn message(&mut self, desc: &MessageDescriptor, bytes: &[u8], depth: usize) -> Option<()> {
-        let walkable = bytes.len() > self.chunk
-            && depth < MAX_WALK_DEPTH
-            && !desc.is_map_entry()
-            && !is_wkt(desc.full_name());
-        if !walkable {
-            self.read_piece(desc, bytes)?;
-            self.out.extend_from_slice(&self.piece);
+        if !walkable(self.chunk, desc, bytes.len(), depth) {
+            self.reader.read_piece(desc, bytes)?;
+            self.out.extend_from_slice(&self.reader.piece);
             return Some(());
         }
         let occurrences = fields(bytes)?;
@@ -167,7 +229,7 @@ impl Walk {
                 self.out.push(b',');
             }
             first = false;
-            let name = if self.proto_names {
+            let name = if self.reader.proto_names {
                 field.name()
             } else {
                 field.json_name()
@@ -176,12 +238,7 @@ impl Walk {
             self.out.push(b':');
             if field.is_list() {
                 self.out.push(b'[');
-                for (i, o) in occ.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.message(&item, &bytes[o.value..o.end], depth + 1)?;
-                }
+                self.items(&item, bytes, occ, depth + 1)?;
                 self.out.push(b']');
             } else {
                 self.message(&item, &bytes[occ[0].value..occ[0].end], depth + 1)?;
@@ -200,7 +257,65 @@ impl Walk {
         Some(())
     }
 
-    /// Reads the occurrences `occ` of `bytes` as one `desc` message into [`Walk::piece`].
+    /// Writes the items `occ` of a repeated `desc` field of `bytes`, `depth` messages below the
+    /// root, joined by commas. Items read whole go in groups of about one chunk each, a batch
+    /// of groups at once on the worker threads (each with its own [`Reader`]), written in
+    /// order; a big item is walked here.
+    fn items(
+        &mut self,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+        occ: &[&Occurrence],
+        depth: usize,
+    ) -> Option<()> {
+        let chunk = self.chunk;
+        let whole = |o: &Occurrence| !walkable(chunk, desc, o.end - o.value, depth);
+        let most = rayon::current_num_threads().max(1) * GROUPS_PER_THREAD;
+        let mut i = 0;
+        while let Some(o) = occ.get(i) {
+            if !whole(o) {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                self.message(desc, bytes.get(o.value..o.end)?, depth)?;
+                i += 1;
+                continue;
+            }
+            let mut groups: Vec<&[&Occurrence]> = Vec::with_capacity(most);
+            let mut k = i;
+            while groups.len() < most && occ.get(k).is_some_and(|o| whole(o)) {
+                let mut size = 0;
+                let mut end = k;
+                while let Some(o) = occ.get(end).filter(|o| whole(o)) {
+                    if end > k && size + (o.end - o.value) > chunk.max(1) {
+                        break;
+                    }
+                    size += o.end - o.value;
+                    end += 1;
+                }
+                groups.push(occ.get(k..end)?);
+                k = end;
+            }
+            let proto_names = self.reader.proto_names;
+            let texts: Vec<Option<Vec<u8>>> = groups
+                .par_iter()
+                .map_init(
+                    || Reader::new(desc, proto_names),
+                    |reader, group| reader.group(desc, bytes, group),
+                )
+                .collect();
+            for (group, text) in groups.iter().zip(texts) {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                self.out.extend_from_slice(&text?);
+                i += group.len();
+            }
+        }
+        Some(())
+    }
+
+    /// Reads the occurrences `occ` of `bytes` as one `desc` message into [`Reader::piece`].
     fn read_joined(
         &mut self,
         desc: &MessageDescriptor,
@@ -218,39 +333,17 @@ impl Walk {
                 Cow::Owned(joined)
             }
         };
-        let read = self.read_piece(desc, &joined);
+        let read = self.reader.read_piece(desc, &joined);
         if let Cow::Owned(joined) = joined {
             self.joined = joined;
         }
         read
     }
 
-    /// Reads `bytes` as one `desc` message and writes its compact JSON into [`Walk::piece`]:
-    /// from the schema-guided decoder's value ([`proto3_json_of_value`], whose map entries are
-    /// in key order, as the ordinary way writes them), or through prost-reflect where that value
-    /// cannot say it.
-    fn read_piece(&mut self, desc: &MessageDescriptor, bytes: &[u8]) -> Option<()> {
-        let options = Proto3JsonOptions {
-            proto_names: self.proto_names,
-            pretty: false,
-        };
-        self.piece.clear();
-        if let Some(value) = decode_value(bytes, desc, &DecodeOptions::default(), &mut self.tables)
-        {
-            if self.writer.write(&value, desc, &mut self.piece) {
-                return Some(());
-            }
-        }
-        let mut msg = DynamicMessage::decode(desc.clone(), bytes).ok()?;
-        if self.editions {
-            clear_implicit_defaults(&mut msg);
-        }
-        write_json(&msg, options, &mut self.piece).ok()
-    }
-
-    /// Copies the entries of the object in [`Walk::piece`] (none when it is `{}`).
+    /// Copies the entries of the object in [`Reader::piece`] (none when it is `{}`).
     fn copy_entries(&mut self, first: &mut bool) {
-        let inner = &self.piece[1..self.piece.len() - 1];
+        let piece = &self.reader.piece;
+        let inner = &piece[1..piece.len() - 1];
         if inner.is_empty() {
             return;
         }
@@ -260,6 +353,12 @@ impl Walk {
         *first = false;
         self.out.extend_from_slice(inner);
     }
+}
+
+/// Whether a `desc` message of `len` bytes, `depth` messages below the root, is walked rather
+/// than read whole, in a walk of chunks of `chunk` bytes.
+fn walkable(chunk: usize, desc: &MessageDescriptor, len: usize, depth: usize) -> bool {
+    len > chunk && depth < MAX_WALK_DEPTH && !desc.is_map_entry() && !is_wkt(desc.full_name())
 }
 
 /// The field occurrences of one message's bytes, in order (a group from its start tag to the
