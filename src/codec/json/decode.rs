@@ -63,7 +63,7 @@ enum Frame {
     /// bytes) of the entry being read.
     Map {
         entries: usize,
-        key: String,
+        key: CompactText,
         key_span: Span,
     },
 }
@@ -227,7 +227,7 @@ impl<'a> Parser<'a> {
                     } else {
                         self.stack.push(Frame::Map {
                             entries: self.entries.len(),
-                            key: String::new(),
+                            key: CompactText::default(),
                             key_span: Span::empty(start),
                         });
                         self.read_key()?;
@@ -255,8 +255,7 @@ impl<'a> Parser<'a> {
                         true
                     }
                     Some(Frame::Map { key, .. }) => {
-                        let text = CompactText::new(key);
-                        key.clear();
+                        let text = std::mem::take(key);
                         self.entries.push((Value::Text(text), value));
                         false
                     }
@@ -303,7 +302,7 @@ impl<'a> Parser<'a> {
                 ),
                 None,
             ),
-            Some(Frame::Map { key, key_span, .. }) => (self.builder.key(key), Some(*key_span)),
+            Some(Frame::Map { key, key_span, .. }) => (self.builder.text_key(key), Some(*key_span)),
         }
     }
 
@@ -327,7 +326,7 @@ impl<'a> Parser<'a> {
             start + 1,
             Span::new(start + 1, close),
         );
-        Ok(Value::Text(text.into()))
+        Ok(Value::Text(text))
     }
 
     /// Reads `true`, `false` or `null` (first byte `c`) at `start` as a leaf.
@@ -524,8 +523,9 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads a string whose opening quote is at `self.i`; returns its text and the offset of the
-    /// closing quote, and leaves `self.i` after it.
-    fn string(&mut self) -> Result<(String, usize), Fail> {
+    /// closing quote, and leaves `self.i` after it. A string without escapes is copied once,
+    /// straight from the input (in place when it is short): no `String` is made for it.
+    fn string(&mut self) -> Result<(CompactText, usize), Fail> {
         let b = self.b;
         let mut i = self.i + 1;
         let mut run_start = i;
@@ -561,9 +561,9 @@ impl<'a> Parser<'a> {
                     let text = match out {
                         Some(mut s) => {
                             s.push_str(run);
-                            s
+                            CompactText::from(s)
                         }
-                        None => run.to_string(),
+                        None => CompactText::new(run),
                     };
                     self.i = i + 1;
                     return Ok((text, i));
@@ -599,7 +599,7 @@ impl<'a> Parser<'a> {
                 Some(Frame::Array(start)) => {
                     path.push(PathSegment::Index(self.items.len().saturating_sub(*start)));
                 }
-                Some(Frame::Map { key, .. }) => path.push(PathSegment::Key(key.clone())),
+                Some(Frame::Map { key, .. }) => path.push(PathSegment::Key(key.to_string())),
             }
         }
         // Close the open containers with what they hold, innermost first. A map's pending key
@@ -610,8 +610,7 @@ impl<'a> Parser<'a> {
                 match &mut frame {
                     Frame::Array(_) => self.items.push(child),
                     Frame::Map { key, .. } => {
-                        let text = CompactText::new(key);
-                        key.clear();
+                        let text = std::mem::take(key);
                         self.entries.push((Value::Text(text), child));
                     }
                 }

@@ -1422,6 +1422,12 @@ impl SpanTreeBuilder {
         Segment::Key(self.intern(text.as_bytes()))
     }
 
+    /// The segment for a map key of text `text`: [`SpanTreeBuilder::key`] without checking the
+    /// text again.
+    pub fn text_key(&mut self, text: &crate::model::CompactText) -> Segment {
+        Segment::Key(self.intern(text.as_bytes()))
+    }
+
     /// The segment for a map key that is not text, by its one-line summary.
     pub fn other_key(&mut self, summary: &str) -> Segment {
         Segment::OtherKey(self.intern(summary.as_bytes()))
@@ -1432,8 +1438,7 @@ impl SpanTreeBuilder {
     /// this, so one entry gets one path everywhere.
     pub fn segment_for_key(&mut self, key: &Value) -> Segment {
         match key {
-            // By its bytes: a key met before is found without checking its text again.
-            Value::Text(s) => Segment::Key(self.intern(s.as_bytes())),
+            Value::Text(s) => self.text_key(s),
             other => {
                 let summary = other.summary(48);
                 self.other_key(&summary)
