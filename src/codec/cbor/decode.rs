@@ -5,7 +5,7 @@ use num_bigint::{BigInt, BigUint};
 
 use super::scalar_layout;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
-use crate::model::{Float, NodeId, PathSegment, Segment, Span, SpanTreeBuilder, Value};
+use crate::model::{CompactText, Float, NodeId, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
 /// Most items reserved up front for one array or map, whatever its head claims.
 const MAX_RESERVE: usize = 4096;
@@ -475,6 +475,19 @@ impl Decoder<'_> {
         head: &Head,
         tags: &mut Vec<u64>,
     ) -> Result<(Value, Span, usize), Fail> {
+        if head.major == 3 {
+            if let Some((body, payload, end)) = self.definite_body(head) {
+                // Straight from the input: no byte vector made for the text.
+                return match std::str::from_utf8(body) {
+                    Ok(s) => Ok((Value::Text(CompactText::new(s)), payload, end)),
+                    Err(e) => fail(
+                        ErrorKind::Invalid,
+                        payload.start + e.valid_up_to(),
+                        "text string is not valid UTF-8".into(),
+                    ),
+                };
+            }
+        }
         let (data, payload, end) = self.string(head)?;
         let value = if head.major == 3 {
             match String::from_utf8(data) {
@@ -499,6 +512,16 @@ impl Decoder<'_> {
             Value::Bytes(data)
         };
         Ok((value, payload, end))
+    }
+
+    /// The payload of a definite-length string whose head is `head`, its span and end; `None`
+    /// for an indefinite one or one that runs past the input ([`Decoder::string`] says why).
+    #[inline]
+    fn definite_body(&self, head: &Head) -> Option<(&[u8], Span, usize)> {
+        let len = usize::try_from(head.arg?).ok()?;
+        let body = self.bytes.get(head.end..head.end.checked_add(len)?)?;
+        let end = head.end + body.len();
+        Some((body, Span::new(head.end, end), end))
     }
 
     /// A byte or text string (definite or indefinite) whose head is `head`: its bytes, payload
