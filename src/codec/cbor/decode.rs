@@ -5,7 +5,9 @@ use num_bigint::{BigInt, BigUint};
 
 use super::scalar_layout;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
-use crate::model::{CompactText, Float, NodeId, PathSegment, Segment, Span, SpanTreeBuilder, Value};
+use crate::model::{
+    CompactText, Float, NodeId, PathSegment, Segment, Span, SpanTreeBuilder, Value,
+};
 
 /// Most items reserved up front for one array or map, whatever its head claims.
 const MAX_RESERVE: usize = 4096;
