@@ -5,7 +5,9 @@
 //! span tree (about 20 times the file) and then encode it. Most large documents are a few big
 //! containers holding many small records, so the walk here writes the big containers itself (their
 //! item counts from a first pass over their bytes) and hands every subtree of at most
-//! [`CHUNK`] bytes to the ordinary decoder and encoder, one at a time. The output is byte for
+//! [`CHUNK`] bytes to the ordinary decoder and encoder: without spans, a batch of runs of small
+//! items at once on every core (a few chunks per thread held at a time), else one at a time.
+//! The output is byte for
 //! byte what [`super::encode_fast`] writes for the whole document, with the same notes (a test
 //! holds the two together on every sample and corpus file): each chunk's notes are placed under
 //! the chunk's path and grouped as one conversion groups them (by kind and path pattern, counts
@@ -40,7 +42,7 @@ pub const CHUNK: usize = 64 << 10;
 const RUNS_PER_THREAD: usize = 4;
 
 /// `bytes` (one JSON text) written as `to` like [`super::encode_fast`] of its decoded value,
-/// holding at most one chunk of the document at a time; `None` when the walk does not apply
+/// holding a few chunks of the document per thread at a time; `None` when the walk does not apply
 /// (see the module docs) and the caller should convert the ordinary way.
 pub fn transcode_json(
     bytes: &[u8],
@@ -515,6 +517,9 @@ struct Walk<'a> {
     /// While reading: a count of every value decoded (`Counting::count` of each chunk's value,
     /// plus one per container the walk lists itself), added up in `Counting::sum`.
     counting: Option<Counting>,
+    /// JSON containers bigger than a chunk whose items were found while their parent's were
+    /// listed, kept until the walk lists them (so their bytes are scanned once, not twice).
+    listed: std::cell::RefCell<Listed>,
 }
 
 /// What [`spans_counting`] counts of the document's values: a count of one value and what is
@@ -571,6 +576,7 @@ impl<'a> Walk<'a> {
             }),
             reading: false,
             counting: None,
+            listed: std::cell::RefCell::new(Vec::new()),
         })
     }
 
@@ -1002,7 +1008,12 @@ impl<'a> Walk<'a> {
     /// and its value ends), and where the array ends.
     fn children(&self, at: usize, map: bool) -> Option<(Vec<(usize, usize)>, usize)> {
         if self.from == Format::Json {
-            return children(self.b, at, map);
+            let mut listed = self.listed.borrow_mut();
+            if let Some(k) = listed.iter().position(|(start, ..)| *start == at) {
+                let (_, items, end) = listed.swap_remove(k);
+                return Some((items, end));
+            }
+            return children_listing(self.b, at, map, self.chunk, 0, &mut listed);
         }
         let (head, mut i) = self.head(at)?;
         let n = match head {
@@ -1311,9 +1322,39 @@ fn skip_value_within(b: &[u8], at: usize, max: usize) -> Option<usize> {
     }
 }
 
-/// Where each item of the array opening at `at` starts and ends (for a map: where each key
-/// starts and its value ends), checking the separators between them, and where it ends.
-fn children(b: &[u8], at: usize, map: bool) -> Option<(Vec<(usize, usize)>, usize)> {
+/// JSON containers found bigger than a chunk, with their items: where each starts, where each
+/// of its items starts and ends, and where it ends.
+type Listed = Vec<(usize, Vec<(usize, usize)>, usize)>;
+
+/// How many levels of containers bigger than a chunk [`children_listing`] lists below the one
+/// it was asked for; deeper ones are scanned again when the walk reaches them.
+const LISTED_DEPTH: usize = 8;
+
+/// Where each item of the JSON array opening at `at` starts and ends (for a map: where each key
+/// starts and its value ends), checking the separators between them, and where it ends; the
+/// container is `depth` levels below the one the walk asked for. A child container that runs past `chunk` bytes is listed the same way (up to
+/// [`LISTED_DEPTH`] levels) and kept in `listed`, so the walk, which lists it next, does not
+/// scan its bytes a second time.
+fn children_listing(
+    b: &[u8],
+    at: usize,
+    map: bool,
+    chunk: usize,
+    depth: usize,
+    listed: &mut Listed,
+) -> Option<(Vec<(usize, usize)>, usize)> {
+    let value_end = |i: usize, listed: &mut Listed| -> Option<usize> {
+        let c = *b.get(i)?;
+        if depth >= LISTED_DEPTH || !matches!(c, b'[' | b'{') {
+            return skip_value(b, i);
+        }
+        if let Some(end) = skip_value_within(b, i, chunk) {
+            return Some(end);
+        }
+        let (items, end) = children_listing(b, i, c == b'{', chunk, depth + 1, listed)?;
+        listed.push((i, items, end));
+        Some(end)
+    };
     let close = if map { b'}' } else { b']' };
     let mut out = Vec::new();
     let mut i = skip_ws(b, at + 1);
@@ -1332,7 +1373,7 @@ fn children(b: &[u8], at: usize, map: bool) -> Option<(Vec<(usize, usize)>, usiz
             }
             i = skip_ws(b, i + 1);
         }
-        let end = skip_value(b, i)?;
+        let end = value_end(i, listed)?;
         out.push((start, end));
         i = skip_ws(b, end);
         match *b.get(i)? {
@@ -1347,6 +1388,30 @@ fn children(b: &[u8], at: usize, map: bool) -> Option<(Vec<(usize, usize)>, usiz
 mod tests {
     use super::*;
     use crate::codec::{decode, encode_fast, encode_like, FloatPolicy};
+
+    #[test]
+    fn big_children_are_listed_once_with_the_items_a_second_scan_finds() {
+        let doc = br#"{"a": [1, [2, 3, 4], {"k": [5, 6]}], "b": "x", "c": {"d": [7, 8, 9]}}"#;
+        let mut listed = Vec::new();
+        let (entries, end) =
+            children_listing(doc, 0, true, 4, 0, &mut listed).expect("a well-formed document");
+        assert_eq!(end, doc.len());
+        assert_eq!(entries.len(), 3);
+        // Every container over 4 bytes below the root is listed, inner ones before the one
+        // around them, with the items that listing it on its own finds.
+        let starts: Vec<u8> = listed.iter().map(|(at, ..)| doc[*at]).collect();
+        assert_eq!(starts, b"[[{[[{".to_vec());
+        for (at, items, end) in &listed {
+            let alone =
+                children_listing(doc, *at, doc[*at] == b'{', usize::MAX, 0, &mut Vec::new());
+            assert_eq!(alone, Some((items.clone(), *end)), "container at {at}");
+        }
+        // Past the listing depth, containers are scanned, not listed.
+        let deep = b"[[[[[[[[[[[[1, 2]]]]]]]]]]]]";
+        let mut listed = Vec::new();
+        children_listing(deep, 0, false, 1, 0, &mut listed).expect("a well-formed array");
+        assert_eq!(listed.len(), LISTED_DEPTH);
+    }
 
     /// The walk's bytes and notes against converting the whole document, for every chunk size
     /// from "every container walked" to "one chunk".

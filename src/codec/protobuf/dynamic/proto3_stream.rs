@@ -5,7 +5,8 @@
 //! serializes it: for a 9 MB OTLP trace batch that is a few hundred MB at once, where `protoc
 //! --decode` needs about 60. Most large payloads are a few big messages holding many small
 //! records, so the walk here writes the big messages itself and reads every message of at most
-//! [`CHUNK`] bytes, and every other field, as a piece of its own, one at a time.
+//! [`CHUNK`] bytes, and every other field, as a piece of its own: a repeated field's small
+//! items in groups of about a chunk, a batch of groups at once on every core.
 //!
 //! A big message is walked like this. Its fields are found by their tags; each field the schema
 //! names is written in field-number order, as prost-reflect writes a message: a repeated message
