@@ -265,6 +265,11 @@ impl Workspace {
         }
     }
 
+    /// The formats whose columns the view does not show ([`Workspace::set_hidden_columns`]).
+    pub fn hidden_columns(&self) -> &[Format] {
+        &self.hidden
+    }
+
     /// Adds a source, makes it current and starts peeling it. Returns its index.
     pub fn add(&mut self, source: Arc<Source>) -> usize {
         self.entries.push(Entry {

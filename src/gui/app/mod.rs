@@ -450,8 +450,15 @@ impl App {
         self.run_commands(&ctx);
         let analysis = self.ws.shown_analysis();
         if let Some(a) = &analysis {
-            let shown = a.columns.iter().filter(|c| c.document.is_some()).count();
-            crate::gui::log_time(&format!("{shown} of {} columns shown", a.columns.len()));
+            // The columns the view shows (a hidden one is not encoded, so never "shown").
+            let hidden = self.ws.hidden_columns();
+            let visible: Vec<_> = a
+                .columns
+                .iter()
+                .filter(|c| c.is_source || !hidden.contains(&c.format))
+                .collect();
+            let shown = visible.iter().filter(|c| c.document.is_some()).count();
+            crate::gui::log_time(&format!("{shown} of {} columns shown", visible.len()));
         }
         self.sync_views(analysis.as_ref());
         self.menu_bar(ui);
