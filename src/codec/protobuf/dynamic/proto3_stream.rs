@@ -270,7 +270,9 @@ impl Walk {
         depth: usize,
     ) -> Option<()> {
         let chunk = self.chunk;
-        let whole = |o: &Occurrence| !walkable(chunk, desc, o.end - o.value, depth);
+        // The type's part of the rule is decided once for all the items; only sizes differ.
+        let walks = walks(desc, depth);
+        let whole = |o: &Occurrence| !walks || o.end - o.value <= chunk;
         let most = rayon::current_num_threads().max(1) * GROUPS_PER_THREAD;
         let mut i = 0;
         while let Some(o) = occ.get(i) {
@@ -359,7 +361,13 @@ impl Walk {
 /// Whether a `desc` message of `len` bytes, `depth` messages below the root, is walked rather
 /// than read whole, in a walk of chunks of `chunk` bytes.
 fn walkable(chunk: usize, desc: &MessageDescriptor, len: usize, depth: usize) -> bool {
-    len > chunk && depth < MAX_WALK_DEPTH && !desc.is_map_entry() && !is_wkt(desc.full_name())
+    len > chunk && walks(desc, depth)
+}
+
+/// Whether a `desc` message `depth` messages below the root is walked when it is bigger than a
+/// chunk (its size aside: the same for every item of a repeated field).
+fn walks(desc: &MessageDescriptor, depth: usize) -> bool {
+    depth < MAX_WALK_DEPTH && !desc.is_map_entry() && !is_wkt(desc.full_name())
 }
 
 /// The field occurrences of one message's bytes, in order (a group from its start tag to the
