@@ -31,9 +31,10 @@ use crate::capture::{
     PeelChoice, PeelOptions, SharedBytes, StreamedCapture,
 };
 use crate::codec::detect::{
-    add_hint, detect_knowing, detect_reusing, rare_values, KnownDocument, Reading, ReadingSummary,
+    add_hint, detect_knowing, detect_reusing, rare_values, reading_of, KnownDocument, Reading,
+    ReadingSummary,
 };
-use crate::codec::protobuf::schema::{Candidate, Schema};
+use crate::codec::protobuf::schema::{Candidate, Ranking, Schema};
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::{self, stream, DecodeError, DecodeOptions, Document, Format};
@@ -537,8 +538,9 @@ pub trait MessageTypes {
     /// The message type of one side of a gRPC call (`path` is `/package.Service/Method`), when
     /// a loaded schema defines the service.
     fn grpc_message(&self, path: &str, request: bool) -> Option<MessageDescriptor>;
-    /// Every message type that reads `bytes` (each decode within `limits`), best first.
-    fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate>;
+    /// Every message type that reads `bytes` (each decode within `limits`), best first, with
+    /// `bytes` read as the best of them ([`Ranking::best`]).
+    fn rank(&self, bytes: &[u8], limits: &Limits) -> Ranking;
 }
 
 impl MessageTypes for Schema {
@@ -546,12 +548,12 @@ impl MessageTypes for Schema {
         Schema::grpc_message(self, path, request)
     }
 
-    fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate> {
+    fn rank(&self, bytes: &[u8], limits: &Limits) -> Ranking {
         let options = DecodeOptions {
             limits: *limits,
             ..DecodeOptions::default()
         };
-        Schema::rank(self, bytes, &options)
+        Schema::rank_reading(self, bytes, &options)
     }
 }
 
@@ -831,6 +833,7 @@ pub fn read(
         message,
         reason: message_reason,
         ranking,
+        read: ranked,
     } = pick_message(
         bytes,
         &request,
@@ -865,9 +868,15 @@ pub fn read(
         None if framed_avro => Some(Format::Avro),
         f => f,
     };
+    // The ranking's reading is protobuf read with the options' type (no field readings: a
+    // ranked type leaves them out).
+    let ranked = ranked.filter(|_| options.protobuf_readings.is_empty());
     let known = known_readings(request.known.take(), &options);
     if let (Some(format), false) = (request.format, request.list_every_reading) {
-        let known = known.map(KnownReadings::into_readings);
+        let mut known = known.map(KnownReadings::into_readings).unwrap_or_default();
+        if let Some(doc) = ranked.filter(|_| format == Format::Protobuf) {
+            known.push(reading_of(bytes, request.origin.hint, &options, doc));
+        }
         let (summary, outcome) = read_as(bytes, format, known, &options);
         return Read {
             readings: vec![summary],
@@ -885,7 +894,12 @@ pub fn read(
     let mut skeleton_of = None;
     let readings = match known {
         Some(KnownReadings::Every(readings)) => readings,
-        Some(KnownReadings::Partly(readings)) => {
+        Some(KnownReadings::Partly(mut readings)) => {
+            if let Some(doc) =
+                ranked.filter(|_| readings.iter().all(|r| r.format != Format::Protobuf))
+            {
+                readings.push(reading_of(bytes, request.origin.hint, &options, doc));
+            }
             detect_reusing(bytes, request.origin.hint, &options, readings)
         }
         None => {
@@ -894,7 +908,11 @@ pub fn read(
                 .filter(|&f| wanted.is_none_or(|w| w == f) && options.protobuf_readings.is_empty())
                 .and_then(|format| skeleton(bytes, format, &options));
             skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
-            let known = skeleton_doc.map(|(doc, rare)| KnownDocument::Skeleton(doc, rare));
+            let known = skeleton_doc
+                .map(|(doc, rare)| KnownDocument::Skeleton(doc, rare))
+                .into_iter()
+                .chain(ranked.map(KnownDocument::Whole))
+                .collect();
             detect_knowing(bytes, request.origin.hint, &options, known)
         }
     };
@@ -936,6 +954,8 @@ struct MessagePick {
     message: Option<MessageDescriptor>,
     reason: Option<String>,
     ranking: Vec<Candidate>,
+    /// The payload read as `message` by the ranking, which decoded it with that type already.
+    read: Option<Document>,
 }
 
 /// Picks the message type as `choice` says: the one named (the field readings are then left
@@ -955,6 +975,7 @@ fn pick_message(
         message: None,
         reason: None,
         ranking: Vec::new(),
+        read: None,
     };
     match (choice, types) {
         (MessageChoice::Named(m), _) => {
@@ -993,15 +1014,20 @@ fn pick_message(
                         message: Some(m),
                         reason: Some(format!("the {side} of {path}")),
                         ranking: vec![candidate],
+                        read: None,
                     }
                 }
                 None => {
-                    let ranking = types.rank(bytes, &request.limits);
-                    let best = ranking.first().filter(|c| c.score > 0);
+                    let Ranking { candidates, best } = types.rank(bytes, &request.limits);
+                    let message = candidates
+                        .first()
+                        .filter(|c| c.score > 0)
+                        .map(|c| c.message.clone());
                     MessagePick {
-                        message: best.map(|c| c.message.clone()),
+                        read: best.filter(|_| message.is_some()),
+                        message,
                         reason: None,
-                        ranking,
+                        ranking: candidates,
                     }
                 }
             }
@@ -1057,14 +1083,13 @@ fn known_readings(known: Option<Known>, options: &DecodeOptions) -> Option<Known
 fn read_as(
     bytes: &SharedBytes,
     format: Format,
-    mut known: Option<Vec<Reading>>,
+    mut known: Vec<Reading>,
     options: &DecodeOptions,
 ) -> (ReadingSummary, Result<Document, DecodeError>) {
-    let found = known.as_mut().and_then(|k| {
-        k.iter()
-            .position(|r| r.format == format)
-            .map(|i| k.swap_remove(i))
-    });
+    let found = known
+        .iter()
+        .position(|r| r.format == format)
+        .map(|i| known.swap_remove(i));
     let outcome = match found {
         Some(r) => r.outcome,
         None => codec::decode(bytes, format, options),
@@ -1453,6 +1478,64 @@ service Geo { rpc Find(Name) returns (Point); }
             types,
         );
         assert!(as_json.message.is_none() && as_json.ranking.is_empty());
+    }
+
+    /// Message types whose ranking hands on a reading of its own making, to tell it from a
+    /// decode made again.
+    struct MarkedRanking(Schema);
+
+    impl MessageTypes for MarkedRanking {
+        fn grpc_message(&self, _: &str, _: bool) -> Option<MessageDescriptor> {
+            None
+        }
+
+        fn rank(&self, bytes: &[u8], limits: &Limits) -> Ranking {
+            let mut ranking = MessageTypes::rank(&self.0, bytes, limits);
+            if let Some(doc) = ranking.best.as_mut() {
+                doc.value = Value::text("made by the ranking");
+            }
+            ranking
+        }
+    }
+
+    /// The type ranking picks is not decoded again: the reading it made is the payload's, in
+    /// the listing of every format, with the format asked for, and beside readings known before.
+    #[test]
+    fn the_ranked_types_reading_is_the_payloads() {
+        let schema = schema();
+        let plain = read_ok(
+            POINT,
+            ReadRequest::default(),
+            Some(&schema as &dyn MessageTypes),
+        );
+        let point = schema.message("t.Point").expect("a type");
+        let options = DecodeOptions {
+            message: Some(point),
+            ..DecodeOptions::default()
+        };
+        let decoded = codec::decode(POINT, Format::Protobuf, &options).expect("reads");
+        assert_eq!(plain.outcome.as_ref().ok(), Some(&decoded));
+
+        let marked = MarkedRanking(schema.clone());
+        let types = Some(&marked as &dyn MessageTypes);
+        let mark = Value::text("made by the ranking");
+        let value = |r: Read| r.outcome.expect("reads").value;
+        assert_eq!(value(read_ok(POINT, ReadRequest::default(), types)), mark);
+        let asked = ReadRequest {
+            format: Some(Format::Protobuf),
+            ..ReadRequest::default()
+        };
+        assert_eq!(value(read_ok(POINT, asked, types)), mark);
+        let known = ReadRequest {
+            known: Some(Known {
+                readings: detect(POINT, None, &DecodeOptions::default()),
+                message: None,
+            }),
+            format: Some(Format::Protobuf),
+            list_every_reading: true,
+            ..ReadRequest::default()
+        };
+        assert_eq!(value(read_ok(POINT, known, types)), mark);
     }
 
     /// A message type a framing named (a schema registry's) is read with when the user named

@@ -453,7 +453,12 @@ impl Tally {
             }
             None => options,
         };
-        let readings = detect_knowing(&bytes, p.hint, options, json.map(KnownDocument::Whole));
+        let readings = detect_knowing(
+            &bytes,
+            p.hint,
+            options,
+            json.map(KnownDocument::Whole).into_iter().collect(),
+        );
         if let Some(best) = readings.first() {
             // A JSON document that is one string is text in quotes: the reading that peels the
             // string (and whatever it holds) is as likely, and one that reaches a data format

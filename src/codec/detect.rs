@@ -125,7 +125,7 @@ impl ReadingSummary {
 /// assert!(readings[0].is_complete());
 /// ```
 pub fn detect(bytes: &[u8], hint: Option<Format>, options: &DecodeOptions) -> Vec<Reading> {
-    detect_knowing(bytes, hint, options, None)
+    detect_knowing(bytes, hint, options, Vec::new())
 }
 
 /// A document of the payload already made, handed to [`detect_knowing`] for its format's
@@ -139,12 +139,31 @@ pub(crate) enum KnownDocument {
     Skeleton(Document, (usize, usize)),
 }
 
-/// [`detect`], with one format's document already made.
+impl KnownDocument {
+    fn format(&self) -> Format {
+        match self {
+            KnownDocument::Whole(doc) | KnownDocument::Skeleton(doc, _) => doc.format,
+        }
+    }
+}
+
+/// The reading [`detect`] makes of `bytes` as `doc`'s format, from `doc` (a document made
+/// elsewhere with these options).
+pub(crate) fn reading_of(
+    bytes: &[u8],
+    hint: Option<Format>,
+    options: &DecodeOptions,
+    doc: Document,
+) -> Reading {
+    read_as(bytes, doc.format, hint, options, Ok(doc), None)
+}
+
+/// [`detect`], with some formats' documents already made (at most one per format).
 pub(crate) fn detect_knowing(
     bytes: &[u8],
     hint: Option<Format>,
     options: &DecodeOptions,
-    mut known: Option<KnownDocument>,
+    mut known: Vec<KnownDocument>,
 ) -> Vec<Reading> {
     // Avro is a reading only with the writer's schema: without one its bytes cannot be told
     // from noise, and it is left out rather than listed as a failure every time.
@@ -152,15 +171,11 @@ pub(crate) fn detect_knowing(
         .iter()
         .filter(|&&format| format != Format::Avro || options.avro.is_some())
         .map(|&format| {
-            let (outcome, rare) = match known.take() {
-                Some(KnownDocument::Whole(doc)) if doc.format == format => (Ok(doc), None),
-                Some(KnownDocument::Skeleton(doc, rare)) if doc.format == format => {
-                    (Ok(doc), Some(rare))
-                }
-                other => {
-                    known = other;
-                    (super::decode(bytes, format, options), None)
-                }
+            let at = known.iter().position(|k| k.format() == format);
+            let (outcome, rare) = match at.map(|i| known.swap_remove(i)) {
+                Some(KnownDocument::Whole(doc)) => (Ok(doc), None),
+                Some(KnownDocument::Skeleton(doc, rare)) => (Ok(doc), Some(rare)),
+                None => (super::decode(bytes, format, options), None),
             };
             read_as(bytes, format, hint, options, outcome, rare)
         })

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::capture::decode_text;
 use crate::codec::avro::{AvroSchema, AvroSchemaError};
-use crate::codec::protobuf::schema::{Candidate, Schema, SchemaError};
+use crate::codec::protobuf::schema::{Ranking, Schema, SchemaError};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::codec::DecodeOptions;
 use crate::limits::Limits;
@@ -324,18 +324,40 @@ impl SchemaSet {
 
     /// Every loaded schema's message types ranked for `bytes` (each decode within `limits`),
     /// best first.
-    pub fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate> {
+    pub fn rank(&self, bytes: &[u8], limits: &Limits) -> Ranking {
         let options = DecodeOptions {
             limits: *limits,
             ..DecodeOptions::default()
         };
-        let mut all: Vec<Candidate> = self
+        let rankings: Vec<Ranking> = self
             .loaded
             .iter()
-            .flat_map(|s| s.schema.rank(bytes, &options))
+            .map(|s| s.schema.rank_reading(bytes, &options))
             .collect();
+        // The first candidate of the schema whose best scores highest (the first of those
+        // that tie, as the stable sort below keeps them) is the first of all.
+        let top = |r: &Ranking| r.candidates.first().map(|c| c.score);
+        let first = rankings
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((i, top(r)?)))
+            .fold(None, |best: Option<(usize, u8)>, (i, score)| match best {
+                Some((_, s)) if s >= score => best,
+                _ => Some((i, score)),
+            });
+        let mut best = None;
+        let mut all = Vec::new();
+        for (i, ranking) in rankings.into_iter().enumerate() {
+            if first.is_some_and(|(f, _)| f == i) {
+                best = ranking.best;
+            }
+            all.extend(ranking.candidates);
+        }
         all.sort_by_key(|c| std::cmp::Reverse(c.score));
-        all
+        Ranking {
+            candidates: all,
+            best,
+        }
     }
 }
 
@@ -344,7 +366,7 @@ impl crate::pipeline::MessageTypes for SchemaSet {
         SchemaSet::grpc_message(self, path, request)
     }
 
-    fn rank(&self, bytes: &[u8], limits: &Limits) -> Vec<Candidate> {
+    fn rank(&self, bytes: &[u8], limits: &Limits) -> Ranking {
         SchemaSet::rank(self, bytes, limits)
     }
 }
@@ -380,14 +402,52 @@ mod tests {
         set.load_pasted(PROTO)?;
         assert_eq!(set.message_names(), vec!["demo.Name", "demo.Point"]);
         // x = 3 (field 1 varint), y = 4 (field 2 varint): only Point has two varint fields.
-        let ranked = set.rank(&[0x08, 0x03, 0x10, 0x04], &Limits::default());
+        let bytes = [0x08, 0x03, 0x10, 0x04];
+        let ranked = set.rank(&bytes, &Limits::default());
         assert_eq!(
-            ranked.first().map(|c| c.message.full_name()),
+            ranked.candidates.first().map(|c| c.message.full_name()),
             Some("demo.Point")
         );
-        assert!(set.message("demo.Point").is_some());
+        let point = set.message("demo.Point").expect("loaded");
+        assert_eq!(ranked.best, Some(read_as(&bytes, point)));
+        assert!(set.message("demo.Nope").is_none());
         assert!(set.message("demo.Nope").is_none());
         Ok(())
+    }
+
+    /// `bytes` read as `message`, as the pipeline reads protobuf with a message type.
+    fn read_as(bytes: &[u8], message: MessageDescriptor) -> crate::codec::Document {
+        let options = DecodeOptions {
+            message: Some(message),
+            ..DecodeOptions::default()
+        };
+        crate::codec::decode(bytes, crate::codec::Format::Protobuf, &options).expect("reads")
+    }
+
+    #[test]
+    fn the_ranking_keeps_the_reading_of_the_first_candidate_of_all_schemas() {
+        let mut set = SchemaSet::default();
+        set.load_pasted("syntax = \"proto3\";\npackage a;\nmessage One { int32 x = 1; }\n")
+            .expect("first schema");
+        set.load_pasted(PROTO).expect("second schema");
+        set.load_pasted(
+            "syntax = \"proto3\";\npackage z;\nmessage Pair { int32 x = 1; int32 y = 2; }\n",
+        )
+        .expect("third schema");
+        // Two varint fields: a.One knows one, demo.Point and z.Pair both; the tie goes to the
+        // schema loaded first.
+        let bytes = [0x08, 0x03, 0x10, 0x04];
+        let ranked = set.rank(&bytes, &Limits::default());
+        let names: Vec<&str> = ranked
+            .candidates
+            .iter()
+            .map(|c| c.message.full_name())
+            .collect();
+        assert_eq!(names[..2], ["demo.Point", "z.Pair"]);
+        let point = set.message("demo.Point").expect("loaded");
+        assert_eq!(ranked.best, Some(read_as(&bytes, point)));
+        let none = set.rank(&[0xff], &Limits::default());
+        assert!(none.candidates.is_empty() && none.best.is_none());
     }
 
     #[test]

@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 use miette::Diagnostic;
 use prost_reflect::{DescriptorPool, MessageDescriptor};
 
+use super::dynamic::DecodeStats;
 use super::editions::{self, protoc, EditionFile};
-use crate::codec::DecodeOptions;
+use crate::codec::{DecodeOptions, Document};
 
 pub(crate) use super::error::quietly;
 pub use super::error::SchemaError;
@@ -569,51 +570,88 @@ impl Schema {
     /// read it: every byte consumed and valid (else skipped), no unknown fields, known enum
     /// numbers, and more known fields score higher. Best first.
     pub fn rank(&self, bytes: &[u8], options: &DecodeOptions) -> Vec<Candidate> {
+        self.rank_reading(bytes, options).candidates
+    }
+
+    /// [`Schema::rank`], keeping the best candidate's reading: `bytes` decoded as that type with
+    /// `options`, as [`crate::codec::decode`] reads it, so the type picked is not decoded again.
+    pub fn rank_reading(&self, bytes: &[u8], options: &DecodeOptions) -> Ranking {
         let mut out: Vec<(Candidate, usize)> = Vec::new();
+        let mut best: Option<Document> = None;
         for message in self.pool.all_messages().take(RANK_LIMIT) {
             if message.is_map_entry() {
                 continue;
             }
-            let Ok(stats) = super::dynamic::decode_stats(bytes, &message, options) else {
+            let Some((doc, stats)) = super::dynamic::decode_counting(bytes, &message, options)
+            else {
                 continue;
             };
-            let bad = stats.unknown + stats.unknown_enums;
-            let total = stats.known + stats.extensions + bad;
-            let mut reasons = vec![format!("all {} bytes read", bytes.len())];
-            let known = stats.known + stats.extensions;
-            let score = if let Some(share) = (80 * known).checked_div(total) {
-                reasons.push(format!("{known} known fields"));
-                if stats.extensions > 0 {
-                    reasons.push(format!("{} of them extensions", stats.extensions));
-                }
-                if stats.unknown > 0 {
-                    reasons.push(format!("{} unknown fields", stats.unknown));
-                }
-                if stats.unknown_enums > 0 {
-                    reasons.push(format!("{} unknown enum numbers", stats.unknown_enums));
-                }
-                (share + known.min(20)) as u8
-            } else {
-                reasons.push("no fields".into());
-                1
-            };
-            out.push((
-                Candidate {
-                    message,
-                    score,
-                    reasons,
-                },
-                stats.known,
-            ));
+            let candidate = (scored(bytes.len(), message, &stats), stats.known);
+            if out.iter().all(|other| ranks_first(&candidate, other)) {
+                best = Some(doc);
+            }
+            out.push(candidate);
         }
-        out.sort_by(|(a, ak), (b, bk)| {
-            b.score
-                .cmp(&a.score)
-                .then(bk.cmp(ak))
-                .then_with(|| a.message.full_name().cmp(b.message.full_name()))
+        out.sort_by(|a, b| {
+            if ranks_first(a, b) {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
         });
-        out.into_iter().map(|(c, _)| c).collect()
+        Ranking {
+            candidates: out.into_iter().map(|(c, _)| c).collect(),
+            best,
+        }
     }
+}
+
+/// Message types ranked for a buffer, from [`Schema::rank_reading`].
+#[derive(Debug, Clone, Default)]
+pub struct Ranking {
+    /// Best first.
+    pub candidates: Vec<Candidate>,
+    /// The buffer read as the first candidate; `None` when there is none.
+    pub best: Option<Document>,
+}
+
+/// A message type that read a buffer of `len` bytes with `stats`, scored.
+fn scored(len: usize, message: MessageDescriptor, stats: &DecodeStats) -> Candidate {
+    let bad = stats.unknown + stats.unknown_enums;
+    let total = stats.known + stats.extensions + bad;
+    let mut reasons = vec![format!("all {len} bytes read")];
+    let known = stats.known + stats.extensions;
+    let score = if let Some(share) = (80 * known).checked_div(total) {
+        reasons.push(format!("{known} known fields"));
+        if stats.extensions > 0 {
+            reasons.push(format!("{} of them extensions", stats.extensions));
+        }
+        if stats.unknown > 0 {
+            reasons.push(format!("{} unknown fields", stats.unknown));
+        }
+        if stats.unknown_enums > 0 {
+            reasons.push(format!("{} unknown enum numbers", stats.unknown_enums));
+        }
+        (share + known.min(20)) as u8
+    } else {
+        reasons.push("no fields".into());
+        1
+    };
+    Candidate {
+        message,
+        score,
+        reasons,
+    }
+}
+
+/// Whether candidate `a` (with its count of fields the type names) ranks before `b`: the higher
+/// score, then more named fields, then the full name in order (names are unique in a pool).
+fn ranks_first((a, a_known): &(Candidate, usize), (b, b_known): &(Candidate, usize)) -> bool {
+    b.score
+        .cmp(&a.score)
+        .then(b_known.cmp(a_known))
+        .then_with(|| a.message.full_name().cmp(b.message.full_name()))
+        .is_lt()
 }
 
 /// The compiler [`Schema::compiler`] names for proto2 and proto3 text.

@@ -19,7 +19,7 @@ use prost_reflect::MessageDescriptor;
 
 use crate::model::KeyMap;
 
-pub use decode::{decode, decode_stats, DecodeStats};
+pub use decode::{decode, decode_counting, DecodeStats};
 pub use encode::encode;
 pub(crate) use encode::encode_root_in_parts;
 pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonError, Proto3JsonOptions};

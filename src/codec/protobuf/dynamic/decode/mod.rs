@@ -38,7 +38,7 @@ use super::field::FieldFacts;
 use super::wkt::is_wkt;
 use super::PerType;
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
-use crate::model::{Float, Kind, Path, RawField, Segment, Span, SpanTreeBuilder, Value, WireType};
+use crate::model::{Float, Kind, RawField, Segment, Span, SpanTreeBuilder, Value, WireType};
 
 /// Decodes `bytes` as one `message`.
 pub fn decode(
@@ -48,14 +48,7 @@ pub fn decode(
 ) -> Result<Document, DecodeError> {
     let mut d = Decoder::new(bytes, options);
     match d.run(message) {
-        Ok(()) => {
-            let value = d.root.take().unwrap_or_else(|| Value::Map(Vec::new()));
-            Ok(Document {
-                format: Format::Protobuf,
-                value,
-                spans: d.builder.finish(),
-            })
-        }
+        Ok(()) => Ok(d.finish()),
         Err(f) => Err(d.fail(f)),
     }
 }
@@ -102,22 +95,18 @@ pub struct DecodeStats {
     pub unknown_enums: usize,
 }
 
-/// Decodes `bytes` as `message` and counts known and unknown fields.
-pub fn decode_stats(
+/// Decodes `bytes` as `message`, as [`decode`] does, and counts known and unknown fields: for
+/// ranking message types, where the best one's document is then the payload's reading. `None`
+/// where [`decode`] fails (without the partial document its error would carry).
+pub fn decode_counting(
     bytes: &[u8],
     message: &MessageDescriptor,
     options: &DecodeOptions,
-) -> Result<DecodeStats, DecodeError> {
+) -> Option<(Document, DecodeStats)> {
     let mut d = Decoder::new(bytes, options);
-    d.run(message).map_err(|f| DecodeError {
-        format: Format::Protobuf,
-        kind: f.kind,
-        offset: f.offset,
-        path: Path::root(),
-        message: f.message,
-        partial: None,
-    })?;
-    Ok(d.stats)
+    d.run(message).ok()?;
+    let stats = d.stats;
+    Some((d.finish(), stats))
 }
 
 /// A failure before the partial document is assembled.
@@ -526,6 +515,16 @@ impl<'a> Decoder<'a> {
     }
 
     /// Turns a failure into the error with the partial document.
+    /// The document read, once [`Decoder::run`] has succeeded.
+    fn finish(mut self) -> Document {
+        let value = self.root.take().unwrap_or_else(|| Value::Map(Vec::new()));
+        Document {
+            format: Format::Protobuf,
+            value,
+            spans: self.builder.finish(),
+        }
+    }
+
     fn fail(mut self, f: Failure) -> DecodeError {
         let mut path = self.builder.current_path();
         if let Some(seg) = self.builder.segment_path(f.segment) {
