@@ -890,32 +890,7 @@ pub fn read(
             warnings,
         };
     }
-    // Decoded here: a large JSON, MessagePack or CBOR payload as a skeleton, if asked for.
-    let mut skeleton_of = None;
-    let readings = match known {
-        Some(KnownReadings::Every(readings)) => readings,
-        Some(KnownReadings::Partly(mut readings)) => {
-            if let Some(doc) =
-                ranked.filter(|_| readings.iter().all(|r| r.format != Format::Protobuf))
-            {
-                readings.push(reading_of(bytes, request.origin.hint, &options, doc));
-            }
-            detect_reusing(bytes, request.origin.hint, &options, readings)
-        }
-        None => {
-            let skeleton_doc = request
-                .skeleton
-                .filter(|&f| wanted.is_none_or(|w| w == f) && options.protobuf_readings.is_empty())
-                .and_then(|format| skeleton(bytes, format, &options));
-            skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
-            let known = skeleton_doc
-                .map(|(doc, rare)| KnownDocument::Skeleton(doc, rare))
-                .into_iter()
-                .chain(ranked.map(KnownDocument::Whole))
-                .collect();
-            detect_knowing(bytes, request.origin.hint, &options, known)
-        }
-    };
+    let (readings, skeleton_of) = every_reading(bytes, &request, &options, known, ranked, wanted);
     let mut summaries: Vec<ReadingSummary> = readings.iter().map(Reading::summary).collect();
     let chosen = wanted
         .and_then(|f| readings.iter().position(|r| r.format == f))
@@ -945,6 +920,45 @@ pub fn read(
         message_reason,
         ranking,
         warnings,
+    }
+}
+
+/// Every format's reading of `bytes` for [`read`], most plausible first, reusing the readings
+/// `known` holds and the ranked type's reading `ranked`; and the format read as a skeleton,
+/// when one was (a large JSON, MessagePack or CBOR payload, if `request` asks for it and the
+/// format `wanted` allows it).
+fn every_reading(
+    bytes: &SharedBytes,
+    request: &ReadRequest<'_>,
+    options: &DecodeOptions,
+    known: Option<KnownReadings>,
+    ranked: Option<Document>,
+    wanted: Option<Format>,
+) -> (Vec<Reading>, Option<Format>) {
+    let hint = request.origin.hint;
+    match known {
+        Some(KnownReadings::Every(readings)) => (readings, None),
+        Some(KnownReadings::Partly(mut readings)) => {
+            if let Some(doc) =
+                ranked.filter(|_| readings.iter().all(|r| r.format != Format::Protobuf))
+            {
+                readings.push(reading_of(bytes, hint, options, doc));
+            }
+            (detect_reusing(bytes, hint, options, readings), None)
+        }
+        None => {
+            let skeleton_doc = request
+                .skeleton
+                .filter(|&f| wanted.is_none_or(|w| w == f) && options.protobuf_readings.is_empty())
+                .and_then(|format| skeleton(bytes, format, options));
+            let skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
+            let known = skeleton_doc
+                .map(|(doc, rare)| KnownDocument::Skeleton(doc, rare))
+                .into_iter()
+                .chain(ranked.map(KnownDocument::Whole))
+                .collect();
+            (detect_knowing(bytes, hint, options, known), skeleton_of)
+        }
     }
 }
 

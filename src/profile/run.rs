@@ -470,31 +470,7 @@ pub fn run(
     } else {
         in_turns(&jobs, &turns, &run_one)
     };
-    every_core(
-        &jobs,
-        &spread,
-        &mut results,
-        threads,
-        settings,
-        cancel,
-        &|n, job, (slot, result, bytes)| {
-            let label = format!("{} · every core", job.label);
-            on_event(Event::Started {
-                done: n - 1,
-                total,
-                label: label.clone(),
-            });
-            on_event(Event::Measured {
-                done: n,
-                total,
-                label,
-                slot: *slot,
-                result: Box::new(result.clone()),
-                bytes: *bytes,
-            });
-        },
-        runner.done.load(Ordering::SeqCst),
-    );
+    runner.every_core(&jobs, &spread, &mut results, threads);
     let probe = probes(&results);
     let mut cancelled = false;
     for (slot, result, bytes) in results {
@@ -608,6 +584,48 @@ impl Runner<'_> {
         });
         (job.slot, result, bytes)
     }
+
+    /// Measures the `spread` jobs on `threads` threads at once, one job after another with no
+    /// other job running, and adds each one's [`AllCores`] to its measurement in `results` (a
+    /// job whose own measurement failed is not measured again), telling of each as a job of its
+    /// own, counted after the jobs done.
+    fn every_core(&self, jobs: &[Job], spread: &[usize], results: &mut [Outcome], threads: usize) {
+        let mut n = self.done.load(Ordering::SeqCst);
+        for &i in spread {
+            let job = &jobs[i];
+            let Task::Adapter(lazy, op) = &job.task else {
+                continue;
+            };
+            let Some((slot, result, bytes)) = results.iter_mut().find(|o| o.0 == job.slot) else {
+                continue;
+            };
+            if self.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let Ok(m) = result else {
+                continue;
+            };
+            // A failure here leaves the row's own measurement as it was, without the figure.
+            let bench = &self.settings.bench;
+            m.all_cores = on_every_core(lazy, *op, threads, bench, self.cancel, job.capacity).ok();
+            super::alloc::give_back_freed();
+            n += 1;
+            let label = format!("{} · every core", job.label);
+            (self.on_event)(Event::Started {
+                done: n - 1,
+                total: self.total,
+                label: label.clone(),
+            });
+            (self.on_event)(Event::Measured {
+                done: n,
+                total: self.total,
+                label,
+                slot: *slot,
+                result: Box::new(result.clone()),
+                bytes: *bytes,
+            });
+        }
+    }
 }
 
 /// Measures `task` with `b`; for a library's row, returns the size of the library's encoding.
@@ -693,43 +711,6 @@ fn in_lanes(
     match pool {
         Some(pool) => pool.install(lanes),
         None => jobs.iter().enumerate().map(run_one).collect(),
-    }
-}
-
-/// Measures the `spread` jobs on `threads` threads at once, one job after another with no other
-/// job running, and adds each one's [`AllCores`] to its measurement in `results` (a job whose
-/// own measurement failed is not measured again). `told` hears of each, its count from `done`.
-#[allow(clippy::too_many_arguments)]
-fn every_core(
-    jobs: &[Job],
-    spread: &[usize],
-    results: &mut [Outcome],
-    threads: usize,
-    settings: &Settings,
-    cancel: &AtomicBool,
-    told: &dyn Fn(usize, &Job, &Outcome),
-    done: usize,
-) {
-    let mut n = done;
-    for &i in spread {
-        let job = &jobs[i];
-        let Task::Adapter(lazy, op) = &job.task else {
-            continue;
-        };
-        let Some(outcome) = results.iter_mut().find(|o| o.0 == job.slot) else {
-            continue;
-        };
-        if cancel.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok(m) = &mut outcome.1 else {
-            continue;
-        };
-        // A failure here leaves the row's own measurement as it was, without the figure.
-        m.all_cores = on_every_core(lazy, *op, threads, &settings.bench, cancel, job.capacity).ok();
-        super::alloc::give_back_freed();
-        n += 1;
-        told(n, job, outcome);
     }
 }
 
@@ -1041,7 +1022,6 @@ pub fn runtime_sweep_payloads(
 /// Runs `runtime`'s harness (interpreter `program`) on each of `slices` in turn (see
 /// [`runtime_sweep_payloads`]), telling `on_progress` which slice runs and what it did; stops
 /// when `cancel` is raised. A slice whose harness failed has its report's error, like any run.
-#[allow(clippy::too_many_arguments)]
 pub fn measure_runtime_sweep(
     runtime: super::runtimes::Runtime,
     program: &str,

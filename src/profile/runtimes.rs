@@ -749,13 +749,16 @@ pub fn probe(runtime: Runtime, program: &str, timeout: Duration) -> RuntimeRepor
         let (script_name, script) = runtime.harness();
         let script = write_in(dir.path(), script_name, script.as_bytes())?;
         let probe = std::ffi::OsString::from("--probe");
-        run_child(
+        let child = Child {
             runtime,
-            "probe",
+            task: "probe",
             program,
-            &[script.as_os_str(), &probe],
             timeout,
-            &never,
+            cancel: &never,
+        };
+        run_child(
+            &child,
+            &[script.as_os_str(), &probe],
             &|_| {},
             &[],
             0,
@@ -860,16 +863,14 @@ pub fn measure_with(
     on_progress: &(dyn Fn(&str) + Sync),
 ) -> RuntimeReport {
     let mut report = empty_report(runtime, program);
-    if let Err(e) = run_harness_with(
+    let child = Child {
         runtime,
+        task: "harness",
         program,
-        payload,
-        bench,
         timeout,
         cancel,
-        on_progress,
-        &mut report,
-    ) {
+    };
+    if let Err(e) = run_harness_with(&child, payload, bench, on_progress, &mut report) {
         report.error = Some(e);
     }
     report
@@ -924,26 +925,22 @@ fn run_harness(
     cancel: &AtomicBool,
     report: &mut RuntimeReport,
 ) -> Result<(), String> {
-    run_harness_with(
+    let child = Child {
         runtime,
+        task: "harness",
         program,
-        payload,
-        bench,
         timeout,
         cancel,
-        &|_| {},
-        report,
-    )
+    };
+    run_harness_with(&child, payload, bench, &|_| {}, report)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Writes `payload`'s files, the harness script and its job into a temporary folder and runs
+/// the harness there as `child` says.
 fn run_harness_with(
-    runtime: Runtime,
-    program: &str,
+    child: &Child<'_>,
     payload: &Payload,
     bench: &BenchConfig,
-    timeout: Duration,
-    cancel: &AtomicBool,
     on_progress: &(dyn Fn(&str) + Sync),
     report: &mut RuntimeReport,
 ) -> Result<(), String> {
@@ -962,17 +959,13 @@ fn run_harness_with(
     if let Some(schema) = &payload.avro_schema {
         write("payload.avsc", schema.as_bytes())?;
     }
-    let (script_name, script) = runtime.harness();
+    let (script_name, script) = child.runtime.harness();
     let script = write(script_name, script.as_bytes())?;
     let job = job_json(&files, payload, dir.path(), bench);
     let job = write("job.json", job.to_string().as_bytes())?;
     run_child(
-        runtime,
-        "harness",
-        program,
+        child,
         &[script.as_os_str(), job.as_os_str()],
-        timeout,
-        cancel,
         &|line| {
             if let Some(p) = progress_of(line) {
                 on_progress(&p);
@@ -984,21 +977,37 @@ fn run_harness_with(
     )
 }
 
-/// Runs `program args…` (the `task`, `harness` or `probe`, as messages name it), reading its lines as they come (each told to `on_line`), killing it
-/// when `timeout` passes or `cancel` is raised, and parses what it wrote into `report`.
-#[allow(clippy::too_many_arguments)]
-fn run_child(
+/// One run of a runtime's interpreter: which, what it does, and when it is stopped.
+struct Child<'a> {
     runtime: Runtime,
-    task: &str,
-    program: &str,
-    args: &[&std::ffi::OsStr],
+    /// `harness` or `probe`, as messages name it.
+    task: &'static str,
+    /// The interpreter.
+    program: &'a str,
+    /// How long it may run before it is killed.
     timeout: Duration,
-    cancel: &AtomicBool,
+    /// Raised to kill it.
+    cancel: &'a AtomicBool,
+}
+
+/// Runs `run`'s interpreter with `args`, reading its lines as they come (each told to
+/// `on_line`), killing it when its timeout passes or its cancel flag is raised, and parses what
+/// it wrote into `report` (against `wirelens`' own bytes, with `resamples` for the intervals).
+fn run_child(
+    run: &Child<'_>,
+    args: &[&std::ffi::OsStr],
     on_line: &(dyn Fn(&str) + Sync),
     wirelens: &[(Format, Vec<u8>)],
     resamples: usize,
     report: &mut RuntimeReport,
 ) -> Result<(), String> {
+    let Child {
+        runtime,
+        task,
+        program,
+        timeout,
+        cancel,
+    } = *run;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())

@@ -691,3 +691,24 @@ fn string_errors_are_found_over_several_lines_and_only_in_public_functions() {
         [("a".to_string(), 1), ("g".to_string(), 13)]
     );
 }
+
+/// A function that needs more than seven arguments groups them (a struct of what belongs
+/// together, or a method on the state they share); clippy's limit is not switched off.
+#[test]
+fn no_function_allows_too_many_arguments() {
+    let mut found = Vec::new();
+    for (module, path) in modules() {
+        let source = std::fs::read_to_string(&path).expect("a source file");
+        let code = masked(&source);
+        for (i, line) in code.lines().enumerate() {
+            if line.contains("too_many_arguments") {
+                found.push(format!("{module} (line {})", i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "clippy::too_many_arguments allowed in:\n{}",
+        found.join("\n")
+    );
+}
