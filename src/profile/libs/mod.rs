@@ -247,7 +247,9 @@ pub fn prepare(
             Box::new(Plain::<json::SerdeJson>::new(source.bytes)?)
         }
         (Library::SonicRs, Format::Json) => Box::new(Plain::<json::Sonic>::new(source.bytes)?),
-        (Library::RmpSerde, Format::MessagePack) => Box::new(msgpack::RmpSerde::new(source.bytes)?),
+        (Library::RmpSerde, Format::MessagePack) => {
+            Box::new(Plain::<msgpack::RmpSerde>::new(source.bytes)?)
+        }
         (Library::Rmpv, Format::MessagePack) => {
             Box::new(Plain::<msgpack::Rmpv>::new(source.bytes)?)
         }
@@ -276,12 +278,31 @@ trait Codec: 'static {
     fn read(bytes: &[u8]) -> Result<Self::Value, String>;
     /// Writes `value` after what `out` holds, as the library does.
     fn write(value: &Self::Value, out: &mut Vec<u8>) -> Result<(), String>;
+    /// Whether the value timed is read from wirelens' bytes by [`Codec::read`] itself (the
+    /// default), which then warms the decode up when the library writes the same bytes back;
+    /// otherwise by [`Codec::prepare`].
+    const READS_ITS_INPUT: bool = true;
+    /// Reads the value timed from wirelens' bytes `input`: [`Codec::read`] unless
+    /// [`Codec::READS_ITS_INPUT`] is false.
+    fn prepare(input: &[u8]) -> Result<Self::Value, String> {
+        Self::read(input)
+    }
+    /// Whether every round trip is checked, even when the library writes wirelens' bytes back
+    /// (its writer is what may lose the value).
+    const ALWAYS_CHECKED: bool = false;
+    /// The value's canonical bytes for the round-trip check (see [`RoundTrip`]): the library's
+    /// own writer by default.
+    fn canonical(value: &Self::Value) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        Self::write(value, &mut out)?;
+        Ok(out)
+    }
 }
 
 /// A library timed through its [`Codec`]: its value read from the bytes wirelens wrote (that
 /// read warms the decode up when the library writes the same bytes back), its own bytes written
-/// once (warming the encode up), and each timed decode checked against the value's bytes when
-/// the library's own bytes differ from wirelens'.
+/// once (warming the encode up), and each timed decode checked against the value's canonical
+/// bytes when the library's own bytes differ from wirelens' (or always, as the codec says).
 struct Plain<C: Codec> {
     value: Held<C::Value>,
     bytes: Vec<u8>,
@@ -293,16 +314,21 @@ struct Plain<C: Codec> {
 impl<C: Codec> Plain<C> {
     fn new(input: &[u8]) -> Result<Plain<C>, PrepareError> {
         let named = |e: String| PrepareError::failed(C::LIBRARY, e);
-        let (value, decode) = timed(|| C::read(input));
+        let (value, decode) = timed(|| C::prepare(input));
         let value = value.map_err(named)?;
         let mut bytes = Vec::new();
         let (written, encode) = timed(|| C::write(&value, &mut bytes));
         written.map_err(named)?;
         let warmed = Warmed {
             encode: Some(encode),
-            decode: (bytes == input).then_some(decode),
+            decode: (C::READS_ITS_INPUT && bytes == input).then_some(decode),
         };
-        let round_trip = RoundTrip::new(&bytes, input, || Ok(bytes.clone()))?;
+        let canonical = || C::canonical(&value).map_err(named);
+        let round_trip = if C::ALWAYS_CHECKED {
+            RoundTrip::always(canonical)?
+        } else {
+            RoundTrip::new(&bytes, input, || Ok(bytes.clone()))?
+        };
         Ok(Plain {
             value: Held::new(value),
             bytes,
@@ -310,13 +336,6 @@ impl<C: Codec> Plain<C> {
             round_trip,
             codec: std::marker::PhantomData,
         })
-    }
-
-    /// The value's bytes as the library writes them, for the round-trip check.
-    fn written(value: &C::Value) -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
-        C::write(value, &mut out)?;
-        Ok(out)
     }
 }
 
@@ -334,7 +353,7 @@ impl<C: Codec> Adapter for Plain<C> {
     }
     fn decode(&self, b: &mut Bencher<'_>) {
         b.iter_checked(
-            |back| self.round_trip.check(C::LIBRARY, back, Plain::<C>::written),
+            |back| self.round_trip.check(C::LIBRARY, back, C::canonical),
             |_| C::read(std::hint::black_box(&self.bytes)),
         );
     }

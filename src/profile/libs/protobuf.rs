@@ -9,7 +9,10 @@ use super::{timed, Held, Library, PrepareError, Warmed};
 use crate::codec::protobuf::MessageDescriptor;
 use crate::profile::bench::Bencher;
 
-/// prost-reflect on `DynamicMessage`.
+/// prost-reflect on `DynamicMessage`. Not a [`super::Codec`]: it reads with the payload's
+/// message type, and its round trip cannot be checked by bytes, since a map field is a
+/// `HashMap` whose entries each value writes in its own order. When its bytes differ from
+/// wirelens', the value they decode to is compared with the one prepared, once, here.
 pub struct Prost {
     message: MessageDescriptor,
     value: Held<DynamicMessage>,
