@@ -1198,9 +1198,10 @@ impl Serialize for FieldValue<'_> {
             let entry = kind
                 .as_message()
                 .ok_or_else(|| decline("a map without an entry type"))?;
-            let value_field = entry.map_entry_value_field();
-            let value_kind = value_field.kind();
-            let loose_utf8 = FieldFacts::of_field(&value_field).loose_utf8;
+            let value_kind = entry.map_entry_value_field().kind();
+            // The decoder reads a map's string value as bytes only under utf8_validation =
+            // NONE, so the value says it (no features looked up for every map written).
+            let loose_utf8 = matches!(value_kind, PKind::String);
             let entries = self.entries()?;
             let mut map = s.serialize_map(Some(entries.len()))?;
             for (k, v) in &entries {
