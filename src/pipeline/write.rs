@@ -3,9 +3,10 @@
 //! `convert` and the app's columns both call [`write()`], so a payload's bytes in a format are the
 //! same whichever face writes them. It makes every choice of what is written:
 //! - protobuf read with its message type and written as JSON is the proto3 JSON mapping (JSON
-//!   names unless [`WriteOptions::proto_names`]), written from the decoded value
-//!   ([`proto3_json_of_value`]) or, where the value cannot say it, by prost-reflect from the
-//!   payload's bytes ([`to_proto3_json`]), as protoc's `MessageToJson` writes it;
+//!   names unless [`WriteOptions::proto_names`]), as protoc's `MessageToJson` writes it, by
+//!   wirelens' one proto3 JSON writer: from the decoded value ([`proto3_json_of_value`]) or,
+//!   where the value cannot say it, from the payload's bytes read for their JSON
+//!   ([`to_proto3_json`], which also says what it refuses, with the field and byte offset);
 //! - protobuf read without a schema repeats a field number once per occurrence, so in JSON,
 //!   MessagePack, CBOR and Avro a repeated number becomes one key whose value is the array of its
 //!   occurrences (JSON readers keep only the last of duplicate keys);
@@ -52,8 +53,7 @@ pub struct Decoded<'a> {
     /// Its span tree in the payload, if the caller has it: an encoding with spans then shares
     /// its shape ([`codec::encode_like`]).
     pub spans: Option<&'a SpanTree>,
-    /// The payload's bytes (prost-reflect reads them where the value cannot say its proto3
-    /// JSON).
+    /// The payload's bytes (read again for their proto3 JSON where the value cannot say it).
     pub bytes: &'a [u8],
     /// The message type protobuf was read with, if any.
     pub message: Option<&'a MessageDescriptor>,
@@ -224,7 +224,8 @@ pub enum WriteError {
     /// The encoder could not write a node.
     #[error(transparent)]
     Encode(EncodeError),
-    /// prost-reflect could not read the payload as its message type, or write it as JSON.
+    /// The payload does not read as its message type for proto3 JSON, or has no proto3 JSON
+    /// form (the error names the field and the byte offset).
     #[error(transparent)]
     Proto3Json(Proto3JsonError),
 }
@@ -348,9 +349,9 @@ pub fn write_streamed(
 }
 
 /// `bytes`, protobuf read as `message`, written as its proto3 JSON a piece at a time: at most
-/// one small piece of the payload is decoded at once, each written from its value or by
-/// prost-reflect as [`write()`] writes the whole (prost-reflect reads each piece within its own
-/// limits, so a caller with limits of its own calls [`write()`]). `None` where the walk does not
+/// one small piece of the payload is decoded at once, each written from its value as [`write()`]
+/// writes the whole (each piece is read within the proto3 JSON reading's own limits, so a
+/// caller with limits of its own calls [`write()`]). `None` where the walk does not
 /// apply (pretty output, two members of one `oneof` in a walked message, a piece neither
 /// writer reads), and nothing was written.
 pub fn write_proto3_streamed(
@@ -413,24 +414,21 @@ pub fn write_text(
 }
 
 /// Protobuf read as `message`, written as its proto3 JSON: from the value where it can say it,
-/// else by prost-reflect from the payload's bytes (which reports what it refuses). With spans,
-/// the text is read back for its tree.
+/// else from the payload's bytes read again for their JSON ([`to_proto3_json`], the same
+/// writer, which reports what it refuses). With spans, the text is read back for its tree.
 ///
-/// The second writer stays for the payloads the value cannot say byte for byte (the list is
-/// `proto3_json_of_value`'s); in each, the text or the error is prost-reflect's own reading of
-/// the bytes, which the value does not hold:
-/// - payloads prost-reflect refuses (a field whose wire type contradicts the schema, a
-///   well-known type out of its range, an `Any` of a type not in the pool, nesting past its
-///   limit): the error the user sees is prost-reflect's decode or write error, in its words
-///   and with its byte offsets;
-/// - a string field with `utf8_validation = NONE` that is not UTF-8: the repaired text comes
-///   with one note per field, in the order prost-reflect walks the re-read message (a map's in
-///   the order of its `HashMap`), which the value's order would not match;
+/// The bytes are read again where the value does not say what the JSON needs (the list is
+/// `proto3_json_of_value`'s):
+/// - a field whose wire type contradicts the schema (the value keeps it as an unknown field):
+///   the payload is refused, with the field and its byte offset;
 /// - a well-known type other than `Struct` and `ListValue` that occurs more than once (its
-///   value does not say which fields each occurrence set), one not in its natural form, a `Value`
-///   that may be a plain message: prost-reflect merges the occurrences' bytes and reads the
-///   result, where the value holds each occurrence read on its own, or a plain message that
-///   may be either.
+///   natural form does not say which fields each occurrence set), a `Value` that may be a plain
+///   message: the bytes are read with every well-known type as its plain message, which merges
+///   as protobuf merges it;
+/// - what has no JSON form (a `Timestamp` out of range, an `Any` of a type not in the schema…):
+///   the error names the JSON path, the field and its byte offset;
+/// - a string field with `utf8_validation = NONE` that is not UTF-8: the repaired text comes
+///   with one note per field.
 fn proto3_json(
     source: Decoded<'_>,
     message: &MessageDescriptor,
@@ -449,9 +447,9 @@ fn proto3_json(
     let (text, value, notes) = match proto3_json_of_value(&value, message, json) {
         Some(text) => (text, Some(value), Vec::new()),
         None => {
-            // What the value cannot say (a string repaired with a note, a well-known type in
-            // its plain form; see `proto3_json_of_value`). Without a tree to make, the value is
-            // let go first, so the two are never held at once.
+            // What the value cannot say (a string repaired with a note, a well-known type that
+            // occurs twice, a refusal's byte offset; see `proto3_json_of_value`). Without a tree
+            // to make, the value is let go first, so the two are never held at once.
             let value = options.spans.then_some(value);
             let written = to_proto3_json(bytes, message, json).map_err(WriteError::Proto3Json)?;
             let notes = written.notes.into_iter().map(WriteNote::Repaired).collect();

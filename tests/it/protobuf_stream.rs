@@ -1,5 +1,6 @@
-//! The streamed proto3 JSON of `convert` (`to_proto3_json_streamed`) against the whole read
-//! (`to_proto3_json`, prost-reflect's own serializer): the same text for every payload with a
+//! The streamed proto3 JSON of `convert` (`to_proto3_json_streamed`) and the whole read
+//! (`to_proto3_json`) against prost-reflect's serializer (the oracle of `proto3_oracle.rs`):
+//! the same text for every payload with a
 //! schema among the tests' data, and for payloads joined end to end (a protobuf reader merges
 //! them: singular fields occur twice, message fields merge, oneof members meet), with every
 //! message walked (chunk 0), a few walked, and none.
@@ -14,6 +15,7 @@ use wirelens::codec::protobuf::MessageDescriptor;
 use wirelens::codec::DecodeOptions;
 
 use crate::common::{self, data, run_wirelens};
+use crate::proto3_oracle::writer_is_oracle;
 
 fn read(path: &str) -> Vec<u8> {
     std::fs::read(data(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -166,7 +168,7 @@ fn same_as_whole(name: &str, bytes: &[u8], message: &MessageDescriptor) -> (usiz
             proto_names,
             pretty: false,
         };
-        let whole = to_proto3_json(bytes, message, options);
+        let whole = writer_is_oracle(name, bytes, message, options);
         for chunk in [0, 64, 4096, usize::MAX] {
             due += usize::from(whole.is_ok());
             let streamed = to_proto3_json_in_chunks(bytes, message, options, chunk);
@@ -276,7 +278,7 @@ fn value_text_as_whole(name: &str, bytes: &[u8], message: &MessageDescriptor) ->
             pretty: true,
             ..compact
         };
-        let whole = to_proto3_json(bytes, message, compact);
+        let whole = writer_is_oracle(name, bytes, message, compact);
         let written = proto3_json_of_value(&doc.value, message, compact);
         match (whole, written) {
             (Ok(whole), Some(written)) => {
@@ -294,7 +296,7 @@ fn value_text_as_whole(name: &str, bytes: &[u8], message: &MessageDescriptor) ->
                     serde_json::to_string_pretty(&reparsed).expect("JSON"),
                     "{name}: --pretty is the same text indented"
                 );
-                let whole_pretty = to_proto3_json(bytes, message, pretty).expect("pretty");
+                let whole_pretty = writer_is_oracle(name, bytes, message, pretty).expect("pretty");
                 let whole_order: serde_json::Value =
                     serde_json::from_str(&whole_pretty.text).expect("JSON");
                 if serde_json::to_string(&whole_order).expect("JSON") == written {

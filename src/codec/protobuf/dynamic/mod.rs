@@ -2,8 +2,8 @@
 //! (`decode/`), encode a value into a message type (`encode/`), both from one table of what
 //! each field is (`field.rs`) and one leaf naming the well-known types and their text forms
 //! (`wkt.rs`; each direction reads or writes them in its own `wkt.rs`), and the proto3 JSON
-//! mapping (through prost-reflect, `proto3_json.rs`; from the decoded value, `proto3_value.rs`;
-//! of a large payload piece by piece, `proto3_stream.rs`).
+//! mapping (one writer, from the decoded value, `proto3_value.rs`; of a payload's bytes,
+//! `proto3_json.rs`; of a large payload piece by piece, `proto3_stream.rs`).
 
 mod decode;
 mod encode;
@@ -22,9 +22,9 @@ use crate::model::KeyMap;
 pub use decode::{decode, decode_counting, DecodeStats};
 pub use encode::encode;
 pub(crate) use encode::encode_root_in_parts;
-pub use proto3_json::{to_proto3_json, Proto3Json, Proto3JsonError, Proto3JsonOptions};
+pub use proto3_json::{to_proto3_json, Proto3JsonError};
 pub use proto3_stream::{to_proto3_json_in_chunks, to_proto3_json_streamed};
-pub use proto3_value::proto3_json_of_value;
+pub use proto3_value::{proto3_json_of_value, Proto3Json, Proto3JsonOptions};
 
 /// What one decode or encode works out once per message type (its field table), kept by the
 /// type: the first [`PerType::NEAR`] types met are found by comparing descriptors (a pointer and

@@ -1,9 +1,8 @@
 //! The proto3 JSON mapping of a large payload without holding it decoded:
 //! [`to_proto3_json_streamed`].
 //!
-//! [`to_proto3_json`] reads the whole payload into prost-reflect's `DynamicMessage` and then
-//! serializes it: for a 9 MB OTLP trace batch that is a few hundred MB at once, where `protoc
-//! --decode` needs about 60. Most large payloads are a few big messages holding many small
+//! [`super::to_proto3_json`] reads the whole payload into one decoded value and then writes it: for a
+//! 9 MB OTLP trace batch that is several times the payload at once. Most large payloads are a few big messages holding many small
 //! records, so the walk here writes the big messages itself and reads every message of at most
 //! [`CHUNK`] bytes, and every other field, as a piece of its own: a repeated field's small
 //! items in groups of about a chunk, a batch of groups at once on every core.
@@ -18,33 +17,31 @@
 //! writes them; fields the schema does not name are left out, as it leaves them.
 //!
 //! Each piece is read by the schema-guided decoder and written from its value
-//! ([`super::proto3_json_of_value`]), or by prost-reflect where that value cannot say it. The
-//! text is [`to_proto3_json`]'s, with map entries in key order (a test holds the two together on
-//! every payload with a schema among the tests' data, walking every message and walking none).
+//! ([`super::proto3_json_of_value`]), or, where that value cannot say it, read again for its
+//! JSON (`decode_for_json`) and written by the same writer. The text is [`super::to_proto3_json`]'s (a
+//! test holds the two, and prost-reflect's serializer as the oracle, together on every payload
+//! with a schema among the tests' data, walking every message and walking none).
 //!
 //! What it does not walk: well-known types (their JSON is not an object of fields), map entries,
 //! groups (read as pieces), and a message field with more than one occurrence (occurrences
-//! merge). It gives `None`, and the caller converts the ordinary way (which reports the error,
-//! or repairs strings with `utf8_validation = NONE`), for pretty output, a big message with two
+//! merge). It gives `None`, and the caller converts the ordinary way (which reports the error
+//! with its offset in the whole payload, or repairs strings with `utf8_validation = NONE` with
+//! notes that name them by their path from the root), for pretty output, a big message with two
 //! members of one `oneof` (the last one wins, which a field-by-field reading cannot tell), a
-//! malformed tag in a walked message, and a piece neither reader reads.
+//! malformed tag in a walked message, a piece that is refused or needs a note.
 //!
-//! The nesting limits of a piece's reading (prost-reflect's 100, the value writer's
-//! `MAX_DEPTH` of `proto3_value.rs`) count from the piece, so a payload nested that deep below a
-//! big message converts here where a whole read would stop; the walk itself goes no deeper than
-//! [`MAX_WALK_DEPTH`] messages.
+//! The nesting limit of a piece's writing (`MAX_DEPTH` of `proto3_value.rs`) counts from the
+//! piece, so a payload nested that deep below a big message converts here where a whole read
+//! would stop; the walk itself goes no deeper than [`MAX_WALK_DEPTH`] messages.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use prost_reflect::{DynamicMessage, MessageDescriptor};
+use prost_reflect::MessageDescriptor;
 use rayon::prelude::*;
 
-use super::decode::{decode_value, Tables};
-use super::proto3_json::{
-    clear_implicit_defaults, uses_editions, write_json, Proto3Json, Proto3JsonOptions,
-};
-use super::proto3_value::Writer;
+use super::decode::{decode_for_json, decode_value, Tables};
+use super::proto3_value::{Proto3Json, Proto3JsonOptions, Writer};
 use super::wkt::is_wkt;
 use crate::codec::protobuf::varint;
 use crate::codec::DecodeOptions;
@@ -111,8 +108,6 @@ struct Reader {
     /// The decoder's field tables.
     tables: Tables,
     proto_names: bool,
-    /// Whether the pool has editions files: then each piece is put right as a whole read is.
-    editions: bool,
     /// The text written for one piece.
     piece: Vec<u8>,
 }
@@ -128,32 +123,28 @@ impl Reader {
             writer: Writer::new(message, options),
             tables: Tables::new(),
             proto_names,
-            editions: uses_editions(message),
             piece: Vec::new(),
         }
     }
 
     /// Reads `bytes` as one `desc` message and writes its compact JSON into [`Reader::piece`]:
     /// from the schema-guided decoder's value ([`proto3_json_of_value`], whose map entries are
-    /// in key order, as the ordinary way writes them), or through prost-reflect where that value
-    /// cannot say it.
+    /// in key order, as the ordinary way writes them), or read again for its JSON where that
+    /// value cannot say it; `None` where the piece is refused or needs a note.
     fn read_piece(&mut self, desc: &MessageDescriptor, bytes: &[u8]) -> Option<()> {
-        let options = Proto3JsonOptions {
-            proto_names: self.proto_names,
-            pretty: false,
-        };
         self.piece.clear();
         if let Some(value) = decode_value(bytes, desc, &DecodeOptions::default(), &mut self.tables)
         {
-            if self.writer.write(&value, desc, &mut self.piece) {
-                return Some(());
+            if let Ok(notes) = self.writer.write(&value, desc, false, &mut self.piece) {
+                return notes.is_empty().then_some(());
             }
         }
-        let mut msg = DynamicMessage::decode(desc.clone(), bytes).ok()?;
-        if self.editions {
-            clear_implicit_defaults(&mut msg);
-        }
-        write_json(&msg, options, &mut self.piece).ok()
+        let value = decode_for_json(bytes, desc, &mut self.tables).ok()?;
+        let notes = self
+            .writer
+            .write(&value, desc, true, &mut self.piece)
+            .ok()?;
+        notes.is_empty().then_some(())
     }
 
     /// The text of the items `group` of `bytes`, each read whole as `desc`, joined by commas.
@@ -177,12 +168,12 @@ impl Reader {
 
 /// One field occurrence of a message: its number, wire type, where its tag starts, where its
 /// value (after a length, for wire type 2) starts, and where it ends.
-struct Occurrence {
-    number: u32,
-    wire: u8,
-    start: usize,
-    value: usize,
-    end: usize,
+pub(super) struct Occurrence {
+    pub number: u32,
+    pub wire: u8,
+    pub start: usize,
+    pub value: usize,
+    pub end: usize,
 }
 
 impl Walk {
@@ -373,7 +364,7 @@ fn walks(desc: &MessageDescriptor, depth: usize) -> bool {
 /// The field occurrences of one message's bytes, in order (a group from its start tag to the
 /// end of its end tag); `None` for a malformed tag or length, field number 0, or an end-group
 /// tag without its start.
-fn fields(bytes: &[u8]) -> Option<Vec<Occurrence>> {
+pub(super) fn fields(bytes: &[u8]) -> Option<Vec<Occurrence>> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
@@ -396,8 +387,7 @@ fn fields(bytes: &[u8]) -> Option<Vec<Occurrence>> {
 
 /// The field whose tag is at `at`: its number, wire type, where its value starts (after the
 /// length of wire type 2) and where it ends (a group after its end tag; an end-group tag is a
-/// field of its own, which ends after the tag). Groups nested more than prost-reflect's nesting
-/// limit deep give `None`, as they fail its read.
+/// field of its own, which ends after the tag). Groups nested more than 100 deep give `None`.
 fn field(bytes: &[u8], mut at: usize, depth: usize) -> Option<(u32, u8, usize, usize)> {
     let end = bytes.len();
     let (tag, n) = varint::read(bytes, at, end).ok()?;

@@ -24,8 +24,13 @@
 //!
 //! How each well-known type reads is in `decode/wkt.rs`; how it is written, `encode/wkt.rs`.
 //!
+//! For proto3 JSON, [`decode_for_json`] reads as protobuf's runtimes do before writing JSON: a
+//! field whose wire type contradicts the schema is refused (with the field and offset), and
+//! every well-known type but `Struct` and `ListValue` is read as its plain message (whose
+//! occurrences merge field by field).
+//!
 //! Not done here: encoding (`encode/`), proto3 JSON (`proto3_value.rs` writes it from this
-//! value; `proto3_json.rs` through prost-reflect).
+//! value).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -80,6 +85,43 @@ pub(super) fn decode_value(
     std::mem::swap(&mut d.tables, &mut tables.0);
     read.ok()?;
     Some(d.root.take().unwrap_or_else(|| Value::Map(Vec::new())))
+}
+
+/// Why [`decode_for_json`] refused a payload: the message type and field being read, the byte
+/// offset and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Refusal {
+    /// The full name of the message type being read.
+    pub message: String,
+    /// The field being read (`full.Message.field`, or `[full.extension]`), if any.
+    pub field: Option<String>,
+    pub offset: usize,
+    pub reason: String,
+}
+
+/// Decodes `bytes` as one `message` for its proto3 JSON (no spans are kept), as protobuf's
+/// runtimes read a payload before writing it: a field whose wire type contradicts the schema is
+/// refused rather than kept as an unknown field, and nesting is bounded by
+/// [`Limits::DEPTH_CEILING`](crate::limits::Limits::DEPTH_CEILING) alone (the writer has its own
+/// limit, which it reports with the path).
+pub(super) fn decode_for_json(
+    bytes: &[u8],
+    message: &MessageDescriptor,
+    tables: &mut Tables,
+) -> Result<Value, Refusal> {
+    let mut options = DecodeOptions::default();
+    options.limits.max_depth = crate::limits::Limits::DEPTH_CEILING;
+    options.limits.max_nodes = usize::MAX;
+    let mut d = Decoder::new(bytes, &options);
+    d.strict = true;
+    d.builder = SpanTreeBuilder::counting();
+    std::mem::swap(&mut d.tables, &mut tables.0);
+    let read = d.run(message);
+    std::mem::swap(&mut d.tables, &mut tables.0);
+    match read {
+        Ok(()) => Ok(d.root.take().unwrap_or_else(|| Value::Map(Vec::new()))),
+        Err(f) => Err(d.refusal(f, message)),
+    }
 }
 
 /// What a decode found, for ranking message types.
@@ -316,6 +358,11 @@ struct Decoder<'a> {
     /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]), checked before
     /// each field and each packed element (a map entry or an `Any` adds up to three nodes).
     max_nodes: usize,
+    /// Refuse a field whose wire type contradicts the schema ([`decode_for_json`]).
+    strict: bool,
+    /// The number of the field being read in the top frame (0 between fields), for
+    /// [`Refusal::field`].
+    reading: u32,
 }
 
 fn fail<T>(
@@ -364,6 +411,26 @@ fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
         PKind::Message(_) if is_group => WireType::Group,
         PKind::Message(_) => WireType::Len,
         _ => WireType::Varint,
+    }
+}
+
+/// A wire type as the protobuf encoding guide names it.
+fn wire_name(wire: WireType) -> &'static str {
+    match wire {
+        WireType::Varint => "VARINT",
+        WireType::I64 => "I64",
+        WireType::Len => "LEN",
+        WireType::Group => "SGROUP",
+        WireType::I32 => "I32",
+    }
+}
+
+/// A field's type as a `.proto` spells it (a message or enum by its full name).
+fn kind_name(kind: &PKind) -> String {
+    match kind {
+        PKind::Message(m) => m.full_name().to_string(),
+        PKind::Enum(e) => e.full_name().to_string(),
+        other => format!("{other:?}").to_lowercase(),
     }
 }
 
@@ -443,6 +510,29 @@ impl<'a> Decoder<'a> {
             tables: PerType::new(),
             root: None,
             stats: DecodeStats::default(),
+            strict: false,
+            reading: 0,
+        }
+    }
+
+    /// `f` as a [`Refusal`] that names the message type and field being read (the root type
+    /// `root` when no frame is open).
+    fn refusal(&self, f: Failure, root: &MessageDescriptor) -> Refusal {
+        let desc = self.stack.last().map_or(root, |top| &top.fields.desc);
+        let field = (self.reading != 0).then(|| {
+            if let Some(field) = desc.get_field(self.reading) {
+                format!("{}.{}", desc.full_name(), field.name())
+            } else if let Some(ext) = desc.get_extension(self.reading) {
+                format!("[{}]", ext.full_name())
+            } else {
+                format!("{}.{}", desc.full_name(), self.reading)
+            }
+        });
+        Refusal {
+            message: desc.full_name().to_string(),
+            field,
+            offset: f.offset,
+            reason: f.message,
         }
     }
 
@@ -797,7 +887,9 @@ impl<'a> Decoder<'a> {
         attach: Attach,
     ) -> Result<(), Failure> {
         let fields = self.fields_of(desc);
-        if fields.wkt {
+        // Read for proto3 JSON, well-known types are their plain messages, which merge
+        // exactly as protobuf's runtimes merge them; the writer puts them in their JSON form.
+        if fields.wkt && !self.strict {
             match self.try_wkt(desc, &node, &attach)? {
                 Wkt::Leaf(done) => {
                     self.attach(attach, done, node.resume);
@@ -859,6 +951,7 @@ impl<'a> Decoder<'a> {
             };
             let limit = top.limit;
             let pos = self.pos;
+            self.reading = 0;
             if pos >= limit {
                 if let Some(g) = top.group {
                     let kind = if limit >= self.bytes.len() {
@@ -918,6 +1011,7 @@ impl<'a> Decoder<'a> {
             };
             let mode = top.mode;
             let info = top.fields.get(number);
+            self.reading = number;
             if top.run.as_ref().is_some_and(|r| r.number != number) {
                 self.close_run();
             }
@@ -979,6 +1073,21 @@ impl<'a> Decoder<'a> {
         let expected = expected_wire(&info.kind, info.group);
         let packed = info.list && wire == WireType::Len && is_packable(&info.kind);
         if wire != expected && !packed {
+            if self.strict {
+                let seg = self.field_segment(&info);
+                return fail(
+                    ErrorKind::Invalid,
+                    tag.start,
+                    seg,
+                    format!(
+                        "field {} has wire type {} where its type ({}) is written as {}",
+                        info.number,
+                        wire_name(wire),
+                        kind_name(&info.kind),
+                        wire_name(expected)
+                    ),
+                );
+            }
             return self.read_unknown(info.number, wire, tag, limit);
         }
         if info.extension {
@@ -1208,10 +1317,19 @@ impl<'a> Decoder<'a> {
     /// The scalar value of a map entry from its value field `f`, of `kind`; errors name the
     /// entry by `entry_path`.
     #[inline]
-    fn map_value(&mut self, kind: &PKind, f: &Flat, entry_path: Segment) -> Result<Value, Failure> {
+    fn map_value(
+        &mut self,
+        value_field: &FieldDescriptor,
+        f: &Flat,
+        entry_path: Segment,
+    ) -> Result<Value, Failure> {
         let data = self.bytes.get(f.start..f.end).unwrap_or_default();
-        let (v, unknown_enum) = match scalar(kind, f.varint, data) {
+        let (v, unknown_enum) = match scalar(&value_field.kind(), f.varint, data) {
             Ok(read) => read,
+            // utf8_validation = NONE: the bytes as they are.
+            Err(_) if FieldFacts::of_field(value_field).loose_utf8 => {
+                (Value::Bytes(data.to_vec()), false)
+            }
             Err(e) => {
                 return fail(
                     ErrorKind::Invalid,
@@ -1283,7 +1401,7 @@ impl<'a> Decoder<'a> {
             (kind, f) => {
                 let (value, header_end, payload) = match f {
                     Some(f) => (
-                        self.map_value(kind, &f, entry_path)?,
+                        self.map_value(&val_fd, &f, entry_path)?,
                         f.start,
                         Span::new(f.start, f.end),
                     ),
