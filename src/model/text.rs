@@ -87,6 +87,17 @@ impl CompactText {
         }
     }
 
+    /// A text kept in place: all [`CompactText::INLINE`] bytes of its room (zero past the text)
+    /// and its length. A writer can copy the whole room, a fixed size it copies without a call
+    /// to `memcpy`, and cut the output back to the length. `None` for a text on the heap.
+    #[inline]
+    pub fn inline_room(&self) -> Option<(&[u8; INLINE], usize)> {
+        match &self.0 {
+            Repr::Inline { len, bytes } => Some((bytes, usize::from(*len))),
+            Repr::Heap(_) => None,
+        }
+    }
+
     /// The length of the text in bytes (no check of its text either).
     pub fn len(&self) -> usize {
         self.as_bytes().len()

@@ -127,6 +127,27 @@ pub(super) fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
 }
 
+/// [`write_string`] of a [`Value::Text`]'s text: one kept in place is copied as its whole room,
+/// a copy of fixed size, and the output cut back to its length.
+#[inline(always)]
+pub(super) fn write_text(out: &mut Vec<u8>, text: &crate::model::CompactText) {
+    let Some((room, len)) = text.inline_room() else {
+        write_string(out, text.as_bytes());
+        return;
+    };
+    let bytes = room.get(..len).unwrap_or_default();
+    if any_escape(bytes) {
+        write_escaped(out, bytes);
+        return;
+    }
+    let at = out.len();
+    out.reserve(room.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(room);
+    out.truncate(at + 1 + len);
+    out.push(b'"');
+}
+
 /// [`write_string`] of text with bytes to escape: kept out of line, so the common plain text
 /// costs its caller no more than the scan and the copy.
 #[cold]
@@ -515,7 +536,10 @@ impl<'v> Encoder<'v> {
             Value::BigInt(n) => self.big_int(n, segment, key, start),
             Value::Float(f) => self.float(f, segment, key, start),
             Value::Decimal(d) => self.decimal(d, segment, key, start)?,
-            Value::Text(s) => self.text_leaf(s.as_bytes(), segment, key),
+            Value::Text(s) => {
+                write_text(&mut self.out, s);
+                self.leaf(Kind::Text, segment, key, start, true)
+            }
             Value::Bytes(_) | Value::Raw(_) | Value::Ext(..) | Value::Timestamp(_) => {
                 self.as_text(v, segment, key)
             }
@@ -824,7 +848,11 @@ impl<'v> Encoder<'v> {
                 self.newline();
             }
             let key_start = self.out.len();
-            write_string(&mut self.out, text);
+            match k {
+                // The same bytes as `text`, copied from where the key keeps them.
+                Value::Text(s) => write_text(&mut self.out, s),
+                _ => write_string(&mut self.out, text),
+            }
             let key_span = Span::new(key_start, self.out.len());
             self.out.push(b':');
             if self.pretty {

@@ -4,7 +4,7 @@
 //! the full encoder ([`super::encode_with`]) writes the value: the bytes are the same, this only
 //! skips the bookkeeping the full one does for what the plain value never has.
 
-use super::encode::{write_f64, write_int, write_string, TWO_POW_53};
+use super::encode::{write_f64, write_int, write_text, TWO_POW_53};
 use crate::codec::repeats::{repeated, repeats_earlier, PAIRWISE};
 use crate::codec::{Depth, EncodeOptions};
 use crate::model::{FloatWidth, Value};
@@ -55,7 +55,7 @@ impl Plain {
                 }
                 write_f64(&mut self.out, f.value);
             }
-            Value::Text(s) => write_string(&mut self.out, s.as_bytes()),
+            Value::Text(s) => write_text(&mut self.out, s),
             Value::Array(items) => return self.array(items),
             Value::Map(entries) => return self.map(entries),
             _ => return false,
@@ -101,14 +101,13 @@ impl Plain {
             let Value::Text(k) = k else {
                 return false;
             };
-            let k = k.as_bytes();
-            if small && repeats_earlier(&mut seen, i, k, text) {
+            if small && repeats_earlier(&mut seen, i, k.as_bytes(), text) {
                 return false;
             }
             if i > 0 {
                 self.out.push(b',');
             }
-            write_string(&mut self.out, k);
+            write_text(&mut self.out, k);
             self.out.push(b':');
             if !self.value(v) {
                 return false;
