@@ -365,6 +365,11 @@ pub fn encode(
     format: Format,
     options: &EncodeOptions,
 ) -> Result<Encoded, EncodeError> {
+    if let Some(own) = Own::of(format) {
+        return shallow_or_deep(value, format, |depth| {
+            own.encode(value, options, Spans::On, depth).map(|(e, _)| e)
+        });
+    }
     on_deep_stack(value, || encode_here(value, format, options))
 }
 
@@ -378,17 +383,23 @@ pub fn encode_fast(
     format: Format,
     options: &EncodeOptions,
 ) -> Result<Encoded, EncodeError> {
-    on_deep_stack(value, || {
-        let fast = match format {
-            Format::Json => json::encode_with(value, options, Spans::Off)?,
-            Format::MessagePack => msgpack::encode_with(value, options, Spans::Off)?,
-            Format::Cbor => cbor::encode_with(value, options, Spans::Off)?,
-            Format::Protobuf => (protobuf::encode(value, options)?, false),
-            Format::Avro => (avro::encode(value, options)?, false),
-        };
-        let mut encoded = match fast {
+    let Some(own) = Own::of(format) else {
+        return on_deep_stack(value, || {
+            let mut encoded = encode_here(value, format, options)?;
+            encoded.spans = SpanTree::default();
+            Ok(encoded)
+        });
+    };
+    shallow_or_deep(value, format, |depth| {
+        if let Some(bytes) = own.plain(value, options, depth) {
+            return Ok(Encoded {
+                bytes,
+                ..Encoded::empty(format)
+            });
+        }
+        let mut encoded = match own.encode(value, options, Spans::Off, depth)? {
             (encoded, true) => encoded,
-            (_, false) => encode_here(value, format, options)?,
+            (_, false) => own.encode(value, options, Spans::On, depth)?.0,
         };
         encoded.spans = SpanTree::default();
         Ok(encoded)
@@ -405,16 +416,118 @@ pub fn encode_like(
     options: &EncodeOptions,
     like: &SpanTree,
 ) -> Result<Encoded, EncodeError> {
-    on_deep_stack(value, || {
-        let spans = Spans::Like(like);
-        Ok(match format {
-            Format::Json => json::encode_with(value, options, spans)?.0,
-            Format::MessagePack => msgpack::encode_with(value, options, spans)?.0,
-            Format::Cbor => cbor::encode_with(value, options, spans)?.0,
-            Format::Protobuf => protobuf::encode(value, options)?,
-            Format::Avro => avro::encode(value, options)?,
-        })
-    })
+    if let Some(own) = Own::of(format) {
+        return shallow_or_deep(value, format, |depth| {
+            own.encode(value, options, Spans::Like(like), depth)
+                .map(|(e, _)| e)
+        });
+    }
+    on_deep_stack(value, || encode_here(value, format, options))
+}
+
+/// The formats whose encoders count their nesting as they go ([`Depth`]): JSON, MessagePack
+/// and CBOR.
+#[derive(Clone, Copy)]
+enum Own {
+    Json,
+    MessagePack,
+    Cbor,
+}
+
+impl Own {
+    fn of(format: Format) -> Option<Own> {
+        match format {
+            Format::Json => Some(Own::Json),
+            Format::MessagePack => Some(Own::MessagePack),
+            Format::Cbor => Some(Own::Cbor),
+            Format::Protobuf | Format::Avro => None,
+        }
+    }
+
+    /// The format's plain path: the bytes of a value that needs no note, without spans.
+    fn plain(self, value: &Value, options: &EncodeOptions, depth: Depth) -> Option<Vec<u8>> {
+        match self {
+            Own::Json => json::encode_plain(value, options, depth),
+            Own::MessagePack => msgpack::encode_plain(value, options, depth),
+            Own::Cbor => cbor::encode_plain(value, options, depth),
+        }
+    }
+
+    /// The format's `encode_with`.
+    fn encode(
+        self,
+        value: &Value,
+        options: &EncodeOptions,
+        spans: Spans<'_>,
+        depth: Depth,
+    ) -> Result<(Encoded, bool), Stop> {
+        match self {
+            Own::Json => json::encode_with(value, options, spans, depth),
+            Own::MessagePack => msgpack::encode_with(value, options, spans, depth),
+            Own::Cbor => cbor::encode_with(value, options, spans, depth),
+        }
+    }
+}
+
+/// How deep an encoder may nest (containers and tags open at once) before it stops with
+/// [`Stop::Deep`]: [`SHALLOW`] on the caller's stack, unbounded on a stack sized for the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Depth(pub(crate) usize);
+
+impl Depth {
+    /// No bound: the encoder runs on a stack sized for the value (or the caller takes the risk,
+    /// as the formats' own `encode` functions always did).
+    pub(crate) const ANY: Depth = Depth(usize::MAX);
+}
+
+/// Why an encoder with a [`Depth`] bound stopped.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The value cannot be encoded.
+    Error(EncodeError),
+    /// The value nests deeper than the bound: it is to be encoded again on a deeper stack.
+    Deep,
+}
+
+impl From<EncodeError> for Stop {
+    fn from(e: EncodeError) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+impl Stop {
+    /// The error, where the encoder ran without a bound (it never stops for depth then).
+    pub(crate) fn unbounded(self, format: Format) -> EncodeError {
+        match self {
+            Stop::Error(e) => e,
+            Stop::Deep => EncodeError {
+                format,
+                path: Path::root(),
+                message: "nested deeper than the encoder was allowed to go".into(),
+            },
+        }
+    }
+}
+
+/// Runs `work` with the [`SHALLOW`] bound here; if the value turns out deeper, again without a
+/// bound on a thread with a stack sized for its nesting. The encoders count their nesting as
+/// they write, so the common shallow value is not walked first to measure it.
+fn shallow_or_deep(
+    value: &Value,
+    format: Format,
+    work: impl Fn(Depth) -> Result<Encoded, Stop> + Sync,
+) -> Result<Encoded, EncodeError> {
+    match work(Depth(SHALLOW)) {
+        Ok(encoded) => Ok(encoded),
+        Err(Stop::Error(e)) => Err(e),
+        Err(Stop::Deep) => {
+            let stack =
+                (1usize << 20).saturating_add(nesting(value).saturating_mul(STACK_PER_LEVEL));
+            on_stack("wirelens-encode", stack, || {
+                work(Depth::ANY).map_err(|stop| stop.unbounded(format))
+            })
+        }
+    }
 }
 
 /// Whether and how an encoder records the spans of its output.
@@ -657,5 +770,118 @@ mod like_tests {
             shared, 10,
             "every encoding but the edge cases' JSON and CBOR"
         );
+    }
+}
+
+#[cfg(test)]
+mod plain_tests {
+    use super::*;
+
+    /// Values with and without what needs a note, in every format the plain paths cover.
+    fn values() -> Vec<Value> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let mut values: Vec<Value> = [
+            ("order-graphql.json", Format::Json),
+            ("iot-metrics.cbor", Format::Cbor),
+            ("edge-cases.msgpack", Format::MessagePack),
+            ("edge-cases.cbor", Format::Cbor),
+            ("risk-batch.json", Format::Json),
+            ("transactions-1k.json", Format::Json),
+        ]
+        .into_iter()
+        .map(|(name, from)| {
+            let bytes = std::fs::read(dir.join(name)).expect("sample");
+            decode(&bytes, from, &DecodeOptions::default())
+                .expect("decodes")
+                .value
+        })
+        .collect();
+        let many: Vec<(Value, Value)> = (0..40)
+            .map(|i| (Value::text(format!("k{i}").as_str()), Value::Int(i)))
+            .collect();
+        let mut repeated = many.clone();
+        repeated.push((Value::text("k3"), Value::Null));
+        values.extend([
+            Value::Map(many),
+            Value::Map(repeated),
+            Value::object([("a", Value::Null), ("a", Value::Bool(true))]),
+            Value::Map(vec![(Value::Int(1), Value::Null)]),
+            Value::Array(vec![
+                Value::Int(-(1 << 60)),
+                Value::Int(1 << 54),
+                Value::Int(-33),
+                Value::f64(-0.0),
+                Value::f64(1e300),
+                Value::Float(crate::model::Float::f32(0.1)),
+                Value::Float(crate::model::Float::f16(half::f16::from_f64(0.5))),
+                Value::text("tab\there \"quoted\" é"),
+                Value::Bytes(vec![1, 2, 3]),
+                Value::Tag(1, Box::new(Value::Int(5))),
+                Value::Undefined,
+            ]),
+        ]);
+        values
+    }
+
+    /// The plain path writes exactly what the full encoders write, for every value it takes,
+    /// and takes only values without notes.
+    #[test]
+    fn plain_bytes_are_the_full_encoders_bytes() {
+        let shortest = EncodeOptions {
+            floats: FloatPolicy::Shortest,
+            ..EncodeOptions::default()
+        };
+        let mut plain = 0;
+        for value in values() {
+            for format in [Format::Json, Format::MessagePack, Format::Cbor] {
+                for options in [&EncodeOptions::default(), &shortest] {
+                    let own = Own::of(format).expect("own encoder");
+                    let full = own.encode(&value, options, Spans::On, Depth::ANY);
+                    let Some(bytes) = own.plain(&value, options, Depth::ANY) else {
+                        continue;
+                    };
+                    plain += 1;
+                    let Ok((full, _)) = full else {
+                        panic!("{format:?}: the plain path took a value the encoder refuses");
+                    };
+                    assert_eq!(bytes, full.bytes, "{format:?} {}", value.summary(60));
+                    assert!(full.notes.is_empty(), "{format:?}: {:?}", full.notes);
+                    let fast = encode_fast(&value, format, options).expect("encodes");
+                    assert_eq!(fast.bytes, bytes);
+                }
+            }
+        }
+        assert!(plain >= 12, "the plain path took {plain} encodings");
+    }
+
+    /// A value deeper than the bound gives up on the plain path and in the encoders, and is
+    /// encoded all the same.
+    #[test]
+    fn deep_values_are_encoded_past_the_bound() {
+        let deep = (0..SHALLOW + 5).fold(Value::Int(1), |v, i| {
+            if i % 2 == 0 {
+                Value::Array(vec![v])
+            } else {
+                Value::object([("k", v)])
+            }
+        });
+        for format in [Format::Json, Format::MessagePack, Format::Cbor] {
+            let own = Own::of(format).expect("own encoder");
+            let options = EncodeOptions::default();
+            assert!(own.plain(&deep, &options, Depth(SHALLOW)).is_none());
+            assert!(matches!(
+                own.encode(&deep, &options, Spans::On, Depth(SHALLOW)),
+                Err(Stop::Deep)
+            ));
+            let bounded = own.plain(&deep, &options, Depth::ANY).expect("plain");
+            assert_eq!(
+                encode_fast(&deep, format, &options).expect("fast").bytes,
+                bounded
+            );
+            assert_eq!(
+                encode(&deep, format, &options).expect("full").bytes,
+                bounded
+            );
+        }
     }
 }

@@ -68,6 +68,27 @@ pub(crate) fn repeated<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<usi
     found
 }
 
+/// [`repeated`] one key at a time, for a map of at most [`PAIRWISE`] keys checked as they are
+/// written: whether key `i`, `k`, equals one of the keys before it (`earlier(j)` for `j < i`).
+/// `seen` carries the keys' signature bits from one call to the next (0 before the first key).
+#[inline]
+pub(crate) fn repeats_earlier<'k>(
+    seen: &mut u64,
+    i: usize,
+    k: &[u8],
+    earlier: impl Fn(usize) -> &'k [u8],
+) -> bool {
+    let bit = 1u64 << signature(k);
+    if *seen & bit == 0 {
+        *seen |= bit;
+        return false;
+    }
+    (0..i).any(|j| {
+        let e = earlier(j);
+        e.len() == k.len() && e == k
+    })
+}
+
 /// [`repeated`] for large maps by sorting: `n log n` whatever the hashes.
 fn by_sorting<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<usize> {
     let mut found = Vec::new();
@@ -178,6 +199,28 @@ mod tests {
         long.push(b"a_long_common_prefix_29".to_vec());
         long.push(Vec::new());
         check(&long);
+    }
+
+    /// [`repeats_earlier`], key by key, finds what [`repeated`] finds.
+    #[test]
+    fn one_at_a_time_agrees() {
+        let words = |v: &[&str]| v.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>();
+        let same_bit: Vec<Vec<u8>> = (0..16)
+            .map(|i| vec![b'k', b'0' + (i % 10) as u8, b'k'])
+            .collect();
+        let cases = [
+            words(&[]),
+            words(&["a", "b", "a", "a", "c", "b"]),
+            words(&["ab", "ab", "aab", "abb", "aab", "", ""]),
+            same_bit,
+        ];
+        for keys in &cases {
+            let mut seen = 0;
+            let found: Vec<usize> = (0..keys.len())
+                .filter(|&i| repeats_earlier(&mut seen, i, &keys[i], |j| &keys[j]))
+                .collect();
+            assert_eq!(found, naive(keys), "{keys:?}");
+        }
     }
 
     #[test]

@@ -469,13 +469,21 @@ impl Value {
     /// keys, a tagged value counted once (the tag is part of the node). Counted without listing
     /// them.
     pub fn node_count(&self) -> usize {
-        let mut n = 0;
+        // Items are counted where their container is taken off the stack; only containers go
+        // on it, so the scalars, most of a document, are not each pushed and popped.
+        let nests = |v: &&Value| matches!(v.untagged(), Value::Array(_) | Value::Map(_));
+        let mut n = 1;
         let mut stack = vec![self];
         while let Some(v) = stack.pop() {
-            n += 1;
             match v.untagged() {
-                Value::Array(items) => stack.extend(items.iter()),
-                Value::Map(entries) => stack.extend(entries.iter().map(|(_, val)| val)),
+                Value::Array(items) => {
+                    n += items.len();
+                    stack.extend(items.iter().filter(nests));
+                }
+                Value::Map(entries) => {
+                    n += entries.len();
+                    stack.extend(entries.iter().map(|(_, val)| val).filter(nests));
+                }
                 _ => {}
             }
         }

@@ -4,7 +4,7 @@
 use num_bigint::{BigInt, Sign};
 
 use super::scalar_layout;
-use crate::codec::Spans;
+use crate::codec::{Depth, Spans, Stop};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
 use crate::model::{
     Float, FloatWidth, Kind, NodeId, Path, PathSegment, Segment, Span, SpanTreeBuilder, Timestamp,
@@ -28,6 +28,29 @@ pub(super) fn head(out: &mut Vec<u8>, major: u8, arg: u64) {
     } else {
         out.push(m | 27);
         out.extend_from_slice(&arg.to_be_bytes());
+    }
+}
+
+/// Writes the float `v` at `width` (a NaN as float16 as the canonical `0x7e00`).
+pub(super) fn write_float(out: &mut Vec<u8>, v: f64, width: FloatWidth) {
+    match width {
+        FloatWidth::F16 => {
+            let bits = if v.is_nan() {
+                0x7e00
+            } else {
+                half::f16::from_f64(v).to_bits()
+            };
+            out.push(0xf9);
+            out.extend_from_slice(&bits.to_be_bytes());
+        }
+        FloatWidth::F32 => {
+            out.push(0xfa);
+            out.extend_from_slice(&(v as f32).to_bits().to_be_bytes());
+        }
+        FloatWidth::F64 => {
+            out.push(0xfb);
+            out.extend_from_slice(&v.to_bits().to_be_bytes());
+        }
     }
 }
 
@@ -140,6 +163,12 @@ struct Encoder {
     spans: bool,
     /// Set (without spans) at the first note: the result is to be thrown away.
     bailed: bool,
+    /// Containers open (tags are written in a loop, not by recursion).
+    depth: usize,
+    /// How many may be open before the encoder stops ([`Depth`]).
+    max_depth: usize,
+    /// Set when it stopped for that: the result is [`Stop::Deep`].
+    deep: bool,
 }
 
 /// Encodes `value` as CBOR (preferred serialization, or core deterministic encoding with
@@ -147,17 +176,21 @@ struct Encoder {
 ///
 /// Fails only for a [`Value::Decimal`] whose text is not a decimal number.
 pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
-    encode_with(value, options, Spans::On).map(|(encoded, _)| encoded)
+    encode_with(value, options, Spans::On, Depth::ANY)
+        .map(|(encoded, _)| encoded)
+        .map_err(|stop| stop.unbounded(Format::Cbor))
 }
 
 /// Encodes `value`, with the spans of the output unless `spans` is [`Spans::Off`]. Without spans, the encoder stops
 /// recording at the first note or error and the flag returned is `false`: the caller encodes
-/// again with spans (notes and errors are placed by the paths the spans give).
+/// again with spans (notes and errors are placed by the paths the spans give). Nesting deeper
+/// than `depth` stops it with [`Stop::Deep`].
 pub(crate) fn encode_with(
     value: &Value,
     options: &EncodeOptions,
     spans: Spans<'_>,
-) -> Result<(Encoded, bool), EncodeError> {
+    depth: Depth,
+) -> Result<(Encoded, bool), Stop> {
     let mut e = Encoder {
         out: Vec::new(),
         builder: spans.builder(value),
@@ -167,8 +200,14 @@ pub(crate) fn encode_with(
         in_key: 0,
         spans: spans.on(),
         bailed: false,
+        depth: 0,
+        max_depth: depth.0,
+        deep: false,
     };
     let result = e.item(value, Slot::Root);
+    if e.deep {
+        return Err(Stop::Deep);
+    }
     if e.bailed || (!spans.on() && result.is_err()) {
         return Ok((Encoded::empty(Format::Cbor), false));
     }
@@ -185,6 +224,21 @@ pub(crate) fn encode_with(
 }
 
 impl Encoder {
+    /// Goes one container deeper; past `max_depth`, stops (see [`Stop::Deep`]).
+    #[inline]
+    fn enter(&mut self) -> Result<(), EncodeError> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            self.deep = true;
+            return Err(EncodeError {
+                format: Format::Cbor,
+                path: Path::root(),
+                message: String::new(),
+            });
+        }
+        Ok(())
+    }
+
     /// Path of the item in `slot` (inside a key: the map's path).
     fn path(&self, slot: &Slot<'_>) -> Path {
         let mut p = self.builder.current_path();
@@ -268,26 +322,7 @@ impl Encoder {
 
     fn float(&mut self, v: f64, width: FloatWidth) -> usize {
         let hs = self.out.len();
-        match width {
-            FloatWidth::F16 => {
-                let bits = if v.is_nan() {
-                    0x7e00
-                } else {
-                    half::f16::from_f64(v).to_bits()
-                };
-                self.out.push(0xf9);
-                self.out.extend_from_slice(&bits.to_be_bytes());
-            }
-            FloatWidth::F32 => {
-                self.out.push(0xfa);
-                self.out
-                    .extend_from_slice(&(v as f32).to_bits().to_be_bytes());
-            }
-            FloatWidth::F64 => {
-                self.out.push(0xfb);
-                self.out.extend_from_slice(&v.to_bits().to_be_bytes());
-            }
-        }
+        write_float(&mut self.out, v, width);
         hs + 1
     }
 
@@ -347,14 +382,20 @@ impl Encoder {
             }
             Value::Timestamp(ts) => self.timestamp(ts, &slot, start),
             Value::Array(items) => {
+                self.enter()?;
                 head(&mut self.out, 4, items.len() as u64);
                 let node = self.open(Kind::Array, &slot, start);
                 for (i, item) in items.iter().enumerate() {
                     self.item(item, Slot::Index(i))?;
                 }
                 self.close(node);
+                self.depth -= 1;
             }
-            Value::Map(entries) => self.map(entries, &slot, start)?,
+            Value::Map(entries) => {
+                self.enter()?;
+                self.map(entries, &slot, start)?;
+                self.depth -= 1;
+            }
             Value::Tag(..) => unreachable!("tags were written above"),
         }
         Ok(())

@@ -58,6 +58,8 @@ pub(crate) use decode::value_and_nodes;
 pub use diag::diagnostic;
 pub use encode::encode;
 pub(crate) use encode::encode_with;
+mod plain;
+pub(crate) use plain::encode_plain;
 
 /// Where a scalar's header ends and its payload starts, by the span conventions above.
 ///

@@ -5,12 +5,16 @@ use std::borrow::Cow;
 use base64::Engine as _;
 
 use super::scan_number;
-use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes, Spans, Step};
+use crate::codec::{
+    Depth, EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes, Spans, Step, Stop,
+};
 use crate::model::{FloatWidth, Kind, NodeId, Segment, Span, SpanTreeBuilder, Value};
 
 /// Encodes `value`; see the module docs of [`super`].
 pub(super) fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
-    encode_with(value, options, Spans::On).map(|(encoded, _)| encoded)
+    encode_with(value, options, Spans::On, Depth::ANY)
+        .map(|(encoded, _)| encoded)
+        .map_err(|stop| stop.unbounded(Format::Json))
 }
 
 /// How deep container map keys may nest in container map keys. Each such key is written as the
@@ -21,21 +25,25 @@ const MAX_KEY_NESTING: usize = 3;
 
 /// Encodes `value`, with the spans of the output unless `spans` is [`Spans::Off`]. The flag returned is `true`: the
 /// JSON encoder places notes without spans too (the MessagePack and CBOR ones give up instead).
+/// Nesting deeper than `depth` stops it with [`Stop::Deep`].
 pub(crate) fn encode_with(
     value: &Value,
     options: &EncodeOptions,
     spans: Spans<'_>,
-) -> Result<(Encoded, bool), EncodeError> {
-    encode_in_key(value, options, spans, 0)
+    depth: Depth,
+) -> Result<(Encoded, bool), Stop> {
+    encode_in_key(value, options, spans, 0, (0, depth))
 }
 
-/// [`encode_with`] of a value that is the map key of `key_depth` enclosing maps.
+/// [`encode_with`] of a value that is the map key of `key_depth` enclosing maps, written while
+/// `nested.0` containers are open (of at most `nested.1`).
 fn encode_in_key(
     value: &Value,
     options: &EncodeOptions,
     spans: Spans<'_>,
     key_depth: usize,
-) -> Result<(Encoded, bool), EncodeError> {
+    nested: (usize, Depth),
+) -> Result<(Encoded, bool), Stop> {
     let mut e = Encoder {
         out: Vec::new(),
         builder: spans.builder(value),
@@ -46,8 +54,13 @@ fn encode_in_key(
         key_depth,
         spans: spans.on(),
         trail: Vec::new(),
+        depth: nested.0,
+        max_depth: nested.1 .0,
+        deep: false,
     };
-    e.value(value, Segment::Root, None)?;
+    if let Err(e2) = e.value(value, Segment::Root, None) {
+        return Err(if e.deep { Stop::Deep } else { Stop::Error(e2) });
+    }
     Ok((
         Encoded {
             format: Format::Json,
@@ -73,6 +86,12 @@ struct Encoder<'v> {
     spans: bool,
     /// Without spans: the steps from the root to the value being written.
     trail: Vec<Step<'v>>,
+    /// Containers and tags open (with those of the encodings this one is a map key in).
+    depth: usize,
+    /// How many may be open before the encoder stops ([`Depth`]).
+    max_depth: usize,
+    /// Set when it stopped for that: its error is [`Stop::Deep`].
+    deep: bool,
 }
 
 /// How characters are written inside a string: 0 as is, else the escape letter (`u` for `\u00XX`).
@@ -96,14 +115,46 @@ static ESCAPE: [u8; 256] = {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Appends the UTF-8 text `bytes` as a quoted JSON string, escaped as serde_json does.
-fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    if !any_escape(bytes) {
-        out.extend_from_slice(bytes);
-        out.push(b'"');
+#[inline]
+pub(super) fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
+    if any_escape(bytes) {
+        write_escaped(out, bytes);
         return;
     }
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(bytes);
+    out.push(b'"');
+}
+
+/// [`write_string`] of a [`Value::Text`]'s text: one kept in place is copied as its whole room,
+/// a copy of fixed size, and the output cut back to its length.
+#[inline(always)]
+pub(super) fn write_text(out: &mut Vec<u8>, text: &crate::model::CompactText) {
+    let Some((room, len)) = text.inline_room() else {
+        write_string(out, text.as_bytes());
+        return;
+    };
+    let bytes = room.get(..len).unwrap_or_default();
+    if any_escape(bytes) {
+        write_escaped(out, bytes);
+        return;
+    }
+    let at = out.len();
+    out.reserve(room.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(room);
+    out.truncate(at + 1 + len);
+    out.push(b'"');
+}
+
+/// [`write_string`] of text with bytes to escape: kept out of line, so the common plain text
+/// costs its caller no more than the scan and the copy.
+#[cold]
+#[inline(never)]
+fn write_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
     let mut run = 0;
     let mut i = 0;
     // Eight bytes at a time up to one that needs escaping; the last few one by one.
@@ -129,25 +180,58 @@ fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// Whether any byte of `bytes` needs escaping: whole words, the last one overlapping the one
-/// before (or, below eight bytes, padded with a letter).
+/// before; below eight bytes, two overlapping halves (or, below four, the first, middle and last
+/// bytes, padded with a letter), so a short key costs one test and no loop.
+#[inline]
 fn any_escape(bytes: &[u8]) -> bool {
-    let word = |w: &[u8]| <[u8; 8]>::try_from(w).map_or(0, |w| escapes(u64::from_le_bytes(w)));
-    if bytes.len() < 8 {
-        let mut padded = u64::from_le_bytes([b'A'; 8]);
-        for (j, &b) in bytes.iter().enumerate() {
-            let shift = 8 * j;
-            padded = (padded & !(0xff << shift)) | (u64::from(b) << shift);
+    let n = bytes.len();
+    let word = |at: usize| {
+        bytes
+            .get(at..)
+            .and_then(|w| w.first_chunk::<8>())
+            .map_or(0, |w| escapes_any(u64::from_le_bytes(*w)))
+    };
+    if n >= 8 {
+        let mut found = 0;
+        let mut i = 0;
+        while i + 8 <= n {
+            found |= word(i);
+            i += 8;
         }
-        return escapes(padded) != 0;
+        if i < n {
+            found |= word(n - 8);
+        }
+        return found != 0;
     }
-    let mut chunks = bytes.chunks_exact(8);
-    if chunks.by_ref().any(|w| word(w) != 0) {
-        return true;
-    }
-    !chunks.remainder().is_empty()
-        && bytes
-            .get(bytes.len() - 8..)
-            .is_some_and(|last| word(last) != 0)
+    let half = |at: usize| {
+        bytes
+            .get(at..)
+            .and_then(|w| w.first_chunk::<4>())
+            .map_or(0, |w| u64::from(u32::from_le_bytes(*w)))
+    };
+    let packed = if n >= 4 {
+        half(0) | half(n - 4) << 32
+    } else {
+        let byte = |at: usize| u64::from(bytes.get(at).copied().unwrap_or(b'A'));
+        if n == 0 {
+            return false;
+        }
+        byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16 | 0x4141_4141_4100_0000
+    };
+    escapes_any(packed) != 0
+}
+
+/// Nonzero exactly when a byte of `word` is below 0x20, a quote or a backslash (which bytes,
+/// [`escapes`] says): the classic tests for a byte below `n` and for a zero byte, whose borrows
+/// can mark wrong bytes above a true one but never make a word without one nonzero.
+#[inline]
+fn escapes_any(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    (below(word, 0x20) | below(quote, 1) | below(backslash, 1)) & HIGH
 }
 
 /// If `bytes[at]` needs escaping: writes the bytes from `run` up to it and its escape, and moves
@@ -192,13 +276,23 @@ fn escapes(word: u64) -> u64 {
 }
 
 /// Appends the decimal digits of `n` (no allocation for the 64-bit range).
-fn write_int(out: &mut Vec<u8>, n: i128) {
-    let Ok(mut m) = u64::try_from(n.unsigned_abs()) else {
+pub(super) fn write_int(out: &mut Vec<u8>, n: i128) {
+    let Ok(m) = u64::try_from(n.unsigned_abs()) else {
         out.extend_from_slice(n.to_string().as_bytes());
         return;
     };
     if n < 0 {
         out.push(b'-');
+    }
+    write_u64(out, m);
+}
+
+/// Appends the decimal digits of `m`.
+#[inline]
+fn write_u64(out: &mut Vec<u8>, mut m: u64) {
+    if m < 10 {
+        out.push(b'0' + m as u8);
+        return;
     }
     let mut buf = [0u8; 20];
     let mut i = buf.len();
@@ -211,6 +305,65 @@ fn write_int(out: &mut Vec<u8>, n: i128) {
         }
     }
     out.extend_from_slice(&buf[i..]);
+}
+
+/// Powers of ten exact in a float64, for [`write_f64`].
+const POW10: [f64; 9] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8];
+const POW10_INT: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// Appends the finite float `x` as ryu (and so serde_json) writes it: its shortest round-trip
+/// digits.
+///
+/// Most floats in documents are short decimals (`55.27`): when `x` is the float nearest to
+/// `v / 10^k` for an integer `v` below 10^15 and `k` up to 8 (found by trying each `k`; the
+/// division is exact arithmetic rounded once, as parsing the decimal rounds it), those digits are
+/// the shortest ones: two decimals of at most 15 significant digits never round to the same
+/// float64, so no shorter one can. Within 10^-4 ≤ |x| < 10^15 ryu writes them positionally,
+/// as here (`v / 10^k`, a point, `v % 10^k` to `k` digits, or `.0` after a whole number). Any
+/// other float goes to ryu.
+pub(super) fn write_f64(out: &mut Vec<u8>, x: f64) {
+    let a = x.abs();
+    if (1e-4..1e15).contains(&a) {
+        for (k, (&p, &pi)) in POW10.iter().zip(&POW10_INT).enumerate() {
+            let y = a * p;
+            if y >= 1e15 {
+                break;
+            }
+            let v = (y + 0.5) as u64;
+            if v as f64 / p != a {
+                continue;
+            }
+            if x < 0.0 {
+                out.push(b'-');
+            }
+            write_u64(out, v / pi);
+            out.push(b'.');
+            if k == 0 {
+                out.push(b'0');
+                return;
+            }
+            let frac = v % pi;
+            let mut digits = [b'0'; 8];
+            let mut f = frac;
+            for d in digits[..k].iter_mut().rev() {
+                *d = b'0' + (f % 10) as u8;
+                f /= 10;
+            }
+            out.extend_from_slice(&digits[..k]);
+            return;
+        }
+    }
+    out.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
 }
 
 /// A CBOR tag's name, if it is a well-known one.
@@ -244,9 +397,24 @@ fn noun(v: &Value) -> &'static str {
     }
 }
 
-const TWO_POW_53: u128 = 1 << 53;
+pub(super) const TWO_POW_53: u128 = 1 << 53;
 
 impl<'v> Encoder<'v> {
+    /// Goes one container or tag deeper; past `max_depth`, stops (see [`Stop::Deep`]).
+    #[inline]
+    fn enter(&mut self) -> Result<(), EncodeError> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            self.deep = true;
+            return Err(EncodeError {
+                format: Format::Json,
+                path: crate::model::Path::root(),
+                message: String::new(),
+            });
+        }
+        Ok(())
+    }
+
     /// Records a note on node `id` (without spans: on the value being written).
     fn note(&mut self, kind: NoteKind, id: NodeId, message: impl FnOnce() -> String) {
         let path = self.error_path(id);
@@ -368,12 +536,17 @@ impl<'v> Encoder<'v> {
             Value::BigInt(n) => self.big_int(n, segment, key, start),
             Value::Float(f) => self.float(f, segment, key, start),
             Value::Decimal(d) => self.decimal(d, segment, key, start)?,
-            Value::Text(s) => self.text_leaf(s.as_bytes(), segment, key),
+            Value::Text(s) => {
+                write_text(&mut self.out, s);
+                self.leaf(Kind::Text, segment, key, start, true)
+            }
             Value::Bytes(_) | Value::Raw(_) | Value::Ext(..) | Value::Timestamp(_) => {
                 self.as_text(v, segment, key)
             }
             Value::Tag(t, inner) => {
+                self.enter()?;
                 let id = self.value(inner, segment, key)?;
+                self.depth -= 1;
                 let t = *t;
                 self.note(NoteKind::TagDropped, id, || {
                     let name = tag_name(t).map(|n| format!(" ({n})")).unwrap_or_default();
@@ -385,6 +558,7 @@ impl<'v> Encoder<'v> {
                 id
             }
             Value::Array(items) => {
+                self.enter()?;
                 self.out.push(b'[');
                 let id = self.open(Kind::Array, segment, key, start, start + 1);
                 if !items.is_empty() {
@@ -416,6 +590,7 @@ impl<'v> Encoder<'v> {
                 let close = self.out.len();
                 self.out.push(b']');
                 self.close(close, close + 1);
+                self.depth -= 1;
                 id
             }
             Value::Map(entries) => self.map(entries, segment, key, start)?,
@@ -460,8 +635,7 @@ impl<'v> Encoder<'v> {
     ) -> NodeId {
         let x = f.value;
         if x.is_finite() {
-            self.out
-                .extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+            write_f64(&mut self.out, x);
             let id = self.leaf(Kind::Float(FloatWidth::F64), segment, key, start, false);
             if f.width != FloatWidth::F64 {
                 let bits = f.width.bits();
@@ -584,6 +758,7 @@ impl<'v> Encoder<'v> {
         key: Option<Span>,
         start: usize,
     ) -> Result<NodeId, EncodeError> {
+        self.enter()?;
         self.out.push(b'{');
         let id = self.open(Kind::Map, segment, key, start, start + 1);
         if !self.canonical && entries.iter().all(|(k, _)| matches!(k, Value::Text(_))) {
@@ -606,12 +781,24 @@ impl<'v> Encoder<'v> {
         } else {
             let mut list = Vec::with_capacity(entries.len());
             for (k, v) in entries {
-                let text = key_text(k, self.canonical, self.key_depth).map_err(|mut e| {
-                    if e.path.is_root() {
-                        e.path = self.error_path(id);
+                let nested = (self.depth, Depth(self.max_depth));
+                let text = match key_text(k, self.canonical, self.key_depth, nested) {
+                    Ok(text) => text,
+                    Err(Stop::Deep) => {
+                        self.deep = true;
+                        return Err(EncodeError {
+                            format: Format::Json,
+                            path: crate::model::Path::root(),
+                            message: String::new(),
+                        });
                     }
-                    e
-                })?;
+                    Err(Stop::Error(mut e)) => {
+                        if e.path.is_root() {
+                            e.path = self.error_path(id);
+                        }
+                        return Err(e);
+                    }
+                };
                 list.push((text, k, v));
             }
             if self.canonical {
@@ -628,6 +815,7 @@ impl<'v> Encoder<'v> {
         let close = self.out.len();
         self.out.push(b'}');
         self.close(close, close + 1);
+        self.depth -= 1;
         Ok(id)
     }
 
@@ -660,7 +848,11 @@ impl<'v> Encoder<'v> {
                 self.newline();
             }
             let key_start = self.out.len();
-            write_string(&mut self.out, text);
+            match k {
+                // The same bytes as `text`, copied from where the key keeps them.
+                Value::Text(s) => write_text(&mut self.out, s),
+                _ => write_string(&mut self.out, text),
+            }
             let key_span = Span::new(key_start, self.out.len());
             self.out.push(b':');
             if self.pretty {
@@ -703,7 +895,12 @@ impl<'v> Encoder<'v> {
 /// bytes as base64; anything else as its compact JSON encoding.
 /// `key_depth` container keys enclose this one; past [`MAX_KEY_NESTING`] a container key is an
 /// error (its path is the root: the caller names the map).
-fn key_text(k: &Value, canonical: bool, key_depth: usize) -> Result<Cow<'_, str>, EncodeError> {
+fn key_text(
+    k: &Value,
+    canonical: bool,
+    key_depth: usize,
+    nested: (usize, Depth),
+) -> Result<Cow<'_, str>, Stop> {
     Ok(match k {
         Value::Text(s) => Cow::Borrowed(s.as_str()),
         Value::Int(n) => Cow::Owned(n.to_string()),
@@ -713,23 +910,23 @@ fn key_text(k: &Value, canonical: bool, key_depth: usize) -> Result<Cow<'_, str>
         Value::Null => Cow::Borrowed("null"),
         Value::Float(f) => Cow::Owned(crate::model::format_float(f.value)),
         Value::Bytes(b) => Cow::Owned(base64::engine::general_purpose::STANDARD.encode(b)),
-        Value::Tag(_, inner) => key_text(inner, canonical, key_depth)?,
+        Value::Tag(_, inner) => key_text(inner, canonical, key_depth, nested)?,
         other => {
             if key_depth >= MAX_KEY_NESTING {
-                return Err(EncodeError {
+                return Err(Stop::Error(EncodeError {
                     format: Format::Json,
                     path: crate::model::Path::root(),
                     message: format!(
                         "a {} map key inside {key_depth} levels of map keys that are containers: JSON writes each as escaped text, doubling its size per level, so at most {MAX_KEY_NESTING} levels are written",
                         other.kind()
                     ),
-                });
+                }));
             }
             let options = EncodeOptions {
                 canonical,
                 ..EncodeOptions::default()
             };
-            let bytes = encode_in_key(other, &options, Spans::Off, key_depth + 1)?
+            let bytes = encode_in_key(other, &options, Spans::Off, key_depth + 1, nested)?
                 .0
                 .bytes;
             Cow::Owned(String::from_utf8_lossy(&bytes).into_owned())

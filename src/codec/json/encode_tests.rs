@@ -112,3 +112,71 @@ fn canonical_sorts_by_utf16() {
         .validate(e.spans.node(crate::model::NodeId(0)).span.end)
         .expect("valid spans");
 }
+
+/// A small deterministic generator for the tests below.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// [`write_f64`]'s short-decimal path writes what ryu writes: decimals of every length and
+/// scale, their neighbours, whole numbers, the edges of the range, and arbitrary bit patterns.
+#[test]
+fn short_decimals_like_ryu() {
+    let mut state = 0x9E37_79B9_7F4A_7C15;
+    let mut xs = vec![
+        55.27,
+        0.1,
+        0.3,
+        1e-4,
+        9.9999e-5,
+        1e15,
+        999999999999999.9,
+        1e15 - 1.0,
+        0.5,
+        100.0,
+        2.0e14,
+        123456.789,
+        0.000123,
+        4503599627370496.5,
+        9007199254740992.0,
+        1.0000000000000002,
+    ];
+    for _ in 0..200_000 {
+        let r = xorshift(&mut state);
+        let digits = r % 10u64.pow((r >> 60) as u32 % 16 + 1);
+        let scale = 10f64.powi(((r >> 40) % 12) as i32);
+        let x = digits as f64 / scale;
+        xs.extend([x, -x, f64::from_bits(x.to_bits() + 1), f64::from_bits(r)]);
+    }
+    for x in xs.into_iter().filter(|x| x.is_finite()) {
+        let mut out = Vec::new();
+        write_f64(&mut out, x);
+        assert_eq!(
+            std::str::from_utf8(&out).expect("ASCII"),
+            ryu::Buffer::new().format_finite(x),
+            "{x:e}"
+        );
+    }
+}
+
+/// [`any_escape`] agrees with the table, byte by byte, at every length around the word sizes.
+#[test]
+fn escape_scan_agrees_with_the_table() {
+    let mut state = 0x2545_F491_4F6C_DD1D;
+    for len in 0..40 {
+        for _ in 0..300 {
+            let mut bytes: Vec<u8> = (0..len)
+                .map(|_| b'a' + (xorshift(&mut state) % 26) as u8)
+                .collect();
+            if len > 0 && xorshift(&mut state) % 2 == 0 {
+                let at = (xorshift(&mut state) % len) as usize;
+                bytes[at] = [b'"', b'\\', 0, 0x1f, 0x7f, 0x80, 0xff][at % 7];
+            }
+            let want = bytes.iter().any(|&b| ESCAPE[usize::from(b)] != 0);
+            assert_eq!(any_escape(&bytes), want, "{bytes:?}");
+        }
+    }
+}

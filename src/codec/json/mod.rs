@@ -30,8 +30,10 @@
 
 mod decode;
 mod encode;
+mod plain;
 mod validate;
 pub(crate) use encode::encode_with;
+pub(crate) use plain::encode_plain;
 pub(crate) use validate::is_json;
 
 /// The offset of the first byte at or after `i` that is not JSON whitespace (space, tab, line

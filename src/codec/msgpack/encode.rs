@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::{epoch_float, key_path_segment, parse_timestamp, timestamp_data, TIMESTAMP_EXT};
-use crate::codec::{raw_field_note, Spans, Step};
+use crate::codec::{raw_field_note, Depth, Spans, Step, Stop};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, FloatPolicy, Format, NoteKind, Notes};
 use crate::model::{
     format_float, Float, FloatWidth, Kind, Path, Segment, Span, SpanTreeBuilder, Timestamp, Value,
@@ -16,17 +16,21 @@ use crate::model::{
 /// An [`EncodeError`] when a string, byte string, ext, array or map is longer than MessagePack's
 /// 2^32 − 1 limit.
 pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeError> {
-    encode_with(value, options, Spans::On).map(|(encoded, _)| encoded)
+    encode_with(value, options, Spans::On, Depth::ANY)
+        .map(|(encoded, _)| encoded)
+        .map_err(|stop| stop.unbounded(Format::MessagePack))
 }
 
 /// Encodes `value`, with the spans of the output unless `spans` is [`Spans::Off`]. Without spans, the encoder stops
 /// recording at the first note or error and the flag returned is `false`: the caller encodes
-/// again with spans (notes and errors are placed by the paths the spans give).
+/// again with spans (notes and errors are placed by the paths the spans give). Nesting deeper
+/// than `depth` stops it with [`Stop::Deep`].
 pub(crate) fn encode_with(
     value: &Value,
     options: &EncodeOptions,
     spans: Spans<'_>,
-) -> Result<(Encoded, bool), EncodeError> {
+    depth: Depth,
+) -> Result<(Encoded, bool), Stop> {
     let mut enc = Encoder {
         out: Vec::new(),
         builder: spans.builder(value),
@@ -40,6 +44,9 @@ pub(crate) fn encode_with(
         muted: false,
         spans: spans.on(),
         bailed: false,
+        depth: 0,
+        max_depth: depth.0,
+        deep: false,
     };
     let result = enc.value(
         value,
@@ -49,6 +56,9 @@ pub(crate) fn encode_with(
             step: None,
         },
     );
+    if enc.deep {
+        return Err(Stop::Deep);
+    }
     if enc.bailed || (!spans.on() && result.is_err()) {
         return Ok((Encoded::empty(Format::MessagePack), false));
     }
@@ -90,6 +100,12 @@ struct Encoder {
     spans: bool,
     /// Set (without spans) at the first note: the result is to be thrown away.
     bailed: bool,
+    /// Containers and tags open.
+    depth: usize,
+    /// How many may be open before the encoder stops ([`Depth`]).
+    max_depth: usize,
+    /// Set when it stopped for that: the result is [`Stop::Deep`].
+    deep: bool,
 }
 
 /// What was written for a scalar: the node kind, the header end and the payload start.
@@ -140,9 +156,25 @@ impl Encoder {
     /// Writes any value; containers recurse.
     fn value<'v>(&mut self, v: &'v Value, slot: Slot<'v>) -> Result<(), EncodeError> {
         match v {
-            Value::Array(items) => self.array(items, slot),
-            Value::Map(entries) => self.map(entries, slot),
-            Value::Tag(tag, inner) => self.tag(*tag, inner, slot),
+            Value::Array(_) | Value::Map(_) | Value::Tag(..) => {
+                self.depth += 1;
+                if self.depth > self.max_depth {
+                    self.deep = true;
+                    return Err(EncodeError {
+                        format: Format::MessagePack,
+                        path: Path::root(),
+                        message: String::new(),
+                    });
+                }
+                let r = match v {
+                    Value::Array(items) => self.array(items, slot),
+                    Value::Map(entries) => self.map(entries, slot),
+                    Value::Tag(tag, inner) => self.tag(*tag, inner, slot),
+                    _ => Ok(()),
+                };
+                self.depth -= 1;
+                r
+            }
             scalar => {
                 let start = self.out.len();
                 let w = self.scalar(scalar, &slot)?;

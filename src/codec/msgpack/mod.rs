@@ -55,6 +55,8 @@ pub use decode::decode;
 pub(crate) use decode::value_and_nodes;
 pub use encode::encode;
 pub(crate) use encode::encode_with;
+mod plain;
+pub(crate) use plain::encode_plain;
 
 use crate::model::{PathSegment, Timestamp, Value};
 

@@ -1306,7 +1306,14 @@ pub struct SpanTreeBuilder {
     /// Counts nodes without keeping them ([`SpanTreeBuilder::counting`]).
     counting: bool,
     counted: u32,
+    /// The last short text key seen in each of [`KEY_CACHE`] slots (by a hash of its
+    /// [`crate::model::CompactText::inline_words`]) and its number: a map's keys come back in
+    /// every record, and a hit costs one comparison instead of a hash-map lookup.
+    key_cache: Vec<([u64; 3], u32)>,
 }
+
+/// Slots in [`SpanTreeBuilder`]'s cache of short key texts.
+const KEY_CACHE: usize = 64;
 
 /// An open container: its id, its ordinal among containers, and what closing it needs.
 #[derive(Debug, Clone, Copy)]
@@ -1425,7 +1432,25 @@ impl SpanTreeBuilder {
     /// The segment for a map key of text `text`: [`SpanTreeBuilder::key`] without checking the
     /// text again.
     pub fn text_key(&mut self, text: &crate::model::CompactText) -> Segment {
-        Segment::Key(self.intern(text.as_bytes()))
+        let Some(words) = text.inline_words() else {
+            return Segment::Key(self.intern(text.as_bytes()));
+        };
+        let mixed = (words[0] ^ words[1].rotate_left(21) ^ words[2].rotate_left(42))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (mixed >> 58) as usize % KEY_CACHE;
+        if let Some(&(cached, id)) = self.key_cache.get(slot) {
+            if cached == words && id != u32::MAX {
+                return Segment::Key(id);
+            }
+        }
+        let id = self.intern(text.as_bytes());
+        if self.key_cache.is_empty() {
+            self.key_cache = vec![([0; 3], u32::MAX); KEY_CACHE];
+        }
+        if let Some(entry) = self.key_cache.get_mut(slot) {
+            *entry = (words, id);
+        }
+        Segment::Key(id)
     }
 
     /// The segment for a map key that is not text, by its one-line summary.

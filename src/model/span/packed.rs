@@ -164,12 +164,22 @@ impl Links {
             });
         }
         let has_parent = link.parent != Link::NONE;
-        self.bytes.push(
-            kind_code(link.kind)
-                | (link.tag & 3) << 4
-                | u8::from(has_parent) << 6
-                | u8::from(link.opened) << 7,
-        );
+        let head = kind_code(link.kind)
+            | (link.tag & 3) << 4
+            | u8::from(has_parent) << 6
+            | u8::from(link.opened) << 7;
+        let back = i.wrapping_sub(link.parent);
+        if has_parent && link.tag != 0 && back < 0x80 && link.segment < 0x80 {
+            // The usual record, three one-byte fields, in one append.
+            self.bytes
+                .extend_from_slice(&[head, back as u8, link.segment as u8]);
+            if link.opened {
+                self.ends.push(link.subtree_end);
+            }
+            self.len += 1;
+            return;
+        }
+        self.bytes.push(head);
         if has_parent {
             put(&mut self.bytes, i.wrapping_sub(link.parent) as usize);
         }
@@ -469,8 +479,14 @@ impl Offsets {
                 flags |= TAIL;
             }
         }
+        let delta = start.wrapping_sub(self.last_start);
+        if compact && delta < 0x80 && self.push_short(node, opened, flags, delta) {
+            self.last_start = start;
+            self.len += 1;
+            return;
+        }
         self.bytes.push(flags);
-        put(&mut self.bytes, start.wrapping_sub(self.last_start));
+        put(&mut self.bytes, delta);
         if !compact {
             put(&mut self.bytes, header_len);
             put(&mut self.bytes, gap);
@@ -486,13 +502,51 @@ impl Offsets {
             put(&mut self.bytes, start.wrapping_sub(k.end));
         }
         if opened {
-            let ordinal = self.close_len.len() as u32;
-            self.close_len.push(0);
-            self.close_tail.push(0);
-            self.set_close(ordinal, start, node.payload.end, node.span.end);
+            self.open_close(start, node);
         }
         self.last_start = start;
         self.len += 1;
+    }
+
+    /// The record of a compact node `delta` (below 0x80) after the one before, when each of its
+    /// other distances also fits one byte: in one append of a fixed size, where byte by byte
+    /// each took a capacity check. Returns whether it did.
+    #[inline]
+    fn push_short(&mut self, node: &Node, opened: bool, flags: u8, delta: usize) -> bool {
+        let start = node.span.start;
+        let len = node.span.end.wrapping_sub(start);
+        let key = node
+            .key
+            .map(|k| (k.end.wrapping_sub(k.start), start.wrapping_sub(k.end)));
+        let small = |v: usize| v < 0x80;
+        match (opened, key) {
+            (false, Some((klen, kgap))) if small(len) && small(klen) && small(kgap) => self
+                .bytes
+                .extend_from_slice(&[flags, delta as u8, len as u8, klen as u8, kgap as u8]),
+            (false, None) if small(len) => {
+                self.bytes
+                    .extend_from_slice(&[flags, delta as u8, len as u8]);
+            }
+            (true, Some((klen, kgap))) if small(klen) && small(kgap) => {
+                self.bytes
+                    .extend_from_slice(&[flags, delta as u8, klen as u8, kgap as u8]);
+                self.open_close(start, node);
+            }
+            (true, None) => {
+                self.bytes.extend_from_slice(&[flags, delta as u8]);
+                self.open_close(start, node);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A new container's closing numbers, as they stand until it closes.
+    fn open_close(&mut self, start: usize, node: &Node) {
+        let ordinal = self.close_len.len() as u32;
+        self.close_len.push(0);
+        self.close_tail.push(0);
+        self.set_close(ordinal, start, node.payload.end, node.span.end);
     }
 
     /// Sets the closing numbers of the container with ordinal `ordinal`, which starts at `start`.
