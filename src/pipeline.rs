@@ -4,9 +4,10 @@
 //! this module answers them once, with one set of rules:
 //!
 //! 1. [`open`]: which payloads does the input hold? The bytes as they are, peeled as a
-//!    [`PeelChoice`] says, or peeled the best-ranked way ([`peel_readings`]) or the Nth. The
-//!    answer ([`Opened`]) keeps the layer readings and the format readings ranking made of the
-//!    payloads it sampled, documents included, so a payload is not decoded a second time.
+//!    [`PeelChoice`] says, or peeled the best-ranked way ([`crate::capture::peel_readings`]) or
+//!    the Nth. The answer ([`Opened`]) keeps the layer readings and the format readings ranking
+//!    made of the payloads it sampled, documents included, so a payload is not decoded a second
+//!    time.
 //! 2. [`read`]: what is one payload? Which message type reads it (the one the user named, the
 //!    gRPC method's, or the best-ranked type of the loaded schemas), which format reading is
 //!    chosen (the best one, or the format the user asked for), and its decoded document or the
@@ -53,7 +54,7 @@ pub enum Layers {
     AsIs,
     /// Peeled as this choice says (every layer, at most N, streams split or not).
     Peel(PeelChoice),
-    /// The best-ranked of the ways of peeling the input ([`peel_readings`]).
+    /// The best-ranked of the ways of peeling the input ([`crate::capture::peel_readings`]).
     Best,
     /// The Nth of those ways, from 0, best first.
     Reading(usize),
