@@ -4,9 +4,10 @@
 //! this module answers them once, with one set of rules:
 //!
 //! 1. [`open`]: which payloads does the input hold? The bytes as they are, peeled as a
-//!    [`PeelChoice`] says, or peeled the best-ranked way ([`peel_readings`]) or the Nth. The
-//!    answer ([`Opened`]) keeps the layer readings and the format readings ranking made of the
-//!    payloads it sampled, documents included, so a payload is not decoded a second time.
+//!    [`PeelChoice`] says, or peeled the best-ranked way ([`crate::capture::peel_readings`]) or
+//!    the Nth. The answer ([`Opened`]) keeps the layer readings and the format readings ranking
+//!    made of the payloads it sampled, documents included, so a payload is not decoded a second
+//!    time.
 //! 2. [`read`]: what is one payload? Which message type reads it (the one the user named, the
 //!    gRPC method's, or the best-ranked type of the loaded schemas), which format reading is
 //!    chosen (the best one, or the format the user asked for), and its decoded document or the
@@ -27,19 +28,17 @@ use std::sync::Arc;
 use crate::capture::pcap::CaptureSummary;
 use crate::capture::tls::KeyLog;
 use crate::capture::{
-    peel, peel_capture_each, peel_capture_from, peel_readings, CaptureError, LayerReading, Payload,
-    PeelChoice, PeelOptions, SharedBytes, StreamedCapture,
+    peel, peel_capture_each, peel_capture_from, CaptureError, LayerReading, Payload, PeelChoice,
+    PeelOptions, SharedBytes, StreamedCapture,
 };
 use crate::codec::detect::{
-    add_hint, detect_knowing, detect_reusing, rare_values, reading_of, KnownDocument, Reading,
-    ReadingSummary,
+    add_hint, detect_knowing, detect_reusing, reading_of, KnownDocument, Reading, ReadingSummary,
 };
 use crate::codec::protobuf::schema::{Candidate, Ranking, Schema};
 use crate::codec::protobuf::wire::FieldReading;
 use crate::codec::protobuf::MessageDescriptor;
-use crate::codec::{self, stream, DecodeError, DecodeOptions, Document, Format};
+use crate::codec::{self, DecodeError, DecodeOptions, Document, Format};
 use crate::limits::Limits;
-use crate::model::{Kind, Segment, Value};
 
 pub mod write;
 pub use write::{
@@ -55,7 +54,7 @@ pub enum Layers {
     AsIs,
     /// Peeled as this choice says (every layer, at most N, streams split or not).
     Peel(PeelChoice),
-    /// The best-ranked of the ways of peeling the input ([`peel_readings`]).
+    /// The best-ranked of the ways of peeling the input ([`crate::capture::peel_readings`]).
     Best,
     /// The Nth of those ways, from 0, best first.
     Reading(usize),
@@ -79,6 +78,11 @@ pub struct OpenRequest<'a> {
     /// Schemas by Confluent Schema Registry id: a payload that starts with a zero byte and an
     /// id this registry has is peeled of that framing ([`frame_by_registry`]).
     pub registry: Option<&'a crate::codec::avro::registry::Registry>,
+    /// Ranking reads a payload of this many bytes or more that starts as a JSON, MessagePack or
+    /// CBOR container ([`skeleton_format`]) as a skeleton ([`Read::skeleton`]): its span tree
+    /// made a chunk at a time, never its value whole. [`Opened::take_walked`] hands it on to
+    /// [`read`]. `usize::MAX` (as [`OpenRequest::new`] sets it): every payload decoded whole.
+    pub walk_from: usize,
 }
 
 impl OpenRequest<'_> {
@@ -91,6 +95,7 @@ impl OpenRequest<'_> {
             message: None,
             hint: None,
             registry: None,
+            walk_from: usize::MAX,
         }
     }
 }
@@ -185,6 +190,22 @@ impl Opened {
         })
     }
 
+    /// The format readings ranking made of the payload it read as a skeleton
+    /// ([`OpenRequest::walk_from`]), with its index, as [`Opened::take_detected`] gives them;
+    /// every other payload's documents are let go ([`Opened::forget_detected`]). The span tree
+    /// of a large payload is made once, and its reading goes on to [`read`] instead of walking
+    /// the payload again.
+    pub fn take_walked(&mut self) -> Option<(usize, Known)> {
+        let index = self
+            .detected
+            .iter()
+            .find(|(_, readings)| readings.iter().any(|r| r.skeleton))
+            .map(|(i, _)| *i);
+        let walked = index.and_then(|i| Some((i, self.take_detected(i)?)));
+        self.forget_detected();
+        walked
+    }
+
     /// Lets go of the documents layer ranking decoded, for a face that reads each payload its
     /// own way when it is shown (the app reads a large one as a skeleton, on demand): held,
     /// a 50 MB JSON document's value and spans would stay beside the source.
@@ -276,7 +297,12 @@ pub fn open(bytes: &SharedBytes, request: &OpenRequest<'_>) -> Result<Opened, Op
                 message: request.message.clone(),
                 ..DecodeOptions::default()
             };
-            readings = peel_readings(bytes.clone(), &options, request.keys);
+            readings = crate::capture::readings::peel_readings_walking(
+                bytes.clone(),
+                &options,
+                request.keys,
+                request.walk_from,
+            );
             if let Layers::Reading(n) = request.layers {
                 if n >= readings.len() {
                     return Err(OpenError::NoSuchReading {
@@ -873,7 +899,13 @@ pub fn read(
     let ranked = ranked.filter(|_| options.protobuf_readings.is_empty());
     let known = known_readings(request.known.take(), &options);
     if let (Some(format), false) = (request.format, request.list_every_reading) {
-        let mut known = known.map(KnownReadings::into_readings).unwrap_or_default();
+        // A skeleton is no whole document: that format is decoded.
+        let mut known: Vec<Reading> = known
+            .map(KnownReadings::into_readings)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| !r.skeleton)
+            .collect();
         if let Some(doc) = ranked.filter(|_| format == Format::Protobuf) {
             known.push(reading_of(bytes, request.origin.hint, &options, doc));
         }
@@ -897,11 +929,11 @@ pub fn read(
         .unwrap_or(0);
     // Every format is tried, so there is a reading; its document is handed on (never copied)
     // and the others are let go.
-    let (format, outcome) = match readings.into_iter().nth(chosen) {
-        Some(r) => (r.format, r.outcome),
+    let (format, walked, outcome) = match readings.into_iter().nth(chosen) {
+        Some(r) => (r.format, r.skeleton, r.outcome),
         None => {
             let format = wanted.unwrap_or(Format::Json);
-            (format, codec::decode(bytes, format, &options))
+            (format, false, codec::decode(bytes, format, &options))
         }
     };
     if let Some(asked) = summaries
@@ -914,7 +946,7 @@ pub fn read(
         readings: summaries,
         chosen,
         format,
-        skeleton: skeleton_of == Some(format) && outcome.is_ok(),
+        skeleton: (walked || skeleton_of == Some(format)) && outcome.is_ok(),
         outcome,
         message,
         message_reason,
@@ -950,7 +982,7 @@ fn every_reading(
             let skeleton_doc = request
                 .skeleton
                 .filter(|&f| wanted.is_none_or(|w| w == f) && options.protobuf_readings.is_empty())
-                .and_then(|format| skeleton(bytes, format, options));
+                .and_then(|format| codec::detect::skeleton(bytes, format, options));
             let skeleton_of = skeleton_doc.as_ref().map(|(doc, _)| doc.format);
             let known = skeleton_doc
                 .map(|(doc, rare)| KnownDocument::Skeleton(doc, rare))
@@ -1143,65 +1175,15 @@ pub fn skeleton_format(
     }
     let cbor_wanted =
         format == Some(Format::Cbor) || (format.is_none() && hint == Some(Format::Cbor));
-    // A MessagePack fixmap or fixarray head is also a CBOR array head.
-    let order = if cbor_wanted {
-        [Format::Json, Format::Cbor, Format::MessagePack]
-    } else {
-        [Format::Json, Format::MessagePack, Format::Cbor]
-    };
-    let found = order
-        .into_iter()
-        .find(|&f| stream::starts_with_container(bytes, f))?;
+    let found = codec::detect::container_format(bytes, cbor_wanted)?;
     format.is_none_or(|f| f == found).then_some(found)
-}
-
-/// A payload's span tree as `format`, made a chunk at a time without its value, in a document
-/// whose value is the root's skeleton: its keys (or items) with null values; with the count of
-/// its values of rarely used types ([`rare_values`]), which is all detection's reading needs
-/// besides. `None` when the walk does not apply (the ordinary decode then reports what is
-/// wrong).
-fn skeleton(
-    bytes: &[u8],
-    format: Format,
-    options: &DecodeOptions,
-) -> Option<(Document, (usize, usize))> {
-    let limits = &options.limits;
-    // JSON has no rarely used types to count.
-    let (spans, rare) = match format {
-        Format::Json => (
-            stream::spans_in_chunks(bytes, format, limits, stream::CHUNK)?,
-            (0, 0),
-        ),
-        _ => stream::spans_counting(bytes, format, limits, stream::CHUNK, rare_values)?,
-    };
-    let root = spans.root()?;
-    let value = match spans.kind(root) {
-        Kind::Map => Value::Map(
-            spans
-                .children(root)
-                .map(|child| {
-                    let key = match spans.segment(child) {
-                        Segment::Key(k) => Value::text(spans.key_text(k)),
-                        _ => Value::Null,
-                    };
-                    (key, Value::Null)
-                })
-                .collect(),
-        ),
-        _ => Value::Array(vec![Value::Null; spans.children(root).count()]),
-    };
-    let document = Document {
-        format,
-        value,
-        spans,
-    };
-    Some((document, rare))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::codec::detect::detect;
+    use crate::model::Value;
 
     #[test]
     fn an_unknown_fingerprint_says_which_schemas_are_loaded() {
@@ -1626,6 +1608,62 @@ service Geo { rpc Find(Name) returns (Point); }
         assert!(named.outcome.is_ok());
         assert_eq!(named.warnings.len(), 1, "{:?}", named.warnings);
         assert!(named.warnings[0].contains("t.Point"));
+    }
+
+    /// Ranking asked to walk large payloads reads one as a skeleton and never decodes it whole;
+    /// its readings go on to `read`, which lists what detection lists and takes the skeleton.
+    #[test]
+    fn ranking_walks_a_large_payload_and_read_takes_its_skeleton() {
+        let text = br#"{"a": [1, 2, {"b": "c"}], "d": null, "e": 1.5}"#;
+        let bytes = SharedBytes::from(text.to_vec());
+        let whole = codec::decode(text, Format::Json, &DecodeOptions::default()).expect("JSON");
+        let mut request = OpenRequest::new(Layers::Best, Limits::default());
+        request.walk_from = text.len();
+        let mut opened = open(&bytes, &request).expect("opens");
+        let (index, known) = opened.take_walked().expect("walked");
+        assert_eq!(index, 0);
+        assert!(opened.take_walked().is_none(), "taken once");
+        let walked: Vec<Format> = known
+            .readings
+            .iter()
+            .filter(|r| r.skeleton)
+            .map(|r| r.format)
+            .collect();
+        assert_eq!(walked, [Format::Json]);
+        let every = |known| ReadRequest {
+            list_every_reading: true,
+            known,
+            ..ReadRequest::default()
+        };
+        let plain = read_ok(text, every(None), None);
+        let read = read_ok(text, every(Some(known)), None);
+        assert!(read.skeleton && !plain.skeleton);
+        assert_eq!(read.readings, plain.readings);
+        let doc = read.outcome.expect("decodes");
+        assert_eq!(doc.spans, whole.spans);
+        assert_eq!(
+            doc.value,
+            Value::Map(vec![
+                (Value::text("a"), Value::Null),
+                (Value::text("d"), Value::Null),
+                (Value::text("e"), Value::Null),
+            ])
+        );
+        // A format asked for alone is decoded whole, not taken from a skeleton.
+        let mut opened = open(&bytes, &request).expect("opens");
+        let (_, known) = opened.take_walked().expect("walked");
+        let asked = ReadRequest {
+            format: Some(Format::Json),
+            known: Some(known),
+            ..ReadRequest::default()
+        };
+        let read = read_ok(text, asked, None);
+        assert!(!read.skeleton);
+        assert_eq!(read.outcome.expect("decodes").value, whole.value);
+        // Not asked to walk: nothing is.
+        let mut opened =
+            open(&bytes, &OpenRequest::new(Layers::Best, Limits::default())).expect("opens");
+        assert!(opened.take_walked().is_none());
     }
 
     #[test]

@@ -109,7 +109,9 @@ pub(crate) fn unwrap_keeping(
             }
             // Only the first payloads are sampled for detection: documents of later ones would
             // be held for nothing (a HAR's every JSON body at once).
-            let want_doc = keep.as_deref().is_some_and(|k| k.docs.len() < KEPT_DOCS);
+            let want_doc = keep
+                .as_deref()
+                .is_some_and(|k| k.docs.len() < KEPT_DOCS && !k.walks(current.bytes.len()));
             // Bytes a HAR left in its base64 are read for this step only: a body with no layer
             // under it stays unread until someone looks at it.
             let stepped = current

@@ -209,6 +209,10 @@ impl Budget {
 pub(crate) struct Decoded {
     /// Each document with its bytes and the nesting limit it was decoded within.
     pub(super) docs: Vec<(SharedBytes, Document, usize)>,
+    /// Payloads of this many bytes or more that start as a JSON, MessagePack or CBOR container
+    /// are not decoded whole for detection: their span tree is made a chunk at a time, as a
+    /// skeleton document ([`Decoded::skeleton`]). `None`: every payload is decoded whole.
+    pub(super) walk_from: Option<usize>,
 }
 
 impl Decoded {
@@ -222,6 +226,30 @@ impl Decoded {
                 && options.limits.max_nodes >= doc.spans.len()
         })?;
         Some(self.docs.swap_remove(i).1)
+    }
+
+    /// Whether a payload of `len` bytes is read as a skeleton if it can be, not decoded whole
+    /// (peeling then only checks that JSON text is JSON, and keeps no document of it).
+    pub(crate) fn walks(&self, len: usize) -> bool {
+        self.walk_from.is_some_and(|from| len >= from)
+    }
+
+    /// The skeleton document of `bytes` ([`crate::codec::detect::KnownDocument::Skeleton`]) when
+    /// they are walked ([`Decoded::walks`]) and start as a JSON, MessagePack or CBOR container
+    /// (CBOR's first where `hint` says CBOR, as the app's analysis walks them); `None` when the
+    /// walk does not apply (detection then decodes them whole, and reports what is wrong).
+    pub(crate) fn skeleton(
+        &self,
+        bytes: &[u8],
+        hint: Option<Format>,
+        options: &DecodeOptions,
+    ) -> Option<crate::codec::detect::KnownDocument> {
+        if !self.walks(bytes.len()) || !options.protobuf_readings.is_empty() {
+            return None;
+        }
+        let format = crate::codec::detect::container_format(bytes, hint == Some(Format::Cbor))?;
+        let (doc, rare) = crate::codec::detect::skeleton(bytes, format, options)?;
+        Some(crate::codec::detect::KnownDocument::Skeleton(doc, rare))
     }
 }
 

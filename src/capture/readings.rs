@@ -127,11 +127,28 @@ pub fn peel_readings(
     options: &DecodeOptions,
     keys: Option<&KeyLog>,
 ) -> Vec<LayerReading> {
+    peel_readings_walking(input, options, keys, usize::MAX)
+}
+
+/// [`peel_readings`], reading a payload of `walk_from` bytes or more that starts as a JSON,
+/// MessagePack or CBOR container as a skeleton rather than decoding it whole: its span tree is
+/// made a chunk at a time, and its reading's document is that skeleton
+/// ([`crate::codec::detect::Reading::skeleton`]). A face that reads such a payload on demand
+/// (the app) takes it on; its value is never held whole.
+pub fn peel_readings_walking(
+    input: impl Into<SharedBytes>,
+    options: &DecodeOptions,
+    keys: Option<&KeyLog>,
+    walk_from: usize,
+) -> Vec<LayerReading> {
     let input = &input.into();
     let limits = &options.limits;
     // Each depth is unwrapped once; the split ways split a copy of the unsplit payloads, and JSON
     // documents decoded on the way are kept for detection.
-    let mut decoded = Decoded::default();
+    let mut decoded = Decoded {
+        walk_from: (walk_from < usize::MAX).then_some(walk_from),
+        ..Decoded::default()
+    };
     let whole = unwrapped(input, None, limits, keys, Some(&mut decoded));
     let unsplit = split_all(whole, Split::Never, limits, input.len());
     // A large capture is not held twice (its hundreds of thousands of messages, each with its
@@ -436,6 +453,10 @@ impl Tally {
             p.bytes.clone()
         };
         let json = decoded.take_json(&bytes, options);
+        // A large payload's reading is its skeleton when it was walked (never while sliced).
+        let known = json
+            .map(KnownDocument::Whole)
+            .or_else(|| decoded.skeleton(&bytes, p.hint, options));
         // A container block is read by its header's schema: Avro is one of its readings.
         let framed_options;
         let options = match p
@@ -453,12 +474,7 @@ impl Tally {
             }
             None => options,
         };
-        let readings = detect_knowing(
-            &bytes,
-            p.hint,
-            options,
-            json.map(KnownDocument::Whole).into_iter().collect(),
-        );
+        let readings = detect_knowing(&bytes, p.hint, options, known.into_iter().collect());
         if let Some(best) = readings.first() {
             // A JSON document that is one string is text in quotes: the reading that peels the
             // string (and whatever it holds) is as likely, and one that reaches a data format

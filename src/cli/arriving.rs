@@ -136,6 +136,7 @@ fn read(
         message: None,
         hint: input.hint(),
         registry: plan.registry.as_ref(),
+        walk_from: usize::MAX,
     };
     let mut number = 0usize;
     Ok(pipeline::open_capture_each(

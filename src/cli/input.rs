@@ -167,6 +167,7 @@ pub(super) fn peel_input_or_nothing(
         message,
         hint: input.hint(),
         registry: plan.registry.as_ref(),
+        walk_from: usize::MAX,
     };
     let opened = pipeline::open(input.bytes(), &request).map_err(|e| match e {
         OpenError::NoSuchReading { asked, count } => Failure::Usage(format!(

@@ -39,6 +39,11 @@ pub struct Reading {
     pub reasons: Vec<String>,
     /// The decoded document, or the error with its partial document.
     pub outcome: Result<Document, DecodeError>,
+    /// Whether `outcome`'s document is a skeleton: the whole payload's span tree, made a chunk
+    /// at a time, with a value that is only the root's keys (or items), each null. Only a
+    /// reading made for a face that reads a large payload on demand has one
+    /// ([`crate::capture::readings::peel_readings_walking`]).
+    pub skeleton: bool,
 }
 
 impl Reading {
@@ -345,7 +350,67 @@ fn read_as(
         confidence: score.clamp(0, 100) as u8,
         reasons,
         outcome,
+        skeleton: rare.is_some(),
     }
+}
+
+/// The format whose container `bytes` start with, as [`skeleton`] walks them: JSON's `{` or
+/// `[`, else a MessagePack or CBOR container head. A MessagePack fixmap or fixarray head is also
+/// a CBOR array head (0x80–0x9b): MessagePack's unless `cbor_first`.
+pub(crate) fn container_format(bytes: &[u8], cbor_first: bool) -> Option<Format> {
+    let order = if cbor_first {
+        [Format::Json, Format::Cbor, Format::MessagePack]
+    } else {
+        [Format::Json, Format::MessagePack, Format::Cbor]
+    };
+    order
+        .into_iter()
+        .find(|&f| super::stream::starts_with_container(bytes, f))
+}
+
+/// A payload's span tree as `format`, made a chunk at a time without its value, in a document
+/// whose value is the root's skeleton: its keys (or items) with null values; with the count of
+/// its values of rarely used types ([`rare_values`]), which is all detection's reading needs
+/// besides. `None` when the walk does not apply (the ordinary decode then reports what is
+/// wrong).
+pub(crate) fn skeleton(
+    bytes: &[u8],
+    format: Format,
+    options: &DecodeOptions,
+) -> Option<(Document, (usize, usize))> {
+    let limits = &options.limits;
+    // JSON has no rarely used types to count.
+    let (spans, rare) = match format {
+        Format::Json => (
+            super::stream::spans_in_chunks(bytes, format, limits, super::stream::CHUNK)?,
+            (0, 0),
+        ),
+        _ => {
+            super::stream::spans_counting(bytes, format, limits, super::stream::CHUNK, rare_values)?
+        }
+    };
+    let root = spans.root()?;
+    let value = match spans.kind(root) {
+        crate::model::Kind::Map => Value::Map(
+            spans
+                .children(root)
+                .map(|child| {
+                    let key = match spans.segment(child) {
+                        crate::model::Segment::Key(k) => Value::text(spans.key_text(k)),
+                        _ => Value::Null,
+                    };
+                    (key, Value::Null)
+                })
+                .collect(),
+        ),
+        _ => Value::Array(vec![Value::Null; spans.children(root).count()]),
+    };
+    let document = Document {
+        format,
+        value,
+        spans,
+    };
+    Some((document, rare))
 }
 
 /// A penalty for a schema-less protobuf reading whose top-level field numbers are above 1000:

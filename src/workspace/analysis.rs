@@ -24,7 +24,7 @@ use crate::codec::{self, stream, DecodeOptions, Document, EncodeOptions, Fidelit
 use crate::limits::Limits;
 use crate::model::{NodeId, NodeMap, Path, Span, SpanTree, Value};
 use crate::pipeline::{
-    self, Decoded, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Origin,
+    self, Decoded, Known, Layers, MessageChoice, MessageTypes, OpenError, OpenRequest, Origin,
     ProtobufType, ReadRequest, WriteError, WriteNote, WriteOptions, WrittenTree,
 };
 use crate::profile::sizes::{self, Variant};
@@ -62,6 +62,21 @@ pub fn open_watched(
     registry: Option<&crate::codec::avro::registry::Registry>,
     watch: &mut dyn FnMut(usize) -> bool,
 ) -> Result<Opened, OpenError> {
+    open_walking(source, layers, limits, keys, registry, watch).map(|(opened, _)| opened)
+}
+
+/// [`open_watched`], with the readings ranking made of the payload it read as a skeleton (one of
+/// [`READ_ON_DEMAND_FROM`] bytes or more that starts as a JSON, MessagePack or CBOR container),
+/// by its index: hand them to [`analyze_payload_knowing`] and the payload's span tree is not
+/// made a second time. Ranking decodes no such payload whole.
+pub fn open_walking(
+    source: &Arc<Source>,
+    layers: Layers,
+    limits: &Limits,
+    keys: Option<&KeyLog>,
+    registry: Option<&crate::codec::avro::registry::Registry>,
+    watch: &mut dyn FnMut(usize) -> bool,
+) -> Result<(Opened, Option<(usize, Known)>), OpenError> {
     let request = OpenRequest {
         layers,
         limits: *limits,
@@ -69,6 +84,7 @@ pub fn open_watched(
         message: None,
         hint: source.hint(),
         registry,
+        walk_from: READ_ON_DEMAND_FROM,
     };
     let whole = || SharedBytes::shared(source.clone());
     let unpeeled = match layers {
@@ -80,8 +96,8 @@ pub fn open_watched(
         // Each payload is read when it is shown, a large one on demand: ranking's documents
         // are not kept for it.
         let mut opened = pipeline::open(&whole(), &request)?;
-        opened.forget_detected();
-        return Ok(opened);
+        let walked = opened.take_walked();
+        return Ok((opened, walked));
     }
     let mut reader = Watched {
         inner: source.reader(),
@@ -108,7 +124,7 @@ pub fn open_watched(
             ),
         );
     }
-    Ok(opened)
+    Ok((opened, None))
 }
 
 /// A reader that tells its watcher how far it has read, and ends (as a file would) when told.
@@ -571,6 +587,31 @@ pub fn analyze_payload_previewing(
     ctx: &JobContext,
     preview: &(dyn Fn(Analysis) + Sync),
 ) -> Result<Analysis, JobError> {
+    analyze_payload_knowing(
+        payload,
+        choice,
+        schemas,
+        limits,
+        ctx,
+        preview,
+        HeadStart::default(),
+    )
+}
+
+/// [`analyze_payload_previewing`], given the work `head` did before: the readings layer ranking
+/// made of this payload as a skeleton ([`open_walking`]), whose span tree is taken instead of
+/// being made again when the payload is read on demand as that format; the protobuf column
+/// being written since the source was opened ([`prewrite_protobuf`]). What does not fit the
+/// payload and the choices is let go.
+pub fn analyze_payload_knowing(
+    payload: &Payload,
+    choice: &Choice,
+    schemas: &SchemaSet,
+    limits: &Limits,
+    ctx: &JobContext,
+    preview: &(dyn Fn(Analysis) + Sync),
+    head: HeadStart,
+) -> Result<Analysis, JobError> {
     let found = verdict(payload);
     if found.is_some() && choice.format.is_none() {
         return Ok(Analysis {
@@ -595,10 +636,11 @@ pub fn analyze_payload_previewing(
         schemas,
         limits,
     };
-    let mut analysis = analyze_previewing(request, ctx, &|mut partial: Analysis| {
+    let shown = |mut partial: Analysis| {
         partial.verdict = found.clone();
         preview(partial)
-    })?;
+    };
+    let mut analysis = analyze_sized(request, ctx, &shown, READ_ON_DEMAND_FROM, head)?;
     analysis.verdict = found;
     Ok(analysis)
 }
@@ -633,7 +675,13 @@ pub fn analyze_previewing(
     ctx: &JobContext,
     preview: &(dyn Fn(Analysis) + Sync),
 ) -> Result<Analysis, JobError> {
-    analyze_sized(request, ctx, preview, READ_ON_DEMAND_FROM)
+    analyze_sized(
+        request,
+        ctx,
+        preview,
+        READ_ON_DEMAND_FROM,
+        HeadStart::default(),
+    )
 }
 
 /// [`analyze_previewing`], reading a JSON payload of `on_demand_from` bytes or more on demand
@@ -643,6 +691,7 @@ fn analyze_sized(
     ctx: &JobContext,
     preview: &(dyn Fn(Analysis) + Sync),
     on_demand_from: usize,
+    head: HeadStart,
 ) -> Result<Analysis, JobError> {
     let AnalysisRequest {
         bytes,
@@ -666,10 +715,16 @@ fn analyze_sized(
         &choice.field_readings,
         on_demand_from,
     );
-    let early = EarlyProtobuf::start(&request, walked_as, &message_choice);
+    let early = EarlyProtobuf::start(&request, walked_as, &message_choice, head.protobuf);
     ctx.report(0.05, "ranking message types and detecting the format");
     let avro_schemas = schemas.avro_schemas();
-    let read = read_payload(&request, message_choice, walked_as, &avro_schemas);
+    // Ranking's skeleton stands for the walk only when it is of the format walked here.
+    let known = head.known.filter(|k| {
+        k.readings
+            .iter()
+            .any(|r| r.skeleton && Some(r.format) == walked_as)
+    });
+    let read = read_payload(&request, message_choice, walked_as, &avro_schemas, known);
     ctx.check()?;
     warnings.extend(read.warnings);
     let resolution = (read.format == Format::Avro)
@@ -743,6 +798,7 @@ fn read_payload(
     message: MessageChoice,
     skeleton: Option<Format>,
     avro_schemas: &[crate::codec::avro::AvroSchema],
+    known: Option<Known>,
 ) -> pipeline::Read {
     let AnalysisRequest {
         bytes,
@@ -758,7 +814,7 @@ fn read_payload(
         message,
         field_readings: choice.field_readings.clone(),
         limits: *limits,
-        known: None,
+        known,
         skeleton,
         avro_schemas,
         avro_reader: schemas.avro_reader.as_ref(),
@@ -864,6 +920,82 @@ fn source_document(
     }
 }
 
+/// Writes the protobuf column of `bytes` walked as `from` ([`stream::protobuf_in_chunks`]) on a
+/// thread of its own.
+fn spawn_protobuf(
+    bytes: SharedBytes,
+    from: Format,
+    options: EncodeOptions,
+    limits: Limits,
+) -> Option<std::thread::JoinHandle<Walked>> {
+    std::thread::Builder::new()
+        .name("wirelens-protobuf".into())
+        .spawn(move || stream::protobuf_in_chunks(&bytes, from, &options, &limits, stream::CHUNK))
+        .ok()
+}
+
+/// The protobuf column of a large source's whole bytes, being written since the source was
+/// opened ([`prewrite_protobuf`]), while it is peeled and ranked.
+#[derive(Debug)]
+pub struct Prewritten {
+    /// The bytes it is written from: the source's own.
+    bytes: SharedBytes,
+    /// The format they are walked as.
+    from: Format,
+    /// The limits it is written within.
+    limits: Limits,
+    /// The writing thread.
+    handle: std::thread::JoinHandle<Walked>,
+}
+
+/// Starts writing the protobuf column of `source`'s whole bytes on a thread of its own, as an
+/// analysis of them writes it, unless `hidden` has it: for a file of [`READ_ON_DEMAND_FROM`]
+/// bytes or more that starts as a JSON, MessagePack or CBOR container (no capture), whose
+/// payload is the file itself unless peeling finds layers in it. The column needs nothing that
+/// peeling or ranking makes (an inferred schema, from the bytes), so it is written while they
+/// run. An analysis takes it ([`HeadStart::protobuf`]) when its payload is those bytes, read as
+/// that format, with no message type named and no variant chosen; otherwise it is let go.
+pub fn prewrite_protobuf(
+    source: &Arc<Source>,
+    limits: &Limits,
+    hidden: &[Format],
+) -> Option<Prewritten> {
+    if hidden.contains(&Format::Protobuf) || crate::capture::pcap::is_pcap(source.bytes()) {
+        return None;
+    }
+    let bytes = SharedBytes::shared(source.clone());
+    let from = pipeline::skeleton_format(&bytes, None, source.hint(), &[], READ_ON_DEMAND_FROM)?;
+    let writing = Writing {
+        from,
+        bytes: &bytes,
+        read_with: None,
+        proto_names: false,
+        encoding: None,
+        avro: None,
+    };
+    let options = writing
+        .options(Format::Protobuf, limits)
+        .0
+        .encode_options(Format::Protobuf)?;
+    let handle = spawn_protobuf(bytes.clone(), from, options, *limits)?;
+    Some(Prewritten {
+        bytes,
+        from,
+        limits: *limits,
+        handle,
+    })
+}
+
+/// Work on a payload done before its analysis starts, for the analysis to take instead of
+/// doing it again.
+#[derive(Debug, Default)]
+pub struct HeadStart {
+    /// The readings ranking made of the payload as a skeleton ([`open_walking`]).
+    pub known: Option<Known>,
+    /// The protobuf column of the source being written ([`prewrite_protobuf`]).
+    pub protobuf: Option<Prewritten>,
+}
+
 /// The protobuf column written from the payload's own walk, on a thread of its own, while the
 /// payload is read: used when the payload is read as the format it was walked as, with the
 /// message type it was written with.
@@ -884,6 +1016,7 @@ impl EarlyProtobuf {
         request: &AnalysisRequest<'_>,
         walked_as: Option<Format>,
         choice: &MessageChoice,
+        prewritten: Option<Prewritten>,
     ) -> EarlyProtobuf {
         let message = match choice {
             MessageChoice::Named(m) => Some(m.clone()),
@@ -891,6 +1024,18 @@ impl EarlyProtobuf {
         };
         let shown = !request.choice.hidden.contains(&Format::Protobuf);
         let handle = walked_as.filter(|_| shown).and_then(|from| {
+            // Written since the source was opened, from these very bytes, as it would be here.
+            let taken = prewritten.filter(|p| {
+                p.from == from
+                    && message.is_none()
+                    && request.choice.encoding.is_none()
+                    && p.limits == *request.limits
+                    && p.bytes.len() == request.bytes.len()
+                    && std::ptr::eq(p.bytes.as_ptr(), request.bytes.as_ptr())
+            });
+            if let Some(p) = taken {
+                return Some(p.handle);
+            }
             let writing = Writing {
                 from,
                 bytes: request.bytes,
@@ -903,13 +1048,7 @@ impl EarlyProtobuf {
                 .options(Format::Protobuf, request.limits)
                 .0
                 .encode_options(Format::Protobuf)?;
-            let (bytes, limits) = (request.bytes.clone(), *request.limits);
-            std::thread::Builder::new()
-                .name("wirelens-protobuf".into())
-                .spawn(move || {
-                    stream::protobuf_in_chunks(&bytes, from, &options, &limits, stream::CHUNK)
-                })
-                .ok()
+            spawn_protobuf(request.bytes.clone(), from, options, *request.limits)
         });
         EarlyProtobuf {
             handle: std::sync::Mutex::new(handle),
@@ -1478,6 +1617,38 @@ mod tests {
         out
     }
 
+    /// The analysis of `bytes` read on demand, peeled as the app peels a large source with
+    /// ranking walking the payload ([`OpenRequest::walk_from`], here from 0 bytes) and the
+    /// analysis taking ranking's skeleton: `None` when ranking did not walk it.
+    fn from_ranking(
+        bytes: &SharedBytes,
+        hint: Format,
+        choice: &Choice,
+        schemas: &SchemaSet,
+    ) -> Option<Analysis> {
+        let limits = Limits::default();
+        let mut open_request = OpenRequest::new(Layers::Best, limits);
+        open_request.walk_from = 0;
+        open_request.hint = Some(hint);
+        let mut opened = pipeline::open(bytes, &open_request).expect("opens");
+        let (0, known) = opened.take_walked()? else {
+            return None;
+        };
+        let request = AnalysisRequest {
+            bytes,
+            origin: Origin::hinted(Some(hint)),
+            choice,
+            schemas,
+            limits: &limits,
+        };
+        let head = HeadStart {
+            known: Some(known),
+            protobuf: None,
+        };
+        let ctx = JobContext::unwatched();
+        Some(analyze_sized(request, &ctx, &|_| {}, 0, head).expect("analysed"))
+    }
+
     /// A payload read on demand shows what the same payload decoded whole shows, in every
     /// column: bytes, notes, trees, and every node's value and summary.
     #[test]
@@ -1505,7 +1676,7 @@ mod tests {
             .expect("compiles");
         let limits = Limits::default();
         let ctx = JobContext::unwatched();
-        let (mut on_demand, mut binary_sources) = (0, 0);
+        let (mut on_demand, mut binary_sources, mut walked) = (0, 0, 0);
         // A top-level array of records, as many APIs answer.
         let records = std::fs::read(root.join("samples/transactions-1k.json")).expect("file");
         let records: serde_json::Value = serde_json::from_slice(&records).expect("JSON");
@@ -1581,10 +1752,20 @@ mod tests {
                             schemas: &schemas,
                             limits: &limits,
                         };
-                        analyze_sized(request, &ctx, &|_| {}, from).expect("analysed")
+                        analyze_sized(request, &ctx, &|_| {}, from, HeadStart::default())
+                            .expect("analysed")
                     };
                     let (whole, read) = (run(usize::MAX), run(0));
                     let name = format!("{name} {encoding:?} schema {with_schema}");
+                    // Peeled as the app peels, the payload walked by ranking: the analysis
+                    // takes ranking's skeleton and shows what it shows having walked it itself.
+                    if let Some(taken) = from_ranking(&bytes, *hint, &choice, &schemas) {
+                        assert_eq!(taken.readings, read.readings, "{name}: walked readings");
+                        let columns =
+                            |a: &Analysis| a.columns.iter().map(shown).collect::<Vec<_>>();
+                        assert!(columns(&taken) == columns(&read), "{name}: walked columns");
+                        walked += 1;
+                    }
                     assert_eq!(whole.columns.len(), read.columns.len(), "{name}");
                     let decoded = |a: &Analysis| a.source().is_some_and(|s| s.error.is_none());
                     assert!(decoded(&whole) && decoded(&read), "{name}: decodes");
@@ -1625,6 +1806,11 @@ mod tests {
             }
         }
         assert!(on_demand > 100, "{on_demand} columns read on demand");
+        // Every JSON input at least, four ways each.
+        assert!(
+            walked >= 4 * 11,
+            "{walked} analyses took ranking's skeleton"
+        );
         // Every MessagePack and CBOR input, four ways each.
         let binary = all.iter().filter(|(_, _, f)| *f != Format::Json).count();
         assert_eq!(
@@ -1668,7 +1854,8 @@ mod tests {
                         schemas: &schemas,
                         limits: &limits,
                     };
-                    analyze_sized(request, &ctx, &|_| {}, 0).expect("analysed")
+                    analyze_sized(request, &ctx, &|_| {}, 0, HeadStart::default())
+                        .expect("analysed")
                 };
                 let all = Choice {
                     encoding,

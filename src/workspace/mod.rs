@@ -132,6 +132,18 @@ pub struct Entry {
     pub label: Option<String>,
     /// Columns the analysis left deferred that are being encoded now that they are shown.
     encoding: Vec<(Format, Job<Option<Column>>)>,
+    /// Work the peel job did for the first analysis: the readings peeling made of a large
+    /// payload as a skeleton, by payload index ([`analysis::open_walking`]), and the source's
+    /// protobuf column being written ([`analysis::prewrite_protobuf`]). The first analysis
+    /// takes them.
+    head: Arc<std::sync::Mutex<Opening>>,
+}
+
+/// What [`Entry::head`] holds.
+#[derive(Debug, Default)]
+struct Opening {
+    known: Option<(usize, crate::pipeline::Known)>,
+    protobuf: Option<analysis::Prewritten>,
 }
 
 impl Entry {
@@ -283,6 +295,7 @@ impl Workspace {
             analysis: Stage::Empty,
             label: None,
             encoding: Vec::new(),
+            head: Arc::default(),
         });
         let i = self.entries.len() - 1;
         self.current = Some(i);
@@ -766,8 +779,13 @@ impl Workspace {
         let registry = self.schemas.registry.clone();
         let reading = Arc::new(Reading::default());
         e.reading = reading.clone();
+        e.head = Arc::default();
+        let head = e.head.clone();
+        let hidden = self.hidden.clone();
         e.opened = Stage::Running(Job::spawn("peel", self.notify.clone(), move |ctx| {
             ctx.report(0.0, "peeling layers");
+            // The source's protobuf column needs nothing peeling makes: written meanwhile.
+            let protobuf = analysis::prewrite_protobuf(&source, &limits, &hidden);
             let len = source.len();
             // Progress a two-hundredth of the file at a time, at least a mebibyte apart.
             let step = (len / 200).max(1 << 20);
@@ -783,7 +801,7 @@ impl Workspace {
                 }
                 !(reading.stop.load(Ordering::Relaxed) || ctx.is_cancelled())
             };
-            let opened = open_watched(
+            let (opened, known) = analysis::open_walking(
                 &source,
                 layers,
                 &limits,
@@ -792,6 +810,9 @@ impl Workspace {
                 &mut watch,
             )
             .map_err(|e| JobError::Failed(e.to_string()))?;
+            if let Ok(mut slot) = head.lock() {
+                *slot = Opening { known, protobuf };
+            }
             ctx.report(1.0, "listing the payloads");
             // The payload list's rows and filter read these: made here, not on the UI thread.
             opened.exchanges();
@@ -819,6 +840,17 @@ impl Workspace {
         let p = e.payload.min(opened.payloads.len().saturating_sub(1));
         e.choice.hidden = self.hidden.clone();
         let choice = e.choice.clone();
+        // What the peel job did for this payload, taken once (a later analysis does it again).
+        let head = match e.head.lock() {
+            Ok(mut slot) => {
+                let opening = std::mem::take(&mut *slot);
+                analysis::HeadStart {
+                    known: opening.known.filter(|(i, _)| *i == p).map(|(_, k)| k),
+                    protobuf: opening.protobuf,
+                }
+            }
+            Err(_) => analysis::HeadStart::default(),
+        };
         for (_, job) in e.encoding.drain(..) {
             job.cancel();
         }
@@ -829,13 +861,14 @@ impl Workspace {
                 let Some(payload) = opened.payloads.get(p) else {
                     return Err(JobError::Failed("the source has no payload".into()));
                 };
-                analysis::analyze_payload_previewing(
+                analysis::analyze_payload_knowing(
                     payload,
                     &choice,
                     &schemas,
                     &limits,
                     ctx,
                     &|partial| preview.publish(partial),
+                    head,
                 )
             },
         ));
