@@ -1432,6 +1432,10 @@ impl SpanTreeBuilder {
     /// The segment for a map key of text `text`: [`SpanTreeBuilder::key`] without checking the
     /// text again.
     pub fn text_key(&mut self, text: &crate::model::CompactText) -> Segment {
+        if self.counting {
+            // A counting builder interns nothing (see `intern`): no cache to look in or fill.
+            return Segment::Key(0);
+        }
         let Some(words) = text.inline_words() else {
             return Segment::Key(self.intern(text.as_bytes()));
         };
