@@ -950,7 +950,7 @@ fn forced_fixed(read_as: ReadAs, wire: WireType, bits: u64) -> Result<Value, Str
     if read_as.wire_type() != wire {
         return Err(format!(
             "has wire type {}, which {} does not read",
-            wire_name(wire),
+            wire.guide_name(),
             read_as.name()
         ));
     }
@@ -1029,16 +1029,6 @@ fn forced_len(
             "has wire type LEN, which {} does not read",
             other.name()
         )),
-    }
-}
-
-fn wire_name(wire: WireType) -> &'static str {
-    match wire {
-        WireType::Varint => "VARINT",
-        WireType::I64 => "I64",
-        WireType::Len => "LEN",
-        WireType::Group => "SGROUP",
-        WireType::I32 => "I32",
     }
 }
 

@@ -414,17 +414,6 @@ fn expected_wire(kind: &PKind, is_group: bool) -> WireType {
     }
 }
 
-/// A wire type as the protobuf encoding guide names it.
-fn wire_name(wire: WireType) -> &'static str {
-    match wire {
-        WireType::Varint => "VARINT",
-        WireType::I64 => "I64",
-        WireType::Len => "LEN",
-        WireType::Group => "SGROUP",
-        WireType::I32 => "I32",
-    }
-}
-
 /// A field's type as a `.proto` spells it (a message or enum by its full name).
 fn kind_name(kind: &PKind) -> String {
     match kind {
@@ -1082,9 +1071,9 @@ impl<'a> Decoder<'a> {
                     format!(
                         "field {} has wire type {} where its type ({}) is written as {}",
                         info.number,
-                        wire_name(wire),
+                        wire.guide_name(),
                         kind_name(&info.kind),
-                        wire_name(expected)
+                        expected.guide_name()
                     ),
                 );
             }
