@@ -42,7 +42,8 @@ pub struct CompareArgs {
     /// A quick look: few samples, a small sweep (seconds, not minutes).
     #[arg(long, conflicts_with = "precise")]
     pub quick: bool,
-    /// Run timing jobs one at a time (slower, no interference between jobs).
+    /// Run timing jobs one at a time, in turns, and time each one's tail (p99, p99.9) over two
+    /// seconds of single calls spread over the run (slower, no interference between jobs).
     #[arg(long)]
     pub precise: bool,
     /// A link for the transfer estimates, NAME=BANDWIDTH,RTT (e.g. wifi=50mbit,15ms);

@@ -68,6 +68,9 @@ pub struct BenchConfig {
     pub resamples: usize,
     /// In interleaved measuring (a [`Seat`] given), the turns the samples are spread over.
     pub rounds: usize,
+    /// In interleaved measuring, the turns the single calls for the tail are spread over (after
+    /// the samples' turns; the first of them is the samples' last).
+    pub tail_rounds: usize,
     /// Time given to timing calls one by one for the tail latency ([`Latency`]), after the
     /// samples; an operation slower than `slow_threshold` uses its samples instead.
     pub latency_time: Duration,
@@ -104,9 +107,32 @@ impl BenchConfig {
             prepared_warms: false,
             resamples: 10_000,
             rounds: 10,
+            tail_rounds: 10,
             latency_time: Duration::from_millis(250),
             latency_calls: 100_000,
             all_cores_time: Duration::from_millis(300),
+        }
+    }
+
+    /// Precise: the standard sampling, with the tail latency timed for two seconds (up to
+    /// 200,000 calls) in forty turns, so that a p99 rests on thousands of calls spread over the
+    /// whole run rather than on a quarter second's stretch of it.
+    pub fn precise() -> BenchConfig {
+        BenchConfig {
+            tail_rounds: 40,
+            latency_time: Duration::from_secs(2),
+            latency_calls: 200_000,
+            ..BenchConfig::standard()
+        }
+    }
+
+    /// The config of a scaling sweep's point: this one, with the tail timed no longer than the
+    /// standard run does (a sweep shows medians; a precise tail for every point would double
+    /// the run).
+    pub fn for_sweep(&self) -> BenchConfig {
+        BenchConfig {
+            latency_time: self.latency_time.min(BenchConfig::standard().latency_time),
+            ..self.clone()
         }
     }
 
@@ -126,6 +152,7 @@ impl BenchConfig {
             prepared_warms: true,
             resamples: 1_000,
             rounds: 2,
+            tail_rounds: 2,
             latency_time: Duration::from_millis(20),
             latency_calls: 10_000,
             all_cores_time: Duration::from_millis(50),
@@ -504,19 +531,54 @@ impl<'a> Bencher<'a> {
         }
     }
 
-    /// The tail latency of a routine taking `per_call` seconds: timed call by call for
-    /// [`BenchConfig::latency_time`] (the clock's own cost, tens of ns, included), at most
-    /// [`BenchConfig::latency_calls`] calls.
+    /// Interleaved measuring: hands the turn on, waits for the next one, (other jobs having run
+    /// meanwhile) warms the caches again with `warm` calls, and times the turn's [`probe`].
+    fn next_turn<O>(
+        &mut self,
+        warm: u64,
+        routine: &mut impl FnMut(&mut Vec<u8>) -> O,
+    ) -> Result<f64, BenchError> {
+        if let Some(seat) = &mut self.seat {
+            seat.pass();
+            seat.take();
+        }
+        if self.cancelled() {
+            return Err(BenchError::Cancelled);
+        }
+        for _ in 0..warm {
+            drop(black_box(routine(black_box(&mut self.buffer))));
+        }
+        Ok(probe())
+    }
+
+    /// The tail latency of a routine taking `per_call` seconds (sampled `batch` calls at a
+    /// time): timed call by call for [`BenchConfig::latency_time`] (the clock's own cost, tens
+    /// of ns, included), at most [`BenchConfig::latency_calls`] calls. Interleaved, the calls are
+    /// spread over [`BenchConfig::tail_rounds`] turns like the samples, so that the tail is the whole
+    /// run's and not that of whatever the machine did during one stretch of it; each turn's
+    /// probe goes to `probes`.
     fn latency<O>(
         &mut self,
         per_call: f64,
+        batch: u64,
+        probes: &mut Vec<f64>,
         routine: &mut impl FnMut(&mut Vec<u8>) -> O,
     ) -> Result<Option<Latency>, BenchError> {
         let cfg = self.config;
+        if cfg.latency_time.is_zero() {
+            return Ok(None);
+        }
         let calls = ((cfg.latency_time.as_secs_f64() / per_call.max(1e-9)) as usize)
             .clamp(1, cfg.latency_calls.max(1));
+        let per_turn = match self.seat {
+            Some(_) => calls.div_ceil(cfg.tail_rounds.clamp(1, calls)),
+            None => calls,
+        };
         let mut single = Vec::with_capacity(calls);
         for i in 0..calls {
+            if i > 0 && i % per_turn == 0 {
+                probes.push(self.next_turn(batch, routine)?);
+            }
             if i % 1024 == 0 && self.cancelled() {
                 return Err(BenchError::Cancelled);
             }
@@ -566,24 +628,14 @@ impl<'a> Bencher<'a> {
             if self.cancelled() {
                 return Err(BenchError::Cancelled);
             }
-            if let Some(seat) = &mut self.seat {
-                if i % per_turn == 0 {
-                    if i > 0 {
-                        seat.pass();
-                        seat.take();
-                        if self.cancelled() {
-                            return Err(BenchError::Cancelled);
-                        }
-                        // Other jobs ran since the last turn: warm the caches again (one
-                        // batch, about a millisecond; slow operations are not worth it).
-                        if !slow {
-                            for _ in 0..batch {
-                                drop(black_box(routine(black_box(&mut self.buffer))));
-                            }
-                        }
-                    }
-                    probes.push(probe());
-                }
+            if self.seat.is_some() && i % per_turn == 0 {
+                probes.push(if i > 0 {
+                    // Other jobs ran since the last turn: warm the caches again (one batch,
+                    // about a millisecond; slow operations are not worth it).
+                    self.next_turn(if slow { 0 } else { batch }, routine)?
+                } else {
+                    probe()
+                });
             }
             let mut outputs: Vec<O> = Vec::with_capacity(batch_len);
             let before = alloc::snapshot();
@@ -610,12 +662,12 @@ impl<'a> Bencher<'a> {
         }
         let iterations = batch * samples as u64;
         let ns = summarize(&times, cfg.resamples, self.seed).ok_or(BenchError::NotRun)?;
-        // Tail latency: a slow operation's samples are single calls already; a fast one is
-        // timed call by call.
-        let latency = if batch == 1 {
+        // Tail latency: a slow operation's samples are single calls already; a faster one is
+        // timed call by call (also one sampled a call at a time: its samples are too few).
+        let latency = if slow {
             Latency::of(&times)
         } else {
-            self.latency(per_call, routine)?
+            self.latency(per_call, batch, &mut probes, routine)?
         };
         Ok(Measurement {
             ns,
@@ -663,6 +715,8 @@ pub fn plan_samples(cfg: &BenchConfig, per_call: f64) -> (u64, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::turns::Turns;
+    use std::sync::Mutex;
 
     #[test]
     fn tail_percentiles_wait_for_enough_calls() {
@@ -866,6 +920,58 @@ mod tests {
         // One warm-up call, one timed.
         assert_eq!(calls.get(), 2);
         assert!(m.ns.min >= 3e6);
+    }
+
+    /// Interleaved, a fast routine's single calls for the tail take turns like its samples: two
+    /// jobs each take their `rounds` sample turns and `tail_rounds - 1` more for the tail, and the
+    /// tail's calls are all timed. A precise config times the tail for longer than the standard
+    /// one, and a sweep point's tail no longer than the standard one.
+    #[test]
+    fn the_tail_is_timed_in_turns_spread_over_the_run() {
+        let cfg = BenchConfig {
+            rounds: 4,
+            tail_rounds: 6,
+            latency_time: Duration::from_millis(20),
+            ..BenchConfig::quick()
+        };
+        let cancel = AtomicBool::new(false);
+        let taken = Mutex::new(Vec::new());
+        let on_turn = |seat: usize, _: usize| taken.lock().expect("log").push(seat);
+        let turns = Turns::with_hook(2, &on_turn);
+        let tails: Vec<Option<Latency>> = std::thread::scope(|s| {
+            let jobs: Vec<_> = (0..2)
+                .map(|id| {
+                    let (cfg, cancel, turns) = (&cfg, &cancel, &turns);
+                    s.spawn(move || {
+                        let mut b = Bencher::interleaved(cfg, cancel, 0, 1, turns.seat(id));
+                        let data: Vec<u64> = (0..2000).collect();
+                        b.iter(|_| black_box(&data).iter().sum::<u64>());
+                        b.finish().map(|m| m.latency)
+                    })
+                })
+                .collect();
+            jobs.into_iter()
+                .map(|j| j.join().expect("job").expect("measured"))
+                .collect()
+        });
+        let taken = taken.into_inner().expect("log");
+        for id in 0..2 {
+            let turns = taken.iter().filter(|&&s| s == id).count();
+            assert_eq!(
+                turns,
+                cfg.rounds + cfg.tail_rounds - 1,
+                "seat {id}: {taken:?}"
+            );
+        }
+        // The seats alternate: no job ran its tail in one stretch.
+        assert!(taken.windows(2).all(|w| w[0] != w[1]), "{taken:?}");
+        for tail in tails {
+            assert!(tail.is_some_and(|l| l.n >= cfg.tail_rounds), "{tail:?}");
+        }
+        let (standard, precise) = (BenchConfig::standard(), BenchConfig::precise());
+        assert!(precise.latency_time > standard.latency_time);
+        assert_eq!(precise.for_sweep().latency_time, standard.latency_time);
+        assert_eq!(precise.for_sweep().min_samples, precise.min_samples);
     }
 
     #[test]

@@ -239,6 +239,7 @@ mod tests {
             measurement_time: std::time::Duration::from_millis(1),
             resamples: 10,
             rounds: 3,
+            tail_rounds: 3,
             ..BenchConfig::quick()
         };
         settings.sweep_counts = Vec::new();
@@ -257,12 +258,13 @@ mod tests {
         for row in &report.files[0].timings {
             for m in [&row.encode, &row.decode] {
                 let m = m.as_ref().ok_or_else(|| format!("{row:?} not measured"))?;
-                // Six samples in three turns of two, a probe at the start of each turn; jobs in
-                // turns never measure at the same time.
+                // Six samples in three turns of two, then the single calls for the tail in two
+                // more turns, a probe at the start of each turn; jobs in turns never measure at
+                // the same time.
                 assert_eq!(m.ns.n, 6);
-                assert_eq!(m.probes.len(), 3, "{m:?}");
+                assert_eq!(m.probes.len(), 5, "{m:?}");
                 assert!(!m.concurrent);
-                turns += 3;
+                turns += 5;
             }
         }
         for f in &report.files[0].formats {
@@ -271,7 +273,7 @@ mod tests {
         }
         let probe = report.probe.ok_or("no probe summary")?;
         assert_eq!(probe.n, turns);
-        // One progress event per turn, counting up; every job planned three turns and took them.
+        // One progress event per turn, counting up; every job planned five turns and took them.
         let turn_events = turn_events.into_inner().map_err(|_| "poisoned")?;
         assert_eq!(turn_events.len(), turns);
         assert!(turn_events.iter().all(|&(_, total)| total == turns));

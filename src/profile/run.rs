@@ -59,8 +59,13 @@ impl Settings {
         let (bench, sweep_counts, sweep_all) = match mode {
             // The whole payload's point costs no timing job (it reuses the main rows).
             Mode::Quick => (BenchConfig::quick(), vec![1, 10, 100], true),
-            Mode::Standard | Mode::Precise => (
+            Mode::Standard => (
                 BenchConfig::standard(),
+                vec![1, 10, 100, 1_000, 10_000, 100_000],
+                true,
+            ),
+            Mode::Precise => (
+                BenchConfig::precise(),
                 vec![1, 10, 100, 1_000, 10_000, 100_000],
                 true,
             ),
@@ -442,7 +447,10 @@ pub fn run(
         .filter(|&i| matches!(&jobs[i].task, Task::Adapter(lazy, _) if lazy.again.is_some()))
         .collect();
     let total = jobs.len() + spread.len();
-    let turns_planned = jobs.len() * settings.bench.rounds.max(1);
+    // Each job's samples fill `rounds` turns, and its single calls for the tail go on for
+    // `tail_rounds - 1` more (a slow operation's samples are its single calls).
+    let turns_planned =
+        jobs.len() * (settings.bench.rounds.max(1) + settings.bench.tail_rounds.max(1) - 1);
     let on_turn = |seat: usize, taken: usize| {
         if let Some(job) = jobs.get(seat) {
             on_event(Event::Turn {
@@ -559,7 +567,15 @@ impl Runner<'_> {
         let me = self.started.fetch_add(1, Ordering::SeqCst);
         let before = self.running.fetch_add(1, Ordering::SeqCst);
         let seed = index as u64 + 1;
-        let (settings, cancel) = (&self.settings.bench, self.cancel);
+        let sweep_point;
+        let settings = match job.slot {
+            Slot::Sweep { .. } => {
+                sweep_point = self.settings.bench.for_sweep();
+                &sweep_point
+            }
+            _ => &self.settings.bench,
+        };
+        let cancel = self.cancel;
         let mut b = match seat {
             Some(seat) => Bencher::interleaved(settings, cancel, job.capacity, seed, seat),
             None => Bencher::new(settings, cancel, job.capacity, seed),
@@ -1031,6 +1047,7 @@ pub fn measure_runtime_sweep(
     cancel: &AtomicBool,
     on_progress: &(dyn Fn(&str) + Sync),
 ) -> Vec<sweep::RuntimeSweepPoint> {
+    let bench = &bench.for_sweep();
     let mut out = Vec::new();
     for (records, payload) in slices {
         if cancel.load(Ordering::Relaxed) {

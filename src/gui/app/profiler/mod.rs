@@ -377,7 +377,8 @@ impl App {
             ui.weak(
                 "Quick takes seconds; Standard samples like criterion; Precise runs one \
                  timing job at a time, the jobs taking turns so each is sampled across the whole \
-                 run (slower; results arrive together at the end).",
+                 run, with two seconds of single calls per row for the tail (slower; results \
+                 arrive together at the end).",
             );
             return;
         };
