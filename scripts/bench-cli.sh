@@ -46,6 +46,11 @@ PY
 "$WL" convert "$WORK/big.json" --to protobuf --proto samples/transactions.proto \
   --message "$MESSAGE" -o "$WORK/big.pb"
 
+# The inputs reach the disk before anything is timed: otherwise the kernel writes them back
+# (tens of MB, half a minute after they were made) while the first commands run, on the same two
+# cores.
+sync
+
 size() { python3 -c 'import os,sys; print(f"{os.path.getsize(sys.argv[1])/1e6:.1f} MB")' "$1"; }
 
 PY_MSGPACK='import sys,msgpack,orjson; sys.stdout.buffer.write(orjson.dumps(msgpack.unpackb(open(sys.argv[1],"rb").read())))'

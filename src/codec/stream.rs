@@ -462,6 +462,9 @@ fn run_bytes(
     let (start, end) = (items.first()?.0, items.last()?.1);
     let inner = b.get(start..end)?;
     bytes.clear();
+    // The header or brackets, five bytes at most: reserved with the items, so that no push
+    // moves them to a buffer twice their size.
+    bytes.reserve(inner.len() + 5);
     match from {
         Format::Json => {
             bytes.push(b'[');
@@ -593,7 +596,15 @@ impl<'a> Walk<'a> {
         let limits = &limits;
         let mut walk = Walk { limits, ..self };
         if !walk.reading {
-            walk.out = Vec::with_capacity(walk.b.len() / 2);
+            // About the output's size, so that it is not moved as it grows: JSON (with room
+            // for the newline the CLI adds) takes up to half as much again as the binary
+            // formats, which take less than JSON. Pages not written are never touched.
+            let len = walk.b.len();
+            walk.out = Vec::with_capacity(match to {
+                Format::Json if walk.from == Format::Json => len + 1,
+                Format::Json => len + len / 2 + 1,
+                _ => len,
+            });
         }
         let at = walk.skip_ws(start);
         let end = walk.value(at, 0)?;

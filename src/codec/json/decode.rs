@@ -146,6 +146,10 @@ struct Parser<'a> {
     max_depth: usize,
     /// Most nodes the document may have ([`crate::limits::Limits::max_nodes`]).
     max_nodes: usize,
+    /// The unescaped text of the string being read, when it has escapes: one buffer for every
+    /// such string of the document (its text is copied out once whole), so that reading
+    /// escapes neither grows a new buffer string by string nor shrinks one to fit.
+    scratch: String,
 }
 
 /// Bytes that end a fast run inside a string: `"`, `\` and control characters.
@@ -176,6 +180,7 @@ impl<'a> Parser<'a> {
             entries: Vec::new(),
             max_depth: options.limits.depth(),
             max_nodes: options.limits.nodes_for(bytes.len()),
+            scratch: String::new(),
         }
     }
     fn skip_ws(&mut self) {
@@ -529,7 +534,7 @@ impl<'a> Parser<'a> {
         let b = self.b;
         let mut i = self.i + 1;
         let mut run_start = i;
-        let mut out: Option<String> = None;
+        let mut escaped = false;
         loop {
             // Skip 8 plain bytes at a time.
             while let Some(chunk) = b.get(i..i + 8) {
@@ -558,21 +563,22 @@ impl<'a> Parser<'a> {
             };
             match c {
                 b'"' => {
-                    let text = match out {
-                        Some(mut s) => {
-                            s.push_str(run);
-                            CompactText::from(s)
-                        }
-                        None => CompactText::new(run),
+                    let text = if escaped {
+                        self.scratch.push_str(run);
+                        CompactText::new(&self.scratch)
+                    } else {
+                        CompactText::new(run)
                     };
                     self.i = i + 1;
                     return Ok((text, i));
                 }
                 b'\\' => {
-                    let s = out.get_or_insert_with(String::new);
-                    s.push_str(run);
+                    if !std::mem::replace(&mut escaped, true) {
+                        self.scratch.clear();
+                    }
+                    self.scratch.push_str(run);
                     let (ch, next) = escape(b, i)?;
-                    s.push(ch);
+                    self.scratch.push(ch);
                     i = next;
                     run_start = i;
                 }
@@ -848,6 +854,26 @@ mod tests {
             let e = decode(text.as_bytes(), &DecodeOptions::default()).expect_err("control");
             assert_eq!(e.offset, pos + 1);
         }
+    }
+
+    /// Strings with escapes share one buffer: each one's text is its own, whatever an earlier
+    /// (longer) one left there, and a plain string between them is untouched.
+    #[test]
+    fn every_escaped_string_has_its_own_text() {
+        let long = r"\u00e9".repeat(40);
+        let d = doc(&format!(
+            r#"["{long}", "a\nb", "plain", {{"k\t": "\u4e07x"}}, "c\""]"#
+        ));
+        assert_eq!(
+            d.value,
+            Value::Array(vec![
+                Value::text("é".repeat(40)),
+                Value::text("a\nb"),
+                Value::text("plain"),
+                Value::Map(vec![(Value::text("k\t"), Value::text("万x"))]),
+                Value::text("c\""),
+            ])
+        );
     }
 
     #[test]
