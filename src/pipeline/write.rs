@@ -366,11 +366,10 @@ pub fn write_proto3_streamed(
         proto_names: options.proto_names,
         pretty: false,
     };
-    let written = to_proto3_json_streamed(bytes, message, json)?;
     Some(Written {
         format: Format::Json,
-        bytes: written.text.into_bytes(),
-        notes: written.notes.into_iter().map(WriteNote::Repaired).collect(),
+        bytes: to_proto3_json_streamed(bytes, message, json)?,
+        notes: Vec::new(),
         tree: None,
     })
 }

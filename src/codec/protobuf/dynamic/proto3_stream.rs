@@ -41,7 +41,7 @@ use prost_reflect::MessageDescriptor;
 use rayon::prelude::*;
 
 use super::decode::{decode_for_json, decode_value, Tables};
-use super::proto3_value::{Proto3Json, Proto3JsonOptions, Writer};
+use super::proto3_value::{Proto3JsonOptions, Writer};
 use super::wkt::is_wkt;
 use crate::codec::protobuf::varint;
 use crate::codec::DecodeOptions;
@@ -56,14 +56,16 @@ pub const MAX_WALK_DEPTH: usize = 16;
 /// to keep every core busy, few enough that the text held before it is placed stays small.
 const GROUPS_PER_THREAD: usize = 4;
 
-/// The proto3 JSON text of `bytes` read as `message`, as [`super::to_proto3_json`] writes it,
-/// holding at most one small piece of the payload decoded at a time; `None` when the walk does
-/// not apply (see the module docs) and the caller should convert the ordinary way.
+/// The proto3 JSON text of `bytes` read as `message`, as [`super::to_proto3_json`] writes it
+/// (UTF-8 bytes: every piece is written from Rust strings, and the whole, tens of megabytes for
+/// a large payload, is not checked again; no notes, as a payload that would need one is not
+/// walked), holding at most one small piece of the payload decoded at a time; `None` when the
+/// walk does not apply (see the module docs) and the caller should convert the ordinary way.
 pub fn to_proto3_json_streamed(
     bytes: &[u8],
     message: &MessageDescriptor,
     options: Proto3JsonOptions,
-) -> Option<Proto3Json> {
+) -> Option<Vec<u8>> {
     to_proto3_json_in_chunks(bytes, message, options, CHUNK)
 }
 
@@ -73,22 +75,20 @@ pub fn to_proto3_json_in_chunks(
     message: &MessageDescriptor,
     options: Proto3JsonOptions,
     chunk: usize,
-) -> Option<Proto3Json> {
+) -> Option<Vec<u8>> {
     if options.pretty {
         return None;
     }
     let mut walk = Walk {
         reader: Reader::new(message, options.proto_names),
         chunk,
-        out: Vec::with_capacity(bytes.len().saturating_mul(2)),
+        // Proto3 JSON takes two to three times the payload's bytes (room for the newline the
+        // CLI adds included); pages not written are never touched.
+        out: Vec::with_capacity(bytes.len().saturating_mul(3).saturating_add(1)),
         joined: Vec::new(),
     };
     walk.message(message, bytes, 0)?;
-    let text = String::from_utf8(walk.out).ok()?;
-    Some(Proto3Json {
-        text,
-        notes: Vec::new(),
-    })
+    Some(walk.out)
 }
 
 struct Walk {

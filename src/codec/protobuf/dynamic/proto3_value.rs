@@ -363,6 +363,8 @@ struct Field {
     facts: FieldFacts,
     /// The JSON key: the field's JSON name, or its `.proto` name.
     name: String,
+    /// The `.proto` name: the key of the field's entries in a decoded message.
+    proto_name: String,
     /// The index of the (real) oneof the field is a member of.
     oneof: Option<usize>,
     /// An editions enum that is closed.
@@ -397,6 +399,7 @@ impl Table {
                     .and_then(|o| oneofs.iter().position(|x| *x == o));
                 Field {
                     name: if proto_names { f.name() } else { f.json_name() }.to_string(),
+                    proto_name: f.name().to_string(),
                     facts: FieldFacts::of_field(&f),
                     oneof,
                     closed_enum,
@@ -409,7 +412,7 @@ impl Table {
         let by_name = fields
             .iter()
             .enumerate()
-            .map(|(i, f)| (f.desc.name().to_string(), i))
+            .map(|(i, f)| (f.proto_name.clone(), i))
             .collect();
         Table { fields, by_name }
     }
@@ -994,10 +997,25 @@ impl Named {
             extensions: Vec::new(),
             extension_types: Vec::new(),
         };
+        // The field of the entry before: a decoded message's entries come in wire order, which
+        // is mostly number order, so the field of an entry is mostly that one (a repeated
+        // field) or the next, compared byte for byte before the names are looked up.
+        let mut last = 0;
         for (i, &(key, _)) in entries.iter().enumerate() {
             match key {
                 Value::Text(name) => {
-                    if let Some(&f) = table.by_name.get(name.as_str()) {
+                    let is = |f: &usize| {
+                        table
+                            .fields
+                            .get(*f)
+                            .is_some_and(|field| field.proto_name.as_bytes() == name.as_bytes())
+                    };
+                    let field = [last, last + 1]
+                        .into_iter()
+                        .find(is)
+                        .or_else(|| table.by_name.get(name.as_str()).copied());
+                    if let Some(f) = field {
+                        last = f;
                         named.fields.push((f, i));
                         continue;
                     }
