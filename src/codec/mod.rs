@@ -391,9 +391,10 @@ pub fn encode_fast(
         });
     };
     shallow_or_deep(value, format, |depth| {
-        if let Some(bytes) = own.plain(value, options, depth) {
+        if let Some((bytes, notes)) = own.plain(value, options, depth) {
             return Ok(Encoded {
                 bytes,
+                notes,
                 ..Encoded::empty(format)
             });
         }
@@ -444,12 +445,20 @@ impl Own {
         }
     }
 
-    /// The format's plain path: the bytes of a value that needs no note, without spans.
-    fn plain(self, value: &Value, options: &EncodeOptions, depth: Depth) -> Option<Vec<u8>> {
+    /// The format's plain path: the bytes of a value without spans, and its notes (JSON's on
+    /// integers beyond ±2^53; the binary formats' plain values need none).
+    fn plain(
+        self,
+        value: &Value,
+        options: &EncodeOptions,
+        depth: Depth,
+    ) -> Option<(Vec<u8>, Vec<FidelityNote>)> {
         match self {
             Own::Json => json::encode_plain(value, options, depth),
-            Own::MessagePack => msgpack::encode_plain(value, options, depth),
-            Own::Cbor => cbor::encode_plain(value, options, depth),
+            Own::MessagePack => {
+                msgpack::encode_plain(value, options, depth).map(|b| (b, Vec::new()))
+            }
+            Own::Cbor => cbor::encode_plain(value, options, depth).map(|b| (b, Vec::new())),
         }
     }
 
@@ -801,6 +810,16 @@ mod plain_tests {
             .collect();
         let mut repeated = many.clone();
         repeated.push((Value::text("k3"), Value::Null));
+        // Ids beyond 2^53 at several paths, two of one pattern (one note counting both).
+        let status = |id: i128| Value::object([("id", Value::Int(id)), ("n", Value::Int(1))]);
+        values.push(Value::object([
+            (
+                "statuses",
+                Value::Array(vec![status(1 << 60), status(7), status(-(1 << 61))]),
+            ),
+            ("meta", Value::object([("max_id", Value::Int(1 << 55))])),
+        ]));
+        values.push(Value::Int(1 << 54));
         values.extend([
             Value::Map(many),
             Value::Map(repeated),
@@ -823,21 +842,21 @@ mod plain_tests {
         values
     }
 
-    /// The plain path writes exactly what the full encoders write, for every value it takes,
-    /// and takes only values without notes.
+    /// The plain path writes exactly what the full encoders write, bytes and notes, for every
+    /// value it takes.
     #[test]
     fn plain_bytes_are_the_full_encoders_bytes() {
         let shortest = EncodeOptions {
             floats: FloatPolicy::Shortest,
             ..EncodeOptions::default()
         };
-        let mut plain = 0;
+        let (mut plain, mut noted) = (0, 0);
         for value in values() {
             for format in [Format::Json, Format::MessagePack, Format::Cbor] {
                 for options in [&EncodeOptions::default(), &shortest] {
                     let own = Own::of(format).expect("own encoder");
                     let full = own.encode(&value, options, Spans::On, Depth::ANY);
-                    let Some(bytes) = own.plain(&value, options, Depth::ANY) else {
+                    let Some((bytes, notes)) = own.plain(&value, options, Depth::ANY) else {
                         continue;
                     };
                     plain += 1;
@@ -845,13 +864,16 @@ mod plain_tests {
                         panic!("{format:?}: the plain path took a value the encoder refuses");
                     };
                     assert_eq!(bytes, full.bytes, "{format:?} {}", value.summary(60));
-                    assert!(full.notes.is_empty(), "{format:?}: {:?}", full.notes);
+                    assert_eq!(notes, full.notes, "{format:?} {}", value.summary(60));
+                    noted += usize::from(!notes.is_empty());
                     let fast = encode_fast(&value, format, options).expect("encodes");
-                    assert_eq!(fast.bytes, bytes);
+                    assert_eq!((fast.bytes, fast.notes), (bytes, notes));
                 }
             }
         }
         assert!(plain >= 12, "the plain path took {plain} encodings");
+        // JSON of the ids beyond 2^53, with both float policies.
+        assert!(noted >= 2, "the plain path noted {noted} encodings");
     }
 
     /// A value deeper than the bound gives up on the plain path and in the encoders, and is
@@ -873,7 +895,7 @@ mod plain_tests {
                 own.encode(&deep, &options, Spans::On, Depth(SHALLOW)),
                 Err(Stop::Deep)
             ));
-            let bounded = own.plain(&deep, &options, Depth::ANY).expect("plain");
+            let (bounded, _) = own.plain(&deep, &options, Depth::ANY).expect("plain");
             assert_eq!(
                 encode_fast(&deep, format, &options).expect("fast").bytes,
                 bounded

@@ -399,6 +399,11 @@ fn noun(v: &Value) -> &'static str {
 
 pub(super) const TWO_POW_53: u128 = 1 << 53;
 
+/// The note on an integer beyond ±2^53 (the plain path writes the same).
+pub(super) fn beyond_2_53(n: i128) -> String {
+    format!("integer {n} is beyond ±2^53; JavaScript readers will round it")
+}
+
 impl<'v> Encoder<'v> {
     /// Goes one container or tag deeper; past `max_depth`, stops (see [`Stop::Deep`]).
     #[inline]
@@ -527,9 +532,7 @@ impl<'v> Encoder<'v> {
                 write_int(&mut self.out, n);
                 let id = self.leaf(Kind::Int, segment, key, start, false);
                 if n.unsigned_abs() > TWO_POW_53 {
-                    self.note(NoteKind::IntegerPrecision, id, || {
-                        format!("integer {n} is beyond ±2^53; JavaScript readers will round it")
-                    });
+                    self.note(NoteKind::IntegerPrecision, id, || beyond_2_53(n));
                 }
                 id
             }

@@ -1,21 +1,24 @@
-//! The JSON encoder's plain path, for [`crate::codec::encode_fast`]: a value that needs no note
-//! (null, booleans, integers within ±2^53, float64s, text, arrays, maps with text keys that do
-//! not repeat), written compactly without spans, in one tight pass. Anything else gives up, and
-//! the full encoder ([`super::encode_with`]) writes the value: the bytes are the same, this only
+//! The JSON encoder's plain path, for [`crate::codec::encode_fast`]: a value of null, booleans,
+//! integers, float64s, text, arrays and maps with text keys that do not repeat, written
+//! compactly without spans, in one tight pass. Its only note is the one on an integer beyond
+//! ±2^53 (ids often are), whose path is put together only when one occurs: each container adds
+//! its step to the integers found below it as it goes on. Anything else gives up, and the full
+//! encoder ([`super::encode_with`]) writes the value: the bytes and notes are the same, this only
 //! skips the bookkeeping the full one does for what the plain value never has.
 
-use super::encode::{write_f64, write_int, write_text, TWO_POW_53};
+use super::encode::{beyond_2_53, write_f64, write_int, write_text, TWO_POW_53};
+use crate::codec::note::{FidelityNote, NoteKind, Notes};
 use crate::codec::repeats::{repeated, repeats_earlier, PAIRWISE};
-use crate::codec::{Depth, EncodeOptions};
+use crate::codec::{Depth, EncodeOptions, Step};
 use crate::model::{FloatWidth, Value};
 
 /// The compact JSON text of `value` when it is plain (see the module docs) and nests at most
-/// `depth` deep; `None` otherwise, or for canonical or pretty output.
+/// `depth` deep, with its notes; `None` otherwise, or for canonical or pretty output.
 pub(crate) fn encode_plain(
     value: &Value,
     options: &EncodeOptions,
     depth: Depth,
-) -> Option<Vec<u8>> {
+) -> Option<(Vec<u8>, Vec<FidelityNote>)> {
     if options.canonical || options.pretty {
         return None;
     }
@@ -23,20 +26,49 @@ pub(crate) fn encode_plain(
         out: Vec::new(),
         depth: 0,
         max_depth: depth.0,
+        beyond: Vec::new(),
     };
-    w.value(value).then_some(w.out)
+    if !w.value(value) {
+        return None;
+    }
+    let mut notes = Notes::new();
+    for (n, mut steps) in w.beyond {
+        steps.reverse();
+        notes.add(NoteKind::IntegerPrecision, Step::path(&steps), || {
+            beyond_2_53(n)
+        });
+    }
+    Some((w.out, notes.into_vec()))
 }
 
-struct Plain {
+struct Plain<'v> {
     out: Vec<u8>,
     /// Containers open, at most `max_depth`.
     depth: usize,
     max_depth: usize,
+    /// The integers beyond ±2^53 written so far, in document order, each with the steps to it
+    /// from the innermost container out (completed as the containers go on).
+    beyond: Vec<(i128, Vec<Step<'v>>)>,
 }
 
-impl Plain {
+impl<'v> Plain<'v> {
+    /// Adds `step` to the path of every integer beyond ±2^53 found since `mark`.
+    #[inline]
+    fn step_out(&mut self, mark: usize, step: Step<'v>) {
+        if self.beyond.len() > mark {
+            self.step_out_slow(mark, step);
+        }
+    }
+
+    #[cold]
+    fn step_out_slow(&mut self, mark: usize, step: Step<'v>) {
+        for (_, steps) in self.beyond.get_mut(mark..).unwrap_or_default() {
+            steps.push(step);
+        }
+    }
+
     /// Writes `v`; `false` when it is not plain.
-    fn value(&mut self, v: &Value) -> bool {
+    fn value(&mut self, v: &'v Value) -> bool {
         match v {
             Value::Null => self.out.extend_from_slice(b"null"),
             Value::Bool(b) => {
@@ -44,10 +76,10 @@ impl Plain {
                     .extend_from_slice(if *b { b"true" as &[u8] } else { b"false" })
             }
             Value::Int(n) => {
-                if n.unsigned_abs() > TWO_POW_53 {
-                    return false;
-                }
                 write_int(&mut self.out, *n);
+                if n.unsigned_abs() > TWO_POW_53 {
+                    self.beyond.push((*n, Vec::new()));
+                }
             }
             Value::Float(f) => {
                 if f.width != FloatWidth::F64 || !f.value.is_finite() {
@@ -63,7 +95,7 @@ impl Plain {
         true
     }
 
-    fn array(&mut self, items: &[Value]) -> bool {
+    fn array(&mut self, items: &'v [Value]) -> bool {
         if self.depth >= self.max_depth {
             return false;
         }
@@ -73,16 +105,18 @@ impl Plain {
             if i > 0 {
                 self.out.push(b',');
             }
+            let mark = self.beyond.len();
             if !self.value(item) {
                 return false;
             }
+            self.step_out(mark, Step::Index(i));
         }
         self.out.push(b']');
         self.depth -= 1;
         true
     }
 
-    fn map(&mut self, entries: &[(Value, Value)]) -> bool {
+    fn map(&mut self, entries: &'v [(Value, Value)]) -> bool {
         if self.depth >= self.max_depth {
             return false;
         }
@@ -97,8 +131,8 @@ impl Plain {
         self.depth += 1;
         self.out.push(b'{');
         let mut seen = 0;
-        for (i, (k, v)) in entries.iter().enumerate() {
-            let Value::Text(k) = k else {
+        for (i, (key, v)) in entries.iter().enumerate() {
+            let Value::Text(k) = key else {
                 return false;
             };
             if small && repeats_earlier(&mut seen, i, k.as_bytes(), text) {
@@ -109,9 +143,11 @@ impl Plain {
             }
             write_text(&mut self.out, k);
             self.out.push(b':');
+            let mark = self.beyond.len();
             if !self.value(v) {
                 return false;
             }
+            self.step_out(mark, Step::Key(key));
         }
         self.out.push(b'}');
         self.depth -= 1;
