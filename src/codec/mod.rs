@@ -498,6 +498,18 @@ pub(crate) enum Stop {
     Deep,
 }
 
+/// What an encoder returns as it stops for depth, having raised its `deep` flag: a placeholder
+/// error (the caller sees the flag and encodes the value again on a deeper stack, see
+/// [`Stop::Deep`]).
+pub(crate) fn stop_deep(deep: &mut bool, format: Format) -> EncodeError {
+    *deep = true;
+    EncodeError {
+        format,
+        path: Path::root(),
+        message: String::new(),
+    }
+}
+
 impl From<EncodeError> for Stop {
     fn from(e: EncodeError) -> Stop {
         Stop::Error(e)

@@ -229,12 +229,7 @@ impl Encoder {
     fn enter(&mut self) -> Result<(), EncodeError> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            self.deep = true;
-            return Err(EncodeError {
-                format: Format::Cbor,
-                path: Path::root(),
-                message: String::new(),
-            });
+            return Err(crate::codec::stop_deep(&mut self.deep, Format::Cbor));
         }
         Ok(())
     }

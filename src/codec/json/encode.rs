@@ -410,12 +410,7 @@ impl<'v> Encoder<'v> {
     fn enter(&mut self) -> Result<(), EncodeError> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            self.deep = true;
-            return Err(EncodeError {
-                format: Format::Json,
-                path: crate::model::Path::root(),
-                message: String::new(),
-            });
+            return Err(crate::codec::stop_deep(&mut self.deep, Format::Json));
         }
         Ok(())
     }
@@ -788,12 +783,7 @@ impl<'v> Encoder<'v> {
                 let text = match key_text(k, self.canonical, self.key_depth, nested) {
                     Ok(text) => text,
                     Err(Stop::Deep) => {
-                        self.deep = true;
-                        return Err(EncodeError {
-                            format: Format::Json,
-                            path: crate::model::Path::root(),
-                            message: String::new(),
-                        });
+                        return Err(crate::codec::stop_deep(&mut self.deep, Format::Json));
                     }
                     Err(Stop::Error(mut e)) => {
                         if e.path.is_root() {

@@ -115,6 +115,42 @@ struct Written {
     payload_start: usize,
 }
 
+/// Writes a marker byte followed by a big-endian length in `n` bytes.
+#[inline]
+pub(super) fn put_head(out: &mut Vec<u8>, marker: u8, n: usize, len: u64) {
+    out.push(marker);
+    out.extend_from_slice(&len.to_be_bytes()[8 - n..]);
+}
+
+/// Writes a non-negative integer in its shortest form: a positive fixint, or `uint 8` … `uint 64`.
+#[inline]
+pub(super) fn put_uint(out: &mut Vec<u8>, u: u64) {
+    match u {
+        0..=0x7f => out.push(u as u8),
+        0x80..=0xff => put_head(out, 0xcc, 1, u),
+        0x100..=0xffff => put_head(out, 0xcd, 2, u),
+        0x1_0000..=0xffff_ffff => put_head(out, 0xce, 4, u),
+        _ => put_head(out, 0xcf, 8, u),
+    }
+}
+
+/// Writes a negative integer in its shortest form: a negative fixint, or `int 8` … `int 64`.
+#[inline]
+pub(super) fn put_sint(out: &mut Vec<u8>, i: i64) {
+    let bits = i as u64;
+    if i >= -32 {
+        out.push(i as u8);
+    } else if i >= i64::from(i8::MIN) {
+        put_head(out, 0xd0, 1, bits);
+    } else if i >= i64::from(i16::MIN) {
+        put_head(out, 0xd1, 2, bits);
+    } else if i >= i64::from(i32::MIN) {
+        put_head(out, 0xd2, 4, bits);
+    } else {
+        put_head(out, 0xd3, 8, bits);
+    }
+}
+
 impl Encoder {
     /// The path of the value in `slot`.
     fn path(&self, slot: &Slot<'_>) -> Path {
@@ -149,8 +185,7 @@ impl Encoder {
 
     /// Writes a marker byte followed by a big-endian length in `n` bytes.
     fn head(&mut self, marker: u8, n: usize, len: u64) {
-        self.out.push(marker);
-        self.out.extend_from_slice(&len.to_be_bytes()[8 - n..]);
+        put_head(&mut self.out, marker, n, len);
     }
 
     /// Writes any value; containers recurse.
@@ -159,12 +194,7 @@ impl Encoder {
             Value::Array(_) | Value::Map(_) | Value::Tag(..) => {
                 self.depth += 1;
                 if self.depth > self.max_depth {
-                    self.deep = true;
-                    return Err(EncodeError {
-                        format: Format::MessagePack,
-                        path: Path::root(),
-                        message: String::new(),
-                    });
+                    return Err(crate::codec::stop_deep(&mut self.deep, Format::MessagePack));
                 }
                 let r = match v {
                     Value::Array(items) => self.array(items, slot),
@@ -542,52 +572,29 @@ impl Encoder {
 
     fn uint(&mut self, u: u64) -> Written {
         let start = self.out.len();
-        if u < 0x80 {
-            self.out.push(u as u8);
-            return Written {
-                kind: Kind::Int,
-                header_end: start,
-                payload_start: start,
-            };
-        }
-        match u {
-            0..=0xff => self.head(0xcc, 1, u),
-            0x100..=0xffff => self.head(0xcd, 2, u),
-            0x1_0000..=0xffff_ffff => self.head(0xce, 4, u),
-            _ => self.head(0xcf, 8, u),
-        }
-        Written {
-            kind: Kind::Int,
-            header_end: start + 1,
-            payload_start: start + 1,
-        }
+        put_uint(&mut self.out, u);
+        self.int_written(start)
     }
 
     /// A negative integer.
     fn sint(&mut self, i: i64) -> Written {
         let start = self.out.len();
-        if i >= -32 {
-            self.out.push(i as u8);
-            return Written {
-                kind: Kind::Int,
-                header_end: start,
-                payload_start: start,
-            };
-        }
-        let bits = i as u64;
-        if i >= i64::from(i8::MIN) {
-            self.head(0xd0, 1, bits);
-        } else if i >= i64::from(i16::MIN) {
-            self.head(0xd1, 2, bits);
-        } else if i >= i64::from(i32::MIN) {
-            self.head(0xd2, 4, bits);
+        put_sint(&mut self.out, i);
+        self.int_written(start)
+    }
+
+    /// The integer written from `start`: a fixint is its one byte, any other a marker before
+    /// its payload.
+    fn int_written(&self, start: usize) -> Written {
+        let header_end = if self.out.len() - start == 1 {
+            start
         } else {
-            self.head(0xd3, 8, bits);
-        }
+            start + 1
+        };
         Written {
             kind: Kind::Int,
-            header_end: start + 1,
-            payload_start: start + 1,
+            header_end,
+            payload_start: header_end,
         }
     }
 

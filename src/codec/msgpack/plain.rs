@@ -5,6 +5,7 @@
 //! the same, this only skips the bookkeeping the full one does for what the plain value never
 //! has.
 
+use super::encode::{put_head, put_sint, put_uint};
 use crate::codec::repeats::{repeated, repeats_earlier, PAIRWISE};
 use crate::codec::{Depth, EncodeOptions, FloatPolicy};
 use crate::model::{FloatWidth, Value};
@@ -41,8 +42,7 @@ impl Plain {
     /// A marker byte and a big-endian length in `n` bytes.
     #[inline]
     fn head(&mut self, marker: u8, n: usize, len: u64) {
-        self.out.push(marker);
-        self.out.extend_from_slice(&len.to_be_bytes()[8 - n..]);
+        put_head(&mut self.out, marker, n, len);
     }
 
     /// The header of a string (`fix` the fixstr marker, else `str8`, `str16`, `str32`) or, with
@@ -66,26 +66,9 @@ impl Plain {
             Value::Bool(b) => self.out.push(if *b { 0xc3 } else { 0xc2 }),
             Value::Int(n) => {
                 if let Ok(u) = u64::try_from(*n) {
-                    match u {
-                        0..=0x7f => self.out.push(u as u8),
-                        0x80..=0xff => self.head(0xcc, 1, u),
-                        0x100..=0xffff => self.head(0xcd, 2, u),
-                        0x1_0000..=0xffff_ffff => self.head(0xce, 4, u),
-                        _ => self.head(0xcf, 8, u),
-                    }
+                    put_uint(&mut self.out, u);
                 } else if let Ok(i) = i64::try_from(*n) {
-                    let bits = i as u64;
-                    if i >= -32 {
-                        self.out.push(i as u8);
-                    } else if i >= i64::from(i8::MIN) {
-                        self.head(0xd0, 1, bits);
-                    } else if i >= i64::from(i16::MIN) {
-                        self.head(0xd1, 2, bits);
-                    } else if i >= i64::from(i32::MIN) {
-                        self.head(0xd2, 4, bits);
-                    } else {
-                        self.head(0xd3, 8, bits);
-                    }
+                    put_sint(&mut self.out, i);
                 } else {
                     return false;
                 }
