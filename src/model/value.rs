@@ -249,18 +249,6 @@ pub enum WireType {
 }
 
 impl WireType {
-    /// Its name as the protobuf encoding guide writes it (`VARINT`, `I64`, `LEN`, `SGROUP`,
-    /// `I32`).
-    pub fn guide_name(self) -> &'static str {
-        match self {
-            WireType::Varint => "VARINT",
-            WireType::I64 => "I64",
-            WireType::Len => "LEN",
-            WireType::Group => "SGROUP",
-            WireType::I32 => "I32",
-        }
-    }
-
     /// The wire type a tag's low three bits name (`tag & 7`; the field number above them is
     /// ignored): 3 (a group's start) and 4 (its end) are both [`WireType::Group`]; 6 and 7 are
     /// none.

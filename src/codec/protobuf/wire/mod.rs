@@ -950,7 +950,7 @@ fn forced_fixed(read_as: ReadAs, wire: WireType, bits: u64) -> Result<Value, Str
     if read_as.wire_type() != wire {
         return Err(format!(
             "has wire type {}, which {} does not read",
-            wire.guide_name(),
+            wire.name(),
             read_as.name()
         ));
     }

@@ -1071,9 +1071,9 @@ impl<'a> Decoder<'a> {
                     format!(
                         "field {} has wire type {} where its type ({}) is written as {}",
                         info.number,
-                        wire.guide_name(),
+                        wire.name(),
                         kind_name(&info.kind),
-                        expected.guide_name()
+                        expected.name()
                     ),
                 );
             }
