@@ -1,7 +1,7 @@
 //! The JSON decoder: one pass over the bytes with an index, an explicit stack of open containers
 //! (no recursion over input nesting), spans recorded as it goes.
 
-use super::{number_value, scan_number, text_number_value, NumberError};
+use super::{number_value, scan_number, scanned_value, NumberError};
 use crate::codec::{DecodeError, DecodeOptions, Document, ErrorKind, Format, LimitName};
 use crate::model::{CompactText, Kind, PathSegment, Segment, Span, SpanTreeBuilder, Value};
 
@@ -522,7 +522,7 @@ impl<'a> Parser<'a> {
         self.i = scan.end;
         // The input was checked to be UTF-8 once, so the literal is sliced as text, not checked again.
         Ok(match self.text.and_then(|t| t.get(start..scan.end)) {
-            Some(text) => text_number_value(text, scan.is_int),
+            Some(text) => scanned_value(&scan, text),
             None => number_value(self.b.get(start..scan.end).unwrap_or_default(), scan.is_int),
         })
     }

@@ -99,16 +99,27 @@ pub fn encode(value: &Value, options: &EncodeOptions) -> Result<Encoded, EncodeE
 pub fn parse_number(literal: &str) -> Option<Value> {
     let b = literal.as_bytes();
     match scan_number(b, 0) {
-        Ok(scan) if scan.end == b.len() => Some(number_value(b, scan.is_int)),
+        Ok(scan) if scan.end == b.len() => Some(scanned_value(&scan, literal)),
         _ => None,
     }
 }
 
-/// Where a number literal ends and whether it is an integer literal.
+/// Where a number literal ends, whether it is an integer literal, and its decimal parts as
+/// read on the way: the literal is `±digits × 10^exp10` while `significant` is at most 19.
 #[derive(Debug, Clone, Copy)]
 struct NumberScan {
     end: usize,
     is_int: bool,
+    /// A leading `-`.
+    neg: bool,
+    /// The mantissa's digits as one integer, the point left out; meaningful only while
+    /// `significant` is at most 19 (it wraps beyond).
+    digits: u64,
+    /// The mantissa's digits from the first non-zero one on, trailing zeros included.
+    significant: usize,
+    /// The power of ten `digits` is scaled by: the exponent less the fraction's digits
+    /// (saturating far outside any float's range).
+    exp10: i64,
 }
 
 /// Why a number literal is malformed: at which byte, and whether the input simply ended.
@@ -120,52 +131,160 @@ enum NumberError {
     Bad(usize, &'static str),
 }
 
-/// Scans the JSON number grammar starting at `start`; does not look at what follows it (a digit
-/// after a leading `0` is reported by the caller).
+/// Scans the JSON number grammar starting at `start`, reading its digits as it goes (one pass:
+/// [`scanned_value`] needs no other look at the literal when it has 19 significant digits or
+/// fewer); does not look at what follows it (a digit after a leading `0` is reported by the
+/// caller).
 fn scan_number(b: &[u8], start: usize) -> Result<NumberScan, NumberError> {
     let mut i = start;
-    if b.get(i) == Some(&b'-') {
+    let neg = b.get(i) == Some(&b'-');
+    if neg {
         i += 1;
     }
-    match b.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
+    let mut digits = 0u64;
+    // An integer part of `0` has no significant digit.
+    let mut significant = match b.get(i) {
+        Some(b'0') => {
             i += 1;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
+            0
+        }
+        Some(b'1'..=b'9') => {
+            let first = i;
+            i = digit_run(b, i, &mut digits);
+            i - first
         }
         Some(_) => return Err(NumberError::Bad(i, "a digit")),
         None => return Err(NumberError::Eof(i)),
-    }
+    };
     let mut is_int = true;
+    let mut fraction = 0usize;
     if b.get(i) == Some(&b'.') {
         i += 1;
         is_int = false;
-        i = digits(b, i, "a digit after the decimal point")?;
+        let first = i;
+        expect_digit(b, i, "a digit after the decimal point")?;
+        if significant == 0 {
+            // Zeros before the first significant digit scale, they do not count.
+            while b.get(i) == Some(&b'0') {
+                i += 1;
+            }
+        }
+        let run = i;
+        i = digit_run(b, i, &mut digits);
+        significant += i - run;
+        fraction = i - first;
     }
+    let mut exponent = 0i64;
     if matches!(b.get(i), Some(b'e' | b'E')) {
         i += 1;
         is_int = false;
+        let negative = b.get(i) == Some(&b'-');
         if matches!(b.get(i), Some(b'+' | b'-')) {
             i += 1;
         }
-        i = digits(b, i, "a digit in the exponent")?;
+        expect_digit(b, i, "a digit in the exponent")?;
+        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            // Held far beyond any float's exponent, never overflowing.
+            exponent = (exponent * 10 + i64::from(c - b'0')).min(1 << 40);
+            i += 1;
+        }
+        if negative {
+            exponent = -exponent;
+        }
     }
-    Ok(NumberScan { end: i, is_int })
+    let fraction = i64::try_from(fraction).unwrap_or(1 << 40).min(1 << 40);
+    Ok(NumberScan {
+        end: i,
+        is_int,
+        neg,
+        digits,
+        significant,
+        exp10: exponent - fraction,
+    })
 }
 
-/// Consumes one or more digits at `i`.
-fn digits(b: &[u8], mut i: usize, what: &'static str) -> Result<usize, NumberError> {
+/// Fails unless a digit is at `i`; `what` says what was expected.
+fn expect_digit(b: &[u8], i: usize, what: &'static str) -> Result<(), NumberError> {
     match b.get(i) {
-        Some(c) if c.is_ascii_digit() => {}
-        Some(_) => return Err(NumberError::Bad(i, what)),
-        None => return Err(NumberError::Eof(i)),
+        Some(c) if c.is_ascii_digit() => Ok(()),
+        Some(_) => Err(NumberError::Bad(i, what)),
+        None => Err(NumberError::Eof(i)),
     }
-    while b.get(i).is_some_and(u8::is_ascii_digit) {
+}
+
+/// Reads the run of digits at `i` (possibly none) onto `acc` (`acc × 10^len + run`, wrapping
+/// past 19 digits), eight at a time where it can; returns where the run ends.
+#[inline]
+fn digit_run(b: &[u8], mut i: usize, acc: &mut u64) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let Ok(eight) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let v = u64::from_le_bytes(eight);
+        if !eight_digits(v) {
+            break;
+        }
+        *acc = acc
+            .wrapping_mul(100_000_000)
+            .wrapping_add(eight_digits_value(v));
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        *acc = acc.wrapping_mul(10).wrapping_add(u64::from(d));
         i += 1;
     }
-    Ok(i)
+    i
+}
+
+/// Whether each of the 8 bytes in `v` is an ASCII digit. A byte below `0` sets its top bit when
+/// `0x30` is taken from it, a byte above `9` when `0x46` is added to it; a borrow or carry into
+/// the next byte only happens beside such a byte.
+#[inline]
+fn eight_digits(v: u64) -> bool {
+    let below = v.wrapping_sub(0x3030_3030_3030_3030);
+    let above = v.wrapping_add(0x4646_4646_4646_4646);
+    (below | above) & 0x8080_8080_8080_8080 == 0
+}
+
+/// The number the 8 ASCII digits in `v` write, the first digit in the lowest byte: neighbouring
+/// digits, then pairs, then fours are joined in parallel lanes (no lane overflows: 99, 9,999
+/// and 99,999,999 are their largest values).
+#[inline]
+fn eight_digits_value(v: u64) -> u64 {
+    let v = v - 0x3030_3030_3030_3030;
+    let v = (v * 10 + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v * 100 + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    (v * 10_000 + (v >> 32)) & 0xffff_ffff
+}
+
+/// The value of the literal `text` that [`scan_number`] read as `scan`: from the digits the scan
+/// read when they settle it (an integer of 19 digits or fewer; a float whose correctly rounded
+/// float64 integer arithmetic finds, with its exactness decided the same way), else from the
+/// text, as [`text_number_value`] reads it. The two give the same value for every literal.
+fn scanned_value(scan: &NumberScan, text: &str) -> Value {
+    if scan.significant <= 19 {
+        if scan.is_int {
+            return match scan.digits {
+                0 if scan.neg => Value::Float(Float::f64(-0.0)),
+                d => {
+                    let n = i128::from(d);
+                    Value::Int(if scan.neg { -n } else { n })
+                }
+            };
+        }
+        if let Some((x, holds)) = float_of_parts(scan.digits, scan.exp10) {
+            return if holds {
+                Value::Float(Float::f64(if scan.neg { -x } else { x }))
+            } else {
+                Value::Decimal(text.to_string())
+            };
+        }
+    }
+    text_number_value(text, scan.is_int)
 }
 
 /// The value of a literal that [`scan_number`] accepted whole.
@@ -297,31 +416,129 @@ fn holds_by_printing(l: &Normalised<'_>, x: f64) -> bool {
 /// the grid of `10^k` (its decade is `L`'s unless `D` is all nines), so it gives back `D` exactly
 /// when `2·|x − L| < 10^k`. Both sides are scaled to integers by `5^max(−k, 0)` and a power of two.
 fn holds_by_integers(l: &Normalised<'_>, x: f64) -> Option<bool> {
-    let d = l.small?;
     let n = u32::try_from(l.count).ok()?;
-    if d == 10u64.checked_pow(n)? - 1 {
+    holds_by_parts(l.small?, n, l.exp.checked_sub(i64::from(n))?, x)
+}
+
+/// [`holds_by_integers`] of the literal `d × 10^k`, where `d` has `n` digits and no trailing
+/// zero.
+fn holds_by_parts(d: u64, n: u32, k: i64, x: f64) -> Option<bool> {
+    if d == *POW10.get(usize::try_from(n).ok()?)? - 1 {
         return None;
     }
-    let k = l.exp.checked_sub(i64::from(n))?;
+    let (m, e) = float_parts(x);
+    let pow5 = |p: i64| usize::try_from(p).ok().and_then(|p| POW5.get(p).copied());
+    let t = e.min(k);
+    let a = shl(mul(m, pow5((-k).max(0))?)?, e - t)?;
+    let unit = shl(pow5(k.max(0))?, k - t)?;
+    let b = mul(unit, u128::from(d))?;
+    let twice = a.abs_diff(b).checked_mul(2)?;
+    (twice != unit).then_some(twice < unit)
+}
+
+/// The positive finite float64 `x` as `m × 2^e` (`m` below 2^53).
+fn float_parts(x: f64) -> (u128, i64) {
     let bits = x.to_bits();
-    let biased = i64::try_from((bits >> 52) & 0x7ff).ok()?;
+    let biased = ((bits >> 52) & 0x7ff) as i64;
     let fraction = u128::from(bits & ((1u64 << 52) - 1));
-    let (m, e) = if biased == 0 {
+    if biased == 0 {
         (fraction, -1074)
     } else {
         (fraction | (1 << 52), biased - 1075)
+    }
+}
+
+/// `a × b`, `None` on overflow: one machine multiplication when both fit 64 bits, as they do
+/// for every literal of 19 digits or fewer within `10^±22`.
+#[inline]
+fn mul(a: u128, b: u128) -> Option<u128> {
+    match (u64::try_from(a), u64::try_from(b)) {
+        (Ok(a), Ok(b)) => Some(u128::from(a) * u128::from(b)),
+        _ => a.checked_mul(b),
+    }
+}
+
+/// `v << by`, when no bit is lost.
+fn shl(v: u128, by: i64) -> Option<u128> {
+    let by = u32::try_from(by).ok()?;
+    (by < v.leading_zeros()).then(|| v << by)
+}
+
+/// The non-integer literal `d × 10^k` (`d` of at most 19 digits) as its correctly rounded
+/// float64 and whether that float holds the literal as written ([`float_holds_literal`]), found
+/// in integer arithmetic from the digits [`scan_number`] read: `None` where this cannot tell
+/// (powers of ten beyond `10^±22`, an exact tie, 128-bit overflow), and the caller reads the
+/// text instead.
+fn float_of_parts(mut d: u64, mut k: i64) -> Option<(f64, bool)> {
+    if d == 0 {
+        return Some((0.0, true));
+    }
+    // Trailing zeros say nothing about exactness (`1.50` is `1.5`).
+    while d % 10 == 0 {
+        d /= 10;
+        k += 1;
+    }
+    let x = nearest_f64(d, k)?;
+    let n = d.ilog10() + 1;
+    // Up to 15 significant digits survive a trip through a normal float64 (DBL_DIG); every
+    // float here is normal (at least 10^-22).
+    let holds = n <= 15 || holds_by_parts(d, n, k, x)?;
+    Some((x, holds))
+}
+
+/// Powers of ten a float64 holds exactly.
+const POW10F: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The float64 nearest `d × 10^k` (`d` non-zero, of at most 19 digits, `k` within ±22), as a
+/// correct parser rounds it; `None` on an exact tie between two floats or when the integers do
+/// not fit.
+///
+/// When `d` is below 2^53 both factors are exact and one float operation rounds correctly
+/// (Clinger's fast path). Otherwise that operation, on `d` rounded, is within about one unit in
+/// the last place, and the float whose rounding interval holds the literal is found among it
+/// and its neighbours by exact comparisons with the midpoints between them.
+fn nearest_f64(d: u64, k: i64) -> Option<f64> {
+    let p = *POW10F.get(usize::try_from(k.unsigned_abs()).ok()?)?;
+    let mut x = if k < 0 { d as f64 / p } else { d as f64 * p };
+    if d <= 1 << 53 {
+        return Some(x);
+    }
+    for _ in 0..3 {
+        // `x`'s rounding interval runs from the midpoint below it to the one above it.
+        match cmp_midpoint(d, k, x)? {
+            std::cmp::Ordering::Greater => x = f64::from_bits(x.to_bits() + 1),
+            std::cmp::Ordering::Equal => return None,
+            std::cmp::Ordering::Less => {
+                let below = f64::from_bits(x.to_bits() - 1);
+                match cmp_midpoint(d, k, below)? {
+                    std::cmp::Ordering::Less => x = below,
+                    std::cmp::Ordering::Equal => return None,
+                    std::cmp::Ordering::Greater => return Some(x),
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `d × 10^k` against the midpoint between the positive normal float64 `x` and the next float
+/// up, exactly: that midpoint is `(2m + 1) × 2^(e−1)` for `x = m × 2^e`.
+fn cmp_midpoint(d: u64, k: i64, x: f64) -> Option<std::cmp::Ordering> {
+    let (m, e) = float_parts(x);
+    let mid = 2 * m + 1;
+    let pow5 = *POW5.get(usize::try_from(k.unsigned_abs()).ok()?)?;
+    // Both sides as integers times powers of two, then scaled to the same power.
+    let (a, a2, b, b2) = if k >= 0 {
+        (mul(u128::from(d), pow5)?, k, mid, e - 1)
+    } else {
+        // d / (5^q × 2^q) against mid × 2^(e−1): times 5^q × 2^q on both sides.
+        (u128::from(d), 0, mul(mid, pow5)?, e - 1 - k)
     };
-    let pow5 = |p: i64| usize::try_from(p).ok().and_then(|p| POW5.get(p).copied());
-    let shl = |v: u128, by: i64| {
-        let by = u32::try_from(by).ok()?;
-        (by < v.leading_zeros()).then(|| v << by)
-    };
-    let t = e.min(k);
-    let a = shl(m.checked_mul(pow5((-k).max(0))?)?, e - t)?;
-    let unit = shl(pow5(k.max(0))?, k - t)?;
-    let b = unit.checked_mul(u128::from(d))?;
-    let twice = a.abs_diff(b).checked_mul(2)?;
-    (twice != unit).then_some(twice < unit)
+    let t = a2.min(b2);
+    Some(shl(a, a2 - t)?.cmp(&shl(b, b2 - t)?))
 }
 
 /// `10^p` for every `p` whose power fits a `u64`.
@@ -597,6 +814,98 @@ mod tests {
                 "{lit}"
             );
         }
+    }
+
+    /// The one-pass reading ([`scanned_value`]) gives what reading the text gives
+    /// ([`text_number_value`]: the standard library's parser, then the exactness check) for
+    /// literals of every shape: integers, 1 to 22 digits with the point anywhere, exponents near
+    /// and far, leading and trailing zeros, and the 15- to 17-digit printouts of random floats
+    /// with their last digit moved; floats compared bit for bit.
+    #[test]
+    fn one_pass_reading_agrees_with_reading_the_text() {
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut lits: Vec<String> = Vec::new();
+        for _ in 0..60_000 {
+            let r = next();
+            let n = 1 + (r % 22) as usize;
+            let mut digits: String = (0..n)
+                .map(|i| {
+                    let v = (next() % 10) as u8;
+                    char::from(b'0' + if i == 0 { v.max(1) } else { v })
+                })
+                .collect();
+            if r >> 8 & 7 == 0 {
+                digits.push_str("000");
+            }
+            let mantissa = match r >> 11 & 3 {
+                0 => digits.clone(),
+                1 => format!("0.{}{digits}", "0".repeat((r >> 13 & 7) as usize)),
+                _ => {
+                    let at = 1 + (r >> 16) as usize % digits.len();
+                    let (a, b) = digits.split_at(at);
+                    if b.is_empty() {
+                        format!("{a}.0")
+                    } else {
+                        format!("{a}.{b}")
+                    }
+                }
+            };
+            let exponent = match r >> 20 & 7 {
+                0..=2 => String::new(),
+                3 => format!("e{}", (r >> 24) % 700),
+                4 => format!("e-{}", (r >> 24) % 700),
+                _ => format!(
+                    "e{}{}",
+                    if r >> 23 & 1 == 0 { "-" } else { "+" },
+                    (r >> 24) % 40
+                ),
+            };
+            let sign = if r >> 40 & 1 == 0 { "" } else { "-" };
+            lits.push(format!("{sign}{mantissa}{exponent}"));
+        }
+        for _ in 0..20_000 {
+            let x = f64::from_bits(next() & 0x7fef_ffff_ffff_ffff);
+            let near = f64::from(next() as u32) / 1024.0 * x.signum();
+            for y in [x, near, near / 1e7] {
+                for digits in 15..=17usize {
+                    let printed = format!("{:.*e}", digits - 1, y);
+                    let (m, e) = printed.split_once('e').expect("exponent");
+                    let last = m.bytes().last().expect("digit");
+                    let moved = char::from(b'0' + (last - b'0' + 1) % 10);
+                    lits.push(format!("{}{moved}e{e}", &m[..m.len() - 1]));
+                    lits.push(printed);
+                }
+                lits.push(ryu::Buffer::new().format(y).to_string());
+                lits.push(format!("{y}"));
+            }
+        }
+        let (mut settled, mut floats) = (0, 0);
+        for lit in &lits {
+            let scan = scan_number(lit.as_bytes(), 0).expect("a number literal");
+            assert_eq!(scan.end, lit.len(), "{lit}");
+            let one_pass = scanned_value(&scan, lit);
+            let text = text_number_value(lit, scan.is_int);
+            match (&one_pass, &text) {
+                (Value::Float(a), Value::Float(b)) => {
+                    assert_eq!(a.value.to_bits(), b.value.to_bits(), "{lit}");
+                    floats += 1;
+                }
+                (a, b) => assert_eq!(a, b, "{lit}"),
+            }
+            if !scan.is_int && scan.significant <= 19 {
+                settled += usize::from(float_of_parts(scan.digits, scan.exp10).is_some());
+            }
+        }
+        // Most literals of 19 digits or fewer are settled without the text; the rest of the
+        // corpus goes the other way, so both readings are compared on many.
+        assert!(settled > 60_000, "settled {settled} of {}", lits.len());
+        assert!(floats > 100_000, "floats {floats}");
     }
 
     #[test]
