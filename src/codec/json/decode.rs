@@ -160,12 +160,15 @@ fn is_special(c: u8) -> bool {
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any of the 8 bytes in `x` is `"`, `\` or below 0x20 (exact, no false negatives; a
-/// false positive only costs a slower byte-wise look at the chunk).
-fn chunk_has_special(x: u64) -> bool {
-    let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI != 0;
-    let below_space = x.wrapping_sub(LO * 0x20) & !x & HI != 0;
-    below_space || has_zero(x ^ (LO * u64::from(b'"'))) || has_zero(x ^ (LO * u64::from(b'\\')))
+/// The bytes of `x` (8 bytes of a string, the first in the lowest byte) that are `"`, `\` or
+/// below 0x20, each marked by its top bit: exactly up to and including the first such byte (a
+/// borrow only runs from a marked byte upwards, so bytes above it may be marked falsely).
+/// `trailing_zeros() / 8` of a non-zero mask is where the first one is.
+#[inline]
+fn special_mask(x: u64) -> u64 {
+    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
+    below_space | zero(x ^ (LO * u64::from(b'"'))) | zero(x ^ (LO * u64::from(b'\\')))
 }
 
 impl<'a> Parser<'a> {
@@ -536,12 +539,15 @@ impl<'a> Parser<'a> {
         let mut run_start = i;
         let mut escaped = false;
         loop {
-            // Skip 8 plain bytes at a time.
+            // Skip 8 plain bytes at a time, and straight to the first special byte of the 8
+            // that hold one.
             while let Some(chunk) = b.get(i..i + 8) {
                 let Ok(arr) = <[u8; 8]>::try_from(chunk) else {
                     break;
                 };
-                if chunk_has_special(u64::from_le_bytes(arr)) {
+                let mask = special_mask(u64::from_le_bytes(arr));
+                if mask != 0 {
+                    i += (mask.trailing_zeros() / 8) as usize;
                     break;
                 }
                 i += 8;
@@ -786,6 +792,29 @@ mod tests {
 
     fn doc(text: &str) -> Document {
         decode(text.as_bytes(), &DecodeOptions::default()).expect("valid JSON")
+    }
+
+    /// The mask finds the first `"`, `\` or control byte of 8, wherever it is and whatever
+    /// fills the others (every byte value, one at a time, before a second special byte and among
+    /// plain ones below and above 0x80).
+    #[test]
+    fn the_mask_finds_the_first_special_byte() {
+        let special = |c: u8| c == b'"' || c == b'\\' || c < 0x20;
+        for fill in [b'a', 0xC3, 0x7F, b' '] {
+            for at in 0..8 {
+                for c in 0..=255u8 {
+                    let mut bytes = [fill; 8];
+                    bytes[at] = c;
+                    if at < 7 {
+                        bytes[7] = b'"';
+                    }
+                    let first = bytes.iter().position(|&b| special(b));
+                    let mask = special_mask(u64::from_le_bytes(bytes));
+                    let found = (mask != 0).then(|| (mask.trailing_zeros() / 8) as usize);
+                    assert_eq!(found, first, "{bytes:02x?}");
+                }
+            }
+        }
     }
 
     /// (start, header_end, payload start, payload end, end) of node `i`.
