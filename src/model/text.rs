@@ -45,6 +45,32 @@ impl CompactText {
         }
     }
 
+    /// The text of `b` when it is short enough to keep in place and all ASCII (which is UTF-8,
+    /// so no decoding is needed): a decoder's fast path for keys and short strings. `None`
+    /// otherwise, and the caller checks the bytes as UTF-8.
+    #[inline]
+    pub fn inline_ascii(b: &[u8]) -> Option<CompactText> {
+        let len = b.len();
+        let mut bytes = [0u8; INLINE];
+        bytes.get_mut(..len)?.copy_from_slice(b);
+        // The 22 bytes as three words (the last two bytes zero): any byte from 0x80 up is no
+        // ASCII.
+        let mut all = [0u8; 24];
+        all[..INLINE].copy_from_slice(&bytes);
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&all[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(w)
+        };
+        if (word(0) | word(1) | word(2)) & 0x8080_8080_8080_8080 != 0 {
+            return None;
+        }
+        Some(CompactText(Repr::Inline {
+            len: len as u8,
+            bytes,
+        }))
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
         match &self.0 {
@@ -259,6 +285,32 @@ mod tests {
         let mut h = DefaultHasher::new();
         t.hash(&mut h);
         h.finish()
+    }
+
+    /// The ASCII fast path takes short ASCII only, and gives what `new` gives; a byte from
+    /// 0x80 up in any of the 22 places, or a 23rd byte, sends the text the other way.
+    #[test]
+    fn inline_ascii_takes_short_ascii_only() {
+        for s in ["", "a", "order_id", "\u{7f}\u{0}", &"x".repeat(22)] {
+            assert_eq!(
+                CompactText::inline_ascii(s.as_bytes()),
+                Some(CompactText::new(s)),
+                "{s:?}"
+            );
+        }
+        assert_eq!(CompactText::inline_ascii("y".repeat(23).as_bytes()), None);
+        for at in 0..22 {
+            let mut b = vec![b'k'; 22];
+            b[at] = 0x80;
+            assert_eq!(CompactText::inline_ascii(&b), None, "0x80 at {at}");
+            b[at] = 0xE4;
+            assert_eq!(
+                CompactText::inline_ascii(&b[..=at]),
+                None,
+                "0xe4 ending {at}"
+            );
+        }
+        assert_eq!(CompactText::inline_ascii("é".as_bytes()), None);
     }
 
     #[test]

@@ -480,6 +480,9 @@ impl Decoder<'_> {
         if head.major == 3 {
             if let Some((body, payload, end)) = self.definite_body(head) {
                 // Straight from the input: no byte vector made for the text.
+                if let Some(text) = CompactText::inline_ascii(body) {
+                    return Ok((Value::Text(text), payload, end));
+                }
                 return match std::str::from_utf8(body) {
                     Ok(s) => Ok((Value::Text(CompactText::new(s)), payload, end)),
                     Err(e) => fail(

@@ -592,6 +592,9 @@ fn read_str(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
         len,
         &format_args!("string length {len}"),
     )?;
+    if let Some(text) = crate::model::CompactText::inline_ascii(b) {
+        return leaf(Value::Text(text), Kind::Text, header_end, payload);
+    }
     match std::str::from_utf8(b) {
         Ok(s) => leaf(Value::Text(s.into()), Kind::Text, header_end, payload),
         Err(e) => Err(not_utf8(bytes, header_end, e)),
