@@ -23,7 +23,7 @@
 //! give `None`, and so does any input the decoder would refuse or stop on a limit: the caller then
 //! converts the ordinary way, which reports the error with its partial document.
 
-use crate::codec::json::skip_ws;
+use crate::codec::json::{skip_plain, skip_ws};
 use crate::codec::note::Notes;
 use crate::codec::{DecodeOptions, EncodeOptions, Encoded, Format};
 use crate::limits::Limits;
@@ -1275,25 +1275,9 @@ fn binary_skip_within(from: Format, b: &[u8], start: usize, max: usize) -> Optio
 
 /// Where the string whose opening quote is at `at` ends (after its closing quote).
 fn skip_string(b: &[u8], at: usize) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
     let mut i = at + 1;
     loop {
-        // Eight bytes at a time to the next `"` or `\`: the lowest marked byte of the mask is
-        // exactly the first one (a borrow only runs upwards from a marked byte).
-        while let Some(chunk) = b.get(i..i + 8) {
-            let Ok(arr) = <[u8; 8]>::try_from(chunk) else {
-                break;
-            };
-            let x = u64::from_le_bytes(arr);
-            let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
-            let mask = zero(x ^ (LO * u64::from(b'"'))) | zero(x ^ (LO * u64::from(b'\\')));
-            if mask != 0 {
-                i += (mask.trailing_zeros() / 8) as usize;
-                break;
-            }
-            i += 8;
-        }
+        i = skip_plain(b, i);
         match *b.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => i += 2,

@@ -171,6 +171,25 @@ fn special_mask(x: u64) -> u64 {
     below_space | zero(x ^ (LO * u64::from(b'"'))) | zero(x ^ (LO * u64::from(b'\\')))
 }
 
+/// From `i` inside a string, eight bytes at a time: where the first `"`, `\` or control byte
+/// is when it comes before the input's last seven bytes, else where the eight-byte steps
+/// stopped (the caller reads on byte by byte from there). The decoder's string reading and the
+/// streaming walk's string skip both go through it.
+#[inline(always)]
+pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let Ok(arr) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let mask = special_mask(u64::from_le_bytes(arr));
+        if mask != 0 {
+            return i + (mask.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i
+}
+
 impl<'a> Parser<'a> {
     fn new(bytes: &'a [u8], options: &DecodeOptions, builder: SpanTreeBuilder) -> Parser<'a> {
         Parser {
@@ -539,19 +558,7 @@ impl<'a> Parser<'a> {
         let mut run_start = i;
         let mut escaped = false;
         loop {
-            // Skip 8 plain bytes at a time, and straight to the first special byte of the 8
-            // that hold one.
-            while let Some(chunk) = b.get(i..i + 8) {
-                let Ok(arr) = <[u8; 8]>::try_from(chunk) else {
-                    break;
-                };
-                let mask = special_mask(u64::from_le_bytes(arr));
-                if mask != 0 {
-                    i += (mask.trailing_zeros() / 8) as usize;
-                    break;
-                }
-                i += 8;
-            }
+            i = skip_plain(b, i);
             let Some(&c) = b.get(i) else {
                 return Err(Fail::between(
                     ErrorKind::Eof,

@@ -32,6 +32,7 @@ mod decode;
 mod encode;
 mod plain;
 mod validate;
+pub(crate) use decode::skip_plain;
 pub(crate) use encode::encode_with;
 pub(crate) use plain::encode_plain;
 pub(crate) use validate::is_json;
