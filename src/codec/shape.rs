@@ -196,9 +196,16 @@ impl Shape {
             Value::Decimal(_) => self.decimals += 1,
             Value::Text(t) => {
                 self.texts += 1;
-                if is_uuid(t) {
+                // By length first: a UUID has 36 bytes, a timestamp 20 to 40, and a short text
+                // kept in place is checked as UTF-8 each time it is read as a `str`.
+                let len = t.len();
+                if len == 36 && is_uuid(t) {
                     self.uuid_texts += 1;
-                } else if let Some(ts) = looks_like_timestamp(t) {
+                } else if let Some(ts) = (20..=40)
+                    .contains(&len)
+                    .then(|| looks_like_timestamp(t))
+                    .flatten()
+                {
                     self.timestamp_texts += 1;
                     self.timestamp_text_nanos |= ts.nanos % 1_000 != 0;
                 }
@@ -223,8 +230,13 @@ impl Shape {
             Value::Map(entries) => {
                 let obj = self.object.get_or_insert_with(Box::default);
                 obj.records += 1;
+                // Objects at one position mostly list their keys in one order: each key is
+                // looked for first just after the one before it.
+                let mut next = 0;
                 for (key, value) in entries {
-                    obj.held(key).shape.observe(value);
+                    let i = obj.held_at(key, next);
+                    next = i + 1;
+                    obj.fields[i].shape.observe(value);
                 }
             }
             Value::Tag(_, _) => {
@@ -343,13 +355,41 @@ impl ObjShape {
     /// The field for `key`, counted as held by the object being observed (the last one
     /// `records` counted), once however often that object repeats the key.
     pub(crate) fn held(&mut self, key: &Value) -> &mut FieldShape {
+        let i = self.held_at(key, self.fields.len());
+        &mut self.fields[i]
+    }
+
+    /// [`ObjShape::held`], by index; the field at `guess` is compared first, and only a text
+    /// key that differs from it is looked up by identity (which makes a string of it).
+    pub(crate) fn held_at(&mut self, key: &Value, guess: usize) -> usize {
+        let i = match (self.fields.get(guess), key.untagged()) {
+            (Some(field), Value::Text(text)) if matches!(field.key.untagged(), Value::Text(t) if t == text) => {
+                guess
+            }
+            _ => {
+                let id = key_id(key);
+                match self.index.get(&id) {
+                    Some(&i) => i,
+                    None => {
+                        self.index.insert(id, self.fields.len());
+                        self.fields.push(FieldShape {
+                            key: key.clone(),
+                            seen: 0,
+                            shape: Shape::new(),
+                            last_record: 0,
+                        });
+                        self.fields.len() - 1
+                    }
+                }
+            }
+        };
         let record = self.records;
-        let field = self.field_mut(key);
+        let field = &mut self.fields[i];
         if field.last_record != record {
             field.last_record = record;
             field.seen += 1;
         }
-        field
+        i
     }
 
     /// Adds everything `other` saw (its keys after this shape's own, in their order).
@@ -503,5 +543,50 @@ mod tests {
         assert_eq!(obj.records, 2);
         // One of the two objects lacks `k`: both its values count, the key once.
         assert_eq!((obj.fields[0].seen, obj.fields[0].shape.bools), (1, 2));
+    }
+
+    /// Keys are looked for after the key before them first: objects that list them in other
+    /// orders, leave some out, repeat one, tag one or use a key that is not text find the same
+    /// fields as the first object's.
+    #[test]
+    fn keys_in_any_order_find_their_fields() {
+        let tagged = |k: &str| Value::Tag(7, Box::new(Value::text(k)));
+        let objects = [
+            vec![("a", 1), ("b", 2), ("c", 3)],
+            vec![("c", 4), ("b", 5), ("a", 6)],
+            vec![("b", 7), ("c", 8)],
+            vec![("a", 9), ("a", 10), ("d", 11), ("b", 12)],
+        ];
+        let mut s = Shape::new();
+        for entries in &objects {
+            s.observe(&Value::Map(
+                entries
+                    .iter()
+                    .map(|&(k, v)| (Value::text(k), Value::Int(v)))
+                    .collect(),
+            ));
+        }
+        s.observe(&Value::Map(vec![
+            (tagged("c"), Value::Int(13)),
+            (Value::Int(1), Value::Int(14)),
+            (Value::text("c"), Value::Int(15)),
+        ]));
+        let obj = s.object.as_ref().expect("object");
+        assert_eq!(obj.records, 5);
+        let fields: Vec<_> = obj
+            .fields
+            .iter()
+            .map(|f| (f.key.clone(), f.seen, f.shape.ints.count))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                (Value::text("a"), 3, 4),
+                (Value::text("b"), 4, 4),
+                (Value::text("c"), 4, 5),
+                (Value::text("d"), 1, 1),
+                (Value::Int(1), 1, 1),
+            ]
+        );
     }
 }

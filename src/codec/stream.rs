@@ -253,6 +253,8 @@ struct RootWalk<'a> {
     list: bool,
     /// The nodes counted before any entry is read (the root map's own).
     root_nodes: usize,
+    /// The lists walked item by item so far: where each starts, and its items' extents.
+    lists: Vec<(usize, Vec<(usize, usize)>)>,
 }
 
 impl<'a> RootWalk<'a> {
@@ -284,6 +286,7 @@ impl<'a> RootWalk<'a> {
                 keys: vec![Value::text("items")],
                 values: vec![(at, end)],
                 list: true,
+                lists: Vec::new(),
             });
         }
         if walk.container(at) != Some(true) {
@@ -311,6 +314,7 @@ impl<'a> RootWalk<'a> {
             keys,
             values,
             list: false,
+            lists: Vec::new(),
         })
     }
 }
@@ -344,8 +348,13 @@ impl super::protobuf::RootParts for RootWalk<'_> {
         if walk.container(at) != Some(false) {
             return Ok(Walked::NotItems);
         }
-        let Some((items, _)) = walk.children(at, false) else {
-            return Ok(Walked::GaveUp);
+        let listed = self.lists.iter().position(|(start, _)| *start == at);
+        let items = match listed {
+            Some(k) => std::mem::take(&mut self.lists[k].1),
+            None => match walk.children(at, false) {
+                Some((items, _)) => items,
+                None => return Ok(Walked::GaveUp),
+            },
         };
         if items.is_empty() {
             return Ok(Walked::NotItems);
@@ -376,6 +385,11 @@ impl super::protobuf::RootParts for RootWalk<'_> {
             };
             each(k, &values)?;
             k = j;
+        }
+        // Kept for the next pass over the same list (the encoding after the inference).
+        match listed {
+            Some(k) => self.lists[k].1 = items,
+            None => self.lists.push((at, items)),
         }
         Ok(Walked::Items)
     }
@@ -1072,6 +1086,9 @@ impl Recording {
         let moved = |s: Span| Span::new(at(s.start), at(s.end));
         // The open containers: where their subtrees end, and their payload's and bytes' ends.
         let mut open: Vec<(u32, usize, usize)> = Vec::new();
+        // The chunk's key numbers in the builder, each interned once (in the order first met,
+        // as interning every key would number them).
+        let mut keys: Vec<Option<Segment>> = Vec::new();
         for (i, node) in tree.nodes().enumerate() {
             let id = i as u32;
             while let Some(&(subtree_end, payload_end, end)) = open.last() {
@@ -1088,7 +1105,18 @@ impl Recording {
                 self.slot
             } else {
                 let segment = match node.segment {
-                    Segment::Key(k) => self.builder.key(tree.key_text(k)),
+                    Segment::Key(k) => match keys.get(k as usize) {
+                        Some(&Some(segment)) => segment,
+                        _ => {
+                            let segment = self.builder.key(tree.key_text(k));
+                            let k = k as usize;
+                            if keys.len() <= k {
+                                keys.resize(k + 1, None);
+                            }
+                            keys[k] = Some(segment);
+                            segment
+                        }
+                    },
                     Segment::OtherKey(k) => self.builder.other_key(tree.key_text(k)),
                     Segment::Index(n) if node.parent == Some(NodeId(0)) => match run {
                         Some(first) => Segment::Index(n + first as u32),

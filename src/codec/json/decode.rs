@@ -495,19 +495,25 @@ impl<'a> Parser<'a> {
     /// Reads `true`, `false` or `null` at `self.i`.
     fn literal(&mut self, lit: &[u8]) -> Result<(), Fail> {
         let start = self.i;
-        let word = String::from_utf8_lossy(lit);
-        for (k, &want) in lit.iter().enumerate() {
-            match self.b.get(start + k) {
-                Some(&got) if got == want => {}
-                Some(_) => {
-                    return Err(self.unexpected(start + k, &format!("the literal {word}"), true))
-                }
-                None => {
-                    return Err(Fail::item(
-                        ErrorKind::Eof,
-                        start + k,
-                        format!("the input ends inside the literal {word}"),
-                    ))
+        if self.b.get(start..start + lit.len()) != Some(lit) {
+            let word = String::from_utf8_lossy(lit);
+            for (k, &want) in lit.iter().enumerate() {
+                match self.b.get(start + k) {
+                    Some(&got) if got == want => {}
+                    Some(_) => {
+                        return Err(self.unexpected(
+                            start + k,
+                            &format!("the literal {word}"),
+                            true,
+                        ))
+                    }
+                    None => {
+                        return Err(Fail::item(
+                            ErrorKind::Eof,
+                            start + k,
+                            format!("the input ends inside the literal {word}"),
+                        ))
+                    }
                 }
             }
         }

@@ -411,47 +411,52 @@ impl SpanTree {
     /// (the nodes before it, its ancestors, map to that root too).
     fn nodes_in_order_from(&self, other: &SpanTree, top: u32) -> Option<NodeMap> {
         let mut ids = NodeMap::default();
-        let mut theirs = other.nodes().enumerate();
+        // Both trees' links only (parents, segments, kinds): their offsets are not needed.
+        let mut theirs = other.shape.links.cursor();
+        let mut j = 0u32;
+        let mut mine = self.shape.links.cursor();
         // This tree's open containers: their ids and where their counterparts' subtrees end.
         let mut open: Vec<(u32, u32)> = Vec::new();
-        for (i, node) in self.nodes().enumerate() {
-            if (i as u32) < top {
-                ids.push(i as u32, 0);
+        let mut i = 0u32;
+        while let Some(link) = mine.next() {
+            let at = i;
+            i += 1;
+            if at < top {
+                ids.push(at, 0);
                 continue;
             }
-            while open
-                .last()
-                .is_some_and(|&(id, _)| Some(NodeId(id)) != node.parent)
-            {
+            while open.last().is_some_and(|&(id, _)| id != link.parent) {
                 open.pop();
             }
-            let is_top = i as u32 == top;
+            let is_top = at == top;
             let (parent, end) = match open.last() {
-                Some(&(id, end)) => (Some(ids.get(NodeId(id))?.0), end),
-                None if is_top => (None, other.len() as u32),
+                Some(&(id, end)) => (ids.get(NodeId(id))?.0, end),
+                None if is_top => (Link::NONE, other.len() as u32),
                 None => return None,
             };
-            let found = loop {
-                let (j, t) = theirs.next()?;
-                if j as u32 >= end {
+            let segment = segment_of(&link);
+            let (found, t) = loop {
+                let t = theirs.next()?;
+                let k = j;
+                j += 1;
+                if k >= end {
                     return None;
                 }
                 let named = if is_top {
-                    t.segment == Segment::Root
+                    t.tag == 0
                 } else {
-                    self.same_segment(node.segment, other, t.segment)
+                    self.same_segment(segment, other, segment_of(&t))
                 };
-                if t.parent.map(|p| p.0) == parent && named {
-                    break (j as u32, t);
+                if t.parent == parent && named {
+                    break (k, t);
                 }
             };
-            let (j, t) = found;
-            if node.kind.is_container() != t.kind.is_container() {
+            if link.kind.is_container() != t.kind.is_container() {
                 return None;
             }
-            ids.push(i as u32, j);
-            if node.subtree_end > i as u32 + 1 || node.kind.is_container() {
-                open.push((i as u32, t.subtree_end));
+            ids.push(at, found);
+            if link.subtree_end > at + 1 || link.kind.is_container() {
+                open.push((at, t.subtree_end));
             }
         }
         ids.runs.shrink_to_fit();

@@ -447,7 +447,9 @@ impl FieldInfo {
 /// encode.
 struct Table {
     desc: MessageDescriptor,
-    by_name: KeyMap<Box<str>, Rc<FieldInfo>>,
+    /// By each field's JSON name and its own name (UTF-8 bytes: a key kept in place is read
+    /// as bytes without a UTF-8 check).
+    by_name: KeyMap<Box<[u8]>, Rc<FieldInfo>>,
     /// Sorted by number.
     by_number: Vec<Rc<FieldInfo>>,
 }
@@ -463,12 +465,12 @@ impl Table {
         // A field's own name wins over another field's JSON name, as in prost-reflect's lookup.
         for f in &by_number {
             if let Name::Field(d) = &f.name {
-                by_name.insert(d.json_name().into(), Rc::clone(f));
+                by_name.insert(d.json_name().as_bytes().into(), Rc::clone(f));
             }
         }
         for f in &by_number {
             if let Name::Field(d) = &f.name {
-                by_name.insert(d.name().into(), Rc::clone(f));
+                by_name.insert(d.name().as_bytes().into(), Rc::clone(f));
             }
         }
         Table {
@@ -780,14 +782,15 @@ impl Encoder {
             }
             let field = match key {
                 Value::Text(name) => {
-                    if let Some(ext) = name
-                        .strip_prefix('[')
-                        .and_then(|n| n.strip_suffix(']'))
+                    let bytes = name.as_bytes();
+                    if let Some(ext) = (bytes.first() == Some(&b'['))
+                        .then(|| name.strip_prefix('[').and_then(|n| n.strip_suffix(']')))
+                        .flatten()
                         .and_then(|n| desc.get_extension_by_full_name(n))
                     {
                         Some(Rc::new(FieldInfo::extension(&ext)))
                     } else {
-                        table.by_name.get(name.as_str()).cloned()
+                        table.by_name.get(bytes).cloned()
                     }
                 }
                 Value::Int(n) => u32::try_from(*n).ok().and_then(|n| {
