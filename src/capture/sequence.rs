@@ -153,6 +153,17 @@ fn too_many(offset: usize, items: Vec<Item>) -> SplitError {
 
 /// Complete values of `format` back to back, each decoded within `options`.
 fn values(bytes: &[u8], format: Format, options: &DecodeOptions) -> Result<Vec<Item>, SplitError> {
+    values_where(bytes, format, options, |_| true)
+}
+
+/// [`values`], ending with an error at the first value whose first byte `starts` refuses
+/// (before decoding it).
+fn values_where(
+    bytes: &[u8],
+    format: Format,
+    options: &DecodeOptions,
+    starts: impl Fn(u8) -> bool,
+) -> Result<Vec<Item>, SplitError> {
     let mut items = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
@@ -160,6 +171,17 @@ fn values(bytes: &[u8], format: Format, options: &DecodeOptions) -> Result<Vec<I
             return Err(too_many(pos, items));
         }
         let rest = bytes.get(pos..).unwrap_or(&[]);
+        if rest.first().is_some_and(|&b| !starts(b)) {
+            return Err(SplitError {
+                offset: pos,
+                message: format!(
+                    "{} item {} (at byte {pos}) is no container",
+                    format.title(),
+                    items.len() + 1
+                ),
+                items_before: items,
+            });
+        }
         let end = match codec::decode(rest, format, options) {
             Ok(_) => bytes.len(),
             Err(e) if e.kind == ErrorKind::TrailingData && e.offset > 0 => pos + e.offset,
@@ -280,7 +302,14 @@ pub fn detect_framing(
         if hint.is_some_and(|h| h != format) {
             continue;
         }
-        let Ok(items) = values(bytes, format, options) else {
+        // Only a map or an array (CBOR: perhaps tagged) can start an item that `container`
+        // keeps: a text read as such a sequence (each ASCII byte a MessagePack integer) is
+        // refused at its first byte, not after a hundred thousand decodes.
+        let head = |b: u8| match format {
+            Format::MessagePack => matches!(b, 0x80..=0x9f | 0xdc..=0xdf),
+            _ => matches!(b, 0x80..=0xdb),
+        };
+        let Ok(items) = values_where(bytes, format, options, head) else {
             continue;
         };
         if items.len() < 2 || !items.iter().all(|i| container(bytes, i, format, options)) {

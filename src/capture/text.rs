@@ -323,9 +323,12 @@ fn tcpdump_frames(text: &str) -> Option<Vec<Vec<u8>>> {
             // A summary line: not indented, or (`--number`) indented but with no offset; it
             // names its time or its number first.
             _ => {
-                let first = row.split_whitespace().next().unwrap_or("");
+                // (Both are short: a first token of 64 bytes or more is neither, and a line
+                // without a blank is not read to its end.)
+                let first = dumps::token_within(row, 64);
                 // A frame number, or a time (`03:57:35.938066`, `-tttt`'s `2005-07-06`).
                 let starts_packet = !first.is_empty()
+                    && first.len() < 64
                     && first
                         .bytes()
                         .all(|b| b.is_ascii_digit() || matches!(b, b':' | b'.' | b'-'));

@@ -149,7 +149,19 @@ fn leading_hex(s: &str) -> (&str, &str) {
 }
 
 fn first_token(s: &str) -> &str {
-    s.split_whitespace().next().unwrap_or("")
+    token_within(s, 40)
+}
+
+/// The first whitespace-delimited token of `s`, cut after `max` bytes (at a character
+/// boundary): a line of megabytes without a blank (a JSON document on one line) is not read to
+/// its end, nor copied whole into a message.
+pub(super) fn token_within(s: &str, max: usize) -> &str {
+    let s = s.trim_start();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| c.is_whitespace() || i >= max)
+        .map_or(s.len(), |(i, _)| i);
+    &s[..end]
 }
 
 /// Bytes written as two-digit hex tokens separated by single spaces, read from the start of `s`
