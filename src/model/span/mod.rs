@@ -660,11 +660,23 @@ impl SpanTree {
             return Vec::new();
         };
         let mut current = vec![root];
+        // One cursor reads forward through the whole search: the nodes of each step come in
+        // pre-order, and so do their children.
+        let mut links = self.shape.links.cursor();
         for seg in path.segments() {
             let mut next = Vec::new();
             for &id in &current {
-                for (child, segment) in self.child_segments(id) {
-                    let matches = match (seg, segment) {
+                links.seek(id.index());
+                let Some(parent) = links.next() else {
+                    continue;
+                };
+                let mut child = id.0 + 1;
+                while child < parent.subtree_end {
+                    links.seek(child as usize);
+                    let Some(link) = links.next() else {
+                        break;
+                    };
+                    let matches = match (seg, segment_of(&link)) {
                         (PathSegment::Index(i), Segment::Index(j)) => *i == j as usize,
                         (PathSegment::AnyIndex, Segment::Index(_)) => true,
                         (PathSegment::Key(k), Segment::Key(j)) => self.key_text(j) == k,
@@ -672,8 +684,9 @@ impl SpanTree {
                         _ => false,
                     };
                     if matches {
-                        next.push(child);
+                        next.push(NodeId(child));
                     }
+                    child = link.subtree_end.max(child + 1);
                 }
             }
             current = next;
