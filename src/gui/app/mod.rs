@@ -690,7 +690,15 @@ pub fn is_schema_file(path: &std::path::Path) -> Option<SchemaKind> {
         _ => {
             let small =
                 std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= LARGEST_SET);
-            let bytes = small.then(|| std::fs::read(path).ok()).flatten()?;
+            // A set starts with its first file's tag: any other file is not read whole here, on
+            // the window's thread (a 50 MB document took tens of milliseconds).
+            let mut first = [0u8; 1];
+            let tagged = small
+                && std::fs::File::open(path)
+                    .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut first))
+                    .is_ok()
+                && first[0] == 0x0a;
+            let bytes = tagged.then(|| std::fs::read(path).ok()).flatten()?;
             crate::codec::protobuf::schema::is_descriptor_set(&bytes)
                 .then_some(SchemaKind::DescriptorSet)
         }
