@@ -786,6 +786,26 @@ fn base64_bytes(t: &str) -> Option<(Vec<u8>, bool)> {
 mod tests {
     use super::*;
 
+    /// A line's first token is read up to a blank or `max` bytes, cut between characters: a
+    /// document on one line is neither read to its end nor taken for a dump.
+    #[test]
+    fn first_tokens_are_read_within_a_bound() {
+        assert_eq!(dumps::token_within("  0x0000:  4500 0014", 64), "0x0000:");
+        assert_eq!(
+            dumps::token_within("03:57:35.938066\tIP", 64),
+            "03:57:35.938066"
+        );
+        assert_eq!(dumps::token_within("", 64), "");
+        assert_eq!(dumps::token_within("abcdef", 4), "abcd");
+        // The cut is between characters: one that starts before the bound is kept whole.
+        assert_eq!(dumps::token_within("abcé", 4), "abcé");
+        assert_eq!(dumps::token_within("abcdé", 4), "abcd");
+        let line = format!("{{\"n\":[{}]}}", "1,".repeat(100_000) + "1");
+        assert_eq!(dumps::token_within(&line, 64).len(), 64);
+        assert!(packet_frames(line.as_bytes()).is_none());
+        assert!(tcpdump_frames(&line).is_none());
+    }
+
     #[test]
     fn tcpdump_printouts_give_their_packets() {
         // `-X` with `--number`: rows of groups and the ASCII column; a short last row.

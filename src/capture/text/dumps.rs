@@ -152,9 +152,9 @@ fn first_token(s: &str) -> &str {
     token_within(s, 40)
 }
 
-/// The first whitespace-delimited token of `s`, cut after `max` bytes (at a character
-/// boundary): a line of megabytes without a blank (a JSON document on one line) is not read to
-/// its end, nor copied whole into a message.
+/// The first whitespace-delimited token of `s`, cut at the first character that starts `max`
+/// bytes or more into it: a line of megabytes without a blank (a JSON document on one line) is
+/// not read to its end, nor copied whole into a message.
 pub(super) fn token_within(s: &str, max: usize) -> &str {
     let s = s.trim_start();
     let end = s
