@@ -335,21 +335,25 @@ impl Shape {
 
 impl ObjShape {
     pub(crate) fn field_mut(&mut self, key: &Value) -> &mut FieldShape {
-        let id = key_id(key);
-        let i = match self.index.get(&id) {
-            Some(&i) => i,
-            None => {
-                self.index.insert(id, self.fields.len());
-                self.fields.push(FieldShape {
-                    key: key.clone(),
-                    seen: 0,
-                    shape: Shape::new(),
-                    last_record: 0,
-                });
-                self.fields.len() - 1
-            }
-        };
+        let i = self.index_of(key);
         &mut self.fields[i]
+    }
+
+    /// The index of the field for `key` by its identity (which makes a string of it), a new
+    /// field at the end if it has none.
+    fn index_of(&mut self, key: &Value) -> usize {
+        let id = key_id(key);
+        if let Some(&i) = self.index.get(&id) {
+            return i;
+        }
+        self.index.insert(id, self.fields.len());
+        self.fields.push(FieldShape {
+            key: key.clone(),
+            seen: 0,
+            shape: Shape::new(),
+            last_record: 0,
+        });
+        self.fields.len() - 1
     }
 
     /// The field for `key`, counted as held by the object being observed (the last one
@@ -360,28 +364,15 @@ impl ObjShape {
     }
 
     /// [`ObjShape::held`], by index; the field at `guess` is compared first, and only a text
-    /// key that differs from it is looked up by identity (which makes a string of it).
+    /// key that differs from it is looked up by identity ([`ObjShape::index_of`]).
     pub(crate) fn held_at(&mut self, key: &Value, guess: usize) -> usize {
-        let i = match (self.fields.get(guess), key.untagged()) {
-            (Some(field), Value::Text(text)) if matches!(field.key.untagged(), Value::Text(t) if t == text) => {
-                guess
-            }
-            _ => {
-                let id = key_id(key);
-                match self.index.get(&id) {
-                    Some(&i) => i,
-                    None => {
-                        self.index.insert(id, self.fields.len());
-                        self.fields.push(FieldShape {
-                            key: key.clone(),
-                            seen: 0,
-                            shape: Shape::new(),
-                            last_record: 0,
-                        });
-                        self.fields.len() - 1
-                    }
-                }
-            }
+        let same = |field: &FieldShape| match (field.key.untagged(), key.untagged()) {
+            (Value::Text(a), Value::Text(b)) => a == b,
+            _ => false,
+        };
+        let i = match self.fields.get(guess) {
+            Some(field) if same(field) => guess,
+            _ => self.index_of(key),
         };
         let record = self.records;
         let field = &mut self.fields[i];
