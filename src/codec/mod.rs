@@ -560,6 +560,9 @@ pub(crate) enum Spans<'a> {
     On,
     /// The spans, in a tree expected to have this one's shape ([`encode_like`]).
     Like(&'a SpanTree),
+    /// The spans, added to the builder held here, which grafts them into a bigger document's
+    /// tree ([`encode_grafted`]); the encoder takes it and puts it back when it succeeds.
+    Graft(&'a std::sync::Mutex<SpanTreeBuilder>),
 }
 
 impl Spans<'_> {
@@ -576,8 +579,49 @@ impl Spans<'_> {
             Spans::Off => SpanTreeBuilder::new(),
             Spans::On => SpanTreeBuilder::with_capacity(value.node_count()),
             Spans::Like(tree) => SpanTreeBuilder::like(tree),
+            Spans::Graft(held) => held
+                .lock()
+                .map(|mut b| std::mem::take(&mut *b))
+                .unwrap_or_default(),
         }
     }
+
+    /// The tree of the spans `builder` recorded; with [`Spans::Graft`], the builder goes back
+    /// where it came from and the tree is empty.
+    pub(crate) fn finish(self, builder: SpanTreeBuilder) -> SpanTree {
+        match self {
+            Spans::Graft(held) => {
+                if let Ok(mut b) = held.lock() {
+                    *b = builder;
+                }
+                SpanTree::default()
+            }
+            _ => builder.finish(),
+        }
+    }
+}
+
+/// Encodes `value` (nested at most [`SHALLOW`] levels: [`is_shallow`]) as `format` like
+/// [`encode`], its spans added to `builder`, which grafts them into a bigger document's tree
+/// ([`SpanTreeBuilder::graft`]): the bytes and notes, with empty spans, and the builder. `None`
+/// where [`encode`] fails, or for a format whose encoder does not graft (protobuf, Avro).
+pub(crate) fn encode_grafted(
+    value: &Value,
+    format: Format,
+    options: &EncodeOptions,
+    builder: SpanTreeBuilder,
+) -> Option<(Encoded, SpanTreeBuilder)> {
+    let own = Own::of(format)?;
+    let held = std::sync::Mutex::new(builder);
+    let (encoded, _) = own
+        .encode(value, options, Spans::Graft(&held), Depth(SHALLOW))
+        .ok()?;
+    Some((encoded, held.into_inner().ok()?))
+}
+
+/// Whether `value` is nested at most [`SHALLOW`] levels: encoded on the caller's stack.
+pub(crate) fn is_shallow(value: &Value) -> bool {
+    nesting_within(value, SHALLOW)
 }
 
 /// Runs `work` here, or for a value nested deeper than [`SHALLOW`] on a thread with a stack

@@ -28,7 +28,7 @@ use crate::codec::note::Notes;
 use crate::codec::{DecodeOptions, EncodeOptions, Encoded, Format};
 use crate::limits::Limits;
 use crate::model::{
-    Kind, NodeId, Path, PathSegment, Segment, Span, SpanTree, SpanTreeBuilder, Value,
+    GraftRoot, Kind, NodeId, Path, PathSegment, Segment, Span, SpanTree, SpanTreeBuilder, Value,
 };
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -331,8 +331,7 @@ impl super::protobuf::RootParts for RootWalk<'_> {
     fn value(&mut self, i: usize) -> Option<Value> {
         let (at, end) = *self.values.get(i)?;
         let walk = &mut self.walk;
-        walk.read(&walk.b[at..end], 1, false, false)
-            .map(|(value, _)| value)
+        walk.read(&walk.b[at..end], 1, false)
     }
 
     fn items(
@@ -369,16 +368,16 @@ impl super::protobuf::RootParts for RootWalk<'_> {
             let (start, end) = (items[k].0, items[j - 1].1);
             let read = if j - k >= 2 {
                 walk.run_of(&items[k..j]).and_then(|bytes| {
-                    let read = walk.read(&bytes, 2, true, false);
+                    let read = walk.read(&bytes, 2, true);
                     walk.run_bytes = bytes;
                     match read? {
-                        (Value::Array(values), _) => Some(values),
+                        Value::Array(values) => Some(values),
                         _ => None,
                     }
                 })
             } else {
-                walk.read(&walk.b[start..end], 2, false, false)
-                    .map(|(value, _)| vec![value])
+                walk.read(&walk.b[start..end], 2, false)
+                    .map(|value| vec![value])
             };
             let Some(values) = read else {
                 return Ok(Walked::GaveUp);
@@ -397,8 +396,9 @@ impl super::protobuf::RootParts for RootWalk<'_> {
 
 /// Decodes `bytes` (a value `depth` containers deep in a document of which `nodes` nodes are
 /// counted already, or with `wrapped`, an array of such values made around them: one level and
-/// one node more) within what is left of `limits`; with `spans`, its span tree too. Gives the
-/// value, its nodes (the array made around a run not counted) and the tree.
+/// one node more) within what is left of `limits`. Gives the value and its nodes (the array made
+/// around a run not counted); with a `builder`, the spans are added to it (which grafts them into
+/// the document's tree: [`SpanTreeBuilder::graft`]) and it comes back.
 fn decode_within(
     from: Format,
     limits: &Limits,
@@ -406,8 +406,9 @@ fn decode_within(
     bytes: &[u8],
     depth: usize,
     wrapped: bool,
-    spans: bool,
-) -> Option<(Value, usize, Option<SpanTree>)> {
+    builder: Option<SpanTreeBuilder>,
+) -> Option<(Value, usize, Option<SpanTreeBuilder>)> {
+    use super::{cbor, json, msgpack};
     let wrap = usize::from(wrapped);
     let mut limits = *limits;
     limits.max_depth = limits.depth().checked_sub(depth)? + wrap;
@@ -416,22 +417,19 @@ fn decode_within(
         limits,
         ..DecodeOptions::default()
     };
-    // Read without spans when none are wanted (the decoders count the nodes).
-    let counted = match from {
-        _ if spans => None,
-        Format::Json => Some(super::json::value_and_nodes(bytes, &options)?),
-        Format::MessagePack => Some(super::msgpack::value_and_nodes(bytes, &options)?),
-        Format::Cbor => Some(super::cbor::value_and_nodes(bytes, &options)?),
-        Format::Protobuf | Format::Avro => None,
+    let with = |(value, nodes, b)| (value, nodes, Some(b));
+    let without = |(value, nodes)| (value, nodes, None);
+    // Without a builder, the decoders only count the nodes.
+    let (value, nodes, builder) = match (from, builder) {
+        (Format::Json, Some(b)) => with(json::value_into(bytes, &options, b)?),
+        (Format::MessagePack, Some(b)) => with(msgpack::value_into(bytes, &options, b)?),
+        (Format::Cbor, Some(b)) => with(cbor::value_into(bytes, &options, b)?),
+        (Format::Json, None) => without(json::value_and_nodes(bytes, &options)?),
+        (Format::MessagePack, None) => without(msgpack::value_and_nodes(bytes, &options)?),
+        (Format::Cbor, None) => without(cbor::value_and_nodes(bytes, &options)?),
+        (Format::Protobuf | Format::Avro, _) => return None,
     };
-    let (value, nodes, tree) = if let Some((value, nodes)) = counted {
-        (value, nodes, None)
-    } else {
-        let doc = super::decode(bytes, from, &options).ok()?;
-        let nodes = doc.spans.len();
-        (doc.value, nodes, spans.then_some(doc.spans))
-    };
-    Some((value, nodes.checked_sub(wrap)?, tree))
+    Some((value, nodes.checked_sub(wrap)?, builder))
 }
 
 /// What converting a run of array items on a worker thread needs of the walk: the input, the
@@ -458,7 +456,7 @@ impl Chunker<'_> {
             &bytes,
             depth,
             true,
-            false,
+            None,
         )?;
         let encoded = super::encode_fast(&value, self.to, self.options).ok()?;
         Some((encoded, nodes))
@@ -572,7 +570,7 @@ impl<'a> Walk<'a> {
         chunk: usize,
         builder: Option<SpanTreeBuilder>,
     ) -> Option<Walk<'a>> {
-        if from == Format::Protobuf {
+        if matches!(from, Format::Protobuf | Format::Avro) {
             return None;
         }
         Some(Walk {
@@ -767,17 +765,19 @@ impl<'a> Walk<'a> {
         let bytes = self.run_of(items)?;
         if self.reading {
             let prefix = if self.from == Format::Json { 1 } else { 5 };
-            let read = self.read(&bytes, depth, true, true);
+            let root = GraftRoot::Dropped(u32::try_from(first).ok()?);
+            let read = self.read_grafted(&bytes, depth, true, start.wrapping_sub(prefix), root);
             self.run_bytes = bytes;
-            let (_, tree) = read?;
-            if let Some(rec) = &mut self.spans {
-                rec.replay(&tree?, (prefix, start), Some(first));
-            }
-            return Some(());
+            return read;
         }
-        let encoded = self.convert(&bytes, depth, true);
+        let mut head = Vec::with_capacity(9);
+        write_header(&mut head, self.to, false, items.len())?;
+        let shift = self.out.len().wrapping_sub(head.len());
+        let root = GraftRoot::Dropped(u32::try_from(first).ok()?);
+        let converted = self.convert(&bytes, depth, true, shift, root);
         self.run_bytes = bytes;
-        self.place_run(encoded?, items.len(), first)
+        let (encoded, grafted) = converted?;
+        self.place_run(encoded, grafted, items.len(), first)
     }
 
     /// Whether the walk only converts: no spans recorded, nothing read or counted. Then runs of
@@ -831,14 +831,15 @@ impl<'a> Walk<'a> {
             if a > 0 {
                 self.json_punctuation(b',');
             }
-            self.place_run(encoded, b - a, a)?;
+            self.place_run(encoded, false, b - a, a)?;
         }
         Some(k)
     }
 
     /// Writes the items of `encoded`, the conversion of a run of `n` array items that starts at
-    /// index `first` of its array, and places its notes under the array's path.
-    fn place_run(&mut self, encoded: Encoded, n: usize, first: usize) -> Option<()> {
+    /// index `first` of its array, and places its notes under the array's path; `grafted`: its
+    /// spans are in the recording already ([`Walk::convert`]).
+    fn place_run(&mut self, encoded: Encoded, grafted: bool, n: usize, first: usize) -> Option<()> {
         // The items' bytes, without the array's header (and JSON's closing bracket).
         let mut head = Vec::with_capacity(9);
         write_header(&mut head, self.to, false, n)?;
@@ -849,7 +850,7 @@ impl<'a> Walk<'a> {
                 .bytes
                 .get(head.len()..encoded.bytes.len().checked_sub(tail)?)?,
         );
-        if let Some(rec) = &mut self.spans {
+        if let Some(rec) = self.spans.as_mut().filter(|_| !grafted) {
             rec.replay(&encoded.spans, at, Some(first));
         }
         for mut note in encoded.notes {
@@ -868,57 +869,119 @@ impl<'a> Walk<'a> {
 
     /// Decodes `bytes` (a value `depth` containers deep in the document, or with `wrapped`, an
     /// array of such values the walk made around them: one level and one node more) within what
-    /// is left of the limits and counts its nodes; with `spans`, its span tree too.
-    fn read(
-        &mut self,
-        bytes: &[u8],
-        depth: usize,
-        wrapped: bool,
-        spans: bool,
-    ) -> Option<(Value, Option<SpanTree>)> {
-        let wrap = usize::from(wrapped);
-        let (value, nodes, tree) = decode_within(
+    /// is left of the limits and counts its nodes.
+    fn read(&mut self, bytes: &[u8], depth: usize, wrapped: bool) -> Option<Value> {
+        let (value, nodes, _) = decode_within(
             self.from,
             self.limits,
             self.nodes,
             bytes,
             depth,
             wrapped,
-            spans,
+            None,
         )?;
-        self.nodes += nodes;
-        if let Some(counting) = &self.counting {
-            // The array made around a run is no value of the document.
-            let (odd, all) = (counting.count)(&value);
-            counting.add((odd, all.checked_sub(wrap)?));
-        }
-        Some((value, tree))
+        self.counted(&value, nodes, wrapped)?;
+        Some(value)
     }
 
-    /// Decodes `bytes` as [`Walk::read`] does and encodes the value, with spans when the walk
-    /// records them.
-    fn convert(&mut self, bytes: &[u8], depth: usize, wrapped: bool) -> Option<Encoded> {
-        let (value, _) = self.read(bytes, depth, wrapped, false)?;
-        if self.spans.is_some() {
-            super::encode(&value, self.to, self.options).ok()
-        } else {
-            super::encode_fast(&value, self.to, self.options).ok()
+    /// Decodes `bytes` as [`Walk::read`] does, its spans added to the recording in place: each
+    /// of its offsets shifted by `shift` (wrapping), its root placed as `root` says.
+    fn read_grafted(
+        &mut self,
+        bytes: &[u8],
+        depth: usize,
+        wrapped: bool,
+        shift: usize,
+        root: GraftRoot,
+    ) -> Option<()> {
+        let Some(mut rec) = self.spans.take() else {
+            return self.read(bytes, depth, wrapped).map(|_| ());
+        };
+        rec.builder.graft(shift, root);
+        let (value, nodes, builder) = decode_within(
+            self.from,
+            self.limits,
+            self.nodes,
+            bytes,
+            depth,
+            wrapped,
+            Some(rec.builder),
+        )?;
+        let mut builder = builder?;
+        builder.end_graft();
+        rec.builder = builder;
+        self.spans = Some(rec);
+        self.counted(&value, nodes, wrapped)
+    }
+
+    /// Adds a value the walk read, of `nodes` nodes, to the node count (and to what `counting`
+    /// counts); `wrapped`: an array the walk made around a run of items, no value of the
+    /// document.
+    fn counted(&mut self, value: &Value, nodes: usize, wrapped: bool) -> Option<()> {
+        self.nodes += nodes;
+        if let Some(counting) = &self.counting {
+            let (odd, all) = (counting.count)(value);
+            counting.add((odd, all.checked_sub(usize::from(wrapped))?));
         }
+        Some(())
+    }
+
+    /// Decodes `bytes` as [`Walk::read`] does and encodes the value. When the walk records
+    /// spans, the output's are added to the recording in place ([`SpanTreeBuilder::graft`]:
+    /// each offset shifted by `shift`, the root placed as `root` says) and the flag is `true`;
+    /// the spans of a value too deeply nested to be encoded on this stack come in the
+    /// encoding's own tree instead, for [`Recording::replay`].
+    fn convert(
+        &mut self,
+        bytes: &[u8],
+        depth: usize,
+        wrapped: bool,
+        shift: usize,
+        root: GraftRoot,
+    ) -> Option<(Encoded, bool)> {
+        let value = self.read(bytes, depth, wrapped)?;
+        if self.spans.is_none() {
+            return Some((
+                super::encode_fast(&value, self.to, self.options).ok()?,
+                false,
+            ));
+        }
+        if !super::is_shallow(&value) {
+            return Some((super::encode(&value, self.to, self.options).ok()?, false));
+        }
+        let mut rec = self.spans.take()?;
+        rec.builder.graft(shift, root);
+        let (encoded, mut builder) =
+            super::encode_grafted(&value, self.to, self.options, rec.builder)?;
+        builder.end_graft();
+        rec.builder = builder;
+        self.spans = Some(rec);
+        Some((encoded, true))
     }
 
     /// Decodes and encodes `at..end` as one document.
     fn whole(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
         if self.reading {
-            let (_, tree) = self.read(&self.b[at..end], depth, false, true)?;
-            if let Some(rec) = &mut self.spans {
-                rec.replay(&tree?, (0, at), None);
-            }
-            return Some(());
+            let b = self.b;
+            let root = self
+                .spans
+                .as_ref()
+                .map_or(GraftRoot::Slot(Segment::Root, None), |rec| {
+                    GraftRoot::Slot(rec.slot.0, rec.slot.1)
+                });
+            return self.read_grafted(&b[at..end], depth, false, at, root);
         }
-        let encoded = self.convert(&self.b[at..end], depth, false)?;
         let shift = self.out.len();
+        let root = self
+            .spans
+            .as_ref()
+            .map_or(GraftRoot::Slot(Segment::Root, None), |rec| {
+                GraftRoot::Slot(rec.slot.0, rec.slot.1)
+            });
+        let b = self.b;
+        let (encoded, grafted) = self.convert(&b[at..end], depth, false, shift, root)?;
         self.out.extend_from_slice(&encoded.bytes);
-        if let Some(rec) = &mut self.spans {
+        if let Some(rec) = self.spans.as_mut().filter(|_| !grafted) {
             rec.replay(&encoded.spans, (0, shift), None);
         }
         for mut note in encoded.notes {
@@ -1928,6 +1991,59 @@ mod tests {
         )
         .expect("walked");
         assert!(!got.notes.is_empty());
+    }
+
+    #[test]
+    fn deep_items_beside_shallow_ones_get_the_spans_and_notes_of_the_whole() {
+        // Runs of items nested deeper than an encode on the walk's own stack goes (their spans
+        // come in a tree of their own and are copied in) between runs of shallow ones (whose
+        // spans the encoder adds in place), each holding numbers that get a note in MessagePack.
+        let deep = |n: usize| {
+            let mut s = "[".repeat(n);
+            s.push_str("18446744073709551616");
+            s.push_str(&"]".repeat(n));
+            s
+        };
+        let shallow = r#"{"k":1e400,"v":[1,2]},{"k":18446744073709551616},[3,4.5]"#;
+        let items = [
+            shallow.to_string(),
+            deep(crate::codec::SHALLOW + 6),
+            shallow.to_string(),
+            format!(r#"{{"d":{}}}"#, deep(crate::codec::SHALLOW)),
+            shallow.to_string(),
+        ];
+        let text = format!(r#"{{"list":[{}],"tail":{}}}"#, items.join(","), deep(70));
+        assert!(same_as_whole("deep and shallow items", text.as_bytes()) > 0);
+        let doc = decode(text.as_bytes(), Format::Json, &DecodeOptions::default()).expect("JSON");
+        let options = EncodeOptions::default();
+        let want =
+            encode_like(&doc.value, Format::MessagePack, &options, &doc.spans).expect("encoded");
+        let limits = Limits::default();
+        // Chunks that hold a run of a few items, not the list.
+        for chunk in [150, 200, 300] {
+            let source =
+                spans_in_chunks(text.as_bytes(), Format::Json, &limits, chunk).expect("walked");
+            assert_eq!(nodes_of(&source), nodes_of(&doc.spans), "chunk {chunk}");
+            let got = transcode_with_spans(
+                text.as_bytes(),
+                Format::Json,
+                Format::MessagePack,
+                &options,
+                &limits,
+                Some(&source),
+                chunk,
+            )
+            .expect("walked");
+            assert!(got.bytes == want.bytes, "chunk {chunk}: bytes");
+            assert_eq!(got.notes, want.notes, "chunk {chunk}: notes");
+            assert_eq!(nodes_of(&got.spans), nodes_of(&want.spans), "chunk {chunk}");
+            let paths: Vec<String> = got.notes.iter().map(|n| n.path.to_string()).collect();
+            assert!(
+                paths.iter().any(|p| p.starts_with("$.list[3][0]"))
+                    && paths.iter().any(|p| p == "$.list[1].k"),
+                "notes inside deep and shallow items: {paths:?}"
+            );
+        }
     }
 
     #[test]

@@ -7,11 +7,11 @@ mod text;
 mod value;
 
 pub use path::{Path, PathParseError, PathSegment};
-pub(crate) use span::KeyMap;
 pub use span::{
     ByteRole, Children, Finder, Node, NodeAt, NodeId, NodeMap, Nodes, Run, Segment, Span, SpanTree,
     SpanTreeBuilder, TreeError,
 };
+pub(crate) use span::{GraftRoot, KeyMap};
 pub use text::CompactText;
 pub use value::{
     format_float, Float, FloatWidth, Kind, RawField, Timestamp, Value, WireType, DEBUG_DEPTH,

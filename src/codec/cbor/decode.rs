@@ -150,21 +150,27 @@ pub(crate) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(
         .map(|(doc, nodes)| (doc.value, nodes))
 }
 
+/// The value of `bytes` and its number of nodes, its spans added to `builder` (which grafts
+/// them where they belong in a bigger document: [`SpanTreeBuilder::graft`]); `None` where
+/// [`decode`] fails.
+pub(crate) fn value_into(
+    bytes: &[u8],
+    options: &DecodeOptions,
+    builder: SpanTreeBuilder,
+) -> Option<(Value, usize, SpanTreeBuilder)> {
+    let mut d = Decoder::new(bytes, options, builder);
+    let value = d.run().ok()?;
+    let nodes = d.builder.len();
+    (d.pos == bytes.len()).then_some((value, nodes, d.builder))
+}
+
 /// [`decode`] recording the spans into `builder`; the document and its number of nodes.
 fn decode_into(
     bytes: &[u8],
     options: &DecodeOptions,
     builder: SpanTreeBuilder,
 ) -> Result<(Document, usize), DecodeError> {
-    let mut d = Decoder {
-        bytes,
-        pos: 0,
-        max_depth: options.limits.depth(),
-        max_nodes: options.limits.nodes_for(bytes.len()),
-        stack: Vec::new(),
-        tag_depth: 0,
-        builder,
-    };
+    let mut d = Decoder::new(bytes, options, builder);
     match d.run() {
         Ok(value) => {
             let nodes = d.builder.len();
@@ -194,7 +200,20 @@ fn decode_into(
     }
 }
 
-impl Decoder<'_> {
+impl<'a> Decoder<'a> {
+    /// A decoder at the start of `bytes`, recording spans into `builder`.
+    fn new(bytes: &'a [u8], options: &DecodeOptions, builder: SpanTreeBuilder) -> Decoder<'a> {
+        Decoder {
+            bytes,
+            pos: 0,
+            max_depth: options.limits.depth(),
+            max_nodes: options.limits.nodes_for(bytes.len()),
+            stack: Vec::new(),
+            tag_depth: 0,
+            builder,
+        }
+    }
+
     /// Decodes the whole item; the value of the root.
     fn run(&mut self) -> Result<Value, Fail> {
         loop {

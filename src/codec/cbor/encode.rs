@@ -216,7 +216,7 @@ pub(crate) fn encode_with(
         Encoded {
             format: Format::Cbor,
             bytes: e.out,
-            spans: e.builder.finish(),
+            spans: spans.finish(e.builder),
             notes: e.notes.into_vec(),
         },
         true,

@@ -54,7 +54,7 @@ mod diag;
 mod encode;
 
 pub use decode::decode;
-pub(crate) use decode::value_and_nodes;
+pub(crate) use decode::{value_and_nodes, value_into};
 pub use diag::diagnostic;
 pub use encode::encode;
 pub(crate) use encode::encode_with;

@@ -55,6 +55,23 @@ pub(super) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(
     (p.i == bytes.len()).then(|| (value, p.builder.len()))
 }
 
+/// The value of one JSON text and its number of nodes, its spans added to `builder` (which
+/// grafts them where they belong in a bigger document: [`SpanTreeBuilder::graft`]); `None` where
+/// [`decode`] fails.
+pub(crate) fn value_into(
+    bytes: &[u8],
+    options: &DecodeOptions,
+    builder: SpanTreeBuilder,
+) -> Option<(Value, usize, SpanTreeBuilder)> {
+    let mut p = Parser::new(bytes, options, builder);
+    let value = p.run().ok()?;
+    p.skip_ws();
+    (p.i == bytes.len()).then(|| {
+        let nodes = p.builder.len();
+        (value, nodes, p.builder)
+    })
+}
+
 /// A container being decoded, with what it holds so far.
 enum Frame {
     /// An array; its items so far are `Parser::items[start..]`.

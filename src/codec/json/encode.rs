@@ -65,7 +65,7 @@ fn encode_in_key(
         Encoded {
             format: Format::Json,
             bytes: e.out,
-            spans: e.builder.finish(),
+            spans: spans.finish(e.builder),
             notes: e.notes.into_vec(),
         },
         true,

@@ -69,6 +69,8 @@ pub(crate) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(
     decode::value_and_nodes(bytes, options)
 }
 
+pub(crate) use decode::value_into;
+
 /// Encodes `value` as JSON text, with spans and notes for what JSON cannot say.
 ///
 /// ```

@@ -145,12 +145,46 @@ pub(crate) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(
         .map(|(doc, nodes)| (doc.value, nodes))
 }
 
+/// The value of `bytes` and its number of nodes, its spans added to `builder` (which grafts
+/// them where they belong in a bigger document: [`SpanTreeBuilder::graft`]); `None` where
+/// [`decode`] fails.
+pub(crate) fn value_into(
+    bytes: &[u8],
+    options: &DecodeOptions,
+    builder: SpanTreeBuilder,
+) -> Option<(Value, usize, SpanTreeBuilder)> {
+    let (value, pos, builder) = read_into(bytes, options, builder).ok()?;
+    let nodes = builder.len();
+    (pos == bytes.len()).then_some((value, nodes, builder))
+}
+
 /// [`decode`] recording the spans into `builder`; the document and its number of nodes.
 fn decode_into(
     bytes: &[u8],
     options: &DecodeOptions,
-    mut builder: SpanTreeBuilder,
+    builder: SpanTreeBuilder,
 ) -> Result<(Document, usize), DecodeError> {
+    let (root, pos, builder) = read_into(bytes, options, builder)?;
+    let nodes = builder.len();
+    let spans = builder.finish();
+    if pos < bytes.len() {
+        return Err(trailing_data(root, spans, pos, bytes.len()));
+    }
+    let doc = Document {
+        format: Format::MessagePack,
+        value: root,
+        spans,
+    };
+    Ok((doc, nodes))
+}
+
+/// Reads the value at the start of `bytes`, recording its spans into `builder`: the value,
+/// where it ends, and the builder.
+fn read_into(
+    bytes: &[u8],
+    options: &DecodeOptions,
+    mut builder: SpanTreeBuilder,
+) -> Result<(Value, usize, SpanTreeBuilder), DecodeError> {
     let max_nodes = options.limits.nodes_for(bytes.len());
     let mut stack: Vec<Frame> = Vec::new();
     let mut pos = 0usize;
@@ -222,17 +256,7 @@ fn decode_into(
             break value;
         }
     };
-    let nodes = builder.len();
-    let spans = builder.finish();
-    if pos < bytes.len() {
-        return Err(trailing_data(root, spans, pos, bytes.len()));
-    }
-    let doc = Document {
-        format: Format::MessagePack,
-        value: root,
-        spans,
-    };
-    Ok((doc, nodes))
+    Ok((root, pos, builder))
 }
 
 /// Hands a finished value (with its start) up to the container it belongs to, closing every

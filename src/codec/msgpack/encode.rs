@@ -67,7 +67,7 @@ pub(crate) fn encode_with(
         Encoded {
             format: Format::MessagePack,
             bytes: enc.out,
-            spans: enc.builder.finish(),
+            spans: spans.finish(enc.builder),
             notes: enc.notes.into_vec(),
         },
         true,

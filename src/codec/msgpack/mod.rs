@@ -52,7 +52,7 @@ mod decode;
 mod encode;
 
 pub use decode::decode;
-pub(crate) use decode::value_and_nodes;
+pub(crate) use decode::{value_and_nodes, value_into};
 pub use encode::encode;
 pub(crate) use encode::encode_with;
 mod plain;

@@ -1045,6 +1045,32 @@ fn path(shape: &Shape, id: NodeId) -> Path {
     Path::from_segments(segments)
 }
 
+/// The path of node `id` of `shape` within the part `graft` adds: up to the part's root (whose
+/// segment is the whole document's), or with the root left out, up to its items (whose indexes
+/// it shifted).
+fn graft_path(shape: &Shape, id: NodeId, graft: &Graft) -> Path {
+    let mut segments = Vec::new();
+    let mut cur = (id.0 >= graft.base).then_some(id);
+    while let Some(c) = cur {
+        let link = shape.links.get(c.index());
+        let up = (link.parent != Link::NONE && link.parent < c.0 && link.parent >= graft.base)
+            .then_some(NodeId(link.parent));
+        let segment = match (up, graft.root) {
+            (Some(_), _) => segment_of(&link),
+            // The part's root: the part's own tree calls it the root.
+            (None, GraftRoot::Slot(..)) => Segment::Root,
+            (None, GraftRoot::Dropped(first)) => match segment_of(&link) {
+                Segment::Index(n) => Segment::Index(n.wrapping_sub(first)),
+                other => other,
+            },
+        };
+        segments.extend(segment_path(&shape.keys, segment));
+        cur = up;
+    }
+    segments.reverse();
+    Path::from_segments(segments)
+}
+
 /// [`SpanTree::node_at`] for a run of offsets in increasing order ([`SpanTree::finder`]): it
 /// reads the nodes in pre-order as far as the offset asked, keeping the last one read and its
 /// open ancestors, so a walk over a buffer reads each node once. An offset before the last one
@@ -1328,6 +1354,33 @@ pub struct SpanTreeBuilder {
     /// [`crate::model::CompactText::inline_words`]) and its number: a map's keys come back in
     /// every record, and a hit costs one comparison instead of a hash-map lookup.
     key_cache: Vec<([u64; 3], u32)>,
+    /// The part of the document being added in place, if any ([`SpanTreeBuilder::graft`]).
+    graft: Option<Graft>,
+}
+
+/// A part of a document decoded or encoded on its own whose nodes a builder adds as they come,
+/// at their place in the whole ([`SpanTreeBuilder::graft`]).
+#[derive(Debug, Clone, Copy)]
+struct Graft {
+    /// Added (wrapping) to each of the part's offsets.
+    shift: usize,
+    /// Nodes before the part.
+    base: u32,
+    /// Containers open around the part.
+    depth: usize,
+    root: GraftRoot,
+    /// Whether the part's root came (added, or left out).
+    rooted: bool,
+}
+
+/// What becomes of the root of a part added with [`SpanTreeBuilder::graft`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum GraftRoot {
+    /// It is added with this segment and these key bytes (the whole document's).
+    Slot(Segment, Option<Span>),
+    /// It is left out: an array made around a run of items. Its items become items of the
+    /// innermost open container, numbered from this index on.
+    Dropped(u32),
 }
 
 /// Slots in [`SpanTreeBuilder`]'s cache of short key texts.
@@ -1531,13 +1584,45 @@ impl SpanTreeBuilder {
         self.open.last().map(|o| o.id)
     }
 
-    /// Number of nodes so far.
+    /// Number of nodes so far; while a part is grafted ([`SpanTreeBuilder::graft`]), the part's
+    /// nodes so far, its root counted even when it is left out.
     pub fn len(&self) -> usize {
         if self.counting {
             self.counted as usize
+        } else if let Some(g) = &self.graft {
+            let dropped = g.rooted && matches!(g.root, GraftRoot::Dropped(_));
+            self.offsets.len() - g.base as usize + usize::from(dropped)
         } else {
             self.offsets.len()
         }
+    }
+
+    /// Adds the nodes of a part of the document decoded or encoded on its own, as its decoder or
+    /// encoder gives them, until [`SpanTreeBuilder::end_graft`]: the part's offsets shifted by
+    /// `shift` (wrapping: an offset `o` of the part is `o + shift` in the whole), its root placed
+    /// as `root` says, inside the innermost open container. While the part is added,
+    /// [`SpanTreeBuilder::len`] counts its nodes only, so the decoder's node limit applies to the
+    /// part. The tree is the one copying the part's own finished tree in would make, without
+    /// building that tree.
+    pub(crate) fn graft(&mut self, shift: usize, root: GraftRoot) {
+        debug_assert!(self.graft.is_none(), "a graft inside a graft");
+        self.graft = Some(Graft {
+            shift,
+            base: self.offsets.len() as u32,
+            depth: self.open.len(),
+            root,
+            rooted: false,
+        });
+    }
+
+    /// Ends the part begun by [`SpanTreeBuilder::graft`]. Every container it opened must have
+    /// been closed.
+    pub(crate) fn end_graft(&mut self) {
+        debug_assert!(
+            self.graft.is_none_or(|g| g.depth == self.open.len()),
+            "a grafted part left open"
+        );
+        self.graft = None;
     }
 
     /// Whether no node was added yet.
@@ -1545,9 +1630,13 @@ impl SpanTreeBuilder {
         self.len() == 0
     }
 
-    /// Path of a node added so far.
+    /// Path of a node added so far; while a part is grafted ([`SpanTreeBuilder::graft`]), its
+    /// path within the part (as the part's own tree would give it).
     pub fn path(&self, id: NodeId) -> Path {
-        path(self.current_shape(), id)
+        match &self.graft {
+            Some(g) => graft_path(self.current_shape(), id, g),
+            None => path(self.current_shape(), id),
+        }
     }
 
     /// The path segment `segment` stands for, its key text as interned so far (`None` for
@@ -1602,6 +1691,38 @@ impl SpanTreeBuilder {
                 });
             }
             return id;
+        }
+        if let Some(g) = &mut self.graft {
+            let shift = g.shift;
+            let at = |o: usize| o.wrapping_add(shift);
+            let moved = |s: Span| Span {
+                start: at(s.start),
+                end: at(s.end),
+            };
+            node.span = moved(node.span);
+            node.header_end = at(node.header_end);
+            node.payload = moved(node.payload);
+            node.key = node.key.map(moved);
+            if self.open.len() == g.depth {
+                match g.root {
+                    GraftRoot::Slot(segment, key) if !g.rooted => {
+                        g.rooted = true;
+                        node.segment = segment;
+                        node.key = key;
+                    }
+                    GraftRoot::Dropped(_) if !g.rooted => {
+                        // Left out; its close is left out too (see `close`).
+                        g.rooted = true;
+                        return self.current().unwrap_or(NodeId::ROOT);
+                    }
+                    GraftRoot::Dropped(first) => {
+                        if let Segment::Index(n) = node.segment {
+                            node.segment = Segment::Index(n.wrapping_add(first));
+                        }
+                    }
+                    GraftRoot::Slot(..) => {}
+                }
+            }
         }
         let id = NodeId(self.offsets.len() as u32);
         node.parent = self.current();
@@ -1668,6 +1789,16 @@ impl SpanTreeBuilder {
 
     /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
     pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
+        let (payload_end, end) = match &self.graft {
+            Some(g) if !self.counting => {
+                if self.open.len() == g.depth {
+                    // The grafted part's root, left out (only a left-out root closes here).
+                    return self.current();
+                }
+                (payload_end.wrapping_add(g.shift), end.wrapping_add(g.shift))
+            }
+            _ => (payload_end, end),
+        };
         let open = self.open.pop()?;
         if self.counting {
             return Some(open.id);
@@ -1735,6 +1866,66 @@ impl SpanTreeBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grafted_parts_make_the_tree_of_the_whole() {
+        // `{"a":[1,{"b":2}],"c":[3,4,5]}`, built from the root map, a part decoded on its own
+        // for `a`'s value, and a run of `c`'s items decoded as an array of their own.
+        let text = br#"{"a":[1,{"b":2}],"c":[3,4,5]}"#;
+        let options = crate::codec::DecodeOptions::default();
+        let whole = crate::codec::decode(text, crate::codec::Format::Json, &options)
+            .expect("JSON")
+            .spans;
+        let mut b = SpanTreeBuilder::new();
+        b.open(Kind::Map, Segment::Root, None, 0, 1);
+        let a = b.key("a");
+        b.graft(5, GraftRoot::Slot(a, Some(Span::new(1, 4))));
+        assert_eq!(b.len(), 0, "a graft counts its own nodes");
+        let (_, nodes, mut b) =
+            crate::codec::json::value_into(br#"[1,{"b":2}]"#, &options, b).expect("part");
+        assert_eq!(nodes, 4);
+        b.end_graft();
+        let c = b.key("c");
+        b.open(Kind::Array, c, Some(Span::new(17, 20)), 21, 22);
+        b.leaf(
+            Kind::Int,
+            Segment::Index(0),
+            None,
+            Span::new(22, 23),
+            22,
+            Span::new(22, 23),
+        );
+        // `[4,5]`: its `4` at 1 is the document's at 24; the array is left out.
+        b.graft(23, GraftRoot::Dropped(1));
+        b.open(Kind::Array, Segment::Root, None, 0, 1);
+        assert_eq!(b.len(), 1, "the left-out root is counted");
+        let four = b.leaf(
+            Kind::Int,
+            Segment::Index(0),
+            None,
+            Span::new(1, 2),
+            1,
+            Span::new(1, 2),
+        );
+        assert_eq!(b.path(four).to_string(), "$[0]", "a path within the part");
+        b.leaf(
+            Kind::Int,
+            Segment::Index(1),
+            None,
+            Span::new(3, 4),
+            3,
+            Span::new(3, 4),
+        );
+        b.close(4, 5);
+        assert_eq!(b.len(), 3);
+        b.end_graft();
+        assert_eq!(b.path(four).to_string(), "$.c[1]", "the path in the whole");
+        b.close(27, 28);
+        b.close(28, 29);
+        let tree = b.finish();
+        assert_eq!(tree, whole);
+        assert_eq!(tree.len(), 9);
+    }
 
     /// Adds item `index` of the open array: a one-byte integer at `at`.
     fn one_byte_int(b: &mut SpanTreeBuilder, index: u32, at: usize) {
