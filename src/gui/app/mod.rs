@@ -26,6 +26,7 @@ mod ui_command;
 mod window_kind;
 mod windows;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -53,6 +54,25 @@ impl ColumnView {
         ColumnView {
             hex: HexView::new(),
             tree: TreeView::new(),
+        }
+    }
+}
+
+/// What a column's view was made for: its format and the identity of its bytes and tree
+/// (shared between an analysis and its previews), and whether it was still pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ViewKey {
+    bytes: (usize, usize),
+    spans: Option<usize>,
+    pending: bool,
+}
+
+impl ViewKey {
+    fn of(c: &crate::workspace::Column) -> ViewKey {
+        ViewKey {
+            bytes: (c.bytes.as_ptr() as usize, c.bytes.len()),
+            spans: c.document.as_ref().map(|d| Arc::as_ptr(&d.spans) as usize),
+            pending: c.pending,
         }
     }
 }
@@ -347,7 +367,10 @@ impl App {
     }
 
     /// Makes new views when the analysis changed (scrolled to offset 0, or to a decode error,
-    /// whose byte gets the cursor), and moves them to a new selection.
+    /// whose byte gets the cursor), and moves them to a new selection. A column whose bytes and
+    /// tree are the ones it had (the source while the other columns arrive, each column
+    /// already shown when the next one does) keeps its view: where the user scrolled and what
+    /// they opened stay, and a large tree's rows are not listed again.
     fn sync_views(&mut self, analysis: Option<&Arc<Analysis>>) {
         let here = &mut self.here;
         let same = match (analysis, &here.views_for) {
@@ -355,21 +378,34 @@ impl App {
             (None, None) => true,
             _ => false,
         };
+        // Columns given a new view, which the selection is shown in even when it did not change.
+        let mut fresh: Vec<Format> = Vec::new();
         if !same {
+            let before: HashMap<Format, ViewKey> = here
+                .views_for
+                .iter()
+                .flat_map(|a| a.columns.iter())
+                .map(|c| (c.format, ViewKey::of(c)))
+                .collect();
+            let mut kept = std::mem::take(&mut here.views);
             here.views_for = analysis.cloned();
-            here.views.clear();
-            here.shown_selection = None;
-            here.clicked_at = None;
             if let Some(a) = analysis {
                 for c in &a.columns {
-                    here.views.insert(c.format, ColumnView::new());
+                    let view = match kept.remove(&c.format) {
+                        Some(view) if before.get(&c.format) == Some(&ViewKey::of(c)) => view,
+                        _ => {
+                            fresh.push(c.format);
+                            ColumnView::new()
+                        }
+                    };
+                    here.views.insert(c.format, view);
                 }
                 if here.focus.is_none_or(|f| a.column(f).is_none()) {
                     here.focus = a.source().map(|c| c.format);
                 }
                 // A decode error is brought into view with the cursor on its byte, so the data
                 // inspector reads it.
-                for c in &a.columns {
+                for c in a.columns.iter().filter(|c| fresh.contains(&c.format)) {
                     let at = c.error.as_ref().and_then(|e| e.offset);
                     let (Some(at), Some(view)) = (at, here.views.get_mut(&c.format)) else {
                         continue;
@@ -384,30 +420,37 @@ impl App {
             }
         }
         let Some(a) = analysis else { return };
-        if self.ws.selected != here.shown_selection {
-            here.shown_selection = self.ws.selected.clone();
-            let clicked = here.clicked_at.take();
-            let Some(path) = &self.ws.selected else {
-                here.select_text.clear();
-                return;
-            };
-            for c in &a.columns {
-                let (Some(view), Some(doc), Some(id)) =
-                    (here.views.get_mut(&c.format), &c.document, c.resolve(path))
-                else {
-                    continue;
-                };
-                match clicked {
-                    // The clicked column keeps its cursor on the byte clicked (and is in view).
-                    Some((f, offset)) if f == c.format => view.hex.set_cursor(offset),
-                    _ => {
-                        let extent = doc.spans.node(id).extent();
-                        view.hex.scroll_to(extent.start);
-                        view.hex.set_cursor(extent.start);
-                    }
-                }
-                view.tree.reveal(&doc.spans, id);
+        let changed = self.ws.selected != here.shown_selection;
+        if !changed && fresh.is_empty() {
+            return;
+        }
+        here.shown_selection = self.ws.selected.clone();
+        // A click belongs to the views it was made in.
+        let clicked = if same { here.clicked_at.take() } else { None };
+        here.clicked_at = None;
+        let Some(path) = &self.ws.selected else {
+            here.select_text.clear();
+            return;
+        };
+        for c in &a.columns {
+            if !changed && !fresh.contains(&c.format) {
+                continue;
             }
+            let (Some(view), Some(doc), Some(id)) =
+                (here.views.get_mut(&c.format), &c.document, c.resolve(path))
+            else {
+                continue;
+            };
+            match clicked {
+                // The clicked column keeps its cursor on the byte clicked (and is in view).
+                Some((f, offset)) if f == c.format => view.hex.set_cursor(offset),
+                _ => {
+                    let extent = doc.spans.node(id).extent();
+                    view.hex.scroll_to(extent.start);
+                    view.hex.set_cursor(extent.start);
+                }
+            }
+            view.tree.reveal(&doc.spans, id);
         }
     }
 
@@ -731,5 +774,79 @@ mod schema_file_tests {
             std::fs::write(&path, &payload).expect("write");
             assert_eq!(is_schema_file(&path), None, "{name}");
         }
+    }
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+    use crate::workspace::analysis::analyze_previewing;
+    use crate::workspace::{AnalysisRequest, Choice, JobContext, SchemaSet};
+
+    /// The previews of an analysis as its columns arrive, and the analysis.
+    fn previews_of(sample: &str) -> Vec<Arc<Analysis>> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(sample);
+        let bytes = crate::capture::SharedBytes::from(std::fs::read(path).expect("sample"));
+        let (choice, schemas, limits) =
+            (Choice::default(), SchemaSet::default(), Default::default());
+        let request = AnalysisRequest {
+            bytes: &bytes,
+            origin: crate::pipeline::Origin::hinted(None),
+            choice: &choice,
+            schemas: &schemas,
+            limits: &limits,
+        };
+        let previews = std::sync::Mutex::new(Vec::new());
+        let done = analyze_previewing(request, &JobContext::unwatched(), &|a| {
+            previews.lock().expect("previews").push(Arc::new(a));
+        })
+        .expect("analysed");
+        let mut all = previews.into_inner().expect("previews");
+        all.push(Arc::new(done));
+        all
+    }
+
+    #[test]
+    fn a_column_shown_keeps_its_view_while_the_others_arrive() {
+        let all = previews_of("transactions-1k.json");
+        assert!(all.len() >= 3, "{} stages", all.len());
+        let mut app = App::new(&egui::Context::default(), AppOptions::default());
+        let first = &all[0];
+        let source = first.source().expect("source").format;
+        let pending: Vec<Format> = first
+            .columns
+            .iter()
+            .filter(|c| c.pending)
+            .map(|c| c.format)
+            .collect();
+        assert!(
+            !pending.is_empty(),
+            "the first preview has columns still encoding"
+        );
+        app.sync_views(Some(first));
+        // The user moves in the source column while the others are encoded.
+        app.here
+            .views
+            .get_mut(&source)
+            .expect("source view")
+            .hex
+            .set_cursor(1234);
+        for a in &all[1..] {
+            app.sync_views(Some(a));
+            assert_eq!(app.cursor(source), Some(1234), "the source's view was kept");
+        }
+        // Each column that arrived got a view of its own bytes.
+        let last = all.last().expect("analysis");
+        for f in pending {
+            let c = last.column(f).expect("column");
+            assert!(!c.pending && !c.bytes.is_empty(), "{f:?} encoded");
+            assert_ne!(app.cursor(f), Some(1234));
+        }
+        // Another payload's analysis makes every view anew.
+        let other = previews_of("orders-api.json");
+        app.sync_views(other.last());
+        assert_ne!(app.cursor(source), Some(1234));
     }
 }
