@@ -398,15 +398,16 @@ impl super::protobuf::RootParts for RootWalk<'_> {
 /// counted already, or with `wrapped`, an array of such values made around them: one level and
 /// one node more) within what is left of `limits`. Gives the value and its nodes (the array made
 /// around a run not counted); with a `builder`, the spans are added to it (which grafts them into
-/// the document's tree: [`SpanTreeBuilder::graft`]) and it comes back.
+/// the document's tree: [`SpanTreeBuilder::graft`]) and it comes back. A JSON value read for its
+/// spans alone (`builder`, and not `keep`) has nulls for containers.
 fn decode_within(
     from: Format,
     limits: &Limits,
     nodes: usize,
     bytes: &[u8],
-    depth: usize,
-    wrapped: bool,
+    (depth, wrapped): (usize, bool),
     builder: Option<SpanTreeBuilder>,
+    keep: bool,
 ) -> Option<(Value, usize, Option<SpanTreeBuilder>)> {
     use super::{cbor, json, msgpack};
     let wrap = usize::from(wrapped);
@@ -421,7 +422,7 @@ fn decode_within(
     let without = |(value, nodes)| (value, nodes, None);
     // Without a builder, the decoders only count the nodes.
     let (value, nodes, builder) = match (from, builder) {
-        (Format::Json, Some(b)) => with(json::value_into(bytes, &options, b)?),
+        (Format::Json, Some(b)) => with(json::value_into(bytes, &options, b, keep)?),
         (Format::MessagePack, Some(b)) => with(msgpack::value_into(bytes, &options, b)?),
         (Format::Cbor, Some(b)) => with(cbor::value_into(bytes, &options, b)?),
         (Format::Json, None) => without(json::value_and_nodes(bytes, &options)?),
@@ -454,9 +455,9 @@ impl Chunker<'_> {
             self.limits,
             self.nodes,
             &bytes,
-            depth,
-            true,
+            (depth, true),
             None,
+            true,
         )?;
         let encoded = super::encode_fast(&value, self.to, self.options).ok()?;
         Some((encoded, nodes))
@@ -876,9 +877,9 @@ impl<'a> Walk<'a> {
             self.limits,
             self.nodes,
             bytes,
-            depth,
-            wrapped,
+            (depth, wrapped),
             None,
+            true,
         )?;
         self.counted(&value, nodes, wrapped)?;
         Some(value)
@@ -898,14 +899,16 @@ impl<'a> Walk<'a> {
             return self.read(bytes, depth, wrapped).map(|_| ());
         };
         rec.builder.graft(shift, root);
+        // The value is read for its spans; only what counts values needs it whole.
+        let keep = self.counting.is_some();
         let (value, nodes, builder) = decode_within(
             self.from,
             self.limits,
             self.nodes,
             bytes,
-            depth,
-            wrapped,
+            (depth, wrapped),
             Some(rec.builder),
+            keep,
         )?;
         let mut builder = builder?;
         builder.end_graft();

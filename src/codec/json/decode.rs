@@ -57,13 +57,16 @@ pub(super) fn value_and_nodes(bytes: &[u8], options: &DecodeOptions) -> Option<(
 
 /// The value of one JSON text and its number of nodes, its spans added to `builder` (which
 /// grafts them where they belong in a bigger document: [`SpanTreeBuilder::graft`]); `None` where
-/// [`decode`] fails.
+/// [`decode`] fails. Without `keep`, a container's value is a null: for a caller that wants the
+/// spans only, which the decode then gives without making a vector for every container.
 pub(crate) fn value_into(
     bytes: &[u8],
     options: &DecodeOptions,
     builder: SpanTreeBuilder,
+    keep: bool,
 ) -> Option<(Value, usize, SpanTreeBuilder)> {
     let mut p = Parser::new(bytes, options, builder);
+    p.keep = keep;
     let value = p.run().ok()?;
     p.skip_ws();
     (p.i == bytes.len()).then(|| {
@@ -167,6 +170,9 @@ struct Parser<'a> {
     /// such string of the document (its text is copied out once whole), so that reading
     /// escapes neither grows a new buffer string by string nor shrinks one to fit.
     scratch: String,
+    /// Whether containers are made into values; without, the decode gives the spans and a null
+    /// for each container (every check made all the same).
+    keep: bool,
 }
 
 /// Bytes that end a fast run inside a string: `"`, `\` and control characters.
@@ -220,6 +226,7 @@ impl<'a> Parser<'a> {
             max_depth: options.limits.depth(),
             max_nodes: options.limits.nodes_for(bytes.len()),
             scratch: String::new(),
+            keep: true,
         }
     }
     fn skip_ws(&mut self) {
@@ -324,9 +331,19 @@ impl<'a> Parser<'a> {
                 value = match self.stack.pop() {
                     // One allocation of the exact size per container: items wait on one shared
                     // stack instead of in vectors that grow by doubling.
-                    Some(Frame::Array(start)) => Value::Array(take_from(&mut self.items, start)),
-                    Some(Frame::Map { entries, .. }) => {
+                    Some(Frame::Array(start)) if self.keep => {
+                        Value::Array(take_from(&mut self.items, start))
+                    }
+                    Some(Frame::Map { entries, .. }) if self.keep => {
                         Value::Map(take_from(&mut self.entries, entries))
+                    }
+                    Some(Frame::Array(start)) => {
+                        self.items.truncate(start);
+                        Value::Null
+                    }
+                    Some(Frame::Map { entries, .. }) => {
+                        self.entries.truncate(entries);
+                        Value::Null
                     }
                     None => Value::Null,
                 };
@@ -940,6 +957,37 @@ mod tests {
         assert_eq!(doc("-0").value, Value::Float(Float::f64(-0.0)));
         assert_eq!(doc("0").value, Value::Int(0));
         assert_eq!(doc("[-0.0]").value, Value::Array(vec![Value::f64(-0.0)]));
+    }
+
+    #[test]
+    fn spans_alone_are_the_spans_of_the_whole_decode() {
+        let texts: [&[u8]; 7] = [
+            br#"{"a":[1,{"b":[true,null,"x"]}],"c":{},"d":[]}"#,
+            br#"[[[[1]]],{"k":"a long text that is kept on the heap, not in place"}]"#,
+            br#"{"a":[1,2,}"#,
+            br#"[1,2] 3"#,
+            br#"{"a":1,"a":2}"#,
+            br#"[1e400,-0,18446744073709551616]"#,
+            br#"["\ud800"]"#,
+        ];
+        let options = DecodeOptions::default();
+        for text in texts {
+            let whole = decode(text, &options);
+            let alone = value_into(text, &options, SpanTreeBuilder::new(), false);
+            assert_eq!(
+                whole.is_ok(),
+                alone.is_some(),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+            if let (Ok(doc), Some((value, nodes, builder))) = (whole, alone) {
+                assert_eq!(builder.finish(), doc.spans);
+                assert_eq!(nodes, doc.spans.len());
+                if doc.value.kind().is_container() {
+                    assert_eq!(value, Value::Null, "a container's value is not made");
+                }
+            }
+        }
     }
 
     #[test]

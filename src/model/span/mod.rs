@@ -1882,7 +1882,7 @@ mod tests {
         b.graft(5, GraftRoot::Slot(a, Some(Span::new(1, 4))));
         assert_eq!(b.len(), 0, "a graft counts its own nodes");
         let (_, nodes, mut b) =
-            crate::codec::json::value_into(br#"[1,{"b":2}]"#, &options, b).expect("part");
+            crate::codec::json::value_into(br#"[1,{"b":2}]"#, &options, b, true).expect("part");
         assert_eq!(nodes, 4);
         b.end_graft();
         let c = b.key("c");
