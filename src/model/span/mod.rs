@@ -1652,6 +1652,7 @@ impl SpanTreeBuilder {
 
     /// Adds a scalar: `span` is all its bytes, `header_end` where its header stops, `payload` its
     /// value bytes.
+    #[inline]
     pub fn leaf(
         &mut self,
         kind: Kind,
@@ -1661,6 +1662,9 @@ impl SpanTreeBuilder {
         header_end: usize,
         payload: Span,
     ) -> NodeId {
+        if self.counting {
+            return self.count(None);
+        }
         self.add(
             Node {
                 kind,
@@ -1680,17 +1684,8 @@ impl SpanTreeBuilder {
     /// container, closed later by [`SpanTreeBuilder::close`].
     fn add(&mut self, mut node: Node, opened: bool) -> NodeId {
         if self.counting {
-            let id = NodeId(self.counted);
-            self.counted = self.counted.saturating_add(1);
-            if opened {
-                self.open.push(Open {
-                    id,
-                    ordinal: 0,
-                    start: node.span.start,
-                    payload_start: node.payload.start,
-                });
-            }
-            return id;
+            let opened = opened.then_some((node.span.start, node.payload.start));
+            return self.count(opened);
         }
         if let Some(g) = &mut self.graft {
             let shift = g.shift;
@@ -1763,7 +1758,26 @@ impl SpanTreeBuilder {
         id
     }
 
+    /// A counting builder's next node ([`SpanTreeBuilder::counting`]): counted, and with
+    /// `opened` (where it starts and its items start), opened as a container. Kept out of `add`
+    /// so that a decode that only counts does not pay for a call that moves a whole node.
+    #[inline]
+    fn count(&mut self, opened: Option<(usize, usize)>) -> NodeId {
+        let id = NodeId(self.counted);
+        self.counted = self.counted.saturating_add(1);
+        if let Some((start, payload_start)) = opened {
+            self.open.push(Open {
+                id,
+                ordinal: 0,
+                start,
+                payload_start,
+            });
+        }
+        id
+    }
+
     /// Opens a container whose header is `start..header_end`; its items follow.
+    #[inline]
     pub fn open(
         &mut self,
         kind: Kind,
@@ -1772,6 +1786,9 @@ impl SpanTreeBuilder {
         start: usize,
         header_end: usize,
     ) -> NodeId {
+        if self.counting {
+            return self.count(Some((start, header_end)));
+        }
         self.add(
             Node {
                 kind,
