@@ -1356,6 +1356,9 @@ pub struct SpanTreeBuilder {
     key_cache: Vec<([u64; 3], u32)>,
     /// The part of the document being added in place, if any ([`SpanTreeBuilder::graft`]).
     graft: Option<Graft>,
+    /// Nodes [`SpanTreeBuilder::len`] leaves out: while a part is grafted, the nodes before it
+    /// (less one, wrapping, for a root left out, which the part counts).
+    uncounted: usize,
 }
 
 /// A part of a document decoded or encoded on its own whose nodes a builder adds as they come,
@@ -1589,11 +1592,8 @@ impl SpanTreeBuilder {
     pub fn len(&self) -> usize {
         if self.counting {
             self.counted as usize
-        } else if let Some(g) = &self.graft {
-            let dropped = g.rooted && matches!(g.root, GraftRoot::Dropped(_));
-            self.offsets.len() - g.base as usize + usize::from(dropped)
         } else {
-            self.offsets.len()
+            self.offsets.len().wrapping_sub(self.uncounted)
         }
     }
 
@@ -1606,6 +1606,7 @@ impl SpanTreeBuilder {
     /// building that tree.
     pub(crate) fn graft(&mut self, shift: usize, root: GraftRoot) {
         debug_assert!(self.graft.is_none(), "a graft inside a graft");
+        self.uncounted = self.offsets.len();
         self.graft = Some(Graft {
             shift,
             base: self.offsets.len() as u32,
@@ -1623,6 +1624,7 @@ impl SpanTreeBuilder {
             "a grafted part left open"
         );
         self.graft = None;
+        self.uncounted = 0;
     }
 
     /// Whether no node was added yet.
@@ -1652,7 +1654,6 @@ impl SpanTreeBuilder {
 
     /// Adds a scalar: `span` is all its bytes, `header_end` where its header stops, `payload` its
     /// value bytes.
-    #[inline]
     pub fn leaf(
         &mut self,
         kind: Kind,
@@ -1687,36 +1688,9 @@ impl SpanTreeBuilder {
             let opened = opened.then_some((node.span.start, node.payload.start));
             return self.count(opened);
         }
-        if let Some(g) = &mut self.graft {
-            let shift = g.shift;
-            let at = |o: usize| o.wrapping_add(shift);
-            let moved = |s: Span| Span {
-                start: at(s.start),
-                end: at(s.end),
-            };
-            node.span = moved(node.span);
-            node.header_end = at(node.header_end);
-            node.payload = moved(node.payload);
-            node.key = node.key.map(moved);
-            if self.open.len() == g.depth {
-                match g.root {
-                    GraftRoot::Slot(segment, key) if !g.rooted => {
-                        g.rooted = true;
-                        node.segment = segment;
-                        node.key = key;
-                    }
-                    GraftRoot::Dropped(_) if !g.rooted => {
-                        // Left out; its close is left out too (see `close`).
-                        g.rooted = true;
-                        return self.current().unwrap_or(NodeId::ROOT);
-                    }
-                    GraftRoot::Dropped(first) => {
-                        if let Segment::Index(n) = node.segment {
-                            node.segment = Segment::Index(n.wrapping_add(first));
-                        }
-                    }
-                    GraftRoot::Slot(..) => {}
-                }
+        if self.graft.is_some() {
+            if let Some(left_out) = self.grafted(&mut node) {
+                return left_out;
             }
         }
         let id = NodeId(self.offsets.len() as u32);
@@ -1758,6 +1732,47 @@ impl SpanTreeBuilder {
         id
     }
 
+    /// Places `node`, the next node of a grafted part ([`SpanTreeBuilder::graft`]), in the
+    /// whole: its offsets shifted, and as the part's root or one of its items, the segment and
+    /// key the graft gives. Returns the id to give back for a root left out, which is not added.
+    /// Kept out of `add`, whose every other caller does not graft.
+    #[inline(never)]
+    fn grafted(&mut self, node: &mut Node) -> Option<NodeId> {
+        let g = self.graft.as_mut()?;
+        let shift = g.shift;
+        let at = |o: usize| o.wrapping_add(shift);
+        let moved = |s: Span| Span {
+            start: at(s.start),
+            end: at(s.end),
+        };
+        node.span = moved(node.span);
+        node.header_end = at(node.header_end);
+        node.payload = moved(node.payload);
+        node.key = node.key.map(moved);
+        if self.open.len() == g.depth {
+            match g.root {
+                GraftRoot::Slot(segment, key) if !g.rooted => {
+                    g.rooted = true;
+                    node.segment = segment;
+                    node.key = key;
+                }
+                GraftRoot::Dropped(_) if !g.rooted => {
+                    // Left out; its close is left out too (see `close`). The part counts it.
+                    g.rooted = true;
+                    self.uncounted = self.uncounted.wrapping_sub(1);
+                    return Some(self.current().unwrap_or(NodeId::ROOT));
+                }
+                GraftRoot::Dropped(first) => {
+                    if let Segment::Index(n) = node.segment {
+                        node.segment = Segment::Index(n.wrapping_add(first));
+                    }
+                }
+                GraftRoot::Slot(..) => {}
+            }
+        }
+        None
+    }
+
     /// A counting builder's next node ([`SpanTreeBuilder::counting`]): counted, and with
     /// `opened` (where it starts and its items start), opened as a container. Kept out of `add`
     /// so that a decode that only counts does not pay for a call that moves a whole node.
@@ -1777,7 +1792,6 @@ impl SpanTreeBuilder {
     }
 
     /// Opens a container whose header is `start..header_end`; its items follow.
-    #[inline]
     pub fn open(
         &mut self,
         kind: Kind,
@@ -1805,21 +1819,32 @@ impl SpanTreeBuilder {
     }
 
     /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
+    #[inline]
     pub fn close(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
-        let (payload_end, end) = match &self.graft {
-            Some(g) if !self.counting => {
-                if self.open.len() == g.depth {
-                    // The grafted part's root, left out (only a left-out root closes here).
-                    return self.current();
-                }
-                (payload_end.wrapping_add(g.shift), end.wrapping_add(g.shift))
-            }
-            _ => (payload_end, end),
-        };
-        let open = self.open.pop()?;
         if self.counting {
-            return Some(open.id);
+            return self.open.pop().map(|open| open.id);
         }
+        if self.graft.is_some() {
+            return self.close_grafted(payload_end, end);
+        }
+        self.close_at(payload_end, end)
+    }
+
+    /// [`SpanTreeBuilder::close`] in a grafted part: its offsets shifted, and a left-out root's
+    /// close left out.
+    #[inline(never)]
+    fn close_grafted(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
+        let g = self.graft?;
+        if self.open.len() == g.depth {
+            // The grafted part's root, left out (only a left-out root closes here).
+            return self.current();
+        }
+        self.close_at(payload_end.wrapping_add(g.shift), end.wrapping_add(g.shift))
+    }
+
+    /// Closes the innermost open container at these (the whole document's) offsets.
+    fn close_at(&mut self, payload_end: usize, end: usize) -> Option<NodeId> {
+        let open = self.open.pop()?;
         let subtree_end = self.offsets.len() as u32;
         let payload_end = payload_end.max(open.payload_start);
         let end = end.max(payload_end);
