@@ -1354,6 +1354,11 @@ pub struct SpanTreeBuilder {
     /// [`crate::model::CompactText::inline_words`]) and its number: a map's keys come back in
     /// every record, and a hit costs one comparison instead of a hash-map lookup.
     key_cache: Vec<([u64; 3], u32)>,
+    /// For each short key text by number (plus one; 0 before any), the short key text met
+    /// right after it last time and its number: [`SpanTreeBuilder::text_key`]'s first guess.
+    follows: Vec<([u64; 3], u32)>,
+    /// The number (plus one) of the last short key text met, 0 before any.
+    last_key: usize,
     /// The part of the document being added in place, if any ([`SpanTreeBuilder::graft`]).
     graft: Option<Graft>,
     /// Nodes [`SpanTreeBuilder::len`] leaves out: while a part is grafted, the nodes before it
@@ -1513,21 +1518,39 @@ impl SpanTreeBuilder {
         let Some(words) = text.inline_words() else {
             return Segment::Key(self.intern(text.as_bytes()));
         };
-        let mixed = (words[0] ^ words[1].rotate_left(21) ^ words[2].rotate_left(42))
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let slot = (mixed >> 58) as usize % KEY_CACHE;
-        if let Some(&(cached, id)) = self.key_cache.get(slot) {
+        // Records list their keys in one order: the key after the last one is most often the
+        // one that came after it before.
+        let after = self.last_key;
+        if let Some(&(cached, id)) = self.follows.get(after) {
             if cached == words && id != u32::MAX {
+                self.last_key = id as usize + 1;
                 return Segment::Key(id);
             }
         }
-        let id = self.intern(text.as_bytes());
-        if self.key_cache.is_empty() {
-            self.key_cache = vec![([0; 3], u32::MAX); KEY_CACHE];
+        let mixed = (words[0] ^ words[1].rotate_left(21) ^ words[2].rotate_left(42))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (mixed >> 58) as usize % KEY_CACHE;
+        let id = match self.key_cache.get(slot) {
+            Some(&(cached, id)) if cached == words && id != u32::MAX => id,
+            _ => {
+                let id = self.intern(text.as_bytes());
+                if self.key_cache.is_empty() {
+                    self.key_cache = vec![([0; 3], u32::MAX); KEY_CACHE];
+                }
+                if let Some(entry) = self.key_cache.get_mut(slot) {
+                    *entry = (words, id);
+                }
+                id
+            }
+        };
+        // One entry per key text interned (and one for the start): as many as `keys`.
+        if self.follows.len() <= after {
+            self.follows.resize(after + 1, ([0; 3], u32::MAX));
         }
-        if let Some(entry) = self.key_cache.get_mut(slot) {
+        if let Some(entry) = self.follows.get_mut(after) {
             *entry = (words, id);
         }
+        self.last_key = id as usize + 1;
         Segment::Key(id)
     }
 
@@ -1908,6 +1931,36 @@ impl SpanTreeBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_numbers_do_not_depend_on_the_order_keys_come_in() {
+        // Records in one order, then others: reordered, a key left out, a new key, a key
+        // repeated, a long key (kept on the heap), and the first order again.
+        let orders: [&[&str]; 6] = [
+            &["id", "user", "amount", "ship", "city"],
+            &["id", "user", "amount", "ship", "city"],
+            &["user", "id", "ship", "amount"],
+            &["id", "zip", "amount", "amount", "city"],
+            &["a key long enough to be kept on the heap", "id", "user"],
+            &["id", "user", "amount", "ship", "city"],
+        ];
+        let mut fast = SpanTreeBuilder::new();
+        let mut plain = SpanTreeBuilder::new();
+        for order in orders {
+            for key in order {
+                let text = crate::model::CompactText::from(*key);
+                let Segment::Key(id) = fast.text_key(&text) else {
+                    panic!("a text key");
+                };
+                assert_eq!(Segment::Key(id), plain.key(key), "{key}");
+                assert_eq!(
+                    segment_path(&fast.shape.keys, Segment::Key(id)),
+                    Some(PathSegment::Key((*key).to_string()))
+                );
+            }
+        }
+        assert_eq!(fast.keys, 7);
+    }
 
     #[test]
     fn grafted_parts_make_the_tree_of_the_whole() {
