@@ -964,24 +964,18 @@ impl<'a> Walk<'a> {
 
     /// Decodes and encodes `at..end` as one document.
     fn whole(&mut self, at: usize, end: usize, depth: usize) -> Option<()> {
-        if self.reading {
-            let b = self.b;
-            let root = self
-                .spans
-                .as_ref()
-                .map_or(GraftRoot::Slot(Segment::Root, None), |rec| {
-                    GraftRoot::Slot(rec.slot.0, rec.slot.1)
-                });
-            return self.read_grafted(&b[at..end], depth, false, at, root);
-        }
-        let shift = self.out.len();
+        let b = self.b;
+        // The value goes where the walk's slot says.
         let root = self
             .spans
             .as_ref()
             .map_or(GraftRoot::Slot(Segment::Root, None), |rec| {
                 GraftRoot::Slot(rec.slot.0, rec.slot.1)
             });
-        let b = self.b;
+        if self.reading {
+            return self.read_grafted(&b[at..end], depth, false, at, root);
+        }
+        let shift = self.out.len();
         let (encoded, grafted) = self.convert(&b[at..end], depth, false, shift, root)?;
         self.out.extend_from_slice(&encoded.bytes);
         if let Some(rec) = self.spans.as_mut().filter(|_| !grafted) {

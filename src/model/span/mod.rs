@@ -1610,8 +1610,8 @@ impl SpanTreeBuilder {
         self.open.last().map(|o| o.id)
     }
 
-    /// Number of nodes so far; while a part is grafted ([`SpanTreeBuilder::graft`]), the part's
-    /// nodes so far, its root counted even when it is left out.
+    /// Number of nodes so far; while a part of a document is grafted in (the crate's streaming
+    /// walks do that), the part's nodes so far, its root counted even when it is left out.
     pub fn len(&self) -> usize {
         if self.counting {
             self.counted as usize
@@ -1655,8 +1655,9 @@ impl SpanTreeBuilder {
         self.len() == 0
     }
 
-    /// Path of a node added so far; while a part is grafted ([`SpanTreeBuilder::graft`]), its
-    /// path within the part (as the part's own tree would give it).
+    /// Path of a node added so far; while a part of a document is grafted in (the crate's
+    /// streaming walks do that), its path within the part (as the part's own tree would give
+    /// it).
     pub fn path(&self, id: NodeId) -> Path {
         match &self.graft {
             Some(g) => graft_path(self.current_shape(), id, g),
