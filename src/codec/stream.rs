@@ -2044,6 +2044,61 @@ mod tests {
     }
 
     #[test]
+    fn walks_with_spans_stop_at_the_node_limit_where_the_whole_decode_does() {
+        // Records in runs and alone, under a node limit just below, at and above the count.
+        let records: Vec<String> = (0..40)
+            .map(|i| format!(r#"{{"id":{i},"tags":["a","b"],"ship":{{"zip":{i}}}}}"#))
+            .collect();
+        let text = format!(r#"{{"n":40,"records":[{}]}}"#, records.join(","));
+        let bytes = text.as_bytes();
+        let all = decode(bytes, Format::Json, &DecodeOptions::default())
+            .expect("JSON")
+            .spans
+            .len();
+        for max_nodes in [all - 1, all, all + 1] {
+            let limits = Limits {
+                max_nodes,
+                ..Limits::default()
+            };
+            let options = DecodeOptions {
+                limits,
+                ..DecodeOptions::default()
+            };
+            let whole = decode(bytes, Format::Json, &options).ok();
+            assert_eq!(
+                whole.is_some(),
+                max_nodes >= all,
+                "limit {max_nodes} of {all}"
+            );
+            for chunk in [16, 64, 200] {
+                let source = spans_in_chunks(bytes, Format::Json, &limits, chunk);
+                assert_eq!(
+                    source.is_some(),
+                    whole.is_some(),
+                    "source spans, limit {max_nodes}, chunk {chunk}"
+                );
+                let column = transcode_with_spans(
+                    bytes,
+                    Format::Json,
+                    Format::Cbor,
+                    &EncodeOptions::default(),
+                    &limits,
+                    source.as_ref(),
+                    chunk,
+                );
+                assert_eq!(
+                    column.is_some(),
+                    whole.is_some(),
+                    "CBOR column, limit {max_nodes}, chunk {chunk}"
+                );
+                if let (Some(source), Some(doc)) = (&source, &whole) {
+                    assert_eq!(nodes_of(source), nodes_of(&doc.spans));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn what_needs_the_whole_document_is_left_to_the_ordinary_way() {
         let limits = Limits::default();
         let plain = EncodeOptions::default();
