@@ -895,26 +895,43 @@ impl<'a> Walk<'a> {
         shift: usize,
         root: GraftRoot,
     ) -> Option<()> {
-        let Some(mut rec) = self.spans.take() else {
+        if self.spans.is_none() {
             return self.read(bytes, depth, wrapped).map(|_| ());
-        };
-        rec.builder.graft(shift, root);
+        }
         // The value is read for its spans; only what counts values needs it whole.
         let keep = self.counting.is_some();
-        let (value, nodes, builder) = decode_within(
-            self.from,
-            self.limits,
-            self.nodes,
-            bytes,
-            (depth, wrapped),
-            Some(rec.builder),
-            keep,
-        )?;
-        let mut builder = builder?;
+        let (value, nodes) = self.grafting(shift, root, |walk, builder| {
+            let (value, nodes, builder) = decode_within(
+                walk.from,
+                walk.limits,
+                walk.nodes,
+                bytes,
+                (depth, wrapped),
+                Some(builder),
+                keep,
+            )?;
+            Some(((value, nodes), builder?))
+        })?;
+        self.counted(&value, nodes, wrapped)
+    }
+
+    /// Runs `work` with the recording's builder grafting a part in
+    /// ([`SpanTreeBuilder::graft`]: offsets shifted by `shift`, the root placed as `root`
+    /// says), and puts the builder back when `work` gives it back; `None` without a recording
+    /// or when `work` fails (the walk then gives up, builder and all).
+    fn grafting<T>(
+        &mut self,
+        shift: usize,
+        root: GraftRoot,
+        work: impl FnOnce(&Self, SpanTreeBuilder) -> Option<(T, SpanTreeBuilder)>,
+    ) -> Option<T> {
+        let mut rec = self.spans.take()?;
+        rec.builder.graft(shift, root);
+        let (out, mut builder) = work(self, rec.builder)?;
         builder.end_graft();
         rec.builder = builder;
         self.spans = Some(rec);
-        self.counted(&value, nodes, wrapped)
+        Some(out)
     }
 
     /// Adds a value the walk read, of `nodes` nodes, to the node count (and to what `counting`
@@ -952,13 +969,9 @@ impl<'a> Walk<'a> {
         if !super::is_shallow(&value) {
             return Some((super::encode(&value, self.to, self.options).ok()?, false));
         }
-        let mut rec = self.spans.take()?;
-        rec.builder.graft(shift, root);
-        let (encoded, mut builder) =
-            super::encode_grafted(&value, self.to, self.options, rec.builder)?;
-        builder.end_graft();
-        rec.builder = builder;
-        self.spans = Some(rec);
+        let encoded = self.grafting(shift, root, |walk, builder| {
+            super::encode_grafted(&value, walk.to, walk.options, builder)
+        })?;
         Some((encoded, true))
     }
 

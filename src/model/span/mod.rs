@@ -651,7 +651,7 @@ impl SpanTree {
 
     /// The full path of `id`.
     pub fn path(&self, id: NodeId) -> Path {
-        path(&self.shape, id)
+        path_within(&self.shape, id, None)
     }
 
     /// Every node at `path` (several when a map repeats a key; `[*]` matches every index).
@@ -1032,34 +1032,22 @@ fn segment_path(keys: &[String], segment: Segment) -> Option<PathSegment> {
     }
 }
 
-/// The full path of node `id` of `shape`.
-fn path(shape: &Shape, id: NodeId) -> Path {
+/// The path of node `id` of `shape`; with a `graft`, its path within the part the graft adds:
+/// up to the part's root (whose segment is the whole document's), or with the root left out, up
+/// to its items (whose indexes it shifted).
+fn path_within(shape: &Shape, id: NodeId, graft: Option<&Graft>) -> Path {
+    let base = graft.map_or(0, |g| g.base);
     let mut segments = Vec::new();
-    let mut cur = Some(id);
+    let mut cur = (id.0 >= base).then_some(id);
     while let Some(c) = cur {
         let link = shape.links.get(c.index());
-        segments.extend(segment_path(&shape.keys, segment_of(&link)));
-        cur = (link.parent != Link::NONE && link.parent < c.0).then_some(NodeId(link.parent));
-    }
-    segments.reverse();
-    Path::from_segments(segments)
-}
-
-/// The path of node `id` of `shape` within the part `graft` adds: up to the part's root (whose
-/// segment is the whole document's), or with the root left out, up to its items (whose indexes
-/// it shifted).
-fn graft_path(shape: &Shape, id: NodeId, graft: &Graft) -> Path {
-    let mut segments = Vec::new();
-    let mut cur = (id.0 >= graft.base).then_some(id);
-    while let Some(c) = cur {
-        let link = shape.links.get(c.index());
-        let up = (link.parent != Link::NONE && link.parent < c.0 && link.parent >= graft.base)
+        let up = (link.parent != Link::NONE && link.parent < c.0 && link.parent >= base)
             .then_some(NodeId(link.parent));
-        let segment = match (up, graft.root) {
-            (Some(_), _) => segment_of(&link),
+        let segment = match (up, graft.map(|g| g.root)) {
+            (Some(_), _) | (None, None) => segment_of(&link),
             // The part's root: the part's own tree calls it the root.
-            (None, GraftRoot::Slot(..)) => Segment::Root,
-            (None, GraftRoot::Dropped(first)) => match segment_of(&link) {
+            (None, Some(GraftRoot::Slot(..))) => Segment::Root,
+            (None, Some(GraftRoot::Dropped(first))) => match segment_of(&link) {
                 Segment::Index(n) => Segment::Index(n.wrapping_sub(first)),
                 other => other,
             },
@@ -1659,10 +1647,7 @@ impl SpanTreeBuilder {
     /// streaming walks do that), its path within the part (as the part's own tree would give
     /// it).
     pub fn path(&self, id: NodeId) -> Path {
-        match &self.graft {
-            Some(g) => graft_path(self.current_shape(), id, g),
-            None => path(self.current_shape(), id),
-        }
+        path_within(self.current_shape(), id, self.graft.as_ref())
     }
 
     /// The path segment `segment` stands for, its key text as interned so far (`None` for
