@@ -65,21 +65,20 @@ impl Frame {
         // most a small fixed number of slots, so that hundreds of nested containers claiming
         // billions of items cannot each reserve room for the whole input.
         let room = left.min(RESERVE_CAP);
-        let mut frame = Frame {
+        let (items, entries) = if map {
+            (Vec::new(), Vec::with_capacity(len.min(room / 2)))
+        } else {
+            (Vec::with_capacity(len.min(room)), Vec::new())
+        };
+        Frame {
             map,
             len,
-            items: Vec::new(),
-            entries: Vec::new(),
+            items,
+            entries,
             key: None,
             node,
             start,
-        };
-        if map {
-            frame.entries.reserve(len.min(room / 2));
-        } else {
-            frame.items.reserve(len.min(room));
         }
-        frame
     }
 
     fn done(&self) -> usize {
@@ -189,6 +188,22 @@ fn read_into(
     let mut stack: Vec<Frame> = Vec::new();
     let mut pos = 0usize;
     let root = loop {
+        if let Some(top) = stack.last_mut() {
+            if top.node {
+                pos = scalar_run(bytes, pos, top, &mut builder, max_nodes);
+                if top.is_complete() {
+                    let finished = stack.pop().map(|frame| {
+                        builder.close(pos, pos);
+                        let start = frame.start;
+                        (frame.into_value(), start)
+                    });
+                    if let Some(value) = hand_up(&mut stack, &mut builder, finished, pos) {
+                        break value;
+                    }
+                    continue;
+                }
+            }
+        }
         let slot = next_slot(&stack, &mut builder);
         let item_start = pos;
         let fail = |f: Fail, stack: Vec<Frame>, builder: SpanTreeBuilder| {
@@ -257,6 +272,145 @@ fn read_into(
         }
     };
     Ok((root, pos, builder))
+}
+
+/// Reads the items of `top` (a container with nodes) from `pos` while they are scalars, each
+/// with its node, without the general loop's bookkeeping for an item that may open a container;
+/// returns where it stopped: at the container's end, at an item that opens a container (or a
+/// map value after its key, which is then in `top.key`), or at the first item the general loop
+/// must look at itself (one that is malformed, or the node limit reached), which it reads again
+/// and reports. The items read are the general loop's, node for node.
+#[inline]
+fn scalar_run(
+    bytes: &[u8],
+    mut pos: usize,
+    top: &mut Frame,
+    builder: &mut SpanTreeBuilder,
+    max_nodes: usize,
+) -> usize {
+    if !top.map {
+        while top.items.len() < top.len && builder.len() < max_nodes {
+            let Some((value, kind, header_end, payload)) = scalar(bytes, pos) else {
+                break;
+            };
+            let end = payload.end;
+            let index = u32::try_from(top.items.len()).unwrap_or(u32::MAX);
+            let span = Span::new(pos, end);
+            builder.leaf(kind, Segment::Index(index), None, span, header_end, payload);
+            top.items.push(value);
+            pos = end;
+        }
+        return pos;
+    }
+    while top.entries.len() < top.len {
+        let (key, key_span) = match top.key.take() {
+            Some(key) => key,
+            None => match scalar(bytes, pos) {
+                Some((value, _, _, payload)) => {
+                    let span = Span::new(pos, payload.end);
+                    pos = payload.end;
+                    (value, span)
+                }
+                None => break,
+            },
+        };
+        if builder.len() >= max_nodes {
+            top.key = Some((key, key_span));
+            break;
+        }
+        match scalar(bytes, pos) {
+            Some((value, kind, header_end, payload)) => {
+                let end = payload.end;
+                let segment = builder.segment_for_key(&key);
+                let span = Span::new(pos, end);
+                builder.leaf(kind, segment, Some(key_span), span, header_end, payload);
+                top.entries.push((key, value));
+                pos = end;
+            }
+            None => {
+                top.key = Some((key, key_span));
+                break;
+            }
+        }
+    }
+    pos
+}
+
+/// The scalar at `pos`, as [`read_head`] reads it (its value, kind, header end and payload,
+/// which ends the item), the most common markers read here at once; `None` for a container, and
+/// for anything [`read_head`] reports as malformed.
+#[inline(always)]
+fn scalar(bytes: &[u8], pos: usize) -> Option<(Value, Kind, usize, Span)> {
+    let m = *bytes.get(pos)?;
+    let after = pos + 1;
+    let marker = |value, kind| Some((value, kind, pos, Span::new(pos, after)));
+    match m {
+        0x00..=0x7f => marker(Value::Int(i128::from(m)), Kind::Int),
+        0xe0..=0xff => marker(Value::Int(i128::from(m as i8)), Kind::Int),
+        0xc0 => marker(Value::Null, Kind::Null),
+        0xc2 => marker(Value::Bool(false), Kind::Bool),
+        0xc3 => marker(Value::Bool(true), Kind::Bool),
+        0xa0..=0xbf => {
+            let end = after + usize::from(m & 0x1f);
+            let text = crate::model::CompactText::inline_ascii(bytes.get(after..end)?);
+            let payload = Span::new(after, end);
+            match text {
+                Some(text) => Some((Value::Text(text), Kind::Text, after, payload)),
+                None => head_scalar(bytes, pos),
+            }
+        }
+        0xcc..=0xcf => {
+            let n = 1 << (m - 0xcc);
+            let v = be_uint(bytes.get(after..after + n)?);
+            Some((
+                Value::Int(i128::from(v)),
+                Kind::Int,
+                after,
+                Span::new(after, after + n),
+            ))
+        }
+        0xd0..=0xd3 => {
+            let n = 1 << (m - 0xd0);
+            let v = be_uint(bytes.get(after..after + n)?);
+            // Sign-extend the n-byte two's complement number.
+            let shift = 64 - 8 * n as u32;
+            let signed = ((v << shift) as i64) >> shift;
+            Some((
+                Value::Int(i128::from(signed)),
+                Kind::Int,
+                after,
+                Span::new(after, after + n),
+            ))
+        }
+        0xcb => match bytes.get(after..after + 8) {
+            Some(&[a, b, c, d, e, f, g, h]) => Some((
+                Value::f64(f64::from_be_bytes([a, b, c, d, e, f, g, h])),
+                Kind::Float(crate::model::FloatWidth::F64),
+                after,
+                Span::new(after, after + 8),
+            )),
+            _ => None,
+        },
+        0x80..=0x9f | 0xdc..=0xdf => None,
+        _ => head_scalar(bytes, pos),
+    }
+}
+
+/// [`scalar`] for the markers it leaves to [`read_head`].
+#[inline(never)]
+fn head_scalar(bytes: &[u8], pos: usize) -> Option<(Value, Kind, usize, Span)> {
+    match read_head(bytes, pos) {
+        Ok((
+            Head::Leaf {
+                value,
+                kind,
+                header_end,
+                payload,
+            },
+            _,
+        )) => Some((value, kind, header_end, payload)),
+        _ => None,
+    }
 }
 
 /// Hands a finished value (with its start) up to the container it belongs to, closing every
@@ -463,8 +617,19 @@ fn uint(
     n: usize,
     what: impl std::fmt::Display,
 ) -> Result<u64, Fail> {
-    let b = take(bytes, item, at, n, what)?;
-    Ok(b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
+    take(bytes, item, at, n, what).map(be_uint)
+}
+
+/// The big-endian unsigned number `b` (at most 8 bytes).
+#[inline]
+fn be_uint(b: &[u8]) -> u64 {
+    match *b {
+        [x] => u64::from(x),
+        [a, b] => u64::from(u16::from_be_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_be_bytes([a, b, c, d])),
+        [a, b, c, d, e, f, g, h] => u64::from_be_bytes([a, b, c, d, e, f, g, h]),
+        _ => b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)),
+    }
 }
 
 /// A length header of `n` bytes at `at`, as usize (saturating: such a length never fits anyway).
@@ -476,6 +641,7 @@ fn length(bytes: &[u8], item: usize, at: usize, n: usize, what: &str) -> Result<
 
 /// Reads the head of the item at `pos` (and, for scalars, the whole item). Returns it with the
 /// offset where the item (or the container's header) ends.
+#[inline(always)]
 fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
     let Some(&m) = bytes.get(pos) else {
         return Err(Fail::new(
@@ -527,13 +693,13 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
         0xcc..=0xcf => {
             let n = 1 << (m - 0xcc);
             let (b, payload) = fixed(bytes, pos, after, n, &format_args!("uint{}", n * 8))?;
-            let v = uint(b, pos, 0, n, "uint")?;
+            let v = be_uint(b);
             leaf(Value::Int(i128::from(v)), Kind::Int, after, payload)
         }
         0xd0..=0xd3 => {
             let n = 1 << (m - 0xd0);
             let (b, payload) = fixed(bytes, pos, after, n, &format_args!("int{}", n * 8))?;
-            let v = uint(b, pos, 0, n, "int")?;
+            let v = be_uint(b);
             // Sign-extend the n-byte two's complement number.
             let shift = 64 - 8 * n as u32;
             let signed = ((v << shift) as i64) >> shift;
@@ -683,6 +849,17 @@ fn read_ext(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
 #[inline]
 fn read_float(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
     let after = pos + 1;
+    if m == 0xcb {
+        // The most common float first, its eight bytes read in one.
+        if let Some(&[a, b, c, d, e, f, g, h]) = bytes.get(after..after + 8) {
+            return leaf(
+                Value::f64(f64::from_be_bytes([a, b, c, d, e, f, g, h])),
+                Kind::Float(crate::model::FloatWidth::F64),
+                after,
+                Span::new(after, after + 8),
+            );
+        }
+    }
     if m == 0xca {
         let (b, payload) = fixed(bytes, pos, after, 4, &"float32")?;
         let v = uint(b, pos, 0, 4, "float32")?;

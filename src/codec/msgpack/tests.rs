@@ -34,9 +34,9 @@ fn shortest() -> EncodeOptions {
     }
 }
 
-#[test]
-fn decodes_every_scalar_marker() {
-    let cases: Vec<(&str, Value)> = vec![
+/// One item of every scalar marker, as hex, with its value.
+fn scalar_cases() -> Vec<(&'static str, Value)> {
+    vec![
         ("05", Value::Int(5)),
         ("ff", Value::Int(-1)),
         ("e0", Value::Int(-32)),
@@ -83,9 +83,87 @@ fn decodes_every_scalar_marker() {
         ),
         // An ext -1 of another length stays an ext.
         ("d4 ff 01", Value::Ext(-1, vec![1])),
-    ];
-    for (h, want) in cases {
+        // Text at the inline limit and past it, and text that is not ASCII.
+        (
+            "b6 61 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70 71 72 73 74 75 76",
+            Value::text("abcdefghijklmnopqrstuv"),
+        ),
+        (
+            "b7 61 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70 71 72 73 74 75 76 77",
+            Value::text("abcdefghijklmnopqrstuvw"),
+        ),
+        ("a2 c3 a9", Value::text("é")),
+        ("a0", Value::text("")),
+    ]
+}
+
+#[test]
+fn decodes_every_scalar_marker() {
+    for (h, want) in scalar_cases() {
         assert_eq!(dec(&hex(h)).value, want, "{h}");
+    }
+}
+
+/// Scalars inside containers are read on a path of their own (see `scalar_run`); each must
+/// read as it does at the root: the same value, node and spans (moved to its place), and when
+/// it is cut short, the same error at the same place.
+#[test]
+fn scalars_in_containers_read_as_at_the_root() {
+    let parts = |n: &crate::model::Node, shift: usize| {
+        let back = |s: Span| Span::new(s.start - shift, s.end - shift);
+        (n.kind, back(n.span), n.header_end - shift, back(n.payload))
+    };
+    for (h, want) in scalar_cases() {
+        let item = hex(h);
+        let root = dec(&item);
+        let at_root = parts(&root.spans.node(NodeId::ROOT), 0);
+        // [5, item]
+        let in_array = [&hex("92 05")[..], &item].concat();
+        let d = dec(&in_array);
+        assert_eq!(
+            d.value,
+            Value::Array(vec![Value::Int(5), want.clone()]),
+            "{h}"
+        );
+        assert_eq!(
+            parts(&d.spans.node(NodeId(2)), 2),
+            at_root,
+            "{h} in an array"
+        );
+        assert_eq!(d.spans.path(NodeId(2)).to_string(), "$[1]");
+        // {"a": item}
+        let in_map = [&hex("81 a1 61")[..], &item].concat();
+        let d = dec(&in_map);
+        assert_eq!(d.value, Value::object([("a", want.clone())]), "{h}");
+        let node = d.spans.node(NodeId(1));
+        assert_eq!(parts(&node, 3), at_root, "{h} as a map value");
+        assert_eq!(node.key, Some(Span::new(1, 3)));
+        // {item: 5}: the key has no node; the value's key span is the item's bytes.
+        let as_key = [&hex("81")[..], &item, &hex("05")].concat();
+        let d = dec(&as_key);
+        assert_eq!(
+            d.value,
+            Value::Map(vec![(want.clone(), Value::Int(5))]),
+            "{h}"
+        );
+        assert_eq!(d.spans.len(), 2);
+        assert_eq!(
+            d.spans.node(NodeId(1)).key,
+            Some(Span::new(1, 1 + item.len()))
+        );
+        // Cut short: the same error, moved to the item's place.
+        for cut in 1..item.len() {
+            let alone = err(&item[..cut]);
+            for (prefix, shift, path) in [("92 05", 2, "$[1]"), ("81 a1 61", 3, "$.a")] {
+                let e = err(&[&hex(prefix)[..], &item[..cut]].concat());
+                assert_eq!(
+                    (e.kind, e.offset - shift, e.message.as_str()),
+                    (alone.kind, alone.offset, alone.message.as_str()),
+                    "{h} cut to {cut} bytes after {prefix}"
+                );
+                assert_eq!(e.path.to_string(), path, "{h} cut to {cut}");
+            }
+        }
     }
 }
 
