@@ -5,9 +5,7 @@
 //! `decode-json`, `decode-msgpack`, `decode-cbor`, `decode-protobuf` (schema-less) or
 //! `encode-json`, `encode-msgpack`, `encode-cbor` (the file is JSON, decoded once first). The
 //! `decode-*` ops other than JSON read the file as JSON and encode it to the format first, so
-//! setup is not profiled apart from that one encode. `decode-rmpv` decodes that MessagePack
-//! with `rmpv::decode::read_value` instead, the library the MessagePack decode is measured
-//! against.
+//! setup is not profiled apart from that one encode.
 
 #![allow(clippy::print_stdout)] // prints a checksum so the work is not optimised away
 
@@ -30,8 +28,6 @@ fn main() -> ExitCode {
         eprintln!("OP is decode-FORMAT or encode-FORMAT");
         return ExitCode::from(2);
     };
-    let rmpv = name == "rmpv";
-    let name = if rmpv { "msgpack" } else { name };
     let Some(format) = Format::from_name(name) else {
         eprintln!("unknown format {name}");
         return ExitCode::from(2);
@@ -63,12 +59,7 @@ fn main() -> ExitCode {
         };
         drop(value);
         for _ in 0..runs {
-            total += if rmpv {
-                rmpv::decode::read_value(&mut &bytes[..])
-                    .map_or(0, |v| v.as_array().map_or(1, Vec::len))
-            } else {
-                decode(&bytes, format, &options).map_or(0, |d| d.spans.len())
-            };
+            total += decode(&bytes, format, &options).map_or(0, |d| d.spans.len());
         }
     } else {
         for _ in 0..runs {

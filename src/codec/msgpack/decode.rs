@@ -415,7 +415,7 @@ fn head_scalar(bytes: &[u8], pos: usize) -> Option<(Value, Kind, usize, Span)> {
 
 /// Hands a finished value (with its start) up to the container it belongs to, closing every
 /// container that is now complete; returns the root value once it is whole.
-#[inline]
+#[inline(always)]
 fn hand_up(
     stack: &mut Vec<Frame>,
     builder: &mut SpanTreeBuilder,
