@@ -545,7 +545,7 @@ impl Offsets {
     }
 
     /// A new container's closing numbers, as they stand until it closes.
-    #[inline]
+    #[inline(always)]
     fn open_close(&mut self, start: usize, node: &Node) {
         let len = node.span.end.wrapping_sub(start);
         let tail = node.span.end.wrapping_sub(node.payload.end);
@@ -563,6 +563,7 @@ impl Offsets {
     }
 
     /// Sets the closing numbers of the container with ordinal `ordinal`, which starts at `start`.
+    #[inline]
     pub fn set_close(&mut self, ordinal: u32, start: usize, payload_end: usize, end: usize) {
         let o = ordinal as usize;
         if o >= self.close_len.len() {
