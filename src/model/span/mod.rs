@@ -1675,24 +1675,23 @@ impl SpanTreeBuilder {
         if self.counting {
             return self.count(None);
         }
-        self.add(
-            Node {
-                kind,
-                segment,
-                parent: None,
-                key,
-                span,
-                header_end,
-                payload,
-                subtree_end: 0,
-            },
-            false,
-        )
+        self.add::<false>(Node {
+            kind,
+            segment,
+            parent: None,
+            key,
+            span,
+            header_end,
+            payload,
+            subtree_end: 0,
+        })
     }
 
-    /// Adds `node` as the next node, a child of the innermost open container; `opened`: a
-    /// container, closed later by [`SpanTreeBuilder::close`].
-    fn add(&mut self, mut node: Node, opened: bool) -> NodeId {
+    /// Adds `node` as the next node, a child of the innermost open container; `OPENED`: a
+    /// container, closed later by [`SpanTreeBuilder::close`]. A constant, so that a scalar's
+    /// and a container's records each get code of their own, without the other's branches.
+    fn add<const OPENED: bool>(&mut self, mut node: Node) -> NodeId {
+        let opened = OPENED;
         if self.counting {
             let opened = opened.then_some((node.span.start, node.payload.start));
             return self.count(opened);
@@ -1812,19 +1811,16 @@ impl SpanTreeBuilder {
         if self.counting {
             return self.count(Some((start, header_end)));
         }
-        self.add(
-            Node {
-                kind,
-                segment,
-                parent: None,
-                key,
-                span: Span::new(start, header_end),
-                header_end,
-                payload: Span::empty(header_end),
-                subtree_end: 0,
-            },
-            true,
-        )
+        self.add::<true>(Node {
+            kind,
+            segment,
+            parent: None,
+            key,
+            span: Span::new(start, header_end),
+            header_end,
+            payload: Span::empty(header_end),
+            subtree_end: 0,
+        })
     }
 
     /// Closes the innermost open container: its items end at `payload_end`, its bytes at `end`.
