@@ -359,28 +359,10 @@ fn scalar(bytes: &[u8], pos: usize) -> Option<(Value, Kind, usize, Span)> {
                 None => head_scalar(bytes, pos),
             }
         }
-        0xcc..=0xcf => {
-            let n = 1 << (m - 0xcc);
-            let v = be_uint(bytes.get(after..after + n)?);
-            Some((
-                Value::Int(i128::from(v)),
-                Kind::Int,
-                after,
-                Span::new(after, after + n),
-            ))
-        }
-        0xd0..=0xd3 => {
-            let n = 1 << (m - 0xd0);
-            let v = be_uint(bytes.get(after..after + n)?);
-            // Sign-extend the n-byte two's complement number.
-            let shift = 64 - 8 * n as u32;
-            let signed = ((v << shift) as i64) >> shift;
-            Some((
-                Value::Int(i128::from(signed)),
-                Kind::Int,
-                after,
-                Span::new(after, after + n),
-            ))
+        0xcc..=0xd3 => {
+            let n = 1 << ((m - 0xcc) & 3);
+            let value = Value::Int(fixed_int(m, bytes.get(after..after + n)?));
+            Some((value, Kind::Int, after, Span::new(after, after + n)))
         }
         0xcb => match bytes.get(after..after + 8) {
             Some(&[a, b, c, d, e, f, g, h]) => Some((
@@ -632,6 +614,19 @@ fn be_uint(b: &[u8]) -> u64 {
     }
 }
 
+/// The integer a uint (`0xcc`–`0xcf`) or int (`0xd0`–`0xd3`) marker `m` writes in the
+/// big-endian bytes `b` (1, 2, 4 or 8 of them).
+#[inline]
+fn fixed_int(m: u8, b: &[u8]) -> i128 {
+    let v = be_uint(b);
+    if m < 0xd0 {
+        return i128::from(v);
+    }
+    // Sign-extend the n-byte two's complement number.
+    let shift = 64 - 8 * b.len() as u32;
+    i128::from(((v << shift) as i64) >> shift)
+}
+
 /// A length header of `n` bytes at `at`, as usize (saturating: such a length never fits anyway).
 fn length(bytes: &[u8], item: usize, at: usize, n: usize, what: &str) -> Result<usize, Fail> {
     // The words are formatted only when the length is cut short.
@@ -693,17 +688,12 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
         0xcc..=0xcf => {
             let n = 1 << (m - 0xcc);
             let (b, payload) = fixed(bytes, pos, after, n, &format_args!("uint{}", n * 8))?;
-            let v = be_uint(b);
-            leaf(Value::Int(i128::from(v)), Kind::Int, after, payload)
+            leaf(Value::Int(fixed_int(m, b)), Kind::Int, after, payload)
         }
         0xd0..=0xd3 => {
             let n = 1 << (m - 0xd0);
             let (b, payload) = fixed(bytes, pos, after, n, &format_args!("int{}", n * 8))?;
-            let v = be_uint(b);
-            // Sign-extend the n-byte two's complement number.
-            let shift = 64 - 8 * n as u32;
-            let signed = ((v << shift) as i64) >> shift;
-            leaf(Value::Int(i128::from(signed)), Kind::Int, after, payload)
+            leaf(Value::Int(fixed_int(m, b)), Kind::Int, after, payload)
         }
     }
 }
@@ -849,17 +839,6 @@ fn read_ext(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
 #[inline]
 fn read_float(bytes: &[u8], pos: usize, m: u8) -> Result<(Head, usize), Fail> {
     let after = pos + 1;
-    if m == 0xcb {
-        // The most common float first, its eight bytes read in one.
-        if let Some(&[a, b, c, d, e, f, g, h]) = bytes.get(after..after + 8) {
-            return leaf(
-                Value::f64(f64::from_be_bytes([a, b, c, d, e, f, g, h])),
-                Kind::Float(crate::model::FloatWidth::F64),
-                after,
-                Span::new(after, after + 8),
-            );
-        }
-    }
     if m == 0xca {
         let (b, payload) = fixed(bytes, pos, after, 4, &"float32")?;
         let v = uint(b, pos, 0, 4, "float32")?;
