@@ -343,13 +343,7 @@ fn scalar_run(
 fn scalar(bytes: &[u8], pos: usize) -> Option<(Value, Kind, usize, Span)> {
     let m = *bytes.get(pos)?;
     let after = pos + 1;
-    let marker = |value, kind| Some((value, kind, pos, Span::new(pos, after)));
     match m {
-        0x00..=0x7f => marker(Value::Int(i128::from(m)), Kind::Int),
-        0xe0..=0xff => marker(Value::Int(i128::from(m as i8)), Kind::Int),
-        0xc0 => marker(Value::Null, Kind::Null),
-        0xc2 => marker(Value::Bool(false), Kind::Bool),
-        0xc3 => marker(Value::Bool(true), Kind::Bool),
         0xa0..=0xbf => {
             let end = after + usize::from(m & 0x1f);
             let text = crate::model::CompactText::inline_ascii(bytes.get(after..end)?);
@@ -374,7 +368,24 @@ fn scalar(bytes: &[u8], pos: usize) -> Option<(Value, Kind, usize, Span)> {
             _ => None,
         },
         0x80..=0x9f | 0xdc..=0xdf => None,
-        _ => head_scalar(bytes, pos),
+        _ => match marker_value(m) {
+            Some((value, kind)) => Some((value, kind, pos, Span::new(pos, after))),
+            None => head_scalar(bytes, pos),
+        },
+    }
+}
+
+/// The value of an item that is its marker alone (a fixint, nil or a boolean), for [`scalar`]
+/// and [`read_head`] alike.
+#[inline(always)]
+fn marker_value(m: u8) -> Option<(Value, Kind)> {
+    match m {
+        0x00..=0x7f => Some((Value::Int(i128::from(m)), Kind::Int)),
+        0xe0..=0xff => Some((Value::Int(i128::from(m as i8)), Kind::Int)),
+        0xc0 => Some((Value::Null, Kind::Null)),
+        0xc2 => Some((Value::Bool(false), Kind::Bool)),
+        0xc3 => Some((Value::Bool(true), Kind::Bool)),
+        _ => None,
     }
 }
 
@@ -647,11 +658,6 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
     };
     let after = pos + 1;
     match m {
-        0x00..=0x7f => marker_only(pos, Value::Int(i128::from(m)), Kind::Int),
-        0xe0..=0xff => marker_only(pos, Value::Int(i128::from(m as i8)), Kind::Int),
-        0xc0 => marker_only(pos, Value::Null, Kind::Null),
-        0xc2 => marker_only(pos, Value::Bool(false), Kind::Bool),
-        0xc3 => marker_only(pos, Value::Bool(true), Kind::Bool),
         0xc1 => Err(Fail::new(
             ErrorKind::Syntax,
             pos,
@@ -695,6 +701,15 @@ fn read_head(bytes: &[u8], pos: usize) -> Result<(Head, usize), Fail> {
             let (b, payload) = fixed(bytes, pos, after, n, &format_args!("int{}", n * 8))?;
             leaf(Value::Int(fixed_int(m, b)), Kind::Int, after, payload)
         }
+        // Every other marker (fixints, nil, booleans) is the whole item.
+        _ => match marker_value(m) {
+            Some((value, kind)) => marker_only(pos, value, kind),
+            None => Err(Fail::new(
+                ErrorKind::Syntax,
+                pos,
+                format!("0x{m:02x} is not a MessagePack marker"),
+            )),
+        },
     }
 }
 

@@ -1692,10 +1692,7 @@ impl SpanTreeBuilder {
     /// and a container's records each get code of their own, without the other's branches.
     fn add<const OPENED: bool>(&mut self, mut node: Node) -> NodeId {
         let opened = OPENED;
-        if self.counting {
-            let opened = opened.then_some((node.span.start, node.payload.start));
-            return self.count(opened);
-        }
+        debug_assert!(!self.counting, "leaf and open count before adding");
         if self.graft.is_some() {
             if let Some(left_out) = self.grafted(&mut node) {
                 return left_out;

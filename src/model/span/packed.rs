@@ -447,6 +447,15 @@ pub(super) struct Offsets {
     last_start: usize,
 }
 
+/// A container's length and tail (`end - start`, `end - payload_end`) as the narrow side tables
+/// hold them, or `None` when either is too wide and goes to `closes_wide`.
+#[inline(always)]
+fn narrow_close(start: usize, payload_end: usize, end: usize) -> Option<(u32, u8)> {
+    let len = end.wrapping_sub(start);
+    let tail = end.wrapping_sub(payload_end);
+    (len < WIDE_LEN as usize && tail < usize::from(WIDE_TAIL)).then_some((len as u32, tail as u8))
+}
+
 impl Offsets {
     pub fn len(&self) -> usize {
         self.len as usize
@@ -547,13 +556,11 @@ impl Offsets {
     /// A new container's closing numbers, as they stand until it closes.
     #[inline(always)]
     fn open_close(&mut self, start: usize, node: &Node) {
-        let len = node.span.end.wrapping_sub(start);
-        let tail = node.span.end.wrapping_sub(node.payload.end);
-        if len < WIDE_LEN as usize && tail < usize::from(WIDE_TAIL) {
+        if let Some((len, tail)) = narrow_close(start, node.payload.end, node.span.end) {
             // What `set_close` would set, without looking for a wide entry a new ordinal
             // cannot have.
-            self.close_len.push(len as u32);
-            self.close_tail.push(tail as u8);
+            self.close_len.push(len);
+            self.close_tail.push(tail);
             return;
         }
         let ordinal = self.close_len.len() as u32;
@@ -569,11 +576,9 @@ impl Offsets {
         if o >= self.close_len.len() {
             return;
         }
-        let len = end.wrapping_sub(start);
-        let tail = end.wrapping_sub(payload_end);
-        if len < WIDE_LEN as usize && tail < usize::from(WIDE_TAIL) {
-            self.close_len[o] = len as u32;
-            self.close_tail[o] = tail as u8;
+        if let Some((len, tail)) = narrow_close(start, payload_end, end) {
+            self.close_len[o] = len;
+            self.close_tail[o] = tail;
             if !self.closes_wide.is_empty() {
                 self.closes_wide.remove(&ordinal);
             }
