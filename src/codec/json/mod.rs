@@ -217,6 +217,10 @@ fn expect_digit(b: &[u8], i: usize, what: &'static str) -> Result<(), NumberErro
 
 /// Reads the run of digits at `i` (possibly none) onto `acc` (`acc × 10^len + run`, wrapping
 /// past 19 digits), eight at a time where it can; returns where the run ends.
+///
+/// While eight bytes are left, a word that is not all digits ends the run: its leading digits
+/// are moved to the top of the word with `0`s below them, which writes the same number, and
+/// read at once. Only the input's last seven bytes are read one by one.
 #[inline]
 fn digit_run(b: &[u8], mut i: usize, acc: &mut u64) -> usize {
     while let Some(chunk) = b.get(i..i + 8) {
@@ -224,13 +228,23 @@ fn digit_run(b: &[u8], mut i: usize, acc: &mut u64) -> usize {
             break;
         };
         let v = u64::from_le_bytes(eight);
-        if !eight_digits(v) {
-            break;
+        let flags = non_digits(v);
+        if flags == 0 {
+            *acc = acc
+                .wrapping_mul(100_000_000)
+                .wrapping_add(eight_digits_value(v));
+            i += 8;
+            continue;
         }
-        *acc = acc
-            .wrapping_mul(100_000_000)
-            .wrapping_add(eight_digits_value(v));
-        i += 8;
+        // The first flagged byte is the first that is not a digit (see `non_digits`).
+        let n = (flags.trailing_zeros() / 8) as usize;
+        if n > 0 {
+            let moved = v << (64 - 8 * n) | 0x3030_3030_3030_3030 >> (8 * n);
+            *acc = acc
+                .wrapping_mul(POW10[n])
+                .wrapping_add(eight_digits_value(moved));
+        }
+        return i + n;
     }
     while let Some(&c) = b.get(i) {
         let d = c.wrapping_sub(b'0');
@@ -243,14 +257,16 @@ fn digit_run(b: &[u8], mut i: usize, acc: &mut u64) -> usize {
     i
 }
 
-/// Whether each of the 8 bytes in `v` is an ASCII digit. A byte below `0` sets its top bit when
-/// `0x30` is taken from it, a byte above `9` when `0x46` is added to it; a borrow or carry into
-/// the next byte only happens beside such a byte.
+/// The top bit of each of the 8 bytes in `v` that is not an ASCII digit, and perhaps of bytes
+/// after such a byte, never before it: zero when all eight are digits. A byte below `0` sets its
+/// top bit when `0x30` is taken from it, a byte above `9` when `0x46` is added to it (or, from
+/// `0xba` on, already has it set and keeps it when `0x30` is taken); a borrow or carry into the
+/// next byte up, the next in reading order, only comes from such a byte.
 #[inline]
-fn eight_digits(v: u64) -> bool {
+fn non_digits(v: u64) -> u64 {
     let below = v.wrapping_sub(0x3030_3030_3030_3030);
     let above = v.wrapping_add(0x4646_4646_4646_4646);
-    (below | above) & 0x8080_8080_8080_8080 == 0
+    (below | above) & 0x8080_8080_8080_8080
 }
 
 /// The number the 8 ASCII digits in `v` write, the first digit in the lowest byte: neighbouring
@@ -481,12 +497,74 @@ fn float_of_parts(mut d: u64, mut k: i64) -> Option<(f64, bool)> {
         d /= 10;
         k += 1;
     }
+    let p = *POW10F.get(usize::try_from(k.unsigned_abs()).ok()?)?;
+    let x = if k < 0 { d as f64 / p } else { d as f64 * p };
+    if d < POW10[15] {
+        // Both factors are exact, so one float operation rounds correctly (Clinger's fast
+        // path); and up to 15 significant digits survive a trip through a normal float64
+        // (DBL_DIG): every float here is normal (at least 10^-22).
+        return Some((x, true));
+    }
+    if k < 0 {
+        // Decimal fractions, the literals JSON writers produce (`%.17g`, shortest round trips).
+        if let Some(settled) = settle_fraction(d, k.unsigned_abs(), x) {
+            return Some(settled);
+        }
+    }
     let x = nearest_f64(d, k)?;
-    let n = d.ilog10() + 1;
-    // Up to 15 significant digits survive a trip through a normal float64 (DBL_DIG); every
-    // float here is normal (at least 10^-22).
-    let holds = n <= 15 || holds_by_parts(d, n, k, x)?;
-    Some((x, holds))
+    Some((x, holds_by_parts(d, d.ilog10() + 1, k, x)?))
+}
+
+/// [`float_of_parts`] of the literal `L = d × 10^−q` (`d` without trailing zeros, `q` at most
+/// 22), starting from `x`, the float division of `d` (rounded) by `10^q`, which is within about
+/// one unit in the last place of `L`: one exact comparison of `x` with `L` says both whether `x`
+/// is the float nearest `L` (else the next float towards `L` is tried) and whether it holds the
+/// literal as written. `None` where this cannot tell (an exact tie, 128-bit overflow).
+///
+/// With `x = m × 2^e`, `x × 10^q = m × 5^q × 2^(e+q)`, and `d` is compared with it as integers
+/// scaled by a power of two. In those units the gap from `x` to the next float up is `5^q` (also
+/// scaled) and a step of `L`'s last digit is the scale itself. `x` is the nearest float when
+/// twice the distance is below the gap towards `L` (half the gap below a power of two), and it
+/// holds the literal when twice the distance is below one step: then `x` printed with `d`'s
+/// number of digits rounds back to `d` (a power of ten cannot be `d`, so `x` printing in another
+/// decade never rounds to `d`).
+fn settle_fraction(d: u64, q: u64, mut x: f64) -> Option<(f64, bool)> {
+    let pow5 = *POW5.get(usize::try_from(q).ok()?)?;
+    let q = i64::try_from(q).ok()?;
+    for _ in 0..3 {
+        let (m, e) = float_parts(x);
+        let scaled = mul(m, pow5)?;
+        // x × 10^q = scaled × 2^−s.
+        let s = -(e + q);
+        let (a, b, step, gap) = if s >= 0 {
+            (scaled, shl(u128::from(d), s)?, shl(1, s)?, pow5)
+        } else {
+            (shl(scaled, -s)?, u128::from(d), 1, shl(pow5, -s)?)
+        };
+        let above = a > b;
+        let twice = a.abs_diff(b).checked_mul(2)?;
+        // Below a power of two the float below is half a gap away.
+        let towards = if above && m == 1 << 52 {
+            twice.checked_mul(2)?
+        } else {
+            twice
+        };
+        match towards.cmp(&gap) {
+            std::cmp::Ordering::Less => {
+                return match twice.cmp(&step) {
+                    std::cmp::Ordering::Less => Some((x, true)),
+                    std::cmp::Ordering::Greater => Some((x, false)),
+                    std::cmp::Ordering::Equal => None,
+                };
+            }
+            std::cmp::Ordering::Equal => return None,
+            std::cmp::Ordering::Greater => {
+                let bits = x.to_bits();
+                x = f64::from_bits(if above { bits - 1 } else { bits + 1 });
+            }
+        }
+    }
+    None
 }
 
 /// Powers of ten a float64 holds exactly.
@@ -892,6 +970,17 @@ mod tests {
         for lit in &lits {
             let scan = scan_number(lit.as_bytes(), 0).expect("a number literal");
             assert_eq!(scan.end, lit.len(), "{lit}");
+            // Inside a document, where the digit runs are read by whole words up to the byte
+            // that ends them, digits after it included.
+            for follow in [",", "]", " 12345678"] {
+                let padded = format!("{lit}{follow}12345678901234567");
+                let inside = scan_number(padded.as_bytes(), 0).expect("a number literal");
+                assert_eq!(
+                    (inside.end, inside.digits, inside.significant, inside.exp10),
+                    (scan.end, scan.digits, scan.significant, scan.exp10),
+                    "{padded}"
+                );
+            }
             let one_pass = scanned_value(&scan, lit);
             let text = text_number_value(lit, scan.is_int);
             match (&one_pass, &text) {
@@ -909,6 +998,124 @@ mod tests {
         // corpus goes the other way, so both readings are compared on many.
         assert!(settled > 60_000, "settled {settled} of {}", lits.len());
         assert!(floats > 100_000, "floats {floats}");
+    }
+
+    /// Decimal fractions of 15 to 19 significant digits at the magnitudes JSON carries
+    /// (coordinates, amounts, measurements), as `%.17g` and fixed-point writers print them and
+    /// with their last digit moved by 1 to 9: the one-comparison reading ([`settle_fraction`])
+    /// answers nearly all of them, and gives the float and exactness that reading the text
+    /// gives, bit for bit.
+    #[test]
+    fn fractions_settle_in_one_comparison() {
+        let mut state: u64 = 0x853c_49e6_748f_ea9b;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut settled, mut holding, mut eligible) = (0usize, 0usize, 0usize);
+        for _ in 0..30_000 {
+            let r = next();
+            // 10^-8 to 10^8, both signs, every mantissa.
+            let magnitude = 10f64.powi((r % 17) as i32 - 8);
+            let y = (f64::from_bits(0x3ff0_0000_0000_0000 | next() >> 12) - 1.0) * magnitude;
+            let y = if r >> 40 & 1 == 0 { y } else { -y };
+            if y == 0.0 {
+                continue;
+            }
+            for digits in 15..=19usize {
+                let printed = format!("{:.*e}", digits - 1, y);
+                let (m, e) = printed.split_once('e').expect("exponent");
+                let exp: i32 = e.parse().expect("exponent");
+                let mut lits = vec![printed.clone()];
+                let last = m.bytes().last().expect("digit") - b'0';
+                for step in 1..=9u8 {
+                    let moved = char::from(b'0' + (last + step) % 10);
+                    lits.push(format!("{}{moved}e{exp}", &m[..m.len() - 1]));
+                }
+                // The same literals written without an exponent, as `%.17g` writes these.
+                let fixed: Vec<String> = lits
+                    .iter()
+                    .filter_map(|lit| {
+                        let x: f64 = lit.parse().ok()?;
+                        let decimals = usize::try_from(digits as i32 - 1 - exp).ok()?;
+                        let text = format!("{:.*}", decimals, x);
+                        // Only where that text has the literal's digits.
+                        let same: String = lit.split('e').next()?.replace(['.', '-'], "");
+                        text.replace(['.', '-'], "")
+                            .trim_start_matches('0')
+                            .starts_with(same.trim_start_matches('0'))
+                            .then_some(text)
+                    })
+                    .collect();
+                lits.extend(fixed);
+                for lit in &lits {
+                    let scan = scan_number(lit.as_bytes(), 0).expect("a number literal");
+                    let one_pass = scanned_value(&scan, lit);
+                    let text = text_number_value(lit, scan.is_int);
+                    match (&one_pass, &text) {
+                        (Value::Float(a), Value::Float(b)) => {
+                            assert_eq!(a.value.to_bits(), b.value.to_bits(), "{lit}");
+                        }
+                        (a, b) => assert_eq!(a, b, "{lit}"),
+                    }
+                    let (mut d, mut k) = (scan.digits, scan.exp10);
+                    while d % 10 == 0 {
+                        d /= 10;
+                        k += 1;
+                    }
+                    if scan.significant <= 19 && d >= POW10[15] && (-22..0).contains(&k) {
+                        eligible += 1;
+                        let q = k.unsigned_abs();
+                        let x = d as f64 / POW10F[q as usize];
+                        if let Some((x, holds)) = settle_fraction(d, q, x) {
+                            settled += 1;
+                            holding += usize::from(holds);
+                            let want = if holds {
+                                Value::f64(if scan.neg { -x } else { x })
+                            } else {
+                                Value::Decimal(lit.clone())
+                            };
+                            assert_eq!(text, want, "{lit}");
+                        }
+                    }
+                }
+            }
+        }
+        // Just below a power of two the float below is half as far: literals of 17 to 19
+        // digits either side of the midpoint between `2^j` and that float,
+        // `(2^54 − 1) × 2^(j−54)`, written exactly as `digits × 10^−(54−j)`.
+        for j in -12i32..=20 {
+            let scale = u32::try_from(54 - j).expect("positive");
+            let exact = ((num_bigint::BigUint::from(1u8) << 54u32) - 1u8)
+                * num_bigint::BigUint::from(5u8).pow(scale);
+            let text = exact.to_string();
+            for digits in 17..=19usize {
+                let head: u64 = text[..digits].parse().expect("digits");
+                let point = i64::try_from(text.len()).expect("short") - i64::from(scale) - 1;
+                for d in head.saturating_sub(3)..=head + 3 {
+                    let d = d.to_string();
+                    let lit = format!("{}.{}e{point}", &d[..1], &d[1..]);
+                    let scan = scan_number(lit.as_bytes(), 0).expect("a number literal");
+                    match (scanned_value(&scan, &lit), text_number_value(&lit, false)) {
+                        (Value::Float(a), Value::Float(b)) => {
+                            assert_eq!(a.value.to_bits(), b.value.to_bits(), "{lit}");
+                        }
+                        (a, b) => assert_eq!(a, b, "{lit}"),
+                    }
+                }
+            }
+        }
+        assert!(
+            eligible > 500_000 && settled * 100 > eligible * 99,
+            "settled {settled} of {eligible}"
+        );
+        // Both answers are common: the printouts hold, most moved digits do not.
+        assert!(
+            holding > settled / 10 && holding < settled / 10 * 9,
+            "{holding} of {settled}"
+        );
     }
 
     #[test]
