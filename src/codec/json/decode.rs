@@ -699,9 +699,10 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The items of `stack` from `start` on, moved into a vector of exactly their number.
+/// The items of `stack` from `start` on, moved into a vector of exactly their number (one
+/// allocation and one copy; a drain collected item by item cost twice as much).
 fn take_from<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
-    stack.drain(start.min(stack.len())..).collect()
+    stack.split_off(start.min(stack.len()))
 }
 
 /// The text of the bytes `start..end` of a string, checked to be UTF-8.
