@@ -583,13 +583,14 @@ impl<'a> Decoder<'a> {
         if let Some(run) = frame.run.take() {
             self.entries.push(run.into_entry());
         }
-        let entries = self.entries.drain(frame.start.min(self.entries.len())..);
+        let start = frame.start.min(self.entries.len());
         match frame.mode {
             Mode::List => {
-                drop(entries);
+                self.entries.truncate(start);
                 Value::Array(std::mem::take(&mut frame.items))
             }
-            _ => Value::Map(entries.collect()),
+            // One allocation and one copy, where a drain was collected entry by entry.
+            _ => Value::Map(self.entries.split_off(start)),
         }
     }
 
