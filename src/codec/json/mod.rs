@@ -765,6 +765,31 @@ mod tests {
         parse_number(s).unwrap_or_else(|| panic!("{s} is a JSON number"))
     }
 
+    /// A xorshift64 generator from `state` (not zero): the tests' reproducible random numbers.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// Asserts that the one-pass reading of `lit` is what reading its text gives, floats bit
+    /// for bit; returns whether both are floats.
+    fn assert_same_reading(lit: &str, one_pass: &Value, text: &Value) -> bool {
+        match (one_pass, text) {
+            (Value::Float(a), Value::Float(b)) => {
+                assert_eq!(a.value.to_bits(), b.value.to_bits(), "{lit}");
+                true
+            }
+            (a, b) => {
+                assert_eq!(a, b, "{lit}");
+                false
+            }
+        }
+    }
+
     #[test]
     fn integers() {
         assert_eq!(num("0"), Value::Int(0));
@@ -838,13 +863,7 @@ mod tests {
     /// of every magnitude: their 16- to 19-digit printouts and those printouts one digit off.
     #[test]
     fn the_integer_check_agrees_with_printing() {
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let (mut answered, mut checked) = (0, 0);
         for _ in 0..20_000 {
             let x = f64::from_bits(next() & 0x7fef_ffff_ffff_ffff);
@@ -904,13 +923,7 @@ mod tests {
     /// with their last digit moved; floats compared bit for bit.
     #[test]
     fn one_pass_reading_agrees_with_reading_the_text() {
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut lits: Vec<String> = Vec::new();
         for _ in 0..60_000 {
             let r = next();
@@ -983,13 +996,7 @@ mod tests {
             }
             let one_pass = scanned_value(&scan, lit);
             let text = text_number_value(lit, scan.is_int);
-            match (&one_pass, &text) {
-                (Value::Float(a), Value::Float(b)) => {
-                    assert_eq!(a.value.to_bits(), b.value.to_bits(), "{lit}");
-                    floats += 1;
-                }
-                (a, b) => assert_eq!(a, b, "{lit}"),
-            }
+            floats += usize::from(assert_same_reading(lit, &one_pass, &text));
             if !scan.is_int && scan.significant <= 19 {
                 settled += usize::from(float_of_parts(scan.digits, scan.exp10).is_some());
             }
@@ -1007,13 +1014,7 @@ mod tests {
     /// gives, bit for bit.
     #[test]
     fn fractions_settle_in_one_comparison() {
-        let mut state: u64 = 0x853c_49e6_748f_ea9b;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x853c_49e6_748f_ea9b);
         let (mut settled, mut holding, mut eligible) = (0usize, 0usize, 0usize);
         for _ in 0..30_000 {
             let r = next();
@@ -1054,12 +1055,7 @@ mod tests {
                     let scan = scan_number(lit.as_bytes(), 0).expect("a number literal");
                     let one_pass = scanned_value(&scan, lit);
                     let text = text_number_value(lit, scan.is_int);
-                    match (&one_pass, &text) {
-                        (Value::Float(a), Value::Float(b)) => {
-                            assert_eq!(a.value.to_bits(), b.value.to_bits(), "{lit}");
-                        }
-                        (a, b) => assert_eq!(a, b, "{lit}"),
-                    }
+                    assert_same_reading(lit, &one_pass, &text);
                     let (mut d, mut k) = (scan.digits, scan.exp10);
                     while d % 10 == 0 {
                         d /= 10;
@@ -1098,12 +1094,9 @@ mod tests {
                     let d = d.to_string();
                     let lit = format!("{}.{}e{point}", &d[..1], &d[1..]);
                     let scan = scan_number(lit.as_bytes(), 0).expect("a number literal");
-                    match (scanned_value(&scan, &lit), text_number_value(&lit, false)) {
-                        (Value::Float(a), Value::Float(b)) => {
-                            assert_eq!(a.value.to_bits(), b.value.to_bits(), "{lit}");
-                        }
-                        (a, b) => assert_eq!(a, b, "{lit}"),
-                    }
+                    let (one_pass, text) =
+                        (scanned_value(&scan, &lit), text_number_value(&lit, false));
+                    assert_same_reading(&lit, &one_pass, &text);
                 }
             }
         }
