@@ -53,6 +53,7 @@ pub mod files;
 #[cfg(feature = "gui")]
 pub mod gui;
 pub mod limits;
+pub mod mapped;
 pub mod model;
 pub mod pipeline;
 pub mod profile;

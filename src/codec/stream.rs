@@ -36,6 +36,10 @@ use std::collections::HashSet;
 /// Subtrees of at most this many bytes are decoded and encoded whole.
 pub const CHUNK: usize = 64 << 10;
 
+/// How far the walk goes between givings back of the input's pages (a mapped file's: see
+/// [`Walk::passed`]).
+const GIVE_BACK: usize = 4 << 20;
+
 /// Runs of array items converted at once on the worker threads, per thread: enough to keep
 /// every core busy, few enough that the runs' output held before it is placed stays small
 /// (a few chunks per thread).
@@ -86,7 +90,7 @@ pub fn transcode_in_chunks(
     limits: &Limits,
     chunk: usize,
 ) -> Option<Encoded> {
-    transcode_walk(bytes, from, to, options, limits, chunk, None)
+    transcode_walk(bytes, from, to, options, limits, chunk, None, None)
 }
 
 /// `bytes` (one JSON text, MessagePack or CBOR item) written as `to` like [`super::encode_like`] of
@@ -107,7 +111,39 @@ pub fn transcode_with_spans(
         Some(tree) => SpanTreeBuilder::like(tree),
         None => SpanTreeBuilder::new(),
     };
-    transcode_walk(bytes, from, to, options, limits, chunk, Some(builder))
+    transcode_walk(bytes, from, to, options, limits, chunk, Some(builder), None)
+}
+
+/// [`transcode_with_spans`] writing the output to `sink` (a temporary file) as it goes, every
+/// few megabytes, instead of holding it whole: the [`Encoded`] it gives has the spans and notes
+/// but no bytes, and `sink` has all of them (so a large document's columns are never whole in
+/// memory: [`crate::mapped::Mapping::spill`]). `None` where the walk does not apply, and when
+/// `sink` could not be written; what it holds then is not the output.
+#[allow(clippy::too_many_arguments)] // transcode_with_spans's arguments and the sink
+pub fn transcode_with_spans_into(
+    bytes: &[u8],
+    from: Format,
+    to: Format,
+    options: &EncodeOptions,
+    limits: &Limits,
+    like: Option<&SpanTree>,
+    chunk: usize,
+    sink: &mut (dyn std::io::Write + 'static),
+) -> Option<Encoded> {
+    let builder = match like {
+        Some(tree) => SpanTreeBuilder::like(tree),
+        None => SpanTreeBuilder::new(),
+    };
+    transcode_walk(
+        bytes,
+        from,
+        to,
+        options,
+        limits,
+        chunk,
+        Some(builder),
+        Some(sink),
+    )
 }
 
 /// Whether `bytes` start with a map or an array of `from`, the documents the walk takes apart:
@@ -128,21 +164,25 @@ pub fn starts_with_container(bytes: &[u8], from: Format) -> bool {
 
 /// The transcoding walk, recording spans into `builder` if one is given; `None` for output
 /// the walk does not write (protobuf, pretty JSON, canonical order) or input it does not read.
-fn transcode_walk(
-    bytes: &[u8],
+#[allow(clippy::too_many_arguments)] // the walk's settings, its spans and its sink
+fn transcode_walk<'a>(
+    bytes: &'a [u8],
     from: Format,
     to: Format,
-    options: &EncodeOptions,
-    limits: &Limits,
+    options: &'a EncodeOptions,
+    limits: &'a Limits,
     chunk: usize,
     builder: Option<SpanTreeBuilder>,
+    sink: Option<&'a mut (dyn std::io::Write + 'static)>,
 ) -> Option<Encoded> {
     let streams =
         matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
     if !streams || options.canonical || options.message.is_some() {
         return None;
     }
-    Walk::new(bytes, from, to, options, limits, chunk, builder)?.run_whole(to)
+    let mut walk = Walk::new(bytes, from, to, options, limits, chunk, builder)?;
+    walk.sink = sink;
+    walk.run_whole(to)
 }
 
 /// The span tree [`super::decode`] gives for `bytes` (one JSON text, MessagePack or CBOR item), made
@@ -296,6 +336,7 @@ impl<'a> RootWalk<'a> {
         if walk.skip_ws(end) != bytes.len() {
             return None;
         }
+        walk.let_go(at, end);
         walk.nodes = 1;
         let mut keys = Vec::with_capacity(entries.len());
         let mut values = Vec::with_capacity(entries.len());
@@ -331,7 +372,9 @@ impl super::protobuf::RootParts for RootWalk<'_> {
     fn value(&mut self, i: usize) -> Option<Value> {
         let (at, end) = *self.values.get(i)?;
         let walk = &mut self.walk;
-        walk.read(&walk.b[at..end], 1, false)
+        let value = walk.read(&walk.b[at..end], 1, false);
+        walk.passed(end);
+        value
     }
 
     fn items(
@@ -351,7 +394,10 @@ impl super::protobuf::RootParts for RootWalk<'_> {
         let items = match listed {
             Some(k) => std::mem::take(&mut self.lists[k].1),
             None => match walk.children(at, false) {
-                Some((items, _)) => items,
+                Some((items, end)) => {
+                    walk.let_go(at, end);
+                    items
+                }
                 None => return Ok(Walked::GaveUp),
             },
         };
@@ -383,6 +429,7 @@ impl super::protobuf::RootParts for RootWalk<'_> {
                 return Ok(Walked::GaveUp);
             };
             each(k, &values)?;
+            walk.passed(end);
             k = j;
         }
         // Kept for the next pass over the same list (the encoding after the inference).
@@ -536,6 +583,15 @@ struct Walk<'a> {
     /// JSON containers bigger than a chunk whose items were found while their parent's were
     /// listed, kept until the walk lists them (so their bytes are scanned once, not twice).
     listed: std::cell::RefCell<Listed>,
+    /// Where the input's pages were last given back up to ([`Walk::passed`]).
+    given_back: usize,
+    /// Where the output goes as it is written, every [`GIVE_BACK`] bytes; `out` then holds
+    /// what is not written yet.
+    sink: Option<&'a mut (dyn std::io::Write + 'static)>,
+    /// The output's bytes written to `sink` so far.
+    flushed: usize,
+    /// Whether writing to `sink` failed (the walk then gives `None`).
+    sink_failed: bool,
 }
 
 /// What [`spans_counting`] counts of the document's values: a count of one value and what is
@@ -593,6 +649,10 @@ impl<'a> Walk<'a> {
             reading: false,
             counting: None,
             listed: std::cell::RefCell::new(Vec::new()),
+            given_back: 0,
+            sink: None,
+            flushed: 0,
+            sink_failed: false,
         })
     }
 
@@ -614,6 +674,8 @@ impl<'a> Walk<'a> {
             // formats, which take less than JSON. Pages not written are never touched.
             let len = walk.b.len();
             walk.out = Vec::with_capacity(match to {
+                // Written out every few megabytes.
+                _ if walk.sink.is_some() => 2 * GIVE_BACK,
                 Format::Json if walk.from == Format::Json => len + 1,
                 Format::Json => len + len / 2 + 1,
                 _ => len,
@@ -623,6 +685,12 @@ impl<'a> Walk<'a> {
         let end = walk.value(at, 0)?;
         if walk.skip_ws(end) != walk.b.len() {
             return None;
+        }
+        if walk.sink.is_some() {
+            walk.flush(0);
+            if walk.sink_failed {
+                return None;
+            }
         }
         Some(Encoded {
             format: to,
@@ -669,6 +737,9 @@ impl<'a> Walk<'a> {
             counting.add((0, 1));
         }
         let (children, end) = self.children(at, map)?;
+        // Listing the children read the whole container; its pages come back as its items are
+        // read.
+        self.let_go(at, end);
         // Each child is a node at least: a container over the node limit goes the ordinary
         // way (which reports the limit) before any of it is converted.
         if self.nodes.saturating_add(children.len()) > self.limits.max_nodes {
@@ -679,7 +750,7 @@ impl<'a> Walk<'a> {
         let header_end = if self.reading {
             self.head_end(at)?
         } else {
-            self.out.len()
+            self.written()
         };
         if let Some(rec) = &mut self.spans {
             let (segment, key) = rec.slot;
@@ -690,6 +761,9 @@ impl<'a> Walk<'a> {
             let items = children;
             let mut i = 0;
             while i < items.len() {
+                if let Some(&(_, done)) = i.checked_sub(1).and_then(|k| items.get(k)) {
+                    self.passed(done);
+                }
                 // A run of small items, as many as fit one chunk, is converted as one.
                 let j = run_end(&items, i, self.chunk);
                 if j - i >= 2 && self.converts_only() {
@@ -715,6 +789,7 @@ impl<'a> Walk<'a> {
             let entries = children;
             let mut keys = HashSet::with_capacity(entries.len());
             for (i, &(key_at, value_end)) in entries.iter().enumerate() {
+                self.passed(key_at);
                 let key_end = self.skip_value(key_at)?;
                 let (key, value_at) = self.key(key_at)?;
                 if !keys.insert(key.clone()) {
@@ -730,9 +805,9 @@ impl<'a> Walk<'a> {
                     let written =
                         super::encode_fast(&Value::Text(key.clone()), self.to, self.options)
                             .ok()?;
-                    let k = self.out.len();
+                    let k = self.written();
                     self.out.extend_from_slice(&written.bytes);
-                    Span::new(k, self.out.len())
+                    Span::new(k, self.written())
                 };
                 self.json_punctuation(b':');
                 if let Some(rec) = &mut self.spans {
@@ -744,6 +819,7 @@ impl<'a> Walk<'a> {
             }
         }
         self.json_punctuation(if map { b'}' } else { b']' });
+        let written = self.written();
         if let Some(rec) = &mut self.spans {
             let (payload_end, end) = if self.reading {
                 // JSON's items end at the closing bracket; MessagePack's at the last item.
@@ -751,7 +827,7 @@ impl<'a> Walk<'a> {
                 (end - close, end)
             } else {
                 let close = usize::from(self.to == Format::Json);
-                (self.out.len() - close, self.out.len())
+                (written - close, written)
             };
             rec.builder.close(payload_end, end);
         }
@@ -773,12 +849,38 @@ impl<'a> Walk<'a> {
         }
         let mut head = Vec::with_capacity(9);
         write_header(&mut head, self.to, false, items.len())?;
-        let shift = self.out.len().wrapping_sub(head.len());
+        let shift = self.written().wrapping_sub(head.len());
         let root = GraftRoot::Dropped(u32::try_from(first).ok()?);
         let converted = self.convert(&bytes, depth, true, shift, root);
         self.run_bytes = bytes;
         let (encoded, grafted) = converted?;
         self.place_run(encoded, grafted, items.len(), first)
+    }
+
+    /// The walk is done with the input before `to`: when the input is a mapped file, the pages
+    /// read since the last giving back are given back every [`GIVE_BACK`] bytes
+    /// ([`crate::mapped::let_go`]), so a pass over a large document does not leave all of it
+    /// resident; and the output held goes to the sink, if there is one, every [`GIVE_BACK`]
+    /// bytes.
+    fn passed(&mut self, to: usize) {
+        // A second pass over the same input (protobuf's encoding after its inference) starts
+        // again from the top.
+        if to < self.given_back {
+            self.given_back = 0;
+        }
+        if to - self.given_back >= GIVE_BACK {
+            self.let_go(self.given_back, to);
+            self.given_back = to;
+        }
+        self.flush(GIVE_BACK);
+    }
+
+    /// Gives back the pages of the input's `from..to` if it is a mapped file (the walk reads them
+    /// again when it needs them).
+    fn let_go(&self, from: usize, to: usize) {
+        if let Some(bytes) = self.b.get(from..to) {
+            crate::mapped::let_go(bytes);
+        }
     }
 
     /// Whether the walk only converts: no spans recorded, nothing read or counted. Then runs of
@@ -845,7 +947,7 @@ impl<'a> Walk<'a> {
         let mut head = Vec::with_capacity(9);
         write_header(&mut head, self.to, false, n)?;
         let tail = usize::from(self.to == Format::Json);
-        let at = (head.len(), self.out.len());
+        let at = (head.len(), self.written());
         self.out.extend_from_slice(
             encoded
                 .bytes
@@ -988,7 +1090,7 @@ impl<'a> Walk<'a> {
         if self.reading {
             return self.read_grafted(&b[at..end], depth, false, at, root);
         }
-        let shift = self.out.len();
+        let shift = self.written();
         let (encoded, grafted) = self.convert(&b[at..end], depth, false, shift, root)?;
         self.out.extend_from_slice(&encoded.bytes);
         if let Some(rec) = self.spans.as_mut().filter(|_| !grafted) {
@@ -1038,8 +1140,29 @@ impl<'a> Walk<'a> {
         if self.reading {
             at
         } else {
-            self.out.len()
+            self.written()
         }
+    }
+
+    /// How many bytes of output there are: written to the sink, and held.
+    fn written(&self) -> usize {
+        self.flushed + self.out.len()
+    }
+
+    /// Writes the output held to the sink, if there is one and at least `least` bytes are
+    /// held.
+    fn flush(&mut self, least: usize) {
+        let Some(sink) = self.sink.as_mut() else {
+            return;
+        };
+        if self.out.len() < least || self.sink_failed {
+            return;
+        }
+        if sink.write_all(&self.out).is_err() {
+            self.sink_failed = true;
+        }
+        self.flushed += self.out.len();
+        self.out.clear();
     }
 
     /// Where the header of the input's container at `at` ends.
@@ -1501,6 +1624,128 @@ fn children_listing(
 mod tests {
     use super::*;
     use crate::codec::{decode, encode_fast, encode_like, FloatPolicy};
+
+    /// Each walk over a mapped document gives its pages back as it goes: after reading its
+    /// spans, and after the two passes of its protobuf encoding, only a few of the file's
+    /// megabytes are still resident, and what the walks made is what they make of bytes in
+    /// memory.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn walks_over_a_mapped_file_give_its_pages_back() -> std::io::Result<()> {
+        use std::fmt::Write as _;
+        let mut doc = String::from(r#"{"records": ["#);
+        let mut i = 0u64;
+        while doc.len() < 12 << 20 {
+            if i > 0 {
+                doc.push(',');
+            }
+            let _ = write!(
+                doc,
+                r#"{{"id": {i}, "name": "record {i}", "score": {}.5, "tags": ["a", "b{}"]}}"#,
+                i % 1000,
+                i % 7
+            );
+            i += 1;
+        }
+        doc.push_str("]}");
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("records.json");
+        std::fs::write(&path, &doc)?;
+        let mapping = crate::mapped::Mapping::map(&std::fs::File::open(&path)?)?;
+        let bytes = mapping.bytes();
+        let limits = Limits::default();
+        let resident = || {
+            mapping
+                .resident_kib()
+                .expect("the mapping in /proc/self/smaps")
+        };
+        // Read whole first (as a check of the walks' results), then given back.
+        let whole_spans = spans_in_chunks(doc.as_bytes(), Format::Json, &limits, CHUNK);
+        assert!(bytes.iter().filter(|&&b| b == b'{').count() > 100_000);
+        assert!(
+            resident() >= 12 << 10,
+            "the whole file read: {} KiB",
+            resident()
+        );
+        crate::mapped::let_go(bytes);
+
+        let spans = spans_in_chunks(bytes, Format::Json, &limits, CHUNK);
+        assert!(spans.is_some());
+        assert!(spans == whole_spans, "the same spans from the mapped file");
+        let most = 3 * (GIVE_BACK as u64 >> 10);
+        assert!(
+            resident() <= most,
+            "{} KiB left after the spans",
+            resident()
+        );
+
+        let options = EncodeOptions::default();
+        // MessagePack written to a sink as it goes: the bytes and spans held whole, and no
+        // more than a few megabytes of the file resident.
+        let held = transcode_with_spans(
+            bytes,
+            Format::Json,
+            Format::MessagePack,
+            &options,
+            &limits,
+            spans.as_ref(),
+            CHUNK,
+        )
+        .expect("the walk applies");
+        let mut sink = Vec::new();
+        let streamed = transcode_with_spans_into(
+            bytes,
+            Format::Json,
+            Format::MessagePack,
+            &options,
+            &limits,
+            spans.as_ref(),
+            CHUNK,
+            &mut sink,
+        )
+        .expect("the walk applies");
+        assert!(sink.len() > 2 * GIVE_BACK, "written in several pieces");
+        assert!(streamed.bytes.is_empty() && sink == held.bytes);
+        assert!(streamed.spans == held.spans && streamed.notes == held.notes);
+        assert!(
+            resident() <= most,
+            "{} KiB left after MessagePack",
+            resident()
+        );
+        // A sink that fails gives no output.
+        struct Full;
+        impl std::io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::StorageFull.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let failed = transcode_with_spans_into(
+            bytes,
+            Format::Json,
+            Format::MessagePack,
+            &options,
+            &limits,
+            spans.as_ref(),
+            CHUNK,
+            &mut Full,
+        );
+        assert!(failed.is_none());
+
+        let mapped = protobuf_in_chunks(bytes, Format::Json, &options, &limits, CHUNK);
+        assert!(resident() <= most, "{} KiB left after protobuf", resident());
+        let in_memory = protobuf_in_chunks(doc.as_bytes(), Format::Json, &options, &limits, CHUNK);
+        match (mapped, in_memory) {
+            (Some(Ok(a)), Some(Ok(b))) => {
+                assert!(a.bytes.len() > 1 << 20);
+                assert!(a.bytes == b.bytes && a.spans == b.spans);
+            }
+            other => panic!("protobuf by the walk: {other:?}"),
+        }
+        Ok(())
+    }
 
     #[test]
     fn big_children_are_listed_once_with_the_items_a_second_scan_finds() {

@@ -100,17 +100,32 @@ impl Write for Counter {
     }
 }
 
+/// The pieces a compressor is given `bytes` in.
+const PIECE: usize = 4 << 20;
+
+/// Writes `bytes` to the compressor `w` a piece at a time, giving back each piece's pages once
+/// it is written when `bytes` are a mapped file's ([`crate::mapped::let_go`]), so measuring a
+/// large mapped document does not leave all of it resident. A compressor's output does not
+/// depend on how its input is split into writes.
+fn write_in_pieces(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    for piece in bytes.chunks(PIECE) {
+        w.write_all(piece)?;
+        crate::mapped::let_go(piece);
+    }
+    Ok(())
+}
+
 /// `bytes` gzipped at [`GZIP_LEVEL`] into `out`, which is returned.
 fn gzip_into<W: Write>(bytes: &[u8], out: W) -> std::io::Result<W> {
     let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(GZIP_LEVEL));
-    enc.write_all(bytes)?;
+    write_in_pieces(&mut enc, bytes)?;
     enc.finish()
 }
 
 /// `bytes` compressed with brotli at [`BROTLI_QUALITY`] into `out`.
 fn brotli_into<W: Write>(bytes: &[u8], out: &mut W) -> std::io::Result<()> {
     let mut w = brotli::CompressorWriter::new(out, 4096, BROTLI_QUALITY, BROTLI_WINDOW);
-    w.write_all(bytes)?;
+    write_in_pieces(&mut w, bytes)?;
     w.flush()
 }
 
@@ -125,7 +140,7 @@ pub fn zstd_size(bytes: &[u8]) -> std::io::Result<usize> {
     // Told the size up front, zstd picks the parameters and frame header a one-shot compression
     // of the same bytes would, so the size is the same.
     enc.set_pledged_src_size(Some(bytes.len() as u64))?;
-    enc.write_all(bytes)?;
+    write_in_pieces(&mut enc, bytes)?;
     Ok(enc.finish()?.0)
 }
 

@@ -246,6 +246,22 @@ pub struct ColumnDoc {
 /// ([`ColumnValue::Read`]) rather than held as a value.
 pub const READ_ON_DEMAND_FROM: usize = 16 << 20;
 
+/// A column's bytes this many or more are spilled to a temporary file and mapped from it
+/// ([`crate::mapped::Mapping::spill`]): the large document's MessagePack, CBOR and protobuf
+/// columns are then not held in the app's memory, and only the pages a view reads are.
+pub const SPILL_FROM: usize = READ_ON_DEMAND_FROM;
+
+/// `bytes` as a column holds them: spilled to a temporary file from [`SPILL_FROM`] bytes (kept
+/// in memory when that fails: no temporary folder, a full disk).
+fn column_bytes(bytes: Vec<u8>) -> SharedBytes {
+    if bytes.len() >= SPILL_FROM {
+        if let Ok(mapping) = crate::mapped::Mapping::spill(&bytes) {
+            return SharedBytes::shared(mapping);
+        }
+    }
+    bytes.into()
+}
+
 /// What a column's nodes hold.
 #[derive(Debug, Clone)]
 pub enum ColumnValue {
@@ -1375,24 +1391,56 @@ fn encode_on_demand(
         return not_encoded_because(format, "no message type to write protobuf with");
     };
     let (bytes, from, chunk) = (&read.bytes[..], read.format, stream::CHUNK);
-    let walked = match (walked, format) {
-        (Some(walked), _) => walked,
-        (None, Format::Protobuf) => {
-            stream::protobuf_in_chunks(bytes, from, &options, limits, chunk)
-        }
-        (None, _) => stream::transcode_with_spans(
-            bytes,
-            from,
-            format,
-            &options,
-            limits,
-            Some(&read.spans),
-            chunk,
-        )
-        .map(Ok),
+    // The bytes a walk wrote, as the column holds them.
+    let held = |walked: Walked| {
+        walked.map(|r| {
+            r.map(|mut encoded| {
+                let bytes = column_bytes(std::mem::take(&mut encoded.bytes));
+                (encoded, bytes)
+            })
+        })
     };
-    let mut encoded = match walked {
-        Some(Ok(encoded)) => encoded,
+    let walked = match (walked, format) {
+        (Some(walked), _) => held(walked),
+        (None, Format::Protobuf) => held(stream::protobuf_in_chunks(
+            bytes, from, &options, limits, chunk,
+        )),
+        (None, _) => {
+            // A large document's column is written to a temporary file as it is made, and
+            // mapped from it. When the file cannot be made or written, or the walk does not
+            // apply, the walk is tried again holding its output (which, for a walk that does not
+            // apply, gives up the same way, and the value is decoded whole).
+            let spilled = (bytes.len() >= SPILL_FROM)
+                .then(|| {
+                    let mut file = std::io::BufWriter::new(tempfile::tempfile().ok()?);
+                    let like = Some(&*read.spans);
+                    let encoded = stream::transcode_with_spans_into(
+                        bytes, from, format, &options, limits, like, chunk, &mut file,
+                    )?;
+                    let file = file.into_inner().ok()?;
+                    let mapping = crate::mapped::Mapping::map(&file).ok()?;
+                    Some((encoded, SharedBytes::shared(mapping)))
+                })
+                .flatten();
+            match spilled {
+                Some(spilled) => Some(Ok(spilled)),
+                None => held(
+                    stream::transcode_with_spans(
+                        bytes,
+                        from,
+                        format,
+                        &options,
+                        limits,
+                        Some(&read.spans),
+                        chunk,
+                    )
+                    .map(Ok),
+                ),
+            }
+        }
+    };
+    let (mut encoded, written) = match walked {
+        Some(Ok(walked)) => walked,
         Some(Err(e)) => {
             return not_encoded(
                 format,
@@ -1434,7 +1482,7 @@ fn encode_on_demand(
     let notes = encoded.notes.into_iter().map(WriteNote::Fidelity).collect();
     column_of(
         format,
-        encoded.bytes,
+        written,
         notes,
         Some(document),
         writing,
@@ -1519,7 +1567,7 @@ fn encode_whole(
     };
     column_of(
         format,
-        written.bytes,
+        column_bytes(written.bytes),
         written.notes,
         document,
         writing,
@@ -1531,7 +1579,7 @@ fn encode_whole(
 /// tree.
 fn column_of(
     format: Format,
-    bytes: Vec<u8>,
+    bytes: SharedBytes,
     written_notes: Vec<WriteNote>,
     document: Option<ColumnDoc>,
     writing: &Writing<'_>,
@@ -1571,7 +1619,7 @@ fn column_of(
         format,
         is_source: false,
         sizes: None,
-        bytes: bytes.into(),
+        bytes,
         document,
         notes,
         note_nodes,
@@ -1587,6 +1635,20 @@ fn column_of(
 mod tests {
     use super::*;
     use crate::profile::sizes::Variant;
+
+    #[test]
+    fn large_columns_are_spilled_to_a_mapped_file_and_read_the_same() {
+        let big: Vec<u8> = (0..SPILL_FROM).map(|i| (i % 253) as u8).collect();
+        let held = column_bytes(big.clone());
+        assert!(
+            crate::mapped::is_mapped(&held),
+            "a column of {SPILL_FROM} bytes is mapped"
+        );
+        assert_eq!(held, big[..]);
+        let small = column_bytes(big[..SPILL_FROM - 1].to_vec());
+        assert!(!crate::mapped::is_mapped(&small));
+        assert_eq!(small, big[..SPILL_FROM - 1]);
+    }
 
     /// Everything a column shows, its values read node by node.
     fn shown(column: &Column) -> String {

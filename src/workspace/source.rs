@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::codec::Format;
+use crate::mapped::Mapping;
 
 /// Files at least this large are memory-mapped instead of read.
 pub const MAP_THRESHOLD: u64 = 8 * 1024 * 1024;
@@ -31,7 +32,7 @@ enum Bytes {
     Owned(Vec<u8>),
     Static(&'static [u8]),
     /// The map, and the file it maps (read through for [`Source::reader`]).
-    Mapped(memmap2::Mmap, File),
+    Mapped(Arc<Mapping>, File),
 }
 
 /// One input: its origin and its bytes (pasted text is kept as its UTF-8 bytes).
@@ -65,7 +66,7 @@ impl Source {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
         let bytes = if len >= MAP_THRESHOLD {
-            Bytes::Mapped(map(&file)?, file)
+            Bytes::Mapped(Mapping::map(&file)?, file)
         } else {
             let mut v = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
             std::io::Read::read_to_end(&mut &file, &mut v)?;
@@ -106,7 +107,7 @@ impl Source {
         match &self.bytes {
             Bytes::Owned(v) => v,
             Bytes::Static(s) => s,
-            Bytes::Mapped(m, _) => m,
+            Bytes::Mapped(m, _) => m.bytes(),
         }
     }
 
@@ -222,16 +223,6 @@ impl std::io::Read for FileAt<'_> {
         self.at += n as u64;
         Ok(n)
     }
-}
-
-/// Maps `file` read-only.
-#[allow(unsafe_code)]
-fn map(file: &File) -> std::io::Result<memmap2::Mmap> {
-    // SAFETY: the map is read-only and private to this process. If another process truncates or
-    // rewrites the file while it is open, the bytes shown may change (or reading past a new end
-    // may fault); that is the documented cost of mapping, accepted so large captures open at
-    // once. Files below MAP_THRESHOLD are read instead.
-    unsafe { memmap2::Mmap::map(file) }
 }
 
 #[cfg(test)]
