@@ -5,7 +5,8 @@
 //! when looked at.
 //!
 //! `cargo run --release --no-default-features --example app_probe -- FILE` (`PROBE_PEEL=fixed`:
-//! peel every layer without ranking the ways of peeling).
+//! peel every layer without ranking the ways of peeling; `PROBE_HIDE=avro,cbor`: leave those
+//! columns unencoded, as the app does for hidden columns, Avro by default).
 
 #![allow(clippy::print_stdout)] // a probe reports on stdout
 
@@ -96,10 +97,18 @@ fn main() -> ExitCode {
         "{:7.2} s  opened: rss {r} MiB, peak {h} MiB",
         started.elapsed().as_secs_f64()
     );
+    let choice = Choice {
+        hidden: std::env::var("PROBE_HIDE")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(wirelens::codec::Format::from_name)
+            .collect(),
+        ..Choice::default()
+    };
     let job = Job::spawn_with_preview("probe", no_notify(), move |ctx, preview| {
         analyze_payload_previewing(
             &payload,
-            &Choice::default(),
+            &choice,
             &SchemaSet::default(),
             &limits,
             ctx,
@@ -146,6 +155,13 @@ fn main() -> ExitCode {
             ),
             _ => (false, ""),
         };
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::hash::DefaultHasher::new();
+            c.bytes[..].hash(&mut h);
+            h.finish()
+        };
+        println!("  {:12} bytes hash {hash:016x}", c.format.title());
         println!(
             "  {:12} {:>12} bytes  {} nodes, {} MiB of spans{shape}, {}, {} notes on {} nodes  {:?}",
             c.format.title(),
