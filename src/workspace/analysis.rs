@@ -1480,14 +1480,7 @@ fn encode_on_demand(
         spans: Arc::new(spans),
     };
     let notes = encoded.notes.into_iter().map(WriteNote::Fidelity).collect();
-    column_of(
-        format,
-        written,
-        notes,
-        Some(document),
-        writing,
-        variant,
-    )
+    column_of(format, written, notes, Some(document), writing, variant)
 }
 
 /// [`encode_whole`] of a payload read on demand: its value decoded for this encoding. The
