@@ -15,8 +15,8 @@
 //!
 //! Bytes made rather than read can be put on the same footing: [`Mapping::spill`] writes them
 //! to an unnamed temporary file (in the system's temporary folder, `TMPDIR`) and maps it, and
-//! the app's large columns are written to such a file as they are made
-//! ([`crate::codec::stream::transcode_with_spans_into`]). The MessagePack, CBOR and protobuf
+//! the app's large columns are written to such a file as they are made (the sink of
+//! [`crate::codec::stream::transcode_with_spans`]). The MessagePack, CBOR and protobuf
 //! columns of a 50 MB document (90 MB between them) are then the file cache's to hold, not the
 //! process's, and only the pages a view or a pass reads are resident. The file has no name and
 //! goes when the last view of its bytes does. Where the temporary folder is a `tmpfs`, the

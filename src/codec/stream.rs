@@ -98,6 +98,13 @@ pub fn transcode_in_chunks(
 /// `like`'s shape where it has the same one (the input's spans, from [`spans_in_chunks`]). At
 /// most one chunk of the document is held as a value at a time. `None` where the walk does not
 /// apply ([`transcode`]'s rules).
+///
+/// With a `sink` (a temporary file), the output goes there as it is written, every few
+/// megabytes, instead of being held whole: the [`Encoded`] given then has the spans and notes
+/// but no bytes, and the sink has all of them (so a large document's columns are never whole in
+/// memory: [`crate::mapped::Mapping::spill`]); `None` also when the sink could not be written,
+/// and what it holds then is not the output.
+#[allow(clippy::too_many_arguments)] // the walk's settings, the tree to share and the sink
 pub fn transcode_with_spans(
     bytes: &[u8],
     from: Format,
@@ -106,44 +113,13 @@ pub fn transcode_with_spans(
     limits: &Limits,
     like: Option<&SpanTree>,
     chunk: usize,
+    sink: Option<&mut (dyn std::io::Write + 'static)>,
 ) -> Option<Encoded> {
     let builder = match like {
         Some(tree) => SpanTreeBuilder::like(tree),
         None => SpanTreeBuilder::new(),
     };
-    transcode_walk(bytes, from, to, options, limits, chunk, Some(builder), None)
-}
-
-/// [`transcode_with_spans`] writing the output to `sink` (a temporary file) as it goes, every
-/// few megabytes, instead of holding it whole: the [`Encoded`] it gives has the spans and notes
-/// but no bytes, and `sink` has all of them (so a large document's columns are never whole in
-/// memory: [`crate::mapped::Mapping::spill`]). `None` where the walk does not apply, and when
-/// `sink` could not be written; what it holds then is not the output.
-#[allow(clippy::too_many_arguments)] // transcode_with_spans's arguments and the sink
-pub fn transcode_with_spans_into(
-    bytes: &[u8],
-    from: Format,
-    to: Format,
-    options: &EncodeOptions,
-    limits: &Limits,
-    like: Option<&SpanTree>,
-    chunk: usize,
-    sink: &mut (dyn std::io::Write + 'static),
-) -> Option<Encoded> {
-    let builder = match like {
-        Some(tree) => SpanTreeBuilder::like(tree),
-        None => SpanTreeBuilder::new(),
-    };
-    transcode_walk(
-        bytes,
-        from,
-        to,
-        options,
-        limits,
-        chunk,
-        Some(builder),
-        Some(sink),
-    )
+    transcode_walk(bytes, from, to, options, limits, chunk, Some(builder), sink)
 }
 
 /// Whether `bytes` start with a map or an array of `from`, the documents the walk takes apart:
@@ -1682,28 +1658,22 @@ mod tests {
         let options = EncodeOptions::default();
         // MessagePack written to a sink as it goes: the bytes and spans held whole, and no
         // more than a few megabytes of the file resident.
-        let held = transcode_with_spans(
-            bytes,
-            Format::Json,
-            Format::MessagePack,
-            &options,
-            &limits,
-            spans.as_ref(),
-            CHUNK,
-        )
-        .expect("the walk applies");
+        let to_msgpack = |sink: Option<&mut (dyn std::io::Write + 'static)>| {
+            let like = spans.as_ref();
+            transcode_with_spans(
+                bytes,
+                Format::Json,
+                Format::MessagePack,
+                &options,
+                &limits,
+                like,
+                CHUNK,
+                sink,
+            )
+        };
+        let held = to_msgpack(None).expect("the walk applies");
         let mut sink = Vec::new();
-        let streamed = transcode_with_spans_into(
-            bytes,
-            Format::Json,
-            Format::MessagePack,
-            &options,
-            &limits,
-            spans.as_ref(),
-            CHUNK,
-            &mut sink,
-        )
-        .expect("the walk applies");
+        let streamed = to_msgpack(Some(&mut sink)).expect("the walk applies");
         assert!(sink.len() > 2 * GIVE_BACK, "written in several pieces");
         assert!(streamed.bytes.is_empty() && sink == held.bytes);
         assert!(streamed.spans == held.spans && streamed.notes == held.notes);
@@ -1722,17 +1692,7 @@ mod tests {
                 Ok(())
             }
         }
-        let failed = transcode_with_spans_into(
-            bytes,
-            Format::Json,
-            Format::MessagePack,
-            &options,
-            &limits,
-            spans.as_ref(),
-            CHUNK,
-            &mut Full,
-        );
-        assert!(failed.is_none());
+        assert!(to_msgpack(Some(&mut Full)).is_none());
 
         let mapped = protobuf_in_chunks(bytes, Format::Json, &options, &limits, CHUNK);
         assert!(resident() <= most, "{} KiB left after protobuf", resident());
@@ -1840,6 +1800,7 @@ mod tests {
                         &limits,
                         Some(&doc.spans),
                         chunk,
+                        None,
                     );
                     assert_eq!(
                         got.is_some(),
@@ -2287,6 +2248,7 @@ mod tests {
                 &limits,
                 Some(&source),
                 chunk,
+                None,
             )
             .expect("walked");
             assert!(got.bytes == want.bytes, "chunk {chunk}: bytes");
@@ -2343,6 +2305,7 @@ mod tests {
                     &limits,
                     source.as_ref(),
                     chunk,
+                    None,
                 );
                 assert_eq!(
                     column.is_some(),

@@ -1414,8 +1414,9 @@ fn encode_on_demand(
                 .then(|| {
                     let mut file = std::io::BufWriter::new(tempfile::tempfile().ok()?);
                     let like = Some(&*read.spans);
-                    let encoded = stream::transcode_with_spans_into(
-                        bytes, from, format, &options, limits, like, chunk, &mut file,
+                    let sink = Some(&mut file as &mut _);
+                    let encoded = stream::transcode_with_spans(
+                        bytes, from, format, &options, limits, like, chunk, sink,
                     )?;
                     let file = file.into_inner().ok()?;
                     let mapping = crate::mapped::Mapping::map(&file).ok()?;
@@ -1433,6 +1434,7 @@ fn encode_on_demand(
                         limits,
                         Some(&read.spans),
                         chunk,
+                        None,
                     )
                     .map(Ok),
                 ),
