@@ -90,36 +90,47 @@ pub fn transcode_in_chunks(
     limits: &Limits,
     chunk: usize,
 ) -> Option<Encoded> {
-    transcode_walk(bytes, from, to, options, limits, chunk, None, None)
+    transcode_walk(bytes, from, to, options, limits, chunk, None)?.run_whole(to)
+}
+
+/// What a walk with spans makes of its output besides the bytes' spans: a tree sharing `like`'s
+/// shape where it has the same one, and the bytes held or sent to `sink` as they are written.
+#[derive(Default)]
+pub struct Spanned<'a> {
+    /// The input's spans (from [`spans_in_chunks`]), whose shape the output's tree shares where
+    /// it is the same.
+    pub like: Option<&'a SpanTree>,
+    /// Where the output's bytes go as they are written, every few megabytes (a temporary file),
+    /// instead of being held whole; `None`: held.
+    pub sink: Option<&'a mut (dyn std::io::Write + 'static)>,
 }
 
 /// `bytes` (one JSON text, MessagePack or CBOR item) written as `to` like [`super::encode_like`] of
 /// its decoded value: the same bytes and notes, and the output's spans, in a tree that shares
-/// `like`'s shape where it has the same one (the input's spans, from [`spans_in_chunks`]). At
-/// most one chunk of the document is held as a value at a time. `None` where the walk does not
-/// apply ([`transcode`]'s rules).
+/// `out.like`'s shape where it has the same one. At most one chunk of the document is held as a
+/// value at a time. `None` where the walk does not apply ([`transcode`]'s rules).
 ///
-/// With a `sink` (a temporary file), the output goes there as it is written, every few
-/// megabytes, instead of being held whole: the [`Encoded`] given then has the spans and notes
-/// but no bytes, and the sink has all of them (so a large document's columns are never whole in
-/// memory: [`crate::mapped::Mapping::spill`]); `None` also when the sink could not be written,
-/// and what it holds then is not the output.
-#[allow(clippy::too_many_arguments)] // the walk's settings, the tree to share and the sink
+/// With a sink (`out.sink`), the output goes there as it is written instead of being held
+/// whole: the [`Encoded`] given then has the spans and notes but no bytes, and the sink has all
+/// of them (so a large document's columns are never whole in memory:
+/// [`crate::mapped::Mapping::spill`]); `None` also when the sink could not be written, and what
+/// it holds then is not the output.
 pub fn transcode_with_spans(
     bytes: &[u8],
     from: Format,
     to: Format,
     options: &EncodeOptions,
     limits: &Limits,
-    like: Option<&SpanTree>,
     chunk: usize,
-    sink: Option<&mut (dyn std::io::Write + 'static)>,
+    out: Spanned<'_>,
 ) -> Option<Encoded> {
-    let builder = match like {
+    let builder = match out.like {
         Some(tree) => SpanTreeBuilder::like(tree),
         None => SpanTreeBuilder::new(),
     };
-    transcode_walk(bytes, from, to, options, limits, chunk, Some(builder), sink)
+    let mut walk = transcode_walk(bytes, from, to, options, limits, chunk, Some(builder))?;
+    walk.sink = out.sink;
+    walk.run_whole(to)
 }
 
 /// Whether `bytes` start with a map or an array of `from`, the documents the walk takes apart:
@@ -138,9 +149,9 @@ pub fn starts_with_container(bytes: &[u8], from: Format) -> bool {
     }
 }
 
-/// The transcoding walk, recording spans into `builder` if one is given; `None` for output
-/// the walk does not write (protobuf, pretty JSON, canonical order) or input it does not read.
-#[allow(clippy::too_many_arguments)] // the walk's settings, its spans and its sink
+/// The transcoding walk, recording spans into `builder` if one is given, to be run; `None` for
+/// output the walk does not write (protobuf, pretty JSON, canonical order) or input it does not
+/// read.
 fn transcode_walk<'a>(
     bytes: &'a [u8],
     from: Format,
@@ -149,16 +160,13 @@ fn transcode_walk<'a>(
     limits: &'a Limits,
     chunk: usize,
     builder: Option<SpanTreeBuilder>,
-    sink: Option<&'a mut (dyn std::io::Write + 'static)>,
-) -> Option<Encoded> {
+) -> Option<Walk<'a>> {
     let streams =
         matches!(to, Format::MessagePack | Format::Cbor) || (to == Format::Json && !options.pretty);
     if !streams || options.canonical || options.message.is_some() {
         return None;
     }
-    let mut walk = Walk::new(bytes, from, to, options, limits, chunk, builder)?;
-    walk.sink = sink;
-    walk.run_whole(to)
+    Walk::new(bytes, from, to, options, limits, chunk, builder)
 }
 
 /// The span tree [`super::decode`] gives for `bytes` (one JSON text, MessagePack or CBOR item), made
@@ -1666,9 +1674,8 @@ mod tests {
                 Format::MessagePack,
                 &options,
                 &limits,
-                like,
                 CHUNK,
-                sink,
+                Spanned { like, sink },
             )
         };
         let held = to_msgpack(None).expect("the walk applies");
@@ -1798,9 +1805,11 @@ mod tests {
                         to,
                         &options,
                         &limits,
-                        Some(&doc.spans),
                         chunk,
-                        None,
+                        Spanned {
+                            like: Some(&doc.spans),
+                            sink: None,
+                        },
                     );
                     assert_eq!(
                         got.is_some(),
@@ -2246,9 +2255,11 @@ mod tests {
                 Format::MessagePack,
                 &options,
                 &limits,
-                Some(&source),
                 chunk,
-                None,
+                Spanned {
+                    like: Some(&source),
+                    sink: None,
+                },
             )
             .expect("walked");
             assert!(got.bytes == want.bytes, "chunk {chunk}: bytes");
@@ -2303,9 +2314,11 @@ mod tests {
                     Format::Cbor,
                     &EncodeOptions::default(),
                     &limits,
-                    source.as_ref(),
                     chunk,
-                    None,
+                    Spanned {
+                        like: source.as_ref(),
+                        sink: None,
+                    },
                 );
                 assert_eq!(
                     column.is_some(),

@@ -1415,8 +1415,9 @@ fn encode_on_demand(
                     let mut file = std::io::BufWriter::new(tempfile::tempfile().ok()?);
                     let like = Some(&*read.spans);
                     let sink = Some(&mut file as &mut _);
+                    let out = stream::Spanned { like, sink };
                     let encoded = stream::transcode_with_spans(
-                        bytes, from, format, &options, limits, like, chunk, sink,
+                        bytes, from, format, &options, limits, chunk, out,
                     )?;
                     let file = file.into_inner().ok()?;
                     let mapping = crate::mapped::Mapping::map(&file).ok()?;
@@ -1432,9 +1433,11 @@ fn encode_on_demand(
                         format,
                         &options,
                         limits,
-                        Some(&read.spans),
                         chunk,
-                        None,
+                        stream::Spanned {
+                            like: Some(&read.spans),
+                            sink: None,
+                        },
                     )
                     .map(Ok),
                 ),
