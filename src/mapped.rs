@@ -45,7 +45,9 @@ impl Mapping {
         // SAFETY: the map is read-only and private to this process. If another process
         // truncates or rewrites the file while it is open, the bytes shown may change (or
         // reading past a new end may fault); that is the documented cost of mapping, accepted so
-        // large files open at once. Callers map only files above a size threshold.
+        // large files open at once. `Source` maps only the user's files above a size
+        // threshold; `Mapping::spill` maps its own unnamed temporary file, which no other
+        // process can name.
         let map = unsafe { memmap2::Mmap::map(file)? };
         let mapping = Arc::new(Mapping { map });
         let mut all = MAPPINGS.lock().unwrap_or_else(PoisonError::into_inner);
@@ -62,13 +64,9 @@ impl Mapping {
     /// `bytes` written to an unnamed temporary file, and that file mapped; an error when the
     /// file cannot be made, written or mapped (then the caller keeps the bytes in memory).
     pub fn spill(bytes: &[u8]) -> std::io::Result<Arc<Mapping>> {
-        let mut file = tempfile::tempfile()?;
+        let mut file = Spill::new()?;
         file.write_all(bytes)?;
-        let mapping = Mapping::map(&file)?;
-        if mapping.bytes().len() != bytes.len() {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        Ok(mapping)
+        file.map()
     }
 
     /// How many KiB of the mapping are resident in this process: `Rss` of its entry in
@@ -89,6 +87,66 @@ impl Mapping {
         let base = self.map.as_ptr() as usize;
         let at = (bytes.as_ptr() as usize).checked_sub(base)?;
         (at.checked_add(bytes.len())? <= self.map.len()).then_some(at)
+    }
+}
+
+/// Bytes being written to an unnamed temporary file, to be mapped once they are all written
+/// ([`Spill::map`]): where a pass sends a large output as it makes it. It remembers whether a
+/// write failed, so a caller can tell a failed file (worth trying again in memory) from a pass
+/// that gave up on its own.
+pub struct Spill {
+    file: std::io::BufWriter<File>,
+    written: u64,
+    failed: bool,
+}
+
+impl Spill {
+    /// A new, empty file in the system's temporary folder.
+    pub fn new() -> std::io::Result<Spill> {
+        Ok(Spill {
+            file: std::io::BufWriter::new(tempfile::tempfile()?),
+            written: 0,
+            failed: false,
+        })
+    }
+
+    /// Whether any write to the file failed.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// The file's bytes, mapped; an error when a write failed, or the file could not be
+    /// written out or mapped, or does not hold every byte written.
+    pub fn map(self) -> std::io::Result<Arc<Mapping>> {
+        if self.failed {
+            return Err(std::io::Error::other(
+                "a write to the temporary file failed",
+            ));
+        }
+        let written = self.written;
+        let file = self.file.into_inner().map_err(|e| e.into_error())?;
+        let mapping = Mapping::map(&file)?;
+        if mapping.bytes().len() as u64 != written {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(mapping)
+    }
+}
+
+impl Write for Spill {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let wrote = self.file.write(buf);
+        match &wrote {
+            Ok(n) => self.written += *n as u64,
+            Err(_) => self.failed = true,
+        }
+        wrote
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let flushed = self.file.flush();
+        self.failed |= flushed.is_err();
+        flushed
     }
 }
 

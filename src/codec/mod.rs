@@ -16,6 +16,7 @@ pub mod detect;
 pub mod json;
 pub mod msgpack;
 mod note;
+pub(crate) mod output;
 pub mod protobuf;
 mod repeats;
 pub(crate) mod shape;

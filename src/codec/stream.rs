@@ -25,6 +25,7 @@
 
 use crate::codec::json::{skip_plain, skip_ws};
 use crate::codec::note::Notes;
+use crate::codec::output::Output;
 use crate::codec::{DecodeOptions, EncodeOptions, Encoded, Format};
 use crate::limits::Limits;
 use crate::model::{
@@ -129,7 +130,7 @@ pub fn transcode_with_spans(
         None => SpanTreeBuilder::new(),
     };
     let mut walk = transcode_walk(bytes, from, to, options, limits, chunk, Some(builder))?;
-    walk.sink = out.sink;
+    walk.out = Output::to(out.sink, Vec::new());
     walk.run_whole(to)
 }
 
@@ -225,12 +226,16 @@ fn spans_walked(
 /// of records is never held whole as a value. `None` where the walk does not apply (a root
 /// that is no map, a schema that wraps values, an input the decoder would refuse): the caller
 /// encodes the ordinary way.
+///
+/// With a `sink`, the output goes there as it is written, as [`transcode_with_spans`] sends
+/// it: the [`Encoded`] given has no bytes; `None` also when the sink could not be written.
 pub fn protobuf_in_chunks(
     bytes: &[u8],
     from: Format,
     options: &EncodeOptions,
     limits: &Limits,
     chunk: usize,
+    sink: Option<&mut (dyn std::io::Write + 'static)>,
 ) -> Option<Result<Encoded, super::EncodeError>> {
     use super::protobuf::{dynamic, infer};
     let no_spans = EncodeOptions::default();
@@ -254,7 +259,7 @@ pub fn protobuf_in_chunks(
     };
     // Room for about one node per 12 bytes of input: reserved, touched only as written.
     let nodes = bytes.len() / 12;
-    match dynamic::encode_root_in_parts(&mut parts, &message, options, nodes) {
+    match dynamic::encode_root_in_parts(&mut parts, &message, options, nodes, sink) {
         Ok(None) => None,
         Ok(Some(mut encoded)) => {
             if let Some(infer_options) = &inferred {
@@ -549,7 +554,8 @@ struct Walk<'a> {
     options: &'a EncodeOptions,
     limits: &'a Limits,
     chunk: usize,
-    out: Vec<u8>,
+    /// What the walk writes: held, or sent on to a sink every [`GIVE_BACK`] bytes.
+    out: Output<'a>,
     notes: Notes,
     /// Nodes so far, against the node limit.
     nodes: usize,
@@ -569,13 +575,6 @@ struct Walk<'a> {
     listed: std::cell::RefCell<Listed>,
     /// Where the input's pages were last given back up to ([`Walk::passed`]).
     given_back: usize,
-    /// Where the output goes as it is written, every [`GIVE_BACK`] bytes; `out` then holds
-    /// what is not written yet.
-    sink: Option<&'a mut (dyn std::io::Write + 'static)>,
-    /// The output's bytes written to `sink` so far.
-    flushed: usize,
-    /// Whether writing to `sink` failed (the walk then gives `None`).
-    sink_failed: bool,
 }
 
 /// What [`spans_counting`] counts of the document's values: a count of one value and what is
@@ -621,7 +620,7 @@ impl<'a> Walk<'a> {
             options,
             limits,
             chunk,
-            out: Vec::new(),
+            out: Output::held(Vec::new()),
             notes: Notes::new(),
             nodes: 0,
             path: Vec::new(),
@@ -634,9 +633,6 @@ impl<'a> Walk<'a> {
             counting: None,
             listed: std::cell::RefCell::new(Vec::new()),
             given_back: 0,
-            sink: None,
-            flushed: 0,
-            sink_failed: false,
         })
     }
 
@@ -652,14 +648,13 @@ impl<'a> Walk<'a> {
         let limits = self.limits.for_input(self.b.len());
         let limits = &limits;
         let mut walk = Walk { limits, ..self };
-        if !walk.reading {
+        // An output sent to a sink holds room for what it sends at a time already.
+        if !walk.reading && !walk.out.has_sink() {
             // About the output's size, so that it is not moved as it grows: JSON (with room
             // for the newline the CLI adds) takes up to half as much again as the binary
             // formats, which take less than JSON. Pages not written are never touched.
             let len = walk.b.len();
-            walk.out = Vec::with_capacity(match to {
-                // Written out every few megabytes.
-                _ if walk.sink.is_some() => 2 * GIVE_BACK,
+            walk.out.held = Vec::with_capacity(match to {
                 Format::Json if walk.from == Format::Json => len + 1,
                 Format::Json => len + len / 2 + 1,
                 _ => len,
@@ -670,15 +665,13 @@ impl<'a> Walk<'a> {
         if walk.skip_ws(end) != walk.b.len() {
             return None;
         }
-        if walk.sink.is_some() {
-            walk.flush(0);
-            if walk.sink_failed {
-                return None;
-            }
+        walk.out.flush(0);
+        if walk.out.failed() {
+            return None;
         }
         Some(Encoded {
             format: to,
-            bytes: walk.out,
+            bytes: walk.out.into_held(),
             spans: walk
                 .spans
                 .map_or_else(SpanTree::default, |r| r.builder.finish()),
@@ -844,8 +837,8 @@ impl<'a> Walk<'a> {
     /// The walk is done with the input before `to`: when the input is a mapped file, the pages
     /// read since the last giving back are given back every [`GIVE_BACK`] bytes
     /// ([`crate::mapped::let_go`]), so a pass over a large document does not leave all of it
-    /// resident; and the output held goes to the sink, if there is one, every [`GIVE_BACK`]
-    /// bytes.
+    /// resident; and the output held goes to the sink, if there is one, every few megabytes
+    /// ([`Output::send_when_full`]).
     fn passed(&mut self, to: usize) {
         // A second pass over the same input (protobuf's encoding after its inference) starts
         // again from the top.
@@ -856,7 +849,7 @@ impl<'a> Walk<'a> {
             self.let_go(self.given_back, to);
             self.given_back = to;
         }
-        self.flush(GIVE_BACK);
+        self.out.send_when_full();
     }
 
     /// Gives back the pages of the input's `from..to` if it is a mapped file (the walk reads them
@@ -1130,23 +1123,7 @@ impl<'a> Walk<'a> {
 
     /// How many bytes of output there are: written to the sink, and held.
     fn written(&self) -> usize {
-        self.flushed + self.out.len()
-    }
-
-    /// Writes the output held to the sink, if there is one and at least `least` bytes are
-    /// held.
-    fn flush(&mut self, least: usize) {
-        let Some(sink) = self.sink.as_mut() else {
-            return;
-        };
-        if self.out.len() < least || self.sink_failed {
-            return;
-        }
-        if sink.write_all(&self.out).is_err() {
-            self.sink_failed = true;
-        }
-        self.flushed += self.out.len();
-        self.out.clear();
+        self.out.len()
     }
 
     /// Where the header of the input's container at `at` ends.
@@ -1165,7 +1142,7 @@ impl<'a> Walk<'a> {
     /// Writes JSON's `c` (a comma, colon or closing bracket) when the walk writes JSON.
     fn json_punctuation(&mut self, c: u8) {
         if !self.reading && self.to == Format::Json {
-            self.out.push(c);
+            self.out.held.push(c);
         }
     }
 
@@ -1251,7 +1228,7 @@ impl<'a> Walk<'a> {
         if self.reading {
             return Some(());
         }
-        write_header(&mut self.out, self.to, map, n)
+        write_header(&mut self.out.held, self.to, map, n)
     }
 }
 
@@ -1701,16 +1678,24 @@ mod tests {
         }
         assert!(to_msgpack(Some(&mut Full)).is_none());
 
-        let mapped = protobuf_in_chunks(bytes, Format::Json, &options, &limits, CHUNK);
+        // Protobuf's two passes over the mapped file, its output sent to a sink as it goes;
+        // and the same walk of the bytes in memory, its output held.
+        let mut sink = Vec::new();
+        let to_protobuf = |bytes: &[u8], sink: Option<&mut (dyn std::io::Write + 'static)>| {
+            protobuf_in_chunks(bytes, Format::Json, &options, &limits, CHUNK, sink)
+        };
+        let mapped = to_protobuf(bytes, Some(&mut sink));
         assert!(resident() <= most, "{} KiB left after protobuf", resident());
-        let in_memory = protobuf_in_chunks(doc.as_bytes(), Format::Json, &options, &limits, CHUNK);
+        let in_memory = to_protobuf(doc.as_bytes(), None);
         match (mapped, in_memory) {
             (Some(Ok(a)), Some(Ok(b))) => {
-                assert!(a.bytes.len() > 1 << 20);
-                assert!(a.bytes == b.bytes && a.spans == b.spans);
+                assert!(sink.len() > crate::codec::output::SEND_EVERY);
+                assert!(a.bytes.is_empty() && sink == b.bytes);
+                assert!(a.spans == b.spans && a.notes == b.notes);
             }
             other => panic!("protobuf by the walk: {other:?}"),
         }
+        assert!(to_protobuf(bytes, Some(&mut Full)).is_none());
         Ok(())
     }
 
@@ -1894,7 +1879,7 @@ mod tests {
         let mut walked = 0;
         for chunk in [0, 16, 4096, CHUNK] {
             match (
-                protobuf_in_chunks(bytes, from, options, &limits, chunk),
+                protobuf_in_chunks(bytes, from, options, &limits, chunk, None),
                 &want,
             ) {
                 (None, _) => {}

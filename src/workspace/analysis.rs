@@ -946,7 +946,11 @@ fn spawn_protobuf(
 ) -> Option<std::thread::JoinHandle<Walked>> {
     std::thread::Builder::new()
         .name("wirelens-protobuf".into())
-        .spawn(move || stream::protobuf_in_chunks(&bytes, from, &options, &limits, stream::CHUNK))
+        .spawn(move || {
+            walk_to_column(bytes.len() >= SPILL_FROM, |sink| {
+                stream::protobuf_in_chunks(&bytes, from, &options, &limits, stream::CHUNK, sink)
+            })
+        })
         .ok()
 }
 
@@ -1371,8 +1375,40 @@ fn encode_column(
     }
 }
 
-/// A column written by a walk of the source's bytes: `None` where the walk does not apply.
-type Walked = Option<Result<codec::Encoded, codec::EncodeError>>;
+/// A column written by a walk of the source's bytes, with its bytes as the column holds them
+/// (the `Encoded` has none): `None` where the walk does not apply.
+type Walked = Option<Result<(codec::Encoded, SharedBytes), codec::EncodeError>>;
+
+/// A column written by `walk` (a walk of the source's bytes, given where to send its output
+/// as it goes, or `None` to hold it). A `large` document's column goes to a temporary file as
+/// it is made, and is mapped from it ([`crate::mapped::Spill`]), so it is never whole in
+/// memory. When that file cannot be made or written, the walk is made again holding its
+/// output; when the walk itself gives up (it does not apply), it is not made again.
+fn walk_to_column(
+    large: bool,
+    walk: impl Fn(
+        Option<&mut (dyn std::io::Write + 'static)>,
+    ) -> Option<Result<codec::Encoded, codec::EncodeError>>,
+) -> Walked {
+    if let Some(mut file) = large.then(crate::mapped::Spill::new).and_then(Result::ok) {
+        match walk(Some(&mut file)) {
+            Some(Ok(encoded)) => {
+                if let Ok(mapping) = file.map() {
+                    return Some(Ok((encoded, SharedBytes::shared(mapping))));
+                }
+            }
+            Some(Err(e)) => return Some(Err(e)),
+            None if !file.failed() => return None,
+            None => {}
+        }
+    }
+    walk(None).map(|r| {
+        r.map(|mut encoded| {
+            let bytes = column_bytes(std::mem::take(&mut encoded.bytes));
+            (encoded, bytes)
+        })
+    })
+}
 
 /// Encodes a payload read on demand as `format` without holding its value: MessagePack and
 /// CBOR by [`stream::transcode_with_spans`] (their trees share the source's shape), protobuf by
@@ -1391,58 +1427,19 @@ fn encode_on_demand(
         return not_encoded_because(format, "no message type to write protobuf with");
     };
     let (bytes, from, chunk) = (&read.bytes[..], read.format, stream::CHUNK);
-    // The bytes a walk wrote, as the column holds them.
-    let held = |walked: Walked| {
-        walked.map(|r| {
-            r.map(|mut encoded| {
-                let bytes = column_bytes(std::mem::take(&mut encoded.bytes));
-                (encoded, bytes)
-            })
-        })
-    };
+    let large = bytes.len() >= SPILL_FROM;
     let walked = match (walked, format) {
-        (Some(walked), _) => held(walked),
-        (None, Format::Protobuf) => held(stream::protobuf_in_chunks(
-            bytes, from, &options, limits, chunk,
-        )),
-        (None, _) => {
-            // A large document's column is written to a temporary file as it is made, and
-            // mapped from it. When the file cannot be made or written, or the walk does not
-            // apply, the walk is tried again holding its output (which, for a walk that does not
-            // apply, gives up the same way, and the value is decoded whole).
-            let spilled = (bytes.len() >= SPILL_FROM)
-                .then(|| {
-                    let mut file = std::io::BufWriter::new(tempfile::tempfile().ok()?);
-                    let like = Some(&*read.spans);
-                    let sink = Some(&mut file as &mut _);
-                    let out = stream::Spanned { like, sink };
-                    let encoded = stream::transcode_with_spans(
-                        bytes, from, format, &options, limits, chunk, out,
-                    )?;
-                    let file = file.into_inner().ok()?;
-                    let mapping = crate::mapped::Mapping::map(&file).ok()?;
-                    Some((encoded, SharedBytes::shared(mapping)))
-                })
-                .flatten();
-            match spilled {
-                Some(spilled) => Some(Ok(spilled)),
-                None => held(
-                    stream::transcode_with_spans(
-                        bytes,
-                        from,
-                        format,
-                        &options,
-                        limits,
-                        chunk,
-                        stream::Spanned {
-                            like: Some(&read.spans),
-                            sink: None,
-                        },
-                    )
-                    .map(Ok),
-                ),
-            }
-        }
+        (Some(walked), _) => walked,
+        (None, Format::Protobuf) => walk_to_column(large, |sink| {
+            stream::protobuf_in_chunks(bytes, from, &options, limits, chunk, sink)
+        }),
+        (None, _) => walk_to_column(large, |sink| {
+            let out = stream::Spanned {
+                like: Some(&*read.spans),
+                sink,
+            };
+            stream::transcode_with_spans(bytes, from, format, &options, limits, chunk, out).map(Ok)
+        }),
     };
     let (mut encoded, written) = match walked {
         Some(Ok(walked)) => walked,

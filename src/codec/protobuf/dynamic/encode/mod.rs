@@ -43,6 +43,7 @@ mod wkt;
 use super::field::FieldFacts;
 use super::wkt::{is_wkt_json, WellKnown};
 use super::PerType;
+use crate::codec::output::{Append, Output};
 use crate::codec::protobuf::{RootParts, Walked};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
@@ -97,11 +98,16 @@ pub fn encode(
 /// whole document's value: the same bytes, spans and notes. The items of a repeated field are
 /// written a run at a time, as `parts` hands them over. `Ok(None)` when the walk gave up or
 /// the root is a well-known type (written whole by [`encode`]).
+///
+/// With a `sink`, the bytes go there every few megabytes as they are written, and the
+/// [`Encoded`] given has none of them (as [`crate::codec::stream::transcode_with_spans`]);
+/// `Ok(None)` also when the sink could not be written.
 pub(crate) fn encode_root_in_parts(
     parts: &mut dyn RootParts,
     message: &MessageDescriptor,
     options: &EncodeOptions,
     nodes: usize,
+    sink: Option<&mut (dyn std::io::Write + 'static)>,
 ) -> Result<Option<Encoded>, EncodeError> {
     let name = message.full_name();
     if is_wkt_json(name) || name == "google.protobuf.Any" {
@@ -124,7 +130,7 @@ pub(crate) fn encode_root_in_parts(
     let entries = skeleton.as_map().unwrap_or_default();
     let path = &Trail::ROOT;
     let plan = enc.field_plan(&skeleton, message, path, false)?;
-    let mut bytes = Vec::new();
+    let mut bytes = Output::to(sink, Vec::new());
     enc.builder.open(Kind::Map, Segment::Root, None, 0, 0);
     for (field, key, _) in enc.planned(&plan, path) {
         let Some(i) = entries.iter().position(|(k, _)| std::ptr::eq(k, key)) else {
@@ -146,6 +152,7 @@ pub(crate) fn encode_root_in_parts(
                     let out = wrap(&field, Segment::Index((first + k) as u32), c);
                     write(&out, &mut bytes, &mut enc.builder);
                 }
+                bytes.send_when_full();
                 Ok(())
             })?;
             match walked {
@@ -163,8 +170,14 @@ pub(crate) fn encode_root_in_parts(
         if let Some(out) = enc.field(&field, seg, &value, &fpath)? {
             write(&out, &mut bytes, &mut enc.builder);
         }
+        bytes.send_when_full();
     }
     enc.builder.close(bytes.len(), bytes.len());
+    bytes.flush(0);
+    if bytes.failed() {
+        return Ok(None);
+    }
+    let mut bytes = bytes.into_held();
     bytes.shrink_to_fit();
     Ok(Some(Encoded {
         format: Format::Protobuf,
@@ -1526,7 +1539,7 @@ fn raw_out(number: u32, seg: Segment, raw: &RawField) -> Out<'_> {
 }
 
 /// Writes `out` and records its node (pre-order).
-fn write(out: &Out<'_>, buf: &mut Vec<u8>, b: &mut SpanTreeBuilder) {
+fn write(out: &Out<'_>, buf: &mut impl Append, b: &mut SpanTreeBuilder) {
     let key_start = buf.len();
     buf.extend_from_slice(&out.key);
     let key = (!out.key.is_empty()).then(|| Span::new(key_start, buf.len()));
