@@ -1853,12 +1853,14 @@ impl SpanTreeBuilder {
         self.offsets
             .set_close(open.ordinal, open.start, payload_end, end);
         if let Some(like) = &self.like {
-            if like.links.end_of(open.ordinal) != Some(subtree_end) {
+            if like.links.end_of(open.ordinal, open.id.0) != Some(subtree_end) {
                 self.diverge();
             }
         }
         if self.like.is_none() {
-            self.shape.links.set_end(open.ordinal, subtree_end);
+            self.shape
+                .links
+                .set_end(open.ordinal, open.id.0, subtree_end);
         }
         Some(open.id)
     }

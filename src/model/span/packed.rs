@@ -4,7 +4,7 @@
 //! A node's numbers are mostly small distances: a JSON field starts a few bytes after the node
 //! before it, its header is a byte or two, its key is a short word just before it, its parent a
 //! few ids back. So each record stores those distances as LEB128 varints (one byte up to 127) and
-//! the few flags in a leading byte, which makes a typical node 4–6 bytes of offsets and 3–4 bytes
+//! the few flags in a leading byte, which makes a typical node 3–4 bytes of offsets and 3 bytes
 //! of shape where fixed-width fields took 16 each. What a record cannot know when it is written,
 //! a container's end and subtree end (known only when the container closes), sits in
 //! fixed-width side tables indexed by the container's ordinal among the containers.
@@ -12,7 +12,10 @@
 //! Records are read by walking: every [`BLOCK`] nodes a mark says where that node's record starts
 //! and what the walk needs to know there (the start offset before it, the containers before it),
 //! so node `i` costs at most `BLOCK - 1` records decoded before it, and a cursor walking forward
-//! (iteration, a node's children) decodes each record once.
+//! (iteration, a node's children) decodes each record once. A block is 64 nodes: the marks then
+//! cost well under a byte a node, and a node read alone costs a few hundred nanoseconds. The
+//! binary search for the node at a byte offset decodes each probed block's first record rather
+//! than keeping its offset in the mark.
 //!
 //! Every distance is stored as a wrapping difference, so any numbers round-trip exactly (an odd
 //! node whose parts are out of order, an offset past 4 GiB): the common case is small, the odd
@@ -24,7 +27,7 @@ use super::{Node, Span};
 use crate::model::value::{FloatWidth, Kind};
 
 /// Nodes between two marks.
-pub(super) const BLOCK: usize = 32;
+pub(super) const BLOCK: usize = 64;
 
 /// Whether a cursor at node `at` reaches node `to` sooner from `to`'s block mark than by reading
 /// forward (always when `to` is behind it).
@@ -56,6 +59,38 @@ fn get(bytes: &[u8], pos: &mut usize) -> usize {
             return v as usize;
         }
         shift += 7;
+    }
+}
+
+/// A key's length and its distance before the value (`gap`) in one number, when the gap is
+/// under 3 and the length small enough to shift: one byte for a key of up to 31 bytes right
+/// before its value (MessagePack, CBOR, protobuf) or one separator before it (JSON's colon).
+#[inline]
+fn key_code(len: usize, gap: usize) -> Option<usize> {
+    (gap < 3 && len < usize::MAX >> 3).then_some(len << 2 | gap)
+}
+
+/// Appends a key's length and gap: their [`key_code`], or a code of 3 and both numbers in
+/// full.
+fn put_key(out: &mut Vec<u8>, len: usize, gap: usize) {
+    match key_code(len, gap) {
+        Some(code) => put(out, code),
+        None => {
+            put(out, 3);
+            put(out, len);
+            put(out, gap);
+        }
+    }
+}
+
+/// Reads what [`put_key`] wrote: the key's length and gap.
+#[inline]
+fn get_key(bytes: &[u8], pos: &mut usize) -> (usize, usize) {
+    let code = get(bytes, pos);
+    if code & 3 == 3 {
+        (get(bytes, pos), get(bytes, pos))
+    } else {
+        (code >> 2, code & 3)
     }
 }
 
@@ -107,6 +142,113 @@ fn kind_of(code: u8) -> Kind {
     }
 }
 
+/// A number small enough for a side table's entry, or the entry's mark that the number is in
+/// the table's map instead.
+pub(super) trait Small: Copy + PartialEq + Into<usize> + TryFrom<usize> {
+    /// The mark: the number is in the map.
+    const WIDE: Self;
+}
+
+impl Small for u8 {
+    const WIDE: u8 = u8::MAX;
+}
+
+impl Small for u16 {
+    const WIDE: u16 = u16::MAX;
+}
+
+/// Numbers by ordinal (one per container), each in a `T` where it fits, which is nearly every
+/// one (a container's length and tail, its count of nodes), and the rest exactly in a map.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Narrow<T> {
+    small: Vec<T>,
+    wide: HashMap<u32, usize>,
+}
+
+impl<T> Default for Narrow<T> {
+    fn default() -> Self {
+        Narrow {
+            small: Vec::new(),
+            wide: HashMap::new(),
+        }
+    }
+}
+
+impl<T: Small> Narrow<T> {
+    fn len(&self) -> usize {
+        self.small.len()
+    }
+
+    /// The entry for `v`, and whether it goes to the map.
+    #[inline(always)]
+    fn entry(v: usize) -> (T, bool) {
+        match T::try_from(v) {
+            Ok(t) if t != T::WIDE => (t, false),
+            _ => (T::WIDE, true),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, v: usize) {
+        let (t, wide) = Narrow::<T>::entry(v);
+        if wide {
+            self.wide.insert(self.small.len() as u32, v);
+        }
+        self.small.push(t);
+    }
+
+    #[inline]
+    fn set(&mut self, ordinal: u32, v: usize) {
+        let Some(e) = self.small.get_mut(ordinal as usize) else {
+            return;
+        };
+        let (t, wide) = Narrow::<T>::entry(v);
+        *e = t;
+        if wide {
+            self.wide.insert(ordinal, v);
+        } else if !self.wide.is_empty() {
+            self.wide.remove(&ordinal);
+        }
+    }
+
+    #[inline]
+    fn get(&self, ordinal: u32) -> Option<usize> {
+        let t = *self.small.get(ordinal as usize)?;
+        if t == T::WIDE {
+            self.wide.get(&ordinal).copied()
+        } else {
+            Some(t.into())
+        }
+    }
+
+    /// The first `n` entries.
+    fn prefix(&self, n: usize) -> Narrow<T> {
+        let n = n.min(self.small.len());
+        Narrow {
+            small: self.small[..n].to_vec(),
+            wide: self
+                .wide
+                .iter()
+                .filter(|(&o, _)| (o as usize) < n)
+                .map(|(&o, &v)| (o, v))
+                .collect(),
+        }
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.small.reserve(n);
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.small.shrink_to_fit();
+        self.wide.shrink_to_fit();
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.small.capacity() * std::mem::size_of::<T>() + self.wide.capacity() * (4 + 8 + 1)
+    }
+}
+
 /// A node's place in the tree, unpacked.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Link {
@@ -139,8 +281,9 @@ struct LinkMark {
 pub(super) struct Links {
     bytes: Vec<u8>,
     marks: Vec<LinkMark>,
-    /// Subtree end of each opened node, by ordinal.
-    ends: Vec<u32>,
+    /// Each opened node's count of nodes, itself and its descendants (its subtree end less
+    /// its id), by ordinal.
+    ends: Narrow<u16>,
     len: u32,
 }
 
@@ -176,7 +319,7 @@ impl Links {
             self.bytes
                 .extend_from_slice(&[head, back as u8, link.segment as u8]);
             if link.opened {
-                self.ends.push(link.subtree_end);
+                self.ends.push(link.subtree_end.wrapping_sub(i) as usize);
             }
             self.len += 1;
             return;
@@ -189,21 +332,20 @@ impl Links {
             put(&mut self.bytes, link.segment as usize);
         }
         if link.opened {
-            self.ends.push(link.subtree_end);
+            self.ends.push(link.subtree_end.wrapping_sub(i) as usize);
         }
         self.len += 1;
     }
 
-    /// Sets the subtree end of the container with ordinal `ordinal`.
-    pub fn set_end(&mut self, ordinal: u32, subtree_end: u32) {
-        if let Some(e) = self.ends.get_mut(ordinal as usize) {
-            *e = subtree_end;
-        }
+    /// Sets the subtree end of the container with ordinal `ordinal`, node `id`.
+    pub fn set_end(&mut self, ordinal: u32, id: u32, subtree_end: u32) {
+        self.ends
+            .set(ordinal, subtree_end.wrapping_sub(id) as usize);
     }
 
-    /// The subtree end of the container with ordinal `ordinal`.
-    pub fn end_of(&self, ordinal: u32) -> Option<u32> {
-        self.ends.get(ordinal as usize).copied()
+    /// The subtree end of the container with ordinal `ordinal`, node `id`.
+    pub fn end_of(&self, ordinal: u32, id: u32) -> Option<u32> {
+        self.ends.get(ordinal).map(|n| id.wrapping_add(n as u32))
     }
 
     /// The first `len` nodes, of which `containers` are opened ones.
@@ -212,7 +354,7 @@ impl Links {
         Links {
             bytes: self.bytes[..cursor.pos.min(self.bytes.len())].to_vec(),
             marks: self.marks[..len.div_ceil(BLOCK).min(self.marks.len())].to_vec(),
-            ends: self.ends[..(cursor.containers as usize).min(self.ends.len())].to_vec(),
+            ends: self.ends.prefix(cursor.containers as usize),
             len: len as u32,
         }
     }
@@ -226,7 +368,7 @@ impl Links {
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity()
             + self.marks.capacity() * std::mem::size_of::<LinkMark>()
-            + self.ends.capacity() * 4
+            + self.ends.heap_bytes()
     }
 
     /// A cursor before node 0.
@@ -354,7 +496,7 @@ impl LinkCursor<'_> {
         };
         let opened = head & 128 != 0;
         let subtree_end = if opened {
-            let e = self.links.end_of(self.containers).unwrap_or(i + 1);
+            let e = self.links.end_of(self.containers, i).unwrap_or(i + 1);
             self.containers += 1;
             e
         } else {
@@ -407,14 +549,12 @@ impl Bytes {
     }
 }
 
-/// Where block `b`'s first record starts, the start offset of the node before it, where its
-/// first node's extent starts, and how many containers come before it.
+/// Where block `b`'s first record starts, the start offset of the node before it, and how
+/// many containers come before it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct OffsetMark {
     pos: usize,
     prev_start: usize,
-    /// Where the block's first node's extent starts (its key, else its value).
-    first: usize,
     containers: u32,
 }
 
@@ -425,35 +565,22 @@ const COMPACT: u8 = 4;
 /// payload (0–1) in bit 6, a leaf's tail after its payload (0–1) in bit 7.
 const GAP: u8 = 64;
 const TAIL: u8 = 128;
-/// A container's closing numbers that do not fit the side tables are in `closes_wide`.
-const WIDE_LEN: u32 = u32::MAX;
-const WIDE_TAIL: u8 = u8::MAX;
 
 /// Every node's bytes, packed. Record: a flags byte, the distance from the node before's start,
 /// the header's and payload's distances when they are not compact, a leaf's length, and a
-/// key's length and its distance before the value. A container's length and tail are in the
+/// key's length and its distance before the value (one byte for most keys: [`key_code`]). A
+/// container's length and tail are in the
 /// side tables, set when it closes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Offsets {
     bytes: Vec<u8>,
     marks: Vec<OffsetMark>,
-    /// `end - start` of each container by ordinal ([`WIDE_LEN`]: see `closes_wide`).
-    close_len: Vec<u32>,
-    /// `end - payload.end` of each container by ordinal ([`WIDE_TAIL`]: see `closes_wide`).
-    close_tail: Vec<u8>,
-    /// `(payload.end, end)` of the containers whose numbers do not fit.
-    closes_wide: HashMap<u32, (usize, usize)>,
+    /// `end - start` of each container by ordinal.
+    close_len: Narrow<u16>,
+    /// `end - payload.end` of each container by ordinal.
+    close_tail: Narrow<u8>,
     len: u32,
     last_start: usize,
-}
-
-/// A container's length and tail (`end - start`, `end - payload_end`) as the narrow side tables
-/// hold them, or `None` when either is too wide and goes to `closes_wide`.
-#[inline(always)]
-fn narrow_close(start: usize, payload_end: usize, end: usize) -> Option<(u32, u8)> {
-    let len = end.wrapping_sub(start);
-    let tail = end.wrapping_sub(payload_end);
-    (len < WIDE_LEN as usize && tail < usize::from(WIDE_TAIL)).then_some((len as u32, tail as u8))
 }
 
 impl Offsets {
@@ -469,7 +596,6 @@ impl Offsets {
             self.marks.push(OffsetMark {
                 pos: self.bytes.len(),
                 prev_start: self.last_start,
-                first: node.key.map_or(node.span.start, |k| k.start),
                 containers: self.close_len.len() as u32,
             });
         }
@@ -510,8 +636,11 @@ impl Offsets {
             put(&mut self.bytes, node.span.end.wrapping_sub(start));
         }
         if let Some(k) = node.key {
-            put(&mut self.bytes, k.end.wrapping_sub(k.start));
-            put(&mut self.bytes, start.wrapping_sub(k.end));
+            put_key(
+                &mut self.bytes,
+                k.end.wrapping_sub(k.start),
+                start.wrapping_sub(k.end),
+            );
         }
         if opened {
             self.open_close(start, node);
@@ -531,17 +660,17 @@ impl Offsets {
             .key
             .map(|k| (k.end.wrapping_sub(k.start), start.wrapping_sub(k.end)));
         let small = |v: usize| v < 0x80;
-        match (opened, key) {
-            (false, Some((klen, kgap))) if small(len) && small(klen) && small(kgap) => self
+        match (opened, key.map(|(len, gap)| key_code(len, gap))) {
+            (false, Some(Some(key))) if small(len) && small(key) => self
                 .bytes
-                .extend_from_slice(&[flags, delta as u8, len as u8, klen as u8, kgap as u8]),
+                .extend_from_slice(&[flags, delta as u8, len as u8, key as u8]),
             (false, None) if small(len) => {
                 self.bytes
                     .extend_from_slice(&[flags, delta as u8, len as u8]);
             }
-            (true, Some((klen, kgap))) if small(klen) && small(kgap) => {
+            (true, Some(Some(key))) if small(key) => {
                 self.bytes
-                    .extend_from_slice(&[flags, delta as u8, klen as u8, kgap as u8]);
+                    .extend_from_slice(&[flags, delta as u8, key as u8]);
                 self.open_close(start, node);
             }
             (true, None) => {
@@ -556,37 +685,16 @@ impl Offsets {
     /// A new container's closing numbers, as they stand until it closes.
     #[inline(always)]
     fn open_close(&mut self, start: usize, node: &Node) {
-        if let Some((len, tail)) = narrow_close(start, node.payload.end, node.span.end) {
-            // What `set_close` would set, without looking for a wide entry a new ordinal
-            // cannot have.
-            self.close_len.push(len);
-            self.close_tail.push(tail);
-            return;
-        }
-        let ordinal = self.close_len.len() as u32;
-        self.close_len.push(0);
-        self.close_tail.push(0);
-        self.set_close(ordinal, start, node.payload.end, node.span.end);
+        self.close_len.push(node.span.end.wrapping_sub(start));
+        self.close_tail
+            .push(node.span.end.wrapping_sub(node.payload.end));
     }
 
     /// Sets the closing numbers of the container with ordinal `ordinal`, which starts at `start`.
     #[inline]
     pub fn set_close(&mut self, ordinal: u32, start: usize, payload_end: usize, end: usize) {
-        let o = ordinal as usize;
-        if o >= self.close_len.len() {
-            return;
-        }
-        if let Some((len, tail)) = narrow_close(start, payload_end, end) {
-            self.close_len[o] = len;
-            self.close_tail[o] = tail;
-            if !self.closes_wide.is_empty() {
-                self.closes_wide.remove(&ordinal);
-            }
-        } else {
-            self.close_len[o] = WIDE_LEN;
-            self.close_tail[o] = WIDE_TAIL;
-            self.closes_wide.insert(ordinal, (payload_end, end));
-        }
+        self.close_len.set(ordinal, end.wrapping_sub(start));
+        self.close_tail.set(ordinal, end.wrapping_sub(payload_end));
     }
 
     pub fn shrink_to_fit(&mut self) {
@@ -599,9 +707,8 @@ impl Offsets {
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity()
             + self.marks.capacity() * std::mem::size_of::<OffsetMark>()
-            + self.close_len.capacity() * 4
-            + self.close_tail.capacity()
-            + self.closes_wide.capacity() * (4 + 16 + 1)
+            + self.close_len.heap_bytes()
+            + self.close_tail.heap_bytes()
     }
 
     /// A cursor before node 0.
@@ -649,7 +756,16 @@ impl Offsets {
     /// The number of blocks whose first node's extent starts at or before `offset` (extent
     /// starts never decrease in pre-order).
     pub fn blocks_from(&self, offset: usize) -> usize {
-        self.marks.partition_point(|m| m.first <= offset)
+        self.marks.partition_point(|m| {
+            let mut first = OffsetCursor {
+                offsets: self,
+                index: 0,
+                pos: m.pos,
+                prev_start: m.prev_start,
+                containers: m.containers,
+            };
+            first.next().is_some_and(|b| b.extent_start() <= offset)
+        })
     }
 }
 
@@ -715,26 +831,19 @@ impl OffsetCursor<'_> {
         let (payload_end, end) = if opened {
             let ordinal = self.containers;
             self.containers += 1;
-            let (len, t) = (
-                o.close_len.get(ordinal as usize).copied().unwrap_or(0),
-                o.close_tail.get(ordinal as usize).copied().unwrap_or(0),
-            );
-            if len == WIDE_LEN && t == WIDE_TAIL {
-                o.closes_wide
-                    .get(&ordinal)
-                    .copied()
-                    .unwrap_or((header_end, header_end))
-            } else {
-                let end = start.wrapping_add(len as usize);
-                (end.wrapping_sub(usize::from(t)), end)
+            match (o.close_len.get(ordinal), o.close_tail.get(ordinal)) {
+                (Some(len), Some(t)) => {
+                    let end = start.wrapping_add(len);
+                    (end.wrapping_sub(t), end)
+                }
+                _ => (header_end, header_end),
             }
         } else {
             let end = start.wrapping_add(get(bytes, &mut self.pos));
             (end.wrapping_sub(tail), end)
         };
         let key = (flags & HAS_KEY != 0).then(|| {
-            let len = get(bytes, &mut self.pos);
-            let back = get(bytes, &mut self.pos);
+            let (len, back) = get_key(bytes, &mut self.pos);
             let key_end = start.wrapping_sub(back);
             Span {
                 start: key_end.wrapping_sub(len),
