@@ -101,7 +101,7 @@ impl Write for Counter {
 }
 
 /// The pieces a compressor is given `bytes` in.
-const PIECE: usize = 4 << 20;
+const PIECE: usize = 1 << 20;
 
 /// Writes `bytes` to the compressor `w` a piece at a time, giving back each piece's pages once
 /// it is written when `bytes` are a mapped file's ([`crate::mapped::let_go`]), so measuring a
