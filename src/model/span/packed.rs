@@ -72,6 +72,7 @@ fn key_code(len: usize, gap: usize) -> Option<usize> {
 
 /// Appends a key's length and gap: their [`key_code`], or a code of 3 and both numbers in
 /// full.
+#[inline]
 fn put_key(out: &mut Vec<u8>, len: usize, gap: usize) {
     match key_code(len, gap) {
         Some(code) => put(out, code),
@@ -203,10 +204,11 @@ impl<T: Small> Narrow<T> {
             return;
         };
         let (t, wide) = Narrow::<T>::entry(v);
+        let was_wide = *e == T::WIDE;
         *e = t;
         if wide {
             self.wide.insert(ordinal, v);
-        } else if !self.wide.is_empty() {
+        } else if was_wide {
             self.wide.remove(&ordinal);
         }
     }
@@ -656,21 +658,23 @@ impl Offsets {
     fn push_short(&mut self, node: &Node, opened: bool, flags: u8, delta: usize) -> bool {
         let start = node.span.start;
         let len = node.span.end.wrapping_sub(start);
-        let key = node
-            .key
-            .map(|k| (k.end.wrapping_sub(k.start), start.wrapping_sub(k.end)));
+        // A key of up to 31 bytes and a gap under 3: its one-byte [`key_code`].
+        let key = node.key.map(|k| {
+            let (klen, gap) = (k.end.wrapping_sub(k.start), start.wrapping_sub(k.end));
+            (klen < 32 && gap < 3).then_some((klen << 2 | gap) as u8)
+        });
         let small = |v: usize| v < 0x80;
-        match (opened, key.map(|(len, gap)| key_code(len, gap))) {
-            (false, Some(Some(key))) if small(len) && small(key) => self
-                .bytes
-                .extend_from_slice(&[flags, delta as u8, len as u8, key as u8]),
+        match (opened, key) {
+            (false, Some(Some(key))) if small(len) => {
+                self.bytes
+                    .extend_from_slice(&[flags, delta as u8, len as u8, key])
+            }
             (false, None) if small(len) => {
                 self.bytes
                     .extend_from_slice(&[flags, delta as u8, len as u8]);
             }
-            (true, Some(Some(key))) if small(key) => {
-                self.bytes
-                    .extend_from_slice(&[flags, delta as u8, key as u8]);
+            (true, Some(Some(key))) => {
+                self.bytes.extend_from_slice(&[flags, delta as u8, key]);
                 self.open_close(start, node);
             }
             (true, None) => {
