@@ -1645,6 +1645,61 @@ mod tests {
         assert_eq!(small, big[..SPILL_FROM - 1]);
     }
 
+    #[test]
+    fn a_walk_to_a_column_is_made_once() {
+        use std::cell::Cell;
+        let encoded = |bytes: Vec<u8>| codec::Encoded {
+            format: Format::MessagePack,
+            bytes,
+            spans: SpanTree::default(),
+            notes: Vec::new(),
+        };
+        let output: Vec<u8> = (0..3 * crate::codec::output::SEND_EVERY)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        // A large column: written to the file as it is made, then mapped; walked once.
+        let walks = Cell::new(0);
+        let made = walk_to_column(true, |sink| {
+            walks.set(walks.get() + 1);
+            let sink = sink.expect("a large column's walk is given the file");
+            use std::io::Write as _;
+            for piece in output.chunks(1000) {
+                sink.write_all(piece).ok()?;
+            }
+            Some(Ok(encoded(Vec::new())))
+        });
+        let Some(Ok((_, bytes))) = made else {
+            panic!("written: {made:?}");
+        };
+        assert_eq!(walks.get(), 1);
+        assert!(crate::mapped::is_mapped(&bytes) && bytes == output[..]);
+        // A small one is held, as the walk wrote it.
+        let made = walk_to_column(false, |sink| {
+            assert!(sink.is_none());
+            Some(Ok(encoded(output[..10].to_vec())))
+        });
+        let Some(Ok((_, bytes))) = made else {
+            panic!("held: {made:?}");
+        };
+        assert!(!crate::mapped::is_mapped(&bytes) && bytes == output[..10]);
+        // A walk that gives up on its own (its file was fine) is not made again, nor is one
+        // that finds an error.
+        let error = codec::EncodeError {
+            format: Format::MessagePack,
+            path: crate::model::Path::root(),
+            message: "no".into(),
+        };
+        for gives in [None, Some(Err(error))] {
+            walks.set(0);
+            let made = walk_to_column(true, |_| {
+                walks.set(walks.get() + 1);
+                gives.clone()
+            });
+            assert_eq!(walks.get(), 1, "{gives:?}");
+            assert_eq!(made.is_none(), gives.is_none());
+        }
+    }
+
     /// Everything a column shows, its values read node by node.
     fn shown(column: &Column) -> String {
         let mut out = format!(
