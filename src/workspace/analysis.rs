@@ -1662,7 +1662,6 @@ mod tests {
         let made = walk_to_column(true, |sink| {
             walks.set(walks.get() + 1);
             let sink = sink.expect("a large column's walk is given the file");
-            use std::io::Write as _;
             for piece in output.chunks(1000) {
                 sink.write_all(piece).ok()?;
             }
