@@ -1,4 +1,4 @@
-//! [`Output`]: the bytes an encoder writes, held, or sent on to a sink every few megabytes.
+//! [`Output`]: the bytes an encoder writes, held, or sent on to a sink every megabyte.
 //!
 //! An encoder that records spans needs each byte's position in the whole output as it writes
 //! it, not in what it still holds. `Output` counts what it has sent on, so

@@ -101,7 +101,7 @@ pub struct Spanned<'a> {
     /// The input's spans (from [`spans_in_chunks`]), whose shape the output's tree shares where
     /// it is the same.
     pub like: Option<&'a SpanTree>,
-    /// Where the output's bytes go as they are written, every few megabytes (a temporary file),
+    /// Where the output's bytes go as they are written, every megabyte (a temporary file),
     /// instead of being held whole; `None`: held.
     pub sink: Option<&'a mut (dyn std::io::Write + 'static)>,
 }
@@ -837,7 +837,7 @@ impl<'a> Walk<'a> {
     /// The walk is done with the input before `to`: when the input is a mapped file, the pages
     /// read since the last giving back are given back every [`GIVE_BACK`] bytes
     /// ([`crate::mapped::let_go`]), so a pass over a large document does not leave all of it
-    /// resident; and the output held goes to the sink, if there is one, every few megabytes
+    /// resident; and the output held goes to the sink, if there is one, every megabyte
     /// ([`Output::send_when_full`]).
     fn passed(&mut self, to: usize) {
         // A second pass over the same input (protobuf's encoding after its inference) starts

@@ -6,8 +6,9 @@
 //! few ids back. So each record stores those distances as LEB128 varints (one byte up to 127) and
 //! the few flags in a leading byte, which makes a typical node 3–4 bytes of offsets and 3 bytes
 //! of shape where fixed-width fields took 16 each. What a record cannot know when it is written,
-//! a container's end and subtree end (known only when the container closes), sits in
-//! fixed-width side tables indexed by the container's ordinal among the containers.
+//! a container's end and subtree end (known only when the container closes), sits in side
+//! tables indexed by the container's ordinal among the containers: two bytes or one each where
+//! the number fits, which is nearly always, and a map for the rest ([`Narrow`]).
 //!
 //! Records are read by walking: every [`BLOCK`] nodes a mark says where that node's record starts
 //! and what the walk needs to know there (the start offset before it, the containers before it),
