@@ -100,39 +100,6 @@ impl<'a> Output<'a> {
     }
 }
 
-/// Where an encoder appends bytes, and the position of the next one in its whole output: a
-/// `Vec`, or an [`Output`] that may have sent some on.
-pub(crate) trait Append {
-    /// The position of the next byte.
-    fn len(&self) -> usize;
-    /// Appends `bytes`.
-    fn extend_from_slice(&mut self, bytes: &[u8]);
-}
-
-impl Append for Vec<u8> {
-    #[inline]
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-
-    #[inline]
-    fn extend_from_slice(&mut self, bytes: &[u8]) {
-        Vec::extend_from_slice(self, bytes);
-    }
-}
-
-impl Append for Output<'_> {
-    #[inline]
-    fn len(&self) -> usize {
-        Output::len(self)
-    }
-
-    #[inline]
-    fn extend_from_slice(&mut self, bytes: &[u8]) {
-        Output::extend_from_slice(self, bytes);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

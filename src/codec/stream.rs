@@ -554,7 +554,7 @@ struct Walk<'a> {
     options: &'a EncodeOptions,
     limits: &'a Limits,
     chunk: usize,
-    /// What the walk writes: held, or sent on to a sink every [`GIVE_BACK`] bytes.
+    /// What the walk writes: held, or sent on to a sink every megabyte.
     out: Output<'a>,
     notes: Notes,
     /// Nodes so far, against the node limit.

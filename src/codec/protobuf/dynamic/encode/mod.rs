@@ -43,7 +43,7 @@ mod wkt;
 use super::field::FieldFacts;
 use super::wkt::{is_wkt_json, WellKnown};
 use super::PerType;
-use crate::codec::output::{Append, Output};
+use crate::codec::output::Output;
 use crate::codec::protobuf::{RootParts, Walked};
 use crate::codec::{EncodeError, EncodeOptions, Encoded, Format, NoteKind, Notes};
 use crate::model::{
@@ -67,10 +67,10 @@ pub fn encode(
         canonical: options.canonical,
         tables: PerType::new(),
     };
-    let mut bytes = Vec::new();
+    let mut bytes = Output::held(Vec::new());
     if enc.stream_root(value, message, &mut bytes)? {
         // Grown as it was written: give back what the doubling left over.
-        bytes.shrink_to_fit();
+        bytes.held.shrink_to_fit();
     } else {
         let root = enc.message_content(value, message, &Trail::ROOT)?;
         let out = Out::new(
@@ -81,14 +81,14 @@ pub fn encode(
             root.body,
             Bytes::new(),
         );
-        bytes.reserve_exact(out.size);
+        bytes.held.reserve_exact(out.size);
         let mut builder = std::mem::take(&mut enc.builder);
         write(&out, &mut bytes, &mut builder);
         enc.builder = builder;
     }
     Ok(Encoded {
         format: Format::Protobuf,
-        bytes,
+        bytes: bytes.into_held(),
         spans: enc.builder.finish(),
         notes: enc.notes.into_vec(),
     })
@@ -99,7 +99,7 @@ pub fn encode(
 /// written a run at a time, as `parts` hands them over. `Ok(None)` when the walk gave up or
 /// the root is a well-known type (written whole by [`encode`]).
 ///
-/// With a `sink`, the bytes go there every few megabytes as they are written, and the
+/// With a `sink`, the bytes go there every megabyte as they are written, and the
 /// [`Encoded`] given has none of them (as [`crate::codec::stream::transcode_with_spans`]);
 /// `Ok(None)` also when the sink could not be written.
 pub(crate) fn encode_root_in_parts(
@@ -892,7 +892,7 @@ impl Encoder {
         &mut self,
         value: &Value,
         desc: &MessageDescriptor,
-        bytes: &mut Vec<u8>,
+        bytes: &mut Output<'_>,
     ) -> Result<bool, EncodeError> {
         let v = value.untagged();
         let name = desc.full_name();
@@ -1539,7 +1539,7 @@ fn raw_out(number: u32, seg: Segment, raw: &RawField) -> Out<'_> {
 }
 
 /// Writes `out` and records its node (pre-order).
-fn write(out: &Out<'_>, buf: &mut impl Append, b: &mut SpanTreeBuilder) {
+fn write(out: &Out<'_>, buf: &mut Output<'_>, b: &mut SpanTreeBuilder) {
     let key_start = buf.len();
     buf.extend_from_slice(&out.key);
     let key = (!out.key.is_empty()).then(|| Span::new(key_start, buf.len()));
@@ -1651,10 +1651,10 @@ mod tests {
             Bytes::copy(&[0xbb]),
         );
         assert_eq!(outer.size, 5);
-        let mut buf = Vec::new();
+        let mut buf = Output::held(Vec::new());
         let mut b = SpanTreeBuilder::new();
         write(&outer, &mut buf, &mut b);
-        assert_eq!(buf, [0x02, 0xaa, 0x08, 0x01, 0xbb]);
+        assert_eq!(buf.held, [0x02, 0xaa, 0x08, 0x01, 0xbb]);
         let t = b.finish();
         t.validate(buf.len()).expect("valid tree");
         assert_eq!(t.node(crate::model::NodeId(0)).payload, Span::new(1, 4));
