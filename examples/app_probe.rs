@@ -1,5 +1,7 @@
 //! What the app's analysis of one file costs, without a window: opens FILE as the app does
-//! (a memory map for a large file), peels it, and analyses its first payload on a job, printing
+//! (a memory map for a large file; its protobuf column written meanwhile, and the readings
+//! ranking made of a large payload handed on), peels it, and analyses its first payload on a
+//! job as the app's first analysis does, printing
 //! the elapsed time and the process's RSS and peak RSS (`/proc/self/status`) at every preview
 //! and at the end, and how many of the payloads' bytes were left in the file to be read back
 //! when looked at.
@@ -16,7 +18,9 @@ use std::time::Instant;
 
 use wirelens::limits::Limits;
 use wirelens::pipeline::Layers;
-use wirelens::workspace::analysis::{analyze_payload_previewing, open, Choice};
+use wirelens::workspace::analysis::{
+    analyze_payload_knowing, open_walking, prewrite_protobuf, Choice, HeadStart,
+};
 use wirelens::workspace::{no_notify, Job, SchemaSet, Source};
 
 /// `VmRSS` and `VmHWM` in MiB.
@@ -52,7 +56,18 @@ fn main() -> ExitCode {
         Ok("fixed") => Layers::Peel(wirelens::capture::PeelChoice::default()),
         _ => Layers::Best,
     };
-    let opened = match open(&source, layers, &limits, None, None) {
+    // As the app's peel job: the source's protobuf column is written meanwhile, and the
+    // readings ranking made of a large payload are handed to its analysis.
+    let choice = Choice {
+        hidden: std::env::var("PROBE_HIDE")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(wirelens::codec::Format::from_name)
+            .collect(),
+        ..Choice::default()
+    };
+    let protobuf = prewrite_protobuf(&source, &limits, &choice.hidden);
+    let (opened, known) = match open_walking(&source, layers, &limits, None, None, &mut |_| true) {
         Ok(opened) => opened,
         Err(e) => {
             eprintln!("{file}: {e}");
@@ -97,16 +112,12 @@ fn main() -> ExitCode {
         "{:7.2} s  opened: rss {r} MiB, peak {h} MiB",
         started.elapsed().as_secs_f64()
     );
-    let choice = Choice {
-        hidden: std::env::var("PROBE_HIDE")
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(wirelens::codec::Format::from_name)
-            .collect(),
-        ..Choice::default()
+    let head = HeadStart {
+        known: known.filter(|(i, _)| *i == 0).map(|(_, k)| k),
+        protobuf,
     };
     let job = Job::spawn_with_preview("probe", no_notify(), move |ctx, preview| {
-        analyze_payload_previewing(
+        analyze_payload_knowing(
             &payload,
             &choice,
             &SchemaSet::default(),
@@ -127,6 +138,7 @@ fn main() -> ExitCode {
                 );
                 preview.publish(partial);
             },
+            head,
         )
     });
     let analysis = match job.wait() {
