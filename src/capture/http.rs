@@ -72,14 +72,24 @@ fn parse_start_line(line: &[u8]) -> Option<StartLine<'_>> {
     let target = parts.next()?;
     let version = parts.next()?;
     if parts.next().is_some()
-        || !(3..=10).contains(&method.len())
-        || !method.bytes().all(|c| c.is_ascii_uppercase())
+        || !is_method(method)
         || target.is_empty()
         || !(version == "HTTP/1.1" || version == "HTTP/1.0")
     {
         return None;
     }
     Some(StartLine::Request { method, version })
+}
+
+/// Whether `method` is a request method: a token (RFC 9110 §9.1, §5.6.2), so extension methods
+/// such as Exchange's `RPC_IN_DATA` or WebDAV's `VERSION-CONTROL` are requests too. Bounded in
+/// length, as no registered method is near it, so that a long first word of other text is not
+/// taken for one.
+fn is_method(method: &str) -> bool {
+    (1..=32).contains(&method.len())
+        && method
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
 }
 
 fn skip_blank(input: &[u8], mut pos: usize) -> usize {
@@ -1206,7 +1216,17 @@ mod tests {
         assert!(looks_like_http(b"\r\nHTTP/1.1 204 No Content\r\n\r\n"));
         assert!(looks_like_http(b"POST /x HTTP/1.0\n"));
         assert!(!looks_like_http(b"HTTP/2 200\r\n"));
-        assert!(!looks_like_http(b"get / HTTP/1.1\r\n"));
+        // A method is any token: extension methods are requests too (and methods are
+        // case-sensitive, so `get` is a method, if an unknown one).
+        assert!(looks_like_http(
+            b"RPC_IN_DATA /rpc/rpcproxy.dll?x:6001 HTTP/1.1\r\n"
+        ));
+        assert!(looks_like_http(b"VERSION-CONTROL /doc HTTP/1.1\r\n"));
+        assert!(looks_like_http(b"get / HTTP/1.1\r\n"));
+        assert!(!looks_like_http(b"GET{} / HTTP/1.1\r\n"));
+        assert!(!looks_like_http(b" / HTTP/1.1\r\n"));
+        let long = format!("{} / HTTP/1.1\r\n", "A".repeat(33));
+        assert!(!looks_like_http(long.as_bytes()));
         assert!(!looks_like_http(b"GET / HTTP/1.1 extra\r\n"));
         assert!(!looks_like_http(b"HTTP/1.1 20 OK\r\n"));
     }

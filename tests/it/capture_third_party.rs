@@ -451,6 +451,78 @@ fn tcpdump_test_captures_name_the_protocols_tshark_names() {
 }
 
 #[test]
+fn arkime_requests_with_extension_methods_are_requests_as_tshark_reads_them() {
+    // Arkime's synthetic capture: certificate enrolment, Exchange's RPC over HTTP
+    // (`RPC_IN_DATA`, `RPC_OUT_DATA`: a method is any token), WinRM. Every request tshark
+    // dissects is a request payload with the same start line, every body it exports is a
+    // payload with the same bytes, and no stream is given up as not HTTP.
+    let peeled = peel(
+        std::fs::read(folder("arkime").join("synthetic.pcap")).expect("the capture"),
+        &PeelOptions::default(),
+    );
+    let answer = std::fs::read_to_string(folder("answers").join("arkime-synthetic.txt"))
+        .expect("tshark's answer");
+    // RPC over HTTP announces a 1 GiB body for each channel and streams into it: the capture
+    // ends first, and that is what is said of those three requests, nothing else.
+    assert_eq!(peeled.warnings.len(), 3, "{:?}", peeled.warnings);
+    assert!(
+        peeled
+            .warnings
+            .iter()
+            .all(|w| w.contains("HTTP/1.1 request")
+                && w.contains("the body has 0 of the 1073741824 bytes Content-Length announces")),
+        "{:?}",
+        peeled.warnings
+    );
+    let mut lines: Vec<&str> = peeled
+        .payloads
+        .iter()
+        .filter(|p| p.meta_value("method").is_some())
+        .filter_map(|p| p.meta_value("start-line"))
+        .collect();
+    let mut bodies: Vec<(usize, String)> = peeled
+        .payloads
+        .iter()
+        .filter(|p| !p.bytes.is_empty())
+        .map(|p| (p.bytes.len(), sha256(&p.bytes)))
+        .collect();
+    let (mut requests, mut objects) = (0, 0);
+    for line in answer.lines().filter(|l| !l.starts_with('#')) {
+        if let Some(start) = line.strip_prefix("request ") {
+            requests += 1;
+            let at = lines.iter().position(|l| *l == start);
+            assert!(
+                at.is_some(),
+                "tshark's request {start:?} is no payload: {lines:?}"
+            );
+            if let Some(at) = at {
+                lines.swap_remove(at);
+            }
+        } else if let Some(object) = line.strip_prefix("object ") {
+            objects += 1;
+            let (size, sha) = object.split_once(' ').expect("size and hash");
+            let want = (size.parse::<usize>().expect("a size"), sha.to_string());
+            let at = bodies.iter().position(|b| *b == want);
+            assert!(
+                at.is_some(),
+                "tshark's object of {size} bytes is no payload"
+            );
+            if let Some(at) = at {
+                bodies.swap_remove(at);
+            }
+        } else {
+            panic!("an answer line {line:?}");
+        }
+    }
+    assert_eq!(
+        (requests, objects),
+        (26, 29),
+        "requests and objects compared"
+    );
+    assert!(lines.is_empty(), "requests tshark does not list: {lines:?}");
+}
+
+#[test]
 fn zeek_test_captures_give_the_bodies_and_messages_tshark_finds() {
     // Zeek's test traces of HTTP as servers and proxies send it (gzip, x-gzip, deflate without
     // its zlib header, pipelining, 100-continue, gaps, connections without FIN, a lying
