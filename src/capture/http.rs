@@ -959,10 +959,19 @@ pub(crate) fn chunk_data(
             .ok()
             .filter(|_| !size_text.is_empty() && size_text.len() <= 16)
         else {
-            let why = format!(
-                "chunk size \"{}\" is not a hex number",
-                truncate(size_text, 20)
-            );
+            let hex = !size_text.is_empty() && size_text.bytes().all(|c| c.is_ascii_hexdigit());
+            let why = if hex {
+                format!(
+                    "chunk size \"{}\" is too large: more than {} bytes",
+                    truncate(size_text, 20),
+                    usize::MAX
+                )
+            } else {
+                format!(
+                    "chunk size \"{}\" is not a hex number",
+                    truncate(size_text, 20)
+                )
+            };
             return Err((pos, why, spans));
         };
         pos = next;
@@ -1229,6 +1238,17 @@ mod tests {
         assert!(!looks_like_http(long.as_bytes()));
         assert!(!looks_like_http(b"GET / HTTP/1.1 extra\r\n"));
         assert!(!looks_like_http(b"HTTP/1.1 20 OK\r\n"));
+    }
+
+    #[test]
+    fn a_chunk_size_past_the_machine_is_too_large_not_unreadable() {
+        // Zeek's 2^64 chunk-size trace: valid hex, only too big for any body.
+        let (at, why, _) =
+            chunk_data(b"10000000000000000\r\nab\r\n0\r\n\r\n", 0).expect_err("too large");
+        assert_eq!(at, 0);
+        assert!(why.contains("\"10000000000000000\" is too large"), "{why}");
+        let (_, why, _) = chunk_data(b"1g\r\nab\r\n", 0).expect_err("not hex");
+        assert!(why.contains("\"1g\" is not a hex number"), "{why}");
     }
 
     #[test]
