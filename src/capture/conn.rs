@@ -277,7 +277,12 @@ impl<'a> Conversation<'a> {
         index: usize,
         decrypted: tls::Decrypted,
     ) -> Conversation<'a> {
-        let mut detail = format!("{}, decrypted with the key log", decrypted.cipher);
+        let how = if decrypted.unencrypted {
+            "not encrypted (read without keys; the MACs are not checked)"
+        } else {
+            "decrypted with the key log"
+        };
+        let mut detail = format!("{}, {how}", decrypted.cipher);
         if let Some(alpn) = &decrypted.alpn {
             detail.push_str(&format!(", ALPN {alpn}"));
         }
@@ -368,7 +373,14 @@ pub(crate) fn stream(
             read_http1(conv, options, budget, keep, &mut out);
             return finish(out, &label, warnings);
         }
-        if let (true, Some(keys)) = (tls::looks_like_tls(c) || tls::looks_like_tls(sv), keys) {
+        let is_tls = tls::looks_like_tls(c) || tls::looks_like_tls(sv);
+        // A suite that encrypts nothing is read without keys.
+        if let Some(plain) = is_tls.then(|| tls::read_unencrypted(c, sv)).flatten() {
+            let mut out = Ordered::default();
+            read_decrypted(capture, index, plain, options, budget, keep, &mut out);
+            return finish(out, &label, warnings);
+        }
+        if let (true, Some(keys)) = (is_tls, keys) {
             match tls::decrypt(c, sv, keys) {
                 Ok(decrypted) => {
                     let mut out = Ordered::default();

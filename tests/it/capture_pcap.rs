@@ -1181,3 +1181,100 @@ fn dns_beside_http_is_named_and_the_http_body_is_the_default() {
         "the JSON body, not the first datagram"
     );
 }
+
+/// A TLS 1.2 record of `kind` holding `body`.
+fn tls_record(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![kind, 3, 3];
+    out.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+/// A TLS handshake message of `kind` holding `body`.
+fn tls_handshake(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![kind, 0];
+    out.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+#[test]
+fn a_tls_connection_with_a_null_cipher_suite_is_read_without_keys() {
+    // TLS_RSA_WITH_NULL_SHA256 (as `openssl s_server -cipher NULL-SHA256` chooses it): after
+    // ChangeCipherSpec each record is its content and a 32-byte MAC, nothing is encrypted, and
+    // a key log could not help. The HTTP inside is read as any HTTP is.
+    let mut hello = vec![3, 3];
+    hello.extend_from_slice(&[7; 32]);
+    hello.extend_from_slice(&[0, 0, 2, 0x00, 0x3b, 1, 0]);
+    let mut server_hello = vec![3, 3];
+    server_hello.extend_from_slice(&[9; 32]);
+    server_hello.extend_from_slice(&[0, 0x00, 0x3b, 0]);
+    let mac = [0xa5u8; 32];
+    let sealed = |content: &[u8]| [content, &mac[..]].concat();
+    let request = b"POST /v1/items HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{\"id\": 7}";
+    let response = b"HTTP/1.1 204 No Content\r\n\r\n";
+    let client = [
+        tls_record(22, &tls_handshake(1, &hello)),
+        tls_record(20, &[1]),
+        tls_record(22, &sealed(&tls_handshake(20, &[1; 12]))),
+        tls_record(23, &sealed(request)),
+    ]
+    .concat();
+    let server = [
+        tls_record(22, &tls_handshake(2, &server_hello)),
+        tls_record(20, &[1]),
+        tls_record(22, &sealed(&tls_handshake(20, &[2; 12]))),
+        tls_record(23, &sealed(response)),
+    ]
+    .concat();
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(100, SYN, b""));
+    full(&mut w, 2, s2c(700, SYN | ACK, b""));
+    full(&mut w, 3, c2s(101, ACK | PSH, &client));
+    full(&mut w, 4, s2c(701, ACK | PSH, &server));
+    let (payloads, warnings) = peeled(&w);
+    assert_eq!(payloads.len(), 2, "{warnings:?}");
+    assert_eq!(payloads[0].bytes.as_slice(), b"{\"id\": 7}");
+    assert_eq!(payloads[0].meta_value("method"), Some("POST"));
+    assert_eq!(
+        payloads[1].meta_value("start-line"),
+        Some("HTTP/1.1 204 No Content")
+    );
+    let tls = payloads[0]
+        .layers
+        .iter()
+        .find(|l| l.name == "TLS 1.2")
+        .expect("a TLS layer");
+    assert!(
+        tls.detail
+            .starts_with("TLS_RSA_WITH_NULL_SHA256, not encrypted")
+            && !tls.detail.contains("key log"),
+        "{}",
+        tls.detail
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("encrypts nothing") && w.contains("32-byte MAC")),
+        "{warnings:?}"
+    );
+    // A record shorter than its MAC is said, where it is.
+    let short = [
+        tls_record(22, &tls_handshake(1, &hello)),
+        tls_record(20, &[1]),
+        tls_record(23, b"too short"),
+    ]
+    .concat();
+    let mut w = PcapWriter::new(1);
+    full(&mut w, 1, c2s(100, SYN, b""));
+    full(&mut w, 2, s2c(700, SYN | ACK, b""));
+    full(&mut w, 3, c2s(101, ACK | PSH, &short));
+    full(&mut w, 4, s2c(701, ACK | PSH, &server));
+    let (_, warnings) = peeled(&w);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("shorter than its 32-byte MAC") && w.contains("frame 3")),
+        "{warnings:?}"
+    );
+}

@@ -150,6 +150,9 @@ pub struct Decrypted {
     pub directions: [DirectionPlain; 2],
     /// What else was seen: alerts, records cut short, bytes that are not records.
     pub notes: Vec<String>,
+    /// The cipher suite encrypts nothing (a `NULL` suite): the records were read as sent,
+    /// without keys ([`read_unencrypted`]).
+    pub unencrypted: bool,
 }
 
 impl Decrypted {
@@ -648,6 +651,9 @@ enum Protection {
         explicit_nonce: bool,
     },
     Cbc(CbcKeys),
+    /// A `NULL` suite: each record is its content and then a MAC of this many bytes, not
+    /// checked (that takes the keys, and the content is readable without them).
+    Null(usize),
 }
 
 impl Protection {
@@ -655,6 +661,15 @@ impl Protection {
     fn open(&mut self, record: &Record<'_>) -> Result<Vec<u8>, String> {
         let (keys, explicit_nonce) = match self {
             Protection::Cbc(cbc) => return cbc.open(record),
+            Protection::Null(mac_len) => {
+                let content = record.fragment.len().checked_sub(*mac_len).ok_or_else(|| {
+                    format!(
+                        "the record's {} bytes are shorter than its {mac_len}-byte MAC",
+                        record.fragment.len()
+                    )
+                })?;
+                return Ok(record.fragment.get(..content).unwrap_or_default().to_vec());
+            }
             Protection::Aead {
                 keys,
                 explicit_nonce,
@@ -1018,6 +1033,7 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
         alpn,
         directions: Default::default(),
         notes: Vec::new(),
+        unencrypted: false,
     };
     if tls13 {
         for (which, bytes) in [client, server].into_iter().enumerate() {
@@ -1046,6 +1062,47 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
         }
     }
     Ok(out)
+}
+
+/// The length of the MAC of cipher suite `id` when it encrypts nothing (a `NULL` suite of
+/// TLS 1.2 and earlier): its records are their content followed by that MAC.
+fn null_mac_len(id: u16) -> Option<usize> {
+    Some(match id {
+        0x0001 => 16,
+        0x0002 | 0x002c..=0x002e | 0xc001 | 0xc006 | 0xc00b | 0xc010 | 0xc015 | 0xc039 => 20,
+        0x003b | 0x00b0 | 0x00b4 | 0x00b8 | 0xc03a => 32,
+        0x00b1 | 0x00b5 | 0x00b9 | 0xc03b => 48,
+        _ => return None,
+    })
+}
+
+/// Both directions of one TLS connection whose ServerHello chose a suite that encrypts
+/// nothing (`TLS_RSA_WITH_NULL_SHA256` and the other `NULL` suites, in SSL 3.0 to TLS 1.2):
+/// after ChangeCipherSpec each record is read as sent, without its MAC, and no key log is
+/// needed. `None` for any other connection.
+pub fn read_unencrypted(client: &[u8], server: &[u8]) -> Option<Decrypted> {
+    let server_hs = plain_handshake(server);
+    let (version, suite_id, alpn) = super::server_hello(super::message(&server_hs, 2)?)?;
+    if !(0x0300..=0x0303).contains(&version) {
+        return None;
+    }
+    let mac_len = null_mac_len(suite_id)?;
+    let mut out = Decrypted {
+        version: version_name(version),
+        cipher: cipher_name(suite_id),
+        alpn,
+        directions: Default::default(),
+        notes: vec![format!(
+            "the cipher suite {} encrypts nothing: each record after ChangeCipherSpec is read as sent, without its {mac_len}-byte MAC, which is not checked",
+            cipher_name(suite_id)
+        )],
+        unencrypted: true,
+    };
+    for (which, bytes) in [client, server].into_iter().enumerate() {
+        out.directions[which] =
+            direction12(which, bytes, Protection::Null(mac_len), &mut out.notes);
+    }
+    Some(out)
 }
 
 /// Adds an application-data plaintext to a direction.

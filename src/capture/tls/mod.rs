@@ -18,7 +18,7 @@
 pub mod decrypt;
 pub mod keylog;
 
-pub use decrypt::{decrypt, DecryptError, Decrypted, DirectionPlain, PlainSpan};
+pub use decrypt::{decrypt, read_unencrypted, DecryptError, Decrypted, DirectionPlain, PlainSpan};
 pub use keylog::{KeyLog, KeyLogError, Secrets};
 
 /// Most bytes of handshake messages gathered per direction to find the hello messages.
@@ -69,10 +69,24 @@ impl TlsSummary {
         }
         let encrypted = self.encrypted[0].saturating_add(self.encrypted[1]);
         let records = if encrypted == 1 { "record" } else { "records" };
-        parts.push(format!("{encrypted} {records} encrypted"));
+        // A suite that encrypts nothing: no key log would help.
+        let null = self
+            .cipher
+            .as_deref()
+            .is_some_and(|c| c.contains("_WITH_NULL_"));
+        if null {
+            parts.push(format!(
+                "{encrypted} {records} not encrypted (a NULL cipher suite)"
+            ));
+        } else {
+            parts.push(format!("{encrypted} {records} encrypted"));
+        }
         let trailing = self.trailing[0].saturating_add(self.trailing[1]);
         if trailing > 0 {
             parts.push(format!("{trailing} bytes after the last whole record"));
+        }
+        if null {
+            return parts.join(", ");
         }
         format!("{} — give a key log to decrypt", parts.join(", "))
     }
@@ -382,6 +396,27 @@ pub fn cipher_name(suite: u16) -> String {
         0xc0ad => "TLS_ECDHE_ECDSA_WITH_AES_256_CCM",
         0xc0ae => "TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8",
         0xc0af => "TLS_ECDHE_ECDSA_WITH_AES_256_CCM_8",
+        // Suites that encrypt nothing (read without keys: `decrypt::null_mac_len`).
+        0x0001 => "TLS_RSA_WITH_NULL_MD5",
+        0x0002 => "TLS_RSA_WITH_NULL_SHA",
+        0x002c => "TLS_PSK_WITH_NULL_SHA",
+        0x002d => "TLS_DHE_PSK_WITH_NULL_SHA",
+        0x002e => "TLS_RSA_PSK_WITH_NULL_SHA",
+        0x003b => "TLS_RSA_WITH_NULL_SHA256",
+        0x00b0 => "TLS_PSK_WITH_NULL_SHA256",
+        0x00b1 => "TLS_PSK_WITH_NULL_SHA384",
+        0x00b4 => "TLS_DHE_PSK_WITH_NULL_SHA256",
+        0x00b5 => "TLS_DHE_PSK_WITH_NULL_SHA384",
+        0x00b8 => "TLS_RSA_PSK_WITH_NULL_SHA256",
+        0x00b9 => "TLS_RSA_PSK_WITH_NULL_SHA384",
+        0xc001 => "TLS_ECDH_ECDSA_WITH_NULL_SHA",
+        0xc006 => "TLS_ECDHE_ECDSA_WITH_NULL_SHA",
+        0xc00b => "TLS_ECDH_RSA_WITH_NULL_SHA",
+        0xc010 => "TLS_ECDHE_RSA_WITH_NULL_SHA",
+        0xc015 => "TLS_ECDH_anon_WITH_NULL_SHA",
+        0xc039 => "TLS_ECDHE_PSK_WITH_NULL_SHA",
+        0xc03a => "TLS_ECDHE_PSK_WITH_NULL_SHA256",
+        0xc03b => "TLS_ECDHE_PSK_WITH_NULL_SHA384",
         _ => return format!("0x{suite:04x}"),
     };
     name.into()
@@ -489,6 +524,19 @@ mod tests {
         let exts = version.map_or_else(Vec::new, |v| ext(43, &v.to_be_bytes()));
         body.extend(vec2(&exts));
         record(22, &handshake(2, &body))
+    }
+
+    #[test]
+    fn a_null_suite_is_not_called_encrypted() {
+        let mut client = client_hello_bytes("api.example.test", &[]);
+        client.extend(record(20, &[1]));
+        client.extend(record(23, &[0; 40]));
+        let server = server_hello_bytes(0x003b, None);
+        let s = summarize(&client, &server).expect("a TLS stream");
+        assert_eq!(
+            s.describe(),
+            "TLS 1.2, SNI api.example.test, TLS_RSA_WITH_NULL_SHA256, 1 record not encrypted (a NULL cipher suite)"
+        );
     }
 
     #[test]
