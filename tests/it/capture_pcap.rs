@@ -1278,3 +1278,83 @@ fn a_tls_connection_with_a_null_cipher_suite_is_read_without_keys() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn tls_records_compressed_with_deflate_are_inflated_and_a_bomb_is_stopped() {
+    // RFC 3749: the ServerHello's compression method 1. Each direction's records after
+    // ChangeCipherSpec (Finished included) are one zlib stream, each record flushed to a byte
+    // boundary. A NULL suite, so the test needs no keys; decrypted suites take the same path.
+    use flate2::{Compress, Compression, FlushCompress};
+    let sealed = |z: &mut Compress, content: &[u8]| {
+        let mut out = Vec::with_capacity(content.len() + 64);
+        z.compress_vec(content, &mut out, FlushCompress::Sync)
+            .expect("deflate");
+        out.extend_from_slice(&[0xa5; 32]);
+        out
+    };
+    let mut hello = vec![3, 3];
+    hello.extend_from_slice(&[7; 32]);
+    hello.extend_from_slice(&[0, 0, 2, 0x00, 0x3b, 2, 1, 0]);
+    let mut server_hello = vec![3, 3];
+    server_hello.extend_from_slice(&[9; 32]);
+    server_hello.extend_from_slice(&[0, 0x00, 0x3b, 1]);
+    let request = b"PUT /v1/items/7 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n{\"id\": 7, \"name\": \"seven\"}";
+    let response = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{\"id\": 7}";
+    let direction = |first: Vec<u8>, finished: u8, messages: &[&[u8]]| {
+        let mut z = Compress::new(Compression::default(), true);
+        let mut out = [
+            tls_record(22, &first),
+            tls_record(20, &[1]),
+            tls_record(22, &sealed(&mut z, &tls_handshake(20, &[finished; 12]))),
+        ]
+        .concat();
+        for m in messages {
+            out.extend(tls_record(23, &sealed(&mut z, m)));
+        }
+        out
+    };
+    // The request in two records, the second continuing the first's stream.
+    let client = direction(
+        tls_handshake(1, &hello),
+        1,
+        &[&request[..40], &request[40..]],
+    );
+    let server = direction(tls_handshake(2, &server_hello), 2, &[response]);
+    let capture = |client: &[u8], server: &[u8]| {
+        let mut w = PcapWriter::new(1);
+        full(&mut w, 1, c2s(100, SYN, b""));
+        full(&mut w, 2, s2c(700, SYN | ACK, b""));
+        full(&mut w, 3, c2s(101, ACK | PSH, client));
+        full(&mut w, 4, s2c(701, ACK | PSH, server));
+        peeled(&w)
+    };
+    let (payloads, warnings) = capture(&client, &server);
+    assert_eq!(payloads.len(), 2, "{warnings:?}");
+    assert_eq!(
+        payloads[0].bytes.as_slice(),
+        b"{\"id\": 7, \"name\": \"seven\"}"
+    );
+    assert_eq!(payloads[1].bytes.as_slice(), b"{\"id\": 7}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("compressed with DEFLATE")),
+        "{warnings:?}"
+    );
+    // A record of zeros that inflates past the 16,384 bytes a record may hold stops its
+    // direction there, said with the record; the other direction is read.
+    let bomb = direction(tls_handshake(1, &hello), 1, &[&vec![0u8; 1 << 20]]);
+    let (payloads, warnings) = capture(&bomb, &server);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("inflates past 16384 bytes") && w.contains("frame 3")),
+        "{warnings:?}"
+    );
+    assert!(
+        payloads
+            .iter()
+            .any(|p| p.bytes.as_slice() == b"{\"id\": 7}"),
+        "{warnings:?}"
+    );
+}

@@ -1019,6 +1019,7 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
     })?;
     // RFC 7366: the server agreed to encrypt-then-MAC (only meaningful for CBC suites).
     let encrypt_then_mac = super::hello_has_extension(server_hello, 0x0016);
+    let compression = Compression::of(server_hello, tls13)?;
     let wanted = if tls13 {
         "TLS 1.3 secrets (CLIENT_HANDSHAKE_TRAFFIC_SECRET and the others)"
     } else {
@@ -1054,11 +1055,13 @@ pub fn decrypt(client: &[u8], server: &[u8], keys: &KeyLog) -> Result<Decrypted,
         })?;
         let seed = [server_random, client_random].concat();
         let block = KeyBlock::derive(suite, master, &seed, encrypt_then_mac)?;
+        compression.say(&mut out.notes);
         for (which, bytes) in [client, server].into_iter().enumerate() {
             let protection = block
                 .protection(which)
                 .ok_or_else(|| DecryptError::connection("the key block could not be derived"))?;
-            out.directions[which] = direction12(which, bytes, protection, &mut out.notes);
+            out.directions[which] =
+                direction12(which, bytes, protection, compression, &mut out.notes);
         }
     }
     Ok(out)
@@ -1082,7 +1085,8 @@ fn null_mac_len(id: u16) -> Option<usize> {
 /// needed. `None` for any other connection.
 pub fn read_unencrypted(client: &[u8], server: &[u8]) -> Option<Decrypted> {
     let server_hs = plain_handshake(server);
-    let (version, suite_id, alpn) = super::server_hello(super::message(&server_hs, 2)?)?;
+    let server_hello = super::message(&server_hs, 2)?;
+    let (version, suite_id, alpn) = super::server_hello(server_hello)?;
     if !(0x0300..=0x0303).contains(&version) {
         return None;
     }
@@ -1098,11 +1102,88 @@ pub fn read_unencrypted(client: &[u8], server: &[u8]) -> Option<Decrypted> {
         )],
         unencrypted: true,
     };
+    // A compression method not read here is said by reading the records as they are.
+    let compression = Compression::of(server_hello, false).unwrap_or(Compression::None);
+    compression.say(&mut out.notes);
     for (which, bytes) in [client, server].into_iter().enumerate() {
-        out.directions[which] =
-            direction12(which, bytes, Protection::Null(mac_len), &mut out.notes);
+        out.directions[which] = direction12(
+            which,
+            bytes,
+            Protection::Null(mac_len),
+            compression,
+            &mut out.notes,
+        );
     }
     Some(out)
+}
+
+/// The record compression a TLS 1.2 (or earlier) connection's ServerHello chose.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Compression {
+    None,
+    /// DEFLATE (RFC 3749): each direction's records after ChangeCipherSpec are one zlib
+    /// stream, each record's content flushed to a byte boundary.
+    Deflate,
+}
+
+/// The most content one record may hold once decompressed (RFC 5246 §6.2.2).
+const MAX_PLAIN: usize = 1 << 14;
+
+impl Compression {
+    /// The method the ServerHello `hello` chose; an error for one not read here. TLS 1.3 has
+    /// no compression.
+    fn of(hello: &[u8], tls13: bool) -> Result<Compression, DecryptError> {
+        match (tls13, super::hello_compression(hello)) {
+            (true, _) | (false, Some(0) | None) => Ok(Compression::None),
+            (false, Some(1)) => Ok(Compression::Deflate),
+            (false, Some(m)) => Err(DecryptError::connection(format!(
+                "the ServerHello chose compression method {m}, which is not read here (none and DEFLATE are)"
+            ))),
+        }
+    }
+
+    fn say(self, notes: &mut Vec<String>) {
+        if self == Compression::Deflate {
+            notes.push(
+                "the records are compressed with DEFLATE (RFC 3749, the ServerHello's compression method 1): each is inflated after it is opened".into(),
+            );
+        }
+    }
+}
+
+/// One record's content inflated by its direction's zlib stream `z`, each record flushed to a
+/// byte boundary: at most [`MAX_PLAIN`] bytes, as TLS allows, so a compressed record cannot
+/// claim more.
+fn inflate_record(z: &mut flate2::Decompress, data: &[u8]) -> Result<Vec<u8>, String> {
+    let too_long =
+        || format!("the record inflates past {MAX_PLAIN} bytes, the most a TLS record holds");
+    // One byte past the most a record holds, to tell a record that inflates past it.
+    let mut out = Vec::with_capacity(MAX_PLAIN + 1);
+    let mut at = 0;
+    loop {
+        let (read, written) = (z.total_in(), z.total_out());
+        let status = z
+            .decompress_vec(
+                data.get(at..).unwrap_or_default(),
+                &mut out,
+                flate2::FlushDecompress::Sync,
+            )
+            .map_err(|e| format!("its DEFLATE data is not valid ({e})"))?;
+        at = at.saturating_add(usize::try_from(z.total_in() - read).unwrap_or(usize::MAX));
+        if out.len() > MAX_PLAIN {
+            return Err(too_long());
+        }
+        let stuck = z.total_in() == read && z.total_out() == written;
+        if at >= data.len() && (out.len() < out.capacity() || stuck) {
+            return Ok(out);
+        }
+        if status == flate2::Status::StreamEnd || stuck {
+            return Err(format!(
+                "{} bytes of it are left after its DEFLATE data ends",
+                data.len().saturating_sub(at)
+            ));
+        }
+    }
 }
 
 /// Adds an application-data plaintext to a direction.
@@ -1331,9 +1412,11 @@ fn direction12(
     which: usize,
     bytes: &[u8],
     mut protection: Protection,
+    compression: Compression,
     notes: &mut Vec<String>,
 ) -> DirectionPlain {
     let mut plain = DirectionPlain::default();
+    let mut inflater = (compression == Compression::Deflate).then(|| flate2::Decompress::new(true));
     let mut encrypted = false;
     let mut records = Records::new(bytes);
     for record in records.by_ref() {
@@ -1360,7 +1443,13 @@ fn direction12(
             ));
             break;
         }
-        let data = match protection.open(&record) {
+        let opened = protection
+            .open(&record)
+            .and_then(|data| match &mut inflater {
+                Some(z) => inflate_record(z, &data),
+                None => Ok(data),
+            });
+        let data = match opened {
             Ok(data) => data,
             Err(e) => {
                 plain.error = Some(DecryptError::record(which, &record, e));

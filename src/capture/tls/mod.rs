@@ -320,6 +320,15 @@ pub(crate) fn server_hello(body: &[u8]) -> Option<(u16, u16, Option<String>)> {
     Some((version, cipher, alpn))
 }
 
+/// The compression method a ServerHello (its body) chose: 0 none, 1 DEFLATE (RFC 3749).
+pub(crate) fn hello_compression(body: &[u8]) -> Option<u8> {
+    let mut r = Reader::new(body);
+    r.take(2 + 32)?;
+    r.vector(1)?; // session id
+    r.take(2)?; // cipher suite
+    r.u8()
+}
+
 /// Whether a ServerHello (its body) carries the extension `kind`, such as 0x0016,
 /// `encrypt_then_mac` (RFC 7366).
 pub(crate) fn hello_has_extension(body: &[u8], kind: u16) -> bool {
