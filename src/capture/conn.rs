@@ -806,6 +806,38 @@ fn read_http1(
     }
 }
 
+/// Control frames of a direction that has no text or binary message to list them with: said
+/// in a warning, each with its frame, so that no frame goes unmentioned.
+fn say_lone_controls(
+    conv: &Conversation<'_>,
+    which: usize,
+    at: usize,
+    controls: &[websocket::Control],
+    out: &mut Ordered,
+) {
+    if controls.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = controls
+        .iter()
+        .map(|c| {
+            let start = at + c.span.start;
+            // Its first byte's frame (an empty span at a segment boundary names none).
+            let frames = conv.frames(which, Span::new(start, start + 1));
+            if frames.is_empty() {
+                format!("{} at byte {start}", c.detail)
+            } else {
+                format!("{} at byte {start} (frame {frames})", c.detail)
+            }
+        })
+        .collect();
+    out.warnings.push(format!(
+        "WebSocket ({}): control frames and no text or binary message: {}",
+        direction_name(which),
+        listed.join("; ")
+    ));
+}
+
 /// The WebSocket frames of direction `which` of stream `index` from byte `at` (after the
 /// handshake): one payload per text or binary message, unmasked, joined and inflated, its layer
 /// naming the frames; control frames listed in the first message's meta.
@@ -847,6 +879,9 @@ fn read_websocket(
         .map(|c| format!("{} at byte {}", c.detail, at + c.span.start))
         .collect();
     let count = parsed.messages.len();
+    if count == 0 {
+        say_lone_controls(conv, which, at, &parsed.controls, out);
+    }
     for (n, mut m) in parsed.messages.into_iter().enumerate() {
         let (Some(first), Some(last)) = (m.frames.first(), m.frames.last()) else {
             continue;
