@@ -38,6 +38,10 @@ pub enum Verdict {
         /// The protocol: `DNS`, `mDNS`, `SIP`, `QUIC`…; or the media type, `image/png`.
         protocol: String,
     },
+    /// No bytes: a message without a body (a GET, a HEAD, a 204, a 101). An empty protobuf
+    /// message reads every byte of nothing, but only a layer that names protobuf (gRPC, a
+    /// Content-Type) makes that a reading rather than a guess.
+    Empty,
 }
 
 impl Verdict {
@@ -47,6 +51,7 @@ impl Verdict {
             Verdict::Text { media_type, .. } => format!("text ({media_type})"),
             Verdict::Encrypted { protocol, .. } => format!("encrypted ({protocol})"),
             Verdict::NotData { protocol } => format!("{protocol} (not a data payload)"),
+            Verdict::Empty => "empty".to_string(),
         }
     }
 
@@ -71,6 +76,9 @@ impl Verdict {
             }
             Verdict::NotData { protocol } => {
                 format!("{protocol} messages: not a data payload, no data format is guessed")
+            }
+            Verdict::Empty => {
+                "empty: 0 bytes (a message without a body), no data format is guessed".to_string()
             }
         }
     }
@@ -98,6 +106,9 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
         return Some(Verdict::NotData {
             protocol: protocol.clone(),
         });
+    }
+    if is_empty_message(payload) {
+        return Some(Verdict::Empty);
     }
     if let Some(what) = payload.meta_value("encrypted") {
         let layer = payload
@@ -148,6 +159,20 @@ pub fn verdict(payload: &Payload) -> Option<Verdict> {
             "its Content-Type"
         },
     })
+}
+
+/// Whether `payload` is a message a capture layer found without a body (bytes the user opened
+/// as a file are read as they are, an empty file included), with no layer naming protobuf or
+/// Avro, the formats that read nothing as a value (gRPC's empty message is its method's type;
+/// an Avro container's block of null datums takes no bytes).
+fn is_empty_message(payload: &Payload) -> bool {
+    use crate::codec::Format;
+    payload.bytes.is_empty()
+        && !payload.layers.is_empty()
+        && !matches!(payload.hint, Some(Format::Protobuf | Format::Avro))
+        && payload.avro.is_none()
+        && payload.grpc_call().is_none()
+        && !payload.layers.iter().any(|l| l.name.starts_with("gRPC"))
 }
 
 /// The most bytes [`text_by_bytes`] tries the formats on: past that, printable UTF-8 is text.

@@ -79,7 +79,7 @@ text (lines 1–{shown} of {total}):"
                 writeln!(out, "{cut}{more}")?;
             }
         }
-        Verdict::Encrypted { .. } | Verdict::NotData { .. } => {
+        Verdict::Encrypted { .. } | Verdict::NotData { .. } | Verdict::Empty => {
             writeln!(out, "format: {}", verdict.sentence())?
         }
     }

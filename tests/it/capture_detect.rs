@@ -504,3 +504,25 @@ fn a_text_content_type_is_a_text_verdict_and_no_format_ranks_above_it() {
         Some(Format::Json)
     );
 }
+
+#[test]
+fn a_message_without_a_body_is_empty_not_a_protobuf_guess() {
+    // An empty protobuf message reads every byte of nothing: a bodiless GET or HEAD was called
+    // "protobuf (47%)". Only a layer that names protobuf makes it a reading.
+    use wirelens::capture::verdict::{verdict, Verdict};
+    let exchange = b"HEAD / HTTP/1.1\r\nHost: a\r\n\r\nHTTP/1.1 204 No Content\r\nContent-Type: application/json\r\n\r\n";
+    let peeled = peel(exchange, &PeelOptions::default());
+    assert_eq!(peeled.payloads.len(), 2);
+    for p in &peeled.payloads {
+        assert!(p.bytes.is_empty());
+        assert_eq!(verdict(p), Some(Verdict::Empty));
+    }
+    assert!(Verdict::Empty.sentence().starts_with("empty: 0 bytes"));
+    // Content-Type protobuf: the empty message of its type.
+    let protobuf =
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+    assert_eq!(
+        verdict(&peel(protobuf, &PeelOptions::default()).payloads[0]),
+        None
+    );
+}
