@@ -1102,8 +1102,12 @@ pub fn read_unencrypted(client: &[u8], server: &[u8]) -> Option<Decrypted> {
         )],
         unencrypted: true,
     };
-    // A compression method not read here is said by reading the records as they are.
-    let compression = Compression::of(server_hello, false).unwrap_or(Compression::None);
+    let compression = Compression::of(server_hello, false).unwrap_or_else(|e| {
+        // Said, and the records read as they are.
+        out.notes
+            .push(format!("{e}: the records are read as they were sent"));
+        Compression::None
+    });
     compression.say(&mut out.notes);
     for (which, bytes) in [client, server].into_iter().enumerate() {
         out.directions[which] = direction12(
