@@ -955,11 +955,9 @@ pub(crate) fn chunk_data(
         let size_text = line.split(|&c| c == b';').next().unwrap_or(&[]);
         let size_text = String::from_utf8_lossy(size_text);
         let size_text = size_text.trim();
-        let Some(size) = usize::from_str_radix(size_text, 16)
-            .ok()
-            .filter(|_| !size_text.is_empty() && size_text.len() <= 16)
-        else {
-            let hex = !size_text.is_empty() && size_text.bytes().all(|c| c.is_ascii_hexdigit());
+        // HEXDIG only (no sign), leading zeros allowed.
+        let hex = !size_text.is_empty() && size_text.bytes().all(|c| c.is_ascii_hexdigit());
+        let Some(size) = usize::from_str_radix(size_text, 16).ok().filter(|_| hex) else {
             let why = if hex {
                 format!(
                     "chunk size \"{}\" is too large: more than {} bytes",
@@ -1249,6 +1247,12 @@ mod tests {
         assert!(why.contains("\"10000000000000000\" is too large"), "{why}");
         let (_, why, _) = chunk_data(b"1g\r\nab\r\n", 0).expect_err("not hex");
         assert!(why.contains("\"1g\" is not a hex number"), "{why}");
+        let (_, why, _) = chunk_data(b"+2\r\nab\r\n0\r\n\r\n", 0).expect_err("a sign");
+        assert!(why.contains("\"+2\" is not a hex number"), "{why}");
+        // Leading zeros are digits like any other.
+        let (spans, end) =
+            chunk_data(b"00000000000000000002\r\nab\r\n0\r\n\r\n", 0).expect("a chunk");
+        assert_eq!((spans.len(), end), (1, 29));
     }
 
     #[test]
